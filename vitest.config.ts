@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Integration files each start their own local stack; two cores, so keep files few at a time.
+    maxWorkers: 2,
+  },
+});
