@@ -1,0 +1,5 @@
+import { RunState } from "../../shared/contracts/steps.js";
+import { routeRun } from "../../shared/run/lifecycle.js";
+import { stepHandler } from "./stepHandler.js";
+
+export const handler = stepHandler(RunState, (run) => routeRun(run));

@@ -1,0 +1,5 @@
+import { StartRunInput } from "../../shared/contracts/steps.js";
+import { startRun } from "../../shared/run/lifecycle.js";
+import { stepHandler } from "./stepHandler.js";
+
+export const handler = stepHandler(StartRunInput, (run) => startRun(run));

@@ -1,0 +1,8 @@
+import { summarize } from "../../shared/agent/summarizer.js";
+import { RunState } from "../../shared/contracts/steps.js";
+import { stepHandler } from "./stepHandler.js";
+
+export const handler = stepHandler(RunState.pick({ runId: true }), async (run) => {
+  const { files } = await summarize(run);
+  return { runId: run.runId, files };
+});

@@ -1,0 +1,9 @@
+import { App } from "aws-cdk-lib";
+import { StepwiseStack } from "./stack.js";
+
+const app = new App();
+new StepwiseStack(app, app.node.tryGetContext("stackName") ?? "Stepwise", {
+  model: process.env.STEPWISE_MODEL,
+  openAiBaseUrl: process.env.OPENAI_BASE_URL,
+  maxConcurrency: app.node.tryGetContext("maxConcurrency") ? Number(app.node.tryGetContext("maxConcurrency")) : undefined,
+});

@@ -1,0 +1,20 @@
+/**
+ * Every Lambda of the stack: its construct id and entry file. The stack builds a NodejsFunction
+ * from each; the local stack imports the same files and invokes their `handler` in-process.
+ */
+export const STEP_HANDLERS = {
+  StartRun: "functions/steps/startRun.ts",
+  RouteRequest: "functions/steps/routeRequest.ts",
+  AgentTurn: "functions/steps/agentTurn.ts",
+  Plan: "functions/steps/plan.ts",
+  ExecuteTask: "functions/steps/executeTask.ts",
+  RecordTaskFailure: "functions/steps/recordTaskFailure.ts",
+  Summarize: "functions/steps/summarize.ts",
+  Finalize: "functions/steps/finalize.ts",
+  RecordFailure: "functions/steps/recordFailure.ts",
+} as const;
+
+export type StepName = keyof typeof STEP_HANDLERS;
+
+export const API_HANDLER = "functions/api/handler.ts";
+export const STREAM_HANDLER = "functions/stream/handler.ts";

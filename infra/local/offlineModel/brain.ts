@@ -1,0 +1,35 @@
+// The deterministic offline model. It does not reason: it recognises its role
+// from the tools it is offered and makes the moves that exercise the orchestrator.
+
+import { createHash } from "node:crypto";
+import { offeredToolNames } from "./conversation.js";
+import { execute } from "./executor.js";
+import { plan } from "./planner.js";
+import { route } from "./router.js";
+import { summarize } from "./summarizer.js";
+import type { BrainReply, BrainRequest, Decision, ToolCall } from "./types.js";
+
+export type { BrainReply, BrainRequest, ChatMessage, ToolCall, ToolSpec } from "./types.js";
+
+export function respond(request: BrainRequest): BrainReply {
+  const decision = decide(request);
+  return { content: decision.content, toolCalls: withIds(decision.calls, request) };
+}
+
+function decide({ messages, tools }: BrainRequest): Decision {
+  const offered = offeredToolNames(tools);
+  if (offered.has("choose_mode")) return route(messages);
+  if (offered.has("planning")) return plan(messages);
+  if (offered.size === 0) return summarize(messages);
+  return execute(messages, offered);
+}
+
+/** Ids come from a hash of the conversation so the same input always yields the same ids. */
+function withIds(calls: Decision["calls"], request: BrainRequest): ToolCall[] {
+  const conversationHash = sha256(JSON.stringify([request.messages, request.tools ?? []]));
+  return calls.map((call, index) => ({ id: `call_${sha256(`${conversationHash}:${index}`).slice(0, 24)}`, ...call }));
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}

@@ -1,0 +1,91 @@
+// Reading helpers over a chat transcript: who said what, and the labelled lines
+// ("Request:", "Your task:", "Files:", "- result") the orchestrator writes.
+
+import type { ChatMessage, MessageContent, ToolSpec } from "./types.js";
+
+export function textOf(content: MessageContent): string {
+  if (typeof content === "string") return content;
+  if (!content) return "";
+  return content.map((part) => part.text ?? "").join("");
+}
+
+export function lastIndexOfRole(messages: readonly ChatMessage[], role: string): number {
+  return messages.findLastIndex((message) => message.role === role);
+}
+
+export function firstUserText(messages: readonly ChatMessage[]): string {
+  return textOf(messages.find((message) => message.role === "user")?.content);
+}
+
+export function lastUserText(messages: readonly ChatMessage[]): string {
+  return textOf(messages[lastIndexOfRole(messages, "user")]?.content);
+}
+
+/** Contents of the tool results the model has not answered yet (those after the last user message). */
+export function toolResultsSinceLastUser(messages: readonly ChatMessage[]): string[] {
+  return messages
+    .slice(lastIndexOfRole(messages, "user") + 1)
+    .filter((message) => message.role === "tool")
+    .map((message) => textOf(message.content));
+}
+
+/**
+ * Text after the first line that starts with `label`. When the label stands alone
+ * on its line it heads a block, so the lines below it up to a blank line are taken.
+ */
+export function labelledText(text: string, label: string): string | undefined {
+  const lines = text.split(/\r?\n/).map((line) => line.trim());
+  const index = lines.findIndex((line) => line.toLowerCase().startsWith(label.toLowerCase()));
+  if (index < 0) return undefined;
+  const sameLine = lines[index]!.slice(label.length).trim();
+  if (sameLine) return sameLine;
+  const blockEnd = lines.findIndex((line, i) => i > index && line === "");
+  const block = lines.slice(index + 1, blockEnd < 0 ? undefined : blockEnd).join("\n");
+  return block || undefined;
+}
+
+/** The user's request: the text of a `Request:` line if there is one, else the whole message. */
+export function requestIn(text: string): string {
+  return labelledText(text, "Request:") ?? text.trim();
+}
+
+/** Lines starting with "- ": the orchestrator lists task results that way. */
+export function bulletLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("- "));
+}
+
+export function offeredToolNames(tools: readonly ToolSpec[] | undefined): Set<string> {
+  const names = (tools ?? []).flatMap((tool) => (tool.type === "function" && tool.function ? [tool.function.name] : []));
+  return new Set(names);
+}
+
+/** Every tool call assistants made so far, with arguments parsed (or undefined when not JSON). */
+export function assistantToolCalls(messages: readonly ChatMessage[]): Array<{ name: string; arguments: unknown }> {
+  return messages
+    .filter((message) => message.role === "assistant")
+    .flatMap((message) => message.tool_calls ?? [])
+    .flatMap((call) => (call.function ? [{ name: call.function.name, arguments: parseJson(call.function.arguments) }] : []));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isFailure(toolResult: string): boolean {
+  return /^\s*(Error|Rejected)/i.test(toolResult);
+}
+
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+export function cut(text: string, maxChars: number): string {
+  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
+}

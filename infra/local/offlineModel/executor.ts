@@ -1,0 +1,80 @@
+// Executor / ReAct role: turns a task into tool calls, then reports the tool results.
+
+import {
+  bulletLines,
+  cut,
+  isFailure,
+  labelledText,
+  lastUserText,
+  requestIn,
+  toolResultsSinceLastUser,
+} from "./conversation.js";
+import { findExpressions } from "./expressions.js";
+import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+
+type Call = Decision["calls"][number];
+
+interface Assignment {
+  task: string;
+  /** True when no `Your task:` line was given: the agent is answering the user's request directly. */
+  isReact: boolean;
+  userText: string;
+}
+
+export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+  const toolResults = toolResultsSinceLastUser(messages);
+  if (toolResults.length > 0) return say(reportToolResults(toolResults));
+  const userText = lastUserText(messages);
+  const assignedTask = labelledText(userText, "Your task:");
+  const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
+  const calls = firstTurnCalls(assignment, offered);
+  return calls.length > 0 ? callTools(calls) : say(`I have no tool that fits this task: ${assignment.task}`);
+}
+
+function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>): Call[] {
+  const { task, isReact } = assignment;
+  if (/\breport/i.test(task) && offered.has("write_artifact")) return [writeReport(assignment)];
+  const expressions = findExpressions(task);
+  const calls: Call[] = offered.has("calculator")
+    ? expressions.map((expression) => ({ name: "calculator", arguments: { expression } }))
+    : [];
+  const wantsTextStats = calls.length === 0 || (isReact && hasProse(task, expressions));
+  if (wantsTextStats && offered.has("text_stats")) {
+    calls.push({ name: "text_stats", arguments: { text: subjectText(assignment) } });
+  }
+  return calls;
+}
+
+function writeReport({ task, userText }: Assignment): Call {
+  const filename = task.match(/[\w.-]+\.md\b/)?.[0] ?? "report.md";
+  const results = bulletLines(userText);
+  const body = results.length > 0 ? results.join("\n") : task;
+  return {
+    name: "write_artifact",
+    arguments: { filename, content: `# Report\n\n${body}\n`, description: "Report of the results" },
+  };
+}
+
+/** The text text_stats should measure: quoted text, else the request when the task points at it, else the task. */
+function subjectText({ task, isReact, userText }: Assignment): string {
+  if (isReact) return task;
+  const quoted = task.match(/["“]([^"”]+)["”]/)?.[1];
+  if (quoted) return quoted;
+  if (/\brequest\b/i.test(task)) return labelledText(userText, "Request:") ?? task;
+  return task;
+}
+
+/** Enough words beside the expressions to be worth measuring too. */
+function hasProse(text: string, expressions: string[]): boolean {
+  const words = expressions.reduce((rest, expression) => rest.replace(expression, " "), text).match(/\p{L}{2,}/gu);
+  return (words?.length ?? 0) >= 4;
+}
+
+function reportToolResults(results: string[]): string {
+  const parts = results.map((result) => {
+    const text = cut(result.trim(), 300);
+    return isFailure(result) ? `The tool reported: ${text}` : text;
+  });
+  const failureNote = results.some(isFailure) ? " Not every tool call succeeded." : "";
+  return `Done. ${parts.join("; ")}${failureNote}`.trim();
+}

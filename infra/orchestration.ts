@@ -1,0 +1,96 @@
+import { Duration } from "aws-cdk-lib";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
+import { Construct } from "constructs";
+import type { StepName } from "./handlers.js";
+
+export interface OrchestrationProps {
+  readonly functions: Record<StepName, IFunction>;
+  /** Executors running at once in "Execute tasks" (an inline Map allows at most 40). */
+  readonly maxConcurrency?: number;
+}
+
+/**
+ * THE state machine: the single source of truth for how a run moves. State names are plain
+ * sentences because users read them in the Step Functions console; every state's input and output
+ * is a small JSON of ids and control fields (messages and results live in DynamoDB).
+ */
+export class Orchestration extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+
+  constructor(scope: Construct, id: string, props: OrchestrationProps) {
+    super(scope, id);
+    const maxConcurrency = props.maxConcurrency ?? 8;
+    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) {
+      throw new Error(`maxConcurrency must be an integer from 1 to 40, got ${maxConcurrency}`);
+    }
+    const step = (name: string, fn: StepName, comment: string) =>
+      new LambdaInvoke(this, name, {
+        lambdaFunction: props.functions[fn],
+        payloadResponseOnly: true,
+        retryOnServiceExceptions: true,
+        comment,
+      });
+
+    const recordFailure = step("Record failure", "RecordFailure", "Any error: the run ends failed with its reason.");
+    recordFailure.next(new sfn.Fail(this, "Run failed", { error: "RunFailed", cause: "See the run's error in Stepwise (GET /v1/runs/{id})." }));
+    const onError = { resultPath: "$.error" };
+
+    const startRun = step("Start run", "StartRun", "Marks the run running and resolves its mode.");
+    const chooseMode = new sfn.Choice(this, "Choose mode");
+    const routeRequest = step("Route request", "RouteRequest", "The router model picks react or plan_solve.");
+
+    const agentTurn = step("Agent turn", "AgentTurn", "ReAct: think/act rounds until the answer or the turn's time budget.");
+    const agentFinished = new sfn.Choice(this, "Agent finished?");
+
+    const plan = step("Plan", "Plan", "The planner revises the plan from the last results and picks the next step's tasks.");
+    const nextStep = new sfn.Choice(this, "More tasks to run?");
+
+    const executeTask = step("Execute task", "ExecuteTask", "One executor agent solves one task with tools.");
+    const recordTaskFailure = step("Record task failure", "RecordTaskFailure", "The executor crashed: the task fails, the run goes on.");
+    executeTask.addCatch(recordTaskFailure, onError);
+    const taskFinished = new sfn.Choice(this, "Task finished?")
+      .when(sfn.Condition.booleanEquals("$.done", false), executeTask)
+      .otherwise(new sfn.Succeed(this, "Task done"));
+
+    const executeTasks = new sfn.Map(this, "Execute tasks", {
+      itemsPath: "$.tasks",
+      itemSelector: {
+        "runId.$": "$.runId",
+        "iteration.$": "$.iteration",
+        "task.$": "$$.Map.Item.Value",
+      },
+      maxConcurrency,
+      resultPath: "$.taskResults",
+      comment: "The step's tasks run in parallel, one executor each.",
+    });
+    executeTasks.itemProcessor(executeTask.next(taskFinished));
+
+    const summarize = step("Summarize", "Summarize", "The summarizer writes the answer from the task results.");
+    const finalize = step("Finalize", "Finalize", "Marks the run succeeded with its answer.");
+    finalize.next(new sfn.Succeed(this, "Run succeeded"));
+
+    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize]) {
+      state.addCatch(recordFailure, onError);
+    }
+
+    const definition = startRun.next(
+      chooseMode
+        .when(sfn.Condition.stringEquals("$.mode", "react"), agentTurn.next(agentFinished.when(sfn.Condition.booleanEquals("$.done", true), finalize).otherwise(agentTurn)))
+        .when(
+          sfn.Condition.stringEquals("$.mode", "plan_solve"),
+          plan.next(nextStep.when(sfn.Condition.stringEquals("$.next", "execute"), executeTasks.next(plan)).otherwise(summarize.next(finalize))),
+        )
+        .when(sfn.Condition.stringEquals("$.mode", "route"), routeRequest.next(chooseMode))
+        .otherwise(new sfn.Fail(this, "Unknown mode", { error: "UnknownMode", causePath: "$.mode" })),
+    );
+
+    this.stateMachine = new sfn.StateMachine(this, "StateMachine", {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromChainable(definition),
+      comment: "Stepwise run: plan, execute in parallel, summarize.",
+      timeout: Duration.days(30),
+    });
+  }
+}

@@ -1,0 +1,91 @@
+import { formatPlan } from "../contracts/plan.js";
+import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
+import { NotFoundError } from "../errors.js";
+import { compareTaskIds } from "../store/tasks.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { runAgentLoop, type RunScope } from "./loop.js";
+import { executorPrompt } from "./prompts.js";
+
+export type ExecuteTaskOutput = TaskResult;
+
+/**
+ * One executor solves one task of the current step. It sees the request, the plan and the results
+ * of earlier steps (the run memory at the fork point) plus its own task; its own rounds are kept in
+ * its own journal scope, so parallel executors never see each other's half-finished work.
+ */
+export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools: ToolRegistry): Promise<ExecuteTaskOutput> {
+  const { services } = run;
+  const { iteration, task } = input;
+  const [record, earlier, own] = await Promise.all([
+    services.runs.get(run.runId),
+    services.tasks.list(run.runId),
+    services.journal.load(run.runId, scopeOf(input)),
+  ]);
+  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  const mine = earlier.find((t) => t.iteration === iteration && t.taskId === task.taskId);
+  const startedAt = mine?.startedAt ?? new Date().toISOString();
+  if (own.size === 0) {
+    await Promise.all([
+      services.tasks.put(run.runId, { ...(mine ?? { iteration, stepIndex: -1, taskId: task.taskId, title: task.title, text: task.title }), status: "pending", startedAt }),
+      services.events.append(run.runId, [
+        { type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: mine?.stepIndex ?? -1 } },
+      ]),
+    ]);
+  }
+
+  const priorResults = earlier
+    .filter((t) => t.iteration < iteration && t.status !== "pending")
+    .sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId))
+    .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`);
+  const context = [
+    `Request: ${record.input}`,
+    record.plan ? `\n${formatPlan(record.plan)}` : "",
+    priorResults.length ? `\nResults so far:\n${priorResults.join("\n")}` : "",
+    `\nYour task: ${mine?.text ?? task.title}`,
+  ].join("\n");
+
+  const outcome = await runAgentLoop(run, {
+    scope: scopeOf(input),
+    role: "executor",
+    taskId: task.taskId,
+    messages: [
+      { role: "system", content: executorPrompt() },
+      { role: "user", content: context },
+    ],
+    tools,
+    maxRounds: services.config.MAX_AGENT_ROUNDS,
+    toolConcurrency: services.config.TOOL_CONCURRENCY,
+  });
+  if (outcome.kind === "paused") return { ...input, done: false };
+
+  const status = outcome.kind === "answer" ? "succeeded" : "failed";
+  return finishTask(run, input, status, outcome.text, startedAt);
+}
+
+/** Records a task's end (also used when the state machine caught a crash of the executor). */
+export async function finishTask(
+  run: RunScope,
+  input: ExecuteTaskInput,
+  status: "succeeded" | "failed",
+  result: string,
+  startedAt?: string,
+): Promise<ExecuteTaskOutput> {
+  const { services } = run;
+  const { iteration, task } = input;
+  const existing = (await services.tasks.list(run.runId, iteration)).find((t) => t.taskId === task.taskId);
+  await Promise.all([
+    services.tasks.put(run.runId, {
+      ...(existing ?? { iteration, stepIndex: -1, taskId: task.taskId, title: task.title, text: task.title }),
+      status,
+      result,
+      startedAt: startedAt ?? existing?.startedAt,
+      endedAt: new Date().toISOString(),
+    }),
+    services.events.append(run.runId, [
+      { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: result.slice(0, 2_000) } },
+    ]),
+  ]);
+  return { ...input, done: true, status, preview: result.slice(0, 200) };
+}
+
+const scopeOf = (input: ExecuteTaskInput) => `task#${input.iteration}#${input.task.taskId}`;

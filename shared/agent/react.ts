@@ -1,0 +1,31 @@
+import type { AgentTurnOutput, RunState } from "../contracts/steps.js";
+import { NotFoundError } from "../errors.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { runAgentLoop, type RunScope } from "./loop.js";
+import { reactPrompt } from "./prompts.js";
+
+/**
+ * One "Agent turn" of a ReAct run: think/act rounds until the agent answers, its round budget is
+ * spent, or the Lambda's time is nearly up (then the next turn resumes from the journal).
+ */
+export async function agentTurn(run: RunScope, input: RunState & { turn?: number }, tools: ToolRegistry): Promise<AgentTurnOutput> {
+  const { services } = run;
+  const record = await services.runs.get(run.runId);
+  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  const outcome = await runAgentLoop(run, {
+    scope: "react",
+    role: "react",
+    messages: [
+      { role: "system", content: reactPrompt() },
+      { role: "user", content: record.input },
+    ],
+    tools,
+    maxRounds: services.config.MAX_AGENT_ROUNDS,
+    toolConcurrency: services.config.TOOL_CONCURRENCY,
+  });
+  const turn = (input.turn ?? 0) + 1;
+  if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
+  const files = (await services.artifacts.list(run.runId)).map((f) => f.name);
+  await services.runs.update(run.runId, { result: outcome.text, files });
+  return { runId: run.runId, mode: "react", done: true, turn };
+}

@@ -1,0 +1,54 @@
+import { z } from "zod";
+import type { RunRecord } from "../contracts/run.js";
+import { errorMessage } from "../errors.js";
+import { defineTool } from "../tools/tool.js";
+import { ToolRegistry } from "../tools/registry.js";
+import type { RunScope } from "./loop.js";
+import { routerPrompt } from "./prompts.js";
+
+export type AgentMode = "react" | "plan_solve";
+
+/** The mode the request fixes by itself, or undefined when the router model must decide. */
+export function fixedMode(run: Pick<RunRecord, "requestedMode" | "deepThink">): AgentMode | undefined {
+  if (run.requestedMode !== "auto") return run.requestedMode;
+  // JD Genie: deepThink = 0 → ReAct, otherwise Plan-Solve.
+  if (run.deepThink !== undefined) return run.deepThink ? "plan_solve" : "react";
+  return undefined;
+}
+
+const ChooseMode = z.object({ mode: z.enum(["react", "plan_solve"]), reason: z.string().max(1000).optional() });
+
+const chooseModeTool = defineTool({
+  name: "choose_mode",
+  description: "Choose how to handle the request: react (one agent) or plan_solve (planner and parallel executors).",
+  access: "read",
+  pure: true,
+  parameters: ChooseMode,
+  async run({ mode }) {
+    return `mode: ${mode}`;
+  },
+});
+
+/** Asks the model which mode fits; ReAct when the model gives no usable answer. */
+export async function chooseMode(run: RunScope, input: string): Promise<{ mode: AgentMode; reason: string }> {
+  const { services } = run;
+  const journal = await services.journal.load(run.runId, "route");
+  try {
+    const { value, replayed } = await journal.once(0, "llm", "", () =>
+      services.model.complete({
+        messages: [
+          { role: "system", content: routerPrompt() },
+          { role: "user", content: input },
+        ],
+        tools: new ToolRegistry([chooseModeTool]).specs(),
+      }),
+    );
+    if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
+    const call = value.toolCalls.find((c) => c.name === "choose_mode");
+    const choice = call ? ChooseMode.safeParse(JSON.parse(call.arguments)) : undefined;
+    if (choice?.success) return { mode: choice.data.mode, reason: choice.data.reason ?? "" };
+    return { mode: "react", reason: "the router gave no choice; ReAct is the default" };
+  } catch (error) {
+    return { mode: "react", reason: `the router failed (${errorMessage(error)}); ReAct is the default` };
+  }
+}

@@ -1,0 +1,37 @@
+import { z } from "zod";
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Configuration from the environment, validated once. Endpoints for the AWS SDK clients come from
+ * the SDK's own variables (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN), so no code here knows
+ * where it runs. */
+export const Config = z.object({
+  TABLE_NAME: z.string().min(1),
+  STATE_MACHINE_ARN: z.string().optional(),
+  RETENTION_DAYS: int(30),
+  STEPWISE_MODEL: z.string().min(1).default("gpt-4o-mini"),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  LLM_TIMEOUT_MS: int(120_000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(2),
+  PUBLIC_API_URL: z.string().optional(),
+  STREAM_URL: z.string().optional(),
+  STREAM_POLL_MS: int(250),
+  STREAM_MAX_SECONDS: int(300),
+  STREAM_HEARTBEAT_MS: int(10_000),
+  MAX_INPUT_CHARS: int(32_000),
+  /** Budgets, defaults from the seeds. */
+  MAX_PLAN_ITERATIONS: int(10),
+  MAX_AGENT_ROUNDS: int(30),
+  TOOL_CONCURRENCY: int(2),
+  AWS_REGION: z.string().default("us-east-1"),
+});
+export type Config = z.infer<typeof Config>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = Config.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  return parsed.data;
+}

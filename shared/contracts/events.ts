@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { Plan } from "./plan.js";
+
+/** Which agent an event comes from; executor events also name their task. */
+export const AgentRole = z.enum(["router", "planner", "executor", "react", "summarizer"]);
+export type AgentRole = z.infer<typeof AgentRole>;
+
+const AgentSource = z.object({
+  agent: AgentRole,
+  taskId: z.string().optional(),
+});
+
+/** Event bodies, a discriminated union on `type` (what SSE clients receive as `event:`). */
+export const EventBody = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("run.started"),
+    data: z.object({ mode: z.string(), input: z.string() }),
+  }),
+  z.object({ type: z.literal("plan.updated"), data: z.object({ plan: Plan }) }),
+  z.object({
+    type: z.literal("task.started"),
+    data: z.object({ taskId: z.string(), title: z.string(), iteration: z.number().int(), stepIndex: z.number().int() }),
+  }),
+  z.object({ type: z.literal("agent.thought"), data: AgentSource.extend({ text: z.string() }) }),
+  z.object({ type: z.literal("agent.delta"), data: AgentSource.extend({ text: z.string() }) }),
+  z.object({
+    type: z.literal("tool.called"),
+    data: AgentSource.extend({ callId: z.string(), tool: z.string(), arguments: z.unknown() }),
+  }),
+  z.object({
+    type: z.literal("tool.result"),
+    data: AgentSource.extend({ callId: z.string(), tool: z.string(), ok: z.boolean(), output: z.string() }),
+  }),
+  z.object({
+    type: z.literal("task.completed"),
+    data: z.object({
+      taskId: z.string(),
+      title: z.string(),
+      iteration: z.number().int(),
+      status: z.enum(["succeeded", "failed"]),
+      result: z.string(),
+    }),
+  }),
+  z.object({
+    type: z.literal("run.succeeded"),
+    data: z.object({ result: z.string(), files: z.array(z.string()) }),
+  }),
+  z.object({
+    type: z.literal("run.failed"),
+    data: z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
+  }),
+]);
+export type EventBody = z.infer<typeof EventBody>;
+export type EventType = EventBody["type"];
+
+/** A stored event: its body plus the sequence number and time the log gave it. */
+export type RunEvent = EventBody & { seq: number; at: string };
+
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out"]);

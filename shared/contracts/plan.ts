@@ -1,0 +1,34 @@
+import { z } from "zod";
+
+/** Step statuses as the planning tool names them (JD Genie's PlanningTool). */
+export const StepStatus = z.enum(["not_started", "in_progress", "completed", "blocked"]);
+export type StepStatus = z.infer<typeof StepStatus>;
+
+/** A step of the plan: its tasks run in parallel, one executor each. */
+export const PlanStep = z.object({
+  title: z.string().min(1).max(500),
+  tasks: z.array(z.string().min(1).max(2000)).min(1).max(40),
+  doneWhen: z.string().max(1000).optional(),
+  status: StepStatus,
+  notes: z.string().max(4000).optional(),
+});
+export type PlanStep = z.infer<typeof PlanStep>;
+
+export const Plan = z.object({
+  title: z.string().max(500),
+  steps: z.array(PlanStep).max(50),
+  finished: z.boolean(),
+});
+export type Plan = z.infer<typeof Plan>;
+
+/** "Plan: … / Steps: / 1. [status] step", the shape the seeds show the model. */
+export function formatPlan(plan: Plan): string {
+  const lines = [`Plan: ${plan.title}`, "Steps:"];
+  plan.steps.forEach((step, i) => {
+    lines.push(`${i + 1}. [${step.status}] ${step.title}`);
+    for (const task of step.tasks) lines.push(`   - ${task}`);
+    if (step.doneWhen) lines.push(`   done when: ${step.doneWhen}`);
+    if (step.notes) lines.push(`   notes: ${step.notes}`);
+  });
+  return lines.join("\n");
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { Plan } from "./plan.js";
+
+export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out"]);
+export type RunStatus = z.infer<typeof RunStatus>;
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
+
+export const RequestedMode = z.enum(["auto", "react", "plan_solve"]);
+export type RequestedMode = z.infer<typeof RequestedMode>;
+
+export const Usage = z.object({
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  llmCalls: z.number().int(),
+  toolCalls: z.number().int(),
+});
+export type Usage = z.infer<typeof Usage>;
+export const emptyUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 });
+
+export const RunError = z.object({ code: z.string(), message: z.string() });
+export type RunError = z.infer<typeof RunError>;
+
+/** The run record (`RUN#id` / `META`). Versioned: a run may wait for days across deploys. */
+export const RunRecord = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  tenantId: z.string(),
+  sessionId: z.string(),
+  status: RunStatus,
+  requestedMode: RequestedMode,
+  mode: z.enum(["react", "plan_solve"]).optional(),
+  deepThink: z.boolean().optional(),
+  input: z.string(),
+  metadata: z.record(z.string(), z.string()),
+  plan: Plan.optional(),
+  result: z.string().optional(),
+  files: z.array(z.string()).optional(),
+  error: RunError.optional(),
+  usage: Usage,
+  executionArn: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  endedAt: z.string().optional(),
+});
+export type RunRecord = z.infer<typeof RunRecord>;

@@ -1,0 +1,83 @@
+import { z } from "zod";
+
+/**
+ * Payloads that cross the state machine. They carry ids and small control fields only: messages,
+ * tool outputs and files live in DynamoDB, so no state comes near the 256 KiB limit, and the
+ * Step Functions console shows each state's input and output at a glance.
+ */
+
+export const RunRef = z.object({ runId: z.string().min(1) });
+
+/** What "Start run" receives: the execution input written by the API. */
+export const StartRunInput = RunRef;
+export type StartRunInput = z.infer<typeof StartRunInput>;
+
+export const ResolvedMode = z.enum(["react", "plan_solve", "route", "answer"]);
+export type ResolvedMode = z.infer<typeof ResolvedMode>;
+
+export const RunState = z.object({
+  runId: z.string().min(1),
+  mode: ResolvedMode,
+});
+export type RunState = z.infer<typeof RunState>;
+
+/** "Agent turn" (react): done when the agent has its answer or stopped. */
+export const AgentTurnInput = RunState.extend({ turn: z.number().int().min(0).optional() });
+export const AgentTurnOutput = RunState.extend({ done: z.boolean(), turn: z.number().int() });
+export type AgentTurnOutput = z.infer<typeof AgentTurnOutput>;
+
+export const TaskRef = z.object({
+  taskId: z.string().min(1).max(64),
+  title: z.string().max(300),
+});
+export type TaskRef = z.infer<typeof TaskRef>;
+
+
+/** One Map item: "Execute task". */
+export const ExecuteTaskInput = z.object({
+  runId: z.string().min(1),
+  iteration: z.number().int().min(0),
+  task: TaskRef,
+});
+export type ExecuteTaskInput = z.infer<typeof ExecuteTaskInput>;
+
+/** One Map iteration's result: a short preview; the whole result is stored with the task. */
+export const TaskResult = ExecuteTaskInput.extend({
+  done: z.boolean(),
+  status: z.enum(["succeeded", "failed"]).optional(),
+  preview: z.string().max(300).optional(),
+});
+export type TaskResult = z.infer<typeof TaskResult>;
+
+/** "Plan": what to do next. */
+export const PlanOutput = RunState.extend({
+  iteration: z.number().int().min(0),
+  next: z.enum(["execute", "summarize"]),
+  stepIndex: z.number().int().min(-1),
+  tasks: z.array(TaskRef).max(40),
+});
+export type PlanOutput = z.infer<typeof PlanOutput>;
+
+/** "Plan" input: the run state, and after "Execute tasks" the previous output with the results. */
+export const PlanInput = RunState.extend({
+  iteration: z.number().int().min(0).optional(),
+  stepIndex: z.number().int().optional(),
+  next: z.string().optional(),
+  tasks: z.array(TaskRef).optional(),
+  taskResults: z.array(TaskResult).optional(),
+});
+export type PlanInput = z.infer<typeof PlanInput>;
+
+
+/** The error Step Functions puts at ResultPath of a Catch. */
+export const CaughtError = z.object({ Error: z.string(), Cause: z.string().optional() });
+
+export const RecordTaskFailureInput = ExecuteTaskInput.extend({ error: CaughtError });
+
+export const RecordFailureInput = z.object({
+  runId: z.string().min(1),
+  error: CaughtError,
+});
+export type RecordFailureInput = z.infer<typeof RecordFailureInput>;
+
+export const FinalizeOutput = z.object({ runId: z.string(), status: z.string() });

@@ -1,0 +1,33 @@
+import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+
+/** Messages and tools are the OpenAI Chat Completions shapes, the lingua franca of providers. */
+export type ChatMessage = ChatCompletionMessageParam;
+export type ToolSpec = ChatCompletionTool;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The raw JSON string the model produced; parsed and validated by the tool registry. */
+  arguments: string;
+}
+
+export interface ChatResponse {
+  content: string | null;
+  toolCalls: ToolCall[];
+  finishReason: string | null;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  /** Text as it streams in (already coalesced by the caller if needed). */
+  onText?: (delta: string) => void;
+  signal?: AbortSignal;
+}
+
+/** What agents need from a model. One implementation talks to OpenAI-compatible servers. */
+export interface ChatModel {
+  readonly name: string;
+  complete(request: ChatRequest): Promise<ChatResponse>;
+}

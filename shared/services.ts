@@ -1,0 +1,49 @@
+import { SFNClient } from "@aws-sdk/client-sfn";
+import type { Config } from "./config.js";
+import { OpenAIModel } from "./llm/openaiModel.js";
+import type { ChatModel } from "./llm/types.js";
+import { ApiKeyStore } from "./store/apiKeys.js";
+import { ArtifactStore } from "./store/artifacts.js";
+import { EventLog } from "./store/events.js";
+import { Journal } from "./store/journal.js";
+import { RunStore } from "./store/runs.js";
+import { Table } from "./store/table.js";
+import { TaskStore } from "./store/tasks.js";
+
+/** Everything a handler needs, built from configuration once per cold start, injectable in tests. */
+export interface Services {
+  config: Config;
+  table: Table;
+  runs: RunStore;
+  events: EventLog;
+  journal: Journal;
+  tasks: TaskStore;
+  artifacts: ArtifactStore;
+  apiKeys: ApiKeyStore;
+  model: ChatModel;
+  sfn: SFNClient;
+}
+
+export function createServices(config: Config, overrides: Partial<Services> = {}): Services {
+  const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
+  const days = config.RETENTION_DAYS;
+  return {
+    config,
+    table,
+    runs: new RunStore(table, days),
+    events: new EventLog(table, days),
+    journal: new Journal(table, days),
+    tasks: new TaskStore(table, days),
+    artifacts: new ArtifactStore(table, days),
+    apiKeys: new ApiKeyStore(table),
+    model: new OpenAIModel({
+      model: config.STEPWISE_MODEL,
+      baseURL: config.OPENAI_BASE_URL,
+      apiKey: config.OPENAI_API_KEY,
+      timeoutMs: config.LLM_TIMEOUT_MS,
+      maxRetries: config.LLM_MAX_RETRIES,
+    }),
+    sfn: new SFNClient({ region: config.AWS_REGION }),
+    ...overrides,
+  };
+}

@@ -1,0 +1,63 @@
+import { BatchWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { EventBody, type RunEvent } from "../contracts/events.js";
+import { keys } from "./keys.js";
+import { expiresAt, type Table } from "./table.js";
+
+/**
+ * The run's event log. Sequence numbers come from an atomic counter on the run item, so parallel
+ * executors never collide; a batch of events reserves its numbers in one round trip.
+ */
+export class EventLog {
+  constructor(
+    private readonly table: Table,
+    private readonly retentionDays: number,
+  ) {}
+
+  async append(runId: string, bodies: EventBody[]): Promise<RunEvent[]> {
+    if (bodies.length === 0) return [];
+    const valid = bodies.map((body) => EventBody.parse(body));
+    const counter = await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: keys.run(runId),
+        UpdateExpression: "ADD eventSeq :n",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":n": valid.length },
+        ReturnValues: "UPDATED_NEW",
+      }),
+    );
+    const last = Number(counter.Attributes?.eventSeq);
+    const at = new Date().toISOString();
+    const events = valid.map((body, i) => ({ ...body, seq: last - valid.length + 1 + i, at }) as RunEvent);
+    const ttl = expiresAt(this.retentionDays);
+    for (let i = 0; i < events.length; i += 25) {
+      const chunk = events.slice(i, i + 25);
+      let requestItems: Record<string, any> | undefined = {
+        [this.table.name]: chunk.map((event) => ({
+          PutRequest: { Item: { ...keys.event(runId, event.seq), ...event, ttl } },
+        })),
+      };
+      // BatchWrite may hand back unprocessed items under load: send those again.
+      for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+        const result: { UnprocessedItems?: Record<string, any> } = await this.table.doc.send(new BatchWriteCommand({ RequestItems: requestItems }));
+        requestItems = result.UnprocessedItems;
+      }
+    }
+    return events;
+  }
+
+  /** Events with seq greater than `after`, in order. */
+  async list(runId: string, after = 0, limit = 100): Promise<RunEvent[]> {
+    const items = await this.table.queryPrefix<Record<string, unknown>>(`RUN#${runId}`, keys.eventPrefix, {
+      limit,
+      startSk: after > 0 ? keys.eventSk(after) : undefined,
+    });
+    return items.map(toEvent);
+  }
+}
+
+function toEvent(item: Record<string, unknown>): RunEvent {
+  const { pk: _pk, sk: _sk, ttl: _ttl, ...event } = item;
+  return event as unknown as RunEvent;
+}

@@ -1,0 +1,20 @@
+/** Every key shape of the single table, in one place (DESIGN §4). */
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
+
+export const keys = {
+  run: (runId: string) => ({ pk: `RUN#${runId}`, sk: "META" }),
+  event: (runId: string, seq: number) => ({ pk: `RUN#${runId}`, sk: `EVT#${pad(seq, 10)}` }),
+  eventPrefix: "EVT#",
+  eventSk: (seq: number) => `EVT#${pad(seq, 10)}`,
+  journal: (runId: string, scope: string, round: number, kind: "llm" | "tool", callId = "") => ({
+    pk: `RUN#${runId}`,
+    sk: `JRN#${scope}#${pad(round, 4)}#${kind}${callId ? `#${callId}` : ""}`,
+  }),
+  journalPrefix: (scope: string) => `JRN#${scope}#`,
+  task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),
+  taskPrefix: (iteration?: number) => (iteration === undefined ? "TASK#" : `TASK#${pad(iteration, 3)}#`),
+  artifact: (runId: string, name: string) => ({ pk: `RUN#${runId}`, sk: `ART#${name}` }),
+  artifactPrefix: "ART#",
+  apiKey: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: "META" }),
+  tenantRun: (tenantId: string, createdAt: string, runId: string) => ({ pk: `TENANT#${tenantId}`, sk: `RUN#${createdAt}#${runId}` }),
+};

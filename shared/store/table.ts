@@ -1,0 +1,40 @@
+import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+
+/** The one table: a document client and its name. Repositories take this, never a global. */
+export class Table {
+  constructor(
+    readonly doc: DynamoDBDocumentClient,
+    readonly name: string,
+  ) {}
+
+  static connect(name: string, clientConfig: DynamoDBClientConfig = {}): Table {
+    const doc = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig), {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
+    });
+    return new Table(doc, name);
+  }
+
+  /** All items under a key prefix, in key order (follows pagination). */
+  async queryPrefix<T>(pk: string, skPrefix: string, options: { limit?: number; startSk?: string } = {}): Promise<T[]> {
+    const items: T[] = [];
+    let exclusiveStartKey: Record<string, unknown> | undefined = options.startSk ? { pk, sk: options.startSk } : undefined;
+    do {
+      const input: QueryCommandInput = {
+        TableName: this.name,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk, ":prefix": skPrefix },
+        ExclusiveStartKey: exclusiveStartKey,
+        Limit: options.limit ? options.limit - items.length : undefined,
+        ConsistentRead: true,
+      };
+      const page = await this.doc.send(new QueryCommand(input));
+      items.push(...((page.Items ?? []) as T[]));
+      exclusiveStartKey = page.LastEvaluatedKey;
+    } while (exclusiveStartKey && (!options.limit || items.length < options.limit));
+    return items;
+  }
+}
+
+/** Epoch seconds for the TTL attribute. */
+export const expiresAt = (days: number, from = Date.now()) => Math.floor(from / 1000) + days * 86_400;

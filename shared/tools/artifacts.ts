@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { defineTool } from "./tool.js";
+
+const filename = z
+  .string()
+  .min(1)
+  .max(120)
+  .regex(/^[\w][\w.-]*$/, "a plain file name: letters, digits, '.', '-', '_'");
+
+/** JD Genie's file tool, split by access so that writing can require approval. */
+export const writeArtifact = defineTool({
+  name: "write_artifact",
+  description: "Save a file (markdown, text, csv, json) as a result of the run. Overwrites a file of the same name.",
+  access: "write",
+  parameters: z.object({ filename, content: z.string().max(300_000), description: z.string().max(500).optional() }),
+  async run({ filename, content, description }, { runId, artifacts }) {
+    const saved = await artifacts.put(runId, filename, content, description);
+    return `Saved ${saved.name} (${saved.bytes} bytes).`;
+  },
+});
+
+const MAX_READ_CHARS = 30_000;
+
+export const readArtifact = defineTool({
+  name: "read_artifact",
+  description: "Read a file saved earlier in this run.",
+  access: "read",
+  parameters: z.object({ filename }),
+  async run({ filename }, { runId, artifacts }) {
+    const artifact = await artifacts.get(runId, filename);
+    if (!artifact) {
+      const names = (await artifacts.list(runId)).map((a) => a.name);
+      return `Error: no file named ${filename}. Files: ${names.join(", ") || "none"}.`;
+    }
+    const cut = artifact.content.length > MAX_READ_CHARS;
+    return cut ? `${artifact.content.slice(0, MAX_READ_CHARS)}\n[cut at ${MAX_READ_CHARS} of ${artifact.content.length} characters]` : artifact.content;
+  },
+});

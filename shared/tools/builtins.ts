@@ -1,0 +1,10 @@
+import { readArtifact, writeArtifact } from "./artifacts.js";
+import { calculator } from "./calculator.js";
+import { ToolRegistry } from "./registry.js";
+import { textStats } from "./textStats.js";
+import type { Tool } from "./tool.js";
+
+/** The tools every executor and ReAct agent has. They do real work and need no network. */
+export const builtinTools: readonly Tool[] = [calculator, textStats, writeArtifact, readArtifact];
+
+export const agentTools = () => new ToolRegistry([...builtinTools]);

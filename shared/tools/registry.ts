@@ -1,0 +1,64 @@
+import { z } from "zod";
+import type { ToolCall, ToolSpec } from "../llm/types.js";
+import { errorMessage } from "../errors.js";
+import type { Tool, ToolContext } from "./tool.js";
+
+/** JD Genie's max_observe: what the model sees of one tool output. */
+export const MAX_OBSERVE_CHARS = 10_000;
+
+export interface ToolOutcome {
+  ok: boolean;
+  output: string;
+}
+
+/**
+ * The tools one agent may use. Bad arguments and tool failures become error text for the model
+ * (which can correct itself), never a crash of the run.
+ */
+export class ToolRegistry {
+  private readonly tools: Map<string, Tool>;
+
+  constructor(tools: Tool[]) {
+    this.tools = new Map(tools.map((tool) => [tool.name, tool]));
+  }
+
+  get names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  specs(): ToolSpec[] {
+    return [...this.tools.values()].map((tool) => ({
+      type: "function",
+      function: {
+        name: tool.name,
+        description: tool.description,
+        parameters: z.toJSONSchema(tool.parameters, { target: "draft-7", io: "input" }) as Record<string, unknown>,
+      },
+    }));
+  }
+
+  async execute(call: ToolCall, context: ToolContext): Promise<ToolOutcome> {
+    const tool = this.tools.get(call.name);
+    if (!tool) return { ok: false, output: `Error: there is no tool named '${call.name}'. Tools: ${this.names.join(", ")}.` };
+    let raw: unknown;
+    try {
+      raw = call.arguments.trim() ? JSON.parse(call.arguments) : {};
+    } catch {
+      return { ok: false, output: `Error: the arguments of ${call.name} are not valid JSON: ${call.arguments.slice(0, 200)}` };
+    }
+    const args = tool.parameters.safeParse(raw);
+    if (!args.success) {
+      const problems = args.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
+      return { ok: false, output: `Error: invalid arguments for ${call.name}: ${problems}` };
+    }
+    try {
+      return { ok: true, output: await tool.run(args.data, context) };
+    } catch (error) {
+      return { ok: false, output: `Error: ${call.name} failed: ${errorMessage(error)}` };
+    }
+  }
+}

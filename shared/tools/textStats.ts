@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { defineTool } from "./tool.js";
+
+/** Counts words, sentences and the most frequent terms of a text. */
+export const textStats = defineTool({
+  name: "text_stats",
+  description: "Measure a text: characters, words, sentences and its most frequent terms.",
+  access: "read",
+  parameters: z.object({ text: z.string().min(1).max(100_000) }),
+  async run({ text }) {
+    const words = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+    const sentences = text.split(/[.!?。！？]+/).filter((s) => s.trim()).length;
+    const counts = new Map<string, number>();
+    for (const word of words) if (word.length > 3) counts.set(word, (counts.get(word) ?? 0) + 1);
+    const top = [...counts.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, 5)
+      .map(([word, n]) => `${word} (${n})`);
+    return `${text.length} characters, ${words.length} words, ${sentences} sentences; frequent terms: ${top.join(", ") || "none"}`;
+  },
+});

@@ -1,0 +1,32 @@
+import { z } from "zod";
+import type { ArtifactStore } from "../store/artifacts.js";
+
+/** What a tool may use while it runs. Passed by the registry, never by the agent by hand. */
+export interface ToolContext {
+  runId: string;
+  artifacts: ArtifactStore;
+  signal?: AbortSignal;
+}
+
+/** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */
+export interface Tool<Args = any> {
+  readonly name: string;
+  readonly description: string;
+  /** `write` tools change something outside the run and may need a person's approval. */
+  readonly access: "read" | "write";
+  readonly parameters: z.ZodType<Args>;
+  /** Changes nothing but the agent's own working state (the plan): re-run on replay, not journaled. */
+  readonly pure?: boolean;
+  run(args: Args, context: ToolContext): Promise<string>;
+}
+
+export function defineTool<S extends z.ZodType>(tool: {
+  name: string;
+  description: string;
+  access: "read" | "write";
+  parameters: S;
+  pure?: boolean;
+  run(args: z.infer<S>, context: ToolContext): Promise<string>;
+}): Tool<z.infer<S>> {
+  return tool as Tool<z.infer<S>>;
+}
