@@ -30,6 +30,8 @@ export class Orchestration extends Construct {
         lambdaFunction: props.functions[fn],
         payloadResponseOnly: true,
         retryOnServiceExceptions: true,
+        // A turn hands back to the state machine before Lambda's 15-minute limit; never wait longer.
+        taskTimeout: sfn.Timeout.duration(Duration.minutes(15)),
         comment,
       });
 
@@ -90,7 +92,8 @@ export class Orchestration extends Construct {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(definition),
       comment: "Stepwise run: plan, execute in parallel, summarize.",
-      timeout: Duration.days(30),
+      // A run may wait on people for a while, but not forever (the local runtime also caps timers at 24 days).
+      timeout: Duration.days(7),
     });
   }
 }

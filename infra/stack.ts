@@ -20,6 +20,8 @@ export interface StepwiseStackProps extends StackProps {
 
 /** The stack only assembles: the table, the agent functions, the state machine, the API and the stream. */
 export class StepwiseStack extends Stack {
+  readonly steps: AgentFunctions;
+
   constructor(scope: Construct, id: string, props: StepwiseStackProps = {}) {
     super(scope, id, props);
 
@@ -38,6 +40,7 @@ export class StepwiseStack extends Stack {
       ...(process.env.OPENAI_API_KEY ? { OPENAI_API_KEY: process.env.OPENAI_API_KEY } : {}),
     };
     const agents = new AgentFunctions(this, "Steps", { table, environment: modelEnvironment });
+    this.steps = agents;
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: agents.functions,
       maxConcurrency: props.maxConcurrency,
@@ -45,7 +48,7 @@ export class StepwiseStack extends Stack {
     const stateMachine = orchestration.stateMachine;
 
     const stream = new NodejsFunction(this, "Stream", {
-      ...lambdaProps(STREAM_HANDLER, table, {}),
+      ...lambdaProps(this, "Stream", STREAM_HANDLER, table, {}),
       timeout: Duration.minutes(15),
     });
     table.grantReadData(stream);
@@ -56,7 +59,7 @@ export class StepwiseStack extends Stack {
     });
 
     const api = new NodejsFunction(this, "Api", {
-      ...lambdaProps(API_HANDLER, table, {
+      ...lambdaProps(this, "Api", API_HANDLER, table, {
         STATE_MACHINE_ARN: stateMachine.stateMachineArn,
         STREAM_URL: streamUrl.url,
         CONSOLE_LINKS: "true",

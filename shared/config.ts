@@ -14,7 +14,8 @@ export const Config = z.object({
   OPENAI_API_KEY: z.string().optional(),
   LLM_TIMEOUT_MS: int(120_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(2),
-  PUBLIC_API_URL: z.string().optional(),
+  /** Link runs to the Step Functions console (on AWS). */
+  CONSOLE_LINKS: z.stringbool().default(false),
   STREAM_URL: z.string().optional(),
   STREAM_POLL_MS: int(250),
   STREAM_MAX_SECONDS: int(300),

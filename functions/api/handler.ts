@@ -1,1 +1,23 @@
-export const handler = async () => ({})
+import middy from "@middy/core";
+import { NotFoundError, StepwiseError } from "../../shared/errors.js";
+import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
+import { getServices } from "../services.js";
+import { routes } from "./routes.js";
+
+/** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
+export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
+  try {
+    const services = getServices();
+    const path = event.rawPath.replace(/\/+$/, "") || "/";
+    const matching = routes.map((route) => ({ route, match: route.pattern.exec(path) })).filter((m) => m.match);
+    if (matching.length === 0) throw new NotFoundError(`No route for ${path}.`);
+    const found = matching.find((m) => m.route.method === event.requestContext.http.method);
+    if (!found) {
+      throw new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}.`, { statusCode: 405, code: "method_not_allowed" });
+    }
+    const tenantId = await authenticate(event, services);
+    return await found.route.handle({ event, services, tenantId, params: { ...found.match!.groups } });
+  } catch (error) {
+    return errorResult(error, event.requestContext?.requestId);
+  }
+});

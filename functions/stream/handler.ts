@@ -1,1 +1,51 @@
-export const handler = async () => ({})
+import middy from "@middy/core";
+import { Readable } from "node:stream";
+import { z } from "zod";
+import { NotFoundError, BadRequestError } from "../../shared/errors.js";
+import { runEventFrames } from "../../shared/run/sse.js";
+import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
+import { getServices } from "../services.js";
+
+const Cursor = z.coerce.number().int().min(0);
+
+/**
+ * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events.
+ * A streamed Lambda is not told when its client leaves, so every stream ends by itself after
+ * STREAM_MAX_SECONDS and the client resumes with Last-Event-ID.
+ */
+export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).handler(async (event, context) => {
+  try {
+    const services = getServices();
+    const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
+    if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
+    if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
+    const tenantId = await authenticate(event, services);
+    const run = await services.runs.get(match[1]!);
+    if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
+
+    const rawCursor = header(event, "last-event-id") ?? event.queryStringParameters?.after ?? "0";
+    const cursor = Cursor.safeParse(rawCursor);
+    if (!cursor.success) throw new BadRequestError(`Last-Event-ID / after must be an event sequence number, got '${rawCursor}'.`);
+
+    const { config } = services;
+    const remaining = context?.getRemainingTimeInMillis?.() ?? Infinity;
+    const controller = new AbortController();
+    const body = Readable.from(
+      runEventFrames(services, run.runId, cursor.data, {
+        pollMs: config.STREAM_POLL_MS,
+        heartbeatMs: config.STREAM_HEARTBEAT_MS,
+        maxMs: Math.min(config.STREAM_MAX_SECONDS * 1000, remaining - 10_000),
+        signal: controller.signal,
+      }),
+    );
+    // Where a closed connection is visible, stop polling at once.
+    body.once("close", () => controller.abort());
+    return {
+      statusCode: 200,
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+      body,
+    };
+  } catch (error) {
+    return errorResult(error, event.requestContext?.requestId);
+  }
+});

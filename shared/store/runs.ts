@@ -85,8 +85,8 @@ export class RunStore {
       new UpdateCommand({
         TableName: this.table.name,
         Key: keys.run(runId),
-        UpdateExpression: `ADD ${entries.map((_, i) => `usage.#u${i} :u${i}`).join(", ")}`,
-        ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#u${i}`, k])),
+        UpdateExpression: `ADD ${entries.map((_, i) => `#usage.#u${i} :u${i}`).join(", ")}`,
+        ExpressionAttributeNames: { "#usage": "usage", ...Object.fromEntries(entries.map(([k], i) => [`#u${i}`, k])) },
         ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:u${i}`, v])),
       }),
     );

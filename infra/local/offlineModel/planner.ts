@@ -6,10 +6,13 @@ import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
 const ALL_DONE_MARKER = "All steps are completed";
+/** The orchestrator shows an existing plan under this heading in a fresh planning conversation. */
+const CURRENT_PLAN_MARKER = "Current plan:";
 
 export function plan(messages: readonly ChatMessage[]): Decision {
   const planningCalls = assistantToolCalls(messages).filter((call) => call.name === "planning");
-  if (!planningCalls.some((call) => commandOf(call.arguments) === "create")) {
+  const planShown = messages.some((m) => m.role === "user" && textOf(m.content).includes(CURRENT_PLAN_MARKER));
+  if (!planShown && !planningCalls.some((call) => commandOf(call.arguments) === "create")) {
     return callTools([{ name: "planning", arguments: createPlan(requestIn(firstUserText(messages))) }]);
   }
   const last = messages.at(-1);

@@ -1,0 +1,99 @@
+import { CreateRunRequest, EventsQuery } from "../../shared/contracts/api.js";
+import { BadRequestError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
+import type { Services } from "../../shared/services.js";
+import { submitRun } from "../../shared/run/submit.js";
+import { runLinks, runView, type Links } from "../../shared/run/view.js";
+import { countStateTransitions } from "../../shared/run/history.js";
+import { TERMINAL_STATUSES } from "../../shared/contracts/run.js";
+import { baseUrl, header, json, type HttpEvent, type HttpResult } from "../http.js";
+import type { z } from "zod";
+
+const MAX_BODY_BYTES = 256 * 1024;
+
+export interface Request {
+  event: HttpEvent;
+  services: Services;
+  tenantId: string;
+  params: Record<string, string>;
+}
+
+type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult> };
+
+export const routes: Route[] = [
+  { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, handle: getRun },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents },
+];
+
+async function createRun({ event, services, tenantId }: Request): Promise<HttpResult> {
+  const body = parseBody(event, CreateRunRequest);
+  if (body.input.length > services.config.MAX_INPUT_CHARS) {
+    throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.config.MAX_INPUT_CHARS}`);
+  }
+  const run = await submitRun(services, tenantId, body);
+  const links = runLinks(run.runId, run.executionArn, linksFor(event, services));
+  return json(202, { runId: run.runId, sessionId: run.sessionId, status: run.status, links }, { location: links.self });
+}
+
+async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {
+  const run = await ownRun(services, tenantId, params.runId!);
+  const [tasks, files, transitions] = await Promise.all([
+    services.tasks.list(run.runId),
+    services.artifacts.list(run.runId),
+    TERMINAL_STATUSES.has(run.status) ? countStateTransitions(services, run.executionArn).catch(() => undefined) : undefined,
+  ]);
+  return json(200, runView(run, tasks, files, linksFor(event, services), transitions));
+}
+
+async function listEvents({ event, services, tenantId, params }: Request): Promise<HttpResult> {
+  const run = await ownRun(services, tenantId, params.runId!);
+  const query = parseQuery(event, EventsQuery);
+  const events = await services.events.list(run.runId, query.after, query.limit);
+  const last = events.at(-1)?.seq ?? query.after;
+  return json(200, { runId: run.runId, events, next: { after: last } });
+}
+
+/** Another tenant's run is reported exactly like a missing one. */
+async function ownRun(services: Services, tenantId: string, runId: string) {
+  const run = /^[A-Za-z0-9_-]{1,80}$/.test(runId) ? await services.runs.get(runId) : undefined;
+  if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${runId}.`);
+  return run;
+}
+
+function linksFor(event: HttpEvent, services: Services): Links {
+  const api = baseUrl(event);
+  return { api, stream: (services.config.STREAM_URL ?? api).replace(/\/$/, ""), console: services.config.CONSOLE_LINKS };
+}
+
+function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
+  const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError(`The body is over ${MAX_BODY_BYTES} bytes.`);
+  const type = header(event, "content-type") ?? "";
+  if (!/^application\/json\b/i.test(type)) {
+    throw new StepwiseError("Send the body as JSON with 'Content-Type: application/json'.", { statusCode: 415, code: "unsupported_media_type" });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new BadRequestError(`The body is not valid JSON: ${(error as Error).message}`, undefined, "invalid_json");
+  }
+  return validate(schema, value, "body");
+}
+
+function parseQuery<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
+  return validate(schema, event.queryStringParameters ?? {}, "query");
+}
+
+function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const details = result.error.issues.map((issue) => ({
+      path: [where, ...issue.path.map(String)].join("."),
+      message: issue.message,
+      ...("keys" in issue ? { keys: issue.keys } : {}),
+    }));
+    throw new BadRequestError(`Invalid ${where}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details, "validation_failed");
+  }
+  return result.data;
+}

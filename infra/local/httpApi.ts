@@ -1,0 +1,53 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+
+/** A Node request as API Gateway HTTP API (payload 2.0) and Function URLs present it to Lambda. */
+export async function toApiGatewayEvent(req: IncomingMessage): Promise<APIGatewayProxyEventV2> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(",") : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const body = Buffer.concat(chunks).toString("utf8");
+  const now = new Date();
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    requestContext: {
+      accountId: "000000000000",
+      apiId: "local",
+      domainName: headers.host ?? "localhost",
+      domainPrefix: "localhost",
+      http: {
+        method: req.method ?? "GET",
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? "127.0.0.1",
+        userAgent: headers["user-agent"] ?? "",
+      },
+      requestId: randomUUID(),
+      routeKey: "$default",
+      stage: "$default",
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body || undefined,
+    isBase64Encoded: false,
+  };
+}
+
+export function sendResult(res: ServerResponse, result: APIGatewayProxyStructuredResultV2 | string | undefined) {
+  const structured = typeof result === "object" && result !== null && "statusCode" in result ? result : { statusCode: 200, body: typeof result === "string" ? result : JSON.stringify(result ?? null) };
+  const headers = { ...(structured.headers ?? {}) } as Record<string, string>;
+  res.writeHead(structured.statusCode ?? 200, headers);
+  res.end(structured.isBase64Encoded ? Buffer.from(structured.body ?? "", "base64") : (structured.body ?? ""));
+}

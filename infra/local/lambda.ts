@@ -1,0 +1,107 @@
+import { randomUUID } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+
+const MAX_LAMBDA_MS = 15 * 60_000;
+const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../..");
+
+type Handler = (event: unknown, contextOrStream?: unknown, context?: unknown) => Promise<unknown>;
+const STREAMING = Symbol.for("stepwise.local.streaming");
+
+/**
+ * The Lambda Node.js runtime's globals for response streaming (`awslambda.streamifyResponse`,
+ * `awslambda.HttpResponseStream.from`), which middy calls when a streaming handler module loads.
+ * Install before importing such a module.
+ */
+export function installStreamingShim(): void {
+  const g = globalThis as any;
+  // Other packages (the Lambda invoke store) may have created `awslambda` already: add to it.
+  g.awslambda = g.awslambda ?? {};
+  Object.assign(g.awslambda, {
+    streamifyResponse(handler: Handler) {
+      (handler as any)[STREAMING] = true;
+      return handler;
+    },
+    HttpResponseStream: {
+      from(stream: LocalResponseStream, metadata: { statusCode?: number; headers?: Record<string, string> }) {
+        stream.setMetadata(metadata);
+        return stream;
+      },
+    },
+  });
+}
+
+/** What a streamed Lambda writes into, over a Node HTTP response. A closed socket ends it at once. */
+export class LocalResponseStream extends Writable {
+  constructor(private readonly res: ServerResponse) {
+    super();
+    res.on("close", () => {
+      if (!res.writableFinished) this.destroy(new Error("client disconnected"));
+    });
+  }
+
+  setMetadata(metadata: { statusCode?: number; headers?: Record<string, string> }) {
+    this.res.writeHead(metadata.statusCode ?? 200, metadata.headers ?? {});
+    this.res.flushHeaders();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void) {
+    if (!this.res.headersSent) this.res.writeHead(200);
+    this.res.write(chunk, callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void) {
+    this.res.end(callback);
+  }
+}
+
+export function lambdaContext(functionName: string) {
+  const deadline = Date.now() + MAX_LAMBDA_MS;
+  return {
+    functionName,
+    functionVersion: "$LATEST",
+    awsRequestId: randomUUID(),
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
+    memoryLimitInMB: "1024",
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: "local",
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+  };
+}
+
+/** Loads a handler module once, as a Lambda container would. */
+const modules = new Map<string, Promise<Handler>>();
+export function loadHandler(entry: string): Promise<Handler> {
+  let handler = modules.get(entry);
+  if (!handler) {
+    handler = import(pathToFileURL(path.join(root, entry)).href).then((m) => m.handler as Handler);
+    modules.set(entry, handler);
+  }
+  return handler;
+}
+
+/**
+ * Invokes a handler as Lambda does for Step Functions: a thrown error becomes Error = its type and
+ * Cause = the JSON `{errorType, errorMessage, trace}` that Lambda reports.
+ */
+export async function invokeLambda(entry: string, event: unknown): Promise<unknown> {
+  const handler = await loadHandler(entry);
+  try {
+    // Lambda passes JSON: the handler never shares objects with the state machine.
+    return JSON.parse(JSON.stringify((await handler(structuredClone(event), lambdaContext(path.basename(entry, ".ts")))) ?? null));
+  } catch (error) {
+    const err = error instanceof Error ? error : new Error(String(error));
+    const failure = new Error(JSON.stringify({ errorType: err.name, errorMessage: err.message, trace: (err.stack ?? "").split("\n") }));
+    failure.name = err.name;
+    throw failure;
+  }
+}
+
+export async function invokeStreaming(entry: string, event: unknown, res: ServerResponse): Promise<void> {
+  const handler = await loadHandler(entry);
+  if (!(handler as any)[STREAMING]) throw new Error(`${entry} is not a streaming handler`);
+  await handler(event, new LocalResponseStream(res), lambdaContext(path.basename(entry, ".ts")));
+}

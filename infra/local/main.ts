@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { startLocalStack } from "./stack.js";
+
+/**
+ * `npm start`: Stepwise on this machine, no AWS account and no API key needed.
+ * PORT (default 3000), STEPWISE_API_KEY (default: a new key), STEPWISE_DATA_DIR (default
+ * .stepwise/data; "memory" keeps nothing), STEPWISE_API_KEYS ("tenant=key,…" for more tenants).
+ */
+const apiKey = process.env.STEPWISE_API_KEY || `sk_local_${randomBytes(16).toString("hex")}`;
+const apiKeys: Record<string, string> = { [apiKey]: "local" };
+for (const pair of (process.env.STEPWISE_API_KEYS ?? "").split(",").filter(Boolean)) {
+  const [tenant, key] = pair.split("=");
+  if (!tenant || !key) throw new Error(`STEPWISE_API_KEYS entries are tenant=key, got '${pair}'`);
+  apiKeys[key] = tenant;
+}
+const dataSetting = process.env.STEPWISE_DATA_DIR ?? path.join(".stepwise", "data");
+
+const stack = await startLocalStack({
+  port: Number(process.env.PORT ?? 3000),
+  dataDir: dataSetting === "memory" ? undefined : dataSetting,
+  apiKeys,
+  modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
+});
+
+if (process.env.STEPWISE_READY_JSON) {
+  // Machine-readable line for scripts and tests that start the stack.
+  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey }));
+} else {
+  console.log(`Stepwise is running at ${stack.url}
+  API key:  ${apiKey}
+  model:    ${stack.model.offline ? "the offline model (deterministic; demonstrates the orchestration, does not reason)" : `${stack.model.name} at ${stack.model.url}`}
+  data:     ${dataSetting === "memory" ? "in memory" : dataSetting}
+
+Try it:
+  curl -s -X POST ${stack.url}/v1/runs -H "Authorization: Bearer ${apiKey}" -H "Content-Type: application/json" \\
+    -d '{"input": "Compute 17*23 and (120/8)+2^5, then write a short report", "mode": "plan_solve"}'
+  curl -N ${stack.url}/v1/runs/<runId>/stream -H "Authorization: Bearer ${apiKey}"
+`);
+}
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    await stack.close();
+    process.exit(0);
+  });
+}

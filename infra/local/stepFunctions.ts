@@ -1,0 +1,308 @@
+import { EventEmitter } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
+
+// aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
+if (!(Promise as any).withResolvers) {
+  (Promise as any).withResolvers = function withResolvers<T>() {
+    let resolve!: (value: T) => void;
+    let reject!: (reason?: unknown) => void;
+    const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+    return { promise, resolve, reject };
+  };
+}
+const { StateMachine, ExecutionAbortedError, ExecutionTimeoutError } = await import("aws-local-stepfunctions");
+
+export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED";
+
+/** Runs one Task state: the local stand-in for Lambda (input is the state's processed input). */
+export type TaskInvoker = (functionArn: string, input: unknown) => Promise<unknown>;
+
+interface Execution {
+  executionArn: string;
+  stateMachineArn: string;
+  name: string;
+  input: string;
+  status: ExecutionStatus;
+  startDate: Date;
+  stopDate?: Date;
+  output?: string;
+  error?: string;
+  cause?: string;
+  history: Record<string, unknown>[];
+  abort: () => void;
+}
+
+export interface ExecutionStatusChange {
+  executionArn: string;
+  stateMachineArn: string;
+  name: string;
+  status: ExecutionStatus;
+  input: string;
+  output?: string;
+  error?: string;
+  cause?: string;
+  startDate: Date;
+  stopDate?: Date;
+}
+
+/** A Step Functions API error as the AWS SDK decodes it (`__type` names the exception). */
+class ApiError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A loopback endpoint that speaks the Step Functions JSON API (the actions Stepwise uses) and runs
+ * the synthesized definition with aws-local-stepfunctions, invoking the real handlers in-process.
+ * Emits "status" with an ExecutionStatusChange whenever an execution starts or ends, as EventBridge
+ * does on AWS.
+ */
+export class LocalStepFunctions extends EventEmitter {
+  readonly stateMachineArn: string;
+  private readonly executions = new Map<string, Execution>();
+  private readonly machine: InstanceType<typeof StateMachine>;
+  private server?: Server;
+
+  constructor(
+    readonly name: string,
+    readonly definition: string,
+    private readonly invoke: TaskInvoker,
+  ) {
+    super();
+    this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
+    this.machine = new StateMachine(JSON.parse(definition), { validationOptions: { checkArn: true, checkPaths: true } });
+  }
+
+  async listen(port = 0): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(port, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const execution of this.executions.values()) if (execution.status === "RUNNING") execution.abort();
+    if (this.server) {
+      this.server.closeAllConnections();
+      await new Promise((resolve) => this.server!.close(resolve));
+    }
+  }
+
+  /** Resolves when no execution is running (for orderly shutdown and tests). */
+  get running(): number {
+    return [...this.executions.values()].filter((e) => e.status === "RUNNING").length;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const target = String(req.headers["x-amz-target"] ?? "");
+    const action = target.startsWith("AWSStepFunctions.") ? target.slice("AWSStepFunctions.".length) : "";
+    let status = 200;
+    let body: unknown;
+    try {
+      const input = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : {};
+      body = await this.dispatch(action, input);
+    } catch (error) {
+      status = 400;
+      body =
+        error instanceof ApiError
+          ? { __type: error.type, message: error.message }
+          : { __type: "InvalidParameterValue", message: error instanceof Error ? error.message : String(error) };
+    }
+    res.writeHead(status, { "content-type": "application/x-amz-json-1.0" });
+    res.end(JSON.stringify(body));
+  }
+
+  private async dispatch(action: string, input: any): Promise<unknown> {
+    switch (action) {
+      case "StartExecution":
+        return this.startExecution(input);
+      case "DescribeExecution":
+        return this.describeExecution(input.executionArn);
+      case "StopExecution":
+        return this.stopExecution(input);
+      case "GetExecutionHistory":
+        return this.getExecutionHistory(input);
+      case "DescribeStateMachine":
+        return this.describeStateMachine(input.stateMachineArn);
+      default:
+        throw new ApiError("UnknownOperationException", `${action || "(no action)"} is not supported by the local Step Functions endpoint`);
+    }
+  }
+
+  private startExecution(input: { stateMachineArn?: string; name?: string; input?: string }) {
+    if (input.stateMachineArn !== this.stateMachineArn) throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${input.stateMachineArn}'`);
+    const name = input.name ?? crypto.randomUUID();
+    const executionArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:${this.name}:${name}`;
+    const rawInput = input.input ?? "{}";
+    const existing = this.executions.get(executionArn);
+    if (existing) {
+      // Standard workflows: the same name and input while running is idempotent.
+      if (existing.status === "RUNNING" && existing.input === rawInput) return { executionArn, startDate: seconds(existing.startDate) };
+      throw new ApiError("ExecutionAlreadyExists", `Execution Already Exists: '${executionArn}'`);
+    }
+    const startDate = new Date();
+    const run = this.machine.run(JSON.parse(rawInput), {
+      overrides: { taskResourceLocalHandlers: this.taskHandlers() },
+      context: { Execution: { Id: executionArn, Name: name, Input: JSON.parse(rawInput), StartTime: startDate.toISOString(), RoleArn: "" } },
+    });
+    const execution: Execution = {
+      executionArn,
+      stateMachineArn: this.stateMachineArn,
+      name,
+      input: rawInput,
+      status: "RUNNING",
+      startDate,
+      history: [],
+      abort: run.abort,
+    };
+    this.executions.set(executionArn, execution);
+    void this.record(execution, run.eventLogs);
+    run.result.then(
+      (output) => this.finish(execution, "SUCCEEDED", { output: JSON.stringify(output) }),
+      (error: unknown) => {
+        if (error instanceof ExecutionAbortedError) return this.finish(execution, "ABORTED", {});
+        if (error instanceof ExecutionTimeoutError) return this.finish(execution, "TIMED_OUT", { error: "States.Timeout" });
+        const failure = error as { name?: string; message?: string; cause?: unknown };
+        const cause = (failure as any).cause;
+        this.finish(execution, "FAILED", {
+          error: cause?.name ?? failure.name ?? "Error",
+          cause: cause?.message ?? failure.message ?? String(error),
+        });
+      },
+    );
+    this.emit("status", change(execution));
+    return { executionArn, startDate: seconds(startDate) };
+  }
+
+  private finish(execution: Execution, status: ExecutionStatus, result: { output?: string; error?: string; cause?: string }) {
+    if (execution.status !== "RUNNING") return;
+    Object.assign(execution, { status, stopDate: new Date() }, result);
+    this.emit("status", change(execution));
+  }
+
+  /** Every Task state (also inside Map) runs its Lambda in-process. */
+  private taskHandlers(): Record<string, (input: any) => Promise<any>> {
+    const handlers: Record<string, (input: any) => Promise<any>> = {};
+    const visit = (states: Record<string, any>) => {
+      for (const [name, state] of Object.entries(states)) {
+        if (state.Type === "Task") handlers[name] = (input) => this.invoke(state.Resource, input) as Promise<any>;
+        const inner = state.ItemProcessor ?? state.Iterator;
+        if (inner) visit(inner.States);
+        for (const branch of state.Branches ?? []) visit(branch.States);
+      }
+    };
+    visit(JSON.parse(this.definition).States);
+    return handlers;
+  }
+
+  private async record(execution: Execution, logs: AsyncGenerator<any>) {
+    try {
+      for await (const log of logs) execution.history.push(toHistoryEvent(log, execution.history.length + 1));
+    } catch {
+      // the generator ends with the execution
+    }
+  }
+
+  private get(executionArn: string): Execution {
+    const execution = this.executions.get(executionArn);
+    if (!execution) throw new ApiError("ExecutionDoesNotExist", `Execution Does Not Exist: '${executionArn}'`);
+    return execution;
+  }
+
+  private describeExecution(executionArn: string) {
+    const e = this.get(executionArn);
+    return {
+      executionArn: e.executionArn,
+      stateMachineArn: e.stateMachineArn,
+      name: e.name,
+      status: e.status,
+      startDate: seconds(e.startDate),
+      stopDate: e.stopDate ? seconds(e.stopDate) : undefined,
+      input: e.input,
+      output: e.output,
+      error: e.error,
+      cause: e.cause,
+    };
+  }
+
+  private stopExecution(input: { executionArn: string; error?: string; cause?: string }) {
+    const execution = this.get(input.executionArn);
+    if (execution.status === "RUNNING") {
+      execution.abort();
+      this.finish(execution, "ABORTED", { error: input.error, cause: input.cause });
+    }
+    return { stopDate: seconds(execution.stopDate ?? new Date()) };
+  }
+
+  private getExecutionHistory(input: { executionArn: string; maxResults?: number; nextToken?: string; reverseOrder?: boolean }) {
+    const events = [...this.get(input.executionArn).history];
+    if (input.reverseOrder) events.reverse();
+    const start = input.nextToken ? Number(input.nextToken) : 0;
+    const size = input.maxResults || 1000;
+    const page = events.slice(start, start + size);
+    return { events: page, nextToken: start + size < events.length ? String(start + size) : undefined };
+  }
+
+  private describeStateMachine(stateMachineArn: string) {
+    if (stateMachineArn !== this.stateMachineArn) throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${stateMachineArn}'`);
+    return {
+      stateMachineArn,
+      name: this.name,
+      status: "ACTIVE",
+      definition: this.definition,
+      roleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local`,
+      type: "STANDARD",
+      creationDate: seconds(new Date(0)),
+    };
+  }
+}
+
+const seconds = (date: Date) => date.getTime() / 1000;
+
+function change(e: Execution): ExecutionStatusChange {
+  const { executionArn, stateMachineArn, name, status, input, output, error, cause, startDate, stopDate } = e;
+  return { executionArn, stateMachineArn, name, status, input, output, error, cause, startDate, stopDate };
+}
+
+const STATE_TYPE_PREFIX: Record<string, string> = { Task: "Task", Choice: "Choice", Map: "Map", Pass: "Pass", Succeed: "Succeed", Fail: "Fail", Wait: "Wait", Parallel: "Parallel" };
+
+/** aws-local-stepfunctions' event log → Step Functions' HistoryEvent shape. */
+function toHistoryEvent(log: any, id: number): Record<string, unknown> {
+  const base = { id, previousEventId: id - 1, timestamp: log.timestamp / 1000 };
+  const prefix = STATE_TYPE_PREFIX[log.state?.type] ?? "";
+  switch (log.type) {
+    case "ExecutionStarted":
+      return { ...base, type: "ExecutionStarted", executionStartedEventDetails: { input: JSON.stringify(log.input) } };
+    case "ExecutionSucceeded":
+      return { ...base, type: "ExecutionSucceeded", executionSucceededEventDetails: { output: JSON.stringify(log.output) } };
+    case "ExecutionFailed":
+      return { ...base, type: "ExecutionFailed", executionFailedEventDetails: { error: log.Error, cause: String(log.Cause ?? "") } };
+    case "ExecutionAborted":
+      return { ...base, type: "ExecutionAborted", executionAbortedEventDetails: {} };
+    case "ExecutionTimeout":
+      return { ...base, type: "ExecutionTimedOut", executionTimedOutEventDetails: {} };
+    case "StateEntered":
+      return { ...base, type: `${prefix}StateEntered`, stateEnteredEventDetails: { name: log.state.name, input: JSON.stringify(log.state.input) } };
+    case "StateExited":
+      return { ...base, type: `${prefix}StateExited`, stateExitedEventDetails: { name: log.state.name, output: JSON.stringify(log.state.output) } };
+    case "StateFailed":
+      return { ...base, type: "TaskFailed", taskFailedEventDetails: { resourceType: "lambda", resource: log.state.name, error: log.Error, cause: String(log.Cause ?? "") } };
+    case "StateRetried":
+      return { ...base, type: "TaskStateRetried", stateRetriedEventDetails: { name: log.state.name, attempt: log.retry?.attempt } };
+    case "StateCaught":
+      return { ...base, type: "TaskStateCaught", stateCaughtEventDetails: { name: log.state.name } };
+    case "MapIterationStarted":
+    case "MapIterationSucceeded":
+    case "MapIterationFailed":
+      return { ...base, type: log.type, mapIterationStartedEventDetails: { name: log.parentState?.name, index: log.index } };
+    default:
+      return { ...base, type: String(log.type) };
+  }
+}

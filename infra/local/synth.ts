@@ -1,0 +1,58 @@
+import { App } from "aws-cdk-lib";
+import type { CfnElement } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import type { StepName } from "../handlers.js";
+import { StepwiseStack } from "../stack.js";
+
+export const LOCAL_REGION = "us-east-1";
+export const LOCAL_ACCOUNT = "000000000000";
+
+type CfnValue = string | { "Fn::GetAtt"?: [string, string]; Ref?: string };
+interface CfnTemplate {
+  Resources: Record<string, { Type: string; Properties?: Record<string, any> }>;
+}
+
+export interface SynthesizedStack {
+  template: CfnTemplate;
+  /** Lambda logical id → the step it runs. */
+  steps: Map<string, StepName>;
+}
+
+export interface LocalDefinition {
+  /** The state machine's ASL, tokens resolved to local ARNs. */
+  definition: string;
+  /** Lambda ARN in the definition → the step it runs. */
+  functions: Map<string, StepName>;
+}
+
+/** Synthesizes the stack offline, as `cdk synth` does, without bundling the Lambda code. */
+export function synthesizeStack(): SynthesizedStack {
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const stack = new StepwiseStack(app, "Stepwise");
+  const steps = new Map(
+    Object.entries(stack.steps.functions).map(([name, fn]) => [stack.getLogicalId(fn.node.defaultChild as CfnElement), name as StepName]),
+  );
+  return { template: Template.fromStack(stack).toJSON() as CfnTemplate, steps };
+}
+
+/**
+ * The state machine definition exactly as CloudFormation would produce it: the synthesized
+ * DefinitionString's Fn::Join with each function reference replaced by a local ARN.
+ */
+export function stateMachineDefinition({ template, steps }: SynthesizedStack): LocalDefinition {
+  const machines = Object.values(template.Resources).filter((r) => r.Type === "AWS::StepFunctions::StateMachine");
+  if (machines.length !== 1) throw new Error(`expected one state machine in the template, found ${machines.length}`);
+  const functions = new Map<string, StepName>();
+  const resolve = (value: CfnValue): string => {
+    if (typeof value === "string") return value;
+    const logicalId = value["Fn::GetAtt"]?.[0] ?? value.Ref;
+    const step = logicalId ? steps.get(logicalId) : undefined;
+    if (!logicalId || !step) throw new Error(`cannot resolve ${JSON.stringify(value)} locally`);
+    const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${logicalId}`;
+    functions.set(arn, step);
+    return arn;
+  };
+  const body = machines[0]!.Properties!.DefinitionString as string | { "Fn::Join": [string, CfnValue[]] };
+  const definition = typeof body === "string" ? body : body["Fn::Join"][1].map(resolve).join(body["Fn::Join"][0]);
+  return { definition, functions };
+}

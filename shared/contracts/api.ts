@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { RequestedMode } from "./run.js";
+
+export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");
+
+/** `POST /v1/runs`. Strict: an unknown field is a mistake the client should hear about. */
+export const CreateRunRequest = z.strictObject({
+  input: z.string().trim().min(1, "input must not be empty"),
+  mode: RequestedMode.default("auto"),
+  deepThink: z.boolean().optional(),
+  sessionId: Id.optional(),
+  metadata: z
+    .record(z.string().min(1).max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, "at most 16 metadata keys")
+    .optional(),
+});
+export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
+
+export const EventsQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+/** The error body of every 4xx and 5xx. */
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown };
+}

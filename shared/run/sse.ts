@@ -1,0 +1,76 @@
+import { TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
+import { TERMINAL_STATUSES } from "../contracts/run.js";
+import type { Services } from "../services.js";
+
+export interface SseOptions {
+  pollMs: number;
+  heartbeatMs: number;
+  /** End the stream after this long; the client reconnects with Last-Event-ID. */
+  maxMs: number;
+  /** How long a missing sequence number may hold back later events before it is skipped. */
+  gapMs?: number;
+  signal: AbortSignal;
+}
+
+/** One Server-Sent Events frame: `id` is the event's sequence number, `event` its type. */
+export function sseFrame(event: RunEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * The frames of a run's stream from sequence `after` on, in order, with no gap and no duplicate:
+ * sequence numbers are reserved before their events are written, so a later number can be visible
+ * before an earlier one; the stream holds back until the earlier one arrives (or, if its writer
+ * died, for `gapMs`). Ends after the terminal event, at `maxMs`, or when `signal` aborts.
+ */
+export async function* runEventFrames(services: Services, runId: string, after: number, options: SseOptions): AsyncGenerator<string> {
+  const started = Date.now();
+  const gapMs = options.gapMs ?? 3_000;
+  let cursor = after;
+  let lastWrite = Date.now();
+  let gapSince: number | undefined;
+  yield `retry: 1000\n\n`;
+
+  while (!options.signal.aborted) {
+    const events = await services.events.list(runId, cursor, 100);
+    let delivered = 0;
+    for (const event of events) {
+      if (event.seq !== cursor + 1) {
+        gapSince ??= Date.now();
+        if (Date.now() - gapSince < gapMs) break;
+      }
+      gapSince = undefined;
+      cursor = event.seq;
+      delivered++;
+      yield sseFrame(event);
+      lastWrite = Date.now();
+      if (TERMINAL_EVENTS.has(event.type)) return;
+    }
+    if (delivered === 0 && events.length === 0) {
+      // A run that ended before any terminal event could be written (it was never started) ends the stream too.
+      const run = await services.runs.get(runId);
+      if (!run || (TERMINAL_STATUSES.has(run.status) && (await services.events.list(runId, cursor, 1)).length === 0)) return;
+    }
+    if (Date.now() - started >= options.maxMs) {
+      yield `: stream time limit reached; reconnect with Last-Event-ID: ${cursor}\n\n`;
+      return;
+    }
+    if (Date.now() - lastWrite >= options.heartbeatMs) {
+      yield `: heartbeat\n\n`;
+      lastWrite = Date.now();
+    }
+    if (delivered < 100) await sleep(options.pollMs, options.signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,56 @@
+import type { RunRecord } from "../contracts/run.js";
+import type { Artifact } from "../store/artifacts.js";
+import type { TaskRecord } from "../store/tasks.js";
+
+export interface Links {
+  /** Base URL of the API, e.g. https://abc.execute-api.eu-west-1.amazonaws.com */
+  api: string;
+  /** Base URL of the stream (the Function URL), without a trailing slash. */
+  stream: string;
+  console: boolean;
+}
+
+export function runLinks(runId: string, executionArn: string, links: Links) {
+  const region = executionArn.split(":")[3] ?? "us-east-1";
+  return {
+    self: `${links.api}/v1/runs/${runId}`,
+    events: `${links.api}/v1/runs/${runId}/events`,
+    stream: `${links.stream}/v1/runs/${runId}/stream`,
+    ...(links.console
+      ? { console: `https://${region}.console.aws.amazon.com/states/home?region=${region}#/v2/executions/details/${executionArn}` }
+      : {}),
+  };
+}
+
+/** What `GET /v1/runs/{id}` returns: the record without tenant internals, plus tasks, files and links. */
+export function runView(run: RunRecord, tasks: TaskRecord[], files: Omit<Artifact, "content">[], links: Links, stateTransitions?: number) {
+  return {
+    runId: run.runId,
+    sessionId: run.sessionId,
+    status: run.status,
+    requestedMode: run.requestedMode,
+    mode: run.mode ?? null,
+    input: run.input,
+    metadata: run.metadata,
+    plan: run.plan ?? null,
+    tasks: tasks.map((t) => ({
+      iteration: t.iteration,
+      stepIndex: t.stepIndex,
+      taskId: t.taskId,
+      title: t.title,
+      status: t.status,
+      result: t.result ?? null,
+      startedAt: t.startedAt ?? null,
+      endedAt: t.endedAt ?? null,
+    })),
+    result: run.result ?? null,
+    files,
+    error: run.error ?? null,
+    usage: { ...run.usage, ...(stateTransitions !== undefined ? { stateTransitions } : {}) },
+    executionArn: run.executionArn,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    endedAt: run.endedAt ?? null,
+    links: runLinks(run.runId, run.executionArn, links),
+  };
+}
