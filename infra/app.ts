@@ -1,4 +1,4 @@
-import { App } from "aws-cdk-lib";
+import { App, Duration } from "aws-cdk-lib";
 import { StepwiseStack } from "./stack.js";
 
 const app = new App();
@@ -6,4 +6,5 @@ new StepwiseStack(app, app.node.tryGetContext("stackName") ?? "Stepwise", {
   model: process.env.STEPWISE_MODEL,
   openAiBaseUrl: process.env.OPENAI_BASE_URL,
   maxConcurrency: app.node.tryGetContext("maxConcurrency") ? Number(app.node.tryGetContext("maxConcurrency")) : undefined,
+  interruptTimeout: app.node.tryGetContext("interruptTimeoutHours") ? Duration.hours(Number(app.node.tryGetContext("interruptTimeoutHours"))) : undefined,
 });

@@ -12,6 +12,8 @@ export const STEP_HANDLERS = {
   Summarize: "functions/steps/summarize.ts",
   Finalize: "functions/steps/finalize.ts",
   RecordFailure: "functions/steps/recordFailure.ts",
+  AwaitInterrupt: "functions/steps/awaitInterrupt.ts",
+  RecordTimeout: "functions/steps/recordTimeout.ts",
 } as const;
 
 export type StepName = keyof typeof STEP_HANDLERS;

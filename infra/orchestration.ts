@@ -9,6 +9,8 @@ export interface OrchestrationProps {
   readonly functions: Record<StepName, IFunction>;
   /** Executors running at once in "Execute tasks" (an inline Map allows at most 40). */
   readonly maxConcurrency?: number;
+  /** How long a run waits for a person's decision before it ends timed_out. */
+  readonly interruptTimeout?: Duration;
 }
 
 /**
@@ -35,6 +37,24 @@ export class Orchestration extends Construct {
         comment,
       });
 
+    // Human in the loop: the run waits on a task token (no compute) until the API resumes it.
+    const waitFor = (name: string, comment: string) =>
+      new LambdaInvoke(this, name, {
+        lambdaFunction: props.functions.AwaitInterrupt,
+        integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+        payload: sfn.TaskInput.fromObject({
+          runId: sfn.JsonPath.stringAt("$.runId"),
+          interruptId: sfn.JsonPath.stringAt("$.interruptId"),
+          taskToken: sfn.JsonPath.taskToken,
+        }),
+        taskTimeout: sfn.Timeout.duration(props.interruptTimeout ?? Duration.hours(24)),
+        resultPath: "$.resolution",
+        comment,
+      });
+    const recordTimeout = step("Record timeout", "RecordTimeout", "Nobody decided in time: the run ends timed_out.");
+    recordTimeout.next(new sfn.Fail(this, "Run timed out", { error: "RunTimedOut", cause: "A decision did not arrive in time." }));
+    const onTimeout = { errors: ["States.Timeout"], resultPath: "$.error" };
+
     const recordFailure = step("Record failure", "RecordFailure", "Any error: the run ends failed with its reason.");
     recordFailure.next(new sfn.Fail(this, "Run failed", { error: "RunFailed", cause: "See the run's error in Stepwise (GET /v1/runs/{id})." }));
     const onError = { resultPath: "$.error" };
@@ -45,14 +65,18 @@ export class Orchestration extends Construct {
 
     const agentTurn = step("Agent turn", "AgentTurn", "ReAct: think/act rounds until the answer or the turn's time budget.");
     const agentFinished = new sfn.Choice(this, "Agent finished?");
+    const waitForInput = waitFor("Wait for input", "The agent asked the user, or a tool call needs approval.");
 
     const plan = step("Plan", "Plan", "The planner revises the plan from the last results and picks the next step's tasks.");
     const nextStep = new sfn.Choice(this, "More tasks to run?");
+    const waitForPlanApproval = waitFor("Wait for plan approval", "A person approves or rejects the plan.");
 
     const executeTask = step("Execute task", "ExecuteTask", "One executor agent solves one task with tools.");
     const recordTaskFailure = step("Record task failure", "RecordTaskFailure", "The executor crashed: the task fails, the run goes on.");
     executeTask.addCatch(recordTaskFailure, onError);
+    const waitForToolApproval = waitFor("Wait for tool approval", "A person approves, edits or rejects this executor's tool call.");
     const taskFinished = new sfn.Choice(this, "Task finished?")
+      .when(sfn.Condition.isPresent("$.interruptId"), waitForToolApproval.next(executeTask))
       .when(sfn.Condition.booleanEquals("$.done", false), executeTask)
       .otherwise(new sfn.Succeed(this, "Task done"));
 
@@ -73,16 +97,27 @@ export class Orchestration extends Construct {
     const finalize = step("Finalize", "Finalize", "Marks the run succeeded with its answer.");
     finalize.next(new sfn.Succeed(this, "Run succeeded"));
 
-    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize]) {
+    for (const state of [waitForInput, waitForPlanApproval, executeTasks]) state.addCatch(recordTimeout, onTimeout);
+    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval]) {
       state.addCatch(recordFailure, onError);
     }
 
     const definition = startRun.next(
       chooseMode
-        .when(sfn.Condition.stringEquals("$.mode", "react"), agentTurn.next(agentFinished.when(sfn.Condition.booleanEquals("$.done", true), finalize).otherwise(agentTurn)))
+        .when(sfn.Condition.stringEquals("$.mode", "react"), agentTurn.next(
+            agentFinished
+              .when(sfn.Condition.isPresent("$.interruptId"), waitForInput.next(agentTurn))
+              .when(sfn.Condition.booleanEquals("$.done", true), finalize)
+              .otherwise(agentTurn),
+          ),)
         .when(
           sfn.Condition.stringEquals("$.mode", "plan_solve"),
-          plan.next(nextStep.when(sfn.Condition.stringEquals("$.next", "execute"), executeTasks.next(plan)).otherwise(summarize.next(finalize))),
+          plan.next(
+            nextStep
+              .when(sfn.Condition.stringEquals("$.next", "approve"), waitForPlanApproval.next(plan))
+              .when(sfn.Condition.stringEquals("$.next", "execute"), executeTasks.next(plan))
+              .otherwise(summarize.next(finalize)),
+          ),
         )
         .when(sfn.Condition.stringEquals("$.mode", "route"), routeRequest.next(chooseMode))
         .otherwise(new sfn.Fail(this, "Unknown mode", { error: "UnknownMode", causePath: "$.mode" })),

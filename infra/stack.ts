@@ -16,6 +16,8 @@ export interface StepwiseStackProps extends StackProps {
   readonly openAiBaseUrl?: string;
   /** Executors running at once per step (1–40). */
   readonly maxConcurrency?: number;
+  /** How long a run waits for a person (approvals, questions). Default 24 hours. */
+  readonly interruptTimeout?: Duration;
 }
 
 /** The stack only assembles: the table, the agent functions, the state machine, the API and the stream. */
@@ -44,6 +46,7 @@ export class StepwiseStack extends Stack {
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: agents.functions,
       maxConcurrency: props.maxConcurrency,
+      interruptTimeout: props.interruptTimeout,
     });
     const stateMachine = orchestration.stateMachine;
 

@@ -5,6 +5,7 @@ import type { ChatModel } from "./llm/types.js";
 import { ApiKeyStore } from "./store/apiKeys.js";
 import { ArtifactStore } from "./store/artifacts.js";
 import { EventLog } from "./store/events.js";
+import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
 import { Table } from "./store/table.js";
@@ -20,6 +21,7 @@ export interface Services {
   tasks: TaskStore;
   artifacts: ArtifactStore;
   apiKeys: ApiKeyStore;
+  interrupts: InterruptStore;
   model: ChatModel;
   sfn: SFNClient;
 }
@@ -36,6 +38,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     tasks: new TaskStore(table, days),
     artifacts: new ArtifactStore(table, days),
     apiKeys: new ApiKeyStore(table),
+    interrupts: new InterruptStore(table, days),
     model: new OpenAIModel({
       model: config.STEPWISE_MODEL,
       baseURL: config.OPENAI_BASE_URL,

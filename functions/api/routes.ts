@@ -1,8 +1,11 @@
 import { CreateRunRequest, EventsQuery } from "../../shared/contracts/api.js";
-import { BadRequestError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
+import { decideInterrupt } from "../../shared/agent/interrupts.js";
+import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
+import { reactTools } from "../../shared/tools/builtins.js";
+import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
 import type { Services } from "../../shared/services.js";
 import { submitRun } from "../../shared/run/submit.js";
-import { runLinks, runView, type Links } from "../../shared/run/view.js";
+import { interruptView, runLinks, runView, type Links } from "../../shared/run/view.js";
 import { countStateTransitions } from "../../shared/run/history.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/run.js";
 import { baseUrl, header, json, type HttpEvent, type HttpResult } from "../http.js";
@@ -23,6 +26,7 @@ export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, handle: getRun },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/, handle: resolveInterrupt },
 ];
 
 async function createRun({ event, services, tenantId }: Request): Promise<HttpResult> {
@@ -37,12 +41,13 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
 
 async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
-  const [tasks, files, transitions] = await Promise.all([
+  const [tasks, files, interrupts, transitions] = await Promise.all([
     services.tasks.list(run.runId),
     services.artifacts.list(run.runId),
+    services.interrupts.list(run.runId),
     TERMINAL_STATUSES.has(run.status) ? countStateTransitions(services, run.executionArn).catch(() => undefined) : undefined,
   ]);
-  return json(200, runView(run, tasks, files, linksFor(event, services), transitions));
+  return json(200, runView(run, tasks, files, interrupts, linksFor(event, services), transitions));
 }
 
 async function listEvents({ event, services, tenantId, params }: Request): Promise<HttpResult> {
@@ -51,6 +56,14 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
   const events = await services.events.list(run.runId, query.after, query.limit);
   const last = events.at(-1)?.seq ?? query.after;
   return json(200, { runId: run.runId, events, next: { after: last } });
+}
+
+async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
+  const run = await ownRun(services, tenantId, params.runId!);
+  const body = parseBody(event, ResolveInterruptRequest);
+  if (TERMINAL_STATUSES.has(run.status)) throw new ConflictError(`Run ${run.runId} has ended (${run.status}); its interrupts can no longer be decided.`);
+  const interrupt = await decideInterrupt(services, run.runId, params.interruptId!, body, (name) => reactTools().get(name));
+  return json(202, interruptView(interrupt));
 }
 
 /** Another tenant's run is reported exactly like a missing one. */

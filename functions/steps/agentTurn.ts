@@ -1,6 +1,6 @@
 import { agentTurn } from "../../shared/agent/react.js";
 import { AgentTurnInput } from "../../shared/contracts/steps.js";
-import { agentTools } from "../../shared/tools/builtins.js";
+import { reactTools } from "../../shared/tools/builtins.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler(AgentTurnInput, (run, input) => agentTurn(run, input, agentTools()));
+export const handler = stepHandler(AgentTurnInput, (run, input) => agentTurn(run, input, reactTools()));

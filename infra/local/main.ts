@@ -1,3 +1,4 @@
+import { Duration } from "aws-cdk-lib";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { startLocalStack } from "./stack.js";
@@ -5,7 +6,8 @@ import { startLocalStack } from "./stack.js";
 /**
  * `npm start`: Stepwise on this machine, no AWS account and no API key needed.
  * PORT (default 3000), STEPWISE_API_KEY (default: a new key), STEPWISE_DATA_DIR (default
- * .stepwise/data; "memory" keeps nothing), STEPWISE_API_KEYS ("tenant=key,…" for more tenants).
+ * .stepwise/data; "memory" keeps nothing), STEPWISE_API_KEYS ("tenant=key,…" for more tenants),
+ * INTERRUPT_TIMEOUT_SECONDS (default 24 h), MAX_CONCURRENCY (executors at once, default 8).
  */
 const apiKey = process.env.STEPWISE_API_KEY || `sk_local_${randomBytes(16).toString("hex")}`;
 const apiKeys: Record<string, string> = { [apiKey]: "local" };
@@ -16,11 +18,18 @@ for (const pair of (process.env.STEPWISE_API_KEYS ?? "").split(",").filter(Boole
 }
 const dataSetting = process.env.STEPWISE_DATA_DIR ?? path.join(".stepwise", "data");
 
+// Variables set but empty mean "unset" (tests clear the caller's OpenAI settings this way).
+for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL"]) if (process.env[name] === "") delete process.env[name];
+
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),
   dataDir: dataSetting === "memory" ? undefined : dataSetting,
   apiKeys,
   modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
+  stackProps: {
+    interruptTimeout: process.env.INTERRUPT_TIMEOUT_SECONDS ? Duration.seconds(Number(process.env.INTERRUPT_TIMEOUT_SECONDS)) : undefined,
+    maxConcurrency: process.env.MAX_CONCURRENCY ? Number(process.env.MAX_CONCURRENCY) : undefined,
+  },
 });
 
 if (process.env.STEPWISE_READY_JSON) {

@@ -9,6 +9,7 @@ import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions } from "./stepFunctions.js";
 import { LOCAL_REGION, stateMachineDefinition, synthesizeStack } from "./synth.js";
+import type { StepwiseStackProps } from "../stack.js";
 
 export interface LocalStackOptions {
   port?: number;
@@ -18,6 +19,8 @@ export interface LocalStackOptions {
   apiKeys: Record<string, string>;
   /** Latency of the offline model per call, in ms. */
   modelLatencyMs?: number;
+  /** Stack settings, as `cdk deploy` would take them (interrupt timeout, Map concurrency). */
+  stackProps?: StepwiseStackProps;
 }
 
 export interface LocalStack {
@@ -53,7 +56,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       modelUrl = offline.url;
     }
 
-    const synthesized = synthesizeStack();
+    const synthesized = synthesizeStack(options.stackProps);
     const { definition, functions } = stateMachineDefinition(synthesized);
     const stepFunctions = new LocalStepFunctions("Stepwise", definition, (arn, input) => {
       const step = functions.get(arn);

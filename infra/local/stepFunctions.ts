@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -47,6 +48,15 @@ export interface ExecutionStatusChange {
   stopDate?: Date;
 }
 
+/** What `$$.Task.Token` reads in the local runtime; each callback task swaps in a fresh token. */
+const TOKEN_PLACEHOLDER = "LOCAL_TASK_TOKEN_PLACEHOLDER";
+
+interface PendingCallback {
+  executionArn: string;
+  resolve: (output: unknown) => void;
+  reject: (error: Error) => void;
+}
+
 /** A Step Functions API error as the AWS SDK decodes it (`__type` names the exception). */
 class ApiError extends Error {
   constructor(
@@ -66,6 +76,7 @@ class ApiError extends Error {
 export class LocalStepFunctions extends EventEmitter {
   readonly stateMachineArn: string;
   private readonly executions = new Map<string, Execution>();
+  private readonly callbacks = new Map<string, PendingCallback>();
   private readonly machine: InstanceType<typeof StateMachine>;
   private server?: Server;
 
@@ -131,6 +142,15 @@ export class LocalStepFunctions extends EventEmitter {
         return this.getExecutionHistory(input);
       case "DescribeStateMachine":
         return this.describeStateMachine(input.stateMachineArn);
+      case "SendTaskSuccess": {
+        const output = parseOutput(input.output);
+        return this.completeCallback(input.taskToken, (cb) => cb.resolve(output));
+      }
+      case "SendTaskFailure":
+        return this.completeCallback(input.taskToken, (cb) => cb.reject(taskFailure(input.error, input.cause)));
+      case "SendTaskHeartbeat":
+        this.callback(input.taskToken);
+        return {};
       default:
         throw new ApiError("UnknownOperationException", `${action || "(no action)"} is not supported by the local Step Functions endpoint`);
     }
@@ -149,8 +169,11 @@ export class LocalStepFunctions extends EventEmitter {
     }
     const startDate = new Date();
     const run = this.machine.run(JSON.parse(rawInput), {
-      overrides: { taskResourceLocalHandlers: this.taskHandlers() },
-      context: { Execution: { Id: executionArn, Name: name, Input: JSON.parse(rawInput), StartTime: startDate.toISOString(), RoleArn: "" } },
+      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn) },
+      context: {
+        Execution: { Id: executionArn, Name: name, Input: JSON.parse(rawInput), StartTime: startDate.toISOString(), RoleArn: "" },
+        Task: { Token: TOKEN_PLACEHOLDER },
+      },
     });
     const execution: Execution = {
       executionArn,
@@ -184,15 +207,26 @@ export class LocalStepFunctions extends EventEmitter {
   private finish(execution: Execution, status: ExecutionStatus, result: { output?: string; error?: string; cause?: string }) {
     if (execution.status !== "RUNNING") return;
     Object.assign(execution, { status, stopDate: new Date() }, result);
+    // Tokens of an ended execution are dead, as on AWS.
+    for (const [token, callback] of this.callbacks) if (callback.executionArn === execution.executionArn) this.callbacks.delete(token);
     this.emit("status", change(execution));
   }
 
-  /** Every Task state (also inside Map) runs its Lambda in-process. */
-  private taskHandlers(): Record<string, (input: any) => Promise<any>> {
+  /**
+   * Every Task state (also inside Map) runs its Lambda in-process. A `.waitForTaskToken` task gets a
+   * fresh token, invokes its function with it, and waits for SendTaskSuccess / SendTaskFailure.
+   */
+  private taskHandlers(executionArn: string): Record<string, (input: any) => Promise<any>> {
     const handlers: Record<string, (input: any) => Promise<any>> = {};
     const visit = (states: Record<string, any>) => {
       for (const [name, state] of Object.entries(states)) {
-        if (state.Type === "Task") handlers[name] = (input) => this.invoke(state.Resource, input) as Promise<any>;
+        if (state.Type !== "Task") {
+          // not a task
+        } else if (String(state.Resource).endsWith(".waitForTaskToken")) {
+          handlers[name] = (input) => this.waitForCallback(executionArn, input);
+        } else {
+          handlers[name] = (input) => this.invoke(state.Resource, input) as Promise<any>;
+        }
         const inner = state.ItemProcessor ?? state.Iterator;
         if (inner) visit(inner.States);
         for (const branch of state.Branches ?? []) visit(branch.States);
@@ -200,6 +234,33 @@ export class LocalStepFunctions extends EventEmitter {
     };
     visit(JSON.parse(this.definition).States);
     return handlers;
+  }
+
+  private async waitForCallback(executionArn: string, input: { FunctionName: string; Payload: unknown }): Promise<any> {
+    const token = `AQ${randomBytes(96).toString("base64url")}`;
+    const payload = JSON.parse(JSON.stringify(input.Payload).replaceAll(TOKEN_PLACEHOLDER, token));
+    const result = new Promise((resolve, reject) => this.callbacks.set(token, { executionArn, resolve, reject }));
+    try {
+      await this.invoke(input.FunctionName, payload);
+    } catch (error) {
+      this.callbacks.delete(token);
+      throw error;
+    }
+    return result;
+  }
+
+  private callback(token: unknown): PendingCallback {
+    if (typeof token !== "string" || !token.startsWith("AQ")) throw new ApiError("InvalidToken", "Invalid Token: the task token is malformed");
+    const callback = this.callbacks.get(token);
+    if (!callback) throw new ApiError("TaskTimedOut", "Task Timed Out: 'Provided task does not exist anymore'");
+    return callback;
+  }
+
+  private completeCallback(token: unknown, settle: (callback: PendingCallback) => void) {
+    const callback = this.callback(token);
+    this.callbacks.delete(token as string);
+    settle(callback);
+    return {};
   }
 
   private async record(execution: Execution, logs: AsyncGenerator<any>) {
@@ -265,6 +326,21 @@ export class LocalStepFunctions extends EventEmitter {
 }
 
 const seconds = (date: Date) => date.getTime() / 1000;
+
+function parseOutput(output: unknown): unknown {
+  if (typeof output !== "string") throw new ApiError("InvalidOutput", "Invalid Output: output must be a JSON string");
+  try {
+    return JSON.parse(output);
+  } catch {
+    throw new ApiError("InvalidOutput", "Invalid Output: output is not valid JSON");
+  }
+}
+
+function taskFailure(error?: string, cause?: string): Error {
+  const failure = new Error(cause ?? "");
+  failure.name = error ?? "States.TaskFailed";
+  return failure;
+}
 
 function change(e: Execution): ExecutionStatusChange {
   const { executionArn, stateMachineArn, name, status, input, output, error, cause, startDate, stopDate } = e;

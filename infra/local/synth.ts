@@ -2,7 +2,7 @@ import { App } from "aws-cdk-lib";
 import type { CfnElement } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type { StepName } from "../handlers.js";
-import { StepwiseStack } from "../stack.js";
+import { StepwiseStack, type StepwiseStackProps } from "../stack.js";
 
 export const LOCAL_REGION = "us-east-1";
 export const LOCAL_ACCOUNT = "000000000000";
@@ -26,9 +26,9 @@ export interface LocalDefinition {
 }
 
 /** Synthesizes the stack offline, as `cdk synth` does, without bundling the Lambda code. */
-export function synthesizeStack(): SynthesizedStack {
+export function synthesizeStack(props: StepwiseStackProps = {}): SynthesizedStack {
   const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new StepwiseStack(app, "Stepwise");
+  const stack = new StepwiseStack(app, "Stepwise", props);
   const steps = new Map(
     Object.entries(stack.steps.functions).map(([name, fn]) => [stack.getLogicalId(fn.node.defaultChild as CfnElement), name as StepName]),
   );
@@ -45,6 +45,9 @@ export function stateMachineDefinition({ template, steps }: SynthesizedStack): L
   const functions = new Map<string, StepName>();
   const resolve = (value: CfnValue): string => {
     if (typeof value === "string") return value;
+    if (value.Ref === "AWS::Partition") return "aws";
+    if (value.Ref === "AWS::Region") return LOCAL_REGION;
+    if (value.Ref === "AWS::AccountId") return LOCAL_ACCOUNT;
     const logicalId = value["Fn::GetAtt"]?.[0] ?? value.Ref;
     const step = logicalId ? steps.get(logicalId) : undefined;
     if (!logicalId || !step) throw new Error(`cannot resolve ${JSON.stringify(value)} locally`);

@@ -55,8 +55,10 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
     tools,
     maxRounds: services.config.MAX_AGENT_ROUNDS,
     toolConcurrency: services.config.TOOL_CONCURRENCY,
+    toolApproval: record.approval?.tools,
   });
   if (outcome.kind === "paused") return { ...input, done: false };
+  if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
 
   const status = outcome.kind === "answer" ? "succeeded" : "failed";
   return finishTask(run, input, status, outcome.text, startedAt);

@@ -1,7 +1,11 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ChatMessage, ChatResponse } from "../llm/types.js";
 import type { Services } from "../services.js";
+import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
+import type { ToolCall } from "../llm/types.js";
 import type { ToolOutcome, ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/tool.js";
+import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 
 export interface RunScope {
@@ -21,11 +25,14 @@ export interface LoopOptions {
   maxRounds: number;
   /** Parallel tool calls of one turn run at most this many at once. */
   toolConcurrency?: number;
+  /** Which tool calls wait for a person's approval first. */
+  toolApproval?: ApprovalPolicy["tools"];
 }
 
 export type LoopOutcome =
   | { kind: "answer"; text: string; rounds: number }
   | { kind: "paused"; rounds: number }
+  | { kind: "interrupted"; interruptId: string; rounds: number }
   | { kind: "budget"; text: string; rounds: number };
 
 const OUTPUT_PREVIEW = 2_000;
@@ -65,11 +72,39 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     if (response.content) lastText = response.content;
     if (response.toolCalls.length === 0) return { kind: "answer", text: response.content ?? "", rounds: round + 1 };
 
+    // Calls that need a person: stop at the first one not yet decided; the run waits for it.
+    const decisions = new Map<string, Resolution>();
+    for (const call of response.toolCalls) {
+      const tool = options.tools.get(call.name);
+      const kind = tool?.asksUser ? "ask_user" : tool && needsApproval(tool, options.toolApproval) ? "tool_approval" : undefined;
+      if (!kind || journal.has(round, "tool", call.id)) continue;
+      const interruptId = interruptIdFor(run.runId, options.scope, round, call.id);
+      const args = parseForDisplay(call.arguments);
+      const interrupt =
+        (await services.interrupts.get(run.runId, interruptId)) ??
+        (await openInterrupt(services, {
+          interruptId,
+          runId: run.runId,
+          kind,
+          taskId: options.taskId,
+          toolName: call.name,
+          arguments: args,
+          question: kind === "ask_user" ? String((args as { question?: unknown })?.question ?? "") : undefined,
+          summary: kind === "ask_user" ? `The agent asks: ${(args as { question?: unknown })?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
+        }));
+      if (interrupt.status === "pending") return { kind: "interrupted", interruptId, rounds: round };
+      decisions.set(call.id, interrupt.resolution ?? { decision: "reject", message: `the request ${interrupt.status}`, resolvedAt: "" });
+    }
+
     const context = { runId: run.runId, artifacts: services.artifacts };
+    const runCall = (call: ToolCall): Promise<ToolOutcome> => {
+      const decision = decisions.get(call.id);
+      return decision ? applyDecision(call, decision, options.tools, context) : options.tools.execute(call, context);
+    };
     const outcomes = await mapLimited(response.toolCalls, options.toolConcurrency ?? 2, async (call) =>
       options.tools.get(call.name)?.pure
         ? { value: await options.tools.execute(call, context), replayed }
-        : journal.once<ToolOutcome>(round, "tool", call.id, () => options.tools.execute(call, context)),
+        : journal.once<ToolOutcome>(round, "tool", call.id, () => runCall(call)),
     );
     const fresh: EventBody[] = [];
     response.toolCalls.forEach((call, i) => {
@@ -86,6 +121,34 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     rounds: options.maxRounds,
     text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
   };
+}
+
+function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "none"): boolean {
+  return policy === "all" || (policy === "write" && tool.access === "write");
+}
+
+/** What a person decided becomes the tool's result, so the model sees it and adapts. */
+async function applyDecision(
+  call: ToolCall,
+  resolution: Resolution,
+  tools: ToolRegistry,
+  context: Parameters<ToolRegistry["execute"]>[1],
+): Promise<ToolOutcome> {
+  switch (resolution.decision) {
+    case "approve":
+      return tools.execute(call, context);
+    case "edit": {
+      const outcome = await tools.execute({ ...call, arguments: JSON.stringify(resolution.arguments ?? {}) }, context);
+      return { ...outcome, output: `The user changed the arguments to ${JSON.stringify(resolution.arguments)}. ${outcome.output}` };
+    }
+    case "answer":
+      return { ok: true, output: `The user answered: ${resolution.message ?? ""}` };
+    case "reject":
+      return {
+        ok: false,
+        output: `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}. Do not repeat this call; continue without it or choose another way.`,
+      };
+  }
 }
 
 function assistantMessage(response: ChatResponse): ChatMessage {

@@ -1,27 +1,48 @@
+import { createHash } from "node:crypto";
 import { formatPlan, type Plan } from "../contracts/plan.js";
+import type { RunRecord } from "../contracts/run.js";
 import type { PlanInput, PlanOutput } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { planningTool, type PlanBoard } from "../tools/planning.js";
 import { ToolRegistry } from "../tools/registry.js";
+import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { plannerPrompt } from "./prompts.js";
 
 const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at once
 
 /**
- * One "Plan" state: record the last step's results, let the planner revise the plan, then choose
- * the next step's tasks for the Map, or hand over to the summarizer.
+ * One "Plan" state: record the last step's results, let the planner revise the plan, have a person
+ * approve it if the run asks for that, then choose the next step's tasks for the Map, or hand over
+ * to the summarizer.
  */
 export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOutput> {
   const { services } = run;
   const record = await services.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const returning = input.taskResults !== undefined;
-  const iteration = returning ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0);
+  const returningFromMap = input.taskResults !== undefined;
+  const iteration = returningFromMap ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0);
+  let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
+  let approvedPlan = record.approvedPlan;
+
+  // Back from "Wait for plan approval": approved → run it; rejected → the planner revises.
+  let feedback = "";
+  let needsPlanner = true;
+  if (input.next === "approve" && input.interruptId && !returningFromMap) {
+    const decision = await services.interrupts.get(run.runId, input.interruptId);
+    if (decision?.status === "resolved" && decision.resolution?.decision === "approve" && board.plan) {
+      approvedPlan = fingerprint(board.plan);
+      needsPlanner = false;
+    } else {
+      revision += 1;
+      const reason = decision?.resolution?.message ?? (decision?.status === "pending" ? "" : `the approval ${decision?.status}`);
+      feedback = `The user rejected this plan${reason ? `: ${reason}` : ""}. Revise it with the planning tool.`;
+    }
+  }
 
   let resultsText = "";
-  if (returning && board.plan && input.stepIndex !== undefined && input.stepIndex >= 0) {
+  if (returningFromMap && board.plan && input.stepIndex !== undefined && input.stepIndex >= 0) {
     const results = await services.tasks.list(run.runId, iteration - 1);
     const failed = results.filter((t) => t.status !== "succeeded");
     board.plan = markStep(board.plan, input.stepIndex, failed.length ? "blocked" : "completed", failed.length ? `${failed.length} task(s) failed` : undefined);
@@ -32,49 +53,78 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   }
 
   const budgetLeft = iteration < services.config.MAX_PLAN_ITERATIONS;
-  if (budgetLeft) {
-    const remaining = board.plan?.steps.filter((s) => s.status === "not_started" || s.status === "in_progress").length ?? 1;
-    const userMessage = board.plan
-      ? [`Request: ${record.input}`, "", "Current plan:", formatPlan(board.plan), "", resultsText, "",
-          remaining === 0 ? "All steps are completed. Call finish if the request is answered, or update the plan." : "Revise the plan if the results call for it; otherwise reply briefly and the next step runs."].join("\n")
-      : `Request: ${record.input}`;
-    const outcome = await runAgentLoop(run, {
-      scope: `plan#${iteration}`,
-      role: "planner",
-      messages: [
-        { role: "system", content: plannerPrompt() },
-        { role: "user", content: userMessage },
-      ],
-      tools: new ToolRegistry([planningTool(board)]),
-      maxRounds: 5,
-    });
-    // A model that answers without planning still gets a one-step plan: the request itself.
-    if (!board.plan) {
-      board.plan = { title: record.input.slice(0, 80), steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }], finished: false };
-      if (outcome.kind === "answer" && outcome.text) board.plan.steps[0]!.notes = outcome.text.slice(0, 1000);
-    }
+  if (budgetLeft && needsPlanner) {
+    await revisePlan(run, record, board, { iteration, revision, resultsText, feedback });
   }
 
   const plan = board.plan!;
+  const output = { runId: run.runId, mode: "plan_solve" as const, iteration, revision };
+  if (budgetLeft && !plan.finished && record.approval?.plan && fingerprint(plan) !== approvedPlan) {
+    const interruptId = interruptIdFor(run.runId, "plan", iteration, revision);
+    await Promise.all([
+      services.runs.update(run.runId, { plan }),
+      services.events.append(run.runId, [{ type: "plan.updated", data: { plan } }]),
+    ]);
+    await openInterrupt(services, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
+    return { ...output, next: "approve", interruptId, stepIndex: -1, tasks: [] };
+  }
+
   const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
   const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: `t${i + 1}`, title: text.slice(0, 300), text })) : [];
 
   await Promise.all([
-    services.runs.update(run.runId, { plan: nextPlan }),
+    services.runs.update(run.runId, { plan: nextPlan, approvedPlan }),
     services.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
     ...tasks.map((t) =>
       services.tasks.put(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" }),
     ),
   ]);
-  return {
-    runId: run.runId,
-    mode: "plan_solve",
-    iteration,
-    next: stepIndex >= 0 ? "execute" : "summarize",
-    stepIndex,
-    tasks: tasks.map(({ taskId, title }) => ({ taskId, title })),
-  };
+  return { ...output, next: stepIndex >= 0 ? "execute" : "summarize", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
+}
+
+/** The planner model's turn with the planning tool; a model that does not plan still gets a one-step plan. */
+async function revisePlan(
+  run: RunScope,
+  record: RunRecord,
+  board: PlanBoard,
+  context: { iteration: number; revision: number; resultsText: string; feedback: string },
+): Promise<void> {
+  const remaining = board.plan?.steps.filter((s) => s.status === "not_started" || s.status === "in_progress").length ?? 1;
+  const userMessage = board.plan
+    ? [
+        `Request: ${record.input}`,
+        "",
+        "Current plan:",
+        formatPlan(board.plan),
+        "",
+        context.resultsText,
+        context.feedback,
+        "",
+        remaining === 0
+          ? "All steps are completed. Call finish if the request is answered, or update the plan."
+          : "Revise the plan if the results call for it; otherwise reply briefly and the next step runs.",
+      ].join("\n")
+    : `Request: ${record.input}`;
+  const outcome = await runAgentLoop(run, {
+    scope: context.revision ? `plan#${context.iteration}#r${context.revision}` : `plan#${context.iteration}`,
+    role: "planner",
+    messages: [
+      { role: "system", content: plannerPrompt() },
+      { role: "user", content: userMessage },
+    ],
+    tools: new ToolRegistry([planningTool(board)]),
+    maxRounds: 5,
+  });
+  if (!board.plan) {
+    board.plan = { title: record.input.slice(0, 80), steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }], finished: false };
+    if (outcome.kind === "answer" && outcome.text) board.plan.steps[0]!.notes = outcome.text.slice(0, 1000);
+  }
+}
+
+/** What a person approved: the steps and their tasks (statuses change as the run goes). */
+function fingerprint(plan: Plan): string {
+  return createHash("sha256").update(JSON.stringify(plan.steps.map((s) => [s.title, s.tasks]))).digest("hex");
 }
 
 function markStep(plan: Plan, index: number, status: Plan["steps"][number]["status"], notes?: string): Plan {

@@ -22,9 +22,11 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
     tools,
     maxRounds: services.config.MAX_AGENT_ROUNDS,
     toolConcurrency: services.config.TOOL_CONCURRENCY,
+    toolApproval: record.approval?.tools,
   });
   const turn = (input.turn ?? 0) + 1;
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
+  if (outcome.kind === "interrupted") return { runId: run.runId, mode: "react", done: false, turn, interruptId: outcome.interruptId };
   const files = (await services.artifacts.list(run.runId)).map((f) => f.name);
   await services.runs.update(run.runId, { result: outcome.text, files });
   return { runId: run.runId, mode: "react", done: true, turn };

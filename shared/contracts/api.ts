@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ApprovalPolicy } from "./interrupts.js";
 import { RequestedMode } from "./run.js";
 
 export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");
@@ -13,6 +14,8 @@ export const CreateRunRequest = z.strictObject({
     .record(z.string().min(1).max(64), z.string().max(512))
     .refine((m) => Object.keys(m).length <= 16, "at most 16 metadata keys")
     .optional(),
+  /** Pause for a person: before executing a plan, and before write (or all) tool calls. */
+  approval: ApprovalPolicy.optional(),
 });
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 

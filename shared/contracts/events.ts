@@ -42,6 +42,22 @@ export const EventBody = z.discriminatedUnion("type", [
     }),
   }),
   z.object({
+    type: z.literal("interrupt.opened"),
+    data: z.object({
+      interruptId: z.string(),
+      kind: z.string(),
+      summary: z.string(),
+      taskId: z.string().optional(),
+      toolName: z.string().optional(),
+      arguments: z.unknown().optional(),
+      question: z.string().optional(),
+    }),
+  }),
+  z.object({
+    type: z.literal("interrupt.resolved"),
+    data: z.object({ interruptId: z.string(), kind: z.string(), decision: z.string(), message: z.string().optional() }),
+  }),
+  z.object({
     type: z.literal("run.succeeded"),
     data: z.object({ result: z.string(), files: z.array(z.string()) }),
   }),
@@ -49,6 +65,8 @@ export const EventBody = z.discriminatedUnion("type", [
     type: z.literal("run.failed"),
     data: z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
   }),
+  z.object({ type: z.literal("run.timed_out"), data: z.object({ reason: z.string() }) }),
+  z.object({ type: z.literal("run.cancelled"), data: z.object({ reason: z.string() }) }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
 export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out"]);
@@ -32,7 +33,10 @@ export const RunRecord = z.object({
   deepThink: z.boolean().optional(),
   input: z.string(),
   metadata: z.record(z.string(), z.string()),
+  approval: ApprovalPolicy.optional(),
   plan: Plan.optional(),
+  /** Fingerprint of the last plan a person approved. */
+  approvedPlan: z.string().optional(),
   result: z.string().optional(),
   files: z.array(z.string()).optional(),
   error: RunError.optional(),

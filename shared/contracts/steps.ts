@@ -23,7 +23,7 @@ export type RunState = z.infer<typeof RunState>;
 
 /** "Agent turn" (react): done when the agent has its answer or stopped. */
 export const AgentTurnInput = RunState.extend({ turn: z.number().int().min(0).optional() });
-export const AgentTurnOutput = RunState.extend({ done: z.boolean(), turn: z.number().int() });
+export const AgentTurnOutput = RunState.extend({ done: z.boolean(), turn: z.number().int(), interruptId: z.string().optional() });
 export type AgentTurnOutput = z.infer<typeof AgentTurnOutput>;
 
 export const TaskRef = z.object({
@@ -46,13 +46,18 @@ export const TaskResult = ExecuteTaskInput.extend({
   done: z.boolean(),
   status: z.enum(["succeeded", "failed"]).optional(),
   preview: z.string().max(300).optional(),
+  /** Set while the task waits for a person ("Wait for tool approval"). */
+  interruptId: z.string().optional(),
 });
 export type TaskResult = z.infer<typeof TaskResult>;
 
 /** "Plan": what to do next. */
 export const PlanOutput = RunState.extend({
   iteration: z.number().int().min(0),
-  next: z.enum(["execute", "summarize"]),
+  /** Counts the plans a person rejected in this iteration. */
+  revision: z.number().int().min(0),
+  next: z.enum(["execute", "summarize", "approve"]),
+  interruptId: z.string().optional(),
   stepIndex: z.number().int().min(-1),
   tasks: z.array(TaskRef).max(40),
 });
@@ -61,6 +66,8 @@ export type PlanOutput = z.infer<typeof PlanOutput>;
 /** "Plan" input: the run state, and after "Execute tasks" the previous output with the results. */
 export const PlanInput = RunState.extend({
   iteration: z.number().int().min(0).optional(),
+  revision: z.number().int().min(0).optional(),
+  interruptId: z.string().optional(),
   stepIndex: z.number().int().optional(),
   next: z.string().optional(),
   tasks: z.array(TaskRef).optional(),
@@ -68,6 +75,13 @@ export const PlanInput = RunState.extend({
 });
 export type PlanInput = z.infer<typeof PlanInput>;
 
+
+/** What a "Wait for …" callback task's Lambda receives. */
+export const AwaitInterruptInput = z.object({
+  runId: z.string().min(1),
+  interruptId: z.string().min(1),
+  taskToken: z.string().min(1),
+});
 
 /** The error Step Functions puts at ResultPath of a Catch. */
 export const CaughtError = z.object({ Error: z.string(), Cause: z.string().optional() });

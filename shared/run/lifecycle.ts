@@ -2,6 +2,7 @@ import type { RunState } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { chooseMode, fixedMode } from "../agent/router.js";
 import type { RunScope } from "../agent/loop.js";
+import { resumeCallback } from "../agent/interrupts.js";
 
 /** "Start run": mark the run running and decide its mode (or leave it to "Route request"). */
 export async function startRun(run: RunScope): Promise<RunState> {
@@ -70,4 +71,26 @@ export function describeCause(error: { Error: string; Cause?: string }): string 
     // not JSON: use it as it is
   }
   return error.Cause.slice(0, 2_000);
+}
+
+/** "Record timeout": nobody answered in time; the run ends timed_out and its open interrupts with it. */
+export async function recordTimeout(run: RunScope): Promise<{ runId: string; status: string }> {
+  const { services } = run;
+  const pending = (await services.interrupts.list(run.runId)).filter((i) => i.status === "pending");
+  await Promise.all(pending.map((i) => services.interrupts.transition(run.runId, i.interruptId, "timed_out")));
+  const reason = pending.length
+    ? `No decision arrived in time for: ${pending.map((i) => i.summary.split("\n")[0]).join("; ")}`
+    : "A step of the run took longer than its time limit.";
+  const now = new Date().toISOString();
+  if (await services.runs.update(run.runId, { status: "timed_out", error: { code: "timed_out", message: reason }, endedAt: now }, ["queued", "running", "awaiting_input"])) {
+    await services.events.append(run.runId, [{ type: "run.timed_out", data: { reason } }]);
+  }
+  return { runId: run.runId, status: "timed_out" };
+}
+
+/** A "Wait for …" task's Lambda: keep the task token with the interrupt; resume at once if decided already. */
+export async function awaitInterrupt(run: RunScope, input: { interruptId: string; taskToken: string }): Promise<void> {
+  const { services } = run;
+  const interrupt = await services.interrupts.attachToken(run.runId, input.interruptId, input.taskToken);
+  if (interrupt.status !== "pending") await resumeCallback(services, input.taskToken, input.interruptId);
 }

@@ -32,6 +32,7 @@ export async function submitRun(services: Services, tenantId: string, request: C
     deepThink: request.deepThink,
     input: request.input,
     metadata: request.metadata ?? {},
+    approval: request.approval,
     usage: emptyUsage(),
     executionArn: executionArnFor(stateMachineArn, runId),
     createdAt: now,

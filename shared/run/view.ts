@@ -1,3 +1,4 @@
+import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
 import type { Artifact } from "../store/artifacts.js";
 import type { TaskRecord } from "../store/tasks.js";
@@ -23,7 +24,14 @@ export function runLinks(runId: string, executionArn: string, links: Links) {
 }
 
 /** What `GET /v1/runs/{id}` returns: the record without tenant internals, plus tasks, files and links. */
-export function runView(run: RunRecord, tasks: TaskRecord[], files: Omit<Artifact, "content">[], links: Links, stateTransitions?: number) {
+export function runView(
+  run: RunRecord,
+  tasks: TaskRecord[],
+  files: Omit<Artifact, "content">[],
+  interrupts: Interrupt[],
+  links: Links,
+  stateTransitions?: number,
+) {
   return {
     runId: run.runId,
     sessionId: run.sessionId,
@@ -43,6 +51,9 @@ export function runView(run: RunRecord, tasks: TaskRecord[], files: Omit<Artifac
       startedAt: t.startedAt ?? null,
       endedAt: t.endedAt ?? null,
     })),
+    approval: run.approval ?? { plan: false, tools: "none" },
+    pendingInterrupts: interrupts.filter((i) => i.status === "pending").map(interruptView),
+    interrupts: interrupts.map(interruptView),
     result: run.result ?? null,
     files,
     error: run.error ?? null,
@@ -53,4 +64,10 @@ export function runView(run: RunRecord, tasks: TaskRecord[], files: Omit<Artifac
     endedAt: run.endedAt ?? null,
     links: runLinks(run.runId, run.executionArn, links),
   };
+}
+
+/** An interrupt as clients see it (the store never returns the task token). */
+export function interruptView(interrupt: Interrupt) {
+  const { schemaVersion: _v, ...view } = interrupt;
+  return view;
 }

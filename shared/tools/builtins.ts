@@ -1,4 +1,5 @@
 import { readArtifact, writeArtifact } from "./artifacts.js";
+import { askUser } from "./askUser.js";
 import { calculator } from "./calculator.js";
 import { ToolRegistry } from "./registry.js";
 import { textStats } from "./textStats.js";
@@ -8,3 +9,6 @@ import type { Tool } from "./tool.js";
 export const builtinTools: readonly Tool[] = [calculator, textStats, writeArtifact, readArtifact];
 
 export const agentTools = () => new ToolRegistry([...builtinTools]);
+
+/** ReAct agents talk to the user directly, so they may also ask them. */
+export const reactTools = () => new ToolRegistry([...builtinTools, askUser]);

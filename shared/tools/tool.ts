@@ -17,6 +17,8 @@ export interface Tool<Args = any> {
   readonly parameters: z.ZodType<Args>;
   /** Changes nothing but the agent's own working state (the plan): re-run on replay, not journaled. */
   readonly pure?: boolean;
+  /** The call is a question for a person: the run waits for the answer (ask_user). */
+  readonly asksUser?: boolean;
   run(args: Args, context: ToolContext): Promise<string>;
 }
 
@@ -26,6 +28,7 @@ export function defineTool<S extends z.ZodType>(tool: {
   access: "read" | "write";
   parameters: S;
   pure?: boolean;
+  asksUser?: boolean;
   run(args: z.infer<S>, context: ToolContext): Promise<string>;
 }): Tool<z.infer<S>> {
   return tool as Tool<z.infer<S>>;

@@ -49,12 +49,12 @@ export function requestIn(text: string): string {
   return labelledText(text, "Request:") ?? text.trim();
 }
 
-/** Lines starting with "- ": the orchestrator lists task results that way. */
+/** Lines starting with "- ": the orchestrator lists task results that way (indented ones are plan tasks). */
 export function bulletLines(text: string): string[] {
   return text
     .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line.startsWith("- "));
+    .filter((line) => line.startsWith("- "))
+    .map((line) => line.trim());
 }
 
 export function offeredToolNames(tools: readonly ToolSpec[] | undefined): Set<string> {

@@ -1,0 +1,6 @@
+import { AwaitInterruptInput } from "../../shared/contracts/steps.js";
+import { awaitInterrupt } from "../../shared/run/lifecycle.js";
+import { stepHandler } from "./stepHandler.js";
+
+/** Runs for every "Wait for …" callback state: stores the task token with the interrupt. */
+export const handler = stepHandler(AwaitInterruptInput, (run, input) => awaitInterrupt(run, input));

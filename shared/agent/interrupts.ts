@@ -1,0 +1,103 @@
+import { createHash } from "node:crypto";
+import { SendTaskSuccessCommand } from "@aws-sdk/client-sfn";
+import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type Resolution } from "../contracts/interrupts.js";
+import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
+import type { Services } from "../services.js";
+import type { Tool } from "../tools/tool.js";
+
+/** Deterministic: a retried step finds the interrupt it opened instead of opening another. */
+export function interruptIdFor(...parts: (string | number)[]): string {
+  return `int_${createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 24)}`;
+}
+
+/** Opens the interrupt (once) and tells clients the run waits for a person. */
+export async function openInterrupt(services: Services, fields: Omit<Interrupt, "schemaVersion" | "status" | "createdAt">): Promise<Interrupt> {
+  const { created, interrupt } = await services.interrupts.open({ schemaVersion: 1, status: "pending", createdAt: new Date().toISOString(), ...fields });
+  if (created) {
+    await Promise.all([
+      services.runs.update(fields.runId, { status: "awaiting_input" }, ["running", "awaiting_input"]),
+      services.events.append(fields.runId, [
+        {
+          type: "interrupt.opened",
+          data: {
+            interruptId: interrupt.interruptId,
+            kind: interrupt.kind,
+            summary: interrupt.summary,
+            taskId: interrupt.taskId,
+            toolName: interrupt.toolName,
+            arguments: interrupt.arguments,
+            question: interrupt.question,
+          },
+        },
+      ]),
+    ]);
+  }
+  return interrupt;
+}
+
+/**
+ * A person's decision on an interrupt (the API). Validates it against the kind (and an edit's
+ * arguments against the tool's schema), records it once, and resumes the waiting callback task.
+ * Repeating the same decision is a no-op; a different one after resolution is a conflict.
+ */
+export async function decideInterrupt(
+  services: Services,
+  runId: string,
+  interruptId: string,
+  request: ResolveInterruptRequest,
+  findTool: (name: string) => Tool | undefined,
+): Promise<Interrupt> {
+  const found = await services.interrupts.getWithToken(runId, interruptId);
+  if (!found) throw new NotFoundError(`No interrupt ${interruptId} on run ${runId}.`);
+  const { interrupt } = found;
+  const allowed = DECISIONS_BY_KIND[interrupt.kind];
+  if (!allowed.includes(request.decision)) {
+    throw new ConflictError(`A ${interrupt.kind} interrupt takes ${allowed.join(" or ")}, not ${request.decision}.`, { allowed });
+  }
+  if (request.decision === "edit") {
+    if (!request.arguments) throw new BadRequestError("An edit needs the new 'arguments' for the tool.");
+    const tool = interrupt.toolName ? findTool(interrupt.toolName) : undefined;
+    const parsed = tool?.parameters.safeParse(request.arguments);
+    if (parsed && !parsed.success) {
+      const details = parsed.error.issues.map((i) => ({ path: ["arguments", ...i.path.map(String)].join("."), message: i.message }));
+      throw new BadRequestError(`The edited arguments do not fit ${interrupt.toolName}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details, "validation_failed");
+    }
+  } else if (request.arguments) {
+    throw new BadRequestError("'arguments' go only with the edit decision.");
+  }
+  if (request.decision === "answer" && !request.message?.trim()) throw new BadRequestError("An answer needs a 'message'.");
+
+  const resolution: Resolution = { decision: request.decision, arguments: request.arguments, message: request.message, resolvedAt: new Date().toISOString() };
+  if (interrupt.status !== "pending" || !(await services.interrupts.resolve(runId, interruptId, resolution))) {
+    const current = (await services.interrupts.get(runId, interruptId))!;
+    if (current.status === "resolved" && sameDecision(current.resolution!, resolution)) return current;
+    throw new ConflictError(
+      current.status === "resolved"
+        ? `Interrupt ${interruptId} was already resolved with ${current.resolution!.decision}.`
+        : `Interrupt ${interruptId} is ${current.status} and can no longer be decided.`,
+      { status: current.status, resolution: current.resolution },
+    );
+  }
+  await services.events.append(runId, [
+    { type: "interrupt.resolved", data: { interruptId, kind: interrupt.kind, decision: request.decision, message: request.message } },
+  ]);
+  const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");
+  if (pending.length === 0) await services.runs.update(runId, { status: "running" }, ["awaiting_input"]);
+  // If the callback task has not stored its token yet, it sees the decision itself and resumes.
+  const token = (await services.interrupts.getWithToken(runId, interruptId))?.taskToken;
+  if (token) await resumeCallback(services, token, interruptId);
+  return { ...interrupt, status: "resolved", resolution };
+}
+
+/** Completes the waiting callback task. A token already used (the other side resumed it) is fine. */
+export async function resumeCallback(services: Services, taskToken: string, interruptId: string): Promise<void> {
+  try {
+    await services.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify({ interruptId }) }));
+  } catch (error) {
+    if ((error as Error).name !== "TaskTimedOut" && (error as Error).name !== "TaskDoesNotExist") throw error;
+  }
+}
+
+function sameDecision(a: Resolution, b: Resolution): boolean {
+  return a.decision === b.decision && (a.message ?? "") === (b.message ?? "") && JSON.stringify(a.arguments ?? null) === JSON.stringify(b.arguments ?? null);
+}

@@ -1,0 +1,54 @@
+import { z } from "zod";
+
+export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user"]);
+export type InterruptKind = z.infer<typeof InterruptKind>;
+
+export const Decision = z.enum(["approve", "reject", "edit", "answer"]);
+export type Decision = z.infer<typeof Decision>;
+
+/** Which decisions each kind of interrupt accepts. */
+export const DECISIONS_BY_KIND: Record<InterruptKind, readonly Decision[]> = {
+  plan_approval: ["approve", "reject"],
+  tool_approval: ["approve", "reject", "edit"],
+  ask_user: ["answer"],
+};
+
+/** `POST /v1/runs/{id}/interrupts/{interruptId}`. */
+export const ResolveInterruptRequest = z.strictObject({
+  decision: Decision,
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  message: z.string().max(8_000).optional(),
+});
+export type ResolveInterruptRequest = z.infer<typeof ResolveInterruptRequest>;
+
+export const Resolution = z.object({
+  decision: Decision,
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  message: z.string().optional(),
+  resolvedAt: z.string(),
+});
+export type Resolution = z.infer<typeof Resolution>;
+
+/** A pause of the run waiting for a person (`RUN#id` / `INT#id`). The task token never leaves the store. */
+export const Interrupt = z.object({
+  schemaVersion: z.literal(1),
+  interruptId: z.string(),
+  runId: z.string(),
+  kind: InterruptKind,
+  status: z.enum(["pending", "resolved", "timed_out", "cancelled"]),
+  summary: z.string(),
+  taskId: z.string().optional(),
+  toolName: z.string().optional(),
+  arguments: z.unknown().optional(),
+  question: z.string().optional(),
+  resolution: Resolution.optional(),
+  createdAt: z.string(),
+});
+export type Interrupt = z.infer<typeof Interrupt>;
+
+/** Approval policy of a run (`approval` on submit). */
+export const ApprovalPolicy = z.strictObject({
+  plan: z.boolean().default(false),
+  tools: z.enum(["none", "write", "all"]).default("none"),
+});
+export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;

@@ -1,0 +1,97 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { Interrupt, type Resolution } from "../contracts/interrupts.js";
+import { expiresAt, type Table } from "./table.js";
+
+const key = (runId: string, interruptId: string) => ({ pk: `RUN#${runId}`, sk: `INT#${interruptId}` });
+
+/** Interrupts and their task tokens. Reads for clients strip the token. */
+export class InterruptStore {
+  constructor(
+    private readonly table: Table,
+    private readonly retentionDays: number,
+  ) {}
+
+  /** Creates the interrupt unless it exists (ids are deterministic: a retried step finds its own). */
+  async open(interrupt: Interrupt): Promise<{ created: boolean; interrupt: Interrupt }> {
+    try {
+      await this.table.doc.send(
+        new PutCommand({
+          TableName: this.table.name,
+          Item: { ...key(interrupt.runId, interrupt.interruptId), ...Interrupt.parse(interrupt), ttl: expiresAt(this.retentionDays) },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+      return { created: true, interrupt };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return { created: false, interrupt: (await this.get(interrupt.runId, interrupt.interruptId))! };
+    }
+  }
+
+  async get(runId: string, interruptId: string): Promise<Interrupt | undefined> {
+    return (await this.getWithToken(runId, interruptId))?.interrupt;
+  }
+
+  async getWithToken(runId: string, interruptId: string): Promise<{ interrupt: Interrupt; taskToken?: string } | undefined> {
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: key(runId, interruptId), ConsistentRead: true }),
+    );
+    if (!Item) return undefined;
+    const { pk: _pk, sk: _sk, ttl: _ttl, taskToken, ...rest } = Item;
+    return { interrupt: Interrupt.parse(rest), taskToken: taskToken as string | undefined };
+  }
+
+  async list(runId: string): Promise<Interrupt[]> {
+    const items = await this.table.queryPrefix<Record<string, unknown>>(`RUN#${runId}`, "INT#");
+    return items.map(({ pk: _pk, sk: _sk, ttl: _ttl, taskToken: _token, ...rest }) => Interrupt.parse(rest));
+  }
+
+  /** Stores the token of the waiting callback task; returns the interrupt as it stands. */
+  async attachToken(runId: string, interruptId: string, taskToken: string): Promise<Interrupt> {
+    const { Attributes } = await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: key(runId, interruptId),
+        UpdateExpression: "SET taskToken = :token",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":token": taskToken },
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    const { pk: _pk, sk: _sk, ttl: _ttl, taskToken: _t, ...rest } = Attributes!;
+    return Interrupt.parse(rest);
+  }
+
+  /** pending → resolved, once. False if it was not pending any more. */
+  async resolve(runId: string, interruptId: string, resolution: Resolution): Promise<boolean> {
+    return this.transition(runId, interruptId, "resolved", { resolution });
+  }
+
+  async transition(runId: string, interruptId: string, status: Interrupt["status"], extra: Record<string, unknown> = {}): Promise<boolean> {
+    const names: Record<string, string> = { "#status": "status" };
+    const values: Record<string, unknown> = { ":status": status, ":pending": "pending" };
+    const sets = ["#status = :status"];
+    Object.entries(extra).forEach(([field, value], i) => {
+      names[`#x${i}`] = field;
+      values[`:x${i}`] = value;
+      sets.push(`#x${i} = :x${i}`);
+    });
+    try {
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: key(runId, interruptId),
+          UpdateExpression: `SET ${sets.join(", ")}`,
+          ConditionExpression: "#status = :pending",
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+}

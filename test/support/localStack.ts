@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+
+/** The endpoints behind the API, reported by test/support/exposedMain.ts. */
+export interface StackEndpoints {
+  sfn: string;
+  dynamodb: string;
+  stateMachineArn: string;
+  tableName: string;
+  region: string;
+}
+
+export interface StartOptions {
+  /**
+   * Start through test/support/exposedMain.ts (main.ts plus a line with the Step Functions and
+   * DynamoDB endpoints), for tests that must look behind the HTTP API.
+   */
+  exposeEndpoints?: boolean;
+}
+
+export interface RunningStack {
+  url: string;
+  apiKey: string;
+  /** Set when started with `exposeEndpoints`. */
+  endpoints?: StackEndpoints;
+  /** Extra tenants' keys, by tenant. */
+  keys: Record<string, string>;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the local stack (`npm start`'s entry point) in its own process, in memory, on a free port,
+ * and resolves once it is listening. Tests then drive it over HTTP, like a client.
+ */
+export async function startStack(
+  env: Record<string, string> = {},
+  tenants: string[] = ["other"],
+  options: StartOptions = {},
+): Promise<RunningStack> {
+  const keys = Object.fromEntries(tenants.map((t) => [t, `sk_test_${t}_${Math.random().toString(36).slice(2)}`]));
+  const entry = options.exposeEndpoints ? "test/support/exposedMain.ts" : "infra/local/main.ts";
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
+    env: {
+      ...process.env,
+      PORT: "0",
+      STEPWISE_DATA_DIR: "memory",
+      STEPWISE_READY_JSON: "1",
+      STEPWISE_API_KEY: `sk_test_main_${Math.random().toString(36).slice(2)}`,
+      STEPWISE_API_KEYS: Object.entries(keys).map(([t, k]) => `${t}=${k}`).join(","),
+      OFFLINE_MODEL_LATENCY_MS: "50",
+      OPENAI_API_KEY: "",
+      OPENAI_BASE_URL: "",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: string[] = [];
+  child.stderr!.on("data", (chunk) => logs.push(String(chunk)));
+  const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints }>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    let readyLine: { url: string; apiKey: string } | undefined;
+    lines.on("line", (line) => {
+      logs.push(line);
+      if (line.startsWith("{")) {
+        try {
+          const parsed = JSON.parse(line);
+          if (parsed.ready) readyLine = { url: parsed.url, apiKey: parsed.apiKey };
+          if (parsed.endpoints && readyLine) resolve({ ...readyLine, endpoints: parsed.endpoints });
+          else if (parsed.ready && !options.exposeEndpoints) resolve(readyLine!);
+        } catch {
+          // a log line that happens to start with "{"
+        }
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`local stack exited with ${code}:\n${logs.join("")}`)));
+  });
+  return {
+    ...ready,
+    keys,
+    logs,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
