@@ -101,7 +101,7 @@ interface Range {
 }
 
 // IANA special-purpose registries; the more specific ranges come first for clearer messages.
-const IPV4_RANGES = [
+const IPV4_RANGES = rangeTable([
   ["169.254.169.254/32", "cloud metadata service"],
   ["0.0.0.0/8", "unspecified (\"this network\")"],
   ["10.0.0.0/8", "private"],
@@ -119,10 +119,10 @@ const IPV4_RANGES = [
   ["224.0.0.0/4", "multicast"],
   ["255.255.255.255/32", "broadcast"],
   ["240.0.0.0/4", "reserved"],
-].map(([cidr, name]) => range(cidr!, name!));
+]);
 
 // Everything outside 2000::/3 is refused anyway; these get a name, or sit inside 2000::/3.
-const IPV6_RANGES = [
+const IPV6_RANGES = rangeTable([
   ["::/128", "unspecified"],
   ["::1/128", LOOPBACK],
   ["::/96", "IPv4-compatible (deprecated)"],
@@ -136,7 +136,7 @@ const IPV6_RANGES = [
   ["2001::/23", "IETF protocol assignment (Teredo, benchmarking, ORCHID)"],
   ["2001:db8::/32", "documentation"],
   ["3fff::/20", "documentation"],
-].map(([cidr, name]) => range(cidr!, name!));
+]);
 
 const IPV4_EMBEDDINGS = [
   { range: range("::ffff:0:0/96", ""), offset: 12, name: "IPv4-mapped" },
@@ -145,6 +145,10 @@ const IPV4_EMBEDDINGS = [
 ];
 
 const GLOBAL_UNICAST = range("2000::/3", "");
+
+function rangeTable(rows: ReadonlyArray<readonly [cidr: string, name: string]>): Range[] {
+  return rows.map(([cidr, name]) => range(cidr, name));
+}
 
 function range(cidr: string, name: string): Range {
   const [address, bits] = cidr.split("/") as [string, string];
@@ -161,7 +165,7 @@ function inRange({ bytes: prefix, bits }: Range, bytes: number[]): boolean {
   for (let i = 0; i * 8 < bits; i++) {
     const maskBits = Math.min(8, bits - i * 8);
     const mask = (0xff << (8 - maskBits)) & 0xff;
-    if ((prefix[i]! & mask) !== (bytes[i]! & mask)) return false;
+    if (((prefix[i] ?? 0) & mask) !== ((bytes[i] ?? 0) & mask)) return false;
   }
   return true;
 }

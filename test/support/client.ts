@@ -59,6 +59,35 @@ export class Client {
     }
   }
 
+  /**
+   * Waits until the run has ended AND its terminal event is in the log (the status and the event
+   * are two writes; either may be seen first), then returns the run and its whole event log.
+   */
+  async waitForEnd(runId: string, timeoutMs = 60_000): Promise<{ run: any; events: RunEvent[] }> {
+    const terminal = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out"]);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const run = await this.waitFor(runId, undefined, Math.max(1, deadline - Date.now()));
+      const events = await this.allEvents(runId);
+      if (events.length > 0 && terminal.has(events.at(-1)!.type)) {
+        // Re-read the run: anything it reports now was written before the terminal event was read.
+        return { run: await this.run(runId), events };
+      }
+      if (Date.now() > deadline) throw new Error(`run ${runId} is ${run.status} but its log has no terminal event after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** The whole event log, following `next.after` page by page. */
+  async allEvents(runId: string): Promise<RunEvent[]> {
+    const all: RunEvent[] = [];
+    for (;;) {
+      const page = await this.events(runId, all.at(-1)?.seq ?? 0, 500);
+      if (page.length === 0) return all;
+      all.push(...page);
+    }
+  }
+
   async events(runId: string, after = 0, limit = 500): Promise<RunEvent[]> {
     const res = await this.request("GET", `/v1/runs/${runId}/events?after=${after}&limit=${limit}`);
     return res.body.events;

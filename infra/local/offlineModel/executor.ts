@@ -33,6 +33,10 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
 
 function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>): Call[] {
   const { task, isReact } = assignment;
+  // A request that says "ask me" gets a question first (the run waits for the answer).
+  if (/\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
+    return [{ name: "ask_user", arguments: { question: `You asked me to check with you first. What should I know before I do this: ${cut(task, 200)}` } }];
+  }
   if (/\breport/i.test(task) && offered.has("write_artifact")) return [writeReport(assignment)];
   const expressions = findExpressions(task);
   const calls: Call[] = offered.has("calculator")

@@ -1,0 +1,120 @@
+import { DescribeStateMachineCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stateMachineDefinition, synthesizeStack } from "../../infra/local/synth.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+
+/**
+ * Parity (DESIGN §2): the ASL the local stack runs is byte for byte the ASL `cdk synth` deploys.
+ * Three definitions are compared: the real CDK CLI's template (resolved to local ARNs), what the
+ * running local Step Functions endpoint reports via DescribeStateMachine, and the in-process
+ * synthesis infra/local/stack.ts uses. Then the structure users rely on is checked.
+ */
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, "../..");
+
+let outDir: string;
+let stack: RunningStack;
+let cliDefinition: string;
+let localDefinition: string;
+let runningDefinition: string;
+let asl: any;
+
+beforeAll(async () => {
+  outDir = await mkdtemp(path.join(tmpdir(), "stepwise-synth-"));
+  const synth = run("npx", ["cdk", "synth", "--quiet", "--no-notices", "--output", outDir], {
+    cwd: root,
+    // The deploy-time settings that would change the template are left at their defaults, as the local stack does.
+    env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", STEPWISE_MODEL: "" },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const started = startStack({}, [], { exposeEndpoints: true });
+  const [, running] = await Promise.all([synth, started]);
+  stack = running;
+
+  const template = JSON.parse(await readFile(path.join(outDir, "Stepwise.template.json"), "utf8"));
+  const { steps } = synthesizeStack(); // logical id → step; logical ids are deterministic
+  cliDefinition = stateMachineDefinition({ template, steps }).definition;
+  localDefinition = stateMachineDefinition(synthesizeStack()).definition;
+
+  const endpoints = stack.endpoints!;
+  const sfn = new SFNClient({ endpoint: endpoints.sfn, region: endpoints.region, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+  const described = await sfn.send(new DescribeStateMachineCommand({ stateMachineArn: endpoints.stateMachineArn }));
+  sfn.destroy();
+  runningDefinition = described.definition!;
+  asl = JSON.parse(cliDefinition);
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+describe("the state machine the local stack runs", () => {
+  it("is byte for byte the definition `cdk synth` produces", () => {
+    expect(cliDefinition.length).toBeGreaterThan(1000);
+    expect(runningDefinition).toBe(cliDefinition);
+    expect(localDefinition).toBe(cliDefinition);
+  });
+
+  it("runs every Lambda of the template it references (no reference left unresolved)", () => {
+    const referenced = [...cliDefinition.matchAll(/arn:aws:lambda:[^"]+:function:([A-Za-z0-9]+)/g)].map((m) => m[1]);
+    expect(referenced.length).toBeGreaterThan(0);
+    const { steps } = synthesizeStack();
+    for (const logicalId of referenced) expect(steps.has(logicalId!), logicalId).toBe(true);
+  });
+});
+
+type State = { Type: string; Next?: string; End?: boolean; Catch?: { ErrorEquals: string[]; Next: string }[]; [key: string]: any };
+
+describe("the state machine's structure", () => {
+  const states = () => asl.States as Record<string, State>;
+  const catchesTo = (state: State, target: string) => (state.Catch ?? []).some((c) => c.Next === target && c.ErrorEquals.includes("States.ALL"));
+
+  it("has the states users read in the console", () => {
+    expect(asl.StartAt).toBe("Start run");
+    for (const name of ["Start run", "Choose mode", "Route request", "Agent turn", "Plan", "Execute tasks", "Summarize", "Finalize", "Record failure"]) {
+      expect(states()[name], name).toBeDefined();
+    }
+    expect(states()["Start run"]!.Type).toBe("Task");
+    expect(states()["Choose mode"]!.Type).toBe("Choice");
+    expect(states()["Start run"]!.Next).toBe("Choose mode");
+  });
+
+  it("chooses the mode: react → Agent turn, plan_solve → Plan, route → Route request (which chooses again)", () => {
+    const choices = states()["Choose mode"]!.Choices as { Variable: string; StringEquals: string; Next: string }[];
+    const byMode = Object.fromEntries(choices.map((c) => [c.StringEquals, c.Next]));
+    expect(byMode).toMatchObject({ react: "Agent turn", plan_solve: "Plan", route: "Route request" });
+    expect(states()["Route request"]!.Next).toBe("Choose mode");
+    expect(states()["Summarize"]!.Next).toBe("Finalize");
+  });
+
+  it("executes a step's tasks in a Map with bounded concurrency, each task catching its own failure", () => {
+    const map = states()["Execute tasks"]!;
+    expect(map.Type).toBe("Map");
+    expect(map.MaxConcurrency).toBeGreaterThanOrEqual(1);
+    expect(map.MaxConcurrency).toBeLessThanOrEqual(40);
+    expect(map.Next).toBe("Plan"); // the planner sees the results
+    const inner = map.ItemProcessor.States as Record<string, State>;
+    expect(map.ItemProcessor.StartAt).toBe("Execute task");
+    expect(inner["Execute task"]!.Type).toBe("Task");
+    expect(catchesTo(inner["Execute task"]!, "Record task failure")).toBe(true);
+    expect(inner["Record task failure"]!.Type).toBe("Task");
+    // a failed task ends its own iteration, not the run
+    expect(inner["Record task failure"]!.End).toBe(true);
+  });
+
+  it("routes every error of every Task and Map outside the Map to Record failure", () => {
+    const unguarded = Object.entries(states())
+      .filter(([name, state]) => (state.Type === "Task" || state.Type === "Map") && name !== "Record failure")
+      .filter(([, state]) => !catchesTo(state, "Record failure"))
+      .map(([name]) => name);
+    expect(unguarded).toEqual([]);
+    expect(states()["Record failure"]!.Next).toBe("Run failed");
+    expect(states()["Run failed"]!.Type).toBe("Fail");
+  });
+});
