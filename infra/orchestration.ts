@@ -98,7 +98,7 @@ export class Orchestration extends Construct {
     finalize.next(new sfn.Succeed(this, "Run succeeded"));
 
     for (const state of [waitForInput, waitForPlanApproval, executeTasks]) state.addCatch(recordTimeout, onTimeout);
-    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval]) {
+    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval, recordTimeout]) {
       state.addCatch(recordFailure, onError);
     }
 

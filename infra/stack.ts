@@ -4,9 +4,13 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { FunctionUrlAuthType, InvokeMode, HttpMethod } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import { Rule } from "aws-cdk-lib/aws-events";
+import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { AgentFunctions, lambdaProps } from "./agentFunctions.js";
-import { API_HANDLER, STREAM_HANDLER } from "./handlers.js";
+import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Orchestration } from "./orchestration.js";
 
 export interface StepwiseStackProps extends StackProps {
@@ -36,13 +40,25 @@ export class StepwiseStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    // Notifications: Step Functions status changes (EventBridge) and our own messages share one queue;
+    // what cannot be delivered ends in the dead-letter queue, where nothing is lost.
+    const deadLetters = new Queue(this, "DeadLetters", { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED });
+    const notifications = new Queue(this, "Notifications", {
+      visibilityTimeout: Duration.minutes(2),
+      encryption: QueueEncryption.SQS_MANAGED,
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
+    });
+    const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: deadLetters.queueUrl };
+
     const modelEnvironment: Record<string, string> = {
+      ...queueEnvironment,
       STEPWISE_MODEL: props.model ?? "gpt-4o-mini",
       ...(props.openAiBaseUrl ? { OPENAI_BASE_URL: props.openAiBaseUrl } : {}),
       ...(process.env.OPENAI_API_KEY ? { OPENAI_API_KEY: process.env.OPENAI_API_KEY } : {}),
     };
     const agents = new AgentFunctions(this, "Steps", { table, environment: modelEnvironment });
     this.steps = agents;
+    for (const fn of Object.values(agents.functions)) notifications.grantSendMessages(fn);
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: agents.functions,
       maxConcurrency: props.maxConcurrency,
@@ -63,6 +79,7 @@ export class StepwiseStack extends Stack {
 
     const api = new NodejsFunction(this, "Api", {
       ...lambdaProps(this, "Api", API_HANDLER, table, {
+        ...queueEnvironment,
         STATE_MACHINE_ARN: stateMachine.stateMachineArn,
         STREAM_URL: streamUrl.url,
         CONSOLE_LINKS: "true",
@@ -73,6 +90,25 @@ export class StepwiseStack extends Stack {
     stateMachine.grantStartExecution(api);
     stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory");
     stateMachine.grantTaskResponse(api);
+    notifications.grantSendMessages(api);
+
+    const notify = new NodejsFunction(this, "Notify", {
+      ...lambdaProps(this, "Notify", NOTIFY_HANDLER, table, queueEnvironment),
+      timeout: Duration.minutes(1),
+    });
+    table.grantReadWriteData(notify);
+    notifications.grantSendMessages(notify);
+    deadLetters.grantSendMessages(notify);
+    notify.addEventSource(new SqsEventSource(notifications, { batchSize: 10, reportBatchItemFailures: true }));
+    new Rule(this, "ExecutionEnded", {
+      description: "Stepwise: a run's execution ended (also crashes and aborts): notify.",
+      eventPattern: {
+        source: ["aws.states"],
+        detailType: ["Step Functions Execution Status Change"],
+        detail: { stateMachineArn: [stateMachine.stateMachineArn], status: ["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"] },
+      },
+      targets: [new SqsQueue(notifications)],
+    });
 
     const httpApi = new HttpApi(this, "HttpApi", {
       description: "Stepwise agent API",
@@ -80,6 +116,7 @@ export class StepwiseStack extends Stack {
         allowOrigins: ["*"],
         allowMethods: [CorsHttpMethod.ANY],
         allowHeaders: ["authorization", "content-type", "idempotency-key"],
+      exposeHeaders: ["location", "retry-after", "idempotent-replayed"],
       },
     });
     httpApi.addRoutes({ path: "/v1/{proxy+}", integration: new HttpLambdaIntegration("ApiIntegration", api) });
@@ -88,5 +125,6 @@ export class StepwiseStack extends Stack {
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });
     new CfnOutput(this, "StateMachineArn", { value: stateMachine.stateMachineArn });
     new CfnOutput(this, "TableName", { value: table.tableName });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: deadLetters.queueUrl });
   }
 }

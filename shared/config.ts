@@ -26,6 +26,16 @@ export const Config = z.object({
   MAX_AGENT_ROUNDS: int(30),
   TOOL_CONCURRENCY: int(2),
   AWS_REGION: z.string().default("us-east-1"),
+  /** Webhooks: the notification queue, its dead letters, and who may be called. */
+  NOTIFY_QUEUE_URL: z.string().optional(),
+  DEAD_LETTER_QUEUE_URL: z.string().optional(),
+  WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
+  WEBHOOK_ALLOW_HTTP: z.stringbool().default(false),
+  WEBHOOK_RETRY_SCHEDULE: z.enum(["default", "fast"]).default("default"),
+  WEBHOOK_TIMEOUT_MS: int(10_000),
+  WEBHOOK_SECRET_OVERLAP_HOURS: int(24),
+  /** Backpressure: runs a tenant may have going at once. */
+  MAX_ACTIVE_RUNS_PER_TENANT: int(20),
 });
 export type Config = z.infer<typeof Config>;
 

@@ -1,4 +1,5 @@
 import { SFNClient } from "@aws-sdk/client-sfn";
+import { SQSClient } from "@aws-sdk/client-sqs";
 import type { Config } from "./config.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
 import type { ChatModel } from "./llm/types.js";
@@ -10,6 +11,9 @@ import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
 import { Table } from "./store/table.js";
 import { TaskStore } from "./store/tasks.js";
+import { ActiveRuns } from "./store/tenants.js";
+import { WebhookStore } from "./store/webhooks.js";
+import { NotifyQueue } from "./webhooks/queue.js";
 
 /** Everything a handler needs, built from configuration once per cold start, injectable in tests. */
 export interface Services {
@@ -22,6 +26,9 @@ export interface Services {
   artifacts: ArtifactStore;
   apiKeys: ApiKeyStore;
   interrupts: InterruptStore;
+  webhooks: WebhookStore;
+  activeRuns: ActiveRuns;
+  notifyQueue: NotifyQueue;
   model: ChatModel;
   sfn: SFNClient;
 }
@@ -39,6 +46,9 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     artifacts: new ArtifactStore(table, days),
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),
+    webhooks: new WebhookStore(table, days),
+    activeRuns: new ActiveRuns(table),
+    notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
     model: new OpenAIModel({
       model: config.STEPWISE_MODEL,
       baseURL: config.OPENAI_BASE_URL,

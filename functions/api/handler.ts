@@ -13,7 +13,9 @@ export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
     if (matching.length === 0) throw new NotFoundError(`No route for ${path}.`);
     const found = matching.find((m) => m.route.method === event.requestContext.http.method);
     if (!found) {
-      throw new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}.`, { statusCode: 405, code: "method_not_allowed" });
+      const allow = [...new Set(matching.map((m) => m.route.method))].join(", ");
+      const result = errorResult(new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}; use ${allow}.`, { statusCode: 405, code: "method_not_allowed" }));
+      return { ...result, headers: { ...result.headers, allow } };
     }
     const tenantId = await authenticate(event, services);
     return await found.route.handle({ event, services, tenantId, params: { ...found.match!.groups } });

@@ -4,11 +4,11 @@ import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { reactTools } from "../../shared/tools/builtins.js";
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
 import type { Services } from "../../shared/services.js";
-import { submitRun } from "../../shared/run/submit.js";
+import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
 import { interruptView, runLinks, runView, type Links } from "../../shared/run/view.js";
 import { countStateTransitions } from "../../shared/run/history.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/run.js";
-import { baseUrl, header, json, type HttpEvent, type HttpResult } from "../http.js";
+import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
 
 const MAX_BODY_BYTES = 256 * 1024;
@@ -27,16 +27,64 @@ export const routes: Route[] = [
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, handle: getRun },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/, handle: resolveInterrupt },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/cancel$/, handle: cancel },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks$/, handle: listWebhooks },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks\/(?<deliveryId>[^/]+)\/redeliver$/, handle: redeliver },
+  { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
+  { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
 ];
 
 async function createRun({ event, services, tenantId }: Request): Promise<HttpResult> {
+  const idempotencyKey = header(event, "idempotency-key");
+  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
+    throw new BadRequestError("Idempotency-Key must be 1 to 255 visible ASCII characters.");
+  }
   const body = parseBody(event, CreateRunRequest);
   if (body.input.length > services.config.MAX_INPUT_CHARS) {
     throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.config.MAX_INPUT_CHARS}`);
   }
-  const run = await submitRun(services, tenantId, body);
-  const links = runLinks(run.runId, run.executionArn, linksFor(event, services));
-  return json(202, { runId: run.runId, sessionId: run.sessionId, status: run.status, links }, { location: links.self });
+  try {
+    const { run, replayed } = await submitRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
+    const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
+    return json(
+      202,
+      { runId: run.runId, sessionId: run.sessionId, status: replayed ? (await services.runs.get(run.runId))!.status : run.status, links },
+      { location: links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) },
+    );
+  } catch (error) {
+    if (error instanceof TooManyRunsError) return { ...errorResult(error), headers: { ...errorResult(error).headers, "retry-after": String(error.retryAfterSeconds) } };
+    throw error;
+  }
+}
+
+async function cancel({ services, tenantId, params }: Request): Promise<HttpResult> {
+  const run = await ownRun(services, tenantId, params.runId!);
+  await cancelRun(services, run, "Cancelled through the API.");
+  return json(202, { runId: run.runId, status: "cancelled" });
+}
+
+async function listWebhooks({ services, tenantId, params }: Request): Promise<HttpResult> {
+  const run = await ownRun(services, tenantId, params.runId!);
+  const deliveries = await services.webhooks.listDeliveries(run.runId);
+  return json(200, { runId: run.runId, webhook: run.webhook ?? null, deliveries: deliveries.map(({ body: _body, ...d }) => d) });
+}
+
+async function redeliver({ services, tenantId, params }: Request): Promise<HttpResult> {
+  const run = await ownRun(services, tenantId, params.runId!);
+  const delivery = await services.webhooks.getDelivery(run.runId, params.deliveryId!);
+  if (!delivery) throw new NotFoundError(`No webhook delivery ${params.deliveryId} on run ${run.runId}.`);
+  if (delivery.status === "pending") throw new ConflictError("This delivery is still being attempted.", { status: delivery.status });
+  const attempt = await services.webhooks.reopen(delivery);
+  await services.notifyQueue.send({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt });
+  return json(202, { deliveryId: delivery.deliveryId, status: "pending" });
+}
+
+async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResult> {
+  return json(200, { secrets: await services.webhooks.secrets(tenantId) });
+}
+
+async function rotateWebhookSecret({ services, tenantId }: Request): Promise<HttpResult> {
+  return json(200, { secrets: await services.webhooks.rotate(tenantId, services.config.WEBHOOK_SECRET_OVERLAP_HOURS) });
 }
 
 async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {

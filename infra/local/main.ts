@@ -34,7 +34,7 @@ const stack = await startLocalStack({
 
 if (process.env.STEPWISE_READY_JSON) {
   // Machine-readable line for scripts and tests that start the stack.
-  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey }));
+  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints }));
 } else {
   console.log(`Stepwise is running at ${stack.url}
   API key:  ${apiKey}

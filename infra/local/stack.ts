@@ -2,13 +2,16 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { API_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
+import { API_HANDLER, NOTIFY_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
+import { LocalSqs } from "./sqs.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { toApiGatewayEvent, sendResult } from "./httpApi.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
 import { startOfflineModel } from "./offlineModel/server.js";
-import { LocalStepFunctions } from "./stepFunctions.js";
-import { LOCAL_REGION, stateMachineDefinition, synthesizeStack } from "./synth.js";
+import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
+import { LOCAL_ACCOUNT, LOCAL_REGION, stateMachineDefinition, synthesizeStack } from "./synth.js";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { randomUUID } from "node:crypto";
 import type { StepwiseStackProps } from "../stack.js";
 
 export interface LocalStackOptions {
@@ -25,6 +28,8 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   url: string;
+  /** Loopback endpoints of the emulated services, for tools and tests that speak AWS APIs. */
+  endpoints: { dynamodb: string; stepFunctions: string; sqs: string; notifyQueueUrl: string; deadLetterQueueUrl: string };
   stepFunctions: LocalStepFunctions;
   model: { url: string; offline: boolean; name: string };
   close(): Promise<void>;
@@ -66,6 +71,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const sfnEndpoint = await stepFunctions.listen();
     closers.push(() => stepFunctions.close());
 
+    // EventBridge → SQS → notifier: execution status changes reach the notify handler through a queue.
+    const sqs = new LocalSqs();
+    const sqsEndpoint = await sqs.listen();
+    closers.push(() => sqs.close());
+    const deadLetterQueueUrl = sqs.createQueue("stepwise-dead-letters");
+    const notifyQueueUrl = sqs.createQueue("stepwise-notify", { queueUrl: deadLetterQueueUrl, maxReceiveCount: 5 });
+    stepFunctions.on("status", (change: ExecutionStatusChange) => {
+      if (change.status === "RUNNING") return;
+      const event = {
+        version: "0",
+        id: randomUUID(),
+        "detail-type": "Step Functions Execution Status Change",
+        source: "aws.states",
+        account: LOCAL_ACCOUNT,
+        time: new Date().toISOString(),
+        region: LOCAL_REGION,
+        resources: [change.executionArn],
+        detail: { ...change, startDate: change.startDate.getTime(), stopDate: change.stopDate?.getTime() ?? null },
+      };
+      void new SQSClient({}).send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
+    });
+
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
@@ -77,6 +104,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       AWS_SECRET_ACCESS_KEY: "local",
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SFN: sfnEndpoint,
+      AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+      NOTIFY_QUEUE_URL: notifyQueueUrl,
+      DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
+      // Local receivers live on this machine: allowed here by explicit configuration, never on AWS.
+      WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? "true",
+      WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP ?? "true",
+      WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? "fast",
       TABLE_NAME: "stepwise",
       STATE_MACHINE_ARN: stepFunctions.stateMachineArn,
       STREAM_URL: url,
@@ -90,7 +124,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const { getServices } = await import("../../functions/services.js");
     await Promise.all(Object.entries(options.apiKeys).map(([key, tenant]) => getServices().apiKeys.register(key, tenant)));
     // Load the handlers now, so the first request does not pay for it.
-    await Promise.all([API_HANDLER, STREAM_HANDLER, ...Object.values(STEP_HANDLERS)].map(loadHandler));
+    await Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...Object.values(STEP_HANDLERS)].map(loadHandler));
+    sqs.subscribe(notifyQueueUrl, async (event) => (await invokeLambda(NOTIFY_HANDLER, event)) as any, { visibilityMs: 1_000 });
 
     server.on("request", async (req, res) => {
       try {
@@ -108,7 +143,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     });
 
-    return { url, stepFunctions, model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };
+    return {
+      url,
+      endpoints: { dynamodb: dynamo.endpoint, stepFunctions: sfnEndpoint, sqs: sqsEndpoint, notifyQueueUrl, deadLetterQueueUrl },
+      stepFunctions,
+      model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };
   } catch (error) {
     await close();
     throw error;

@@ -30,6 +30,7 @@ export async function openInterrupt(services: Services, fields: Omit<Interrupt, 
           },
         },
       ]),
+      services.notifyQueue.send({ kind: "awaiting_input", runId: fields.runId, interruptId: interrupt.interruptId }),
     ]);
   }
   return interrupt;

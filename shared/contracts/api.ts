@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApprovalPolicy } from "./interrupts.js";
 import { RequestedMode } from "./run.js";
+import { WebhookSubscription } from "../webhooks/payload.js";
 
 export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");
 
@@ -16,6 +17,8 @@ export const CreateRunRequest = z.strictObject({
     .optional(),
   /** Pause for a person: before executing a plan, and before write (or all) tool calls. */
   approval: ApprovalPolicy.optional(),
+  /** Where to send signed notifications (Standard Webhooks) when the run ends or waits. */
+  webhook: WebhookSubscription.optional(),
 });
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 

@@ -34,6 +34,10 @@ export const RunRecord = z.object({
   input: z.string(),
   metadata: z.record(z.string(), z.string()),
   approval: ApprovalPolicy.optional(),
+  webhook: z.object({ url: z.string(), events: z.array(z.string()).optional() }).optional(),
+  /** Where clients find the run, fixed at submission (webhooks link to it). */
+  links: z.object({ self: z.string(), events: z.string(), stream: z.string() }).optional(),
+  idempotencyKey: z.string().optional(),
   plan: Plan.optional(),
   /** Fingerprint of the last plan a person approved. */
   approvedPlan: z.string().optional(),
@@ -45,5 +49,7 @@ export const RunRecord = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   endedAt: z.string().optional(),
+  /** Sequence number of the terminal event, reserved before the run ends (so it is never lost). */
+  terminalSeq: z.number().int().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;

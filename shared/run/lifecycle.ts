@@ -1,4 +1,6 @@
 import type { RunState } from "../contracts/steps.js";
+import type { EventBody } from "../contracts/events.js";
+import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { NotFoundError } from "../errors.js";
 import { chooseMode, fixedMode } from "../agent/router.js";
 import type { RunScope } from "../agent/loop.js";
@@ -34,31 +36,85 @@ export async function routeRun(run: RunScope): Promise<RunState> {
   return { runId: run.runId, mode };
 }
 
+type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled";
+
+/**
+ * The one place a run ends: moves it to a terminal status once (a conditional write, so a late or
+ * repeated step cannot end it twice), records the terminal event, closes its open interrupts and
+ * gives the tenant's run slot back. Returns false if the run had already ended.
+ */
+export async function endRun(
+  services: RunScope["services"],
+  runId: string,
+  status: TerminalStatus,
+  details: { result?: string; files?: string[]; error?: { code: string; message: string } } = {},
+): Promise<boolean> {
+  const record = await services.runs.get(runId);
+  if (!record) throw new NotFoundError(`run ${runId} not found`);
+  const event: EventBody =
+    status === "succeeded"
+      ? { type: "run.succeeded", data: { result: details.result ?? record.result ?? "", files: details.files ?? record.files ?? [] } }
+      : status === "failed"
+        ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
+        : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
+  if (TERMINAL_STATUSES.has(record.status)) {
+    // Ended before; if that step died between ending the run and writing its event, write it now.
+    if (record.terminalSeq && record.status === status && !(await services.events.has(runId, record.terminalSeq))) {
+      await services.events.putAt(runId, record.terminalSeq, [event]);
+    }
+    return false;
+  }
+  // The event's number is taken first and kept on the run, so the event is never lost; a number
+  // taken by a step that lost the race stays a hole, which readers skip.
+  const terminalSeq = await services.events.reserve(runId, 1);
+  const patch = { status, endedAt: new Date().toISOString(), terminalSeq, ...(details.error ? { error: details.error } : {}) };
+  if (!(await services.runs.update(runId, patch, ["queued", "running", "awaiting_input"]))) return false;
+  const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");
+  await Promise.all([
+    services.events.putAt(runId, terminalSeq, [event]),
+    services.activeRuns.release(record.tenantId),
+    ...pending.map((i) => services.interrupts.transition(runId, i.interruptId, status === "timed_out" ? "timed_out" : "cancelled")),
+  ]);
+  return true;
+}
+
 /** "Finalize": the run succeeded with the answer stored by the summarizer or the ReAct agent. */
 export async function finalizeRun(run: RunScope): Promise<{ runId: string; status: string }> {
-  const { services } = run;
-  const record = await services.runs.get(run.runId);
-  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const now = new Date().toISOString();
-  if (await services.runs.update(run.runId, { status: "succeeded", endedAt: now }, ["running", "awaiting_input"])) {
-    await services.events.append(run.runId, [
-      { type: "run.succeeded", data: { result: record.result ?? "", files: record.files ?? [] } },
-    ]);
-    return { runId: run.runId, status: "succeeded" };
-  }
-  return { runId: run.runId, status: record.status };
+  await endRun(run.services, run.runId, "succeeded");
+  return { runId: run.runId, status: "succeeded" };
 }
 
 /** "Record failure": whatever failed, the run ends failed with a readable reason. */
 export async function recordFailure(run: RunScope, error: { Error: string; Cause?: string }): Promise<{ runId: string; status: string }> {
-  const { services } = run;
-  const message = describeCause(error);
-  const now = new Date().toISOString();
-  const failure = { code: error.Error || "error", message };
-  if (await services.runs.update(run.runId, { status: "failed", error: failure, endedAt: now }, ["queued", "running", "awaiting_input"])) {
-    await services.events.append(run.runId, [{ type: "run.failed", data: { error: failure } }]);
-  }
+  await endRun(run.services, run.runId, "failed", { error: { code: error.Error || "error", message: describeCause(error) } });
   return { runId: run.runId, status: "failed" };
+}
+
+/** "Record timeout": nobody answered in time; the run ends timed_out and its open interrupts with it. */
+export async function recordTimeout(run: RunScope): Promise<{ runId: string; status: string }> {
+  const pending = (await run.services.interrupts.list(run.runId)).filter((i) => i.status === "pending");
+  const message = pending.length
+    ? `No decision arrived in time for: ${pending.map((i) => i.summary.split("\n")[0]).join("; ")}`
+    : "A step of the run took longer than its time limit.";
+  await endRun(run.services, run.runId, "timed_out", { error: { code: "timed_out", message } });
+  return { runId: run.runId, status: "timed_out" };
+}
+
+/**
+ * Step Functions reported that the execution ended. Normally the run has ended already; if the
+ * execution crashed, was aborted or timed out without reaching our states, the run ends here.
+ */
+export async function reconcileExecutionEnd(
+  services: RunScope["services"],
+  runId: string,
+  execution: { status: string; error?: string | null; cause?: string | null },
+): Promise<void> {
+  const status: TerminalStatus | undefined = ({ SUCCEEDED: "succeeded", FAILED: "failed", TIMED_OUT: "timed_out", ABORTED: "cancelled" } as const)[
+    execution.status as "SUCCEEDED"
+  ];
+  if (!status) return;
+  const message = execution.cause || execution.error || `The execution ended ${execution.status.toLowerCase()}.`;
+  await endRun(services, runId, status, status === "succeeded" ? {} : { error: { code: execution.error || status, message } });
 }
 
 /** Lambda puts `{"errorType","errorMessage",...}` in Cause; other errors give plain text. */
@@ -71,21 +127,6 @@ export function describeCause(error: { Error: string; Cause?: string }): string 
     // not JSON: use it as it is
   }
   return error.Cause.slice(0, 2_000);
-}
-
-/** "Record timeout": nobody answered in time; the run ends timed_out and its open interrupts with it. */
-export async function recordTimeout(run: RunScope): Promise<{ runId: string; status: string }> {
-  const { services } = run;
-  const pending = (await services.interrupts.list(run.runId)).filter((i) => i.status === "pending");
-  await Promise.all(pending.map((i) => services.interrupts.transition(run.runId, i.interruptId, "timed_out")));
-  const reason = pending.length
-    ? `No decision arrived in time for: ${pending.map((i) => i.summary.split("\n")[0]).join("; ")}`
-    : "A step of the run took longer than its time limit.";
-  const now = new Date().toISOString();
-  if (await services.runs.update(run.runId, { status: "timed_out", error: { code: "timed_out", message: reason }, endedAt: now }, ["queued", "running", "awaiting_input"])) {
-    await services.events.append(run.runId, [{ type: "run.timed_out", data: { reason } }]);
-  }
-  return { runId: run.runId, status: "timed_out" };
 }
 
 /** A "Wait for …" task's Lambda: keep the task token with the interrupt; resume at once if decided already. */

@@ -47,9 +47,9 @@ export async function* runEventFrames(services: Services, runId: string, after: 
       if (TERMINAL_EVENTS.has(event.type)) return;
     }
     if (delivered === 0 && events.length === 0) {
-      // A run that ended before any terminal event could be written (it was never started) ends the stream too.
+      // Past the run's terminal event (a client resuming after the end), or a run that is gone: nothing more will come.
       const run = await services.runs.get(runId);
-      if (!run || (TERMINAL_STATUSES.has(run.status) && (await services.events.list(runId, cursor, 1)).length === 0)) return;
+      if (!run || (TERMINAL_STATUSES.has(run.status) && cursor >= (run.terminalSeq ?? 0))) return;
     }
     if (Date.now() - started >= options.maxMs) {
       yield `: stream time limit reached; reconnect with Last-Event-ID: ${cursor}\n\n`;

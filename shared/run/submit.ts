@@ -1,9 +1,14 @@
-import { randomBytes } from "node:crypto";
-import { StartExecutionCommand } from "@aws-sdk/client-sfn";
+import { createHash, randomBytes } from "node:crypto";
+import { StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { CreateRunRequest } from "../contracts/api.js";
-import { emptyUsage, type RunRecord } from "../contracts/run.js";
-import { StepwiseError, errorMessage } from "../errors.js";
+import { emptyUsage, TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import { ConflictError, StepwiseError, errorMessage } from "../errors.js";
 import type { Services } from "../services.js";
+import { assertDeliverableUrl } from "../webhooks/ssrfGuard.js";
+import { endRun } from "./lifecycle.js";
+import { runLinks, type Links } from "./view.js";
 
 /** Sortable, unguessable ids: time first so listings read in order. */
 export const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
@@ -13,15 +18,50 @@ export function executionArnFor(stateMachineArn: string, runId: string): string 
   return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${runId}`;
 }
 
+/** Too many runs going for this tenant: come back later (429). */
+export class TooManyRunsError extends StepwiseError {
+  constructor(
+    limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`This API key has ${limit} runs going, its limit. Retry after ${retryAfterSeconds} s, or cancel a run.`, {
+      statusCode: 429,
+      code: "too_many_runs",
+      details: { limit },
+    });
+  }
+}
+
+const RETRY_AFTER_SECONDS = 5;
+
 /**
  * Records the run, then starts its execution (named after the run, so a retried start cannot run
- * it twice). Two round trips; nothing else is on the client's path.
+ * it twice). With an Idempotency-Key, the same key and body give back the same run.
  */
-export async function submitRun(services: Services, tenantId: string, request: CreateRunRequest): Promise<RunRecord> {
+export async function submitRun(
+  services: Services,
+  tenantId: string,
+  request: CreateRunRequest,
+  options: { links: Links; idempotencyKey?: string },
+): Promise<{ run: RunRecord; replayed: boolean }> {
   const stateMachineArn = services.config.STATE_MACHINE_ARN;
   if (!stateMachineArn) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
+  if (request.webhook) {
+    await assertDeliverableUrl(request.webhook.url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK, allowHttp: services.config.WEBHOOK_ALLOW_HTTP });
+  }
+
   const runId = newId("run");
+  if (options.idempotencyKey) {
+    const existing = await claimIdempotencyKey(services, tenantId, options.idempotencyKey, request, runId);
+    if (existing) return { run: existing, replayed: true };
+  }
+  if (!(await services.activeRuns.acquire(tenantId, services.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
+    if (options.idempotencyKey) await releaseIdempotencyKey(services, tenantId, options.idempotencyKey);
+    throw new TooManyRunsError(services.config.MAX_ACTIVE_RUNS_PER_TENANT, RETRY_AFTER_SECONDS);
+  }
+
   const now = new Date().toISOString();
+  const executionArn = executionArnFor(stateMachineArn, runId);
   const run: RunRecord = {
     schemaVersion: 1,
     runId,
@@ -33,8 +73,11 @@ export async function submitRun(services: Services, tenantId: string, request: C
     input: request.input,
     metadata: request.metadata ?? {},
     approval: request.approval,
+    webhook: request.webhook,
+    links: runLinks(runId, executionArn, options.links),
+    idempotencyKey: options.idempotencyKey,
     usage: emptyUsage(),
-    executionArn: executionArnFor(stateMachineArn, runId),
+    executionArn,
     createdAt: now,
     updatedAt: now,
   };
@@ -43,8 +86,43 @@ export async function submitRun(services: Services, tenantId: string, request: C
     await services.sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId }) }));
   } catch (error) {
     const failure = { code: "start_failed", message: `The run could not be started: ${errorMessage(error)}` };
-    await services.runs.update(runId, { status: "failed", error: failure, endedAt: new Date().toISOString() });
+    await endRun(services, runId, "failed", { error: failure });
     throw new StepwiseError(failure.message, { statusCode: 503, code: "unavailable", cause: error });
   }
+  return { run, replayed: false };
+}
+
+/** Stops the execution; the run ends cancelled (the status-change notification sends the webhook). */
+export async function cancelRun(services: Services, run: RunRecord, reason: string): Promise<void> {
+  if (TERMINAL_STATUSES.has(run.status)) throw new ConflictError(`Run ${run.runId} has already ended (${run.status}).`, { status: run.status });
+  if (!(await endRun(services, run.runId, "cancelled", { error: { code: "cancelled", message: reason } }))) {
+    const now = await services.runs.get(run.runId);
+    throw new ConflictError(`Run ${run.runId} has already ended (${now?.status}).`, { status: now?.status });
+  }
+  await services.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn, error: "Cancelled", cause: reason }));
+}
+
+const idempotencyKey = (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update(key).digest("hex")}` });
+const bodyHash = (request: CreateRunRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex");
+
+/** Claims the key for this run; returns the earlier run if the key was used with the same body. */
+async function claimIdempotencyKey(services: Services, tenantId: string, key: string, request: CreateRunRequest, runId: string): Promise<RunRecord | undefined> {
+  const item = { ...idempotencyKey(tenantId, key), runId, bodyHash: bodyHash(request), ttl: Math.floor(Date.now() / 1000) + 86_400 };
+  try {
+    await services.table.doc.send(new PutCommand({ TableName: services.table.name, Item: item, ConditionExpression: "attribute_not_exists(pk)" }));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+  const { Item } = await services.table.doc.send(new GetCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key), ConsistentRead: true }));
+  if (Item?.bodyHash !== item.bodyHash) {
+    throw new ConflictError("This Idempotency-Key was used with a different request body.", { idempotencyKey: key });
+  }
+  const run = await services.runs.get(Item.runId as string);
+  if (!run) throw new ConflictError("A request with this Idempotency-Key is still being processed; retry shortly.", { idempotencyKey: key });
   return run;
+}
+
+async function releaseIdempotencyKey(services: Services, tenantId: string, key: string): Promise<void> {
+  await services.table.doc.send(new DeleteCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key) }));
 }

@@ -15,20 +15,30 @@ export class EventLog {
 
   async append(runId: string, bodies: EventBody[]): Promise<RunEvent[]> {
     if (bodies.length === 0) return [];
-    const valid = bodies.map((body) => EventBody.parse(body));
+    const first = await this.reserve(runId, bodies.length);
+    return this.putAt(runId, first, bodies);
+  }
+
+  /** Takes `count` sequence numbers; returns the first. */
+  async reserve(runId: string, count: number): Promise<number> {
     const counter = await this.table.doc.send(
       new UpdateCommand({
         TableName: this.table.name,
         Key: keys.run(runId),
         UpdateExpression: "ADD eventSeq :n",
         ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":n": valid.length },
+        ExpressionAttributeValues: { ":n": count },
         ReturnValues: "UPDATED_NEW",
       }),
     );
-    const last = Number(counter.Attributes?.eventSeq);
+    return Number(counter.Attributes?.eventSeq) - count + 1;
+  }
+
+  /** Writes events at reserved sequence numbers (writing the same one again overwrites it: idempotent). */
+  async putAt(runId: string, firstSeq: number, bodies: EventBody[]): Promise<RunEvent[]> {
+    const valid = bodies.map((body) => EventBody.parse(body));
     const at = new Date().toISOString();
-    const events = valid.map((body, i) => ({ ...body, seq: last - valid.length + 1 + i, at }) as RunEvent);
+    const events = valid.map((body, i) => ({ ...body, seq: firstSeq + i, at }) as RunEvent);
     const ttl = expiresAt(this.retentionDays);
     for (let i = 0; i < events.length; i += 25) {
       const chunk = events.slice(i, i + 25);
@@ -45,6 +55,11 @@ export class EventLog {
       }
     }
     return events;
+  }
+
+  async has(runId: string, seq: number): Promise<boolean> {
+    const [event] = await this.list(runId, seq - 1, 1);
+    return event?.seq === seq;
   }
 
   /** Events with seq greater than `after`, in order. */

@@ -84,8 +84,8 @@ export function evaluate(expression: string): number {
     }
     if (/^[\d.]/.test(token)) return Number(token);
     const name = token.toLowerCase();
-    if (name in CONSTANTS) return CONSTANTS[name]!;
-    const fn = FUNCTIONS[name];
+    if (Object.hasOwn(CONSTANTS, name)) return CONSTANTS[name]!;
+    const fn = Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name] : undefined;
     if (!fn) throw new SyntaxError(`unknown symbol '${token}' in ${expression}`);
     expect("(");
     const args = [sum()];

@@ -3,7 +3,7 @@ import { formatPlan, StepStatus, type Plan } from "../contracts/plan.js";
 import { defineTool } from "./tool.js";
 
 const StepInput = z.union([
-  z.string().min(1),
+  z.string().min(1).max(2000),
   z.object({
     title: z.string().min(1).max(500),
     tasks: z.array(z.string().min(1).max(2000)).max(40).optional(),
@@ -38,7 +38,7 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
       if (args.command === "update" && !current) throw new Error("there is no plan to update; use create");
       const previous = new Map(current?.steps.map((s) => [s.title, s]) ?? []);
       const steps = args.steps.map((input) => {
-        const step = typeof input === "string" ? { title: input, tasks: [input] } : { ...input, tasks: input.tasks?.length ? input.tasks : [input.title] };
+        const step = typeof input === "string" ? { title: input.slice(0, 500), tasks: [input] } : { ...input, tasks: input.tasks?.length ? input.tasks : [input.title] };
         const kept = args.command === "update" ? previous.get(step.title) : undefined;
         return {
           title: step.title,

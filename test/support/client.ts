@@ -158,4 +158,38 @@ export class Client {
     }
     return { status: res.status, headers: res.headers, frames, comments, items, closed, body: undefined };
   }
+
+  /** A person's decision on an interrupt: `POST /v1/runs/{id}/interrupts/{interruptId}`; any answer is returned as is. */
+  async decide(runId: string, interruptId: string, body: unknown) {
+    return this.request("POST", `/v1/runs/${runId}/interrupts/${interruptId}`, body);
+  }
+
+  /**
+   * Polls until the run waits for a person on at least `count` interrupts: that many pending, each
+   * announced by its `interrupt.opened` event, and the status awaiting_input (the interrupt, the event
+   * and the status are separate writes; any may be seen first). Fails at once if the run ends.
+   * Returns the run and its whole event log as they were then; `pending` is in creation (event) order.
+   */
+  async waitForPending(runId: string, count = 1, timeoutMs = 30_000): Promise<{ run: any; events: RunEvent[]; pending: any[] }> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const run = await this.run(runId);
+      if (["succeeded", "failed", "cancelled", "timed_out"].includes(run.status)) {
+        throw new Error(`run ${runId} ended ${run.status} while waiting for ${count} pending interrupt(s): ${JSON.stringify(run.error)}`);
+      }
+      if (run.status === "awaiting_input" && run.pendingInterrupts.length >= count) {
+        const events = await this.allEvents(runId);
+        const opened = events.flatMap((e) => (e.type === "interrupt.opened" ? [e.data.interruptId] : []));
+        const byId = new Map<string, any>(run.pendingInterrupts.map((i: any) => [i.interruptId, i]));
+        if ([...byId.keys()].every((id) => opened.includes(id))) {
+          const pending = opened.filter((id) => byId.has(id)).map((id) => byId.get(id));
+          return { run, events, pending };
+        }
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`run ${runId} is ${run.status} with ${run.pendingInterrupts.length} pending interrupt(s) after ${timeoutMs} ms, not ${count}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }

@@ -73,7 +73,7 @@ export async function startStack(
         }
       }
     });
-    child.once("exit", (code) => reject(new Error(`local stack exited with ${code}:\n${logs.join("")}`)));
+    child.once("exit", (code, signal) => reject(new Error(`local stack exited with ${signal ?? code}:\n${logs.join("")}`)));
   });
   return {
     ...ready,
@@ -81,7 +81,8 @@ export async function startStack(
     logs,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // Already gone (exited, or killed by a signal from outside the test)?
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once("exit", () => resolve());
         child.kill("SIGTERM");
       }),

@@ -1,0 +1,28 @@
+import middy from "@middy/core";
+import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { errorMessage } from "../../shared/errors.js";
+import { onExecutionStatus, onQueueMessage } from "../../shared/webhooks/notify.js";
+import { ExecutionStatusEvent, NotifyMessage } from "../../shared/webhooks/queue.js";
+import { getServices } from "../services.js";
+
+/**
+ * The notification queue's consumer: Step Functions status changes (via EventBridge) and our own
+ * messages (waiting for a person, webhook retries). A message that fails is retried by SQS and,
+ * after its receive limit, lands in the dead-letter queue: nothing is lost.
+ */
+export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const services = getServices();
+  const batchItemFailures: SQSBatchResponse["batchItemFailures"] = [];
+  for (const record of event.Records) {
+    try {
+      const body: unknown = JSON.parse(record.body);
+      const status = ExecutionStatusEvent.safeParse(body);
+      if (status.success) await onExecutionStatus(services, status.data);
+      else await onQueueMessage(services, NotifyMessage.parse(body));
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "notification failed", messageId: record.messageId, error: errorMessage(error) }));
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures };
+});

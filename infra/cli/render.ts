@@ -1,0 +1,239 @@
+/**
+ * Turns a run's events into terminal lines: the plan with its step statuses, tasks, tool calls and
+ * results, thoughts (dimmed), interrupts, the answer, files and usage. Pure: it returns lines and
+ * the caller writes them, so tests can read them.
+ */
+import type { RunEvent } from "../../shared/contracts/events.js";
+import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
+import type { RunView } from "./client.js";
+
+export interface Palette {
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+  magenta(text: string): string;
+}
+
+const sgr = (open: number, close: number) => (text: string) => `\x1b[${open}m${text}\x1b[${close}m`;
+const plain = (text: string) => text;
+
+export function palette(color: boolean): Palette {
+  return color
+    ? { bold: sgr(1, 22), dim: sgr(2, 22), red: sgr(31, 39), green: sgr(32, 39), yellow: sgr(33, 39), cyan: sgr(36, 39), magenta: sgr(35, 39) }
+    : { bold: plain, dim: plain, red: plain, green: plain, yellow: plain, cyan: plain, magenta: plain };
+}
+
+/** Colours only on a terminal, and never when NO_COLOR is set to something (https://no-color.org). */
+export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.NO_COLOR) return false;
+  return stream.isTTY === true;
+}
+
+export const STEP_MARKERS: Record<StepStatus, string> = {
+  completed: "[x]",
+  in_progress: "[>]",
+  not_started: "[ ]",
+  blocked: "[!]",
+};
+
+export interface RendererOptions {
+  color: boolean;
+  /** Longest tool argument / result / thought text shown on a line before it is cut (default 300). */
+  maxText?: number;
+}
+
+/** Keeps what it needs between events: the plan last shown, to list tasks only when they change. */
+export class Renderer {
+  readonly c: Palette;
+  private readonly maxText: number;
+  private shownPlanShape: string | undefined;
+  private files: string[] = [];
+  private lastBlank = true;
+
+  constructor(options: RendererOptions) {
+    this.c = palette(options.color);
+    this.maxText = options.maxText ?? 300;
+  }
+
+  /** The lines for one event (none for events not worth a line, e.g. token deltas). */
+  event(event: RunEvent): string[] {
+    return this.tidy(this.lines(event));
+  }
+
+  /** No blank line twice in a row, nor at the very start, across calls. */
+  private tidy(lines: string[]): string[] {
+    const out: string[] = [];
+    for (const line of lines) {
+      const blank = line.trim() === "";
+      if (blank && this.lastBlank) continue;
+      out.push(line);
+      this.lastBlank = blank;
+    }
+    return out;
+  }
+
+  private lines(event: RunEvent): string[] {
+    const { c } = this;
+    switch (event.type) {
+      case "run.started":
+        return [c.dim(`Run started (mode ${event.data.mode}).`)];
+      case "plan.updated":
+        return this.plan(event.data.plan);
+      case "task.started": {
+        const { taskId, title, stepIndex } = event.data;
+        return [`${c.cyan("▶")} ${c.bold(taskId)} started ${c.dim(`(step ${stepIndex + 1})`)}: ${title}`];
+      }
+      case "task.completed": {
+        const { taskId, status, result } = event.data;
+        const ok = status === "succeeded";
+        const mark = ok ? c.green("✓") : c.red("✗");
+        return [`${mark} ${c.bold(taskId)} ${ok ? "done" : c.red("failed")}: ${this.cut(oneLine(result))}`];
+      }
+      case "agent.thought": {
+        const lines = event.data.text.trim().split(/\r?\n/);
+        const shown = lines.slice(0, 6).map((line) => this.cut(line));
+        if (lines.length > 6) shown.push(`… (${lines.length - 6} more lines)`);
+        return shown.map((line, i) => `  ${i === 0 ? this.source(event.data) : " ".repeat(sourceWidth(event.data))} ${c.dim(line)}`);
+      }
+      case "agent.delta":
+        // Token deltas: the thought that follows carries the whole text.
+        return [];
+      case "tool.called": {
+        const args = json(event.data.arguments);
+        return [`  ${this.source(event.data)} ${c.magenta("→")} ${c.bold(event.data.tool)} ${args.length > 200 ? `${args.slice(0, 199)}…` : args}`];
+      }
+      case "tool.result": {
+        const { ok, output, tool } = event.data;
+        const arrow = ok ? c.magenta("←") : c.red("✗");
+        const lines = output.trim().split(/\r?\n/);
+        const more = lines.length > 1 ? c.dim(` (+${lines.length - 1} lines)`) : "";
+        const text = ok ? this.cut(lines[0] ?? "") : c.red(`${tool}: ${this.cut(lines[0] ?? "")}`);
+        return [`  ${this.source(event.data)} ${arrow} ${text}${more}`];
+      }
+      case "interrupt.opened":
+        return this.interrupt(event.data);
+      case "interrupt.resolved": {
+        const { decision, message, kind } = event.data;
+        const what = kind === "plan_approval" ? "plan" : kind === "tool_approval" ? "tool call" : "question";
+        const word: Record<string, string> = { approve: c.green("✓ approved"), reject: c.red("✗ rejected"), edit: c.yellow("✎ edited"), answer: c.green("✓ answered") };
+        return [`${word[decision] ?? decision} (${what})${message ? `: ${this.cut(oneLine(message))}` : ""}`];
+      }
+      case "run.succeeded":
+        // The files follow in summary(), with their sizes.
+        this.files = event.data.files;
+        return ["", c.bold(c.green("Answer:")), ...event.data.result.trimEnd().split(/\r?\n/), ""];
+      case "run.failed":
+        return ["", c.red(c.bold(`✗ The run failed (${event.data.error.code}): ${event.data.error.message}`))];
+      case "run.timed_out":
+        return ["", c.red(c.bold(`✗ The run timed out: ${event.data.reason}`))];
+      case "run.cancelled":
+        return ["", c.yellow(c.bold(`✗ The run was cancelled: ${event.data.reason}`))];
+      default: {
+        const unknown = event as { type: string; data?: unknown };
+        return [c.dim(`${unknown.type} ${this.cut(json(unknown.data))}`)];
+      }
+    }
+  }
+
+  /** The plan with a marker per step; tasks are listed when the plan is new or its shape changed. */
+  plan(plan: Plan): string[] {
+    const { c } = this;
+    const shape = JSON.stringify([plan.title, plan.steps.map((s) => [s.title, s.tasks])]);
+    const full = shape !== this.shownPlanShape;
+    this.shownPlanShape = shape;
+    const lines = ["", `${c.bold("Plan:")} ${plan.title}${plan.finished ? c.green(" (finished)") : ""}`];
+    plan.steps.forEach((step, i) => {
+      const marker = STEP_MARKERS[step.status] ?? `[${step.status}]`;
+      const painted = step.status === "completed" ? c.green(marker) : step.status === "in_progress" ? c.cyan(marker) : step.status === "blocked" ? c.red(marker) : marker;
+      lines.push(`  ${painted} ${i + 1}. ${step.title}`);
+      if (full) for (const task of step.tasks) lines.push(c.dim(`         - ${task}`));
+      if (step.notes) lines.push(c.dim(`         notes: ${this.cut(oneLine(step.notes))}`));
+    });
+    lines.push("");
+    return lines;
+  }
+
+  interrupt(data: Extract<RunEvent, { type: "interrupt.opened" }>["data"]): string[] {
+    const { c } = this;
+    const head = c.yellow(c.bold("?"));
+    switch (data.kind) {
+      case "plan_approval":
+        return [`${head} ${c.bold("The plan needs your approval.")} ${c.dim(`(${data.interruptId})`)}`];
+      case "tool_approval":
+        return [
+          `${head} ${c.bold(`${data.taskId ? `${data.taskId} wants` : "The agent wants"} to run ${data.toolName ?? "a tool"}`)} ${c.dim(`(${data.interruptId})`)}`,
+          ...indent(JSON.stringify(data.arguments ?? {}, null, 2), "    "),
+        ];
+      case "ask_user":
+        return [`${head} ${c.bold("The agent asks:")} ${data.question ?? data.summary} ${c.dim(`(${data.interruptId})`)}`];
+      default:
+        return [`${head} ${c.bold(`Waiting for a person (${data.kind}):`)} ${data.summary} ${c.dim(`(${data.interruptId})`)}`];
+    }
+  }
+
+  /** After the end: the files with sizes and the usage, from `GET /v1/runs/{id}`. */
+  summary(run: RunView): string[] {
+    const { c } = this;
+    const lines: string[] = [];
+    const files = run.files.length > 0 ? run.files.map((f) => `${f.name} (${f.bytes} bytes)`) : this.files;
+    if (files.length > 0) lines.push(`${c.bold("Files:")} ${files.join(", ")}`);
+    const u = run.usage as Partial<Record<"promptTokens" | "completionTokens" | "llmCalls" | "toolCalls" | "stateTransitions", number>>;
+    const parts = [
+      u.llmCalls !== undefined ? count(u.llmCalls, "model call") : undefined,
+      u.promptTokens !== undefined ? `${u.promptTokens} prompt + ${u.completionTokens ?? 0} completion tokens` : undefined,
+      u.toolCalls !== undefined ? count(u.toolCalls, "tool call") : undefined,
+      u.stateTransitions !== undefined ? count(u.stateTransitions, "state transition") : undefined,
+    ].filter(Boolean);
+    if (parts.length > 0) lines.push(c.dim(`Usage: ${parts.join(" · ")}`));
+    return this.tidy(lines);
+  }
+
+  /** The outcome from the run record, for a run that ended without a terminal event on the stream. */
+  outcome(run: RunView): string[] {
+    const { c } = this;
+    switch (run.status) {
+      case "succeeded":
+        return this.tidy(["", c.bold(c.green("Answer:")), ...(run.result ?? "").trimEnd().split(/\r?\n/), ""]);
+      case "failed":
+        return this.tidy(["", c.red(c.bold(`✗ The run failed${run.error ? ` (${run.error.code}): ${run.error.message}` : "."}`))]);
+      default:
+        return this.tidy(["", c.red(c.bold(`✗ The run ended: ${run.status}${run.error ? ` (${run.error.message})` : ""}`))]);
+    }
+  }
+
+  private source(data: { agent: string; taskId?: string }): string {
+    return this.c.dim(`[${data.taskId ?? data.agent}]`);
+  }
+
+  private cut(text: string): string {
+    return text.length > this.maxText ? `${text.slice(0, this.maxText - 1)}…` : text;
+  }
+}
+
+function sourceWidth(data: { agent: string; taskId?: string }): number {
+  return (data.taskId ?? data.agent).length + 2;
+}
+
+function json(value: unknown): string {
+  if (value === undefined) return "";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function oneLine(text: string): string {
+  return text.trim().replace(/\s*\r?\n\s*/g, " ⏎ ");
+}
+
+function indent(text: string, prefix: string): string[] {
+  return text.split("\n").map((line) => `${prefix}${line}`);
+}

@@ -1,0 +1,147 @@
+import { createHash } from "node:crypto";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { newWebhookSecret } from "../webhooks/signing.js";
+import { expiresAt, type Table } from "./table.js";
+
+export interface SigningSecret {
+  secret: string;
+  createdAt: string;
+  /** After a rotation the old secret keeps signing until then, so receivers can switch over. */
+  expiresAt?: string;
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  at: string;
+  ok: boolean;
+  status?: number;
+  error?: string;
+  durationMs: number;
+}
+
+/** One webhook message and every attempt to deliver it (`RUN#id` / `WHK#<webhook-id>`). */
+export interface Delivery {
+  deliveryId: string;
+  runId: string;
+  type: string;
+  url: string;
+  body: string;
+  status: "pending" | "delivered" | "dead" | "disabled";
+  attempts: DeliveryAttempt[];
+  /** Attempts made before the current series (a redelivery starts a new series). */
+  seriesStart?: number;
+  nextAttemptAt?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const secretsKey = (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "WEBHOOK_SECRETS" });
+const endpointKey = (tenantId: string, url: string) => ({
+  pk: `TENANT#${tenantId}`,
+  sk: `ENDPOINT#${createHash("sha256").update(url).digest("hex").slice(0, 32)}`,
+});
+const deliveryKey = (runId: string, deliveryId: string) => ({ pk: `RUN#${runId}`, sk: `WHK#${deliveryId}` });
+
+export class WebhookStore {
+  constructor(
+    private readonly table: Table,
+    private readonly retentionDays: number,
+  ) {}
+
+  /** The tenant's active signing secrets, creating the first one on first use. */
+  async secrets(tenantId: string, now = new Date()): Promise<SigningSecret[]> {
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: secretsKey(tenantId), ConsistentRead: true }));
+    const active = ((Item?.secrets ?? []) as SigningSecret[]).filter((s) => !s.expiresAt || new Date(s.expiresAt) > now);
+    if (active.length > 0) return active;
+    const first = { secret: newWebhookSecret(), createdAt: now.toISOString() };
+    try {
+      await this.table.doc.send(
+        new PutCommand({ TableName: this.table.name, Item: { ...secretsKey(tenantId), secrets: [first] }, ConditionExpression: "attribute_not_exists(pk)" }),
+      );
+      return [first];
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return this.secrets(tenantId, now); // another request created it first
+    }
+  }
+
+  /** A new secret signs from now on; the current ones keep signing for `overlapHours`. */
+  async rotate(tenantId: string, overlapHours: number, now = new Date()): Promise<SigningSecret[]> {
+    const current = await this.secrets(tenantId, now);
+    const until = new Date(now.getTime() + overlapHours * 3_600_000).toISOString();
+    const secrets = [{ secret: newWebhookSecret(), createdAt: now.toISOString() }, ...current.map((s) => ({ ...s, expiresAt: s.expiresAt && s.expiresAt < until ? s.expiresAt : until }))];
+    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...secretsKey(tenantId), secrets } }));
+    return secrets;
+  }
+
+  async isDisabled(tenantId: string, url: string): Promise<boolean> {
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: endpointKey(tenantId, url) }));
+    return Item?.disabled === true;
+  }
+
+  /** The receiver answered 410 Gone: stop sending to it. */
+  async disable(tenantId: string, url: string): Promise<void> {
+    await this.table.doc.send(
+      new PutCommand({ TableName: this.table.name, Item: { ...endpointKey(tenantId, url), url, disabled: true, disabledAt: new Date().toISOString() } }),
+    );
+  }
+
+  /** Creates the delivery record unless it exists (the same event is queued at least once). */
+  async createDelivery(delivery: Delivery): Promise<Delivery> {
+    try {
+      await this.table.doc.send(
+        new PutCommand({
+          TableName: this.table.name,
+          Item: { ...deliveryKey(delivery.runId, delivery.deliveryId), ...delivery, ttl: expiresAt(this.retentionDays) },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+      return delivery;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return (await this.getDelivery(delivery.runId, delivery.deliveryId))!;
+    }
+  }
+
+  async getDelivery(runId: string, deliveryId: string): Promise<Delivery | undefined> {
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: deliveryKey(runId, deliveryId), ConsistentRead: true }));
+    return Item ? strip(Item) : undefined;
+  }
+
+  async listDeliveries(runId: string): Promise<Delivery[]> {
+    return (await this.table.queryPrefix<Record<string, unknown>>(`RUN#${runId}`, "WHK#")).map(strip);
+  }
+
+  async recordAttempt(runId: string, deliveryId: string, attempt: DeliveryAttempt, status: Delivery["status"], nextAttemptAt?: string): Promise<void> {
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: deliveryKey(runId, deliveryId),
+        UpdateExpression: "SET attempts = list_append(attempts, :attempt), #status = :status, updatedAt = :now, nextAttemptAt = :next",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":attempt": [attempt], ":status": status, ":now": new Date().toISOString(), ":next": nextAttemptAt ?? null },
+      }),
+    );
+  }
+
+  /** Redelivery starts a new series of attempts for the same message (same webhook-id). */
+  async reopen(delivery: Delivery): Promise<number> {
+    const seriesStart = delivery.attempts.length;
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: deliveryKey(delivery.runId, delivery.deliveryId),
+        UpdateExpression: "SET #status = :pending, updatedAt = :now, seriesStart = :start",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":pending": "pending", ":now": new Date().toISOString(), ":start": seriesStart },
+      }),
+    );
+    return seriesStart + 1;
+  }
+}
+
+function strip(item: Record<string, unknown>): Delivery {
+  const { pk: _pk, sk: _sk, ttl: _ttl, ...rest } = item;
+  return { ...(rest as unknown as Delivery), nextAttemptAt: (rest.nextAttemptAt as string | null) ?? undefined };
+}

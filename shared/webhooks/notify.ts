@@ -1,0 +1,121 @@
+import type { RunRecord } from "../contracts/run.js";
+import { errorMessage } from "../errors.js";
+import { reconcileExecutionEnd } from "../run/lifecycle.js";
+import type { Services } from "../services.js";
+import type { Delivery } from "../store/webhooks.js";
+import { deliverOnce } from "./deliver.js";
+import { buildWebhookPayload, webhookEventType, type NotifiedStatus, type WebhookInterrupt } from "./payload.js";
+import type { ExecutionStatusEvent, NotifyMessage } from "./queue.js";
+import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
+import { assertDeliverableUrl, WebhookUrlError } from "./ssrfGuard.js";
+
+/**
+ * Step Functions says an execution ended: settle the run (a crashed or aborted execution still
+ * ends its run) and send its terminal webhook.
+ */
+export async function onExecutionStatus(services: Services, event: ExecutionStatusEvent): Promise<void> {
+  const { detail } = event;
+  if (detail.status === "RUNNING" || detail.status === "PENDING_REDRIVE") return;
+  const runId = detail.name;
+  if (!(await services.runs.get(runId))) return; // not one of ours
+  await reconcileExecutionEnd(services, runId, detail);
+  const run = (await services.runs.get(runId))!;
+  await notify(services, run, run.status as NotifiedStatus, `msg_${runId}_${run.status}`);
+}
+
+export async function onQueueMessage(services: Services, message: NotifyMessage): Promise<void> {
+  if (message.kind === "awaiting_input") {
+    const run = await services.runs.get(message.runId);
+    const interrupt = run && (await services.interrupts.get(message.runId, message.interruptId));
+    if (!run || !interrupt) return;
+    const summary: WebhookInterrupt = { interruptId: interrupt.interruptId, kind: interrupt.kind, message: interrupt.question ?? interrupt.summary.split("\n")[0] };
+    await notify(services, run, "awaiting_input", `msg_${run.runId}_${interrupt.interruptId}`, [summary]);
+    return;
+  }
+  const waitMs = message.notBefore ? Date.parse(message.notBefore) - Date.now() : 0;
+  if (waitMs > 1_000) return services.notifyQueue.send(message, waitMs); // hours-long backoff, 15 minutes at a time
+  const delivery = await services.webhooks.getDelivery(message.runId, message.deliveryId);
+  const run = await services.runs.get(message.runId);
+  if (delivery && run) await attempt(services, run, delivery, message.attempt);
+}
+
+/** Records the message once (its id is the webhook-id, stable across retries) and tries it. */
+async function notify(services: Services, run: RunRecord, status: NotifiedStatus, deliveryId: string, interrupts?: WebhookInterrupt[]): Promise<void> {
+  const subscription = run.webhook;
+  if (!subscription || !run.links) return;
+  const type = webhookEventType(status);
+  if (subscription.events && !subscription.events.includes(type)) return;
+  const payload = buildWebhookPayload({
+    runId: run.runId,
+    status,
+    sessionId: run.sessionId,
+    result: status === "succeeded" ? run.result : undefined,
+    error: run.error,
+    interrupts,
+    links: run.links,
+    metadata: run.metadata,
+    occurredAt: run.endedAt ?? run.updatedAt,
+  });
+  const now = new Date().toISOString();
+  const delivery = await services.webhooks.createDelivery({
+    deliveryId,
+    runId: run.runId,
+    type,
+    url: subscription.url,
+    body: JSON.stringify(payload),
+    status: "pending",
+    attempts: [],
+    createdAt: now,
+    updatedAt: now,
+  });
+  if (delivery.attempts.length === 0) await attempt(services, run, delivery, 1);
+}
+
+/** One delivery attempt, then: done, retry later (backoff, Retry-After), disable (410) or dead-letter. */
+export async function attempt(services: Services, run: RunRecord, delivery: Delivery, attemptNumber: number): Promise<void> {
+  if (delivery.status !== "pending" || delivery.attempts.some((a) => a.attempt === attemptNumber)) return; // delivered once already
+  const { config, webhooks } = services;
+  const at = new Date().toISOString();
+  if (await webhooks.isDisabled(run.tenantId, delivery.url)) {
+    return webhooks.recordAttempt(run.runId, delivery.deliveryId, { attempt: attemptNumber, at, ok: false, error: "endpoint disabled after 410 Gone", durationMs: 0 }, "disabled");
+  }
+  let result: Awaited<ReturnType<typeof deliverOnce>>;
+  try {
+    // Checked again on every attempt: DNS may have changed since the run was submitted.
+    const addresses = await assertDeliverableUrl(delivery.url, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, allowHttp: config.WEBHOOK_ALLOW_HTTP });
+    const secrets = (await webhooks.secrets(run.tenantId)).map((s) => s.secret);
+    result = await deliverOnce({
+      url: delivery.url,
+      id: delivery.deliveryId,
+      timestamp: Math.floor(Date.now() / 1000),
+      body: delivery.body,
+      secrets,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      pinnedAddresses: addresses,
+    });
+  } catch (error) {
+    const permanent = error instanceof WebhookUrlError && error.code !== "webhook_host_unresolvable";
+    result = { ok: false, error: errorMessage(error), durationMs: 0 };
+    if (permanent) {
+      await webhooks.recordAttempt(run.runId, delivery.deliveryId, { attempt: attemptNumber, at, ok: false, error: result.error, durationMs: 0 }, "dead");
+      return services.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason: result.error! });
+    }
+  }
+  const record = { attempt: attemptNumber, at, ok: result.ok, status: result.status, error: result.error, durationMs: result.durationMs };
+  if (result.ok) return webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "delivered");
+
+  const schedule = config.WEBHOOK_RETRY_SCHEDULE === "fast" ? FAST_RETRY_SCHEDULE : DEFAULT_RETRY_SCHEDULE;
+  const next = nextAttemptDelayMs(attemptNumber - (delivery.seriesStart ?? 0), { status: result.status, retryAfter: result.retryAfter }, Math.random, schedule);
+  if (next === "disable") {
+    await webhooks.disable(run.tenantId, delivery.url);
+    return webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "disabled");
+  }
+  if (next === "give_up") {
+    await webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "dead");
+    const reason = `no success after ${attemptNumber - (delivery.seriesStart ?? 0)} attempts: ${result.error ?? `HTTP ${result.status}`}`;
+    return services.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason });
+  }
+  const notBefore = new Date(Date.now() + next).toISOString();
+  await webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "pending", notBefore);
+  await services.notifyQueue.send({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber + 1, notBefore }, next);
+}

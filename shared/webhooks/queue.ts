@@ -1,0 +1,55 @@
+import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { z } from "zod";
+
+/** Messages on the notification queue besides Step Functions' own status-change events. */
+export const NotifyMessage = z.discriminatedUnion("kind", [
+  /** Try delivering a webhook (again); not before `notBefore` (SQS delays at most 15 minutes). */
+  z.object({ kind: z.literal("deliver"), runId: z.string(), deliveryId: z.string(), attempt: z.number().int().min(1), notBefore: z.string().optional() }),
+  /** A run started waiting for a person. */
+  z.object({ kind: z.literal("awaiting_input"), runId: z.string(), interruptId: z.string() }),
+]);
+export type NotifyMessage = z.infer<typeof NotifyMessage>;
+
+/** EventBridge's "Step Functions Execution Status Change" event, as the rule puts it on the queue. */
+export const ExecutionStatusEvent = z.object({
+  "detail-type": z.literal("Step Functions Execution Status Change"),
+  source: z.literal("aws.states"),
+  time: z.string().optional(),
+  detail: z.object({
+    executionArn: z.string(),
+    stateMachineArn: z.string(),
+    name: z.string(),
+    status: z.enum(["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]),
+    error: z.string().nullish(),
+    cause: z.string().nullish(),
+  }),
+});
+export type ExecutionStatusEvent = z.infer<typeof ExecutionStatusEvent>;
+
+const MAX_SQS_DELAY_SECONDS = 900;
+
+/** The notification queue and its dead-letter queue. */
+export class NotifyQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly queueUrl: string | undefined,
+    private readonly deadLetterUrl: string | undefined,
+  ) {}
+
+  async send(message: NotifyMessage, delayMs = 0): Promise<void> {
+    if (!this.queueUrl) return console.warn(JSON.stringify({ msg: "NOTIFY_QUEUE_URL is not set: notification dropped", message }));
+    await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: JSON.stringify(NotifyMessage.parse(message)),
+        DelaySeconds: Math.min(MAX_SQS_DELAY_SECONDS, Math.ceil(delayMs / 1000)),
+      }),
+    );
+  }
+
+  /** After the last attempt: the message is kept for people and tools to look at and replay. */
+  async deadLetter(message: NotifyMessage & { reason: string }): Promise<void> {
+    if (!this.deadLetterUrl) return console.error(JSON.stringify({ msg: "DEAD_LETTER_QUEUE_URL is not set", message }));
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.deadLetterUrl, MessageBody: JSON.stringify(message) }));
+  }
+}

@@ -1,0 +1,625 @@
+import { DynamoDBClient, paginateQuery, paginateScan, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { RunEvent } from "../../shared/contracts/events.js";
+import { Client } from "../support/client.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+
+/**
+ * Human in the loop (DESIGN.md §6), over HTTP against the whole local stack: plan approval, tool
+ * approval (approve, reject, edit), ask_user, several executors of one Map step paused at once and
+ * resumed independently, the interrupt timeout, every wrong decision refused with nothing changed,
+ * and no task token in anything a client can read.
+ *
+ * Two stacks: `stack` waits an hour for decisions (every test there decides as soon as it has
+ * looked), `short` waits 2 s (only the timeout tests use it). Tests poll for states; none sleeps.
+ */
+
+const REPORT_INPUT = "Compute 17*23 and (120/8)+2^5, then write a short report";
+const THREE_INPUT = "Compute 1+1, 2+2 and 3+3, then write a report";
+const ASK_INPUT = "Please ask me first, then count the words in this sentence";
+/** What a Step Functions task token looks like (the local runtime mints `AQ` + 128 base64url characters). */
+const TOKEN_SHAPE = /AQ[A-Za-z0-9_-]{100,}/;
+const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
+
+/** Every HTTP answer and stream frame a client saw in this file: none may hold a task token. */
+const seen: { what: string; body: unknown }[] = [];
+
+/** The test client, keeping what it saw for the token check. */
+class RecordingClient extends Client {
+  override async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const res = await super.request(method, path, body, headers);
+    seen.push({ what: `${method} ${path} → ${res.status}`, body: res.body });
+    return res;
+  }
+
+  /** The whole SSE stream of an ended run (or the first `stopAfter` frames of a live one), recorded. */
+  async recordStream(runId: string, stopAfter?: number) {
+    const stream = await this.stream(runId, stopAfter ? { stopAfter } : {});
+    seen.push({ what: `stream ${runId}`, body: { frames: stream.frames, comments: stream.comments, body: stream.body } });
+    return stream;
+  }
+}
+
+let stack: RunningStack;
+let short: RunningStack;
+let client: RecordingClient;
+let other: RecordingClient;
+let shortClient: RecordingClient;
+let dynamo: DynamoDBClient;
+let table: string;
+/** Runs submitted on `stack`, for the token check of their streams. */
+const runIds: string[] = [];
+
+beforeAll(async () => {
+  [stack, short] = await Promise.all([
+    startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"], { exposeEndpoints: true }),
+    startStack({ INTERRUPT_TIMEOUT_SECONDS: "2" }),
+  ]);
+  client = new RecordingClient(stack.url, stack.apiKey);
+  other = new RecordingClient(stack.url, stack.keys.other!);
+  shortClient = new RecordingClient(short.url, short.apiKey);
+  // Only the DynamoDB endpoint is needed (dynalite takes any region); the local table is "stepwise".
+  const { dynamodb, region, tableName } = stack.endpoints!;
+  table = tableName || "stepwise";
+  dynamo = new DynamoDBClient({ endpoint: dynamodb, region: region || "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+});
+
+afterAll(async () => {
+  dynamo?.destroy();
+  await Promise.all([stack?.stop(), short?.stop()]);
+});
+
+async function submit(body: Record<string, unknown>, on: RecordingClient = client): Promise<string> {
+  const { runId } = await on.submit(body);
+  if (on === client) runIds.push(runId);
+  return runId;
+}
+
+const ofType = <T extends RunEvent["type"]>(events: RunEvent[], type: T) =>
+  events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+
+/** Polls the event log until `done(events)` holds. */
+async function waitForEvents(runId: string, done: (events: RunEvent[]) => boolean, on: RecordingClient = client, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = await on.allEvents(runId);
+    if (done(events)) return events;
+    if (Date.now() > deadline) throw new Error(`run ${runId}: the awaited events did not come; log: ${events.map((e) => e.type).join(" ")}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const taskCompleted = (events: RunEvent[], taskId: string, iteration: number) =>
+  ofType(events, "task.completed").find((e) => e.data.taskId === taskId && e.data.iteration === iteration);
+
+/** The run's items in the table (record, events, tasks, interrupts with tokens, journal…), as sorted JSON. */
+async function runItems(runId: string): Promise<string[]> {
+  const items: string[] = [];
+  const pages = paginateQuery(
+    { client: dynamo },
+    { TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": { S: `RUN#${runId}` } }, ConsistentRead: true },
+  );
+  for await (const page of pages) for (const item of page.Items ?? []) items.push(JSON.stringify(Object.entries(item).sort(([a], [b]) => a.localeCompare(b))));
+  return items.sort();
+}
+
+/** The task token stored with an interrupt, once the "Wait for …" state has attached it. */
+async function storedToken(runId: string, interruptId: string): Promise<string> {
+  return vi.waitFor(
+    async () => {
+      const items = await scanTokens();
+      const token = items.find((t) => t.pk === `RUN#${runId}` && t.sk === `INT#${interruptId}`)?.token;
+      if (!token) throw new Error(`no token stored yet for ${interruptId}`);
+      return token;
+    },
+    { timeout: 15_000, interval: 50 },
+  );
+}
+
+async function scanTokens(): Promise<{ pk: string; sk: string; token: string }[]> {
+  const found: { pk: string; sk: string; token: string }[] = [];
+  for await (const page of paginateScan({ client: dynamo }, { TableName: table, ConsistentRead: true })) {
+    for (const item of (page.Items ?? []) as Record<string, AttributeValue>[]) {
+      if (item.taskToken?.S) found.push({ pk: item.pk!.S!, sk: item.sk!.S!, token: item.taskToken.S });
+    }
+  }
+  return found;
+}
+
+/** Every string anywhere inside a JSON value, with its path. */
+function strings(value: unknown, path = "$"): { path: string; text: string }[] {
+  if (typeof value === "string") return [{ path, text: value }];
+  if (Array.isArray(value)) return value.flatMap((v, i) => strings(v, `${path}[${i}]`));
+  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => [...strings(k, `${path}.<key>`), ...strings(v, `${path}.${k}`)]);
+  return [];
+}
+
+function expectNoToken(records: { what: string; body: unknown }[], tokens: string[] = []) {
+  const leaks = records.flatMap(({ what, body }) =>
+    strings(body)
+      .filter(({ text }) => TOKEN_SHAPE.test(text) || tokens.some((t) => text.includes(t)))
+      .map(({ path, text }) => `${what} at ${path}: ${text.slice(0, 80)}…`),
+  );
+  expect(leaks).toEqual([]);
+}
+
+describe("plan approval", () => {
+  it("shows the plan in the interrupt, runs nothing before the approval, then proceeds and succeeds", async () => {
+    const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } });
+    const { run, events, pending } = await client.waitForPending(runId, 1);
+
+    expect(run.status).toBe("awaiting_input");
+    expect(run.approval).toEqual({ plan: true, tools: "none" });
+    expect(pending).toHaveLength(1);
+    const interrupt = pending[0];
+    expect(interrupt).toMatchObject({ runId, kind: "plan_approval", status: "pending", interruptId: expect.stringMatching(/^int_/) });
+    expect(interrupt.resolution).toBeUndefined();
+    // The plan a person approves: in the summary as text, in the arguments as data, as on the run.
+    expect(interrupt.summary).toContain("Gather the facts");
+    expect(interrupt.summary).toContain("Evaluate 17*23 with the calculator");
+    expect(interrupt.summary).toContain("Evaluate (120/8)+2^5 with the calculator");
+    expect(interrupt.summary).toContain("Write the report");
+    expect(interrupt.arguments.plan.steps.map((s: any) => [s.title, s.tasks])).toEqual([
+      ["Gather the facts", ["Evaluate 17*23 with the calculator", "Evaluate (120/8)+2^5 with the calculator"]],
+      ["Write the report", ["Write a report of the results to report.md with write_artifact"]],
+    ]);
+    expect(run.plan.steps.map((s: any) => s.tasks)).toEqual(interrupt.arguments.plan.steps.map((s: any) => s.tasks));
+    expect(run.interrupts).toEqual(run.pendingInterrupts);
+    const opened = ofType(events, "interrupt.opened");
+    expect(opened).toHaveLength(1);
+    expect(opened[0]!.data).toMatchObject({ interruptId: interrupt.interruptId, kind: "plan_approval", summary: interrupt.summary });
+    // Nothing executes before a person approves.
+    expect(ofType(events, "task.started")).toEqual([]);
+    expect(run.tasks).toEqual([]);
+
+    const decided = await client.decide(runId, interrupt.interruptId, { decision: "approve" });
+    expect(decided.status).toBe(202);
+    expect(decided.body).toMatchObject({ interruptId: interrupt.interruptId, kind: "plan_approval", status: "resolved", resolution: { decision: "approve" } });
+
+    const end = await client.waitForEnd(runId);
+    expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
+    expect(end.run.result).toContain("391");
+    expect(end.run.result).toContain("47");
+    expect(end.run.files.map((f: any) => f.name)).toContain("report.md");
+    // One approval of this plan is enough: the same plan is not asked about again after step 1.
+    expect(end.run.interrupts).toHaveLength(1);
+    expect(end.run.interrupts[0]).toMatchObject({ interruptId: interrupt.interruptId, status: "resolved", resolution: { decision: "approve" } });
+    expect(end.run.pendingInterrupts).toEqual([]);
+    const types = end.events.map((e) => e.type);
+    const resolvedAt = types.indexOf("interrupt.resolved");
+    expect(types.indexOf("interrupt.opened")).toBeLessThan(resolvedAt);
+    expect(resolvedAt).toBeLessThan(types.indexOf("task.started"));
+    expect(ofType(end.events, "interrupt.resolved").map((e) => e.data)).toEqual([
+      { interruptId: interrupt.interruptId, kind: "plan_approval", decision: "approve" },
+    ]);
+  });
+
+  it("a rejected plan goes back to the planner, which asks again with a new interrupt; approving that one runs it", async () => {
+    const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } });
+    const first = (await client.waitForPending(runId, 1)).pending[0];
+    const rejected = await client.decide(runId, first.interruptId, { decision: "reject", message: "Add more detail" });
+    expect(rejected.status).toBe(202);
+    expect(rejected.body).toMatchObject({ status: "resolved", resolution: { decision: "reject", message: "Add more detail" } });
+
+    const { run, events, pending } = await client.waitForPending(runId, 1);
+    expect(pending).toHaveLength(1);
+    const second = pending[0];
+    expect(second.kind).toBe("plan_approval");
+    expect(second.interruptId).not.toBe(first.interruptId);
+    expect(run.interrupts.find((i: any) => i.interruptId === first.interruptId)).toMatchObject({
+      status: "resolved",
+      resolution: { decision: "reject", message: "Add more detail" },
+    });
+    expect(ofType(events, "task.started")).toEqual([]);
+
+    expect((await client.decide(runId, second.interruptId, { decision: "approve" })).status).toBe(202);
+    const end = await client.waitForEnd(runId);
+    expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
+    expect(end.run.interrupts.map((i: any) => i.resolution.decision).sort()).toEqual(["approve", "reject"]);
+    expect(ofType(end.events, "interrupt.resolved").map((e) => e.data.decision)).toEqual(["reject", "approve"]);
+  });
+});
+
+describe("tool approval", () => {
+  /** A run whose step 2 executor waits for approval to call write_artifact. */
+  async function pausedAtWrite() {
+    const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } });
+    const { run, events, pending } = await client.waitForPending(runId, 1);
+    expect(pending).toHaveLength(1);
+    const interrupt = pending[0];
+    expect(interrupt).toMatchObject({ kind: "tool_approval", status: "pending", toolName: "write_artifact", taskId: "t1" });
+    expect(interrupt.arguments).toMatchObject({ filename: "report.md", content: expect.stringContaining("391") });
+    expect(interrupt.summary).toContain("write_artifact");
+    // Read tools ran without asking (step 1's calculators); the write did not happen yet.
+    expect(run.interrupts).toHaveLength(1);
+    expect(run.files).toEqual([]);
+    expect(run.tasks.filter((t: any) => t.iteration === 0).map((t: any) => t.status)).toEqual(["succeeded", "succeeded"]);
+    expect(run.tasks.find((t: any) => t.iteration === 1)).toMatchObject({ taskId: "t1", status: "pending" });
+    expect(ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact")).toEqual([]);
+    return { runId, interrupt };
+  }
+
+  it("approve: write_artifact runs and report.md is in the run's files", async () => {
+    const { runId, interrupt } = await pausedAtWrite();
+    const decided = await client.decide(runId, interrupt.interruptId, { decision: "approve" });
+    expect(decided.status).toBe(202);
+    expect(decided.body).toMatchObject({ status: "resolved", resolution: { decision: "approve" } });
+
+    const { run, events } = await client.waitForEnd(runId);
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.files.map((f: any) => f.name)).toEqual(["report.md"]);
+    const written = ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact");
+    expect(written).toHaveLength(1);
+    expect(written[0]!.data).toMatchObject({ ok: true, taskId: "t1", output: expect.stringContaining("Saved report.md") });
+    expect(ofType(events, "run.succeeded")[0]!.data.files).toContain("report.md");
+    expect(run.interrupts[0]).toMatchObject({ status: "resolved", resolution: { decision: "approve" } });
+  });
+
+  it("reject with a message: the executor adapts and says so, no file is written, the run still succeeds", async () => {
+    const { runId, interrupt } = await pausedAtWrite();
+    const decided = await client.decide(runId, interrupt.interruptId, { decision: "reject", message: "no files today" });
+    expect(decided.status).toBe(202);
+    expect(decided.body).toMatchObject({ status: "resolved", resolution: { decision: "reject", message: "no files today" } });
+
+    const { run, events } = await client.waitForEnd(runId);
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.files).toEqual([]);
+    const task = run.tasks.find((t: any) => t.iteration === 1 && t.taskId === "t1");
+    expect(task.status).toBe("succeeded");
+    expect(task.result).toContain("Rejected by the user: no files today");
+    expect(taskCompleted(events, "t1", 1)!.data.result).toContain("Rejected by the user: no files today");
+    expect(run.result).toContain("Rejected by the user: no files today");
+    const result = ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact");
+    expect(result).toHaveLength(1);
+    expect(result[0]!.data).toMatchObject({ ok: false, output: expect.stringMatching(/^Rejected by the user: no files today\./) });
+    expect(ofType(events, "interrupt.resolved").map((e) => e.data)).toEqual([
+      { interruptId: interrupt.interruptId, kind: "tool_approval", decision: "reject", message: "no files today" },
+    ]);
+  });
+
+  it("edit: invalid arguments are refused with 400 and leave it pending; valid ones run instead of the model's", async () => {
+    const { runId, interrupt } = await pausedAtWrite();
+    const before = await client.allEvents(runId);
+
+    for (const bad of [{ filename: 5 }, { filename: "../escape.md", content: "x" }, { content: "no file name" }]) {
+      const refused = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: bad });
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+      expect(refused.body.error.code).toBe("validation_failed");
+    }
+    const refused = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: { filename: 5 } });
+    expect(refused.body.error.details).toContainEqual(expect.objectContaining({ path: "arguments.filename" }));
+    const missing = await client.decide(runId, interrupt.interruptId, { decision: "edit" });
+    expect(missing.status).toBe(400);
+
+    const still = await client.run(runId);
+    expect(still.status).toBe("awaiting_input");
+    expect(still.pendingInterrupts.map((i: any) => i.interruptId)).toEqual([interrupt.interruptId]);
+    expect(still.pendingInterrupts[0].resolution).toBeUndefined();
+    expect(await client.allEvents(runId)).toEqual(before);
+
+    const edited = { filename: "summary.md", content: "# Edited" };
+    const decided = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: edited });
+    expect(decided.status).toBe(202);
+    expect(decided.body).toMatchObject({ status: "resolved", resolution: { decision: "edit", arguments: edited } });
+
+    const { run, events } = await client.waitForEnd(runId);
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.files.map((f: any) => f.name)).toEqual(["summary.md"]);
+    expect(run.files[0].bytes).toBe(Buffer.byteLength("# Edited"));
+    const result = ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact");
+    expect(result).toHaveLength(1);
+    expect(result[0]!.data.ok).toBe(true);
+    expect(result[0]!.data.output).toContain("The user changed the arguments to");
+    expect(result[0]!.data.output).toContain("Saved summary.md");
+    expect(ofType(events, "interrupt.resolved").map((e) => e.data.decision)).toEqual(["edit"]);
+  });
+});
+
+describe("ask_user", () => {
+  it("a ReAct agent asks, the run waits for the answer, and the agent uses it", async () => {
+    const runId = await submit({ input: ASK_INPUT, mode: "react" });
+    const { run, pending } = await client.waitForPending(runId, 1);
+    expect(run.status).toBe("awaiting_input");
+    const interrupt = pending[0];
+    expect(interrupt).toMatchObject({ kind: "ask_user", status: "pending", toolName: "ask_user" });
+    expect(interrupt.question).toContain("What should I know before I do this");
+    expect(interrupt.summary).toBe(`The agent asks: ${interrupt.question}`);
+
+    const decided = await client.decide(runId, interrupt.interruptId, { decision: "answer", message: "Use British spelling" });
+    expect(decided.status).toBe(202);
+    expect(decided.body).toMatchObject({ status: "resolved", resolution: { decision: "answer", message: "Use British spelling" } });
+
+    const end = await client.waitForEnd(runId);
+    expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
+    expect(end.run.result).toBe("Done. The user answered: Use British spelling");
+    expect(ofType(end.events, "interrupt.resolved").map((e) => e.data)).toEqual([
+      { interruptId: interrupt.interruptId, kind: "ask_user", decision: "answer", message: "Use British spelling" },
+    ]);
+  });
+});
+
+describe("parallel pauses in one Map step", () => {
+  it(
+    "three executors wait for approval at once; the last two are approved in reverse order and finish, " +
+      "one by one, while the first still waits (run stays awaiting_input); then it is approved and the run succeeds",
+    async () => {
+      const runId = await submit({ input: THREE_INPUT, mode: "plan_solve", approval: { tools: "all" } });
+      const { run, pending } = await client.waitForPending(runId, 3);
+      expect(pending).toHaveLength(3);
+      expect(pending.map((i) => i.kind)).toEqual(["tool_approval", "tool_approval", "tool_approval"]);
+      expect(pending.map((i) => i.toolName)).toEqual(["calculator", "calculator", "calculator"]);
+      expect(new Set(pending.map((i) => i.taskId)).size).toBe(3);
+      expect(pending.map((i) => i.arguments.expression).sort()).toEqual(["1+1", "2+2", "3+3"]);
+      expect(run.tasks.filter((t: any) => t.iteration === 0).map((t: any) => t.status)).toEqual(["pending", "pending", "pending"]);
+      const [first, second, third] = pending;
+      const expected: Record<string, string> = { "1+1": "2", "2+2": "4", "3+3": "6" };
+
+      /** Approves one, waits for its task to complete, and checks the others still wait. */
+      const approveAndSeeItFinish = async (interrupt: any, stillWaiting: any[]) => {
+        expect((await client.decide(runId, interrupt.interruptId, { decision: "approve" })).status).toBe(202);
+        const events = await waitForEvents(runId, (ev) => taskCompleted(ev, interrupt.taskId, 0) !== undefined);
+        expect(taskCompleted(events, interrupt.taskId, 0)!.data).toMatchObject({
+          status: "succeeded",
+          result: expect.stringContaining(`= ${expected[interrupt.arguments.expression]}`),
+        });
+        for (const waiting of stillWaiting) expect(taskCompleted(events, waiting.taskId, 0)).toBeUndefined();
+        const now = await client.run(runId);
+        expect(now.status).toBe("awaiting_input");
+        expect(now.pendingInterrupts.map((i: any) => i.interruptId).sort()).toEqual(stillWaiting.map((i) => i.interruptId).sort());
+        for (const waiting of stillWaiting) {
+          expect(now.tasks.find((t: any) => t.iteration === 0 && t.taskId === waiting.taskId).status).toBe("pending");
+        }
+        await vi.waitFor(async () => {
+          const task = (await client.run(runId)).tasks.find((t: any) => t.iteration === 0 && t.taskId === interrupt.taskId);
+          expect(task.status).toBe("succeeded");
+        });
+        return events;
+      };
+
+      await approveAndSeeItFinish(third, [first, second]);
+      const events = await approveAndSeeItFinish(second, [first]);
+      // They finished in the order they were approved, not in the order they were opened.
+      expect(ofType(events, "task.completed").map((e) => e.data.taskId)).toEqual([third.taskId, second.taskId]);
+
+      // The first executor is still paused (its callback waits), and step 2 has not started.
+      expect(ofType(events, "plan.updated").at(-1)!.data.plan.steps[1].status).toBe("not_started");
+      expect((await client.decide(runId, first.interruptId, { decision: "approve" })).status).toBe(202);
+
+      // Step 2 writes the report: with tools "all" that waits for approval too.
+      const write = await client.waitForPending(runId, 1);
+      expect(write.pending).toHaveLength(1);
+      expect(write.pending[0]).toMatchObject({ kind: "tool_approval", toolName: "write_artifact", taskId: "t1" });
+      expect(ofType(write.events, "task.completed").map((e) => e.data.taskId)).toEqual([third.taskId, second.taskId, first.taskId]);
+      expect((await client.decide(runId, write.pending[0].interruptId, { decision: "approve" })).status).toBe(202);
+
+      const end = await client.waitForEnd(runId);
+      expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
+      expect(end.run.interrupts).toHaveLength(4);
+      expect(end.run.interrupts.every((i: any) => i.status === "resolved" && i.resolution.decision === "approve")).toBe(true);
+      for (const value of ["= 2", "= 4", "= 6"]) expect(end.run.result).toContain(value);
+      expect(end.run.files.map((f: any) => f.name)).toEqual(["report.md"]);
+      expect(ofType(end.events, "interrupt.resolved").map((e) => e.data.interruptId)).toEqual([
+        third.interruptId,
+        second.interruptId,
+        first.interruptId,
+        write.pending[0].interruptId,
+      ]);
+    },
+  );
+});
+
+describe("interrupt timeout (a 2 s stack)", () => {
+  /** Nobody decides: the run ends timed_out, its interrupt too, and a late decision is refused. */
+  async function expectTimedOut(runId: string, kinds: string[], lateDecision: Record<string, unknown>) {
+    const { run, events } = await shortClient.waitForEnd(runId);
+    expect(run.status, JSON.stringify(run.error)).toBe("timed_out");
+    expect(run.error).toMatchObject({ code: "timed_out", message: expect.stringContaining("No decision arrived in time") });
+    expect(run.endedAt).toEqual(expect.any(String));
+    expect(events.at(-1)!.type).toBe("run.timed_out");
+    expect(ofType(events, "run.timed_out")).toHaveLength(1);
+    const opened = ofType(events, "interrupt.opened");
+    expect(opened.map((e) => e.data.kind)).toEqual(kinds);
+    expect(ofType(events, "interrupt.resolved")).toEqual([]);
+    // The interrupts' own status is written with the terminal event; allow those writes to land.
+    const ended = await vi.waitFor(
+      async () => {
+        const now = await shortClient.run(runId);
+        expect(now.interrupts.map((i: any) => i.status)).toEqual(kinds.map(() => "timed_out"));
+        return now;
+      },
+      { timeout: 5_000, interval: 50 },
+    );
+    expect(ended.status).toBe("timed_out");
+    expect(ended.pendingInterrupts).toEqual([]);
+    expect(ended.interrupts.map((i: any) => i.interruptId).sort()).toEqual(opened.map((e) => e.data.interruptId).sort());
+    expect(ended.interrupts.every((i: any) => i.resolution === undefined)).toBe(true);
+
+    for (const { data } of opened) {
+      const late = await shortClient.decide(runId, data.interruptId, lateDecision);
+      expect(late.status).toBe(409);
+      expect(late.body.error.code).toBe("conflict");
+    }
+    const after = await shortClient.run(runId);
+    expect(after.status).toBe("timed_out");
+    expect(after.interrupts.map((i: any) => i.status)).toEqual(kinds.map(() => "timed_out"));
+    expect(await shortClient.allEvents(runId)).toEqual(events);
+  }
+
+  it("plan approval nobody decides: run timed_out, run.timed_out event, interrupt timed_out, late approve → 409", async () => {
+    const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } }, shortClient);
+    await expectTimedOut(runId, ["plan_approval"], { decision: "approve" });
+  });
+
+  it("parallel tool approvals inside the Map time out the same way (the Map's catch), both interrupts with the run", async () => {
+    const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "all" } }, shortClient);
+    await expectTimedOut(runId, ["tool_approval", "tool_approval"], { decision: "approve" });
+    const run = await shortClient.run(runId);
+    expect(run.interrupts.map((i: any) => i.taskId).sort()).toEqual(["t1", "t2"]);
+    expect(run.tasks.map((t: any) => t.status)).toEqual(["pending", "pending"]);
+  });
+
+  it("a write approval of a later step times out the same way, and nothing is written", async () => {
+    const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } }, shortClient);
+    await expectTimedOut(runId, ["tool_approval"], { decision: "approve" });
+    expect((await shortClient.run(runId)).files).toEqual([]);
+  });
+
+  it("an ask_user question nobody answers times out the same way", async () => {
+    const runId = await submit({ input: ASK_INPUT, mode: "react" }, shortClient);
+    await expectTimedOut(runId, ["ask_user"], { decision: "answer", message: "too late" });
+  });
+});
+
+describe("wrong decisions", () => {
+  let planRun: string;
+  let planInterrupt: any;
+  let askRun: string;
+  let askInterrupt: any;
+
+  /** The interrupt is still pending, the run still waits, and nothing of the run changed in the table. */
+  async function expectUnchanged(runId: string, interruptId: string, before: { items: string[]; events: RunEvent[] }) {
+    const run = await client.run(runId);
+    expect(run.status).toBe("awaiting_input");
+    expect(run.pendingInterrupts.map((i: any) => i.interruptId)).toEqual([interruptId]);
+    expect(run.pendingInterrupts[0].resolution).toBeUndefined();
+    // The event log did not grow, and no item of the run (record, interrupt, events…) changed.
+    expect((await client.allEvents(runId)).length).toBe(before.events.length);
+    expect(await runItems(runId)).toEqual(before.items);
+  }
+
+  it("are refused with 4xx, and each leaves the interrupt pending and the run (events, items) unchanged", async () => {
+    [planRun, askRun] = await Promise.all([
+      submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true, tools: "write" } }),
+      submit({ input: ASK_INPUT, mode: "react" }),
+    ]);
+    const [plan, ask] = await Promise.all([client.waitForPending(planRun, 1), client.waitForPending(askRun, 1)]);
+    planInterrupt = plan.pending[0];
+    askInterrupt = ask.pending[0];
+    expect(planInterrupt.kind).toBe("plan_approval");
+    expect(askInterrupt.kind).toBe("ask_user");
+    // Once the callback has its token, nothing more is written while the run waits.
+    await Promise.all([storedToken(planRun, planInterrupt.interruptId), storedToken(askRun, askInterrupt.interruptId)]);
+    const planBefore = { items: await runItems(planRun), events: await client.allEvents(planRun) };
+    const askBefore = { items: await runItems(askRun), events: await client.allEvents(askRun) };
+
+    const cases: { name: string; runId: string; interruptId: string; body: unknown; as?: RecordingClient; status: number; code?: string }[] = [
+      { name: "unknown interrupt id", runId: planRun, interruptId: "int_000000000000000000000000", body: { decision: "approve" }, status: 404, code: "not_found" },
+      { name: "another run's interrupt", runId: planRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "x" }, status: 404, code: "not_found" },
+      { name: "edit on a plan approval", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "edit", arguments: { plan: {} } }, status: 409, code: "conflict" },
+      { name: "answer on a plan approval", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "answer", message: "yes" }, status: 409, code: "conflict" },
+      { name: "approve on ask_user", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "approve" }, status: 409, code: "conflict" },
+      { name: "reject on ask_user", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "reject", message: "no" }, status: 409, code: "conflict" },
+      { name: "answer without a message", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer" }, status: 400 },
+      { name: "answer with a blank message", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "   " }, status: 400 },
+      { name: "answer with arguments", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "x", arguments: { a: 1 } }, status: 400 },
+      { name: "arguments with approve", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve", arguments: { steps: [] } }, status: 400 },
+      { name: "unknown field", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve", comment: "lgtm" }, status: 400, code: "validation_failed" },
+      { name: "unknown decision", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "maybe" }, status: 400, code: "validation_failed" },
+      { name: "no decision", runId: planRun, interruptId: planInterrupt.interruptId, body: {}, status: 400, code: "validation_failed" },
+      { name: "message not a string", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve", message: 5 }, status: 400, code: "validation_failed" },
+      { name: "not JSON", runId: planRun, interruptId: planInterrupt.interruptId, body: "{decision: approve", status: 400, code: "invalid_json" },
+      { name: "another tenant's run", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve" }, as: other, status: 404, code: "not_found" },
+      { name: "another tenant's ask_user", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "hi" }, as: other, status: 404, code: "not_found" },
+      { name: "no API key", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve" }, as: new RecordingClient(stack.url, ""), status: 401 },
+    ];
+    for (const c of cases) {
+      const res = await (c.as ?? client).decide(c.runId, c.interruptId, c.body);
+      expect(res.status, `${c.name}: ${JSON.stringify(res.body)}`).toBe(c.status);
+      expect(res.body.error, c.name).toMatchObject({ code: c.code ?? expect.any(String), message: expect.any(String) });
+      await expectUnchanged(planRun, planInterrupt.interruptId, planBefore);
+      await expectUnchanged(askRun, askInterrupt.interruptId, askBefore);
+    }
+    // Another tenant's run is reported exactly like a missing one.
+    const foreign = await other.decide(planRun, planInterrupt.interruptId, { decision: "approve" });
+    const missing = await client.decide("run_doesnotexist", planInterrupt.interruptId, { decision: "approve" });
+    expect(foreign.body.error.message.replace(planRun, "<id>")).toBe(missing.body.error.message.replace("run_doesnotexist", "<id>"));
+    // A wrong kind says what the kind takes.
+    const wrongKind = await client.decide(planRun, planInterrupt.interruptId, { decision: "answer", message: "yes" });
+    expect(wrongKind.body.error.details).toMatchObject({ allowed: ["approve", "reject"] });
+    expect(await client.allEvents(planRun)).toEqual(planBefore.events);
+  });
+
+  it("the same decision twice is accepted twice (202) and recorded once; a different one afterwards → 409", async () => {
+    const eventsBefore = await client.allEvents(planRun);
+    const firstTry = await client.decide(planRun, planInterrupt.interruptId, { decision: "approve" });
+    const secondTry = await client.decide(planRun, planInterrupt.interruptId, { decision: "approve" });
+    expect(firstTry.status).toBe(202);
+    expect(secondTry.status).toBe(202);
+    expect(firstTry.body).toMatchObject({ interruptId: planInterrupt.interruptId, status: "resolved", resolution: { decision: "approve" } });
+    expect(secondTry.body).toEqual(firstTry.body);
+
+    const changedMind = await client.decide(planRun, planInterrupt.interruptId, { decision: "reject", message: "wait, no" });
+    expect(changedMind.status).toBe(409);
+    expect(changedMind.body.error).toMatchObject({ code: "conflict", details: { status: "resolved", resolution: { decision: "approve" } } });
+
+    // The run cannot end before its write is approved (tools: "write"), so this all happened while it was live.
+    const write = await client.waitForPending(planRun, 1);
+    expect(write.pending[0]).toMatchObject({ kind: "tool_approval", toolName: "write_artifact" });
+    const resolvedEvents = ofType(write.events, "interrupt.resolved").filter((e) => e.data.interruptId === planInterrupt.interruptId);
+    expect(resolvedEvents.map((e) => e.data)).toEqual([{ interruptId: planInterrupt.interruptId, kind: "plan_approval", decision: "approve" }]);
+    expect(write.events.slice(0, eventsBefore.length)).toEqual(eventsBefore);
+    expect(write.run.interrupts.find((i: any) => i.interruptId === planInterrupt.interruptId)).toMatchObject({
+      status: "resolved",
+      resolution: { decision: "approve" },
+    });
+
+    expect((await client.decide(planRun, write.pending[0].interruptId, { decision: "approve" })).status).toBe(202);
+    expect((await client.decide(askRun, askInterrupt.interruptId, { decision: "answer", message: "Go ahead" })).status).toBe(202);
+    const [planEnd, askEnd] = await Promise.all([client.waitForEnd(planRun), client.waitForEnd(askRun)]);
+    expect(planEnd.run.status, JSON.stringify(planEnd.run.error)).toBe("succeeded");
+    expect(askEnd.run.status, JSON.stringify(askEnd.run.error)).toBe("succeeded");
+    expect(askEnd.run.result).toBe("Done. The user answered: Go ahead");
+  });
+
+  it("a repeated identical decision stays idempotent (202) after the run has ended; a different one is still 409", async () => {
+    const eventsBefore = await client.allEvents(planRun);
+    const again = await client.decide(planRun, planInterrupt.interruptId, { decision: "approve" });
+    const changedMind = await client.decide(planRun, planInterrupt.interruptId, { decision: "reject" });
+    const answerAgain = await client.decide(askRun, askInterrupt.interruptId, { decision: "answer", message: "Go ahead" });
+    expect(changedMind.status).toBe(409);
+    expect(await client.allEvents(planRun)).toEqual(eventsBefore);
+    // A client retrying a decision whose answer it lost must not be told its decision was refused.
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+    expect(again.body).toMatchObject({ status: "resolved", resolution: { decision: "approve" } });
+    expect(answerAgain.status, JSON.stringify(answerAgain.body)).toBe(202);
+  });
+});
+
+describe("task tokens", () => {
+  it("never appear in a run, its events, its stream or a decision's answer, while waiting or after", async () => {
+    const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } });
+    const { pending } = await client.waitForPending(runId, 1);
+    const token = await storedToken(runId, pending[0].interruptId);
+    // The check below is not vacuous: the stored token has the shape it looks for.
+    expect(token).toMatch(TOKEN_SHAPE);
+
+    const live: { what: string; body: unknown }[] = [];
+    const record = (what: string, body: unknown) => live.push({ what, body });
+    record("GET run (waiting)", await client.run(runId));
+    const events = await client.allEvents(runId);
+    record("events (waiting)", events);
+    const stream = await client.recordStream(runId, events.length);
+    expect(stream.frames).toHaveLength(events.length);
+    record("stream (waiting)", stream.frames);
+    const decided = await client.decide(runId, pending[0].interruptId, { decision: "approve" });
+    expect(decided.status).toBe(202);
+    record("decision", decided.body);
+    record("repeated decision", (await client.decide(runId, pending[0].interruptId, { decision: "approve" })).body);
+    const end = await client.waitForEnd(runId);
+    expect(end.run.status).toBe("succeeded");
+    record("GET run (ended)", end.run);
+    record("events (ended)", end.events);
+    expectNoToken(live, [token]);
+
+    // And nothing any test of this file saw, on either stack, nor any run's whole stream.
+    for (const id of runIds) {
+      const run = await client.run(id);
+      if (TERMINAL.includes(run.status)) await client.recordStream(id);
+    }
+    const tokens = (await scanTokens()).map((t) => t.token);
+    expect(tokens.length).toBeGreaterThanOrEqual(runIds.length);
+    for (const t of tokens) expect(t).toMatch(TOKEN_SHAPE);
+    expect(seen.length).toBeGreaterThan(10);
+    expectNoToken(seen, tokens);
+  });
+});

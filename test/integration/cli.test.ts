@@ -1,0 +1,208 @@
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type RunningStack } from "../support/localStack.js";
+
+/**
+ * The `stepwise` command against the local stack, run as a user would: a child process of the
+ * bin (infra/cli/stepwise.mjs), its output read as text (no colours: stdout is a pipe, and
+ * NO_COLOR is set too), stdin closed.
+ */
+let stack: RunningStack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const TASK = "Compute 17*23 and (120/8)+2^5, then write a short report";
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["infra/cli/stepwise.mjs", ...args], {
+      // The caller's STEPWISE_* must not leak in: the flags say where to go.
+      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const conn = () => ["--url", stack.url, "--api-key", stack.apiKey];
+const runIdIn = (output: string) => /Run (run_[A-Za-z0-9_-]+) submitted/.exec(output)?.[1];
+
+describe("stepwise run (plan_solve)", () => {
+  let result: CliResult;
+
+  beforeAll(async () => {
+    result = await cli(["run", TASK, "--mode", "plan_solve", ...conn()]);
+  }, 120_000);
+
+  it("exits 0 and says nothing on stderr", () => {
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).not.toContain("\x1b[");
+  });
+
+  it("shows the plan with its step statuses, to the end", () => {
+    const { stdout } = result;
+    expect(stdout).toContain("Plan: Plan for: Compute 17*23");
+    expect(stdout).toMatch(/\[[ >]\] 1\. Gather the facts/);
+    expect(stdout).toContain("[x] 1. Gather the facts");
+    expect(stdout).toContain("[x] 2. Write the report");
+    expect(stdout).toContain("- Evaluate 17*23 with the calculator");
+  });
+
+  it("shows both parallel tasks of the first step starting and finishing, by task id", () => {
+    // (Not asserted: that they overlap in time; on a loaded machine one may finish before the other starts.)
+    const { stdout } = result;
+    expect(stdout).toContain("▶ t1 started (step 1): Evaluate 17*23 with the calculator");
+    expect(stdout).toContain("▶ t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
+    expect(stdout).toMatch(/✓ t1 done: .*391/);
+    expect(stdout).toMatch(/✓ t2 done: .*47/);
+  });
+
+  it("shows the calculator calls and their results", () => {
+    const { stdout } = result;
+    expect(stdout).toContain('[t1] → calculator {"expression":"17*23"}');
+    expect(stdout).toContain('[t2] → calculator {"expression":"(120/8)+2^5"}');
+    expect(stdout).toContain("[t1] ← 17*23 = 391");
+    expect(stdout).toContain("[t2] ← (120/8)+2^5 = 47");
+  });
+
+  it("prints the answer with 391 and 47, the file and the usage", () => {
+    const answer = result.stdout.slice(result.stdout.indexOf("\nAnswer:\n"));
+    expect(answer.length).toBeGreaterThan(10);
+    expect(answer).toContain("391");
+    expect(answer).toContain("47");
+    expect(answer).toMatch(/Files: report\.md \(\d+ bytes\)/);
+    expect(answer).toMatch(/Usage: \d+ model calls · \d+ prompt \+ \d+ completion tokens · \d+ tool calls/);
+  });
+
+  it("watch replays the ended run and exits 0; get prints it as JSON", async () => {
+    const runId = runIdIn(result.stdout)!;
+    expect(runId).toBeDefined();
+    const watched = await cli(["watch", runId, ...conn()]);
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.stdout).toContain(`Run ${runId} is succeeded`);
+    expect(watched.stdout).toContain("[t1] ← 17*23 = 391");
+    expect(watched.stdout).toContain("Answer:");
+
+    const got = await cli(["get", runId, ...conn()]);
+    expect(got.code, got.stderr).toBe(0);
+    const run = JSON.parse(got.stdout);
+    expect(run).toMatchObject({ runId, status: "succeeded", mode: "plan_solve" });
+    expect(run.result).toContain("391");
+  });
+});
+
+describe("stepwise run --approve-tools write --yes", () => {
+  let result: CliResult;
+
+  beforeAll(async () => {
+    result = await cli(["run", TASK, "--mode", "plan_solve", "--approve-tools", "write", "--yes", ...conn()]);
+  }, 120_000);
+
+  it("exits 0 with the answer", () => {
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    expect(result.stdout).toContain("Answer:");
+    expect(result.stdout).toContain("391");
+  });
+
+  it("shows the tool approval, approves it automatically, and the run records the approval", async () => {
+    const { stdout } = result;
+    expect(stdout).toContain("? t1 wants to run write_artifact");
+    expect(stdout).toContain('"filename": "report.md"');
+    expect(stdout).toContain("Approved automatically (--yes).");
+    expect(stdout).toContain("✓ approved (tool call)");
+    // In that order, and before the tool's result.
+    const order = ["? t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(stdout).not.toContain("curl");
+
+    const got = await cli(["get", runIdIn(stdout)!, ...conn()]);
+    const run = JSON.parse(got.stdout);
+    expect(run.approval).toEqual({ plan: false, tools: "write" });
+    expect(run.interrupts).toEqual([
+      expect.objectContaining({ kind: "tool_approval", toolName: "write_artifact", status: "resolved", resolution: expect.objectContaining({ decision: "approve" }) }),
+    ]);
+  });
+});
+
+describe("stepwise, other paths", () => {
+  it("--json prints the events as JSON lines, ending with run.succeeded", async () => {
+    const result = await cli(["run", "What is 17*23?", "--mode", "react", "--json", ...conn()]);
+    expect(result.code, result.stderr).toBe(0);
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events[0].type).toBe("run.started");
+    expect(events.at(-1)).toMatchObject({ type: "run.succeeded", data: { result: expect.stringContaining("391") } });
+    expect(result.stderr).toMatch(/Run run_\S+ submitted/);
+  });
+
+  it("without a terminal to ask on, an approval prints how to decide with curl and keeps watching", async () => {
+    const child = spawn(process.execPath, ["infra/cli/stepwise.mjs", "run", TASK, "--mode", "plan_solve", "--approve-plan", ...conn()], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    const closed = new Promise<number | null>((resolve) => child.once("close", resolve));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!/curl -X POST '([^']+)'/.test(stdout) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const url = /curl -X POST '([^']+)'/.exec(stdout)?.[1];
+      expect(url, stdout).toMatch(/\/v1\/runs\/run_\S+\/interrupts\/int_\S+$/);
+      expect(stdout).toContain("? The plan needs your approval.");
+      // Decide as the hint says; the command sees the decision and follows the run to its end.
+      const res = await fetch(url!, {
+        method: "POST",
+        headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ decision: "approve" }),
+      });
+      expect(res.status).toBe(202);
+      expect(await closed).toBe(0);
+      expect(stdout).toContain("✓ approved (plan)");
+      expect(stdout).toContain("Answer:");
+    } finally {
+      child.kill();
+    }
+  }, 90_000);
+
+  it("a refused API key exits 3 with a clear message; a missing task exits 2", async () => {
+    const refused = await cli(["get", "run_x", "--url", stack.url, "--api-key", "sk_wrong"]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain("The API key was refused: set STEPWISE_API_KEY or pass --api-key");
+
+    const usage = await cli(["run", ...conn()]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("'run' needs a task");
+  });
+
+  it("an unreachable API exits 3; the URL and key may come from the environment", async () => {
+    const down = await cli(["get", "run_x"], { STEPWISE_URL: "http://127.0.0.1:9", STEPWISE_API_KEY: "k" });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain("Could not reach the Stepwise API at http://127.0.0.1:9");
+
+    const missing = await cli(["get", "run_doesnotexist"], { STEPWISE_URL: stack.url, STEPWISE_API_KEY: stack.apiKey });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("No run with id run_doesnotexist");
+  });
+});
