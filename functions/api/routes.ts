@@ -109,8 +109,7 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
 async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
   const body = parseBody(event, ResolveInterruptRequest);
-  if (TERMINAL_STATUSES.has(run.status)) throw new ConflictError(`Run ${run.runId} has ended (${run.status}); its interrupts can no longer be decided.`);
-  const interrupt = await decideInterrupt(services, run.runId, params.interruptId!, body, (name) => reactTools().get(name));
+  const interrupt = await decideInterrupt(services, run, params.interruptId!, body, (name) => reactTools().get(name));
   return json(202, interruptView(interrupt));
 }
 

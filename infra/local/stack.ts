@@ -29,7 +29,16 @@ export interface LocalStackOptions {
 export interface LocalStack {
   url: string;
   /** Loopback endpoints of the emulated services, for tools and tests that speak AWS APIs. */
-  endpoints: { dynamodb: string; stepFunctions: string; sqs: string; notifyQueueUrl: string; deadLetterQueueUrl: string };
+  endpoints: {
+    region: string;
+    dynamodb: string;
+    tableName: string;
+    sfn: string;
+    stateMachineArn: string;
+    sqs: string;
+    notifyQueueUrl: string;
+    deadLetterQueueUrl: string;
+  };
   stepFunctions: LocalStepFunctions;
   model: { url: string; offline: boolean; name: string };
   close(): Promise<void>;
@@ -145,7 +154,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     return {
       url,
-      endpoints: { dynamodb: dynamo.endpoint, stepFunctions: sfnEndpoint, sqs: sqsEndpoint, notifyQueueUrl, deadLetterQueueUrl },
+      endpoints: {
+        region: LOCAL_REGION,
+        dynamodb: dynamo.endpoint,
+        tableName: "stepwise",
+        sfn: sfnEndpoint,
+        stateMachineArn: stepFunctions.stateMachineArn,
+        sqs: sqsEndpoint,
+        notifyQueueUrl,
+        deadLetterQueueUrl,
+      },
       stepFunctions,
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };
   } catch (error) {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { SendTaskSuccessCommand } from "@aws-sdk/client-sfn";
+import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type Resolution } from "../contracts/interrupts.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Services } from "../services.js";
@@ -43,11 +44,12 @@ export async function openInterrupt(services: Services, fields: Omit<Interrupt, 
  */
 export async function decideInterrupt(
   services: Services,
-  runId: string,
+  run: RunRecord,
   interruptId: string,
   request: ResolveInterruptRequest,
   findTool: (name: string) => Tool | undefined,
 ): Promise<Interrupt> {
+  const runId = run.runId;
   const found = await services.interrupts.getWithToken(runId, interruptId);
   if (!found) throw new NotFoundError(`No interrupt ${interruptId} on run ${runId}.`);
   const { interrupt } = found;
@@ -68,6 +70,9 @@ export async function decideInterrupt(
   }
   if (request.decision === "answer" && !request.message?.trim()) throw new BadRequestError("An answer needs a 'message'.");
 
+  if (interrupt.status === "pending" && TERMINAL_STATUSES.has(run.status)) {
+    throw new ConflictError(`Run ${runId} has ended (${run.status}); its interrupts can no longer be decided.`, { status: run.status });
+  }
   const resolution: Resolution = { decision: request.decision, arguments: request.arguments, message: request.message, resolvedAt: new Date().toISOString() };
   if (interrupt.status !== "pending" || !(await services.interrupts.resolve(runId, interruptId, resolution))) {
     const current = (await services.interrupts.get(runId, interruptId))!;
@@ -82,12 +87,20 @@ export async function decideInterrupt(
   await services.events.append(runId, [
     { type: "interrupt.resolved", data: { interruptId, kind: interrupt.kind, decision: request.decision, message: request.message } },
   ]);
-  const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");
-  if (pending.length === 0) await services.runs.update(runId, { status: "running" }, ["awaiting_input"]);
+  await settleWaitingStatus(services, runId);
   // If the callback task has not stored its token yet, it sees the decision itself and resumes.
   const token = (await services.interrupts.getWithToken(runId, interruptId))?.taskToken;
   if (token) await resumeCallback(services, token, interruptId);
   return { ...interrupt, status: "resolved", resolution };
+}
+
+/** awaiting_input while any interrupt is pending, running otherwise. Checked again after the write:
+ * a parallel executor may open an interrupt in between. */
+async function settleWaitingStatus(services: Services, runId: string): Promise<void> {
+  const pending = async () => (await services.interrupts.list(runId)).some((i) => i.status === "pending");
+  if (await pending()) return;
+  await services.runs.update(runId, { status: "running" }, ["awaiting_input"]);
+  if (await pending()) await services.runs.update(runId, { status: "awaiting_input" }, ["running"]);
 }
 
 /** Completes the waiting callback task. A token already used (the other side resumed it) is fine. */

@@ -1,27 +1,26 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 
-/** The endpoints behind the API, reported by test/support/exposedMain.ts. */
+/** The emulated AWS endpoints behind the API (the stack's ready line), for tests that look behind it. */
 export interface StackEndpoints {
-  sfn: string;
-  dynamodb: string;
-  stateMachineArn: string;
-  tableName: string;
   region: string;
+  dynamodb: string;
+  tableName: string;
+  sfn: string;
+  stateMachineArn: string;
+  sqs: string;
+  notifyQueueUrl: string;
+  deadLetterQueueUrl: string;
 }
 
 export interface StartOptions {
-  /**
-   * Start through test/support/exposedMain.ts (main.ts plus a line with the Step Functions and
-   * DynamoDB endpoints), for tests that must look behind the HTTP API.
-   */
+  /** Kept for callers that ask for the endpoints; the ready line always carries them. */
   exposeEndpoints?: boolean;
 }
 
 export interface RunningStack {
   url: string;
   apiKey: string;
-  /** Set when started with `exposeEndpoints`. */
   endpoints?: StackEndpoints;
   /** Extra tenants' keys, by tenant. */
   keys: Record<string, string>;
@@ -39,8 +38,8 @@ export async function startStack(
   options: StartOptions = {},
 ): Promise<RunningStack> {
   const keys = Object.fromEntries(tenants.map((t) => [t, `sk_test_${t}_${Math.random().toString(36).slice(2)}`]));
-  const entry = options.exposeEndpoints ? "test/support/exposedMain.ts" : "infra/local/main.ts";
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
+  void options;
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
     env: {
       ...process.env,
       PORT: "0",
@@ -59,15 +58,12 @@ export async function startStack(
   child.stderr!.on("data", (chunk) => logs.push(String(chunk)));
   const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints }>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
-    let readyLine: { url: string; apiKey: string } | undefined;
     lines.on("line", (line) => {
       logs.push(line);
       if (line.startsWith("{")) {
         try {
           const parsed = JSON.parse(line);
-          if (parsed.ready) readyLine = { url: parsed.url, apiKey: parsed.apiKey };
-          if (parsed.endpoints && readyLine) resolve({ ...readyLine, endpoints: parsed.endpoints });
-          else if (parsed.ready && !options.exposeEndpoints) resolve(readyLine!);
+          if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints });
         } catch {
           // a log line that happens to start with "{"
         }
