@@ -120,6 +120,7 @@ export class Orchestration extends Construct {
           ),
         )
         .when(sfn.Condition.stringEquals("$.mode", "route"), routeRequest.next(chooseMode))
+        .when(sfn.Condition.stringEquals("$.mode", "answer"), finalize)
         .otherwise(new sfn.Fail(this, "Unknown mode", { error: "UnknownMode", causePath: "$.mode" })),
     );
 

@@ -25,6 +25,10 @@ export const Config = z.object({
   MAX_PLAN_ITERATIONS: int(10),
   MAX_AGENT_ROUNDS: int(30),
   TOOL_CONCURRENCY: int(2),
+  /** Tokens a prompt may use; older turns are cut to fit (whole turns, newest kept). */
+  CONTEXT_BUDGET_TOKENS: int(100_000),
+  /** How the model calls tools: natively, or by the JSON contract in the prompt. */
+  STEPWISE_FUNCTION_CALL_MODE: z.enum(["native", "json"]).default("native"),
   AWS_REGION: z.string().default("us-east-1"),
   /** Webhooks: the notification queue, its dead letters, and who may be called. */
   NOTIFY_QUEUE_URL: z.string().optional(),

@@ -11,6 +11,7 @@ import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
 import { Table } from "./store/table.js";
 import { TaskStore } from "./store/tasks.js";
+import { SessionStore } from "./store/sessions.js";
 import { ActiveRuns } from "./store/tenants.js";
 import { WebhookStore } from "./store/webhooks.js";
 import { NotifyQueue } from "./webhooks/queue.js";
@@ -27,6 +28,7 @@ export interface Services {
   apiKeys: ApiKeyStore;
   interrupts: InterruptStore;
   webhooks: WebhookStore;
+  sessions: SessionStore;
   activeRuns: ActiveRuns;
   notifyQueue: NotifyQueue;
   model: ChatModel;
@@ -47,6 +49,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),
+    sessions: new SessionStore(table, days),
     activeRuns: new ActiveRuns(table),
     notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
     model: new OpenAIModel({

@@ -1,4 +1,4 @@
-import { CreateRunRequest, EventsQuery } from "../../shared/contracts/api.js";
+import { CreateRunRequest, EventsQuery, Id } from "../../shared/contracts/api.js";
 import { decideInterrupt } from "../../shared/agent/interrupts.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { reactTools } from "../../shared/tools/builtins.js";
@@ -30,6 +30,8 @@ export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/cancel$/, handle: cancel },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks$/, handle: listWebhooks },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks\/(?<deliveryId>[^/]+)\/redeliver$/, handle: redeliver },
+  { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: getSession },
+  { method: "DELETE", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: deleteSession },
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
 ];
@@ -77,6 +79,24 @@ async function redeliver({ services, tenantId, params }: Request): Promise<HttpR
   const attempt = await services.webhooks.reopen(delivery);
   await services.notifyQueue.send({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt });
   return json(202, { deliveryId: delivery.deliveryId, status: "pending" });
+}
+
+async function getSession({ services, tenantId, params }: Request): Promise<HttpResult> {
+  const sessionId = validSessionId(params.sessionId!);
+  const messages = await services.sessions.messages(tenantId, sessionId);
+  if (messages.length === 0) throw new NotFoundError(`No session with id ${sessionId}.`);
+  return json(200, { sessionId, messages });
+}
+
+async function deleteSession({ services, tenantId, params }: Request): Promise<HttpResult> {
+  const sessionId = validSessionId(params.sessionId!);
+  if (!(await services.sessions.delete(tenantId, sessionId))) throw new NotFoundError(`No session with id ${sessionId}.`);
+  return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
+}
+
+function validSessionId(sessionId: string): string {
+  if (!Id.safeParse(sessionId).success) throw new NotFoundError(`No session with id ${sessionId}.`);
+  return sessionId;
 }
 
 async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResult> {

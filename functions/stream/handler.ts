@@ -2,7 +2,7 @@ import middy from "@middy/core";
 import { Readable } from "node:stream";
 import { z } from "zod";
 import { NotFoundError, BadRequestError } from "../../shared/errors.js";
-import { runEventFrames } from "../../shared/run/sse.js";
+import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
 import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
 import { getServices } from "../services.js";
 
@@ -30,16 +30,22 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     const { config } = services;
     const remaining = context?.getRemainingTimeInMillis?.() ?? Infinity;
     const controller = new AbortController();
-    const body = Readable.from(
-      runEventFrames(services, run.runId, cursor.data, {
+    const started = Date.now();
+    let ending: StreamEnd = "client disconnected";
+    async function* frames() {
+      ending = yield* runEventFrames(services, run!.runId, cursor.data!, {
         pollMs: config.STREAM_POLL_MS,
         heartbeatMs: config.STREAM_HEARTBEAT_MS,
         maxMs: Math.min(config.STREAM_MAX_SECONDS * 1000, remaining - 10_000),
         signal: controller.signal,
-      }),
-    );
+      });
+    }
+    const body = Readable.from(frames());
     // Where a closed connection is visible, stop polling at once.
-    body.once("close", () => controller.abort());
+    body.once("close", () => {
+      controller.abort();
+      console.log(JSON.stringify({ msg: "stream ended", runId: run!.runId, reason: ending, seconds: (Date.now() - started) / 1000 }));
+    });
     return {
       statusCode: 200,
       headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },

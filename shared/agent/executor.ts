@@ -1,7 +1,9 @@
 import { formatPlan } from "../contracts/plan.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
-import { compareTaskIds } from "../store/tasks.js";
+import { compareTaskIds, type TaskRecord } from "../store/tasks.js";
+import type { RunRecord } from "../contracts/run.js";
+import { budgetsOf } from "../memory/session.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { executorPrompt } from "./prompts.js";
@@ -33,27 +35,18 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
     ]);
   }
 
-  const priorResults = earlier
-    .filter((t) => t.iteration < iteration && t.status !== "pending")
-    .sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId))
-    .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`);
-  const context = [
-    `Request: ${record.input}`,
-    record.plan ? `\n${formatPlan(record.plan)}` : "",
-    priorResults.length ? `\nResults so far:\n${priorResults.join("\n")}` : "",
-    `\nYour task: ${mine?.text ?? task.title}`,
-  ].join("\n");
+  // The fork point: what this executor knows is fixed the first time it runs and kept in its journal,
+  // so a retried or resumed executor sees exactly the same memory.
+  const { value: forked } = await own.once(0, "memo", "fork", async () => forkContext(record, earlier, iteration, mine?.text ?? task.title));
 
   const outcome = await runAgentLoop(run, {
     scope: scopeOf(input),
     role: "executor",
     taskId: task.taskId,
-    messages: [
-      { role: "system", content: executorPrompt() },
-      { role: "user", content: context },
-    ],
+    system: async () => executorPrompt({ files: (await services.artifacts.list(run.runId)).map((f) => f.name) }),
+    conversation: [{ role: "user", content: forked }],
     tools,
-    maxRounds: services.config.MAX_AGENT_ROUNDS,
+    maxRounds: budgetsOf(services, record).maxRounds,
     toolConcurrency: services.config.TOOL_CONCURRENCY,
     toolApproval: record.approval?.tools,
   });
@@ -62,6 +55,20 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
 
   const status = outcome.kind === "answer" ? "succeeded" : "failed";
   return finishTask(run, input, status, outcome.text, startedAt);
+}
+
+/** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
+function forkContext(record: RunRecord, earlier: TaskRecord[], iteration: number, task: string): string {
+  const priorResults = earlier
+    .filter((t) => t.iteration < iteration && t.status !== "pending")
+    .sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId))
+    .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`);
+  return [
+    `Request: ${record.input}`,
+    record.plan ? `\n${formatPlan(record.plan)}` : "",
+    priorResults.length ? `\nResults so far:\n${priorResults.join("\n")}` : "",
+    `\nYour task: ${task}`,
+  ].join("\n");
 }
 
 /** Records a task's end (also used when the state machine caught a crash of the executor). */

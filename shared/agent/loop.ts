@@ -1,12 +1,12 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { ChatMessage, ChatResponse } from "../llm/types.js";
+import { ContextWindow } from "../memory/context.js";
+import { withRequestContext } from "../requestContext.js";
 import type { Services } from "../services.js";
-import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
-import type { ToolCall } from "../llm/types.js";
-import type { ToolOutcome, ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
-import { interruptIdFor, openInterrupt } from "./interrupts.js";
-import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { DeltaCoalescer } from "./deltas.js";
+import { gateOnPeople, parseArguments, runToolCalls } from "./toolExecution.js";
 
 export interface RunScope {
   runId: string;
@@ -20,7 +20,10 @@ export interface LoopOptions {
   scope: string;
   role: AgentRole;
   taskId?: string;
-  messages: ChatMessage[];
+  /** The system prompt, built fresh for every model call (date, files, plan). */
+  system: () => string | Promise<string>;
+  /** Earlier turns (session memory) and the current user message. */
+  conversation: ChatMessage[];
   tools: ToolRegistry;
   maxRounds: number;
   /** Parallel tool calls of one turn run at most this many at once. */
@@ -42,74 +45,64 @@ const OUTPUT_PREVIEW = 2_000;
  * back, until it answers. Each model response and tool result is journaled, so a retried step
  * replays them (no repeated side effects, no repeated cost) and a later turn resumes here.
  */
-export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
+export function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
+  return withRequestContext({ runId: run.runId, scope: options.scope }, () => loop(run, options));
+}
+
+async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const { services } = run;
   const journal = await services.journal.load(run.runId, options.scope);
-  const messages = [...options.messages];
+  const conversation = [...options.conversation];
   const specs = options.tools.specs();
+  const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
   const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
   let lastText = "";
 
   for (let round = 0; round < options.maxRounds; round++) {
     if (run.deadline && Date.now() > run.deadline && !journal.has(round, "llm")) return { kind: "paused", rounds: round };
 
-    const { value: response, replayed } = await journal.once<ChatResponse>(round, "llm", "", () =>
-      services.model.complete({ messages, tools: specs }),
-    );
+    // Built on replay too: the URL placeholders of a recorded response must map the same way.
+    const prompt = window.build(await options.system(), conversation, specs);
+    const { value: response, replayed } = await journal.once<ChatResponse>(round, "llm", "", async () => {
+      const deltas = new DeltaCoalescer(source, (events) => services.events.append(run.runId, events));
+      try {
+        return await services.model.complete({ messages: prompt, tools: specs, onText: deltas.push });
+      } finally {
+        await deltas.close();
+      }
+    });
+    const calls = response.toolCalls.map((call) => window.restoreArguments(call));
     if (!replayed) {
       await Promise.all([
-        services.runs.addUsage(run.runId, { ...response.usage, llmCalls: 1, toolCalls: response.toolCalls.length }),
+        services.runs.addUsage(run.runId, { ...response.usage, llmCalls: 1, toolCalls: calls.length }),
         services.events.append(run.runId, [
           ...(response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: response.content } } as const] : []),
-          ...response.toolCalls.map(
-            (call) =>
-              ({ type: "tool.called", data: { ...source, callId: call.id, tool: call.name, arguments: parseForDisplay(call.arguments) } }) as const,
-          ),
+          ...calls.map((call) => ({ type: "tool.called", data: { ...source, callId: call.id, tool: call.name, arguments: parseArguments(call.arguments) } }) as const),
         ]),
       ]);
     }
-    messages.push(assistantMessage(response));
+    conversation.push(assistantMessage(response));
     if (response.content) lastText = response.content;
-    if (response.toolCalls.length === 0) return { kind: "answer", text: response.content ?? "", rounds: round + 1 };
+    if (calls.length === 0) return { kind: "answer", text: response.content ?? "", rounds: round + 1 };
 
-    // Calls that need a person: stop at the first one not yet decided; the run waits for it.
-    const decisions = new Map<string, Resolution>();
-    for (const call of response.toolCalls) {
-      const tool = options.tools.get(call.name);
-      const kind = tool?.asksUser ? "ask_user" : tool && needsApproval(tool, options.toolApproval) ? "tool_approval" : undefined;
-      if (!kind || journal.has(round, "tool", call.id)) continue;
-      const interruptId = interruptIdFor(run.runId, options.scope, round, call.id);
-      const args = parseForDisplay(call.arguments);
-      const interrupt =
-        (await services.interrupts.get(run.runId, interruptId)) ??
-        (await openInterrupt(services, {
-          interruptId,
-          runId: run.runId,
-          kind,
-          taskId: options.taskId,
-          toolName: call.name,
-          arguments: args,
-          question: kind === "ask_user" ? String((args as { question?: unknown })?.question ?? "") : undefined,
-          summary: kind === "ask_user" ? `The agent asks: ${(args as { question?: unknown })?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
-        }));
-      if (interrupt.status === "pending") return { kind: "interrupted", interruptId, rounds: round };
-      decisions.set(call.id, interrupt.resolution ?? { decision: "reject", message: `the request ${interrupt.status}`, resolvedAt: "" });
-    }
-
-    const context = { runId: run.runId, artifacts: services.artifacts };
-    const runCall = (call: ToolCall): Promise<ToolOutcome> => {
-      const decision = decisions.get(call.id);
-      return decision ? applyDecision(call, decision, options.tools, context) : options.tools.execute(call, context);
+    const toolRound = {
+      runId: run.runId,
+      scope: options.scope,
+      round,
+      taskId: options.taskId,
+      tools: options.tools,
+      journal,
+      services,
+      approval: options.toolApproval,
+      concurrency: options.toolConcurrency ?? services.config.TOOL_CONCURRENCY,
     };
-    const outcomes = await mapLimited(response.toolCalls, options.toolConcurrency ?? 2, async (call) =>
-      options.tools.get(call.name)?.pure
-        ? { value: await options.tools.execute(call, context), replayed }
-        : journal.once<ToolOutcome>(round, "tool", call.id, () => runCall(call)),
-    );
+    const gate = await gateOnPeople(toolRound, calls);
+    if (gate.waitingFor) return { kind: "interrupted", interruptId: gate.waitingFor, rounds: round };
+    const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
     const fresh: EventBody[] = [];
-    response.toolCalls.forEach((call, i) => {
+    calls.forEach((call, i) => {
       const { value, replayed: wasReplayed } = outcomes[i]!;
-      messages.push({ role: "tool", tool_call_id: call.id, content: observe(value.output) });
+      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
         fresh.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: value.output.slice(0, OUTPUT_PREVIEW) } });
       }
@@ -123,34 +116,6 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
   };
 }
 
-function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "none"): boolean {
-  return policy === "all" || (policy === "write" && tool.access === "write");
-}
-
-/** What a person decided becomes the tool's result, so the model sees it and adapts. */
-async function applyDecision(
-  call: ToolCall,
-  resolution: Resolution,
-  tools: ToolRegistry,
-  context: Parameters<ToolRegistry["execute"]>[1],
-): Promise<ToolOutcome> {
-  switch (resolution.decision) {
-    case "approve":
-      return tools.execute(call, context);
-    case "edit": {
-      const outcome = await tools.execute({ ...call, arguments: JSON.stringify(resolution.arguments ?? {}) }, context);
-      return { ...outcome, output: `The user changed the arguments to ${JSON.stringify(resolution.arguments)}. ${outcome.output}` };
-    }
-    case "answer":
-      return { ok: true, output: `The user answered: ${resolution.message ?? ""}` };
-    case "reject":
-      return {
-        ok: false,
-        output: `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}. Do not repeat this call; continue without it or choose another way.`,
-      };
-  }
-}
-
 function assistantMessage(response: ChatResponse): ChatMessage {
   return {
     role: "assistant",
@@ -159,31 +124,4 @@ function assistantMessage(response: ChatResponse): ChatMessage {
       ? { tool_calls: response.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) }
       : {}),
   };
-}
-
-/** What the model sees of a tool output (JD Genie's max_observe). */
-function observe(output: string): string {
-  return output.length > MAX_OBSERVE_CHARS ? `${output.slice(0, MAX_OBSERVE_CHARS)}\n[output cut at ${MAX_OBSERVE_CHARS} characters]` : output;
-}
-
-function parseForDisplay(args: string): unknown {
-  try {
-    return JSON.parse(args);
-  } catch {
-    return args;
-  }
-}
-
-/** Runs `fn` over items with at most `limit` in flight; results keep the items' order. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
-  return results;
 }

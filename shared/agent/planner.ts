@@ -8,6 +8,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { plannerPrompt } from "./prompts.js";
+import { budgetsOf, sessionHistory } from "../memory/session.js";
 
 const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at once
 
@@ -52,7 +53,13 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
     ].join("\n");
   }
 
-  const budgetLeft = iteration < services.config.MAX_PLAN_ITERATIONS;
+  const maxIterations = budgetsOf(services, record).maxPlanIterations;
+  const budgetLeft = iteration < maxIterations;
+  if (!budgetLeft && !board.plan?.finished) {
+    await services.runs.update(run.runId, {
+      stopReason: `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`,
+    });
+  }
   if (budgetLeft && needsPlanner) {
     await revisePlan(run, record, board, { iteration, revision, resultsText, feedback });
   }
@@ -106,13 +113,12 @@ async function revisePlan(
           : "Revise the plan if the results call for it; otherwise reply briefly and the next step runs.",
       ].join("\n")
     : `Request: ${record.input}`;
+  const history = await sessionHistory(run.services, record);
   const outcome = await runAgentLoop(run, {
     scope: context.revision ? `plan#${context.iteration}#r${context.revision}` : `plan#${context.iteration}`,
     role: "planner",
-    messages: [
-      { role: "system", content: plannerPrompt() },
-      { role: "user", content: userMessage },
-    ],
+    system: () => plannerPrompt(),
+    conversation: [...history, { role: "user", content: userMessage }],
     tools: new ToolRegistry([planningTool(board)]),
     maxRounds: 5,
   });

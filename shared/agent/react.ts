@@ -3,6 +3,7 @@ import { NotFoundError } from "../errors.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { reactPrompt } from "./prompts.js";
+import { budgetsOf, sessionHistory } from "../memory/session.js";
 
 /**
  * One "Agent turn" of a ReAct run: think/act rounds until the agent answers, its round budget is
@@ -12,15 +13,14 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
   const { services } = run;
   const record = await services.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  const history = await sessionHistory(services, record);
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",
-    messages: [
-      { role: "system", content: reactPrompt() },
-      { role: "user", content: record.input },
-    ],
+    system: async () => reactPrompt({ files: (await services.artifacts.list(run.runId)).map((f) => f.name) }),
+    conversation: [...history, { role: "user", content: record.input }],
     tools,
-    maxRounds: services.config.MAX_AGENT_ROUNDS,
+    maxRounds: budgetsOf(services, record).maxRounds,
     toolConcurrency: services.config.TOOL_CONCURRENCY,
     toolApproval: record.approval?.tools,
   });

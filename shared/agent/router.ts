@@ -4,9 +4,11 @@ import { errorMessage } from "../errors.js";
 import { defineTool } from "../tools/tool.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { RunScope } from "./loop.js";
+import type { ChatMessage } from "../llm/types.js";
 import { routerPrompt } from "./prompts.js";
 
 export type AgentMode = "react" | "plan_solve";
+export type RouteDecision = { mode: AgentMode; reason: string } | { mode: "answer"; answer: string; reason: string };
 
 /** The mode the request fixes by itself, or undefined when the router model must decide. */
 export function fixedMode(run: Pick<RunRecord, "requestedMode" | "deepThink">): AgentMode | undefined {
@@ -16,11 +18,15 @@ export function fixedMode(run: Pick<RunRecord, "requestedMode" | "deepThink">): 
   return undefined;
 }
 
-const ChooseMode = z.object({ mode: z.enum(["react", "plan_solve"]), reason: z.string().max(1000).optional() });
+const ChooseMode = z.object({
+  mode: z.enum(["answer", "react", "plan_solve"]),
+  answer: z.string().max(20_000).optional().describe("with mode answer: the answer to give the user"),
+  reason: z.string().max(1000).optional(),
+});
 
 const chooseModeTool = defineTool({
   name: "choose_mode",
-  description: "Choose how to handle the request: react (one agent) or plan_solve (planner and parallel executors).",
+  description: "Choose how to handle the request: answer (directly, with the answer), react (one agent with tools) or plan_solve (planner and parallel executors).",
   access: "read",
   pure: true,
   parameters: ChooseMode,
@@ -30,7 +36,7 @@ const chooseModeTool = defineTool({
 });
 
 /** Asks the model which mode fits; ReAct when the model gives no usable answer. */
-export async function chooseMode(run: RunScope, input: string): Promise<{ mode: AgentMode; reason: string }> {
+export async function chooseMode(run: RunScope, input: string, history: ChatMessage[] = []): Promise<RouteDecision> {
   const { services } = run;
   const journal = await services.journal.load(run.runId, "route");
   try {
@@ -38,6 +44,7 @@ export async function chooseMode(run: RunScope, input: string): Promise<{ mode: 
       services.model.complete({
         messages: [
           { role: "system", content: routerPrompt() },
+          ...history,
           { role: "user", content: input },
         ],
         tools: new ToolRegistry([chooseModeTool]).specs(),
@@ -46,7 +53,12 @@ export async function chooseMode(run: RunScope, input: string): Promise<{ mode: 
     if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
     const call = value.toolCalls.find((c) => c.name === "choose_mode");
     const choice = call ? ChooseMode.safeParse(JSON.parse(call.arguments)) : undefined;
-    if (choice?.success) return { mode: choice.data.mode, reason: choice.data.reason ?? "" };
+    if (choice?.success) {
+      const { mode, answer, reason = "" } = choice.data;
+      if (mode !== "answer") return { mode, reason };
+      // "Answer" without an answer is no answer: let one agent handle it.
+      return answer?.trim() ? { mode, answer, reason } : { mode: "react", reason: "the router chose to answer but gave no answer" };
+    }
     return { mode: "react", reason: "the router gave no choice; ReAct is the default" };
   } catch (error) {
     return { mode: "react", reason: `the router failed (${errorMessage(error)}); ReAct is the default` };

@@ -2,6 +2,7 @@ import { NotFoundError, errorMessage } from "../errors.js";
 import type { TaskRecord } from "../store/tasks.js";
 import type { RunScope } from "./loop.js";
 import { summarizerPrompt } from "./prompts.js";
+import { sessionHistory } from "../memory/session.js";
 
 const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters for the summary
 
@@ -21,6 +22,7 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
   const done = tasks.filter((t) => t.status !== "pending");
   const message = [
     `Request: ${record.input}`,
+    record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
     "",
     "Task results:",
     ...done.map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, RESULT_CHARS)}`),
@@ -30,8 +32,9 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
   const journal = await services.journal.load(run.runId, "summary");
   let result: string;
   try {
+    const history = await sessionHistory(services, record);
     const { value, replayed } = await journal.once(0, "llm", "", () =>
-      services.model.complete({ messages: [{ role: "system", content: summarizerPrompt() }, { role: "user", content: message }] }),
+      services.model.complete({ messages: [{ role: "system", content: summarizerPrompt() }, ...history, { role: "user", content: message }] }),
     );
     if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
     result = value.content?.trim() || mechanicalSummary(record.input, done, names);
@@ -39,6 +42,7 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
     console.warn(JSON.stringify({ msg: "summarizer model failed; using the mechanical summary", runId: run.runId, error: errorMessage(error) }));
     result = mechanicalSummary(record.input, done, names);
   }
+  if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
   await services.runs.update(run.runId, { result, files: names });
   return { result, files: names };
 }

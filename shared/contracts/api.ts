@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ApprovalPolicy } from "./interrupts.js";
-import { RequestedMode } from "./run.js";
+import { RequestedMode, RunBudgets } from "./run.js";
 import { WebhookSubscription } from "../webhooks/payload.js";
 
 export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");
@@ -17,6 +17,8 @@ export const CreateRunRequest = z.strictObject({
     .optional(),
   /** Pause for a person: before executing a plan, and before write (or all) tool calls. */
   approval: ApprovalPolicy.optional(),
+  /** Budgets for this run, within the service's limits (defaults: 10 plan iterations, 30 rounds). */
+  budgets: RunBudgets.optional(),
   /** Where to send signed notifications (Standard Webhooks) when the run ends or waits. */
   webhook: WebhookSubscription.optional(),
 });

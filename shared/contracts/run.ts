@@ -18,6 +18,12 @@ export const Usage = z.object({
 export type Usage = z.infer<typeof Usage>;
 export const emptyUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 });
 
+export const RunBudgets = z.strictObject({
+  maxPlanIterations: z.number().int().min(1).max(20).optional(),
+  maxRounds: z.number().int().min(1).max(50).optional(),
+});
+export type RunBudgets = z.infer<typeof RunBudgets>;
+
 export const RunError = z.object({ code: z.string(), message: z.string() });
 export type RunError = z.infer<typeof RunError>;
 
@@ -29,11 +35,15 @@ export const RunRecord = z.object({
   sessionId: z.string(),
   status: RunStatus,
   requestedMode: RequestedMode,
-  mode: z.enum(["react", "plan_solve"]).optional(),
+  /** How the run is handled: answered by the router directly, one ReAct agent, or plan and solve. */
+  mode: z.enum(["answer", "react", "plan_solve"]).optional(),
   deepThink: z.boolean().optional(),
   input: z.string(),
   metadata: z.record(z.string(), z.string()),
   approval: ApprovalPolicy.optional(),
+  budgets: RunBudgets.optional(),
+  /** Why the run stopped before its plan was done (a budget), for the summary. */
+  stopReason: z.string().optional(),
   webhook: z.object({ url: z.string(), events: z.array(z.string()).optional() }).optional(),
   /** Where clients find the run, fixed at submission (webhooks link to it). */
   links: z.object({ self: z.string(), events: z.string(), stream: z.string() }).optional(),

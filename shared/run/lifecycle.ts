@@ -5,6 +5,7 @@ import { NotFoundError } from "../errors.js";
 import { chooseMode, fixedMode } from "../agent/router.js";
 import type { RunScope } from "../agent/loop.js";
 import { resumeCallback } from "../agent/interrupts.js";
+import { rememberTurn, sessionHistory } from "../memory/session.js";
 
 /** "Start run": mark the run running and decide its mode (or leave it to "Route request"). */
 export async function startRun(run: RunScope): Promise<RunState> {
@@ -26,14 +27,13 @@ export async function routeRun(run: RunScope): Promise<RunState> {
   const { services } = run;
   const record = await services.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const { mode, reason } = record.mode ? { mode: record.mode, reason: "" } : await chooseMode(run, record.input);
-  if (!record.mode) {
-    await services.runs.update(run.runId, { mode });
-    await services.events.append(run.runId, [
-      { type: "agent.thought", data: { agent: "router", text: `Mode: ${mode}. ${reason}`.trim() } },
-    ]);
-  }
-  return { runId: run.runId, mode };
+  if (record.mode) return { runId: run.runId, mode: record.mode };
+  const decision = await chooseMode(run, record.input, await sessionHistory(services, record));
+  await services.runs.update(run.runId, { mode: decision.mode, ...(decision.mode === "answer" ? { result: decision.answer, files: [] } : {}) });
+  await services.events.append(run.runId, [
+    { type: "agent.thought", data: { agent: "router", text: `Mode: ${decision.mode}. ${decision.reason}`.trim() } },
+  ]);
+  return { runId: run.runId, mode: decision.mode };
 }
 
 type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled";
@@ -80,6 +80,9 @@ export async function endRun(
 
 /** "Finalize": the run succeeded with the answer stored by the summarizer or the ReAct agent. */
 export async function finalizeRun(run: RunScope): Promise<{ runId: string; status: string }> {
+  const record = await run.services.runs.get(run.runId);
+  // Remember the turn before the run reads as ended, so the session's next run sees it.
+  if (record) await rememberTurn(run.services, record);
   await endRun(run.services, run.runId, "succeeded");
   return { runId: run.runId, status: "succeeded" };
 }

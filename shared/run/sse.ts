@@ -23,7 +23,9 @@ export function sseFrame(event: RunEvent): string {
  * before an earlier one; the stream holds back until the earlier one arrives (or, if its writer
  * died, for `gapMs`). Ends after the terminal event, at `maxMs`, or when `signal` aborts.
  */
-export async function* runEventFrames(services: Services, runId: string, after: number, options: SseOptions): AsyncGenerator<string> {
+export type StreamEnd = "run ended" | "time limit" | "client disconnected";
+
+export async function* runEventFrames(services: Services, runId: string, after: number, options: SseOptions): AsyncGenerator<string, StreamEnd> {
   const started = Date.now();
   const gapMs = options.gapMs ?? 3_000;
   let cursor = after;
@@ -44,16 +46,16 @@ export async function* runEventFrames(services: Services, runId: string, after: 
       delivered++;
       yield sseFrame(event);
       lastWrite = Date.now();
-      if (TERMINAL_EVENTS.has(event.type)) return;
+      if (TERMINAL_EVENTS.has(event.type)) return "run ended";
     }
     if (delivered === 0 && events.length === 0) {
       // Past the run's terminal event (a client resuming after the end), or a run that is gone: nothing more will come.
       const run = await services.runs.get(runId);
-      if (!run || (TERMINAL_STATUSES.has(run.status) && cursor >= (run.terminalSeq ?? 0))) return;
+      if (!run || (TERMINAL_STATUSES.has(run.status) && cursor >= (run.terminalSeq ?? 0))) return "run ended";
     }
     if (Date.now() - started >= options.maxMs) {
       yield `: stream time limit reached; reconnect with Last-Event-ID: ${cursor}\n\n`;
-      return;
+      return "time limit";
     }
     if (Date.now() - lastWrite >= options.heartbeatMs) {
       yield `: heartbeat\n\n`;
@@ -61,6 +63,7 @@ export async function* runEventFrames(services: Services, runId: string, after: 
     }
     if (delivered < 100) await sleep(options.pollMs, options.signal);
   }
+  return "client disconnected";
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -73,6 +73,7 @@ export async function submitRun(
     input: request.input,
     metadata: request.metadata ?? {},
     approval: request.approval,
+    budgets: request.budgets,
     webhook: request.webhook,
     links: runLinks(runId, executionArn, options.links),
     idempotencyKey: options.idempotencyKey,

@@ -26,6 +26,9 @@ export class Journal {
   }
 }
 
+/** A model response, a tool result, or a memo (what an agent started from, e.g. its forked memory). */
+export type JournalKind = "llm" | "tool" | "memo";
+
 /** One scope's records, loaded once per turn. */
 export class ScopeJournal {
   constructor(
@@ -40,7 +43,7 @@ export class ScopeJournal {
   }
 
   /** The recorded value, or run `produce`, record and return it. */
-  async once<T>(round: number, kind: "llm" | "tool", callId: string, produce: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+  async once<T>(round: number, kind: JournalKind, callId: string, produce: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
     const key = keys.journal(this.runId, this.scope, round, kind, callId);
     if (this.records.has(key.sk)) return { value: this.records.get(key.sk) as T, replayed: true };
     const value = await produce();
@@ -49,7 +52,7 @@ export class ScopeJournal {
     return { value, replayed: false };
   }
 
-  has(round: number, kind: "llm" | "tool", callId = ""): boolean {
+  has(round: number, kind: JournalKind, callId = ""): boolean {
     return this.records.has(keys.journal(this.runId, this.scope, round, kind, callId).sk);
   }
 }

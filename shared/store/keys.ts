@@ -6,7 +6,7 @@ export const keys = {
   event: (runId: string, seq: number) => ({ pk: `RUN#${runId}`, sk: `EVT#${pad(seq, 10)}` }),
   eventPrefix: "EVT#",
   eventSk: (seq: number) => `EVT#${pad(seq, 10)}`,
-  journal: (runId: string, scope: string, round: number, kind: "llm" | "tool", callId = "") => ({
+  journal: (runId: string, scope: string, round: number, kind: "llm" | "tool" | "memo", callId = "") => ({
     pk: `RUN#${runId}`,
     sk: `JRN#${scope}#${pad(round, 4)}#${kind}${callId ? `#${callId}` : ""}`,
   }),

@@ -95,6 +95,8 @@ describe("sseFrame", () => {
 interface FakeLog {
   events: RunEvent[];
   status: RunRecord["status"];
+  /** The terminal event's sequence number, kept on the run when it ends (shared/run/lifecycle.ts endRun). */
+  terminalSeq?: number;
   calls: number;
   /** Called before each list: lets a test change the log between polls. */
   onList?: (call: number) => void;
@@ -114,7 +116,7 @@ function fakeServices(log: FakeLog): Services {
     },
     runs: {
       async get() {
-        return { status: log.status } as RunRecord;
+        return { status: log.status, terminalSeq: log.terminalSeq } as RunRecord;
       },
     },
   } as unknown as Services;
@@ -207,7 +209,7 @@ describe("runEventFrames", () => {
   // the terminal event after it (counter update, then BatchWrite). A stream that polls in between
   // sees "no new events" + "run ended" and must not close before the terminal event arrives.
   it("does not close before the terminal event when the run's status turned terminal first", async () => {
-    const log: FakeLog = { events: [event(1)], status: "succeeded", calls: 0 };
+    const log: FakeLog = { events: [event(1)], status: "succeeded", terminalSeq: 2, calls: 0 };
     log.onList = (call) => {
       // list #1 delivers seq 1; list #2 finds nothing (then the stream reads the run: succeeded);
       // the terminal event's write lands just after the stream's re-check (list #3).
@@ -218,7 +220,7 @@ describe("runEventFrames", () => {
   });
 
   it("a resume after the terminal event (EventSource reconnects after every close) ends instead of waiting for more", async () => {
-    const log: FakeLog = { events: [event(1), event(2, "run.succeeded")], status: "succeeded", calls: 0 };
+    const log: FakeLog = { events: [event(1), event(2, "run.succeeded")], status: "succeeded", terminalSeq: 2, calls: 0 };
     const chunks = await collect(runEventFrames(fakeServices(log), "run_1", 2, options({ gapMs: 20 })));
     expect(chunks).toEqual(["retry: 1000\n\n"]);
   });

@@ -7,11 +7,26 @@ import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 export function route(messages: readonly ChatMessage[]): Decision {
   if (messages.at(-1)?.role === "tool") return say("Mode chosen.");
   const request = requestIn(lastUserText(messages));
+  const direct = directAnswer(request, messages);
+  if (direct) return callTools([{ name: "choose_mode", arguments: { mode: "answer", answer: direct, reason: "It needs no tools." } }]);
   const severalThings = whySeveralThings(request);
   const args = severalThings
     ? { mode: "plan_solve", reason: `The request asks for several things: ${severalThings}.` }
     : { mode: "react", reason: "The request asks for one thing, so a single agent loop is enough." };
   return callTools([{ name: "choose_mode", arguments: args }]);
+}
+
+/**
+ * Greetings and thanks are answered at once; "what did I ask before?" is answered from the
+ * session's earlier turns (the conversation the router is shown).
+ */
+function directAnswer(request: string, messages: readonly ChatMessage[]): string | undefined {
+  if (/^\s*(hi|hello|hey|thanks|thank you)\b[\s!.,]*$/i.test(request)) return "Hello! Tell me what to work on: I can calculate, measure texts and write reports.";
+  if (/\bwhat did i (just )?ask\b|\bremind me\b/i.test(request)) {
+    const earlier = messages.filter((m) => m.role === "user").slice(0, -1).map((m) => (typeof m.content === "string" ? m.content : ""));
+    return earlier.length ? `Earlier in this session you asked: ${earlier.map((q) => `"${q}"`).join(", then ")}.` : "This is the first request of this session.";
+  }
+  return undefined;
 }
 
 /** Why the request counts as several asks, or undefined when it is a single one. */

@@ -1,0 +1,122 @@
+import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
+import type { ToolCall } from "../llm/types.js";
+import { limitToolOutput } from "../memory/toolOutput.js";
+import type { Services } from "../services.js";
+import type { ScopeJournal } from "../store/journal.js";
+import { MAX_OBSERVE_CHARS, type ToolOutcome, type ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/tool.js";
+import { interruptIdFor, openInterrupt } from "./interrupts.js";
+
+export interface ToolRound {
+  runId: string;
+  scope: string;
+  round: number;
+  taskId?: string;
+  tools: ToolRegistry;
+  journal: ScopeJournal;
+  services: Services;
+  approval?: ApprovalPolicy["tools"];
+  concurrency: number;
+}
+
+/**
+ * Calls that need a person come first: the first one not yet decided stops the round and the run
+ * waits for it (an interrupt). Returns the decisions already made, by call id.
+ */
+export async function gateOnPeople(round: ToolRound, calls: ToolCall[]): Promise<{ waitingFor?: string; decisions: Map<string, Resolution> }> {
+  const { services, runId } = round;
+  const decisions = new Map<string, Resolution>();
+  for (const call of calls) {
+    const tool = round.tools.get(call.name);
+    const kind = tool?.asksUser ? "ask_user" : tool && needsApproval(tool, round.approval) ? "tool_approval" : undefined;
+    if (!kind || round.journal.has(round.round, "tool", call.id)) continue;
+    const interruptId = interruptIdFor(runId, round.scope, round.round, call.id);
+    const args = parseArguments(call.arguments) as { question?: unknown } | undefined;
+    const interrupt =
+      (await services.interrupts.get(runId, interruptId)) ??
+      (await openInterrupt(services, {
+        interruptId,
+        runId,
+        kind,
+        taskId: round.taskId,
+        toolName: call.name,
+        arguments: args,
+        question: kind === "ask_user" ? String(args?.question ?? "") : undefined,
+        summary: kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
+      }));
+    if (interrupt.status === "pending") return { waitingFor: interruptId, decisions };
+    decisions.set(call.id, interrupt.resolution ?? { decision: "reject", message: `the request ${interrupt.status}`, resolvedAt: "" });
+  }
+  return { decisions };
+}
+
+/**
+ * Runs the round's tool calls, at most `concurrency` at once, each once (journaled: a replay returns
+ * the recorded result). Results keep the calls' order. An output too long for the model is cut,
+ * and the whole of it is kept as an artifact the model can read.
+ */
+export async function runToolCalls(round: ToolRound, calls: ToolCall[], decisions: Map<string, Resolution>) {
+  const context = { runId: round.runId, artifacts: round.services.artifacts };
+  const execute = async (call: ToolCall): Promise<ToolOutcome> => {
+    const decision = decisions.get(call.id);
+    const outcome = decision ? await applyDecision(call, decision, round.tools, context) : await round.tools.execute(call, context);
+    return keepWholeOutput(round, call, outcome);
+  };
+  return mapLimited(calls, round.concurrency, async (call) =>
+    round.tools.get(call.name)?.pure
+      ? { value: await execute(call), replayed: false }
+      : round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call)),
+  );
+}
+
+async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOutcome): Promise<ToolOutcome> {
+  if (outcome.output.length <= MAX_OBSERVE_CHARS) return outcome;
+  const name = `tool-output-${call.id.replace(/[^\w.-]/g, "_")}.txt`;
+  await round.services.artifacts.put(round.runId, name, outcome.output.slice(0, 300_000), `Whole output of ${call.name}`);
+  return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
+}
+
+function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "none"): boolean {
+  return policy === "all" || (policy === "write" && tool.access === "write");
+}
+
+/** What a person decided becomes the tool's result, so the model sees it and adapts. */
+async function applyDecision(call: ToolCall, resolution: Resolution, tools: ToolRegistry, context: Parameters<ToolRegistry["execute"]>[1]): Promise<ToolOutcome> {
+  switch (resolution.decision) {
+    case "approve":
+      return tools.execute(call, context);
+    case "edit": {
+      const outcome = await tools.execute({ ...call, arguments: JSON.stringify(resolution.arguments ?? {}) }, context);
+      return { ...outcome, output: `The user changed the arguments to ${JSON.stringify(resolution.arguments)}. ${outcome.output}` };
+    }
+    case "answer":
+      return { ok: true, output: `The user answered: ${resolution.message ?? ""}` };
+    case "reject":
+      return {
+        ok: false,
+        output: `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}. Do not repeat this call; continue without it or choose another way.`,
+      };
+  }
+}
+
+export function parseArguments(args: string): unknown {
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
+}
+
+/** Runs `fn` over items with at most `limit` in flight; results keep the items' order. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,26 @@
+import type { RunRecord } from "../contracts/run.js";
+import type { ChatMessage } from "../llm/types.js";
+import type { Services } from "../services.js";
+
+/** The session's earlier turns, as chat messages (multi-turn memory across runs; Genie has none). */
+export async function sessionHistory(services: Services, run: RunRecord): Promise<ChatMessage[]> {
+  const messages = await services.sessions.messages(run.tenantId, run.sessionId);
+  return messages.filter((m) => m.runId !== run.runId).map((m) => ({ role: m.role, content: m.content }));
+}
+
+/** After a run succeeds, its question and answer join the session for the next run. */
+export async function rememberTurn(services: Services, run: RunRecord): Promise<void> {
+  if (!run.result) return;
+  await services.sessions.appendTurn(run.tenantId, run.sessionId, run.runId, [
+    { role: "user", content: run.input },
+    { role: "assistant", content: run.result },
+  ]);
+}
+
+/** Budgets of a run: its own, else the service defaults. */
+export function budgetsOf(services: Services, run: RunRecord) {
+  return {
+    maxPlanIterations: run.budgets?.maxPlanIterations ?? services.config.MAX_PLAN_ITERATIONS,
+    maxRounds: run.budgets?.maxRounds ?? services.config.MAX_AGENT_ROUNDS,
+  };
+}

@@ -1,0 +1,394 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunEvent } from "../../shared/contracts/events.js";
+import { Behind } from "../support/aws.js";
+import { Client, type SseFrame } from "../support/client.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+import { Receiver, scripts } from "../support/receiver.js";
+
+/**
+ * Async runs (DESIGN.md §7) over HTTP against the whole local stack: cancel, idempotent submit,
+ * backpressure (429 + Retry-After), and the stream's lifetime (a dropped client stops its handler;
+ * STREAM_MAX_SECONDS ends a stream, which the client resumes with Last-Event-ID).
+ *
+ * Two stacks, both with a slow offline model (800 ms a call) so runs are long enough to act on
+ * mid-run: `stack` allows 2 active runs per tenant (tenants kept apart per concern: the main key
+ * for backpressure, "cancel", "idem", "other"); `short` ends every stream after 2 s. Tests poll for
+ * states with deadlines; none sleeps.
+ */
+
+const REPORT = { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" } as const;
+const SIMPLE = { input: "What is 2+2?", mode: "react" } as const;
+const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out"]);
+const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
+
+let stack: RunningStack;
+let short: RunningStack;
+let receiver: Receiver;
+let client: Client;
+let other: Client;
+let canceller: Client;
+let idem: Client;
+let shortClient: Client;
+let behind: Behind;
+
+beforeAll(async () => {
+  [stack, short, receiver] = await Promise.all([
+    startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2" }, ["other", "cancel", "idem"]),
+    startStack({ OFFLINE_MODEL_LATENCY_MS: "800", STREAM_MAX_SECONDS: "2", STREAM_HEARTBEAT_MS: "500" }),
+    Receiver.start(),
+  ]);
+  client = new Client(stack.url, stack.apiKey);
+  other = new Client(stack.url, stack.keys.other!);
+  canceller = new Client(stack.url, stack.keys.cancel!);
+  idem = new Client(stack.url, stack.keys.idem!);
+  shortClient = new Client(short.url, short.apiKey);
+  behind = new Behind(stack.endpoints!);
+});
+
+afterAll(async () => {
+  behind?.destroy();
+  await Promise.all([stack?.stop(), short?.stop(), receiver?.close()]);
+});
+
+/** Polls the event log until `done(events)` holds. */
+async function waitForEvents(on: Client, runId: string, done: (events: RunEvent[]) => boolean, what: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = await on.allEvents(runId);
+    if (done(events)) return events;
+    if (Date.now() > deadline) throw new Error(`run ${runId}: no ${what} after ${timeoutMs} ms; log: ${events.map((e) => e.type).join(" ")}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Polls until `check()` returns something other than undefined. */
+async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`no ${what} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The stack's JSON log lines with this `msg`. */
+function logLines(on: RunningStack, msg: string): any[] {
+  return on.logs
+    .flatMap((chunk) => chunk.split("\n"))
+    .filter((line) => line.startsWith("{") && line.includes(msg))
+    .flatMap((line) => {
+      try {
+        const parsed = JSON.parse(line);
+        return parsed.msg === msg ? [parsed] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
+const toEvents = (frames: SseFrame[]) => frames.map((f) => JSON.parse(f.data) as RunEvent);
+
+async function cancelIfGoing(on: Client, runId: string) {
+  const run = await on.run(runId);
+  if (!TERMINAL.includes(run.status)) await on.request("POST", `/v1/runs/${runId}/cancel`);
+}
+
+// --------------------------------------------------------------------------------------------- cancel
+
+describe("cancel", () => {
+  it("mid-run: 202, the run ends cancelled with run.cancelled last (the stream ends with it), the execution is aborted, a run.cancelled webhook arrives; again → 409", async () => {
+    const endpoint = receiver.endpoint(scripts.ok());
+    const { runId } = await canceller.submit({ ...REPORT, webhook: { url: endpoint.url } });
+    const streaming = canceller.stream(runId);
+    // Mid-run: the plan is made and executors are at work.
+    await waitForEvents(canceller, runId, (events) => events.some((e) => e.type === "task.started"), "task.started");
+    expect(TERMINAL).not.toContain((await canceller.run(runId)).status);
+
+    const res = await canceller.request("POST", `/v1/runs/${runId}/cancel`);
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body).toEqual({ runId, status: "cancelled" });
+
+    const { run, events } = await canceller.waitForEnd(runId);
+    expect(run.status).toBe("cancelled");
+    expect(run.error).toMatchObject({ code: "cancelled" });
+    expect(events.filter((e) => TERMINAL_EVENTS.has(e.type)).map((e) => e.type)).toEqual(["run.cancelled"]);
+    expect(events.at(-1)!.type).toBe("run.cancelled");
+    expect(events.some((e) => e.type === "run.succeeded")).toBe(false);
+
+    // The live stream closed after run.cancelled, having sent the whole log in order.
+    const stream = await streaming;
+    expect(stream.status).toBe(200);
+    expect(stream.closed).toBe(true);
+    expect(stream.frames.at(-1)!.event).toBe("run.cancelled");
+    expect(toEvents(stream.frames)).toEqual(events);
+
+    // Step Functions' execution was stopped.
+    const execution = await eventually(async () => {
+      const e = await behind.execution(runId);
+      return e.status === "RUNNING" ? undefined : e;
+    }, "execution end");
+    expect(execution.status).toBe("ABORTED");
+
+    // A run.cancelled webhook, signed, from the status change.
+    const hook = await endpoint.waitForRequest((r) => JSON.parse(r.body).type === "run.cancelled");
+    expect(hook.headers["webhook-signature"]).toMatch(/^v1,/);
+    expect(JSON.parse(hook.body).data).toMatchObject({ runId, status: "cancelled", error: { code: "cancelled" } });
+    expect(endpoint.bodies().map((b) => b.type)).toEqual(["run.cancelled"]);
+
+    const again = await canceller.request("POST", `/v1/runs/${runId}/cancel`);
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining("cancelled") });
+    // Nothing changed: still one terminal event.
+    const after = await canceller.allEvents(runId);
+    expect(after.filter((e) => TERMINAL_EVENTS.has(e.type))).toHaveLength(1);
+  }, 60_000);
+
+  it("a finished run → 409, and it stays succeeded", async () => {
+    const { runId } = await canceller.submit(SIMPLE);
+    const { run, events } = await canceller.waitForEnd(runId);
+    expect(run.status).toBe("succeeded");
+    const res = await canceller.request("POST", `/v1/runs/${runId}/cancel`);
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining("succeeded") });
+    expect((await canceller.run(runId)).status).toBe("succeeded");
+    expect(await canceller.allEvents(runId)).toEqual(events);
+  }, 60_000);
+
+  it("a run waiting for a person can be cancelled: its interrupt is closed", async () => {
+    const { runId } = await canceller.submit({ ...REPORT, approval: { plan: true } });
+    const { pending } = await canceller.waitForPending(runId, 1);
+    expect((await canceller.request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(202);
+    const { run } = await canceller.waitForEnd(runId);
+    expect(run.status).toBe("cancelled");
+    expect(run.pendingInterrupts).toEqual([]);
+    expect(run.interrupts.find((i: any) => i.interruptId === pending[0].interruptId).status).toBe("cancelled");
+    const late = await canceller.decide(runId, pending[0].interruptId, { decision: "approve" });
+    expect(late.status).toBe(409);
+  }, 60_000);
+
+  it("an unknown run, or another tenant's, → 404", async () => {
+    expect((await canceller.request("POST", "/v1/runs/run_doesnotexist000/cancel")).status).toBe(404);
+    const { runId } = await canceller.submit(SIMPLE);
+    const foreign = await other.request("POST", `/v1/runs/${runId}/cancel`);
+    expect(foreign.status).toBe(404);
+    expect((await canceller.run(runId)).status).not.toBe("cancelled");
+    const { run } = await canceller.waitForEnd(runId);
+    expect(run.status).toBe("succeeded");
+  }, 60_000);
+});
+
+// --------------------------------------------------------------------------------------------- idempotency
+
+describe("idempotent submit", () => {
+  const post = (body: unknown, key?: string) => idem.request("POST", "/v1/runs", body, key === undefined ? {} : { "idempotency-key": key });
+  const created: string[] = [];
+
+  afterAll(async () => {
+    for (const runId of created) await cancelIfGoing(idem, runId);
+  });
+
+  it("same key + same body → the same run (202, replayed); same key + another body → 409; another key → a new run", async () => {
+    const key = `order-${Date.now()}`;
+    const first = await post(SIMPLE, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const runId = first.body.runId;
+    created.push(runId);
+
+    const second = await post(SIMPLE, key);
+    expect(second.status).toBe(202);
+    expect(second.body.runId).toBe(runId);
+    expect(second.body.sessionId).toBe(first.body.sessionId);
+    expect(second.body.links).toEqual(first.body.links);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(second.headers.get("location")).toBe(first.headers.get("location"));
+    expect(await behind.runIds("idem")).toEqual([runId]);
+
+    const conflict = await post({ ...SIMPLE, input: "What is 3+3?" }, key);
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error).toMatchObject({ code: "conflict", message: expect.stringMatching(/Idempotency-Key/) });
+    expect(await behind.runIds("idem")).toEqual([runId]);
+
+    const fresh = await post(SIMPLE, `${key}-2`);
+    expect(fresh.status).toBe(202);
+    expect(fresh.body.runId).not.toBe(runId);
+    created.push(fresh.body.runId);
+    expect(await behind.runIds("idem")).toEqual([runId, fresh.body.runId].sort());
+
+    // At the tenant's limit (2 runs going), a replay still answers with the run, not 429.
+    const atLimit = await post(SIMPLE, key);
+    expect(atLimit.status).toBe(202);
+    expect(atLimit.body.runId).toBe(runId);
+
+    // After the run ended, a replay reports the run as it is now.
+    await idem.waitForEnd(runId);
+    const later = await post(SIMPLE, key);
+    expect(later.status).toBe(202);
+    expect(later.body).toMatchObject({ runId, status: (await idem.run(runId)).status });
+    expect(await behind.runIds("idem")).toEqual([runId, fresh.body.runId].sort());
+  }, 60_000);
+
+  it.each([
+    ["300 characters", "k".repeat(300)],
+    ["a space", "has space"],
+    ["non-ASCII", "clé-ü"],
+  ])("a bad Idempotency-Key (%s) → 400, and nothing is created", async (_what, key) => {
+    const before = await behind.runIds("idem");
+    const res = await post(SIMPLE, key);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: expect.any(String), message: expect.stringContaining("Idempotency-Key") });
+    expect(await behind.runIds("idem")).toEqual(before);
+  });
+
+  it("concurrent submissions with one key create one run", async () => {
+    for (const runId of created) await cancelIfGoing(idem, runId);
+    const before = await behind.runIds("idem");
+    const key = `race-${Date.now()}`;
+    const answers = await Promise.all([post(SIMPLE, key), post(SIMPLE, key), post(SIMPLE, key)]);
+    const accepted = answers.filter((a) => a.status === 202);
+    // A request that finds the key claimed before the run is recorded is told to retry (409).
+    expect(answers.every((a) => a.status === 202 || (a.status === 409 && /retry/i.test(a.body.error.message))), JSON.stringify(answers.map((a) => a.body))).toBe(true);
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(new Set(accepted.map((a) => a.body.runId)).size).toBe(1);
+    created.push(accepted[0]!.body.runId);
+    const after = await behind.runIds("idem");
+    expect(after.filter((id) => !before.includes(id))).toEqual([accepted[0]!.body.runId]);
+  });
+});
+
+// --------------------------------------------------------------------------------------------- backpressure
+
+describe("429 when a tenant has MAX_ACTIVE_RUNS_PER_TENANT runs going", () => {
+  /** A run that holds its slot until a person decides: it waits for plan approval. */
+  const HELD = { ...REPORT, approval: { plan: true } };
+  const mine: string[] = [];
+
+  afterAll(async () => {
+    for (const runId of mine) await cancelIfGoing(client, runId);
+  });
+
+  it("the third submission gets 429 with Retry-After and a JSON error, and creates nothing; other tenants are not affected", async () => {
+    for (let i = 0; i < 2; i++) {
+      const { runId } = await client.submit(HELD);
+      mine.push(runId);
+    }
+    // Both are going (waiting for a person): they hold their slots.
+    for (const runId of mine) await client.waitForPending(runId, 1);
+    const before = await behind.runIds("local");
+
+    const refused = await client.request("POST", "/v1/runs", SIMPLE, { "idempotency-key": "third-attempt" });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+    expect(refused.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(refused.body).toEqual({ error: { code: "too_many_runs", message: expect.stringMatching(/2 runs/), details: { limit: 2 } } });
+    expect(await behind.runIds("local")).toEqual(before);
+
+    // Another tenant's runs are counted apart.
+    const theirs = await other.request("POST", "/v1/runs", SIMPLE);
+    expect(theirs.status, JSON.stringify(theirs.body)).toBe(202);
+    await other.waitForEnd(theirs.body.runId);
+    expect(await behind.runIds("local")).toEqual(before);
+  }, 60_000);
+
+  it("after a run ends, a new submission is accepted; at the limit again, after a cancel too", async () => {
+    // One held run is approved and ends by itself: its slot comes back.
+    const [first, second] = mine as [string, string];
+    const { pending } = await client.waitForPending(first, 1);
+    expect((await client.decide(first, pending[0].interruptId, { decision: "approve" })).status).toBe(202);
+    const ended = await client.waitForEnd(first, 60_000);
+    expect(ended.run.status).toBe("succeeded");
+
+    // The refused request's Idempotency-Key was not kept: reusing it starts a new run (not a replay).
+    const accepted = await client.request("POST", "/v1/runs", SIMPLE, { "idempotency-key": "third-attempt" });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    expect(accepted.headers.get("idempotent-replayed")).toBeNull();
+    mine.push(accepted.body.runId);
+    const { runId: held } = await client.submit(HELD);
+    mine.push(held);
+    // Once the SIMPLE run has ended: `second` and `held` are going (both wait for a person), the limit.
+    await client.waitForEnd(accepted.body.runId);
+    await client.waitForPending(held, 1);
+    expect((await client.run(second)).status).toBe("awaiting_input");
+    expect((await client.request("POST", "/v1/runs", SIMPLE)).status).toBe(429);
+
+    // A cancel gives its slot back at once.
+    expect((await client.request("POST", `/v1/runs/${second}/cancel`)).status).toBe(202);
+    const afterCancel = await client.request("POST", "/v1/runs", SIMPLE);
+    expect(afterCancel.status, JSON.stringify(afterCancel.body)).toBe(202);
+    mine.push(afterCancel.body.runId);
+  }, 90_000);
+});
+
+// --------------------------------------------------------------------------------------------- stream lifetime
+
+describe("stream lifetime", () => {
+  it("a client that drops the stream stops its handler at once (logged: stream ended, client disconnected)", async () => {
+    const { runId } = await client.submit(SIMPLE);
+    const controller = new AbortController();
+    const res = await fetch(`${stack.url}/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${stack.apiKey}` }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("\nid: ") && !text.startsWith("id: ")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before its first event: ${text}`);
+      text += value;
+    }
+    const droppedAt = Date.now();
+    controller.abort();
+    await reader.cancel().catch(() => undefined);
+
+    const ended = await eventually(() => logLines(stack, "stream ended").find((l) => l.runId === runId), "'stream ended' log line", 5_000);
+    expect(ended).toMatchObject({ msg: "stream ended", runId, reason: "client disconnected" });
+    // It stopped right away, long before the 300 s limit and before the run ended.
+    expect(Date.now() - droppedAt).toBeLessThan(5_000);
+    expect(ended.seconds).toBeLessThan(10);
+    expect(logLines(stack, "stream ended").filter((l) => l.runId === runId)).toHaveLength(1);
+    await client.waitForEnd(runId);
+  }, 60_000);
+
+  it("STREAM_MAX_SECONDS=2: the stream ends by itself saying to reconnect; resuming with Last-Event-ID continues with no gap and no duplicate to the terminal event", async () => {
+    const { runId } = await shortClient.submit(REPORT);
+    const frames: SseFrame[] = [];
+    const segments: { frames: number; ms: number; last: string | undefined }[] = [];
+    let lastEventId: string | undefined;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const started = Date.now();
+      const segment = await shortClient.stream(runId, lastEventId === undefined ? {} : { lastEventId });
+      expect(segment.status).toBe(200);
+      expect(segment.closed).toBe(true);
+      frames.push(...segment.frames);
+      const lastItem = segment.items.at(-1);
+      segments.push({ frames: segment.frames.length, ms: Date.now() - started, last: lastItem?.kind === "comment" ? lastItem.text : lastItem?.frame.event });
+      if (segment.frames.length > 0 && TERMINAL_EVENTS.has(segment.frames.at(-1)!.event!)) break;
+      // Not the end of the run: the server closed at its time limit, and said where to resume.
+      expect(lastItem?.kind, JSON.stringify(segments)).toBe("comment");
+      const match = /^stream time limit reached; reconnect with Last-Event-ID: (\d+)$/.exec((lastItem as { text: string }).text);
+      expect(match, (lastItem as { text: string }).text).not.toBeNull();
+      const cursor = frames.at(-1)?.id ?? "0";
+      expect(match![1]).toBe(cursor);
+      lastEventId = match![1];
+      if (Date.now() > deadline) throw new Error(`no terminal event after ${segments.length} segments`);
+    }
+
+    // Several segments; those cut by the limit lasted about 2 s.
+    expect(segments.length, JSON.stringify(segments)).toBeGreaterThanOrEqual(2);
+    for (const s of segments.slice(0, -1)) {
+      expect(s.ms).toBeGreaterThanOrEqual(1_900);
+      expect(s.ms).toBeLessThan(6_000);
+    }
+    const { run, events } = await shortClient.waitForEnd(runId);
+    expect(run.status).toBe("succeeded");
+    expect(frames.map((f) => Number(f.id))).toEqual(events.map((_, i) => i + 1));
+    expect(toEvents(frames)).toEqual(events);
+    expect(frames.at(-1)!.event).toBe("run.succeeded");
+    // The handler logged each end with its reason.
+    const reasons = await eventually(() => {
+      const found = logLines(short, "stream ended").filter((l) => l.runId === runId).map((l) => l.reason as string);
+      return found.length >= segments.length ? found : undefined;
+    }, `${segments.length} 'stream ended' log lines`);
+    expect(reasons).toEqual([...Array<string>(segments.length - 1).fill("time limit"), "run ended"]);
+  }, 90_000);
+});

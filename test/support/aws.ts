@@ -1,0 +1,70 @@
+import { DynamoDBClient, paginateScan } from "@aws-sdk/client-dynamodb";
+import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import type { StackEndpoints } from "./localStack.js";
+
+/**
+ * Looks behind the API of a local stack, at the emulated AWS services, with the real AWS SDK
+ * clients (credentials local/local, the stack's region): what a test cannot see over HTTP.
+ */
+export class Behind {
+  readonly dynamo: DynamoDBClient;
+  readonly sqs: SQSClient;
+  readonly sfn: SFNClient;
+
+  constructor(readonly endpoints: StackEndpoints) {
+    const common = { region: endpoints.region || "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+    this.dynamo = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
+    this.sqs = new SQSClient({ ...common, endpoint: endpoints.sqs });
+    this.sfn = new SFNClient({ ...common, endpoint: endpoints.sfn });
+  }
+
+  /** The ids of every run record in the table (`RUN#id` / `META`), of one tenant if given. */
+  async runIds(tenantId?: string): Promise<string[]> {
+    const ids: string[] = [];
+    const pages = paginateScan(
+      { client: this.dynamo },
+      {
+        TableName: this.endpoints.tableName || "stepwise",
+        FilterExpression: `sk = :meta AND begins_with(pk, :run)${tenantId ? " AND tenantId = :tenant" : ""}`,
+        ExpressionAttributeValues: { ":meta": { S: "META" }, ":run": { S: "RUN#" }, ...(tenantId ? { ":tenant": { S: tenantId } } : {}) },
+      },
+    );
+    for await (const page of pages) for (const item of page.Items ?? []) ids.push(item.pk!.S!.slice("RUN#".length));
+    return ids.sort();
+  }
+
+  /**
+   * Every message now in the dead-letter queue, parsed. Received with a zero visibility timeout,
+   * so they stay visible to the next reader (and to other tests).
+   */
+  async deadLetters(): Promise<any[]> {
+    const seen = new Map<string, any>();
+    // The local queue hands out at most 10 a call; read until a call brings nothing new.
+    for (let round = 0; round < 20; round++) {
+      const { Messages = [] } = await this.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: this.endpoints.deadLetterQueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0, WaitTimeSeconds: 0 }),
+      );
+      let fresh = 0;
+      for (const m of Messages) {
+        if (seen.has(m.MessageId!)) continue;
+        fresh++;
+        seen.set(m.MessageId!, JSON.parse(m.Body!));
+      }
+      if (fresh === 0) break;
+    }
+    return [...seen.values()];
+  }
+
+  /** Step Functions' own view of a run's execution (the execution is named after the run). */
+  async execution(runId: string) {
+    const executionArn = `${this.endpoints.stateMachineArn.replace(":stateMachine:", ":execution:")}:${runId}`;
+    return this.sfn.send(new DescribeExecutionCommand({ executionArn }));
+  }
+
+  destroy(): void {
+    this.dynamo.destroy();
+    this.sqs.destroy();
+    this.sfn.destroy();
+  }
+}
