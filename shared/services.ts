@@ -1,6 +1,7 @@
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import type { Config } from "./config.js";
+import { JsonContractModel } from "./llm/jsonContractModel.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
 import type { ChatModel } from "./llm/types.js";
 import { ApiKeyStore } from "./store/apiKeys.js";
@@ -35,6 +36,18 @@ export interface Services {
   sfn: SFNClient;
 }
 
+/** The configured model; for models without native tool calling, behind the JSON contract. */
+function modelFor(config: Config): ChatModel {
+  const model = new OpenAIModel({
+    model: config.STEPWISE_MODEL,
+    baseURL: config.OPENAI_BASE_URL,
+    apiKey: config.OPENAI_API_KEY,
+    timeoutMs: config.LLM_TIMEOUT_MS,
+    maxRetries: config.LLM_MAX_RETRIES,
+  });
+  return config.STEPWISE_FUNCTION_CALL_MODE === "json" ? new JsonContractModel(model) : model;
+}
+
 export function createServices(config: Config, overrides: Partial<Services> = {}): Services {
   const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
   const days = config.RETENTION_DAYS;
@@ -52,13 +65,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     sessions: new SessionStore(table, days),
     activeRuns: new ActiveRuns(table),
     notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
-    model: new OpenAIModel({
-      model: config.STEPWISE_MODEL,
-      baseURL: config.OPENAI_BASE_URL,
-      apiKey: config.OPENAI_API_KEY,
-      timeoutMs: config.LLM_TIMEOUT_MS,
-      maxRetries: config.LLM_MAX_RETRIES,
-    }),
+    model: modelFor(config),
     sfn: new SFNClient({ region: config.AWS_REGION }),
     ...overrides,
   };

@@ -101,7 +101,8 @@ describe("parseContractReply", () => {
 
   // --- Properties ---
 
-  const jsonValue = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<unknown>;
+  // Through JSON once: JSON has no -0, so a generated -0 would come back as 0 and compare unequal.
+  const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v))) as fc.Arbitrary<unknown>;
   const toolCall = fc.record({
     name: fc.string({ minLength: 1, maxLength: 20 }),
     arguments: fc.dictionary(fc.string({ maxLength: 10 }), jsonValue, { maxKeys: 4 }),

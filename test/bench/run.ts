@@ -1,0 +1,71 @@
+/**
+ * `npm run bench`: figures, not assertions (these machines are shared and noisy).
+ *
+ * 1. Context budget on a long session: the same multi-turn session run twice, once with a small
+ *    prompt budget (older turns cut) and once with an unlimited one (the full history sent every
+ *    time). Prints prompt tokens per run and checks that the answers are the same.
+ * 2. Orchestration overhead: plan_solve and react runs against a model that answers at once, so
+ *    the time is Stepwise's own (state machine, DynamoDB, handlers); prints median and spread.
+ */
+import { Client } from "../support/client.js";
+import { startStack } from "../support/localStack.js";
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 20);
+const RUNS = Number(process.env.BENCH_RUNS ?? 8);
+
+async function session(budget: string): Promise<{ tokens: number[]; answers: string[] }> {
+  const stack = await startStack({ CONTEXT_BUDGET_TOKENS: budget, OFFLINE_MODEL_LATENCY_MS: "0" });
+  try {
+    const client = new Client(stack.url, stack.apiKey);
+    const tokens: number[] = [];
+    const answers: string[] = [];
+    for (let turn = 1; turn <= TURNS; turn++) {
+      const { runId } = await client.submit({
+        input: `Turn ${turn}: what is ${turn}*37+${turn}? Explain the figure in one sentence for my notes on this long session.`,
+        mode: "react",
+        sessionId: "bench-session",
+      });
+      const run = await client.waitFor(runId, ["succeeded", "failed"], 60_000);
+      tokens.push(run.usage.promptTokens);
+      answers.push(run.result);
+    }
+    return { tokens, answers };
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function overhead(mode: "plan_solve" | "react"): Promise<number[]> {
+  const stack = await startStack({ OFFLINE_MODEL_LATENCY_MS: "0" });
+  try {
+    const client = new Client(stack.url, stack.apiKey);
+    const durations: number[] = [];
+    for (let i = 0; i < RUNS + 1; i++) {
+      const started = performance.now();
+      const { runId } = await client.submit({ input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode });
+      await client.waitFor(runId, ["succeeded"], 60_000);
+      if (i > 0) durations.push(performance.now() - started); // the first run warms the handlers
+    }
+    return durations;
+  } finally {
+    await stack.stop();
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+console.log(`# Context budget on a long session (${TURNS} react runs in one session)`);
+const budgeted = await session("800");
+const full = await session("100000000");
+console.log("run  prompt tokens (budget 800)  prompt tokens (full history)");
+for (let i = 0; i < TURNS; i++) console.log(`${String(i + 1).padStart(3)}  ${String(budgeted.tokens[i]).padStart(27)}  ${String(full.tokens[i]).padStart(28)}`);
+const same = budgeted.answers.every((answer, i) => answer === full.answers[i]);
+console.log(`total prompt tokens: budget ${sum(budgeted.tokens)}, full ${sum(full.tokens)} (${((1 - sum(budgeted.tokens) / sum(full.tokens)) * 100).toFixed(1)}% fewer)`);
+console.log(`answers identical: ${same ? "yes" : "NO"} (${TURNS} of ${TURNS} compared)`);
+
+console.log(`\n# Orchestration overhead with an instant model (${RUNS} runs each, after one warm-up)`);
+for (const mode of ["react", "plan_solve"] as const) {
+  const durations = await overhead(mode);
+  console.log(`${mode.padEnd(10)} median ${median(durations).toFixed(0)} ms, min ${Math.min(...durations).toFixed(0)} ms, max ${Math.max(...durations).toFixed(0)} ms (submit to succeeded, polled every 100 ms)`);
+}
