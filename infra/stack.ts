@@ -8,6 +8,7 @@ import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { AgentFunctions, lambdaProps } from "./agentFunctions.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
@@ -18,6 +19,8 @@ export interface StepwiseStackProps extends StackProps {
   readonly model?: string;
   /** OpenAI-compatible base URL; unset means api.openai.com. */
   readonly openAiBaseUrl?: string;
+  /** ARN of the Secrets Manager secret holding the API key (a plain string secret). */
+  readonly openAiApiKeySecretArn?: string;
   /** Executors running at once per step (1–40). */
   readonly maxConcurrency?: number;
   /** How long a run waits for a person (approvals, questions). Default 24 hours. */
@@ -54,11 +57,15 @@ export class StepwiseStack extends Stack {
       ...queueEnvironment,
       STEPWISE_MODEL: props.model ?? "gpt-4o-mini",
       ...(props.openAiBaseUrl ? { OPENAI_BASE_URL: props.openAiBaseUrl } : {}),
-      ...(process.env.OPENAI_API_KEY ? { OPENAI_API_KEY: process.env.OPENAI_API_KEY } : {}),
+      ...(props.openAiApiKeySecretArn ? { OPENAI_API_KEY_SECRET_ARN: props.openAiApiKeySecretArn } : {}),
     };
     const agents = new AgentFunctions(this, "Steps", { table, environment: modelEnvironment });
     this.steps = agents;
-    for (const fn of Object.values(agents.functions)) notifications.grantSendMessages(fn);
+    const apiKeySecret = props.openAiApiKeySecretArn ? Secret.fromSecretCompleteArn(this, "ModelApiKey", props.openAiApiKeySecretArn) : undefined;
+    for (const fn of Object.values(agents.functions)) {
+      notifications.grantSendMessages(fn);
+      apiKeySecret?.grantRead(fn);
+    }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: agents.functions,
       maxConcurrency: props.maxConcurrency,

@@ -12,6 +12,8 @@ export const Config = z.object({
   STEPWISE_MODEL: z.string().min(1).default("gpt-4o-mini"),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
+  /** On AWS the key lives in Secrets Manager (never in the template or the function's settings). */
+  OPENAI_API_KEY_SECRET_ARN: z.string().optional(),
   LLM_TIMEOUT_MS: int(120_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(2),
   /** Link runs to the Step Functions console (on AWS). */

@@ -1,3 +1,4 @@
+import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import type { Config } from "./config.js";
@@ -36,12 +37,27 @@ export interface Services {
   sfn: SFNClient;
 }
 
+/** Reads the secret once per container, when the first model call needs it. */
+function secretReader(secretId: string, region: string): () => Promise<string> {
+  let value: Promise<string> | undefined;
+  return () => {
+    value ??= new SecretsManagerClient({ region })
+      .send(new GetSecretValueCommand({ SecretId: secretId }))
+      .then((secret) => secret.SecretString ?? "")
+      .catch((error) => {
+        value = undefined; // try again on the next call
+        throw error;
+      });
+    return value;
+  };
+}
+
 /** The configured model; for models without native tool calling, behind the JSON contract. */
 function modelFor(config: Config): ChatModel {
   const model = new OpenAIModel({
     model: config.STEPWISE_MODEL,
     baseURL: config.OPENAI_BASE_URL,
-    apiKey: config.OPENAI_API_KEY,
+    apiKey: config.OPENAI_API_KEY_SECRET_ARN ? secretReader(config.OPENAI_API_KEY_SECRET_ARN, config.AWS_REGION) : config.OPENAI_API_KEY,
     timeoutMs: config.LLM_TIMEOUT_MS,
     maxRetries: config.LLM_MAX_RETRIES,
   });

@@ -5,7 +5,8 @@ import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
 export interface OpenAIModelOptions {
   model: string;
   baseURL?: string;
-  apiKey?: string;
+  /** A key, or a function that fetches it (from a secret store) when first needed. */
+  apiKey?: string | (() => Promise<string>);
   timeoutMs?: number;
   maxRetries?: number;
 }
