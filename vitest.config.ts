@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Integration files each start their own local stack; two cores, so keep files few at a time.
     maxWorkers: 2,
+    // The SDK warns on Node 20 (Lambda runs Node 22); the project supports both on purpose.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
   },
 });

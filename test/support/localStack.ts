@@ -1,17 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import type { LocalStack } from "../../infra/local/stack.js";
 
 /** The emulated AWS endpoints behind the API (the stack's ready line), for tests that look behind it. */
-export interface StackEndpoints {
-  region: string;
-  dynamodb: string;
-  tableName: string;
-  sfn: string;
-  stateMachineArn: string;
-  sqs: string;
-  notifyQueueUrl: string;
-  deadLetterQueueUrl: string;
-}
+export type StackEndpoints = LocalStack["endpoints"];
 
 export interface StartOptions {
   /** Kept for callers that ask for the endpoints; the ready line always carries them. */
