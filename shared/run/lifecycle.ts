@@ -69,10 +69,11 @@ export async function endRun(
   const terminalSeq = await services.events.reserve(runId, 1);
   const patch = { status, endedAt: new Date().toISOString(), terminalSeq, ...(details.error ? { error: details.error } : {}) };
   if (!(await services.runs.update(runId, patch, ["queued", "running", "awaiting_input"]))) return false;
+  // The slot first: a client that sees the run ended may submit the next one at once.
+  await services.activeRuns.release(record.tenantId);
   const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");
   await Promise.all([
     services.events.putAt(runId, terminalSeq, [event]),
-    services.activeRuns.release(record.tenantId),
     ...pending.map((i) => services.interrupts.transition(runId, i.interruptId, status === "timed_out" ? "timed_out" : "cancelled")),
   ]);
   return true;

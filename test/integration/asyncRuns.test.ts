@@ -97,6 +97,8 @@ async function cancelIfGoing(on: Client, runId: string) {
 // --------------------------------------------------------------------------------------------- cancel
 
 describe("cancel", () => {
+  let cancelledMidRun: string | undefined;
+
   it("mid-run: 202, the run ends cancelled with run.cancelled last (the stream ends with it), the execution is aborted, a run.cancelled webhook arrives; again → 409", async () => {
     const endpoint = receiver.endpoint(scripts.ok());
     const { runId } = await canceller.submit({ ...REPORT, webhook: { url: endpoint.url } });
@@ -107,6 +109,7 @@ describe("cancel", () => {
 
     const res = await canceller.request("POST", `/v1/runs/${runId}/cancel`);
     expect(res.status, JSON.stringify(res.body)).toBe(202);
+    cancelledMidRun = runId;
     expect(res.body).toEqual({ runId, status: "cancelled" });
 
     const { run, events } = await canceller.waitForEnd(runId);
@@ -143,6 +146,22 @@ describe("cancel", () => {
     const after = await canceller.allEvents(runId);
     expect(after.filter((e) => TERMINAL_EVENTS.has(e.type))).toHaveLength(1);
   }, 60_000);
+
+  it("nothing happens in a run after it was cancelled mid-run: no event after run.cancelled", async () => {
+    const runId = cancelledMidRun;
+    if (!runId) throw new Error("the mid-run cancel test did not get as far as cancelling");
+    // Steps that were in flight when the run was cancelled may still be finishing a model or tool call (Step Functions does not stop a running
+    // Lambda): watch the log for longer than such a step takes (a few 800 ms model calls) — an
+    // absence can only be checked over a window — and it must still end with run.cancelled.
+    const watchUntil = Date.now() + 4_000;
+    while (Date.now() < watchUntil) {
+      const now = await canceller.allEvents(runId);
+      const terminalAt = now.findIndex((e) => TERMINAL_EVENTS.has(e.type));
+      expect(now.slice(terminalAt + 1).map((e) => `${e.seq}:${e.type}`), "events after run.cancelled").toEqual([]);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect((await canceller.run(runId)).status).toBe("cancelled");
+  });
 
   it("a finished run → 409, and it stays succeeded", async () => {
     const { runId } = await canceller.submit(SIMPLE);
@@ -304,10 +323,10 @@ describe("429 when a tenant has MAX_ACTIVE_RUNS_PER_TENANT runs going", () => {
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
     expect(accepted.headers.get("idempotent-replayed")).toBeNull();
     mine.push(accepted.body.runId);
+    expect((await client.waitForEnd(accepted.body.runId)).run.status).toBe("succeeded");
+    // Back at the limit: `second` and `held` are going (both wait for a person).
     const { runId: held } = await client.submit(HELD);
     mine.push(held);
-    // Once the SIMPLE run has ended: `second` and `held` are going (both wait for a person), the limit.
-    await client.waitForEnd(accepted.body.runId);
     await client.waitForPending(held, 1);
     expect((await client.run(second)).status).toBe("awaiting_input");
     expect((await client.request("POST", "/v1/runs", SIMPLE)).status).toBe(429);
