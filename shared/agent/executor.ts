@@ -51,6 +51,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
     toolApproval: record.approval?.tools,
   });
   if (outcome.kind === "paused") return { ...input, done: false };
+  if (outcome.kind === "ended") return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
 
   const status = outcome.kind === "answer" ? "succeeded" : "failed";

@@ -1,5 +1,6 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
+import { TERMINAL_STATUSES } from "../contracts/run.js";
 import type { ChatMessage, ChatResponse } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
@@ -36,7 +37,9 @@ export type LoopOutcome =
   | { kind: "answer"; text: string; rounds: number }
   | { kind: "paused"; rounds: number }
   | { kind: "interrupted"; interruptId: string; rounds: number }
-  | { kind: "budget"; text: string; rounds: number };
+  | { kind: "budget"; text: string; rounds: number }
+  /** The run ended meanwhile (cancelled, timed out): stop without doing anything more. */
+  | { kind: "ended"; rounds: number };
 
 const OUTPUT_PREVIEW = 2_000;
 
@@ -60,6 +63,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
 
   for (let round = 0; round < options.maxRounds; round++) {
     if (run.deadline && Date.now() > run.deadline && !journal.has(round, "llm")) return { kind: "paused", rounds: round };
+    if (await hasEnded(run)) return { kind: "ended", rounds: round };
 
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
     const prompt = window.build(await options.system(), conversation, specs);
@@ -96,6 +100,8 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       approval: options.toolApproval,
       concurrency: options.toolConcurrency ?? services.config.TOOL_CONCURRENCY,
     };
+    // A cancel may have come while the model was thinking: no side effects after it.
+    if (await hasEnded(run)) return { kind: "ended", rounds: round };
     const gate = await gateOnPeople(toolRound, calls);
     if (gate.waitingFor) return { kind: "interrupted", interruptId: gate.waitingFor, rounds: round };
     const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
@@ -114,6 +120,11 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     rounds: options.maxRounds,
     text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
   };
+}
+
+async function hasEnded(run: RunScope): Promise<boolean> {
+  const record = await run.services.runs.get(run.runId);
+  return !record || TERMINAL_STATUSES.has(record.status);
 }
 
 function assistantMessage(response: ChatResponse): ChatMessage {

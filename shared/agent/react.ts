@@ -26,6 +26,7 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
   });
   const turn = (input.turn ?? 0) + 1;
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
+  if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };
   if (outcome.kind === "interrupted") return { runId: run.runId, mode: "react", done: false, turn, interruptId: outcome.interruptId };
   const files = (await services.artifacts.list(run.runId)).map((f) => f.name);
   await services.runs.update(run.runId, { result: outcome.text, files });

@@ -64,11 +64,11 @@ export async function endRun(
     }
     return false;
   }
-  // The event's number is taken first and kept on the run, so the event is never lost; a number
-  // taken by a step that lost the race stays a hole, which readers skip.
-  const terminalSeq = await services.events.reserve(runId, 1);
-  const patch = { status, endedAt: new Date().toISOString(), terminalSeq, ...(details.error ? { error: details.error } : {}) };
-  if (!(await services.runs.update(runId, patch, ["queued", "running", "awaiting_input"]))) return false;
+  // Ending the run takes the terminal event's number in the same write: if this step dies before
+  // writing the event, a retry finds the number on the run and writes it (above).
+  const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
+  const terminalSeq = await services.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);
+  if (terminalSeq === undefined) return false;
   // The slot first: a client that sees the run ended may submit the next one at once.
   await services.activeRuns.release(record.tenantId);
   const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");

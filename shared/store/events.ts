@@ -1,3 +1,4 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { EventBody, type RunEvent } from "../contracts/events.js";
 import { keys } from "./keys.js";
@@ -13,25 +14,34 @@ export class EventLog {
     private readonly retentionDays: number,
   ) {}
 
+  /**
+   * Appends events after the ones already there. Once the run has ended, the log is closed: what a
+   * step still running then tries to add is dropped (returns []), so the terminal event stays last.
+   */
   async append(runId: string, bodies: EventBody[]): Promise<RunEvent[]> {
     if (bodies.length === 0) return [];
     const first = await this.reserve(runId, bodies.length);
-    return this.putAt(runId, first, bodies);
+    return first === undefined ? [] : this.putAt(runId, first, bodies);
   }
 
-  /** Takes `count` sequence numbers; returns the first. */
-  async reserve(runId: string, count: number): Promise<number> {
-    const counter = await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.run(runId),
-        UpdateExpression: "ADD eventSeq :n",
-        ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":n": count },
-        ReturnValues: "UPDATED_NEW",
-      }),
-    );
-    return Number(counter.Attributes?.eventSeq) - count + 1;
+  /** Takes `count` sequence numbers and returns the first, or undefined if the log is closed. */
+  private async reserve(runId: string, count: number): Promise<number | undefined> {
+    try {
+      const counter = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(runId),
+          UpdateExpression: "ADD eventSeq :n",
+          ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(terminalSeq)",
+          ExpressionAttributeValues: { ":n": count },
+          ReturnValues: "UPDATED_NEW",
+        }),
+      );
+      return Number(counter.Attributes?.eventSeq) - count + 1;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
   }
 
   /** Writes events at reserved sequence numbers (writing the same one again overwrites it: idempotent). */

@@ -77,6 +77,44 @@ export class RunStore {
     }
   }
 
+  /**
+   * Ends the run, once: sets the terminal fields and takes the terminal event's sequence number in
+   * the same conditional write, which also closes the event log (later appends are refused).
+   * Returns the terminal event's number, or undefined if the run had already ended.
+   */
+  async end(runId: string, patch: Patch, from: readonly RunStatus[]): Promise<number | undefined> {
+    const entries = Object.entries({ ...patch, updatedAt: new Date().toISOString() }).filter(([, v]) => v !== undefined);
+    const names: Record<string, string> = { "#status": "status" };
+    const values: Record<string, unknown> = { ":one": 1 };
+    const sets = entries.map(([field, value], i) => {
+      names[`#f${i}`] = field;
+      values[`:v${i}`] = value;
+      return `#f${i} = :v${i}`;
+    });
+    const allowed = from.map((status, i) => {
+      values[`:s${i}`] = status;
+      return `:s${i}`;
+    });
+    try {
+      const { Attributes } = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(runId),
+          // Both read the old eventSeq: the terminal event takes the next number.
+          UpdateExpression: `SET ${[...sets, "eventSeq = eventSeq + :one", "terminalSeq = eventSeq + :one"].join(", ")}`,
+          ConditionExpression: `attribute_exists(pk) AND #status IN (${allowed.join(", ")})`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: "UPDATED_NEW",
+        }),
+      );
+      return Number(Attributes?.terminalSeq);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
   /** Adds to the usage counters atomically (parallel executors add at once). */
   async addUsage(runId: string, delta: Partial<Usage>): Promise<void> {
     const entries = Object.entries(delta).filter(([, v]) => v);

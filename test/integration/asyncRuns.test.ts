@@ -163,6 +163,23 @@ describe("cancel", () => {
     expect((await canceller.run(runId)).status).toBe("cancelled");
   });
 
+  it("no side effect after a cancel: cancelled as the write step starts, write_artifact never runs and no file is written", async () => {
+    const { runId } = await canceller.submit(REPORT);
+    // The second plan step ("Write the report") has started: its executor is asking the model
+    // (800 ms) before it calls write_artifact. Cancel now.
+    await waitForEvents(canceller, runId, (events) => events.some((e) => e.type === "task.started" && e.data.iteration === 1), "step 2's task.started", 45_000);
+    expect((await canceller.request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(202);
+    // Watched over a window longer than the executor's model call and tool call (see above).
+    const watchUntil = Date.now() + 4_000;
+    while (Date.now() < watchUntil) {
+      const events = await canceller.allEvents(runId);
+      const writes = events.filter((e) => (e.type === "tool.called" || e.type === "tool.result") && e.data.tool === "write_artifact");
+      expect(writes.map((e) => `${e.seq}:${e.type}`), "write_artifact after the cancel").toEqual([]);
+      expect((await canceller.run(runId)).files).toEqual([]);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }, 60_000);
+
   it("a finished run → 409, and it stays succeeded", async () => {
     const { runId } = await canceller.submit(SIMPLE);
     const { run, events } = await canceller.waitForEnd(runId);

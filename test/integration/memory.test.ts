@@ -610,14 +610,16 @@ describe("in JSON contract mode, with a small context budget", () => {
       const [request] = router.of("ctx4", "router");
       expect(request).toBeDefined();
       expect(allText(request!)).toContain("Notes of turn 4");
-      expect(present(request!, 1)).toBe(false);
+      // Known bug: chooseMode (shared/agent/router.ts) sends the whole session history, unfitted.
+      expect(present(request!, 1), `the router was sent ${request!.messages.length} messages, the oldest turn included`).toBe(false);
     });
 
     it("the summarizer of a later run drops the oldest turn too", () => {
       const [request] = router.of("ctx4", "summarizer");
       expect(request).toBeDefined();
       expect(allText(request!)).toContain("Notes of turn 4");
-      expect(present(request!, 1)).toBe(false);
+      // Known bug: summarize (shared/agent/summarizer.ts) sends the whole session history, unfitted.
+      expect(present(request!, 1), `the summarizer was sent ${request!.messages.length} messages, the oldest turn included`).toBe(false);
     });
   });
 

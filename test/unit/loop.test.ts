@@ -1,0 +1,253 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { runAgentLoop, type LoopOptions } from "../../shared/agent/loop.js";
+import { loadConfig } from "../../shared/config.js";
+import type { EventBody } from "../../shared/contracts/events.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../shared/llm/types.js";
+import { currentRequest } from "../../shared/requestContext.js";
+import type { Services } from "../../shared/services.js";
+import { ScopeJournal, type Journal } from "../../shared/store/journal.js";
+import { ToolRegistry } from "../../shared/tools/registry.js";
+import { defineTool, type Tool } from "../../shared/tools/tool.js";
+
+/**
+ * The agent loop with its stores replaced by in-memory fakes (the journal keeps its records in a
+ * map that outlives one loop, as DynamoDB would), a scripted model and tools that wait: what the
+ * loop sends the model, which tools run when, and what it records.
+ */
+
+type Step = { text?: string; calls?: { id: string; name: string; args: unknown }[] };
+type ModelFn = (request: ChatRequest, index: number) => Step | Promise<Step>;
+
+function harness(model: ModelFn, config: Partial<Services["config"]> = {}) {
+  const requests: { messages: ChatMessage[]; tools?: unknown[] }[] = [];
+  const events: EventBody[] = [];
+  const usage: Record<string, number>[] = [];
+  const artifacts = new Map<string, { content: string; description: string }>();
+  const journals = new Map<string, Map<string, unknown>>();
+  const chat: ChatModel = {
+    name: "gpt-4o-mini",
+    async complete(request) {
+      requests.push(structuredClone({ messages: request.messages, tools: request.tools }));
+      const step = await model(request, requests.length - 1);
+      const response: ChatResponse = {
+        content: step.text ?? null,
+        toolCalls: (step.calls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: typeof c.args === "string" ? c.args : JSON.stringify(c.args) })),
+        finishReason: step.calls?.length ? "tool_calls" : "stop",
+        usage: { promptTokens: 10, completionTokens: 5 },
+      };
+      return response;
+    },
+  };
+  const services = {
+    config: { CONTEXT_BUDGET_TOKENS: 100_000, TOOL_CONCURRENCY: 2, ...config },
+    model: chat,
+    journal: {
+      async load(runId: string, scope: string) {
+        if (!journals.has(scope)) journals.set(scope, new Map());
+        return new ScopeJournal({ write: async () => undefined } as unknown as Journal, runId, scope, journals.get(scope)!);
+      },
+    },
+    runs: { addUsage: async (_runId: string, u: Record<string, number>) => void usage.push(u) },
+    events: { append: async (_runId: string, bodies: EventBody[]) => void events.push(...bodies) },
+    artifacts: {
+      async put(_runId: string, name: string, content: string, description = "") {
+        artifacts.set(name, { content, description });
+        return { name, content, description, bytes: Buffer.byteLength(content), createdAt: new Date().toISOString() };
+      },
+      list: async () => [...artifacts.keys()].map((name) => ({ name })),
+      get: async (_runId: string, name: string) => artifacts.get(name),
+    },
+    interrupts: { get: async () => undefined },
+  } as unknown as Services;
+
+  const run = (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) =>
+    runAgentLoop(
+      { runId: "run_test", services, deadline },
+      {
+        scope: "task#0#t1",
+        role: "executor",
+        taskId: "t1",
+        system: () => "You are a test agent.",
+        conversation: [{ role: "user", content: "Do the task." }],
+        maxRounds: 10,
+        ...options,
+        tools: new ToolRegistry(options.tools),
+      },
+    );
+  return { run, requests, events, usage, artifacts };
+}
+
+const ofType = <T extends EventBody["type"]>(events: EventBody[], type: T) => events.filter((e): e is Extract<EventBody, { type: T }> => e.type === type);
+
+/** A tool that waits `ms` and tracks how many of its calls run at once. */
+function waitingTool() {
+  const state = { inFlight: 0, maxInFlight: 0, started: [] as string[], finished: [] as string[], contexts: [] as unknown[] };
+  const tool = defineTool({
+    name: "wait",
+    description: "Waits.",
+    access: "read",
+    parameters: z.object({ label: z.string(), ms: z.number() }),
+    async run({ label, ms }) {
+      state.inFlight++;
+      state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+      state.started.push(label);
+      const request = currentRequest();
+      state.contexts.push({ runId: request?.runId, scope: request?.scope });
+      await delay(ms);
+      state.finished.push(label);
+      state.inFlight--;
+      return `${label} done`;
+    },
+  });
+  return { tool, state };
+}
+
+const WAITS = [
+  { id: "c1", label: "A", ms: 120 },
+  { id: "c2", label: "B", ms: 10 },
+  { id: "c3", label: "C", ms: 60 },
+  { id: "c4", label: "D", ms: 5 },
+];
+const waitCalls = () => WAITS.map((w) => ({ id: w.id, name: "wait", args: { label: w.label, ms: w.ms } }));
+const callsThenAnswer: ModelFn = (request) => (request.messages.at(-1)!.role === "tool" ? { text: "All done." } : { calls: waitCalls() });
+
+describe("agent loop: parallel tool calls", () => {
+  it("runs one response's calls at most toolConcurrency at once, and feeds the results back in call order", async () => {
+    const { tool, state } = waitingTool();
+    const h = harness(callsThenAnswer);
+    const outcome = await h.run({ tools: [tool], toolConcurrency: 2 });
+
+    expect(outcome).toEqual({ kind: "answer", text: "All done.", rounds: 2 });
+    expect(state.maxInFlight).toBe(2);
+    expect(state.finished[0]).toBe("B"); // they finished out of order …
+    expect(state.finished.at(-1)).toBe("A");
+    const tail = h.requests[1]!.messages.slice(-4); // … and come back in call order
+    expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(WAITS.map((w) => ["tool", w.id, `${w.label} done`]));
+    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(WAITS.map((w) => w.id));
+    expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
+      WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms } })),
+    );
+    expect(h.usage[0]).toMatchObject({ llmCalls: 1, toolCalls: 4 });
+  });
+
+  it("takes the limit from TOOL_CONCURRENCY when the agent gives none (default 2)", async () => {
+    expect(loadConfig({ TABLE_NAME: "t" }).TOOL_CONCURRENCY).toBe(2);
+    const { tool, state } = waitingTool();
+    await harness(callsThenAnswer, { TOOL_CONCURRENCY: 3 }).run({ tools: [tool] });
+    expect(state.maxInFlight).toBe(3);
+  });
+
+  it("runs the calls with the run's request context, each parallel call included", async () => {
+    const { tool, state } = waitingTool();
+    await harness(callsThenAnswer).run({ tools: [tool], scope: "react", role: "react", taskId: undefined });
+    expect(state.contexts).toEqual(WAITS.map(() => ({ runId: "run_test", scope: "react" })));
+  });
+});
+
+describe("agent loop: long tool output", () => {
+  const OUTPUT = Array.from({ length: 400 }, (_, i) => `row ${i}: ${"v".repeat(60)}`).join("\n");
+  const big = defineTool({ name: "big", description: "Big output.", access: "read", parameters: z.object({}), run: async () => OUTPUT });
+
+  it("cuts it for the model, with a pointer to the artifact that keeps it whole", async () => {
+    expect(OUTPUT.length).toBeGreaterThan(20_000);
+    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "Seen." } : { calls: [{ id: "call/1:x", name: "big", args: {} }] }));
+    await h.run({ tools: [big] });
+
+    const name = "tool-output-call_1_x.txt";
+    expect(h.artifacts.get(name)?.content).toBe(OUTPUT);
+    const shown = h.requests[1]!.messages.at(-1)!;
+    expect(shown.role).toBe("tool");
+    const content = shown.content as string;
+    expect(content.length).toBeLessThanOrEqual(10_000);
+    expect(OUTPUT.startsWith(content.slice(0, content.indexOf("\n[Output truncated")))).toBe(true);
+    expect(content).toContain(`"${name}"`);
+    expect(content).toContain(`of ${OUTPUT.length} characters`);
+    const [event] = ofType(h.events, "tool.result");
+    expect(event!.data.output.length).toBeLessThanOrEqual(2_000);
+  });
+});
+
+describe("agent loop: prompts", () => {
+  const LONG = "https://files.example.com/exports/2024/12/customers-full-export.csv?signature=0123456789abcdef";
+  const echo = defineTool({ name: "echo", description: "Echo.", access: "read", parameters: z.object({ url: z.string() }), run: async ({ url }) => `fetched ${url}` });
+
+  it("shows the model placeholders for long URLs and gives tools the real URL back", async () => {
+    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "echo", args: { url: "[url:1]" } }] }));
+    await h.run({ tools: [echo], conversation: [{ role: "user", content: `Fetch ${LONG} please` }] });
+    expect(h.requests[0]!.messages[1]).toEqual({ role: "user", content: "Fetch [url:1] please" });
+    expect(ofType(h.events, "tool.called")[0]!.data.arguments).toEqual({ url: LONG });
+    expect(ofType(h.events, "tool.result")[0]!.data.output).toBe(`fetched ${LONG}`);
+    expect(h.requests[1]!.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "fetched [url:1]" });
+    expect(JSON.stringify(h.requests)).not.toContain(LONG);
+  });
+
+  it("builds the system prompt afresh for every model call", async () => {
+    let built = 0;
+    const { tool } = waitingTool();
+    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] }));
+    await h.run({ tools: [tool], system: () => `System prompt #${++built}` });
+    expect(h.requests.map((r) => r.messages[0])).toEqual([
+      { role: "system", content: "System prompt #1" },
+      { role: "system", content: "System prompt #2" },
+    ]);
+  });
+
+  it("fits the history to CONTEXT_BUDGET_TOKENS, keeping the current request", async () => {
+    const history: ChatMessage[] = [
+      { role: "user", content: `Earlier: ${"blah ".repeat(300)}` },
+      { role: "assistant", content: "Earlier answer." },
+    ];
+    const h = harness(() => ({ text: "ok" }), { CONTEXT_BUDGET_TOKENS: 100 });
+    await h.run({ tools: [], conversation: [...history, { role: "user", content: "Now this." }] });
+    expect(h.requests[0]!.messages).toEqual([
+      { role: "system", content: "You are a test agent." },
+      { role: "user", content: "Now this." },
+    ]);
+    const roomy = harness(() => ({ text: "ok" }));
+    await roomy.run({ tools: [], conversation: [...history, { role: "user", content: "Now this." }] });
+    expect(roomy.requests[0]!.messages).toHaveLength(4);
+  });
+
+  it("coalesces streamed text into agent.delta events of the agent", async () => {
+    const h = harness((request) => {
+      for (const piece of ["Hel", "lo ", "wor", "ld"]) request.onText?.(piece);
+      return { text: "Hello world" };
+    });
+    await h.run({ tools: [] });
+    const deltas = ofType(h.events, "agent.delta");
+    expect(deltas.map((e) => e.data.text).join("")).toBe("Hello world");
+    expect(deltas.length).toBeLessThan(4);
+    expect(deltas[0]!.data).toMatchObject({ agent: "executor", taskId: "t1" });
+  });
+});
+
+describe("agent loop: budget, deadline and replay", () => {
+  it("stops after maxRounds with a budget outcome naming the last progress", async () => {
+    const { tool } = waitingTool();
+    const h = harness((_request, i) => ({ text: `step ${i + 1}`, calls: [{ id: `c${i}`, name: "wait", args: { label: `L${i}`, ms: 1 } }] }));
+    const outcome = await h.run({ tools: [tool], maxRounds: 3 });
+    expect(outcome).toEqual({ kind: "budget", rounds: 3, text: "Stopped after 3 rounds, the round budget. Last progress: step 3" });
+    expect(h.requests).toHaveLength(3);
+  });
+
+  it("hands back (paused) instead of starting a round after the deadline", async () => {
+    const h = harness(() => ({ text: "never" }));
+    const outcome = await h.run({ tools: [] }, Date.now() - 1);
+    expect(outcome).toEqual({ kind: "paused", rounds: 0 });
+    expect(h.requests).toHaveLength(0);
+  });
+
+  it("replays a finished loop from its journal: no model call, no tool run, no new events", async () => {
+    let runs = 0;
+    const counted = defineTool({ name: "count", description: "Counts.", access: "write", parameters: z.object({}), run: async () => `run ${++runs}` });
+    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "Counted." } : { calls: [{ id: "c1", name: "count", args: {} }] }));
+    const first = await h.run({ tools: [counted] });
+    const recorded = { requests: h.requests.length, events: h.events.length, usage: h.usage.length };
+    const again = await h.run({ tools: [counted] });
+    expect(again).toEqual(first);
+    expect(runs).toBe(1);
+    expect({ requests: h.requests.length, events: h.events.length, usage: h.usage.length }).toEqual(recorded);
+  });
+});
