@@ -76,6 +76,8 @@ async function redeliver({ services, tenantId, params }: Request): Promise<HttpR
   const delivery = await services.webhooks.getDelivery(run.runId, params.deliveryId!);
   if (!delivery) throw new NotFoundError(`No webhook delivery ${params.deliveryId} on run ${run.runId}.`);
   if (delivery.status === "pending") throw new ConflictError("This delivery is still being attempted.", { status: delivery.status });
+  // Redelivering to an endpoint that answered 410 is the way to turn it back on.
+  if (delivery.status === "disabled") await services.webhooks.enable(tenantId, delivery.url);
   const attempt = await services.webhooks.reopen(delivery);
   await services.notifyQueue.send({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt });
   return json(202, { deliveryId: delivery.deliveryId, status: "pending" });

@@ -86,6 +86,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     closers.push(() => sqs.close());
     const deadLetterQueueUrl = sqs.createQueue("stepwise-dead-letters");
     const notifyQueueUrl = sqs.createQueue("stepwise-notify", { queueUrl: deadLetterQueueUrl, maxReceiveCount: 5 });
+    const eventBridge = new SQSClient({ endpoint: sqsEndpoint, region: LOCAL_REGION, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
     stepFunctions.on("status", (change: ExecutionStatusChange) => {
       if (change.status === "RUNNING") return;
       const event = {
@@ -99,7 +100,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         resources: [change.executionArn],
         detail: { ...change, startDate: change.startDate.getTime(), stopDate: change.stopDate?.getTime() ?? null },
       };
-      void new SQSClient({}).send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
+      void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
     });
 
     const server = createServer();

@@ -87,6 +87,11 @@ export class WebhookStore {
     );
   }
 
+  /** A person asked to send to it again (a redelivery): the endpoint is back in use. */
+  async enable(tenantId: string, url: string): Promise<void> {
+    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...endpointKey(tenantId, url), url, disabled: false } }));
+  }
+
   /** Creates the delivery record unless it exists (the same event is queued at least once). */
   async createDelivery(delivery: Delivery): Promise<Delivery> {
     try {
