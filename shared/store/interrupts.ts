@@ -69,29 +69,11 @@ export class InterruptStore {
   }
 
   async transition(runId: string, interruptId: string, status: Interrupt["status"], extra: Record<string, unknown> = {}): Promise<boolean> {
-    const names: Record<string, string> = { "#status": "status" };
-    const values: Record<string, unknown> = { ":status": status, ":pending": "pending" };
-    const sets = ["#status = :status"];
-    Object.entries(extra).forEach(([field, value], i) => {
-      names[`#x${i}`] = field;
-      values[`:x${i}`] = value;
-      sets.push(`#x${i} = :x${i}`);
+    const applied = await this.table.setIf(key(runId, interruptId), { status, ...extra }, {
+      expression: "#status = :pending",
+      names: { "#status": "status" },
+      values: { ":pending": "pending" },
     });
-    try {
-      await this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: key(runId, interruptId),
-          UpdateExpression: `SET ${sets.join(", ")}`,
-          ConditionExpression: "#status = :pending",
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return applied !== undefined;
   }
 }

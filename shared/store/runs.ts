@@ -42,39 +42,8 @@ export class RunStore {
    * cannot overwrite a run that was cancelled or has ended). Returns whether it applied.
    */
   async update(runId: string, patch: Patch, onlyIf?: readonly RunStatus[]): Promise<boolean> {
-    const entries = Object.entries({ ...patch, updatedAt: new Date().toISOString() }).filter(([, v]) => v !== undefined);
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    const sets = entries.map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:v${i}`] = value;
-      return `#f${i} = :v${i}`;
-    });
-    let condition = "attribute_exists(pk)";
-    if (onlyIf) {
-      names["#status"] = "status";
-      const placeholders = onlyIf.map((status, i) => {
-        values[`:s${i}`] = status;
-        return `:s${i}`;
-      });
-      condition += ` AND #status IN (${placeholders.join(", ")})`;
-    }
-    try {
-      await this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(runId),
-          UpdateExpression: `SET ${sets.join(", ")}`,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    const applied = await this.table.setIf(keys.run(runId), { ...patch, updatedAt: new Date().toISOString() }, statusCondition(onlyIf));
+    return applied !== undefined;
   }
 
   /**
@@ -83,36 +52,13 @@ export class RunStore {
    * Returns the terminal event's number, or undefined if the run had already ended.
    */
   async end(runId: string, patch: Patch, from: readonly RunStatus[]): Promise<number | undefined> {
-    const entries = Object.entries({ ...patch, updatedAt: new Date().toISOString() }).filter(([, v]) => v !== undefined);
-    const names: Record<string, string> = { "#status": "status" };
-    const values: Record<string, unknown> = { ":one": 1 };
-    const sets = entries.map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:v${i}`] = value;
-      return `#f${i} = :v${i}`;
-    });
-    const allowed = from.map((status, i) => {
-      values[`:s${i}`] = status;
-      return `:s${i}`;
-    });
-    try {
-      const { Attributes } = await this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(runId),
-          // Both read the old eventSeq: the terminal event takes the next number.
-          UpdateExpression: `SET ${[...sets, "eventSeq = eventSeq + :one", "terminalSeq = eventSeq + :one"].join(", ")}`,
-          ConditionExpression: `attribute_exists(pk) AND #status IN (${allowed.join(", ")})`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: "UPDATED_NEW",
-        }),
-      );
-      return Number(Attributes?.terminalSeq);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    const condition = statusCondition(from);
+    // Both read the old eventSeq: the terminal event takes the next number.
+    const applied = await this.table.setIf(keys.run(runId), { ...patch, updatedAt: new Date().toISOString() }, { ...condition, values: { ...condition.values, ":one": 1 } }, [
+      "eventSeq = eventSeq + :one",
+      "terminalSeq = eventSeq + :one",
+    ]);
+    return applied === undefined ? undefined : Number(applied.terminalSeq);
   }
 
   /** Adds to the usage counters atomically (parallel executors add at once). */
@@ -134,4 +80,15 @@ export class RunStore {
 export function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
   const { pk: _pk, sk: _sk, ttl: _ttl, eventSeq: _seq, ...rest } = item;
   return rest;
+}
+
+/** The run exists and, if given, is in one of these statuses. */
+function statusCondition(statuses?: readonly RunStatus[]) {
+  if (!statuses) return { expression: "attribute_exists(pk)" };
+  const values = Object.fromEntries(statuses.map((status, i) => [`:s${i}`, status]));
+  return {
+    expression: `attribute_exists(pk) AND #status IN (${Object.keys(values).join(", ")})`,
+    names: { "#status": "status" },
+    values,
+  };
 }

@@ -1,5 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 
 /** The one table: a document client and its name. Repositories take this, never a global. */
 export class Table {
@@ -13,6 +14,44 @@ export class Table {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
     });
     return new Table(doc, name);
+  }
+
+  /**
+   * Sets `fields` (plus any raw `sets`) if `condition` holds. Returns the updated attributes, or
+   * undefined when the condition failed: the caller decides what a lost race means.
+   */
+  async setIf(
+    key: { pk: string; sk: string },
+    fields: Record<string, unknown>,
+    condition: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> },
+    sets: string[] = [],
+  ): Promise<Record<string, unknown> | undefined> {
+    const names: Record<string, string> = { ...condition.names };
+    const values: Record<string, unknown> = { ...condition.values };
+    const assignments = Object.entries(fields)
+      .filter(([, value]) => value !== undefined)
+      .map(([field, value], i) => {
+        names[`#f${i}`] = field;
+        values[`:f${i}`] = value;
+        return `#f${i} = :f${i}`;
+      });
+    try {
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.name,
+          Key: key,
+          UpdateExpression: `SET ${[...assignments, ...sets].join(", ")}`,
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+          ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+          ReturnValues: "UPDATED_NEW",
+        }),
+      );
+      return Attributes ?? {};
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
   }
 
   /** All items under a key prefix, in key order (follows pagination). */
