@@ -32,6 +32,7 @@ export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks\/(?<deliveryId>[^/]+)\/redeliver$/, handle: redeliver },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: getSession },
   { method: "DELETE", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: deleteSession },
+  { method: "GET", pattern: /^\/v1\/tools$/, handle: listTools },
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
 ];
@@ -99,6 +100,16 @@ async function deleteSession({ services, tenantId, params }: Request): Promise<H
 function validSessionId(sessionId: string): string {
   if (!Id.safeParse(sessionId).success) throw new NotFoundError(`No session with id ${sessionId}.`);
   return sessionId;
+}
+
+/** The tools agents can use, with their JSON schemas and whether they write (approval policy). */
+async function listTools(): Promise<HttpResult> {
+  const registry = reactTools();
+  const tools = registry.specs().map((spec) => {
+    const tool = registry.get(spec.type === "function" ? spec.function.name : "")!;
+    return { name: tool.name, description: tool.description, access: tool.access, asksUser: tool.asksUser ?? false, parameters: spec.type === "function" ? spec.function.parameters : {} };
+  });
+  return json(200, { tools });
 }
 
 async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResult> {

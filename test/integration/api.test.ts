@@ -6,8 +6,7 @@ import { startStack, type RunningStack } from "../support/localStack.js";
 /**
  * The HTTP API's contract at its edges: tenants are isolated, and every bad request gets a 4xx
  * with `{error: {code, message}}` and changes nothing. "Changes nothing" is checked behind the
- * API: the stack is started through test/support/exposedMain.ts, which reports its DynamoDB
- * endpoint, and the whole table is compared before and after the bad requests (a run's record is
+ * API: the stack's ready line reports its DynamoDB endpoint, and the whole table is compared before and after the bad requests (a run's record is
  * written before its execution starts, so no record also means no execution).
  */
 let stack: RunningStack;
@@ -243,5 +242,22 @@ describe("tenant isolation", () => {
     const mine = await other.submit({ input: "What is 6*7?", mode: "react" });
     expect((await other.request("GET", `/v1/runs/${mine.runId}`)).status).toBe(200);
     expectError(await main.request("GET", `/v1/runs/${mine.runId}`), 404, "not_found");
+  });
+});
+
+describe("GET /v1/tools", () => {
+  it("lists the agents' tools with their JSON schemas, and which ones write", async () => {
+    const res = await main.request("GET", "/v1/tools");
+    expect(res.status).toBe(200);
+    const byName = Object.fromEntries(res.body.tools.map((t: any) => [t.name, t]));
+    expect(Object.keys(byName)).toEqual(expect.arrayContaining(["calculator", "text_stats", "write_artifact", "read_artifact", "ask_user"]));
+    expect(byName.write_artifact.access).toBe("write");
+    expect(byName.calculator.access).toBe("read");
+    expect(byName.ask_user.asksUser).toBe(true);
+    expect(byName.calculator.parameters).toMatchObject({ type: "object", properties: { expression: { type: "string" } }, required: ["expression"] });
+  });
+
+  it("needs a key like every route", async () => {
+    expectError(await new Client(stack.url, "").request("GET", "/v1/tools"), 401, "unauthorized");
   });
 });
