@@ -5,6 +5,7 @@ import { defineTool } from "../tools/tool.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { RunScope } from "./loop.js";
 import type { ChatMessage } from "../llm/types.js";
+import { ContextWindow } from "../memory/context.js";
 import { routerPrompt } from "./prompts.js";
 
 export type AgentMode = "react" | "plan_solve";
@@ -40,15 +41,10 @@ export async function chooseMode(run: RunScope, input: string, history: ChatMess
   const { services } = run;
   const journal = await services.journal.load(run.runId, "route");
   try {
+    const tools = new ToolRegistry([chooseModeTool]).specs();
+    const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
     const { value, replayed } = await journal.once(0, "llm", "", () =>
-      services.model.complete({
-        messages: [
-          { role: "system", content: routerPrompt() },
-          ...history,
-          { role: "user", content: input },
-        ],
-        tools: new ToolRegistry([chooseModeTool]).specs(),
-      }),
+      services.model.complete({ messages: window.build(routerPrompt(), [...history, { role: "user", content: input }], tools), tools }),
     );
     if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
     const call = value.toolCalls.find((c) => c.name === "choose_mode");

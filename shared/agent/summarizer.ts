@@ -3,6 +3,7 @@ import type { TaskRecord } from "../store/tasks.js";
 import type { RunScope } from "./loop.js";
 import { summarizerPrompt } from "./prompts.js";
 import { sessionHistory } from "../memory/session.js";
+import { ContextWindow } from "../memory/context.js";
 
 const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters for the summary
 
@@ -33,8 +34,9 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
   let result: string;
   try {
     const history = await sessionHistory(services, record);
+    const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
     const { value, replayed } = await journal.once(0, "llm", "", () =>
-      services.model.complete({ messages: [{ role: "system", content: summarizerPrompt() }, ...history, { role: "user", content: message }] }),
+      services.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
     );
     if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
     result = value.content?.trim() || mechanicalSummary(record.input, done, names);

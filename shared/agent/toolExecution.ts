@@ -71,7 +71,8 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
 
 async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOutcome): Promise<ToolOutcome> {
   if (outcome.output.length <= MAX_OBSERVE_CHARS) return outcome;
-  const name = `tool-output-${call.id.replace(/[^\w.-]/g, "_")}.txt`;
+  // Scope and round in the name: call ids are only unique within one agent's conversation.
+  const name = `tool-output-${`${round.scope}-${round.round}-${call.id}`.replace(/[^\w.-]/g, "_")}.txt`;
   await round.services.artifacts.put(round.runId, name, outcome.output.slice(0, 300_000), `Whole output of ${call.name}`);
   return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
 }

@@ -34,8 +34,10 @@ export class JsonContractModel implements ChatModel {
 
     const messages = withContract(plainHistory(request.messages, true), contractPrompt(tools.map(toContractTool)));
     // Ids must be the same when a step is retried (the journal and interrupts key on them) and
-    // differ between turns of one conversation: the number of earlier assistant turns does both.
-    const turn = request.messages.filter((m) => m.role === "assistant").length;
+    // differ between turns of one conversation: the number of assistant turns since the current
+    // user message does both (that part of the prompt is never cut to the budget, older turns are).
+    const currentTurn = request.messages.findLastIndex((m) => m.role === "user");
+    const turn = request.messages.slice(currentTurn + 1).filter((m) => m.role === "assistant").length;
     const usage = { promptTokens: 0, completionTokens: 0 };
     let lastError = "";
     for (let attempt = 1; attempt <= MAX_CONSECUTIVE_FAILURES; attempt++) {

@@ -432,15 +432,15 @@ describe("with native tool calling", () => {
       expect(result.content.length).toBeLessThanOrEqual(10_000);
       expect(result.content.startsWith(BIG.slice(0, 9_000))).toBe(true);
       expect(result.content).toContain("of 25000 characters");
-      expect(result.content).toContain('"tool-output-call_big_read.txt"');
+      expect(result.content).toContain('"tool-output-react-1-call_big_read.txt"');
       expect(result.content).toContain("read_artifact");
     });
 
-    it("is kept whole as the run's file tool-output-<callId>.txt", () => {
+    it("is kept whole as the run's file tool-output-<scope>-<round>-<callId>.txt", () => {
       const files = Object.fromEntries(run.files.map((f: any) => [f.name, f.bytes]));
-      expect(files["tool-output-call_big_read.txt"]).toBe(25_000);
+      expect(files["tool-output-react-1-call_big_read.txt"]).toBe(25_000);
       expect(files["big.txt"]).toBe(25_000);
-      expect(run.files.some((f: any) => f.name.startsWith("tool-output-call_big_write"))).toBe(false); // a short output is not stored
+      expect(run.files.some((f: any) => f.name.includes("call_big_write"))).toBe(false); // a short output is not stored
     });
 
     it("shows a preview in its tool.result event", () => {
