@@ -7,7 +7,7 @@ import type { Services } from "../../shared/services.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
 import { interruptView, runLinks, runView, type Links } from "../../shared/run/view.js";
 import { countStateTransitions } from "../../shared/run/history.js";
-import { TERMINAL_STATUSES } from "../../shared/contracts/run.js";
+import { TERMINAL_STATUSES, type RunRecord } from "../../shared/contracts/run.js";
 import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
 
@@ -126,7 +126,7 @@ async function getRun({ event, services, tenantId, params }: Request): Promise<H
     services.tasks.list(run.runId),
     services.artifacts.list(run.runId),
     services.interrupts.list(run.runId),
-    TERMINAL_STATUSES.has(run.status) ? countStateTransitions(services, run.executionArn).catch(() => undefined) : undefined,
+    stateTransitionsOf(services, run),
   ]);
   return json(200, runView(run, tasks, files, interrupts, linksFor(event, services), transitions));
 }
@@ -144,6 +144,14 @@ async function resolveInterrupt({ event, services, tenantId, params }: Request):
   const body = parseBody(event, ResolveInterruptRequest);
   const interrupt = await decideInterrupt(services, run, params.interruptId!, body, (name) => reactTools().get(name));
   return json(202, interruptView(interrupt));
+}
+
+/** Counted from the execution history once the run has ended, then kept on the run. */
+async function stateTransitionsOf(services: Services, run: RunRecord): Promise<number | undefined> {
+  if (run.stateTransitions !== undefined || !TERMINAL_STATUSES.has(run.status)) return run.stateTransitions;
+  const counted = await countStateTransitions(services, run.executionArn).catch(() => undefined);
+  if (counted?.final) await services.runs.update(run.runId, { stateTransitions: counted.count });
+  return counted?.count;
 }
 
 /** Another tenant's run is reported exactly like a missing one. */

@@ -59,6 +59,8 @@ export const RunRecord = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   endedAt: z.string().optional(),
+  /** State transitions of the ended execution, counted once from its history. */
+  stateTransitions: z.number().int().optional(),
   /** Sequence number of the terminal event, reserved before the run ends (so it is never lost). */
   terminalSeq: z.number().int().optional(),
 });
