@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { toHistoryEvent } from "./executionHistory.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
@@ -345,40 +346,4 @@ function taskFailure(error?: string, cause?: string): Error {
 function change(e: Execution): ExecutionStatusChange {
   const { executionArn, stateMachineArn, name, status, input, output, error, cause, startDate, stopDate } = e;
   return { executionArn, stateMachineArn, name, status, input, output, error, cause, startDate, stopDate };
-}
-
-const STATE_TYPE_PREFIX: Record<string, string> = { Task: "Task", Choice: "Choice", Map: "Map", Pass: "Pass", Succeed: "Succeed", Fail: "Fail", Wait: "Wait", Parallel: "Parallel" };
-
-/** aws-local-stepfunctions' event log → Step Functions' HistoryEvent shape. */
-function toHistoryEvent(log: any, id: number): Record<string, unknown> {
-  const base = { id, previousEventId: id - 1, timestamp: log.timestamp / 1000 };
-  const prefix = STATE_TYPE_PREFIX[log.state?.type] ?? "";
-  switch (log.type) {
-    case "ExecutionStarted":
-      return { ...base, type: "ExecutionStarted", executionStartedEventDetails: { input: JSON.stringify(log.input) } };
-    case "ExecutionSucceeded":
-      return { ...base, type: "ExecutionSucceeded", executionSucceededEventDetails: { output: JSON.stringify(log.output) } };
-    case "ExecutionFailed":
-      return { ...base, type: "ExecutionFailed", executionFailedEventDetails: { error: log.Error, cause: String(log.Cause ?? "") } };
-    case "ExecutionAborted":
-      return { ...base, type: "ExecutionAborted", executionAbortedEventDetails: {} };
-    case "ExecutionTimeout":
-      return { ...base, type: "ExecutionTimedOut", executionTimedOutEventDetails: {} };
-    case "StateEntered":
-      return { ...base, type: `${prefix}StateEntered`, stateEnteredEventDetails: { name: log.state.name, input: JSON.stringify(log.state.input) } };
-    case "StateExited":
-      return { ...base, type: `${prefix}StateExited`, stateExitedEventDetails: { name: log.state.name, output: JSON.stringify(log.state.output) } };
-    case "StateFailed":
-      return { ...base, type: "TaskFailed", taskFailedEventDetails: { resourceType: "lambda", resource: log.state.name, error: log.Error, cause: String(log.Cause ?? "") } };
-    case "StateRetried":
-      return { ...base, type: "TaskStateRetried", stateRetriedEventDetails: { name: log.state.name, attempt: log.retry?.attempt } };
-    case "StateCaught":
-      return { ...base, type: "TaskStateCaught", stateCaughtEventDetails: { name: log.state.name } };
-    case "MapIterationStarted":
-    case "MapIterationSucceeded":
-    case "MapIterationFailed":
-      return { ...base, type: log.type, mapIterationStartedEventDetails: { name: log.parentState?.name, index: log.index } };
-    default:
-      return { ...base, type: String(log.type) };
-  }
 }
