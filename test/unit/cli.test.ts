@@ -6,7 +6,8 @@ import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan } from "../../shared/contracts/plan.js";
 import { sseFrame } from "../../shared/run/sse.js";
 import { ApiError, SseParser, StepwiseClient, type SseItem } from "../../infra/cli/client.js";
-import { parseCommandLine, parseJsonObject, parseYesNo, UsageError } from "../../infra/cli/main.js";
+import { parseJsonObject, parseYesNo } from "../../infra/cli/approvals.js";
+import { parseCommandLine, UsageError } from "../../infra/cli/args.js";
 import { Renderer, useColor } from "../../infra/cli/render.js";
 
 /** Feeds `chunks` to one parser and returns everything it produced. */
