@@ -1,6 +1,7 @@
 import type { RunState } from "../contracts/steps.js";
 import type { EventBody } from "../contracts/events.js";
-import { TERMINAL_STATUSES } from "../contracts/run.js";
+import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import { keys } from "../store/keys.js";
 import { NotFoundError } from "../errors.js";
 import { chooseMode, fixedMode } from "../agent/router.js";
 import type { RunScope } from "../agent/loop.js";
@@ -60,6 +61,7 @@ export async function endRun(
   if (TERMINAL_STATUSES.has(record.status)) {
     // Ended before; if that step died between ending the run and writing its event, write it now.
     if (record.terminalSeq && record.status === status && !(await services.events.has(runId, record.terminalSeq))) {
+      await releaseSlotOnce(services, record);
       await services.events.putAt(runId, record.terminalSeq, [event]);
     }
     return false;
@@ -70,13 +72,19 @@ export async function endRun(
   const terminalSeq = await services.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);
   if (terminalSeq === undefined) return false;
   // The slot first: a client that sees the run ended may submit the next one at once.
-  await services.activeRuns.release(record.tenantId);
+  await releaseSlotOnce(services, record);
   const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");
   await Promise.all([
     services.events.putAt(runId, terminalSeq, [event]),
     ...pending.map((i) => services.interrupts.transition(runId, i.interruptId, status === "timed_out" ? "timed_out" : "cancelled")),
   ]);
   return true;
+}
+
+/** Gives the tenant's run slot back, once per run, even when ending the run is retried. */
+async function releaseSlotOnce(services: RunScope["services"], record: RunRecord): Promise<void> {
+  const claimed = await services.table.setIf(keys.run(record.runId), { slotReleased: true }, { expression: "attribute_not_exists(slotReleased)" });
+  if (claimed) await services.activeRuns.release(record.tenantId);
 }
 
 /** "Finalize": the run succeeded with the answer stored by the summarizer or the ReAct agent. */
