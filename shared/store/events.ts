@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { EventBody, type RunEvent } from "../contracts/events.js";
 import { keys } from "./keys.js";
-import { expiresAt, type Table } from "./table.js";
+import { expiresAt, itemData, type Table } from "./table.js";
 
 /**
  * The run's event log. Sequence numbers come from an atomic counter on the run item, so parallel
@@ -78,11 +78,6 @@ export class EventLog {
       limit,
       startSk: after > 0 ? keys.eventSk(after) : undefined,
     });
-    return items.map(toEvent);
+    return items.map((item) => itemData(item) as unknown as RunEvent);
   }
-}
-
-function toEvent(item: Record<string, unknown>): RunEvent {
-  const { pk: _pk, sk: _sk, ttl: _ttl, ...event } = item;
-  return event as unknown as RunEvent;
 }

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
-import { expiresAt, type Table } from "./table.js";
+import { expiresAt, itemData, type Table } from "./table.js";
 
 const key = (runId: string, interruptId: string) => ({ pk: `RUN#${runId}`, sk: `INT#${interruptId}` });
 
@@ -38,13 +38,12 @@ export class InterruptStore {
       new GetCommand({ TableName: this.table.name, Key: key(runId, interruptId), ConsistentRead: true }),
     );
     if (!Item) return undefined;
-    const { pk: _pk, sk: _sk, ttl: _ttl, taskToken, ...rest } = Item;
-    return { interrupt: Interrupt.parse(rest), taskToken: taskToken as string | undefined };
+    return { interrupt: Interrupt.parse(itemData(Item, "taskToken")), taskToken: Item.taskToken as string | undefined };
   }
 
   async list(runId: string): Promise<Interrupt[]> {
     const items = await this.table.queryPrefix<Record<string, unknown>>(`RUN#${runId}`, "INT#");
-    return items.map(({ pk: _pk, sk: _sk, ttl: _ttl, taskToken: _token, ...rest }) => Interrupt.parse(rest));
+    return items.map((item) => Interrupt.parse(itemData(item, "taskToken")));
   }
 
   /** Stores the token of the waiting callback task; returns the interrupt as it stands. */
@@ -59,8 +58,7 @@ export class InterruptStore {
         ReturnValues: "ALL_NEW",
       }),
     );
-    const { pk: _pk, sk: _sk, ttl: _ttl, taskToken: _t, ...rest } = Attributes!;
-    return Interrupt.parse(rest);
+    return Interrupt.parse(itemData(Attributes!, "taskToken"));
   }
 
   /** pending → resolved, once. False if it was not pending any more. */

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
 import { keys } from "./keys.js";
-import { expiresAt, type Table } from "./table.js";
+import { expiresAt, itemData, type Table } from "./table.js";
 
 type Patch = Partial<Omit<RunRecord, "runId" | "tenantId" | "schemaVersion" | "usage" | "createdAt">>;
 
@@ -34,7 +34,7 @@ export class RunStore {
       new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true }),
     );
     if (!Item) return undefined;
-    return RunRecord.parse(stripKeys(Item));
+    return RunRecord.parse(itemData(Item, "eventSeq"));
   }
 
   /**
@@ -75,11 +75,6 @@ export class RunStore {
       }),
     );
   }
-}
-
-export function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
-  const { pk: _pk, sk: _sk, ttl: _ttl, eventSeq: _seq, ...rest } = item;
-  return rest;
 }
 
 /** The run exists and, if given, is in one of these statuses. */

@@ -75,5 +75,12 @@ export class Table {
   }
 }
 
+/** An item's own data: without the table's key and TTL attributes, and without `also`. */
+export function itemData(item: Record<string, unknown>, ...also: string[]): Record<string, unknown> {
+  const data = { ...item };
+  for (const name of ["pk", "sk", "ttl", ...also]) delete data[name];
+  return data;
+}
+
 /** Epoch seconds for the TTL attribute. */
 export const expiresAt = (days: number, from = Date.now()) => Math.floor(from / 1000) + days * 86_400;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { newWebhookSecret } from "../webhooks/signing.js";
-import { expiresAt, type Table } from "./table.js";
+import { expiresAt, itemData, type Table } from "./table.js";
 
 export interface SigningSecret {
   secret: string;
@@ -147,6 +147,6 @@ export class WebhookStore {
 }
 
 function strip(item: Record<string, unknown>): Delivery {
-  const { pk: _pk, sk: _sk, ttl: _ttl, ...rest } = item;
-  return { ...(rest as unknown as Delivery), nextAttemptAt: (rest.nextAttemptAt as string | null) ?? undefined };
+  const data = itemData(item) as unknown as Delivery & { nextAttemptAt?: string | null };
+  return { ...data, nextAttemptAt: data.nextAttemptAt ?? undefined };
 }
