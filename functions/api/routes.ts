@@ -51,7 +51,7 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
       202,
-      { runId: run.runId, sessionId: run.sessionId, status: replayed ? (await services.runs.get(run.runId))!.status : run.status, links },
+      { runId: run.runId, sessionId: run.sessionId, status: run.status, links },
       { location: links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) },
     );
   } catch (error) {

@@ -1,7 +1,7 @@
 import { formatPlan } from "../contracts/plan.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
-import { compareTaskIds, type TaskRecord } from "../store/tasks.js";
+import type { TaskRecord } from "../store/tasks.js";
 import type { RunRecord } from "../contracts/run.js";
 import { budgetsOf } from "../memory/session.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -28,7 +28,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
   const startedAt = mine?.startedAt ?? new Date().toISOString();
   if (own.size === 0) {
     await Promise.all([
-      services.tasks.put(run.runId, { ...(mine ?? { iteration, stepIndex: -1, taskId: task.taskId, title: task.title, text: task.title }), status: "pending", startedAt }),
+      services.tasks.put(run.runId, { ...(mine ?? newTaskRecord(input)), status: "pending", startedAt }),
       services.events.append(run.runId, [
         { type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: mine?.stepIndex ?? -1 } },
       ]),
@@ -49,20 +49,21 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
     maxRounds: budgetsOf(services, record).maxRounds,
     toolConcurrency: services.config.TOOL_CONCURRENCY,
     toolApproval: record.approval?.tools,
+    journal: own,
   });
   if (outcome.kind === "paused") return { ...input, done: false };
   if (outcome.kind === "ended") return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
 
   const status = outcome.kind === "answer" ? "succeeded" : "failed";
-  return finishTask(run, input, status, outcome.text, startedAt);
+  return finishTask(run, input, status, outcome.text, { ...(mine ?? newTaskRecord(input)), startedAt });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
 function forkContext(record: RunRecord, earlier: TaskRecord[], iteration: number, task: string): string {
+  // TaskStore.list returns them in iteration, then task order: the merge order.
   const priorResults = earlier
     .filter((t) => t.iteration < iteration && t.status !== "pending")
-    .sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId))
     .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`);
   return [
     `Request: ${record.input}`,
@@ -72,30 +73,37 @@ function forkContext(record: RunRecord, earlier: TaskRecord[], iteration: number
   ].join("\n");
 }
 
-/** Records a task's end (also used when the state machine caught a crash of the executor). */
+/**
+ * Records a task's end (also used when the state machine caught a crash of the executor, which
+ * passes no record: it is read here).
+ */
 export async function finishTask(
   run: RunScope,
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
-  startedAt?: string,
+  known?: TaskRecord,
 ): Promise<ExecuteTaskOutput> {
   const { services } = run;
   const { iteration, task } = input;
-  const existing = (await services.tasks.list(run.runId, iteration)).find((t) => t.taskId === task.taskId);
+  const existing = known ?? (await services.tasks.list(run.runId, iteration)).find((t) => t.taskId === task.taskId) ?? newTaskRecord(input);
   await Promise.all([
-    services.tasks.put(run.runId, {
-      ...(existing ?? { iteration, stepIndex: -1, taskId: task.taskId, title: task.title, text: task.title }),
-      status,
-      result,
-      startedAt: startedAt ?? existing?.startedAt,
-      endedAt: new Date().toISOString(),
-    }),
+    services.tasks.put(run.runId, { ...existing, status, result, endedAt: new Date().toISOString() }),
     services.events.append(run.runId, [
       { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: result.slice(0, 2_000) } },
     ]),
   ]);
   return { ...input, done: true, status, preview: result.slice(0, 200) };
 }
+
+/** A task the planner did not record (a Map item given by hand): its title is all there is. */
+const newTaskRecord = ({ iteration, task }: ExecuteTaskInput): TaskRecord => ({
+  iteration,
+  stepIndex: -1,
+  taskId: task.taskId,
+  title: task.title,
+  text: task.title,
+  status: "pending",
+});
 
 const scopeOf = (input: ExecuteTaskInput) => `task#${input.iteration}#${input.task.taskId}`;

@@ -5,6 +5,7 @@ import type { ChatMessage, ChatResponse } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
 import type { Services } from "../services.js";
+import type { ScopeJournal } from "../store/journal.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { DeltaCoalescer } from "./deltas.js";
 import { gateOnPeople, parseArguments, runToolCalls } from "./toolExecution.js";
@@ -31,6 +32,8 @@ export interface LoopOptions {
   toolConcurrency?: number;
   /** Which tool calls wait for a person's approval first. */
   toolApproval?: ApprovalPolicy["tools"];
+  /** The scope's journal, when the caller has loaded it already. */
+  journal?: ScopeJournal;
 }
 
 export type LoopOutcome =
@@ -54,7 +57,7 @@ export function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopO
 
 async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const { services } = run;
-  const journal = await services.journal.load(run.runId, options.scope);
+  const journal = options.journal ?? (await services.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
   const specs = options.tools.specs();
   const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
