@@ -6,8 +6,9 @@ import { JsonContractModel } from "./llm/jsonContractModel.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
 import type { ChatModel } from "./llm/types.js";
 import { ApiKeyStore } from "./store/apiKeys.js";
-import { ArtifactStore } from "./store/artifacts.js";
 import { EventLog } from "./store/events.js";
+import { TableFileStore } from "./store/files.js";
+import type { FileStore } from "./ports/files.js";
 import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
@@ -26,7 +27,7 @@ export interface Services {
   events: EventLog;
   journal: Journal;
   tasks: TaskStore;
-  artifacts: ArtifactStore;
+  files: FileStore;
   apiKeys: ApiKeyStore;
   interrupts: InterruptStore;
   webhooks: WebhookStore;
@@ -74,7 +75,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     events: new EventLog(table, days),
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),
-    artifacts: new ArtifactStore(table, days),
+    files: new TableFileStore(table, days),
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),

@@ -124,7 +124,7 @@ async function getRun({ event, services, tenantId, params }: Request): Promise<H
   const run = await ownRun(services, tenantId, params.runId!);
   const [tasks, files, interrupts, transitions] = await Promise.all([
     services.tasks.list(run.runId),
-    services.artifacts.list(run.runId),
+    services.files.list(run.runId),
     services.interrupts.list(run.runId),
     stateTransitionsOf(services, run),
   ]);

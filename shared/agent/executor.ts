@@ -43,7 +43,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
     scope: scopeOf(input),
     role: "executor",
     taskId: task.taskId,
-    system: async () => executorPrompt({ files: (await services.artifacts.list(run.runId)).map((f) => f.name) }),
+    system: async () => executorPrompt({ files: (await services.files.list(run.runId)).map((f) => f.name) }),
     conversation: [{ role: "user", content: forked }],
     tools,
     maxRounds: budgetsOf(services, record).maxRounds,

@@ -17,7 +17,7 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",
-    system: async () => reactPrompt({ files: (await services.artifacts.list(run.runId)).map((f) => f.name) }),
+    system: async () => reactPrompt({ files: (await services.files.list(run.runId)).map((f) => f.name) }),
     conversation: [...history, { role: "user", content: record.input }],
     tools,
     maxRounds: budgetsOf(services, record).maxRounds,
@@ -28,7 +28,7 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };
   if (outcome.kind === "interrupted") return { runId: run.runId, mode: "react", done: false, turn, interruptId: outcome.interruptId };
-  const files = (await services.artifacts.list(run.runId)).map((f) => f.name);
+  const files = (await services.files.list(run.runId)).map((f) => f.name);
   await services.runs.update(run.runId, { result: outcome.text, files });
   return { runId: run.runId, mode: "react", done: true, turn };
 }

@@ -1,10 +1,18 @@
 import { z } from "zod";
-import type { ArtifactStore } from "../store/artifacts.js";
+import type { FileStore } from "../ports/files.js";
 
 /** What a tool may use while it runs. Passed by the registry, never by the agent by hand. */
 export interface ToolContext {
   runId: string;
-  artifacts: ArtifactStore;
+  /** The calling agent's journal scope ("react", "task#1#t2"). */
+  scope: string;
+  /**
+   * The same for every attempt of this one call (run, scope, round, call id): a write tool hands
+   * it to whatever it changes, so a retry after a crash does not repeat the side effect.
+   */
+  idempotencyKey: string;
+  /** The run's files: read the ones the run has, write results and reports. */
+  files: FileStore;
   signal?: AbortSignal;
 }
 
