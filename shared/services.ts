@@ -9,6 +9,8 @@ import { ApiKeyStore } from "./store/apiKeys.js";
 import { EventLog } from "./store/events.js";
 import { TableFileStore } from "./store/files.js";
 import type { FileStore } from "./ports/files.js";
+import type { ToolCatalog } from "./ports/toolCatalog.js";
+import { builtinCatalog } from "./tools/builtins.js";
 import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
@@ -28,6 +30,7 @@ export interface Services {
   journal: Journal;
   tasks: TaskStore;
   files: FileStore;
+  tools: ToolCatalog;
   apiKeys: ApiKeyStore;
   interrupts: InterruptStore;
   webhooks: WebhookStore;
@@ -76,6 +79,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),
     files: new TableFileStore(table, days),
+    tools: builtinCatalog,
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),

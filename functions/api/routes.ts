@@ -1,7 +1,6 @@
 import { CreateRunRequest, EventsQuery, Id } from "../../shared/contracts/api.js";
 import { decideInterrupt } from "../../shared/agent/interrupts.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
-import { reactTools } from "../../shared/tools/builtins.js";
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
 import type { Services } from "../../shared/services.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
@@ -103,8 +102,8 @@ function validSessionId(sessionId: string): string {
 }
 
 /** The tools agents can use, with their JSON schemas and whether they write (approval policy). */
-async function listTools(): Promise<HttpResult> {
-  const registry = reactTools();
+async function listTools({ services, tenantId }: Request): Promise<HttpResult> {
+  const registry = await services.tools.registryFor(tenantId, "react");
   const tools = registry.specs().map((spec) => {
     const tool = registry.get(spec.type === "function" ? spec.function.name : "")!;
     return { name: tool.name, description: tool.description, access: tool.access, asksUser: tool.asksUser ?? false, parameters: spec.type === "function" ? spec.function.parameters : {} };
@@ -142,7 +141,8 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
 async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
   const body = parseBody(event, ResolveInterruptRequest);
-  const interrupt = await decideInterrupt(services, run, params.interruptId!, body, (name) => reactTools().get(name));
+  const tools = await services.tools.registryFor(tenantId, "react");
+  const interrupt = await decideInterrupt(services, run, params.interruptId!, body, (name) => tools.get(name));
   return json(202, interruptView(interrupt));
 }
 

@@ -1,6 +1,5 @@
 import type { AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
-import type { ToolRegistry } from "../tools/registry.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { reactPrompt } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
@@ -9,11 +8,11 @@ import { budgetsOf, sessionHistory } from "../memory/session.js";
  * One "Agent turn" of a ReAct run: think/act rounds until the agent answers, its round budget is
  * spent, or the Lambda's time is nearly up (then the next turn resumes from the journal).
  */
-export async function agentTurn(run: RunScope, input: RunState & { turn?: number }, tools: ToolRegistry): Promise<AgentTurnOutput> {
+export async function agentTurn(run: RunScope, input: RunState & { turn?: number }): Promise<AgentTurnOutput> {
   const { services } = run;
   const record = await services.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const history = await sessionHistory(services, record);
+  const [history, tools] = await Promise.all([sessionHistory(services, record), services.tools.registryFor(record.tenantId, "react")]);
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",

@@ -1,0 +1,12 @@
+import type { ToolRegistry } from "../tools/registry.js";
+
+/** Which agent the tools are for: ReAct agents may also ask the user. */
+export type ToolAudience = "executor" | "react";
+
+/**
+ * The tool catalog port: the tools a tenant's agents may use now — the built-ins plus the tenant's
+ * tool sources (MCP), which may change between runs and between rounds of one run.
+ */
+export interface ToolCatalog {
+  registryFor(tenantId: string, audience: ToolAudience): Promise<ToolRegistry>;
+}
