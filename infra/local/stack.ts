@@ -72,9 +72,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const synthesized = synthesizeStack(options.stackProps);
     const { definition, functions } = stateMachineDefinition(synthesized);
-    const stepFunctions = new LocalStepFunctions("Stepwise", definition, (arn, input) => {
+    // A slow start of the "Wait for …" function (a Lambda cold start), so tests can make a decision
+    // arrive before the task token is stored — the race AwaitInterrupt must win on AWS too.
+    const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
+    const stepFunctions = new LocalStepFunctions("Stepwise", definition, async (arn, input) => {
       const step = functions.get(arn);
       if (!step) throw new Error(`no local function for ${arn}`);
+      if (step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
       return invokeLambda(STEP_HANDLERS[step], input);
     });
     const sfnEndpoint = await stepFunctions.listen();
