@@ -34,12 +34,14 @@ export async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy
   const url = new URL(endpoint.url);
   const options = { requestInit: { headers: endpoint.headers, redirect: "manual" as const }, fetch: pinnedFetch(addresses) };
   const client = new Client(CLIENT_INFO);
+  let first: unknown;
   try {
     await client.connect(new StreamableHTTPClientTransport(url, options), { timeout: timeoutMs });
     return client;
   } catch (error) {
     await client.close().catch(() => undefined);
-    if (!(error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500)) throw error;
+    if (!isOlderServerAnswer(error)) throw error;
+    first = error;
   }
   const legacy = new Client(CLIENT_INFO);
   try {
@@ -47,8 +49,14 @@ export async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy
     return legacy;
   } catch (error) {
     await legacy.close().catch(() => undefined);
-    throw error;
+    throw new Error(`${(first as Error).message}; the HTTP+SSE transport failed too: ${(error as Error).message}`);
   }
+}
+
+/** A 4xx to the first POST, other than one about credentials or rate: maybe an HTTP+SSE server. */
+function isOlderServerAnswer(error: unknown): boolean {
+  const code = error instanceof StreamableHTTPError ? error.code : undefined;
+  return code !== undefined && code >= 400 && code < 500 && ![401, 403, 429].includes(code);
 }
 
 /** Runs `fn` on a fresh session and always closes it: nothing stays open in a frozen Lambda. */
