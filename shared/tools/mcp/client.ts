@@ -40,8 +40,8 @@ export async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy
     return client;
   } catch (error) {
     await client.close().catch(() => undefined);
-    if (!isOlderServerAnswer(error)) throw error;
-    first = error;
+    if (!isOlderServerAnswer(error)) throw withStatus(error);
+    first = withStatus(error);
   }
   const legacy = new Client(CLIENT_INFO);
   try {
@@ -51,6 +51,11 @@ export async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy
     await legacy.close().catch(() => undefined);
     throw new Error(`${(first as Error).message}; the HTTP+SSE transport failed too: ${(error as Error).message}`);
   }
+}
+
+/** The SDK's message leaves the HTTP status out; a person fixing the source needs it. */
+function withStatus(error: unknown): unknown {
+  return error instanceof StreamableHTTPError && error.code !== undefined ? new Error(`HTTP ${error.code}: ${error.message}`, { cause: error }) : error;
 }
 
 /** A 4xx to the first POST, other than one about credentials or rate: maybe an HTTP+SSE server. */
