@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { API_HANDLER, NOTIFY_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
 import { LocalSqs } from "./sqs.js";
+import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { toApiGatewayEvent, sendResult } from "./httpApi.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
@@ -124,6 +125,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
     });
 
+    // KMS for sealed secrets (tool source headers); its key lives beside the data, or in memory.
+    const kms = new LocalKms(options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
+    const kmsEndpoint = await kms.listen();
+    closers.push(() => kms.close());
+
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
@@ -142,6 +148,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? "true",
       WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP ?? "true",
       WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? "fast",
+      AWS_ENDPOINT_URL_KMS: kmsEndpoint,
+      TOOL_SOURCES_KMS_KEY_ID: LOCAL_KMS_KEY_ID,
+      // MCP servers of the walk-through and the tests run on this machine: allowed here only.
+      TOOL_SOURCE_ALLOW_LOOPBACK: process.env.TOOL_SOURCE_ALLOW_LOOPBACK ?? "true",
+      TOOL_SOURCE_ALLOW_HTTP: process.env.TOOL_SOURCE_ALLOW_HTTP ?? "true",
       TABLE_NAME: "stepwise",
       STATE_MACHINE_ARN: stepFunctions.stateMachineArn,
       STREAM_URL: url,

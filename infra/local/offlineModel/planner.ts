@@ -2,6 +2,7 @@
 // orchestrator reports that every step is completed.
 
 import { assistantToolCalls, cut, firstUserText, isFailure, oneLine, requestIn, textOf } from "./conversation.js";
+import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
@@ -44,6 +45,9 @@ export function createPlan(request: string): Record<string, unknown> {
 
 /** Independent tasks for the first step; always at least two so they can run in parallel. */
 function factTasks(request: string): string[] {
+  // Each named tool call is a task of its own, so they run in parallel.
+  const directives = findToolDirectives(request);
+  if (directives.length > 0) return directives.map((directive) => directive.text);
   const expressions = findExpressions(request);
   const tasks = expressions.map((expression) => `Evaluate ${expression} with the calculator`);
   if (expressions.length >= 2) return tasks;
