@@ -46,7 +46,8 @@ const names = (reason: Set<string>, text: string) => [...words(text)].some((w) =
 /** The plan's steps revised for the reason. */
 export function reviseSteps(steps: ShownStep[], reason: string): { steps: ShownStep[]; change: string } {
   const said = words(reason);
-  const kept = steps.filter((s) => !names(said, [s.title, ...s.tasks].join(" ")));
+  // A step is named by its title, or when every one of its tasks is named.
+  const kept = steps.filter((s) => !(names(said, s.title) || s.tasks.every((t) => names(said, t))));
   if (said.size && kept.length > 0 && kept.length < steps.length) {
     return { steps: kept, change: `dropped ${steps.filter((s) => !kept.includes(s)).map((s) => `"${s.title}"`).join(", ")}` };
   }
