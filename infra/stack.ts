@@ -9,6 +9,7 @@ import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Key } from "aws-cdk-lib/aws-kms";
 import type { Construct } from "constructs";
 import { AgentFunctions } from "./agentFunctions.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
@@ -54,8 +55,11 @@ export class StepwiseStack extends Stack {
     });
     const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: deadLetters.queueUrl };
 
+    // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
+    const toolSourceKey = new Key(this, "ToolSourceSecrets", { enableKeyRotation: true, description: "Stepwise: tool source header secrets" });
     const modelEnvironment: Record<string, string> = {
       ...queueEnvironment,
+      TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,
       STEPWISE_MODEL: props.model ?? "gpt-4o-mini",
       ...(props.openAiBaseUrl ? { OPENAI_BASE_URL: props.openAiBaseUrl } : {}),
       ...(props.openAiApiKeySecretArn ? { OPENAI_API_KEY_SECRET_ARN: props.openAiApiKeySecretArn } : {}),
@@ -66,6 +70,7 @@ export class StepwiseStack extends Stack {
     for (const fn of Object.values(agents.functions)) {
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
+      toolSourceKey.grantDecrypt(fn);
     }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: agents.functions,
@@ -92,7 +97,13 @@ export class StepwiseStack extends Stack {
     const api = new StepwiseFunction(this, "Api", {
       entry: API_HANDLER,
       table,
-      environment: { ...queueEnvironment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true" },
+      environment: {
+        ...queueEnvironment,
+        STATE_MACHINE_ARN: stateMachine.stateMachineArn,
+        STREAM_URL: streamUrl.url,
+        CONSOLE_LINKS: "true",
+        TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,
+      },
       timeout: Duration.seconds(29),
     });
     table.grantReadWriteData(api);
@@ -100,6 +111,7 @@ export class StepwiseStack extends Stack {
     stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory");
     stateMachine.grantTaskResponse(api);
     notifications.grantSendMessages(api);
+    toolSourceKey.grantEncryptDecrypt(api);
 
     const notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment: queueEnvironment, timeout: Duration.minutes(1) });
     table.grantReadWriteData(notify);

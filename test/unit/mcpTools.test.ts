@@ -35,7 +35,7 @@ async function recordTool() {
 describe("an MCP tool in a registry", () => {
   it("is offered with the server's JSON schema plus the optional persona, which never reaches the server", async () => {
     const registry = new ToolRegistry([await recordTool()]);
-    const parameters = registry.specs()[0]!.function.parameters as any;
+    const parameters = (registry.specs()[0] as any).function.parameters;
     expect(parameters.properties.n).toMatchObject({ type: "integer", minimum: 1 });
     expect(parameters.properties.persona).toMatchObject({ type: "string" });
     expect(parameters.additionalProperties).toBe(false);

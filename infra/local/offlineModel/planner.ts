@@ -3,6 +3,7 @@
 
 import { assistantToolCalls, cut, firstUserText, isFailure, oneLine, requestIn, textOf } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
+import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
@@ -17,6 +18,14 @@ export function plan(messages: readonly ChatMessage[]): Decision {
     return callTools([{ name: "planning", arguments: createPlan(requestIn(firstUserText(messages))) }]);
   }
   const last = messages.at(-1);
+  const reason = last?.role === "user" ? rejectionReason(textOf(last.content)) : undefined;
+  if (reason !== undefined) {
+    const revised = reviseSteps(shownSteps(textOf(last!.content)), reason);
+    return {
+      content: `Revised the plan for the feedback (${reason || "no reason given"}): ${revised.change}.`,
+      calls: [{ name: "planning", arguments: { command: "update", steps: revised.steps } }],
+    };
+  }
   if (last?.role === "tool") return say(acknowledge(textOf(last.content), commandOf(planningCalls.at(-1)?.arguments)));
   if (last?.role === "user" && textOf(last.content).includes(ALL_DONE_MARKER)) {
     return callTools([{ name: "planning", arguments: { command: "finish" } }]);
