@@ -108,7 +108,7 @@ export class StepwiseStack extends Stack {
     });
     table.grantReadWriteData(api);
     stateMachine.grantStartExecution(api);
-    stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory");
+    stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
     stateMachine.grantTaskResponse(api);
     notifications.grantSendMessages(api);
     toolSourceKey.grantEncryptDecrypt(api);
