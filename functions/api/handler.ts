@@ -1,6 +1,8 @@
 import middy from "@middy/core";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
+import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
+import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 import { routes } from "./routes.js";
 
@@ -18,8 +20,11 @@ export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
       return { ...result, headers: { ...result.headers, allow } };
     }
     const tenantId = await authenticate(event, services);
+    logger.appendKeys({ tenant: tenantId });
     return await found.route.handle({ event, services, tenantId, params: { ...found.match!.groups } });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }
-});
+})
+  .use(observability(() => ({})))
+  .use(requestLog());
