@@ -28,7 +28,8 @@ export interface LocalDefinition {
 /** Synthesizes the stack offline, as `cdk synth` does, without bundling the Lambda code. */
 export function synthesizeStack(props: StepwiseStackProps = {}): SynthesizedStack {
   const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new StepwiseStack(app, "Stepwise", props);
+  // The model endpoint only sets the functions' environment, which the local stack sets itself.
+  const stack = new StepwiseStack(app, "Stepwise", { openAiBaseUrl: "http://127.0.0.1/v1", ...props });
   const steps = new Map(
     Object.entries(stack.steps.functions).map(([name, fn]) => [stack.getLogicalId(fn.node.defaultChild as CfnElement), name as StepName]),
   );

@@ -26,7 +26,8 @@ let asl: any;
 
 beforeAll(async () => {
   outDir = await mkdtemp(path.join(tmpdir(), "stepwise-synth-"));
-  const synth = run("npx", ["cdk", "synth", "--quiet", "--no-notices", "--output", outDir], {
+  // A model endpoint is required at synth; it sets only the functions' environment, not the ASL.
+  const synth = run("npx", ["cdk", "synth", "--quiet", "--no-notices", "-c", "openAiBaseUrl=https://models.example.com/v1", "--output", outDir], {
     cwd: root,
     // The deploy-time settings that would change the template are left at their defaults, as the local stack does.
     env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", STEPWISE_MODEL: "" },
