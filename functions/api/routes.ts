@@ -1,13 +1,14 @@
 import { CreateRunRequest, EventsQuery, Id } from "../../shared/contracts/api.js";
 import { decideInterrupt } from "../../shared/agent/interrupts.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
-import { reactTools } from "../../shared/tools/builtins.js";
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
 import type { Services } from "../../shared/services.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
 import { interruptView, runLinks, runView, type Links } from "../../shared/run/view.js";
 import { countStateTransitions } from "../../shared/run/history.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../../shared/contracts/run.js";
+import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
+import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
 import { resumeRoutes } from "./resume.js";
@@ -39,6 +40,10 @@ export const routes: Route[] = [
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: getSession },
   { method: "DELETE", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: deleteSession },
   { method: "GET", pattern: /^\/v1\/tools$/, handle: listTools },
+  { method: "POST", pattern: /^\/v1\/tool-sources$/, handle: createToolSource },
+  { method: "GET", pattern: /^\/v1\/tool-sources$/, handle: listToolSources },
+  { method: "GET", pattern: /^\/v1\/tool-sources\/(?<name>[^/]+)$/, handle: getToolSource },
+  { method: "DELETE", pattern: /^\/v1\/tool-sources\/(?<name>[^/]+)$/, handle: removeToolSource },
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
   ...resumeRoutes,
@@ -109,14 +114,42 @@ function validSessionId(sessionId: string): string {
   return sessionId;
 }
 
-/** The tools agents can use, with their JSON schemas and whether they write (approval policy). */
-async function listTools(): Promise<HttpResult> {
-  const registry = reactTools();
-  const tools = registry.specs().map((spec) => {
-    const tool = registry.get(spec.type === "function" ? spec.function.name : "")!;
-    return { name: tool.name, description: tool.description, access: tool.access, asksUser: tool.asksUser ?? false, parameters: spec.type === "function" ? spec.function.parameters : {} };
+/** The tools agents can use: built-ins and each source's, with JSON schema, source and read or write. */
+async function listTools({ services, tenantId }: Request): Promise<HttpResult> {
+  const registry = await services.tools.registryFor(tenantId, "react");
+  const tools = registry.names.map((name) => {
+    const tool = registry.get(name)!;
+    return {
+      name: tool.name,
+      description: tool.description,
+      source: tool.source ?? "builtin",
+      access: tool.access,
+      asksUser: tool.asksUser ?? false,
+      parameters: registry.schemaOf(tool),
+    };
   });
   return json(200, { tools });
+}
+
+async function createToolSource({ event, services, tenantId }: Request): Promise<HttpResult> {
+  const source = await registerToolSource(services, tenantId, parseBody(event, CreateToolSourceRequest));
+  return json(201, source, { location: `${baseUrl(event)}/v1/tool-sources/${source.name}` });
+}
+
+async function listToolSources({ services, tenantId }: Request): Promise<HttpResult> {
+  return json(200, { sources: (await services.toolSources.list(tenantId)).map(toolSourceView) });
+}
+
+async function getToolSource({ services, tenantId, params }: Request): Promise<HttpResult> {
+  const source = ToolSourceName.safeParse(params.name).success ? await services.toolSources.get(tenantId, params.name!) : undefined;
+  if (!source) throw new NotFoundError(`No tool source named ${params.name}.`);
+  return json(200, toolSourceView(source));
+}
+
+async function removeToolSource({ services, tenantId, params }: Request): Promise<HttpResult> {
+  if (!ToolSourceName.safeParse(params.name).success) throw new NotFoundError(`No tool source named ${params.name}.`);
+  await deleteToolSource(services, tenantId, params.name!);
+  return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
 }
 
 async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResult> {
@@ -131,7 +164,7 @@ async function getRun({ event, services, tenantId, params }: Request): Promise<H
   const run = await ownRun(services, tenantId, params.runId!);
   const [tasks, files, interrupts, transitions] = await Promise.all([
     services.tasks.list(run.runId),
-    services.artifacts.list(run.runId),
+    services.files.list(run.runId),
     services.interrupts.list(run.runId),
     stateTransitionsOf(services, run),
   ]);
@@ -149,7 +182,8 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
 async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
   const body = parseBody(event, ResolveInterruptRequest);
-  const interrupt = await decideInterrupt(services, run, params.interruptId!, body, (name) => reactTools().get(name));
+  const tools = await services.tools.registryFor(tenantId, "react");
+  const interrupt = await decideInterrupt(services, run, params.interruptId!, body, (name) => tools.get(name));
   return json(202, interruptView(interrupt));
 }
 

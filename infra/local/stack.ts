@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { API_HANDLER, NOTIFY_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
 import { LocalSqs } from "./sqs.js";
+import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { toApiGatewayEvent, sendResult } from "./httpApi.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
@@ -86,12 +87,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const synthStarted = performance.now();
     const { definition, functions, cached } = await localDefinition(options.stateMachine ?? {});
     options.progress?.(`state machine (${cached ? "cached" : "synthesized, now cached"})`, performance.now() - synthStarted);
+    // A slow start of the "Wait for …" function (a Lambda cold start), so tests can make a decision
+    // arrive before the task token is stored — the race AwaitInterrupt must win on AWS too.
+    const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
     const stepFunctions = new LocalStepFunctions(
       "Stepwise",
       definition,
-      (arn, input) => {
+      async (arn, input) => {
         const step = functions.get(arn);
         if (!step) throw new Error(`no local function for ${arn}`);
+        if (step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
         return invokeLambda(STEP_HANDLERS[step], input);
       },
       { dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
@@ -122,6 +127,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
     });
 
+    // KMS for sealed secrets (tool source headers); its key lives beside the data, or in memory.
+    const kms = new LocalKms(options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
+    const kmsEndpoint = await kms.listen();
+    closers.push(() => kms.close());
+
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
@@ -140,6 +150,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? "true",
       WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP ?? "true",
       WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? "fast",
+      AWS_ENDPOINT_URL_KMS: kmsEndpoint,
+      TOOL_SOURCES_KMS_KEY_ID: LOCAL_KMS_KEY_ID,
+      // MCP servers of the walk-through and the tests run on this machine: allowed here only.
+      TOOL_SOURCE_ALLOW_LOOPBACK: process.env.TOOL_SOURCE_ALLOW_LOOPBACK ?? "true",
+      TOOL_SOURCE_ALLOW_HTTP: process.env.TOOL_SOURCE_ALLOW_HTTP ?? "true",
       TABLE_NAME: "stepwise",
       STATE_MACHINE_ARN: stepFunctions.stateMachineArn,
       STREAM_URL: url,

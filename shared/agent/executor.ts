@@ -4,7 +4,6 @@ import { NotFoundError } from "../errors.js";
 import type { TaskRecord } from "../store/tasks.js";
 import type { RunRecord } from "../contracts/run.js";
 import { budgetsOf } from "../memory/session.js";
-import type { ToolRegistry } from "../tools/registry.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { executorPrompt } from "./prompts.js";
 
@@ -15,7 +14,7 @@ export type ExecuteTaskOutput = TaskResult;
  * of earlier steps (the run memory at the fork point) plus its own task; its own rounds are kept in
  * its own journal scope, so parallel executors never see each other's half-finished work.
  */
-export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools: ToolRegistry): Promise<ExecuteTaskOutput> {
+export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
   const { services } = run;
   const { iteration, task } = input;
   const [record, earlier, own] = await Promise.all([
@@ -24,6 +23,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
     services.journal.load(run.runId, scopeOf(input)),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  const tools = await services.tools.registryFor(record.tenantId, "executor", { runId: record.runId });
   const mine = earlier.find((t) => t.iteration === iteration && t.taskId === task.taskId);
   const startedAt = mine?.startedAt ?? new Date().toISOString();
   if (own.size === 0) {
@@ -43,7 +43,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput, tools:
     scope: scopeOf(input),
     role: "executor",
     taskId: task.taskId,
-    system: async () => executorPrompt({ files: (await services.artifacts.list(run.runId)).map((f) => f.name) }),
+    system: async () => executorPrompt({ files: (await services.files.list(run.runId)).map((f) => f.name) }),
     conversation: [{ role: "user", content: forked }],
     tools,
     maxRounds: budgetsOf(services, record).maxRounds,

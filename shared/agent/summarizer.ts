@@ -16,7 +16,7 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
   const [record, tasks, files] = await Promise.all([
     services.runs.get(run.runId),
     services.tasks.list(run.runId),
-    services.artifacts.list(run.runId),
+    services.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const names = files.map((f) => f.name);

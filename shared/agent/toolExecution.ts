@@ -4,7 +4,7 @@ import { limitToolOutput } from "../memory/toolOutput.js";
 import type { Services } from "../services.js";
 import type { ScopeJournal } from "../store/journal.js";
 import { MAX_OBSERVE_CHARS, type ToolOutcome, type ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
+import type { Tool, ToolContext } from "../tools/tool.js";
 import { interruptIdFor, openInterrupt } from "./interrupts.js";
 
 export interface ToolRound {
@@ -56,8 +56,13 @@ export async function gateOnPeople(round: ToolRound, calls: ToolCall[]): Promise
  * and the whole of it is kept as an artifact the model can read.
  */
 export async function runToolCalls(round: ToolRound, calls: ToolCall[], decisions: Map<string, Resolution>) {
-  const context = { runId: round.runId, artifacts: round.services.artifacts };
   const execute = async (call: ToolCall): Promise<ToolOutcome> => {
+    const context: ToolContext = {
+      runId: round.runId,
+      scope: round.scope,
+      idempotencyKey: `${round.runId}:${round.scope}:${round.round}:${call.id}`,
+      files: round.services.files,
+    };
     const decision = decisions.get(call.id);
     const outcome = decision ? await applyDecision(call, decision, round.tools, context) : await round.tools.execute(call, context);
     return keepWholeOutput(round, call, outcome);
@@ -73,7 +78,7 @@ async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOu
   if (outcome.output.length <= MAX_OBSERVE_CHARS) return outcome;
   // Scope and round in the name: call ids are only unique within one agent's conversation.
   const name = `tool-output-${`${round.scope}-${round.round}-${call.id}`.replace(/[^\w.-]/g, "_")}.txt`;
-  await round.services.artifacts.put(round.runId, name, outcome.output.slice(0, 300_000), `Whole output of ${call.name}`);
+  await round.services.files.put(round.runId, name, outcome.output.slice(0, 300_000), { description: `Whole output of ${call.name}` });
   return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
 }
 
@@ -82,7 +87,7 @@ function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "none"): bo
 }
 
 /** What a person decided becomes the tool's result, so the model sees it and adapts. */
-async function applyDecision(call: ToolCall, resolution: Resolution, tools: ToolRegistry, context: Parameters<ToolRegistry["execute"]>[1]): Promise<ToolOutcome> {
+async function applyDecision(call: ToolCall, resolution: Resolution, tools: ToolRegistry, context: ToolContext): Promise<ToolOutcome> {
   switch (resolution.decision) {
     case "approve":
       return tools.execute(call, context);

@@ -1,6 +1,6 @@
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
-import type { Artifact } from "../store/artifacts.js";
+import type { FileMeta } from "../ports/files.js";
 import type { TaskRecord } from "../store/tasks.js";
 
 export interface Links {
@@ -27,7 +27,7 @@ export function runLinks(runId: string, executionArn: string, links: Links) {
 export function runView(
   run: RunRecord,
   tasks: TaskRecord[],
-  files: Omit<Artifact, "content">[],
+  files: FileMeta[],
   interrupts: Interrupt[],
   links: Links,
   stateTransitions?: number,

@@ -13,8 +13,9 @@ export const keys = {
   journalPrefix: (scope: string) => `JRN#${scope}#`,
   task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),
   taskPrefix: (iteration?: number) => (iteration === undefined ? "TASK#" : `TASK#${pad(iteration, 3)}#`),
-  artifact: (runId: string, name: string) => ({ pk: `RUN#${runId}`, sk: `ART#${name}` }),
-  artifactPrefix: "ART#",
+  // "ART#": files were called artifacts when the first ones were stored.
+  file: (runId: string, name: string) => ({ pk: `RUN#${runId}`, sk: `ART#${name}` }),
+  filePrefix: "ART#",
   apiKey: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: "META" }),
   tenantRun: (tenantId: string, createdAt: string, runId: string) => ({ pk: `TENANT#${tenantId}`, sk: `RUN#${createdAt}#${runId}` }),
 };

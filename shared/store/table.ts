@@ -71,7 +71,14 @@ export class Table {
   }
 
   /** All items under a key prefix, in key order (follows pagination). */
-  async queryPrefix<T>(pk: string, skPrefix: string, options: { limit?: number; startSk?: string } = {}): Promise<T[]> {
+  async queryPrefix<T>(pk: string, skPrefix: string, options: { limit?: number; startSk?: string; attributes?: string[] } = {}): Promise<T[]> {
+    // Listings read only the attributes they show, not whole items.
+    const projection = options.attributes?.length
+      ? {
+          ProjectionExpression: options.attributes.map((_, i) => `#a${i}`).join(", "),
+          ExpressionAttributeNames: Object.fromEntries(options.attributes.map((name, i) => [`#a${i}`, name])),
+        }
+      : {};
     const items: T[] = [];
     let exclusiveStartKey: Record<string, unknown> | undefined = options.startSk ? { pk, sk: options.startSk } : undefined;
     do {
@@ -82,6 +89,7 @@ export class Table {
         ExclusiveStartKey: exclusiveStartKey,
         Limit: options.limit ? options.limit - items.length : undefined,
         ConsistentRead: true,
+        ...projection,
       };
       const page = await this.doc.send(new QueryCommand(input));
       items.push(...((page.Items ?? []) as T[]));

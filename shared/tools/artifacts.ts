@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fileText } from "../ports/files.js";
 import { defineTool } from "./tool.js";
 
 const filename = z
@@ -13,8 +14,8 @@ export const writeArtifact = defineTool({
   description: "Save a file (markdown, text, csv, json) as a result of the run. Overwrites a file of the same name.",
   access: "write",
   parameters: z.object({ filename, content: z.string().max(300_000), description: z.string().max(500).optional() }),
-  async run({ filename, content, description }, { runId, artifacts }) {
-    const saved = await artifacts.put(runId, filename, content, description);
+  async run({ filename, content, description }, { runId, files }) {
+    const saved = await files.put(runId, filename, content, { description });
     return `Saved ${saved.name} (${saved.bytes} bytes).`;
   },
 });
@@ -26,13 +27,14 @@ export const readArtifact = defineTool({
   description: "Read a file saved earlier in this run.",
   access: "read",
   parameters: z.object({ filename }),
-  async run({ filename }, { runId, artifacts }) {
-    const artifact = await artifacts.get(runId, filename);
-    if (!artifact) {
-      const names = (await artifacts.list(runId)).map((a) => a.name);
+  async run({ filename }, { runId, files }) {
+    const file = await files.get(runId, filename);
+    if (!file) {
+      const names = (await files.list(runId)).map((a) => a.name);
       return `Error: no file named ${filename}. Files: ${names.join(", ") || "none"}.`;
     }
-    const cut = artifact.content.length > MAX_READ_CHARS;
-    return cut ? `${artifact.content.slice(0, MAX_READ_CHARS)}\n[cut at ${MAX_READ_CHARS} of ${artifact.content.length} characters]` : artifact.content;
+    const content = fileText(file);
+    const cut = content.length > MAX_READ_CHARS;
+    return cut ? `${content.slice(0, MAX_READ_CHARS)}\n[cut at ${MAX_READ_CHARS} of ${content.length} characters]` : content;
   },
 });

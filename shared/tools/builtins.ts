@@ -4,6 +4,7 @@ import { calculator } from "./calculator.js";
 import { ToolRegistry } from "./registry.js";
 import { textStats } from "./textStats.js";
 import type { Tool } from "./tool.js";
+import type { ToolCatalog } from "../ports/toolCatalog.js";
 
 /** The tools every executor and ReAct agent has. They do real work and need no network. */
 export const builtinTools: readonly Tool[] = [calculator, textStats, writeArtifact, readArtifact];
@@ -12,3 +13,10 @@ export const agentTools = () => new ToolRegistry([...builtinTools]);
 
 /** ReAct agents talk to the user directly, so they may also ask them. */
 export const reactTools = () => new ToolRegistry([...builtinTools, askUser]);
+
+/** The catalog when a tenant has no tool sources: the built-ins only. */
+export const builtinCatalog: ToolCatalog = {
+  async registryFor(_tenantId, audience) {
+    return audience === "react" ? reactTools() : agentTools();
+  },
+};

@@ -1,10 +1,18 @@
 import { z } from "zod";
-import type { ArtifactStore } from "../store/artifacts.js";
+import type { FileStore } from "../ports/files.js";
 
 /** What a tool may use while it runs. Passed by the registry, never by the agent by hand. */
 export interface ToolContext {
   runId: string;
-  artifacts: ArtifactStore;
+  /** The calling agent's journal scope ("react", "task#1#t2"). */
+  scope: string;
+  /**
+   * The same for every attempt of this one call (run, scope, round, call id): a write tool hands
+   * it to whatever it changes, so a retry after a crash does not repeat the side effect.
+   */
+  idempotencyKey: string;
+  /** The run's files: read the ones the run has, write results and reports. */
+  files: FileStore;
   signal?: AbortSignal;
 }
 
@@ -15,6 +23,12 @@ export interface Tool<Args = any> {
   /** `write` tools change something outside the run and may need a person's approval. */
   readonly access: "read" | "write";
   readonly parameters: z.ZodType<Args>;
+  /** The JSON schema as the tool's source gave it (MCP tools); built-ins derive it from `parameters`. */
+  readonly inputSchema?: Record<string, unknown>;
+  /** The tool source it comes from (MCP); built-ins have none. */
+  readonly source?: string;
+  /** The job title shown beside a call when the model gives none ("digital employee"). */
+  readonly persona?: string;
   /** Changes nothing but the agent's own working state (the plan): re-run on replay, not journaled. */
   readonly pure?: boolean;
   /** The call is a question for a person: the run waits for the answer (ask_user). */
@@ -27,6 +41,7 @@ export function defineTool<S extends z.ZodType>(tool: {
   description: string;
   access: "read" | "write";
   parameters: S;
+  persona?: string;
   pure?: boolean;
   asksUser?: boolean;
   run(args: z.infer<S>, context: ToolContext): Promise<string>;

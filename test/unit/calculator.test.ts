@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { calculator, evaluate, formatNumber } from "../../shared/tools/calculator.js";
+import { testToolContext } from "../../shared/testing/toolContext.js";
 
-const context = { runId: "run_test", artifacts: undefined as never };
+const context = testToolContext();
 
 describe("calculator: evaluate", () => {
   it.each([

@@ -12,6 +12,8 @@ import type { Services } from "../../shared/services.js";
 import { ScopeJournal, type Journal } from "../../shared/store/journal.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { defineTool, type Tool } from "../../shared/tools/tool.js";
+import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
+import { fileText } from "../../shared/ports/files.js";
 
 /**
  * The agent loop with its stores replaced by in-memory fakes (the journal keeps its records in a
@@ -26,7 +28,7 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
   const requests: { messages: ChatMessage[]; tools?: unknown[] }[] = [];
   const events: EventBody[] = [];
   const usage: Record<string, number>[] = [];
-  const artifacts = new Map<string, { content: string; description: string }>();
+  const files = new MemoryFileStore();
   const journals = new Map<string, Map<string, unknown>>();
   /** The run record's status, as the loop reads it before each round and before running tools. */
   const state = { status: "running" };
@@ -58,14 +60,7 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
       get: async (runId: string) => ({ runId, status: state.status }),
     },
     events: { append: async (_runId: string, bodies: EventBody[]) => void events.push(...bodies) },
-    artifacts: {
-      async put(_runId: string, name: string, content: string, description = "") {
-        artifacts.set(name, { content, description });
-        return { name, content, description, bytes: Buffer.byteLength(content), createdAt: new Date().toISOString() };
-      },
-      list: async () => [...artifacts.keys()].map((name) => ({ name })),
-      get: async (_runId: string, name: string) => artifacts.get(name),
-    },
+    files,
     interrupts: { get: async () => undefined },
   } as unknown as Services;
 
@@ -83,7 +78,7 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
         tools: new ToolRegistry(options.tools),
       },
     );
-  return { run, requests, events, usage, artifacts, state };
+  return { run, requests, events, usage, files, state };
 }
 
 const ofType = <T extends EventBody["type"]>(events: EventBody[], type: T) => events.filter((e): e is Extract<EventBody, { type: T }> => e.type === type);
@@ -134,7 +129,7 @@ describe("agent loop: parallel tool calls", () => {
     expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(WAITS.map((w) => ["tool", w.id, `${w.label} done`]));
     expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(WAITS.map((w) => w.id));
     expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
-      WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms } })),
+      WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms }, persona: "Wait specialist" })),
     );
     expect(h.usage[0]).toMatchObject({ llmCalls: 1, toolCalls: 4 });
   });
@@ -164,7 +159,7 @@ describe("agent loop: long tool output", () => {
 
     // Named by scope, round and call: call ids are only unique within one agent's conversation.
     const name = "tool-output-task_0_t1-0-call_1_x.txt";
-    expect(h.artifacts.get(name)?.content).toBe(OUTPUT);
+    expect(fileText((await h.files.get("run_test", name))!)).toBe(OUTPUT);
     const shown = h.requests[1]!.messages.at(-1)!;
     expect(shown.role).toBe("tool");
     const content = shown.content as string;

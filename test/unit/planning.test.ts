@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { Plan, type Plan as PlanType } from "../../shared/contracts/plan.js";
 import { applyPlanning, planningTool, PlanningArgs, type PlanBoard } from "../../shared/tools/planning.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
+import { testToolContext } from "../../shared/testing/toolContext.js";
 
 const created = (): PlanType =>
   applyPlanning(undefined, {
@@ -157,7 +158,7 @@ describe("applyPlanning: finish", () => {
 
 describe("planning tool (as the planner's model uses it)", () => {
   const call = (registry: ToolRegistry, args: unknown) =>
-    registry.execute({ id: "c1", name: "planning", arguments: JSON.stringify(args) }, { runId: "r", artifacts: undefined as never });
+    registry.execute({ id: "c1", name: "planning", arguments: JSON.stringify(args) }, testToolContext({ runId: "r" }));
 
   it("edits the board and shows the plan; errors come back as text, the board unchanged", async () => {
     const board: PlanBoard = {};

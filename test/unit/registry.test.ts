@@ -4,8 +4,9 @@ import { builtinTools } from "../../shared/tools/builtins.js";
 import { calculator } from "../../shared/tools/calculator.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { defineTool, type ToolContext } from "../../shared/tools/tool.js";
+import { testToolContext } from "../../shared/testing/toolContext.js";
 
-const context: ToolContext = { runId: "run_test", artifacts: undefined as never };
+const context: ToolContext = testToolContext();
 const call = (name: string, args: string, id = "call_1") => ({ id, name, arguments: args });
 
 const boom = defineTool({

@@ -1,0 +1,61 @@
+/** A file of a run: what is known about it without reading its bytes. */
+export interface FileMeta {
+  name: string;
+  description: string;
+  /** MIME type, e.g. text/markdown, text/csv, image/png. */
+  contentType: string;
+  bytes: number;
+  createdAt: string;
+}
+
+/** A file with its bytes. */
+export interface StoredFile extends FileMeta {
+  body: Uint8Array;
+}
+
+export interface PutFileOptions {
+  description?: string;
+  /** Defaults from the name's extension (text/plain when unknown). */
+  contentType?: string;
+}
+
+/**
+ * The files port: a run's files (tool outputs, reports, uploads, whole tool outputs cut for the
+ * model). Adapters: DynamoDB today (shared/store/files.ts), S3 with metadata in the table on AWS;
+ * an in-memory fake in shared/testing/.
+ */
+export interface FileStore {
+  /** Writes (or overwrites) a file of the run. */
+  put(runId: string, name: string, body: string | Uint8Array, options?: PutFileOptions): Promise<FileMeta>;
+  get(runId: string, name: string): Promise<StoredFile | undefined>;
+  /** Metadata only, in name order. */
+  list(runId: string): Promise<FileMeta[]>;
+}
+
+const TYPES: Record<string, string> = {
+  md: "text/markdown",
+  markdown: "text/markdown",
+  txt: "text/plain",
+  csv: "text/csv",
+  json: "application/json",
+  html: "text/html",
+  htm: "text/html",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  svg: "image/svg+xml",
+  pdf: "application/pdf",
+};
+
+/** The content type a file name implies. */
+export function contentTypeOf(name: string): string {
+  const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
+  return (extension && TYPES[extension]) || "application/octet-stream";
+}
+
+/** A file's bytes as text (UTF-8). */
+export const fileText = (file: StoredFile): string => Buffer.from(file.body).toString("utf8");
+
+export const toBytes = (body: string | Uint8Array): Uint8Array => (typeof body === "string" ? Buffer.from(body, "utf8") : body);

@@ -1,0 +1,15 @@
+import type { ToolRegistry } from "../tools/registry.js";
+
+/** Which agent the tools are for: ReAct agents may also ask the user. */
+export type ToolAudience = "executor" | "react";
+
+/**
+ * The tool catalog port: the tools a tenant's agents may use now — the built-ins plus the tenant's
+ * tool sources (MCP), which may change between runs and between rounds of one run.
+ */
+export interface ToolCatalog {
+  /** With `run`, a source that cannot be reached is reported to that run (tool_source.unavailable). */
+  registryFor(tenantId: string, audience: ToolAudience, run?: { runId: string }): Promise<ToolRegistry>;
+  /** Drops what this container remembers of the tenant's tools (after it changed its sources). */
+  invalidate?(tenantId: string): void;
+}
