@@ -11,6 +11,7 @@ import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../s
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
+import { resumeRoutes } from "./resume.js";
 
 const MAX_BODY_BYTES = 256 * 1024;
 
@@ -21,13 +22,18 @@ export interface Request {
   params: Record<string, string>;
 }
 
-type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult> };
+/**
+ * One route: method, path pattern (named groups are path parameters, validated by name in
+ * params.ts), handler, and the zod contracts of its body and query when it has them (the fuzz test
+ * generates requests from those).
+ */
+export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult>; body?: z.ZodType; query?: z.ZodType };
 
 export const routes: Route[] = [
-  { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun },
+  { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun, body: CreateRunRequest },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, handle: getRun },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/, handle: resolveInterrupt },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents, query: EventsQuery },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/, handle: resolveInterrupt, body: ResolveInterruptRequest },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/cancel$/, handle: cancel },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks$/, handle: listWebhooks },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks\/(?<deliveryId>[^/]+)\/redeliver$/, handle: redeliver },
@@ -40,6 +46,7 @@ export const routes: Route[] = [
   { method: "DELETE", pattern: /^\/v1\/tool-sources\/(?<name>[^/]+)$/, handle: removeToolSource },
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
+  ...resumeRoutes,
 ];
 
 async function createRun({ event, services, tenantId }: Request): Promise<HttpResult> {
