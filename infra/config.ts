@@ -31,6 +31,7 @@ export const DeploymentSettings = z
     llmMaxRetries: z.coerce.number().int().min(0).max(10).optional(),
     retentionDays: positiveInt.optional(),
     streamMaxSeconds: positiveInt.max(840).optional(),
+    streamHeartbeatMs: positiveInt.optional(),
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
@@ -68,6 +69,7 @@ export const FUNCTION_ENVIRONMENT = {
   llmMaxRetries: "LLM_MAX_RETRIES",
   retentionDays: "RETENTION_DAYS",
   streamMaxSeconds: "STREAM_MAX_SECONDS",
+  streamHeartbeatMs: "STREAM_HEARTBEAT_MS",
 } as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
 
 /** Checks settings (props or context) and says exactly what is wrong. */
