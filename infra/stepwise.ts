@@ -7,6 +7,7 @@ import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
 import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { FunctionUrlAuthType, HttpMethod, InvokeMode } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Key } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
@@ -82,7 +83,9 @@ export class Stepwise extends Construct {
     // Status changes EventBridge could not put on the queue.
     const eventDeadLetters = new Queue(this, "EventDeadLetters", { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
     const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl };
-    const environment = { ...functionEnvironment(settings), ...queueEnvironment };
+    // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
+    const toolSourceKey = new Key(this, "ToolSourceSecrets", { enableKeyRotation: true, description: "Stepwise: tool source header secrets" });
+    const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn };
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment });
     const apiKeySecret = settings.openAiApiKeySecretArn ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn) : undefined;
@@ -90,6 +93,7 @@ export class Stepwise extends Construct {
       table.grant(fn, ...TABLE_READ, ...TABLE_WRITE);
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
+      toolSourceKey.grantDecrypt(fn);
     }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: this.steps.functions,
@@ -130,7 +134,8 @@ export class Stepwise extends Construct {
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
     stateMachine.grantStartExecution(this.api);
-    stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory");
+    stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
+    toolSourceKey.grantEncryptDecrypt(this.api);
     stateMachine.grantTaskResponse(this.api);
     notifications.grantSendMessages(this.api);
 

@@ -45,6 +45,13 @@ export class ConflictError extends StepwiseError {
   }
 }
 
+/** Well-formed, but it cannot be done as asked (e.g. a tool source that cannot be reached). */
+export class UnprocessableError extends StepwiseError {
+  constructor(message: string, code = "unprocessable", details?: unknown) {
+    super(message, { statusCode: 422, code, details });
+  }
+}
+
 export class PayloadTooLargeError extends StepwiseError {
   constructor(message: string) {
     super(message, { statusCode: 413, code: "payload_too_large" });

@@ -1,11 +1,13 @@
-import { App } from "aws-cdk-lib";
+import { App, Duration } from "aws-cdk-lib";
 import type { CfnElement } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type { StepName } from "../handlers.js";
 import { StepwiseStack, type StepwiseStackProps } from "../stack.js";
 
-export const LOCAL_REGION = "us-east-1";
-export const LOCAL_ACCOUNT = "000000000000";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import type { StateMachineSettings } from "./definitionCache.js";
+
+export { LOCAL_ACCOUNT, LOCAL_REGION };
 
 type CfnValue = string | { "Fn::GetAtt"?: [string, string]; Ref?: string };
 interface CfnTemplate {
@@ -59,4 +61,14 @@ export function stateMachineDefinition({ template, steps }: SynthesizedStack): L
   const body = machines[0]!.Properties!.DefinitionString as string | { "Fn::Join": [string, CfnValue[]] };
   const definition = typeof body === "string" ? body : body["Fn::Join"][1].map(resolve).join(body["Fn::Join"][0]);
   return { definition, functions };
+}
+
+/** Synthesizes the stack with these settings and resolves its definition for the local stack. */
+export async function synthesizeFresh(settings: StateMachineSettings): Promise<LocalDefinition> {
+  return stateMachineDefinition(
+    synthesizeStack({
+      interruptTimeout: settings.interruptTimeoutSeconds !== undefined ? Duration.seconds(settings.interruptTimeoutSeconds) : undefined,
+      maxConcurrency: settings.maxConcurrency,
+    }),
+  );
 }

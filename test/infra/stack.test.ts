@@ -97,6 +97,9 @@ describe("configuration parity: every deployment setting reaches every function'
     retentionDays: "14",
     streamMaxSeconds: "120",
     streamHeartbeatMs: "15000",
+    mcpCallTimeoutMs: "30000",
+    mcpConnectTimeoutMs: "5000",
+    toolCatalogCacheMs: "2000",
   };
 
   it.each(["props", "-c context"])("set as %s", (how) => {
@@ -115,7 +118,8 @@ describe("configuration parity: every deployment setting reaches every function'
     const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## Deploy to AWS"));
     const rows = section.split("\n").filter((l) => l.startsWith("| `"));
     const deployable = new Set(Object.values(FUNCTION_ENVIRONMENT));
-    const documented = rows.filter((r) => !r.includes("local stack")).flatMap((r) => [...r.split("|")[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!));
+    // Rows for the local stack, and variables the stack sets itself, are not deployment settings.
+    const documented = rows.filter((r) => !r.includes("local stack") && !r.includes("set by the stack")).flatMap((r) => [...r.split("|")[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!));
     expect(documented.length).toBeGreaterThan(8);
     // OPENAI_API_KEY is never in a deployment: its secret's ARN is (openAiApiKeySecretArn).
     expect(documented.filter((v) => v !== "OPENAI_API_KEY" && !deployable.has(v as any))).toEqual([]);
