@@ -12,6 +12,7 @@ import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { AgentFunctions, lambdaProps } from "./agentFunctions.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
+import { TABLE_INDEXES } from "../shared/store/listings.js";
 import { Orchestration } from "./orchestration.js";
 
 export interface StepwiseStackProps extends StackProps {
@@ -42,6 +43,9 @@ export class StepwiseStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    for (const index of TABLE_INDEXES) {
+      table.addGlobalSecondaryIndex({ indexName: index.indexName, partitionKey: { name: index.partitionKey, type: AttributeType.STRING }, sortKey: { name: index.sortKey, type: AttributeType.STRING } });
+    }
 
     // Notifications: Step Functions status changes (EventBridge) and our own messages share one queue;
     // what cannot be delivered ends in the dead-letter queue, where nothing is lost.

@@ -3,9 +3,15 @@ import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
 import { getServices } from "../services.js";
 import { routes } from "./routes.js";
+import { preflight, withCors } from "../cors.js";
 
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
+  const { config } = getServices();
+  return preflight(event, config, "GET, POST, DELETE") ?? withCors(await route(event), event, config);
+});
+
+async function route(event: HttpEvent): Promise<HttpResult> {
   try {
     const services = getServices();
     const path = event.rawPath.replace(/\/+$/, "") || "/";
@@ -17,9 +23,9 @@ export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
       const result = errorResult(new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}; use ${allow}.`, { statusCode: 405, code: "method_not_allowed" }));
       return { ...result, headers: { ...result.headers, allow } };
     }
-    const tenantId = await authenticate(event, services);
+    const tenantId = found.route.public ? "" : await authenticate(event, services);
     return await found.route.handle({ event, services, tenantId, params: { ...found.match!.groups } });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }
-});
+}

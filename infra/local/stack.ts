@@ -1,6 +1,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { ensureConsoleBuilt } from "../console/build.js";
+import packageJson from "../../package.json" with { type: "json" };
 import type { AddressInfo } from "node:net";
 import { API_HANDLER, NOTIFY_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
 import { LocalSqs } from "./sqs.js";
@@ -103,7 +105,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
     });
 
-    const server = createServer();
+    // Every request the server accepts gets an answer: 503 with Retry-After until the stack is ready.
+    let serve: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+    const server = createServer((req, res) => (serve ? serve(req, res) : answerStarting(req, res)));
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -123,7 +127,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? "fast",
       TABLE_NAME: "stepwise",
       STATE_MACHINE_ARN: stepFunctions.stateMachineArn,
-      STREAM_URL: url,
+      // No STREAM_URL: the API and the stream share this server, so links follow the Host the client used.
+      CONSOLE_ASSETS_DIR: await ensureConsoleBuilt(),
       STEPWISE_MODEL: process.env.STEPWISE_MODEL ?? (useOffline ? "stepwise-offline" : "gpt-4o-mini"),
       ...(useOffline ? { OPENAI_BASE_URL: modelUrl } : {}),
     });
@@ -137,7 +142,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...Object.values(STEP_HANDLERS)].map(loadHandler));
     sqs.subscribe(notifyQueueUrl, async (event) => (await invokeLambda(NOTIFY_HANDLER, event)) as any, { visibilityMs: 1_000 });
 
-    server.on("request", async (req, res) => {
+    serve = async (req, res) => {
       try {
         const event = await toApiGatewayEvent(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
@@ -151,7 +156,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: { code: "internal_error", message: String(error) } }) });
         else res.destroy();
       }
-    });
+    };
 
     return {
       url,
@@ -178,4 +183,15 @@ function closeServer(server: Server): Promise<void> {
     server.closeAllConnections();
     server.close(() => resolve());
   });
+}
+
+/** Before the handlers are loaded: a clear 503 (health answers in its own shape), never silence. */
+function answerStarting(req: IncomingMessage, res: ServerResponse) {
+  req.resume();
+  const health = /^\/health\/?(\?|$)/.test(req.url ?? "");
+  const body = health
+    ? { status: "unavailable", version: packageJson.version, checks: { stack: "starting" } }
+    : { error: { code: "starting", message: "Stepwise is starting; retry in a moment." } };
+  res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
 }
