@@ -51,6 +51,7 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
   }
   try {
     const { run, replayed } = await submitRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
+    if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
       202,

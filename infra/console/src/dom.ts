@@ -8,6 +8,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
     if (value === undefined || value === null || value === false) continue;
     if (name === "class") element.className = String(value);
     else if (name === "dataset") Object.assign(element.dataset, value);
+    // Through the CSSOM: the console's CSP forbids style attributes.
+    else if (name === "style") Object.assign(element.style, value);
     else if (name.startsWith("on") && typeof value === "function") element.addEventListener(name.slice(2), value as EventListener);
     else if (name === "value" || name === "checked" || name === "disabled" || name === "selected") (element as any)[name] = value;
     else element.setAttribute(name, value === true ? "" : String(value));

@@ -102,24 +102,25 @@ export function runPage(app: HTMLElement, runId: string) {
     if (all.length === 0) return render(timeline, h("h2", { id: "timeline-h" }, "Tasks"), h("p", { class: "muted" }, "No parallel tasks yet."));
     const now = new Date().toISOString();
     const t = (iso: string) => Date.parse(iso);
-    const min = Math.min(...all.map((l) => t(l.start)));
-    const max = Math.max(...all.map((l) => t(l.end ?? now)), min + 1);
     const byStep = new Map<number, Lane[]>();
     for (const lane of all) byStep.set(lane.iteration, [...(byStep.get(lane.iteration) ?? []), lane]);
     render(
       timeline,
       h("h2", { id: "timeline-h" }, "Tasks"),
-      [...byStep].map(([iteration, group]) =>
-        h("div", { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
+      [...byStep].map(([iteration, group]) => {
+        // Each step on its own time axis, so overlap between its parallel tasks is visible.
+        const min = Math.min(...group.map((l) => t(l.start)));
+        const max = Math.max(...group.map((l) => t(l.end ?? now)), min + 1);
+        return h("div", { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
           group.map((lane) => {
             const left = ((t(lane.start) - min) / (max - min)) * 100;
             const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / (max - min)) * 100, 1);
             return h("div", { class: "lane", role: "listitem", dataset: { taskId: lane.taskId, start: lane.start, end: lane.end ?? "", status: lane.status } },
               h("span", { class: "lane-label" }, `${lane.taskId} ${lane.title}`),
-              h("span", { class: "lane-track" }, h("span", { class: `lane-bar ${lane.status}`, style: `left:${left.toFixed(2)}%;width:${Math.min(width, 100 - left).toFixed(2)}%`, title: `${lane.start} → ${lane.end ?? "running"}` })),
+              h("span", { class: "lane-track" }, h("span", { class: `lane-bar ${lane.status}`, style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` }, title: `${lane.start} → ${lane.end ?? "running"}` })),
               h("span", { class: "visually-hidden" }, ` ${lane.status}`));
-          })),
-      ),
+          }));
+      }),
     );
   }
 
