@@ -1,8 +1,8 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
-import { HttpApi, CorsHttpMethod } from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
-import { FunctionUrlAuthType, InvokeMode, HttpMethod } from "aws-cdk-lib/aws-lambda";
+import { FunctionUrlAuthType, InvokeMode } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
@@ -13,6 +13,7 @@ import type { Construct } from "constructs";
 import { AgentFunctions, lambdaProps } from "./agentFunctions.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { TABLE_INDEXES } from "../shared/store/listings.js";
+import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
 import { Orchestration } from "./orchestration.js";
 
 export interface StepwiseStackProps extends StackProps {
@@ -26,6 +27,8 @@ export interface StepwiseStackProps extends StackProps {
   readonly maxConcurrency?: number;
   /** How long a run waits for a person (approvals, questions). Default 24 hours. */
   readonly interruptTimeout?: Duration;
+  /** Origins allowed to call the API and the stream from a browser (none by default; the console is same-origin). */
+  readonly corsAllowedOrigins?: string[];
 }
 
 /** The stack only assembles: the table, the agent functions, the state machine, the API and the stream. */
@@ -85,18 +88,17 @@ export class StepwiseStack extends Stack {
     const streamUrl = stream.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
       invokeMode: InvokeMode.RESPONSE_STREAM,
-      cors: { allowedOrigins: ["*"], allowedMethods: [HttpMethod.GET], allowedHeaders: ["authorization", "last-event-id"] },
     });
 
-    const api = new NodejsFunction(this, "Api", {
-      ...lambdaProps(this, "Api", API_HANDLER, table, {
+    const apiProps = lambdaProps(this, "Api", API_HANDLER, table, {
         ...queueEnvironment,
         STATE_MACHINE_ARN: stateMachine.stateMachineArn,
         STREAM_URL: streamUrl.url,
         CONSOLE_LINKS: "true",
-      }),
-      timeout: Duration.seconds(29),
-    });
+        CONSOLE_ASSETS_DIR,
+        CORS_ALLOWED_ORIGINS: (props.corsAllowedOrigins ?? []).join(","),
+      });
+    const api = new NodejsFunction(this, "Api", { ...apiProps, bundling: withConsoleBundle(apiProps.bundling), timeout: Duration.seconds(29) });
     table.grantReadWriteData(api);
     stateMachine.grantStartExecution(api);
     stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory");
@@ -121,16 +123,13 @@ export class StepwiseStack extends Stack {
       targets: [new SqsQueue(notifications)],
     });
 
-    const httpApi = new HttpApi(this, "HttpApi", {
-      description: "Stepwise agent API",
-      corsPreflight: {
-        allowOrigins: ["*"],
-        allowMethods: [CorsHttpMethod.ANY],
-        allowHeaders: ["authorization", "content-type", "idempotency-key"],
-      exposeHeaders: ["location", "retry-after", "idempotent-replayed"],
-      },
-    });
-    httpApi.addRoutes({ path: "/v1/{proxy+}", integration: new HttpLambdaIntegration("ApiIntegration", api) });
+    // CORS is answered by the handlers, from CORS_ALLOWED_ORIGINS (the console is same-origin and needs none).
+    const httpApi = new HttpApi(this, "HttpApi", { description: "Stepwise agent API" });
+    const apiIntegration = new HttpLambdaIntegration("ApiIntegration", api);
+    httpApi.addRoutes({ path: "/v1/{proxy+}", integration: apiIntegration });
+    addConsoleRoutes(httpApi, apiIntegration);
+    // The console streams from the Function URL: another origin, allowed by name.
+    stream.addEnvironment("CORS_ALLOWED_ORIGINS", [httpApi.apiEndpoint, ...(props.corsAllowedOrigins ?? [])].join(","));
 
     new CfnOutput(this, "ApiUrl", { value: httpApi.apiEndpoint });
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });

@@ -10,13 +10,15 @@ const TYPES: Record<string, string> = {
   "console.css": "text/css; charset=utf-8",
 };
 
-/** Same origin only, no inline script, nothing from elsewhere (the console works offline). */
-const SECURITY_HEADERS = {
-  "content-security-policy":
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-};
+/** Same origin only (plus the stream's origin on AWS), no inline script, nothing from elsewhere: the console works offline. */
+function securityHeaders(streamUrl: string | undefined) {
+  const stream = streamUrl ? ` ${new URL(streamUrl).origin}` : "";
+  return {
+    "content-security-policy": `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'${stream}; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+  };
+}
 
 const cache = new Map<string, Promise<string>>();
 
@@ -37,7 +39,7 @@ export async function consoleAsset({ services, params }: Request): Promise<HttpR
   });
   return {
     statusCode: 200,
-    headers: { "content-type": TYPES[name]!, "cache-control": "no-cache", ...SECURITY_HEADERS },
+    headers: { "content-type": TYPES[name]!, "cache-control": "no-cache", ...securityHeaders(services.config.STREAM_URL) },
     body: text,
   };
 }

@@ -7,15 +7,12 @@ import { itemData, type Table } from "./table.js";
 /**
  * Newest-first listings of a tenant's runs and sessions, each one DynamoDB Query on a global
  * secondary index (never a Scan). The run item carries its own index keys; a session is listed by
- * its META item, touched when a run joins it.
+ * its META item, touched when a run joins it. Status and session filters apply within the Query.
+ * One index: CloudFormation adds one index per table update, so a deployed table upgrades in one go.
  *
- * byTenant:  listPk = TENANT#<t>#RUNS | TENANT#<t>#SESSIONS,  listSk = <createdAt>#<id>
- * bySession: sessionListPk = TENANT#<t>#SESSION#<s>,           listSk = <createdAt>#<runId>
+ * byTenant: listPk = TENANT#<t>#RUNS | TENANT#<t>#SESSIONS, listSk = <createdAt>#<id>
  */
-export const TABLE_INDEXES = [
-  { indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" },
-  { indexName: "bySession", partitionKey: "sessionListPk", sortKey: "listSk" },
-] as const;
+export const TABLE_INDEXES = [{ indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" }] as const;
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -24,7 +21,6 @@ export const DEFAULT_PAGE_SIZE = 20;
 export function runListingKeys(run: Pick<RunRecord, "tenantId" | "sessionId" | "createdAt" | "runId">) {
   return {
     listPk: `TENANT#${run.tenantId}#RUNS`,
-    sessionListPk: `TENANT#${run.tenantId}#SESSION#${run.sessionId}`,
     listSk: `${run.createdAt}#${run.runId}`,
   };
 }
@@ -65,19 +61,23 @@ export class Listings {
 
   /** The tenant's runs, newest first; optionally only one session's, or one status. */
   async runs(tenantId: string, options: { status?: RunStatus; sessionId?: string; limit: number; cursor?: string }): Promise<Page<RunRecord>> {
-    const bySession = options.sessionId !== undefined;
-    const pkName = bySession ? "sessionListPk" : "listPk";
-    const pkValue = bySession ? `TENANT#${tenantId}#SESSION#${options.sessionId}` : `TENANT#${tenantId}#RUNS`;
+    const pkValue = `TENANT#${tenantId}#RUNS`;
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const filters = { ...(options.status ? { status: options.status } : {}), ...(options.sessionId ? { sessionId: options.sessionId } : {}) };
+    const names = Object.keys(filters);
     const items = await this.query(
       {
-        IndexName: bySession ? "bySession" : "byTenant",
-        KeyConditionExpression: `#pk = :pk`,
-        ExpressionAttributeNames: { "#pk": pkName, ...(options.status ? { "#status": "status" } : {}) },
-        ExpressionAttributeValues: { ":pk": pkValue, ...(options.status ? { ":status": options.status } : {}) },
-        ...(options.status ? { FilterExpression: "#status = :status" } : {}),
+        IndexName: "byTenant",
+        KeyConditionExpression: "listPk = :pk",
+        ...(names.length
+          ? {
+              FilterExpression: names.map((n) => `#${n} = :${n}`).join(" AND "),
+              ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
+            }
+          : {}),
+        ExpressionAttributeValues: { ":pk": pkValue, ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])) },
       },
-      after === undefined ? undefined : { pk: `RUN#${after.slice(after.indexOf("#") + 1)}`, sk: "META", [pkName]: pkValue, listSk: after },
+      after === undefined ? undefined : { pk: `RUN#${after.slice(after.indexOf("#") + 1)}`, sk: "META", listPk: pkValue, listSk: after },
       options.limit,
     );
     return {

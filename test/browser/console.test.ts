@@ -55,7 +55,7 @@ describe("the web console in Chromium", () => {
 
   /** The console's event log, as (seq, type) in the order it showed them. */
   const shownEvents = (page: Page) =>
-    page.locator("#event-log li").evaluateAll((items) => items.map((li) => ({ seq: Number((li as HTMLElement).dataset.seq), type: (li as HTMLElement).dataset.type })));
+    page.locator("#event-log li").evaluateAll((items) => items.map((li) => ({ seq: Number((li as any).dataset.seq), type: (li as any).dataset.type })));
 
   it("signs in, runs plan_solve live (plan, overlapping task lanes, tool calls, answer), approves a write, downloads the report", async () => {
     const page = await browser.context.newPage();
@@ -65,8 +65,8 @@ describe("the web console in Chromium", () => {
     // The plan, two task lanes of the first step that overlap in time, the tool calls.
     await expect.poll(() => page.locator(".plan li.step").count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     const firstStep = page.getByRole("list", { name: "Step 1 tasks" }).getByRole("listitem");
-    await expect.poll(() => firstStep.evaluateAll((lanes) => lanes.filter((l) => (l as HTMLElement).dataset.end).length), { timeout: 60_000 }).toBe(2);
-    const lanes = await firstStep.evaluateAll((items) => items.map((l) => ({ start: Date.parse((l as HTMLElement).dataset.start!), end: Date.parse((l as HTMLElement).dataset.end!) })));
+    await expect.poll(() => firstStep.evaluateAll((lanes) => lanes.filter((l) => (l as any).dataset.end).length), { timeout: 60_000 }).toBe(2);
+    const lanes = await firstStep.evaluateAll((items) => items.map((l) => ({ start: Date.parse((l as any).dataset.start!), end: Date.parse((l as any).dataset.end!) })));
     expect(lanes[0]!.start < lanes[1]!.end && lanes[1]!.start < lanes[0]!.end).toBe(true);
     await expect.poll(() => page.locator(".entry.tool-called strong", { hasText: /^→ calculator$/ }).count()).toBe(2);
     await expect.poll(() => page.locator(".entry.tool-result", { hasText: "391" }).count()).toBe(1);

@@ -111,7 +111,7 @@ export function runPage(app: HTMLElement, runId: string) {
         // Each step on its own time axis, so overlap between its parallel tasks is visible.
         const min = Math.min(...group.map((l) => t(l.start)));
         const max = Math.max(...group.map((l) => t(l.end ?? now)), min + 1);
-        return h("div", { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
+        return [h("h3", { class: "step-h" }, `Step ${iteration + 1}`), h("div", { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
           group.map((lane) => {
             const left = ((t(lane.start) - min) / (max - min)) * 100;
             const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / (max - min)) * 100, 1);
@@ -119,7 +119,7 @@ export function runPage(app: HTMLElement, runId: string) {
               h("span", { class: "lane-label" }, `${lane.taskId} ${lane.title}`),
               h("span", { class: "lane-track" }, h("span", { class: `lane-bar ${lane.status}`, style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` }, title: `${lane.start} → ${lane.end ?? "running"}` })),
               h("span", { class: "visually-hidden" }, ` ${lane.status}`));
-          }));
+          }))];
       }),
     );
   }
