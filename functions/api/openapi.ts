@@ -58,6 +58,7 @@ export const OPERATIONS: Operation[] = [
     body: { schema: ResolveInterruptRequest, example: { decision: "reject", message: "No files today." } },
     responses: { 202: { description: "Decided; the run resumes.", schema: R.InterruptView }, 409: { description: "Already decided, or this decision does not fit the interrupt." } },
   },
+  { method: "get", path: "/v1/runs/{runId}/files/{name}", summary: "Download a file of the run (a report, a tool's output)", tag: "Runs", responses: { 200: { description: "The file's bytes, with its content type, as an attachment.", contentType: "application/octet-stream", schema: z.string() } } },
   { method: "post", path: "/v1/runs/{runId}/cancel", summary: "Cancel a run", tag: "Runs", responses: { 202: { description: "Cancelled.", schema: R.CancelResponse, example: { runId, status: "cancelled" } }, 409: { description: "The run has already ended." } } },
   { method: "get", path: "/v1/runs/{runId}/webhooks", summary: "The run's webhook deliveries and their attempts", tag: "Webhooks", responses: { 200: { description: "Deliveries.", schema: R.WebhookDeliveries } } },
   { method: "post", path: "/v1/runs/{runId}/webhooks/{deliveryId}/redeliver", summary: "Deliver a webhook message again", tag: "Webhooks", responses: { 202: { description: "Queued.", schema: R.RedeliverResponse }, 409: { description: "Still being attempted." } } },
@@ -77,6 +78,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   interruptId: { schema: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/), description: "The interrupt's id (int_…)." },
   deliveryId: { schema: z.string().min(1).max(120), description: "The webhook delivery's id (the webhook-id header)." },
   sessionId: { schema: Id, description: "The session's id." },
+  name: { schema: z.string().regex(/^[\w][\w.-]{0,127}$/), description: "The file's name, e.g. report.md." },
 };
 
 type JsonSchema = Record<string, unknown>;
