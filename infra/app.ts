@@ -8,4 +8,5 @@ new StepwiseStack(app, app.node.tryGetContext("stackName") ?? "Stepwise", {
   openAiApiKeySecretArn: app.node.tryGetContext("openAiApiKeySecretArn") ?? process.env.OPENAI_API_KEY_SECRET_ARN,
   maxConcurrency: app.node.tryGetContext("maxConcurrency") ? Number(app.node.tryGetContext("maxConcurrency")) : undefined,
   interruptTimeout: app.node.tryGetContext("interruptTimeoutHours") ? Duration.hours(Number(app.node.tryGetContext("interruptTimeoutHours"))) : undefined,
+  corsAllowedOrigins: String(app.node.tryGetContext("corsAllowedOrigins") ?? "").split(",").filter(Boolean),
 });
