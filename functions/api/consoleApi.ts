@@ -11,14 +11,15 @@ import { ownRun, parseQuery, type Request, type Route } from "./routes.js";
 
 /** Routes the console, the CLI and other clients need beyond runs themselves: listings, stream tokens, health, the API description, the console. */
 export const consoleApiRoutes: Route[] = [
-  { method: "GET", pattern: /^\/v1\/runs$/, handle: listRuns },
-  { method: "GET", pattern: /^\/v1\/sessions$/, handle: listSessions },
+  { method: "GET", pattern: /^\/v1\/runs$/, handle: listRuns, query: RunsQuery },
+  { method: "GET", pattern: /^\/v1\/sessions$/, handle: listSessions, query: SessionsQuery },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/stream-token$/, handle: createStreamToken },
   // Until the files routes land (another change): the console downloads reports through this.
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files\/(?<name>[^/]+)$/, handle: downloadFile },
   { method: "GET", pattern: /^\/health$/, handle: health, public: true },
   { method: "GET", pattern: /^\/v1\/openapi\.json$/, handle: openApiDocument, public: true },
-  { method: "GET", pattern: /^\/(?<asset>|index\.html|console\.js|console\.css)$/, handle: consoleAsset, public: true },
+  { method: "GET", pattern: /^\/$/, handle: consoleAsset, public: true },
+  { method: "GET", pattern: /^\/(?<asset>index\.html|console\.js|console\.css)$/, handle: consoleAsset, public: true },
 ];
 
 /** One line per run in `GET /v1/runs`: enough for a list, the rest is at `GET /v1/runs/{id}`. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { CreateRunRequest, EventsQuery, Id } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
+import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
 import * as R from "../../shared/contracts/responses.js";
 import { json, type HttpResult } from "../http.js";
 import { VERSION } from "./health.js";
@@ -65,6 +66,15 @@ export const OPERATIONS: Operation[] = [
   { method: "get", path: "/v1/sessions", summary: "List sessions, newest first", tag: "Sessions", query: SessionsQuery, responses: { 200: { description: "A page of sessions.", schema: R.SessionList, example: { sessions: [{ sessionId: "ses_mi9x2k1a", createdAt: stamp, updatedAt: stamp, lastRunId: runId }], nextCursor: null } } } },
   { method: "get", path: "/v1/sessions/{sessionId}", summary: "A session's messages across runs", tag: "Sessions", responses: { 200: { description: "The conversation.", schema: R.SessionView } } },
   { method: "delete", path: "/v1/sessions/{sessionId}", summary: "Forget a session", tag: "Sessions", responses: { 204: { description: "Forgotten." } } },
+  { method: "post", path: "/v1/runs/{runId}/resume", summary: "Resume a failed run at the step that failed (or start its execution again if it is gone)", tag: "Runs", responses: { 202: { description: "Resuming.", schema: z.object({ runId: z.string(), status: z.string() }) }, 409: { description: "Nothing to resume." } } },
+  {
+    method: "post", path: "/v1/tool-sources", summary: "Register an MCP server as a tool source", tag: "Tools",
+    body: { schema: CreateToolSourceRequest, example: { name: "docs", url: "https://mcp.example.com/mcp", headers: { authorization: "Bearer …" } } },
+    responses: { 201: { description: "Registered, with the tools found.", schema: R.ToolSourceView }, 409: { description: "A source with this name exists." } },
+  },
+  { method: "get", path: "/v1/tool-sources", summary: "The tenant's tool sources", tag: "Tools", responses: { 200: { description: "Sources (header values masked).", schema: z.object({ sources: z.array(R.ToolSourceView) }) } } },
+  { method: "get", path: "/v1/tool-sources/{name}", summary: "A tool source", tag: "Tools", responses: { 200: { description: "The source.", schema: R.ToolSourceView } } },
+  { method: "delete", path: "/v1/tool-sources/{name}", summary: "Remove a tool source", tag: "Tools", responses: { 204: { description: "Removed." } } },
   { method: "get", path: "/v1/tools", summary: "The agents' tools with their schemas and access", tag: "Tools", responses: { 200: { description: "Tools.", schema: R.ToolList } } },
   { method: "get", path: "/v1/webhook-secrets", summary: "The tenant's webhook signing secrets", tag: "Webhooks", responses: { 200: { description: "Secrets.", schema: R.WebhookSecrets } } },
   { method: "post", path: "/v1/webhook-secrets/rotate", summary: "Rotate the webhook signing secret (the old one keeps signing for a while)", tag: "Webhooks", responses: { 200: { description: "Secrets after rotation.", schema: R.WebhookSecrets } } },
@@ -78,7 +88,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   interruptId: { schema: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/), description: "The interrupt's id (int_…)." },
   deliveryId: { schema: z.string().min(1).max(120), description: "The webhook delivery's id (the webhook-id header)." },
   sessionId: { schema: Id, description: "The session's id." },
-  name: { schema: z.string().regex(/^[\w][\w.-]{0,127}$/), description: "The file's name, e.g. report.md." },
+  name: { schema: z.string().min(1).max(256), description: "A file's name (e.g. report.md) or a tool source's name." },
 };
 
 type JsonSchema = Record<string, unknown>;

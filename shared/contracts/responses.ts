@@ -132,5 +132,16 @@ export const WebhookDeliveries = z.object({
 export const RedeliverResponse = z.object({ deliveryId: z.string(), status: z.literal("pending") });
 export const WebhookSecrets = z.object({ secrets: z.array(z.object({ secret: z.string(), createdAt: z.string(), expiresAt: z.string().optional() })) });
 
+export const ToolSourceView = z.object({
+  name: z.string(),
+  url: z.string(),
+  /** Header names; values are never shown. */
+  headers: z.record(z.string(), z.literal("***")),
+  allowedTools: z.array(z.string()).optional(),
+  access: z.record(z.string(), z.enum(["read", "write"])).optional(),
+  tools: z.array(z.object({ name: z.string(), tool: z.string(), description: z.string(), access: z.enum(["read", "write"]) })),
+  createdAt: z.string(),
+});
+
 export const Health = z.object({ status: z.enum(["ok", "unavailable"]), version: z.string(), checks: z.record(z.string(), z.string()) });
 
