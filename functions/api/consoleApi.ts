@@ -19,7 +19,9 @@ export const consoleApiRoutes: Route[] = [
   { method: "GET", pattern: /^\/health$/, handle: health, public: true },
   { method: "GET", pattern: /^\/v1\/openapi\.json$/, handle: openApiDocument, public: true },
   { method: "GET", pattern: /^\/$/, handle: consoleAsset, public: true },
-  { method: "GET", pattern: /^\/(?<asset>index\.html|console\.js|console\.css)$/, handle: consoleAsset, public: true },
+  { method: "GET", pattern: /^\/index\.html$/, handle: consoleAsset, public: true },
+  { method: "GET", pattern: /^\/console\.js$/, handle: consoleAsset, public: true },
+  { method: "GET", pattern: /^\/console\.css$/, handle: consoleAsset, public: true },
 ];
 
 /** One line per run in `GET /v1/runs`: enough for a list, the rest is at `GET /v1/runs/{id}`. */

@@ -23,8 +23,8 @@ function securityHeaders(streamUrl: string | undefined) {
 const cache = new Map<string, Promise<string>>();
 
 /** The console's built files (infra/console, built by esbuild at install/build time), read once per container. */
-export async function consoleAsset({ services, params }: Request): Promise<HttpResult> {
-  const name = params.asset || "index.html";
+export async function consoleAsset({ event, services }: Request): Promise<HttpResult> {
+  const name = event.rawPath.replace(/^\/+|\/+$/g, "") || "index.html";
   const dir = services.config.CONSOLE_ASSETS_DIR;
   if (!dir || !TYPES[name]) throw new NotFoundError("The console is not installed here; build it with `npm run build:console`.");
   const file = path.join(dir, name);

@@ -118,7 +118,7 @@ describe("client API", () => {
     expect((await new Client(stack.url, token).request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(401);
     // Another tenant gets no token for this run.
     expect((await other.request("POST", `/v1/runs/${runId}/stream-token`)).status).toBe(404);
-    expect((await client.request("POST", `/v1/runs/${"x".repeat(200)}/stream-token`)).status).toBe(404);
+    expect((await client.request("POST", `/v1/runs/${"x".repeat(200)}/stream-token`)).status).toBe(400);
   });
 
   it("serves an OpenAPI 3.1 document that an independent validator accepts, covering every route both ways", async () => {
