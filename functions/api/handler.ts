@@ -1,6 +1,8 @@
 import middy from "@middy/core";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
+import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
+import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 import { validatePathParams } from "./params.js";
 import { routes } from "./routes.js";
@@ -10,7 +12,9 @@ import { preflight, withCors } from "../cors.js";
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
   const { config } = getServices();
   return preflight(event, config, "GET, POST, DELETE") ?? withCors(await route(event), event, config);
-});
+})
+  .use(observability(() => ({})))
+  .use(requestLog());
 
 async function route(event: HttpEvent): Promise<HttpResult> {
   try {
@@ -26,6 +30,7 @@ async function route(event: HttpEvent): Promise<HttpResult> {
     }
     const params = validatePathParams(found.match!.groups);
     const tenantId = found.route.public ? "" : await authenticate(event, services);
+    if (tenantId) logger.appendKeys({ tenant: tenantId });
     return await found.route.handle({ event, services, tenantId, params });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);

@@ -5,7 +5,9 @@ import { NotFoundError, BadRequestError, UnauthorizedError } from "../../shared/
 import type { Services } from "../../shared/services.js";
 import { preflight, withCors } from "../cors.js";
 import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
+import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
+import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 
 const Cursor = z.coerce.number().int().min(0);
@@ -24,6 +26,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     if (early) return early;
     if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
     const tenantId = await streamReader(event, services, match[1]!);
+    logger.appendKeys({ tenant: tenantId, runId: match[1] });
     const run = await services.runs.get(match[1]!);
     if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
 
@@ -48,7 +51,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     // Where a closed connection is visible, stop polling at once.
     body.once("close", () => {
       controller.abort();
-      console.log(JSON.stringify({ msg: "stream ended", runId: run!.runId, reason: ending, seconds: (Date.now() - started) / 1000 }));
+      logger.info("stream ended", { runId: run!.runId, reason: ending, seconds: (Date.now() - started) / 1000 });
     });
     return withCors(
       {
@@ -62,7 +65,9 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
   } catch (error) {
     return withCors(errorResult(error, event.requestContext?.requestId), event, getServices().config);
   }
-});
+})
+  .use(observability(() => ({})))
+  .use(requestLog());
 
 /**
  * Who reads the stream: a stream token (`?token=`, for browsers) opens only the run it was issued
