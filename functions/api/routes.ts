@@ -11,6 +11,8 @@ import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../s
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
+import { consoleApiRoutes } from "./consoleApi.js";
+import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { resumeRoutes } from "./resume.js";
 
 const MAX_BODY_BYTES = 256 * 1024;
@@ -25,9 +27,10 @@ export interface Request {
 /**
  * One route: method, path pattern (named groups are path parameters, validated by name in
  * params.ts), handler, and the zod contracts of its body and query when it has them (the fuzz test
- * generates requests from those).
+ * generates requests from those). `public` routes answer without an API key (health, the OpenAPI
+ * document, the console).
  */
-export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult>; body?: z.ZodType; query?: z.ZodType };
+export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult>; body?: z.ZodType; query?: z.ZodType; public?: boolean };
 
 export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun, body: CreateRunRequest },
@@ -47,6 +50,7 @@ export const routes: Route[] = [
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
   ...resumeRoutes,
+  ...consoleApiRoutes,
 ];
 
 async function createRun({ event, services, tenantId }: Request): Promise<HttpResult> {
@@ -60,6 +64,7 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
   }
   try {
     const { run, replayed } = await submitRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
+    if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
       202,
@@ -168,7 +173,7 @@ async function getRun({ event, services, tenantId, params }: Request): Promise<H
     services.interrupts.list(run.runId),
     stateTransitionsOf(services, run),
   ]);
-  return json(200, runView(run, tasks, files, interrupts, linksFor(event, services), transitions));
+  return json(200, { ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions), estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.config) });
 }
 
 async function listEvents({ event, services, tenantId, params }: Request): Promise<HttpResult> {
@@ -196,18 +201,18 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
 }
 
 /** Another tenant's run is reported exactly like a missing one. */
-async function ownRun(services: Services, tenantId: string, runId: string) {
+export async function ownRun(services: Services, tenantId: string, runId: string) {
   const run = /^[A-Za-z0-9_-]{1,80}$/.test(runId) ? await services.runs.get(runId) : undefined;
   if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${runId}.`);
   return run;
 }
 
-function linksFor(event: HttpEvent, services: Services): Links {
+export function linksFor(event: HttpEvent, services: Services): Links {
   const api = baseUrl(event);
   return { api, stream: (services.config.STREAM_URL ?? api).replace(/\/$/, ""), console: services.config.CONSOLE_LINKS };
 }
 
-function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
+export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
   if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError(`The body is over ${MAX_BODY_BYTES} bytes.`);
   const type = header(event, "content-type") ?? "";
@@ -223,7 +228,7 @@ function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S>
   return validate(schema, value, "body");
 }
 
-function parseQuery<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
+export function parseQuery<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   return validate(schema, event.queryStringParameters ?? {}, "query");
 }
 

@@ -2,6 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
 import { keys } from "./keys.js";
+import { runListingKeys } from "./listings.js";
 import { expiresAt, itemData, type Table } from "./table.js";
 
 type Patch = Partial<Omit<RunRecord, "runId" | "tenantId" | "schemaVersion" | "usage" | "createdAt">>;
@@ -18,7 +19,7 @@ export class RunStore {
       await this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...keys.run(run.runId), ...RunRecord.parse(run), eventSeq: 0, ttl: expiresAt(this.retentionDays) },
+          Item: { ...keys.run(run.runId), ...RunRecord.parse(run), ...runListingKeys(run), eventSeq: 0, ttl: expiresAt(this.retentionDays) },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );
