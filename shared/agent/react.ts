@@ -2,7 +2,7 @@ import type { AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { reactPrompt } from "./prompts.js";
-import { budgetsOf, sessionHistory } from "../memory/session.js";
+import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 
 /**
  * One "Agent turn" of a ReAct run: think/act rounds until the agent answers, its round budget is
@@ -24,10 +24,17 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
     toolApproval: record.approval?.tools,
   });
   const turn = (input.turn ?? 0) + 1;
+  const files = outcome.kind === "answer" || outcome.kind === "budget" ? (await services.files.list(run.runId)).map((f) => f.name) : undefined;
+  // The turn's records, events and usage together; with the answer when there is one.
+  await Promise.all([
+    outcome.journal.flush(),
+    outcome.events,
+    services.runs.update(run.runId, files ? { result: outcome.kind === "answer" || outcome.kind === "budget" ? outcome.text : undefined, files } : {}, undefined, outcome.usage),
+    // The answer joins the session now ("Finalize" only ends the run).
+    outcome.kind === "answer" || outcome.kind === "budget" ? rememberTurn(services, { ...record, result: outcome.text }) : undefined,
+  ]);
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };
   if (outcome.kind === "interrupted") return { runId: run.runId, mode: "react", done: false, turn, interruptId: outcome.interruptId };
-  const files = (await services.files.list(run.runId)).map((f) => f.name);
-  await services.runs.update(run.runId, { result: outcome.text, files });
   return { runId: run.runId, mode: "react", done: true, turn };
 }

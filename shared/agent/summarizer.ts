@@ -2,7 +2,8 @@ import { NotFoundError, errorMessage } from "../errors.js";
 import type { TaskRecord } from "../store/tasks.js";
 import type { RunScope } from "./loop.js";
 import { summarizerPrompt } from "./prompts.js";
-import { sessionHistory } from "../memory/session.js";
+import { rememberTurn, sessionHistory } from "../memory/session.js";
+import type { Usage } from "../contracts/run.js";
 import { ContextWindow } from "../memory/context.js";
 
 const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters for the summary
@@ -13,10 +14,11 @@ const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters fo
  */
 export async function summarize(run: RunScope): Promise<{ result: string; files: string[] }> {
   const { services } = run;
-  const [record, tasks, files] = await Promise.all([
+  const [record, tasks, files, journal] = await Promise.all([
     services.runs.get(run.runId),
     services.tasks.list(run.runId),
     services.files.list(run.runId),
+    services.journal.load(run.runId, "summary"),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const names = files.map((f) => f.name);
@@ -30,22 +32,31 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
     names.length ? `\nFiles: ${names.join(", ")}` : "",
   ].join("\n");
 
-  const journal = await services.journal.load(run.runId, "summary");
   let result: string;
+  let usage: Partial<Usage> | undefined;
+  const history = await sessionHistory(services, record);
   try {
-    const history = await sessionHistory(services, record);
     const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
-    const { value, replayed } = await journal.once(0, "llm", "", () =>
-      services.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
+    const { value, replayed } = await journal.once(
+      0,
+      "llm",
+      "",
+      () => services.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
+      { defer: true },
     );
-    if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
+    if (!replayed) usage = { ...value.usage, llmCalls: 1 };
     result = value.content?.trim() || mechanicalSummary(record.input, done, names);
   } catch (error) {
     console.warn(JSON.stringify({ msg: "summarizer model failed; using the mechanical summary", runId: run.runId, error: errorMessage(error) }));
     result = mechanicalSummary(record.input, done, names);
   }
   if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
-  await services.runs.update(run.runId, { result, files: names });
+  // The answer, the journal record and the session's turn together; "Finalize" only ends the run.
+  await Promise.all([
+    services.runs.update(run.runId, { result, files: names }, undefined, usage),
+    journal.flush(),
+    rememberTurn(services, { ...record, result }),
+  ]);
   return { result, files: names };
 }
 

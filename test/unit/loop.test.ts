@@ -52,19 +52,26 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
     journal: {
       async load(runId: string, scope: string) {
         if (!journals.has(scope)) journals.set(scope, new Map());
-        return new ScopeJournal({ write: async () => undefined } as unknown as Journal, runId, scope, journals.get(scope)!);
+        return new ScopeJournal({ writeAll: async () => undefined } as unknown as Journal, runId, scope, journals.get(scope)!);
       },
     },
     runs: {
-      addUsage: async (_runId: string, u: Record<string, number>) => void usage.push(u),
       get: async (runId: string) => ({ runId, status: state.status }),
+      status: async () => state.status,
     },
     events: { append: async (_runId: string, bodies: EventBody[]) => void events.push(...bodies) },
     files,
     interrupts: { get: async () => undefined },
   } as unknown as Services;
 
-  const run = (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) =>
+  // As the agents do: write what the loop leaves unwritten, wait for its events, count its usage.
+  const run = async (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) => {
+    const { usage: spent, journal, events: appended, ...outcome } = await loopOnce(options, deadline);
+    await Promise.all([journal.flush(), appended]);
+    if (spent.llmCalls) usage.push(spent);
+    return outcome;
+  };
+  const loopOnce = (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) =>
     runAgentLoop(
       { runId: "run_test", services, deadline },
       {
@@ -131,7 +138,7 @@ describe("agent loop: parallel tool calls", () => {
     expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
       WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms } })),
     );
-    expect(h.usage[0]).toMatchObject({ llmCalls: 1, toolCalls: 4 });
+    expect(h.usage[0]).toMatchObject({ llmCalls: 2, toolCalls: 4, promptTokens: 20, completionTokens: 10 });
   });
 
   it("takes the limit from TOOL_CONCURRENCY when the agent gives none (default 2)", async () => {
