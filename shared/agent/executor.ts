@@ -92,12 +92,15 @@ function forkContext(step: StepContext, task: string): string {
   ].join("\n");
 }
 
-/** Earlier steps' results as the planner hands them to the next step's executors. */
-export function priorResultsOf(tasks: TaskRecord[], iteration: number): string[] {
+/** Earlier steps' results as the planner hands them to the next step's executors: `before`, then these tasks'. */
+export function priorResultsOf(tasks: TaskRecord[], iteration: number, before: string[] = []): string[] {
   const MAX_TOTAL = 200_000; // the step's context stays far below an item's 400 KB
-  const lines = tasks
-    .filter((t) => t.iteration < iteration && t.status !== "pending")
-    .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`);
+  const lines = [
+    ...before,
+    ...tasks
+      .filter((t) => t.iteration < iteration && t.status !== "pending")
+      .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`),
+  ];
   let total = 0;
   return lines.filter((line) => (total += line.length) <= MAX_TOTAL);
 }

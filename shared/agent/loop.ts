@@ -181,7 +181,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       const { value, replayed: wasReplayed } = outcomes[i]!;
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
-        fresh_.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: value.output.slice(0, OUTPUT_PREVIEW) } });
+        fresh_.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) } });
       }
     });
     emit(fresh_);

@@ -9,7 +9,6 @@ import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
 import { priorResultsOf } from "./executor.js";
 import type { ScopeJournal } from "../store/journal.js";
-import type { TaskRecord } from "../store/tasks.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { plannerPrompt } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
@@ -28,10 +27,13 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   const deciding = input.next === "approve" && input.interruptId && !returningFromMap;
   // One round trip before the model: the run, this iteration's planner journal (every revision),
   // the last step's results and a person's decision on the plan.
-  const [record, journals, results, decision] = await Promise.all([
+  const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
+  const [record, journals, results, lastStep, decision] = await Promise.all([
     services.runs.get(run.runId),
     services.journal.load(run.runId, `plan#${iteration}`),
-    returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0 ? services.tasks.list(run.runId, iteration - 1) : undefined,
+    fromStep ? services.tasks.list(run.runId, iteration - 1) : undefined,
+    // The last step's context holds the results before it: with its own results, the next step's.
+    fromStep ? services.tasks.step(run.runId, iteration - 1) : undefined,
     deciding ? services.interrupts.get(run.runId, input.interruptId!) : undefined,
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
@@ -102,7 +104,7 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
             tenantId: record.tenantId,
             request: record.input,
             plan: nextPlan,
-            priorResults: priorResultsOf(await earlierResults(run, iteration, results), iteration),
+            priorResults: priorResultsOf(results ?? [], iteration, lastStep?.priorResults),
             approvalTools: record.approval?.tools,
             maxRounds: budgetsOf(services, record).maxRounds,
             tasks,
@@ -117,13 +119,6 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
     turn?.events,
   ]);
   return { ...output, next: stepIndex >= 0 ? "execute" : "summarize", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
-}
-
-/** Every earlier step's results: the ones just read, plus older iterations (only read when there are some). */
-async function earlierResults(run: RunScope, iteration: number, last: TaskRecord[] | undefined): Promise<TaskRecord[]> {
-  if (iteration === 0) return [];
-  if (last && iteration === 1) return last;
-  return run.services.tasks.list(run.runId);
 }
 
 /** The planner model's turn with the planning tool; a model that does not plan still gets a one-step plan. */

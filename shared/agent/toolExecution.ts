@@ -98,11 +98,11 @@ async function applyDecision(call: ToolCall, resolution: Resolution, tools: Tool
     }
     case "answer":
       return { ok: true, output: `The user answered: ${resolution.message ?? ""}` };
-    case "reject":
-      return {
-        ok: false,
-        output: `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}. Do not repeat this call; continue without it or choose another way.`,
-      };
+    case "reject": {
+      // The user's words are the fact; the instruction after them is for the model only.
+      const shown = `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}.`;
+      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_REJECT}` };
+    }
   }
 }
 
@@ -110,6 +110,9 @@ async function applyDecision(call: ToolCall, resolution: Resolution, tools: Tool
 export function idempotencyKeyOf(round: Pick<ToolRound, "runId" | "scope" | "round">, call: ToolCall): string {
   return `${round.runId}:${round.scope}:${round.round}:${call.id}`;
 }
+
+/** Said to the model after a rejection; never shown to clients. */
+export const MODEL_INSTRUCTION_ON_REJECT = "(Instruction: do not repeat this call; continue without it or choose another way.)";
 
 export function parseArguments(args: string): unknown {
   try {

@@ -18,7 +18,8 @@ export async function startRun(run: RunScope): Promise<RunState> {
   if (started) {
     await Promise.all([
       mode ? services.runs.update(run.runId, { mode }) : undefined,
-      services.events.append(run.runId, [{ type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } }]),
+      // The run's first event.
+      services.events.append(run.runId, [{ type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } }], { after: 0 }),
     ]);
   }
   return { runId: run.runId, mode: mode ?? "route" };

@@ -44,8 +44,13 @@ export class EventLog {
     private readonly retentionDays: number,
   ) {}
 
-  /** Appends events after the ones already there; [] once the log is closed (the run has ended). */
-  append(runId: string, bodies: EventBody[], options: { close?: boolean } = {}): Promise<RunEvent[]> {
+  /**
+   * Appends events after the ones already there; [] once the log is closed (the run has ended).
+   * `after`: the last number the caller knows of (0 for a run's first event), saving a read of the
+   * tip when this process has not written to the run yet; a wrong guess only costs a retry.
+   */
+  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number } = {}): Promise<RunEvent[]> {
+    if (options.after !== undefined && !this.tips.has(runId)) this.tips.set(runId, { seq: options.after, closed: false });
     if (bodies.length === 0) return Promise.resolve([]);
     let valid: EventBody[];
     try {

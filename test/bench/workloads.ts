@@ -60,6 +60,7 @@ interface RunFigures {
   summaryToTerminalEvent: number;
   summaryToSeen: number;
   dynamoRequests: number;
+  operations: Record<string, number>;
   getRunRequests: number;
   stateTransitions: number;
   cpuMs: number;
@@ -138,6 +139,7 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         summaryToTerminalEvent: terminalAt - timing(summary).repliedAt!,
         summaryToSeen: seenAt - timing(summary).repliedAt!,
         dynamoRequests: (after.requestsByPort[dynamoPort] ?? 0) - (before.requestsByPort[dynamoPort] ?? 0),
+        operations: Object.fromEntries(Object.entries(after.operations).map(([op, n]) => [op, n - (before.operations[op] ?? 0)]).filter(([, n]) => (n as number) > 0)),
         getRunRequests: (afterGet.requestsByPort[dynamoPort] ?? 0) - (after.requestsByPort[dynamoPort] ?? 0),
         stateTransitions: view.usage?.stateTransitions ?? NaN,
         cpuMs: after.cpuMs - before.cpuMs,
@@ -210,5 +212,7 @@ export function printReport(r: WorkloadReport): void {
   console.log(`gaps (median, ms): submit → first model call ${fmt(m((f) => f.submitToFirstCall))}; plan reply → first task call (dispatch) ${fmt(median(all((f) => f.dispatch)))}; tasks started within ${fmt(median(all((f) => f.startSpread)))} (worst ${fmt(Math.max(...all((f) => f.startSpread)))}); tool round ${fmt(median(all((f) => f.toolRound)))}; last task reply → next planner call (join) ${fmt(median(all((f) => f.join)))}; summary reply → terminal event ${fmt(m((f) => f.summaryToTerminalEvent))}, → status seen ${fmt(m((f) => f.summaryToSeen))}`);
   console.log(`tasks in flight at once ${fmt(m((f) => f.maxInFlight))} of ${w.tasksPerStep}; model calls ${fmt(m((f) => f.modelCalls))} (critical path needs ${criticalCalls(w)}, the workload ${1 + w.steps * (2 * w.tasksPerStep + 1) + 1})`);
   console.log(`DynamoDB requests per run ${fmt(m((f) => f.dynamoRequests))}; per GET /v1/runs/{id} ${fmt(m((f) => f.getRunRequests))}; state transitions ${fmt(m((f) => f.stateTransitions))}`);
+  const ops = [...new Set(r.runs.flatMap((f) => Object.keys(f.operations)))].sort();
+  console.log(`  by operation (median): ${ops.map((op) => `${op} ${fmt(m((f) => f.operations[op] ?? 0))}`).join(", ")}`);
   console.log(`CPU per run ${fmt(m((f) => f.cpuMs))} ms; peak RSS ${fmt(r.maxRssMiB)} MiB (now ${fmt(r.rssAfterMiB)} MiB); start-up ${fmt(r.startMs)} ms`);
 }

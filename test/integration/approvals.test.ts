@@ -271,7 +271,9 @@ describe("tool approval", () => {
     expect(run.result).toContain("Rejected by the user: no files today");
     const result = ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact");
     expect(result).toHaveLength(1);
-    expect(result[0]!.data).toMatchObject({ ok: false, output: expect.stringMatching(/^Rejected by the user: no files today\./) });
+    expect(result[0]!.data).toMatchObject({ ok: false, output: "Rejected by the user: no files today." });
+    // The instruction the model gets after a rejection stays in its context: not in the answer, the task, or any event.
+    for (const text of [run.result, task.result, JSON.stringify(events)]) expect(text).not.toMatch(/do not repeat this call/i);
     expect(ofType(events, "interrupt.resolved").map((e) => e.data)).toEqual([
       { interruptId: interrupt.interruptId, kind: "tool_approval", decision: "reject", message: "no files today" },
     ]);

@@ -241,15 +241,17 @@ describe("with native tool calling", () => {
       expect(t1Calls[1]!.messages[1]).toEqual(t1Calls[0]!.messages[1]);
     });
 
-    it("each executor's starting memory is kept in its journal as the memo it was sent", async () => {
+    it("each executor's starting memory comes from the step's context, kept in the table (a retried executor is sent the same)", async () => {
       const behind = new Behind(stack.endpoints!);
       try {
         const doc = DynamoDBDocumentClient.from(behind.dynamo);
-        for (const [taskId, title] of Object.entries(TASKS)) {
-          const { Item } = await doc.send(new GetCommand({ TableName: stack.endpoints!.tableName, Key: keys.journal(runId, `task#0#${taskId}`, 0, "memo", "fork") }));
-          expect(Item, `memo of ${taskId}`).toBeDefined();
+        const { Item: step } = await doc.send(new GetCommand({ TableName: stack.endpoints!.tableName, Key: keys.step(runId, 0) }));
+        expect(step, "the step's context").toBeDefined();
+        expect(step!.tasks.map((t: { text: string }) => t.text)).toEqual(Object.values(TASKS));
+        for (const title of Object.values(TASKS)) {
           const sent = step1Executors().find((t) => taskOf(t) === title)!.messages[1]!.content;
-          expect(Item!.value).toBe(sent);
+          expect(sent).toContain(`Request: ${step!.request}`);
+          expect(sent.endsWith(`Your task: ${title}`)).toBe(true);
         }
       } finally {
         behind.destroy();
