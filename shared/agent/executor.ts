@@ -5,7 +5,7 @@ import { NotFoundError } from "../errors.js";
 import type { ScopeJournal } from "../store/journal.js";
 import type { StepContext, TaskRecord } from "../store/tasks.js";
 import { budgetsOf } from "../memory/session.js";
-import { runAgentLoop, type LoopUsage, type RunScope } from "./loop.js";
+import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopUsage, type RunScope } from "./loop.js";
 import { executorPrompt } from "./prompts.js";
 
 export type ExecuteTaskOutput = TaskResult;
@@ -79,7 +79,8 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promi
     return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   }
   const status_ = outcome.kind === "answer" ? "succeeded" : "failed";
-  return finishTask(run, input, status_, outcome.text, { record, journal: outcome.journal, events, usage: own.usage() });
+  const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
+  return finishTask(run, input, status_, text, { record, journal: outcome.journal, events, usage: own.usage() });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */

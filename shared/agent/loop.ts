@@ -2,7 +2,7 @@ import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import type { Usage } from "../contracts/run.js";
-import type { ChatMessage, ChatResponse, ToolCall } from "../llm/types.js";
+import { paidAttemptsOf, type ChatMessage, type ChatResponse, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
 import type { Services } from "../services.js";
@@ -37,6 +37,8 @@ export interface LoopOptions {
   journal?: ScopeJournal;
   /** Whether the run is still going, when the caller has just read it (saves the first check). */
   runActive?: boolean | Promise<boolean>;
+  /** An empty reply is a valid end of the turn (the planner's "nothing to change"). */
+  allowEmptyAnswer?: boolean;
   /** Ends the turn after these tool calls (e.g. the planner's plan is made: no model call to acknowledge it). */
   endsTurn?: (calls: ToolCall[], outcomes: ToolOutcome[]) => boolean;
 }
@@ -51,6 +53,8 @@ export type LoopOutcome = (
   | { kind: "budget"; text: string; rounds: number }
   /** The run ended meanwhile (cancelled, timed out): stop without doing anything more. */
   | { kind: "ended"; rounds: number }
+  /** The model answered with nothing, also after being told so. */
+  | { kind: "empty"; rounds: number }
 ) & {
   usage: LoopUsage;
   /**
@@ -62,6 +66,12 @@ export type LoopOutcome = (
 };
 
 const OUTPUT_PREVIEW = 2_000;
+
+/** Sent once after an empty model answer. */
+export const EMPTY_ANSWER_CORRECTION = "Your reply was empty. Reply with your answer to the task, or call a tool.";
+
+/** What a task or run reports when the model answered with nothing twice. */
+export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the second time after being told so).";
 
 /**
  * The think/act loop every agent runs: ask the model, run the tools it calls, feed the results
@@ -96,6 +106,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     events: Promise.all(appends),
   });
   let lastText = "";
+  let emptyAnswers = 0;
   let known = options.runActive;
 
   for (let round = 0; round < options.maxRounds; round++) {
@@ -126,6 +137,13 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
               deltas.push(text);
             },
           });
+        } catch (error) {
+          // A failed call was paid for too: count it on the run before the error ends this step.
+          const paid = paidAttemptsOf(error);
+          await services.runs
+            .update(run.runId, {}, undefined, { llmCalls: usage.llmCalls + paid.paidCalls, promptTokens: usage.promptTokens + (paid.usage?.promptTokens ?? 0), completionTokens: usage.completionTokens + (paid.usage?.completionTokens ?? 0), toolCalls: usage.toolCalls })
+            .catch(() => undefined);
+          throw error;
         } finally {
           appends.push(deltas.close());
         }
@@ -136,7 +154,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     if (!replayed) {
       usage.promptTokens += response.usage.promptTokens;
       usage.completionTokens += response.usage.completionTokens;
-      usage.llmCalls += 1;
+      usage.llmCalls += response.calls ?? 1;
       usage.toolCalls += calls.length;
       emit([
         // Streamed text reached clients as agent.delta already: one event per fact.
@@ -146,6 +164,14 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     }
     conversation.push(assistantMessage(response));
     if (response.content) lastText = response.content;
+    if (calls.length === 0 && !response.content?.trim() && !options.allowEmptyAnswer) {
+      // An empty answer is not an answer: once, the model is told so and asked again; twice, the agent fails.
+      if (emptyAnswers++ === 0) {
+        conversation.push({ role: "user", content: EMPTY_ANSWER_CORRECTION });
+        continue;
+      }
+      return done({ kind: "empty", rounds: round + 1 });
+    }
     if (calls.length === 0) return done({ kind: "answer", text: response.content ?? "", rounds: round + 1 });
 
     const toolRound = {

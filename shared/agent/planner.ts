@@ -154,6 +154,7 @@ async function revisePlan(
     maxRounds: 5,
     journal: context.journal,
     runActive: !TERMINAL_STATUSES.has(record.status),
+    allowEmptyAnswer: true,
     // A plan made (or finished) is the turn's result: the next step starts without another model call.
     endsTurn: (calls, outcomes) => calls.every((c) => c.name === "planning") && outcomes.every((o) => o.ok),
   });

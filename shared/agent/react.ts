@@ -1,6 +1,6 @@
 import type { AgentTurnOutput, RunState } from "../contracts/steps.js";
-import { NotFoundError } from "../errors.js";
-import { runAgentLoop, type RunScope } from "./loop.js";
+import { AgentError, NotFoundError } from "../errors.js";
+import { EMPTY_ANSWER_ERROR, runAgentLoop, type RunScope } from "./loop.js";
 import { reactPrompt } from "./prompts.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 
@@ -33,6 +33,7 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
     // The answer joins the session now ("Finalize" only ends the run).
     outcome.kind === "answer" || outcome.kind === "budget" ? rememberTurn(services, { ...record, result: outcome.text }) : undefined,
   ]);
+  if (outcome.kind === "empty") throw new AgentError(EMPTY_ANSWER_ERROR, "empty_answer");
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };
   if (outcome.kind === "interrupted") return { runId: run.runId, mode: "react", done: false, turn, interruptId: outcome.interruptId };

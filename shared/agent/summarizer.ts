@@ -1,4 +1,4 @@
-import { NotFoundError, errorMessage } from "../errors.js";
+import { AgentError, NotFoundError, errorMessage } from "../errors.js";
 import type { TaskRecord } from "../store/tasks.js";
 import type { RunScope } from "./loop.js";
 import { summarizerPrompt } from "./prompts.js";
@@ -23,6 +23,13 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const names = files.map((f) => f.name);
   const done = tasks.filter((t) => t.status !== "pending");
+  if (done.length > 0 && done.every((t) => t.status === "failed")) {
+    // Nothing succeeded: there is no answer to write. The run fails, saying what went wrong.
+    throw new AgentError(
+      [`All ${done.length} task(s) failed:`, ...done.map((t) => `- ${t.title}: ${(t.result ?? "no result").slice(0, 300)}`)].join("\n").slice(0, 1_900),
+      "all_tasks_failed",
+    );
+  }
   const message = [
     `Request: ${record.input}`,
     record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
