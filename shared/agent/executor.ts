@@ -7,6 +7,7 @@ import type { StepContext, TaskRecord } from "../store/tasks.js";
 import { budgetsOf } from "../memory/session.js";
 import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopUsage, type RunScope } from "./loop.js";
 import { executorPrompt } from "./prompts.js";
+import { fitText } from "./largeText.js";
 
 export type ExecuteTaskOutput = TaskResult;
 
@@ -138,7 +139,11 @@ export async function finishTask(
 ): Promise<ExecuteTaskOutput> {
   const { services } = run;
   const { iteration, task } = input;
-  const existing = known.record ?? (await services.tasks.get(run.runId, iteration, task.taskId)) ?? newTaskRecord(input);
+  const [existing, kept] = await Promise.all([
+    known.record ?? services.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
+    fitText(services.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
+  ]);
+  result = kept;
   const record: TaskRecord = { ...existing, status, result, endedAt: new Date().toISOString(), ...(known.usage ? { usage: known.usage } : {}) };
   await Promise.all([
     known.journal ? known.journal.flush([services.tasks.item(run.runId, record)]) : services.tasks.put(run.runId, record),

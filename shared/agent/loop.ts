@@ -97,7 +97,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
   const appends: Promise<unknown>[] = [];
   const emit = (events: EventBody[]) => {
-    if (events.length) appends.push(services.events.append(run.runId, events));
+    if (events.length) appends.push(quietly(services.events.append(run.runId, events)));
   };
   const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({
     ...outcome,
@@ -145,7 +145,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
             .catch(() => undefined);
           throw error;
         } finally {
-          appends.push(deltas.close());
+          appends.push(quietly(deltas.close()));
         }
       },
       { defer: true },
@@ -218,6 +218,15 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     rounds: options.maxRounds,
     text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
   });
+}
+
+/**
+ * A background write, awaited with the step's last writes: marked as handled now, so that if the
+ * step ends with an error first, its failure cannot become an unhandled rejection that stops the process.
+ */
+function quietly<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /** A cheap read of the run's status: false once it has ended (or is gone). */

@@ -1,5 +1,6 @@
 import type { AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
+import { fitText } from "./largeText.js";
 import { EMPTY_ANSWER_ERROR, runAgentLoop, type RunScope } from "./loop.js";
 import { reactPrompt } from "./prompts.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
@@ -24,14 +25,16 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
     toolApproval: record.approval?.tools,
   });
   const turn = (input.turn ?? 0) + 1;
-  const files = outcome.kind === "answer" || outcome.kind === "budget" ? (await services.files.list(run.runId)).map((f) => f.name) : undefined;
+  const answered = outcome.kind === "answer" || outcome.kind === "budget";
+  const result = answered ? await fitText(services.files, run.runId, "answer.md", outcome.text) : undefined;
+  const files = answered ? (await services.files.list(run.runId)).map((f) => f.name) : undefined;
   // The turn's records, events and usage together; with the answer when there is one.
   await Promise.all([
     outcome.journal.flush(),
     outcome.events,
-    services.runs.update(run.runId, files ? { result: outcome.kind === "answer" || outcome.kind === "budget" ? outcome.text : undefined, files } : {}, undefined, outcome.usage),
+    services.runs.update(run.runId, answered ? { result, files } : {}, undefined, outcome.usage),
     // The answer joins the session now ("Finalize" only ends the run).
-    outcome.kind === "answer" || outcome.kind === "budget" ? rememberTurn(services, { ...record, result: outcome.text }) : undefined,
+    answered ? rememberTurn(services, { ...record, result }) : undefined,
   ]);
   if (outcome.kind === "empty") throw new AgentError(EMPTY_ANSWER_ERROR, "empty_answer");
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };

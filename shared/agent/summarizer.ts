@@ -2,6 +2,7 @@ import { AgentError, NotFoundError, errorMessage } from "../errors.js";
 import type { TaskRecord } from "../store/tasks.js";
 import type { RunScope } from "./loop.js";
 import { summarizerPrompt } from "./prompts.js";
+import { fitText } from "./largeText.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import type { Usage } from "../contracts/run.js";
 import { ContextWindow } from "../memory/context.js";
@@ -58,6 +59,9 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
     result = mechanicalSummary(record.input, done, names);
   }
   if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
+  const whole = result;
+  result = await fitText(services.files, run.runId, "answer.md", result);
+  if (result !== whole && !names.includes("answer.md")) names.push("answer.md");
   // The answer, the journal record and the session's turn together; "Finalize" only ends the run.
   await Promise.all([
     services.runs.update(run.runId, { result, files: names }, undefined, usage),

@@ -18,14 +18,26 @@ export class Journal {
   ) {}
 
   async load(runId: string, scope: string): Promise<ScopeJournal> {
-    const items = await this.table.queryPrefix<{ sk: string; value: unknown }>(`RUN#${runId}`, keys.journalPrefix(scope));
-    return new ScopeJournal(this, runId, scope, new Map(items.map((item) => [item.sk, item.value])));
+    const items = await this.table.queryPrefix<{ sk: string; value?: unknown; parts?: number; part?: string }>(`RUN#${runId}`, keys.journalPrefix(scope));
+    const records = new Map<string, unknown>();
+    const bySk = new Map(items.map((item) => [item.sk, item]));
+    for (const item of items) {
+      if (item.part !== undefined && item.parts === undefined) continue; // a later part of a split record
+      if (item.parts === undefined) {
+        records.set(item.sk, item.value);
+        continue;
+      }
+      const parts = Array.from({ length: item.parts }, (_, i) => (i === 0 ? item.part : bySk.get(partSk(item.sk, i))?.part));
+      if (parts.some((part) => part === undefined)) continue; // torn write: treated as not recorded, so the call runs again
+      records.set(item.sk, JSON.parse(parts.join("")));
+    }
+    return new ScopeJournal(this, runId, scope, records);
   }
 
   /** Writes records and other items together, 25 to a request (BatchWrite's limit), retrying unprocessed ones. */
   async writeAll(records: { key: { pk: string; sk: string }; value: unknown }[], items: TableItem[] = []): Promise<void> {
     const ttl = expiresAt(this.retentionDays);
-    const all = [...records.map(({ key, value }) => ({ ...key, value, ttl })), ...items];
+    const all = [...records.flatMap(({ key, value }) => recordItems(key, value, ttl)), ...items];
     await Promise.all(
       Array.from({ length: Math.ceil(all.length / 25) }, async (_, i) => {
         let requestItems: Record<string, any> | undefined = { [this.table.name]: all.slice(i * 25, i * 25 + 25).map((Item) => ({ PutRequest: { Item } })) };
@@ -37,6 +49,22 @@ export class Journal {
       }),
     );
   }
+}
+
+/** Characters of JSON per item of a split record (at most 4 bytes a character stays below 400 KB). */
+const PART_CHARS = 90_000;
+const partSk = (sk: string, i: number) => `${sk}#~part${String(i).padStart(3, "0")}`;
+
+/**
+ * A record as items: one, or — for a value too large for an item (a model's 400 KB answer, 450 KB
+ * of tool arguments) — its JSON in parts, the first item saying how many. Replays stay exact.
+ */
+function recordItems(key: { pk: string; sk: string }, value: unknown, ttl: number): TableItem[] {
+  const json = JSON.stringify(value ?? null);
+  if (json.length <= PART_CHARS) return [{ ...key, value, ttl }];
+  const parts = Array.from({ length: Math.ceil(json.length / PART_CHARS) }, (_, i) => json.slice(i * PART_CHARS, (i + 1) * PART_CHARS));
+  // Later parts first in the batch order does not matter: a record counts only with all its parts.
+  return parts.map((part, i) => (i === 0 ? { ...key, parts: parts.length, part, ttl } : { pk: key.pk, sk: partSk(key.sk, i), part, ttl }));
 }
 
 /** A model response, a tool result, an intent (a write tool about to run), or a memo. */
