@@ -1,6 +1,6 @@
 import { formatPlan } from "../contracts/plan.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
-import { TERMINAL_STATUSES } from "../contracts/run.js";
+import { TERMINAL_STATUSES, type RunStatus } from "../contracts/run.js";
 import { NotFoundError } from "../errors.js";
 import type { ScopeJournal } from "../store/journal.js";
 import type { StepContext, TaskRecord } from "../store/tasks.js";
@@ -17,20 +17,15 @@ export type ExecuteTaskOutput = TaskResult;
  * plus its own task; its own rounds are kept in its own journal scope, so parallel executors never
  * see each other's half-finished work.
  *
- * Before its first model call it makes one round trip: the step's context, its journal, the run's
- * status and the run's files, read together. Its task record is written once, at the end, with
+ * Before its first model call it makes one round trip: the step's context with the run's status
+ * (one request), and its journal. Its task record is written once, at the end, with
  * its last journal records.
  */
 export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
   const { services } = run;
   const { iteration, task } = input;
   const scope = scopeOf(input);
-  const [stored, own, status, files] = await Promise.all([
-    services.tasks.step(run.runId, iteration),
-    services.journal.load(run.runId, scope),
-    services.runs.status(run.runId),
-    services.files.list(run.runId),
-  ]);
+  const [{ step: stored, status }, own] = await Promise.all([services.tasks.stepAndRunStatus(run.runId, iteration), services.journal.load(run.runId, scope)]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
   const tools = await services.tools.registryFor(step.tenantId, "executor");
@@ -44,7 +39,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promi
     );
   }
 
-  let fileNames = files.map((f) => f.name);
+  let fileNames = step.files ?? (await services.files.list(run.runId)).map((f) => f.name);
   const outcome = await runAgentLoop(run, {
     scope,
     role: "executor",
@@ -60,7 +55,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promi
     toolConcurrency: services.config.TOOL_CONCURRENCY,
     toolApproval: step.approvalTools,
     journal: own,
-    runActive: status !== undefined && !TERMINAL_STATUSES.has(status),
+    runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),
   });
   const events = Promise.all([...pendingEvents, outcome.events]);
   const record: TaskRecord = {

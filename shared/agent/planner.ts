@@ -28,13 +28,14 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   // One round trip before the model: the run, this iteration's planner journal (every revision),
   // the last step's results and a person's decision on the plan.
   const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
-  const [record, journals, results, lastStep, decision] = await Promise.all([
+  const [record, journals, results, lastStep, decision, files] = await Promise.all([
     services.runs.get(run.runId),
     services.journal.load(run.runId, `plan#${iteration}`),
     fromStep ? services.tasks.list(run.runId, iteration - 1) : undefined,
     // The last step's context holds the results before it: with its own results, the next step's.
     fromStep ? services.tasks.step(run.runId, iteration - 1) : undefined,
     deciding ? services.interrupts.get(run.runId, input.interruptId!) : undefined,
+    services.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
@@ -92,7 +93,7 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
 
   const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
-  const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: `t${i + 1}`, title: text.slice(0, 300), text })) : [];
+  const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: taskIdFor(iteration, i), title: text.slice(0, 300), text })) : [];
   // The next step's context and task records go with the planner's last journal records (one
   // batch); the run, its event and that batch are written at the same time.
   const stepItems =
@@ -108,6 +109,7 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
             approvalTools: record.approval?.tools,
             maxRounds: budgetsOf(services, record).maxRounds,
             tasks,
+            files: files.map((f) => f.name),
           }),
           ...tasks.map((t) => services.tasks.item(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" })),
         ]
@@ -164,6 +166,9 @@ async function revisePlan(
   }
   return outcome;
 }
+
+/** Unique within the run: the step's number (its iteration, from 1) and the task's ("s2.t1"). */
+export const taskIdFor = (iteration: number, index: number) => `s${iteration + 1}.t${index + 1}`;
 
 /** What a person approved: the steps and their tasks (statuses change as the run goes). */
 function fingerprint(plan: Plan): string {

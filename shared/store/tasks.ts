@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { Plan } from "../contracts/plan.js";
 import type { Usage } from "../contracts/run.js";
 import { keys } from "./keys.js";
@@ -38,6 +38,8 @@ export interface StepContext {
   approvalTools?: "none" | "write" | "all";
   maxRounds: number;
   tasks: { taskId: string; title: string; text: string }[];
+  /** The run's files when the step started (its executors run side by side and see the same list). */
+  files?: string[];
 }
 
 export class TaskStore {
@@ -67,6 +69,24 @@ export class TaskStore {
   async step(runId: string, iteration: number): Promise<StepContext | undefined> {
     const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.step(runId, iteration), ConsistentRead: true }));
     return Item as StepContext | undefined;
+  }
+
+  /**
+   * What an executor starts from, in one request: the step's context and the run's status (is it
+   * still going?). Unprocessed keys (a busy table) are read again.
+   */
+  async stepAndRunStatus(runId: string, iteration: number): Promise<{ step?: StepContext; status?: string }> {
+    let keysLeft: Record<string, any>[] | undefined = [keys.step(runId, iteration), keys.run(runId)];
+    const found: Record<string, any>[] = [];
+    for (let attempt = 0; keysLeft?.length; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+      const result: { Responses?: Record<string, Record<string, any>[]>; UnprocessedKeys?: Record<string, { Keys?: Record<string, any>[] }> } = await this.table.doc.send(new BatchGetCommand({ RequestItems: { [this.table.name]: { Keys: keysLeft, ConsistentRead: true } } }));
+      found.push(...(result.Responses?.[this.table.name] ?? []));
+      keysLeft = result.UnprocessedKeys?.[this.table.name]?.Keys;
+    }
+    const step = found.find((item) => item.sk === keys.step(runId, iteration).sk) as StepContext | undefined;
+    const run = found.find((item) => item.sk === keys.run(runId).sk);
+    return { step, status: run?.status };
   }
 
   /** Results of one iteration, or of the whole run, in iteration then task order. */

@@ -73,17 +73,17 @@ describe("stepwise run (plan_solve)", () => {
   it("shows both parallel tasks of the first step starting and finishing, by task id", () => {
     // (Not asserted: that they overlap in time; on a loaded machine one may finish before the other starts.)
     const { stdout } = result;
-    expect(stdout).toContain("▶ t1 started (step 1): Evaluate 17*23 with the calculator");
+    expect(stdout).toContain("▶ s1.t1 started (step 1): Evaluate 17*23 with the calculator");
     expect(stdout).toContain("▶ t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
-    expect(stdout).toMatch(/✓ t1 done: .*391/);
+    expect(stdout).toMatch(/✓ s1.t1 done: .*391/);
     expect(stdout).toMatch(/✓ t2 done: .*47/);
   });
 
   it("shows the calculator calls and their results", () => {
     const { stdout } = result;
-    expect(stdout).toContain('[t1] → calculator {"expression":"17*23"}');
+    expect(stdout).toContain('[s1.t1] → calculator {"expression":"17*23"}');
     expect(stdout).toContain('[t2] → calculator {"expression":"(120/8)+2^5"}');
-    expect(stdout).toContain("[t1] ← 17*23 = 391");
+    expect(stdout).toContain("[s1.t1] ← 17*23 = 391");
     expect(stdout).toContain("[t2] ← (120/8)+2^5 = 47");
   });
 
@@ -102,7 +102,7 @@ describe("stepwise run (plan_solve)", () => {
     const watched = await cli(["watch", runId, ...conn()]);
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.stdout).toContain(`Run ${runId} is succeeded`);
-    expect(watched.stdout).toContain("[t1] ← 17*23 = 391");
+    expect(watched.stdout).toContain("[s1.t1] ← 17*23 = 391");
     expect(watched.stdout).toContain("Answer:");
 
     const got = await cli(["get", runId, ...conn()]);
@@ -128,12 +128,12 @@ describe("stepwise run --approve-tools write --yes", () => {
 
   it("shows the tool approval, approves it automatically, and the run records the approval", async () => {
     const { stdout } = result;
-    expect(stdout).toContain("? t1 wants to run write_artifact");
+    expect(stdout).toContain("? s2.t1 wants to run write_artifact");
     expect(stdout).toContain('"filename": "report.md"');
     expect(stdout).toContain("Approved automatically (--yes).");
     expect(stdout).toContain("✓ approved (tool call)");
     // In that order, and before the tool's result.
-    const order = ["? t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
+    const order = ["? s2.t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[s2.t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(stdout).not.toContain("curl");
 

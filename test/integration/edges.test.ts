@@ -61,8 +61,8 @@ describe("a plan whose executors answer with nothing", () => {
     const corrections = executors.filter((t) => last(t).content === EMPTY_ANSWER_CORRECTION);
     expect(corrections).toHaveLength(2);
     expect(run.tasks.map((t: any) => [t.taskId, t.status, t.result])).toEqual([
-      ["t1", "failed", EMPTY_ANSWER_ERROR],
-      ["t2", "failed", EMPTY_ANSWER_ERROR],
+      ["s1.t1", "failed", EMPTY_ANSWER_ERROR],
+      ["s1.t2", "failed", EMPTY_ANSWER_ERROR],
     ]);
   });
 

@@ -119,8 +119,8 @@ describe("the router chooses plan_solve", () => {
     expect(run.plan).toMatchObject({ title: "Compare", finished: true, steps: [{ title: "Look", tasks: ["Look at one", "Look at two"], status: "completed" }] });
     expect(ofType(events, "plan.updated").length).toBeGreaterThan(0);
     expect(run.tasks.map((t: any) => [t.taskId, t.result])).toEqual([
-      ["t1", "One is big."],
-      ["t2", "Two is small."],
+      ["s1.t1", "One is big."],
+      ["s1.t2", "Two is small."],
     ]);
     expect(run.result).toBe("One is big and two is small.");
   });
