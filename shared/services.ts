@@ -10,7 +10,10 @@ import { EventLog } from "./store/events.js";
 import { TableFileStore } from "./store/files.js";
 import type { FileStore } from "./ports/files.js";
 import type { ToolCatalog } from "./ports/toolCatalog.js";
-import { builtinCatalog } from "./tools/builtins.js";
+import { KMSClient } from "@aws-sdk/client-kms";
+import { EnvelopeCipher } from "./secrets/envelope.js";
+import { ToolSourceStore } from "./store/toolSources.js";
+import { McpToolCatalog } from "./tools/mcp/catalog.js";
 import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
@@ -31,6 +34,9 @@ export interface Services {
   tasks: TaskStore;
   files: FileStore;
   tools: ToolCatalog;
+  toolSources: ToolSourceStore;
+  /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
+  secrets: EnvelopeCipher;
   apiKeys: ApiKeyStore;
   interrupts: InterruptStore;
   webhooks: WebhookStore;
@@ -71,15 +77,28 @@ function modelFor(config: Config): ChatModel {
 export function createServices(config: Config, overrides: Partial<Services> = {}): Services {
   const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
   const days = config.RETENTION_DAYS;
+  const events = overrides.events ?? new EventLog(table, days);
+  const toolSources = overrides.toolSources ?? new ToolSourceStore(table, days);
+  const secrets = overrides.secrets ?? new EnvelopeCipher(new KMSClient({ region: config.AWS_REGION }), config.TOOL_SOURCES_KMS_KEY_ID);
   return {
     config,
     table,
     runs: new RunStore(table, days),
-    events: new EventLog(table, days),
+    events,
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),
     files: new TableFileStore(table, days),
-    tools: builtinCatalog,
+    tools: new McpToolCatalog({
+      sources: toolSources,
+      cipher: secrets,
+      events,
+      policy: { allowLoopback: config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: config.TOOL_SOURCE_ALLOW_HTTP },
+      callTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
+      connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
+      cacheMs: config.TOOL_CATALOG_CACHE_MS,
+    }),
+    toolSources,
+    secrets,
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),

@@ -28,7 +28,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promi
   const [{ step: stored, status }, own] = await Promise.all([services.tasks.stepAndRunStatus(run.runId, iteration), services.journal.load(run.runId, scope)]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const tools = await services.tools.registryFor(step.tenantId, "executor");
+  const tools = await services.tools.registryFor(step.tenantId, "executor", { runId: run.runId });
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];

@@ -1,4 +1,3 @@
-import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
 
@@ -38,16 +37,7 @@ export class Journal {
   async writeAll(records: { key: { pk: string; sk: string }; value: unknown }[], items: TableItem[] = []): Promise<void> {
     const ttl = expiresAt(this.retentionDays);
     const all = [...records.flatMap(({ key, value }) => recordItems(key, value, ttl)), ...items];
-    await Promise.all(
-      Array.from({ length: Math.ceil(all.length / 25) }, async (_, i) => {
-        let requestItems: Record<string, any> | undefined = { [this.table.name]: all.slice(i * 25, i * 25 + 25).map((Item) => ({ PutRequest: { Item } })) };
-        for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt++) {
-          if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
-          const result: { UnprocessedItems?: Record<string, any> } = await this.table.doc.send(new BatchWriteCommand({ RequestItems: requestItems }));
-          requestItems = result.UnprocessedItems;
-        }
-      }),
-    );
+    await this.table.batchWrite(all.map((Item) => ({ PutRequest: { Item } })));
   }
 }
 
