@@ -46,7 +46,7 @@ export class JsonContractModel implements ChatModel {
       usage.completionTokens += reply.usage.completionTokens;
       const text = reply.content ?? "";
       const parsed = parseContractReply(text);
-      if (parsed.ok) return { ...toResponse(parsed.value, turn, usage, request.onText), calls: attempt };
+      if (parsed.ok) return { ...toResponse(parsed.value, turn, usage, request.onText), ...(attempt > 1 ? { calls: attempt } : {}) };
       lastError = parsed.error;
       // The bad reply stays verbatim so the model sees what it did wrong; the error says how to fix it.
       messages.push({ role: "assistant", content: text || "(an empty reply)" }, { role: "user", content: parsed.error });
