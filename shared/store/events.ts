@@ -50,7 +50,7 @@ export class EventLog {
    * tip when this process has not written to the run yet; a wrong guess only costs a retry.
    */
   append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number } = {}): Promise<RunEvent[]> {
-    if (options.after !== undefined && !this.tips.has(runId)) this.tips.set(runId, { seq: options.after, closed: false });
+    if (options.after !== undefined && !this.tips.has(runId)) this.remember(runId, { seq: options.after, closed: false });
     if (bodies.length === 0) return Promise.resolve([]);
     let valid: EventBody[];
     try {
@@ -106,7 +106,7 @@ export class EventLog {
             ConditionExpression: "attribute_not_exists(pk)",
           }),
         );
-        this.tips.set(runId, { seq: first + bodies.length - 1, closed: close });
+        this.remember(runId, { seq: first + bodies.length - 1, closed: close });
         return first;
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException) || attempt >= 50) throw error;
@@ -129,8 +129,15 @@ export class EventLog {
     );
     const events = eventsOf(Items[0]);
     const tip = { seq: events.at(-1)?.seq ?? 0, closed: Items[0]?.closed === true || TERMINAL_EVENTS.has(events.at(-1)?.type ?? "") };
-    this.tips.set(runId, tip);
+    this.remember(runId, tip);
     return tip;
+  }
+
+  /** Keeps the tips of the runs this process wrote to last (a warm container serves many runs). */
+  private remember(runId: string, tip: LogTip): void {
+    this.tips.delete(runId);
+    this.tips.set(runId, tip);
+    if (this.tips.size > 1_000) this.tips.delete(this.tips.keys().next().value!);
   }
 
   /** Events with seq greater than `after`, in order. */
