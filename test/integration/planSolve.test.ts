@@ -128,6 +128,15 @@ describe("plan_solve run", () => {
     expect(Date.parse(t1.startedAt)).toBeLessThan(Date.parse(t2.endedAt));
   });
 
+  it("says each fact once: streamed text is agent.delta only, never repeated as an agent.thought", () => {
+    const deltas = ofType("agent.delta");
+    expect(deltas.length).toBeGreaterThan(0);
+    const streamedBy = (source: string) => deltas.filter((e) => (e.data.taskId ?? e.data.agent) === source).map((e) => e.data.text).join("");
+    for (const thought of ofType("agent.thought")) {
+      expect(streamedBy(thought.data.taskId ?? thought.data.agent), `agent.thought ${thought.seq}`).not.toContain(thought.data.text.trim());
+    }
+  });
+
   it("gives every task an id unique within the run: the step, then the task (s1.t1, s1.t2, s2.t1), in events, the API and the journal", () => {
     const ids = run.tasks.map((t: any) => t.taskId);
     expect(ids).toEqual(["s1.t1", "s1.t2", "s2.t1"]);
