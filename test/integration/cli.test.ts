@@ -74,17 +74,17 @@ describe("stepwise run (plan_solve)", () => {
     // (Not asserted: that they overlap in time; on a loaded machine one may finish before the other starts.)
     const { stdout } = result;
     expect(stdout).toContain("▶ s1.t1 started (step 1): Evaluate 17*23 with the calculator");
-    expect(stdout).toContain("▶ t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
+    expect(stdout).toContain("▶ s1.t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
     expect(stdout).toMatch(/✓ s1.t1 done: .*391/);
-    expect(stdout).toMatch(/✓ t2 done: .*47/);
+    expect(stdout).toMatch(/✓ s1.t2 done: .*47/);
   });
 
   it("shows the calculator calls and their results", () => {
     const { stdout } = result;
     expect(stdout).toContain('[s1.t1] → calculator {"expression":"17*23"}');
-    expect(stdout).toContain('[t2] → calculator {"expression":"(120/8)+2^5"}');
+    expect(stdout).toContain('[s1.t2] → calculator {"expression":"(120/8)+2^5"}');
     expect(stdout).toContain("[s1.t1] ← 17*23 = 391");
-    expect(stdout).toContain("[t2] ← (120/8)+2^5 = 47");
+    expect(stdout).toContain("[s1.t2] ← (120/8)+2^5 = 47");
   });
 
   it("prints the answer with 391 and 47, the file and the usage", () => {
