@@ -1,3 +1,4 @@
+import { countMetric } from "../observability.js";
 import type { RunState } from "../contracts/steps.js";
 import type { EventBody } from "../contracts/events.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
@@ -16,6 +17,7 @@ export async function startRun(run: RunScope): Promise<RunState> {
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const mode = record.mode ?? fixedMode(record);
   if (started) {
+    countMetric("RunsStarted");
     await Promise.all([
       mode ? services.runs.update(run.runId, { mode }) : undefined,
       // The run's first event.
@@ -44,6 +46,7 @@ export async function routeRun(run: RunScope): Promise<RunState> {
 }
 
 type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled";
+const RUN_ENDED_METRIC: Record<TerminalStatus, string> = { succeeded: "RunsSucceeded", failed: "RunsFailed", timed_out: "RunsTimedOut", cancelled: "RunsCancelled" };
 
 /**
  * The one place a run ends: moves it to a terminal status once (a conditional write, so a late or
@@ -75,6 +78,7 @@ export async function endRun(
     }
     return false;
   }
+  countMetric(RUN_ENDED_METRIC[status]);
   // All at once: the slot (a client that sees the run ended may submit the next one at once), the
   // terminal event (which closes the log) and the run's open interrupts.
   await Promise.all([

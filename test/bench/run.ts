@@ -6,10 +6,11 @@
  *    time). Prints prompt tokens per run and checks that the answers are the same.
  * 2. Orchestration overhead: plan_solve and react runs against a model that answers at once, so
  *    the time is Stepwise's own (state machine, DynamoDB, handlers); prints median and spread.
- * 3. Workloads W1 and W16 (test/bench/workloads.ts) against a model with a fixed latency: the ratio
+ * 3. MCP tool calls: a session per call (what agents do) against a session kept open (mcpCalls.ts).
+ * 4. Workloads W1 and W16 (test/bench/workloads.ts) against a model with a fixed latency: the ratio
  *    to the critical path, the gaps, DynamoDB requests, CPU and memory.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -86,4 +87,10 @@ for (const mode of ["react", "plan_solve"] as const) {
   const durations = await overhead(mode);
   console.log(`${mode.padEnd(10)} median ${median(durations).toFixed(0)} ms, min ${Math.min(...durations).toFixed(0)} ms, max ${Math.max(...durations).toFixed(0)} ms (submit to succeeded, polled every 100 ms)`);
 }
+}
+
+if (wanted("mcp")) {
+  console.log(`\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)`);
+  const { mcpCallFigures } = await import("./mcpCalls.js");
+  for (const line of await mcpCallFigures()) console.log(line);
 }
