@@ -31,6 +31,10 @@ export const DeploymentSettings = z
     llmMaxRetries: z.coerce.number().int().min(0).max(10).optional(),
     retentionDays: positiveInt.optional(),
     streamMaxSeconds: positiveInt.max(840).optional(),
+    streamHeartbeatMs: positiveInt.optional(),
+    mcpCallTimeoutMs: positiveInt.optional(),
+    mcpConnectTimeoutMs: positiveInt.optional(),
+    toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
@@ -68,6 +72,10 @@ export const FUNCTION_ENVIRONMENT = {
   llmMaxRetries: "LLM_MAX_RETRIES",
   retentionDays: "RETENTION_DAYS",
   streamMaxSeconds: "STREAM_MAX_SECONDS",
+  streamHeartbeatMs: "STREAM_HEARTBEAT_MS",
+  mcpCallTimeoutMs: "MCP_CALL_TIMEOUT_MS",
+  mcpConnectTimeoutMs: "MCP_CONNECT_TIMEOUT_MS",
+  toolCatalogCacheMs: "TOOL_CATALOG_CACHE_MS",
 } as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
 
 /** Checks settings (props or context) and says exactly what is wrong. */

@@ -17,6 +17,7 @@ import { AgentFunctions } from "./agentFunctions.js";
 import { functionEnvironment, parseSettings, type DeploymentSettings } from "./config.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
+import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
 import { StepwiseFunction } from "./stepwiseFunction.js";
 
@@ -181,6 +182,8 @@ export class Stepwise extends Construct {
       httpApi: this.httpApi,
       alarmEmail: settings.alarmEmail,
     });
+
+    acknowledgeNagFindings(this, { stateMachine, httpApi: this.httpApi, deadLetterQueues: [this.deadLetters, eventDeadLetters] });
 
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });

@@ -12,8 +12,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /**
  * Defaults every Stepwise Lambda shares: Node 22 on arm64, ESM bundles, X-Ray active tracing, the
  * table's name, Powertools' service and metrics namespace. 512 MB: the functions mostly wait on the
- * model; the whole local stack (every handler, the database and the model in one process) peaks
- * below that (README, "Operating").
+ * model; the whole local stack (every handler plus CDK synthesis, the database and the model in one
+ * process) peaks at about 530 MB, one function holds far less (README, "Operating").
  */
 export function lambdaProps(scope: Construct, id: string, entry: string, table: ITable, environment: Record<string, string>): NodejsFunctionProps {
   return {

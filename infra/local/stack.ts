@@ -132,7 +132,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const kmsEndpoint = await kms.listen();
     closers.push(() => kms.close());
 
-    const server = createServer();
+    // Keep idle client connections longer than clients do (undici: 4 s), so a client never reuses a
+    // socket the server is closing at that moment (ECONNRESET on a busy machine).
+    const server = createServer({ keepAliveTimeout: 65_000 });
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
