@@ -115,6 +115,25 @@ export class EventLog {
     }
   }
 
+  /**
+   * Writes events at a number nobody wrote (a gap in a log written by an older version, which
+   * took numbers from a counter before writing): used by recovery; never overwrites.
+   */
+  async putAt(runId: string, firstSeq: number, bodies: EventBody[]): Promise<void> {
+    const at = new Date().toISOString();
+    try {
+      await this.table.doc.send(
+        new PutCommand({
+          TableName: this.table.name,
+          Item: { ...keys.event(runId, firstSeq), events: bodies.map((body, i) => ({ ...EventBody.parse(body), seq: firstSeq + i, at })), ttl: expiresAt(this.retentionDays) },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
   /** The log's last number and whether it is closed, read from its last item. */
   async tip(runId: string): Promise<LogTip> {
     const { Items = [] } = await this.table.doc.send(
@@ -164,7 +183,14 @@ export class EventLog {
 }
 
 function eventsOf(item: Record<string, unknown> | undefined): RunEvent[] {
-  return (item?.events as RunEvent[] | undefined) ?? [];
+  if (!item) return [];
+  if (Array.isArray(item.events)) return item.events as RunEvent[];
+  // An item of an older version: one event, at the item's top level.
+  if (typeof item.seq === "number" && typeof item.type === "string") {
+    const { pk: _pk, sk: _sk, ttl: _ttl, ...event } = item;
+    return [event as unknown as RunEvent];
+  }
+  return [];
 }
 
 /** Bodies in runs that each fit one item. */
