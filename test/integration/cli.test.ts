@@ -73,18 +73,18 @@ describe("stepwise run (plan_solve)", () => {
   it("shows both parallel tasks of the first step starting and finishing, by task id", () => {
     // (Not asserted: that they overlap in time; on a loaded machine one may finish before the other starts.)
     const { stdout } = result;
-    expect(stdout).toContain("▶ t1 started (step 1): Evaluate 17*23 with the calculator");
-    expect(stdout).toContain("▶ t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
-    expect(stdout).toMatch(/^✓ t1 done/m);
-    expect(stdout).toMatch(/^✓ t2 done/m);
+    expect(stdout).toContain("▶ s1.t1 started (step 1): Evaluate 17*23 with the calculator");
+    expect(stdout).toContain("▶ s1.t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
+    expect(stdout).toMatch(/^✓ s1.t1 done/m);
+    expect(stdout).toMatch(/^✓ s1.t2 done/m);
   });
 
   it("prints each fact once: an agent's text, a task's result, the files", () => {
     const { stdout } = result;
     const count = (pattern: RegExp) => stdout.match(pattern)?.length ?? 0;
-    expect(count(/^\s+\[t1\] Done\. 17\*23 = 391$/gm)).toBe(1);
-    expect(count(/^\s+\[t2\] Done\. \(120\/8\)\+2\^5 = 47$/gm)).toBe(1);
-    expect(count(/^✓ t1 done: Done\. 17\*23 = 391$/gm)).toBe(0);
+    expect(count(/^\s+\[s1\.t1\] Done\. 17\*23 = 391$/gm)).toBe(1);
+    expect(count(/^\s+\[s1\.t2\] Done\. \(120\/8\)\+2\^5 = 47$/gm)).toBe(1);
+    expect(count(/^✓ s1.t1 done: Done\. 17\*23 = 391$/gm)).toBe(0);
     expect(count(/^\s+\[planner\] Plan recorded\.$/gm)).toBe(1);
     expect(count(/^Files:/gm)).toBe(1);
   });
@@ -92,10 +92,10 @@ describe("stepwise run (plan_solve)", () => {
   it("shows the calculator calls and their results", () => {
     const { stdout } = result;
     // The persona of each call stands beside it.
-    expect(stdout).toContain('[t1] → calculator (Quantitative analyst) {"expression":"17*23"}');
-    expect(stdout).toContain('[t2] → calculator (Quantitative analyst) {"expression":"(120/8)+2^5"}');
-    expect(stdout).toContain("[t1] ← 17*23 = 391");
-    expect(stdout).toContain("[t2] ← (120/8)+2^5 = 47");
+    expect(stdout).toContain('[s1.t1] → calculator (Quantitative analyst) {"expression":"17*23"}');
+    expect(stdout).toContain('[s1.t2] → calculator (Quantitative analyst) {"expression":"(120/8)+2^5"}');
+    expect(stdout).toContain("[s1.t1] ← 17*23 = 391");
+    expect(stdout).toContain("[s1.t2] ← (120/8)+2^5 = 47");
   });
 
   it("prints the answer with 391 and 47, the file and the usage", () => {
@@ -113,7 +113,7 @@ describe("stepwise run (plan_solve)", () => {
     const watched = await cli(["watch", runId, ...conn()]);
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.stdout).toContain(`Run ${runId} is succeeded`);
-    expect(watched.stdout).toContain("[t1] ← 17*23 = 391");
+    expect(watched.stdout).toContain("[s1.t1] ← 17*23 = 391");
     expect(watched.stdout).toContain("Answer:");
 
     const got = await cli(["get", runId, ...conn()]);
@@ -139,12 +139,12 @@ describe("stepwise run --approve-tools write --yes", () => {
 
   it("shows the tool approval, approves it automatically, and the run records the approval", async () => {
     const { stdout } = result;
-    expect(stdout).toContain("? t1 wants to run write_artifact");
+    expect(stdout).toContain("? s2.t1 wants to run write_artifact");
     expect(stdout).toContain('"filename": "report.md"');
     expect(stdout).toContain("Approved automatically (--yes).");
     expect(stdout).toContain("✓ approved (tool call)");
     // In that order, and before the tool's result.
-    const order = ["? t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
+    const order = ["? s2.t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[s2.t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(stdout).not.toContain("curl");
 
