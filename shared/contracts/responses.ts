@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApprovalPolicy, InterruptKind, Resolution } from "./interrupts.js";
+import { ApprovalPolicy, Interrupt } from "./interrupts.js";
 import { Plan } from "./plan.js";
 import { RequestedMode, RunError, RunStatus, Usage } from "./run.js";
 import { EventBody } from "./events.js";
@@ -24,20 +24,8 @@ export const RunUsage = Usage.extend({ stateTransitions: z.number().int().option
 
 export const CreateRunResponse = z.object({ runId: z.string(), sessionId: z.string(), status: RunStatus, links: RunLinks });
 
-export const InterruptView = z.object({
-  interruptId: z.string(),
-  runId: z.string(),
-  kind: InterruptKind,
-  status: z.enum(["pending", "resolved", "timed_out", "cancelled"]),
-  /** One line for a person: what is asked or what would happen. The same name in events and webhooks. */
-  summary: z.string(),
-  taskId: z.string().optional(),
-  toolName: z.string().optional(),
-  arguments: z.unknown().optional(),
-  question: z.string().optional(),
-  resolution: Resolution.optional(),
-  createdAt: z.string(),
-});
+/** An interrupt as clients see it: the stored one without its schema version (the token never is in it). */
+export const InterruptView = Interrupt.omit({ schemaVersion: true });
 
 export const FileView = z.object({ name: z.string(), description: z.string(), contentType: z.string(), bytes: z.number().int(), createdAt: z.string() });
 
