@@ -13,6 +13,7 @@ import type { Construct } from "constructs";
 import { AgentFunctions, lambdaProps } from "./agentFunctions.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Orchestration } from "./orchestration.js";
+import { ToolResources } from "./toolResources.js";
 
 export interface StepwiseStackProps extends StackProps {
   /** Model name for the OpenAI-compatible endpoint. */
@@ -53,8 +54,12 @@ export class StepwiseStack extends Stack {
     });
     const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: deadLetters.queueUrl };
 
+    // The agents' tools: the files bucket (bytes in S3, metadata in the table).
+    const tools = new ToolResources(this, "Tools", { retentionDays: 30 });
+
     const modelEnvironment: Record<string, string> = {
       ...queueEnvironment,
+      ...tools.environment,
       STEPWISE_MODEL: props.model ?? "gpt-4o-mini",
       ...(props.openAiBaseUrl ? { OPENAI_BASE_URL: props.openAiBaseUrl } : {}),
       ...(props.openAiApiKeySecretArn ? { OPENAI_API_KEY_SECRET_ARN: props.openAiApiKeySecretArn } : {}),
@@ -65,6 +70,7 @@ export class StepwiseStack extends Stack {
     for (const fn of Object.values(agents.functions)) {
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
+      tools.grantFiles(fn);
     }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: agents.functions,
@@ -90,6 +96,7 @@ export class StepwiseStack extends Stack {
         STATE_MACHINE_ARN: stateMachine.stateMachineArn,
         STREAM_URL: streamUrl.url,
         CONSOLE_LINKS: "true",
+        ...tools.environment,
       }),
       timeout: Duration.seconds(29),
     });
@@ -98,6 +105,7 @@ export class StepwiseStack extends Stack {
     stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory");
     stateMachine.grantTaskResponse(api);
     notifications.grantSendMessages(api);
+    tools.grantFiles(api);
 
     const notify = new NodejsFunction(this, "Notify", {
       ...lambdaProps(this, "Notify", NOTIFY_HANDLER, table, queueEnvironment),
@@ -132,6 +140,7 @@ export class StepwiseStack extends Stack {
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });
     new CfnOutput(this, "StateMachineArn", { value: stateMachine.stateMachineArn });
     new CfnOutput(this, "TableName", { value: table.tableName });
+    new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: deadLetters.queueUrl });
   }
 }

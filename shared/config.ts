@@ -42,6 +42,10 @@ export const Config = z.object({
   WEBHOOK_SECRET_OVERLAP_HOURS: int(24),
   /** Backpressure: runs a tenant may have going at once. */
   MAX_ACTIVE_RUNS_PER_TENANT: int(20),
+  /** Files: the bucket that holds their bytes, the upload size limit, how long a download link works. */
+  FILES_BUCKET: z.string().min(1).default("stepwise-files"),
+  MAX_UPLOAD_BYTES: int(25 * 1024 * 1024),
+  DOWNLOAD_LINK_SECONDS: int(300),
 });
 export type Config = z.infer<typeof Config>;
 

@@ -7,8 +7,9 @@ import { OpenAIModel } from "./llm/openaiModel.js";
 import type { ChatModel } from "./llm/types.js";
 import { ApiKeyStore } from "./store/apiKeys.js";
 import { EventLog } from "./store/events.js";
-import { TableFileStore } from "./store/files.js";
-import type { FileStore } from "./ports/files.js";
+import { S3Client } from "@aws-sdk/client-s3";
+import { S3FileStore } from "./store/s3Files.js";
+import type { FileStore, FileTransfer } from "./ports/files.js";
 import type { ToolCatalog } from "./ports/toolCatalog.js";
 import { builtinCatalog } from "./tools/builtins.js";
 import { InterruptStore } from "./store/interrupts.js";
@@ -30,6 +31,8 @@ export interface Services {
   journal: Journal;
   tasks: TaskStore;
   files: FileStore;
+  /** Uploads before a run, and download links (the same S3 adapter as `files`). */
+  transfers: FileTransfer;
   tools: ToolCatalog;
   apiKeys: ApiKeyStore;
   interrupts: InterruptStore;
@@ -71,14 +74,24 @@ function modelFor(config: Config): ChatModel {
 export function createServices(config: Config, overrides: Partial<Services> = {}): Services {
   const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
   const days = config.RETENTION_DAYS;
+  const runs = overrides.runs ?? new RunStore(table, days);
+  const files = new S3FileStore({
+    table,
+    s3: new S3Client({ region: config.AWS_REGION }),
+    bucket: config.FILES_BUCKET,
+    retentionDays: days,
+    tenantOf: async (runId) => (await runs.get(runId))?.tenantId,
+    downloadLinkSeconds: config.DOWNLOAD_LINK_SECONDS,
+  });
   return {
     config,
     table,
-    runs: new RunStore(table, days),
+    runs,
     events: new EventLog(table, days),
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),
-    files: new TableFileStore(table, days),
+    files,
+    transfers: files,
     tools: builtinCatalog,
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),

@@ -2,7 +2,10 @@ import middy from "@middy/core";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
 import { getServices } from "../services.js";
-import { routes } from "./routes.js";
+import { fileRoutes } from "./files.js";
+import { routes as runRoutes } from "./routes.js";
+
+const routes = [...runRoutes, ...fileRoutes];
 
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {

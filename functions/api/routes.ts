@@ -19,7 +19,7 @@ export interface Request {
   params: Record<string, string>;
 }
 
-type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult> };
+export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult> };
 
 export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun },
@@ -155,13 +155,13 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
 }
 
 /** Another tenant's run is reported exactly like a missing one. */
-async function ownRun(services: Services, tenantId: string, runId: string) {
+export async function ownRun(services: Services, tenantId: string, runId: string) {
   const run = /^[A-Za-z0-9_-]{1,80}$/.test(runId) ? await services.runs.get(runId) : undefined;
   if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${runId}.`);
   return run;
 }
 
-function linksFor(event: HttpEvent, services: Services): Links {
+export function linksFor(event: HttpEvent, services: Services): Links {
   const api = baseUrl(event);
   return { api, stream: (services.config.STREAM_URL ?? api).replace(/\/$/, ""), console: services.config.CONSOLE_LINKS };
 }

@@ -4,6 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { API_HANDLER, NOTIFY_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
 import { LocalSqs } from "./sqs.js";
+import { LocalS3 } from "./s3.js";
+import path from "node:path";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { toApiGatewayEvent, sendResult } from "./httpApi.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
@@ -13,6 +15,8 @@ import { LOCAL_ACCOUNT, LOCAL_REGION, stateMachineDefinition, synthesizeStack } 
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { randomUUID } from "node:crypto";
 import type { StepwiseStackProps } from "../stack.js";
+
+const FILES_BUCKET = "stepwise-files";
 
 export interface LocalStackOptions {
   port?: number;
@@ -38,6 +42,8 @@ export interface LocalStack {
     sqs: string;
     notifyQueueUrl: string;
     deadLetterQueueUrl: string;
+    s3: string;
+    filesBucket: string;
   };
   stepFunctions: LocalStepFunctions;
   model: { url: string; offline: boolean; name: string };
@@ -103,6 +109,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
     });
 
+    // S3: the files' bytes (tools: uploads, reports, code outputs); presigned links work here too.
+    const s3 = new LocalS3({ region: LOCAL_REGION, accessKeyId: "local", secretAccessKey: "local", dataDir: options.dataDir && path.join(options.dataDir, "s3") });
+    const s3Endpoint = await s3.listen();
+    closers.push(() => s3.close());
+    s3.createBucket(FILES_BUCKET);
+
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
@@ -115,6 +127,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SFN: sfnEndpoint,
       AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+      AWS_ENDPOINT_URL_S3: s3Endpoint,
+      FILES_BUCKET,
       NOTIFY_QUEUE_URL: notifyQueueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
       // Local receivers live on this machine: allowed here by explicit configuration, never on AWS.
@@ -164,6 +178,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         sqs: sqsEndpoint,
         notifyQueueUrl,
         deadLetterQueueUrl,
+        s3: s3Endpoint,
+        filesBucket: FILES_BUCKET,
       },
       stepFunctions,
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };
