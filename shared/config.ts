@@ -46,6 +46,10 @@ export const Config = z.object({
   FILES_BUCKET: z.string().min(1).default("stepwise-files"),
   MAX_UPLOAD_BYTES: int(25 * 1024 * 1024),
   DOWNLOAD_LINK_SECONDS: int(300),
+  /** The code sandbox: its function, and the limits of one run_code call. */
+  SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
+  SANDBOX_TIMEOUT_MS: int(30_000),
+  SANDBOX_MEMORY_MB: int(512),
 });
 export type Config = z.infer<typeof Config>;
 

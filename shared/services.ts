@@ -11,7 +11,8 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { S3FileStore } from "./store/s3Files.js";
 import type { FileStore, FileTransfer } from "./ports/files.js";
 import type { ToolCatalog } from "./ports/toolCatalog.js";
-import { builtinCatalog } from "./tools/builtins.js";
+import { builtinCatalogWith } from "./tools/builtins.js";
+import { workTools } from "./tools/workTools.js";
 import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
@@ -92,7 +93,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     tasks: new TaskStore(table, days),
     files,
     transfers: files,
-    tools: builtinCatalog,
+    tools: builtinCatalogWith(workTools(config)),
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),

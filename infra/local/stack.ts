@@ -2,7 +2,9 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { API_HANDLER, NOTIFY_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
+import { API_HANDLER, NOTIFY_HANDLER, SANDBOX_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
+import { LocalLambdaApi } from "./lambdaApi.js";
+import { stopSpare } from "../../shared/sandbox/runPython.js";
 import { LocalSqs } from "./sqs.js";
 import { LocalS3 } from "./s3.js";
 import path from "node:path";
@@ -17,6 +19,7 @@ import { randomUUID } from "node:crypto";
 import type { StepwiseStackProps } from "../stack.js";
 
 const FILES_BUCKET = "stepwise-files";
+const SANDBOX_FUNCTION = "stepwise-sandbox";
 
 export interface LocalStackOptions {
   port?: number;
@@ -44,6 +47,7 @@ export interface LocalStack {
     deadLetterQueueUrl: string;
     s3: string;
     filesBucket: string;
+    lambda: string;
   };
   stepFunctions: LocalStepFunctions;
   model: { url: string; offline: boolean; name: string };
@@ -114,6 +118,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const s3Endpoint = await s3.listen();
     closers.push(() => s3.close());
     s3.createBucket(FILES_BUCKET);
+    // Lambda's Invoke API for the functions the agents call directly: the code sandbox.
+    const lambdaApi = new LocalLambdaApi({ [SANDBOX_FUNCTION]: SANDBOX_HANDLER });
+    const lambdaEndpoint = await lambdaApi.listen();
+    closers.push(() => lambdaApi.close());
+    closers.push(() => stopSpare());
 
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
@@ -129,6 +138,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       AWS_ENDPOINT_URL_SQS: sqsEndpoint,
       AWS_ENDPOINT_URL_S3: s3Endpoint,
       FILES_BUCKET,
+      AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
+      SANDBOX_FUNCTION_NAME: SANDBOX_FUNCTION,
       NOTIFY_QUEUE_URL: notifyQueueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
       // Local receivers live on this machine: allowed here by explicit configuration, never on AWS.
@@ -180,6 +191,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         deadLetterQueueUrl,
         s3: s3Endpoint,
         filesBucket: FILES_BUCKET,
+        lambda: lambdaEndpoint,
       },
       stepFunctions,
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };

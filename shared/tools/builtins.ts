@@ -20,3 +20,12 @@ export const builtinCatalog: ToolCatalog = {
     return audience === "react" ? reactTools() : agentTools();
   },
 };
+
+/** The built-ins plus tools built from services (the code sandbox, the web, reports). */
+export function builtinCatalogWith(extra: readonly Tool[]): ToolCatalog {
+  return {
+    async registryFor(_tenantId, audience) {
+      return new ToolRegistry([...builtinTools, ...extra, ...(audience === "react" ? [askUser] : [])]);
+    },
+  };
+}
