@@ -71,6 +71,7 @@ export class StepwiseStack extends Stack {
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
       tools.grantFiles(fn);
+      tools.grantSandbox(fn);
     }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: agents.functions,

@@ -1,5 +1,11 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { IGrantable } from "aws-cdk-lib/aws-iam";
+import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { SANDBOX_HANDLER } from "./handlers.js";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 
@@ -8,9 +14,13 @@ export interface ToolResourcesProps {
   readonly retentionDays: number;
 }
 
-/** What the agents' tools need beyond the table: the files bucket. */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** What the agents' tools need beyond the table: the files bucket and the code sandbox. */
 export class ToolResources extends Construct {
   readonly bucket: Bucket;
+  /** Runs Python for run_code. Its role may only write its logs: no table, no bucket, nothing else. */
+  readonly sandbox: NodejsFunction;
   /** Settings for every function that reads or writes files. */
   readonly environment: Record<string, string>;
 
@@ -29,7 +39,45 @@ export class ToolResources extends Construct {
       cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.PUT], allowedOrigins: ["*"], allowedHeaders: ["*"], maxAge: 3600 }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.environment = { FILES_BUCKET: this.bucket.bucketName, RETENTION_DAYS: String(props.retentionDays) };
+
+    this.sandbox = new NodejsFunction(this, "Sandbox", {
+      description: "Stepwise code sandbox: Python on Pyodide, no network access granted, no permissions",
+      entry: path.join(root, SANDBOX_HANDLER),
+      handler: "handler",
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      // Room for the interpreter's memory limit, its spare warm interpreter and Node itself.
+      memorySize: 2048,
+      timeout: Duration.seconds(90),
+      logGroup: new LogGroup(this, "SandboxLogs", { retention: RetentionDays.ONE_MONTH }),
+      bundling: {
+        format: OutputFormat.ESM,
+        target: "node22",
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        // Pyodide loads its WebAssembly and standard library from its package folder, and the
+        // interpreter runs in a worker script: both ship beside the bundle, unbundled.
+        externalModules: ["pyodide"],
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `cp "${inputDir}/shared/sandbox/pythonWorker.mjs" "${outputDir}/pythonWorker.mjs"`,
+            `mkdir -p "${outputDir}/node_modules" && cp -r "${inputDir}/node_modules/pyodide" "${outputDir}/node_modules/pyodide"`,
+          ],
+        },
+      },
+    });
+
+    this.environment = {
+      FILES_BUCKET: this.bucket.bucketName,
+      RETENTION_DAYS: String(props.retentionDays),
+      SANDBOX_FUNCTION_NAME: this.sandbox.functionName,
+    };
+  }
+
+  /** run_code: invoke the sandbox synchronously. */
+  grantSandbox(grantee: IGrantable): void {
+    this.sandbox.grantInvoke(grantee);
   }
 
   /** Put, get and copy objects (CopyObject needs read on the source and write on the target). */

@@ -9,6 +9,7 @@ import { ApiKeyStore } from "./store/apiKeys.js";
 import { EventLog } from "./store/events.js";
 import { S3Client } from "@aws-sdk/client-s3";
 import { S3FileStore } from "./store/s3Files.js";
+import { EventedFileStore } from "./run/fileEvents.js";
 import type { FileStore, FileTransfer } from "./ports/files.js";
 import type { ToolCatalog } from "./ports/toolCatalog.js";
 import { builtinCatalogWith } from "./tools/builtins.js";
@@ -84,14 +85,15 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     tenantOf: async (runId) => (await runs.get(runId))?.tenantId,
     downloadLinkSeconds: config.DOWNLOAD_LINK_SECONDS,
   });
+  const events = new EventLog(table, days);
   return {
     config,
     table,
     runs,
-    events: new EventLog(table, days),
+    events,
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),
-    files,
+    files: new EventedFileStore(files, events, runs),
     transfers: files,
     tools: builtinCatalogWith(workTools(config)),
     apiKeys: new ApiKeyStore(table),

@@ -1,0 +1,11 @@
+import { App } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import { StepwiseStack } from "../infra/stack.js";
+const app = new App({ outdir: ".tmp/cdk.out" });
+const stack = new StepwiseStack(app, "Stepwise");
+const t = Template.fromStack(stack);
+const fns = t.findResources("AWS::Lambda::Function");
+for (const [id, fn] of Object.entries(fns)) if (id.includes("Sandbox")) console.log(id, JSON.stringify(fn.Properties.Environment ?? null), fn.Properties.Code);
+const policies = t.findResources("AWS::IAM::Policy");
+for (const [id, p] of Object.entries(policies)) if (id.includes("Sandbox")) console.log("SANDBOX POLICY", id, JSON.stringify(p));
+console.log(JSON.stringify(t.findResources("AWS::S3::Bucket")).slice(0, 800));
