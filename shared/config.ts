@@ -50,6 +50,15 @@ export const Config = z.object({
   SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
   SANDBOX_TIMEOUT_MS: int(30_000),
   SANDBOX_MEMORY_MB: int(512),
+  /** web_fetch: limits, and (as for webhooks) whether loopback and plain http may be fetched. */
+  WEB_FETCH_TIMEOUT_MS: int(15_000),
+  WEB_FETCH_MAX_BYTES: int(2 * 1024 * 1024),
+  WEB_FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(5),
+  WEB_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
+  WEB_FETCH_ALLOW_HTTP: z.stringbool().default(true),
+  /** web_search and deep_search: which provider (none: the tools are not offered), and SearXNG's address. */
+  WEB_SEARCH_PROVIDER: z.enum(["none", "searxng", "files"]).default("none"),
+  SEARXNG_URL: z.string().url().optional(),
 });
 export type Config = z.infer<typeof Config>;
 

@@ -1,5 +1,8 @@
 import { marked } from "marked";
-import xss from "xss";
+import xssModule from "xss";
+
+// A CommonJS package: its named exports hang off the default export at run time.
+const xss = xssModule as unknown as typeof import("xss");
 import { z } from "zod";
 import { defineTool } from "./tool.js";
 

@@ -126,7 +126,7 @@ function postWithNode(
 }
 
 /** A DNS lookup that answers only with the vetted addresses. */
-function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
+export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
   return (hostname, options, callback) => {
     const family = options.family === "IPv4" ? 4 : options.family === "IPv6" ? 6 : options.family;
     const usable = addresses.filter((a) => !family || a.family === family).map(({ address, family }) => ({ address, family }));
