@@ -11,6 +11,7 @@ import {
 } from "./conversation.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
 
@@ -22,6 +23,8 @@ interface Assignment {
 }
 
 export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+  const work = workMove(messages, offered);
+  if (work) return work;
   const toolResults = toolResultsSinceLastUser(messages);
   if (toolResults.length > 0) return say(reportToolResults(toolResults));
   const userText = lastUserText(messages);

@@ -4,6 +4,7 @@
 import { assistantToolCalls, cut, firstUserText, isFailure, oneLine, requestIn, textOf } from "./conversation.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { workSteps } from "./workTools.js";
 
 const ALL_DONE_MARKER = "All steps are completed";
 /** The orchestrator shows an existing plan under this heading in a fresh planning conversation. */
@@ -27,7 +28,7 @@ export function createPlan(request: string): Record<string, unknown> {
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,
-    steps: [
+    steps: workSteps(request) ?? [
       {
         title: "Gather the facts",
         tasks: factTasks(request),
