@@ -27,7 +27,8 @@ async function listFiles({ event, services, tenantId, params }: Request): Promis
 async function downloadFile({ services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
   const name = decoded(params.name!);
-  const url = name === undefined ? undefined : await services.transfers.downloadUrl(run.runId, name);
+  // Longer names than any file can have would be refused by the table, not found.
+  const url = name === undefined || name.length > 200 ? undefined : await services.transfers.downloadUrl(run.runId, name);
   if (!url) throw new NotFoundError(`Run ${run.runId} has no file named ${name ?? params.name}.`);
   return { statusCode: 302, headers: { location: url, "cache-control": "no-store" }, body: "" };
 }

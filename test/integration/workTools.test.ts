@@ -1,3 +1,7 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
@@ -94,5 +98,56 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
     const { text } = await download(runId, "big.txt");
     expect(text.length).toBe(600_000);
     expect(text.slice(-10)).toBe("000059999\n");
+  });
+});
+
+/** The `stepwise` command as a user runs it: a child process of the bin, stdin closed, no colours. */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["infra/cli/stepwise.mjs", ...args, "--url", stack.url, "--api-key", stack.apiKey], {
+      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 200_000);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("files on the command line", { timeout: 240_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "stepwise-cli-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("run --file uploads, files lists with download links, get carries them", async () => {
+    const csv = path.join(dir, "sales.csv");
+    writeFileSync(csv, SALES);
+    const run = await cli(["run", "Analyse the attached CSV", "--mode", "react", "--file", csv]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(run.stderr).toMatch(/Uploaded sales\.csv \(\d+ bytes\) as file_/);
+    expect(run.stdout).toContain("| amount | 450.00 | 90.00 | 50.00 | 120.50 |");
+    const runId = /Run (run_[A-Za-z0-9_-]+) submitted/.exec(run.stdout)![1]!;
+
+    const files = await cli(["files", runId]);
+    expect(files.code).toBe(0);
+    expect(files.stdout).toContain(`sales.csv\ttext/csv\t${SALES.length} bytes\t${stack.url}/v1/runs/${runId}/files/sales.csv\n`);
+    expect(files.stdout).toContain(`sales-amount-by-region.csv\ttext/csv`);
+
+    const got = await cli(["get", runId]);
+    const view = JSON.parse(got.stdout);
+    expect(view.files.find((f: any) => f.name === "sales.csv").download).toBe(`${stack.url}/v1/runs/${runId}/files/sales.csv`);
+  });
+
+  it("a --file that does not exist is a usage error and nothing is submitted", async () => {
+    const result = await cli(["run", "Analyse the attached CSV", "--file", path.join(dir, "missing.csv")]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/missing\.csv: no such file/);
+    expect(result.stdout).not.toMatch(/submitted/);
   });
 });
