@@ -41,11 +41,12 @@ function startWorker(memoryMb: number): Started {
 }
 
 /** Keeps one interpreter loaded for the next call (a warm start), as a warm Lambda container would. */
-export function prewarm(memoryMb = 512): void {
+export function prewarm(memoryMb = 512): Promise<void> {
   if (!spare || spare.memoryMb !== memoryMb) {
     void spare?.worker.terminate();
     spare = startWorker(memoryMb);
   }
+  return spare.ready;
 }
 
 /** Stops the spare interpreter (tests, shutdown). */
@@ -66,7 +67,7 @@ export async function runPython(input: SandboxRequest, options: { keepWarm?: boo
   const began = performance.now();
   const taken = spare?.memoryMb === request.memoryMb ? spare : startWorker(request.memoryMb);
   if (taken === spare) spare = undefined;
-  if (options.keepWarm) prewarm(request.memoryMb);
+  if (options.keepWarm) void prewarm(request.memoryMb);
   const { worker } = taken;
   try {
     await taken.ready;

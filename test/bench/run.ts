@@ -69,3 +69,4 @@ for (const mode of ["react", "plan_solve"] as const) {
   const durations = await overhead(mode);
   console.log(`${mode.padEnd(10)} median ${median(durations).toFixed(0)} ms, min ${Math.min(...durations).toFixed(0)} ms, max ${Math.max(...durations).toFixed(0)} ms (submit to succeeded, polled every 100 ms)`);
 }
+await (await import("./sandbox.js")).benchSandbox();
