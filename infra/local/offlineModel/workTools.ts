@@ -46,7 +46,7 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
       const output = results.at(-1)!.replace(/^stdout:\n/, "");
       // A single agent that was asked for a report writes it from what the code printed.
       if (!isFailure(output) && wantsHtmlReport(goal) && offered.has("write_report") && !called.includes("write_report")) {
-        return callTools([reportCall(request, output, runFiles(messages))]);
+        return callTools([reportCall(request, output)]);
       }
       return say(`${isFailure(output) ? "The code failed" : "Analysis done"}:\n${cut(output.trim(), 1_400)}`);
     }
@@ -66,14 +66,13 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
   if (wantsHtmlReport(task) && offered.has("write_report")) {
     // Earlier results may span paragraphs (tables): take everything up to the task line.
     const prior = /Results so far:\s*\n([\s\S]*?)\n\s*Your task:/.exec(userText)?.[1] ?? "";
-    return callTools([reportCall(request, prior || task, runFiles(messages))]);
+    return callTools([reportCall(request, prior || task)]);
   }
   return undefined;
 }
 
-function reportCall(request: string, findings: string, files: string[]): Decision["calls"][number] {
-  const csvs = files.filter((name) => /\.csv$/i.test(name));
-  const title = wantsAnalysis(request) && csvs.length ? `Analysis of ${csvs.join(", ")}` : `Report: ${cut(oneLine(request).replace(/[.!?]+$/, ""), 60)}`;
+function reportCall(request: string, findings: string): Decision["calls"][number] {
+  const title = wantsAnalysis(request) ? "Data analysis report" : `Report: ${cut(oneLine(request).replace(/[.!?]+$/, ""), 60)}`;
   return {
     name: "write_report",
     arguments: { title, format: "html", content: `## Request\n\n${request.trim()}\n\n## Findings\n\n${findings.trim()}\n` },
