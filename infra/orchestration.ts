@@ -3,7 +3,42 @@ import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
+import { RETRYABLE_STEP_ERRORS } from "../shared/errors.js";
 import type { StepName } from "./handlers.js";
+
+/**
+ * Retries for every Task. Steps replay their journal, so repeating one is safe; permanent errors
+ * (Stepwise.ModelRejected, Stepwise.InvalidInput, Stepwise.AgentFailed, Stepwise.Internal) are not
+ * listed and go straight to the Catch. Full jitter spreads retries of parallel executors apart.
+ */
+export const STEP_RETRIES: sfn.RetryProps[] = [
+  {
+    // Lambda could not run the function (throttled, service hiccup).
+    errors: ["Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"],
+    interval: Duration.seconds(2),
+    maxAttempts: 6,
+    backoffRate: 2,
+    maxDelay: Duration.minutes(1),
+    jitterStrategy: sfn.JitterType.FULL,
+  },
+  {
+    // The function died without an answer (out of memory, timed out): once more, from the journal.
+    errors: ["Lambda.Unknown", "Sandbox.Timedout"],
+    interval: Duration.seconds(5),
+    maxAttempts: 2,
+    backoffRate: 2,
+    jitterStrategy: sfn.JitterType.FULL,
+  },
+  {
+    // Our own transient errors: the model busy or unreachable, AWS throttling, time out mid-call.
+    errors: [...RETRYABLE_STEP_ERRORS],
+    interval: Duration.seconds(5),
+    maxAttempts: 5,
+    backoffRate: 2,
+    maxDelay: Duration.minutes(2),
+    jitterStrategy: sfn.JitterType.FULL,
+  },
+];
 
 export interface OrchestrationProps {
   readonly functions: Record<StepName, IFunction>;
@@ -27,19 +62,26 @@ export class Orchestration extends Construct {
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) {
       throw new Error(`maxConcurrency must be an integer from 1 to 40, got ${maxConcurrency}`);
     }
-    const step = (name: string, fn: StepName, comment: string) =>
-      new LambdaInvoke(this, name, {
-        lambdaFunction: props.functions[fn],
-        payloadResponseOnly: true,
-        retryOnServiceExceptions: true,
-        // A turn hands back to the state machine before Lambda's 15-minute limit; never wait longer.
-        taskTimeout: sfn.Timeout.duration(Duration.minutes(15)),
-        comment,
-      });
+    const withRetries = <T extends sfn.TaskStateBase>(task: T): T => {
+      for (const retry of STEP_RETRIES) task.addRetry(retry);
+      return task;
+    };
+    const step = (name: string, fn: StepName, comment: string, options: { resultPath?: string } = {}) =>
+      withRetries(
+        new LambdaInvoke(this, name, {
+          lambdaFunction: props.functions[fn],
+          payloadResponseOnly: true,
+          retryOnServiceExceptions: false, // STEP_RETRIES has them, with jitter
+          // A turn hands back to the state machine before Lambda's 15-minute limit; never wait longer.
+          taskTimeout: sfn.Timeout.duration(Duration.minutes(15)),
+          resultPath: options.resultPath,
+          comment,
+        }),
+      );
 
     // Human in the loop: the run waits on a task token (no compute) until the API resumes it.
     const waitFor = (name: string, comment: string) =>
-      new LambdaInvoke(this, name, {
+      withRetries(new LambdaInvoke(this, name, {
         lambdaFunction: props.functions.AwaitInterrupt,
         integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
         payload: sfn.TaskInput.fromObject({
@@ -49,14 +91,17 @@ export class Orchestration extends Construct {
         }),
         taskTimeout: sfn.Timeout.duration(props.interruptTimeout ?? Duration.hours(24)),
         resultPath: "$.resolution",
+        retryOnServiceExceptions: false,
         comment,
-      });
+      }));
     const recordTimeout = step("Record timeout", "RecordTimeout", "Nobody decided in time: the run ends timed_out.");
     recordTimeout.next(new sfn.Fail(this, "Run timed out", { error: "RunTimedOut", cause: "A decision did not arrive in time." }));
     const onTimeout = { errors: ["States.Timeout"], resultPath: "$.error" };
 
-    const recordFailure = step("Record failure", "RecordFailure", "Any error: the run ends failed with its reason.");
-    recordFailure.next(new sfn.Fail(this, "Run failed", { error: "RunFailed", cause: "See the run's error in Stepwise (GET /v1/runs/{id})." }));
+    // The error stays in the state ($.error), so "Run failed" shows the real one: the console's
+    // failure panel and the EventBridge event carry its code and readable cause.
+    const recordFailure = step("Record failure", "RecordFailure", "Any error: the run ends failed with its reason.", { resultPath: "$.failure" });
+    recordFailure.next(new sfn.Fail(this, "Run failed", { errorPath: "$.failure.error", causePath: "$.failure.cause" }));
     const onError = { resultPath: "$.error" };
 
     const startRun = step("Start run", "StartRun", "Marks the run running and resolves its mode.");

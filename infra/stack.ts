@@ -3,16 +3,18 @@ import { HttpApi, CorsHttpMethod } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { FunctionUrlAuthType, InvokeMode, HttpMethod } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Key } from "aws-cdk-lib/aws-kms";
 import type { Construct } from "constructs";
-import { AgentFunctions, lambdaProps } from "./agentFunctions.js";
+import { AgentFunctions } from "./agentFunctions.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Orchestration } from "./orchestration.js";
+import { StepwiseFunction } from "./stepwiseFunction.js";
 import { ToolResources } from "./toolResources.js";
 
 export interface StepwiseStackProps extends StackProps {
@@ -54,11 +56,13 @@ export class StepwiseStack extends Stack {
     });
     const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: deadLetters.queueUrl };
 
-    // The agents' tools: the files bucket (bytes in S3, metadata in the table).
+    // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
+    const toolSourceKey = new Key(this, "ToolSourceSecrets", { enableKeyRotation: true, description: "Stepwise: tool source header secrets" });
+    // The agents' tools: the files bucket (bytes in S3, metadata in the table) and the code sandbox.
     const tools = new ToolResources(this, "Tools", { retentionDays: 30 });
-
     const modelEnvironment: Record<string, string> = {
       ...queueEnvironment,
+      TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,
       ...tools.environment,
       STEPWISE_MODEL: props.model ?? "gpt-4o-mini",
       ...(props.openAiBaseUrl ? { OPENAI_BASE_URL: props.openAiBaseUrl } : {}),
@@ -70,6 +74,7 @@ export class StepwiseStack extends Stack {
     for (const fn of Object.values(agents.functions)) {
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
+      toolSourceKey.grantDecrypt(fn);
       tools.grantFiles(fn);
       tools.grantSandbox(fn);
     }
@@ -79,11 +84,15 @@ export class StepwiseStack extends Stack {
       interruptTimeout: props.interruptTimeout,
     });
     const stateMachine = orchestration.stateMachine;
-
-    const stream = new NodejsFunction(this, "Stream", {
-      ...lambdaProps(this, "Stream", STREAM_HANDLER, table, {}),
-      timeout: Duration.minutes(15),
+    // "Wait for …" resumes the run itself when the decision came before its token was stored. Its own
+    // policy, not the role's default one: the function must exist before the state machine that
+    // names it, and the default policy is created with the function (grantTaskResponse → a cycle).
+    new Policy(this, "AwaitInterruptResumes", {
+      roles: [agents.functions.AwaitInterrupt.role!],
+      statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
     });
+
+    const stream = new StepwiseFunction(this, "Stream", { entry: STREAM_HANDLER, table, timeout: Duration.minutes(15) });
     table.grantReadData(stream);
     const streamUrl = stream.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
@@ -91,27 +100,28 @@ export class StepwiseStack extends Stack {
       cors: { allowedOrigins: ["*"], allowedMethods: [HttpMethod.GET], allowedHeaders: ["authorization", "last-event-id"] },
     });
 
-    const api = new NodejsFunction(this, "Api", {
-      ...lambdaProps(this, "Api", API_HANDLER, table, {
+    const api = new StepwiseFunction(this, "Api", {
+      entry: API_HANDLER,
+      table,
+      environment: {
         ...queueEnvironment,
         STATE_MACHINE_ARN: stateMachine.stateMachineArn,
         STREAM_URL: streamUrl.url,
         CONSOLE_LINKS: "true",
+        TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,
         ...tools.environment,
-      }),
+      },
       timeout: Duration.seconds(29),
     });
     table.grantReadWriteData(api);
     stateMachine.grantStartExecution(api);
-    stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory");
+    stateMachine.grantExecution(api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
     stateMachine.grantTaskResponse(api);
     notifications.grantSendMessages(api);
+    toolSourceKey.grantEncryptDecrypt(api);
     tools.grantFiles(api);
 
-    const notify = new NodejsFunction(this, "Notify", {
-      ...lambdaProps(this, "Notify", NOTIFY_HANDLER, table, queueEnvironment),
-      timeout: Duration.minutes(1),
-    });
+    const notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment: queueEnvironment, timeout: Duration.minutes(1) });
     table.grantReadWriteData(notify);
     notifications.grantSendMessages(notify);
     deadLetters.grantSendMessages(notify);

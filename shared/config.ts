@@ -40,6 +40,14 @@ export const Config = z.object({
   WEBHOOK_RETRY_SCHEDULE: z.enum(["default", "fast"]).default("default"),
   WEBHOOK_TIMEOUT_MS: int(10_000),
   WEBHOOK_SECRET_OVERLAP_HOURS: int(24),
+  /** MCP tool sources: the KMS key that seals their header values, who may be called, how long. */
+  TOOL_SOURCES_KMS_KEY_ID: z.string().optional(),
+  TOOL_SOURCE_ALLOW_LOOPBACK: z.stringbool().default(false),
+  TOOL_SOURCE_ALLOW_HTTP: z.stringbool().default(false),
+  MCP_CALL_TIMEOUT_MS: int(60_000),
+  MCP_CONNECT_TIMEOUT_MS: int(10_000),
+  /** How long a warm container reuses a tenant's tool list (at most 5 s, so changes show quickly). */
+  TOOL_CATALOG_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(5_000),
   /** Backpressure: runs a tenant may have going at once. */
   MAX_ACTIVE_RUNS_PER_TENANT: int(20),
   /** Files: the bucket that holds their bytes, the upload size limit, how long a download link works. */

@@ -45,6 +45,13 @@ export class ConflictError extends StepwiseError {
   }
 }
 
+/** Well-formed, but it cannot be done as asked (e.g. a tool source that cannot be reached). */
+export class UnprocessableError extends StepwiseError {
+  constructor(message: string, code = "unprocessable", details?: unknown) {
+    super(message, { statusCode: 422, code, details });
+  }
+}
+
 export class PayloadTooLargeError extends StepwiseError {
   constructor(message: string) {
     super(message, { statusCode: 413, code: "payload_too_large" });
@@ -60,4 +67,61 @@ export class AgentError extends StepwiseError {
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Why a state machine step failed: the Lambda's errorType (the error's `name`), so the state
+ * machine's Retry and Catch match on it. Retryable codes are retried with backoff and jitter (steps
+ * replay their journal, so repeating one is safe); the others fail the run at once.
+ */
+export const StepErrorCode = {
+  /** The model was busy or unreachable after the client's own retries (429, 5xx, connection, timeout). */
+  ModelUnavailable: "Stepwise.ModelUnavailable",
+  /** An AWS service throttled or failed briefly (DynamoDB throughput, SQS, Step Functions 5xx). */
+  AwsUnavailable: "Stepwise.AwsUnavailable",
+  /** The Lambda's time ran out during a model call; the next attempt replays the journal and goes on. */
+  OutOfTime: "Stepwise.OutOfTime",
+  /** The model refused the request (4xx other than 408/409/429): the same request fails again. */
+  ModelRejected: "Stepwise.ModelRejected",
+  /** The step's input or the run's data does not fit (validation). */
+  InvalidInput: "Stepwise.InvalidInput",
+  /** The agent could not go on (e.g. the model broke the JSON contract three times in a row). */
+  AgentFailed: "Stepwise.AgentFailed",
+  /** Anything else: a fault of ours, not retried. */
+  Internal: "Stepwise.Internal",
+} as const;
+export type StepErrorCode = (typeof StepErrorCode)[keyof typeof StepErrorCode];
+
+/** The codes the state machine retries. */
+export const RETRYABLE_STEP_ERRORS: readonly StepErrorCode[] = [StepErrorCode.ModelUnavailable, StepErrorCode.AwsUnavailable, StepErrorCode.OutOfTime];
+
+export class StepError extends StepwiseError {
+  declare readonly code: StepErrorCode;
+
+  constructor(code: StepErrorCode, message: string, cause?: unknown) {
+    super(message, { statusCode: 500, code, cause });
+    this.name = code;
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE_STEP_ERRORS.includes(this.code);
+  }
+}
+
+/** AWS SDK errors that mean "try again later". */
+const AWS_TRANSIENT = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|TooManyRequests|ServiceUnavailable|InternalServerError|InternalFailure|TransactionConflict/;
+
+/** Any error a step throws, as a StepError with the code the state machine matches on. */
+export function toStepError(error: unknown): StepError {
+  if (error instanceof StepError) return error;
+  const message = errorMessage(error);
+  const aws = error as { $metadata?: unknown; $fault?: string; $retryable?: unknown; name?: string };
+  if (aws && typeof aws === "object" && aws.$metadata !== undefined) {
+    const transient = aws.$fault === "server" || aws.$retryable !== undefined || AWS_TRANSIENT.test(aws.name ?? "");
+    return new StepError(transient ? StepErrorCode.AwsUnavailable : StepErrorCode.Internal, `${aws.name}: ${message}`, error);
+  }
+  if (error instanceof Error && error.name === "ZodError") return new StepError(StepErrorCode.InvalidInput, message, error);
+  if (error instanceof AgentError) return new StepError(StepErrorCode.AgentFailed, message, error);
+  if (error instanceof StepwiseError && error.expose) return new StepError(StepErrorCode.InvalidInput, message, error);
+  return new StepError(StepErrorCode.Internal, error instanceof Error ? `${error.name}: ${message}` : message, error);
 }

@@ -12,8 +12,12 @@ import { S3FileStore } from "./store/s3Files.js";
 import { EventedFileStore } from "./run/fileEvents.js";
 import type { FileStore, FileTransfer } from "./ports/files.js";
 import type { ToolCatalog } from "./ports/toolCatalog.js";
-import { builtinCatalogWith } from "./tools/builtins.js";
+import { catalogWith } from "./tools/builtins.js";
 import { workTools } from "./tools/workTools.js";
+import { KMSClient } from "@aws-sdk/client-kms";
+import { EnvelopeCipher } from "./secrets/envelope.js";
+import { ToolSourceStore } from "./store/toolSources.js";
+import { McpToolCatalog } from "./tools/mcp/catalog.js";
 import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
@@ -36,6 +40,9 @@ export interface Services {
   /** Uploads before a run, and download links (the same S3 adapter as `files`). */
   transfers: FileTransfer;
   tools: ToolCatalog;
+  toolSources: ToolSourceStore;
+  /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
+  secrets: EnvelopeCipher;
   apiKeys: ApiKeyStore;
   interrupts: InterruptStore;
   webhooks: WebhookStore;
@@ -77,6 +84,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
   const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
   const days = config.RETENTION_DAYS;
   const runs = overrides.runs ?? new RunStore(table, days);
+  const events = overrides.events ?? new EventLog(table, days);
   const files = new S3FileStore({
     table,
     s3: new S3Client({ region: config.AWS_REGION }),
@@ -85,7 +93,8 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     tenantOf: async (runId) => (await runs.get(runId))?.tenantId,
     downloadLinkSeconds: config.DOWNLOAD_LINK_SECONDS,
   });
-  const events = new EventLog(table, days);
+  const toolSources = overrides.toolSources ?? new ToolSourceStore(table, days);
+  const secrets = overrides.secrets ?? new EnvelopeCipher(new KMSClient({ region: config.AWS_REGION }), config.TOOL_SOURCES_KMS_KEY_ID);
   return {
     config,
     table,
@@ -95,7 +104,20 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     tasks: new TaskStore(table, days),
     files: new EventedFileStore(files, events, runs),
     transfers: files,
-    tools: builtinCatalogWith(workTools(config)),
+    tools: catalogWith(
+      new McpToolCatalog({
+        sources: toolSources,
+        cipher: secrets,
+        events,
+        policy: { allowLoopback: config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: config.TOOL_SOURCE_ALLOW_HTTP },
+        callTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
+        connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
+        cacheMs: config.TOOL_CATALOG_CACHE_MS,
+      }),
+      workTools(config),
+    ),
+    toolSources,
+    secrets,
     apiKeys: new ApiKeyStore(table),
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),

@@ -1,6 +1,7 @@
 import { NotFoundError } from "../../shared/errors.js";
 import { json, type HttpResult } from "../http.js";
-import { linksFor, ownRun, type Request, type Route } from "./routes.js";
+import { linksFor, ownRun } from "./access.js";
+import type { Request, Route } from "./routes.js";
 import { parseUpload } from "./upload.js";
 
 /** Files: upload before a run, list a run's files, download one through a short-lived link. */

@@ -2,10 +2,8 @@ import middy from "@middy/core";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
 import { getServices } from "../services.js";
-import { fileRoutes } from "./files.js";
-import { routes as runRoutes } from "./routes.js";
-
-const routes = [...runRoutes, ...fileRoutes];
+import { validatePathParams } from "./params.js";
+import { routes } from "./routes.js";
 
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
@@ -20,8 +18,9 @@ export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
       const result = errorResult(new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}; use ${allow}.`, { statusCode: 405, code: "method_not_allowed" }));
       return { ...result, headers: { ...result.headers, allow } };
     }
+    const params = validatePathParams(found.match!.groups);
     const tenantId = await authenticate(event, services);
-    return await found.route.handle({ event, services, tenantId, params: { ...found.match!.groups } });
+    return await found.route.handle({ event, services, tenantId, params });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }

@@ -7,8 +7,15 @@ import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.
 import { interruptView, runLinks, runView, type Links } from "../../shared/run/view.js";
 import { countStateTransitions } from "../../shared/run/history.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../../shared/contracts/run.js";
+import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
+import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
+import { resumeRoutes } from "./resume.js";
+import { fileRoutes } from "./files.js";
+import { linksFor, ownRun } from "./access.js";
+
+export { linksFor, ownRun };
 
 const MAX_BODY_BYTES = 256 * 1024;
 
@@ -19,21 +26,32 @@ export interface Request {
   params: Record<string, string>;
 }
 
-export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult> };
+/**
+ * One route: method, path pattern (named groups are path parameters, validated by name in
+ * params.ts), handler, and the zod contracts of its body and query when it has them (the fuzz test
+ * generates requests from those).
+ */
+export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult>; body?: z.ZodType; query?: z.ZodType };
 
 export const routes: Route[] = [
-  { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun },
+  { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun, body: CreateRunRequest },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, handle: getRun },
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/, handle: resolveInterrupt },
+  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents, query: EventsQuery },
+  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/, handle: resolveInterrupt, body: ResolveInterruptRequest },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/cancel$/, handle: cancel },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks$/, handle: listWebhooks },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks\/(?<deliveryId>[^/]+)\/redeliver$/, handle: redeliver },
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: getSession },
   { method: "DELETE", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: deleteSession },
   { method: "GET", pattern: /^\/v1\/tools$/, handle: listTools },
+  { method: "POST", pattern: /^\/v1\/tool-sources$/, handle: createToolSource },
+  { method: "GET", pattern: /^\/v1\/tool-sources$/, handle: listToolSources },
+  { method: "GET", pattern: /^\/v1\/tool-sources\/(?<name>[^/]+)$/, handle: getToolSource },
+  { method: "DELETE", pattern: /^\/v1\/tool-sources\/(?<name>[^/]+)$/, handle: removeToolSource },
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
+  ...resumeRoutes,
+  ...fileRoutes,
 ];
 
 async function createRun({ event, services, tenantId }: Request): Promise<HttpResult> {
@@ -101,14 +119,42 @@ function validSessionId(sessionId: string): string {
   return sessionId;
 }
 
-/** The tools agents can use, with their JSON schemas and whether they write (approval policy). */
+/** The tools agents can use: built-ins and each source's, with JSON schema, source and read or write. */
 async function listTools({ services, tenantId }: Request): Promise<HttpResult> {
   const registry = await services.tools.registryFor(tenantId, "react");
-  const tools = registry.specs().map((spec) => {
-    const tool = registry.get(spec.type === "function" ? spec.function.name : "")!;
-    return { name: tool.name, description: tool.description, access: tool.access, asksUser: tool.asksUser ?? false, parameters: spec.type === "function" ? spec.function.parameters : {} };
+  const tools = registry.names.map((name) => {
+    const tool = registry.get(name)!;
+    return {
+      name: tool.name,
+      description: tool.description,
+      source: tool.source ?? "builtin",
+      access: tool.access,
+      asksUser: tool.asksUser ?? false,
+      parameters: registry.schemaOf(tool),
+    };
   });
   return json(200, { tools });
+}
+
+async function createToolSource({ event, services, tenantId }: Request): Promise<HttpResult> {
+  const source = await registerToolSource(services, tenantId, parseBody(event, CreateToolSourceRequest));
+  return json(201, source, { location: `${baseUrl(event)}/v1/tool-sources/${source.name}` });
+}
+
+async function listToolSources({ services, tenantId }: Request): Promise<HttpResult> {
+  return json(200, { sources: (await services.toolSources.list(tenantId)).map(toolSourceView) });
+}
+
+async function getToolSource({ services, tenantId, params }: Request): Promise<HttpResult> {
+  const source = ToolSourceName.safeParse(params.name).success ? await services.toolSources.get(tenantId, params.name!) : undefined;
+  if (!source) throw new NotFoundError(`No tool source named ${params.name}.`);
+  return json(200, toolSourceView(source));
+}
+
+async function removeToolSource({ services, tenantId, params }: Request): Promise<HttpResult> {
+  if (!ToolSourceName.safeParse(params.name).success) throw new NotFoundError(`No tool source named ${params.name}.`);
+  await deleteToolSource(services, tenantId, params.name!);
+  return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
 }
 
 async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResult> {
@@ -154,17 +200,6 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
   return counted?.count;
 }
 
-/** Another tenant's run is reported exactly like a missing one. */
-export async function ownRun(services: Services, tenantId: string, runId: string) {
-  const run = /^[A-Za-z0-9_-]{1,80}$/.test(runId) ? await services.runs.get(runId) : undefined;
-  if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${runId}.`);
-  return run;
-}
-
-export function linksFor(event: HttpEvent, services: Services): Links {
-  const api = baseUrl(event);
-  return { api, stream: (services.config.STREAM_URL ?? api).replace(/\/$/, ""), console: services.config.CONSOLE_LINKS };
-}
 
 function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";

@@ -2,26 +2,36 @@ import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { z } from "zod";
 import type { RunScope } from "../../shared/agent/loop.js";
+import { toStepError } from "../../shared/errors.js";
+import { withDeadline } from "../../shared/llm/deadline.js";
 import { getServices } from "../services.js";
 
 /** Stop starting new model rounds this long before the Lambda's time runs out. */
 const TIME_MARGIN_MS = 60_000;
+/** Abort a model call in flight this long before Lambda would stop the function. */
+const ABORT_MARGIN_MS = 10_000;
 
 /**
  * A state machine Task handler: validate the state's input, run one step of shared/, return the
- * next state's (small) input. Errors propagate so the state machine's Retry/Catch see them.
+ * next state's (small) input. Errors leave as StepErrors, whose name (the Lambda errorType) is the
+ * code the state machine's Retry and Catch match on.
  */
 export function stepHandler<S extends z.ZodType, R>(schema: S, step: (run: RunScope, input: z.infer<S>) => Promise<R>) {
   return middy(async (event: unknown, context: Context): Promise<R> => {
-    const input = schema.parse(event) as z.infer<S> & { runId: string };
-    const remaining = context?.getRemainingTimeInMillis?.();
-    return step(
-      {
-        runId: input.runId,
-        services: getServices(),
-        deadline: remaining ? Date.now() + Math.max(remaining - TIME_MARGIN_MS, remaining / 2) : undefined,
-      },
-      input,
-    );
+    try {
+      const input = schema.parse(event) as z.infer<S> & { runId: string };
+      const remaining = context?.getRemainingTimeInMillis?.();
+      const services = getServices();
+      return await step(
+        {
+          runId: input.runId,
+          services: remaining ? { ...services, model: withDeadline(services.model, Date.now() + Math.max(remaining - ABORT_MARGIN_MS, remaining * 0.8)) } : services,
+          deadline: remaining ? Date.now() + Math.max(remaining - TIME_MARGIN_MS, remaining / 2) : undefined,
+        },
+        input,
+      );
+    } catch (error) {
+      throw toStepError(error);
+    }
   });
 }

@@ -103,7 +103,8 @@ export class Renderer {
         return [];
       case "tool.called": {
         const args = json(event.data.arguments);
-        return [`  ${this.source(event.data)} ${c.magenta("→")} ${c.bold(event.data.tool)} ${args.length > 200 ? `${args.slice(0, 199)}…` : args}`];
+        const persona = event.data.persona ? ` ${c.dim(`(${event.data.persona})`)}` : "";
+        return [`  ${this.source(event.data)} ${c.magenta("→")} ${c.bold(event.data.tool)}${persona} ${args.length > 200 ? `${args.slice(0, 199)}…` : args}`];
       }
       case "tool.result": {
         const { ok, output, tool } = event.data;
@@ -113,6 +114,8 @@ export class Renderer {
         const text = ok ? this.cut(lines[0] ?? "") : c.red(`${tool}: ${this.cut(lines[0] ?? "")}`);
         return [`  ${this.source(event.data)} ${arrow} ${text}${more}`];
       }
+      case "tool_source.unavailable":
+        return [c.yellow(`⚠ tool source ${event.data.source} unavailable: ${this.cut(oneLine(event.data.reason))}`)];
       case "interrupt.opened":
         return this.interrupt(event.data);
       case "interrupt.resolved": {

@@ -8,7 +8,9 @@ const TEXT_TYPES = /^\s*(text\/|application\/(json|[\w.+-]*\+json|xml|[\w.+-]*\+
 export async function toApiGatewayEvent(req: IncomingMessage): Promise<APIGatewayProxyEventV2> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const url = new URL(req.url ?? "/", "http://localhost");
+  // The request target is a path: "//x" must stay a path, not become a URL with host "x".
+  const target = req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`;
+  const url = URL.canParse(`http://localhost${target}`) ? new URL(`http://localhost${target}`) : new URL("http://localhost/");
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(",") : value;

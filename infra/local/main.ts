@@ -1,29 +1,36 @@
 import { Duration } from "aws-cdk-lib";
-import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { localApiKey } from "./localApiKey.js";
 import { startLocalStack } from "./stack.js";
 
 /**
  * `npm start`: Stepwise on this machine, no AWS account and no API key needed.
- * PORT (default 3000), STEPWISE_API_KEY (default: a new key), STEPWISE_DATA_DIR (default
+ * PORT (default 3000), STEPWISE_API_KEY (default: the data folder's key, made at its first start;
+ * a new one in memory), STEPWISE_DATA_DIR (default
  * .stepwise/data; "memory" keeps nothing), STEPWISE_API_KEYS ("tenant=key,…" for more tenants),
  * INTERRUPT_TIMEOUT_SECONDS (default 24 h), MAX_CONCURRENCY (executors at once, default 8).
  */
-const apiKey = process.env.STEPWISE_API_KEY || `sk_local_${randomBytes(16).toString("hex")}`;
+const dataSetting = process.env.STEPWISE_DATA_DIR ?? path.join(".stepwise", "data");
+const dataDir = dataSetting === "memory" ? undefined : dataSetting;
+const { key: apiKey } = localApiKey(process.env.STEPWISE_API_KEY, dataDir);
 const apiKeys: Record<string, string> = { [apiKey]: "local" };
 for (const pair of (process.env.STEPWISE_API_KEYS ?? "").split(",").filter(Boolean)) {
   const [tenant, key] = pair.split("=");
   if (!tenant || !key) throw new Error(`STEPWISE_API_KEYS entries are tenant=key, got '${pair}'`);
   apiKeys[key] = tenant;
 }
-const dataSetting = process.env.STEPWISE_DATA_DIR ?? path.join(".stepwise", "data");
 
 // Variables set but empty mean "unset" (tests clear the caller's OpenAI settings this way).
 for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL"]) if (process.env[name] === "") delete process.env[name];
 
+// Start-up says what it is doing; the JSON ready line (scripts, tests) stays the only JSON on stdout.
+const say = (text: string) => (process.env.STEPWISE_READY_JSON ? console.error(text) : console.log(text));
+const startedAt = performance.now();
+say(`Starting Stepwise (data: ${dataDir ?? "in memory"})…`);
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),
-  dataDir: dataSetting === "memory" ? undefined : dataSetting,
+  dataDir,
+  progress: (part, ms) => say(`  ${part.padEnd(28)} ${(ms / 1000).toFixed(1)} s`),
   apiKeys,
   modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
   stackProps: {
@@ -32,6 +39,12 @@ const stack = await startLocalStack({
   },
 });
 
+const { continued, started } = stack.recovered;
+if (continued.length + started.length > 0) {
+  say(`  resumed ${continued.length + started.length} run(s) that were in flight when Stepwise last stopped`);
+}
+say(`  ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+
 if (process.env.STEPWISE_READY_JSON) {
   // Machine-readable line for scripts and tests that start the stack.
   console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints }));
@@ -39,7 +52,7 @@ if (process.env.STEPWISE_READY_JSON) {
   console.log(`Stepwise is running at ${stack.url}
   API key:  ${apiKey}
   model:    ${stack.model.offline ? "the offline model (deterministic; demonstrates the orchestration, does not reason)" : `${stack.model.name} at ${stack.model.url}`}
-  data:     ${dataSetting === "memory" ? "in memory" : dataSetting}
+  data:     ${dataDir ?? "in memory (nothing is kept)"}
 
 Try it:
   curl -s -X POST ${stack.url}/v1/runs -H "Authorization: Bearer ${apiKey}" -H "Content-Type: application/json" \\

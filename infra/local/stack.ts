@@ -7,7 +7,7 @@ import { LocalLambdaApi } from "./lambdaApi.js";
 import { stopSpare } from "../../shared/sandbox/runPython.js";
 import { LocalSqs } from "./sqs.js";
 import { LocalS3 } from "./s3.js";
-import path from "node:path";
+import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { toApiGatewayEvent, sendResult } from "./httpApi.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
@@ -16,7 +16,10 @@ import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.
 import { LOCAL_ACCOUNT, LOCAL_REGION, stateMachineDefinition, synthesizeStack } from "./synth.js";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { randomUUID } from "node:crypto";
+import type { SQSBatchResponse } from "aws-lambda";
 import type { StepwiseStackProps } from "../stack.js";
+import path from "node:path";
+import { recoverRuns, type RecoveryReport } from "./recovery.js";
 
 const FILES_BUCKET = "stepwise-files";
 const SANDBOX_FUNCTION = "stepwise-sandbox";
@@ -31,6 +34,8 @@ export interface LocalStackOptions {
   modelLatencyMs?: number;
   /** Stack settings, as `cdk deploy` would take them (interrupt timeout, Map concurrency). */
   stackProps?: StepwiseStackProps;
+  /** Told what is starting and, once it is up, how long it took. */
+  progress?: (part: string, ms: number) => void;
 }
 
 export interface LocalStack {
@@ -51,6 +56,8 @@ export interface LocalStack {
   };
   stepFunctions: LocalStepFunctions;
   model: { url: string; offline: boolean; name: string };
+  /** With a data folder: the runs that were in flight when the stack last stopped, and what became of them. */
+  recovered: RecoveryReport;
   close(): Promise<void>;
 }
 
@@ -67,26 +74,40 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   // The SDK nags on Node 20 (the Lambda runtime is Node 22); the local stack runs on 20 by design.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+  const timed = async <T>(part: string, work: () => T | Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const result = await work();
+    options.progress?.(part, performance.now() - started);
+    return result;
+  };
   try {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-    const dynamo = await startDynamo({ path: options.dataDir });
+    const dynamo = await timed("database (dynalite)", () => startDynamo({ path: options.dataDir }));
     closers.push(dynamo.close);
 
     const useOffline = !process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL;
     let modelUrl = process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
     if (useOffline) {
-      const offline = await startOfflineModel({ latencyMs: options.modelLatencyMs ?? 150 });
+      const offline = await timed("offline model", () => startOfflineModel({ latencyMs: options.modelLatencyMs ?? 150 }));
       closers.push(offline.close);
       modelUrl = offline.url;
     }
 
-    const synthesized = synthesizeStack(options.stackProps);
-    const { definition, functions } = stateMachineDefinition(synthesized);
-    const stepFunctions = new LocalStepFunctions("Stepwise", definition, (arn, input) => {
-      const step = functions.get(arn);
-      if (!step) throw new Error(`no local function for ${arn}`);
-      return invokeLambda(STEP_HANDLERS[step], input);
-    });
+    const { definition, functions } = await timed("state machine", () => stateMachineDefinition(synthesizeStack(options.stackProps)));
+    // A slow start of the "Wait for …" function (a Lambda cold start), so tests can make a decision
+    // arrive before the task token is stored — the race AwaitInterrupt must win on AWS too.
+    const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
+    const stepFunctions = new LocalStepFunctions(
+      "Stepwise",
+      definition,
+      async (arn, input) => {
+        const step = functions.get(arn);
+        if (!step) throw new Error(`no local function for ${arn}`);
+        if (step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
+        return invokeLambda(STEP_HANDLERS[step], input);
+      },
+      { dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
+    );
     const sfnEndpoint = await stepFunctions.listen();
     closers.push(() => stepFunctions.close());
 
@@ -123,6 +144,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const lambdaEndpoint = await lambdaApi.listen();
     closers.push(() => lambdaApi.close());
     closers.push(() => stopSpare());
+    // KMS for sealed secrets (tool source headers); its key lives beside the data, or in memory.
+    const kms = new LocalKms(options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
+    const kmsEndpoint = await kms.listen();
+    closers.push(() => kms.close());
 
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
@@ -146,6 +171,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? "true",
       WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP ?? "true",
       WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? "fast",
+      AWS_ENDPOINT_URL_KMS: kmsEndpoint,
+      TOOL_SOURCES_KMS_KEY_ID: LOCAL_KMS_KEY_ID,
+      // MCP servers of the walk-through and the tests run on this machine: allowed here only.
+      TOOL_SOURCE_ALLOW_LOOPBACK: process.env.TOOL_SOURCE_ALLOW_LOOPBACK ?? "true",
+      TOOL_SOURCE_ALLOW_HTTP: process.env.TOOL_SOURCE_ALLOW_HTTP ?? "true",
       TABLE_NAME: "stepwise",
       STATE_MACHINE_ARN: stepFunctions.stateMachineArn,
       STREAM_URL: url,
@@ -159,8 +189,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const { getServices } = await import("../../functions/services.js");
     await Promise.all(Object.entries(options.apiKeys).map(([key, tenant]) => getServices().apiKeys.register(key, tenant)));
     // Load the handlers now, so the first request does not pay for it.
-    await Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...Object.values(STEP_HANDLERS)].map(loadHandler));
-    sqs.subscribe(notifyQueueUrl, async (event) => (await invokeLambda(NOTIFY_HANDLER, event)) as any, { visibilityMs: 1_000 });
+    await timed("handlers", () => Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...Object.values(STEP_HANDLERS)].map(loadHandler)));
+    sqs.subscribe(
+      notifyQueueUrl,
+      async (event) => {
+        const response = (await invokeLambda(NOTIFY_HANDLER, event)) as SQSBatchResponse;
+        // A handled status change is not announced again after a restart.
+        const failed = new Set(response?.batchItemFailures?.map((f) => f.itemIdentifier));
+        for (const record of event.Records) {
+          const arn = failed.has(record.messageId) ? undefined : statusChangeArn(record.body);
+          if (arn) stepFunctions.markNotified(arn);
+        }
+        return response;
+      },
+      { visibilityMs: 1_000 },
+    );
 
     server.on("request", async (req, res) => {
       try {
@@ -178,7 +221,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     });
 
+    const recovered = options.dataDir ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise")) : { continued: [], started: [] };
+
     return {
+      recovered,
       url,
       endpoints: {
         region: LOCAL_REGION,
@@ -198,6 +244,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/** The execution ARN of an EventBridge status-change message, if the message is one. */
+function statusChangeArn(body: string): string | undefined {
+  try {
+    const event = JSON.parse(body) as { source?: string; resources?: string[] };
+    return event.source === "aws.states" ? event.resources?.[0] : undefined;
+  } catch {
+    return undefined;
   }
 }
 

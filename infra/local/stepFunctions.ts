@@ -3,6 +3,7 @@ import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toHistoryEvent } from "./executionHistory.js";
+import { ExecutionStore, type ExecutionRecord, type ExecutionStatus, type ResumePoint } from "./executionStore.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
@@ -16,24 +17,16 @@ if (!(Promise as any).withResolvers) {
 }
 const { StateMachine, ExecutionAbortedError, ExecutionTimeoutError } = await import("aws-local-stepfunctions");
 
-export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED";
+export type { ExecutionStatus } from "./executionStore.js";
 
 /** Runs one Task state: the local stand-in for Lambda (input is the state's processed input). */
 export type TaskInvoker = (functionArn: string, input: unknown) => Promise<unknown>;
 
-interface Execution {
-  executionArn: string;
-  stateMachineArn: string;
-  name: string;
-  input: string;
-  status: ExecutionStatus;
-  startDate: Date;
-  stopDate?: Date;
-  output?: string;
-  error?: string;
-  cause?: string;
-  history: Record<string, unknown>[];
-  abort: () => void;
+interface Execution extends ExecutionRecord {
+  /** In memory while the execution runs (or for the last few ended ones when nothing is kept on disk). */
+  history?: Record<string, unknown>[];
+  historyLength: number;
+  abort?: () => void;
 }
 
 export interface ExecutionStatusChange {
@@ -47,7 +40,11 @@ export interface ExecutionStatusChange {
   cause?: string;
   startDate: Date;
   stopDate?: Date;
+  redriveCount: number;
 }
+
+/** Without a data folder, the histories of this many ended executions stay readable. */
+const ENDED_HISTORIES_KEPT = 200;
 
 /** What `$$.Task.Token` reads in the local runtime; each callback task swaps in a fresh token. */
 const TOKEN_PLACEHOLDER = "LOCAL_TASK_TOKEN_PLACEHOLDER";
@@ -73,22 +70,40 @@ class ApiError extends Error {
  * the synthesized definition with aws-local-stepfunctions, invoking the real handlers in-process.
  * Emits "status" with an ExecutionStatusChange whenever an execution starts or ends, as EventBridge
  * does on AWS.
+ *
+ * With a folder, executions outlive the process: each is kept with the last top-level state it
+ * entered, and `resumeInFlight()` (at start) continues those that were running from that state,
+ * as RedriveExecution continues a failed one. Every step is journaled, so running a state again
+ * replays what it had done; a "Wait for …" state run again stores a fresh task token.
  */
 export class LocalStepFunctions extends EventEmitter {
   readonly stateMachineArn: string;
   private readonly executions = new Map<string, Execution>();
   private readonly callbacks = new Map<string, PendingCallback>();
-  private readonly machine: InstanceType<typeof StateMachine>;
+  private readonly states: Record<string, any>;
+  /** State machines by start state: the definition, and the same definition started elsewhere to resume. */
+  private readonly machines = new Map<string, InstanceType<typeof StateMachine>>();
+  /** States entered only after an error was caught (and the end states): never a point to resume from. */
+  private readonly afterError: Set<string>;
+  private readonly store: ExecutionStore;
+  private readonly ended: string[] = [];
+  private closing = false;
   private server?: Server;
 
   constructor(
     readonly name: string,
     readonly definition: string,
     private readonly invoke: TaskInvoker,
+    options: { dataDir?: string } = {},
   ) {
     super();
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
-    this.machine = new StateMachine(JSON.parse(definition), { validationOptions: { checkArn: true, checkPaths: true } });
+    const parsed = JSON.parse(definition);
+    this.states = parsed.States;
+    this.machines.set(parsed.StartAt, new StateMachine(parsed, { validationOptions: { checkArn: true, checkPaths: true } }));
+    this.afterError = errorHandlingStates(this.states);
+    this.store = new ExecutionStore(options.dataDir);
+    for (const record of this.store.all()) this.executions.set(record.executionArn, { ...record, historyLength: 0 });
   }
 
   async listen(port = 0): Promise<string> {
@@ -97,15 +112,43 @@ export class LocalStepFunctions extends EventEmitter {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
+  /**
+   * Continues the kept executions that were running when the process stopped, each from the last
+   * top-level state it entered, and announces again the ended ones whose status change was not
+   * yet handled. Returns the names of the executions continued.
+   */
+  resumeInFlight(): string[] {
+    const continued: string[] = [];
+    for (const execution of this.executions.values()) {
+      if (execution.status === "RUNNING" && !execution.abort) {
+        this.launch(execution, execution.resumeFrom);
+        continued.push(execution.name);
+      } else if (execution.status !== "RUNNING" && this.store.persistent && !execution.notified) {
+        this.emit("status", change(execution));
+      }
+    }
+    return continued;
+  }
+
+  /** The status change of this ended execution was handled (kept, so a restart does not repeat it). */
+  markNotified(executionArn: string): void {
+    const execution = this.executions.get(executionArn);
+    if (!execution || execution.status === "RUNNING" || execution.notified) return;
+    execution.notified = true;
+    this.store.save(recordOf(execution));
+  }
+
   async close(): Promise<void> {
-    for (const execution of this.executions.values()) if (execution.status === "RUNNING") execution.abort();
+    // Stopping the process is not stopping the runs: kept executions stay RUNNING on disk and continue at the next start.
+    this.closing = true;
+    for (const execution of this.executions.values()) if (execution.status === "RUNNING") execution.abort?.();
     if (this.server) {
       this.server.closeAllConnections();
       await new Promise((resolve) => this.server!.close(resolve));
     }
   }
 
-  /** Resolves when no execution is running (for orderly shutdown and tests). */
+  /** How many executions are running (for orderly shutdown and tests). */
   get running(): number {
     return [...this.executions.values()].filter((e) => e.status === "RUNNING").length;
   }
@@ -139,6 +182,8 @@ export class LocalStepFunctions extends EventEmitter {
         return this.describeExecution(input.executionArn);
       case "StopExecution":
         return this.stopExecution(input);
+      case "RedriveExecution":
+        return this.redriveExecution(input);
       case "GetExecutionHistory":
         return this.getExecutionHistory(input);
       case "DescribeStateMachine":
@@ -165,28 +210,41 @@ export class LocalStepFunctions extends EventEmitter {
     const existing = this.executions.get(executionArn);
     if (existing) {
       // Standard workflows: the same name and input while running is idempotent.
-      if (existing.status === "RUNNING" && existing.input === rawInput) return { executionArn, startDate: seconds(existing.startDate) };
+      if (existing.status === "RUNNING" && existing.input === rawInput) return { executionArn, startDate: existing.startDate / 1000 };
       throw new ApiError("ExecutionAlreadyExists", `Execution Already Exists: '${executionArn}'`);
     }
-    const startDate = new Date();
-    const run = this.machine.run(JSON.parse(rawInput), {
-      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn) },
-      context: {
-        Execution: { Id: executionArn, Name: name, Input: JSON.parse(rawInput), StartTime: startDate.toISOString(), RoleArn: "" },
-        Task: { Token: TOKEN_PLACEHOLDER },
-      },
-    });
     const execution: Execution = {
       executionArn,
       stateMachineArn: this.stateMachineArn,
       name,
       input: rawInput,
       status: "RUNNING",
-      startDate,
-      history: [],
-      abort: run.abort,
+      startDate: Date.now(),
+      redriveCount: 0,
+      historyLength: 0,
     };
     this.executions.set(executionArn, execution);
+    this.launch(execution);
+    this.emit("status", change(execution));
+    return { executionArn, startDate: execution.startDate / 1000 };
+  }
+
+  /** Runs the execution from its start, or from a state it had reached (resuming after a restart or a redrive). */
+  private launch(execution: Execution, from?: ResumePoint) {
+    const { executionArn, name } = execution;
+    const machine = from ? this.machineFrom(from.state) : this.machines.values().next().value!;
+    const originalInput = JSON.parse(execution.input);
+    execution.history ??= this.store.history(name);
+    execution.historyLength = execution.history.length;
+    this.store.save(recordOf(execution));
+    const run = machine.run(from ? from.input : originalInput, {
+      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn) },
+      context: {
+        Execution: { Id: executionArn, Name: name, Input: originalInput, StartTime: new Date(execution.startDate).toISOString(), RoleArn: "" },
+        Task: { Token: TOKEN_PLACEHOLDER },
+      },
+    });
+    execution.abort = run.abort;
     void this.record(execution, run.eventLogs);
     run.result.then(
       (output) => this.finish(execution, "SUCCEEDED", { output: JSON.stringify(output) }),
@@ -201,16 +259,41 @@ export class LocalStepFunctions extends EventEmitter {
         });
       },
     );
-    this.emit("status", change(execution));
-    return { executionArn, startDate: seconds(startDate) };
+  }
+
+  /** The definition started at another of its top-level states (already validated as a whole). */
+  private machineFrom(state: string) {
+    let machine = this.machines.get(state);
+    if (!machine) {
+      machine = new StateMachine({ ...JSON.parse(this.definition), StartAt: state }, { validationOptions: { noValidate: true } });
+      this.machines.set(state, machine);
+    }
+    return machine;
   }
 
   private finish(execution: Execution, status: ExecutionStatus, result: { output?: string; error?: string; cause?: string }) {
-    if (execution.status !== "RUNNING") return;
-    Object.assign(execution, { status, stopDate: new Date() }, result);
+    if (execution.status !== "RUNNING" || this.closing) return;
+    Object.assign(execution, { status, stopDate: Date.now(), output: undefined, error: undefined, cause: undefined }, result);
+    execution.abort = undefined;
     // Tokens of an ended execution are dead, as on AWS.
     for (const [token, callback] of this.callbacks) if (callback.executionArn === execution.executionArn) this.callbacks.delete(token);
+    this.store.save(recordOf(execution));
+    this.forgetHistory(execution);
     this.emit("status", change(execution));
+  }
+
+  /** Ended executions do not keep their history in memory: it is on disk, or only the last few keep it. */
+  private forgetHistory(execution: Execution) {
+    if (this.store.persistent) {
+      // The history logger may still be writing the last events: let it finish first.
+      setImmediate(() => execution.status !== "RUNNING" && (execution.history = undefined));
+      return;
+    }
+    this.ended.push(execution.executionArn);
+    while (this.ended.length > ENDED_HISTORIES_KEPT) {
+      const old = this.executions.get(this.ended.shift()!);
+      if (old && old.status !== "RUNNING") old.history = undefined;
+    }
   }
 
   /**
@@ -233,7 +316,7 @@ export class LocalStepFunctions extends EventEmitter {
         for (const branch of state.Branches ?? []) visit(branch.States);
       }
     };
-    visit(JSON.parse(this.definition).States);
+    visit(this.states);
     return handlers;
   }
 
@@ -265,11 +348,25 @@ export class LocalStepFunctions extends EventEmitter {
   }
 
   private async record(execution: Execution, logs: AsyncGenerator<any>) {
+    const history = execution.history!;
     try {
-      for await (const log of logs) execution.history.push(toHistoryEvent(log, execution.history.length + 1));
+      for await (const log of logs) {
+        const event = toHistoryEvent(log, ++execution.historyLength);
+        history.push(event);
+        this.store.appendHistory(execution.name, event);
+        // A top-level state (not a Map iteration's) that work can continue from.
+        if (log.type === "StateEntered" && log.index === undefined && this.resumable(log.state?.name)) {
+          execution.resumeFrom = { state: log.state.name, input: log.state.input };
+          this.store.save(recordOf(execution));
+        }
+      }
     } catch {
       // the generator ends with the execution
     }
+  }
+
+  private resumable(state: string | undefined): state is string {
+    return state !== undefined && state in this.states && !this.afterError.has(state);
   }
 
   private get(executionArn: string): Execution {
@@ -285,26 +382,49 @@ export class LocalStepFunctions extends EventEmitter {
       stateMachineArn: e.stateMachineArn,
       name: e.name,
       status: e.status,
-      startDate: seconds(e.startDate),
-      stopDate: e.stopDate ? seconds(e.stopDate) : undefined,
+      startDate: e.startDate / 1000,
+      stopDate: e.stopDate ? e.stopDate / 1000 : undefined,
       input: e.input,
       output: e.output,
       error: e.error,
       cause: e.cause,
+      redriveCount: e.redriveCount,
+      redriveDate: e.redriveDate ? e.redriveDate / 1000 : undefined,
+      redriveStatus: e.status === "SUCCEEDED" || e.status === "RUNNING" ? "NOT_REDRIVABLE" : "REDRIVABLE",
+      redriveStatusReason: e.status === "SUCCEEDED" ? "Execution is SUCCEEDED and cannot be redriven" : e.status === "RUNNING" ? "Execution is RUNNING and cannot be redriven" : undefined,
     };
   }
 
   private stopExecution(input: { executionArn: string; error?: string; cause?: string }) {
     const execution = this.get(input.executionArn);
     if (execution.status === "RUNNING") {
-      execution.abort();
+      execution.abort?.();
       this.finish(execution, "ABORTED", { error: input.error, cause: input.cause });
     }
-    return { stopDate: seconds(execution.stopDate ?? new Date()) };
+    return { stopDate: (execution.stopDate ?? Date.now()) / 1000 };
+  }
+
+  /**
+   * RedriveExecution: a failed, aborted or timed-out execution continues from the state that did
+   * not succeed (locally: the last top-level state entered before the error was caught), with the
+   * same ARN and input.
+   */
+  private redriveExecution(input: { executionArn: string; clientToken?: string }) {
+    const execution = this.get(input.executionArn);
+    if (execution.status === "RUNNING" || execution.status === "SUCCEEDED") {
+      throw new ApiError("ExecutionNotRedrivable", `Execution is ${execution.status} and cannot be redriven: '${execution.executionArn}'`);
+    }
+    Object.assign(execution, { status: "RUNNING", stopDate: undefined, output: undefined, error: undefined, cause: undefined, notified: undefined });
+    execution.redriveCount += 1;
+    execution.redriveDate = Date.now();
+    this.launch(execution, execution.resumeFrom);
+    this.emit("status", change(execution));
+    return { redriveDate: execution.redriveDate / 1000 };
   }
 
   private getExecutionHistory(input: { executionArn: string; maxResults?: number; nextToken?: string; reverseOrder?: boolean }) {
-    const events = [...this.get(input.executionArn).history];
+    const execution = this.get(input.executionArn);
+    const events = [...(execution.history ?? this.store.history(execution.name))];
     if (input.reverseOrder) events.reverse();
     const start = input.nextToken ? Number(input.nextToken) : 0;
     const size = input.maxResults || 1000;
@@ -321,12 +441,31 @@ export class LocalStepFunctions extends EventEmitter {
       definition: this.definition,
       roleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local`,
       type: "STANDARD",
-      creationDate: seconds(new Date(0)),
+      creationDate: 0,
     };
   }
 }
 
-const seconds = (date: Date) => date.getTime() / 1000;
+/**
+ * The top-level states entered only on the way out after an error (Catch targets and what follows
+ * them) and the end states: resuming there would only end the run again.
+ */
+function errorHandlingStates(states: Record<string, any>): Set<string> {
+  const found = new Set<string>();
+  const visit = (name: string | undefined) => {
+    if (!name || found.has(name) || !states[name]) return;
+    found.add(name);
+    visit(states[name].Next);
+  };
+  for (const state of Object.values(states)) for (const c of state.Catch ?? []) visit(c.Next);
+  for (const [name, state] of Object.entries(states)) if (state.Type === "Fail" || state.Type === "Succeed") found.add(name);
+  return found;
+}
+
+function recordOf(e: Execution): ExecutionRecord {
+  const { history: _history, historyLength: _length, abort: _abort, ...record } = e;
+  return record;
+}
 
 function parseOutput(output: unknown): unknown {
   if (typeof output !== "string") throw new ApiError("InvalidOutput", "Invalid Output: output must be a JSON string");
@@ -344,6 +483,6 @@ function taskFailure(error?: string, cause?: string): Error {
 }
 
 function change(e: Execution): ExecutionStatusChange {
-  const { executionArn, stateMachineArn, name, status, input, output, error, cause, startDate, stopDate } = e;
-  return { executionArn, stateMachineArn, name, status, input, output, error, cause, startDate, stopDate };
+  const { executionArn, stateMachineArn, name, status, input, output, error, cause, redriveCount } = e;
+  return { executionArn, stateMachineArn, name, status, input, output, error, cause, redriveCount, startDate: new Date(e.startDate), stopDate: e.stopDate ? new Date(e.stopDate) : undefined };
 }

@@ -23,7 +23,7 @@ export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promi
     services.journal.load(run.runId, scopeOf(input)),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const tools = await services.tools.registryFor(record.tenantId, "executor");
+  const tools = await services.tools.registryFor(record.tenantId, "executor", { runId: record.runId });
   const mine = earlier.find((t) => t.iteration === iteration && t.taskId === task.taskId);
   const startedAt = mine?.startedAt ?? new Date().toISOString();
   if (own.size === 0) {

@@ -5,6 +5,7 @@ import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type R
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { Tool } from "../tools/tool.js";
+import { resumeAfterDeadToken } from "../run/resume.js";
 
 /** Deterministic: a retried step finds the interrupt it opened instead of opening another. */
 export function interruptIdFor(...parts: (string | number)[]): string {
@@ -90,7 +91,11 @@ export async function decideInterrupt(
   await settleWaitingStatus(services, runId);
   // If the callback task has not stored its token yet, it sees the decision itself and resumes.
   const token = (await services.interrupts.getWithToken(runId, interruptId))?.taskToken;
-  if (token) await resumeCallback(services, token, interruptId);
+  if (token && !(await resumeCallback(services, token, interruptId)) && !(await resumeAfterDeadToken(services, run))) {
+    // The execution that waited is gone for good: the run has been ended, and the decision moves nothing.
+    const ended = await services.runs.get(runId);
+    throw new ConflictError(`Run ${runId} can no longer continue: its execution has ended; the run is ${ended?.status}.`, { status: ended?.status });
+  }
   return { ...interrupt, status: "resolved", resolution };
 }
 
@@ -103,12 +108,17 @@ async function settleWaitingStatus(services: Services, runId: string): Promise<v
   if (await pending()) await services.runs.update(runId, { status: "awaiting_input" }, ["running"]);
 }
 
-/** Completes the waiting callback task. A token already used (the other side resumed it) is fine. */
-export async function resumeCallback(services: Services, taskToken: string, interruptId: string): Promise<void> {
+/**
+ * Completes the waiting callback task. Returns false if the token is dead (used already, timed
+ * out, or its execution has gone): the caller decides whether that matters.
+ */
+export async function resumeCallback(services: Services, taskToken: string, interruptId: string): Promise<boolean> {
   try {
     await services.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify({ interruptId }) }));
+    return true;
   } catch (error) {
     if ((error as Error).name !== "TaskTimedOut" && (error as Error).name !== "TaskDoesNotExist") throw error;
+    return false;
   }
 }
 

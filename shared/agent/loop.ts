@@ -7,6 +7,7 @@ import { withRequestContext } from "../requestContext.js";
 import type { Services } from "../services.js";
 import type { ScopeJournal } from "../store/journal.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { personaOf, withoutPersona } from "../tools/persona.js";
 import { DeltaCoalescer } from "./deltas.js";
 import { gateOnPeople, parseArguments, runToolCalls } from "./toolExecution.js";
 
@@ -84,7 +85,11 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
         services.runs.addUsage(run.runId, { ...response.usage, llmCalls: 1, toolCalls: calls.length }),
         services.events.append(run.runId, [
           ...(response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: response.content } } as const] : []),
-          ...calls.map((call) => ({ type: "tool.called", data: { ...source, callId: call.id, tool: call.name, arguments: parseArguments(call.arguments) } }) as const),
+          ...calls.map((call) => {
+            const args = parseArguments(call.arguments);
+            const persona = personaOf(args, options.tools.get(call.name), call.name);
+            return { type: "tool.called", data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona } } as const;
+          }),
         ]),
       ]);
     }

@@ -12,7 +12,7 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
   const { services } = run;
   const record = await services.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const [history, tools] = await Promise.all([sessionHistory(services, record), services.tools.registryFor(record.tenantId, "react")]);
+  const [history, tools] = await Promise.all([sessionHistory(services, record), services.tools.registryFor(record.tenantId, "react", { runId: record.runId })]);
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",

@@ -25,11 +25,16 @@ export const EventBody = z.discriminatedUnion("type", [
   z.object({ type: z.literal("agent.delta"), data: AgentSource.extend({ text: z.string() }) }),
   z.object({
     type: z.literal("tool.called"),
-    data: AgentSource.extend({ callId: z.string(), tool: z.string(), arguments: z.unknown() }),
+    // persona: the job title of who makes the call (the model's, or one derived from the tool).
+    data: AgentSource.extend({ callId: z.string(), tool: z.string(), arguments: z.unknown(), persona: z.string().optional() }),
   }),
   z.object({
     type: z.literal("tool.result"),
     data: AgentSource.extend({ callId: z.string(), tool: z.string(), ok: z.boolean(), output: z.string() }),
+  }),
+  z.object({
+    type: z.literal("tool_source.unavailable"),
+    data: z.object({ source: z.string(), reason: z.string() }),
   }),
   z.object({
     type: z.literal("task.completed"),
@@ -70,6 +75,8 @@ export const EventBody = z.discriminatedUnion("type", [
     data: z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
   }),
   z.object({ type: z.literal("run.timed_out"), data: z.object({ reason: z.string() }) }),
+  /** A failed run continues (POST /v1/runs/{id}/resume): events after its run.failed follow. */
+  z.object({ type: z.literal("run.resumed"), data: z.object({ redrive: z.boolean() }) }),
   z.object({ type: z.literal("run.cancelled"), data: z.object({ reason: z.string() }) }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;

@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import { StepError, StepErrorCode } from "../errors.js";
 import { StreamAssembler } from "./streamAssembler.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
 
@@ -31,6 +32,14 @@ export class OpenAIModel implements ChatModel {
   }
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
+    try {
+      return await this.stream(request);
+    } catch (error) {
+      throw modelError(error);
+    }
+  }
+
+  private async stream(request: ChatRequest): Promise<ChatResponse> {
     const stream = await this.client.chat.completions.create(
       {
         model: this.name,
@@ -49,4 +58,22 @@ export class OpenAIModel implements ChatModel {
     }
     return assembler.result();
   }
+}
+
+/** The client has retried what it could (408/409/429/5xx, connection errors); what is left is typed. */
+function modelError(error: unknown): unknown {
+  if (error instanceof OpenAI.APIUserAbortError) return error; // the caller aborted: its reason rules
+  if (error instanceof OpenAI.APIConnectionError) {
+    return new StepError(StepErrorCode.ModelUnavailable, `The model could not be reached: ${error.message}`, error);
+  }
+  if (error instanceof OpenAI.APIError) {
+    const status = error.status ?? 0;
+    const transient = status === 408 || status === 409 || status === 429 || status >= 500 || status === 0;
+    return new StepError(
+      transient ? StepErrorCode.ModelUnavailable : StepErrorCode.ModelRejected,
+      `The model answered ${status || "with an error"}: ${error.message}`,
+      error,
+    );
+  }
+  return error;
 }

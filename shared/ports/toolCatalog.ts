@@ -8,5 +8,8 @@ export type ToolAudience = "executor" | "react";
  * tool sources (MCP), which may change between runs and between rounds of one run.
  */
 export interface ToolCatalog {
-  registryFor(tenantId: string, audience: ToolAudience): Promise<ToolRegistry>;
+  /** With `run`, a source that cannot be reached is reported to that run (tool_source.unavailable). */
+  registryFor(tenantId: string, audience: ToolAudience, run?: { runId: string }): Promise<ToolRegistry>;
+  /** Drops what this container remembers of the tenant's tools (after it changed its sources). */
+  invalidate?(tenantId: string): void;
 }

@@ -97,9 +97,14 @@ export async function finalizeRun(run: RunScope): Promise<{ runId: string; statu
 }
 
 /** "Record failure": whatever failed, the run ends failed with a readable reason. */
-export async function recordFailure(run: RunScope, error: { Error: string; Cause?: string }): Promise<{ runId: string; status: string }> {
-  await endRun(run.services, run.runId, "failed", { error: { code: error.Error || "error", message: describeCause(error) } });
-  return { runId: run.runId, status: "failed" };
+export async function recordFailure(
+  run: RunScope,
+  error: { Error: string; Cause?: string },
+): Promise<{ runId: string; status: string; error: string; cause: string }> {
+  const failure = { code: error.Error || "error", message: describeCause(error) };
+  await endRun(run.services, run.runId, "failed", { error: failure });
+  // "Run failed" reports these as the execution's error and cause.
+  return { runId: run.runId, status: "failed", error: failure.code, cause: failure.message };
 }
 
 /** "Record timeout": nobody answered in time; the run ends timed_out and its open interrupts with it. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import { StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CreateRunRequest } from "../contracts/api.js";
 import { emptyUsage, TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
@@ -9,6 +9,7 @@ import type { Services } from "../services.js";
 import { assertDeliverableUrl } from "../webhooks/ssrfGuard.js";
 import { endRun } from "./lifecycle.js";
 import { runLinks, type Links } from "./view.js";
+import { stopExecutionOf } from "./resume.js";
 
 /** Sortable, unguessable ids: time first so listings read in order. */
 export const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
@@ -56,43 +57,56 @@ export async function submitRun(
     const existing = await claimIdempotencyKey(services, tenantId, options.idempotencyKey, request, runId);
     if (existing) return { run: existing, replayed: true };
   }
-  if (!(await services.activeRuns.acquire(tenantId, services.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
-    if (options.idempotencyKey) await releaseIdempotencyKey(services, tenantId, options.idempotencyKey);
-    throw new TooManyRunsError(services.config.MAX_ACTIVE_RUNS_PER_TENANT, RETRY_AFTER_SECONDS);
-  }
-
-  const now = new Date().toISOString();
-  const executionArn = executionArnFor(stateMachineArn, runId);
-  const run: RunRecord = {
-    schemaVersion: 1,
-    runId,
-    tenantId,
-    sessionId: request.sessionId ?? newId("ses"),
-    status: "queued",
-    requestedMode: request.mode,
-    deepThink: request.deepThink,
-    input: request.input,
-    metadata: request.metadata ?? {},
-    approval: request.approval,
-    budgets: request.budgets,
-    webhook: request.webhook,
-    links: runLinks(runId, executionArn, options.links),
-    idempotencyKey: options.idempotencyKey,
-    usage: emptyUsage(),
-    executionArn,
-    createdAt: now,
-    updatedAt: now,
-  };
-  await services.runs.create(run);
+  // From here on, a failure gives back what was taken: the key (so a retry can create the run, as
+  // Powertools idempotency deletes its record on error) and the tenant's slot.
+  let slotTaken = false;
+  let created = false;
   try {
-    if (uploads.length) await services.transfers.attach(tenantId, runId, uploads);
-    await services.sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId }) }));
+    if (!(await services.activeRuns.acquire(tenantId, services.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
+      throw new TooManyRunsError(services.config.MAX_ACTIVE_RUNS_PER_TENANT, RETRY_AFTER_SECONDS);
+    }
+    slotTaken = true;
+    const now = new Date().toISOString();
+    const executionArn = executionArnFor(stateMachineArn, runId);
+    const run: RunRecord = {
+      schemaVersion: 1,
+      runId,
+      tenantId,
+      sessionId: request.sessionId ?? newId("ses"),
+      status: "queued",
+      requestedMode: request.mode,
+      deepThink: request.deepThink,
+      input: request.input,
+      metadata: request.metadata ?? {},
+      approval: request.approval,
+      budgets: request.budgets,
+      webhook: request.webhook,
+      links: runLinks(runId, executionArn, options.links),
+      idempotencyKey: options.idempotencyKey,
+      usage: emptyUsage(),
+      executionArn,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await services.runs.create(run);
+    created = true;
+    try {
+      if (uploads.length) await services.transfers.attach(tenantId, runId, uploads);
+      await Promise.all([
+        services.sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId }) })),
+        options.idempotencyKey ? completeIdempotencyKey(services, tenantId, options.idempotencyKey) : undefined,
+      ]);
+    } catch (error) {
+      throw new StepwiseError(`The run could not be started: ${errorMessage(error)}`, { statusCode: 503, code: "unavailable", cause: error });
+    }
+    return { run, replayed: false };
   } catch (error) {
-    const failure = { code: "start_failed", message: `The run could not be started: ${errorMessage(error)}` };
-    await endRun(services, runId, "failed", { error: failure });
-    throw new StepwiseError(failure.message, { statusCode: 503, code: "unavailable", cause: error });
+    // Ending the run gives its slot back (once); a run never recorded gives it back here.
+    if (created) await endRun(services, runId, "failed", { error: { code: "start_failed", message: errorMessage(error) } });
+    else if (slotTaken) await services.activeRuns.release(tenantId);
+    if (options.idempotencyKey) await releaseIdempotencyKey(services, tenantId, options.idempotencyKey, runId);
+    throw error;
   }
-  return { run, replayed: false };
 }
 
 /** The uploads a run asks for, all of them the tenant's own: an unknown id is the client's mistake. */
@@ -113,23 +127,35 @@ export async function cancelRun(services: Services, run: RunRecord, reason: stri
     const now = await services.runs.get(run.runId);
     throw new ConflictError(`Run ${run.runId} has already ended (${now?.status}).`, { status: now?.status });
   }
-  await services.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn, error: "Cancelled", cause: reason }));
+  await stopExecutionOf(services, run, reason);
 }
 
 const idempotencyKey = (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update(key).digest("hex")}` });
 const bodyHash = (request: CreateRunRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex");
 
+/** A claim whose request died before recording its run may be taken over after this long (Powertools' in-progress expiry). */
+const IN_PROGRESS_SECONDS = 60;
+
 /** Claims the key for this run; returns the earlier run if the key was used with the same body. */
 async function claimIdempotencyKey(services: Services, tenantId: string, key: string, request: CreateRunRequest, runId: string): Promise<RunRecord | undefined> {
-  const item = { ...idempotencyKey(tenantId, key), runId, bodyHash: bodyHash(request), ttl: Math.floor(Date.now() / 1000) + 86_400 };
+  const now = Math.floor(Date.now() / 1000);
+  const item = { ...idempotencyKey(tenantId, key), runId, bodyHash: bodyHash(request), ttl: now + 86_400, inProgressUntil: now + IN_PROGRESS_SECONDS };
   try {
-    await services.table.doc.send(new PutCommand({ TableName: services.table.name, Item: item, ConditionExpression: "attribute_not_exists(pk)" }));
+    await services.table.doc.send(
+      new PutCommand({
+        TableName: services.table.name,
+        Item: item,
+        ConditionExpression: "attribute_not_exists(pk) OR inProgressUntil < :now",
+        ExpressionAttributeValues: { ":now": now },
+      }),
+    );
     return undefined;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
   const { Item } = await services.table.doc.send(new GetCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key), ConsistentRead: true }));
-  if (Item?.bodyHash !== item.bodyHash) {
+  if (!Item) throw new ConflictError("A request with this Idempotency-Key has just failed; retry it.", { idempotencyKey: key });
+  if (Item.bodyHash !== item.bodyHash) {
     throw new ConflictError("This Idempotency-Key was used with a different request body.", { idempotencyKey: key });
   }
   const run = await services.runs.get(Item.runId as string);
@@ -137,6 +163,18 @@ async function claimIdempotencyKey(services: Services, tenantId: string, key: st
   return run;
 }
 
-async function releaseIdempotencyKey(services: Services, tenantId: string, key: string): Promise<void> {
-  await services.table.doc.send(new DeleteCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key) }));
+/** The run exists and is started: the key now stands for it for 24 hours. */
+async function completeIdempotencyKey(services: Services, tenantId: string, key: string): Promise<void> {
+  await services.table.doc.send(new UpdateCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key), UpdateExpression: "REMOVE inProgressUntil" }));
+}
+
+/** Gives the key back, if it is still this request's. */
+async function releaseIdempotencyKey(services: Services, tenantId: string, key: string, runId: string): Promise<void> {
+  try {
+    await services.table.doc.send(
+      new DeleteCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key), ConditionExpression: "runId = :runId", ExpressionAttributeValues: { ":runId": runId } }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
 }

@@ -61,6 +61,30 @@ export class RunStore {
     return applied === undefined ? undefined : Number(applied.terminalSeq);
   }
 
+  /**
+   * Reopens an ended run (resume after a failure): running again, its event log open, its slot
+   * taken again (released once more when it ends). Returns whether it applied.
+   */
+  async reopen(runId: string, from: readonly RunStatus[]): Promise<boolean> {
+    const condition = statusCondition(from);
+    try {
+      await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(runId),
+          UpdateExpression: "SET #status = :running, updatedAt = :now REMOVE terminalSeq, endedAt, #error, slotReleased, stateTransitions",
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: { ...condition.names, "#status": "status", "#error": "error" },
+          ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   /** Adds to the usage counters atomically (parallel executors add at once). */
   async addUsage(runId: string, delta: Partial<Usage>): Promise<void> {
     const entries = Object.entries(delta).filter(([, v]) => v);

@@ -1,4 +1,4 @@
-import { BatchWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { expiresAt, type Table } from "./table.js";
 
 /** One turn of a multi-turn conversation, across runs. */
@@ -36,16 +36,12 @@ export class SessionStore {
     );
     const first = Number(counter.Attributes?.messageSeq) - turn.length + 1;
     const at = new Date().toISOString();
-    await this.table.doc.send(
-      new BatchWriteCommand({
-        RequestItems: {
-          [this.table.name]: turn.map((message, i) => ({
-            PutRequest: {
-              Item: { pk: pk(tenantId, sessionId), sk: `MSG#${pad(first + i)}`, seq: first + i, ...message, runId, at, ttl: expiresAt(this.retentionDays) },
-            },
-          })),
+    await this.table.batchWrite(
+      turn.map((message, i) => ({
+        PutRequest: {
+          Item: { pk: pk(tenantId, sessionId), sk: `MSG#${pad(first + i)}`, seq: first + i, ...message, runId, at, ttl: expiresAt(this.retentionDays) },
         },
-      }),
+      })),
     );
   }
 
@@ -57,13 +53,7 @@ export class SessionStore {
   /** Forgets the session: every message and its counter. Returns whether there was anything. */
   async delete(tenantId: string, sessionId: string): Promise<boolean> {
     const items = await this.table.queryPrefix<{ pk: string; sk: string }>(pk(tenantId, sessionId), "");
-    for (let i = 0; i < items.length; i += 25) {
-      await this.table.doc.send(
-        new BatchWriteCommand({
-          RequestItems: { [this.table.name]: items.slice(i, i + 25).map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })) },
-        }),
-      );
-    }
+    await this.table.batchWrite(items.map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })));
     return items.length > 0;
   }
 }

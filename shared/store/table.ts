@@ -1,6 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 
 /** The one table: a document client and its name. Repositories take this, never a global. */
 export class Table {
@@ -51,6 +51,22 @@ export class Table {
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
+    }
+  }
+
+  /**
+   * Writes (puts or deletes) in batches of 25, sending again what DynamoDB hands back unprocessed
+   * (it may, under load) with a growing pause, until everything is written.
+   */
+  async batchWrite(requests: Record<string, unknown>[], maxAttempts = 8): Promise<void> {
+    for (let i = 0; i < requests.length; i += 25) {
+      let pending: Record<string, any> | undefined = { [this.name]: requests.slice(i, i + 25) };
+      for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
+        if (attempt >= maxAttempts) throw new Error(`BatchWrite left ${pending[this.name]?.length ?? 0} item(s) unprocessed after ${maxAttempts} attempts`);
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(new BatchWriteCommand({ RequestItems: pending }));
+        pending = result.UnprocessedItems;
+      }
     }
   }
 

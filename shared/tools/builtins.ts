@@ -21,11 +21,17 @@ export const builtinCatalog: ToolCatalog = {
   },
 };
 
-/** The built-ins plus tools built from services (the code sandbox, the web, reports). */
-export function builtinCatalogWith(extra: readonly Tool[]): ToolCatalog {
+/**
+ * A catalog with tools built from services (the code sandbox, the web, reports) added to what the
+ * inner catalog gives (built-ins and the tenant's tool sources); a name the inner catalog already
+ * has wins.
+ */
+export function catalogWith(inner: ToolCatalog, extra: readonly Tool[]): ToolCatalog {
   return {
-    async registryFor(_tenantId, audience) {
-      return new ToolRegistry([...builtinTools, ...extra, ...(audience === "react" ? [askUser] : [])]);
+    async registryFor(tenantId, audience, ...rest) {
+      const registry = await inner.registryFor(tenantId, audience, ...rest);
+      const known = new Set(registry.names);
+      return new ToolRegistry([...registry.names.map((name) => registry.get(name)!), ...extra.filter((tool) => !known.has(tool.name))]);
     },
   };
 }

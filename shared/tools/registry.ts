@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import { errorMessage } from "../errors.js";
+import { PERSONA_ARGUMENT, withoutPersona, withPersonaProperty } from "./persona.js";
 import type { Tool, ToolContext } from "./tool.js";
 
 /** JD Genie's max_observe: what the model sees of one tool output. */
@@ -17,9 +18,26 @@ export interface ToolOutcome {
  */
 export class ToolRegistry {
   private readonly tools: Map<string, Tool>;
+  private readonly schemas = new Map<string, Record<string, unknown>>();
 
   constructor(tools: Tool[]) {
     this.tools = new Map(tools.map((tool) => [tool.name, tool]));
+  }
+
+  /** The tool's own JSON schema: as its source gave it (MCP), or derived from its zod schema. */
+  schemaOf(tool: Tool): Record<string, unknown> {
+    let schema = this.schemas.get(tool.name);
+    if (!schema) {
+      schema = tool.inputSchema ?? (z.toJSONSchema(tool.parameters, { target: "draft-7", io: "input" }) as Record<string, unknown>);
+      this.schemas.set(tool.name, schema);
+    }
+    return schema;
+  }
+
+  /** Whether `persona` is the tool's own argument (then it is passed on, not stripped). */
+  private ownsPersona(tool: Tool): boolean {
+    const properties = this.schemaOf(tool).properties;
+    return typeof properties === "object" && properties !== null && PERSONA_ARGUMENT in properties;
   }
 
   get names(): string[] {
@@ -36,7 +54,8 @@ export class ToolRegistry {
       function: {
         name: tool.name,
         description: tool.description,
-        parameters: z.toJSONSchema(tool.parameters, { target: "draft-7", io: "input" }) as Record<string, unknown>,
+        // Every tool takes an optional persona (who makes the call); it never reaches the tool.
+        parameters: withPersonaProperty(this.schemaOf(tool)),
       },
     }));
   }
@@ -50,7 +69,7 @@ export class ToolRegistry {
     } catch {
       return { ok: false, output: `Error: the arguments of ${call.name} are not valid JSON: ${call.arguments.slice(0, 200)}` };
     }
-    const args = tool.parameters.safeParse(raw);
+    const args = tool.parameters.safeParse(this.ownsPersona(tool) ? raw : withoutPersona(raw));
     if (!args.success) {
       const problems = args.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
       return { ok: false, output: `Error: invalid arguments for ${call.name}: ${problems}` };

@@ -23,6 +23,12 @@ export interface Tool<Args = any> {
   /** `write` tools change something outside the run and may need a person's approval. */
   readonly access: "read" | "write";
   readonly parameters: z.ZodType<Args>;
+  /** The JSON schema as the tool's source gave it (MCP tools); built-ins derive it from `parameters`. */
+  readonly inputSchema?: Record<string, unknown>;
+  /** The tool source it comes from (MCP); built-ins have none. */
+  readonly source?: string;
+  /** The job title shown beside a call when the model gives none ("digital employee"). */
+  readonly persona?: string;
   /** Changes nothing but the agent's own working state (the plan): re-run on replay, not journaled. */
   readonly pure?: boolean;
   /** The call is a question for a person: the run waits for the answer (ask_user). */
@@ -35,6 +41,7 @@ export function defineTool<S extends z.ZodType>(tool: {
   description: string;
   access: "read" | "write";
   parameters: S;
+  persona?: string;
   pure?: boolean;
   asksUser?: boolean;
   run(args: z.infer<S>, context: ToolContext): Promise<string>;

@@ -1,4 +1,4 @@
-import type { RunRecord } from "../contracts/run.js";
+import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
 import { reconcileExecutionEnd } from "../run/lifecycle.js";
 import type { Services } from "../services.js";
@@ -24,6 +24,11 @@ export async function onExecutionStatus(services: Services, event: ExecutionStat
 }
 
 export async function onQueueMessage(services: Services, message: NotifyMessage): Promise<void> {
+  if (message.kind === "ended") {
+    const run = await services.runs.get(message.runId);
+    if (run && TERMINAL_STATUSES.has(run.status)) await notify(services, run, run.status as NotifiedStatus, `msg_${run.runId}_${run.status}`);
+    return;
+  }
   if (message.kind === "awaiting_input") {
     const run = await services.runs.get(message.runId);
     const interrupt = run && (await services.interrupts.get(message.runId, message.interruptId));

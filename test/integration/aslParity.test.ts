@@ -47,7 +47,7 @@ beforeAll(async () => {
   sfn.destroy();
   runningDefinition = described.definition!;
   asl = JSON.parse(cliDefinition);
-}, 120_000);
+}, 300_000); // cdk synth bundles every function: slow on a busy machine
 
 afterAll(async () => {
   await stack?.stop();

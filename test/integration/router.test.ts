@@ -4,7 +4,7 @@ import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 import { startScriptedModel, type ScriptedModel, type ScriptStep } from "../support/scriptedModel.js";
-import { answer, callTools, last, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
+import { answer, callTools, last, marker, ScriptRouter, textOf, type Turn } from "../support/scriptedRoles.js";
 
 /**
  * Mode auto without deepThink: the router model chooses answer, react or plan_solve with its
@@ -225,5 +225,52 @@ describe("the offline model", () => {
     const turns = router.turns.slice(before);
     expect(turns.map((t) => t.role)).toEqual(["router"]);
     expect(events.some((e) => e.type === "tool.called" || e.type === "plan.updated")).toBe(false);
+  });
+
+  it.each(["Hello, who are you?", "What is Stepwise?", "what can you do?"])('answers "%s" directly, about Stepwise, without an agent', async (input) => {
+    const before = router.turns.length;
+    const { run, events } = await runToEnd({ input });
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.mode).toBe("answer");
+    expect(run.result).toContain("I am Stepwise");
+    expect(router.turns.slice(before).map((t) => t.role)).toEqual(["router"]);
+    expect(events.some((e) => e.type === "tool.called" || e.type === "task.started")).toBe(false);
+  });
+
+  it("routes a greeting followed by a task to an agent, not to a direct answer", async () => {
+    const { run, events } = await runToEnd({ input: "Hello, compute 17*23" });
+    expect(run.mode).toBe("react");
+    expect(events.some((e) => e.type === "tool.called" && e.data.tool === "calculator")).toBe(true);
+  });
+
+  it("a plan rejected with a reason: the planner model is told the reason, and the offline planner drops the step it names", async () => {
+    const { runId } = await client.submit({ input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve", approval: { plan: true } });
+    const first = (await client.waitForPending(runId, 1)).pending[0];
+    expect(first.arguments.plan.steps.map((s: any) => s.title)).toEqual(["Gather the facts", "Write the report"]);
+    const plannerTurns = router.turns.filter((t) => t.role === "planner").length;
+    expect((await client.decide(runId, first.interruptId, { decision: "reject", message: "no report, just the numbers" })).status).toBe(202);
+
+    const second = (await client.waitForPending(runId, 1)).pending[0];
+    expect(second.interruptId).not.toBe(first.interruptId);
+    expect(second.arguments.plan.steps.map((s: any) => s.title)).toEqual(["Gather the facts"]);
+    // What the model was sent: the person's reason, in the planner's prompt.
+    const revision = router.turns.filter((t) => t.role === "planner").slice(plannerTurns)[0]!;
+    expect(textOf(last(revision).content)).toContain("The user rejected this plan: no report, just the numbers.");
+
+    expect((await client.decide(runId, second.interruptId, { decision: "approve" })).status).toBe(202);
+    const { run, events } = await client.waitForEnd(runId, 90_000);
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(ofType(events, "tool.called").map((e) => e.data.tool)).not.toContain("write_artifact");
+    expect(ofType(events, "agent.thought").some((e) => e.data.agent === "planner" && e.data.text.includes('dropped "Write the report"'))).toBe(true);
+  });
+
+  it("a plan rejected with a reason that names no step gets a step for that feedback", async () => {
+    const { runId } = await client.submit({ input: "Compute 2+2 and 3+3", mode: "plan_solve", approval: { plan: true } });
+    const first = (await client.waitForPending(runId, 1)).pending[0];
+    await client.decide(runId, first.interruptId, { decision: "reject", message: "Add more detail" });
+    const second = (await client.waitForPending(runId, 1)).pending[0];
+    const titles = second.arguments.plan.steps.map((s: any) => s.title);
+    expect(titles).toEqual([...first.arguments.plan.steps.map((s: any) => s.title), "Address the feedback: Add more detail"]);
+    expect((await client.request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(202);
   });
 });

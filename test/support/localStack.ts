@@ -8,6 +8,8 @@ export type StackEndpoints = LocalStack["endpoints"];
 export interface StartOptions {
   /** Kept for callers that ask for the endpoints; the ready line always carries them. */
   exposeEndpoints?: boolean;
+  /** How long to wait for the ready line before giving up (and killing what was started). */
+  readyTimeoutMs?: number;
 }
 
 export interface RunningStack {
@@ -17,12 +19,18 @@ export interface RunningStack {
   /** Extra tenants' keys, by tenant. */
   keys: Record<string, string>;
   logs: string[];
+  /** The stack's process id (also its process group's). */
+  pid: number;
+  /** Stops the stack as Ctrl-C does (SIGTERM), and whatever it started. */
   stop(): Promise<void>;
+  /** Kills the stack's whole process tree at once (SIGKILL): a crash. */
+  kill(): Promise<void>;
 }
 
 /**
- * Starts the local stack (`npm start`'s entry point) in its own process, in memory, on a free port,
- * and resolves once it is listening. Tests then drive it over HTTP, like a client.
+ * Starts the local stack (`npm start`'s entry point) in its own process group, in memory, on a free
+ * port, and resolves once it is listening. Tests then drive it over HTTP, like a client. If it does
+ * not get ready (exits, or the time runs out), it is killed, grandchildren included, and this throws.
  */
 export async function startStack(
   env: Record<string, string> = {},
@@ -30,8 +38,9 @@ export async function startStack(
   options: StartOptions = {},
 ): Promise<RunningStack> {
   const keys = Object.fromEntries(tenants.map((t) => [t, `sk_test_${t}_${Math.random().toString(36).slice(2)}`]));
-  void options;
+  // Its own process group (detached), so killing the group takes any grandchildren with it.
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
+    detached: true,
     env: {
       ...process.env,
       PORT: "0",
@@ -46,33 +55,62 @@ export async function startStack(
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // the group is gone already
+    }
+  };
+  // If the test process itself ends, take the stack with it.
+  const onExit = () => signalGroup("SIGKILL");
+  process.once("exit", onExit);
+  const stop = async () => {
+    process.off("exit", onExit);
+    if (!gone()) {
+      signalGroup("SIGTERM");
+      // An orderly stop takes well under this; past it, force.
+      const timer = setTimeout(() => signalGroup("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    signalGroup("SIGKILL"); // grandchildren that outlived the stack
+  };
+  const kill = async () => {
+    process.off("exit", onExit);
+    signalGroup("SIGKILL");
+    if (!gone()) await exited;
+  };
+
   const logs: string[] = [];
   child.stderr!.on("data", (chunk) => logs.push(String(chunk)));
-  const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints }>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on("line", (line) => {
-      logs.push(line);
-      if (line.startsWith("{")) {
-        try {
-          const parsed = JSON.parse(line);
-          if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints });
-        } catch {
-          // a log line that happens to start with "{"
+  const lines = createInterface({ input: child.stdout! });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints }>((resolve, reject) => {
+      lines.on("line", (line) => {
+        logs.push(line);
+        if (line.startsWith("{")) {
+          try {
+            const parsed = JSON.parse(line);
+            if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints });
+          } catch {
+            // a log line that happens to start with "{"
+          }
         }
-      }
+      });
+      child.once("exit", (code, signal) => reject(new Error(`local stack exited with ${signal ?? code}:\n${logs.join("")}`)));
+      const timeoutMs = options.readyTimeoutMs ?? 110_000;
+      timer = setTimeout(() => reject(new Error(`local stack not ready after ${timeoutMs} ms:\n${logs.join("")}`)), timeoutMs);
     });
-    child.once("exit", (code, signal) => reject(new Error(`local stack exited with ${signal ?? code}:\n${logs.join("")}`)));
-  });
-  return {
-    ...ready,
-    keys,
-    logs,
-    stop: () =>
-      new Promise((resolve) => {
-        // Already gone (exited, or killed by a signal from outside the test)?
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
+    return { ...ready, keys, logs, pid: child.pid!, stop, kill };
+  } catch (error) {
+    // Setup failed: nothing it started may outlive it.
+    await kill();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }

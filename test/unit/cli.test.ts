@@ -288,6 +288,12 @@ describe("Renderer", () => {
     expect(render({ type: "task.started", data: { taskId: "t2", title: "Evaluate (120/8)+2^5", iteration: 0, stepIndex: 0 } })).toBe("▶ t2 started (step 1): Evaluate (120/8)+2^5");
     expect(render(sampleEvents[1]!)).toBe('  [t1] → calculator {"expression":"17*23"}');
     expect(render(sampleEvents[2]!)).toBe("  [t1] ← 17*23 = 391");
+    expect(render({ type: "tool.called", data: { agent: "executor", taskId: "t2", callId: "c2", tool: "everything__add", arguments: { a: 2, b: 3 }, persona: "Financial analyst" } })).toBe(
+      '  [t2] → everything__add (Financial analyst) {"a":2,"b":3}',
+    );
+    expect(render({ type: "tool_source.unavailable", data: { source: "crm", reason: "Its tools are left out of this run: HTTP 503" } })).toBe(
+      "⚠ tool source crm unavailable: Its tools are left out of this run: HTTP 503",
+    );
     expect(render({ type: "tool.result", data: { agent: "react", callId: "c", tool: "calculator", ok: false, output: "Error: division by zero" } })).toBe(
       "  [react] ✗ calculator: Error: division by zero",
     );

@@ -129,7 +129,7 @@ describe("agent loop: parallel tool calls", () => {
     expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(WAITS.map((w) => ["tool", w.id, `${w.label} done`]));
     expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(WAITS.map((w) => w.id));
     expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
-      WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms } })),
+      WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms }, persona: "Wait specialist" })),
     );
     expect(h.usage[0]).toMatchObject({ llmCalls: 1, toolCalls: 4 });
   });

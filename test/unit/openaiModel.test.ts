@@ -106,7 +106,7 @@ describe("OpenAIModel over a scripted OpenAI-compatible server", () => {
 
   it("surfaces the error after a 500 on every attempt", async () => {
     const model = await modelFor([{ status: 500 }, { status: 500 }, { status: 500 }], { maxRetries: 2 });
-    await expect(model.complete({ messages })).rejects.toMatchObject({ status: 500, message: expect.stringContaining("The server had an error") });
+    await expect(model.complete({ messages })).rejects.toMatchObject({ name: "Stepwise.ModelUnavailable", cause: { status: 500 }, message: expect.stringContaining("The server had an error") });
     expect(server!.requests).toHaveLength(3);
   });
 

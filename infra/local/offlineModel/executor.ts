@@ -9,6 +9,7 @@ import {
   requestIn,
   toolResultsSinceLastUser,
 } from "./conversation.js";
+import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 import { workMove } from "./workTools.js";
@@ -36,6 +37,9 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
 
 function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>): Call[] {
   const { task, isReact } = assignment;
+  // "use <tool> {…}" names the calls outright, for any tool offered (MCP tools included).
+  const named = findToolDirectives(task).filter((directive) => offered.has(directive.name));
+  if (named.length > 0) return named.map(({ name, arguments: args }) => ({ name, arguments: args }));
   // A request that says "ask me" gets a question first (the run waits for the answer).
   if (/\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
     return [{ name: "ask_user", arguments: { question: `You asked me to check with you first. What should I know before I do this: ${cut(task, 200)}` } }];

@@ -2,6 +2,8 @@
 // orchestrator reports that every step is completed.
 
 import { assistantToolCalls, cut, firstUserText, isFailure, oneLine, requestIn, textOf } from "./conversation.js";
+import { findToolDirectives } from "./directives.js";
+import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 import { workSteps } from "./workTools.js";
@@ -17,6 +19,14 @@ export function plan(messages: readonly ChatMessage[]): Decision {
     return callTools([{ name: "planning", arguments: createPlan(requestIn(firstUserText(messages))) }]);
   }
   const last = messages.at(-1);
+  const reason = last?.role === "user" ? rejectionReason(textOf(last.content)) : undefined;
+  if (reason !== undefined) {
+    const revised = reviseSteps(shownSteps(textOf(last!.content)), reason);
+    return {
+      content: `Revised the plan for the feedback (${reason || "no reason given"}): ${revised.change}.`,
+      calls: [{ name: "planning", arguments: { command: "update", steps: revised.steps } }],
+    };
+  }
   if (last?.role === "tool") return say(acknowledge(textOf(last.content), commandOf(planningCalls.at(-1)?.arguments)));
   if (last?.role === "user" && textOf(last.content).includes(ALL_DONE_MARKER)) {
     return callTools([{ name: "planning", arguments: { command: "finish" } }]);
@@ -45,6 +55,9 @@ export function createPlan(request: string): Record<string, unknown> {
 
 /** Independent tasks for the first step; always at least two so they can run in parallel. */
 function factTasks(request: string): string[] {
+  // Each named tool call is a task of its own, so they run in parallel.
+  const directives = findToolDirectives(request);
+  if (directives.length > 0) return directives.map((directive) => directive.text);
   const expressions = findExpressions(request);
   const tasks = expressions.map((expression) => `Evaluate ${expression} with the calculator`);
   if (expressions.length >= 2) return tasks;

@@ -16,12 +16,27 @@ export function route(messages: readonly ChatMessage[]): Decision {
   return callTools([{ name: "choose_mode", arguments: args }]);
 }
 
+const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you)\b/i;
+/** Only a greeting or thanks ("Hello there!", "Thanks a lot."). */
+const ONLY_GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you)( there| a lot| so much)?[\s!.,]*$/i;
+/** Questions about the assistant itself ("who are you?", "what is Stepwise?", "what can you do?"). */
+const ABOUT_ME = /\b(who|what) are you\b|\bwhat can you do\b|\bhow do you work\b|\b(what|who) is stepwise\b|\bwhat does stepwise do\b|\bhow does stepwise work\b|\babout stepwise\b|\bare you stepwise\b/i;
+
+export const ABOUT_STEPWISE =
+  "I am Stepwise, a team of AI agents. A planner splits your request into tasks, executor agents solve them in parallel with tools " +
+  "(a calculator, text statistics, files, and the MCP tool sources you add), and a summarizer writes the answer; " +
+  "risky steps wait for your approval. Ask me to compute something, measure a text or write a report.";
+
 /**
- * Greetings and thanks are answered at once; "what did I ask before?" is answered from the
- * session's earlier turns (the conversation the router is shown).
+ * Greetings, thanks and questions about Stepwise itself are answered at once; "what did I ask
+ * before?" is answered from the session's earlier turns (the conversation the router is shown).
  */
 function directAnswer(request: string, messages: readonly ChatMessage[]): string | undefined {
-  if (/^\s*(hi|hello|hey|thanks|thank you)\b[\s!.,]*$/i.test(request)) return "Hello! Tell me what to work on: I can calculate, measure texts and write reports.";
+  const hello = GREETING.test(request) ? "Hello! " : "";
+  if (ABOUT_ME.test(request)) return `${hello}${ABOUT_STEPWISE}`;
+  if (ONLY_GREETING.test(request)) {
+    return /^\s*thank/i.test(request) ? "You are welcome! Tell me what to work on next." : "Hello! Tell me what to work on: I can calculate, measure texts and write reports.";
+  }
   if (/\bwhat did i (just )?ask\b|\bremind me\b/i.test(request)) {
     const earlier = messages.filter((m) => m.role === "user").slice(0, -1).map((m) => (typeof m.content === "string" ? m.content : ""));
     return earlier.length ? `Earlier in this session you asked: ${earlier.map((q) => `"${q}"`).join(", then ")}.` : "This is the first request of this session.";

@@ -1,0 +1,55 @@
+import { Duration } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Construct } from "constructs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Defaults every Stepwise Lambda shares: Node 22 on arm64, ESM bundles, the table's name. */
+export function lambdaProps(scope: Construct, id: string, entry: string, table: ITable, environment: Record<string, string>): NodejsFunctionProps {
+  return {
+    logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
+    entry: path.join(root, entry),
+    handler: "handler",
+    runtime: Runtime.NODEJS_22_X,
+    architecture: Architecture.ARM_64,
+    memorySize: 1024,
+    environment: { TABLE_NAME: table.tableName, NODE_OPTIONS: "--enable-source-maps", ...environment },
+    bundling: {
+      format: OutputFormat.ESM,
+      target: "node22",
+      sourceMap: true,
+      mainFields: ["module", "main"],
+      // Some dependencies still call require(); give ESM bundles one.
+      banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+    },
+  };
+}
+
+export interface StepwiseFunctionProps {
+  /** The handler module, relative to the project root (e.g. "functions/api/handler.ts"). */
+  readonly entry: string;
+  readonly table: ITable;
+  readonly environment?: Record<string, string>;
+  readonly timeout: Duration;
+  /** Anything else NodejsFunction takes (memory, reserved concurrency…), over the defaults. */
+  readonly overrides?: Partial<NodejsFunctionProps>;
+}
+
+/**
+ * Every Lambda of Stepwise. It keeps its entry file, so the IAM-coverage test can read the code the
+ * function runs and check each AWS call it can make against the function's role.
+ */
+export class StepwiseFunction extends NodejsFunction {
+  /** The handler module, relative to the project root. */
+  readonly entryFile: string;
+
+  constructor(scope: Construct, id: string, props: StepwiseFunctionProps) {
+    super(scope, id, { ...lambdaProps(scope, id, props.entry, props.table, props.environment ?? {}), timeout: props.timeout, ...props.overrides });
+    this.entryFile = props.entry;
+  }
+}

@@ -1,0 +1,106 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult, Tool as McpToolDefinition } from "@modelcontextprotocol/sdk/types.js";
+import { assertDeliverableUrl, type HostLookup } from "../../webhooks/ssrfGuard.js";
+import { pinnedFetch } from "./pinnedFetch.js";
+
+export type { CallToolResult, McpToolDefinition };
+
+/** Where an MCP server is and what to send it; header values are secrets (decrypted for this call only). */
+export interface McpEndpoint {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface McpNetworkPolicy {
+  /** Local development and tests reach servers on 127.0.0.0/8 and ::1 (never on AWS). */
+  allowLoopback: boolean;
+  allowHttp: boolean;
+  lookup?: HostLookup;
+}
+
+const CLIENT_INFO = { name: "stepwise", version: "0.1.0" };
+/** At most this many pages of tools/list: a server that pages forever does not hold a run. */
+const MAX_LIST_PAGES = 20;
+
+/**
+ * Opens an MCP session: Streamable HTTP first; a server that answers its POST with a 4xx is an
+ * older HTTP+SSE server (the spec's backwards-compatibility rule), so try that transport next.
+ * Every connection goes only to addresses the SSRF guard vetted.
+ */
+export async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeoutMs: number): Promise<Client> {
+  const addresses = await assertDeliverableUrl(endpoint.url, policy);
+  const url = new URL(endpoint.url);
+  const options = { requestInit: { headers: endpoint.headers, redirect: "manual" as const }, fetch: pinnedFetch(addresses) };
+  const client = new Client(CLIENT_INFO);
+  let first: unknown;
+  try {
+    await client.connect(new StreamableHTTPClientTransport(url, options), { timeout: timeoutMs });
+    return client;
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    if (!isOlderServerAnswer(error)) throw withStatus(error);
+    first = withStatus(error);
+  }
+  const legacy = new Client(CLIENT_INFO);
+  try {
+    await legacy.connect(new SSEClientTransport(url, options), { timeout: timeoutMs });
+    return legacy;
+  } catch (error) {
+    await legacy.close().catch(() => undefined);
+    throw new Error(`${(first as Error).message}; the HTTP+SSE transport failed too: ${(error as Error).message}`);
+  }
+}
+
+/** The SDK's message leaves the HTTP status out; a person fixing the source needs it. */
+function withStatus(error: unknown): unknown {
+  return error instanceof StreamableHTTPError && error.code !== undefined ? new Error(`HTTP ${error.code}: ${error.message}`, { cause: error }) : error;
+}
+
+/** A 4xx to the first POST, other than one about credentials or rate: maybe an HTTP+SSE server. */
+function isOlderServerAnswer(error: unknown): boolean {
+  const code = error instanceof StreamableHTTPError ? error.code : undefined;
+  return code !== undefined && code >= 400 && code < 500 && ![401, 403, 429].includes(code);
+}
+
+/** Runs `fn` on a fresh session and always closes it: nothing stays open in a frozen Lambda. */
+export async function withMcp<T>(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeoutMs: number, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connectMcp(endpoint, policy, timeoutMs);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** Every tool the server offers (tools/list, all pages). */
+export async function listMcpTools(client: Client, timeoutMs: number): Promise<McpToolDefinition[]> {
+  const tools: McpToolDefinition[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const result = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
+}
+
+export interface McpCallOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Sent in `_meta`, the same on every attempt of one call: a server may use it to do the work once. */
+  idempotencyKey: string;
+}
+
+/** tools/call with the per-call timeout. */
+export async function callMcpTool(client: Client, name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
+  const result = await client.callTool(
+    { name, arguments: args, _meta: { idempotencyKey: options.idempotencyKey } },
+    undefined,
+    { timeout: options.timeoutMs, signal: options.signal },
+  );
+  // Servers of the 2024-10-07 protocol may answer with `toolResult`; keep it as text.
+  return "content" in result ? (result as CallToolResult) : { content: [{ type: "text", text: JSON.stringify(result.toolResult) }] };
+}

@@ -1,0 +1,52 @@
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { actionMatches, iamActionsFor, SdkCallGraph } from "../support/sdkCalls.js";
+import { allowedActions, functionsOf, synthesize } from "../support/template.js";
+
+/**
+ * Every AWS call a function's code can make is allowed by that function's role: the calls are read
+ * from the code (test/support/sdkCalls.ts), the permissions from the synthesized template. A new SDK
+ * call without a grant, or a new function whose code cannot be read, fails here, not in production.
+ */
+const root = path.resolve(import.meta.dirname, "../..");
+const { stack, template } = synthesize();
+const functions = functionsOf(stack);
+const ours = functions.filter((f) => f.entry);
+let graph: SdkCallGraph;
+
+beforeAll(() => {
+  graph = new SdkCallGraph(root);
+}, 120_000);
+
+describe("IAM coverage", () => {
+  it("finds the code of every function that runs Stepwise code (built with StepwiseFunction)", () => {
+    expect(functions.filter((f) => f.unknownCode).map((f) => f.path)).toEqual([]);
+    expect(ours.length).toBeGreaterThanOrEqual(14);
+  });
+
+  it.each(ours.map((f) => [f.path, f] as const))("%s: its role allows every AWS call its code can make", (_path, fn) => {
+    const allowed = allowedActions(template, fn.roleLogicalId);
+    const missing = graph
+      .callsOf(fn.entry!)
+      .flatMap((call) => iamActionsFor(call).map((action) => ({ action, call })))
+      .filter(({ action }) => !allowed.some((pattern) => actionMatches(pattern, action)))
+      .map(({ action, call }) => `${action} (${call.command}, reached by ${call.path.join(" → ")})`);
+    expect(missing).toEqual([]);
+  });
+
+  it("reads the calls from the code: the callback step resumes runs, the API starts and stops them, agents call only the table, the queue and the key", () => {
+    const commands = (entry: string) => graph.callsOf(entry).map((c) => c.command);
+    expect(commands("functions/steps/awaitInterrupt.ts")).toContain("SendTaskSuccess");
+    expect(commands("functions/api/handler.ts")).toEqual(expect.arrayContaining(["StartExecution", "StopExecution", "SendTaskSuccess", "GetExecutionHistory"]));
+    expect(commands("functions/steps/plan.ts")).toEqual(expect.arrayContaining(["Update", "SendMessage", "GetSecretValue"]));
+    expect(commands("functions/stream/handler.ts")).toEqual(["Get", "Query"]); // reads only
+    expect(commands("functions/steps/plan.ts")).not.toContain("StartExecution");
+  });
+
+  it("the callback step's permission to resume is its own policy, on the state machine only", () => {
+    const awaitInterrupt = ours.find((f) => f.path.endsWith("/AwaitInterrupt"))!;
+    expect(allowedActions(template, awaitInterrupt.roleLogicalId)).toContain("states:SendTaskSuccess");
+    const plan = ours.find((f) => f.path.endsWith("/Plan"))!;
+    expect(allowedActions(template, plan.roleLogicalId)).not.toContain("states:SendTaskSuccess");
+  });
+});

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Behind } from "../support/aws.js";
+import { Client } from "../support/client.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
+import { answer, marker, ScriptRouter } from "../support/scriptedRoles.js";
+
+/**
+ * How a failing step meets the state machine's Retry and Catch (infra/orchestration.ts): a model
+ * that is briefly unavailable is retried by the state machine after the client gave up (the journal
+ * makes the repeat safe) and the run succeeds; a model that refuses the request fails the run at
+ * once, with the typed code on the run and as the Step Functions execution's error and cause.
+ * The client's own retries are off (LLM_MAX_RETRIES=0) so each model request is one step attempt.
+ */
+const router = new ScriptRouter();
+let scripted: ScriptedModel;
+let stack: RunningStack;
+let client: Client;
+let behind: Behind;
+
+router.on("busy", (_turn, turns) => (turns.length <= 2 ? { status: 503, message: "The engine is overloaded." } : answer("Fine after the outage.")));
+router.on("refused", () => ({ status: 400, message: "This model does not accept that request." }));
+
+beforeAll(async () => {
+  scripted = await startScriptedModel(router.script);
+  stack = await startStack({ OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: "test", STEPWISE_MODEL: "scripted", LLM_MAX_RETRIES: "0" }, [], { exposeEndpoints: true });
+  client = new Client(stack.url, stack.apiKey);
+  behind = new Behind(stack.endpoints!);
+});
+
+afterAll(async () => {
+  behind?.destroy();
+  await stack?.stop();
+  await scripted?.close();
+});
+
+describe("a failing step", () => {
+  it("model unavailable (503) twice: the state machine retries the step and the run succeeds", async () => {
+    const { runId } = await client.submit({ input: `${marker("busy")} Anything.`, mode: "react" });
+    const { run } = await client.waitForEnd(runId, 90_000);
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.result).toBe("Fine after the outage.");
+    expect(router.of("busy")).toHaveLength(3);
+  }, 120_000);
+
+  it("model refuses (400): no retry, the run fails with Stepwise.ModelRejected, and so does its execution, with the real cause", async () => {
+    const { runId } = await client.submit({ input: `${marker("refused")} Anything.`, mode: "react" });
+    const { run, events } = await client.waitForEnd(runId, 60_000);
+    expect(run.status).toBe("failed");
+    expect(run.error).toMatchObject({ code: "Stepwise.ModelRejected", message: expect.stringContaining("does not accept that request") });
+    expect(router.of("refused")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "run.failed")).toHaveLength(1);
+
+    const execution = await behind.execution(runId);
+    expect(execution.status).toBe("FAILED");
+    expect(execution.error).toBe("Stepwise.ModelRejected");
+    expect(execution.cause).toContain("does not accept that request");
+  }, 120_000);
+});

@@ -1,0 +1,244 @@
+import path from "node:path";
+import ts from "typescript";
+
+/**
+ * Which AWS SDK commands a Lambda handler can send, read from the code (not declared by hand): from
+ * the handler module, follow every function, method, constructor and variable the code refers to
+ * (calls through an interface reach every implementation of that method name), and collect each
+ * `…Command` class of an `@aws-sdk/client-*` or `@aws-sdk/lib-dynamodb` package it meets, and each
+ * `paginate…` helper. An over-approximation at function granularity: a new SDK call anywhere the
+ * handler can reach shows up here.
+ *
+ * One refinement keeps it useful with a bag of services built at once: an object literal's field
+ * that is built by a call or `new` (`tools: new ToolCatalog(…)`) counts only where a field of that
+ * name is read (`services.tools`). Construction that itself sends a request would be missed; the
+ * SDK clients and our adapters send nothing until used. Likewise the methods of an object literal
+ * that implements one of our interfaces (`const catalog: ToolCatalog = { registryFor() {…} }`) run
+ * where a member of that name is called, not where the object is built.
+ */
+export interface SdkCall {
+  /** The SDK package, e.g. "client-sfn" or "lib-dynamodb". */
+  readonly sdkPackage: string;
+  /** The command without the "Command" suffix, e.g. "SendTaskSuccess". */
+  readonly command: string;
+  /** Where it is referenced (project-relative file:line), for the failure message. */
+  readonly at: string;
+  /** How the handler reaches it: file:line of each reference on the way, from the handler on. */
+  readonly path: string[];
+}
+
+const SDK_FILE = /[\\/]node_modules[\\/]@aws-sdk[\\/](client-[a-z0-9-]+|lib-dynamodb)[\\/]/;
+
+export class SdkCallGraph {
+  private readonly program: ts.Program;
+  private readonly checker: ts.TypeChecker;
+  /** Every function-like member of a class or object literal in the project, by name. */
+  private readonly implementations = new Map<string, ts.Node[]>();
+  /** Object-literal fields built by a call or `new`, by name: they run where the field is read. */
+  private readonly builtFields = new Map<string, ts.Node[]>();
+
+  constructor(private readonly root: string) {
+    const configPath = path.join(root, "tsconfig.json");
+    const config = ts.readConfigFile(configPath, ts.sys.readFile);
+    const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+    // Lambda code is functions/ and shared/; infra/ (CDK, the local emulators) never runs in a Lambda.
+    const sources = parsed.fileNames.filter((f) => ["functions", "shared"].includes(path.relative(root, f).split(path.sep)[0]!));
+    this.program = ts.createProgram(sources, parsed.options);
+    this.checker = this.program.getTypeChecker();
+    for (const file of this.projectFiles()) this.indexMembers(file);
+  }
+
+  /** The SDK commands the handler in `entry` (project-relative) can send. */
+  callsOf(entry: string): SdkCall[] {
+    const file = this.program.getSourceFile(path.join(this.root, entry));
+    if (!file) throw new Error(`${entry} is not part of the TypeScript project`);
+    const calls = new Map<string, SdkCall>();
+    const seen = new Set<ts.Node>();
+    /** Each reached piece of code → the reference that reached it, for `path`. */
+    const via = new Map<ts.Node, { from: ts.Node; at: ts.Node }>();
+    const trail = (node: ts.Node, at: ts.Node): string[] => {
+      const steps = [this.where(at)];
+      for (let step = via.get(node); step && steps.length < 30; step = via.get(step.from)) steps.unshift(this.where(step.at));
+      return steps;
+    };
+    let current: ts.Node = file;
+    const seenFiles = new Set<ts.SourceFile>();
+    const queue: ts.Node[] = [file];
+    const enqueue = (node: ts.Node | undefined, at?: ts.Node) => {
+      if (!node || seen.has(node)) return;
+      seen.add(node);
+      if (at) via.set(node, { from: current, at });
+      queue.push(node);
+      // Importing a module runs its top-level statements.
+      const source = node.getSourceFile();
+      if (!seenFiles.has(source)) {
+        seenFiles.add(source);
+        for (const statement of source.statements) if (ts.isExpressionStatement(statement)) enqueue(statement, at);
+      }
+    };
+    const reference = (id: ts.Identifier) => {
+      let symbol = this.checker.getSymbolAtLocation(id);
+      if (!symbol) return;
+      if (symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
+      for (const declaration of symbol.declarations ?? []) {
+        const fileName = declaration.getSourceFile().fileName;
+        const sdk = SDK_FILE.exec(fileName);
+        if (sdk) {
+          const command = /^(\w+)Command$/.exec(symbol.name)?.[1] ?? /^paginate(\w+)$/.exec(symbol.name)?.[1];
+          if (command && !calls.has(`${sdk[1]}:${command}`)) calls.set(`${sdk[1]}:${command}`, { sdkPackage: sdk[1]!, command, at: this.where(id), path: trail(current, id) });
+          continue;
+        }
+        if (!this.isProjectFile(declaration.getSourceFile())) continue;
+        for (const code of this.codeOf(declaration)) enqueue(code, id);
+      }
+    };
+    const visit = (node: ts.Node): void => {
+      if (isBuiltField(node)) return; // runs where the field is read
+      if (isFunctionMember(node) && this.implementsOurInterface(node.parent)) return; // runs where it is called
+      if (ts.isTypeNode(node) || ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
+      if (ts.isIdentifier(node)) reference(node);
+      ts.forEachChild(node, visit);
+    };
+    enqueue(file);
+    while (queue.length) {
+      const node = queue.pop()!;
+      current = node;
+      if (ts.isSourceFile(node)) {
+        // The handler module itself: all of it runs (or is exported to Lambda).
+        for (const statement of node.statements) visit(statement);
+      } else if (isBuiltField(node)) {
+        visit(node.initializer);
+      } else {
+        visit(node);
+      }
+    }
+    return [...calls.values()].sort((a, b) => `${a.sdkPackage}:${a.command}`.localeCompare(`${b.sdkPackage}:${b.command}`));
+  }
+
+  /** The code a reference to this declaration can run. */
+  private codeOf(declaration: ts.Declaration): ts.Node[] {
+    if (ts.isClassDeclaration(declaration) || ts.isClassExpression(declaration)) {
+      // `new X()` runs the constructor, field initializers and the base class's constructor.
+      const parts: ts.Node[] = declaration.members.filter(
+        (m) => ts.isConstructorDeclaration(m) || ts.isClassStaticBlockDeclaration(m) || (ts.isPropertyDeclaration(m) && m.initializer !== undefined),
+      );
+      for (const clause of declaration.heritageClauses ?? []) if (clause.token === ts.SyntaxKind.ExtendsKeyword) parts.push(...clause.types.map((t) => t.expression));
+      return parts;
+    }
+    if (ts.isMethodSignature(declaration) || (ts.isPropertySignature(declaration) && declaration.type && ts.isFunctionTypeNode(declaration.type))) {
+      // A call through an interface: any implementation of that name may run.
+      return this.implementations.get(declaration.name.getText()) ?? [];
+    }
+    if (ts.isPropertySignature(declaration)) return this.builtFields.get(declaration.name.getText()) ?? [];
+    if (ts.isParameter(declaration) || ts.isTypeParameterDeclaration(declaration)) return [];
+    if (ts.isInterfaceDeclaration(declaration) || ts.isTypeAliasDeclaration(declaration) || ts.isModuleDeclaration(declaration)) return [];
+    return [declaration];
+  }
+
+  /** An object literal typed by one of our interfaces (its methods are called by our code, by name). */
+  private implementsOurInterface(node: ts.Node): boolean {
+    if (!ts.isObjectLiteralExpression(node)) return false;
+    const type = this.checker.getContextualType(node);
+    const symbol = type?.aliasSymbol ?? type?.getSymbol();
+    return (symbol?.declarations ?? []).some((d) => this.isProjectFile(d.getSourceFile()));
+  }
+
+  private indexMembers(file: ts.SourceFile) {
+    const add = (name: ts.PropertyName | undefined, node: ts.Node) => {
+      if (!name || !(ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isPrivateIdentifier(name))) return;
+      const list = this.implementations.get(name.text) ?? [];
+      list.push(node);
+      this.implementations.set(name.text, list);
+    };
+    const isFunction = (e: ts.Expression | undefined) => !!e && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));
+    const visit = (node: ts.Node): void => {
+      if (ts.isMethodDeclaration(node) || ts.isGetAccessorDeclaration(node)) add(node.name, node);
+      else if ((ts.isPropertyDeclaration(node) || ts.isPropertyAssignment(node)) && isFunction(node.initializer)) add(node.name, node);
+      if (isBuiltField(node) && ts.isIdentifier(node.name)) {
+        const list = this.builtFields.get(node.name.text) ?? [];
+        list.push(node);
+        this.builtFields.set(node.name.text, list);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(file);
+  }
+
+  private projectFiles(): ts.SourceFile[] {
+    return this.program.getSourceFiles().filter((f) => this.isProjectFile(f));
+  }
+
+  private isProjectFile(file: ts.SourceFile): boolean {
+    return !file.isDeclarationFile && !file.fileName.includes("/node_modules/") && file.fileName.startsWith(this.root);
+  }
+
+  private where(node: ts.Node): string {
+    const file = node.getSourceFile();
+    return `${path.relative(this.root, file.fileName)}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+  }
+}
+
+function isFunctionMember(node: ts.Node): boolean {
+  return (
+    ts.isMethodDeclaration(node) ||
+    ts.isGetAccessorDeclaration(node) ||
+    (ts.isPropertyAssignment(node) && (ts.isArrowFunction(node.initializer) || ts.isFunctionExpression(node.initializer)))
+  );
+}
+
+function isBuiltField(node: ts.Node): node is ts.PropertyAssignment {
+  return ts.isPropertyAssignment(node) && (ts.isNewExpression(node.initializer) || ts.isCallExpression(node.initializer));
+}
+
+/** IAM service prefix of each SDK package. */
+const SERVICE_PREFIX: Record<string, string> = {
+  "client-dynamodb": "dynamodb",
+  "lib-dynamodb": "dynamodb",
+  "client-sfn": "states",
+  "client-sqs": "sqs",
+  "client-secrets-manager": "secretsmanager",
+  "client-s3": "s3",
+  "client-kms": "kms",
+  "client-lambda": "lambda",
+  "client-cloudwatch": "cloudwatch",
+  "client-eventbridge": "events",
+};
+
+/** Commands whose IAM action is not "<prefix>:<command>". */
+const ACTIONS_BY_COMMAND: Record<string, string[]> = {
+  "lib-dynamodb:Get": ["dynamodb:GetItem"],
+  "lib-dynamodb:Put": ["dynamodb:PutItem"],
+  "lib-dynamodb:Update": ["dynamodb:UpdateItem"],
+  "lib-dynamodb:Delete": ["dynamodb:DeleteItem"],
+  "lib-dynamodb:BatchGet": ["dynamodb:BatchGetItem"],
+  "lib-dynamodb:BatchWrite": ["dynamodb:BatchWriteItem"],
+  "lib-dynamodb:TransactGet": ["dynamodb:GetItem"],
+  "lib-dynamodb:TransactWrite": ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"],
+  "client-s3:HeadObject": ["s3:GetObject"],
+  "client-s3:ListObjectsV2": ["s3:ListBucket"],
+  "client-s3:ListObjects": ["s3:ListBucket"],
+  "client-s3:CopyObject": ["s3:GetObject", "s3:PutObject"],
+  "client-s3:DeleteObjects": ["s3:DeleteObject"],
+  "client-s3:CreateMultipartUpload": ["s3:PutObject"],
+  "client-s3:UploadPart": ["s3:PutObject"],
+  "client-s3:CompleteMultipartUpload": ["s3:PutObject"],
+  "client-lambda:Invoke": ["lambda:InvokeFunction"],
+  "client-lambda:InvokeWithResponseStream": ["lambda:InvokeFunction"],
+  "client-sqs:SendMessageBatch": ["sqs:SendMessage"],
+  "client-sqs:DeleteMessageBatch": ["sqs:DeleteMessage"],
+};
+
+/** The IAM actions a role needs for one SDK call; throws for a package this table does not know yet. */
+export function iamActionsFor(call: SdkCall): string[] {
+  const special = ACTIONS_BY_COMMAND[`${call.sdkPackage}:${call.command}`];
+  if (special) return special;
+  const prefix = SERVICE_PREFIX[call.sdkPackage];
+  if (!prefix) throw new Error(`No IAM service prefix known for @aws-sdk/${call.sdkPackage} (${call.command} at ${call.at}): add it to test/support/sdkCalls.ts`);
+  return [`${prefix}:${call.command}`];
+}
+
+/** Whether an IAM action pattern (with `*` and `?`) grants the action; IAM compares case-insensitively. */
+export function actionMatches(pattern: string, action: string): boolean {
+  const regex = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`, "i");
+  return regex.test(action);
+}
