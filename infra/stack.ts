@@ -59,7 +59,7 @@ export class StepwiseStack extends Stack {
     // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
     const toolSourceKey = new Key(this, "ToolSourceSecrets", { enableKeyRotation: true, description: "Stepwise: tool source header secrets" });
     // The agents' tools: the files bucket (bytes in S3, metadata in the table) and the code sandbox.
-    const tools = new ToolResources(this, "Tools", { retentionDays: 30 });
+    const tools = new ToolResources(this, "Tools", { retentionDays: 30, table });
     const modelEnvironment: Record<string, string> = {
       ...queueEnvironment,
       TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,

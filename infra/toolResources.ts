@@ -1,26 +1,24 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { IGrantable } from "aws-cdk-lib/aws-iam";
-import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { SANDBOX_HANDLER } from "./handlers.js";
+import { StepwiseFunction } from "./stepwiseFunction.js";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 
 export interface ToolResourcesProps {
   /** Days a run's files are kept: the same retention as the run's items in the table. */
   readonly retentionDays: number;
+  /** Only named in the functions' settings: the sandbox gets no grant on it. */
+  readonly table: ITable;
 }
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** What the agents' tools need beyond the table: the files bucket and the code sandbox. */
 export class ToolResources extends Construct {
   readonly bucket: Bucket;
   /** Runs Python for run_code. Its role may only write its logs: no table, no bucket, nothing else. */
-  readonly sandbox: NodejsFunction;
+  readonly sandbox: StepwiseFunction;
   /** Settings for every function that reads or writes files. */
   readonly environment: Record<string, string>;
 
@@ -40,30 +38,29 @@ export class ToolResources extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    this.sandbox = new NodejsFunction(this, "Sandbox", {
-      description: "Stepwise code sandbox: Python on Pyodide, no network access granted, no permissions",
-      entry: path.join(root, SANDBOX_HANDLER),
-      handler: "handler",
-      runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
-      // Room for the interpreter's memory limit, its spare warm interpreter and Node itself.
-      memorySize: 2048,
+    this.sandbox = new StepwiseFunction(this, "Sandbox", {
+      entry: SANDBOX_HANDLER,
+      table: props.table,
       timeout: Duration.seconds(90),
-      logGroup: new LogGroup(this, "SandboxLogs", { retention: RetentionDays.ONE_MONTH }),
-      bundling: {
-        format: OutputFormat.ESM,
-        target: "node22",
-        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        // Pyodide loads its WebAssembly and standard library from its package folder, and the
-        // interpreter runs in a worker script: both ship beside the bundle, unbundled.
-        externalModules: ["pyodide"],
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `cp "${inputDir}/shared/sandbox/pythonWorker.mjs" "${outputDir}/pythonWorker.mjs"`,
-            `mkdir -p "${outputDir}/node_modules" && cp -r "${inputDir}/node_modules/pyodide" "${outputDir}/node_modules/pyodide"`,
-          ],
+      overrides: {
+        description: "Stepwise code sandbox: Python on Pyodide; its role may only write its logs",
+        // Room for the interpreter's memory limit, its spare warm interpreter and Node itself.
+        memorySize: 2048,
+        bundling: {
+          format: OutputFormat.ESM,
+          target: "node22",
+          banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+          // Pyodide loads its WebAssembly and standard library from its package folder, and the
+          // interpreter runs in a worker script: both ship beside the bundle, unbundled.
+          externalModules: ["pyodide"],
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) => [
+              `cp "${inputDir}/shared/sandbox/pythonWorker.mjs" "${outputDir}/pythonWorker.mjs"`,
+              `mkdir -p "${outputDir}/node_modules" && cp -r "${inputDir}/node_modules/pyodide" "${outputDir}/node_modules/pyodide"`,
+            ],
+          },
         },
       },
     });
