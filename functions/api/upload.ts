@@ -34,7 +34,8 @@ function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Up
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { "content-type": type }, limits: { files: 1, fileSize: maxBytes, fields: 20, parts: 30 } });
+      parser = busboy({ headers: { "content-type": type }, // busboy signals its limit on reaching it: one byte of room tells "at the limit" from "over it".
+      limits: { files: 1, fileSize: maxBytes + 1, fields: 20, parts: 30 } });
     } catch (error) {
       return reject(new BadRequestError(`The multipart body cannot be read: ${(error as Error).message}`, undefined, "invalid_multipart"));
     }
