@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import type { ErrorBody } from "../shared/contracts/api.js";
 import { StepwiseError, UnauthorizedError } from "../shared/errors.js";
+import { logger } from "../shared/observability.js";
 import type { Services } from "../shared/services.js";
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -20,7 +21,7 @@ export function errorResult(error: unknown, requestId?: string): HttpResult {
     const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) } };
     return json(error.statusCode, body, error.statusCode === 401 ? { "www-authenticate": "Bearer" } : {});
   }
-  console.error(JSON.stringify({ msg: "request failed", requestId, error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error) }));
+  logger.error("request failed", { requestId, error: error instanceof Error ? error : String(error) });
   const status = error instanceof StepwiseError ? error.statusCode : 500;
   const code = error instanceof StepwiseError ? error.code : "internal_error";
   return json(status, { error: { code, message: "Something went wrong on our side; the request can be retried.", details: { requestId } } } satisfies ErrorBody);

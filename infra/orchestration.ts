@@ -1,5 +1,6 @@
 import { Duration } from "aws-cdk-lib";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
@@ -175,6 +176,9 @@ export class Orchestration extends Construct {
       comment: "Stepwise run: plan, execute in parallel, summarize.",
       // A run may wait on people for a while, but not forever (the local runtime also caps timers at 24 days).
       timeout: Duration.days(7),
+      // Errors only and no execution data: payloads are ids, but logs should not copy what runs carry.
+      logs: { destination: new LogGroup(this, "StateMachineLogs", { retention: RetentionDays.ONE_MONTH }), level: sfn.LogLevel.ERROR, includeExecutionData: false },
+      tracingEnabled: true,
     });
   }
 }

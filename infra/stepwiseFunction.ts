@@ -1,6 +1,6 @@
 import { Duration } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
-import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
@@ -9,7 +9,12 @@ import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Defaults every Stepwise Lambda shares: Node 22 on arm64, ESM bundles, the table's name. */
+/**
+ * Defaults every Stepwise Lambda shares: Node 22 on arm64, ESM bundles, X-Ray active tracing, the
+ * table's name, Powertools' service and metrics namespace. 512 MB: the functions mostly wait on the
+ * model; the whole local stack (every handler plus CDK synthesis, the database and the model in one
+ * process) peaks at about 530 MB, one function holds far less (README, "Operating").
+ */
 export function lambdaProps(scope: Construct, id: string, entry: string, table: ITable, environment: Record<string, string>): NodejsFunctionProps {
   return {
     logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
@@ -17,8 +22,15 @@ export function lambdaProps(scope: Construct, id: string, entry: string, table: 
     handler: "handler",
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
-    memorySize: 1024,
-    environment: { TABLE_NAME: table.tableName, NODE_OPTIONS: "--enable-source-maps", ...environment },
+    memorySize: 512,
+    tracing: Tracing.ACTIVE,
+    environment: {
+      TABLE_NAME: table.tableName,
+      NODE_OPTIONS: "--enable-source-maps",
+      POWERTOOLS_SERVICE_NAME: "stepwise",
+      POWERTOOLS_METRICS_NAMESPACE: "Stepwise",
+      ...environment,
+    },
     bundling: {
       format: OutputFormat.ESM,
       target: "node22",

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { logger } from "./observability.js";
 
 /** Structured log lines that always name the run (and agent scope) they belong to. */
 export interface Logger {
@@ -17,9 +18,10 @@ export interface RequestContext {
 
 const storage = new AsyncLocalStorage<RequestContext>();
 
+/** Lines in the Powertools format of every other log line, with these fields added. */
 export function jsonLogger(fields: Record<string, unknown>): Logger {
-  const write = (level: string) => (msg: string, extra: Record<string, unknown> = {}) =>
-    console.log(JSON.stringify({ level, msg, ...fields, ...extra, at: new Date().toISOString() }));
+  const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  const write = (level: "info" | "warn" | "error") => (msg: string, extra: Record<string, unknown> = {}) => logger[level](msg, { ...defined, ...extra });
   return { info: write("info"), warn: write("warn"), error: write("error") };
 }
 
@@ -27,7 +29,7 @@ export function jsonLogger(fields: Record<string, unknown>): Logger {
 export function withRequestContext<T>(context: Omit<RequestContext, "log"> & { log?: Logger }, fn: () => T): T {
   const parent = storage.getStore();
   const merged = { ...parent, ...context } as RequestContext;
-  merged.log = context.log ?? jsonLogger({ runId: merged.runId, tenantId: merged.tenantId, scope: merged.scope });
+  merged.log = context.log ?? jsonLogger({ runId: merged.runId, tenant: merged.tenantId, scope: merged.scope });
   return storage.run(merged, fn);
 }
 

@@ -1,6 +1,8 @@
 import middy from "@middy/core";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
+import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
+import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 import { validatePathParams } from "./params.js";
 import { routes } from "./routes.js";
@@ -20,8 +22,11 @@ export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
     }
     const params = validatePathParams(found.match!.groups);
     const tenantId = await authenticate(event, services);
+    logger.appendKeys({ tenant: tenantId });
     return await found.route.handle({ event, services, tenantId, params });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }
-});
+})
+  .use(observability(() => ({})))
+  .use(requestLog());

@@ -3,6 +3,8 @@ import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { errorMessage } from "../../shared/errors.js";
 import { onExecutionStatus, onQueueMessage } from "../../shared/webhooks/notify.js";
 import { ExecutionStatusEvent, NotifyMessage } from "../../shared/webhooks/queue.js";
+import { logger } from "../../shared/observability.js";
+import { observability } from "../observability.js";
 import { getServices } from "../services.js";
 
 /**
@@ -20,9 +22,9 @@ export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> 
       if (status.success) await onExecutionStatus(services, status.data);
       else await onQueueMessage(services, NotifyMessage.parse(body));
     } catch (error) {
-      console.error(JSON.stringify({ msg: "notification failed", messageId: record.messageId, error: errorMessage(error) }));
+      logger.error("notification failed", { messageId: record.messageId, error: errorMessage(error) });
       batchItemFailures.push({ itemIdentifier: record.messageId });
     }
   }
   return { batchItemFailures };
-});
+}).use(observability(() => ({})));

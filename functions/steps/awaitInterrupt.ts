@@ -3,4 +3,4 @@ import { awaitInterrupt } from "../../shared/run/lifecycle.js";
 import { stepHandler } from "./stepHandler.js";
 
 /** Runs for every "Wait for …" callback state: stores the task token with the interrupt. */
-export const handler = stepHandler(AwaitInterruptInput, (run, input) => awaitInterrupt(run, input));
+export const handler = stepHandler("AwaitInterrupt", AwaitInterruptInput, (run, input) => awaitInterrupt(run, input));

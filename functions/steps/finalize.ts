@@ -2,4 +2,4 @@ import { RunRef } from "../../shared/contracts/steps.js";
 import { finalizeRun } from "../../shared/run/lifecycle.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler(RunRef, (run) => finalizeRun(run));
+export const handler = stepHandler("Finalize", RunRef, (run) => finalizeRun(run));

@@ -4,6 +4,6 @@ import { describeCause } from "../../shared/run/lifecycle.js";
 import { stepHandler } from "./stepHandler.js";
 
 /** The executor crashed or timed out: the task fails, the run goes on and the planner sees it. */
-export const handler = stepHandler(RecordTaskFailureInput, (run, { error, ...input }) =>
+export const handler = stepHandler("RecordTaskFailure", RecordTaskFailureInput, (run, { error, ...input }) =>
   finishTask(run, input, "failed", `The executor stopped: ${describeCause(error)}`),
 );

@@ -2,4 +2,4 @@ import { RunRef } from "../../shared/contracts/steps.js";
 import { recordTimeout } from "../../shared/run/lifecycle.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler(RunRef, (run) => recordTimeout(run));
+export const handler = stepHandler("RecordTimeout", RunRef, (run) => recordTimeout(run));

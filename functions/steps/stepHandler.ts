@@ -2,8 +2,13 @@ import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { z } from "zod";
 import type { RunScope } from "../../shared/agent/loop.js";
+import { scopeOf } from "../../shared/agent/executor.js";
 import { toStepError } from "../../shared/errors.js";
 import { withDeadline } from "../../shared/llm/deadline.js";
+import { withMetrics } from "../../shared/llm/metered.js";
+import { logger } from "../../shared/observability.js";
+import { meteredCatalog } from "../../shared/tools/metered.js";
+import { observability } from "../observability.js";
 import { getServices } from "../services.js";
 
 /** Stop starting new model rounds this long before the Lambda's time runs out. */
@@ -16,22 +21,33 @@ const ABORT_MARGIN_MS = 10_000;
  * next state's (small) input. Errors leave as StepErrors, whose name (the Lambda errorType) is the
  * code the state machine's Retry and Catch match on.
  */
-export function stepHandler<S extends z.ZodType, R>(schema: S, step: (run: RunScope, input: z.infer<S>) => Promise<R>) {
+export function stepHandler<S extends z.ZodType, R>(state: string, schema: S, step: (run: RunScope, input: z.infer<S>) => Promise<R>) {
   return middy(async (event: unknown, context: Context): Promise<R> => {
     try {
       const input = schema.parse(event) as z.infer<S> & { runId: string };
       const remaining = context?.getRemainingTimeInMillis?.();
       const services = getServices();
+      const model = withMetrics(services.model);
       return await step(
         {
           runId: input.runId,
-          services: remaining ? { ...services, model: withDeadline(services.model, Date.now() + Math.max(remaining - ABORT_MARGIN_MS, remaining * 0.8)) } : services,
+          services: {
+            ...services,
+            model: remaining ? withDeadline(model, Date.now() + Math.max(remaining - ABORT_MARGIN_MS, remaining * 0.8)) : model,
+            tools: meteredCatalog(services.tools),
+          },
           deadline: remaining ? Date.now() + Math.max(remaining - TIME_MARGIN_MS, remaining / 2) : undefined,
         },
         input,
       );
     } catch (error) {
-      throw toStepError(error);
+      const stepError = toStepError(error);
+      logger[stepError.retryable ? "warn" : "error"]("step failed", { errorType: stepError.name, error: stepError.cause ?? stepError });
+      throw stepError;
     }
-  });
+  }).use(observability((event: { runId?: string; iteration?: number; task?: { taskId?: string } }) => ({
+    runId: event?.runId,
+    state,
+    scope: event?.task?.taskId && event.iteration !== undefined ? scopeOf({ iteration: event.iteration, task: { taskId: event.task.taskId } }) : undefined,
+  })));
 }

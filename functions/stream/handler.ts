@@ -3,7 +3,9 @@ import { Readable } from "node:stream";
 import { z } from "zod";
 import { NotFoundError, BadRequestError } from "../../shared/errors.js";
 import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
+import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
+import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 
 const Cursor = z.coerce.number().int().min(0);
@@ -20,6 +22,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
     if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
     const tenantId = await authenticate(event, services);
+    logger.appendKeys({ tenant: tenantId, runId: match[1] });
     const run = await services.runs.get(match[1]!);
     if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
 
@@ -44,7 +47,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     // Where a closed connection is visible, stop polling at once.
     body.once("close", () => {
       controller.abort();
-      console.log(JSON.stringify({ msg: "stream ended", runId: run!.runId, reason: ending, seconds: (Date.now() - started) / 1000 }));
+      logger.info("stream ended", { runId: run!.runId, reason: ending, seconds: (Date.now() - started) / 1000 });
     });
     return {
       statusCode: 200,
@@ -54,4 +57,6 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }
-});
+})
+  .use(observability(() => ({})))
+  .use(requestLog());

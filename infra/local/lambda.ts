@@ -3,8 +3,17 @@ import type { ServerResponse } from "node:http";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
+import { InvokeStore, InvokeStoreBase } from "@aws/lambda-invoke-store";
 
 const MAX_LAMBDA_MS = 15 * 60_000;
+
+// One process runs every invocation at once, as a Lambda environment with AWS_LAMBDA_MAX_CONCURRENCY
+// does: each invocation runs in its own InvokeStore context, so Powertools keeps each invocation's
+// log keys, Lambda context and metrics apart (the Lambda runtime does the same on AWS).
+process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= "1000";
+const invokeStore = await InvokeStore.getInstanceAsync(true);
+const inInvocation = <T>(requestId: string, fn: () => Promise<T>): Promise<T> =>
+  invokeStore.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, fn);
 const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../..");
 
 type Handler = (event: unknown, contextOrStream?: unknown, context?: unknown) => Promise<unknown>;
@@ -17,7 +26,7 @@ const STREAMING = Symbol.for("stepwise.local.streaming");
  */
 export function installStreamingShim(): void {
   const g = globalThis as any;
-  // Other packages (the Lambda invoke store) may have created `awslambda` already: add to it.
+  // The Lambda invoke store (above) has created `awslambda` already: add to it.
   g.awslambda = g.awslambda ?? {};
   Object.assign(g.awslambda, {
     streamifyResponse(handler: Handler) {
@@ -91,7 +100,9 @@ export async function invokeLambda(entry: string, event: unknown): Promise<unkno
   const handler = await loadHandler(entry);
   try {
     // Lambda passes JSON: the handler never shares objects with the state machine.
-    return JSON.parse(JSON.stringify((await handler(structuredClone(event), lambdaContext(path.basename(entry, ".ts")))) ?? null));
+    const context = lambdaContext(localFunctionName(entry));
+    const result = await inInvocation(context.awsRequestId, () => handler(structuredClone(event), context));
+    return JSON.parse(JSON.stringify(result ?? null));
   } catch (error) {
     const err = error instanceof Error ? error : new Error(String(error));
     const failure = new Error(JSON.stringify({ errorType: err.name, errorMessage: err.message, trace: (err.stack ?? "").split("\n") }));
@@ -103,5 +114,11 @@ export async function invokeLambda(entry: string, event: unknown): Promise<unkno
 export async function invokeStreaming(entry: string, event: unknown, res: ServerResponse): Promise<void> {
   const handler = await loadHandler(entry);
   if (!(handler as any)[STREAMING]) throw new Error(`${entry} is not a streaming handler`);
-  await handler(event, new LocalResponseStream(res), lambdaContext(path.basename(entry, ".ts")));
+  const context = lambdaContext(localFunctionName(entry));
+  await inInvocation(context.awsRequestId, () => handler(event, new LocalResponseStream(res), context));
+}
+
+/** "functions/steps/plan.ts" → "steps-plan": a readable function name for local log lines. */
+function localFunctionName(entry: string): string {
+  return entry.replace(/^functions\//, "").replace(/\.ts$/, "").replaceAll("/", "-");
 }

@@ -1,4 +1,3 @@
-import { Duration } from "aws-cdk-lib";
 import path from "node:path";
 import { localApiKey } from "./localApiKey.js";
 import { startLocalStack } from "./stack.js";
@@ -30,11 +29,11 @@ say(`Starting Stepwise (data: ${dataDir ?? "in memory"})…`);
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),
   dataDir,
-  progress: (part, ms) => say(`  ${part.padEnd(28)} ${(ms / 1000).toFixed(1)} s`),
+  progress: (part, ms) => say(`  ${part.padEnd(36)} ${(ms / 1000).toFixed(1)} s`),
   apiKeys,
   modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
-  stackProps: {
-    interruptTimeout: process.env.INTERRUPT_TIMEOUT_SECONDS ? Duration.seconds(Number(process.env.INTERRUPT_TIMEOUT_SECONDS)) : undefined,
+  stateMachine: {
+    interruptTimeoutSeconds: process.env.INTERRUPT_TIMEOUT_SECONDS ? Number(process.env.INTERRUPT_TIMEOUT_SECONDS) : undefined,
     maxConcurrency: process.env.MAX_CONCURRENCY ? Number(process.env.MAX_CONCURRENCY) : undefined,
   },
 });

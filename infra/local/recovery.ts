@@ -1,7 +1,11 @@
 import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventLog } from "../../shared/store/events.js";
+import { Table } from "../../shared/store/table.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
+
+const RETENTION_DAYS = 30;
 
 const IN_FLIGHT = ["queued", "running", "awaiting_input"];
 
@@ -18,10 +22,12 @@ export interface RecoveryReport {
  * execution (named after the run, with the input submit would have given it).
  */
 export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: string): Promise<RecoveryReport> {
-  const continued = stepFunctions.resumeInFlight();
   const sfn = new SFNClient({});
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+  const table = new Table(doc, tableName);
+  const events = new EventLog(table, RETENTION_DAYS);
   const started: string[] = [];
+  const unstarted: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await doc.send(
@@ -34,18 +40,37 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
       }),
     );
     for (const run of page.Items ?? []) {
-      const executionArn = String(run.executionArn);
+      await fillLostEvents(table, events, String(run.runId), Number(run.eventSeq ?? 0));
       try {
-        await sfn.send(new DescribeExecutionCommand({ executionArn }));
+        await sfn.send(new DescribeExecutionCommand({ executionArn: String(run.executionArn) }));
       } catch (error) {
         if (!(error instanceof ExecutionDoesNotExist)) throw error;
-        await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.stateMachineArn, name: String(run.runId), input: JSON.stringify({ runId: run.runId }) }));
-        started.push(String(run.runId));
+        unstarted.push(run);
       }
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
+  // Only now, with every log whole again, do the runs go on.
+  const continued = stepFunctions.resumeInFlight();
+  for (const run of unstarted) {
+    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.stateMachineArn, name: String(run.runId), input: JSON.stringify({ runId: run.runId }) }));
+    started.push(String(run.runId));
+  }
   sfn.destroy();
   doc.destroy();
   return { continued, started };
+}
+
+/**
+ * An event number taken but never written: the process stopped between taking the number and
+ * writing the event. Nothing is running now, so every such number is lost for good; it gets an
+ * event saying so, and the log reads without a gap.
+ */
+async function fillLostEvents(table: Table, events: EventLog, runId: string, lastSeq: number): Promise<void> {
+  if (lastSeq === 0) return;
+  const written = new Set((await table.queryPrefix<{ seq: number }>(`RUN#${runId}`, "EVT#")).map((e) => Number(e.seq)));
+  for (let seq = 1; seq <= lastSeq; seq++) {
+    if (written.has(seq)) continue;
+    await events.putAt(runId, seq, [{ type: "run.resumed", data: { redrive: false, reason: "Stepwise restarted; the event being written when it stopped was lost." } }]);
+  }
 }

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 
 interface Message {
   id: string;

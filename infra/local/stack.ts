@@ -13,11 +13,11 @@ import { toApiGatewayEvent, sendResult } from "./httpApi.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
-import { LOCAL_ACCOUNT, LOCAL_REGION, stateMachineDefinition, synthesizeStack } from "./synth.js";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import { localDefinition, type StateMachineSettings } from "./definitionCache.js";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { randomUUID } from "node:crypto";
 import type { SQSBatchResponse } from "aws-lambda";
-import type { StepwiseStackProps } from "../stack.js";
 import path from "node:path";
 import { recoverRuns, type RecoveryReport } from "./recovery.js";
 
@@ -32,8 +32,8 @@ export interface LocalStackOptions {
   apiKeys: Record<string, string>;
   /** Latency of the offline model per call, in ms. */
   modelLatencyMs?: number;
-  /** Stack settings, as `cdk deploy` would take them (interrupt timeout, Map concurrency). */
-  stackProps?: StepwiseStackProps;
+  /** State machine settings, as `cdk deploy` would take them (interrupt timeout, Map concurrency). */
+  stateMachine?: StateMachineSettings;
   /** Told what is starting and, once it is up, how long it took. */
   progress?: (part: string, ms: number) => void;
 }
@@ -93,7 +93,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       modelUrl = offline.url;
     }
 
-    const { definition, functions } = await timed("state machine", () => stateMachineDefinition(synthesizeStack(options.stackProps)));
+    const synthStarted = performance.now();
+    const { definition, functions, cached } = await localDefinition(options.stateMachine ?? {});
+    options.progress?.(`state machine (${cached ? "cached" : "synthesized, now cached"})`, performance.now() - synthStarted);
     // A slow start of the "Wait for …" function (a Lambda cold start), so tests can make a decision
     // arrive before the task token is stored — the race AwaitInterrupt must win on AWS too.
     const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
@@ -149,7 +151,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const kmsEndpoint = await kms.listen();
     closers.push(() => kms.close());
 
-    const server = createServer();
+    // Keep idle client connections longer than clients do (undici: 4 s), so a client never reuses a
+    // socket the server is closing at that moment (ECONNRESET on a busy machine).
+    const server = createServer({ keepAliveTimeout: 65_000 });
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { toHistoryEvent } from "./executionHistory.js";
 import { ExecutionStore, type ExecutionRecord, type ExecutionStatus, type ResumePoint } from "./executionStore.js";
-import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
 if (!(Promise as any).withResolvers) {

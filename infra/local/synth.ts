@@ -1,11 +1,13 @@
-import { App } from "aws-cdk-lib";
+import { App, Duration } from "aws-cdk-lib";
 import type { CfnElement } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type { StepName } from "../handlers.js";
 import { StepwiseStack, type StepwiseStackProps } from "../stack.js";
 
-export const LOCAL_REGION = "us-east-1";
-export const LOCAL_ACCOUNT = "000000000000";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import type { StateMachineSettings } from "./definitionCache.js";
+
+export { LOCAL_ACCOUNT, LOCAL_REGION };
 
 type CfnValue = string | { "Fn::GetAtt"?: [string, string]; Ref?: string };
 interface CfnTemplate {
@@ -28,7 +30,8 @@ export interface LocalDefinition {
 /** Synthesizes the stack offline, as `cdk synth` does, without bundling the Lambda code. */
 export function synthesizeStack(props: StepwiseStackProps = {}): SynthesizedStack {
   const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new StepwiseStack(app, "Stepwise", props);
+  // The model endpoint only sets the functions' environment, which the local stack sets itself.
+  const stack = new StepwiseStack(app, "Stepwise", { openAiBaseUrl: "http://127.0.0.1/v1", ...props });
   const steps = new Map(
     Object.entries(stack.steps.functions).map(([name, fn]) => [stack.getLogicalId(fn.node.defaultChild as CfnElement), name as StepName]),
   );
@@ -58,4 +61,14 @@ export function stateMachineDefinition({ template, steps }: SynthesizedStack): L
   const body = machines[0]!.Properties!.DefinitionString as string | { "Fn::Join": [string, CfnValue[]] };
   const definition = typeof body === "string" ? body : body["Fn::Join"][1].map(resolve).join(body["Fn::Join"][0]);
   return { definition, functions };
+}
+
+/** Synthesizes the stack with these settings and resolves its definition for the local stack. */
+export async function synthesizeFresh(settings: StateMachineSettings): Promise<LocalDefinition> {
+  return stateMachineDefinition(
+    synthesizeStack({
+      interruptTimeout: settings.interruptTimeoutSeconds !== undefined ? Duration.seconds(settings.interruptTimeoutSeconds) : undefined,
+      maxConcurrency: settings.maxConcurrency,
+    }),
+  );
 }

@@ -106,4 +106,4 @@ const newTaskRecord = ({ iteration, task }: ExecuteTaskInput): TaskRecord => ({
   status: "pending",
 });
 
-const scopeOf = (input: ExecuteTaskInput) => `task#${input.iteration}#${input.task.taskId}`;
+export const scopeOf = (input: Pick<ExecuteTaskInput, "iteration"> & { task: Pick<ExecuteTaskInput["task"], "taskId"> }) => `task#${input.iteration}#${input.task.taskId}`;

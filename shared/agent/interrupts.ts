@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { SendTaskSuccessCommand } from "@aws-sdk/client-sfn";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type Resolution } from "../contracts/interrupts.js";
+import { countMetric } from "../observability.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { Tool } from "../tools/tool.js";
@@ -16,6 +17,7 @@ export function interruptIdFor(...parts: (string | number)[]): string {
 export async function openInterrupt(services: Services, fields: Omit<Interrupt, "schemaVersion" | "status" | "createdAt">): Promise<Interrupt> {
   const { created, interrupt } = await services.interrupts.open({ schemaVersion: 1, status: "pending", createdAt: new Date().toISOString(), ...fields });
   if (created) {
+    countMetric("InterruptsOpened");
     await Promise.all([
       services.runs.update(fields.runId, { status: "awaiting_input" }, ["running", "awaiting_input"]),
       services.events.append(fields.runId, [
@@ -85,6 +87,7 @@ export async function decideInterrupt(
       { status: current.status, resolution: current.resolution },
     );
   }
+  countMetric("InterruptsResolved");
   await services.events.append(runId, [
     { type: "interrupt.resolved", data: { interruptId, kind: interrupt.kind, decision: request.decision, message: request.message } },
   ]);

@@ -1,3 +1,4 @@
+import { logger } from "../observability.js";
 import { NotFoundError, errorMessage } from "../errors.js";
 import type { TaskRecord } from "../store/tasks.js";
 import type { RunScope } from "./loop.js";
@@ -41,7 +42,7 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
     if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
     result = value.content?.trim() || mechanicalSummary(record.input, done, names);
   } catch (error) {
-    console.warn(JSON.stringify({ msg: "summarizer model failed; using the mechanical summary", runId: run.runId, error: errorMessage(error) }));
+    logger.warn("summarizer model failed; using the mechanical summary", { runId: run.runId, error: errorMessage(error) });
     result = mechanicalSummary(record.input, done, names);
   }
   if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;

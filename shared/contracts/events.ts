@@ -75,8 +75,11 @@ export const EventBody = z.discriminatedUnion("type", [
     data: z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
   }),
   z.object({ type: z.literal("run.timed_out"), data: z.object({ reason: z.string() }) }),
-  /** A failed run continues (POST /v1/runs/{id}/resume): events after its run.failed follow. */
-  z.object({ type: z.literal("run.resumed"), data: z.object({ redrive: z.boolean() }) }),
+  /**
+   * The run continues: a failed run resumed (POST /v1/runs/{id}/resume; events after its run.failed
+   * follow), or, locally, after a restart (in the place of an event the stop cut off while it was written).
+   */
+  z.object({ type: z.literal("run.resumed"), data: z.object({ redrive: z.boolean(), reason: z.string().optional() }) }),
   z.object({ type: z.literal("run.cancelled"), data: z.object({ reason: z.string() }) }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;

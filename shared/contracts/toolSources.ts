@@ -1,7 +1,11 @@
 import { z } from "zod";
 
 /** A source's name: the prefix of its tools' names (`<source>__<tool>`). */
-export const ToolSourceName = z.string().regex(/^[a-z][a-z0-9_-]{0,30}$/, "a source name is a lowercase letter then up to 30 of a-z, 0-9, _ and -");
+export const ToolSourceName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,30}$/, "a source name is a lowercase letter then up to 30 of a-z, 0-9, _ and -")
+  // "__" separates the source from the tool: kept out of source names, the split is never ambiguous.
+  .refine((name) => !name.includes("__") && !name.endsWith("_"), "a source name has no '__' and does not end with '_'");
 export type ToolSourceName = z.infer<typeof ToolSourceName>;
 
 export const ToolAccess = z.enum(["read", "write"]);

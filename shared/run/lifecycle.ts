@@ -1,3 +1,4 @@
+import { countMetric } from "../observability.js";
 import type { RunState } from "../contracts/steps.js";
 import type { EventBody } from "../contracts/events.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
@@ -16,6 +17,7 @@ export async function startRun(run: RunScope): Promise<RunState> {
   const mode = record.mode ?? fixedMode(record);
   // Only the first delivery moves queued → running and announces it (steps run at least once).
   if (await services.runs.update(run.runId, { status: "running", mode }, ["queued"])) {
+    countMetric("RunsStarted");
     await services.events.append(run.runId, [
       { type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } },
     ]);
@@ -38,6 +40,7 @@ export async function routeRun(run: RunScope): Promise<RunState> {
 }
 
 type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled";
+const RUN_ENDED_METRIC: Record<TerminalStatus, string> = { succeeded: "RunsSucceeded", failed: "RunsFailed", timed_out: "RunsTimedOut", cancelled: "RunsCancelled" };
 
 /**
  * The one place a run ends: moves it to a terminal status once (a conditional write, so a late or
@@ -71,6 +74,7 @@ export async function endRun(
   const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
   const terminalSeq = await services.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);
   if (terminalSeq === undefined) return false;
+  countMetric(RUN_ENDED_METRIC[status]);
   // The slot first: a client that sees the run ended may submit the next one at once.
   await releaseSlotOnce(services, record);
   const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");

@@ -11,6 +11,7 @@ const filename = z
 /** JD Genie's file tool, split by access so that writing can require approval. */
 export const writeArtifact = defineTool({
   name: "write_artifact",
+  persona: "Report writer",
   description: "Save a file (markdown, text, csv, json) as a result of the run. Overwrites a file of the same name.",
   access: "write",
   parameters: z.object({ filename, content: z.string().max(300_000), description: z.string().max(500).optional() }),
@@ -24,6 +25,7 @@ const MAX_READ_CHARS = 30_000;
 
 export const readArtifact = defineTool({
   name: "read_artifact",
+  persona: "Researcher",
   description: "Read a file saved earlier in this run.",
   access: "read",
   parameters: z.object({ filename }),

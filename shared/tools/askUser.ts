@@ -4,6 +4,7 @@ import { defineTool } from "./tool.js";
 /** newAgent's ask_user: the agent asks a person a question; the run waits for the answer. */
 export const askUser = defineTool({
   name: "ask_user",
+  persona: "Assistant",
   description: "Ask the user a question when you cannot continue without their answer (a missing detail, a choice only they can make). The run pauses until they answer.",
   access: "read",
   asksUser: true,

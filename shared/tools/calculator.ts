@@ -7,6 +7,7 @@ import { defineTool } from "./tool.js";
  */
 export const calculator = defineTool({
   name: "calculator",
+  persona: "Quantitative analyst",
   description:
     "Evaluate an arithmetic expression. Supports + - * / % ^, parentheses, pi, e and sqrt, abs, round, floor, ceil, exp, ln, log (base 10), sin, cos, tan, min, max.",
   access: "read",

@@ -68,6 +68,7 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
 export function planningTool(board: PlanBoard) {
   return defineTool({
     name: "planning",
+    persona: "Project planner",
     description:
       "Create and maintain the plan. create: a title and steps, each step {title, tasks[], done_when}; the tasks of one step run in parallel. update: replace the steps (unchanged titles keep their status). mark_step: set step_index's step_status (not_started, in_progress, completed, blocked) and step_notes. finish: the request is answered.",
     access: "read",

@@ -4,6 +4,7 @@ import { defineTool } from "./tool.js";
 /** Counts words, sentences and the most frequent terms of a text. */
 export const textStats = defineTool({
   name: "text_stats",
+  persona: "Copy editor",
   description: "Measure a text: characters, words, sentences and its most frequent terms.",
   access: "read",
   parameters: z.object({ text: z.string().min(1).max(100_000) }),

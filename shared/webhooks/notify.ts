@@ -1,3 +1,4 @@
+import { countMetric } from "../observability.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
 import { reconcileExecutionEnd } from "../run/lifecycle.js";
@@ -107,6 +108,7 @@ export async function attempt(services: Services, run: RunRecord, delivery: Deli
     }
   }
   const record = { attempt: attemptNumber, at, ok: result.ok, status: result.status, error: result.error, durationMs: result.durationMs };
+  countMetric(result.ok ? "WebhookDeliveries" : "WebhookFailedAttempts");
   if (result.ok) return webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "delivered");
 
   const schedule = config.WEBHOOK_RETRY_SCHEDULE === "fast" ? FAST_RETRY_SCHEDULE : DEFAULT_RETRY_SCHEDULE;

@@ -1,3 +1,4 @@
+import { countMetric, logger } from "../observability.js";
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
 
@@ -39,7 +40,7 @@ export class NotifyQueue {
   ) {}
 
   async send(message: NotifyMessage, delayMs = 0): Promise<void> {
-    if (!this.queueUrl) return console.warn(JSON.stringify({ msg: "NOTIFY_QUEUE_URL is not set: notification dropped", message }));
+    if (!this.queueUrl) return logger.warn("NOTIFY_QUEUE_URL is not set: notification dropped", { message });
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrl,
@@ -51,7 +52,8 @@ export class NotifyQueue {
 
   /** After the last attempt: the message is kept for people and tools to look at and replay. */
   async deadLetter(message: NotifyMessage & { reason: string }): Promise<void> {
-    if (!this.deadLetterUrl) return console.error(JSON.stringify({ msg: "DEAD_LETTER_QUEUE_URL is not set", message }));
+    countMetric("WebhookDeadLetters");
+    if (!this.deadLetterUrl) return logger.error("DEAD_LETTER_QUEUE_URL is not set", { message });
     await this.sqs.send(new SendMessageCommand({ QueueUrl: this.deadLetterUrl, MessageBody: JSON.stringify(message) }));
   }
 }

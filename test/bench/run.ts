@@ -6,6 +6,7 @@
  *    time). Prints prompt tokens per run and checks that the answers are the same.
  * 2. Orchestration overhead: plan_solve and react runs against a model that answers at once, so
  *    the time is Stepwise's own (state machine, DynamoDB, handlers); prints median and spread.
+ * 3. MCP tool calls: a session per call (what agents do) against a session kept open (mcpCalls.ts).
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -69,4 +70,8 @@ for (const mode of ["react", "plan_solve"] as const) {
   const durations = await overhead(mode);
   console.log(`${mode.padEnd(10)} median ${median(durations).toFixed(0)} ms, min ${Math.min(...durations).toFixed(0)} ms, max ${Math.max(...durations).toFixed(0)} ms (submit to succeeded, polled every 100 ms)`);
 }
+
+console.log(`\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)`);
+const { mcpCallFigures } = await import("./mcpCalls.js");
+for (const line of await mcpCallFigures()) console.log(line);
 await (await import("./sandbox.js")).benchSandbox();

@@ -5,14 +5,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stateMachineDefinition, synthesizeStack } from "../../infra/local/synth.js";
+import { stateMachineDefinition } from "../../infra/local/synth.js";
+import type { StepName } from "../../infra/handlers.js";
+import { definitionHash, localDefinition as cachedLocalDefinition, type CachedDefinition } from "../../infra/local/definitionCache.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
 /**
  * Parity (DESIGN §2): the ASL the local stack runs is byte for byte the ASL `cdk synth` deploys.
  * Three definitions are compared: the real CDK CLI's template (resolved to local ARNs), what the
- * running local Step Functions endpoint reports via DescribeStateMachine, and the in-process
- * synthesis infra/local/stack.ts uses. Then the structure users rely on is checked.
+ * running local Step Functions endpoint reports via DescribeStateMachine (read from the cache
+ * the stack starts from), and the in-process synthesis, written to a cache and read back. Then
+ * the structure users rely on is checked.
  */
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
@@ -23,10 +26,15 @@ let cliDefinition: string;
 let localDefinition: string;
 let runningDefinition: string;
 let asl: any;
+let cacheDir: string;
+let fresh: CachedDefinition;
+let reread: CachedDefinition;
+let steps: Map<string, StepName>;
 
 beforeAll(async () => {
   outDir = await mkdtemp(path.join(tmpdir(), "stepwise-synth-"));
-  const synth = run("npx", ["cdk", "synth", "--quiet", "--no-notices", "--output", outDir], {
+  // A model endpoint is required at synth; it sets only the functions' environment, not the ASL.
+  const synth = run("npx", ["cdk", "synth", "--quiet", "--no-notices", "-c", "openAiBaseUrl=https://models.example.com/v1", "--output", outDir], {
     cwd: root,
     // The deploy-time settings that would change the template are left at their defaults, as the local stack does.
     env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", STEPWISE_MODEL: "" },
@@ -37,9 +45,14 @@ beforeAll(async () => {
   stack = running;
 
   const template = JSON.parse(await readFile(path.join(outDir, "Stepwise.template.json"), "utf8"));
-  const { steps } = synthesizeStack(); // logical id → step; logical ids are deterministic
+  // The in-process synthesis the local stack uses, written to a fresh cache and read back from it.
+  cacheDir = await mkdtemp(path.join(tmpdir(), "stepwise-asl-cache-"));
+  fresh = await cachedLocalDefinition({}, cacheDir);
+  reread = await cachedLocalDefinition({}, cacheDir);
+  localDefinition = fresh.definition;
+  // Logical id → step, from the local ARNs (arn:…:function:<logical id>); logical ids are deterministic.
+  steps = new Map([...fresh.functions].map(([arn, step]) => [arn.split(":function:")[1]!, step]));
   cliDefinition = stateMachineDefinition({ template, steps }).definition;
-  localDefinition = stateMachineDefinition(synthesizeStack()).definition;
 
   const endpoints = stack.endpoints!;
   const sfn = new SFNClient({ endpoint: endpoints.sfn, region: endpoints.region, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
@@ -52,6 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   if (outDir) await rm(outDir, { recursive: true, force: true });
+  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
 });
 
 describe("the state machine the local stack runs", () => {
@@ -61,10 +75,23 @@ describe("the state machine the local stack runs", () => {
     expect(localDefinition).toBe(cliDefinition);
   });
 
+  it("is the same when the local stack reads it from its cache instead of synthesizing", () => {
+    expect([fresh.cached, reread.cached]).toEqual([false, true]);
+    expect(fresh.definition).toBe(cliDefinition);
+    expect(reread.definition).toBe(cliDefinition);
+    expect(runningDefinition).toBe(reread.definition);
+    expect([...reread.functions]).toEqual([...fresh.functions]);
+  });
+
+  it("is cached under a hash that changes with the settings that change the definition", () => {
+    expect(definitionHash({})).toBe(definitionHash({}));
+    expect(definitionHash({ maxConcurrency: 3 })).not.toBe(definitionHash({}));
+    expect(definitionHash({ interruptTimeoutSeconds: 60 })).not.toBe(definitionHash({}));
+  });
+
   it("runs every Lambda of the template it references (no reference left unresolved)", () => {
     const referenced = [...cliDefinition.matchAll(/arn:aws:lambda:[^"]+:function:([A-Za-z0-9]+)/g)].map((m) => m[1]);
     expect(referenced.length).toBeGreaterThan(0);
-    const { steps } = synthesizeStack();
     for (const logicalId of referenced) expect(steps.has(logicalId!), logicalId).toBe(true);
   });
 });

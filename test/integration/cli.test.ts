@@ -81,8 +81,9 @@ describe("stepwise run (plan_solve)", () => {
 
   it("shows the calculator calls and their results", () => {
     const { stdout } = result;
-    expect(stdout).toContain('[t1] → calculator {"expression":"17*23"}');
-    expect(stdout).toContain('[t2] → calculator {"expression":"(120/8)+2^5"}');
+    // The persona of each call stands beside it.
+    expect(stdout).toContain('[t1] → calculator (Quantitative analyst) {"expression":"17*23"}');
+    expect(stdout).toContain('[t2] → calculator (Quantitative analyst) {"expression":"(120/8)+2^5"}');
     expect(stdout).toContain("[t1] ← 17*23 = 391");
     expect(stdout).toContain("[t2] ← (120/8)+2^5 = 47");
   });

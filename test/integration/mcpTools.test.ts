@@ -131,6 +131,7 @@ describe("registering a tool source", () => {
       { body: { name: "wrongkey", url: demo.url, headers: { authorization: "Bearer nope-nope-nope" } }, status: 422, code: "tool_source_unreachable" },
       { body: { name: "unknown", url: demo.url, headers: { authorization: `Bearer ${TOKEN}` }, tools: ["nope"] }, status: 422, code: "unknown_tools" },
       { body: { name: "Bad Name", url: demo.url }, status: 400, code: "validation_failed" },
+      { body: { name: "two__parts", url: demo.url }, status: 400, code: "validation_failed" },
       { body: { name: "ftp", url: "ftp://example.com/mcp" }, status: 400, code: "invalid_tool_source_url" },
       { body: { name: "hdr", url: demo.url, headers: { host: "evil" } }, status: 400, code: "validation_failed" },
       { body: { name: "extra", url: demo.url, surprise: 1 }, status: 400, code: "validation_failed" },

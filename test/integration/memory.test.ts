@@ -137,9 +137,9 @@ describe("with native tool calling", () => {
       ]);
     });
 
-    it("an unknown or malformed session id is 404", async () => {
+    it("an unknown session id is 404; a malformed one is 400", async () => {
       expect((await client.request("GET", "/v1/sessions/never-used-session")).status).toBe(404);
-      expect((await client.request("GET", `/v1/sessions/${"x".repeat(65)}`)).status).toBe(404);
+      expect((await client.request("GET", `/v1/sessions/${"x".repeat(65)}`)).status).toBe(400);
     });
   });
 

@@ -39,7 +39,7 @@ export async function startStack(
 ): Promise<RunningStack> {
   const keys = Object.fromEntries(tenants.map((t) => [t, `sk_test_${t}_${Math.random().toString(36).slice(2)}`]));
   // Its own process group (detached), so killing the group takes any grandchildren with it.
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
+  const child: ChildProcess = spawn(process.execPath, ["--optimize-for-size", "--import", "tsx", "infra/local/main.ts"], {
     detached: true,
     env: {
       ...process.env,

@@ -1,4 +1,4 @@
-import { App, Stack } from "aws-cdk-lib";
+import { App, type Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -10,9 +10,14 @@ import { StepwiseFunction } from "../../infra/stepwiseFunction.js";
 export const MODEL_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key-AbCdEf";
 
 /** The stack as `cdk synth` builds it, without bundling the Lambda code (offline and fast). */
-export function synthesize(props: StepwiseStackProps = { openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN }, context: Record<string, unknown> = {}) {
+export function synthesize(
+  props: StepwiseStackProps = { openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN },
+  context: Record<string, unknown> = {},
+  beforeSynth: (stack: StepwiseStack) => void = () => undefined,
+) {
   const app = new App({ context: { "aws:cdk:bundling-stacks": [], ...context } });
   const stack = new StepwiseStack(app, "Stepwise", { env: { account: "123456789012", region: "eu-west-1" }, ...props });
+  beforeSynth(stack);
   return { app, stack, template: Template.fromStack(stack) };
 }
 

@@ -1,8 +1,11 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { serveMcpOverHttp, type McpHttpServer } from "../../infra/local/mcpHttp.js";
-import { listMcpTools, withMcp } from "../../shared/tools/mcp/client.js";
+import { callMcpTool, listMcpTools, withMcp } from "../../shared/tools/mcp/client.js";
 import { accessOf, mcpTool } from "../../shared/tools/mcp/mcpTool.js";
 import { redactor } from "../../shared/tools/mcp/redact.js";
 import { mapCallResult } from "../../shared/tools/mcp/results.js";
@@ -63,6 +66,43 @@ describe("an MCP tool in a registry", () => {
     expect(accessOf({ ...definition, annotations: { readOnlyHint: true } }, undefined)).toBe("read");
     expect(accessOf({ ...definition, annotations: { readOnlyHint: true } }, { t: "write" })).toBe("write");
     expect(accessOf(definition, { t: "read" })).toBe("read");
+  });
+});
+
+describe("transports", () => {
+  it("falls back to HTTP+SSE for a server of the older protocol (its endpoint refuses the POST)", async () => {
+    const sessions = new Map<string, SSEServerTransport>();
+    const legacy = createServer(async (req, res) => {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      if (url.pathname === "/sse" && req.method === "GET") {
+        const transport = new SSEServerTransport("/messages", res);
+        sessions.set(transport.sessionId, transport);
+        const mcp = new McpServer({ name: "legacy", version: "1.0.0" });
+        mcp.registerTool("hello", { description: "Greets.", inputSchema: {} }, async () => ({ content: [{ type: "text", text: "hello from SSE" }] }));
+        await mcp.connect(transport);
+      } else if (url.pathname === "/messages" && req.method === "POST") {
+        await sessions.get(url.searchParams.get("sessionId") ?? "")?.handlePostMessage(req, res);
+      } else {
+        res.writeHead(405).end();
+      }
+    });
+    await new Promise<void>((resolve) => legacy.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(legacy.address() as AddressInfo).port}/sse`;
+      const result = await withMcp({ url, headers: {} }, policy, 5_000, async (client) => ({
+        tools: (await listMcpTools(client, 5_000)).map((t) => t.name),
+        call: await callMcpTool(client, "hello", {}, { timeoutMs: 5_000, idempotencyKey: "k" }),
+      }));
+      expect(result).toEqual({ tools: ["hello"], call: { content: [{ type: "text", text: "hello from SSE" }] } });
+    } finally {
+      legacy.closeAllConnections();
+      await new Promise((resolve) => legacy.close(resolve));
+    }
+  });
+
+  it("refuses addresses the SSRF guard forbids before connecting", async () => {
+    await expect(withMcp({ url: "http://169.254.169.254/mcp", headers: {} }, policy, 1_000, async () => "connected")).rejects.toThrow(/cloud metadata/);
+    await expect(withMcp({ url: server.url, headers: {} }, { allowLoopback: false, allowHttp: true }, 1_000, async () => "connected")).rejects.toThrow(/loopback/);
   });
 });
 

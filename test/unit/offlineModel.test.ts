@@ -278,16 +278,20 @@ describe("offline model server", () => {
   });
 
   it("waits latencyMs per completion, letting parallel callers overlap", async () => {
-    const slow = await startOfflineModel({ latencyMs: 300 });
+    // Served one after another, the answers would come 2 s apart; side by side, together. The
+    // margin between the two (2 s) holds on a busy machine.
+    const slow = await startOfflineModel({ latencyMs: 2_000 });
     try {
       const slowClient = new OpenAI({ baseURL: slow.url, apiKey: "offline", maxRetries: 0 });
       const started = Date.now();
-      await Promise.all(
-        [1, 2, 3].map(() => slowClient.chat.completions.create({ model: MODEL, messages: [user("hi")] })),
+      const answeredAt = await Promise.all(
+        [1, 2, 3].map(async () => {
+          await slowClient.chat.completions.create({ model: MODEL, messages: [user("hi")] });
+          return Date.now();
+        }),
       );
-      const elapsed = Date.now() - started;
-      expect(elapsed).toBeGreaterThanOrEqual(290);
-      expect(elapsed).toBeLessThan(900);
+      expect(Math.min(...answeredAt) - started).toBeGreaterThanOrEqual(1_990);
+      expect(Math.max(...answeredAt) - Math.min(...answeredAt)).toBeLessThan(2_000);
     } finally {
       await slow.close();
     }

@@ -25,7 +25,7 @@ describe("the stack's tool source key", () => {
   });
 
   it("lets the API seal and open, and agents only open", () => {
-    const api = functions.find(([id]) => /^Api/.test(id))![0];
+    const api = functions.find(([id]) => /^(Stepwise)?Api/.test(id))![0];
     expect(kmsActions(api)).toEqual(expect.arrayContaining(["kms:Decrypt", "kms:GenerateDataKey*"]));
     const agent = functions.find(([id]) => /ExecuteTask/.test(id))![0];
     expect(kmsActions(agent)).toContain("kms:Decrypt");

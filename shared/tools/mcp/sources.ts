@@ -78,7 +78,7 @@ async function checkUrl(url: string, policy: McpNetworkPolicy): Promise<void> {
 }
 
 function urlError(error: WebhookUrlError) {
-  const message = error.message.replace(/webhook (URL|host)/g, "tool source $1");
+  const message = error.message.replace(/webhook (URL|host)/g, "tool source $1").replace("authenticate with the webhook signature", "send credentials in 'headers'");
   if (error.code === "invalid_webhook_url") return new BadRequestError(message, undefined, "invalid_tool_source_url");
   if (error.code === "forbidden_webhook_address") return new UnprocessableError(message, "forbidden_tool_source_address");
   return new UnprocessableError(message, "tool_source_unreachable");

@@ -1,0 +1,66 @@
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
+import type middy from "@middy/core";
+import type { Context } from "aws-lambda";
+import { logger, metrics, tracer } from "../shared/observability.js";
+import type { HttpEvent, HttpResult } from "./http.js";
+
+/**
+ * Powertools on every handler, as middy middlewares: an X-Ray segment, the Lambda context and the
+ * invocation's own keys on every log line (runId, tenant, state, scope, requestId — whichever the
+ * event names), and the metrics flushed as EMF when the invocation ends.
+ */
+export function observability<E>(keysOf: (event: E, context: Context) => Record<string, unknown>): middy.MiddlewareObj<E>[] {
+  return [captureLambdaHandler(tracer, { captureResponse: false }), injectLambdaContext(logger, { resetKeys: true }), invocationKeys(keysOf), flushMetrics()];
+}
+
+function invocationKeys<E>(keysOf: (event: E, context: Context) => Record<string, unknown>): middy.MiddlewareObj<E> {
+  return {
+    before: (request) => {
+      const keys = keysOf(request.event, request.context);
+      logger.appendKeys(Object.fromEntries(Object.entries({ requestId: request.context?.awsRequestId, ...keys }).filter(([, v]) => v !== undefined)));
+    },
+  };
+}
+
+/** Publishes what the invocation measured; nothing (not even a warning) when it measured nothing. */
+function flushMetrics(): middy.MiddlewareObj {
+  const publish = () => {
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  };
+  return { after: publish, onError: publish };
+}
+
+/** The run a request is about: from its path, or from the answer that created it. */
+function runIdOf(event: HttpEvent, response?: HttpResult): string | undefined {
+  const fromPath = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})(?:\/|$)/.exec(event.rawPath ?? "")?.[1];
+  if (fromPath) return fromPath;
+  if (typeof response?.body !== "string" || !response.body.startsWith("{")) return undefined;
+  try {
+    const runId = (JSON.parse(response.body) as { runId?: unknown }).runId;
+    return typeof runId === "string" ? runId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One line per HTTP request: method, path, status, ms, runId (the API and the stream, on AWS and locally). */
+export function requestLog(): middy.MiddlewareObj<HttpEvent, HttpResult> {
+  const started = new WeakMap<object, number>();
+  return {
+    before: (request) => {
+      started.set(request, Date.now());
+      logger.appendKeys({ requestId: request.event.requestContext?.requestId });
+    },
+    after: (request) => {
+      const response = request.response ?? undefined;
+      logger.info("request", {
+        method: request.event.requestContext?.http?.method,
+        path: request.event.rawPath,
+        status: response?.statusCode ?? 200,
+        ms: Date.now() - (started.get(request) ?? Date.now()),
+        runId: runIdOf(request.event, response),
+      });
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { z } from "zod";
+
+const positiveInt = z.coerce.number().int().positive();
+const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")]);
+/** A complete Secrets Manager ARN: …:secret:<name>-<6 characters>, as IAM policies need it. */
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+
+/**
+ * What a deployment can set: StepwiseProps and `cdk deploy -c name=value` take the same names,
+ * checked here at synth. Settings in FUNCTION_ENVIRONMENT reach every function's environment.
+ */
+export const DeploymentSettings = z
+  .object({
+    /** Model name sent to the provider. */
+    model: z.string().min(1).optional(),
+    /** An OpenAI-compatible endpoint; unset means api.openai.com. */
+    openAiBaseUrl: z.url().optional(),
+    /** The Secrets Manager secret (a plain string) holding the model API key. */
+    openAiApiKeySecretArn: z
+      .string()
+      .regex(SECRET_ARN, "openAiApiKeySecretArn must be the secret's complete ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), as `aws secretsmanager describe-secret` prints it")
+      .optional(),
+    functionCallMode: z.enum(["native", "json"]).optional(),
+    maxPlanIterations: positiveInt.optional(),
+    maxAgentRounds: positiveInt.optional(),
+    contextBudgetTokens: positiveInt.optional(),
+    toolConcurrency: positiveInt.optional(),
+    maxActiveRunsPerTenant: positiveInt.optional(),
+    maxInputChars: positiveInt.optional(),
+    llmTimeoutMs: positiveInt.optional(),
+    llmMaxRetries: z.coerce.number().int().min(0).max(10).optional(),
+    retentionDays: positiveInt.optional(),
+    streamMaxSeconds: positiveInt.max(840).optional(),
+    streamHeartbeatMs: positiveInt.optional(),
+    mcpCallTimeoutMs: positiveInt.optional(),
+    mcpConnectTimeoutMs: positiveInt.optional(),
+    toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
+    /** Executors at once in "Execute tasks" (an inline Map allows 40). */
+    maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
+    /** How long a run waits for a person. */
+    interruptTimeoutHours: z.coerce.number().positive().max(24 * 7).optional(),
+    /** Concurrency kept for the public API and the stream, so they cannot starve the agents. */
+    apiReservedConcurrency: positiveInt.optional(),
+    streamReservedConcurrency: positiveInt.optional(),
+    /** HTTP API stage throttling (requests per second, burst). */
+    apiRateLimit: positiveInt.optional(),
+    apiBurstLimit: positiveInt.optional(),
+    /** Alarms notify this address through an SNS topic the stack creates. */
+    alarmEmail: z.email().optional(),
+    /** The table cannot be deleted by accident (default true). */
+    deletionProtection: flag.optional(),
+  })
+  .refine((s) => s.openAiApiKeySecretArn || s.openAiBaseUrl, {
+    message:
+      "Stepwise needs a model: give openAiApiKeySecretArn (a Secrets Manager secret holding the API key) or openAiBaseUrl (an OpenAI-compatible endpoint that needs no key), e.g. `cdk deploy -c openAiApiKeySecretArn=arn:aws:secretsmanager:…`",
+  });
+export type DeploymentSettings = z.infer<typeof DeploymentSettings>;
+
+/** Each setting's variable in the functions' environment (shared/config.ts reads them). */
+export const FUNCTION_ENVIRONMENT = {
+  model: "STEPWISE_MODEL",
+  openAiBaseUrl: "OPENAI_BASE_URL",
+  openAiApiKeySecretArn: "OPENAI_API_KEY_SECRET_ARN",
+  functionCallMode: "STEPWISE_FUNCTION_CALL_MODE",
+  maxPlanIterations: "MAX_PLAN_ITERATIONS",
+  maxAgentRounds: "MAX_AGENT_ROUNDS",
+  contextBudgetTokens: "CONTEXT_BUDGET_TOKENS",
+  toolConcurrency: "TOOL_CONCURRENCY",
+  maxActiveRunsPerTenant: "MAX_ACTIVE_RUNS_PER_TENANT",
+  maxInputChars: "MAX_INPUT_CHARS",
+  llmTimeoutMs: "LLM_TIMEOUT_MS",
+  llmMaxRetries: "LLM_MAX_RETRIES",
+  retentionDays: "RETENTION_DAYS",
+  streamMaxSeconds: "STREAM_MAX_SECONDS",
+  streamHeartbeatMs: "STREAM_HEARTBEAT_MS",
+  mcpCallTimeoutMs: "MCP_CALL_TIMEOUT_MS",
+  mcpConnectTimeoutMs: "MCP_CONNECT_TIMEOUT_MS",
+  toolCatalogCacheMs: "TOOL_CATALOG_CACHE_MS",
+} as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
+
+/** Checks settings (props or context) and says exactly what is wrong. */
+export function parseSettings(input: Record<string, unknown>): DeploymentSettings {
+  const known = new Set(Object.keys(DeploymentSettings.def.shape));
+  const defined = Object.fromEntries(Object.entries(input).filter(([k, v]) => known.has(k) && v !== undefined && v !== ""));
+  const parsed = DeploymentSettings.safeParse(defined);
+  if (!parsed.success) {
+    throw new Error(`Invalid Stepwise settings: ${parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/** The settings given as `-c name=value` (or in cdk.json), with the model ones also from the environment. */
+export function settingsFromContext(tryGetContext: (key: string) => unknown, env: Record<string, string | undefined> = process.env): DeploymentSettings {
+  const keys = Object.keys(DeploymentSettings.def.shape) as (keyof DeploymentSettings)[];
+  const given: Record<string, unknown> = Object.fromEntries(keys.map((key) => [key, tryGetContext(key)]));
+  given.model ??= env.STEPWISE_MODEL;
+  given.openAiBaseUrl ??= env.OPENAI_BASE_URL;
+  given.openAiApiKeySecretArn ??= env.OPENAI_API_KEY_SECRET_ARN;
+  return parseSettings(given);
+}
+
+/** The functions' environment for these settings (only what is set; shared/config.ts has the defaults). */
+export function functionEnvironment(settings: DeploymentSettings): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(FUNCTION_ENVIRONMENT)
+      .filter(([key]) => settings[key as keyof DeploymentSettings] !== undefined)
+      .map(([key, variable]) => [variable, String(settings[key as keyof DeploymentSettings])]),
+  );
+}

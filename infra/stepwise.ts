@@ -1,0 +1,202 @@
+import { CfnOutput, Duration, RemovalPolicy } from "aws-cdk-lib";
+import { CorsHttpMethod, HttpApi, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
+import { Rule } from "aws-cdk-lib/aws-events";
+import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
+import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { FunctionUrlAuthType, HttpMethod, InvokeMode } from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Key } from "aws-cdk-lib/aws-kms";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
+import { Construct } from "constructs";
+import { AgentFunctions } from "./agentFunctions.js";
+import { functionEnvironment, parseSettings, type DeploymentSettings } from "./config.js";
+import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
+import { Monitoring } from "./monitoring.js";
+import { acknowledgeNagFindings } from "./nag.js";
+import { Orchestration } from "./orchestration.js";
+import { ToolResources } from "./toolResources.js";
+import { StepwiseFunction } from "./stepwiseFunction.js";
+
+export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interruptTimeoutHours"> {
+  /** How long a run waits for a person (approvals, questions). Default 24 hours. */
+  readonly interruptTimeout?: Duration;
+  /** The same, in hours (what `-c interruptTimeoutHours=…` sets). */
+  readonly interruptTimeoutHours?: number;
+}
+
+/** The DynamoDB actions Stepwise code uses (no Scan, no streams); the IAM-coverage test checks each role. */
+const TABLE_READ = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"];
+const TABLE_WRITE = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem"];
+
+/** Each webhook attempt may take WEBHOOK_TIMEOUT_MS (10 s): a batch of 5 fits the notifier's 90 s. */
+const NOTIFY_BATCH = 5;
+const NOTIFY_TIMEOUT = Duration.seconds(90);
+
+/**
+ * Stepwise in your own CDK app: the table, the agent functions, the state machine, the HTTP API,
+ * the streaming Function URL, webhooks (EventBridge → SQS → notifier), alarms and a dashboard.
+ * Settings are checked at synth (infra/config.ts) and reach the functions' environment.
+ */
+export class Stepwise extends Construct {
+  readonly table: Table;
+  readonly steps: AgentFunctions;
+  readonly stateMachine: StateMachine;
+  readonly api: StepwiseFunction;
+  readonly stream: StepwiseFunction;
+  readonly notify: StepwiseFunction;
+  readonly httpApi: HttpApi;
+  readonly streamUrl: string;
+  readonly deadLetters: Queue;
+  readonly monitoring: Monitoring;
+  /** Every function of the construct, by name. */
+  readonly functions: Record<string, StepwiseFunction>;
+
+  constructor(scope: Construct, id: string, props: StepwiseProps = {}) {
+    super(scope, id);
+    const { interruptTimeout, ...rest } = props;
+    const settings = parseSettings(rest);
+
+    this.table = new Table(this, "Table", {
+      partitionKey: { name: "pk", type: AttributeType.STRING },
+      sortKey: { name: "sk", type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: "ttl",
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: settings.deletionProtection ?? true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const table = this.table;
+
+    // Notifications: Step Functions status changes (EventBridge) and our own messages share one queue;
+    // what cannot be delivered ends in a dead-letter queue, where nothing is lost.
+    this.deadLetters = new Queue(this, "DeadLetters", { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+    const notifications = new Queue(this, "Notifications", {
+      visibilityTimeout: Duration.seconds(NOTIFY_TIMEOUT.toSeconds() * 6), // AWS's advice for Lambda event sources
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 5 },
+    });
+    // Status changes EventBridge could not put on the queue.
+    const eventDeadLetters = new Queue(this, "EventDeadLetters", { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+    const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl };
+    // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
+    const toolSourceKey = new Key(this, "ToolSourceSecrets", { enableKeyRotation: true, description: "Stepwise: tool source header secrets" });
+    // The agents' tools: the files bucket (bytes in S3, metadata in the table) and the code sandbox.
+    const tools = new ToolResources(this, "Tools", { retentionDays: 30, table });
+    const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn, ...tools.environment };
+
+    this.steps = new AgentFunctions(this, "Steps", { table, environment });
+    const apiKeySecret = settings.openAiApiKeySecretArn ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn) : undefined;
+    for (const fn of Object.values(this.steps.functions)) {
+      table.grant(fn, ...TABLE_READ, ...TABLE_WRITE);
+      notifications.grantSendMessages(fn);
+      apiKeySecret?.grantRead(fn);
+      toolSourceKey.grantDecrypt(fn);
+      tools.grantFiles(fn);
+      tools.grantSandbox(fn);
+    }
+    const orchestration = new Orchestration(this, "Orchestration", {
+      functions: this.steps.functions,
+      maxConcurrency: settings.maxConcurrency,
+      interruptTimeout: interruptTimeout ?? (settings.interruptTimeoutHours ? Duration.minutes(Math.round(settings.interruptTimeoutHours * 60)) : undefined),
+    });
+    this.stateMachine = orchestration.stateMachine;
+    const stateMachine = this.stateMachine;
+    // "Wait for …" resumes the run itself when the decision came before its token was stored. Its own
+    // policy, not the role's default one: the function must exist before the state machine that
+    // names it, and the default policy is created with the function (grantTaskResponse → a cycle).
+    new Policy(this, "AwaitInterruptResumes", {
+      roles: [this.steps.functions.AwaitInterrupt.role!],
+      statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
+    });
+
+    this.stream = new StepwiseFunction(this, "Stream", {
+      entry: STREAM_HANDLER,
+      table,
+      environment,
+      timeout: Duration.minutes(15),
+      overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency ?? 50 },
+    });
+    table.grant(this.stream, ...TABLE_READ);
+    const streamUrl = this.stream.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+      cors: { allowedOrigins: ["*"], allowedMethods: [HttpMethod.GET], allowedHeaders: ["authorization", "last-event-id"] },
+    });
+    this.streamUrl = streamUrl.url;
+
+    this.api = new StepwiseFunction(this, "Api", {
+      entry: API_HANDLER,
+      table,
+      environment: { ...environment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true" },
+      timeout: Duration.seconds(29),
+      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency ?? 50 },
+    });
+    table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
+    stateMachine.grantStartExecution(this.api);
+    stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
+    toolSourceKey.grantEncryptDecrypt(this.api);
+    tools.grantFiles(this.api);
+    stateMachine.grantTaskResponse(this.api);
+    notifications.grantSendMessages(this.api);
+
+    this.notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment, timeout: NOTIFY_TIMEOUT });
+    table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
+    notifications.grantSendMessages(this.notify);
+    this.deadLetters.grantSendMessages(this.notify);
+    this.notify.addEventSource(new SqsEventSource(notifications, { batchSize: NOTIFY_BATCH, reportBatchItemFailures: true }));
+    new Rule(this, "ExecutionEnded", {
+      description: "Stepwise: a run's execution ended (also crashes and aborts): notify.",
+      eventPattern: {
+        source: ["aws.states"],
+        detailType: ["Step Functions Execution Status Change"],
+        detail: { stateMachineArn: [stateMachine.stateMachineArn], status: ["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"] },
+      },
+      targets: [new SqsQueue(notifications, { deadLetterQueue: eventDeadLetters })],
+    });
+
+    this.httpApi = new HttpApi(this, "HttpApi", {
+      description: "Stepwise agent API",
+      createDefaultStage: false,
+      corsPreflight: {
+        allowOrigins: ["*"],
+        allowMethods: [CorsHttpMethod.ANY],
+        allowHeaders: ["authorization", "content-type", "idempotency-key"],
+        exposeHeaders: ["location", "retry-after", "idempotent-replayed"],
+      },
+    });
+    new HttpStage(this, "HttpApiStage", {
+      httpApi: this.httpApi,
+      stageName: "$default",
+      autoDeploy: true,
+      throttle: { rateLimit: settings.apiRateLimit ?? 50, burstLimit: settings.apiBurstLimit ?? 100 },
+      accessLogSettings: { destination: new LogGroupLogDestination(new LogGroup(this, "HttpApiAccessLogs", { retention: RetentionDays.ONE_MONTH })) },
+    });
+    this.httpApi.addRoutes({ path: "/v1/{proxy+}", integration: new HttpLambdaIntegration("ApiIntegration", this.api) });
+
+    this.functions = { ...this.steps.functions, Api: this.api, Stream: this.stream, Notify: this.notify };
+    this.monitoring = new Monitoring(this, "Monitoring", {
+      functions: this.functions,
+      stateMachine,
+      table,
+      deadLetterQueues: { DeadLetters: this.deadLetters, EventDeadLetters: eventDeadLetters },
+      httpApi: this.httpApi,
+      alarmEmail: settings.alarmEmail,
+    });
+
+    acknowledgeNagFindings(this, { stateMachine, httpApi: this.httpApi, deadLetterQueues: [this.deadLetters, eventDeadLetters] });
+
+    new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
+    new CfnOutput(this, "StreamUrl", { value: streamUrl.url });
+    new CfnOutput(this, "StateMachineArn", { value: stateMachine.stateMachineArn });
+    new CfnOutput(this, "TableName", { value: table.tableName });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetters.queueUrl });
+    new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });
+    new CfnOutput(this, "DashboardName", { value: this.monitoring.dashboard.dashboardName });
+  }
+}

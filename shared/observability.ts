@@ -1,0 +1,26 @@
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import { Tracer } from "@aws-lambda-powertools/tracer";
+
+/**
+ * Powertools for AWS Lambda: one structured JSON logger, one EMF metrics buffer and one X-Ray tracer
+ * for all Stepwise code. Handlers attach them through middy middlewares (functions/observability.ts)
+ * that add the invocation's keys (runId, tenant, state, scope, requestId) and flush the metrics.
+ * The local stack runs the same code and prints the same lines; tracing is off outside Lambda.
+ * POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE and POWERTOOLS_LOG_LEVEL override the defaults.
+ */
+export const logger = new Logger({ serviceName: "stepwise" });
+export const metrics = new Metrics({ namespace: "Stepwise", serviceName: "stepwise" });
+export const tracer = new Tracer({ serviceName: "stepwise" });
+export { MetricUnit };
+
+/** Adds to a metric; with a dimension (e.g. the tool's name) it is published at once as its own EMF line. */
+export function countMetric(name: string, value = 1, dimensions: Record<string, string> = {}, unit: (typeof MetricUnit)[keyof typeof MetricUnit] = MetricUnit.Count): void {
+  if (Object.keys(dimensions).length === 0) {
+    metrics.addMetric(name, unit, value);
+    return;
+  }
+  const single = metrics.singleMetric();
+  for (const [key, dimension] of Object.entries(dimensions)) single.addDimension(key, dimension);
+  single.addMetric(name, unit, value);
+}

@@ -1,0 +1,139 @@
+import { Match } from "aws-cdk-lib/assertions";
+import { describe, expect, it } from "vitest";
+import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/config.js";
+import { functionsOf, MODEL_KEY_SECRET_ARN, synthesize } from "../support/template.js";
+
+/** The deployed stack's operations story and configuration, read from the synthesized template. */
+const { stack, template } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, alarmEmail: "ops@example.com" });
+const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+const ours = functionsOf(stack).filter((f) => f.entry);
+
+describe("logging and tracing", () => {
+  it("every function traces with X-Ray and names its Powertools service and namespace", () => {
+    for (const fn of ours) {
+      const props = resources[fn.logicalId]!.Properties;
+      expect(props.TracingConfig, fn.path).toEqual({ Mode: "Active" });
+      expect(props.Environment.Variables, fn.path).toMatchObject({ POWERTOOLS_SERVICE_NAME: "stepwise", POWERTOOLS_METRICS_NAMESPACE: "Stepwise" });
+    }
+  });
+
+  it("the state machine logs errors without execution data, and traces", () => {
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      LoggingConfiguration: Match.objectLike({ Level: "ERROR", IncludeExecutionData: false }),
+      TracingConfiguration: { Enabled: true },
+    });
+  });
+
+  it("the HTTP API writes access logs and is throttled", () => {
+    template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+      StageName: "$default",
+      AccessLogSettings: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
+    });
+  });
+});
+
+describe("alarms and dashboard", () => {
+  const alarms = ofType("AWS::CloudWatch::Alarm").map((a) => a.Properties);
+  const named = (metric: string) => alarms.filter((a) => a.MetricName === metric);
+
+  it("alarm on dead letters, failed/timed-out/throttled executions, API 5xx", () => {
+    expect(named("ApproximateNumberOfMessagesVisible")).toHaveLength(2); // both dead-letter queues
+    for (const metric of ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled", "5xx"]) expect(named(metric), metric).toHaveLength(1);
+  });
+
+  it("alarm on errors and throttles of every function, and on DynamoDB throttling", () => {
+    expect(named("Errors")).toHaveLength(ours.length);
+    expect(named("Throttles")).toHaveLength(ours.length);
+    expect(alarms.some((a) => (a.Metrics ?? []).some((m: any) => m.MetricStat?.Metric?.MetricName === "ThrottledRequests"))).toBe(true);
+  });
+
+  it("every alarm notifies the SNS topic when an address is given; none without", () => {
+    const topic = Object.entries(resources).find(([, r]) => r.Type === "AWS::SNS::Topic")![0];
+    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([{ Ref: topic }]);
+    template.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: "ops@example.com" });
+    const quiet = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN }).template;
+    quiet.resourceCountIs("AWS::SNS::Topic", 0);
+  });
+
+  it("one dashboard", () => {
+    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+  });
+});
+
+describe("limits", () => {
+  it("the API and the stream have reserved concurrency; the notifier's batch fits its timeout and the queue's visibility is 6× it", () => {
+    const byPath = (suffix: string) => resources[ours.find((f) => f.path.endsWith(suffix))!.logicalId]!.Properties;
+    expect(byPath("/Api").ReservedConcurrentExecutions).toBe(50);
+    expect(byPath("/Stream").ReservedConcurrentExecutions).toBe(50);
+    const notify = byPath("/Notify");
+    const mapping = ofType("AWS::Lambda::EventSourceMapping")[0]!.Properties;
+    expect(mapping.BatchSize * 10).toBeLessThan(notify.Timeout); // 10 s per webhook attempt
+    const queues = ofType("AWS::SQS::Queue").map((q) => q.Properties);
+    expect(queues.find((q) => q.RedrivePolicy)!.VisibilityTimeout).toBeGreaterThanOrEqual(6 * notify.Timeout);
+  });
+
+  it("the table is protected from deletion; the EventBridge target has a dead-letter queue", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", { DeletionProtectionEnabled: true });
+    template.hasResourceProperties("AWS::Events::Rule", { Targets: [Match.objectLike({ DeadLetterConfig: { Arn: Match.anyValue() } })] });
+  });
+});
+
+describe("configuration parity: every deployment setting reaches every function's environment", () => {
+  const samples: Record<keyof typeof FUNCTION_ENVIRONMENT, string> = {
+    model: "qwen-max",
+    openAiBaseUrl: "https://models.example.com/v1",
+    openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+    functionCallMode: "json",
+    maxPlanIterations: "7",
+    maxAgentRounds: "12",
+    contextBudgetTokens: "64000",
+    toolConcurrency: "3",
+    maxActiveRunsPerTenant: "5",
+    maxInputChars: "10000",
+    llmTimeoutMs: "90000",
+    llmMaxRetries: "4",
+    retentionDays: "14",
+    streamMaxSeconds: "120",
+    streamHeartbeatMs: "15000",
+    mcpCallTimeoutMs: "30000",
+    mcpConnectTimeoutMs: "5000",
+    toolCatalogCacheMs: "2000",
+  };
+
+  it.each(["props", "-c context"])("set as %s", (how) => {
+    const settings = how === "props" ? samples : settingsFromContext((key) => samples[key as keyof typeof samples], {});
+    const { stack: configured, template: t } = synthesize(settings as any);
+    const env = (logicalId: string) => (t.toJSON().Resources[logicalId].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
+    const fns = functionsOf(configured).filter((f) => f.entry);
+    for (const fn of fns) {
+      for (const [key, variable] of Object.entries(FUNCTION_ENVIRONMENT)) expect(env(fn.logicalId)[variable], `${fn.path} ${variable}`).toBe(samples[key as keyof typeof samples]);
+    }
+  });
+
+  it("every documented variable of the functions' configuration can be set for a deployment", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## Deploy to AWS"));
+    const rows = section.split("\n").filter((l) => l.startsWith("| `"));
+    const deployable = new Set(Object.values(FUNCTION_ENVIRONMENT));
+    // Rows for the local stack, and variables the stack sets itself, are not deployment settings.
+    const documented = rows.filter((r) => !r.includes("local stack") && !r.includes("set by the stack")).flatMap((r) => [...r.split("|")[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!));
+    expect(documented.length).toBeGreaterThan(8);
+    // OPENAI_API_KEY is never in a deployment: its secret's ARN is (openAiApiKeySecretArn).
+    expect(documented.filter((v) => v !== "OPENAI_API_KEY" && !deployable.has(v as any))).toEqual([]);
+  });
+});
+
+describe("settings are checked at synth", () => {
+  it.each([
+    [{}, /needs a model: give openAiApiKeySecretArn .* or openAiBaseUrl/],
+    [{ openAiApiKeySecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key" }, /openAiApiKeySecretArn must be the secret's complete ARN/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", maxConcurrency: "41" }, /maxConcurrency/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", functionCallMode: "xml" }, /functionCallMode/],
+    [{ openAiBaseUrl: "not a url" }, /openAiBaseUrl/],
+  ])("%j fails with a clear message", (context, message) => {
+    expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
+  });
+});
