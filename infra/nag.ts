@@ -16,6 +16,11 @@ const ALLOWED_WILDCARDS: { pattern: RegExp; reason: string }[] = [
   { pattern: /^<[A-Za-z0-9]+\.Arn>\/index\/\*$/, reason: "Queries may use the table's secondary indexes." },
 ];
 
+/** Wildcard actions accepted, each scoped to one resource by its statement. */
+const ALLOWED_ACTION_WILDCARDS: { pattern: RegExp; reason: string }[] = [
+  { pattern: /^kms:(ReEncrypt|GenerateDataKey)\*$/, reason: "CDK's encrypt/decrypt grant on the one tool-source key: the ReEncrypt and GenerateDataKey variants of that key only." },
+];
+
 /**
  * Acknowledges, with reasons, the cdk-nag AwsSolutions findings Stepwise accepts on purpose
  * (checked by test/infra/nag.test.ts over the whole stack). Wildcards are acknowledged one by one,
@@ -40,6 +45,10 @@ class AcknowledgeAllowedWildcards implements IAspect {
     const document = Stack.of(node).resolve(node.policyDocument) as { Statement?: { Effect: string; Resource: unknown }[] };
     for (const statement of document.Statement ?? []) {
       if (statement.Effect !== "Allow") continue;
+      for (const action of [(statement as { Action?: unknown }).Action].flat().filter((a): a is string => typeof a === "string" && a.includes("*"))) {
+        const allowed = ALLOWED_ACTION_WILDCARDS.find((w) => w.pattern.test(action));
+        if (allowed) Validations.of(node).acknowledge({ id: `AwsSolutions-IAM5[Action::${action}]`, reason: allowed.reason });
+      }
       for (const resource of [statement.Resource].flat().map(flattenCfnReference).filter((r) => r.includes("*"))) {
         const allowed = ALLOWED_WILDCARDS.find((w) => w.pattern.test(resource));
         if (allowed) Validations.of(node).acknowledge({ id: `AwsSolutions-IAM5[Resource::${resource}]`, reason: allowed.reason });

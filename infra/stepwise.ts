@@ -1,11 +1,13 @@
 import { CfnOutput, Duration, RemovalPolicy } from "aws-cdk-lib";
-import { CorsHttpMethod, HttpApi, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpApi, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
 import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { FunctionUrlAuthType, HttpMethod, InvokeMode } from "aws-cdk-lib/aws-lambda";
+import { FunctionUrlAuthType, InvokeMode } from "aws-cdk-lib/aws-lambda";
+import { TABLE_INDEXES } from "../shared/store/listings.js";
+import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
@@ -20,7 +22,7 @@ import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
 import { ToolResources } from "./toolResources.js";
-import { StepwiseFunction } from "./stepwiseFunction.js";
+import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
 
 export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interruptTimeoutHours"> {
   /** How long a run waits for a person (approvals, questions). Default 24 hours. */
@@ -70,6 +72,9 @@ export class Stepwise extends Construct {
       deletionProtection: settings.deletionProtection ?? true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    for (const index of TABLE_INDEXES) {
+      this.table.addGlobalSecondaryIndex({ indexName: index.indexName, partitionKey: { name: index.partitionKey, type: AttributeType.STRING }, sortKey: { name: index.sortKey, type: AttributeType.STRING } });
+    }
     const table = this.table;
 
     // Notifications: Step Functions status changes (EventBridge) and our own messages share one queue;
@@ -126,16 +131,15 @@ export class Stepwise extends Construct {
     const streamUrl = this.stream.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
       invokeMode: InvokeMode.RESPONSE_STREAM,
-      cors: { allowedOrigins: ["*"], allowedMethods: [HttpMethod.GET], allowedHeaders: ["authorization", "last-event-id"] },
     });
     this.streamUrl = streamUrl.url;
 
     this.api = new StepwiseFunction(this, "Api", {
       entry: API_HANDLER,
       table,
-      environment: { ...environment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true" },
+      environment: { ...environment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
       timeout: Duration.seconds(29),
-      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency ?? 50 },
+      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency ?? 50, bundling: withConsoleBundle(BUNDLING) },
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
     stateMachine.grantStartExecution(this.api);
@@ -163,12 +167,7 @@ export class Stepwise extends Construct {
     this.httpApi = new HttpApi(this, "HttpApi", {
       description: "Stepwise agent API",
       createDefaultStage: false,
-      corsPreflight: {
-        allowOrigins: ["*"],
-        allowMethods: [CorsHttpMethod.ANY],
-        allowHeaders: ["authorization", "content-type", "idempotency-key"],
-        exposeHeaders: ["location", "retry-after", "idempotent-replayed"],
-      },
+      // CORS is answered by the handlers, from CORS_ALLOWED_ORIGINS (the console is same-origin and needs none).
     });
     new HttpStage(this, "HttpApiStage", {
       httpApi: this.httpApi,
@@ -177,7 +176,11 @@ export class Stepwise extends Construct {
       throttle: { rateLimit: settings.apiRateLimit ?? 50, burstLimit: settings.apiBurstLimit ?? 100 },
       accessLogSettings: { destination: new LogGroupLogDestination(new LogGroup(this, "HttpApiAccessLogs", { retention: RetentionDays.ONE_MONTH })) },
     });
-    this.httpApi.addRoutes({ path: "/v1/{proxy+}", integration: new HttpLambdaIntegration("ApiIntegration", this.api) });
+    const apiIntegration = new HttpLambdaIntegration("ApiIntegration", this.api);
+    this.httpApi.addRoutes({ path: "/v1/{proxy+}", integration: apiIntegration });
+    addConsoleRoutes(this.httpApi, apiIntegration);
+    // The console streams from the Function URL: another origin, allowed by name.
+    this.stream.addEnvironment("CORS_ALLOWED_ORIGINS", this.httpApi.apiEndpoint);
 
     this.functions = { ...this.steps.functions, Api: this.api, Stream: this.stream, Notify: this.notify };
     this.monitoring = new Monitoring(this, "Monitoring", {

@@ -31,16 +31,19 @@ export function lambdaProps(scope: Construct, id: string, entry: string, table: 
       POWERTOOLS_METRICS_NAMESPACE: "Stepwise",
       ...environment,
     },
-    bundling: {
-      format: OutputFormat.ESM,
-      target: "node22",
-      sourceMap: true,
-      mainFields: ["module", "main"],
-      // Some dependencies still call require(); give ESM bundles one.
-      banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-    },
+    bundling: BUNDLING,
   };
 }
+
+/** How every function is bundled (the API adds the console to it). */
+export const BUNDLING = {
+  format: OutputFormat.ESM,
+  target: "node22",
+  sourceMap: true,
+  mainFields: ["module", "main"],
+  // Some dependencies still call require(); give ESM bundles one.
+  banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+};
 
 export interface StepwiseFunctionProps {
   /** The handler module, relative to the project root (e.g. "functions/api/handler.ts"). */

@@ -23,6 +23,15 @@ export const Config = z.object({
   STREAM_MAX_SECONDS: int(300),
   STREAM_HEARTBEAT_MS: int(10_000),
   MAX_INPUT_CHARS: int(32_000),
+  /** How long a browser's stream token (`POST /v1/runs/{id}/stream-token`) stays valid. */
+  STREAM_TOKEN_SECONDS: int(300),
+  /** Origins allowed to call the API and the stream from a browser (comma-separated; "*" for any). The console is same-origin and needs none. */
+  CORS_ALLOWED_ORIGINS: z.string().default(""),
+  /** Where the built console is (index.html and its assets); unset: no console. */
+  CONSOLE_ASSETS_DIR: z.string().optional(),
+  /** Estimated cost: model prices in USD per million tokens, and Step Functions' price per state transition. */
+  MODEL_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).default(0.15),
+  MODEL_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).default(0.6),
   /** Budgets, defaults from the seeds. */
   MAX_PLAN_ITERATIONS: int(10),
   MAX_AGENT_ROUNDS: int(30),

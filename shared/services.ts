@@ -24,6 +24,8 @@ import { RunStore } from "./store/runs.js";
 import { Table } from "./store/table.js";
 import { TaskStore } from "./store/tasks.js";
 import { SessionStore } from "./store/sessions.js";
+import { Listings } from "./store/listings.js";
+import { StreamTokenStore } from "./store/streamTokens.js";
 import { ActiveRuns } from "./store/tenants.js";
 import { WebhookStore } from "./store/webhooks.js";
 import { NotifyQueue } from "./webhooks/queue.js";
@@ -47,6 +49,8 @@ export interface Services {
   interrupts: InterruptStore;
   webhooks: WebhookStore;
   sessions: SessionStore;
+  listings: Listings;
+  streamTokens: StreamTokenStore;
   activeRuns: ActiveRuns;
   notifyQueue: NotifyQueue;
   model: ChatModel;
@@ -122,6 +126,8 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),
     sessions: new SessionStore(table, days),
+    listings: new Listings(table),
+    streamTokens: new StreamTokenStore(table),
     activeRuns: new ActiveRuns(table),
     notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
     model: modelFor(config),

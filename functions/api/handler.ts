@@ -6,9 +6,17 @@ import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 import { validatePathParams } from "./params.js";
 import { routes } from "./routes.js";
+import { preflight, withCors } from "../cors.js";
 
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
+  const { config } = getServices();
+  return preflight(event, config, "GET, POST, DELETE") ?? withCors(await route(event), event, config);
+})
+  .use(observability(() => ({})))
+  .use(requestLog());
+
+async function route(event: HttpEvent): Promise<HttpResult> {
   try {
     const services = getServices();
     const path = event.rawPath.replace(/\/+$/, "") || "/";
@@ -21,12 +29,10 @@ export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
       return { ...result, headers: { ...result.headers, allow } };
     }
     const params = validatePathParams(found.match!.groups);
-    const tenantId = await authenticate(event, services);
-    logger.appendKeys({ tenant: tenantId });
+    const tenantId = found.route.public ? "" : await authenticate(event, services);
+    if (tenantId) logger.appendKeys({ tenant: tenantId });
     return await found.route.handle({ event, services, tenantId, params });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }
-})
-  .use(observability(() => ({})))
-  .use(requestLog());
+}

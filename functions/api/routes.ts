@@ -11,6 +11,8 @@ import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../s
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
+import { consoleApiRoutes } from "./consoleApi.js";
+import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { resumeRoutes } from "./resume.js";
 import { fileRoutes } from "./files.js";
 import { linksFor, ownRun } from "./access.js";
@@ -29,9 +31,10 @@ export interface Request {
 /**
  * One route: method, path pattern (named groups are path parameters, validated by name in
  * params.ts), handler, and the zod contracts of its body and query when it has them (the fuzz test
- * generates requests from those).
+ * generates requests from those). `public` routes answer without an API key (health, the OpenAPI
+ * document, the console).
  */
-export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult>; body?: z.ZodType; query?: z.ZodType };
+export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult>; body?: z.ZodType; query?: z.ZodType; public?: boolean };
 
 export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun, body: CreateRunRequest },
@@ -52,6 +55,7 @@ export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
   ...resumeRoutes,
   ...fileRoutes,
+  ...consoleApiRoutes,
 ];
 
 async function createRun({ event, services, tenantId }: Request): Promise<HttpResult> {
@@ -65,6 +69,7 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
   }
   try {
     const { run, replayed } = await submitRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
+    if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
       202,
@@ -173,7 +178,7 @@ async function getRun({ event, services, tenantId, params }: Request): Promise<H
     services.interrupts.list(run.runId),
     stateTransitionsOf(services, run),
   ]);
-  return json(200, runView(run, tasks, files, interrupts, linksFor(event, services), transitions));
+  return json(200, { ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions), estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.config) });
 }
 
 async function listEvents({ event, services, tenantId, params }: Request): Promise<HttpResult> {
@@ -201,7 +206,7 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
 }
 
 
-function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
+export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
   if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError(`The body is over ${MAX_BODY_BYTES} bytes.`);
   const type = header(event, "content-type") ?? "";
@@ -217,7 +222,7 @@ function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S>
   return validate(schema, value, "body");
 }
 
-function parseQuery<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
+export function parseQuery<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   return validate(schema, event.queryStringParameters ?? {}, "query");
 }
 

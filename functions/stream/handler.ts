@@ -1,7 +1,9 @@
 import middy from "@middy/core";
 import { Readable } from "node:stream";
 import { z } from "zod";
-import { NotFoundError, BadRequestError } from "../../shared/errors.js";
+import { NotFoundError, BadRequestError, UnauthorizedError } from "../../shared/errors.js";
+import type { Services } from "../../shared/services.js";
+import { preflight, withCors } from "../cors.js";
 import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
 import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
@@ -20,8 +22,10 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     const services = getServices();
     const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
     if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
+    const early = preflight(event, services.config, "GET");
+    if (early) return early;
     if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
-    const tenantId = await authenticate(event, services);
+    const tenantId = await streamReader(event, services, match[1]!);
     logger.appendKeys({ tenant: tenantId, runId: match[1] });
     const run = await services.runs.get(match[1]!);
     if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
@@ -49,14 +53,31 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
       controller.abort();
       logger.info("stream ended", { runId: run!.runId, reason: ending, seconds: (Date.now() - started) / 1000 });
     });
-    return {
-      statusCode: 200,
-      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
-      body,
-    };
+    return withCors(
+      {
+        statusCode: 200,
+        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+        body,
+      },
+      event,
+      config,
+    );
   } catch (error) {
-    return errorResult(error, event.requestContext?.requestId);
+    return withCors(errorResult(error, event.requestContext?.requestId), event, getServices().config);
   }
 })
   .use(observability(() => ({})))
   .use(requestLog());
+
+/**
+ * Who reads the stream: a stream token (`?token=`, for browsers) opens only the run it was issued
+ * for; otherwise the API key in the Authorization header.
+ */
+async function streamReader(event: HttpEvent, services: Services, runId: string): Promise<string> {
+  const token = event.queryStringParameters?.token;
+  if (token === undefined) return authenticate(event, services);
+  const grant = await services.streamTokens.verify(token);
+  if (!grant) throw new UnauthorizedError("The stream token is not valid or has expired; ask for a new one.");
+  if (grant.runId !== runId) throw new NotFoundError(`No run with id ${runId}.`);
+  return grant.tenantId;
+}

@@ -203,6 +203,7 @@ export class Approvals {
       `  curl -X POST '${url}' -H "Authorization: Bearer $STEPWISE_API_KEY" -H 'Content-Type: application/json' \\`,
       `    -d '${(examples[interrupt.kind] ?? [`{"decision":"approve"}`])[0]!.replaceAll("'", "'\\''")}'`,
       ...(examples[interrupt.kind] ?? []).slice(1).map((body) => `  or -d '${body.replaceAll("'", "'\\''")}'`),
+      `or: stepwise decide ${this.ctx.runId} ${interrupt.interruptId} ${interrupt.kind === "ask_user" ? 'answer "your answer"' : "approve"}`,
       `Still watching; the run goes on once it is decided.`,
     ];
     this.note(this.c.yellow(lines.join("\n")));

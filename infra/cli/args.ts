@@ -17,6 +17,11 @@ Usage:
   stepwise watch <runId> [options]  Attach to a run (replays its events, then follows it live)
   stepwise get <runId>              Print the run as JSON (its files with download links)
   stepwise files <runId>            List the run's files with download links
+  stepwise list [options]           List runs, newest first
+  stepwise cancel <runId>           Cancel a run
+  stepwise decide <runId> <interruptId> approve|reject|edit|answer [text]
+                                    Decide what a run waits for (edit takes --arguments '<json>')
+  stepwise open <runId>             Print the run's page in the web console
   stepwise help                     Show this help
 
 Options for run:
@@ -26,6 +31,13 @@ Options for run:
   --approve-plan                    Pause for your approval before a plan is executed
   --approve-tools <none|write|all>  Pause for your approval before write (or all) tool calls
   --file <path>                     Upload a file for the run's agents to use (repeat for more)
+Options for list:
+  --status <status>                 Only runs in this status (queued, running, awaiting_input, succeeded, …)
+  --session <id>                    Only runs of this session
+  --limit <n>                       How many (1 to 100, default 20)
+Options for decide:
+  --arguments '<json>'              The edited tool arguments (with edit)
+  --message <text>                  Why (with approve, reject or edit); the answer's text may follow 'answer' instead
 Options for run and watch:
   -y, --yes                         Approve plans and tool calls automatically (questions still need an answer)
   --json                            Print the raw events as JSON lines instead of the live view
@@ -43,6 +55,8 @@ Examples:
   npx stepwise run "Write notes.md with a summary" --approve-tools write
   npx stepwise run "Analyse the attached CSV and write an HTML report" --mode plan_solve --file sales.csv
   npx stepwise watch run_abc123 --url https://xyz.execute-api.eu-west-1.amazonaws.com
+  npx stepwise list --status awaiting_input
+  npx stepwise decide run_abc123 int_def456 reject "No files today"
 `;
 
 export class UsageError extends Error {}
@@ -52,7 +66,15 @@ export type Command =
   | { name: "run"; conn: Connection; task: string; body: CreateRunBody; yes: boolean; json: boolean; uploads: string[] }
   | { name: "watch"; conn: Connection; runId: string; yes: boolean; json: boolean }
   | { name: "get"; conn: Connection; runId: string }
-  | { name: "files"; conn: Connection; runId: string };
+  | { name: "files"; conn: Connection; runId: string }
+  | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
+  | { name: "cancel"; conn: Connection; runId: string }
+  | { name: "open"; conn: Connection; runId: string }
+  | { name: "decide"; conn: Connection; runId: string; interruptId: string; body: { decision: Decision; arguments?: Record<string, unknown>; message?: string } };
+
+const DECISIONS = ["approve", "reject", "edit", "answer"] as const;
+type Decision = (typeof DECISIONS)[number];
+const STATUSES = ["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out"];
 
 export interface Connection {
   url: string;
@@ -72,6 +94,10 @@ const OPTIONS = {
   file: { type: "string", multiple: true },
   yes: { type: "boolean", short: "y" },
   json: { type: "boolean" },
+  status: { type: "string" },
+  limit: { type: "string" },
+  arguments: { type: "string" },
+  message: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -79,7 +105,11 @@ const OPTIONS = {
 const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
   mode: ["run"],
   "deep-think": ["run"],
-  session: ["run"],
+  session: ["run", "list"],
+  status: ["list"],
+  limit: ["list"],
+  arguments: ["decide"],
+  message: ["decide"],
   "approve-plan": ["run"],
   "approve-tools": ["run"],
   file: ["run"],
@@ -98,7 +128,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { name: "help" };
-  if (name !== "run" && name !== "watch" && name !== "get" && name !== "files") throw new UsageError(`Unknown command '${name}'.`);
+  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open"].includes(name)) throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
     if (values[option as keyof typeof values] !== undefined && !commands!.includes(name)) {
@@ -131,11 +161,48 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
     return { name, conn, task, body, yes: values.yes === true, json: values.json === true, uploads: values.file ?? [] };
   }
 
+  if (values.session !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(values.session)) {
+    throw new UsageError(`--session takes a session id (1 to 64 letters, digits, '_' or '-'); got '${values.session}'.`);
+  }
+  if (name === "list") {
+    if (rest.length > 0) throw new UsageError(`'list' takes no arguments; filter with --status and --session.`);
+    if (values.status !== undefined && !STATUSES.includes(values.status)) throw new UsageError(`--status is one of ${STATUSES.join(", ")}; got '${values.status}'.`);
+    const limit = values.limit === undefined ? 20 : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError(`--limit is a whole number from 1 to 100; got '${values.limit}'.`);
+    return { name, conn, query: { ...(values.status ? { status: values.status } : {}), ...(values.session ? { sessionId: values.session } : {}), limit } };
+  }
+  if (name === "decide") return decide(conn, rest, values.arguments, values.message);
+
   if (rest.length !== 1 || !rest[0]) throw new UsageError(`'${name}' takes one run id, e.g. stepwise ${name} run_abc123`);
-  const runId = rest[0];
+  const runId = validRunId(rest[0]);
+  if (name === "get" || name === "files" || name === "cancel" || name === "open") return { name: name as "get" | "files" | "cancel" | "open", conn, runId };
+  return { name: "watch", conn, runId, yes: values.yes === true, json: values.json === true };
+}
+
+function validRunId(runId: string): string {
   if (!/^[A-Za-z0-9_-]{1,80}$/.test(runId)) throw new UsageError(`'${runId}' is not a run id (they look like run_abc123).`);
-  if (name === "get" || name === "files") return { name, conn, runId };
-  return { name, conn, runId, yes: values.yes === true, json: values.json === true };
+  return runId;
+}
+
+/** `decide <runId> <interruptId> <decision> [text]`: the request body the interrupt's API takes. */
+function decide(conn: Connection, rest: string[], args: string | undefined, flagMessage: string | undefined): Command {
+  const [runId, interruptId, decision, ...text] = rest;
+  if (!runId || !interruptId || !decision) throw new UsageError(`'decide' takes a run id, an interrupt id and a decision, e.g. stepwise decide run_abc int_def approve`);
+  if (!(DECISIONS as readonly string[]).includes(decision)) throw new UsageError(`The decision is one of ${DECISIONS.join(", ")}; got '${decision}'.`);
+  if (!/^[A-Za-z0-9_-]{1,80}$/.test(interruptId)) throw new UsageError(`'${interruptId}' is not an interrupt id (they look like int_abc123).`);
+  const message = [flagMessage, text.join(" ").trim()].filter(Boolean).join(" ") || undefined;
+  if (decision === "answer" && !message) throw new UsageError(`'answer' needs the answer, e.g. stepwise decide ${runId} ${interruptId} answer "Paris"`);
+  let parsed: Record<string, unknown> | undefined;
+  if (args !== undefined) {
+    if (decision !== "edit") throw new UsageError(`--arguments goes with 'edit'.`);
+    try {
+      parsed = JSON.parse(args);
+    } catch (error) {
+      throw new UsageError(`--arguments is not JSON: ${(error as Error).message}`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`--arguments must be a JSON object.`);
+  } else if (decision === "edit") throw new UsageError(`'edit' needs the new arguments: --arguments '{"filename": "notes.md"}'.`);
+  return { name: "decide", conn, runId: validRunId(runId), interruptId, body: { decision: decision as Decision, ...(parsed ? { arguments: parsed } : {}), ...(message ? { message } : {}) } };
 }
 
 /** Where the API is and the key for it: flags first, then the environment. */

@@ -3,6 +3,8 @@
  * reader for `GET /v1/runs/{id}/stream` that reconnects (with Last-Event-ID and the server's
  * `retry` delay) until the run's terminal event.
  */
+import type { z } from "zod";
+import type { RunList as RunListSchema } from "../../shared/contracts/responses.js";
 import { TERMINAL_EVENTS, type RunEvent } from "../../shared/contracts/events.js";
 import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { TERMINAL_STATUSES, type RequestedMode, type RunStatus } from "../../shared/contracts/run.js";
@@ -11,6 +13,7 @@ import type { interruptView, runView } from "../../shared/run/view.js";
 /** `GET /v1/runs/{id}` as it arrives over the wire. */
 export type RunView = ReturnType<typeof runView>;
 export type InterruptView = ReturnType<typeof interruptView>;
+export type RunList = z.infer<typeof RunListSchema>;
 
 export interface CreatedRun {
   runId: string;
@@ -212,6 +215,15 @@ export class StepwiseClient {
 
   createRun(body: CreateRunBody): Promise<CreatedRun> {
     return this.request("POST", "/v1/runs", body);
+  }
+
+  listRuns(query: { status?: string; sessionId?: string; limit?: number }): Promise<RunList> {
+    const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)] as [string, string]));
+    return this.request("GET", `/v1/runs?${params}`);
+  }
+
+  cancelRun(runId: string): Promise<{ runId: string; status: string }> {
+    return this.request("POST", `/v1/runs/${encodeURIComponent(runId)}/cancel`);
   }
 
   getRun(runId: string): Promise<RunView> {

@@ -117,6 +117,7 @@ export class Session {
     }
     if (this.detachedByUser) return this.detached();
 
+    if (!this.options.json) this.print(this.renderer.flushAll());
     let run: RunView | undefined;
     try {
       run = await this.client.getRun(this.runId);

@@ -6,6 +6,10 @@
  *   stepwise watch <runId> [--yes] [--json]
  *   stepwise get <runId>
  *   stepwise files <runId>
+ *   stepwise list [--status <s>] [--session <id>] [--limit <n>]
+ *   stepwise cancel <runId>
+ *   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text] [--arguments <json>] [--message <text>]
+ *   stepwise open <runId>
  *
  * Exit codes (exitCodes.ts): 0 the run succeeded, 1 it failed / timed out / was cancelled, 2 usage
  * error (or a request the API refused as invalid, e.g. an unknown run id), 3 connection or API key
@@ -17,8 +21,9 @@
 import { DEFAULT_URL, HELP, parseCommandLine, UsageError, type Command, type Connection } from "./args.js";
 import { ApiError, ConnectionError, StepwiseClient } from "./client.js";
 import { EXIT } from "./exitCodes.js";
-import { Session, type Io } from "./follow.js";
 import { printFiles, uploadAll, withDownloadLinks } from "./files.js";
+import { Session, type Io } from "./follow.js";
+import { runList } from "./render.js";
 
 /** Runs one command line; resolves to the exit code (stepwise.mjs exits with it). */
 export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
@@ -32,6 +37,11 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
   }
   if (command.name === "help") {
     io.stdout.write(HELP);
+    return EXIT.ok;
+  }
+  if (command.name === "open") {
+    // The console is served by the API at its own origin; the key is typed into the page, never put in a URL.
+    io.stdout.write(`${command.conn.url}/#/runs/${encodeURIComponent(command.runId)}\n`);
     return EXIT.ok;
   }
   if (!command.conn.apiKey) {
@@ -55,6 +65,18 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
       case "watch": {
         const session = new Session(client, io, command.conn, { yes: command.yes, json: command.json });
         return await session.attach(command.runId);
+      }
+      case "list":
+        io.stdout.write(runList(await client.listRuns(command.query)));
+        return EXIT.ok;
+      case "cancel":
+        await client.cancelRun(command.runId);
+        io.stdout.write(`Cancelled ${command.runId}.\n`);
+        return EXIT.ok;
+      case "decide": {
+        const interrupt = await client.resolveInterrupt(command.runId, command.interruptId, command.body);
+        io.stdout.write(`${command.body.decision} sent for ${interrupt.interruptId} (${interrupt.kind}); the run goes on. Follow it: stepwise watch ${command.runId}\n`);
+        return EXIT.ok;
       }
     }
   } catch (error) {

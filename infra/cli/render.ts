@@ -3,6 +3,7 @@
  * results, thoughts (dimmed), interrupts, the answer, files and usage. Pure: it returns lines and
  * the caller writes them, so tests can read them.
  */
+import type { RunList } from "./client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunView } from "./client.js";
@@ -52,6 +53,13 @@ export class Renderer {
   private shownPlanShape: string | undefined;
   private files: string[] = [];
   private lastBlank = true;
+  /** Streamed text per agent (task id or agent name), shown as one block when that agent moves on. */
+  private pendingText = new Map<string, { data: { agent: string; taskId?: string }; text: string }>();
+  /** Sources whose text was shown since their last other event: a thought repeating it is not shown again. */
+  private textShown = new Set<string>();
+  /** The last text each task showed, so its completion line does not repeat it. */
+  private lastTaskText = new Map<string, string>();
+  private answer = "";
 
   constructor(options: RendererOptions) {
     this.c = palette(options.color);
@@ -60,7 +68,43 @@ export class Renderer {
 
   /** The lines for one event (none for events not worth a line, e.g. token deltas). */
   event(event: RunEvent): string[] {
-    return this.tidy(this.lines(event));
+    if (event.type === "agent.delta") {
+      const key = sourceKey(event.data);
+      const pending = this.pendingText.get(key) ?? { data: event.data, text: "" };
+      pending.text += event.data.text;
+      this.pendingText.set(key, pending);
+      return [];
+    }
+    // Text streamed by an agent is shown when it does something else (or the run moves on), once.
+    const source = "agent" in event.data && typeof event.data.agent === "string" ? sourceKey(event.data as { agent: string; taskId?: string }) : undefined;
+    const flushed = source === undefined ? this.flushAll() : this.flush(source);
+    if (event.type === "agent.thought" && this.textShown.has(source!)) {
+      this.textShown.delete(source!);
+      return this.tidy(flushed);
+    }
+    if (source !== undefined) this.textShown.delete(source);
+    return this.tidy([...flushed, ...this.lines(event)]);
+  }
+
+  /** Lines for text still waiting to be shown (at the end of a stream). */
+  flushAll(): string[] {
+    return [...this.pendingText.keys()].flatMap((key) => this.flush(key));
+  }
+
+  private flush(key: string): string[] {
+    const pending = this.pendingText.get(key);
+    if (!pending) return [];
+    this.pendingText.delete(key);
+    this.textShown.add(key);
+    return this.text(pending.data, pending.text);
+  }
+
+  private text(data: { agent: string; taskId?: string }, text: string): string[] {
+    if (data.taskId) this.lastTaskText.set(data.taskId, text.trim());
+    const lines = text.trim().split(/\r?\n/);
+    const shown = lines.slice(0, 6).map((line) => this.cut(line));
+    if (lines.length > 6) shown.push(`… (${lines.length - 6} more lines)`);
+    return shown.map((line, i) => `  ${i === 0 ? this.source(data) : " ".repeat(sourceWidth(data))} ${this.c.dim(line)}`);
   }
 
   /** No blank line twice in a row, nor at the very start, across calls. */
@@ -90,16 +134,15 @@ export class Renderer {
         const { taskId, status, result } = event.data;
         const ok = status === "succeeded";
         const mark = ok ? c.green("✓") : c.red("✗");
-        return [`${mark} ${c.bold(taskId)} ${ok ? "done" : c.red("failed")}: ${this.cut(oneLine(result))}`];
+        // The result is usually the text the task just showed: say it once.
+        const said = this.lastTaskText.get(taskId) === result.trim();
+        this.lastTaskText.delete(taskId);
+        return [`${mark} ${c.bold(taskId)} ${ok ? "done" : c.red("failed")}${said ? "" : `: ${this.cut(oneLine(result))}`}`];
       }
-      case "agent.thought": {
-        const lines = event.data.text.trim().split(/\r?\n/);
-        const shown = lines.slice(0, 6).map((line) => this.cut(line));
-        if (lines.length > 6) shown.push(`… (${lines.length - 6} more lines)`);
-        return shown.map((line, i) => `  ${i === 0 ? this.source(event.data) : " ".repeat(sourceWidth(event.data))} ${c.dim(line)}`);
-      }
+      case "agent.thought":
+        // Only when no delta carried the text (a model that does not stream).
+        return this.text(event.data, event.data.text);
       case "agent.delta":
-        // Token deltas: the thought that follows carries the whole text.
         return [];
       case "tool.called": {
         const args = json(event.data.arguments);
@@ -127,6 +170,7 @@ export class Renderer {
       case "run.succeeded":
         // The files follow in summary(), with their sizes.
         this.files = event.data.files;
+        this.answer = event.data.result;
         return ["", c.bold(c.green("Answer:")), ...event.data.result.trimEnd().split(/\r?\n/), ""];
       case "run.failed":
         return ["", c.red(c.bold(`✗ The run failed (${event.data.error.code}): ${event.data.error.message}`))];
@@ -181,8 +225,10 @@ export class Renderer {
   summary(run: RunView): string[] {
     const { c } = this;
     const lines: string[] = [];
-    const files = run.files.length > 0 ? run.files.map((f) => `${f.name} (${f.bytes} bytes)`) : this.files;
-    if (files.length > 0) lines.push(`${c.bold("Files:")} ${files.join(", ")}`);
+    // Files the answer already names are not listed again.
+    const answer = this.answer || run.result || "";
+    const unnamed = run.files.length > 0 ? run.files.filter((f) => !answer.includes(f.name)).map((f) => `${f.name} (${f.bytes} bytes)`) : this.files.filter((f) => !answer.includes(f));
+    if (unnamed.length > 0) lines.push(`${c.bold("Files:")} ${unnamed.join(", ")}`);
     const u = run.usage as Partial<Record<"promptTokens" | "completionTokens" | "llmCalls" | "toolCalls" | "stateTransitions", number>>;
     const parts = [
       u.llmCalls !== undefined ? count(u.llmCalls, "model call") : undefined,
@@ -216,6 +262,10 @@ export class Renderer {
   }
 }
 
+function sourceKey(data: { agent: string; taskId?: string }): string {
+  return data.taskId ?? data.agent;
+}
+
 function sourceWidth(data: { agent: string; taskId?: string }): number {
   return (data.taskId ?? data.agent).length + 2;
 }
@@ -239,4 +289,21 @@ function oneLine(text: string): string {
 
 function indent(text: string, prefix: string): string[] {
   return text.split("\n").map((line) => `${prefix}${line}`);
+}
+
+/** `stepwise list`: one line per run, newest first. */
+export function runList(page: RunList, now = Date.now()): string {
+  if (page.runs.length === 0) return "No runs.\n";
+  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, ago(run.createdAt, now), `$${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
+  return `${lines.join("\n")}\n${page.nextCursor ? `(more: raise --limit, or filter with --status / --session)\n` : ""}`;
+}
+
+function ago(iso: string, now: number): string {
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)}m ago`;
+  if (seconds < 86_400) return `${Math.round(seconds / 3600)}h ago`;
+  return `${Math.round(seconds / 86_400)}d ago`;
 }

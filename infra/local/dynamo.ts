@@ -1,7 +1,8 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from "@aws-sdk/client-dynamodb";
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ResourceNotFoundException, ScanCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
 import { createRequire } from "node:module";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { runListingKeys, TABLE_INDEXES } from "../../shared/store/listings.js";
 
 const require = createRequire(import.meta.url);
 const dynalite = require("dynalite") as (options: { path?: string; createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
@@ -27,7 +28,9 @@ export async function startDynamo(options: { path?: string; port?: number } = {}
 /** The stack's table, as infra/stack.ts declares it (pk/sk strings). */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const missing = TABLE_INDEXES.some((i) => !Table?.GlobalSecondaryIndexes?.some((g) => g.IndexName === i.indexName));
+    if (missing) await addIndexes(client, tableName);
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
     await client.send(
@@ -36,7 +39,16 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         AttributeDefinitions: [
           { AttributeName: "pk", AttributeType: "S" },
           { AttributeName: "sk", AttributeType: "S" },
+          ...[...new Set(TABLE_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey]))].map((name) => ({ AttributeName: name, AttributeType: "S" as const })),
         ],
+        GlobalSecondaryIndexes: TABLE_INDEXES.map((i) => ({
+          IndexName: i.indexName,
+          KeySchema: [
+            { AttributeName: i.partitionKey, KeyType: "HASH" as const },
+            { AttributeName: i.sortKey, KeyType: "RANGE" as const },
+          ],
+          Projection: { ProjectionType: "ALL" as const },
+        })),
         KeySchema: [
           { AttributeName: "pk", KeyType: "HASH" },
           { AttributeName: "sk", KeyType: "RANGE" },
@@ -44,5 +56,29 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         BillingMode: "PAY_PER_REQUEST",
       }),
     );
+  }
+}
+
+/**
+ * A data folder from before the listing indexes: dynalite cannot add an index to a table, so copy
+ * the items out, create the table again with its indexes, and put them back with their index keys.
+ */
+async function addIndexes(client: DynamoDBClient, tableName: string): Promise<void> {
+  const items: Record<string, AttributeValue>[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  await client.send(new DeleteTableCommand({ TableName: tableName }));
+  await ensureTable(client, tableName);
+  for (const item of items) {
+    const run = item.pk?.S?.startsWith("RUN#") && item.sk?.S === "META" ? item : undefined;
+    const keys = run
+      ? runListingKeys({ tenantId: run.tenantId?.S ?? "", sessionId: run.sessionId?.S ?? "", createdAt: run.createdAt?.S ?? "", runId: run.runId?.S ?? "" })
+      : {};
+    const indexKeys: Record<string, AttributeValue> = Object.fromEntries(Object.entries(keys).map(([name, value]) => [name, { S: String(value) }]));
+    await client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, ...indexKeys } }));
   }
 }

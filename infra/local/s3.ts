@@ -103,6 +103,8 @@ export class LocalS3 {
             etag: object.etag,
             "last-modified": object.lastModified.toUTCString(),
             ...(url.searchParams.has("response-content-disposition") ? { "content-disposition": url.searchParams.get("response-content-disposition")! } : {}),
+            // As the stack's bucket CORS rule: a page on the API's origin may read a presigned download.
+            ...(req.headers.origin ? { "access-control-allow-origin": "*" } : {}),
           });
           return void res.end(req.method === "GET" ? object.body : undefined);
         }

@@ -1,6 +1,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { ensureConsoleBuilt } from "../console/build.js";
+import packageJson from "../../package.json" with { type: "json" };
 import type { AddressInfo } from "node:net";
 import { API_HANDLER, NOTIFY_HANDLER, SANDBOX_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
 import { LocalLambdaApi } from "./lambdaApi.js";
@@ -153,7 +155,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     // Keep idle client connections longer than clients do (undici: 4 s), so a client never reuses a
     // socket the server is closing at that moment (ECONNRESET on a busy machine).
-    const server = createServer({ keepAliveTimeout: 65_000 });
+    // Every request the server accepts gets an answer: 503 with Retry-After until the stack is ready.
+    let serve: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => (serve ? serve(req, res) : answerStarting(req, res)));
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -182,7 +186,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       TOOL_SOURCE_ALLOW_HTTP: process.env.TOOL_SOURCE_ALLOW_HTTP ?? "true",
       TABLE_NAME: "stepwise",
       STATE_MACHINE_ARN: stepFunctions.stateMachineArn,
-      STREAM_URL: url,
+      // No STREAM_URL: the API and the stream share this server, so links follow the Host the client used.
+      CONSOLE_ASSETS_DIR: await ensureConsoleBuilt(),
       STEPWISE_MODEL: process.env.STEPWISE_MODEL ?? (useOffline ? "stepwise-offline" : "gpt-4o-mini"),
       ...(useOffline ? { OPENAI_BASE_URL: modelUrl } : {}),
     });
@@ -209,7 +214,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       { visibilityMs: 1_000 },
     );
 
-    server.on("request", async (req, res) => {
+    serve = async (req, res) => {
       try {
         const event = await toApiGatewayEvent(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
@@ -223,7 +228,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: { code: "internal_error", message: String(error) } }) });
         else res.destroy();
       }
-    });
+    };
 
     const recovered = options.dataDir ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise")) : { continued: [], started: [] };
 
@@ -266,4 +271,15 @@ function closeServer(server: Server): Promise<void> {
     server.closeAllConnections();
     server.close(() => resolve());
   });
+}
+
+/** Before the handlers are loaded: a clear 503 (health answers in its own shape), never silence. */
+function answerStarting(req: IncomingMessage, res: ServerResponse) {
+  req.resume();
+  const health = /^\/health\/?(\?|$)/.test(req.url ?? "");
+  const body = health
+    ? { status: "unavailable", version: packageJson.version, checks: { stack: "starting" } }
+    : { error: { code: "starting", message: "Stepwise is starting; retry in a moment." } };
+  res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
 }

@@ -1,94 +1,148 @@
 import { formatPlan } from "../contracts/plan.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
+import { TERMINAL_STATUSES, type RunStatus } from "../contracts/run.js";
 import { NotFoundError } from "../errors.js";
-import type { TaskRecord } from "../store/tasks.js";
-import type { RunRecord } from "../contracts/run.js";
+import type { ScopeJournal } from "../store/journal.js";
+import type { StepContext, TaskRecord } from "../store/tasks.js";
 import { budgetsOf } from "../memory/session.js";
-import { runAgentLoop, type RunScope } from "./loop.js";
+import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopUsage, type RunScope } from "./loop.js";
 import { executorPrompt } from "./prompts.js";
+import { fitText } from "./largeText.js";
 
 export type ExecuteTaskOutput = TaskResult;
 
 /**
  * One executor solves one task of the current step. It sees the request, the plan and the results
- * of earlier steps (the run memory at the fork point) plus its own task; its own rounds are kept in
- * its own journal scope, so parallel executors never see each other's half-finished work.
+ * of earlier steps (the run memory at the fork point, written once by the planner for the step)
+ * plus its own task; its own rounds are kept in its own journal scope, so parallel executors never
+ * see each other's half-finished work.
+ *
+ * Before its first model call it makes one round trip: the step's context with the run's status
+ * (one request), and its journal. Its task record is written once, at the end, with
+ * its last journal records.
  */
 export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
   const { services } = run;
   const { iteration, task } = input;
-  const [record, earlier, own] = await Promise.all([
-    services.runs.get(run.runId),
-    services.tasks.list(run.runId),
-    services.journal.load(run.runId, scopeOf(input)),
-  ]);
-  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const tools = await services.tools.registryFor(record.tenantId, "executor", { runId: record.runId });
-  const mine = earlier.find((t) => t.iteration === iteration && t.taskId === task.taskId);
-  const startedAt = mine?.startedAt ?? new Date().toISOString();
-  if (own.size === 0) {
-    await Promise.all([
-      services.tasks.put(run.runId, { ...(mine ?? newTaskRecord(input)), status: "pending", startedAt }),
-      services.events.append(run.runId, [
-        { type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: mine?.stepIndex ?? -1 } },
-      ]),
-    ]);
+  const scope = scopeOf(input);
+  const [{ step: stored, status }, own] = await Promise.all([services.tasks.stepAndRunStatus(run.runId, iteration), services.journal.load(run.runId, scope)]);
+  const step = stored ?? (await legacyStepContext(run, iteration));
+  const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
+  const tools = await services.tools.registryFor(step.tenantId, "executor", { runId: run.runId });
+  const fresh = own.size === 0;
+  const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
+  const pendingEvents: Promise<unknown>[] = [];
+  if (fresh) {
+    own.record(0, "memo", "start", startedAt);
+    pendingEvents.push(
+      services.events.append(run.runId, [{ type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: step.stepIndex } }]),
+    );
   }
 
-  // The fork point: what this executor knows is fixed the first time it runs and kept in its journal,
-  // so a retried or resumed executor sees exactly the same memory.
-  const { value: forked } = await own.once(0, "memo", "fork", async () => forkContext(record, earlier, iteration, mine?.text ?? task.title));
-
+  let fileNames = step.files ?? (await services.files.list(run.runId)).map((f) => f.name);
   const outcome = await runAgentLoop(run, {
-    scope: scopeOf(input),
+    scope,
     role: "executor",
     taskId: task.taskId,
-    system: async () => executorPrompt({ files: (await services.files.list(run.runId)).map((f) => f.name) }),
-    conversation: [{ role: "user", content: forked }],
+    system: async (round) => {
+      // The list changes only when a write tool ran in the round before.
+      if (round > 0 && own.hasAny(round - 1, "intent")) fileNames = (await services.files.list(run.runId)).map((f) => f.name);
+      return executorPrompt({ files: fileNames });
+    },
+    conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,
-    maxRounds: budgetsOf(services, record).maxRounds,
+    maxRounds: step.maxRounds,
     toolConcurrency: services.config.TOOL_CONCURRENCY,
-    toolApproval: record.approval?.tools,
+    toolApproval: step.approvalTools,
     journal: own,
+    runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),
   });
-  if (outcome.kind === "paused") return { ...input, done: false };
-  if (outcome.kind === "ended") return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
-  if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
-
-  const status = outcome.kind === "answer" ? "succeeded" : "failed";
-  return finishTask(run, input, status, outcome.text, { ...(mine ?? newTaskRecord(input)), startedAt });
+  const events = Promise.all([...pendingEvents, outcome.events]);
+  const record: TaskRecord = {
+    iteration,
+    stepIndex: step.stepIndex,
+    taskId: task.taskId,
+    title: spec.title,
+    text: spec.text,
+    status: "pending",
+    startedAt,
+  };
+  if (outcome.kind === "paused" || outcome.kind === "interrupted" || outcome.kind === "ended") {
+    // What this turn spent is in the journal: the task record counts it when the task ends.
+    await Promise.all([outcome.journal.flush(), events]);
+    if (outcome.kind === "paused") return { ...input, done: false };
+    if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
+    return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
+  }
+  const status_ = outcome.kind === "answer" ? "succeeded" : "failed";
+  const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
+  return finishTask(run, input, status_, text, { record, journal: outcome.journal, events, usage: own.usage() });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
-function forkContext(record: RunRecord, earlier: TaskRecord[], iteration: number, task: string): string {
-  // TaskStore.list returns them in iteration, then task order: the merge order.
-  const priorResults = earlier
-    .filter((t) => t.iteration < iteration && t.status !== "pending")
-    .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`);
+function forkContext(step: StepContext, task: string): string {
   return [
-    `Request: ${record.input}`,
-    record.plan ? `\n${formatPlan(record.plan)}` : "",
-    priorResults.length ? `\nResults so far:\n${priorResults.join("\n")}` : "",
+    `Request: ${step.request}`,
+    step.plan ? `\n${formatPlan(step.plan)}` : "",
+    step.priorResults.length ? `\nResults so far:\n${step.priorResults.join("\n")}` : "",
     `\nYour task: ${task}`,
   ].join("\n");
 }
 
+/** Earlier steps' results as the planner hands them to the next step's executors: `before`, then these tasks'. */
+export function priorResultsOf(tasks: TaskRecord[], iteration: number, before: string[] = []): string[] {
+  const MAX_TOTAL = 200_000; // the step's context stays far below an item's 400 KB
+  const lines = [
+    ...before,
+    ...tasks
+      .filter((t) => t.iteration < iteration && t.status !== "pending")
+      .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`),
+  ];
+  let total = 0;
+  return lines.filter((line) => (total += line.length) <= MAX_TOTAL);
+}
+
+/** A step the planner did not describe (a Map item given by hand, or a run from before step contexts): read it from the run. */
+async function legacyStepContext(run: RunScope, iteration: number): Promise<StepContext> {
+  const [record, tasks] = await Promise.all([run.services.runs.get(run.runId), run.services.tasks.list(run.runId)]);
+  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  const mine = tasks.filter((t) => t.iteration === iteration);
+  return {
+    iteration,
+    stepIndex: mine[0]?.stepIndex ?? -1,
+    tenantId: record.tenantId,
+    request: record.input,
+    plan: record.plan,
+    priorResults: priorResultsOf(tasks, iteration),
+    approvalTools: record.approval?.tools,
+    maxRounds: budgetsOf(run.services, record).maxRounds,
+    tasks: mine.map(({ taskId, title, text }) => ({ taskId, title, text })),
+  };
+}
+
 /**
- * Records a task's end (also used when the state machine caught a crash of the executor, which
- * passes no record: it is read here).
+ * Records a task's end: the task record (with the journal's last records, one batch) and the
+ * task.completed event. Also used when the state machine caught a crash of the executor, which
+ * passes nothing else: the record is read here.
  */
 export async function finishTask(
   run: RunScope,
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
-  known?: TaskRecord,
+  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage> } = {},
 ): Promise<ExecuteTaskOutput> {
   const { services } = run;
   const { iteration, task } = input;
-  const existing = known ?? (await services.tasks.list(run.runId, iteration)).find((t) => t.taskId === task.taskId) ?? newTaskRecord(input);
+  const [existing, kept] = await Promise.all([
+    known.record ?? services.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
+    fitText(services.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
+  ]);
+  result = kept;
+  const record: TaskRecord = { ...existing, status, result, endedAt: new Date().toISOString(), ...(known.usage ? { usage: known.usage } : {}) };
   await Promise.all([
-    services.tasks.put(run.runId, { ...existing, status, result, endedAt: new Date().toISOString() }),
+    known.journal ? known.journal.flush([services.tasks.item(run.runId, record)]) : services.tasks.put(run.runId, record),
+    known.events,
     services.events.append(run.runId, [
       { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: result.slice(0, 2_000) } },
     ]),

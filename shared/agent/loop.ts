@@ -1,15 +1,16 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
-import type { ChatMessage, ChatResponse } from "../llm/types.js";
+import type { Usage } from "../contracts/run.js";
+import { paidAttemptsOf, type ChatMessage, type ChatResponse, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
 import type { Services } from "../services.js";
 import type { ScopeJournal } from "../store/journal.js";
-import type { ToolRegistry } from "../tools/registry.js";
+import type { ToolOutcome, ToolRegistry } from "../tools/registry.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { DeltaCoalescer } from "./deltas.js";
-import { gateOnPeople, parseArguments, runToolCalls } from "./toolExecution.js";
+import { gateOnPeople, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
 export interface RunScope {
   runId: string;
@@ -24,7 +25,7 @@ export interface LoopOptions {
   role: AgentRole;
   taskId?: string;
   /** The system prompt, built fresh for every model call (date, files, plan). */
-  system: () => string | Promise<string>;
+  system: (round: number) => string | Promise<string>;
   /** Earlier turns (session memory) and the current user message. */
   conversation: ChatMessage[];
   tools: ToolRegistry;
@@ -35,22 +36,53 @@ export interface LoopOptions {
   toolApproval?: ApprovalPolicy["tools"];
   /** The scope's journal, when the caller has loaded it already. */
   journal?: ScopeJournal;
+  /** Whether the run is still going, when the caller has just read it (saves the first check). */
+  runActive?: boolean | Promise<boolean>;
+  /** An empty reply is a valid end of the turn (the planner's "nothing to change"). */
+  allowEmptyAnswer?: boolean;
+  /** Ends the turn after these tool calls (e.g. the planner's plan is made: no model call to acknowledge it). */
+  endsTurn?: (calls: ToolCall[], outcomes: ToolOutcome[]) => boolean;
 }
 
-export type LoopOutcome =
+/** Paid model and tool calls of this loop (replayed ones are not counted again). */
+export type LoopUsage = Pick<Usage, "promptTokens" | "completionTokens" | "llmCalls" | "toolCalls">;
+
+export type LoopOutcome = (
   | { kind: "answer"; text: string; rounds: number }
   | { kind: "paused"; rounds: number }
   | { kind: "interrupted"; interruptId: string; rounds: number }
   | { kind: "budget"; text: string; rounds: number }
   /** The run ended meanwhile (cancelled, timed out): stop without doing anything more. */
-  | { kind: "ended"; rounds: number };
+  | { kind: "ended"; rounds: number }
+  /** The model answered with nothing, also after being told so. */
+  | { kind: "empty"; rounds: number }
+) & {
+  usage: LoopUsage;
+  /**
+   * The journal, with records not yet written: the caller flushes it together with its own final
+   * writes (one batch), and awaits `events` (appended in the background, in order) with them.
+   */
+  journal: ScopeJournal;
+  events: Promise<unknown>;
+};
 
 const OUTPUT_PREVIEW = 2_000;
+
+/** Sent once after an empty model answer. */
+export const EMPTY_ANSWER_CORRECTION = "Your reply was empty. Reply with your answer to the task, or call a tool.";
+
+/** What a task or run reports when the model answered with nothing twice. */
+export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the second time after being told so).";
 
 /**
  * The think/act loop every agent runs: ask the model, run the tools it calls, feed the results
  * back, until it answers. Each model response and tool result is journaled, so a retried step
  * replays them (no repeated side effects, no repeated cost) and a later turn resumes here.
+ *
+ * Between a model reply and the next model call there is at most one round trip to the table in
+ * the common case (read tools): the records of a round are written together with the check that
+ * the run is still going. Events are appended in the background, in order. Before a write tool or
+ * a person's decision, the journal is written first (the call is recorded before its side effect).
  */
 export function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   return withRequestContext({ runId: run.runId, scope: options.scope }, () => loop(run, options));
@@ -63,39 +95,89 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const specs = options.tools.specs();
   const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
   const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
+  const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
+  const appends: Promise<unknown>[] = [];
+  const emit = (events: EventBody[]) => {
+    if (events.length) appends.push(quietly(services.events.append(run.runId, events)));
+  };
+  const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({
+    ...outcome,
+    usage,
+    journal,
+    events: Promise.all(appends),
+  });
   let lastText = "";
+  let emptyAnswers = 0;
+  let known = options.runActive;
 
   for (let round = 0; round < options.maxRounds; round++) {
-    if (run.deadline && Date.now() > run.deadline && !journal.has(round, "llm")) return { kind: "paused", rounds: round };
-    if (await hasEnded(run)) return { kind: "ended", rounds: round };
+    const fresh = !journal.has(round, "llm");
+    if (run.deadline && Date.now() > run.deadline && fresh) return done({ kind: "paused", rounds: round });
+    if (fresh) {
+      // One round trip: the last round's records, and whether the run is still going.
+      const [active] = await Promise.all([known ?? stillGoing(run), journal.flush()]);
+      known = undefined;
+      if (!active) return done({ kind: "ended", rounds: round });
+    }
 
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
-    const prompt = window.build(await options.system(), conversation, specs);
-    const { value: response, replayed } = await journal.once<ChatResponse>(round, "llm", "", async () => {
-      const deltas = new DeltaCoalescer(source, (events) => services.events.append(run.runId, events));
-      try {
-        return await services.model.complete({ messages: prompt, tools: specs, onText: deltas.push });
-      } finally {
-        await deltas.close();
-      }
-    });
+    const prompt = window.build(await options.system(round), conversation, specs);
+    let streamed = false;
+    const { value: response, replayed } = await journal.once<ChatResponse>(
+      round,
+      "llm",
+      "",
+      async () => {
+        const deltas = new DeltaCoalescer(source, (events) => services.events.append(run.runId, events));
+        try {
+          return await services.model.complete({
+            messages: prompt,
+            tools: specs,
+            onText: (text) => {
+              streamed = true;
+              deltas.push(text);
+            },
+          });
+        } catch (error) {
+          // A failed call was paid for too: count it on the run before the error ends this step.
+          const paid = paidAttemptsOf(error);
+          await services.runs
+            .update(run.runId, {}, undefined, { llmCalls: usage.llmCalls + paid.paidCalls, promptTokens: usage.promptTokens + (paid.usage?.promptTokens ?? 0), completionTokens: usage.completionTokens + (paid.usage?.completionTokens ?? 0), toolCalls: usage.toolCalls })
+            .catch(() => undefined);
+          throw error;
+        } finally {
+          appends.push(quietly(deltas.close()));
+        }
+      },
+      { defer: true },
+    );
     const calls = response.toolCalls.map((call) => window.restoreArguments(call));
     if (!replayed) {
-      await Promise.all([
-        services.runs.addUsage(run.runId, { ...response.usage, llmCalls: 1, toolCalls: calls.length }),
-        services.events.append(run.runId, [
-          ...(response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: response.content } } as const] : []),
-          ...calls.map((call) => {
-            const args = parseArguments(call.arguments);
-            const persona = personaOf(args, options.tools.get(call.name), call.name);
-            return { type: "tool.called", data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona } } as const;
-          }),
-        ]),
+      usage.promptTokens += response.usage.promptTokens;
+      usage.completionTokens += response.usage.completionTokens;
+      usage.llmCalls += response.calls ?? 1;
+      usage.toolCalls += calls.length;
+      emit([
+        // Streamed text reached clients as agent.delta already: one event per fact.
+        ...(!streamed && response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: response.content } } as const] : []),
+        ...calls.map((call) => {
+          const args = parseArguments(call.arguments);
+          const persona = personaOf(args, options.tools.get(call.name), call.name);
+          return { type: "tool.called", data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona } } as const;
+        }),
       ]);
     }
     conversation.push(assistantMessage(response));
     if (response.content) lastText = response.content;
-    if (calls.length === 0) return { kind: "answer", text: response.content ?? "", rounds: round + 1 };
+    if (calls.length === 0 && !response.content?.trim() && !options.allowEmptyAnswer) {
+      // An empty answer is not an answer: once, the model is told so and asked again; twice, the agent fails.
+      if (emptyAnswers++ === 0) {
+        conversation.push({ role: "user", content: EMPTY_ANSWER_CORRECTION });
+        continue;
+      }
+      return done({ kind: "empty", rounds: round + 1 });
+    }
+    if (calls.length === 0) return done({ kind: "answer", text: response.content ?? "", rounds: round + 1 });
 
     const toolRound = {
       runId: run.runId,
@@ -108,31 +190,61 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       approval: options.toolApproval,
       concurrency: options.toolConcurrency ?? services.config.TOOL_CONCURRENCY,
     };
-    // A cancel may have come while the model was thinking: no side effects after it.
-    if (await hasEnded(run)) return { kind: "ended", rounds: round };
+    // Calls with side effects or a person in the loop: the model's reply is recorded first, and a
+    // cancel that came while the model was thinking stops them.
+    if (calls.some((call) => hasEffects(toolRound, call))) {
+      // A write tool's call is journaled as an intent, with the key the tool receives, before it
+      // runs: a retry after a crash between its side effect and its result finds the intent and
+      // the tool deduplicates by the same key.
+      for (const call of calls) {
+        if (options.tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
+          journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
+        }
+      }
+      const [active] = await Promise.all([stillGoing(run), journal.flush()]);
+      if (!active) return done({ kind: "ended", rounds: round });
+    }
     const gate = await gateOnPeople(toolRound, calls);
-    if (gate.waitingFor) return { kind: "interrupted", interruptId: gate.waitingFor, rounds: round };
+    if (gate.waitingFor) return done({ kind: "interrupted", interruptId: gate.waitingFor, rounds: round });
     const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
-    const fresh: EventBody[] = [];
+    const fresh_: EventBody[] = [];
     calls.forEach((call, i) => {
       const { value, replayed: wasReplayed } = outcomes[i]!;
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
-        fresh.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: value.output.slice(0, OUTPUT_PREVIEW) } });
+        fresh_.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) } });
       }
     });
-    await services.events.append(run.runId, fresh);
+    emit(fresh_);
+    if (options.endsTurn?.(calls, outcomes.map((o) => o.value))) return done({ kind: "answer", text: response.content ?? "", rounds: round + 1 });
   }
-  return {
+  return done({
     kind: "budget",
     rounds: options.maxRounds,
     text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
-  };
+  });
 }
 
-async function hasEnded(run: RunScope): Promise<boolean> {
-  const record = await run.services.runs.get(run.runId);
-  return !record || TERMINAL_STATUSES.has(record.status);
+/**
+ * A background write, awaited with the step's last writes: marked as handled now, so that if the
+ * step ends with an error first, its failure cannot become an unhandled rejection that stops the process.
+ */
+function quietly<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/** A cheap read of the run's status: false once it has ended (or is gone). */
+async function stillGoing(run: RunScope): Promise<boolean> {
+  const status = await run.services.runs.status(run.runId);
+  return status !== undefined && !TERMINAL_STATUSES.has(status);
+}
+
+/** A call that changes something or waits for a person (a read tool can simply run again on replay). */
+function hasEffects(round: ToolRound, call: ToolCall): boolean {
+  const tool = round.tools.get(call.name);
+  if (!tool || tool.pure) return false;
+  return tool.access === "write" || tool.asksUser === true || needsApproval(tool, round.approval);
 }
 
 function assistantMessage(response: ChatResponse): ChatMessage {

@@ -7,6 +7,9 @@ import { planningTool, type PlanBoard } from "../tools/planning.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { runAgentLoop, type RunScope } from "./loop.js";
+import { priorResultsOf } from "./executor.js";
+import type { ScopeJournal } from "../store/journal.js";
+import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { plannerPrompt } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
 
@@ -19,10 +22,22 @@ const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at on
  */
 export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOutput> {
   const { services } = run;
-  const record = await services.runs.get(run.runId);
-  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const returningFromMap = input.taskResults !== undefined;
   const iteration = returningFromMap ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0);
+  const deciding = input.next === "approve" && input.interruptId && !returningFromMap;
+  // One round trip before the model: the run, this iteration's planner journal (every revision),
+  // the last step's results and a person's decision on the plan.
+  const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
+  const [record, journals, results, lastStep, decision, files] = await Promise.all([
+    services.runs.get(run.runId),
+    services.journal.load(run.runId, `plan#${iteration}`),
+    fromStep ? services.tasks.list(run.runId, iteration - 1) : undefined,
+    // The last step's context holds the results before it: with its own results, the next step's.
+    fromStep ? services.tasks.step(run.runId, iteration - 1) : undefined,
+    deciding ? services.interrupts.get(run.runId, input.interruptId!) : undefined,
+    services.files.list(run.runId),
+  ]);
+  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
   let approvedPlan = record.approvedPlan;
@@ -30,8 +45,7 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   // Back from "Wait for plan approval": approved → run it; rejected → the planner revises.
   let feedback = "";
   let needsPlanner = true;
-  if (input.next === "approve" && input.interruptId && !returningFromMap) {
-    const decision = await services.interrupts.get(run.runId, input.interruptId);
+  if (deciding) {
     if (decision?.status === "resolved" && decision.resolution?.decision === "approve" && board.plan) {
       approvedPlan = fingerprint(board.plan);
       needsPlanner = false;
@@ -43,34 +57,35 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   }
 
   let resultsText = "";
-  if (returningFromMap && board.plan && input.stepIndex !== undefined && input.stepIndex >= 0) {
-    const results = await services.tasks.list(run.runId, iteration - 1);
+  if (results && board.plan) {
     const failed = results.filter((t) => t.status !== "succeeded");
-    board.plan = markStep(board.plan, input.stepIndex, failed.length ? "blocked" : "completed", failed.length ? `${failed.length} task(s) failed` : undefined);
+    board.plan = markStep(board.plan, input.stepIndex!, failed.length ? "blocked" : "completed", failed.length ? `${failed.length} task(s) failed` : undefined);
     resultsText = [
-      `Results of step ${input.stepIndex + 1} (${board.plan.steps[input.stepIndex]?.title}):`,
+      `Results of step ${input.stepIndex! + 1} (${board.plan.steps[input.stepIndex!]?.title}):`,
       ...results.map((t) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${(t.result ?? "").slice(0, 1_500)}`),
     ].join("\n");
   }
 
   const maxIterations = budgetsOf(services, record).maxPlanIterations;
   const budgetLeft = iteration < maxIterations;
-  if (!budgetLeft && !board.plan?.finished) {
-    await services.runs.update(run.runId, {
-      stopReason: `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`,
-    });
-  }
-  if (budgetLeft && needsPlanner) {
-    await revisePlan(run, record, board, { iteration, revision, resultsText, feedback });
-  }
+  const stopReason =
+    !budgetLeft && !board.plan?.finished
+      ? `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`
+      : undefined;
+  const turn =
+    budgetLeft && needsPlanner
+      ? await revisePlan(run, record, board, { iteration, revision, resultsText, feedback, journal: journals.scoped(revision ? `plan#${iteration}#r${revision}` : `plan#${iteration}`) })
+      : undefined;
 
   const plan = board.plan!;
   const output = { runId: run.runId, mode: "plan_solve" as const, iteration, revision };
   if (budgetLeft && !plan.finished && record.approval?.plan && fingerprint(plan) !== approvedPlan) {
     const interruptId = interruptIdFor(run.runId, "plan", iteration, revision);
     await Promise.all([
-      services.runs.update(run.runId, { plan }),
+      services.runs.update(run.runId, { plan, stopReason }, undefined, turn?.usage),
       services.events.append(run.runId, [{ type: "plan.updated", data: { plan } }]),
+      turn?.journal.flush(),
+      turn?.events,
     ]);
     await openInterrupt(services, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
     return { ...output, next: "approve", interruptId, stepIndex: -1, tasks: [] };
@@ -78,14 +93,32 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
 
   const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
-  const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: `t${i + 1}`, title: text.slice(0, 300), text })) : [];
-
+  const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: taskIdFor(iteration, i), title: text.slice(0, 300), text })) : [];
+  // The next step's context and task records go with the planner's last journal records (one
+  // batch); the run, its event and that batch are written at the same time.
+  const stepItems =
+    stepIndex >= 0
+      ? [
+          services.tasks.stepItem(run.runId, {
+            iteration,
+            stepIndex,
+            tenantId: record.tenantId,
+            request: record.input,
+            plan: nextPlan,
+            priorResults: priorResultsOf(results ?? [], iteration, lastStep?.priorResults),
+            approvalTools: record.approval?.tools,
+            maxRounds: budgetsOf(services, record).maxRounds,
+            tasks,
+            files: files.map((f) => f.name),
+          }),
+          ...tasks.map((t) => services.tasks.item(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" })),
+        ]
+      : [];
   await Promise.all([
-    services.runs.update(run.runId, { plan: nextPlan, approvedPlan }),
+    services.runs.update(run.runId, { plan: nextPlan, approvedPlan, stopReason }, undefined, turn?.usage),
     services.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
-    ...tasks.map((t) =>
-      services.tasks.put(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" }),
-    ),
+    (turn?.journal ?? journals).flush(stepItems),
+    turn?.events,
   ]);
   return { ...output, next: stepIndex >= 0 ? "execute" : "summarize", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
 }
@@ -95,8 +128,8 @@ async function revisePlan(
   run: RunScope,
   record: RunRecord,
   board: PlanBoard,
-  context: { iteration: number; revision: number; resultsText: string; feedback: string },
-): Promise<void> {
+  context: { iteration: number; revision: number; resultsText: string; feedback: string; journal: ScopeJournal },
+) {
   const remaining = board.plan?.steps.filter((s) => s.status === "not_started" || s.status === "in_progress").length ?? 1;
   const userMessage = board.plan
     ? [
@@ -115,18 +148,27 @@ async function revisePlan(
     : `Request: ${record.input}`;
   const history = await sessionHistory(run.services, record);
   const outcome = await runAgentLoop(run, {
-    scope: context.revision ? `plan#${context.iteration}#r${context.revision}` : `plan#${context.iteration}`,
+    scope: context.journal.scope,
     role: "planner",
     system: () => plannerPrompt(),
     conversation: [...history, { role: "user", content: userMessage }],
     tools: new ToolRegistry([planningTool(board)]),
     maxRounds: 5,
+    journal: context.journal,
+    runActive: !TERMINAL_STATUSES.has(record.status),
+    allowEmptyAnswer: true,
+    // A plan made (or finished) is the turn's result: the next step starts without another model call.
+    endsTurn: (calls, outcomes) => calls.every((c) => c.name === "planning") && outcomes.every((o) => o.ok),
   });
   if (!board.plan) {
     board.plan = { title: record.input.slice(0, 80), steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }], finished: false };
     if (outcome.kind === "answer" && outcome.text) board.plan.steps[0]!.notes = outcome.text.slice(0, 1000);
   }
+  return outcome;
 }
+
+/** Unique within the run: the step's number (its iteration, from 1) and the task's ("s2.t1"). */
+export const taskIdFor = (iteration: number, index: number) => `s${iteration + 1}.t${index + 1}`;
 
 /** What a person approved: the steps and their tasks (statuses change as the run goes). */
 function fingerprint(plan: Plan): string {

@@ -1,8 +1,9 @@
 import type { AgentTurnOutput, RunState } from "../contracts/steps.js";
-import { NotFoundError } from "../errors.js";
-import { runAgentLoop, type RunScope } from "./loop.js";
+import { AgentError, NotFoundError } from "../errors.js";
+import { fitText } from "./largeText.js";
+import { EMPTY_ANSWER_ERROR, runAgentLoop, type RunScope } from "./loop.js";
 import { reactPrompt } from "./prompts.js";
-import { budgetsOf, sessionHistory } from "../memory/session.js";
+import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 
 /**
  * One "Agent turn" of a ReAct run: think/act rounds until the agent answers, its round budget is
@@ -24,10 +25,20 @@ export async function agentTurn(run: RunScope, input: RunState & { turn?: number
     toolApproval: record.approval?.tools,
   });
   const turn = (input.turn ?? 0) + 1;
+  const answered = outcome.kind === "answer" || outcome.kind === "budget";
+  const result = answered ? await fitText(services.files, run.runId, "answer.md", outcome.text) : undefined;
+  const files = answered ? (await services.files.list(run.runId)).map((f) => f.name) : undefined;
+  // The turn's records, events and usage together; with the answer when there is one.
+  await Promise.all([
+    outcome.journal.flush(),
+    outcome.events,
+    services.runs.update(run.runId, answered ? { result, files } : {}, undefined, outcome.usage),
+    // The answer joins the session now ("Finalize" only ends the run).
+    answered ? rememberTurn(services, { ...record, result }) : undefined,
+  ]);
+  if (outcome.kind === "empty") throw new AgentError(EMPTY_ANSWER_ERROR, "empty_answer");
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };
   if (outcome.kind === "interrupted") return { runId: run.runId, mode: "react", done: false, turn, interruptId: outcome.interruptId };
-  const files = (await services.files.list(run.runId)).map((f) => f.name);
-  await services.runs.update(run.runId, { result: outcome.text, files });
   return { runId: run.runId, mode: "react", done: true, turn };
 }

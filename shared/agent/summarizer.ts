@@ -1,9 +1,11 @@
 import { logger } from "../observability.js";
-import { NotFoundError, errorMessage } from "../errors.js";
+import { AgentError, NotFoundError, errorMessage } from "../errors.js";
 import type { TaskRecord } from "../store/tasks.js";
 import type { RunScope } from "./loop.js";
 import { summarizerPrompt } from "./prompts.js";
-import { sessionHistory } from "../memory/session.js";
+import { fitText } from "./largeText.js";
+import { rememberTurn, sessionHistory } from "../memory/session.js";
+import type { Usage } from "../contracts/run.js";
 import { ContextWindow } from "../memory/context.js";
 
 const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters for the summary
@@ -14,14 +16,22 @@ const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters fo
  */
 export async function summarize(run: RunScope): Promise<{ result: string; files: string[] }> {
   const { services } = run;
-  const [record, tasks, files] = await Promise.all([
+  const [record, tasks, files, journal] = await Promise.all([
     services.runs.get(run.runId),
     services.tasks.list(run.runId),
     services.files.list(run.runId),
+    services.journal.load(run.runId, "summary"),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const names = files.map((f) => f.name);
   const done = tasks.filter((t) => t.status !== "pending");
+  if (done.length > 0 && done.every((t) => t.status === "failed")) {
+    // Nothing succeeded: there is no answer to write. The run fails, saying what went wrong.
+    throw new AgentError(
+      [`All ${done.length} task(s) failed:`, ...done.map((t) => `- ${t.title}: ${(t.result ?? "no result").slice(0, 300)}`)].join("\n").slice(0, 1_900),
+      "all_tasks_failed",
+    );
+  }
   const message = [
     `Request: ${record.input}`,
     record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
@@ -31,22 +41,34 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
     names.length ? `\nFiles: ${names.join(", ")}` : "",
   ].join("\n");
 
-  const journal = await services.journal.load(run.runId, "summary");
   let result: string;
+  let usage: Partial<Usage> | undefined;
+  const history = await sessionHistory(services, record);
   try {
-    const history = await sessionHistory(services, record);
     const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
-    const { value, replayed } = await journal.once(0, "llm", "", () =>
-      services.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
+    const { value, replayed } = await journal.once(
+      0,
+      "llm",
+      "",
+      () => services.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
+      { defer: true },
     );
-    if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
+    if (!replayed) usage = { ...value.usage, llmCalls: 1 };
     result = value.content?.trim() || mechanicalSummary(record.input, done, names);
   } catch (error) {
     logger.warn("summarizer model failed; using the mechanical summary", { runId: run.runId, error: errorMessage(error) });
     result = mechanicalSummary(record.input, done, names);
   }
   if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
-  await services.runs.update(run.runId, { result, files: names });
+  const whole = result;
+  result = await fitText(services.files, run.runId, "answer.md", result);
+  if (result !== whole && !names.includes("answer.md")) names.push("answer.md");
+  // The answer, the journal record and the session's turn together; "Finalize" only ends the run.
+  await Promise.all([
+    services.runs.update(run.runId, { result, files: names }, undefined, usage),
+    journal.flush(),
+    rememberTurn(services, { ...record, result }),
+  ]);
   return { result, files: names };
 }
 

@@ -60,17 +60,18 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
     const context: ToolContext = {
       runId: round.runId,
       scope: round.scope,
-      idempotencyKey: `${round.runId}:${round.scope}:${round.round}:${call.id}`,
+      idempotencyKey: idempotencyKeyOf(round, call),
       files: round.services.files,
     };
     const decision = decisions.get(call.id);
     const outcome = decision ? await applyDecision(call, decision, round.tools, context) : await round.tools.execute(call, context);
     return keepWholeOutput(round, call, outcome);
   };
+  // Results are kept in memory and written with the next round's records (see runAgentLoop).
   return mapLimited(calls, round.concurrency, async (call) =>
     round.tools.get(call.name)?.pure
       ? { value: await execute(call), replayed: false }
-      : round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call)),
+      : round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), { defer: round.tools.get(call.name)?.access !== "write" }),
   );
 }
 
@@ -82,7 +83,7 @@ async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOu
   return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
 }
 
-function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "none"): boolean {
+export function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "none"): boolean {
   return policy === "all" || (policy === "write" && tool.access === "write");
 }
 
@@ -97,13 +98,21 @@ async function applyDecision(call: ToolCall, resolution: Resolution, tools: Tool
     }
     case "answer":
       return { ok: true, output: `The user answered: ${resolution.message ?? ""}` };
-    case "reject":
-      return {
-        ok: false,
-        output: `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}. Do not repeat this call; continue without it or choose another way.`,
-      };
+    case "reject": {
+      // The user's words are the fact; the instruction after them is for the model only.
+      const shown = `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}.`;
+      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_REJECT}` };
+    }
   }
 }
+
+/** The same for every attempt of one call: run, scope, round and call id. */
+export function idempotencyKeyOf(round: Pick<ToolRound, "runId" | "scope" | "round">, call: ToolCall): string {
+  return `${round.runId}:${round.scope}:${round.round}:${call.id}`;
+}
+
+/** Said to the model after a rejection; never shown to clients. */
+export const MODEL_INSTRUCTION_ON_REJECT = "(Instruction: do not repeat this call; continue without it or choose another way.)";
 
 export function parseArguments(args: string): unknown {
   try {

@@ -33,6 +33,8 @@ export const RunRecord = z.object({
   runId: z.string(),
   tenantId: z.string(),
   sessionId: z.string(),
+  /** The session was created for this run (no earlier turns to read). */
+  newSession: z.boolean().optional(),
   status: RunStatus,
   requestedMode: RequestedMode,
   /** How the run is handled: answered by the router directly, one ReAct agent, or plan and solve. */

@@ -1,6 +1,6 @@
 import { AgentError } from "../errors.js";
 import { contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply, type ContractReply, type ContractTool } from "../memory/jsonContract.js";
-import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ToolCall, ToolSpec } from "./types.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, PaidAttempts, ToolCall, ToolSpec } from "./types.js";
 
 /**
  * JSON contract mode (the newAgent seed) for models without native tool calling. Wraps another
@@ -46,14 +46,15 @@ export class JsonContractModel implements ChatModel {
       usage.completionTokens += reply.usage.completionTokens;
       const text = reply.content ?? "";
       const parsed = parseContractReply(text);
-      if (parsed.ok) return toResponse(parsed.value, turn, usage, request.onText);
+      if (parsed.ok) return { ...toResponse(parsed.value, turn, usage, request.onText), ...(attempt > 1 ? { calls: attempt } : {}) };
       lastError = parsed.error;
       // The bad reply stays verbatim so the model sees what it did wrong; the error says how to fix it.
       messages.push({ role: "assistant", content: text || "(an empty reply)" }, { role: "user", content: parsed.error });
     }
-    throw new AgentError(
-      `The model did not follow the JSON contract ${MAX_CONSECUTIVE_FAILURES} times in a row: ${lastError}`,
-      "json_contract_failed",
+    // Every attempt was paid for: the error says so, and usage counts them.
+    throw Object.assign(
+      new AgentError(`The model did not follow the JSON contract ${MAX_CONSECUTIVE_FAILURES} times in a row: ${lastError}`, "json_contract_failed"),
+      { paidCalls: MAX_CONSECUTIVE_FAILURES, usage } satisfies PaidAttempts,
     );
   }
 }

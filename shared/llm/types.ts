@@ -16,6 +16,20 @@ export interface ChatResponse {
   toolCalls: ToolCall[];
   finishReason: string | null;
   usage: { promptTokens: number; completionTokens: number };
+  /** Paid model requests behind this response, when more than one (e.g. JSON contract corrections). */
+  calls?: number;
+}
+
+/** What a failed model call had already cost (set on the error it throws). */
+export interface PaidAttempts {
+  paidCalls: number;
+  usage?: { promptTokens: number; completionTokens: number };
+}
+
+/** The cost a failed call reports: its own count, or one request. */
+export function paidAttemptsOf(error: unknown): PaidAttempts {
+  const paid = (error as Partial<PaidAttempts> | undefined)?.paidCalls;
+  return { paidCalls: typeof paid === "number" ? paid : 1, usage: (error as Partial<PaidAttempts> | undefined)?.usage };
 }
 
 export interface ChatRequest {

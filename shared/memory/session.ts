@@ -4,17 +4,28 @@ import type { Services } from "../services.js";
 
 /** The session's earlier turns, as chat messages (multi-turn memory across runs; Genie has none). */
 export async function sessionHistory(services: Services, run: RunRecord): Promise<ChatMessage[]> {
+  // A session the run's submit created has no earlier turns: nothing to read.
+  if (run.newSession) return [];
   const messages = await services.sessions.messages(run.tenantId, run.sessionId);
   return messages.filter((m) => m.runId !== run.runId).map((m) => ({ role: m.role, content: m.content }));
 }
 
-/** After a run succeeds, its question and answer join the session for the next run. */
+/**
+ * After a run has its answer, its question and answer join the session for the next run (before
+ * the run reads as ended, so a client that submits the next turn at once sees it).
+ */
 export async function rememberTurn(services: Services, run: RunRecord): Promise<void> {
   if (!run.result) return;
-  await services.sessions.appendTurn(run.tenantId, run.sessionId, run.runId, [
-    { role: "user", content: run.input },
-    { role: "assistant", content: run.result },
-  ]);
+  await services.sessions.appendTurn(
+    run.tenantId,
+    run.sessionId,
+    run.runId,
+    [
+      { role: "user", content: run.input },
+      { role: "assistant", content: run.result },
+    ],
+    { first: run.newSession === true },
+  );
 }
 
 /** Budgets of a run: its own, else the service defaults. */

@@ -2,7 +2,6 @@ import { countMetric } from "../observability.js";
 import type { RunState } from "../contracts/steps.js";
 import type { EventBody } from "../contracts/events.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
-import { keys } from "../store/keys.js";
 import { NotFoundError } from "../errors.js";
 import { chooseMode, fixedMode } from "../agent/router.js";
 import type { RunScope } from "../agent/loop.js";
@@ -12,14 +11,17 @@ import { rememberTurn, sessionHistory } from "../memory/session.js";
 /** "Start run": mark the run running and decide its mode (or leave it to "Route request"). */
 export async function startRun(run: RunScope): Promise<RunState> {
   const { services } = run;
-  const record = await services.runs.get(run.runId);
+  // Only the first delivery moves queued → running and announces it (steps run at least once).
+  const started = await services.runs.startIfQueued(run.runId);
+  const record = started ?? (await services.runs.get(run.runId));
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const mode = record.mode ?? fixedMode(record);
-  // Only the first delivery moves queued → running and announces it (steps run at least once).
-  if (await services.runs.update(run.runId, { status: "running", mode }, ["queued"])) {
+  if (started) {
     countMetric("RunsStarted");
-    await services.events.append(run.runId, [
-      { type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } },
+    await Promise.all([
+      mode ? services.runs.update(run.runId, { mode }) : undefined,
+      // The run's first event.
+      services.events.append(run.runId, [{ type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } }], { after: 0 }),
     ]);
   }
   return { runId: run.runId, mode: mode ?? "route" };
@@ -32,7 +34,11 @@ export async function routeRun(run: RunScope): Promise<RunState> {
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   if (record.mode) return { runId: run.runId, mode: record.mode };
   const decision = await chooseMode(run, record.input, await sessionHistory(services, record));
-  await services.runs.update(run.runId, { mode: decision.mode, ...(decision.mode === "answer" ? { result: decision.answer, files: [] } : {}) });
+  await Promise.all([
+    services.runs.update(run.runId, { mode: decision.mode, ...(decision.mode === "answer" ? { result: decision.answer, files: [] } : {}) }),
+    // Answered here: the turn joins the session now ("Finalize" only ends the run).
+    decision.mode === "answer" ? rememberTurn(services, { ...record, result: decision.answer }) : undefined,
+  ]);
   await services.events.append(run.runId, [
     { type: "agent.thought", data: { agent: "router", text: `Mode: ${decision.mode}. ${decision.reason}`.trim() } },
   ]);
@@ -53,49 +59,41 @@ export async function endRun(
   status: TerminalStatus,
   details: { result?: string; files?: string[]; error?: { code: string; message: string } } = {},
 ): Promise<boolean> {
-  const record = await services.runs.get(runId);
-  if (!record) throw new NotFoundError(`run ${runId} not found`);
-  const event: EventBody =
+  const terminalEvent = (record: RunRecord): EventBody =>
     status === "succeeded"
       ? { type: "run.succeeded", data: { result: details.result ?? record.result ?? "", files: details.files ?? record.files ?? [] } }
       : status === "failed"
         ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
         : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
-  if (TERMINAL_STATUSES.has(record.status)) {
-    // Ended before; if that step died between ending the run and writing its event, write it now.
-    if (record.terminalSeq && record.status === status && !(await services.events.has(runId, record.terminalSeq))) {
-      await releaseSlotOnce(services, record);
-      await services.events.putAt(runId, record.terminalSeq, [event]);
+  // One conditional write moves the run to its terminal status and claims the slot's release.
+  const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
+  const ended = await services.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);
+  if (!ended) {
+    // Ended before; if that step died before writing the terminal event, write it now (the slot
+    // was claimed for release by the write that ended the run, and is not given back twice).
+    const record = await services.runs.get(runId);
+    if (!record) throw new NotFoundError(`run ${runId} not found`);
+    if (record.status === status && !(await services.events.tip(runId)).closed) {
+      await services.events.append(runId, [terminalEvent(record)], { close: true });
     }
     return false;
   }
-  // Ending the run takes the terminal event's number in the same write: if this step dies before
-  // writing the event, a retry finds the number on the run and writes it (above).
-  const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
-  const terminalSeq = await services.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);
-  if (terminalSeq === undefined) return false;
   countMetric(RUN_ENDED_METRIC[status]);
-  // The slot first: a client that sees the run ended may submit the next one at once.
-  await releaseSlotOnce(services, record);
-  const pending = (await services.interrupts.list(runId)).filter((i) => i.status === "pending");
+  // All at once: the slot (a client that sees the run ended may submit the next one at once), the
+  // terminal event (which closes the log) and the run's open interrupts.
   await Promise.all([
-    services.events.putAt(runId, terminalSeq, [event]),
-    ...pending.map((i) => services.interrupts.transition(runId, i.interruptId, status === "timed_out" ? "timed_out" : "cancelled")),
+    services.activeRuns.release(ended.tenantId),
+    services.events.append(runId, [terminalEvent(ended)], { close: true }),
+    services.interrupts.list(runId).then((all) =>
+      Promise.all(all.filter((i) => i.status === "pending").map((i) => services.interrupts.transition(runId, i.interruptId, status === "timed_out" ? "timed_out" : "cancelled"))),
+    ),
   ]);
   return true;
 }
 
-/** Gives the tenant's run slot back, once per run, even when ending the run is retried. */
-async function releaseSlotOnce(services: RunScope["services"], record: RunRecord): Promise<void> {
-  const claimed = await services.table.setIf(keys.run(record.runId), { slotReleased: true }, { expression: "attribute_not_exists(slotReleased)" });
-  if (claimed) await services.activeRuns.release(record.tenantId);
-}
-
 /** "Finalize": the run succeeded with the answer stored by the summarizer or the ReAct agent. */
 export async function finalizeRun(run: RunScope): Promise<{ runId: string; status: string }> {
-  const record = await run.services.runs.get(run.runId);
-  // Remember the turn before the run reads as ended, so the session's next run sees it.
-  if (record) await rememberTurn(run.services, record);
+  // The step that wrote the answer (summarizer, agent turn, router) also added it to the session.
   await endRun(run.services, run.runId, "succeeded");
   return { runId: run.runId, status: "succeeded" };
 }

@@ -19,9 +19,8 @@ export function sseFrame(event: RunEvent): string {
 
 /**
  * The frames of a run's stream from sequence `after` on, in order, with no gap and no duplicate:
- * sequence numbers are reserved before their events are written, so a later number can be visible
- * before an earlier one; the stream holds back until the earlier one arrives (or, if its writer
- * died, for `gapMs`). Ends after the terminal event, at `maxMs`, or when `signal` aborts.
+ * the log gives numbers only to events it has written, so there are none; should a later number
+ * ever be visible before an earlier one, the stream holds back until it arrives (at most `gapMs`). Ends after the terminal event, at `maxMs`, or when `signal` aborts.
  */
 export type StreamEnd = "run ended" | "time limit" | "client disconnected";
 
@@ -50,8 +49,13 @@ export async function* runEventFrames(services: Services, runId: string, after: 
     }
     if (delivered === 0 && events.length === 0) {
       // Past the run's terminal event (a client resuming after the end), or a run that is gone: nothing more will come.
-      const run = await services.runs.get(runId);
-      if (!run || (TERMINAL_STATUSES.has(run.status) && cursor >= (run.terminalSeq ?? 0))) return "run ended";
+      const tip = await services.events.tip(runId);
+      if (tip.closed && cursor >= tip.seq) return "run ended";
+      if (tip.seq === 0) {
+        // No event at all: a run that is gone, or one that ended without any (its start failed).
+        const run = await services.runs.get(runId);
+        if (!run || TERMINAL_STATUSES.has(run.status)) return "run ended";
+      }
     }
     if (Date.now() - started >= options.maxMs) {
       yield `: stream time limit reached; reconnect with Last-Event-ID: ${cursor}\n\n`;

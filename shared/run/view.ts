@@ -57,13 +57,25 @@ export function runView(
     result: run.result ?? null,
     files,
     error: run.error ?? null,
-    usage: { ...run.usage, ...(stateTransitions !== undefined ? { stateTransitions } : {}) },
+    usage: { ...withTaskUsage(run.usage, tasks), ...(stateTransitions !== undefined ? { stateTransitions } : {}) },
     executionArn: run.executionArn,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     endedAt: run.endedAt ?? null,
     links: runLinks(run.runId, run.executionArn, links),
   };
+}
+
+/** The run's own usage (router, planner, summarizer, ReAct agent) plus each task's (kept on the task record, not on a hot run item). */
+export function withTaskUsage(usage: RunRecord["usage"], tasks: TaskRecord[]): RunRecord["usage"] {
+  const total = { ...usage };
+  for (const task of tasks) {
+    for (const [name, value] of Object.entries(task.usage ?? {})) {
+      const key = name as keyof typeof total;
+      if (typeof value === "number") (total as Record<string, number>)[key] = ((total as Record<string, number>)[key] ?? 0) + value;
+    }
+  }
+  return total;
 }
 
 /** An interrupt as clients see it (the store never returns the task token). */

@@ -1,83 +1,244 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { EventBody, type RunEvent } from "../contracts/events.js";
+import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
 import { keys } from "./keys.js";
-import { expiresAt, itemData, type Table } from "./table.js";
+import { expiresAt, type Table } from "./table.js";
+
+/** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */
+const MAX_EVENTS_PER_ITEM = 50;
+/** Bytes of events one item holds at most (a DynamoDB item is at most 400 KB). */
+const MAX_ITEM_BYTES = 300_000;
+/** A text field of one event is cut beyond this (a model's whole output lives in the run, not in an event). */
+const MAX_EVENT_TEXT = 32_000;
+
+/** The log's last sequence number, and whether the terminal event has closed it. */
+export interface LogTip {
+  seq: number;
+  closed: boolean;
+}
+
+interface Pending {
+  bodies: EventBody[];
+  close: boolean;
+  resolve: (events: RunEvent[]) => void;
+  reject: (error: unknown) => void;
+}
 
 /**
- * The run's event log. Sequence numbers come from an atomic counter on the run item, so parallel
- * executors never collide; a batch of events reserves its numbers in one round trip.
+ * The run's event log: one gap-free sequence per run, written with one conditional put per item
+ * and no counter. An item `EVT#<first seq>` holds one or more consecutive events; a writer puts the
+ * next item at (the tip it knows + 1) only if no item is there, so two writers never share a number,
+ * and a put that fails leaves no number behind. A writer whose tip is stale loses the put, reads the
+ * tip again and retries. The terminal event's item is marked `closed`: a writer that sees it drops
+ * what it has (the terminal event stays last).
+ *
+ * Appends from one process to one run are queued and written together (group commit): parallel
+ * executors in one process share one put, and each caller's events keep their order.
  */
 export class EventLog {
+  private readonly tips = new Map<string, LogTip>();
+  private readonly queues = new Map<string, Pending[]>();
+
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,
   ) {}
 
   /**
-   * Appends events after the ones already there. Once the run has ended, the log is closed: what a
-   * step still running then tries to add is dropped (returns []), so the terminal event stays last.
+   * Appends events after the ones already there; [] once the log is closed (the run has ended).
+   * `after`: the last number the caller knows of (0 for a run's first event), saving a read of the
+   * tip when this process has not written to the run yet; a wrong guess only costs a retry.
    */
-  async append(runId: string, bodies: EventBody[]): Promise<RunEvent[]> {
-    if (bodies.length === 0) return [];
-    const first = await this.reserve(runId, bodies.length);
-    return first === undefined ? [] : this.putAt(runId, first, bodies);
-  }
-
-  /** Takes `count` sequence numbers and returns the first, or undefined if the log is closed. */
-  private async reserve(runId: string, count: number): Promise<number | undefined> {
+  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number } = {}): Promise<RunEvent[]> {
+    if (options.after !== undefined && !this.tips.has(runId)) this.remember(runId, { seq: options.after, closed: false });
+    if (bodies.length === 0) return Promise.resolve([]);
+    let valid: EventBody[];
     try {
-      const counter = await this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(runId),
-          UpdateExpression: "ADD eventSeq :n",
-          ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(terminalSeq)",
-          ExpressionAttributeValues: { ":n": count },
-          ReturnValues: "UPDATED_NEW",
-        }),
-      );
-      return Number(counter.Attributes?.eventSeq) - count + 1;
+      valid = bodies.map((body) => fitEvent(EventBody.parse(body)));
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
+      return Promise.reject(error);
     }
+    // Each part fits one item; parts queue one after another, so the events keep their order.
+    const parts = chunk(valid);
+    return Promise.all(
+      parts.map(
+        (part, i) =>
+          new Promise<RunEvent[]>((resolve, reject) => {
+            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, resolve, reject };
+            const queue = this.queues.get(runId);
+            if (queue) return void queue.push(pending);
+            this.queues.set(runId, [pending]);
+            void this.drain(runId);
+          }),
+      ),
+    ).then((results) => results.flat());
   }
 
-  /** Writes events at reserved sequence numbers (writing the same one again overwrites it: idempotent). */
-  async putAt(runId: string, firstSeq: number, bodies: EventBody[]): Promise<RunEvent[]> {
-    const valid = bodies.map((body) => EventBody.parse(body));
-    const at = new Date().toISOString();
-    const events = valid.map((body, i) => ({ ...body, seq: firstSeq + i, at }) as RunEvent);
-    const ttl = expiresAt(this.retentionDays);
-    for (let i = 0; i < events.length; i += 25) {
-      const chunk = events.slice(i, i + 25);
-      let requestItems: Record<string, any> | undefined = {
-        [this.table.name]: chunk.map((event) => ({
-          PutRequest: { Item: { ...keys.event(runId, event.seq), ...event, ttl } },
-        })),
-      };
-      // BatchWrite may hand back unprocessed items under load: send those again.
-      for (let attempt = 0; requestItems && Object.keys(requestItems).length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
-        const result: { UnprocessedItems?: Record<string, any> } = await this.table.doc.send(new BatchWriteCommand({ RequestItems: requestItems }));
-        requestItems = result.UnprocessedItems;
+  /** Writes what is queued for the run, as few items as fit, until the queue is empty. */
+  private async drain(runId: string): Promise<void> {
+    const queue = this.queues.get(runId)!;
+    while (queue.length > 0) {
+      const batch = takeBatch(queue);
+      try {
+        const first = await this.put(runId, batch.flatMap((p) => p.bodies), batch.some((p) => p.close));
+        let seq = first ?? 0;
+        const at = new Date().toISOString();
+        for (const p of batch) p.resolve(first === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at }) as RunEvent));
+      } catch (error) {
+        for (const p of batch) p.reject(error);
       }
     }
-    return events;
+    this.queues.delete(runId);
   }
 
-  async has(runId: string, seq: number): Promise<boolean> {
-    const [event] = await this.list(runId, seq - 1, 1);
-    return event?.seq === seq;
+  /** Puts one item at the next free number; returns its first number, or undefined if the log is closed. */
+  private async put(runId: string, bodies: EventBody[], close: boolean): Promise<number | undefined> {
+    let tip = this.tips.get(runId) ?? (await this.tip(runId));
+    for (let attempt = 0; ; attempt++) {
+      if (tip.closed) return undefined;
+      const first = tip.seq + 1;
+      const at = new Date().toISOString();
+      try {
+        await this.table.doc.send(
+          new PutCommand({
+            TableName: this.table.name,
+            Item: { ...keys.event(runId, first), events: bodies.map((body, i) => ({ ...body, seq: first + i, at })), ...(close ? { closed: true } : {}), ttl: expiresAt(this.retentionDays) },
+            ConditionExpression: "attribute_not_exists(pk)",
+          }),
+        );
+        this.remember(runId, { seq: first + bodies.length - 1, closed: close });
+        return first;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException) || attempt >= 50) throw error;
+        tip = await this.tip(runId); // another writer took that number: read where the log is now
+      }
+    }
+  }
+
+  /**
+   * Writes events at a number nobody wrote (a gap in a log written by an older version, which
+   * took numbers from a counter before writing): used by recovery; never overwrites.
+   */
+  async putAt(runId: string, firstSeq: number, bodies: EventBody[]): Promise<void> {
+    const at = new Date().toISOString();
+    try {
+      await this.table.doc.send(
+        new PutCommand({
+          TableName: this.table.name,
+          Item: { ...keys.event(runId, firstSeq), events: bodies.map((body, i) => ({ ...EventBody.parse(body), seq: firstSeq + i, at })), ttl: expiresAt(this.retentionDays) },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** The log's last number and whether it is closed, read from its last item. */
+  async tip(runId: string): Promise<LogTip> {
+    const { Items = [] } = await this.table.doc.send(
+      new QueryCommand({
+        TableName: this.table.name,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":prefix": keys.eventPrefix },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const events = eventsOf(Items[0]);
+    const tip = { seq: events.at(-1)?.seq ?? 0, closed: Items[0]?.closed === true || TERMINAL_EVENTS.has(events.at(-1)?.type ?? "") };
+    this.remember(runId, tip);
+    return tip;
+  }
+
+  /** Keeps the tips of the runs this process wrote to last (a warm container serves many runs). */
+  private remember(runId: string, tip: LogTip): void {
+    this.tips.delete(runId);
+    this.tips.set(runId, tip);
+    if (this.tips.size > 1_000) this.tips.delete(this.tips.keys().next().value!);
   }
 
   /** Events with seq greater than `after`, in order. */
   async list(runId: string, after = 0, limit = 100): Promise<RunEvent[]> {
-    const items = await this.table.queryPrefix<Record<string, unknown>>(`RUN#${runId}`, keys.eventPrefix, {
-      limit,
-      startSk: after > 0 ? keys.eventSk(after) : undefined,
-    });
-    return items.map((item) => itemData(item) as unknown as RunEvent);
+    const events: RunEvent[] = [];
+    // The item holding `after + 1` starts at most MAX_EVENTS_PER_ITEM - 1 numbers before it.
+    let exclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.doc.send(
+        new QueryCommand({
+          TableName: this.table.name,
+          KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+          ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
+          ExclusiveStartKey: exclusiveStartKey,
+          Limit: Math.ceil(limit / 2) + 1,
+          ConsistentRead: true,
+        }),
+      );
+      for (const item of page.Items ?? []) events.push(...eventsOf(item).filter((e) => e.seq > after));
+      exclusiveStartKey = page.LastEvaluatedKey;
+    } while (exclusiveStartKey && events.length < limit);
+    return events.slice(0, limit);
   }
+}
+
+function eventsOf(item: Record<string, unknown> | undefined): RunEvent[] {
+  if (!item) return [];
+  if (Array.isArray(item.events)) return item.events as RunEvent[];
+  // An item of an older version: one event, at the item's top level.
+  if (typeof item.seq === "number" && typeof item.type === "string") {
+    const { pk: _pk, sk: _sk, ttl: _ttl, ...event } = item;
+    return [event as unknown as RunEvent];
+  }
+  return [];
+}
+
+/** Bodies in runs that each fit one item. */
+function chunk(bodies: EventBody[]): EventBody[][] {
+  const parts: EventBody[][] = [[]];
+  let bytes = 0;
+  for (const body of bodies) {
+    const size = JSON.stringify(body).length;
+    if (parts.at(-1)!.length > 0 && (parts.at(-1)!.length >= MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES)) {
+      parts.push([]);
+      bytes = 0;
+    }
+    parts.at(-1)!.push(body);
+    bytes += size;
+  }
+  return parts;
+}
+
+/** As many queued appends as fit one item (whole appends; one too big for an item goes alone). */
+function takeBatch(queue: Pending[]): Pending[] {
+  const batch = [queue.shift()!];
+  let count = batch[0]!.bodies.length;
+  let bytes = JSON.stringify(batch[0]!.bodies).length;
+  while (queue.length > 0 && !batch.at(-1)!.close) {
+    const next = queue[0]!;
+    const size = JSON.stringify(next.bodies).length;
+    if (count + next.bodies.length > MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES) break;
+    batch.push(queue.shift()!);
+    count += next.bodies.length;
+    bytes += size;
+  }
+  return batch;
+}
+
+/** Long text in an event is cut with a note: the whole text is in the run (result, task, files). */
+function fitEvent(body: EventBody): EventBody {
+  const data = body.data as Record<string, unknown>;
+  let changed: Record<string, unknown> | undefined;
+  for (const field of ["text", "result", "output", "input"]) {
+    const value = data[field];
+    if (typeof value === "string" && value.length > MAX_EVENT_TEXT) {
+      changed ??= { ...data };
+      changed[field] = `${value.slice(0, MAX_EVENT_TEXT)}… [${value.length - MAX_EVENT_TEXT} more characters, kept with the run]`;
+    }
+  }
+  if (data.arguments !== undefined && JSON.stringify(data.arguments).length > MAX_EVENT_TEXT) {
+    changed ??= { ...data };
+    changed.arguments = `${JSON.stringify(data.arguments).slice(0, MAX_EVENT_TEXT)}… [arguments cut]`;
+  }
+  return changed ? ({ ...body, data: changed } as EventBody) : body;
 }

@@ -6,12 +6,13 @@ export const keys = {
   event: (runId: string, seq: number) => ({ pk: `RUN#${runId}`, sk: `EVT#${pad(seq, 10)}` }),
   eventPrefix: "EVT#",
   eventSk: (seq: number) => `EVT#${pad(seq, 10)}`,
-  journal: (runId: string, scope: string, round: number, kind: "llm" | "tool" | "memo", callId = "") => ({
+  journal: (runId: string, scope: string, round: number, kind: "llm" | "tool" | "intent" | "memo", callId = "") => ({
     pk: `RUN#${runId}`,
     sk: `JRN#${scope}#${pad(round, 4)}#${kind}${callId ? `#${callId}` : ""}`,
   }),
   journalPrefix: (scope: string) => `JRN#${scope}#`,
   task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),
+  step: (runId: string, iteration: number) => ({ pk: `RUN#${runId}`, sk: `STEP#${pad(iteration, 3)}` }),
   taskPrefix: (iteration?: number) => (iteration === undefined ? "TASK#" : `TASK#${pad(iteration, 3)}#`),
   // "ART#": files were called artifacts when the first ones were stored.
   file: (runId: string, name: string) => ({ pk: `RUN#${runId}`, sk: `ART#${name}` }),

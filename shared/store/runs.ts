@@ -2,6 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
 import { keys } from "./keys.js";
+import { runListingKeys } from "./listings.js";
 import { expiresAt, itemData, type Table } from "./table.js";
 
 type Patch = Partial<Omit<RunRecord, "runId" | "tenantId" | "schemaVersion" | "usage" | "createdAt">>;
@@ -18,7 +19,7 @@ export class RunStore {
       await this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...keys.run(run.runId), ...RunRecord.parse(run), eventSeq: 0, ttl: expiresAt(this.retentionDays) },
+          Item: { ...keys.run(run.runId), ...RunRecord.parse(run), ...runListingKeys(run), ttl: expiresAt(this.retentionDays) },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );
@@ -34,31 +35,86 @@ export class RunStore {
       new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true }),
     );
     if (!Item) return undefined;
-    return RunRecord.parse(itemData(Item, "eventSeq"));
+    // eventSeq and slotReleased: bookkeeping of older versions and of endRun, not part of the record.
+    return RunRecord.parse(itemData(Item, "eventSeq", "slotReleased"));
+  }
+
+  /** queued → running, once; returns the run as it is now, or undefined if it was not queued (a repeated start). */
+  async startIfQueued(runId: string): Promise<RunRecord | undefined> {
+    const condition = statusCondition(["queued"]);
+    try {
+      const { Attributes } = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(runId),
+          UpdateExpression: "SET #status = :running, updatedAt = :now",
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: condition.names,
+          ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return RunRecord.parse(itemData(Attributes!, "eventSeq", "slotReleased"));
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  /** Only the status (a cheap read, for agents checking between rounds whether the run has ended). */
+  async status(runId: string): Promise<RunStatus | undefined> {
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true, ProjectionExpression: "#s", ExpressionAttributeNames: { "#s": "status" } }),
+    );
+    return Item?.status as RunStatus | undefined;
   }
 
   /**
    * Sets fields; with `onlyIf`, only while the run is in one of those statuses (so a late step
    * cannot overwrite a run that was cancelled or has ended). Returns whether it applied.
    */
-  async update(runId: string, patch: Patch, onlyIf?: readonly RunStatus[]): Promise<boolean> {
-    const applied = await this.table.setIf(keys.run(runId), { ...patch, updatedAt: new Date().toISOString() }, statusCondition(onlyIf));
+  async update(runId: string, patch: Patch, onlyIf?: readonly RunStatus[], usage?: Partial<Usage>): Promise<boolean> {
+    const { sets, names, values } = usageSets(usage);
+    const condition = statusCondition(onlyIf);
+    const applied = await this.table.setIf(
+      keys.run(runId),
+      { ...patch, updatedAt: new Date().toISOString() },
+      { ...condition, names: { ...condition.names, ...names }, values: { ...condition.values, ...values } },
+      sets,
+    );
     return applied !== undefined;
   }
 
   /**
-   * Ends the run, once: sets the terminal fields and takes the terminal event's sequence number in
-   * the same conditional write, which also closes the event log (later appends are refused).
-   * Returns the terminal event's number, or undefined if the run had already ended.
+   * Ends the run, once: sets the terminal fields if the run is in one of `from`, and claims the
+   * tenant's slot for release in the same write (so it is given back once, however often ending is
+   * retried). Returns the run as it is now, or undefined if it had already ended.
    */
-  async end(runId: string, patch: Patch, from: readonly RunStatus[]): Promise<number | undefined> {
+  async end(runId: string, patch: Patch, from: readonly RunStatus[]): Promise<RunRecord | undefined> {
     const condition = statusCondition(from);
-    // Both read the old eventSeq: the terminal event takes the next number.
-    const applied = await this.table.setIf(keys.run(runId), { ...patch, updatedAt: new Date().toISOString() }, { ...condition, values: { ...condition.values, ":one": 1 } }, [
-      "eventSeq = eventSeq + :one",
-      "terminalSeq = eventSeq + :one",
-    ]);
-    return applied === undefined ? undefined : Number(applied.terminalSeq);
+    const fields = Object.entries(patch).filter(([, v]) => v !== undefined);
+    try {
+      const { Attributes } = await this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(runId),
+          UpdateExpression: `SET ${fields.map((_, i) => `#p${i} = :p${i}, `).join("")}#updatedAt = :now, slotReleased = :true`,
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: { ...condition.names, ...Object.fromEntries(fields.map(([k], i) => [`#p${i}`, k])), "#updatedAt": "updatedAt" },
+          ExpressionAttributeValues: {
+            ...condition.values,
+            ...Object.fromEntries(fields.map(([, v], i) => [`:p${i}`, v])),
+            ":now": new Date().toISOString(),
+            ":true": true,
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return RunRecord.parse(itemData(Attributes!, "eventSeq", "slotReleased"));
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
   }
 
   /**
@@ -99,6 +155,16 @@ export class RunStore {
       }),
     );
   }
+}
+
+/** `usage.x = usage.x + n` for each counter, as SET clauses (they join the other fields' update). */
+function usageSets(usage: Partial<Usage> = {}) {
+  const entries = Object.entries(usage).filter(([, v]) => v);
+  return {
+    sets: entries.map((_, i) => `#usage.#u${i} = if_not_exists(#usage.#u${i}, :zero) + :u${i}`),
+    names: entries.length ? { "#usage": "usage", ...Object.fromEntries(entries.map(([k], i) => [`#u${i}`, k])) } : {},
+    values: entries.length ? { ":zero": 0, ...Object.fromEntries(entries.map(([, v], i) => [`:u${i}`, v])) } : {},
+  };
 }
 
 /** The run exists and, if given, is in one of these statuses. */

@@ -21,7 +21,18 @@ export class SessionStore {
   ) {}
 
   /** Appends a run's turn (the question and the answer) once: the run id makes it idempotent. */
-  async appendTurn(tenantId: string, sessionId: string, runId: string, turn: { role: "user" | "assistant"; content: string }[]): Promise<void> {
+  async appendTurn(
+    tenantId: string,
+    sessionId: string,
+    runId: string,
+    turn: { role: "user" | "assistant"; content: string }[],
+    /**
+     * The session was created for this run (its first turn): the turn takes numbers 1… and the
+     * counter is set, all in one batch, which a retry simply writes again.
+     */
+    options: { first?: boolean } = {},
+  ): Promise<void> {
+    if (options.first) return this.writeFirstTurn(tenantId, sessionId, runId, turn);
     const existing = await this.messages(tenantId, sessionId);
     if (existing.some((m) => m.runId === runId)) return;
     const counter = await this.table.doc.send(
@@ -43,6 +54,15 @@ export class SessionStore {
         },
       })),
     );
+  }
+
+  private async writeFirstTurn(tenantId: string, sessionId: string, runId: string, turn: { role: "user" | "assistant"; content: string }[]): Promise<void> {
+    const at = new Date().toISOString();
+    const ttl = expiresAt(this.retentionDays);
+    await this.table.batchWrite([
+      { PutRequest: { Item: { pk: pk(tenantId, sessionId), sk: "META", messageSeq: turn.length, createdAt: at, updatedAt: at, ttl } } },
+      ...turn.map((message, i) => ({ PutRequest: { Item: { pk: pk(tenantId, sessionId), sk: `MSG#${pad(i + 1)}`, seq: i + 1, ...message, runId, at, ttl } } })),
+    ]);
   }
 
   async messages(tenantId: string, sessionId: string): Promise<SessionMessage[]> {

@@ -6,10 +6,11 @@ import type { Tool } from "./tool.js";
 /** The catalog, with every tool call and tool error counted by tool name. */
 export function meteredCatalog(catalog: ToolCatalog): ToolCatalog {
   return {
-    async registryFor(tenantId, audience) {
-      const registry = await catalog.registryFor(tenantId, audience);
+    async registryFor(tenantId, audience, run) {
+      const registry = await catalog.registryFor(tenantId, audience, run);
       return new ToolRegistry(registry.names.map((name) => meteredTool(registry.get(name)!)));
     },
+    invalidate: (tenantId) => catalog.invalidate?.(tenantId),
   };
 }
 

@@ -9,7 +9,10 @@ export const MAX_OBSERVE_CHARS = 10_000;
 
 export interface ToolOutcome {
   ok: boolean;
+  /** What the model reads (it may carry instructions for the model after the facts). */
   output: string;
+  /** What clients see in events when it differs from `output`: the facts, in the user's own words. */
+  shown?: string;
 }
 
 /**

@@ -34,7 +34,7 @@ export async function onQueueMessage(services: Services, message: NotifyMessage)
     const run = await services.runs.get(message.runId);
     const interrupt = run && (await services.interrupts.get(message.runId, message.interruptId));
     if (!run || !interrupt) return;
-    const summary: WebhookInterrupt = { interruptId: interrupt.interruptId, kind: interrupt.kind, message: interrupt.question ?? interrupt.summary.split("\n")[0] };
+    const summary: WebhookInterrupt = { interruptId: interrupt.interruptId, kind: interrupt.kind, summary: interrupt.summary.split("\n")[0] };
     await notify(services, run, "awaiting_input", `msg_${run.runId}_${interrupt.interruptId}`, [summary]);
     return;
   }

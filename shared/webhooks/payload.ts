@@ -25,8 +25,8 @@ export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
 export const WebhookInterrupt = z.object({
   interruptId: z.string(),
   kind: z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failed"]),
-  /** One line for the human: the question, the tool to approve, the failure. */
-  message: z.string().max(MAX_TEXT_CHARS).optional(),
+  /** One line for the human: the question, the tool to approve, the failure (`summary`, as in the API and events). */
+  summary: z.string().max(MAX_TEXT_CHARS).optional(),
 });
 export type WebhookInterrupt = z.infer<typeof WebhookInterrupt>;
 
@@ -81,10 +81,10 @@ export function buildWebhookPayload(input: WebhookPayloadInput): WebhookPayload 
       ...(input.error ? { error: { code: input.error.code, message: cut(input.error.message, MAX_TEXT_CHARS) } } : {}),
       ...(input.interrupts?.length
         ? {
-            interrupts: input.interrupts.map(({ interruptId, kind, message }) => ({
+            interrupts: input.interrupts.map(({ interruptId, kind, summary }) => ({
               interruptId,
               kind,
-              ...(message !== undefined ? { message: cut(message, MAX_TEXT_CHARS) } : {}),
+              ...(summary !== undefined ? { summary: cut(summary, MAX_TEXT_CHARS) } : {}),
             })),
           }
         : {}),

@@ -7,9 +7,14 @@
  * 2. Orchestration overhead: plan_solve and react runs against a model that answers at once, so
  *    the time is Stepwise's own (state machine, DynamoDB, handlers); prints median and spread.
  * 3. MCP tool calls: a session per call (what agents do) against a session kept open (mcpCalls.ts).
+ * 4. Workloads W1 and W16 (test/bench/workloads.ts) against a model with a fixed latency: the ratio
+ *    to the critical path, the gaps, DynamoDB requests, CPU and memory.
+ *
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
+import { benchWorkload, printReport, W1, W16 } from "./workloads.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 20);
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
@@ -56,6 +61,16 @@ async function overhead(mode: "plan_solve" | "react"): Promise<number[]> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+const parts = process.argv.slice(2);
+const wanted = (part: string) => parts.length === 0 || parts.includes(part);
+
+if (wanted("workloads")) {
+  const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 100);
+  console.log(`# Workloads against a model answering in ${latencyMs} ms, instant tool`);
+  for (const workload of [W1, W16]) printReport(await benchWorkload(workload, { runs: RUNS, latencyMs }));
+}
+
+if (wanted("context")) {
 console.log(`# Context budget on a long session (${TURNS} react runs in one session)`);
 const budgeted = await session("800");
 const full = await session("100000000");
@@ -64,14 +79,19 @@ for (let i = 0; i < TURNS; i++) console.log(`${String(i + 1).padStart(3)}  ${Str
 const same = budgeted.answers.every((answer, i) => answer === full.answers[i]);
 console.log(`total prompt tokens: budget ${sum(budgeted.tokens)}, full ${sum(full.tokens)} (${((1 - sum(budgeted.tokens) / sum(full.tokens)) * 100).toFixed(1)}% fewer)`);
 console.log(`answers identical: ${same ? "yes" : "NO"} (${TURNS} of ${TURNS} compared)`);
+}
 
+if (wanted("overhead")) {
 console.log(`\n# Orchestration overhead with an instant model (${RUNS} runs each, after one warm-up)`);
 for (const mode of ["react", "plan_solve"] as const) {
   const durations = await overhead(mode);
   console.log(`${mode.padEnd(10)} median ${median(durations).toFixed(0)} ms, min ${Math.min(...durations).toFixed(0)} ms, max ${Math.max(...durations).toFixed(0)} ms (submit to succeeded, polled every 100 ms)`);
 }
+}
 
-console.log(`\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)`);
-const { mcpCallFigures } = await import("./mcpCalls.js");
-for (const line of await mcpCallFigures()) console.log(line);
-await (await import("./sandbox.js")).benchSandbox();
+if (wanted("mcp")) {
+  console.log(`\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)`);
+  const { mcpCallFigures } = await import("./mcpCalls.js");
+  for (const line of await mcpCallFigures()) console.log(line);
+}
+if (wanted("sandbox")) await (await import("./sandbox.js")).benchSandbox();

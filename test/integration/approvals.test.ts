@@ -227,14 +227,14 @@ describe("tool approval", () => {
     const { run, events, pending } = await client.waitForPending(runId, 1);
     expect(pending).toHaveLength(1);
     const interrupt = pending[0];
-    expect(interrupt).toMatchObject({ kind: "tool_approval", status: "pending", toolName: "write_artifact", taskId: "t1" });
+    expect(interrupt).toMatchObject({ kind: "tool_approval", status: "pending", toolName: "write_artifact", taskId: "s2.t1" });
     expect(interrupt.arguments).toMatchObject({ filename: "report.md", content: expect.stringContaining("391") });
     expect(interrupt.summary).toContain("write_artifact");
     // Read tools ran without asking (step 1's calculators); the write did not happen yet.
     expect(run.interrupts).toHaveLength(1);
     expect(run.files).toEqual([]);
     expect(run.tasks.filter((t: any) => t.iteration === 0).map((t: any) => t.status)).toEqual(["succeeded", "succeeded"]);
-    expect(run.tasks.find((t: any) => t.iteration === 1)).toMatchObject({ taskId: "t1", status: "pending" });
+    expect(run.tasks.find((t: any) => t.iteration === 1)).toMatchObject({ taskId: "s2.t1", status: "pending" });
     expect(ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact")).toEqual([]);
     return { runId, interrupt };
   }
@@ -250,7 +250,7 @@ describe("tool approval", () => {
     expect(run.files.map((f: any) => f.name)).toEqual(["report.md"]);
     const written = ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact");
     expect(written).toHaveLength(1);
-    expect(written[0]!.data).toMatchObject({ ok: true, taskId: "t1", output: expect.stringContaining("Saved report.md") });
+    expect(written[0]!.data).toMatchObject({ ok: true, taskId: "s2.t1", output: expect.stringContaining("Saved report.md") });
     expect(ofType(events, "run.succeeded")[0]!.data.files).toContain("report.md");
     expect(run.interrupts[0]).toMatchObject({ status: "resolved", resolution: { decision: "approve" } });
   });
@@ -264,14 +264,16 @@ describe("tool approval", () => {
     const { run, events } = await client.waitForEnd(runId);
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
     expect(run.files).toEqual([]);
-    const task = run.tasks.find((t: any) => t.iteration === 1 && t.taskId === "t1");
+    const task = run.tasks.find((t: any) => t.iteration === 1 && t.taskId === "s2.t1");
     expect(task.status).toBe("succeeded");
     expect(task.result).toContain("Rejected by the user: no files today");
-    expect(taskCompleted(events, "t1", 1)!.data.result).toContain("Rejected by the user: no files today");
+    expect(taskCompleted(events, "s2.t1", 1)!.data.result).toContain("Rejected by the user: no files today");
     expect(run.result).toContain("Rejected by the user: no files today");
     const result = ofType(events, "tool.result").filter((e) => e.data.tool === "write_artifact");
     expect(result).toHaveLength(1);
-    expect(result[0]!.data).toMatchObject({ ok: false, output: expect.stringMatching(/^Rejected by the user: no files today\./) });
+    expect(result[0]!.data).toMatchObject({ ok: false, output: "Rejected by the user: no files today." });
+    // The instruction the model gets after a rejection stays in its context: not in the answer, the task, or any event.
+    for (const text of [run.result, task.result, JSON.stringify(events)]) expect(text).not.toMatch(/do not repeat this call/i);
     expect(ofType(events, "interrupt.resolved").map((e) => e.data)).toEqual([
       { interruptId: interrupt.interruptId, kind: "tool_approval", decision: "reject", message: "no files today" },
     ]);
@@ -388,7 +390,7 @@ describe("parallel pauses in one Map step", () => {
       // Step 2 writes the report: with tools "all" that waits for approval too.
       const write = await client.waitForPending(runId, 1);
       expect(write.pending).toHaveLength(1);
-      expect(write.pending[0]).toMatchObject({ kind: "tool_approval", toolName: "write_artifact", taskId: "t1" });
+      expect(write.pending[0]).toMatchObject({ kind: "tool_approval", toolName: "write_artifact", taskId: "s2.t1" });
       expect(ofType(write.events, "task.completed").map((e) => e.data.taskId)).toEqual([third.taskId, second.taskId, first.taskId]);
       expect((await client.decide(runId, write.pending[0].interruptId, { decision: "approve" })).status).toBe(202);
 
@@ -454,7 +456,7 @@ describe("interrupt timeout (a 2 s stack)", () => {
     const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "all" } }, shortClient);
     await expectTimedOut(runId, ["tool_approval", "tool_approval"], { decision: "approve" });
     const run = await shortClient.run(runId);
-    expect(run.interrupts.map((i: any) => i.taskId).sort()).toEqual(["t1", "t2"]);
+    expect(run.interrupts.map((i: any) => i.taskId).sort()).toEqual(["s1.t1", "s1.t2"]);
     expect(run.tasks.map((t: any) => t.status)).toEqual(["pending", "pending"]);
   });
 

@@ -73,19 +73,29 @@ describe("stepwise run (plan_solve)", () => {
   it("shows both parallel tasks of the first step starting and finishing, by task id", () => {
     // (Not asserted: that they overlap in time; on a loaded machine one may finish before the other starts.)
     const { stdout } = result;
-    expect(stdout).toContain("▶ t1 started (step 1): Evaluate 17*23 with the calculator");
-    expect(stdout).toContain("▶ t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
-    expect(stdout).toMatch(/✓ t1 done: .*391/);
-    expect(stdout).toMatch(/✓ t2 done: .*47/);
+    expect(stdout).toContain("▶ s1.t1 started (step 1): Evaluate 17*23 with the calculator");
+    expect(stdout).toContain("▶ s1.t2 started (step 1): Evaluate (120/8)+2^5 with the calculator");
+    expect(stdout).toMatch(/^✓ s1.t1 done/m);
+    expect(stdout).toMatch(/^✓ s1.t2 done/m);
+  });
+
+  it("prints each fact once: an agent's text, a task's result, the files", () => {
+    const { stdout } = result;
+    const count = (pattern: RegExp) => stdout.match(pattern)?.length ?? 0;
+    expect(count(/^\s+\[s1\.t1\] Done\. 17\*23 = 391$/gm)).toBe(1);
+    expect(count(/^\s+\[s1\.t2\] Done\. \(120\/8\)\+2\^5 = 47$/gm)).toBe(1);
+    expect(count(/^✓ s1.t1 done: Done\. 17\*23 = 391$/gm)).toBe(0);
+    expect(count(/^\s+\[planner\] Plan recorded\.$/gm)).toBe(1);
+    expect(count(/^Files:/gm)).toBe(1);
   });
 
   it("shows the calculator calls and their results", () => {
     const { stdout } = result;
     // The persona of each call stands beside it.
-    expect(stdout).toContain('[t1] → calculator (Quantitative analyst) {"expression":"17*23"}');
-    expect(stdout).toContain('[t2] → calculator (Quantitative analyst) {"expression":"(120/8)+2^5"}');
-    expect(stdout).toContain("[t1] ← 17*23 = 391");
-    expect(stdout).toContain("[t2] ← (120/8)+2^5 = 47");
+    expect(stdout).toContain('[s1.t1] → calculator (Quantitative analyst) {"expression":"17*23"}');
+    expect(stdout).toContain('[s1.t2] → calculator (Quantitative analyst) {"expression":"(120/8)+2^5"}');
+    expect(stdout).toContain("[s1.t1] ← 17*23 = 391");
+    expect(stdout).toContain("[s1.t2] ← (120/8)+2^5 = 47");
   });
 
   it("prints the answer with 391 and 47, the file and the usage", () => {
@@ -93,7 +103,7 @@ describe("stepwise run (plan_solve)", () => {
     expect(answer.length).toBeGreaterThan(10);
     expect(answer).toContain("391");
     expect(answer).toContain("47");
-    expect(answer).toMatch(/Files: report\.md \(\d+ bytes\)/);
+    expect(answer).toMatch(/^Files: report\.md/m);
     expect(answer).toMatch(/Usage: \d+ model calls · \d+ prompt \+ \d+ completion tokens · \d+ tool calls/);
   });
 
@@ -103,7 +113,7 @@ describe("stepwise run (plan_solve)", () => {
     const watched = await cli(["watch", runId, ...conn()]);
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.stdout).toContain(`Run ${runId} is succeeded`);
-    expect(watched.stdout).toContain("[t1] ← 17*23 = 391");
+    expect(watched.stdout).toContain("[s1.t1] ← 17*23 = 391");
     expect(watched.stdout).toContain("Answer:");
 
     const got = await cli(["get", runId, ...conn()]);
@@ -129,12 +139,12 @@ describe("stepwise run --approve-tools write --yes", () => {
 
   it("shows the tool approval, approves it automatically, and the run records the approval", async () => {
     const { stdout } = result;
-    expect(stdout).toContain("? t1 wants to run write_artifact");
+    expect(stdout).toContain("? s2.t1 wants to run write_artifact");
     expect(stdout).toContain('"filename": "report.md"');
     expect(stdout).toContain("Approved automatically (--yes).");
     expect(stdout).toContain("✓ approved (tool call)");
     // In that order, and before the tool's result.
-    const order = ["? t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
+    const order = ["? s2.t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[s2.t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(stdout).not.toContain("curl");
 
@@ -206,4 +216,55 @@ describe("stepwise, other paths", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("No run with id run_doesnotexist");
   });
+});
+
+describe("stepwise list, decide, cancel, open", () => {
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${stack.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${stack.apiKey}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return res.json() as Promise<any>;
+  };
+  const waitingRun = async () => {
+    const { runId } = await api("POST", "/v1/runs", { input: TASK, mode: "plan_solve", approval: { plan: true } });
+    const deadline = Date.now() + 60_000;
+    let run = await api("GET", `/v1/runs/${runId}`);
+    while (run.status !== "awaiting_input" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      run = await api("GET", `/v1/runs/${runId}`);
+    }
+    expect(run.status).toBe("awaiting_input");
+    return { runId: runId as string, interruptId: run.pendingInterrupts[0].interruptId as string };
+  };
+
+  it("lists waiting runs, decides one, cancels another, and prints a run's console address", async () => {
+    const [a, b] = await Promise.all([waitingRun(), waitingRun()]);
+
+    const listed = await cli(["list", "--status", "awaiting_input", ...conn()]);
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.trim().split("\n");
+    expect(lines.find((line) => line.startsWith(a.runId))).toMatch(/awaiting_input\s+plan_solve\s+\d+[smh] ago\s+\$\d+\.\d{4}\s+Compute 17\*23/);
+    expect(lines.filter((line) => line.startsWith(b.runId))).toHaveLength(1);
+
+    const decided = await cli(["decide", a.runId, a.interruptId, "approve", "--message", "looks right", ...conn()]);
+    expect(decided.code, decided.stderr).toBe(0);
+    expect(decided.stdout).toContain(`approve sent for ${a.interruptId} (plan_approval)`);
+    const again = await cli(["decide", a.runId, a.interruptId, "reject", ...conn()]);
+    expect(again.code).toBe(2); // already decided: the API says 409
+    expect(again.stderr).toContain("409");
+
+    const cancelled = await cli(["cancel", b.runId, ...conn()]);
+    expect(cancelled.code).toBe(0);
+    expect((await api("GET", `/v1/runs/${b.runId}`)).status).toBe("cancelled");
+
+    const opened = await cli(["open", a.runId, "--url", stack.url]);
+    expect(opened.stdout.trim()).toBe(`${stack.url}/#/runs/${a.runId}`);
+    expect((await fetch(`${stack.url}/`)).status).toBe(200);
+
+    const watched = await cli(["watch", a.runId, ...conn()]);
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toContain("✓ approved (plan): looks right");
+  }, 120_000);
 });

@@ -199,15 +199,15 @@ describe("with native tool calling", () => {
       expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
       const step1 = run.tasks.filter((t: any) => t.iteration === 0);
       expect(step1.map((t: any) => [t.taskId, t.title, t.status, t.result])).toEqual([
-        ["t1", TASKS.t1, "succeeded", expect.stringContaining(RESULTS.t1)],
-        ["t2", TASKS.t2, "succeeded", expect.stringContaining(RESULTS.t2)],
-        ["t3", TASKS.t3, "succeeded", expect.stringContaining(RESULTS.t3)],
+        ["s1.t1", TASKS.t1, "succeeded", expect.stringContaining(RESULTS.t1)],
+        ["s1.t2", TASKS.t2, "succeeded", expect.stringContaining(RESULTS.t2)],
+        ["s1.t3", TASKS.t3, "succeeded", expect.stringContaining(RESULTS.t3)],
       ]);
     });
 
     it("the tasks finished t3, t2, t1 (the task.completed events' order)", () => {
       const completed = ofType(events, "task.completed").filter((e) => e.data.iteration === 0);
-      expect(completed.map((e) => e.data.taskId)).toEqual(["t3", "t2", "t1"]);
+      expect(completed.map((e) => e.data.taskId)).toEqual(["s1.t3", "s1.t2", "s1.t1"]);
     });
 
     it("the next planning request lists the results in task order t1, t2, t3", () => {
@@ -215,7 +215,7 @@ describe("with native tool calling", () => {
       expect(planning).toBeDefined();
       const text = last(planning!).content;
       const lines = text.split("\n").filter((l) => l.startsWith("- ["));
-      expect(lines).toEqual([`- [t1] ${TASKS.t1}: ${RESULTS.t1}`, `- [t2] ${TASKS.t2}: ${RESULTS.t2}`, `- [t3] ${TASKS.t3}: ${RESULTS.t3}`]);
+      expect(lines).toEqual([`- [s1.t1] ${TASKS.t1}: ${RESULTS.t1}`, `- [s1.t2] ${TASKS.t2}: ${RESULTS.t2}`, `- [s1.t3] ${TASKS.t3}: ${RESULTS.t3}`]);
     });
 
     it("each executor of step 1 was sent the request, the plan and its own task, never a sibling's result", () => {
@@ -235,21 +235,23 @@ describe("with native tool calling", () => {
       const t1Calls = step1Executors().filter((t) => taskOf(t) === TASKS.t1);
       expect(t1Calls).toHaveLength(2);
       const completedAt = (taskId: string) => Date.parse(ofType(events, "task.completed").find((e) => e.data.iteration === 0 && e.data.taskId === taskId)!.at);
-      expect(t1Calls[1]!.at).toBeGreaterThan(completedAt("t2"));
-      expect(t1Calls[1]!.at).toBeGreaterThan(completedAt("t3"));
+      expect(t1Calls[1]!.at).toBeGreaterThan(completedAt("s1.t2"));
+      expect(t1Calls[1]!.at).toBeGreaterThan(completedAt("s1.t3"));
       expect(t1Calls[1]!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
       expect(t1Calls[1]!.messages[1]).toEqual(t1Calls[0]!.messages[1]);
     });
 
-    it("each executor's starting memory is kept in its journal as the memo it was sent", async () => {
+    it("each executor's starting memory comes from the step's context, kept in the table (a retried executor is sent the same)", async () => {
       const behind = new Behind(stack.endpoints!);
       try {
         const doc = DynamoDBDocumentClient.from(behind.dynamo);
-        for (const [taskId, title] of Object.entries(TASKS)) {
-          const { Item } = await doc.send(new GetCommand({ TableName: stack.endpoints!.tableName, Key: keys.journal(runId, `task#0#${taskId}`, 0, "memo", "fork") }));
-          expect(Item, `memo of ${taskId}`).toBeDefined();
+        const { Item: step } = await doc.send(new GetCommand({ TableName: stack.endpoints!.tableName, Key: keys.step(runId, 0) }));
+        expect(step, "the step's context").toBeDefined();
+        expect(step!.tasks.map((t: { text: string }) => t.text)).toEqual(Object.values(TASKS));
+        for (const title of Object.values(TASKS)) {
           const sent = step1Executors().find((t) => taskOf(t) === title)!.messages[1]!.content;
-          expect(Item!.value).toBe(sent);
+          expect(sent).toContain(`Request: ${step!.request}`);
+          expect(sent.endsWith(`Your task: ${title}`)).toBe(true);
         }
       } finally {
         behind.destroy();

@@ -112,20 +112,36 @@ describe("plan_solve run", () => {
     const completed = ofType("task.completed").filter((e) => e.data.iteration === 0);
     const s = (id: string) => started.find((e) => e.data.taskId === id)!;
     const c = (id: string) => completed.find((e) => e.data.taskId === id)!;
-    for (const id of ["t1", "t2"]) {
+    for (const id of ["s1.t1", "s1.t2"]) {
       expect(s(id), `task.started ${id}`).toBeDefined();
       expect(c(id), `task.completed ${id}`).toBeDefined();
     }
     // In the log's order (sequence numbers are handed out atomically as events happen) …
-    expect(s("t2").seq).toBeLessThan(c("t1").seq);
-    expect(s("t1").seq).toBeLessThan(c("t2").seq);
+    expect(s("s1.t2").seq).toBeLessThan(c("s1.t1").seq);
+    expect(s("s1.t1").seq).toBeLessThan(c("s1.t2").seq);
     // … and by the recorded times.
-    expect(Date.parse(s("t2").at)).toBeLessThanOrEqual(Date.parse(c("t1").at));
-    expect(Date.parse(s("t1").at)).toBeLessThanOrEqual(Date.parse(c("t2").at));
+    expect(Date.parse(s("s1.t2").at)).toBeLessThanOrEqual(Date.parse(c("s1.t1").at));
+    expect(Date.parse(s("s1.t1").at)).toBeLessThanOrEqual(Date.parse(c("s1.t2").at));
     // The task records agree: the two intervals overlap.
-    const [t1, t2] = ["t1", "t2"].map((id) => run.tasks.find((t: any) => t.iteration === 0 && t.taskId === id));
+    const [t1, t2] = ["s1.t1", "s1.t2"].map((id) => run.tasks.find((t: any) => t.iteration === 0 && t.taskId === id));
     expect(Date.parse(t2.startedAt)).toBeLessThan(Date.parse(t1.endedAt));
     expect(Date.parse(t1.startedAt)).toBeLessThan(Date.parse(t2.endedAt));
+  });
+
+  it("says each fact once: streamed text is agent.delta only, never repeated as an agent.thought", () => {
+    const deltas = ofType("agent.delta");
+    expect(deltas.length).toBeGreaterThan(0);
+    const streamedBy = (source: string) => deltas.filter((e) => (e.data.taskId ?? e.data.agent) === source).map((e) => e.data.text).join("");
+    for (const thought of ofType("agent.thought")) {
+      expect(streamedBy(thought.data.taskId ?? thought.data.agent), `agent.thought ${thought.seq}`).not.toContain(thought.data.text.trim());
+    }
+  });
+
+  it("gives every task an id unique within the run: the step, then the task (s1.t1, s1.t2, s2.t1), in events, the API and the journal", () => {
+    const ids = run.tasks.map((t: any) => t.taskId);
+    expect(ids).toEqual(["s1.t1", "s1.t2", "s2.t1"]);
+    expect(new Set(ofType("task.started").map((e) => e.data.taskId))).toEqual(new Set(ids));
+    expect(new Set(ofType("tool.called").filter((e) => e.data.agent === "executor").map((e) => e.data.taskId))).toEqual(new Set(ids));
   });
 
   it("ran step 2 only after step 1 had finished", () => {

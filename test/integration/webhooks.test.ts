@@ -393,8 +393,8 @@ describe("run.awaiting_input", () => {
     expectValidlySigned(waiting, secrets);
     const payload = JSON.parse(waiting.body);
     expect(payload.data).toMatchObject({ runId, status: "awaiting_input", links: { self: `${stack.url}/v1/runs/${runId}` } });
-    expect(payload.data.interrupts).toEqual([{ interruptId: interrupt.interruptId, kind: "tool_approval", message: expect.any(String) }]);
-    expect(payload.data.interrupts[0].message).toContain("write_artifact");
+    expect(payload.data.interrupts).toEqual([{ interruptId: interrupt.interruptId, kind: "tool_approval", summary: expect.any(String) }]);
+    expect(payload.data.interrupts[0].summary).toContain("write_artifact");
     expect(payload.data.result).toBeUndefined();
 
     expect((await client.decide(runId, interrupt.interruptId, { decision: "approve" })).status).toBe(202);

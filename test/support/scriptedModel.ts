@@ -69,11 +69,23 @@ export interface ScriptedModel {
   url: string;
   /** Every POST /v1/chat/completions body received, in arrival order (retries included). */
   requests: ScriptedRequest[];
+  /** When each request arrived and when its reply was complete (epoch ms), by request index. */
+  timings: { receivedAt: number; repliedAt?: number }[];
+  /** The most requests that were being answered at the same moment. */
+  maxInFlight(): number;
   close(): Promise<void>;
 }
 
-export async function startScriptedModel(script: Script): Promise<ScriptedModel> {
+export interface ScriptedModelOptions {
+  /** Every request waits this long before its reply starts (a model's fixed thinking time). */
+  latencyMs?: number;
+}
+
+export async function startScriptedModel(script: Script, options: ScriptedModelOptions = {}): Promise<ScriptedModel> {
   const requests: ScriptedRequest[] = [];
+  const timings: ScriptedModel["timings"] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
@@ -91,9 +103,17 @@ export async function startScriptedModel(script: Script): Promise<ScriptedModel>
       return sendError(res, 400, "We could not parse the JSON body of your request. Expected valid JSON.");
     }
     const index = requests.push(body) - 1;
-    const step = typeof script === "function" ? script(body, index) : script[index];
-    if (!step) return sendError(res, 400, `The script has ${requests.length - 1} step(s); request #${index + 1} has none.`);
-    await play(step, body, index, res);
+    timings[index] = { receivedAt: Date.now() };
+    maxInFlight = Math.max(maxInFlight, ++inFlight);
+    try {
+      const step = typeof script === "function" ? script(body, index) : script[index];
+      if (!step) return sendError(res, 400, `The script has ${requests.length - 1} step(s); request #${index + 1} has none.`);
+      if (options.latencyMs) await delay(options.latencyMs);
+      await play(step, body, index, res);
+    } finally {
+      inFlight--;
+      timings[index]!.repliedAt = Date.now();
+    }
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -104,6 +124,8 @@ export async function startScriptedModel(script: Script): Promise<ScriptedModel>
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    timings,
+    maxInFlight: () => maxInFlight,
     close: () =>
       new Promise((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

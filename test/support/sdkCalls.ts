@@ -48,8 +48,16 @@ export class SdkCallGraph {
     for (const file of this.projectFiles()) this.indexMembers(file);
   }
 
+  private readonly cache = new Map<string, SdkCall[]>();
+
   /** The SDK commands the handler in `entry` (project-relative) can send. */
   callsOf(entry: string): SdkCall[] {
+    let calls = this.cache.get(entry);
+    if (!calls) this.cache.set(entry, (calls = this.read(entry)));
+    return calls;
+  }
+
+  private read(entry: string): SdkCall[] {
     const file = this.program.getSourceFile(path.join(this.root, entry));
     if (!file) throw new Error(`${entry} is not part of the TypeScript project`);
     const calls = new Map<string, SdkCall>();

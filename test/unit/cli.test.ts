@@ -370,3 +370,80 @@ describe("command line", () => {
     expect(parseJsonObject("{a")).toEqual(expect.stringContaining("not JSON"));
   });
 });
+
+describe("each fact once", () => {
+  const at = "2026-01-01T00:00:00.000Z";
+  const feed = (renderer: Renderer, items: Omit<RunEvent, "seq" | "at">[]) => items.flatMap((e, i) => renderer.event({ ...e, seq: i + 1, at } as RunEvent));
+
+  it("shows streamed text once, as the deltas said it; the thought after it adds nothing", () => {
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.delta", data: { agent: "executor", taskId: "t1", text: "Done. 17*" } },
+      { type: "agent.delta", data: { agent: "executor", taskId: "t2", text: "Done. 47" } },
+      { type: "agent.delta", data: { agent: "executor", taskId: "t1", text: "23 = 391" } },
+      { type: "agent.thought", data: { agent: "executor", taskId: "t1", text: "Done. 17*23 = 391" } },
+      { type: "task.completed", data: { taskId: "t1", title: "x", iteration: 0, status: "succeeded", result: "Done. 17*23 = 391" } },
+      { type: "agent.thought", data: { agent: "executor", taskId: "t2", text: "Done. 47" } },
+      { type: "task.completed", data: { taskId: "t2", title: "y", iteration: 0, status: "succeeded", result: "Done. 47" } },
+    ]);
+    expect(lines).toEqual(["  [t1] Done. 17*23 = 391", "  [t2] Done. 47", "✓ t1 done", "✓ t2 done"]);
+  });
+
+  it("without deltas, the thought is the text; without either, the task's result is on its line", () => {
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.thought", data: { agent: "planner", text: "Plan recorded." } },
+      { type: "task.completed", data: { taskId: "t3", title: "z", iteration: 0, status: "succeeded", result: "42" } },
+    ]);
+    expect(lines).toEqual(["  [planner] Plan recorded.", "✓ t3 done: 42"]);
+  });
+
+  it("deltas with no thought after them still show, when the agent moves on or the stream ends", () => {
+    const renderer = new Renderer({ color: false });
+    const lines = feed(renderer, [
+      { type: "agent.delta", data: { agent: "react", text: "Let me compute." } },
+      { type: "tool.called", data: { agent: "react", callId: "c1", tool: "calculator", arguments: { expression: "1+1" } } },
+      { type: "agent.delta", data: { agent: "react", text: "It is 2." } },
+    ]);
+    expect(lines).toEqual(["  [react] Let me compute.", '  [react] → calculator {"expression":"1+1"}']);
+    expect(renderer.flushAll()).toEqual(["  [react] It is 2."]);
+  });
+
+  it("does not list files the answer already names", () => {
+    const renderer = new Renderer({ color: false });
+    feed(renderer, [{ type: "run.succeeded", data: { result: "Done.\nFiles: report.md", files: ["report.md"] } }]);
+    const run = { files: [{ name: "report.md", bytes: 10 }, { name: "data.csv", bytes: 5 }], usage: {}, result: "" } as any;
+    expect(renderer.summary(run).filter((l) => l.startsWith("Files:"))).toEqual(["Files: data.csv (5 bytes)"]);
+  });
+});
+
+describe("command line: list, cancel, decide, open", () => {
+  const env = { STEPWISE_URL: "http://x:1", STEPWISE_API_KEY: "k" };
+  it.each([
+    [["list"], { name: "list", query: { limit: 20 } }],
+    [["list", "--status", "awaiting_input", "--session", "ses_1", "--limit", "5"], { name: "list", query: { status: "awaiting_input", sessionId: "ses_1", limit: 5 } }],
+    [["cancel", "run_1"], { name: "cancel", runId: "run_1" }],
+    [["open", "run_1"], { name: "open", runId: "run_1" }],
+    [["decide", "run_1", "int_1", "approve"], { name: "decide", runId: "run_1", interruptId: "int_1", body: { decision: "approve" } }],
+    [["decide", "run_1", "int_1", "reject", "no", "files", "today"], { name: "decide", body: { decision: "reject", message: "no files today" } }],
+    [["decide", "run_1", "int_1", "answer", "Paris"], { name: "decide", body: { decision: "answer", message: "Paris" } }],
+    [["decide", "run_1", "int_1", "edit", "--arguments", '{"filename":"a.md"}'], { name: "decide", body: { decision: "edit", arguments: { filename: "a.md" } } }],
+  ])("%j", (argv, expected) => {
+    expect(parseCommandLine(argv, env)).toMatchObject(expected);
+  });
+
+  it.each([
+    [["list", "--status", "done"], "--status is one of"],
+    [["list", "--limit", "0"], "--limit is a whole number"],
+    [["list", "extra"], "takes no arguments"],
+    [["cancel"], "takes one run id"],
+    [["decide", "run_1", "int_1"], "takes a run id, an interrupt id and a decision"],
+    [["decide", "run_1", "int_1", "maybe"], "The decision is one of"],
+    [["decide", "run_1", "int_1", "answer"], "'answer' needs the answer"],
+    [["decide", "run_1", "int_1", "edit"], "'edit' needs the new arguments"],
+    [["decide", "run_1", "int_1", "edit", "--arguments", "{nope"], "--arguments is not JSON"],
+    [["decide", "run_1", "int_1", "approve", "--arguments", "{}"], "--arguments goes with 'edit'"],
+    [["cancel", "run_1", "--status", "failed"], "--status goes with 'list'"],
+  ])("%j is a usage error", (argv, message) => {
+    expect(() => parseCommandLine(argv, env)).toThrow(UsageError);
+    expect(() => parseCommandLine(argv, env)).toThrow(message);
+  });
+});

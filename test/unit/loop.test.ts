@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { runAgentLoop, type LoopOptions } from "../../shared/agent/loop.js";
+import { EMPTY_ANSWER_CORRECTION, runAgentLoop, type LoopOptions } from "../../shared/agent/loop.js";
 import { loadConfig } from "../../shared/config.js";
 import type { EventBody } from "../../shared/contracts/events.js";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../shared/llm/types.js";
@@ -21,7 +21,7 @@ import { fileText } from "../../shared/ports/files.js";
  * loop sends the model, which tools run when, and what it records.
  */
 
-type Step = { text?: string; calls?: { id: string; name: string; args: unknown }[] };
+type Step = { text?: string; calls?: { id: string; name: string; args: unknown }[]; stream?: boolean };
 type ModelFn = (request: ChatRequest, index: number) => Step | Promise<Step>;
 
 function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap: (model: ChatModel) => ChatModel = (m) => m) {
@@ -37,6 +37,7 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
     async complete(request) {
       requests.push(structuredClone({ messages: request.messages, tools: request.tools }));
       const step = await model(request, requests.length - 1);
+      if (step.stream && step.text) request.onText?.(step.text);
       const response: ChatResponse = {
         content: step.text ?? null,
         toolCalls: (step.calls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: typeof c.args === "string" ? c.args : JSON.stringify(c.args) })),
@@ -52,19 +53,28 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
     journal: {
       async load(runId: string, scope: string) {
         if (!journals.has(scope)) journals.set(scope, new Map());
-        return new ScopeJournal({ write: async () => undefined } as unknown as Journal, runId, scope, journals.get(scope)!);
+        return new ScopeJournal({ writeAll: async () => undefined } as unknown as Journal, runId, scope, journals.get(scope)!);
       },
     },
     runs: {
-      addUsage: async (_runId: string, u: Record<string, number>) => void usage.push(u),
       get: async (runId: string) => ({ runId, status: state.status }),
+      status: async () => state.status,
+      // What a failed model call cost is added to the run before the error ends the step.
+      update: async (_runId: string, _patch: unknown, _onlyIf: unknown, u?: Record<string, number>) => void (u && usage.push(u)),
     },
     events: { append: async (_runId: string, bodies: EventBody[]) => void events.push(...bodies) },
     files,
     interrupts: { get: async () => undefined },
   } as unknown as Services;
 
-  const run = (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) =>
+  // As the agents do: write what the loop leaves unwritten, wait for its events, count its usage.
+  const run = async (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) => {
+    const { usage: spent, journal, events: appended, ...outcome } = await loopOnce(options, deadline);
+    await Promise.all([journal.flush(), appended]);
+    if (spent.llmCalls) usage.push(spent);
+    return outcome;
+  };
+  const loopOnce = (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) =>
     runAgentLoop(
       { runId: "run_test", services, deadline },
       {
@@ -131,7 +141,7 @@ describe("agent loop: parallel tool calls", () => {
     expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
       WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms }, persona: "Wait specialist" })),
     );
-    expect(h.usage[0]).toMatchObject({ llmCalls: 1, toolCalls: 4 });
+    expect(h.usage[0]).toMatchObject({ llmCalls: 2, toolCalls: 4, promptTokens: 20, completionTokens: 10 });
   });
 
   it("takes the limit from TOOL_CONCURRENCY when the agent gives none (default 2)", async () => {
@@ -272,6 +282,57 @@ describe("agent loop: budget, deadline and replay", () => {
     expect(again).toEqual(first);
     expect(runs).toBe(1);
     expect({ requests: h.requests.length, events: h.events.length, usage: h.usage.length }).toEqual(recorded);
+  });
+});
+
+describe("agent loop: what the model says and what it costs", () => {
+  it("an empty answer is sent back once with a correction; a real answer then ends the loop", async () => {
+    const h = harness((_request, i) => (i === 0 ? { text: "" } : { text: "Here it is." }));
+    expect(await h.run({ tools: [] })).toEqual({ kind: "answer", text: "Here it is.", rounds: 2 });
+    expect(h.requests[1]!.messages.at(-1)).toEqual({ role: "user", content: EMPTY_ANSWER_CORRECTION });
+    expect(h.usage[0]).toMatchObject({ llmCalls: 2 }); // the empty answer was paid for too
+  });
+
+  it("a second empty answer ends the loop as empty (the agent fails with a clear error), after exactly one correction", async () => {
+    const h = harness(() => ({ text: "  " }));
+    expect(await h.run({ tools: [] })).toEqual({ kind: "empty", rounds: 2 });
+    expect(h.requests).toHaveLength(2);
+    expect(h.requests[1]!.messages.filter((m) => m.content === EMPTY_ANSWER_CORRECTION)).toHaveLength(1);
+  });
+
+  it("streamed text is one fact: agent.delta only, no agent.thought repeating it; unstreamed text is one agent.thought", async () => {
+    const streamed = harness(() => ({ text: "Streamed answer.", stream: true }));
+    await streamed.run({ tools: [] });
+    expect(ofType(streamed.events, "agent.delta").map((e) => e.data.text).join("")).toBe("Streamed answer.");
+    expect(ofType(streamed.events, "agent.thought")).toEqual([]);
+
+    const whole = harness(() => ({ text: "Whole answer." }));
+    await whole.run({ tools: [] });
+    expect(ofType(whole.events, "agent.delta")).toEqual([]);
+    expect(ofType(whole.events, "agent.thought").map((e) => e.data.text)).toEqual(["Whole answer."]);
+  });
+
+  it("a model call that fails is counted in usage (with what it reported it cost), and the error still ends the step", async () => {
+    const h = harness(() => {
+      throw Object.assign(new Error("the model broke its contract 3 times"), { paidCalls: 3, usage: { promptTokens: 30, completionTokens: 9 } });
+    });
+    await expect(h.run({ tools: [] })).rejects.toThrow("3 times");
+    expect(h.usage).toEqual([{ llmCalls: 3, promptTokens: 30, completionTokens: 9, toolCalls: 0 }]);
+  });
+
+  it("JSON contract mode: a response after corrections counts every paid request, and so does a failure after three", async () => {
+    const h = harness(
+      (_request, i) => ({ text: i === 0 ? "not json" : JSON.stringify({ answer: "Fine." }) }),
+      {},
+      (model) => new JsonContractModel(model),
+    );
+    const pad = defineTool({ name: "pad", description: "Pads.", access: "read", parameters: z.object({}), run: async () => "x" });
+    expect(await h.run({ tools: [pad] })).toMatchObject({ kind: "answer", text: "Fine." });
+    expect(h.usage[0]).toMatchObject({ llmCalls: 2, promptTokens: 20, completionTokens: 10 });
+
+    const failing = harness(() => ({ text: "never json" }), {}, (model) => new JsonContractModel(model));
+    await expect(failing.run({ tools: [pad] })).rejects.toThrow(/JSON contract 3 times/);
+    expect(failing.usage).toEqual([{ llmCalls: 3, promptTokens: 30, completionTokens: 15, toolCalls: 0 }]);
   });
 });
 

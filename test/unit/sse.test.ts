@@ -1,3 +1,4 @@
+import { TERMINAL_EVENTS } from "../../shared/contracts/events.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
@@ -112,6 +113,10 @@ function fakeServices(log: FakeLog): Services {
           .filter((e) => e.seq > after)
           .sort((a, b) => a.seq - b.seq)
           .slice(0, limit);
+      },
+      async tip() {
+        const last = log.events.reduce((a, e) => (e.seq > a.seq ? e : a), { seq: 0, type: "" } as { seq: number; type: string });
+        return { seq: last.seq, closed: TERMINAL_EVENTS.has(last.type) };
       },
     },
     runs: {

@@ -220,7 +220,7 @@ describe("webhook payload", () => {
       sessionId: "ses_1",
       result: `${"x".repeat(MAX_RESULT_CHARS - 1)}😀 and much more ${"y".repeat(100_000)}`,
       error: { code: "agent_error", message: "m".repeat(50_000) },
-      interrupts: [{ interruptId: "int_1", kind: "ask_user", message: "q".repeat(5000) }],
+      interrupts: [{ interruptId: "int_1", kind: "ask_user", summary: "q".repeat(5000) }],
       links,
       metadata: {},
     });

@@ -1,0 +1,21 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import packageJson from "../../package.json" with { type: "json" };
+import type { Request } from "./routes.js";
+import { json, type HttpResult } from "../http.js";
+
+export const VERSION: string = packageJson.version;
+
+/**
+ * `GET /health`, without a key: 200 with the version once the dependencies a request needs answer
+ * (the table, and a state machine to start runs on); 503 with what is missing before that.
+ */
+export async function health({ services }: Request): Promise<HttpResult> {
+  const checks: Record<string, "ok" | string> = {};
+  await services.table.doc
+    .send(new GetCommand({ TableName: services.table.name, Key: { pk: "HEALTH", sk: "META" } }))
+    .then(() => (checks.table = "ok"))
+    .catch((error: Error) => (checks.table = error.name || "unavailable"));
+  checks.stateMachine = services.config.STATE_MACHINE_ARN ? "ok" : "not configured";
+  const ok = Object.values(checks).every((c) => c === "ok");
+  return json(ok ? 200 : 503, { status: ok ? "ok" : "unavailable", version: VERSION, checks }, ok ? {} : { "retry-after": "1" });
+}

@@ -1,0 +1,174 @@
+import { z } from "zod";
+import { CreateRunRequest, EventsQuery, Id } from "../../shared/contracts/api.js";
+import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
+import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
+import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
+import * as R from "../../shared/contracts/responses.js";
+import { json, type HttpResult } from "../http.js";
+import { VERSION } from "./health.js";
+
+/** One operation of the API, described by the same zod schemas the handlers validate with. */
+interface Operation {
+  method: "get" | "post" | "delete";
+  path: string;
+  summary: string;
+  tag: string;
+  /** Answers without an API key. */
+  public?: boolean;
+  query?: z.ZodObject;
+  headers?: { name: string; description: string; schema: z.ZodType }[];
+  body?: { schema: z.ZodType; example: unknown };
+  responses: Record<number, { description: string; schema?: z.ZodType; example?: unknown; contentType?: string }>;
+}
+
+const runId = "run_mi9x2k1a3b4c5d6e7f8a9b0c1d2";
+const stamp = "2026-11-23T10:00:00.000Z";
+const links = { self: `https://api.example.com/v1/runs/${runId}`, events: `https://api.example.com/v1/runs/${runId}/events`, stream: `https://stream.example.com/v1/runs/${runId}/stream` };
+const usage = { promptTokens: 1520, completionTokens: 310, llmCalls: 6, toolCalls: 3 };
+const runSummaryExample = { runId, sessionId: "ses_mi9x2k1a", status: "succeeded", requestedMode: "plan_solve", mode: "plan_solve", input: "Compute 17*23 and write a short report", usage, estimatedCostUsd: 0.000414, createdAt: stamp, updatedAt: stamp, endedAt: stamp };
+
+/** Every route the API serves (the route coverage test holds this and the router together). */
+export const OPERATIONS: Operation[] = [
+  {
+    method: "post", path: "/v1/runs", summary: "Submit a task", tag: "Runs",
+    headers: [{ name: "Idempotency-Key", description: "The same key and body give back the same run (1 to 255 visible ASCII characters).", schema: z.string().min(1).max(255) }],
+    body: { schema: CreateRunRequest, example: { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve", approval: { plan: false, tools: "write" } } },
+    responses: { 202: { description: "Accepted: the run is queued.", schema: R.CreateRunResponse, example: { runId, sessionId: "ses_mi9x2k1a", status: "queued", links } }, 413: { description: "Body over 256 KiB or input over the character limit." }, 415: { description: "The body is not JSON." }, 429: { description: "Too many runs going for this key; see Retry-After." } },
+  },
+  {
+    method: "get", path: "/v1/runs", summary: "List runs, newest first", tag: "Runs", query: RunsQuery,
+    responses: { 200: { description: "A page of runs; pass nextCursor as cursor for the next one.", schema: R.RunList, example: { runs: [runSummaryExample], nextCursor: null } } },
+  },
+  { method: "get", path: "/v1/runs/{runId}", summary: "A run: status, plan, tasks, interrupts, result, files, usage", tag: "Runs", responses: { 200: { description: "The run.", schema: R.RunView } } },
+  {
+    method: "get", path: "/v1/runs/{runId}/events", summary: "A run's events after a sequence number", tag: "Runs", query: EventsQuery,
+    responses: { 200: { description: "Events in order.", schema: R.EventList, example: { runId, events: [{ seq: 1, at: stamp, type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" } }], next: { after: 1 } } } },
+  },
+  {
+    method: "get", path: "/v1/runs/{runId}/stream", summary: "A run's events as Server-Sent Events (on AWS at the stream URL, links.stream)", tag: "Runs",
+    query: z.strictObject({ after: z.coerce.number().int().min(0).optional(), token: z.string().optional().describe("A stream token from POST /v1/runs/{runId}/stream-token, for browsers; instead of the Authorization header.") }),
+    headers: [{ name: "Last-Event-ID", description: "Resume after this event: no gap, no duplicate.", schema: z.string() }],
+    responses: { 200: { description: "`event:` is the event type, `id:` its sequence number, `data:` the event as JSON; closes after the terminal event.", contentType: "text/event-stream", schema: z.string(), example: `id: 1\nevent: run.started\ndata: {"seq":1,"type":"run.started","data":{"mode":"react","input":"Hi"},"at":"${stamp}"}\n\n` } },
+  },
+  {
+    method: "post", path: "/v1/runs/{runId}/stream-token", summary: "A short-lived token that opens this run's stream (EventSource cannot send headers)", tag: "Runs",
+    responses: { 201: { description: "Read-only, this run only, valid until expiresAt.", schema: R.StreamToken, example: { token: "st_Qm9vZ2xlIHNheXMgaGVsbG8gdG8geW91", expiresAt: stamp } } },
+  },
+  {
+    method: "post", path: "/v1/runs/{runId}/interrupts/{interruptId}", summary: "Approve, reject, edit or answer what the run waits for", tag: "Interrupts",
+    body: { schema: ResolveInterruptRequest, example: { decision: "reject", message: "No files today." } },
+    responses: { 202: { description: "Decided; the run resumes.", schema: R.InterruptView }, 409: { description: "Already decided, or this decision does not fit the interrupt." } },
+  },
+  { method: "get", path: "/v1/runs/{runId}/files/{name}", summary: "Download a file of the run (a report, a tool's output)", tag: "Runs", responses: { 200: { description: "The file's bytes, with its content type, as an attachment.", contentType: "application/octet-stream", schema: z.string() } } },
+  { method: "post", path: "/v1/runs/{runId}/cancel", summary: "Cancel a run", tag: "Runs", responses: { 202: { description: "Cancelled.", schema: R.CancelResponse, example: { runId, status: "cancelled" } }, 409: { description: "The run has already ended." } } },
+  { method: "get", path: "/v1/runs/{runId}/webhooks", summary: "The run's webhook deliveries and their attempts", tag: "Webhooks", responses: { 200: { description: "Deliveries.", schema: R.WebhookDeliveries } } },
+  { method: "post", path: "/v1/runs/{runId}/webhooks/{deliveryId}/redeliver", summary: "Deliver a webhook message again", tag: "Webhooks", responses: { 202: { description: "Queued.", schema: R.RedeliverResponse }, 409: { description: "Still being attempted." } } },
+  { method: "get", path: "/v1/sessions", summary: "List sessions, newest first", tag: "Sessions", query: SessionsQuery, responses: { 200: { description: "A page of sessions.", schema: R.SessionList, example: { sessions: [{ sessionId: "ses_mi9x2k1a", createdAt: stamp, updatedAt: stamp, lastRunId: runId }], nextCursor: null } } } },
+  { method: "get", path: "/v1/sessions/{sessionId}", summary: "A session's messages across runs", tag: "Sessions", responses: { 200: { description: "The conversation.", schema: R.SessionView } } },
+  { method: "delete", path: "/v1/sessions/{sessionId}", summary: "Forget a session", tag: "Sessions", responses: { 204: { description: "Forgotten." } } },
+  { method: "post", path: "/v1/runs/{runId}/resume", summary: "Resume a failed run at the step that failed (or start its execution again if it is gone)", tag: "Runs", responses: { 202: { description: "Resuming.", schema: z.object({ runId: z.string(), status: z.string() }) }, 409: { description: "Nothing to resume." } } },
+  {
+    method: "post", path: "/v1/tool-sources", summary: "Register an MCP server as a tool source", tag: "Tools",
+    body: { schema: CreateToolSourceRequest, example: { name: "docs", url: "https://mcp.example.com/mcp", headers: { authorization: "Bearer …" } } },
+    responses: { 201: { description: "Registered, with the tools found.", schema: R.ToolSourceView }, 409: { description: "A source with this name exists." } },
+  },
+  { method: "get", path: "/v1/tool-sources", summary: "The tenant's tool sources", tag: "Tools", responses: { 200: { description: "Sources (header values masked).", schema: z.object({ sources: z.array(R.ToolSourceView) }) } } },
+  { method: "get", path: "/v1/tool-sources/{name}", summary: "A tool source", tag: "Tools", responses: { 200: { description: "The source.", schema: R.ToolSourceView } } },
+  { method: "delete", path: "/v1/tool-sources/{name}", summary: "Remove a tool source", tag: "Tools", responses: { 204: { description: "Removed." } } },
+  { method: "get", path: "/v1/tools", summary: "The agents' tools with their schemas and access", tag: "Tools", responses: { 200: { description: "Tools.", schema: R.ToolList } } },
+  { method: "get", path: "/v1/webhook-secrets", summary: "The tenant's webhook signing secrets", tag: "Webhooks", responses: { 200: { description: "Secrets.", schema: R.WebhookSecrets } } },
+  { method: "post", path: "/v1/webhook-secrets/rotate", summary: "Rotate the webhook signing secret (the old one keeps signing for a while)", tag: "Webhooks", responses: { 200: { description: "Secrets after rotation.", schema: R.WebhookSecrets } } },
+  { method: "get", path: "/health", summary: "Whether the service can take requests (no API key)", tag: "Service", public: true, responses: { 200: { description: "Ready.", schema: R.Health, example: { status: "ok", version: VERSION, checks: { table: "ok", stateMachine: "ok" } } }, 503: { description: "Not ready yet; retry.", schema: R.Health } } },
+  { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "Service", public: true, responses: { 200: { description: "OpenAPI 3.1.", schema: z.record(z.string(), z.unknown()) } } },
+  { method: "get", path: "/", summary: "The web console (a single-page app)", tag: "Service", public: true, responses: { 200: { description: "The console's page.", contentType: "text/html", schema: z.string() } } },
+  ...(["/index.html", "/console.js", "/console.css"] as const).map((path): Operation => ({ method: "get", path, summary: `The web console's ${path.slice(1)}`, tag: "Service", public: true, responses: { 200: { description: "The asset.", contentType: path.endsWith(".js") ? "text/javascript" : path.endsWith(".css") ? "text/css" : "text/html", schema: z.string() } } })),
+];
+
+const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }> = {
+  runId: { schema: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/), description: "The run's id (run_…)." },
+  interruptId: { schema: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/), description: "The interrupt's id (int_…)." },
+  deliveryId: { schema: z.string().min(1).max(120), description: "The webhook delivery's id (the webhook-id header)." },
+  sessionId: { schema: Id, description: "The session's id." },
+  name: { schema: z.string().min(1).max(256), description: "A file's name (e.g. report.md) or a tool source's name." },
+};
+
+type JsonSchema = Record<string, unknown>;
+
+function schemaOf(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+
+function operationObject(op: Operation) {
+  const parameters = [
+    ...[...op.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: "path", required: true, description: PATH_PARAMETERS[name!]!.description, schema: schemaOf(PATH_PARAMETERS[name!]!.schema, "input") })),
+    ...Object.entries((op.query ? schemaOf(op.query, "input").properties : {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
+      name,
+      in: "query",
+      required: false,
+      ...(typeof schema.description === "string" ? { description: schema.description } : {}),
+      schema,
+    })),
+    ...(op.headers ?? []).map((h) => ({ name: h.name, in: "header", required: false, description: h.description, schema: schemaOf(h.schema, "input") })),
+  ];
+  const responses: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(op.responses)) {
+    const isError = Number(status) >= 400;
+    responses[status] = isError
+      ? errorResponse(response.description)
+      : {
+          description: response.description,
+          ...(response.schema
+            ? { content: { [response.contentType ?? "application/json"]: { schema: schemaOf(response.schema, "output"), ...(response.example !== undefined ? { example: response.example } : {}) } } }
+            : {}),
+        };
+  }
+  // The errors every operation can answer with.
+  responses["400"] ??= errorResponse("Invalid parameters, query or body: `error.details` names each field.");
+  if (!op.public) responses["401"] ??= errorResponse("No or an invalid API key.");
+  if (op.path.includes("{")) responses["404"] ??= errorResponse("No such resource for this API key (another tenant's looks the same).");
+  responses["500"] ??= errorResponse("Our fault; retry. `error.details.requestId` names it in the logs.");
+  return {
+    operationId: `${op.method}${op.path.replace(/\{(\w+)\}/g, "By_$1").replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : "")) || "Console"}`,
+    summary: op.summary,
+    tags: [op.tag],
+    ...(op.public ? { security: [] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(op.body
+      ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(op.body.schema, "input"), example: op.body.example } } } }
+      : {}),
+    responses,
+  };
+}
+
+let built: object | undefined;
+
+/** The OpenAPI 3.1 document, generated from the contracts once per container. */
+export function buildOpenApiDocument(): object {
+  if (built) return built;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationObject(op);
+  built = {
+    openapi: "3.1.0",
+    info: {
+      title: "Stepwise",
+      version: VERSION,
+      description: "A serverless multi-agent orchestrator: submit a task, watch agents plan and work, approve risky steps, get a signed webhook when the run ends.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ apiKey: [] }],
+    tags: [...new Set(OPERATIONS.map((op) => op.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key: `Authorization: Bearer sk_…`." } },
+      schemas: { Error: schemaOf(R.ErrorResponse, "output") },
+    },
+  };
+  return built;
+}
+
+export async function openApiDocument(): Promise<HttpResult> {
+  return json(200, buildOpenApiDocument(), { "cache-control": "public, max-age=300" });
+}

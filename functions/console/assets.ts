@@ -1,0 +1,45 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { NotFoundError } from "../../shared/errors.js";
+import type { HttpResult } from "../http.js";
+import type { Request } from "../api/routes.js";
+
+const TYPES: Record<string, string> = {
+  "index.html": "text/html; charset=utf-8",
+  "console.js": "text/javascript; charset=utf-8",
+  "console.css": "text/css; charset=utf-8",
+};
+
+/** Same origin only (plus the stream's origin on AWS), no inline script, nothing from elsewhere: the console works offline. */
+function securityHeaders(streamUrl: string | undefined) {
+  const stream = streamUrl ? ` ${new URL(streamUrl).origin}` : "";
+  return {
+    "content-security-policy": `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'${stream}; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+  };
+}
+
+const cache = new Map<string, Promise<string>>();
+
+/** The console's built files (infra/console, built by esbuild at install/build time), read once per container. */
+export async function consoleAsset({ event, services }: Request): Promise<HttpResult> {
+  const name = event.rawPath.replace(/^\/+|\/+$/g, "") || "index.html";
+  const dir = services.config.CONSOLE_ASSETS_DIR;
+  if (!dir || !TYPES[name]) throw new NotFoundError("The console is not installed here; build it with `npm run build:console`.");
+  const file = path.join(dir, name);
+  let body = cache.get(file);
+  if (!body) {
+    body = readFile(file, "utf8");
+    cache.set(file, body);
+    body.catch(() => cache.delete(file));
+  }
+  const text = await body.catch(() => {
+    throw new NotFoundError("The console is not built; run `npm run build:console`.");
+  });
+  return {
+    statusCode: 200,
+    headers: { "content-type": TYPES[name]!, "cache-control": "no-cache", ...securityHeaders(services.config.STREAM_URL) },
+    body: text,
+  };
+}

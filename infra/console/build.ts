@@ -1,0 +1,50 @@
+import { build } from "esbuild";
+import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/**
+ * The web console: a single-page app bundled by esbuild into infra/console/dist (index.html,
+ * console.js, console.css), served by the API at `/`. Nothing is fetched from elsewhere at run time.
+ */
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const CONSOLE_DIST = path.join(here, "dist");
+const STATIC_FILES = ["index.html", "console.css"];
+
+export async function buildConsole(outDir = CONSOLE_DIST): Promise<string> {
+  // Build beside the target and swap files in by rename, so a server reading it never sees half a file.
+  await mkdir(path.dirname(outDir), { recursive: true });
+  const staging = await mkdtemp(path.join(path.dirname(outDir), ".console-"));
+  try {
+    await build({
+      entryPoints: [path.join(here, "src", "main.ts")],
+      outfile: path.join(staging, "console.js"),
+      bundle: true,
+      format: "esm",
+      target: ["chrome110", "firefox110", "safari16"],
+      minify: true,
+      sourcemap: false,
+      legalComments: "none",
+      logLevel: "silent",
+    });
+    for (const file of STATIC_FILES) await copyFile(path.join(here, file), path.join(staging, file));
+    await mkdir(outDir, { recursive: true });
+    for (const file of await readdir(staging)) await rename(path.join(staging, file), path.join(outDir, file));
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  return outDir;
+}
+
+/** Builds the console unless the built copy is newer than every source file. */
+export async function ensureConsoleBuilt(outDir = CONSOLE_DIST): Promise<string> {
+  const built = await stat(path.join(outDir, "console.js")).then((s) => s.mtimeMs, () => 0);
+  const sources = [...STATIC_FILES.map((f) => path.join(here, f)), ...(await readdir(path.join(here, "src"), { recursive: true })).map((f) => path.join(here, "src", f))];
+  const newest = Math.max(...(await Promise.all(sources.map((f) => stat(f).then((s) => s.mtimeMs)))));
+  return built > newest ? outDir : buildConsole(outDir);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const out = await buildConsole(process.argv[2] ? path.resolve(process.argv[2]) : CONSOLE_DIST);
+  console.log(`console built in ${out}`);
+}

@@ -1,0 +1,100 @@
+/** The public API, same origin. The key lives in session storage (gone when the tab closes), never in a URL. */
+const KEY = "stepwise.apiKey";
+
+export const apiKey = {
+  get: () => sessionStorage.getItem(KEY),
+  set: (key: string) => sessionStorage.setItem(KEY, key),
+  clear: () => sessionStorage.removeItem(KEY),
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export async function api<T>(method: string, path: string, body?: unknown, key = apiKey.get()): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, "The service cannot be reached. Check the connection and try again.");
+  }
+  if (response.status === 204) return undefined as T;
+  const payload = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const message = payload?.error?.message ?? `The service answered ${response.status}.`;
+    throw new ApiError(response.status, message, payload?.error?.details);
+  }
+  return payload as T;
+}
+
+export const enc = encodeURIComponent;
+
+export interface RunSummary {
+  runId: string;
+  sessionId: string;
+  status: string;
+  requestedMode: string;
+  mode: string | null;
+  input: string;
+  usage: Usage;
+  estimatedCostUsd: number;
+  createdAt: string;
+}
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  llmCalls: number;
+  toolCalls: number;
+  stateTransitions?: number;
+}
+export interface Interrupt {
+  interruptId: string;
+  kind: "plan_approval" | "tool_approval" | "ask_user";
+  status: string;
+  summary: string;
+  toolName?: string;
+  arguments?: unknown;
+  question?: string;
+  taskId?: string;
+}
+export interface FileMeta {
+  name: string;
+  contentType: string;
+  bytes: number;
+  description: string;
+}
+export interface PlanStep {
+  title: string;
+  tasks: string[];
+  status: string;
+}
+export interface RunView extends RunSummary {
+  plan: { title: string; steps: PlanStep[] } | null;
+  result: string | null;
+  files: FileMeta[];
+  error: { code: string; message: string } | null;
+  pendingInterrupts: Interrupt[];
+  estimatedCostUsd: number;
+  links: { self: string; stream: string; console?: string };
+}
+export interface RunEvent {
+  seq: number;
+  at: string;
+  type: string;
+  data: any;
+}
+export interface ToolInfo {
+  name: string;
+  access: string;
+  parameters: { properties?: Record<string, { type?: string | string[] }>; required?: string[] };
+}

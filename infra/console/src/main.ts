@@ -1,0 +1,42 @@
+import { apiKey } from "./api.js";
+import { h, render } from "./dom.js";
+import { newRunPage } from "./pages/newRun.js";
+import { runPage } from "./pages/run.js";
+import { runsPage } from "./pages/runs.js";
+import { signInPage } from "./pages/signIn.js";
+
+/** Hash routes, so the API serves one page at `/`: #/signin, #/runs, #/new, #/runs/<runId>. */
+export type Cleanup = () => void;
+let cleanup: Cleanup | undefined;
+
+function route() {
+  cleanup?.();
+  cleanup = undefined;
+  const app = document.getElementById("app")!;
+  const nav = document.getElementById("nav")!;
+  const path = location.hash.replace(/^#/, "") || "/runs";
+  const signedIn = apiKey.get() !== null;
+  render(
+    nav,
+    signedIn
+      ? [
+          h("a", { href: "#/runs" }, "Runs"),
+          h("a", { href: "#/new" }, "New run"),
+          h("button", { type: "button", class: "link", onclick: () => (apiKey.clear(), (location.hash = "#/signin")) }, "Sign out"),
+        ]
+      : null,
+  );
+  if (!signedIn || path === "/signin") {
+    document.title = "Sign in · Stepwise";
+    signInPage(app);
+    return;
+  }
+  const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
+  if (run) cleanup = runPage(app, run[1]!);
+  else if (path === "/new") newRunPage(app);
+  else cleanup = runsPage(app);
+  app.focus({ preventScroll: true });
+}
+
+window.addEventListener("hashchange", route);
+route();

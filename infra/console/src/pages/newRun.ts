@@ -1,0 +1,54 @@
+import { api, ApiError, enc } from "../api.js";
+import { field, h, render } from "../dom.js";
+
+/** Submit a task: input, mode, deep think, approvals, session. */
+export function newRunPage(app: HTMLElement) {
+  const input = h("textarea", { name: "input", rows: 5, required: true, maxlength: 32000 });
+  const mode = h("select", { name: "mode" }, h("option", { value: "auto" }, "auto (the router decides)"), h("option", { value: "react" }, "react (one agent)"), h("option", { value: "plan_solve" }, "plan_solve (planner and parallel executors)"));
+  const deepThink = h("input", { type: "checkbox", name: "deepThink" });
+  const approvePlan = h("input", { type: "checkbox", name: "approvePlan" });
+  const tools = h("select", { name: "tools" }, h("option", { value: "none" }, "none"), h("option", { value: "write" }, "write tools"), h("option", { value: "all" }, "all tools"));
+  const session = h("input", { type: "text", name: "sessionId", placeholder: "a new session", pattern: "[A-Za-z0-9_-]{1,64}" });
+  const error = h("p", { class: "error", role: "alert", hidden: true });
+  const submit = h("button", { type: "submit" }, "Submit");
+  const checkbox = (label: string, control: HTMLInputElement) => h("div", { class: "field check" }, control, h("label", { for: (control.id ||= `c${label.length}${Math.random().toString(36).slice(2, 6)}`) }, label));
+
+  render(
+    app,
+    h("h1", {}, "New run"),
+    h(
+      "form",
+      {
+        class: "card",
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          submit.disabled = true;
+          error.hidden = true;
+          try {
+            const run = await api<{ runId: string }>("POST", "/v1/runs", {
+              input: input.value,
+              mode: mode.value,
+              ...(deepThink.checked ? { deepThink: true } : {}),
+              approval: { plan: approvePlan.checked, tools: tools.value },
+              ...(session.value.trim() ? { sessionId: session.value.trim() } : {}),
+            });
+            location.hash = `#/runs/${enc(run.runId)}`;
+          } catch (err) {
+            error.textContent = err instanceof ApiError ? err.message : String(err);
+            error.hidden = false;
+          } finally {
+            submit.disabled = false;
+          }
+        },
+      },
+      field("Task", input, "What should the agents do? Up to 32,000 characters."),
+      field("Mode", mode),
+      checkbox("Deep think (plan and solve when the router decides)", deepThink),
+      h("fieldset", {}, h("legend", {}, "Approvals"), checkbox("Approve the plan before it runs", approvePlan), field("Approve tool calls", tools)),
+      field("Session", session, "Continue a conversation: runs in one session share their turns."),
+      error,
+      submit,
+    ),
+  );
+  input.focus();
+}

@@ -1,0 +1,300 @@
+import { api, ApiError, apiKey, enc, type FileMeta, type RunEvent, type RunView, type ToolInfo } from "../api.js";
+import { announce, h, render, usd } from "../dom.js";
+import { safeHtml } from "../markdown.js";
+import { followRun } from "../stream.js";
+import { approvalCard } from "./approvals.js";
+
+const TERMINAL = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
+
+interface Lane {
+  key: string;
+  taskId: string;
+  title: string;
+  iteration: number;
+  start: string;
+  end?: string;
+  status: string;
+}
+
+/** A run live: plan, task lanes, tool calls and text as they stream, approvals, answer, files, usage. */
+export function runPage(app: HTMLElement, runId: string) {
+  let view: RunView | undefined;
+  let toolList: Promise<ToolInfo[]> | undefined;
+  const tools = () => (toolList ??= api<{ tools: ToolInfo[] }>("GET", "/v1/tools").then((r) => r.tools));
+  const lanes = new Map<string, Lane>();
+  /** Text being streamed per agent, closed when that agent does something else. */
+  const openText = new Map<string, { element: HTMLElement; deltas: boolean }>();
+
+  const title = h("h1", {}, "Run");
+  const meta = h("p", { class: "meta" });
+  const connection = h("span", { class: "connection", role: "status" }, "connecting…");
+  const cancel = h("button", { type: "button", class: "danger", hidden: true, onclick: () => cancelRun() }, "Cancel run");
+  const waiting = h("section", { "aria-label": "Waiting for you", class: "waiting" });
+  const plan = h("section", { "aria-labelledby": "plan-h" });
+  const timeline = h("section", { "aria-labelledby": "timeline-h" });
+  const activity = h("ol", { class: "activity", "aria-label": "Activity" });
+  const answer = h("section", { "aria-labelledby": "answer-h", hidden: true });
+  const files = h("section", { "aria-labelledby": "files-h", hidden: true });
+  const usage = h("section", { "aria-labelledby": "usage-h" });
+  const eventLog = h("ol", { id: "event-log", class: "event-log" });
+  const error = h("p", { class: "error", role: "alert", hidden: true });
+
+  render(
+    app,
+    h("div", { class: "row spread" }, title, h("div", { class: "row" }, connection, cancel)),
+    meta,
+    error,
+    waiting,
+    h("div", { class: "grid" },
+      h("div", { class: "col" }, plan, timeline, h("section", { "aria-labelledby": "activity-h" }, h("h2", { id: "activity-h" }, "Activity"), activity)),
+      h("div", { class: "col side" }, answer, files, usage),
+    ),
+    h("details", { class: "card" }, h("summary", {}, "Event log"), eventLog),
+  );
+
+  const showError = (err: unknown) => {
+    error.textContent = err instanceof ApiError && err.status === 401 ? "Your API key is no longer accepted. Sign in again." : (err as Error).message;
+    error.hidden = false;
+  };
+
+  async function refresh() {
+    try {
+      view = await api<RunView>("GET", `/v1/runs/${enc(runId)}`);
+    } catch (err) {
+      showError(err);
+      return;
+    }
+    error.hidden = true;
+    title.textContent = view.input.length > 80 ? `${view.input.slice(0, 79)}…` : view.input;
+    document.title = `${title.textContent} · Stepwise`;
+    render(
+      meta,
+      h("span", { class: `badge ${view.status}` }, view.status.replace("_", " ")),
+      ` ${view.mode ?? view.requestedMode} · `,
+      h("code", {}, view.runId),
+      " · session ",
+      h("a", { href: `#/runs?sessionId=${enc(view.sessionId)}` }, view.sessionId),
+      view.links.console ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")] : null,
+    );
+    cancel.hidden = TERMINAL.has(view.status);
+    render(waiting, view.pendingInterrupts.map((i) => approvalCard(runId, i, tools, () => void refresh())));
+    drawPlan();
+    drawAnswer();
+    drawFiles();
+    drawUsage();
+  }
+
+  function drawPlan() {
+    const p = view?.plan;
+    render(
+      plan,
+      h("h2", { id: "plan-h" }, "Plan"),
+      !p
+        ? h("p", { class: "muted" }, view?.mode === "plan_solve" || view?.requestedMode === "plan_solve" ? "Planning…" : "No plan: this run is handled by one agent.")
+        : h("ol", { class: "plan" }, p.steps.map((step) =>
+            h("li", { class: `step ${step.status}`, dataset: { status: step.status } }, h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")), " ", step.title,
+              h("ul", {}, step.tasks.map((t) => h("li", {}, t)))))),
+    );
+  }
+
+  function drawTimeline() {
+    const all = [...lanes.values()];
+    if (all.length === 0) return render(timeline, h("h2", { id: "timeline-h" }, "Tasks"), h("p", { class: "muted" }, "No parallel tasks yet."));
+    const now = new Date().toISOString();
+    const t = (iso: string) => Date.parse(iso);
+    const byStep = new Map<number, Lane[]>();
+    for (const lane of all) byStep.set(lane.iteration, [...(byStep.get(lane.iteration) ?? []), lane]);
+    render(
+      timeline,
+      h("h2", { id: "timeline-h" }, "Tasks"),
+      [...byStep].map(([iteration, group]) => {
+        // Each step on its own time axis, so overlap between its parallel tasks is visible.
+        const min = Math.min(...group.map((l) => t(l.start)));
+        const max = Math.max(...group.map((l) => t(l.end ?? now)), min + 1);
+        return [h("h3", { class: "step-h" }, `Step ${iteration + 1}`), h("div", { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
+          group.map((lane) => {
+            const left = ((t(lane.start) - min) / (max - min)) * 100;
+            const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / (max - min)) * 100, 1);
+            return h("div", { class: "lane", role: "listitem", dataset: { taskId: lane.taskId, start: lane.start, end: lane.end ?? "", status: lane.status } },
+              h("span", { class: "lane-label" }, `${lane.taskId} ${lane.title}`),
+              h("span", { class: "lane-track" }, h("span", { class: `lane-bar ${lane.status}`, style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` }, title: `${lane.start} → ${lane.end ?? "running"}` })),
+              h("span", { class: "visually-hidden" }, ` ${lane.status}`));
+          }))];
+      }),
+    );
+  }
+
+  function drawAnswer() {
+    if (!view || (!view.result && !view.error)) return;
+    answer.hidden = false;
+    render(
+      answer,
+      h("h2", { id: "answer-h" }, view.error ? "Error" : "Answer"),
+      view.error ? h("p", { class: "error" }, view.error.message) : h("div", { class: "prose answer" }),
+    );
+    const prose = answer.querySelector(".answer");
+    if (prose && view.result) prose.innerHTML = safeHtml(view.result);
+  }
+
+  function drawFiles() {
+    if (!view || view.files.length === 0) return;
+    files.hidden = false;
+    const preview = h("div", { class: "prose preview", "aria-live": "polite" });
+    render(
+      files,
+      h("h2", { id: "files-h" }, "Files"),
+      h("ul", { class: "files" }, view.files.map((file) =>
+        h("li", {}, h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
+          h("button", { type: "button", onclick: () => download(file) }, `Download ${file.name}`),
+          /markdown|html|text\/plain/.test(file.contentType) ? h("button", { type: "button", class: "link", onclick: () => showPreview(file, preview) }, `Preview ${file.name}`) : null))),
+      preview,
+    );
+  }
+
+  async function fileBlob(file: FileMeta): Promise<Blob> {
+    const response = await fetch(`/v1/runs/${enc(runId)}/files/${enc(file.name)}`, { headers: { authorization: `Bearer ${apiKey.get()}` } });
+    if (!response.ok) throw new ApiError(response.status, `Could not fetch ${file.name} (${response.status}).`);
+    return response.blob();
+  }
+
+  async function download(file: FileMeta) {
+    try {
+      const url = URL.createObjectURL(await fileBlob(file));
+      const a = h("a", { href: url, download: file.name });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  async function showPreview(file: FileMeta, into: HTMLElement) {
+    try {
+      const text = await (await fileBlob(file)).text();
+      into.innerHTML = /text\/plain/.test(file.contentType) ? "" : safeHtml(text, file.contentType);
+      if (/text\/plain/.test(file.contentType)) into.append(h("pre", {}, text));
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  function drawUsage() {
+    if (!view) return;
+    const u = view.usage;
+    render(
+      usage,
+      h("h2", { id: "usage-h" }, "Usage"),
+      h("dl", { class: "usage" },
+        h("dt", {}, "Tokens"), h("dd", {}, `${u.promptTokens + u.completionTokens} (${u.promptTokens} in, ${u.completionTokens} out)`),
+        h("dt", {}, "Model calls"), h("dd", {}, String(u.llmCalls)),
+        h("dt", {}, "Tool calls"), h("dd", {}, String(u.toolCalls)),
+        h("dt", {}, "State transitions"), h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
+        h("dt", {}, "Estimated cost"), h("dd", {}, usd(view.estimatedCostUsd))),
+    );
+  }
+
+  const sourceKey = (data: { agent?: string; taskId?: string }) => `${data.agent ?? ""}:${data.taskId ?? ""}`;
+  const who = (data: { agent?: string; taskId?: string; persona?: string }) =>
+    h("span", { class: "who" }, [data.agent, data.taskId, data.persona].filter(Boolean).join(" · "));
+  const add = (event: RunEvent, ...children: (Node | string | null)[]) => {
+    const item = h("li", { class: `entry ${event.type.replace(".", "-")}`, dataset: { seq: String(event.seq), type: event.type } }, ...children);
+    activity.append(item);
+    return item;
+  };
+
+  function onEvent(event: RunEvent) {
+    eventLog.append(h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`));
+    const d = event.data;
+    if (event.type !== "agent.delta" && event.type !== "agent.thought" && d?.agent) openText.delete(sourceKey(d));
+    switch (event.type) {
+      case "agent.delta": {
+        let open = openText.get(sourceKey(d));
+        if (!open) {
+          const text = h("span", { class: "text" });
+          add(event, who(d), text);
+          open = { element: text, deltas: true };
+          openText.set(sourceKey(d), open);
+        }
+        open.element.textContent += d.text;
+        break;
+      }
+      case "agent.thought": {
+        // The same text as the deltas before it, when the model streamed: shown once.
+        const open = openText.get(sourceKey(d));
+        openText.delete(sourceKey(d));
+        if (open?.deltas) break;
+        add(event, who(d), h("span", { class: "text" }, d.text));
+        break;
+      }
+      case "tool.called":
+        add(event, who(d), h("strong", {}, `→ ${d.tool}`), h("pre", { class: "args" }, JSON.stringify(d.arguments, null, 2)));
+        break;
+      case "tool.result":
+        add(event, who(d), h("strong", { class: d.ok ? "ok" : "bad" }, `${d.ok ? "✓" : "✗"} ${d.tool}`), h("pre", { class: "output" }, String(d.output).slice(0, 2000)));
+        break;
+      case "task.started":
+        lanes.set(`${d.iteration}:${d.taskId}`, { key: `${d.iteration}:${d.taskId}`, taskId: d.taskId, title: d.title, iteration: d.iteration, start: event.at, status: "running" });
+        drawTimeline();
+        break;
+      case "task.completed": {
+        const lane = lanes.get(`${d.iteration}:${d.taskId}`);
+        if (lane) Object.assign(lane, { end: event.at, status: d.status });
+        drawTimeline();
+        add(event, h("span", { class: "who" }, d.taskId), `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`);
+        void refresh();
+        break;
+      }
+      case "plan.updated":
+        if (view) view.plan = d.plan;
+        drawPlan();
+        break;
+      case "interrupt.opened":
+        add(event, h("strong", {}, "Waiting for you: "), d.summary.split("\n")[0]);
+        announce("The run is waiting for your decision.");
+        void refresh();
+        break;
+      case "interrupt.resolved":
+        add(event, `Decided: ${d.decision}${d.message ? ` — ${d.message}` : ""}`);
+        void refresh();
+        break;
+      case "run.started":
+        add(event, `Started (${d.mode}).`);
+        break;
+      default:
+        if (event.type.startsWith("run.")) {
+          add(event, h("strong", {}, event.type.replace("run.", "Run ").replace("_", " ")), d?.reason ? ` — ${d.reason}` : "");
+          announce(`The run ${event.type.slice(4)}.`);
+          void refresh();
+        } else add(event, event.type);
+    }
+  }
+
+  async function cancelRun() {
+    cancel.disabled = true;
+    try {
+      await api("POST", `/v1/runs/${enc(runId)}/cancel`);
+      await refresh();
+    } catch (err) {
+      showError(err);
+    } finally {
+      cancel.disabled = false;
+    }
+  }
+
+  let stream: { close(): void } | undefined;
+  const timer = window.setInterval(drawTimeline, 1000);
+  void refresh().then(() => {
+    if (!view) return;
+    drawTimeline();
+    stream = followRun(runId, view.links.stream, onEvent, (state) => {
+      connection.textContent = state === "live" ? "live" : state === "reconnecting" ? "reconnecting…" : "ended";
+      connection.dataset.state = state;
+    });
+  });
+  return () => {
+    stream?.close();
+    clearInterval(timer);
+  };
+}

@@ -1,0 +1,92 @@
+import { api, enc, type RunSummary } from "../api.js";
+import { age, field, h, render, usd } from "../dom.js";
+
+const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out"];
+
+/** The tenant's runs, newest first, filtered by status and session, refreshed every few seconds. */
+export function runsPage(app: HTMLElement) {
+  const params = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  const status = h("select", { name: "status" }, ...STATUSES.map((s) => h("option", { value: s, selected: s === (params.get("status") ?? "") }, s ? s.replace("_", " ") : "any")));
+  const session = h("input", { type: "text", name: "sessionId", value: params.get("sessionId") ?? "", placeholder: "ses_…" });
+  const body = h("tbody");
+  const error = h("p", { class: "error", role: "alert", hidden: true });
+  const more = h("button", { type: "button", hidden: true }, "Load more");
+  let cursor: string | null = null;
+  let rows: RunSummary[] = [];
+
+  const query = (after?: string | null) => {
+    const q = new URLSearchParams({ limit: "20" });
+    if (status.value) q.set("status", status.value);
+    if (session.value.trim()) q.set("sessionId", session.value.trim());
+    if (after) q.set("cursor", after);
+    return `/v1/runs?${q}`;
+  };
+  const draw = () =>
+    render(
+      body,
+      rows.length === 0
+        ? h("tr", {}, h("td", { colspan: 6 }, "No runs yet. ", h("a", { href: "#/new" }, "Start one.")))
+        : rows.map((run) =>
+            h(
+              "tr",
+              { dataset: { runId: run.runId } },
+              h("td", {}, h("a", { href: `#/runs/${enc(run.runId)}` }, run.input)),
+              h("td", {}, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
+              h("td", {}, run.mode ?? run.requestedMode),
+              h("td", {}, h("time", { datetime: run.createdAt, title: run.createdAt }, age(run.createdAt))),
+              h("td", { class: "num" }, usd(run.estimatedCostUsd)),
+              h("td", {}, h("code", {}, run.sessionId)),
+            ),
+          ),
+    );
+  const load = async (reset: boolean) => {
+    try {
+      const page = await api<{ runs: RunSummary[]; nextCursor: string | null }>("GET", query(reset ? null : cursor));
+      if (reset) {
+        // A refresh replaces the newest page and keeps the older pages already loaded.
+        const first = rows.length === 0;
+        const oldest = page.runs.at(-1)?.createdAt ?? "";
+        rows = [...page.runs, ...rows.filter((r) => r.createdAt < oldest && !page.runs.some((p) => p.runId === r.runId))];
+        if (first) cursor = page.nextCursor;
+      } else {
+        rows = [...rows, ...page.runs];
+        cursor = page.nextCursor;
+      }
+      more.hidden = cursor === null;
+      error.hidden = true;
+      draw();
+    } catch (err) {
+      error.textContent = (err as Error).message;
+      error.hidden = false;
+    }
+  };
+  const refilter = () => {
+    rows = [];
+    cursor = null;
+    void load(true);
+  };
+  status.addEventListener("change", refilter);
+  session.addEventListener("change", refilter);
+  more.addEventListener("click", () => load(false));
+
+  render(
+    app,
+    h("div", { class: "row spread" }, h("h1", {}, "Runs"), h("a", { class: "button", href: "#/new" }, "New run")),
+    h("form", { class: "filters", role: "search", onsubmit: (e: Event) => (e.preventDefault(), refilter()) }, field("Status", status), field("Session", session)),
+    error,
+    h(
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { "aria-label": "Runs" },
+        h("thead", {}, h("tr", {}, ...["Task", "Status", "Mode", "Age", "Cost", "Session"].map((c) => h("th", { scope: "col" }, c)))),
+        body,
+      ),
+    ),
+    more,
+  );
+  void load(true);
+  const timer = window.setInterval(() => load(true), 3000);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,28 @@
+import { HttpMethod, type HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
+import type { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import type { BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
+
+/** Where the API function finds the console in its bundle (/var/task is the function's code). */
+export const CONSOLE_ASSETS_DIR = "/var/task/console";
+
+/**
+ * The console rides in the API function's bundle: esbuild builds it beside the handler at
+ * `cdk synth`/`deploy` time, and the same handler serves it, so it is same-origin with the API.
+ */
+export function withConsoleBundle(bundling: BundlingOptions = {}): BundlingOptions {
+  return {
+    ...bundling,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) => [`node --import tsx "${inputDir}/infra/console/build.ts" "${outputDir}/console"`],
+    },
+  };
+}
+
+/** The routes that reach the API function besides /v1: the console's page and assets, and /health. */
+export function addConsoleRoutes(httpApi: HttpApi, integration: HttpLambdaIntegration): void {
+  for (const path of ["/", "/console.js", "/console.css", "/health"]) {
+    httpApi.addRoutes({ path, methods: [HttpMethod.GET], integration });
+  }
+}

@@ -1,0 +1,147 @@
+import { z } from "zod";
+import { ApprovalPolicy, InterruptKind, Resolution } from "./interrupts.js";
+import { Plan } from "./plan.js";
+import { RequestedMode, RunError, RunStatus, Usage } from "./run.js";
+import { EventBody } from "./events.js";
+
+/**
+ * What the API answers, as zod schemas: the OpenAPI document is generated from these and from
+ * the request contracts (one source of truth), and tests parse real answers with them.
+ */
+export const ErrorResponse = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+});
+
+export const RunLinks = z.object({
+  self: z.string(),
+  events: z.string(),
+  stream: z.string(),
+  /** The Step Functions console, on AWS. */
+  console: z.string().optional(),
+});
+
+export const RunUsage = Usage.extend({ stateTransitions: z.number().int().optional() });
+
+export const CreateRunResponse = z.object({ runId: z.string(), sessionId: z.string(), status: RunStatus, links: RunLinks });
+
+export const InterruptView = z.object({
+  interruptId: z.string(),
+  runId: z.string(),
+  kind: InterruptKind,
+  status: z.enum(["pending", "resolved", "timed_out", "cancelled"]),
+  /** One line for a person: what is asked or what would happen. The same name in events and webhooks. */
+  summary: z.string(),
+  taskId: z.string().optional(),
+  toolName: z.string().optional(),
+  arguments: z.unknown().optional(),
+  question: z.string().optional(),
+  resolution: Resolution.optional(),
+  createdAt: z.string(),
+});
+
+export const FileView = z.object({ name: z.string(), description: z.string(), contentType: z.string(), bytes: z.number().int(), createdAt: z.string() });
+
+export const RunView = z.object({
+  runId: z.string(),
+  sessionId: z.string(),
+  status: RunStatus,
+  requestedMode: RequestedMode,
+  mode: z.enum(["answer", "react", "plan_solve"]).nullable(),
+  input: z.string(),
+  metadata: z.record(z.string(), z.string()),
+  plan: Plan.nullable(),
+  tasks: z.array(
+    z.object({
+      iteration: z.number().int(),
+      stepIndex: z.number().int(),
+      taskId: z.string(),
+      title: z.string(),
+      status: z.enum(["pending", "succeeded", "failed"]),
+      result: z.string().nullable(),
+      startedAt: z.string().nullable(),
+      endedAt: z.string().nullable(),
+    }),
+  ),
+  approval: ApprovalPolicy,
+  pendingInterrupts: z.array(InterruptView),
+  interrupts: z.array(InterruptView),
+  result: z.string().nullable(),
+  files: z.array(FileView),
+  error: RunError.nullable(),
+  usage: RunUsage,
+  estimatedCostUsd: z.number().optional(),
+  executionArn: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  endedAt: z.string().nullable(),
+  links: RunLinks,
+});
+
+export const RunSummary = z.object({
+  runId: z.string(),
+  sessionId: z.string(),
+  status: RunStatus,
+  requestedMode: RequestedMode,
+  mode: z.enum(["answer", "react", "plan_solve"]).nullable(),
+  /** The input, cut at 200 characters. */
+  input: z.string(),
+  usage: RunUsage,
+  estimatedCostUsd: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  endedAt: z.string().nullable(),
+});
+
+export const RunList = z.object({ runs: z.array(RunSummary), nextCursor: z.string().nullable() });
+
+export const SessionSummary = z.object({ sessionId: z.string(), createdAt: z.string(), updatedAt: z.string(), lastRunId: z.string() });
+export const SessionList = z.object({ sessions: z.array(SessionSummary), nextCursor: z.string().nullable() });
+
+export const SessionView = z.object({
+  sessionId: z.string(),
+  messages: z.array(z.object({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.string(), runId: z.string(), at: z.string() })),
+});
+
+export const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
+export const EventList = z.object({ runId: z.string(), events: z.array(RunEventView), next: z.object({ after: z.number().int() }) });
+
+export const CancelResponse = z.object({ runId: z.string(), status: z.literal("cancelled") });
+
+export const StreamToken = z.object({ token: z.string(), expiresAt: z.string() });
+
+export const ToolList = z.object({
+  tools: z.array(z.object({ name: z.string(), description: z.string(), access: z.enum(["read", "write"]), asksUser: z.boolean(), parameters: z.record(z.string(), z.unknown()) })),
+});
+
+export const WebhookDeliveries = z.object({
+  runId: z.string(),
+  webhook: z.object({ url: z.string(), events: z.array(z.string()).optional() }).nullable(),
+  deliveries: z.array(
+    z.object({
+      deliveryId: z.string(),
+      runId: z.string(),
+      type: z.string(),
+      url: z.string(),
+      status: z.enum(["pending", "delivered", "dead", "disabled"]),
+      attempts: z.array(z.object({ attempt: z.number().int(), at: z.string(), ok: z.boolean(), status: z.number().int().optional(), error: z.string().optional(), durationMs: z.number() })),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    }),
+  ),
+});
+export const RedeliverResponse = z.object({ deliveryId: z.string(), status: z.literal("pending") });
+export const WebhookSecrets = z.object({ secrets: z.array(z.object({ secret: z.string(), createdAt: z.string(), expiresAt: z.string().optional() })) });
+
+export const ToolSourceView = z.object({
+  name: z.string(),
+  url: z.string(),
+  /** Header names; values are never shown. */
+  headers: z.record(z.string(), z.literal("***")),
+  allowedTools: z.array(z.string()).optional(),
+  access: z.record(z.string(), z.enum(["read", "write"])).optional(),
+  tools: z.array(z.object({ name: z.string(), tool: z.string(), description: z.string(), access: z.enum(["read", "write"]) })),
+  createdAt: z.string(),
+});
+
+export const Health = z.object({ status: z.enum(["ok", "unavailable"]), version: z.string(), checks: z.record(z.string(), z.string()) });
+

@@ -1,0 +1,144 @@
+import { mkdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { launchBrowser } from "../support/browser.js";
+import { startDropProxy } from "../support/dropProxy.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+
+/** Screenshots land here (test output, not committed); the README links the committed copies in test/screenshots/. */
+const OUTPUT = path.resolve("test/output/screenshots");
+
+describe("the web console in Chromium", () => {
+  let stack: RunningStack;
+  let proxy: Awaited<ReturnType<typeof startDropProxy>>;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+
+  beforeAll(async () => {
+    await mkdir(OUTPUT, { recursive: true });
+    try {
+      stack = await startStack();
+      proxy = await startDropProxy(stack.url);
+      browser = await launchBrowser();
+    } catch (error) {
+      await Promise.all([browser?.close(), proxy?.close(), stack?.stop()]);
+      throw error;
+    }
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    await stack?.stop();
+  });
+
+  const api = async (pathname: string) => {
+    const response = await fetch(`${stack.url}${pathname}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+    return response.json() as Promise<any>;
+  };
+
+  async function signIn(page: Page) {
+    await page.goto(proxy.url);
+    await page.getByLabel("API key").fill(stack.apiKey);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible()).toBe(true);
+  }
+
+  async function submit(page: Page, task: string) {
+    await page.getByRole("link", { name: "New run", exact: true }).first().click();
+    await page.getByLabel("Task").fill(task);
+    await page.getByLabel("Mode").selectOption("plan_solve");
+    await page.getByLabel("Approve tool calls").selectOption("write");
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    return page.url().split("#/runs/")[1]!;
+  }
+
+  /** The console's event log, as (seq, type) in the order it showed them. */
+  const shownEvents = (page: Page) =>
+    page.locator("#event-log li").evaluateAll((items) => items.map((li) => ({ seq: Number((li as any).dataset.seq), type: (li as any).dataset.type })));
+
+  it("signs in, runs plan_solve live (plan, overlapping task lanes, tool calls, answer), approves a write, downloads the report", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    const runId = await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
+
+    // The plan, two task lanes of the first step that overlap in time, the tool calls.
+    await expect.poll(() => page.locator(".plan li.step").count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
+    const firstStep = page.getByRole("list", { name: "Step 1 tasks" }).getByRole("listitem");
+    await expect.poll(() => firstStep.evaluateAll((lanes) => lanes.filter((l) => (l as any).dataset.end).length), { timeout: 60_000 }).toBe(2);
+    const lanes = await firstStep.evaluateAll((items) => items.map((l) => ({ start: Date.parse((l as any).dataset.start!), end: Date.parse((l as any).dataset.end!) })));
+    expect(lanes[0]!.start < lanes[1]!.end && lanes[1]!.start < lanes[0]!.end).toBe(true);
+    await expect.poll(() => page.locator(".entry.tool-called strong", { hasText: /^→ calculator$/ }).count()).toBe(2);
+    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "391" }).count()).toBe(1);
+
+    // The write waits for a person: approve it from the page.
+    const card = page.getByRole("article", { name: "Allow write_artifact?" });
+    await card.waitFor({ timeout: 60_000 });
+    await expect.poll(() => card.getByLabel("Arguments (JSON)").inputValue()).toContain("report.md");
+    await card.getByRole("button", { name: "Approve" }).click();
+
+    // The answer, the usage, the file.
+    await page.getByRole("heading", { name: "Answer" }).waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.locator(".answer").textContent()).toContain("391");
+    await expect.poll(() => page.locator(".connection").textContent()).toBe("ended");
+    await expect.poll(() => page.locator(".usage").textContent()).toMatch(/State transitions\d+/);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download report.md" }).click()]);
+    const saved = await download.path();
+    const report = await readFile(saved, "utf8");
+    expect(report).toContain("17*23 = 391");
+    expect(report).toContain("(120/8)+2^5 = 47");
+    await page.getByRole("button", { name: "Preview report.md" }).click();
+    await expect.poll(() => page.locator(".preview h1").textContent()).toBe("Report");
+
+    // Every event once, in order, exactly as the API has them.
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    expect(await shownEvents(page)).toEqual(events.map((e: any) => ({ seq: e.seq, type: e.type })));
+    // Text streamed as deltas is shown once (the thought after it is the same text).
+    expect(await page.locator(".entry .text", { hasText: /^Done\. 17\*23 = 391$/ }).count()).toBe(1);
+    expect(await page.locator(".entry.agent-thought").count()).toBe(0);
+
+    await page.screenshot({ path: path.join(OUTPUT, "run-laptop.png") });
+    await page.locator("section[aria-labelledby=timeline-h]").screenshot({ path: path.join(OUTPUT, "tasks-laptop.png") });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(OUTPUT, "run-phone.png") });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${proxy.url}/#/runs`);
+    await page.locator(`tr[data-run-id="${runId}"]`).waitFor();
+    await page.screenshot({ path: path.join(OUTPUT, "runs-laptop.png") });
+    await page.close();
+  });
+
+  it("recovers from a dropped connection mid-run with the exact event sequence", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    const runId = await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
+    const card = page.getByRole("article", { name: "Allow write_artifact?" });
+    await card.waitFor({ timeout: 60_000 });
+    const before = proxy.streamRequests();
+
+    // The network drops while the run waits; the approval goes through once the page is back.
+    proxy.dropAll();
+    await expect.poll(() => proxy.streamRequests(), { timeout: 30_000 }).toBeGreaterThan(before);
+    await card.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    expect(events.at(-1).type).toBe("run.succeeded");
+    expect(await shownEvents(page)).toEqual(events.map((e: any) => ({ seq: e.seq, type: e.type })));
+    await page.close();
+  });
+
+  it("says so when the API key is wrong, and never puts the key in a URL", async () => {
+    const page = await browser.context.newPage();
+    const urls: string[] = [];
+    page.on("request", (request) => urls.push(request.url()));
+    await page.goto(proxy.url);
+    await page.getByLabel("API key").fill("sk_wrong_key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("not valid");
+    await page.screenshot({ path: path.join(OUTPUT, "signin-wrong-key.png") });
+    await signIn(page);
+    expect(urls.filter((u) => u.includes("sk_wrong_key") || u.includes(stack.apiKey))).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EMPTY_ANSWER_CORRECTION, EMPTY_ANSWER_ERROR } from "../../shared/agent/loop.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
+import { Client } from "../support/client.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
+import { answer, callTools, last, marker, ScriptRouter } from "../support/scriptedRoles.js";
+
+/**
+ * The agent-side edges (issue 13 item 4) over the whole local stack with a scripted model: empty
+ * answers, a plan whose tasks all fail, and outputs too large for a DynamoDB item.
+ */
+
+const router = new ScriptRouter(() => ({ status: 400, message: "no scenario" }));
+let scripted: ScriptedModel;
+let stack: RunningStack | undefined;
+let client: Client;
+
+beforeAll(async () => {
+  scripted = await startScriptedModel(router.script);
+  try {
+    stack = await startStack({ OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: "test", STEPWISE_MODEL: "scripted" });
+  } catch (error) {
+    await scripted.close();
+    throw error;
+  }
+  client = new Client(stack.url, stack.apiKey);
+}, 180_000);
+
+afterAll(async () => {
+  if (stack && !(await fetch(stack.url).then(() => true, () => false))) console.error(stack.logs.join("").slice(-5_000));
+  await stack?.stop();
+  await scripted?.close();
+});
+
+const HUGE = "All work and no play makes a long answer. ".repeat(11_000); // about 460 KB
+
+function gapFree(events: RunEvent[]) {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+}
+
+describe("a plan whose executors answer with nothing", () => {
+  router.on("all-empty", (turn) => {
+    if (turn.role === "planner") {
+      const planned = turn.messages.some((m) => m.role === "user" && m.content.includes("Current plan:"));
+      return planned ? answer("Continue.") : callTools([{ name: "planning", arguments: { command: "create", steps: [{ title: "Work", tasks: ["Task A", "Task B"] }] } }]);
+    }
+    if (turn.role === "executor") return { text: "" };
+    return answer("There is nothing to summarize.");
+  });
+  let run: any;
+  let events: RunEvent[];
+  beforeAll(async () => {
+    const { runId } = await client.submit({ input: `${marker("all-empty")} Do two things.`, mode: "plan_solve" });
+    ({ run, events } = await client.waitForEnd(runId, 90_000));
+  }, 120_000);
+
+  it("each executor is told once that its reply was empty, then its task fails with a clear error", () => {
+    const executors = router.of("all-empty", "executor");
+    expect(executors).toHaveLength(4);
+    const corrections = executors.filter((t) => last(t).content === EMPTY_ANSWER_CORRECTION);
+    expect(corrections).toHaveLength(2);
+    expect(run.tasks.map((t: any) => [t.taskId, t.status, t.result])).toEqual([
+      ["s1.t1", "failed", EMPTY_ANSWER_ERROR],
+      ["s1.t2", "failed", EMPTY_ANSWER_ERROR],
+    ]);
+  });
+
+  it("the run ends failed (not succeeded with an empty answer), its error listing each failed task; no summary is asked for", () => {
+    expect(run.status).toBe("failed");
+    expect(run.error.message).toContain("All 2 task(s) failed");
+    expect(run.error.message).toContain(`Task A: ${EMPTY_ANSWER_ERROR}`);
+    expect(router.of("all-empty", "summarizer")).toHaveLength(0);
+    expect(events.at(-1)!.type).toBe("run.failed");
+    gapFree(events);
+  });
+
+  it("usage counts every paid model call: the plan, four executor replies (empty ones too) and the replan", () => {
+    expect(run.usage.llmCalls).toBe(6);
+  });
+});
+
+describe("a ReAct answer over 400 KB", () => {
+  router.on("huge-answer", () => ({ text: [HUGE.slice(0, 200_000), HUGE.slice(200_000)] }));
+  let run: any;
+  let events: RunEvent[];
+  beforeAll(async () => {
+    const { runId } = await client.submit({ input: `${marker("huge-answer")} Write at length.`, mode: "react" });
+    ({ run, events } = await client.waitForEnd(runId, 90_000));
+  }, 120_000);
+
+  it("the run succeeds: the answer is kept whole as a file and the record keeps its beginning with a pointer", () => {
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.result.startsWith(HUGE.slice(0, 1_000))).toBe(true);
+    expect(run.result).toContain("the whole text is the run's file answer.md");
+    // Whole where the store takes it (S3); the table adapter keeps its first 300,000 characters.
+    expect(run.files.find((f: any) => f.name === "answer.md").bytes).toBeGreaterThanOrEqual(300_000);
+    expect(JSON.stringify(run)).not.toMatch(/Item size|ValidationException/);
+  });
+
+  it("its events stay numbered without a gap, the streamed text cut with a note instead of failing an append", () => {
+    gapFree(events);
+    const deltas = events.filter((e) => e.type === "agent.delta");
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.some((e) => (e.data as { text: string }).text.includes("more characters, kept with the run"))).toBe(true);
+    expect(events.at(-1)!.type).toBe("run.succeeded");
+  });
+});
+
+describe("450 KB of tool arguments", () => {
+  router.on("huge-args", (turn) => (last(turn).role === "tool" ? answer("The text was too long to measure.") : callTools([{ name: "text_stats", arguments: { text: HUGE } }])));
+  let run: any;
+  let events: RunEvent[];
+  beforeAll(async () => {
+    const { runId } = await client.submit({ input: `${marker("huge-args")} Measure this.`, mode: "react" });
+    ({ run, events } = await client.waitForEnd(runId, 90_000));
+  }, 120_000);
+
+  it("the call is journaled and answered (the tool refuses the size), and the run succeeds with a gap-free log", () => {
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.result).toBe("The text was too long to measure.");
+    const called = events.find((e) => e.type === "tool.called")!;
+    expect(String((called.data as { arguments: unknown }).arguments)).toContain("[arguments cut]");
+    expect(events.find((e) => e.type === "tool.result")!.data).toMatchObject({ ok: false });
+    gapFree(events);
+  });
+});
