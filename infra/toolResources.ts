@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
-import type { IGrantable } from "aws-cdk-lib/aws-iam";
+import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { SANDBOX_HANDLER } from "./handlers.js";
@@ -12,11 +12,15 @@ export interface ToolResourcesProps {
   readonly retentionDays: number;
   /** Only named in the functions' settings: the sandbox gets no grant on it. */
   readonly table: ITable;
+  /** The deployment's settings (infra/config.ts), for the sandbox as for every function. */
+  readonly environment?: Record<string, string>;
 }
 
 /** What the agents' tools need beyond the table: the files bucket and the code sandbox. */
 export class ToolResources extends Construct {
   readonly bucket: Bucket;
+  /** The files bucket's server access logs (kept 90 days). */
+  readonly accessLogs: Bucket;
   /** Runs Python for run_code. Its role may only write its logs: no table, no bucket, nothing else. */
   readonly sandbox: StepwiseFunction;
   /** Settings for every function that reads or writes files. */
@@ -24,7 +28,16 @@ export class ToolResources extends Construct {
 
   constructor(scope: Construct, id: string, props: ToolResourcesProps) {
     super(scope, id);
+    this.accessLogs = new Bucket(this, "FilesAccessLogs", {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      lifecycleRules: [{ id: "log-retention", expiration: Duration.days(90) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
     this.bucket = new Bucket(this, "Files", {
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: "files/",
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -41,6 +54,7 @@ export class ToolResources extends Construct {
     this.sandbox = new StepwiseFunction(this, "Sandbox", {
       entry: SANDBOX_HANDLER,
       table: props.table,
+      environment: props.environment,
       timeout: Duration.seconds(90),
       overrides: {
         description: "Stepwise code sandbox: Python on Pyodide; its role may only write its logs",
@@ -77,8 +91,12 @@ export class ToolResources extends Construct {
     this.sandbox.grantInvoke(grantee);
   }
 
-  /** Put, get and copy objects (CopyObject needs read on the source and write on the target). */
+  /**
+   * Put, get and copy objects (CopyObject needs read on the source and write on the target), and
+   * presign downloads: only s3:GetObject and s3:PutObject on the bucket's objects. The code never
+   * lists, deletes or tags objects (the lifecycle rule expires them).
+   */
   grantFiles(grantee: IGrantable): void {
-    this.bucket.grantReadWrite(grantee);
+    Grant.addToPrincipal({ grantee, actions: ["s3:GetObject", "s3:PutObject"], resourceArns: [this.bucket.arnForObjects("*")] });
   }
 }
