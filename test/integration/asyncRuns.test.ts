@@ -72,7 +72,7 @@ async function eventually<T>(check: () => Promise<T | undefined> | T | undefined
   }
 }
 
-/** The stack's JSON log lines with this `msg`. */
+/** The stack's JSON log lines with this `message`. */
 function logLines(on: RunningStack, msg: string): any[] {
   return on.logs
     .flatMap((chunk) => chunk.split("\n"))
@@ -80,7 +80,8 @@ function logLines(on: RunningStack, msg: string): any[] {
     .flatMap((line) => {
       try {
         const parsed = JSON.parse(line);
-        return parsed.msg === msg ? [parsed] : [];
+        // Powertools' structured lines carry the text as `message`.
+        return parsed.message === msg ? [parsed] : [];
       } catch {
         return [];
       }
@@ -376,7 +377,7 @@ describe("stream lifetime", () => {
     await reader.cancel().catch(() => undefined);
 
     const ended = await eventually(() => logLines(stack, "stream ended").find((l) => l.runId === runId), "'stream ended' log line", 60_000);
-    expect(ended).toMatchObject({ msg: "stream ended", runId, reason: "client disconnected" });
+    expect(ended).toMatchObject({ message: "stream ended", runId, reason: "client disconnected" });
     // It stopped because the client went, not at the 300 s limit (bounds with room for a busy machine).
     expect(Date.now() - droppedAt).toBeLessThan(60_000);
     expect(ended.seconds).toBeLessThan(120);
