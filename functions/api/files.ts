@@ -1,5 +1,5 @@
 import { NotFoundError } from "../../shared/errors.js";
-import { json, type HttpResult } from "../http.js";
+import { header, json, type HttpResult } from "../http.js";
 import { linksFor, ownRun } from "./access.js";
 import type { Request, Route } from "./routes.js";
 import { parseUpload } from "./upload.js";
@@ -24,13 +24,18 @@ async function listFiles({ event, services, tenantId, params }: Request): Promis
   return json(200, { runId: run.runId, files: files.map((f) => ({ ...f, download: fileLink(api, run.runId, f.name) })) });
 }
 
-/** A 302 to a presigned URL: the bytes never pass through the API (its payload limit is 10 MB). */
-async function downloadFile({ services, tenantId, params }: Request): Promise<HttpResult> {
+/**
+ * A 302 to a presigned URL: the bytes never pass through the API (its payload limit is 10 MB).
+ * With `Accept: application/json`, the link itself ({url}): a page's fetch with an API key cannot
+ * follow a redirect to another origin, but it can fetch the link.
+ */
+async function downloadFile({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
   const name = decoded(params.name!);
   // Longer names than any file can have would be refused by the table, not found.
   const url = name === undefined || name.length > 200 ? undefined : await services.transfers.downloadUrl(run.runId, name);
   if (!url) throw new NotFoundError(`Run ${run.runId} has no file named ${name ?? params.name}.`);
+  if (/\bapplication\/json\b/.test(header(event, "accept") ?? "")) return json(200, { url });
   return { statusCode: 302, headers: { location: url, "cache-control": "no-store" }, body: "" };
 }
 

@@ -40,6 +40,8 @@ export const InterruptView = z.object({
 });
 
 export const FileView = z.object({ name: z.string(), description: z.string(), contentType: z.string(), bytes: z.number().int(), createdAt: z.string() });
+export const FileList = z.object({ runId: z.string(), files: z.array(FileView.extend({ download: z.string() })) });
+export const UploadView = FileView.extend({ fileId: z.string() });
 
 export const RunView = z.object({
   runId: z.string(),
