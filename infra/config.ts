@@ -35,6 +35,20 @@ export const DeploymentSettings = z
     mcpCallTimeoutMs: positiveInt.optional(),
     mcpConnectTimeoutMs: positiveInt.optional(),
     toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
+    /** Files: the upload size limit (bytes), how long a download link works (seconds). */
+    maxUploadBytes: positiveInt.optional(),
+    downloadLinkSeconds: positiveInt.max(7 * 24 * 3600).optional(),
+    /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
+    sandboxTimeoutMs: positiveInt.max(85_000).optional(),
+    sandboxMemoryMb: positiveInt.max(1_536).optional(),
+    /** web_fetch limits, and whether plain http may be fetched (loopback never on AWS). */
+    webFetchTimeoutMs: positiveInt.optional(),
+    webFetchMaxBytes: positiveInt.optional(),
+    webFetchMaxRedirects: z.coerce.number().int().min(0).max(10).optional(),
+    webFetchAllowHttp: flag.optional(),
+    /** web_search and deep_search: which provider (none: not offered), and SearXNG's address. */
+    webSearchProvider: z.enum(["none", "searxng", "files"]).optional(),
+    searxngUrl: z.url().optional(),
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
@@ -49,6 +63,9 @@ export const DeploymentSettings = z
     alarmEmail: z.email().optional(),
     /** The table cannot be deleted by accident (default true). */
     deletionProtection: flag.optional(),
+  })
+  .refine((s) => s.webSearchProvider !== "searxng" || s.searxngUrl, {
+    message: "webSearchProvider=searxng needs searxngUrl (the SearXNG instance's address), e.g. `cdk deploy -c webSearchProvider=searxng -c searxngUrl=https://search.example.com`",
   })
   .refine((s) => s.openAiApiKeySecretArn || s.openAiBaseUrl, {
     message:
@@ -76,6 +93,16 @@ export const FUNCTION_ENVIRONMENT = {
   mcpCallTimeoutMs: "MCP_CALL_TIMEOUT_MS",
   mcpConnectTimeoutMs: "MCP_CONNECT_TIMEOUT_MS",
   toolCatalogCacheMs: "TOOL_CATALOG_CACHE_MS",
+  maxUploadBytes: "MAX_UPLOAD_BYTES",
+  downloadLinkSeconds: "DOWNLOAD_LINK_SECONDS",
+  sandboxTimeoutMs: "SANDBOX_TIMEOUT_MS",
+  sandboxMemoryMb: "SANDBOX_MEMORY_MB",
+  webFetchTimeoutMs: "WEB_FETCH_TIMEOUT_MS",
+  webFetchMaxBytes: "WEB_FETCH_MAX_BYTES",
+  webFetchMaxRedirects: "WEB_FETCH_MAX_REDIRECTS",
+  webFetchAllowHttp: "WEB_FETCH_ALLOW_HTTP",
+  webSearchProvider: "WEB_SEARCH_PROVIDER",
+  searxngUrl: "SEARXNG_URL",
 } as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
 
 /** Checks settings (props or context) and says exactly what is wrong. */

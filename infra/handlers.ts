@@ -21,3 +21,4 @@ export type StepName = keyof typeof STEP_HANDLERS;
 export const API_HANDLER = "functions/api/handler.ts";
 export const STREAM_HANDLER = "functions/stream/handler.ts";
 export const NOTIFY_HANDLER = "functions/notify/handler.ts";
+export const SANDBOX_HANDLER = "functions/sandbox/handler.ts";

@@ -14,6 +14,7 @@ const ALLOWED_WILDCARDS: { pattern: RegExp; reason: string }[] = [
   { pattern: /^<[A-Za-z0-9]+\.Arn>:\*$/, reason: "The state machine invokes its step functions by any version or alias (what LambdaInvoke grants)." },
   { pattern: /:execution:.*:\*$/, reason: "The API describes, stops and reads the history of the runs' executions, whose names (run ids) exist only once submitted." },
   { pattern: /^<[A-Za-z0-9]+\.Arn>\/index\/\*$/, reason: "Queries may use the table's secondary indexes." },
+  { pattern: /^<[A-Za-z0-9]+ToolsFiles[A-Za-z0-9]+\.Arn>\/\*$/, reason: "The files bucket's objects (GetObject and PutObject only): their keys are made of run and upload ids that exist only at run time." },
 ];
 
 /** Wildcard actions accepted, each scoped to one resource by its statement. */
@@ -26,7 +27,7 @@ const ALLOWED_ACTION_WILDCARDS: { pattern: RegExp; reason: string }[] = [
  * (checked by test/infra/nag.test.ts over the whole stack). Wildcards are acknowledged one by one,
  * only where they match ALLOWED_WILDCARDS: a new wildcard fails the test until someone explains it.
  */
-export function acknowledgeNagFindings(scope: IConstruct, parts: { stateMachine: IConstruct; httpApi: IConstruct; deadLetterQueues: IConstruct[] }): void {
+export function acknowledgeNagFindings(scope: IConstruct, parts: { stateMachine: IConstruct; httpApi: IConstruct; deadLetterQueues: IConstruct[]; accessLogBuckets: IConstruct[] }): void {
   const all = Validations.of(scope);
   all.acknowledge({ id: "AwsSolutions-L1", reason: "Node.js 22 is the runtime the code is built and tested for (Node 20 locally); moving to a newer one is a deliberate upgrade." });
   all.acknowledge({
@@ -36,6 +37,7 @@ export function acknowledgeNagFindings(scope: IConstruct, parts: { stateMachine:
   Validations.of(parts.stateMachine).acknowledge({ id: "AwsSolutions-SF1", reason: "ERROR level on purpose: the history has every state; logging ALL would copy each transition to CloudWatch at a cost per run." });
   Validations.of(parts.httpApi).acknowledge({ id: "AwsSolutions-APIG4", reason: "Every route checks a Bearer API key (hashed in the table) in the handler; API Gateway authorizers cannot read our keys." });
   for (const queue of parts.deadLetterQueues) Validations.of(queue).acknowledge({ id: "AwsSolutions-SQS3", reason: "This is a dead-letter queue: nothing is consumed from it automatically; an alarm watches it." });
+  for (const bucket of parts.accessLogBuckets) Validations.of(bucket).acknowledge({ id: "AwsSolutions-S1", reason: "This bucket receives the files bucket's server access logs; logging its own access would need yet another bucket, without end." });
   Aspects.of(scope).add(new AcknowledgeAllowedWildcards());
 }
 

@@ -12,6 +12,7 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
@@ -21,6 +22,7 @@ import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
+import { ToolResources } from "./toolResources.js";
 import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
 
 export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interruptTimeoutHours"> {
@@ -50,6 +52,10 @@ export class Stepwise extends Construct {
   readonly api: StepwiseFunction;
   readonly stream: StepwiseFunction;
   readonly notify: StepwiseFunction;
+  /** Runs Python for run_code (infra/toolResources.ts). */
+  readonly sandbox: StepwiseFunction;
+  /** The agents' files: bytes in S3, kept as long as the runs. */
+  readonly filesBucket: Bucket;
   readonly httpApi: HttpApi;
   readonly streamUrl: string;
   readonly deadLetters: Queue;
@@ -90,7 +96,14 @@ export class Stepwise extends Construct {
     const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl };
     // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
     const toolSourceKey = new Key(this, "ToolSourceSecrets", { enableKeyRotation: true, description: "Stepwise: tool source header secrets" });
-    const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn };
+    // The agents' tools: the files bucket (bytes in S3, metadata in the table) and the code sandbox.
+    // The sandbox has the deployment's settings and the key's name like every function, but no grant on the key.
+    const tools = new ToolResources(this, "Tools", {
+      retentionDays: settings.retentionDays ?? 30,
+      table,
+      environment: { ...functionEnvironment(settings), TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn },
+    });
+    const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn, ...tools.environment };
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment });
     const apiKeySecret = settings.openAiApiKeySecretArn ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn) : undefined;
@@ -99,6 +112,8 @@ export class Stepwise extends Construct {
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
       toolSourceKey.grantDecrypt(fn);
+      tools.grantFiles(fn);
+      tools.grantSandbox(fn);
     }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: this.steps.functions,
@@ -140,6 +155,7 @@ export class Stepwise extends Construct {
     stateMachine.grantStartExecution(this.api);
     stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
     toolSourceKey.grantEncryptDecrypt(this.api);
+    tools.grantFiles(this.api);
     stateMachine.grantTaskResponse(this.api);
     notifications.grantSendMessages(this.api);
 
@@ -176,7 +192,9 @@ export class Stepwise extends Construct {
     // The console streams from the Function URL: another origin, allowed by name.
     this.stream.addEnvironment("CORS_ALLOWED_ORIGINS", this.httpApi.apiEndpoint);
 
-    this.functions = { ...this.steps.functions, Api: this.api, Stream: this.stream, Notify: this.notify };
+    this.sandbox = tools.sandbox;
+    this.filesBucket = tools.bucket;
+    this.functions = { ...this.steps.functions, Api: this.api, Stream: this.stream, Notify: this.notify, Sandbox: this.sandbox };
     this.monitoring = new Monitoring(this, "Monitoring", {
       functions: this.functions,
       stateMachine,
@@ -186,13 +204,14 @@ export class Stepwise extends Construct {
       alarmEmail: settings.alarmEmail,
     });
 
-    acknowledgeNagFindings(this, { stateMachine, httpApi: this.httpApi, deadLetterQueues: [this.deadLetters, eventDeadLetters] });
+    acknowledgeNagFindings(this, { stateMachine, httpApi: this.httpApi, deadLetterQueues: [this.deadLetters, eventDeadLetters], accessLogBuckets: [tools.accessLogs] });
 
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });
     new CfnOutput(this, "StateMachineArn", { value: stateMachine.stateMachineArn });
     new CfnOutput(this, "TableName", { value: table.tableName });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetters.queueUrl });
+    new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });
     new CfnOutput(this, "DashboardName", { value: this.monitoring.dashboard.dashboardName });
   }
 }

@@ -59,6 +59,23 @@ export const Config = z.object({
   TOOL_CATALOG_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(5_000),
   /** Backpressure: runs a tenant may have going at once. */
   MAX_ACTIVE_RUNS_PER_TENANT: int(20),
+  /** Files: the bucket that holds their bytes, the upload size limit, how long a download link works. */
+  FILES_BUCKET: z.string().min(1).default("stepwise-files"),
+  MAX_UPLOAD_BYTES: int(25 * 1024 * 1024),
+  DOWNLOAD_LINK_SECONDS: int(300),
+  /** The code sandbox: its function, and the limits of one run_code call. */
+  SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
+  SANDBOX_TIMEOUT_MS: int(30_000),
+  SANDBOX_MEMORY_MB: int(512),
+  /** web_fetch: limits, and (as for webhooks) whether loopback and plain http may be fetched. */
+  WEB_FETCH_TIMEOUT_MS: int(15_000),
+  WEB_FETCH_MAX_BYTES: int(2 * 1024 * 1024),
+  WEB_FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(5),
+  WEB_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
+  WEB_FETCH_ALLOW_HTTP: z.stringbool().default(true),
+  /** web_search and deep_search: which provider (none: the tools are not offered), and SearXNG's address. */
+  WEB_SEARCH_PROVIDER: z.enum(["none", "searxng", "files"]).default("none"),
+  SEARXNG_URL: z.string().url().optional(),
 });
 export type Config = z.infer<typeof Config>;
 

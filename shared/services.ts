@@ -7,9 +7,13 @@ import { OpenAIModel } from "./llm/openaiModel.js";
 import type { ChatModel } from "./llm/types.js";
 import { ApiKeyStore } from "./store/apiKeys.js";
 import { EventLog } from "./store/events.js";
-import { TableFileStore } from "./store/files.js";
-import type { FileStore } from "./ports/files.js";
+import { S3Client } from "@aws-sdk/client-s3";
+import { S3FileStore } from "./store/s3Files.js";
+import { EventedFileStore } from "./run/fileEvents.js";
+import type { FileStore, FileTransfer } from "./ports/files.js";
 import type { ToolCatalog } from "./ports/toolCatalog.js";
+import { catalogWith } from "./tools/builtins.js";
+import { workTools } from "./tools/workTools.js";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { EnvelopeCipher } from "./secrets/envelope.js";
 import { ToolSourceStore } from "./store/toolSources.js";
@@ -35,6 +39,8 @@ export interface Services {
   journal: Journal;
   tasks: TaskStore;
   files: FileStore;
+  /** Uploads before a run, and download links (the same S3 adapter as `files`). */
+  transfers: FileTransfer;
   tools: ToolCatalog;
   toolSources: ToolSourceStore;
   /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
@@ -81,26 +87,39 @@ function modelFor(config: Config): ChatModel {
 export function createServices(config: Config, overrides: Partial<Services> = {}): Services {
   const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
   const days = config.RETENTION_DAYS;
+  const runs = overrides.runs ?? new RunStore(table, days);
   const events = overrides.events ?? new EventLog(table, days);
+  const files = new S3FileStore({
+    table,
+    s3: new S3Client({ region: config.AWS_REGION }),
+    bucket: config.FILES_BUCKET,
+    retentionDays: days,
+    tenantOf: async (runId) => (await runs.get(runId))?.tenantId,
+    downloadLinkSeconds: config.DOWNLOAD_LINK_SECONDS,
+  });
   const toolSources = overrides.toolSources ?? new ToolSourceStore(table, days);
   const secrets = overrides.secrets ?? new EnvelopeCipher(new KMSClient({ region: config.AWS_REGION }), config.TOOL_SOURCES_KMS_KEY_ID);
   return {
     config,
     table,
-    runs: new RunStore(table, days),
+    runs,
     events,
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),
-    files: new TableFileStore(table, days),
-    tools: new McpToolCatalog({
-      sources: toolSources,
-      cipher: secrets,
-      events,
-      policy: { allowLoopback: config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: config.TOOL_SOURCE_ALLOW_HTTP },
-      callTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
-      connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
-      cacheMs: config.TOOL_CATALOG_CACHE_MS,
-    }),
+    files: new EventedFileStore(files, events, runs),
+    transfers: files,
+    tools: catalogWith(
+      new McpToolCatalog({
+        sources: toolSources,
+        cipher: secrets,
+        events,
+        policy: { allowLoopback: config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: config.TOOL_SOURCE_ALLOW_HTTP },
+        callTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
+        connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
+        cacheMs: config.TOOL_CATALOG_CACHE_MS,
+      }),
+      workTools(config),
+    ),
     toolSources,
     secrets,
     apiKeys: new ApiKeyStore(table),

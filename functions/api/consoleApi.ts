@@ -14,8 +14,6 @@ export const consoleApiRoutes: Route[] = [
   { method: "GET", pattern: /^\/v1\/runs$/, handle: listRuns, query: RunsQuery },
   { method: "GET", pattern: /^\/v1\/sessions$/, handle: listSessions, query: SessionsQuery },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/stream-token$/, handle: createStreamToken },
-  // Until the files routes land (another change): the console downloads reports through this.
-  { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files\/(?<name>[^/]+)$/, handle: downloadFile },
   { method: "GET", pattern: /^\/health$/, handle: health, public: true },
   { method: "GET", pattern: /^\/v1\/openapi\.json$/, handle: openApiDocument, public: true },
   { method: "GET", pattern: /^\/$/, handle: consoleAsset, public: true },
@@ -60,21 +58,3 @@ async function createStreamToken({ services, tenantId, params }: Request): Promi
   return json(201, grant);
 }
 
-/** A run's file, whole, with its content type (as an attachment, so a browser never runs it). */
-async function downloadFile({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
-  const name = decodeURIComponent(params.name!);
-  const file = /^[\w][\w.-]{0,127}$/.test(name) ? await services.files.get(run.runId, name) : undefined;
-  if (!file) throw new NotFoundError(`No file ${name} on run ${run.runId}.`);
-  return {
-    statusCode: 200,
-    headers: {
-      "content-type": file.contentType,
-      "content-disposition": `attachment; filename="${file.name}"`,
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    },
-    body: Buffer.from(file.body).toString("base64"),
-    isBase64Encoded: true,
-  };
-}

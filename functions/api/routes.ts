@@ -14,6 +14,10 @@ import type { z } from "zod";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { resumeRoutes } from "./resume.js";
+import { fileRoutes } from "./files.js";
+import { linksFor, ownRun } from "./access.js";
+
+export { linksFor, ownRun };
 
 const MAX_BODY_BYTES = 256 * 1024;
 
@@ -50,6 +54,7 @@ export const routes: Route[] = [
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
   ...resumeRoutes,
+  ...fileRoutes,
   ...consoleApiRoutes,
 ];
 
@@ -200,17 +205,6 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
   return counted?.count;
 }
 
-/** Another tenant's run is reported exactly like a missing one. */
-export async function ownRun(services: Services, tenantId: string, runId: string) {
-  const run = /^[A-Za-z0-9_-]{1,80}$/.test(runId) ? await services.runs.get(runId) : undefined;
-  if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${runId}.`);
-  return run;
-}
-
-export function linksFor(event: HttpEvent, services: Services): Links {
-  const api = baseUrl(event);
-  return { api, stream: (services.config.STREAM_URL ?? api).replace(/\/$/, ""), console: services.config.CONSOLE_LINKS };
-}
 
 export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";

@@ -10,9 +10,12 @@ const TYPES: Record<string, string> = {
   "console.css": "text/css; charset=utf-8",
 };
 
-/** Same origin only (plus the stream's origin on AWS), no inline script, nothing from elsewhere: the console works offline. */
-function securityHeaders(streamUrl: string | undefined) {
-  const stream = streamUrl ? ` ${new URL(streamUrl).origin}` : "";
+/**
+ * Same origin only (plus the stream's origin on AWS, and the files' store, where download links
+ * point), no inline script, nothing from elsewhere: the console works offline.
+ */
+function securityHeaders(streamUrl: string | undefined, filesOrigin: string) {
+  const stream = `${streamUrl ? ` ${new URL(streamUrl).origin}` : ""} ${filesOrigin}`;
   return {
     "content-security-policy": `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'${stream}; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
     "x-content-type-options": "nosniff",
@@ -39,7 +42,13 @@ export async function consoleAsset({ event, services }: Request): Promise<HttpRe
   });
   return {
     statusCode: 200,
-    headers: { "content-type": TYPES[name]!, "cache-control": "no-cache", ...securityHeaders(services.config.STREAM_URL) },
+    headers: { "content-type": TYPES[name]!, "cache-control": "no-cache", ...securityHeaders(services.config.STREAM_URL, filesOrigin(services.config)) },
     body: text,
   };
+}
+
+/** Where presigned download links point: the S3 endpoint the SDK is given, else the bucket's own. */
+function filesOrigin(config: Request["services"]["config"]): string {
+  const endpoint = process.env.AWS_ENDPOINT_URL_S3;
+  return endpoint ? new URL(endpoint).origin : `https://${config.FILES_BUCKET}.s3.${config.AWS_REGION}.amazonaws.com`;
 }

@@ -15,7 +15,8 @@ export const HELP = `stepwise — run tasks on a Stepwise stack and follow them 
 Usage:
   stepwise run "<task>" [options]   Submit a run, show its progress, prompt for approvals, print the answer
   stepwise watch <runId> [options]  Attach to a run (replays its events, then follows it live)
-  stepwise get <runId>              Print the run as JSON
+  stepwise get <runId>              Print the run as JSON (its files with download links)
+  stepwise files <runId>            List the run's files with download links
   stepwise list [options]           List runs, newest first
   stepwise cancel <runId>           Cancel a run
   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text]
@@ -29,6 +30,7 @@ Options for run:
   --session <id>                    Continue a session (its earlier runs are the context)
   --approve-plan                    Pause for your approval before a plan is executed
   --approve-tools <none|write|all>  Pause for your approval before write (or all) tool calls
+  --file <path>                     Upload a file for the run's agents to use (repeat for more)
 Options for list:
   --status <status>                 Only runs in this status (queued, running, awaiting_input, succeeded, …)
   --session <id>                    Only runs of this session
@@ -51,6 +53,7 @@ Exit codes: 0 succeeded · 1 failed, timed out or cancelled · 2 usage error · 
 Examples:
   npx stepwise run "Compute 17*23 and (120/8)+2^5, then write a short report" --mode plan_solve
   npx stepwise run "Write notes.md with a summary" --approve-tools write
+  npx stepwise run "Analyse the attached CSV and write an HTML report" --mode plan_solve --file sales.csv
   npx stepwise watch run_abc123 --url https://xyz.execute-api.eu-west-1.amazonaws.com
   npx stepwise list --status awaiting_input
   npx stepwise decide run_abc123 int_def456 reject "No files today"
@@ -60,9 +63,10 @@ export class UsageError extends Error {}
 
 export type Command =
   | { name: "help" }
-  | { name: "run"; conn: Connection; task: string; body: CreateRunBody; yes: boolean; json: boolean }
+  | { name: "run"; conn: Connection; task: string; body: CreateRunBody; yes: boolean; json: boolean; uploads: string[] }
   | { name: "watch"; conn: Connection; runId: string; yes: boolean; json: boolean }
   | { name: "get"; conn: Connection; runId: string }
+  | { name: "files"; conn: Connection; runId: string }
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
   | { name: "open"; conn: Connection; runId: string }
@@ -87,6 +91,7 @@ const OPTIONS = {
   session: { type: "string" },
   "approve-plan": { type: "boolean" },
   "approve-tools": { type: "string" },
+  file: { type: "string", multiple: true },
   yes: { type: "boolean", short: "y" },
   json: { type: "boolean" },
   status: { type: "string" },
@@ -107,6 +112,7 @@ const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
   message: ["decide"],
   "approve-plan": ["run"],
   "approve-tools": ["run"],
+  file: ["run"],
   yes: ["run", "watch"],
   json: ["run", "watch"],
 };
@@ -122,7 +128,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { name: "help" };
-  if (!["run", "watch", "get", "list", "cancel", "decide", "open"].includes(name)) throw new UsageError(`Unknown command '${name}'.`);
+  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open"].includes(name)) throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
     if (values[option as keyof typeof values] !== undefined && !commands!.includes(name)) {
@@ -152,7 +158,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
         ? { approval: { plan: values["approve-plan"] === true, tools: (tools ?? "none") as "none" | "write" | "all" } }
         : {}),
     };
-    return { name, conn, task, body, yes: values.yes === true, json: values.json === true };
+    return { name, conn, task, body, yes: values.yes === true, json: values.json === true, uploads: values.file ?? [] };
   }
 
   if (values.session !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(values.session)) {
@@ -169,7 +175,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
 
   if (rest.length !== 1 || !rest[0]) throw new UsageError(`'${name}' takes one run id, e.g. stepwise ${name} run_abc123`);
   const runId = validRunId(rest[0]);
-  if (name === "get" || name === "cancel" || name === "open") return { name: name as "get" | "cancel" | "open", conn, runId };
+  if (name === "get" || name === "files" || name === "cancel" || name === "open") return { name: name as "get" | "files" | "cancel" | "open", conn, runId };
   return { name: "watch", conn, runId, yes: values.yes === true, json: values.json === true };
 }
 

@@ -28,6 +28,8 @@ export interface CreateRunBody {
   deepThink?: boolean;
   sessionId?: string;
   approval?: { plan: boolean; tools: "none" | "write" | "all" };
+  /** Ids of uploaded files (POST /v1/files). */
+  files?: string[];
 }
 
 /** The API answered with a 4xx or 5xx; `code` and `message` come from its `{error: {…}}` body. */
@@ -226,6 +228,28 @@ export class StepwiseClient {
 
   getRun(runId: string): Promise<RunView> {
     return this.request("GET", `/v1/runs/${encodeURIComponent(runId)}`);
+  }
+
+  /** Uploads a file's bytes (the API records its name and type) → its id, for a run's `files`. */
+  async uploadFile(name: string, body: Uint8Array): Promise<{ fileId: string; name: string; bytes: number }> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}/v1/files?name=${encodeURIComponent(name)}`, {
+        method: "POST",
+        headers: { ...this.headers(), accept: "application/json", "content-type": "application/octet-stream" },
+        body,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw connectionError(this.url, error);
+    }
+    const text = await res.text();
+    if (!res.ok) throw apiError(res.status, text);
+    return JSON.parse(text);
+  }
+
+  listFiles(runId: string): Promise<{ runId: string; files: Array<{ name: string; contentType: string; bytes: number; download: string }> }> {
+    return this.request("GET", `/v1/runs/${encodeURIComponent(runId)}/files`);
   }
 
   resolveInterrupt(runId: string, interruptId: string, body: ResolveInterruptRequest): Promise<InterruptView> {

@@ -5,6 +5,7 @@
  *                         [--approve-plan] [--approve-tools none|write|all] [--yes] [--json]
  *   stepwise watch <runId> [--yes] [--json]
  *   stepwise get <runId>
+ *   stepwise files <runId>
  *   stepwise list [--status <s>] [--session <id>] [--limit <n>]
  *   stepwise cancel <runId>
  *   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text] [--arguments <json>] [--message <text>]
@@ -20,6 +21,7 @@
 import { DEFAULT_URL, HELP, parseCommandLine, UsageError, type Command, type Connection } from "./args.js";
 import { ApiError, ConnectionError, StepwiseClient } from "./client.js";
 import { EXIT } from "./exitCodes.js";
+import { printFiles, uploadAll, withDownloadLinks } from "./files.js";
 import { Session, type Io } from "./follow.js";
 import { runList } from "./render.js";
 
@@ -50,11 +52,15 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
   try {
     switch (command.name) {
       case "get":
-        io.stdout.write(`${JSON.stringify(await client.getRun(command.runId), null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify(withDownloadLinks(await client.getRun(command.runId), client.url), null, 2)}\n`);
+        return EXIT.ok;
+      case "files":
+        io.stdout.write(printFiles(await client.listFiles(command.runId)));
         return EXIT.ok;
       case "run": {
         const session = new Session(client, io, command.conn, { yes: command.yes, json: command.json });
-        return await session.submitAndFollow(command.body);
+        const files = await uploadAll(client, command.uploads, io);
+        return await session.submitAndFollow(files.length ? { ...command.body, files } : command.body);
       }
       case "watch": {
         const session = new Session(client, io, command.conn, { yes: command.yes, json: command.json });
@@ -80,6 +86,10 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
 
 /** Says on stderr what went wrong, and picks the exit code for it. */
 function reportError(error: unknown, io: Io, conn: Connection): number {
+  if (error instanceof UsageError) {
+    io.stderr.write(`stepwise: ${error.message}\n`);
+    return EXIT.usage;
+  }
   if (error instanceof ApiError) {
     if (error.isAuth) {
       io.stderr.write(`stepwise: The API key was refused: set STEPWISE_API_KEY or pass --api-key. (${error.message})\n`);

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 
+const TEXT_TYPES = /^\s*(text\/|application\/(json|[\w.+-]*\+json|xml|[\w.+-]*\+xml|x-www-form-urlencoded|javascript)\b)|^\s*$/i;
+
 /** A Node request as API Gateway HTTP API (payload 2.0) and Function URLs present it to Lambda. */
 export async function toApiGatewayEvent(req: IncomingMessage): Promise<APIGatewayProxyEventV2> {
   const chunks: Buffer[] = [];
@@ -15,7 +17,10 @@ export async function toApiGatewayEvent(req: IncomingMessage): Promise<APIGatewa
   }
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
-  const body = Buffer.concat(chunks).toString("utf8");
+  // As API Gateway does: text-like bodies as text, anything else (uploads) base64-encoded.
+  const raw = Buffer.concat(chunks);
+  const binary = raw.length > 0 && !TEXT_TYPES.test(headers["content-type"] ?? "");
+  const body = raw.toString(binary ? "base64" : "utf8");
   const now = new Date();
   return {
     version: "2.0",
@@ -43,7 +48,7 @@ export async function toApiGatewayEvent(req: IncomingMessage): Promise<APIGatewa
       timeEpoch: now.getTime(),
     },
     body: body || undefined,
-    isBase64Encoded: false,
+    isBase64Encoded: binary,
   };
 }
 

@@ -4,8 +4,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { ensureConsoleBuilt } from "../console/build.js";
 import packageJson from "../../package.json" with { type: "json" };
 import type { AddressInfo } from "node:net";
-import { API_HANDLER, NOTIFY_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
+import { API_HANDLER, NOTIFY_HANDLER, SANDBOX_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
+import { LocalLambdaApi } from "./lambdaApi.js";
+import { stopSpare } from "../../shared/sandbox/runPython.js";
 import { LocalSqs } from "./sqs.js";
+import { LocalS3 } from "./s3.js";
 import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { toApiGatewayEvent, sendResult } from "./httpApi.js";
@@ -19,6 +22,9 @@ import { randomUUID } from "node:crypto";
 import type { SQSBatchResponse } from "aws-lambda";
 import path from "node:path";
 import { recoverRuns, type RecoveryReport } from "./recovery.js";
+
+const FILES_BUCKET = "stepwise-files";
+const SANDBOX_FUNCTION = "stepwise-sandbox";
 
 export interface LocalStackOptions {
   port?: number;
@@ -46,6 +52,9 @@ export interface LocalStack {
     sqs: string;
     notifyQueueUrl: string;
     deadLetterQueueUrl: string;
+    s3: string;
+    filesBucket: string;
+    lambda: string;
   };
   stepFunctions: LocalStepFunctions;
   model: { url: string; offline: boolean; name: string };
@@ -129,6 +138,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
     });
 
+    // S3: the files' bytes (tools: uploads, reports, code outputs); presigned links work here too.
+    const s3 = new LocalS3({ region: LOCAL_REGION, accessKeyId: "local", secretAccessKey: "local", dataDir: options.dataDir && path.join(options.dataDir, "s3") });
+    const s3Endpoint = await s3.listen();
+    closers.push(() => s3.close());
+    s3.createBucket(FILES_BUCKET);
+    // Lambda's Invoke API for the functions the agents call directly: the code sandbox.
+    const lambdaApi = new LocalLambdaApi({ [SANDBOX_FUNCTION]: SANDBOX_HANDLER });
+    const lambdaEndpoint = await lambdaApi.listen();
+    closers.push(() => lambdaApi.close());
+    closers.push(() => stopSpare());
     // KMS for sealed secrets (tool source headers); its key lives beside the data, or in memory.
     const kms = new LocalKms(options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
     const kmsEndpoint = await kms.listen();
@@ -150,6 +169,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SFN: sfnEndpoint,
       AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+      AWS_ENDPOINT_URL_S3: s3Endpoint,
+      FILES_BUCKET,
+      AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
+      SANDBOX_FUNCTION_NAME: SANDBOX_FUNCTION,
       NOTIFY_QUEUE_URL: notifyQueueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
       // Local receivers live on this machine: allowed here by explicit configuration, never on AWS.
@@ -221,6 +244,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         sqs: sqsEndpoint,
         notifyQueueUrl,
         deadLetterQueueUrl,
+        s3: s3Endpoint,
+        filesBucket: FILES_BUCKET,
+        lambda: lambdaEndpoint,
       },
       stepFunctions,
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };

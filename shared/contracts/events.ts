@@ -63,6 +63,10 @@ export const EventBody = z.discriminatedUnion("type", [
     data: z.object({ interruptId: z.string(), kind: z.string(), decision: z.string(), message: z.string().optional() }),
   }),
   z.object({
+    type: z.literal("file.created"),
+    data: z.object({ name: z.string(), contentType: z.string(), bytes: z.number().int(), description: z.string(), download: z.string() }),
+  }),
+  z.object({
     type: z.literal("run.succeeded"),
     data: z.object({ result: z.string(), files: z.array(z.string()) }),
   }),

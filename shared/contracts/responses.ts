@@ -28,6 +28,8 @@ export const CreateRunResponse = z.object({ runId: z.string(), sessionId: z.stri
 export const InterruptView = Interrupt.omit({ schemaVersion: true });
 
 export const FileView = z.object({ name: z.string(), description: z.string(), contentType: z.string(), bytes: z.number().int(), createdAt: z.string() });
+export const FileList = z.object({ runId: z.string(), files: z.array(FileView.extend({ download: z.string() })) });
+export const UploadView = FileView.extend({ fileId: z.string() });
 
 export const RunView = z.object({
   runId: z.string(),

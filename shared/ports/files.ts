@@ -59,3 +59,38 @@ export function contentTypeOf(name: string): string {
 export const fileText = (file: StoredFile): string => Buffer.from(file.body).toString("utf8");
 
 export const toBytes = (body: string | Uint8Array): Uint8Array => (typeof body === "string" ? Buffer.from(body, "utf8") : body);
+
+/** A file uploaded through the API before any run uses it. */
+export interface UploadMeta extends FileMeta {
+  fileId: string;
+}
+
+/**
+ * Uploads and downloads: files a client sends before a run (attached to runs by id) and links to
+ * fetch a run's files. The S3 adapter implements it beside FileStore; the in-memory fake too.
+ */
+export interface FileTransfer {
+  upload(tenantId: string, name: string, body: Uint8Array, contentType: string): Promise<UploadMeta>;
+  /** The tenant's uploads with these ids; missing ids are left out. */
+  uploads(tenantId: string, fileIds: string[]): Promise<UploadMeta[]>;
+  /** Copies uploads into the run's files (under their names). */
+  attach(tenantId: string, runId: string, uploads: UploadMeta[]): Promise<FileMeta[]>;
+  /** A short-lived link that downloads the file, or undefined when the run has no such file. */
+  downloadUrl(runId: string, name: string): Promise<string | undefined>;
+}
+
+/**
+ * A file name that is safe anywhere: no path separators, no traversal, no control characters,
+ * not hidden. What remains of a name that has none of that is kept as it is.
+ */
+export function sanitizeFileName(raw: string): string {
+  const base = raw.split(/[/\\]/).pop() ?? "";
+  const cleaned = base
+    .normalize("NFC")
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, "")
+    .replace(/[<>:"|?*]/g, "_")
+    .replace(/^[.\s]+/, "")
+    .trim()
+    .slice(0, 120);
+  return cleaned;
+}

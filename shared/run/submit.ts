@@ -4,7 +4,7 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CreateRunRequest } from "../contracts/api.js";
 import { emptyUsage, TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
-import { ConflictError, StepwiseError, errorMessage } from "../errors.js";
+import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
 import type { Services } from "../services.js";
 import { assertDeliverableUrl } from "../webhooks/ssrfGuard.js";
 import { endRun } from "./lifecycle.js";
@@ -51,6 +51,7 @@ export async function submitRun(
     await assertDeliverableUrl(request.webhook.url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK, allowHttp: services.config.WEBHOOK_ALLOW_HTTP });
   }
 
+  const uploads = await uploadsOf(services, tenantId, request.files ?? []);
   const runId = newId("run");
   if (options.idempotencyKey) {
     const existing = await claimIdempotencyKey(services, tenantId, options.idempotencyKey, request, runId);
@@ -91,6 +92,7 @@ export async function submitRun(
     await services.runs.create(run);
     created = true;
     try {
+      if (uploads.length) await services.transfers.attach(tenantId, runId, uploads);
       await Promise.all([
         services.sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId }) })),
         options.idempotencyKey ? completeIdempotencyKey(services, tenantId, options.idempotencyKey) : undefined,
@@ -106,6 +108,17 @@ export async function submitRun(
     if (options.idempotencyKey) await releaseIdempotencyKey(services, tenantId, options.idempotencyKey, runId);
     throw error;
   }
+}
+
+/** The uploads a run asks for, all of them the tenant's own: an unknown id is the client's mistake. */
+async function uploadsOf(services: Services, tenantId: string, fileIds: string[]) {
+  if (fileIds.length === 0) return [];
+  const found = await services.transfers.uploads(tenantId, fileIds);
+  const missing = fileIds.filter((id) => !found.some((u) => u.fileId === id));
+  if (missing.length) throw new BadRequestError(`No uploaded file with id ${missing.join(", ")}.`, { files: missing }, "unknown_file");
+  const names = new Set(found.map((u) => u.name));
+  if (names.size < found.length) throw new BadRequestError("Two of the files have the same name; a run's files need distinct names.", undefined, "duplicate_file_name");
+  return found;
 }
 
 /** Stops the execution; the run ends cancelled (the status-change notification sends the webhook). */

@@ -1,8 +1,9 @@
-import { contentTypeOf, toBytes, type FileMeta, type FileStore, type PutFileOptions, type StoredFile } from "../ports/files.js";
+import { contentTypeOf, toBytes, type FileMeta, type FileStore, type FileTransfer, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
 
 /** The files port in memory, for unit tests of the core. */
-export class MemoryFileStore implements FileStore {
+export class MemoryFileStore implements FileStore, FileTransfer {
   readonly files = new Map<string, StoredFile>();
+  private readonly uploaded = new Map<string, { tenantId: string; file: StoredFile }>();
 
   async put(runId: string, name: string, body: string | Uint8Array, options: PutFileOptions = {}): Promise<FileMeta> {
     const bytes = toBytes(body);
@@ -28,5 +29,31 @@ export class MemoryFileStore implements FileStore {
       .filter(([key]) => key.startsWith(`${runId}/`))
       .map(([, { body: _body, ...meta }]) => meta)
       .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async upload(tenantId: string, name: string, body: Uint8Array, contentType: string): Promise<UploadMeta> {
+    const fileId = `file_${this.uploaded.size + 1}`;
+    const file: StoredFile = { name, description: "Uploaded", contentType, bytes: body.byteLength, createdAt: new Date().toISOString(), body };
+    this.uploaded.set(fileId, { tenantId, file });
+    const { body: _body, ...meta } = file;
+    return { ...meta, fileId };
+  }
+
+  async uploads(tenantId: string, fileIds: string[]): Promise<UploadMeta[]> {
+    return [...new Set(fileIds)].flatMap((fileId) => {
+      const found = this.uploaded.get(fileId);
+      if (!found || found.tenantId !== tenantId) return [];
+      const { body: _body, ...meta } = found.file;
+      return [{ ...meta, fileId }];
+    });
+  }
+
+  async attach(tenantId: string, runId: string, uploads: UploadMeta[]): Promise<FileMeta[]> {
+    const found = await this.uploads(tenantId, uploads.map((u) => u.fileId));
+    return Promise.all(found.map((u) => this.put(runId, u.name, this.uploaded.get(u.fileId)!.file.body, { contentType: u.contentType, description: u.description })));
+  }
+
+  async downloadUrl(runId: string, name: string): Promise<string | undefined> {
+    return this.files.has(`${runId}/${name}`) ? `memory://${runId}/${encodeURIComponent(name)}` : undefined;
   }
 }

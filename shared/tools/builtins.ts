@@ -20,3 +20,20 @@ export const builtinCatalog: ToolCatalog = {
     return audience === "react" ? reactTools() : agentTools();
   },
 };
+
+/**
+ * A catalog with tools built from services (the code sandbox, the web, reports) added to what the
+ * inner catalog gives (built-ins and the tenant's tool sources); a name the inner catalog already
+ * has wins.
+ */
+export function catalogWith(inner: ToolCatalog, extra: readonly Tool[]): ToolCatalog {
+  return {
+    async registryFor(tenantId, audience, ...rest) {
+      const registry = await inner.registryFor(tenantId, audience, ...rest);
+      const known = new Set(registry.names);
+      return new ToolRegistry([...registry.names.map((name) => registry.get(name)!), ...extra.filter((tool) => !known.has(tool.name))]);
+    },
+    // A source added or removed is seen at once: pass the inner catalog's cache reset through.
+    invalidate: (tenantId) => inner.invalidate?.(tenantId),
+  };
+}

@@ -94,3 +94,4 @@ if (wanted("mcp")) {
   const { mcpCallFigures } = await import("./mcpCalls.js");
   for (const line of await mcpCallFigures()) console.log(line);
 }
+if (wanted("sandbox")) await (await import("./sandbox.js")).benchSandbox();

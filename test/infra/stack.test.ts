@@ -100,6 +100,16 @@ describe("configuration parity: every deployment setting reaches every function'
     mcpCallTimeoutMs: "30000",
     mcpConnectTimeoutMs: "5000",
     toolCatalogCacheMs: "2000",
+    maxUploadBytes: "1048576",
+    downloadLinkSeconds: "120",
+    sandboxTimeoutMs: "20000",
+    sandboxMemoryMb: "256",
+    webFetchTimeoutMs: "5000",
+    webFetchMaxBytes: "65536",
+    webFetchMaxRedirects: "2",
+    webFetchAllowHttp: "false",
+    webSearchProvider: "searxng",
+    searxngUrl: "https://search.example.com",
   };
 
   it.each(["props", "-c context"])("set as %s", (how) => {

@@ -331,7 +331,9 @@ describe("command line", () => {
       body: { input: "Compute 17*23", mode: "plan_solve", deepThink: true, sessionId: "ses_1", approval: { plan: true, tools: "write" } },
       yes: true,
       json: true,
+      uploads: [],
     });
+    expect(parseCommandLine(["run", "Analyse it", "--file", "a.csv", "--file", "b.csv"], {})).toMatchObject({ uploads: ["a.csv", "b.csv"] });
     expect(parseCommandLine(["watch", "run_1", "--url", "http://x:1", "--api-key", "k"], { STEPWISE_API_KEY: "env" })).toMatchObject({
       name: "watch",
       runId: "run_1",

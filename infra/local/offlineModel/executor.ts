@@ -12,6 +12,7 @@ import {
 import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
 
@@ -23,6 +24,8 @@ interface Assignment {
 }
 
 export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+  const work = workMove(messages, offered);
+  if (work) return work;
   const toolResults = toolResultsSinceLastUser(messages);
   if (toolResults.length > 0) return say(reportToolResults(toolResults));
   const userText = lastUserText(messages);

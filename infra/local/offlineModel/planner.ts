@@ -6,6 +6,7 @@ import { findToolDirectives } from "./directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { workSteps } from "./workTools.js";
 
 const ALL_DONE_MARKER = "All steps are completed";
 /** The orchestrator shows an existing plan under this heading in a fresh planning conversation. */
@@ -37,7 +38,7 @@ export function createPlan(request: string): Record<string, unknown> {
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,
-    steps: [
+    steps: workSteps(request) ?? [
       {
         title: "Gather the facts",
         tasks: factTasks(request),

@@ -152,7 +152,10 @@ export function runPage(app: HTMLElement, runId: string) {
   }
 
   async function fileBlob(file: FileMeta): Promise<Blob> {
-    const response = await fetch(`/v1/runs/${enc(runId)}/files/${enc(file.name)}`, { headers: { authorization: `Bearer ${apiKey.get()}` } });
+    // The API gives a short-lived link to the bytes (in S3, another origin); the link needs no key.
+    const link = await fetch(`/v1/runs/${enc(runId)}/files/${enc(file.name)}`, { headers: { authorization: `Bearer ${apiKey.get()}`, accept: "application/json" } });
+    if (!link.ok) throw new ApiError(link.status, `Could not fetch ${file.name} (${link.status}).`);
+    const response = await fetch(((await link.json()) as { url: string }).url);
     if (!response.ok) throw new ApiError(response.status, `Could not fetch ${file.name} (${response.status}).`);
     return response.blob();
   }

@@ -1,0 +1,144 @@
+// Request-driven use of the work tools (run_code, write_report, deep_search), so `npm start`
+// shows them without a model key: "analyse the attached CSV" runs Python over the run's CSV files,
+// a fenced ```python block is run as given, and an analysis that asks for a report (or any request
+// for an HTML report) ends with write_report in HTML.
+
+import { assistantToolCalls, cut, isFailure, labelledText, lastUserText, oneLine, requestIn, textOf, toolResultsSinceLastUser } from "./conversation.js";
+import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+
+const ANALYSIS = /\banaly[sz]/i;
+const DATA = /\b(csv|files?|data|attached|upload(ed)?)\b/i;
+const REPORT = /\breport\b/i;
+
+/** The request asks to analyse its files (and maybe to report on them). */
+export const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
+const wantsHtmlReport = (text: string) => /\bwrite_report\b/.test(text) || (REPORT.test(text) && (/\bhtml\b/i.test(text) || wantsAnalysis(text)));
+
+/** Plan steps for an analysis request, or undefined to plan as usual. */
+export function workSteps(request: string): Array<Record<string, unknown>> | undefined {
+  if (!wantsAnalysis(request) && !pythonBlock(request)) return undefined;
+  const steps: Array<Record<string, unknown>> = [
+    {
+      title: "Analyse the data",
+      tasks: [pythonBlock(request) ? "Run the Python code of the request with run_code" : "Analyse the attached CSV files in Python with run_code"],
+      done_when: "The analysis printed its figures.",
+    },
+  ];
+  if (REPORT.test(request)) {
+    steps.push({ title: "Write the report", tasks: ["Write an HTML report of the analysis with write_report"], done_when: "The HTML report is a file of the run." });
+  }
+  return steps;
+}
+
+/** The executor's (or ReAct agent's) move when a work tool fits, else undefined. */
+export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision | undefined {
+  const userText = lastUserText(messages);
+  const task = labelledText(userText, "Your task:") ?? requestIn(userText);
+  const request = labelledText(userText, "Request:") ?? task;
+  // An executor does its own task only (the plan has a step for the report); a ReAct agent does the whole request.
+  const goal = labelledText(userText, "Your task:") === undefined ? request : task;
+  const results = toolResultsSinceLastUser(messages);
+  const called = assistantToolCalls(messages).map((c) => c.name);
+
+  if (results.length > 0) {
+    const last = called.at(-1);
+    if (last === "run_code") {
+      const output = results.at(-1)!.replace(/^stdout:\n/, "");
+      // A single agent that was asked for a report writes it from what the code printed.
+      if (!isFailure(output) && wantsHtmlReport(goal) && offered.has("write_report") && !called.includes("write_report")) {
+        return callTools([reportCall(request, output)]);
+      }
+      return say(`${isFailure(output) ? "The code failed" : "Analysis done"}:\n${cut(output.trim(), 1_400)}`);
+    }
+    if (last === "write_report") return say(results.at(-1)!.trim());
+    return undefined;
+  }
+
+  const code = pythonBlock(task) ?? pythonBlock(request);
+  if (code && offered.has("run_code") && !wantsHtmlReport(task)) return callTools([{ name: "run_code", arguments: { code } }]);
+  if (wantsAnalysis(task) && offered.has("run_code")) {
+    const csvs = runFiles(messages).filter((name) => /\.csv$/i.test(name));
+    const named = csvs.filter((name) => task.includes(name) || request.includes(name));
+    const files = named.length ? named : csvs;
+    if (files.length === 0) return say("There is no CSV file in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.");
+    return callTools([{ name: "run_code", arguments: { code: analysisCode(files), files } }]);
+  }
+  if (wantsHtmlReport(task) && offered.has("write_report")) {
+    // Earlier results may span paragraphs (tables): take everything up to the task line.
+    const prior = /Results so far:\s*\n([\s\S]*?)\n\s*Your task:/.exec(userText)?.[1] ?? "";
+    return callTools([reportCall(request, prior || task)]);
+  }
+  return undefined;
+}
+
+function reportCall(request: string, findings: string): Decision["calls"][number] {
+  const title = wantsAnalysis(request) ? "Data analysis report" : `Report: ${cut(oneLine(request).replace(/[.!?]+$/, ""), 60)}`;
+  return {
+    name: "write_report",
+    arguments: { title, format: "html", content: `## Request\n\n${request.trim()}\n\n## Findings\n\n${findings.trim()}\n` },
+  };
+}
+
+/** The run's file names, from the line the system prompt lists them on. */
+function runFiles(messages: readonly ChatMessage[]): string[] {
+  const system = messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n");
+  const listed = /^Files of this run[^:]*:\s*(.+)$/m.exec(system)?.[1] ?? "";
+  return listed.split(",").map((name) => name.trim()).filter(Boolean);
+}
+
+/** The first fenced ```python block of a text. */
+function pythonBlock(text: string): string | undefined {
+  return /```(?:python|py)\s*\n([\s\S]*?)```/i.exec(text)?.[1]?.trimEnd() || undefined;
+}
+
+/**
+ * A general first look at CSV files: rows and columns, sum/mean/min/max of every numeric column, and
+ * the first numeric column totalled by the first text column (also written to output/ as a CSV).
+ */
+export function analysisCode(files: string[]): string {
+  return `import csv, statistics
+
+def number(value):
+    try:
+        return float(value.replace(",", "")) if value.strip() else None
+    except ValueError:
+        return None
+
+def fmt(value):
+    return f"{value:,.2f}"
+
+for name in ${JSON.stringify(files)}:
+    with open(f"files/{name}", newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.DictReader(f))
+    columns = list(rows[0].keys()) if rows else []
+    numeric = [c for c in columns if any(number(r[c] or "") is not None for r in rows) and all(number(r[c] or "") is not None for r in rows if (r[c] or "").strip())]
+    text = [c for c in columns if c not in numeric]
+    print(f"### {name}: {len(rows)} rows, {len(columns)} columns ({', '.join(columns)})")
+    if numeric:
+        print()
+        print("| column | sum | mean | min | max |")
+        print("|---|---|---|---|---|")
+        for c in numeric:
+            values = [number(r[c]) for r in rows if number(r[c] or "") is not None]
+            print(f"| {c} | {fmt(sum(values))} | {fmt(statistics.mean(values))} | {fmt(min(values))} | {fmt(max(values))} |")
+    if text and numeric:
+        key, value = text[0], numeric[0]
+        totals = {}
+        for r in rows:
+            totals[r[key]] = totals.get(r[key], 0.0) + (number(r[value] or "") or 0.0)
+        print()
+        print(f"{value} by {key}:")
+        print()
+        print(f"| {key} | total {value} |")
+        print("|---|---|")
+        for k, v in sorted(totals.items(), key=lambda kv: -kv[1]):
+            print(f"| {k} | {fmt(v)} |")
+        stem = name.rsplit(".", 1)[0]
+        with open(f"output/{stem}-{value}-by-{key}.csv", "w", newline="") as out:
+            writer = csv.writer(out)
+            writer.writerow([key, f"total_{value}"])
+            for k, v in sorted(totals.items()):
+                writer.writerow([k, round(v, 2)])
+    print()
+`;
+}

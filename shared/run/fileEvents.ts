@@ -1,0 +1,42 @@
+import type { FileMeta, FileStore, PutFileOptions, StoredFile } from "../ports/files.js";
+import type { EventLog } from "../store/events.js";
+import type { RunStore } from "../store/runs.js";
+
+/**
+ * The files port, telling the run's watchers about every file written (`file.created`: name, type,
+ * size and where to download it), whoever wrote it: a report, code output, a whole tool output.
+ */
+export class EventedFileStore implements FileStore {
+  private readonly links = new Map<string, Promise<string>>();
+
+  constructor(
+    private readonly files: FileStore,
+    private readonly events: EventLog,
+    private readonly runs: RunStore,
+  ) {}
+
+  async put(runId: string, name: string, body: string | Uint8Array, options?: PutFileOptions): Promise<FileMeta> {
+    const meta = await this.files.put(runId, name, body, options);
+    const download = `${await this.runLink(runId)}/files/${encodeURIComponent(name)}`;
+    await this.events.append(runId, [{ type: "file.created", data: { name: meta.name, contentType: meta.contentType, bytes: meta.bytes, description: meta.description, download } }]);
+    return meta;
+  }
+
+  get(runId: string, name: string): Promise<StoredFile | undefined> {
+    return this.files.get(runId, name);
+  }
+
+  list(runId: string): Promise<FileMeta[]> {
+    return this.files.list(runId);
+  }
+
+  /** The run's address in the API, fixed when it was submitted. */
+  private runLink(runId: string): Promise<string> {
+    let link = this.links.get(runId);
+    if (!link) {
+      link = this.runs.get(runId).then((run) => run?.links?.self ?? `/v1/runs/${runId}`);
+      this.links.set(runId, link);
+    }
+    return link;
+  }
+}

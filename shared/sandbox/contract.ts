@@ -1,0 +1,35 @@
+import { z } from "zod";
+
+/** A file handed to the sandbox (read-only under /sandbox/files) or made by it (/sandbox/output). */
+export const SandboxFile = z.object({
+  name: z.string().regex(/^[^/\\\u0000-\u001f]{1,120}$/).refine((n) => n !== "." && n !== "..", "a plain file name"),
+  base64: z.string(),
+});
+export type SandboxFile = z.infer<typeof SandboxFile>;
+
+/** What the sandbox function is invoked with (synchronously; Lambda's payload limit is 6 MB). */
+export const SandboxRequest = z.strictObject({
+  code: z.string().min(1).max(100_000),
+  files: z.array(SandboxFile).max(20).default([]),
+  /** Wall time for the code, from its first line; the worker is terminated at the limit. */
+  timeoutMs: z.number().int().min(100).max(300_000).default(30_000),
+  memoryMb: z.number().int().min(64).max(2048).default(512),
+  /** stdout and stderr are each cut to this many characters. */
+  maxOutputChars: z.number().int().min(100).max(1_000_000).default(20_000),
+});
+export type SandboxRequest = z.input<typeof SandboxRequest>;
+
+export const SandboxResult = z.object({
+  stdout: z.string(),
+  stderr: z.string(),
+  /** repr() of the last expression, as a notebook shows it. */
+  value: z.string().nullable(),
+  /** The traceback, or why the code was stopped (time or memory); null when it ran to the end. */
+  error: z.string().nullable(),
+  timedOut: z.boolean(),
+  outputs: z.array(SandboxFile),
+  /** Time spent running the code, and before it (starting the interpreter, when not warm). */
+  runMs: z.number(),
+  startMs: z.number(),
+});
+export type SandboxResult = z.infer<typeof SandboxResult>;

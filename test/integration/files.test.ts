@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "../support/client.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+
+/**
+ * Files through the whole local stack: upload over the API, attach to a run, list, and download
+ * through the redirect to a presigned URL of the S3 endpoint (which checks the signature).
+ */
+let stack: RunningStack;
+let main: Client;
+let other: Client;
+
+beforeAll(async () => {
+  stack = await startStack({}, ["other"]);
+  main = new Client(stack.url, stack.apiKey);
+  other = new Client(stack.url, stack.keys.other!);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function upload(client: Client, name: string, body: Uint8Array | string, type = "application/octet-stream") {
+  const res = await fetch(`${client.url}/v1/files?name=${encodeURIComponent(name)}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${client.apiKey}`, "content-type": type },
+    body,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+/** GET through the API's redirect; returns the presigned location and the bytes behind it. */
+async function download(client: Client, runId: string, name: string) {
+  const res = await fetch(`${client.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${client.apiKey}` }, redirect: "manual" });
+  expect(res.status).toBe(302);
+  const location = res.headers.get("location")!;
+  const object = await fetch(location);
+  return { location, status: object.status, type: object.headers.get("content-type"), disposition: object.headers.get("content-disposition"), bytes: new Uint8Array(await object.arrayBuffer()) };
+}
+
+describe("files", () => {
+  it("upload → run → list → download round trip, bytes intact, through a presigned URL", async () => {
+    const bytes = new Uint8Array(600 * 1024).map((_, i) => (i * 7919) % 256); // binary, over DynamoDB's 400 KB item limit
+    const up = await upload(main, "big.bin", bytes);
+    expect(up.status).toBe(201);
+    expect(up.body).toMatchObject({ fileId: expect.stringMatching(/^file_/), name: "big.bin", bytes: bytes.byteLength });
+    const csv = await upload(main, "sales.csv", "region,amount\nnorth,10\nsouth,32\n", "text/csv");
+    expect(csv.body.contentType).toBe("text/csv");
+
+    const { runId } = await main.submit({ input: "Say hello", mode: "react", files: [up.body.fileId, csv.body.fileId] });
+    const run = await main.waitFor(runId);
+    expect(run.status).toBe("succeeded");
+    expect(run.files.map((f: any) => f.name)).toEqual(expect.arrayContaining(["big.bin", "sales.csv"]));
+
+    const listed = await main.request("GET", `/v1/runs/${runId}/files`);
+    expect(listed.status).toBe(200);
+    const big = listed.body.files.find((f: any) => f.name === "big.bin");
+    expect(big).toMatchObject({ bytes: bytes.byteLength, contentType: "application/octet-stream", download: `${stack.url}/v1/runs/${runId}/files/big.bin` });
+
+    const got = await download(main, runId, "big.bin");
+    expect(got.status).toBe(200);
+    expect(new URL(got.location).searchParams.get("X-Amz-Signature")).toMatch(/^[0-9a-f]{64}$/);
+    expect(Buffer.from(got.bytes).equals(Buffer.from(bytes))).toBe(true);
+    expect(got.disposition).toContain("big.bin");
+    const text = await download(main, runId, "sales.csv");
+    expect(text.type).toBe("text/csv");
+    expect(Buffer.from(text.bytes).toString()).toBe("region,amount\nnorth,10\nsouth,32\n");
+  });
+
+  it("a presigned URL with a changed signature, key or an expired date is refused", async () => {
+    const up = await upload(main, "notes.txt", "secret notes", "text/plain");
+    const { runId } = await main.submit({ input: "Say hello", mode: "react", files: [up.body.fileId] });
+    await main.waitFor(runId);
+    const { location } = await download(main, runId, "notes.txt");
+    const forged = new URL(location);
+    forged.searchParams.set("X-Amz-Signature", "0".repeat(64));
+    expect((await fetch(forged)).status).toBe(403);
+    const otherKey = new URL(location.replace("notes.txt", "other.txt"));
+    expect((await fetch(otherKey)).status).toBe(403);
+    const expired = new URL(location);
+    expired.searchParams.set("X-Amz-Date", "20200101T000000Z");
+    expect((await fetch(expired)).status).toBe(403);
+    const anonymous = new URL(location);
+    anonymous.search = "";
+    expect((await fetch(anonymous)).status).toBe(403);
+  });
+
+  it("multipart uploads work and file names are sanitized", async () => {
+    const form = new FormData();
+    form.append("file", new Blob(["a,b\n1,2\n"], { type: "text/csv" }), "../../etc/passwd.csv");
+    const res = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
+    const body = (await res.json()) as any;
+    expect(res.status).toBe(201);
+    expect(body).toMatchObject({ name: "passwd.csv", contentType: "text/csv", bytes: 8 });
+    const hidden = await upload(main, "..\\..\\.env", "X=1", "text/plain");
+    expect(hidden.body.name).toBe("env");
+    const control = await upload(main, "re\u0000po\u001brt\n.md", "# x", "text/plain");
+    expect(control.body.name).toBe("report.md");
+  });
+
+  it("bad uploads and unknown files get a 4xx and no run", async () => {
+    expect((await upload(main, "", "x")).status).toBe(400);
+    expect((await upload(main, "../..", "x")).status).toBe(400);
+    expect((await upload(main, "empty.txt", "")).status).toBe(400);
+    const noName = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "text/plain" }, body: "x" });
+    expect(noName.status).toBe(400);
+    const broken = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "multipart/form-data; boundary=zzz" }, body: "--zzz\r\nnonsense" });
+    expect(broken.status).toBe(400);
+    const noBoundary = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "multipart/form-data" }, body: "x" });
+    expect(noBoundary.status).toBe(400);
+
+    const unknown = await main.request("POST", "/v1/runs", { input: "hi", files: ["file_doesnotexist"] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe("unknown_file");
+    // Another tenant's upload is unknown too.
+    const mine = await upload(main, "mine.txt", "mine", "text/plain");
+    const theirs = await other.request("POST", "/v1/runs", { input: "hi", files: [mine.body.fileId] });
+    expect(theirs.status).toBe(400);
+    expect((await main.request("POST", "/v1/runs", { input: "hi", files: ["../x"] })).status).toBe(400);
+  });
+
+  it("a run's files are its tenant's only; missing files are 404", async () => {
+    const up = await upload(main, "a.txt", "a", "text/plain");
+    const { runId } = await main.submit({ input: "Say hello", mode: "react", files: [up.body.fileId] });
+    await main.waitFor(runId);
+    expect((await other.request("GET", `/v1/runs/${runId}/files`)).status).toBe(404);
+    expect((await other.request("GET", `/v1/runs/${runId}/files/a.txt`)).status).toBe(404);
+    expect((await main.request("GET", `/v1/runs/${runId}/files/nope.txt`)).status).toBe(404);
+    expect((await main.request("GET", `/v1/runs/${runId}/files/%E0%A4%A`)).status).toBe(404);
+  });
+
+  it("an upload over the limit (default 25 MB) is answered with 413 and stores nothing", async () => {
+    const over = await upload(main, "big.bin", new Uint8Array(25 * 1024 * 1024 + 1));
+    expect(over.status).toBe(413);
+    expect(over.body.error.code).toBe("payload_too_large");
+  });
+});

@@ -1,0 +1,153 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "../support/client.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+
+/**
+ * The work tools through the whole local stack with the offline model: a plan_solve run analyses
+ * an uploaded CSV in the Python sandbox (the sandbox function behind the local Lambda Invoke API)
+ * and writes an HTML report; code that never ends is stopped and the run goes on; a file over
+ * DynamoDB's 400 KB item limit written by a tool survives the run.
+ */
+let stack: RunningStack;
+let main: Client;
+
+const SALES = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
+
+beforeAll(async () => {
+  stack = await startStack({ SANDBOX_TIMEOUT_MS: "5000" }, []);
+  main = new Client(stack.url, stack.apiKey);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function upload(name: string, body: string, type: string) {
+  const res = await fetch(`${stack.url}/v1/files?name=${name}`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type }, body });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { fileId: string }).fileId;
+}
+
+async function download(runId: string, name: string) {
+  const res = await fetch(`${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${stack.apiKey}` }, redirect: "manual" });
+  expect(res.status).toBe(302);
+  const object = await fetch(res.headers.get("location")!);
+  expect(object.status).toBe(200);
+  return { type: object.headers.get("content-type"), text: await object.text() };
+}
+
+async function events(runId: string) {
+  return (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+}
+
+describe("work tools in runs", { timeout: 240_000 }, () => {
+  it("plan_solve: analyses the uploaded CSV in Python with the right figures and writes an HTML report", async () => {
+    const fileId = await upload("sales.csv", SALES, "text/csv");
+    const { runId } = await main.submit({ input: "Analyse the attached CSV and write an HTML report of the totals", mode: "plan_solve", files: [fileId] });
+    const run = await main.waitFor(runId, undefined, 200_000);
+    expect(run.status).toBe("succeeded");
+
+    const log = await events(runId);
+    const code = log.find((e) => e.type === "tool.result" && e.data.tool === "run_code");
+    expect(code.data.ok).toBe(true);
+    expect(code.data.output).toContain("### sales.csv: 5 rows, 3 columns (region, month, amount)");
+    expect(code.data.output).toContain("| amount | 450.00 | 90.00 | 50.00 | 120.50 |");
+    expect(code.data.output).toMatch(/\| north \| 220\.00 \|\n\| south \| 180\.00 \|\n\| east \| 50\.00 \|/);
+
+    const names = run.files.map((f: any) => f.name);
+    expect(names).toEqual(expect.arrayContaining(["sales.csv", "sales-amount-by-region.csv"]));
+    const report = run.files.find((f: any) => f.name.endsWith(".html"));
+    expect(report).toMatchObject({ contentType: "text/html" });
+    const html = await download(runId, report.name);
+    expect(html.type).toBe("text/html");
+    expect(html.text).toMatch(/<td>north<\/td>\s*<td>220.00<\/td>/);
+    expect(html.text).not.toMatch(/<script/i);
+    expect((await download(runId, "sales-amount-by-region.csv")).text).toBe("region,total_amount\r\neast,50.0\r\nnorth,220.0\r\nsouth,180.0\r\n");
+
+    // Watchers hear of each file with its size and where to download it; the answer names the files.
+    const created = log.filter((e) => e.type === "file.created").map((e) => e.data);
+    expect(created).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: report.name, contentType: "text/html", bytes: report.bytes, download: `${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(report.name)}` }),
+        expect.objectContaining({ name: "sales-amount-by-region.csv" }),
+      ]),
+    );
+    expect(run.result).toContain(report.name);
+  });
+
+  it("an endless loop is stopped at the time limit, the error is the tool's output, and the run goes on", async () => {
+    const { runId } = await main.submit({ input: "Run this Python:\n```python\nprint('counting', flush=True)\nwhile True:\n    pass\n```", mode: "react" });
+    const run = await main.waitFor(runId, undefined, 200_000);
+    expect(run.status).toBe("succeeded");
+    const result = (await events(runId)).find((e) => e.type === "tool.result" && e.data.tool === "run_code");
+    expect(result.data.output).toMatch(/counting[\s\S]*TimeoutError: the code ran for more than 5 s and was stopped/);
+    expect(run.result).toMatch(/TimeoutError/);
+  });
+
+  it("a file over 400 KB written by the code survives the run", async () => {
+    const code = "with open('output/big.txt', 'w') as f:\n    for i in range(60000):\n        f.write(f'{i:09d}\\n')\nprint('written')";
+    const { runId } = await main.submit({ input: `Run this Python:\n\`\`\`python\n${code}\n\`\`\``, mode: "react" });
+    const run = await main.waitFor(runId, undefined, 200_000);
+    expect(run.status).toBe("succeeded");
+    const big = run.files.find((f: any) => f.name === "big.txt");
+    expect(big.bytes).toBe(600_000);
+    const { text } = await download(runId, "big.txt");
+    expect(text.length).toBe(600_000);
+    expect(text.slice(-10)).toBe("000059999\n");
+  });
+});
+
+/** The `stepwise` command as a user runs it: a child process of the bin, stdin closed, no colours. */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["infra/cli/stepwise.mjs", ...args, "--url", stack.url, "--api-key", stack.apiKey], {
+      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 200_000);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("files on the command line", { timeout: 240_000 }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "stepwise-cli-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("run --file uploads, files lists with download links, get carries them", async () => {
+    const csv = path.join(dir, "sales.csv");
+    writeFileSync(csv, SALES);
+    const run = await cli(["run", "Analyse the attached CSV", "--mode", "react", "--file", csv]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(run.stderr).toMatch(/Uploaded sales\.csv \(\d+ bytes\) as file_/);
+    expect(run.stdout).toContain("| amount | 450.00 | 90.00 | 50.00 | 120.50 |");
+    const runId = /Run (run_[A-Za-z0-9_-]+) submitted/.exec(run.stdout)![1]!;
+
+    const files = await cli(["files", runId]);
+    expect(files.code).toBe(0);
+    expect(files.stdout).toContain(`sales.csv\ttext/csv\t${SALES.length} bytes\t${stack.url}/v1/runs/${runId}/files/sales.csv\n`);
+    expect(files.stdout).toContain(`sales-amount-by-region.csv\ttext/csv`);
+
+    const got = await cli(["get", runId]);
+    const view = JSON.parse(got.stdout);
+    expect(view.files.find((f: any) => f.name === "sales.csv").download).toBe(`${stack.url}/v1/runs/${runId}/files/sales.csv`);
+  });
+
+  it("a --file that does not exist is a usage error and nothing is submitted", async () => {
+    const result = await cli(["run", "Analyse the attached CSV", "--file", path.join(dir, "missing.csv")]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/missing\.csv: no such file/);
+    expect(result.stdout).not.toMatch(/submitted/);
+  });
+});

@@ -1,0 +1,99 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
+import type { SandboxRequest } from "../../shared/sandbox/contract.js";
+
+/**
+ * The Python sandbox itself (what the sandbox function runs): a real Pyodide interpreter in a
+ * worker thread. Every escape is tried from inside and must fail there, with the error reported.
+ */
+const run = (code: string, extra: Partial<SandboxRequest> = {}) => runPython({ code, timeoutMs: 20_000, memoryMb: 256, ...extra }, { keepWarm: true });
+const csv = (text: string) => ({ name: "sales.csv", base64: Buffer.from(text).toString("base64") });
+
+afterAll(() => stopSpare());
+
+describe("the Python sandbox", { timeout: 120_000 }, () => {
+  it("runs the standard library and reports stdout and the last value", async () => {
+    const result = await run("import csv, json, statistics, math, datetime, re\nprint('mean', statistics.mean([1, 2, 3, 4]))\nmath.sqrt(81)");
+    expect(result).toMatchObject({ stdout: "mean 2.5\n", value: "9.0", error: null, timedOut: false });
+  });
+
+  it("analyses a CSV with the right figures and writes output files", async () => {
+    const data = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
+    const code = [
+      "import csv, statistics",
+      "rows = list(csv.DictReader(open('files/sales.csv')))",
+      "totals = {}",
+      "for r in rows: totals[r['region']] = totals.get(r['region'], 0) + float(r['amount'])",
+      "print(len(rows), sum(float(r['amount']) for r in rows), statistics.median(float(r['amount']) for r in rows))",
+      "with open('output/totals.csv', 'w') as f:",
+      "    f.write('region,total\\n' + ''.join(f'{k},{v}\\n' for k, v in sorted(totals.items())))",
+    ].join("\n");
+    const result = await run(code, { files: [csv(data)] });
+    expect(result.error).toBeNull();
+    expect(result.stdout).toBe("5 450.0 99.5\n");
+    expect(result.outputs.map((o) => [o.name, Buffer.from(o.base64, "base64").toString()])).toEqual([["totals.csv", "region,total\neast,50.0\nnorth,220.0\nsouth,180.0\n"]]);
+  });
+
+  it("mounts the files read-only", async () => {
+    const result = await run("open('files/sales.csv', 'w').write('changed')", { files: [csv("a\n")] });
+    expect(result.error).toMatch(/PermissionError/);
+  });
+
+  it("stops an infinite loop at the time limit", async () => {
+    const result = await run("print('started', flush=True)\nwhile True:\n    pass", { timeoutMs: 1_500 });
+    expect(result.timedOut).toBe(true);
+    expect(result.error).toMatch(/TimeoutError: the code ran for more than 1.5 s/);
+    expect(result.stdout).toBe("started\n");
+    // The sandbox is still usable afterwards.
+    expect((await run("1 + 1")).value).toBe("2");
+  });
+
+  it.each([
+    ["one huge allocation", "x = bytearray(400 * 1024 * 1024)"],
+    ["growing until it breaks", "chunks = []\nwhile True:\n    chunks.append(bytearray(8 * 1024 * 1024))"],
+  ])("contains a memory bomb: %s", async (_name, code) => {
+    const result = await run(code, { memoryMb: 128 });
+    expect(result.error).toMatch(/MemoryError/);
+    expect(result.timedOut).toBe(false);
+  });
+
+  it.each([
+    ["the host file system", "open('/etc/passwd').read()", /FileNotFoundError|No such file/],
+    ["host files by another way", "import os\nos.listdir('/home')\nopen('/proc/self/environ').read()", /Error/],
+    ["a socket", "import socket\nsocket.create_connection(('example.com', 80), timeout=2)", /PermissionError|Operation not permitted/],
+    ["urllib", "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/', timeout=2).read()", /URLError|Operation not permitted|PermissionError/],
+    ["the JS bridge (js)", "import js\njs.process.env", /ImportError: js is not available/],
+    ["the JS bridge (pyodide)", "from pyodide.code import run_js\nrun_js('process.env')", /ImportError: pyodide(\.code)? is not available/],
+    ["Pyodide's core module", "import _pyodide_core", /ImportError/],
+    ["a kept module", "import sys\nsys.modules['js']", /KeyError: 'js'/],
+  ])("refuses %s, reporting the error", async (_name, code, error) => {
+    const result = await run(code);
+    expect(result.error).toMatch(error);
+    expect(result.error).toMatch(/Traceback|Error/);
+  });
+
+  it("sees no host environment and no JS objects", async () => {
+    const code = [
+      "import os, gc",
+      "proxies = [o for o in gc.get_objects() if type(type(o)).__name__ == '_JsProxyMetaClass' and not isinstance(o, type)]",
+      "print(sorted(os.environ), len(proxies))",
+    ].join("\n");
+    process.env.STEPWISE_SANDBOX_CANARY = "host-secret";
+    const result = await run(code);
+    expect(result.stdout).toBe("['HOME', 'LANG'] 0\n");
+    expect(result.stdout).not.toContain("host-secret");
+  });
+
+  it("reports syntax errors and exceptions with their tracebacks", async () => {
+    const syntax = await run("def f(:\n    pass");
+    expect(syntax.error).toMatch(/File "main.py", line 1[\s\S]*SyntaxError/);
+    const raised = await run("def divide(a, b):\n    return a / b\n\ndivide(1, 0)");
+    expect(raised.error).toMatch(/Traceback[\s\S]*line 4[\s\S]*line 2, in divide[\s\S]*ZeroDivisionError: division by zero/);
+  });
+
+  it("cuts long output", async () => {
+    const result = await run("for i in range(10000):\n    print('line', i)", { maxOutputChars: 500 });
+    expect(result.stdout.length).toBeLessThan(700);
+    expect(result.stdout).toMatch(/\[cut at 500/);
+  });
+});
