@@ -67,20 +67,19 @@ export const RunView = z.object({
   links: RunLinks,
 });
 
-export const RunSummary = z.object({
-  runId: z.string(),
-  sessionId: z.string(),
-  status: RunStatus,
-  requestedMode: RequestedMode,
-  mode: z.enum(["answer", "react", "plan_solve"]).nullable(),
-  /** The input, cut at 200 characters. */
-  input: z.string(),
-  usage: RunUsage,
-  estimatedCostUsd: z.number(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  endedAt: z.string().nullable(),
-});
+/** A line of `GET /v1/runs`: the run view's headline fields (its input cut at 200 characters) and the estimated cost. */
+export const RunSummary = RunView.pick({
+  runId: true,
+  sessionId: true,
+  status: true,
+  requestedMode: true,
+  mode: true,
+  input: true,
+  usage: true,
+  createdAt: true,
+  updatedAt: true,
+  endedAt: true,
+}).extend({ estimatedCostUsd: z.number() });
 
 export const RunList = z.object({ runs: z.array(RunSummary), nextCursor: z.string().nullable() });
 
