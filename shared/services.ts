@@ -10,8 +10,6 @@ import { EventLog } from "./store/events.js";
 import { S3Client } from "@aws-sdk/client-s3";
 import { S3FileStore } from "./store/s3Files.js";
 import { EventedFileStore } from "./run/fileEvents.js";
-import type { FileStore, FileTransfer } from "./ports/files.js";
-import type { ToolCatalog } from "./ports/toolCatalog.js";
 import { catalogWith } from "./tools/builtins.js";
 import { workTools } from "./tools/workTools.js";
 import { KMSClient } from "@aws-sdk/client-kms";
@@ -28,33 +26,23 @@ import { Listings } from "./store/listings.js";
 import { StreamTokenStore } from "./store/streamTokens.js";
 import { ActiveRuns } from "./store/tenants.js";
 import { WebhookStore } from "./store/webhooks.js";
+import { IdempotencyStore } from "./store/idempotency.js";
+import { StepFunctionsExecutions } from "./store/stepFunctions.js";
+import type { Ports } from "./ports/index.js";
 import { NotifyQueue } from "./webhooks/queue.js";
 
-/** Everything a handler needs, built from configuration once per cold start, injectable in tests. */
-export interface Services {
-  config: Config;
+/**
+ * Everything a handler needs, built from configuration once per cold start, injectable in tests:
+ * the core's ports (adapters here) and what only the API uses.
+ */
+export interface Services extends Ports {
   table: Table;
-  runs: RunStore;
-  events: EventLog;
-  journal: Journal;
-  tasks: TaskStore;
-  files: FileStore;
-  /** Uploads before a run, and download links (the same S3 adapter as `files`). */
-  transfers: FileTransfer;
-  tools: ToolCatalog;
   toolSources: ToolSourceStore;
   /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
   secrets: EnvelopeCipher;
   apiKeys: ApiKeyStore;
-  interrupts: InterruptStore;
-  webhooks: WebhookStore;
-  sessions: SessionStore;
   listings: Listings;
   streamTokens: StreamTokenStore;
-  activeRuns: ActiveRuns;
-  notifyQueue: NotifyQueue;
-  model: ChatModel;
-  sfn: SFNClient;
 }
 
 /** Reads the secret once per container, when the first model call needs it. */
@@ -84,7 +72,9 @@ function modelFor(config: Config): ChatModel {
   return config.STEPWISE_FUNCTION_CALL_MODE === "json" ? new JsonContractModel(model) : model;
 }
 
-export function createServices(config: Config, overrides: Partial<Services> = {}): Services {
+/** `sfn`: the Step Functions client the executions adapter uses (tests point it elsewhere). */
+export function createServices(config: Config, overrides: Partial<Services> & { sfn?: SFNClient } = {}): Services {
+  const { sfn, ...replaced } = overrides;
   const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
   const days = config.RETENTION_DAYS;
   const runs = overrides.runs ?? new RunStore(table, days);
@@ -131,7 +121,8 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     activeRuns: new ActiveRuns(table),
     notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
     model: modelFor(config),
-    sfn: new SFNClient({ region: config.AWS_REGION }),
-    ...overrides,
+    executions: new StepFunctionsExecutions(sfn ?? new SFNClient({ region: config.AWS_REGION }), config.STATE_MACHINE_ARN),
+    idempotency: new IdempotencyStore(table),
+    ...replaced,
   };
 }

@@ -1,5 +1,5 @@
-import { agentTurn } from "../../shared/agent/react.js";
 import { AgentTurnInput } from "../../shared/contracts/steps.js";
+import { agentTurn } from "../../shared/steps/agentTurn.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("AgentTurn", AgentTurnInput, (run, input) => agentTurn(run, input));
+export const handler = stepHandler("AgentTurn", AgentTurnInput, agentTurn);

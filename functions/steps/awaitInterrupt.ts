@@ -1,6 +1,6 @@
 import { AwaitInterruptInput } from "../../shared/contracts/steps.js";
-import { awaitInterrupt } from "../../shared/run/lifecycle.js";
+import { awaitInterrupt } from "../../shared/steps/awaitInterrupt.js";
 import { stepHandler } from "./stepHandler.js";
 
 /** Runs for every "Wait for …" callback state: stores the task token with the interrupt. */
-export const handler = stepHandler("AwaitInterrupt", AwaitInterruptInput, (run, input) => awaitInterrupt(run, input));
+export const handler = stepHandler("AwaitInterrupt", AwaitInterruptInput, awaitInterrupt);

@@ -1,5 +1,5 @@
-import { executeTask } from "../../shared/agent/executor.js";
 import { ExecuteTaskInput } from "../../shared/contracts/steps.js";
+import { executeTask } from "../../shared/steps/executeTask.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("ExecuteTask", ExecuteTaskInput, (run, input) => executeTask(run, input));
+export const handler = stepHandler("ExecuteTask", ExecuteTaskInput, executeTask);

@@ -1,5 +1,5 @@
 import { RunRef } from "../../shared/contracts/steps.js";
-import { finalizeRun } from "../../shared/run/lifecycle.js";
+import { finalize } from "../../shared/steps/finalize.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("Finalize", RunRef, (run) => finalizeRun(run));
+export const handler = stepHandler("Finalize", RunRef, finalize);

@@ -1,5 +1,5 @@
-import { planStep } from "../../shared/agent/planner.js";
 import { PlanInput } from "../../shared/contracts/steps.js";
+import { plan } from "../../shared/steps/plan.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("Plan", PlanInput, (run, input) => planStep(run, input));
+export const handler = stepHandler("Plan", PlanInput, plan);

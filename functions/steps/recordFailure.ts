@@ -1,5 +1,5 @@
 import { RecordFailureInput } from "../../shared/contracts/steps.js";
-import { recordFailure } from "../../shared/run/lifecycle.js";
+import { recordFailure } from "../../shared/steps/recordFailure.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("RecordFailure", RecordFailureInput, (run, input) => recordFailure(run, input.error));
+export const handler = stepHandler("RecordFailure", RecordFailureInput, recordFailure);

@@ -1,5 +1,5 @@
 import { RunRef } from "../../shared/contracts/steps.js";
-import { recordTimeout } from "../../shared/run/lifecycle.js";
+import { recordTimeout } from "../../shared/steps/recordTimeout.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("RecordTimeout", RunRef, (run) => recordTimeout(run));
+export const handler = stepHandler("RecordTimeout", RunRef, recordTimeout);

@@ -1,5 +1,5 @@
 import { RunState } from "../../shared/contracts/steps.js";
-import { routeRun } from "../../shared/run/lifecycle.js";
+import { routeRequest } from "../../shared/steps/routeRequest.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("RouteRequest", RunState, (run) => routeRun(run));
+export const handler = stepHandler("RouteRequest", RunState, routeRequest);

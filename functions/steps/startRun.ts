@@ -1,5 +1,5 @@
 import { StartRunInput } from "../../shared/contracts/steps.js";
-import { startRun } from "../../shared/run/lifecycle.js";
+import { startRun } from "../../shared/steps/startRun.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("StartRun", StartRunInput, (run) => startRun(run));
+export const handler = stepHandler("StartRun", StartRunInput, startRun);

@@ -1,7 +1,7 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { z } from "zod";
-import type { RunScope } from "../../shared/agent/loop.js";
+import type { Ports, StepPorts } from "../../shared/ports/index.js";
 import { scopeOf } from "../../shared/agent/executor.js";
 import { toStepError } from "../../shared/errors.js";
 import { withDeadline } from "../../shared/llm/deadline.js";
@@ -17,29 +17,23 @@ const TIME_MARGIN_MS = 60_000;
 const ABORT_MARGIN_MS = 10_000;
 
 /**
- * A state machine Task handler: validate the state's input, run one step of shared/, return the
- * next state's (small) input. Errors leave as StepErrors, whose name (the Lambda errorType) is the
+ * A state machine Task handler: validate the state's input, run its step (shared/steps/) with the
+ * adapters as ports, return the next state's (small) input. Errors leave as StepErrors, whose name (the Lambda errorType) is the
  * code the state machine's Retry and Catch match on.
  */
-export function stepHandler<S extends z.ZodType, R>(state: string, schema: S, step: (run: RunScope, input: z.infer<S>) => Promise<R>) {
+export function stepHandler<S extends z.ZodType, R>(state: string, schema: S, step: (input: z.infer<S>, ports: StepPorts<keyof Ports>) => Promise<R>) {
   return middy(async (event: unknown, context: Context): Promise<R> => {
     try {
-      const input = schema.parse(event) as z.infer<S> & { runId: string };
+      const input = schema.parse(event) as z.infer<S>;
       const remaining = context?.getRemainingTimeInMillis?.();
       const services = getServices();
       const model = withMetrics(services.model);
-      return await step(
-        {
-          runId: input.runId,
-          services: {
-            ...services,
-            model: remaining ? withDeadline(model, Date.now() + Math.max(remaining - ABORT_MARGIN_MS, remaining * 0.8)) : model,
-            tools: meteredCatalog(services.tools),
-          },
-          deadline: remaining ? Date.now() + Math.max(remaining - TIME_MARGIN_MS, remaining / 2) : undefined,
-        },
-        input,
-      );
+      return await step(input, {
+        ...services,
+        model: remaining ? withDeadline(model, Date.now() + Math.max(remaining - ABORT_MARGIN_MS, remaining * 0.8)) : model,
+        tools: meteredCatalog(services.tools),
+        deadline: remaining ? Date.now() + Math.max(remaining - TIME_MARGIN_MS, remaining / 2) : undefined,
+      });
     } catch (error) {
       const stepError = toStepError(error);
       logger[stepError.retryable ? "warn" : "error"]("step failed", { errorType: stepError.name, error: stepError.cause ?? stepError });

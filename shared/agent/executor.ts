@@ -2,14 +2,21 @@ import { formatPlan } from "../contracts/plan.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../contracts/run.js";
 import { NotFoundError } from "../errors.js";
-import type { ScopeJournal } from "../store/journal.js";
-import type { StepContext, TaskRecord } from "../store/tasks.js";
+import type { Ports } from "../ports/index.js";
+import type { ScopeJournal } from "../ports/journal.js";
+import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { budgetsOf } from "../memory/session.js";
-import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopUsage, type RunScope } from "./loop.js";
+import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
 import { executorPrompt } from "./prompts.js";
 import { fitText } from "./largeText.js";
 
 export type ExecuteTaskOutput = TaskResult;
+
+/** An executor: the loop's ports, its task and step records, and the tenant's tools. */
+export type ExecutorPorts = LoopPorts & Pick<Ports, "tasks" | "tools">;
+
+/** Recording a task's end: its record, its event, and a file when the result is long. */
+export type FinishTaskPorts = Pick<Ports, "tasks" | "files" | "events">;
 
 /**
  * One executor solves one task of the current step. It sees the request, the plan and the results
@@ -21,38 +28,38 @@ export type ExecuteTaskOutput = TaskResult;
  * (one request), and its journal. Its task record is written once, at the end, with
  * its last journal records.
  */
-export async function executeTask(run: RunScope, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
-  const { services } = run;
+export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
+  const { ports } = run;
   const { iteration, task } = input;
   const scope = scopeOf(input);
-  const [{ step: stored, status }, own] = await Promise.all([services.tasks.stepAndRunStatus(run.runId, iteration), services.journal.load(run.runId, scope)]);
+  const [{ step: stored, status }, own] = await Promise.all([ports.tasks.stepAndRunStatus(run.runId, iteration), ports.journal.load(run.runId, scope)]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const tools = await services.tools.registryFor(step.tenantId, "executor", { runId: run.runId });
+  const tools = await ports.tools.registryFor(step.tenantId, "executor", { runId: run.runId });
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];
   if (fresh) {
     own.record(0, "memo", "start", startedAt);
     pendingEvents.push(
-      services.events.append(run.runId, [{ type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: step.stepIndex } }]),
+      ports.events.append(run.runId, [{ type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: step.stepIndex } }]),
     );
   }
 
-  let fileNames = step.files ?? (await services.files.list(run.runId)).map((f) => f.name);
+  let fileNames = step.files ?? (await ports.files.list(run.runId)).map((f) => f.name);
   const outcome = await runAgentLoop(run, {
     scope,
     role: "executor",
     taskId: task.taskId,
     system: async (round) => {
       // The list changes only when a write tool ran in the round before.
-      if (round > 0 && own.hasAny(round - 1, "intent")) fileNames = (await services.files.list(run.runId)).map((f) => f.name);
+      if (round > 0 && own.hasAny(round - 1, "intent")) fileNames = (await ports.files.list(run.runId)).map((f) => f.name);
       return executorPrompt({ files: fileNames });
     },
     conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,
     maxRounds: step.maxRounds,
-    toolConcurrency: services.config.TOOL_CONCURRENCY,
+    toolConcurrency: ports.config.TOOL_CONCURRENCY,
     toolApproval: step.approvalTools,
     journal: own,
     runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),
@@ -103,8 +110,8 @@ export function priorResultsOf(tasks: TaskRecord[], iteration: number, before: s
 }
 
 /** A step the planner did not describe (a Map item given by hand, or a run from before step contexts): read it from the run. */
-async function legacyStepContext(run: RunScope, iteration: number): Promise<StepContext> {
-  const [record, tasks] = await Promise.all([run.services.runs.get(run.runId), run.services.tasks.list(run.runId)]);
+async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number): Promise<StepContext> {
+  const [record, tasks] = await Promise.all([run.ports.runs.get(run.runId), run.ports.tasks.list(run.runId)]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const mine = tasks.filter((t) => t.iteration === iteration);
   return {
@@ -115,7 +122,7 @@ async function legacyStepContext(run: RunScope, iteration: number): Promise<Step
     plan: record.plan,
     priorResults: priorResultsOf(tasks, iteration),
     approvalTools: record.approval?.tools,
-    maxRounds: budgetsOf(run.services, record).maxRounds,
+    maxRounds: budgetsOf(run.ports, record).maxRounds,
     tasks: mine.map(({ taskId, title, text }) => ({ taskId, title, text })),
   };
 }
@@ -126,24 +133,24 @@ async function legacyStepContext(run: RunScope, iteration: number): Promise<Step
  * passes nothing else: the record is read here.
  */
 export async function finishTask(
-  run: RunScope,
+  run: { runId: string; ports: FinishTaskPorts },
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
   known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage> } = {},
 ): Promise<ExecuteTaskOutput> {
-  const { services } = run;
+  const { ports } = run;
   const { iteration, task } = input;
   const [existing, kept] = await Promise.all([
-    known.record ?? services.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
-    fitText(services.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
+    known.record ?? ports.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
+    fitText(ports.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
   ]);
   result = kept;
   const record: TaskRecord = { ...existing, status, result, endedAt: new Date().toISOString(), ...(known.usage ? { usage: known.usage } : {}) };
   await Promise.all([
-    known.journal ? known.journal.flush([services.tasks.item(run.runId, record)]) : services.tasks.put(run.runId, record),
+    known.journal ? known.journal.flush([ports.tasks.item(run.runId, record)]) : ports.tasks.put(run.runId, record),
     known.events,
-    services.events.append(run.runId, [
+    ports.events.append(run.runId, [
       { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: result.slice(0, 2_000) } },
     ]),
   ]);

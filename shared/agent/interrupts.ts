@@ -1,26 +1,31 @@
 import { createHash } from "node:crypto";
-import { SendTaskSuccessCommand } from "@aws-sdk/client-sfn";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type Resolution } from "../contracts/interrupts.js";
 import { countMetric } from "../observability.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
-import type { Services } from "../services.js";
+import type { Ports } from "../ports/index.js";
 import type { Tool } from "../tools/tool.js";
-import { resumeAfterDeadToken } from "../run/resume.js";
+import { resumeAfterDeadToken, type ResumePorts } from "../run/resume.js";
 
 /** Deterministic: a retried step finds the interrupt it opened instead of opening another. */
 export function interruptIdFor(...parts: (string | number)[]): string {
   return `int_${createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 24)}`;
 }
 
+/** What opening an interrupt touches: the interrupt, the run's status and events, the notifier. */
+export type InterruptPorts = Pick<Ports, "interrupts" | "runs" | "events" | "notifyQueue">;
+
+/** What deciding one touches besides: the waiting execution (resumed, or restarted when gone). */
+export type DecidePorts = InterruptPorts & ResumePorts;
+
 /** Opens the interrupt (once) and tells clients the run waits for a person. */
-export async function openInterrupt(services: Services, fields: Omit<Interrupt, "schemaVersion" | "status" | "createdAt">): Promise<Interrupt> {
-  const { created, interrupt } = await services.interrupts.open({ schemaVersion: 1, status: "pending", createdAt: new Date().toISOString(), ...fields });
+export async function openInterrupt(ports: InterruptPorts, fields: Omit<Interrupt, "schemaVersion" | "status" | "createdAt">): Promise<Interrupt> {
+  const { created, interrupt } = await ports.interrupts.open({ schemaVersion: 1, status: "pending", createdAt: new Date().toISOString(), ...fields });
   if (created) {
     countMetric("InterruptsOpened");
     await Promise.all([
-      services.runs.update(fields.runId, { status: "awaiting_input" }, ["running", "awaiting_input"]),
-      services.events.append(fields.runId, [
+      ports.runs.update(fields.runId, { status: "awaiting_input" }, ["running", "awaiting_input"]),
+      ports.events.append(fields.runId, [
         {
           type: "interrupt.opened",
           data: {
@@ -34,7 +39,7 @@ export async function openInterrupt(services: Services, fields: Omit<Interrupt, 
           },
         },
       ]),
-      services.notifyQueue.send({ kind: "awaiting_input", runId: fields.runId, interruptId: interrupt.interruptId }),
+      ports.notifyQueue.send({ kind: "awaiting_input", runId: fields.runId, interruptId: interrupt.interruptId }),
     ]);
   }
   return interrupt;
@@ -46,14 +51,14 @@ export async function openInterrupt(services: Services, fields: Omit<Interrupt, 
  * Repeating the same decision is a no-op; a different one after resolution is a conflict.
  */
 export async function decideInterrupt(
-  services: Services,
+  ports: DecidePorts,
   run: RunRecord,
   interruptId: string,
   request: ResolveInterruptRequest,
   findTool: (name: string) => Tool | undefined,
 ): Promise<Interrupt> {
   const runId = run.runId;
-  const found = await services.interrupts.getWithToken(runId, interruptId);
+  const found = await ports.interrupts.getWithToken(runId, interruptId);
   if (!found) throw new NotFoundError(`No interrupt ${interruptId} on run ${runId}.`);
   const { interrupt } = found;
   const allowed = DECISIONS_BY_KIND[interrupt.kind];
@@ -77,8 +82,8 @@ export async function decideInterrupt(
     throw new ConflictError(`Run ${runId} has ended (${run.status}); its interrupts can no longer be decided.`, { status: run.status });
   }
   const resolution: Resolution = { decision: request.decision, arguments: request.arguments, message: request.message, resolvedAt: new Date().toISOString() };
-  if (interrupt.status !== "pending" || !(await services.interrupts.resolve(runId, interruptId, resolution))) {
-    const current = (await services.interrupts.get(runId, interruptId))!;
+  if (interrupt.status !== "pending" || !(await ports.interrupts.resolve(runId, interruptId, resolution))) {
+    const current = (await ports.interrupts.get(runId, interruptId))!;
     if (current.status === "resolved" && sameDecision(current.resolution!, resolution)) return current;
     throw new ConflictError(
       current.status === "resolved"
@@ -88,15 +93,15 @@ export async function decideInterrupt(
     );
   }
   countMetric("InterruptsResolved");
-  await services.events.append(runId, [
+  await ports.events.append(runId, [
     { type: "interrupt.resolved", data: { interruptId, kind: interrupt.kind, decision: request.decision, message: request.message } },
   ]);
-  await settleWaitingStatus(services, runId);
+  await settleWaitingStatus(ports, runId);
   // If the callback task has not stored its token yet, it sees the decision itself and resumes.
-  const token = (await services.interrupts.getWithToken(runId, interruptId))?.taskToken;
-  if (token && !(await resumeCallback(services, token, interruptId)) && !(await resumeAfterDeadToken(services, run))) {
+  const token = (await ports.interrupts.getWithToken(runId, interruptId))?.taskToken;
+  if (token && !(await resumeCallback(ports, token, interruptId)) && !(await resumeAfterDeadToken(ports, run))) {
     // The execution that waited is gone for good: the run has been ended, and the decision moves nothing.
-    const ended = await services.runs.get(runId);
+    const ended = await ports.runs.get(runId);
     throw new ConflictError(`Run ${runId} can no longer continue: its execution has ended; the run is ${ended?.status}.`, { status: ended?.status });
   }
   return { ...interrupt, status: "resolved", resolution };
@@ -104,25 +109,19 @@ export async function decideInterrupt(
 
 /** awaiting_input while any interrupt is pending, running otherwise. Checked again after the write:
  * a parallel executor may open an interrupt in between. */
-async function settleWaitingStatus(services: Services, runId: string): Promise<void> {
-  const pending = async () => (await services.interrupts.list(runId)).some((i) => i.status === "pending");
+async function settleWaitingStatus(ports: Pick<Ports, "interrupts" | "runs">, runId: string): Promise<void> {
+  const pending = async () => (await ports.interrupts.list(runId)).some((i) => i.status === "pending");
   if (await pending()) return;
-  await services.runs.update(runId, { status: "running" }, ["awaiting_input"]);
-  if (await pending()) await services.runs.update(runId, { status: "awaiting_input" }, ["running"]);
+  await ports.runs.update(runId, { status: "running" }, ["awaiting_input"]);
+  if (await pending()) await ports.runs.update(runId, { status: "awaiting_input" }, ["running"]);
 }
 
 /**
  * Completes the waiting callback task. Returns false if the token is dead (used already, timed
  * out, or its execution has gone): the caller decides whether that matters.
  */
-export async function resumeCallback(services: Services, taskToken: string, interruptId: string): Promise<boolean> {
-  try {
-    await services.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify({ interruptId }) }));
-    return true;
-  } catch (error) {
-    if ((error as Error).name !== "TaskTimedOut" && (error as Error).name !== "TaskDoesNotExist") throw error;
-    return false;
-  }
+export async function resumeCallback(ports: Pick<Ports, "executions">, taskToken: string, interruptId: string): Promise<boolean> {
+  return ports.executions.sendTaskSuccess(taskToken, { interruptId });
 }
 
 function sameDecision(a: Resolution, b: Resolution): boolean {

@@ -5,16 +5,20 @@ import type { Usage } from "../contracts/run.js";
 import { paidAttemptsOf, type ChatMessage, type ChatResponse, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
-import type { Services } from "../services.js";
-import type { ScopeJournal } from "../store/journal.js";
+import type { Ports } from "../ports/index.js";
+import type { ScopeJournal } from "../ports/journal.js";
 import type { ToolOutcome, ToolRegistry } from "../tools/registry.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { DeltaCoalescer } from "./deltas.js";
 import { gateOnPeople, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
-export interface RunScope {
+/** The ports every agent's think/act loop uses. */
+export type LoopPorts = Pick<Ports, "config" | "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue">;
+
+/** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
+export interface RunScope<P extends LoopPorts = LoopPorts> {
   runId: string;
-  services: Services;
+  ports: P;
   /** Epoch ms after which a turn should hand back to the state machine rather than start a round. */
   deadline?: number;
 }
@@ -89,16 +93,16 @@ export function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopO
 }
 
 async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
-  const { services } = run;
-  const journal = options.journal ?? (await services.journal.load(run.runId, options.scope));
+  const { ports } = run;
+  const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
   const specs = options.tools.specs();
-  const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
+  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
   const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
   const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
   const appends: Promise<unknown>[] = [];
   const emit = (events: EventBody[]) => {
-    if (events.length) appends.push(quietly(services.events.append(run.runId, events)));
+    if (events.length) appends.push(quietly(ports.events.append(run.runId, events)));
   };
   const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({
     ...outcome,
@@ -128,9 +132,9 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       "llm",
       "",
       async () => {
-        const deltas = new DeltaCoalescer(source, (events) => services.events.append(run.runId, events));
+        const deltas = new DeltaCoalescer(source, (events) => ports.events.append(run.runId, events));
         try {
-          return await services.model.complete({
+          return await ports.model.complete({
             messages: prompt,
             tools: specs,
             onText: (text) => {
@@ -141,7 +145,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
         } catch (error) {
           // A failed call was paid for too: count it on the run before the error ends this step.
           const paid = paidAttemptsOf(error);
-          await services.runs
+          await ports.runs
             .update(run.runId, {}, undefined, { llmCalls: usage.llmCalls + paid.paidCalls, promptTokens: usage.promptTokens + (paid.usage?.promptTokens ?? 0), completionTokens: usage.completionTokens + (paid.usage?.completionTokens ?? 0), toolCalls: usage.toolCalls })
             .catch(() => undefined);
           throw error;
@@ -186,9 +190,9 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       taskId: options.taskId,
       tools: options.tools,
       journal,
-      services,
+      ports,
       approval: options.toolApproval,
-      concurrency: options.toolConcurrency ?? services.config.TOOL_CONCURRENCY,
+      concurrency: options.toolConcurrency ?? ports.config.TOOL_CONCURRENCY,
     };
     // Calls with side effects or a person in the loop: the model's reply is recorded first, and a
     // cancel that came while the model was thinking stops them.
@@ -236,7 +240,7 @@ function quietly<T>(promise: Promise<T>): Promise<T> {
 
 /** A cheap read of the run's status: false once it has ended (or is gone). */
 async function stillGoing(run: RunScope): Promise<boolean> {
-  const status = await run.services.runs.status(run.runId);
+  const status = await run.ports.runs.status(run.runId);
   return status !== undefined && !TERMINAL_STATUSES.has(status);
 }
 

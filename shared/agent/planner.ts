@@ -6,12 +6,16 @@ import { NotFoundError } from "../errors.js";
 import { planningTool, type PlanBoard } from "../tools/planning.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { interruptIdFor, openInterrupt } from "./interrupts.js";
-import { runAgentLoop, type RunScope } from "./loop.js";
+import { runAgentLoop, type LoopPorts, type RunScope } from "./loop.js";
+import type { Ports } from "../ports/index.js";
 import { priorResultsOf } from "./executor.js";
-import type { ScopeJournal } from "../store/journal.js";
+import type { ScopeJournal } from "../ports/journal.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { plannerPrompt } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
+
+/** The planner: the loop's ports, the step's task records, and the session's earlier turns. */
+export type PlannerPorts = LoopPorts & Pick<Ports, "tasks" | "sessions">;
 
 const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at once
 
@@ -20,8 +24,8 @@ const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at on
  * approve it if the run asks for that, then choose the next step's tasks for the Map, or hand over
  * to the summarizer.
  */
-export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOutput> {
-  const { services } = run;
+export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): Promise<PlanOutput> {
+  const { ports } = run;
   const returningFromMap = input.taskResults !== undefined;
   const iteration = returningFromMap ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0);
   const deciding = input.next === "approve" && input.interruptId && !returningFromMap;
@@ -29,13 +33,13 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   // the last step's results and a person's decision on the plan.
   const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
   const [record, journals, results, lastStep, decision, files] = await Promise.all([
-    services.runs.get(run.runId),
-    services.journal.load(run.runId, `plan#${iteration}`),
-    fromStep ? services.tasks.list(run.runId, iteration - 1) : undefined,
+    ports.runs.get(run.runId),
+    ports.journal.load(run.runId, `plan#${iteration}`),
+    fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
     // The last step's context holds the results before it: with its own results, the next step's.
-    fromStep ? services.tasks.step(run.runId, iteration - 1) : undefined,
-    deciding ? services.interrupts.get(run.runId, input.interruptId!) : undefined,
-    services.files.list(run.runId),
+    fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined,
+    deciding ? ports.interrupts.get(run.runId, input.interruptId!) : undefined,
+    ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
@@ -66,7 +70,7 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
     ].join("\n");
   }
 
-  const maxIterations = budgetsOf(services, record).maxPlanIterations;
+  const maxIterations = budgetsOf(ports, record).maxPlanIterations;
   const budgetLeft = iteration < maxIterations;
   const stopReason =
     !budgetLeft && !board.plan?.finished
@@ -82,12 +86,12 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   if (budgetLeft && !plan.finished && record.approval?.plan && fingerprint(plan) !== approvedPlan) {
     const interruptId = interruptIdFor(run.runId, "plan", iteration, revision);
     await Promise.all([
-      services.runs.update(run.runId, { plan, stopReason }, undefined, turn?.usage),
-      services.events.append(run.runId, [{ type: "plan.updated", data: { plan } }]),
+      ports.runs.update(run.runId, { plan, stopReason }, undefined, turn?.usage),
+      ports.events.append(run.runId, [{ type: "plan.updated", data: { plan } }]),
       turn?.journal.flush(),
       turn?.events,
     ]);
-    await openInterrupt(services, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
+    await openInterrupt(ports, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
     return { ...output, next: "approve", interruptId, stepIndex: -1, tasks: [] };
   }
 
@@ -99,7 +103,7 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
   const stepItems =
     stepIndex >= 0
       ? [
-          services.tasks.stepItem(run.runId, {
+          ports.tasks.stepItem(run.runId, {
             iteration,
             stepIndex,
             tenantId: record.tenantId,
@@ -107,16 +111,16 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
             plan: nextPlan,
             priorResults: priorResultsOf(results ?? [], iteration, lastStep?.priorResults),
             approvalTools: record.approval?.tools,
-            maxRounds: budgetsOf(services, record).maxRounds,
+            maxRounds: budgetsOf(ports, record).maxRounds,
             tasks,
             files: files.map((f) => f.name),
           }),
-          ...tasks.map((t) => services.tasks.item(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" })),
+          ...tasks.map((t) => ports.tasks.item(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" })),
         ]
       : [];
   await Promise.all([
-    services.runs.update(run.runId, { plan: nextPlan, approvedPlan, stopReason }, undefined, turn?.usage),
-    services.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
+    ports.runs.update(run.runId, { plan: nextPlan, approvedPlan, stopReason }, undefined, turn?.usage),
+    ports.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
     (turn?.journal ?? journals).flush(stepItems),
     turn?.events,
   ]);
@@ -125,7 +129,7 @@ export async function planStep(run: RunScope, input: PlanInput): Promise<PlanOut
 
 /** The planner model's turn with the planning tool; a model that does not plan still gets a one-step plan. */
 async function revisePlan(
-  run: RunScope,
+  run: RunScope<PlannerPorts>,
   record: RunRecord,
   board: PlanBoard,
   context: { iteration: number; revision: number; resultsText: string; feedback: string; journal: ScopeJournal },
@@ -146,7 +150,7 @@ async function revisePlan(
           : "Revise the plan if the results call for it; otherwise reply briefly and the next step runs.",
       ].join("\n")
     : `Request: ${record.input}`;
-  const history = await sessionHistory(run.services, record);
+  const history = await sessionHistory(run.ports, record);
   const outcome = await runAgentLoop(run, {
     scope: context.journal.scope,
     role: "planner",

@@ -3,7 +3,10 @@ import type { RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
 import { defineTool } from "../tools/tool.js";
 import { ToolRegistry } from "../tools/registry.js";
-import type { RunScope } from "./loop.js";
+import type { Ports } from "../ports/index.js";
+
+/** The router: one journaled model call, its usage on the run. */
+export type RouterPorts = Pick<Ports, "config" | "model" | "journal" | "runs">;
 import type { ChatMessage } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { routerPrompt } from "./prompts.js";
@@ -37,16 +40,16 @@ const chooseModeTool = defineTool({
 });
 
 /** Asks the model which mode fits; ReAct when the model gives no usable answer. */
-export async function chooseMode(run: RunScope, input: string, history: ChatMessage[] = []): Promise<RouteDecision> {
-  const { services } = run;
-  const journal = await services.journal.load(run.runId, "route");
+export async function chooseMode(run: { runId: string; ports: RouterPorts }, input: string, history: ChatMessage[] = []): Promise<RouteDecision> {
+  const { ports } = run;
+  const journal = await ports.journal.load(run.runId, "route");
   try {
     const tools = new ToolRegistry([chooseModeTool]).specs();
-    const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
+    const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
     const { value, replayed } = await journal.once(0, "llm", "", () =>
-      services.model.complete({ messages: window.build(routerPrompt(), [...history, { role: "user", content: input }], tools), tools }),
+      ports.model.complete({ messages: window.build(routerPrompt(), [...history, { role: "user", content: input }], tools), tools }),
     );
-    if (!replayed) await services.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
+    if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
     const call = value.toolCalls.find((c) => c.name === "choose_mode");
     const choice = call ? ChooseMode.safeParse(JSON.parse(call.arguments)) : undefined;
     if (choice?.success) {

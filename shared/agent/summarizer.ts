@@ -1,12 +1,15 @@
 import { logger } from "../observability.js";
 import { AgentError, NotFoundError, errorMessage } from "../errors.js";
-import type { TaskRecord } from "../store/tasks.js";
-import type { RunScope } from "./loop.js";
+import type { Ports } from "../ports/index.js";
+import type { TaskRecord } from "../ports/tasks.js";
 import { summarizerPrompt } from "./prompts.js";
 import { fitText } from "./largeText.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import type { Usage } from "../contracts/run.js";
 import { ContextWindow } from "../memory/context.js";
+
+/** The summarizer: the run, its task results and files, one journaled model call, the session. */
+export type SummarizerPorts = Pick<Ports, "config" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions">;
 
 const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters for the summary
 
@@ -14,13 +17,13 @@ const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters fo
  * Writes the answer from the task results (tool context cleared: the summarizer sees results,
  * not tool chatter). If the model fails, a mechanical summary of the steps still answers.
  */
-export async function summarize(run: RunScope): Promise<{ result: string; files: string[] }> {
-  const { services } = run;
+export async function summarize(run: { runId: string; ports: SummarizerPorts }): Promise<{ result: string; files: string[] }> {
+  const { ports } = run;
   const [record, tasks, files, journal] = await Promise.all([
-    services.runs.get(run.runId),
-    services.tasks.list(run.runId),
-    services.files.list(run.runId),
-    services.journal.load(run.runId, "summary"),
+    ports.runs.get(run.runId),
+    ports.tasks.list(run.runId),
+    ports.files.list(run.runId),
+    ports.journal.load(run.runId, "summary"),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const names = files.map((f) => f.name);
@@ -43,14 +46,14 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
 
   let result: string;
   let usage: Partial<Usage> | undefined;
-  const history = await sessionHistory(services, record);
+  const history = await sessionHistory(ports, record);
   try {
-    const window = new ContextWindow({ model: services.model.name, budgetTokens: services.config.CONTEXT_BUDGET_TOKENS });
+    const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
     const { value, replayed } = await journal.once(
       0,
       "llm",
       "",
-      () => services.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
+      () => ports.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
       { defer: true },
     );
     if (!replayed) usage = { ...value.usage, llmCalls: 1 };
@@ -61,13 +64,13 @@ export async function summarize(run: RunScope): Promise<{ result: string; files:
   }
   if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
   const whole = result;
-  result = await fitText(services.files, run.runId, "answer.md", result);
+  result = await fitText(ports.files, run.runId, "answer.md", result);
   if (result !== whole && !names.includes("answer.md")) names.push("answer.md");
   // The answer, the journal record and the session's turn together; "Finalize" only ends the run.
   await Promise.all([
-    services.runs.update(run.runId, { result, files: names }, undefined, usage),
+    ports.runs.update(run.runId, { result, files: names }, undefined, usage),
     journal.flush(),
-    rememberTurn(services, { ...record, result }),
+    rememberTurn(ports, { ...record, result }),
   ]);
   return { result, files: names };
 }

@@ -1,11 +1,11 @@
 import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
-import type { Services } from "../services.js";
-import type { ScopeJournal } from "../store/journal.js";
+import type { Ports } from "../ports/index.js";
+import type { ScopeJournal } from "../ports/journal.js";
 import { MAX_OBSERVE_CHARS, type ToolOutcome, type ToolRegistry } from "../tools/registry.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
-import { interruptIdFor, openInterrupt } from "./interrupts.js";
+import { interruptIdFor, openInterrupt, type InterruptPorts } from "./interrupts.js";
 
 export interface ToolRound {
   runId: string;
@@ -14,7 +14,7 @@ export interface ToolRound {
   taskId?: string;
   tools: ToolRegistry;
   journal: ScopeJournal;
-  services: Services;
+  ports: Pick<Ports, "files"> & InterruptPorts;
   approval?: ApprovalPolicy["tools"];
   concurrency: number;
 }
@@ -24,7 +24,7 @@ export interface ToolRound {
  * waits for it (an interrupt). Returns the decisions already made, by call id.
  */
 export async function gateOnPeople(round: ToolRound, calls: ToolCall[]): Promise<{ waitingFor?: string; decisions: Map<string, Resolution> }> {
-  const { services, runId } = round;
+  const { ports, runId } = round;
   const decisions = new Map<string, Resolution>();
   for (const call of calls) {
     const tool = round.tools.get(call.name);
@@ -33,8 +33,8 @@ export async function gateOnPeople(round: ToolRound, calls: ToolCall[]): Promise
     const interruptId = interruptIdFor(runId, round.scope, round.round, call.id);
     const args = parseArguments(call.arguments) as { question?: unknown } | undefined;
     const interrupt =
-      (await services.interrupts.get(runId, interruptId)) ??
-      (await openInterrupt(services, {
+      (await ports.interrupts.get(runId, interruptId)) ??
+      (await openInterrupt(ports, {
         interruptId,
         runId,
         kind,
@@ -61,7 +61,7 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
       runId: round.runId,
       scope: round.scope,
       idempotencyKey: idempotencyKeyOf(round, call),
-      files: round.services.files,
+      files: round.ports.files,
     };
     const decision = decisions.get(call.id);
     const outcome = decision ? await applyDecision(call, decision, round.tools, context) : await round.tools.execute(call, context);
@@ -79,7 +79,7 @@ async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOu
   if (outcome.output.length <= MAX_OBSERVE_CHARS) return outcome;
   // Scope and round in the name: call ids are only unique within one agent's conversation.
   const name = `tool-output-${`${round.scope}-${round.round}-${call.id}`.replace(/[^\w.-]/g, "_")}.txt`;
-  await round.services.files.put(round.runId, name, outcome.output.slice(0, 300_000), { description: `Whole output of ${call.name}` });
+  await round.ports.files.put(round.runId, name, outcome.output.slice(0, 300_000), { description: `Whole output of ${call.name}` });
   return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
 }
 

@@ -1,12 +1,12 @@
 import type { RunRecord } from "../contracts/run.js";
 import type { ChatMessage } from "../llm/types.js";
-import type { Services } from "../services.js";
+import type { Ports } from "../ports/index.js";
 
 /** The session's earlier turns, as chat messages (multi-turn memory across runs; Genie has none). */
-export async function sessionHistory(services: Services, run: RunRecord): Promise<ChatMessage[]> {
+export async function sessionHistory(ports: Pick<Ports, "sessions">, run: RunRecord): Promise<ChatMessage[]> {
   // A session the run's submit created has no earlier turns: nothing to read.
   if (run.newSession) return [];
-  const messages = await services.sessions.messages(run.tenantId, run.sessionId);
+  const messages = await ports.sessions.messages(run.tenantId, run.sessionId);
   return messages.filter((m) => m.runId !== run.runId).map((m) => ({ role: m.role, content: m.content }));
 }
 
@@ -14,9 +14,9 @@ export async function sessionHistory(services: Services, run: RunRecord): Promis
  * After a run has its answer, its question and answer join the session for the next run (before
  * the run reads as ended, so a client that submits the next turn at once sees it).
  */
-export async function rememberTurn(services: Services, run: RunRecord): Promise<void> {
+export async function rememberTurn(ports: Pick<Ports, "sessions">, run: RunRecord): Promise<void> {
   if (!run.result) return;
-  await services.sessions.appendTurn(
+  await ports.sessions.appendTurn(
     run.tenantId,
     run.sessionId,
     run.runId,
@@ -29,9 +29,9 @@ export async function rememberTurn(services: Services, run: RunRecord): Promise<
 }
 
 /** Budgets of a run: its own, else the service defaults. */
-export function budgetsOf(services: Services, run: RunRecord) {
+export function budgetsOf(ports: Pick<Ports, "config">, run: RunRecord) {
   return {
-    maxPlanIterations: run.budgets?.maxPlanIterations ?? services.config.MAX_PLAN_ITERATIONS,
-    maxRounds: run.budgets?.maxRounds ?? services.config.MAX_AGENT_ROUNDS,
+    maxPlanIterations: run.budgets?.maxPlanIterations ?? ports.config.MAX_PLAN_ITERATIONS,
+    maxRounds: run.budgets?.maxRounds ?? ports.config.MAX_AGENT_ROUNDS,
   };
 }

@@ -1,6 +1,6 @@
 import type { FileMeta, FileStore, PutFileOptions, StoredFile } from "../ports/files.js";
-import type { EventLog } from "../store/events.js";
-import type { RunStore } from "../store/runs.js";
+import type { RunEvents } from "../ports/events.js";
+import type { Runs } from "../ports/runs.js";
 
 /**
  * The files port, telling the run's watchers about every file written (`file.created`: name, type,
@@ -11,8 +11,8 @@ export class EventedFileStore implements FileStore {
 
   constructor(
     private readonly files: FileStore,
-    private readonly events: EventLog,
-    private readonly runs: RunStore,
+    private readonly events: Pick<RunEvents, "append">,
+    private readonly runs: Pick<Runs, "get">,
   ) {}
 
   async put(runId: string, name: string, body: string | Uint8Array, options?: PutFileOptions): Promise<FileMeta> {

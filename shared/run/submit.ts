@@ -1,23 +1,18 @@
 import { createHash, randomBytes } from "node:crypto";
-import { StartExecutionCommand } from "@aws-sdk/client-sfn";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CreateRunRequest } from "../contracts/api.js";
 import { emptyUsage, TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
-import type { Services } from "../services.js";
+import type { Ports } from "../ports/index.js";
 import { assertDeliverableUrl } from "../webhooks/ssrfGuard.js";
-import { endRun } from "./lifecycle.js";
+import { endRun, type EndRunPorts } from "./lifecycle.js";
 import { runLinks, type Links } from "./view.js";
-import { stopExecutionOf } from "./resume.js";
+import { stopExecutionOf, type ResumePorts } from "./resume.js";
+
+/** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
+export type SubmitPorts = EndRunPorts & Pick<Ports, "config" | "executions" | "idempotency" | "transfers">;
 
 /** Sortable, unguessable ids: time first so listings read in order. */
 export const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
-
-/** arn:…:stateMachine:Name + run id → arn:…:execution:Name:runId (the execution is named after the run). */
-export function executionArnFor(stateMachineArn: string, runId: string): string {
-  return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${runId}`;
-}
 
 /** Too many runs going for this tenant: come back later (429). */
 export class TooManyRunsError extends StepwiseError {
@@ -40,21 +35,20 @@ const RETRY_AFTER_SECONDS = 5;
  * it twice). With an Idempotency-Key, the same key and body give back the same run.
  */
 export async function submitRun(
-  services: Services,
+  ports: SubmitPorts,
   tenantId: string,
   request: CreateRunRequest,
   options: { links: Links; idempotencyKey?: string },
 ): Promise<{ run: RunRecord; replayed: boolean }> {
-  const stateMachineArn = services.config.STATE_MACHINE_ARN;
-  if (!stateMachineArn) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
+  if (!ports.config.STATE_MACHINE_ARN) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
-    await assertDeliverableUrl(request.webhook.url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK, allowHttp: services.config.WEBHOOK_ALLOW_HTTP });
+    await assertDeliverableUrl(request.webhook.url, { allowLoopback: ports.config.WEBHOOK_ALLOW_LOOPBACK, allowHttp: ports.config.WEBHOOK_ALLOW_HTTP });
   }
 
-  const uploads = await uploadsOf(services, tenantId, request.files ?? []);
+  const uploads = await uploadsOf(ports, tenantId, request.files ?? []);
   const runId = newId("run");
   if (options.idempotencyKey) {
-    const existing = await claimIdempotencyKey(services, tenantId, options.idempotencyKey, request, runId);
+    const existing = await claimIdempotencyKey(ports, tenantId, options.idempotencyKey, request, runId);
     if (existing) return { run: existing, replayed: true };
   }
   // From here on, a failure gives back what was taken: the key (so a retry can create the run, as
@@ -62,12 +56,12 @@ export async function submitRun(
   let slotTaken = false;
   let created = false;
   try {
-    if (!(await services.activeRuns.acquire(tenantId, services.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
-      throw new TooManyRunsError(services.config.MAX_ACTIVE_RUNS_PER_TENANT, RETRY_AFTER_SECONDS);
+    if (!(await ports.activeRuns.acquire(tenantId, ports.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
+      throw new TooManyRunsError(ports.config.MAX_ACTIVE_RUNS_PER_TENANT, RETRY_AFTER_SECONDS);
     }
     slotTaken = true;
     const now = new Date().toISOString();
-    const executionArn = executionArnFor(stateMachineArn, runId);
+    const executionArn = ports.executions.arnFor(runId);
     const run: RunRecord = {
       schemaVersion: 1,
       runId,
@@ -89,13 +83,15 @@ export async function submitRun(
       createdAt: now,
       updatedAt: now,
     };
-    await services.runs.create(run);
+    await ports.runs.create(run);
     created = true;
     try {
-      if (uploads.length) await services.transfers.attach(tenantId, runId, uploads);
+      if (uploads.length) await ports.transfers.attach(tenantId, runId, uploads);
       await Promise.all([
-        services.sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId }) })),
-        options.idempotencyKey ? completeIdempotencyKey(services, tenantId, options.idempotencyKey) : undefined,
+        ports.executions.start(runId).then((started) => {
+          if (!started) throw new Error(`an execution named ${runId} exists already, or the execution limit is reached`);
+        }),
+        options.idempotencyKey ? ports.idempotency.complete(tenantId, options.idempotencyKey) : undefined,
       ]);
     } catch (error) {
       throw new StepwiseError(`The run could not be started: ${errorMessage(error)}`, { statusCode: 503, code: "unavailable", cause: error });
@@ -103,17 +99,17 @@ export async function submitRun(
     return { run, replayed: false };
   } catch (error) {
     // Ending the run gives its slot back (once); a run never recorded gives it back here.
-    if (created) await endRun(services, runId, "failed", { error: { code: "start_failed", message: errorMessage(error) } });
-    else if (slotTaken) await services.activeRuns.release(tenantId);
-    if (options.idempotencyKey) await releaseIdempotencyKey(services, tenantId, options.idempotencyKey, runId);
+    if (created) await endRun(ports, runId, "failed", { error: { code: "start_failed", message: errorMessage(error) } });
+    else if (slotTaken) await ports.activeRuns.release(tenantId);
+    if (options.idempotencyKey) await ports.idempotency.release(tenantId, options.idempotencyKey, runId);
     throw error;
   }
 }
 
 /** The uploads a run asks for, all of them the tenant's own: an unknown id is the client's mistake. */
-async function uploadsOf(services: Services, tenantId: string, fileIds: string[]) {
+async function uploadsOf(ports: Pick<Ports, "transfers">, tenantId: string, fileIds: string[]) {
   if (fileIds.length === 0) return [];
-  const found = await services.transfers.uploads(tenantId, fileIds);
+  const found = await ports.transfers.uploads(tenantId, fileIds);
   const missing = fileIds.filter((id) => !found.some((u) => u.fileId === id));
   if (missing.length) throw new BadRequestError(`No uploaded file with id ${missing.join(", ")}.`, { files: missing }, "unknown_file");
   const names = new Set(found.map((u) => u.name));
@@ -122,60 +118,32 @@ async function uploadsOf(services: Services, tenantId: string, fileIds: string[]
 }
 
 /** Stops the execution; the run ends cancelled (the status-change notification sends the webhook). */
-export async function cancelRun(services: Services, run: RunRecord, reason: string): Promise<void> {
+export async function cancelRun(ports: ResumePorts, run: RunRecord, reason: string): Promise<void> {
   if (TERMINAL_STATUSES.has(run.status)) throw new ConflictError(`Run ${run.runId} has already ended (${run.status}).`, { status: run.status });
-  if (!(await endRun(services, run.runId, "cancelled", { error: { code: "cancelled", message: reason } }))) {
-    const now = await services.runs.get(run.runId);
+  if (!(await endRun(ports, run.runId, "cancelled", { error: { code: "cancelled", message: reason } }))) {
+    const now = await ports.runs.get(run.runId);
     throw new ConflictError(`Run ${run.runId} has already ended (${now?.status}).`, { status: now?.status });
   }
-  await stopExecutionOf(services, run, reason);
+  await stopExecutionOf(ports, run, reason);
 }
 
-const idempotencyKey = (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update(key).digest("hex")}` });
 const bodyHash = (request: CreateRunRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex");
 
 /** A claim whose request died before recording its run may be taken over after this long (Powertools' in-progress expiry). */
 const IN_PROGRESS_SECONDS = 60;
+/** How long a key stands for its run. */
+const KEY_TTL_SECONDS = 86_400;
 
 /** Claims the key for this run; returns the earlier run if the key was used with the same body. */
-async function claimIdempotencyKey(services: Services, tenantId: string, key: string, request: CreateRunRequest, runId: string): Promise<RunRecord | undefined> {
-  const now = Math.floor(Date.now() / 1000);
-  const item = { ...idempotencyKey(tenantId, key), runId, bodyHash: bodyHash(request), ttl: now + 86_400, inProgressUntil: now + IN_PROGRESS_SECONDS };
-  try {
-    await services.table.doc.send(
-      new PutCommand({
-        TableName: services.table.name,
-        Item: item,
-        ConditionExpression: "attribute_not_exists(pk) OR inProgressUntil < :now",
-        ExpressionAttributeValues: { ":now": now },
-      }),
-    );
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
-  const { Item } = await services.table.doc.send(new GetCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key), ConsistentRead: true }));
-  if (!Item) throw new ConflictError("A request with this Idempotency-Key has just failed; retry it.", { idempotencyKey: key });
-  if (Item.bodyHash !== item.bodyHash) {
+async function claimIdempotencyKey(ports: Pick<Ports, "idempotency" | "runs">, tenantId: string, key: string, request: CreateRunRequest, runId: string): Promise<RunRecord | undefined> {
+  const hash = bodyHash(request);
+  const claim = await ports.idempotency.claim(tenantId, key, { runId, bodyHash: hash, inProgressSeconds: IN_PROGRESS_SECONDS, ttlSeconds: KEY_TTL_SECONDS });
+  if (claim.claimed) return undefined;
+  if (!claim.runId) throw new ConflictError("A request with this Idempotency-Key has just failed; retry it.", { idempotencyKey: key });
+  if (claim.bodyHash !== hash) {
     throw new ConflictError("This Idempotency-Key was used with a different request body.", { idempotencyKey: key });
   }
-  const run = await services.runs.get(Item.runId as string);
+  const run = await ports.runs.get(claim.runId);
   if (!run) throw new ConflictError("A request with this Idempotency-Key is still being processed; retry shortly.", { idempotencyKey: key });
   return run;
-}
-
-/** The run exists and is started: the key now stands for it for 24 hours. */
-async function completeIdempotencyKey(services: Services, tenantId: string, key: string): Promise<void> {
-  await services.table.doc.send(new UpdateCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key), UpdateExpression: "REMOVE inProgressUntil" }));
-}
-
-/** Gives the key back, if it is still this request's. */
-async function releaseIdempotencyKey(services: Services, tenantId: string, key: string, runId: string): Promise<void> {
-  try {
-    await services.table.doc.send(
-      new DeleteCommand({ TableName: services.table.name, Key: idempotencyKey(tenantId, key), ConditionExpression: "runId = :runId", ExpressionAttributeValues: { ":runId": runId } }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
 }

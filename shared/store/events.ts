@@ -1,7 +1,10 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
+import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
+
+export type { LogTip } from "../ports/events.js";
 import { expiresAt, type Table } from "./table.js";
 
 /** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */
@@ -10,12 +13,6 @@ const MAX_EVENTS_PER_ITEM = 50;
 const MAX_ITEM_BYTES = 300_000;
 /** A text field of one event is cut beyond this (a model's whole output lives in the run, not in an event). */
 const MAX_EVENT_TEXT = 32_000;
-
-/** The log's last sequence number, and whether the terminal event has closed it. */
-export interface LogTip {
-  seq: number;
-  closed: boolean;
-}
 
 interface Pending {
   bodies: EventBody[];
@@ -35,7 +32,7 @@ interface Pending {
  * Appends from one process to one run are queued and written together (group commit): parallel
  * executors in one process share one put, and each caller's events keep their order.
  */
-export class EventLog {
+export class EventLog implements RunEvents {
   private readonly tips = new Map<string, LogTip>();
   private readonly queues = new Map<string, Pending[]>();
 

@@ -1,12 +1,13 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
+import type { Interrupts } from "../ports/interrupts.js";
 import { expiresAt, itemData, type Table } from "./table.js";
 
 const key = (runId: string, interruptId: string) => ({ pk: `RUN#${runId}`, sk: `INT#${interruptId}` });
 
 /** Interrupts and their task tokens. Reads for clients strip the token. */
-export class InterruptStore {
+export class InterruptStore implements Interrupts {
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,

@@ -1,3 +1,5 @@
+import { journalKey, journalPrefix } from "../ports/journal.js";
+
 /** Every key shape of the single table, in one place (DESIGN §4). */
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 
@@ -6,11 +8,8 @@ export const keys = {
   event: (runId: string, seq: number) => ({ pk: `RUN#${runId}`, sk: `EVT#${pad(seq, 10)}` }),
   eventPrefix: "EVT#",
   eventSk: (seq: number) => `EVT#${pad(seq, 10)}`,
-  journal: (runId: string, scope: string, round: number, kind: "llm" | "tool" | "intent" | "memo", callId = "") => ({
-    pk: `RUN#${runId}`,
-    sk: `JRN#${scope}#${pad(round, 4)}#${kind}${callId ? `#${callId}` : ""}`,
-  }),
-  journalPrefix: (scope: string) => `JRN#${scope}#`,
+  journal: journalKey,
+  journalPrefix,
   task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),
   step: (runId: string, iteration: number) => ({ pk: `RUN#${runId}`, sk: `STEP#${pad(iteration, 3)}` }),
   taskPrefix: (iteration?: number) => (iteration === undefined ? "TASK#" : `TASK#${pad(iteration, 3)}#`),

@@ -1,13 +1,14 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
+import type { RunPatch, Runs } from "../ports/runs.js";
 import { keys } from "./keys.js";
 import { runListingKeys } from "./listings.js";
 import { expiresAt, itemData, type Table } from "./table.js";
 
-type Patch = Partial<Omit<RunRecord, "runId" | "tenantId" | "schemaVersion" | "usage" | "createdAt">>;
+type Patch = RunPatch;
 
-export class RunStore {
+export class RunStore implements Runs {
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,

@@ -1,20 +1,14 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { SessionMessage, Sessions } from "../ports/sessions.js";
 import { expiresAt, type Table } from "./table.js";
 
-/** One turn of a multi-turn conversation, across runs. */
-export interface SessionMessage {
-  seq: number;
-  role: "user" | "assistant";
-  content: string;
-  runId: string;
-  at: string;
-}
+export type { SessionMessage } from "../ports/sessions.js";
 
 /** Sessions are scoped by tenant: two tenants choosing the same session id never meet. */
 const pk = (tenantId: string, sessionId: string) => `SESSION#${tenantId}#${sessionId}`;
 const pad = (n: number) => String(n).padStart(8, "0");
 
-export class SessionStore {
+export class SessionStore implements Sessions {
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,

@@ -1,48 +1,13 @@
 import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import type { Plan } from "../contracts/plan.js";
-import type { Usage } from "../contracts/run.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
-import type { TableItem } from "./journal.js";
+import type { TableItem } from "../ports/journal.js";
+import { compareTaskIds, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 
-/** A sub-task's whole result; the state machine carries only a preview. */
-export interface TaskRecord {
-  iteration: number;
-  stepIndex: number;
-  taskId: string;
-  title: string;
-  /** The task as the planner wrote it (the state machine carries a short title). */
-  text: string;
-  status: "pending" | "succeeded" | "failed";
-  result?: string;
-  startedAt?: string;
-  endedAt?: string;
-  /** The executor's model and tool calls; the run's usage is its own plus its tasks'. */
-  usage?: Partial<Usage>;
-}
+export { compareTaskIds, type StepContext, type TaskRecord } from "../ports/tasks.js";
 
-/**
- * What every executor of one step starts from, written once by the planner when it hands the step
- * to the Map: the request, the plan, the results of earlier steps (the run memory at the fork
- * point) and the run's settings. Executors read this one item instead of the run and every task,
- * and a retried or resumed executor sees exactly the same memory.
- */
-export interface StepContext {
-  iteration: number;
-  stepIndex: number;
-  tenantId: string;
-  request: string;
-  plan?: Plan;
-  /** Earlier steps' results, one line per task, in task order. */
-  priorResults: string[];
-  approvalTools?: "none" | "write" | "all";
-  maxRounds: number;
-  tasks: { taskId: string; title: string; text: string }[];
-  /** The run's files when the step started (its executors run side by side and see the same list). */
-  files?: string[];
-}
 
-export class TaskStore {
+export class TaskStore implements Tasks {
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,
@@ -94,9 +59,4 @@ export class TaskStore {
     const items = await this.table.queryPrefix<TaskRecord>(`RUN#${runId}`, keys.taskPrefix(iteration));
     return items.sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId));
   }
-}
-
-/** Task ids are "t1", "t2", … ; compare by number so t10 follows t9. */
-export function compareTaskIds(a: string, b: string): number {
-  return a.localeCompare(b, "en", { numeric: true });
 }

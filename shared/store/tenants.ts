@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { TenantSlots } from "../ports/slots.js";
 import type { Table } from "./table.js";
 
 const activeKey = (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" });
@@ -9,7 +10,7 @@ const activeKey = (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE
  * at submit (conditionally, so two requests cannot both take the last one) and given back exactly
  * once, when the run reaches a terminal status.
  */
-export class ActiveRuns {
+export class ActiveRuns implements TenantSlots {
   constructor(private readonly table: Table) {}
 
   async acquire(tenantId: string, limit: number): Promise<boolean> {
@@ -29,6 +30,11 @@ export class ActiveRuns {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
+  }
+
+  async count(tenantId: string): Promise<number> {
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: activeKey(tenantId), ConsistentRead: true }));
+    return Number(Item?.count ?? 0);
   }
 
   async release(tenantId: string): Promise<void> {

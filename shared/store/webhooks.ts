@@ -2,39 +2,10 @@ import { createHash } from "node:crypto";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { newWebhookSecret } from "../webhooks/signing.js";
+import type { Delivery, DeliveryAttempt, SigningSecret, Webhooks } from "../ports/webhooks.js";
 import { expiresAt, itemData, type Table } from "./table.js";
 
-export interface SigningSecret {
-  secret: string;
-  createdAt: string;
-  /** After a rotation the old secret keeps signing until then, so receivers can switch over. */
-  expiresAt?: string;
-}
-
-export interface DeliveryAttempt {
-  attempt: number;
-  at: string;
-  ok: boolean;
-  status?: number;
-  error?: string;
-  durationMs: number;
-}
-
-/** One webhook message and every attempt to deliver it (`RUN#id` / `WHK#<webhook-id>`). */
-export interface Delivery {
-  deliveryId: string;
-  runId: string;
-  type: string;
-  url: string;
-  body: string;
-  status: "pending" | "delivered" | "dead" | "disabled";
-  attempts: DeliveryAttempt[];
-  /** Attempts made before the current series (a redelivery starts a new series). */
-  seriesStart?: number;
-  nextAttemptAt?: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { Delivery, DeliveryAttempt, SigningSecret } from "../ports/webhooks.js";
 
 const secretsKey = (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "WEBHOOK_SECRETS" });
 const endpointKey = (tenantId: string, url: string) => ({
@@ -43,7 +14,7 @@ const endpointKey = (tenantId: string, url: string) => ({
 });
 const deliveryKey = (runId: string, deliveryId: string) => ({ pk: `RUN#${runId}`, sk: `WHK#${deliveryId}` });
 
-export class WebhookStore {
+export class WebhookStore implements Webhooks {
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,

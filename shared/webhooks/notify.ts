@@ -1,52 +1,58 @@
 import { countMetric } from "../observability.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
-import { reconcileExecutionEnd } from "../run/lifecycle.js";
-import type { Services } from "../services.js";
-import type { Delivery } from "../store/webhooks.js";
+import { reconcileExecutionEnd, type EndRunPorts } from "../run/lifecycle.js";
+import type { Ports } from "../ports/index.js";
+import type { Delivery } from "../ports/webhooks.js";
 import { deliverOnce } from "./deliver.js";
 import { buildWebhookPayload, webhookEventType, type NotifiedStatus, type WebhookInterrupt } from "./payload.js";
 import type { ExecutionStatusEvent, NotifyMessage } from "./queue.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
 import { assertDeliverableUrl, WebhookUrlError } from "./ssrfGuard.js";
 
+/** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
+export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "webhooks" | "notifyQueue">;
+
+/** Settling a run whose execution ended touches what ending a run does. */
+export type NotifyPorts = DeliveryPorts & EndRunPorts;
+
 /**
  * Step Functions says an execution ended: settle the run (a crashed or aborted execution still
  * ends its run) and send its terminal webhook.
  */
-export async function onExecutionStatus(services: Services, event: ExecutionStatusEvent): Promise<void> {
+export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStatusEvent): Promise<void> {
   const { detail } = event;
   if (detail.status === "RUNNING" || detail.status === "PENDING_REDRIVE") return;
   const runId = detail.name;
-  if (!(await services.runs.get(runId))) return; // not one of ours
-  await reconcileExecutionEnd(services, runId, detail);
-  const run = (await services.runs.get(runId))!;
-  await notify(services, run, run.status as NotifiedStatus, `msg_${runId}_${run.status}`);
+  if (!(await ports.runs.get(runId))) return; // not one of ours
+  await reconcileExecutionEnd(ports, runId, detail);
+  const run = (await ports.runs.get(runId))!;
+  await notify(ports, run, run.status as NotifiedStatus, `msg_${runId}_${run.status}`);
 }
 
-export async function onQueueMessage(services: Services, message: NotifyMessage): Promise<void> {
+export async function onQueueMessage(ports: DeliveryPorts, message: NotifyMessage): Promise<void> {
   if (message.kind === "ended") {
-    const run = await services.runs.get(message.runId);
-    if (run && TERMINAL_STATUSES.has(run.status)) await notify(services, run, run.status as NotifiedStatus, `msg_${run.runId}_${run.status}`);
+    const run = await ports.runs.get(message.runId);
+    if (run && TERMINAL_STATUSES.has(run.status)) await notify(ports, run, run.status as NotifiedStatus, `msg_${run.runId}_${run.status}`);
     return;
   }
   if (message.kind === "awaiting_input") {
-    const run = await services.runs.get(message.runId);
-    const interrupt = run && (await services.interrupts.get(message.runId, message.interruptId));
+    const run = await ports.runs.get(message.runId);
+    const interrupt = run && (await ports.interrupts.get(message.runId, message.interruptId));
     if (!run || !interrupt) return;
     const summary: WebhookInterrupt = { interruptId: interrupt.interruptId, kind: interrupt.kind, summary: interrupt.summary.split("\n")[0] };
-    await notify(services, run, "awaiting_input", `msg_${run.runId}_${interrupt.interruptId}`, [summary]);
+    await notify(ports, run, "awaiting_input", `msg_${run.runId}_${interrupt.interruptId}`, [summary]);
     return;
   }
   const waitMs = message.notBefore ? Date.parse(message.notBefore) - Date.now() : 0;
-  if (waitMs > 1_000) return services.notifyQueue.send(message, waitMs); // hours-long backoff, 15 minutes at a time
-  const delivery = await services.webhooks.getDelivery(message.runId, message.deliveryId);
-  const run = await services.runs.get(message.runId);
-  if (delivery && run) await attempt(services, run, delivery, message.attempt);
+  if (waitMs > 1_000) return ports.notifyQueue.send(message, waitMs); // hours-long backoff, 15 minutes at a time
+  const delivery = await ports.webhooks.getDelivery(message.runId, message.deliveryId);
+  const run = await ports.runs.get(message.runId);
+  if (delivery && run) await attempt(ports, run, delivery, message.attempt);
 }
 
 /** Records the message once (its id is the webhook-id, stable across retries) and tries it. */
-async function notify(services: Services, run: RunRecord, status: NotifiedStatus, deliveryId: string, interrupts?: WebhookInterrupt[]): Promise<void> {
+async function notify(ports: DeliveryPorts, run: RunRecord, status: NotifiedStatus, deliveryId: string, interrupts?: WebhookInterrupt[]): Promise<void> {
   const subscription = run.webhook;
   if (!subscription || !run.links) return;
   const type = webhookEventType(status);
@@ -63,7 +69,7 @@ async function notify(services: Services, run: RunRecord, status: NotifiedStatus
     occurredAt: run.endedAt ?? run.updatedAt,
   });
   const now = new Date().toISOString();
-  const delivery = await services.webhooks.createDelivery({
+  const delivery = await ports.webhooks.createDelivery({
     deliveryId,
     runId: run.runId,
     type,
@@ -74,13 +80,13 @@ async function notify(services: Services, run: RunRecord, status: NotifiedStatus
     createdAt: now,
     updatedAt: now,
   });
-  if (delivery.attempts.length === 0) await attempt(services, run, delivery, 1);
+  if (delivery.attempts.length === 0) await attempt(ports, run, delivery, 1);
 }
 
 /** One delivery attempt, then: done, retry later (backoff, Retry-After), disable (410) or dead-letter. */
-export async function attempt(services: Services, run: RunRecord, delivery: Delivery, attemptNumber: number): Promise<void> {
+export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: Delivery, attemptNumber: number): Promise<void> {
   if (delivery.status !== "pending" || delivery.attempts.some((a) => a.attempt === attemptNumber)) return; // delivered once already
-  const { config, webhooks } = services;
+  const { config, webhooks } = ports;
   const at = new Date().toISOString();
   if (await webhooks.isDisabled(run.tenantId, delivery.url)) {
     return webhooks.recordAttempt(run.runId, delivery.deliveryId, { attempt: attemptNumber, at, ok: false, error: "endpoint disabled after 410 Gone", durationMs: 0 }, "disabled");
@@ -104,7 +110,7 @@ export async function attempt(services: Services, run: RunRecord, delivery: Deli
     result = { ok: false, error: errorMessage(error), durationMs: 0 };
     if (permanent) {
       await webhooks.recordAttempt(run.runId, delivery.deliveryId, { attempt: attemptNumber, at, ok: false, error: result.error, durationMs: 0 }, "dead");
-      return services.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason: result.error! });
+      return ports.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason: result.error! });
     }
   }
   const record = { attempt: attemptNumber, at, ok: result.ok, status: result.status, error: result.error, durationMs: result.durationMs };
@@ -120,9 +126,9 @@ export async function attempt(services: Services, run: RunRecord, delivery: Deli
   if (next === "give_up") {
     await webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "dead");
     const reason = `no success after ${attemptNumber - (delivery.seriesStart ?? 0)} attempts: ${result.error ?? `HTTP ${result.status}`}`;
-    return services.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason });
+    return ports.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason });
   }
   const notBefore = new Date(Date.now() + next).toISOString();
   await webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "pending", notBefore);
-  await services.notifyQueue.send({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber + 1, notBefore }, next);
+  await ports.notifyQueue.send({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber + 1, notBefore }, next);
 }

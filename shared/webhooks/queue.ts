@@ -1,17 +1,10 @@
 import { countMetric, logger } from "../observability.js";
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
+import { NotifyMessage } from "../contracts/notify.js";
+import type { Notifier } from "../ports/notifier.js";
 
-/** Messages on the notification queue besides Step Functions' own status-change events. */
-export const NotifyMessage = z.discriminatedUnion("kind", [
-  /** Try delivering a webhook (again); not before `notBefore` (SQS delays at most 15 minutes). */
-  z.object({ kind: z.literal("deliver"), runId: z.string(), deliveryId: z.string(), attempt: z.number().int().min(1), notBefore: z.string().optional() }),
-  /** A run started waiting for a person. */
-  z.object({ kind: z.literal("awaiting_input"), runId: z.string(), interruptId: z.string() }),
-  /** A run ended without its execution reporting it (the execution was gone): send its terminal webhook. */
-  z.object({ kind: z.literal("ended"), runId: z.string() }),
-]);
-export type NotifyMessage = z.infer<typeof NotifyMessage>;
+export { NotifyMessage } from "../contracts/notify.js";
 
 /** EventBridge's "Step Functions Execution Status Change" event, as the rule puts it on the queue. */
 export const ExecutionStatusEvent = z.object({
@@ -32,7 +25,7 @@ export type ExecutionStatusEvent = z.infer<typeof ExecutionStatusEvent>;
 const MAX_SQS_DELAY_SECONDS = 900;
 
 /** The notification queue and its dead-letter queue. */
-export class NotifyQueue {
+export class NotifyQueue implements Notifier {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrl: string | undefined,

@@ -76,7 +76,7 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
   };
   const loopOnce = (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) =>
     runAgentLoop(
-      { runId: "run_test", services, deadline },
+      { runId: "run_test", ports: services, deadline },
       {
         scope: "task#0#t1",
         role: "executor",

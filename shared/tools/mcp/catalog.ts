@@ -1,4 +1,4 @@
-import type { EventLog } from "../../store/events.js";
+import type { RunEvents } from "../../ports/events.js";
 import type { ToolSourceStore } from "../../store/toolSources.js";
 import type { ToolSourceRecord } from "../../contracts/toolSources.js";
 import type { EnvelopeCipher } from "../../secrets/envelope.js";
@@ -15,7 +15,7 @@ import { redactor } from "./redact.js";
 export interface McpCatalogOptions {
   sources: ToolSourceStore;
   cipher: EnvelopeCipher;
-  events: EventLog;
+  events: Pick<RunEvents, "append">;
   policy: McpNetworkPolicy;
   callTimeoutMs: number;
   connectTimeoutMs: number;

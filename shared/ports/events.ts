@@ -1,0 +1,20 @@
+import type { EventBody, RunEvent } from "../contracts/events.js";
+
+/** The log's last sequence number, and whether the terminal event has closed it. */
+export interface LogTip {
+  seq: number;
+  closed: boolean;
+}
+
+/**
+ * The events port: one gap-free sequence per run (numbers 1, 2, … with no holes, also when writers
+ * race or a write fails), closed by the terminal event (later appends are dropped, answering []).
+ * Adapter: EventLog (DynamoDB); fake: shared/testing/memoryEvents.ts.
+ */
+export interface RunEvents {
+  /** Appends after the events already there, in order; [] once the log is closed. */
+  append(runId: string, bodies: EventBody[], options?: { close?: boolean; after?: number }): Promise<RunEvent[]>;
+  tip(runId: string): Promise<LogTip>;
+  /** Events with seq greater than `after`, in order. */
+  list(runId: string, after?: number, limit?: number): Promise<RunEvent[]>;
+}

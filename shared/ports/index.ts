@@ -1,0 +1,47 @@
+import type { Config } from "../config.js";
+import type { ChatModel } from "../llm/types.js";
+import type { Executions } from "./executions.js";
+import type { RunEvents } from "./events.js";
+import type { FileStore, FileTransfer } from "./files.js";
+import type { IdempotencyKeys } from "./idempotency.js";
+import type { Interrupts } from "./interrupts.js";
+import type { RunJournal } from "./journal.js";
+import type { Notifier } from "./notifier.js";
+import type { Runs } from "./runs.js";
+import type { Sessions } from "./sessions.js";
+import type { TenantSlots } from "./slots.js";
+import type { Tasks } from "./tasks.js";
+import type { ToolCatalog } from "./toolCatalog.js";
+import type { Webhooks } from "./webhooks.js";
+
+/**
+ * Every port the orchestration core uses (DESIGN §9). A function of the core takes the few it
+ * needs (`Pick<Ports, …>`): functions/ passes its Services (adapters), unit tests the in-memory
+ * fakes of shared/testing/.
+ */
+export interface Ports {
+  /** Settings (budgets, limits); a value, not a port, but the core reads it beside them. */
+  config: Config;
+  runs: Runs;
+  events: RunEvents;
+  journal: RunJournal;
+  tasks: Tasks;
+  interrupts: Interrupts;
+  files: FileStore;
+  /** Uploads before a run, and download links. */
+  transfers: FileTransfer;
+  tools: ToolCatalog;
+  model: ChatModel;
+  executions: Executions;
+  notifyQueue: Notifier;
+  activeRuns: TenantSlots;
+  sessions: Sessions;
+  webhooks: Webhooks;
+  idempotency: IdempotencyKeys;
+}
+
+/** The ports a step uses, and when its Lambda's time runs out. */
+export type StepPorts<K extends keyof Ports> = Pick<Ports, K> & {
+  /** Epoch ms after which an agent hands back to the state machine rather than start a round. */
+  deadline?: number;
+};

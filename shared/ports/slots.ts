@@ -1,0 +1,13 @@
+/**
+ * The tenant slots port: how many runs a tenant has going. A slot is taken conditionally (two
+ * requests cannot both take the last one) and given back once per run. Adapter: ActiveRuns
+ * (DynamoDB); fake: shared/testing/memorySlots.ts.
+ */
+export interface TenantSlots {
+  /** Takes a slot if fewer than `limit` are taken. */
+  acquire(tenantId: string, limit: number): Promise<boolean>;
+  /** Gives one back (never below zero). */
+  release(tenantId: string): Promise<void>;
+  /** How many are taken. */
+  count(tenantId: string): Promise<number>;
+}

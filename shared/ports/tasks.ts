@@ -1,0 +1,62 @@
+import type { Plan } from "../contracts/plan.js";
+import type { Usage } from "../contracts/run.js";
+import type { TableItem } from "./journal.js";
+
+/** A sub-task's whole result; the state machine carries only a preview. */
+export interface TaskRecord {
+  iteration: number;
+  stepIndex: number;
+  taskId: string;
+  title: string;
+  /** The task as the planner wrote it (the state machine carries a short title). */
+  text: string;
+  status: "pending" | "succeeded" | "failed";
+  result?: string;
+  startedAt?: string;
+  endedAt?: string;
+  /** The executor's model and tool calls; the run's usage is its own plus its tasks'. */
+  usage?: Partial<Usage>;
+}
+
+/**
+ * What every executor of one step starts from, written once by the planner when it hands the step
+ * to the Map: the request, the plan, the results of earlier steps (the run memory at the fork
+ * point) and the run's settings. Executors read this one item instead of the run and every task,
+ * and a retried or resumed executor sees exactly the same memory.
+ */
+export interface StepContext {
+  iteration: number;
+  stepIndex: number;
+  tenantId: string;
+  request: string;
+  plan?: Plan;
+  /** Earlier steps' results, one line per task, in task order. */
+  priorResults: string[];
+  approvalTools?: "none" | "write" | "all";
+  maxRounds: number;
+  tasks: { taskId: string; title: string; text: string }[];
+  /** The run's files when the step started (its executors run side by side and see the same list). */
+  files?: string[];
+}
+
+/**
+ * The tasks port: task records and step contexts of plan_solve runs. `item` and `stepItem` give
+ * what the journal writes in one batch with its records. Adapter: TaskStore (DynamoDB); fake:
+ * shared/testing/memoryTasks.ts.
+ */
+export interface Tasks {
+  item(runId: string, task: TaskRecord): TableItem;
+  stepItem(runId: string, step: StepContext): TableItem;
+  put(runId: string, task: TaskRecord): Promise<void>;
+  get(runId: string, iteration: number, taskId: string): Promise<TaskRecord | undefined>;
+  step(runId: string, iteration: number): Promise<StepContext | undefined>;
+  /** The step's context and the run's status, in one read. */
+  stepAndRunStatus(runId: string, iteration: number): Promise<{ step?: StepContext; status?: string }>;
+  /** Results of one iteration, or of the whole run, in iteration then task order. */
+  list(runId: string, iteration?: number): Promise<TaskRecord[]>;
+}
+
+/** Task ids are "t1", "t2", … ; compare by number so t10 follows t9. */
+export function compareTaskIds(a: string, b: string): number {
+  return a.localeCompare(b, "en", { numeric: true });
+}

@@ -1,0 +1,13 @@
+import type { RecordFailureInput } from "../contracts/steps.js";
+import type { StepPorts } from "../ports/index.js";
+import { describeCause, endRun, type EndRunPorts } from "../run/lifecycle.js";
+
+export type RecordFailurePorts = StepPorts<keyof EndRunPorts>;
+
+/** "Record failure": whatever failed, the run ends failed with a readable reason. */
+export async function recordFailure(input: RecordFailureInput, ports: RecordFailurePorts): Promise<{ runId: string; status: string; error: string; cause: string }> {
+  const failure = { code: input.error.Error || "error", message: describeCause(input.error) };
+  await endRun(ports, input.runId, "failed", { error: failure });
+  // "Run failed" reports these as the execution's error and cause.
+  return { runId: input.runId, status: "failed", error: failure.code, cause: failure.message };
+}

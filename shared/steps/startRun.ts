@@ -1,0 +1,26 @@
+import { fixedMode } from "../agent/router.js";
+import type { RunState, StartRunInput } from "../contracts/steps.js";
+import { NotFoundError } from "../errors.js";
+import { countMetric } from "../observability.js";
+import type { StepPorts } from "../ports/index.js";
+
+export type StartRunPorts = StepPorts<"runs" | "events">;
+
+/** "Start run": mark the run running and decide its mode (or leave it to "Route request"). */
+export async function startRun(input: StartRunInput, ports: StartRunPorts): Promise<RunState> {
+  const { runId } = input;
+  // Only the first delivery moves queued → running and announces it (steps run at least once).
+  const started = await ports.runs.startIfQueued(runId);
+  const record = started ?? (await ports.runs.get(runId));
+  if (!record) throw new NotFoundError(`run ${runId} not found`);
+  const mode = record.mode ?? fixedMode(record);
+  if (started) {
+    countMetric("RunsStarted");
+    await Promise.all([
+      mode ? ports.runs.update(runId, { mode }) : undefined,
+      // The run's first event.
+      ports.events.append(runId, [{ type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } }], { after: 0 }),
+    ]);
+  }
+  return { runId, mode: mode ?? "route" };
+}

@@ -1,0 +1,91 @@
+import {
+  DescribeExecutionCommand,
+  ExecutionDoesNotExist,
+  GetExecutionHistoryCommand,
+  RedriveExecutionCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+  StopExecutionCommand,
+  type SFNClient,
+} from "@aws-sdk/client-sfn";
+import type { ExecutionState, Executions } from "../ports/executions.js";
+
+const EXECUTION_ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut"]);
+/** Answers of Step Functions that say "not possible now", not "something broke". */
+const REFUSED = new Set(["ExecutionNotRedrivable", "ExecutionAlreadyExists", "ExecutionLimitExceeded", "ExecutionDoesNotExist"]);
+const DEAD_TOKEN = new Set(["TaskTimedOut", "TaskDoesNotExist"]);
+
+/** The executions port over the Step Functions API (the run's state machine). */
+export class StepFunctionsExecutions implements Executions {
+  constructor(
+    private readonly sfn: SFNClient,
+    private readonly stateMachineArn: string | undefined,
+  ) {}
+
+  /** arn:…:stateMachine:Name + run id → arn:…:execution:Name:runId. */
+  arnFor(runId: string): string {
+    return `${this.machine().replace(":stateMachine:", ":execution:")}:${runId}`;
+  }
+
+  async start(runId: string): Promise<boolean> {
+    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: JSON.stringify({ runId }) })));
+  }
+
+  async stop(executionArn: string, error: string, cause: string): Promise<boolean> {
+    return refusedAsFalse(this.sfn.send(new StopExecutionCommand({ executionArn, error, cause })));
+  }
+
+  async describe(executionArn: string): Promise<ExecutionState> {
+    try {
+      const { status } = await this.sfn.send(new DescribeExecutionCommand({ executionArn }));
+      return (status ?? "RUNNING") as ExecutionState;
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist || (error as Error).name === "ExecutionDoesNotExist") return "missing";
+      throw error;
+    }
+  }
+
+  async redrive(executionArn: string, clientToken: string): Promise<boolean> {
+    return refusedAsFalse(this.sfn.send(new RedriveExecutionCommand({ executionArn, clientToken: clientToken.slice(0, 64) })));
+  }
+
+  async sendTaskSuccess(taskToken: string, output: unknown): Promise<boolean> {
+    try {
+      await this.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }));
+      return true;
+    } catch (error) {
+      if (DEAD_TOKEN.has((error as Error).name)) return false;
+      throw error;
+    }
+  }
+
+  async stateTransitions(executionArn: string): Promise<{ count: number; final: boolean }> {
+    let count = 0;
+    let final = false;
+    let nextToken: string | undefined;
+    do {
+      const page = await this.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken, includeExecutionData: false }));
+      for (const event of page.events ?? []) {
+        if (event.type?.endsWith("StateEntered")) count++;
+        if (event.type && EXECUTION_ENDED.has(event.type)) final = true;
+      }
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return { count, final };
+  }
+
+  private machine(): string {
+    if (!this.stateMachineArn) throw new Error("STATE_MACHINE_ARN is not configured");
+    return this.stateMachineArn;
+  }
+}
+
+async function refusedAsFalse(call: Promise<unknown>): Promise<boolean> {
+  try {
+    await call;
+    return true;
+  } catch (error) {
+    if (REFUSED.has((error as Error).name)) return false;
+    throw error;
+  }
+}
