@@ -1,0 +1,67 @@
+import { loadConfig, type Config } from "../config.js";
+import type { Ports } from "../ports/index.js";
+import type { ToolCatalog } from "../ports/toolCatalog.js";
+import { EventedFileStore } from "../run/fileEvents.js";
+import { builtinTools } from "../tools/builtins.js";
+import { askUser } from "../tools/askUser.js";
+import { ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/tool.js";
+import { writeReport } from "../tools/writeReport.js";
+import { MemoryEvents } from "./memoryEvents.js";
+import { MemoryExecutions } from "./memoryExecutions.js";
+import { MemoryFileStore } from "./memoryFiles.js";
+import { MemoryIdempotency } from "./memoryIdempotency.js";
+import { MemoryInterrupts } from "./memoryInterrupts.js";
+import { MemoryJournal } from "./memoryJournal.js";
+import { MemoryNotifier } from "./memoryNotifier.js";
+import { MemoryRuns } from "./memoryRuns.js";
+import { MemorySessions } from "./memorySessions.js";
+import { MemorySlots } from "./memorySlots.js";
+import { MemoryTasks } from "./memoryTasks.js";
+import { MemoryWebhooks } from "./memoryWebhooks.js";
+import { ScriptedModel } from "./scriptedModel.js";
+
+/** A catalog of fixed tools (ReAct agents also get ask_user). */
+export function fixedCatalog(tools: readonly Tool[]): ToolCatalog {
+  return {
+    async registryFor(_tenantId, audience) {
+      return new ToolRegistry(audience === "react" ? [...tools, askUser] : [...tools]);
+    },
+  };
+}
+
+/** Every port in memory, wired as createServices wires the adapters, with the fakes' own handles for assertions. */
+export function memoryPorts(options: { config?: Record<string, string>; model?: Ports["model"]; tools?: readonly Tool[] } = {}) {
+  const config: Config = loadConfig({
+    TABLE_NAME: "memory",
+    STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise",
+    ...options.config,
+  });
+  const runs = new MemoryRuns();
+  const events = new MemoryEvents();
+  const tasks = new MemoryTasks(runs);
+  const files = new MemoryFileStore();
+  const fakes = {
+    runs,
+    events,
+    tasks,
+    journal: new MemoryJournal([tasks]),
+    interrupts: new MemoryInterrupts(),
+    files,
+    executions: new MemoryExecutions(config.STATE_MACHINE_ARN),
+    notifyQueue: new MemoryNotifier(),
+    activeRuns: new MemorySlots(),
+    sessions: new MemorySessions(),
+    webhooks: new MemoryWebhooks(),
+    idempotency: new MemoryIdempotency(),
+  };
+  const ports: Ports = {
+    ...fakes,
+    config,
+    files: new EventedFileStore(files, events, runs),
+    transfers: files,
+    tools: fixedCatalog(options.tools ?? [...builtinTools, writeReport]),
+    model: options.model ?? new ScriptedModel([]),
+  };
+  return { ports, fakes };
+}

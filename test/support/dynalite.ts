@@ -1,0 +1,33 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll } from "vitest";
+import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
+import { Table } from "../../shared/store/table.js";
+
+/**
+ * dynalite (DynamoDB's wire protocol, in this process) for the tests of one file, stopped after
+ * them also when starting failed half-way. `table()` is the stack's table on it.
+ */
+export function useDynalite(tableName = "stepwise"): { table(): Table } {
+  let dynamo: Awaited<ReturnType<typeof startDynamo>> | undefined;
+  let table: Table | undefined;
+  beforeAll(async () => {
+    dynamo = await startDynamo();
+    const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+    await ensureTable(new DynamoDBClient(config), tableName);
+    table = Table.connect(tableName, config);
+  });
+  afterAll(async () => {
+    table?.doc.destroy();
+    await dynamo?.close();
+  });
+  return {
+    table: () => {
+      if (!table) throw new Error("dynalite has not started");
+      return table;
+    },
+  };
+}
+
+/** A fresh id, so the cases of one file never meet in the shared table. */
+export const freshId = (prefix: string) => `${prefix}_${randomBytes(6).toString("hex")}`;
