@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openInterrupt } from "../../../shared/agent/interrupts.js";
+import type { RunRecord } from "../../../shared/contracts/run.js";
+import { endRun } from "../../../shared/run/lifecycle.js";
+import { onExecutionStatus, onQueueMessage } from "../../../shared/webhooks/notify.js";
+import { verifyWebhook } from "../../../shared/webhooks/signing.js";
+import { Receiver, scripts, type Script } from "../../support/receiver.js";
+import { withRun } from "./fixture.js";
+
+/**
+ * Sending a run's webhooks (the notify function's core) over in-memory ports, to a receiver on
+ * loopback: what is signed, where it goes, how often, and what happens when the receiver fails.
+ */
+
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await Receiver.start();
+});
+afterAll(async () => receiver?.close());
+
+const config = { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_ALLOW_HTTP: "true" };
+const statusEvent = (run: RunRecord, status: "SUCCEEDED" | "FAILED" | "ABORTED", cause?: string) => ({
+  "detail-type": "Step Functions Execution Status Change" as const,
+  source: "aws.states" as const,
+  detail: { executionArn: run.executionArn, stateMachineArn: "arn:sm", name: run.runId, status, cause },
+});
+
+async function subscribed(script: Script = scripts.ok(), fields: Partial<RunRecord> = {}) {
+  const endpoint = receiver.endpoint(script);
+  const fixture = await withRun({ status: "running", webhook: { url: endpoint.url }, ...fields }, { config });
+  return { ...fixture, endpoint };
+}
+
+describe("notify", () => {
+  it("a run that ended: one signed webhook to the run's URL (Standard Webhooks), however often the end is reported", async () => {
+    const { ports, fakes, runId, run, endpoint } = await subscribed();
+    await ports.runs.update(runId, { result: "4" });
+    await endRun(ports, runId, "succeeded");
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    await onQueueMessage(ports, { kind: "ended", runId });
+
+    expect(endpoint.requests).toHaveLength(1);
+    const [request] = endpoint.requests;
+    const secrets = (await fakes.webhooks.secrets("tenant_1")).map((s) => s.secret);
+    expect(() => verifyWebhook({ headers: request!.headers as Record<string, string>, body: request!.body, secrets })).not.toThrow();
+    expect(request!.headers["webhook-id"]).toBe(`msg_${runId}_succeeded`);
+    expect(JSON.parse(request!.body)).toMatchObject({ type: "run.succeeded", data: { runId, status: "succeeded", result: "4" } });
+    expect((await fakes.webhooks.listDeliveries(runId)).map((d) => d.status)).toEqual(["delivered"]);
+  });
+
+  it("an execution that crashed ends its run failed (slot back) and reports it", async () => {
+    const { ports, fakes, runId, run, endpoint } = await subscribed();
+    await onExecutionStatus(ports, statusEvent(run, "FAILED", "Lambda died"));
+    expect(await ports.runs.get(runId)).toMatchObject({ status: "failed", error: { message: "Lambda died" } });
+    expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
+    expect(endpoint.bodies().map((b) => b.type)).toEqual(["run.failed"]);
+  });
+
+  it("a run waiting for a person sends run.awaiting_input listing the interrupt", async () => {
+    const { ports, fakes, runId, endpoint } = await subscribed();
+    await openInterrupt(ports, { interruptId: "int_1", runId, kind: "ask_user", question: "Which city?", summary: "The agent asks: Which city?" });
+    for (const message of fakes.notifyQueue.take()) await onQueueMessage(ports, message);
+    expect(endpoint.bodies()).toEqual([expect.objectContaining({ type: "run.awaiting_input", data: expect.objectContaining({ interrupts: [{ interruptId: "int_1", kind: "ask_user", summary: "The agent asks: Which city?" }] }) })]);
+  });
+
+  it("only the subscribed event types are sent; a run without a webhook sends nothing", async () => {
+    const endpoint = receiver.endpoint();
+    const { ports, fakes, runId, run } = await withRun({ status: "running", webhook: { url: endpoint.url, events: ["run.failed"] } }, { config });
+    await endRun(ports, runId, "succeeded");
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    expect(endpoint.requests).toHaveLength(0);
+    expect(await fakes.webhooks.listDeliveries(runId)).toEqual([]);
+
+    const quiet = await withRun({ status: "running" }, { config });
+    await endRun(quiet.ports, quiet.runId, "succeeded");
+    await onExecutionStatus(quiet.ports, statusEvent(quiet.run, "SUCCEEDED"));
+    expect(await quiet.fakes.webhooks.listDeliveries(quiet.runId)).toEqual([]);
+  });
+
+  it("a receiver that fails gets the same message again later: the retry is queued with its delay, and delivered on the next attempt", async () => {
+    const { ports, fakes, runId, run, endpoint } = await subscribed(scripts.failThenSucceed(1, { status: 503 }));
+    await endRun(ports, runId, "succeeded");
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    const [retry] = fakes.notifyQueue.sent.splice(0);
+    expect(retry).toMatchObject({ message: { kind: "deliver", runId, attempt: 2, notBefore: expect.any(String) }, delayMs: expect.any(Number) });
+    expect(retry!.delayMs).toBeGreaterThan(0);
+    await onQueueMessage(ports, { ...retry!.message, notBefore: undefined } as never);
+    expect(endpoint.requests.map((r) => [r.headers["webhook-id"], r.answered])).toEqual([
+      [`msg_${runId}_succeeded`, 503],
+      [`msg_${runId}_succeeded`, 200],
+    ]);
+    expect((await fakes.webhooks.listDeliveries(runId))[0]).toMatchObject({ status: "delivered", attempts: [{ ok: false, status: 503 }, { ok: true }] });
+  });
+
+  it("410 Gone disables the endpoint for the tenant: nothing more is sent to it", async () => {
+    const { ports, fakes, runId, run, endpoint } = await subscribed(scripts.always(410));
+    await endRun(ports, runId, "succeeded");
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    expect(await fakes.webhooks.isDisabled("tenant_1", endpoint.url)).toBe(true);
+    expect(fakes.notifyQueue.sent).toEqual([]);
+    expect((await fakes.webhooks.listDeliveries(runId))[0]?.status).toBe("disabled");
+  });
+});
