@@ -37,12 +37,12 @@ describe("executeTask", () => {
   });
 
   it("run again after it finished (a retried state), it replays: no model call, no second tool run, the same result", async () => {
-    const { ports, fakes, runId, input } = await planned();
+    const { ports, fakes, runId, input, model } = await planned();
     const first = await executeTask(input(1), ports);
-    const calls = (ports.model as ScriptedModel).requests.length;
+    const calls = model.requests.length;
     const again = await executeTask(input(1), ports);
     expect(again).toEqual(first);
-    expect((ports.model as ScriptedModel).requests.length).toBe(calls);
+    expect(model.requests.length).toBe(calls);
     expect(fakes.events.all(runId).filter((e) => e.type === "file.created")).toHaveLength(1);
   });
 
@@ -77,10 +77,10 @@ describe("executeTask", () => {
   });
 
   it("a run cancelled meanwhile stops the executor before its next model call", async () => {
-    const { ports, runId, input } = await planned();
+    const { ports, runId, input, model } = await planned();
     await ports.runs.update(runId, { status: "cancelled" });
-    const calls = (ports.model as ScriptedModel).requests.length;
+    const calls = model.requests.length;
     expect(await executeTask(input(0), ports)).toMatchObject({ done: true, status: "failed", preview: "The run ended before this task finished." });
-    expect((ports.model as ScriptedModel).requests.length).toBe(calls);
+    expect(model.requests.length).toBe(calls);
   });
 });

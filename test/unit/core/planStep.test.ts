@@ -7,7 +7,7 @@ import { eventTypes, withRun } from "./fixture.js";
 
 describe("planStep", () => {
   it("creates the plan, stores and announces it, and dispatches its first step's tasks with their step context", async () => {
-    const { ports, fakes, runId } = await withRun({ requestedMode: "plan_solve" });
+    const { ports, fakes, runId, model } = await withRun({ requestedMode: "plan_solve" });
     const state = await startRun({ runId }, ports);
     expect(state).toEqual({ runId, mode: "plan_solve" });
 
@@ -28,17 +28,17 @@ describe("planStep", () => {
   });
 
   it("a retried Plan replays the planner's recorded turn: the same tasks, no second model call", async () => {
-    const { ports, fakes, runId } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" });
+    const { ports, fakes, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" });
     const first = await plan({ runId, mode: "plan_solve" }, ports);
-    const calls = (ports.model as { requests: unknown[] }).requests.length;
+    const calls = model.requests.length;
     const again = await plan({ runId, mode: "plan_solve" }, ports);
     expect(again).toEqual(first);
-    expect((ports.model as { requests: unknown[] }).requests.length).toBe(calls);
+    expect(model.requests.length).toBe(calls);
     expect(fakes.runs.records.get(runId)?.usage.llmCalls).toBe(1);
   });
 
   it("back from the Map, the step's results mark it completed, and a finished plan hands over to the summarizer", async () => {
-    const { ports, runId } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" });
+    const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" });
     const first = await plan({ runId, mode: "plan_solve" }, ports);
     for (const task of first.tasks) {
       const record = (await ports.tasks.get(runId, 0, task.taskId))!;
@@ -51,12 +51,12 @@ describe("planStep", () => {
     expect(run?.plan?.finished).toBe(true);
     expect(run?.plan?.steps[0]?.status).toBe("completed");
     // The planner was shown the step's results.
-    const planner = (ports.model as { requests: { messages: { role: string; content: unknown }[] }[] }).requests.at(-1)!;
+    const planner = model.requests.at(-1)!;
     expect(JSON.stringify(planner.messages)).toContain("result of s1.t2");
   });
 
   it("with plan approval, the plan waits for a person: an interrupt, the run awaiting_input, the notifier told, no task dispatched", async () => {
-    const { ports, fakes, runId } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", approval: { plan: true } });
+    const { ports, fakes, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", approval: { plan: true, tools: "none" } });
     const output = await plan({ runId, mode: "plan_solve" }, ports);
     expect(output).toMatchObject({ next: "approve", tasks: [], stepIndex: -1 });
     expect(await ports.interrupts.get(runId, output.interruptId!)).toMatchObject({ kind: "plan_approval", status: "pending" });
@@ -65,26 +65,26 @@ describe("planStep", () => {
     expect(await ports.tasks.list(runId)).toEqual([]);
 
     // Approved: the same plan runs, without asking the planner again.
-    const calls = (ports.model as { requests: unknown[] }).requests.length;
+    const calls = model.requests.length;
     await ports.interrupts.resolve(runId, output.interruptId!, { decision: "approve", resolvedAt: new Date().toISOString() });
     const approved = await plan(output, ports);
     expect(approved).toMatchObject({ next: "execute", tasks: [{ taskId: "s1.t1" }, { taskId: "s1.t2" }] });
-    expect((ports.model as { requests: unknown[] }).requests.length).toBe(calls);
+    expect(model.requests.length).toBe(calls);
   });
 
   it("a rejected plan goes back to the planner with the person's reason, and the revision asks again", async () => {
-    const { ports, runId } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", approval: { plan: true } });
+    const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", approval: { plan: true, tools: "none" } });
     const output = await plan({ runId, mode: "plan_solve" }, ports);
     await ports.interrupts.resolve(runId, output.interruptId!, { decision: "reject", message: "use fewer tasks", resolvedAt: new Date().toISOString() });
     const revised = await plan(output, ports);
     expect(revised).toMatchObject({ next: "approve", revision: 1 });
     expect(revised.interruptId).not.toBe(output.interruptId);
-    const planner = (ports.model as { requests: { messages: unknown[] }[] }).requests.at(-1)!;
+    const planner = model.requests.at(-1)!;
     expect(JSON.stringify(planner.messages)).toContain("The user rejected this plan: use fewer tasks");
   });
 
   it("at the plan iteration budget, the run goes to the summarizer with the reason recorded", async () => {
-    const { ports, runId } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", budgets: { maxPlanIterations: 1 } });
+    const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", budgets: { maxPlanIterations: 1 } });
     const first = await plan({ runId, mode: "plan_solve" }, ports);
     const taskResults = first.tasks.map((task) => ({ runId, iteration: 0, task, done: true, status: "failed" as const }));
     const next = await plan({ ...first, taskResults }, ports);
