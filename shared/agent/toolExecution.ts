@@ -79,7 +79,7 @@ async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOu
   if (outcome.output.length <= MAX_OBSERVE_CHARS) return outcome;
   // Scope and round in the name: call ids are only unique within one agent's conversation.
   const name = `tool-output-${`${round.scope}-${round.round}-${call.id}`.replace(/[^\w.-]/g, "_")}.txt`;
-  await round.ports.files.put(round.runId, name, outcome.output.slice(0, 300_000), { description: `Whole output of ${call.name}` });
+  await round.ports.files.put(round.runId, name, outcome.output.slice(0, 300_000), { description: `Whole output of ${call.name}`, idempotencyKey: idempotencyKeyOf(round, call) });
   return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
 }
 

@@ -12,8 +12,12 @@ export interface LogTip {
  * Adapter: EventLog (DynamoDB); fake: shared/testing/memoryEvents.ts.
  */
 export interface RunEvents {
-  /** Appends after the events already there, in order; [] once the log is closed. */
-  append(runId: string, bodies: EventBody[], options?: { close?: boolean; after?: number }): Promise<RunEvent[]>;
+  /**
+   * Appends after the events already there, in order; [] once the log is closed. With a `key`, the
+   * append happens once per run: one with a key the log has taken already answers [] (a write
+   * tool's `file.created`, announced again by a call retried after a crash).
+   */
+  append(runId: string, bodies: EventBody[], options?: { close?: boolean; after?: number; key?: string }): Promise<RunEvent[]>;
   tip(runId: string): Promise<LogTip>;
   /** Events with seq greater than `after`, in order. */
   list(runId: string, after?: number, limit?: number): Promise<RunEvent[]>;

@@ -17,6 +17,11 @@ export interface PutFileOptions {
   description?: string;
   /** Defaults from the name's extension (text/plain when unknown). */
   contentType?: string;
+  /**
+   * The write tool call's idempotency key: a put of the same name with the key the file was
+   * written with writes nothing again (a call retried after a crash), and answers the file as stored.
+   */
+  idempotencyKey?: string;
 }
 
 /**
@@ -25,7 +30,7 @@ export interface PutFileOptions {
  * an in-memory fake in shared/testing/.
  */
 export interface FileStore {
-  /** Writes (or overwrites) a file of the run. */
+  /** Writes (or overwrites) a file of the run; once per idempotency key, when one is given. */
   put(runId: string, name: string, body: string | Uint8Array, options?: PutFileOptions): Promise<FileMeta>;
   get(runId: string, name: string): Promise<StoredFile | undefined>;
   /** Metadata only, in name order. */

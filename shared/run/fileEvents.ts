@@ -18,7 +18,9 @@ export class EventedFileStore implements FileStore {
   async put(runId: string, name: string, body: string | Uint8Array, options?: PutFileOptions): Promise<FileMeta> {
     const meta = await this.files.put(runId, name, body, options);
     const download = `${await this.runLink(runId)}/files/${encodeURIComponent(name)}`;
-    await this.events.append(runId, [{ type: "file.created", data: { name: meta.name, contentType: meta.contentType, bytes: meta.bytes, description: meta.description, download } }]);
+    // Announced once per write tool call: a call retried after a crash announces nothing again.
+    const once = options?.idempotencyKey ? { key: `file.created:${options.idempotencyKey}:${name}` } : {};
+    await this.events.append(runId, [{ type: "file.created", data: { name: meta.name, contentType: meta.contentType, bytes: meta.bytes, description: meta.description, download } }], once);
     return meta;
   }
 

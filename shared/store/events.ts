@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
@@ -17,6 +17,7 @@ const MAX_EVENT_TEXT = 32_000;
 interface Pending {
   bodies: EventBody[];
   close: boolean;
+  key?: string;
   resolve: (events: RunEvent[]) => void;
   reject: (error: unknown) => void;
 }
@@ -46,7 +47,7 @@ export class EventLog implements RunEvents {
    * `after`: the last number the caller knows of (0 for a run's first event), saving a read of the
    * tip when this process has not written to the run yet; a wrong guess only costs a retry.
    */
-  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number } = {}): Promise<RunEvent[]> {
+  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number; key?: string } = {}): Promise<RunEvent[]> {
     if (options.after !== undefined && !this.tips.has(runId)) this.remember(runId, { seq: options.after, closed: false });
     if (bodies.length === 0) return Promise.resolve([]);
     let valid: EventBody[];
@@ -56,12 +57,13 @@ export class EventLog implements RunEvents {
       return Promise.reject(error);
     }
     // Each part fits one item; parts queue one after another, so the events keep their order.
-    const parts = chunk(valid);
+    // A keyed append is one item (it is taken once, whole).
+    const parts = options.key === undefined ? chunk(valid) : [valid];
     return Promise.all(
       parts.map(
         (part, i) =>
           new Promise<RunEvent[]>((resolve, reject) => {
-            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, resolve, reject };
+            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, key: options.key, resolve, reject };
             const queue = this.queues.get(runId);
             if (queue) return void queue.push(pending);
             this.queues.set(runId, [pending]);
@@ -77,7 +79,9 @@ export class EventLog implements RunEvents {
     while (queue.length > 0) {
       const batch = takeBatch(queue);
       try {
-        const first = await this.put(runId, batch.flatMap((p) => p.bodies), batch.some((p) => p.close));
+        const bodies = batch.flatMap((p) => p.bodies);
+        const close = batch.some((p) => p.close);
+        const first = batch[0]!.key === undefined ? await this.put(runId, bodies, close) : await this.putKeyed(runId, bodies, close, batch[0]!.key);
         let seq = first ?? 0;
         const at = new Date().toISOString();
         for (const p of batch) p.resolve(first === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at }) as RunEvent));
@@ -108,6 +112,45 @@ export class EventLog implements RunEvents {
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException) || attempt >= 50) throw error;
         tip = await this.tip(runId); // another writer took that number: read where the log is now
+      }
+    }
+  }
+
+  /**
+   * Puts one item at the next free number unless an append with this key was written before;
+   * returns its first number, or undefined (closed, or appended already). The number it takes is
+   * recorded under the key first and the item carries the key, so a crash between the two leaves
+   * a record that points at an item that is not the key's: the retry appends.
+   */
+  private async putKeyed(runId: string, bodies: EventBody[], close: boolean, key: string): Promise<number | undefined> {
+    const keyItem = keys.eventKey(runId, key);
+    const { Item: taken } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keyItem, ConsistentRead: true }));
+    if (typeof taken?.first === "number") {
+      const { Item: at } = await this.table.doc.send(
+        new GetCommand({ TableName: this.table.name, Key: keys.event(runId, taken.first), ConsistentRead: true, ProjectionExpression: "dedupeKey" }),
+      );
+      if (at?.dedupeKey === key) return undefined;
+    }
+    let tip = this.tips.get(runId) ?? (await this.tip(runId));
+    for (let attempt = 0; ; attempt++) {
+      if (tip.closed) return undefined;
+      const first = tip.seq + 1;
+      const at = new Date().toISOString();
+      const ttl = expiresAt(this.retentionDays);
+      await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keyItem, first, ttl } }));
+      try {
+        await this.table.doc.send(
+          new PutCommand({
+            TableName: this.table.name,
+            Item: { ...keys.event(runId, first), events: bodies.map((body, i) => ({ ...body, seq: first + i, at })), dedupeKey: key, ...(close ? { closed: true } : {}), ttl },
+            ConditionExpression: "attribute_not_exists(pk)",
+          }),
+        );
+        this.remember(runId, { seq: first + bodies.length - 1, closed: close });
+        return first;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException) || attempt >= 50) throw error;
+        tip = await this.tip(runId);
       }
     }
   }
@@ -209,10 +252,12 @@ function chunk(bodies: EventBody[]): EventBody[][] {
 /** As many queued appends as fit one item (whole appends; one too big for an item goes alone). */
 function takeBatch(queue: Pending[]): Pending[] {
   const batch = [queue.shift()!];
+  if (batch[0]!.key !== undefined) return batch; // a keyed append goes alone
   let count = batch[0]!.bodies.length;
   let bytes = JSON.stringify(batch[0]!.bodies).length;
   while (queue.length > 0 && !batch.at(-1)!.close) {
     const next = queue[0]!;
+    if (next.key !== undefined) break;
     const size = JSON.stringify(next.bodies).length;
     if (count + next.bodies.length > MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES) break;
     batch.push(queue.shift()!);

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { journalKey, journalPrefix } from "../ports/journal.js";
 
 /** Every key shape of the single table, in one place (DESIGN §4). */
@@ -8,6 +9,8 @@ export const keys = {
   event: (runId: string, seq: number) => ({ pk: `RUN#${runId}`, sk: `EVT#${pad(seq, 10)}` }),
   eventPrefix: "EVT#",
   eventSk: (seq: number) => `EVT#${pad(seq, 10)}`,
+  /** Where a keyed append records the number it took (outside the EVT# range the log reads). */
+  eventKey: (runId: string, key: string) => ({ pk: `RUN#${runId}`, sk: `EVTKEY#${createHash("sha256").update(key).digest("hex")}` }),
   journal: journalKey,
   journalPrefix,
   task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),

@@ -39,9 +39,14 @@ export class S3FileStore implements FileStore, FileTransfer {
       bytes: bytes.byteLength,
       createdAt: new Date().toISOString(),
     };
+    if (options.idempotencyKey) {
+      // Written already by this call (a retry after a crash): the file as it was stored then.
+      const existing = await this.meta(runId, name);
+      if (existing?.idempotencyKey === options.idempotencyKey) return metaOf(existing);
+    }
     const objectKey = `${await this.tenantFor(runId)}/${runId}/${name}`;
     await this.options.s3.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: objectKey, Body: bytes, ContentType: meta.contentType }));
-    await this.putMeta(runId, meta, objectKey);
+    await this.putMeta(runId, meta, objectKey, options.idempotencyKey);
     return meta;
   }
 
@@ -109,13 +114,13 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   private async meta(runId: string, name: string): Promise<Record<string, any> | undefined> {
     const { table } = this.options;
-    const { Item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.file(runId, name) }));
+    const { Item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.file(runId, name), ConsistentRead: true }));
     return Item;
   }
 
-  private async putMeta(runId: string, meta: FileMeta, objectKey: string): Promise<void> {
+  private async putMeta(runId: string, meta: FileMeta, objectKey: string, idempotencyKey?: string): Promise<void> {
     const { table } = this.options;
-    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...keys.file(runId, meta.name), ...meta, objectKey, ttl: expiresAt(this.options.retentionDays) } }));
+    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...keys.file(runId, meta.name), ...meta, objectKey, idempotencyKey, ttl: expiresAt(this.options.retentionDays) } }));
   }
 
   private async tenantFor(runId: string): Promise<string> {

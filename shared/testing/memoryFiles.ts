@@ -3,9 +3,19 @@ import { contentTypeOf, toBytes, type FileMeta, type FileStore, type FileTransfe
 /** The files port in memory, for unit tests of the core. */
 export class MemoryFileStore implements FileStore, FileTransfer {
   readonly files = new Map<string, StoredFile>();
+  /** Every write that happened (a put answered from an earlier one with its key is not a write). */
+  readonly writes: { runId: string; name: string; idempotencyKey?: string }[] = [];
+  private readonly keyOf = new Map<string, string | undefined>();
   private readonly uploaded = new Map<string, { tenantId: string; file: StoredFile }>();
 
   async put(runId: string, name: string, body: string | Uint8Array, options: PutFileOptions = {}): Promise<FileMeta> {
+    const existing = this.files.get(`${runId}/${name}`);
+    if (existing && options.idempotencyKey && this.keyOf.get(`${runId}/${name}`) === options.idempotencyKey) {
+      const { body: _body, ...meta } = existing;
+      return meta;
+    }
+    this.writes.push({ runId, name, idempotencyKey: options.idempotencyKey });
+    this.keyOf.set(`${runId}/${name}`, options.idempotencyKey);
     const bytes = toBytes(body);
     const file: StoredFile = {
       name,

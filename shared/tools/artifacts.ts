@@ -15,8 +15,9 @@ export const writeArtifact = defineTool({
   description: "Save a file (markdown, text, csv, json) as a result of the run. Overwrites a file of the same name.",
   access: "write",
   parameters: z.object({ filename, content: z.string().max(300_000), description: z.string().max(500).optional() }),
-  async run({ filename, content, description }, { runId, files }) {
-    const saved = await files.put(runId, filename, content, { description });
+  async run({ filename, content, description }, { runId, files, idempotencyKey }) {
+    // Once per call: a retry after a crash finds the file its key wrote.
+    const saved = await files.put(runId, filename, content, { description, idempotencyKey });
     return `Saved ${saved.name} (${saved.bytes} bytes).`;
   },
 });

@@ -31,7 +31,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       code: z.string().min(1).max(100_000).describe("The Python program"),
       files: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to mount (default: all)"),
     }),
-    async run({ code, files: wanted }, { runId, files, signal }) {
+    async run({ code, files: wanted }, { runId, files, signal, idempotencyKey }) {
       const available = await files.list(runId);
       const names = wanted ?? available.map((f) => f.name);
       const missing = names.filter((name) => !available.some((f) => f.name === name));
@@ -46,7 +46,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       for (const output of result.outputs) {
         const name = sanitizeFileName(output.name);
         if (!name) continue;
-        const meta = await files.put(runId, name, Buffer.from(output.base64, "base64"), { description: "Written by run_code" });
+        const meta = await files.put(runId, name, Buffer.from(output.base64, "base64"), { description: "Written by run_code", idempotencyKey });
         saved.push(`${meta.name} (${meta.bytes} bytes)`);
       }
       return describeResult(result, saved);

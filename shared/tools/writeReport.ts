@@ -74,10 +74,10 @@ export const writeReport = defineTool({
     content: z.string().min(1).max(300_000).describe("The report in Markdown"),
     sources: z.array(Source).max(50).optional(),
   }),
-  async run({ title, format, content, sources }, { runId, files }) {
+  async run({ title, format, content, sources }, { runId, files, idempotencyKey }) {
     const name = reportFileName(title, format);
     const text = format === "html" ? renderHtmlReport(title, content, sources) : renderMarkdownReport(title, content, sources);
-    const saved = await files.put(runId, name, text, { description: `Report: ${title}`, contentType: format === "html" ? "text/html" : "text/markdown" });
+    const saved = await files.put(runId, name, text, { description: `Report: ${title}`, contentType: format === "html" ? "text/html" : "text/markdown", idempotencyKey });
     return `Saved the report ${saved.name} (${saved.bytes} bytes, ${saved.contentType}).`;
   },
 });

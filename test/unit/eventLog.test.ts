@@ -4,6 +4,8 @@ import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import type { EventBody } from "../../shared/contracts/events.js";
 import { EventLog } from "../../shared/store/events.js";
 import { Table } from "../../shared/store/table.js";
+import { keys } from "../../shared/store/keys.js";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 
 /**
  * The event log against dynalite (DynamoDB's wire protocol): two logs stand for two Lambdas
@@ -65,4 +67,16 @@ describe("EventLog", () => {
     expect([big!.seq, next!.seq]).toEqual([1, 2]);
     expect((await log.list("run_big")).map((e) => e.seq)).toEqual([1, 2]);
   });
+
+  it("a keyed append whose number was recorded but whose item was never written (a crash between them) is appended by the retry, once", async () => {
+    const log = new EventLog(table, 1);
+    await log.append("run_torn", [thought("a", 0)]);
+    // What a writer that died after recording the number it took (1, since taken by another) left behind.
+    await table.doc.send(new PutCommand({ TableName: "events-test", Item: { ...keys.eventKey("run_torn", "call_1:a.md"), first: 1 } }));
+    const created: EventBody = { type: "file.created", data: { name: "a.md", contentType: "text/markdown", bytes: 1, description: "", download: "/f" } };
+    expect((await new EventLog(table, 1).append("run_torn", [created], { key: "call_1:a.md" })).map((e) => e.seq)).toEqual([2]);
+    expect(await new EventLog(table, 1).append("run_torn", [created], { key: "call_1:a.md" })).toEqual([]);
+    expect((await log.list("run_torn")).map((e) => `${e.seq}:${e.type}`)).toEqual(["1:agent.thought", "2:file.created"]);
+  });
 });
+

@@ -51,4 +51,18 @@ describe.each([
     expect(next!.seq).toBe(1);
     expect(await a.list(runId)).toHaveLength(1);
   });
+
+  it("an append with a key happens once per run, whoever repeats it", async () => {
+    const [a, b] = writers();
+    const runId = freshId("run");
+    const created = (name: string): EventBody => ({ type: "file.created", data: { name, contentType: "text/markdown", bytes: 3, description: "", download: `/v1/runs/${runId}/files/${name}` } });
+    expect((await a.append(runId, [created("a.md")], { key: "call_1:a.md" })).map((e) => e.seq)).toEqual([1]);
+    await a.append(runId, [thought("a", 0)]);
+    expect(await b.append(runId, [created("a.md")], { key: "call_1:a.md" })).toEqual([]);
+    expect(await a.append(runId, [created("a.md")], { key: "call_1:a.md" })).toEqual([]);
+    // Another run, or another key, is another append.
+    expect((await b.append(runId, [created("a.md")], { key: "call_2:a.md" })).map((e) => e.seq)).toEqual([3]);
+    expect((await b.append(freshId("run"), [created("a.md")], { key: "call_1:a.md" })).map((e) => e.seq)).toEqual([1]);
+    expect((await a.list(runId)).map((e) => e.type)).toEqual(["file.created", "agent.thought", "file.created"]);
+  });
 });
