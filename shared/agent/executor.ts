@@ -6,7 +6,7 @@ import type { Ports } from "../ports/index.js";
 import type { ScopeJournal } from "../ports/journal.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { budgetsOf } from "../memory/session.js";
-import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
+import { EMPTY_ANSWER_ERROR, quietly, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
 import { executorPrompt } from "./prompts.js";
 import { fitText } from "./largeText.js";
 
@@ -42,7 +42,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   if (fresh) {
     own.record(0, "memo", "start", startedAt);
     pendingEvents.push(
-      ports.events.append(run.runId, [{ type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: step.stepIndex } }]),
+      quietly(ports.events.append(run.runId, [{ type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: step.stepIndex } }])),
     );
   }
 
@@ -64,7 +64,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     journal: own,
     runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),
   });
-  const events = Promise.all([...pendingEvents, outcome.events]);
+  const events = quietly(Promise.all([...pendingEvents, outcome.events]));
   const record: TaskRecord = {
     iteration,
     stepIndex: step.stepIndex,

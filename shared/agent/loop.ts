@@ -108,7 +108,8 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     ...outcome,
     usage,
     journal,
-    events: Promise.all(appends),
+    // Awaited by the caller with its last writes; handled now in case a write before that fails first.
+    events: quietly(Promise.all(appends)),
   });
   let lastText = "";
   let emptyAnswers = 0;
@@ -233,7 +234,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
  * A background write, awaited with the step's last writes: marked as handled now, so that if the
  * step ends with an error first, its failure cannot become an unhandled rejection that stops the process.
  */
-function quietly<T>(promise: Promise<T>): Promise<T> {
+export function quietly<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
   return promise;
 }

@@ -13,8 +13,11 @@ import { summarize } from "../../shared/steps/summarize.js";
 import type { MemoryExecutions } from "../../shared/testing/memoryExecutions.js";
 
 export interface DriveOptions {
-  /** Runs one state's step; a test wraps it (e.g. to retry after an injected crash, as the state's Retry would). */
-  attempt?: <T>(state: string, step: () => Promise<T>) => Promise<T>;
+  /**
+   * Runs one state's step with the ports it is given (one Lambda invocation); a test wraps it, e.g.
+   * to crash it and run it again with the same input, as the state's Retry would.
+   */
+  attempt?: <T>(state: string, step: (ports: Ports) => Promise<T>) => Promise<T>;
   /** A person decides the interrupt the run waits on (through the API's decideInterrupt). */
   decide?: (interruptId: string) => Promise<void>;
   /** The executions fake: "Wait for …" states get their task tokens from it. */
@@ -28,26 +31,26 @@ export interface DriveOptions {
  * Summarize, then Finalize; any other error goes to Record failure. Returns the last state's output.
  */
 export async function driveRun(ports: Ports, runId: string, options: DriveOptions = {}): Promise<unknown> {
-  const attempt = options.attempt ?? (<T>(_state: string, step: () => Promise<T>) => step());
+  const attempt = options.attempt ?? (<T>(_state: string, step: (ports: Ports) => Promise<T>) => step(ports));
   let tokens = 0;
   const waitFor = async (interruptId: string) => {
     const taskToken = options.executions?.issueToken(`AQtoken_${runId}_${++tokens}`) ?? `AQtoken_${++tokens}`;
-    await attempt("AwaitInterrupt", () => awaitInterrupt({ runId, interruptId, taskToken }, ports));
+    await attempt("AwaitInterrupt", (ports) => awaitInterrupt({ runId, interruptId, taskToken }, ports));
     if (!options.decide) throw new Error(`run ${runId} waits for ${interruptId}, and the test decides nothing`);
     await options.decide(interruptId);
   };
   try {
-    let state: RunState = await attempt("StartRun", () => startRun({ runId }, ports));
-    if (state.mode === "route") state = await attempt("RouteRequest", () => routeRequest(state, ports));
+    let state: RunState = await attempt("StartRun", (ports) => startRun({ runId }, ports));
+    if (state.mode === "route") state = await attempt("RouteRequest", (ports) => routeRequest(state, ports));
     if (state.mode === "react") {
-      let turn = await attempt("AgentTurn", () => agentTurn(state, ports));
+      let turn = await attempt("AgentTurn", (ports) => agentTurn(state, ports));
       while (!turn.done || turn.interruptId) {
         if (turn.interruptId) await waitFor(turn.interruptId);
         const input = turn;
-        turn = await attempt("AgentTurn", () => agentTurn(input, ports));
+        turn = await attempt("AgentTurn", (ports) => agentTurn(input, ports));
       }
     } else if (state.mode === "plan_solve") {
-      let output: PlanOutput = await attempt("Plan", () => plan(state, ports));
+      let output: PlanOutput = await attempt("Plan", (ports) => plan(state, ports));
       for (;;) {
         if (output.next === "approve") {
           await waitFor(output.interruptId!);
@@ -57,28 +60,28 @@ export async function driveRun(ports: Ports, runId: string, options: DriveOption
           output = { ...from, taskResults } as PlanOutput;
         } else break;
         const input = output;
-        output = await attempt("Plan", () => plan(input, ports));
+        output = await attempt("Plan", (ports) => plan(input, ports));
       }
-      await attempt("Summarize", () => summarize({ runId }, ports));
+      await attempt("Summarize", (ports) => summarize({ runId }, ports));
     }
-    return await attempt("Finalize", () => finalize({ runId }, ports));
+    return await attempt("Finalize", (ports) => finalize({ runId }, ports));
   } catch (error) {
     const caught = { Error: (error as Error).name || "Error", Cause: JSON.stringify({ errorType: (error as Error).name, errorMessage: (error as Error).message }) };
-    return attempt("RecordFailure", () => recordFailure({ runId, error: caught }, ports));
+    return attempt("RecordFailure", (ports) => recordFailure({ runId, error: caught }, ports));
   }
 }
 
 /** One Map item: "Execute task" until done (waiting for a person when it asks), a crash caught by "Record task failure". */
 async function runTask(input: ExecuteTaskInput, ports: Ports, attempt: NonNullable<DriveOptions["attempt"]>, waitFor: (interruptId: string) => Promise<void>): Promise<TaskResult> {
   try {
-    let result = await attempt("ExecuteTask", () => executeTask(input, ports));
+    let result = await attempt("ExecuteTask", (ports) => executeTask(input, ports));
     while (!result.done) {
       if (result.interruptId) await waitFor(result.interruptId);
-      result = await attempt("ExecuteTask", () => executeTask(input, ports));
+      result = await attempt("ExecuteTask", (ports) => executeTask(input, ports));
     }
     return result;
   } catch (error) {
     const caught = { Error: (error as Error).name || "Error", Cause: (error as Error).message };
-    return attempt("RecordTaskFailure", () => recordTaskFailure({ ...input, error: caught }, ports));
+    return attempt("RecordTaskFailure", (ports) => recordTaskFailure({ ...input, error: caught }, ports));
   }
 }
