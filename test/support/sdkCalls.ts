@@ -7,7 +7,10 @@ import ts from "typescript";
  * (calls through an interface reach every implementation of that method name), and collect each
  * `…Command` class of an `@aws-sdk/client-*` or `@aws-sdk/lib-dynamodb` package it meets, and each
  * `paginate…` helper. An over-approximation at function granularity: a new SDK call anywhere the
- * handler can reach shows up here.
+ * handler can reach shows up here. A call through one of our interfaces (a port) reaches the
+ * members of that name of the classes that declare they implement it and of the object literals
+ * typed by it; only when there are none, every member of that name. The fakes of shared/testing/
+ * never run in a Lambda and are not read.
  *
  * One refinement keeps it useful with a bag of services built at once: an object literal's field
  * that is built by a call or `new` (`tools: new ToolCatalog(…)`) counts only where a field of that
@@ -36,13 +39,18 @@ export class SdkCallGraph {
   private readonly implementations = new Map<string, ts.Node[]>();
   /** Object-literal fields built by a call or `new`, by name: they run where the field is read. */
   private readonly builtFields = new Map<string, ts.Node[]>();
+  /** The members implementing each of our interfaces, by interface and member name. */
+  private readonly implementationsOf = new Map<ts.Symbol, Map<string, ts.Node[]>>();
 
   constructor(private readonly root: string) {
     const configPath = path.join(root, "tsconfig.json");
     const config = ts.readConfigFile(configPath, ts.sys.readFile);
     const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
     // Lambda code is functions/ and shared/; infra/ (CDK, the local emulators) never runs in a Lambda.
-    const sources = parsed.fileNames.filter((f) => ["functions", "shared"].includes(path.relative(root, f).split(path.sep)[0]!));
+    const sources = parsed.fileNames.filter((f) => {
+      const parts = path.relative(root, f).split(path.sep);
+      return ["functions", "shared"].includes(parts[0]!) && !(parts[0] === "shared" && parts[1] === "testing");
+    });
     this.program = ts.createProgram(sources, parsed.options);
     this.checker = this.program.getTypeChecker();
     for (const file of this.projectFiles()) this.indexMembers(file);
@@ -134,8 +142,11 @@ export class SdkCallGraph {
       return parts;
     }
     if (ts.isMethodSignature(declaration) || (ts.isPropertySignature(declaration) && declaration.type && ts.isFunctionTypeNode(declaration.type))) {
-      // A call through an interface: any implementation of that name may run.
-      return this.implementations.get(declaration.name.getText()) ?? [];
+      // A call through an interface: its implementations of that name may run (any of that name, if it has none).
+      const name = declaration.name.getText();
+      const owner = ts.isInterfaceDeclaration(declaration.parent) ? this.checker.getSymbolAtLocation(declaration.parent.name) : undefined;
+      const own = owner ? this.implementationsOf.get(owner)?.get(name) : undefined;
+      return own?.length ? own : (this.implementations.get(name) ?? []);
     }
     if (ts.isPropertySignature(declaration)) return this.builtFields.get(declaration.name.getText()) ?? [];
     if (ts.isParameter(declaration) || ts.isTypeParameterDeclaration(declaration)) return [];
@@ -159,9 +170,22 @@ export class SdkCallGraph {
       this.implementations.set(name.text, list);
     };
     const isFunction = (e: ts.Expression | undefined) => !!e && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));
+    const addFor = (owner: ts.Node, name: ts.PropertyName | undefined, node: ts.Node) => {
+      if (!name || !(ts.isIdentifier(name) || ts.isStringLiteral(name))) return;
+      for (const symbol of this.interfacesOf(owner)) {
+        const members = this.implementationsOf.get(symbol) ?? new Map<string, ts.Node[]>();
+        members.set(name.text, [...(members.get(name.text) ?? []), node]);
+        this.implementationsOf.set(symbol, members);
+      }
+    };
     const visit = (node: ts.Node): void => {
-      if (ts.isMethodDeclaration(node) || ts.isGetAccessorDeclaration(node)) add(node.name, node);
-      else if ((ts.isPropertyDeclaration(node) || ts.isPropertyAssignment(node)) && isFunction(node.initializer)) add(node.name, node);
+      if (ts.isMethodDeclaration(node) || ts.isGetAccessorDeclaration(node)) {
+        add(node.name, node);
+        addFor(node.parent, node.name, node);
+      } else if ((ts.isPropertyDeclaration(node) || ts.isPropertyAssignment(node)) && isFunction(node.initializer)) {
+        add(node.name, node);
+        addFor(node.parent, node.name, node);
+      }
       if (isBuiltField(node) && ts.isIdentifier(node.name)) {
         const list = this.builtFields.get(node.name.text) ?? [];
         list.push(node);
@@ -170,6 +194,22 @@ export class SdkCallGraph {
       ts.forEachChild(node, visit);
     };
     visit(file);
+  }
+
+  /** The interfaces a class declares it implements, or the one an object literal is typed by. */
+  private interfacesOf(owner: ts.Node): ts.Symbol[] {
+    const resolve = (symbol: ts.Symbol | undefined) => (symbol && symbol.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(symbol) : symbol);
+    if (ts.isClassDeclaration(owner) || ts.isClassExpression(owner)) {
+      return (owner.heritageClauses ?? [])
+        .filter((clause) => clause.token === ts.SyntaxKind.ImplementsKeyword)
+        .flatMap((clause) => clause.types.map((t) => resolve(this.checker.getSymbolAtLocation(t.expression))))
+        .filter((symbol): symbol is ts.Symbol => symbol !== undefined);
+    }
+    if (ts.isObjectLiteralExpression(owner)) {
+      const symbol = this.checker.getContextualType(owner)?.getSymbol();
+      return symbol && symbol.flags & ts.SymbolFlags.Interface ? [symbol] : [];
+    }
+    return [];
   }
 
   private projectFiles(): ts.SourceFile[] {
