@@ -80,6 +80,9 @@ describe("the web console in Chromium", () => {
     // The answer, the usage, the file.
     await page.getByRole("heading", { name: "Answer" }).waitFor({ timeout: 60_000 });
     await expect.poll(() => page.locator(".answer").textContent()).toContain("391");
+    // Markdown shows arithmetic as written: no * taken for emphasis.
+    expect(await page.locator(".answer").textContent()).toContain("17*23 = 391");
+    expect(await page.locator(".answer em").count()).toBe(0);
     await expect.poll(() => page.locator(".connection").textContent()).toBe("ended");
     await expect.poll(() => page.locator(".usage").textContent()).toMatch(/State transitions\d+/);
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download report.md" }).click()]);
@@ -89,6 +92,7 @@ describe("the web console in Chromium", () => {
     expect(report).toContain("(120/8)+2^5 = 47");
     await page.getByRole("button", { name: "Preview report.md" }).click();
     await expect.poll(() => page.locator(".preview h1").textContent()).toBe("Report");
+    expect(await page.locator(".preview").textContent()).toContain("17*23 = 391");
 
     // Every event once, in order, exactly as the API has them.
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
@@ -125,6 +129,41 @@ describe("the web console in Chromium", () => {
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.at(-1).type).toBe("run.succeeded");
     expect(await shownEvents(page)).toEqual(events.map((e: any) => ({ seq: e.seq, type: e.type })));
+    await page.close();
+  });
+
+  it("attaches a file to a new run from the keyboard: uploaded, listed with the run, read by the agent", async () => {
+    const sales = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await page.getByRole("link", { name: "New run", exact: true }).first().click();
+    await page.getByLabel("Task").fill("Analyse the attached CSV");
+    await page.getByLabel("Mode").selectOption("react");
+    // Tab from the session field to the file field; Space opens the file chooser.
+    await page.getByLabel("Session").focus();
+    await page.keyboard.press("Tab");
+    const attach = page.getByLabel("Files to attach");
+    expect(await attach.evaluate((el) => el === (el as any).ownerDocument.activeElement)).toBe(true);
+    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Space")]);
+    expect(chooser.isMultiple()).toBe(true);
+    await chooser.setFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from(sales) });
+    await page.screenshot({ path: path.join(OUTPUT, "new-run-laptop.png") });
+    await page.keyboard.press("Tab");
+    expect(await page.getByRole("button", { name: "Submit" }).evaluate((el) => el === (el as any).ownerDocument.activeElement)).toBe(true);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+
+    // The agent ran Python over the attached file, and its figures are the answer.
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
+    await expect.poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent()).toContain('"sales.csv"');
+    await expect.poll(() => page.locator(".answer").textContent()).toContain("sales.csv: 5 rows, 3 columns");
+    expect(await page.locator(".answer table").count()).toBeGreaterThan(0);
+    // The file is the run's, and downloads with the bytes that were attached.
+    const run = await api(`/v1/runs/${runId}`);
+    expect(run.files).toEqual(expect.arrayContaining([expect.objectContaining({ name: "sales.csv", contentType: "text/csv", bytes: sales.length })]));
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download sales.csv" }).click()]);
+    expect(await readFile(await download.path(), "utf8")).toBe(sales);
     await page.close();
   });
 
