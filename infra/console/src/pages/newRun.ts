@@ -53,7 +53,7 @@ export function newRunPage(app: HTMLElement) {
       checkbox("Deep think (plan and solve when the router decides)", deepThink),
       h("fieldset", {}, h("legend", {}, "Approvals"), checkbox("Approve the plan before it runs", approvePlan), field("Approve tool calls", tools)),
       field("Session", session, "Continue a conversation: runs in one session share their turns."),
-      field("Files to attach", attach, "Uploaded when you submit; the agents can read them (run_code, search) and they are listed with the run's files."),
+      field("Files to attach", attach, "Uploaded when you submit (POST /v1/files); the agents can read them, and they are listed with the run's files."),
       error,
       submit,
     ),
