@@ -140,7 +140,7 @@ export class EventLog {
       new QueryCommand({
         TableName: this.table.name,
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":prefix": keys.eventPrefix },
+        ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":prefix": keys.eventPrefix },
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
@@ -169,7 +169,7 @@ export class EventLog {
         new QueryCommand({
           TableName: this.table.name,
           KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
+          ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
           ExclusiveStartKey: exclusiveStartKey,
           Limit: Math.ceil(limit / 2) + 1,
           ConsistentRead: true,
