@@ -21,6 +21,7 @@ import { McpToolCatalog } from "./tools/mcp/catalog.js";
 import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
+import { RunSnapshots } from "./store/runSnapshots.js";
 import { Table } from "./store/table.js";
 import { TaskStore } from "./store/tasks.js";
 import { SessionStore } from "./store/sessions.js";
@@ -35,6 +36,8 @@ export interface Services {
   config: Config;
   table: Table;
   runs: RunStore;
+  /** A run with its tasks, files and interrupts, in one read (`GET /v1/runs/{id}`). */
+  snapshots: RunSnapshots;
   events: EventLog;
   journal: Journal;
   tasks: TaskStore;
@@ -103,6 +106,7 @@ export function createServices(config: Config, overrides: Partial<Services> = {}
     config,
     table,
     runs,
+    snapshots: new RunSnapshots(table),
     events,
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),

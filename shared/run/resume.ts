@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, ExecutionDoesNotExist, RedriveExecutionCommand, StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
-import { ConflictError, errorMessage } from "../errors.js";
+import { ConflictError, errorMessage, FINAL_STEP_ERRORS } from "../errors.js";
 import type { Services } from "../services.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
 import { TooManyRunsError } from "./submit.js";
@@ -60,6 +60,9 @@ export async function resumeRun(services: Services, run: RunRecord): Promise<Run
   if (run.status !== "failed") {
     throw new ConflictError(`Only a failed run can be resumed; run ${run.runId} is ${run.status}.`, { status: run.status });
   }
+  if (run.error && (FINAL_STEP_ERRORS as readonly string[]).includes(run.error.code)) {
+    throw new ConflictError(`Run ${run.runId} failed with ${run.error.code}, which running it again cannot change; submit it again instead.`, { error: run.error.code });
+  }
   if (state !== "FAILED" && state !== "TIMED_OUT") {
     throw new ConflictError(`Run ${run.runId}'s execution is ${state === "missing" ? "gone" : state} and cannot be redriven.`, { execution: state });
   }
@@ -71,7 +74,7 @@ export async function resumeRun(services: Services, run: RunRecord): Promise<Run
     await services.activeRuns.release(run.tenantId);
     throw new ConflictError(`Run ${run.runId} changed while it was being resumed; read it again.`);
   }
-  await services.events.append(run.runId, [{ type: "run.resumed", data: { redrive: true } }]);
+  await services.events.append(run.runId, [{ type: "run.resumed", data: { redrive: true } }], { reopen: true });
   if (!(await restartExecution(services, run, state))) {
     await endRun(services, run.runId, "failed", { error: run.error ?? { code: "failed", message: "The run failed." } });
     throw new ConflictError(`Run ${run.runId}'s execution cannot be redriven (Step Functions refused it); the run stays failed.`, { execution: state });

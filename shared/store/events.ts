@@ -20,6 +20,7 @@ export interface LogTip {
 interface Pending {
   bodies: EventBody[];
   close: boolean;
+  reopen: boolean;
   resolve: (events: RunEvent[]) => void;
   reject: (error: unknown) => void;
 }
@@ -48,8 +49,9 @@ export class EventLog {
    * Appends events after the ones already there; [] once the log is closed (the run has ended).
    * `after`: the last number the caller knows of (0 for a run's first event), saving a read of the
    * tip when this process has not written to the run yet; a wrong guess only costs a retry.
+   * `reopen`: write even after the terminal event (a failed run resumed); the log is open again.
    */
-  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number } = {}): Promise<RunEvent[]> {
+  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number; reopen?: boolean } = {}): Promise<RunEvent[]> {
     if (options.after !== undefined && !this.tips.has(runId)) this.remember(runId, { seq: options.after, closed: false });
     if (bodies.length === 0) return Promise.resolve([]);
     let valid: EventBody[];
@@ -64,7 +66,7 @@ export class EventLog {
       parts.map(
         (part, i) =>
           new Promise<RunEvent[]>((resolve, reject) => {
-            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, resolve, reject };
+            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, reopen: options.reopen ?? false, resolve, reject };
             const queue = this.queues.get(runId);
             if (queue) return void queue.push(pending);
             this.queues.set(runId, [pending]);
@@ -80,7 +82,7 @@ export class EventLog {
     while (queue.length > 0) {
       const batch = takeBatch(queue);
       try {
-        const first = await this.put(runId, batch.flatMap((p) => p.bodies), batch.some((p) => p.close));
+        const first = await this.put(runId, batch.flatMap((p) => p.bodies), batch.some((p) => p.close), batch.some((p) => p.reopen));
         let seq = first ?? 0;
         const at = new Date().toISOString();
         for (const p of batch) p.resolve(first === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at }) as RunEvent));
@@ -92,10 +94,13 @@ export class EventLog {
   }
 
   /** Puts one item at the next free number; returns its first number, or undefined if the log is closed. */
-  private async put(runId: string, bodies: EventBody[], close: boolean): Promise<number | undefined> {
-    let tip = this.tips.get(runId) ?? (await this.tip(runId));
+  private async put(runId: string, bodies: EventBody[], close: boolean, reopen: boolean): Promise<number | undefined> {
+    const remembered = this.tips.get(runId);
+    let tip = remembered ?? (await this.tip(runId));
+    // A closed tip this process remembers may be stale: the run may have been resumed since.
+    if (remembered?.closed && !reopen) tip = await this.tip(runId);
     for (let attempt = 0; ; attempt++) {
-      if (tip.closed) return undefined;
+      if (tip.closed && !reopen) return undefined;
       const first = tip.seq + 1;
       const at = new Date().toISOString();
       try {
@@ -140,7 +145,7 @@ export class EventLog {
       new QueryCommand({
         TableName: this.table.name,
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":prefix": keys.eventPrefix },
+        ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":prefix": keys.eventPrefix },
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
@@ -169,7 +174,7 @@ export class EventLog {
         new QueryCommand({
           TableName: this.table.name,
           KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
+          ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
           ExclusiveStartKey: exclusiveStartKey,
           Limit: Math.ceil(limit / 2) + 1,
           ConsistentRead: true,

@@ -2,12 +2,17 @@
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 
 export const keys = {
+  /** The run's partition: its record and what `GET /v1/runs/{id}` shows (tasks, files, interrupts), read in one Query. */
+  runPk: (runId: string) => `RUN#${runId}`,
   run: (runId: string) => ({ pk: `RUN#${runId}`, sk: "META" }),
-  event: (runId: string, seq: number) => ({ pk: `RUN#${runId}`, sk: `EVT#${pad(seq, 10)}` }),
+  /** Events and the journal grow with the run: each has a partition of its own, so the run's stays small. */
+  eventsPk: (runId: string) => `RUN#${runId}#EVT`,
+  event: (runId: string, seq: number) => ({ pk: `RUN#${runId}#EVT`, sk: `EVT#${pad(seq, 10)}` }),
   eventPrefix: "EVT#",
   eventSk: (seq: number) => `EVT#${pad(seq, 10)}`,
+  journalPk: (runId: string) => `RUN#${runId}#JRN`,
   journal: (runId: string, scope: string, round: number, kind: "llm" | "tool" | "intent" | "memo", callId = "") => ({
-    pk: `RUN#${runId}`,
+    pk: `RUN#${runId}#JRN`,
     sk: `JRN#${scope}#${pad(round, 4)}#${kind}${callId ? `#${callId}` : ""}`,
   }),
   journalPrefix: (scope: string) => `JRN#${scope}#`,
@@ -17,6 +22,8 @@ export const keys = {
   // "ART#": files were called artifacts when the first ones were stored.
   file: (runId: string, name: string) => ({ pk: `RUN#${runId}`, sk: `ART#${name}` }),
   filePrefix: "ART#",
+  interrupt: (runId: string, interruptId: string) => ({ pk: `RUN#${runId}`, sk: `INT#${interruptId}` }),
+  interruptPrefix: "INT#",
   apiKey: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: "META" }),
   tenantRun: (tenantId: string, createdAt: string, runId: string) => ({ pk: `TENANT#${tenantId}`, sk: `RUN#${createdAt}#${runId}` }),
 };

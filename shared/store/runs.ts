@@ -34,9 +34,7 @@ export class RunStore {
     const { Item } = await this.table.doc.send(
       new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true }),
     );
-    if (!Item) return undefined;
-    // eventSeq and slotReleased: bookkeeping of older versions and of endRun, not part of the record.
-    return RunRecord.parse(itemData(Item, "eventSeq", "slotReleased"));
+    return Item ? runRecordOf(Item) : undefined;
   }
 
   /** queued → running, once; returns the run as it is now, or undefined if it was not queued (a repeated start). */
@@ -54,7 +52,7 @@ export class RunStore {
           ReturnValues: "ALL_NEW",
         }),
       );
-      return RunRecord.parse(itemData(Attributes!, "eventSeq", "slotReleased"));
+      return runRecordOf(Attributes!);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
@@ -110,7 +108,7 @@ export class RunStore {
           ReturnValues: "ALL_NEW",
         }),
       );
-      return RunRecord.parse(itemData(Attributes!, "eventSeq", "slotReleased"));
+      return runRecordOf(Attributes!);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
@@ -176,4 +174,9 @@ function statusCondition(statuses?: readonly RunStatus[]) {
     names: { "#status": "status" },
     values,
   };
+}
+
+/** The run record from its item. eventSeq and slotReleased: bookkeeping of older versions and of endRun, not part of the record. */
+export function runRecordOf(item: Record<string, unknown>): RunRecord {
+  return RunRecord.parse(itemData(item, "eventSeq", "slotReleased"));
 }
