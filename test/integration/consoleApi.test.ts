@@ -176,6 +176,8 @@ describe("client API", () => {
         expect(op.responses["400"].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
       }
     }
+    // Uploads are documented as browsers and curl send them.
+    expect(Object.keys(res.body.paths["/v1/files"].post.requestBody.content)).toEqual(["multipart/form-data", "*/*"]);
     const createExample = OPERATIONS.find((op) => op.method === "post" && op.path === "/v1/runs")!.body!.example;
     expect(CreateRunRequest.safeParse(createExample).success).toBe(true);
   });
