@@ -4,7 +4,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import packageJson from "../../package.json" with { type: "json" };
+import { health } from "../../functions/api/health.js";
+import type { Request } from "../../functions/api/routes.js";
+import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
+import { Table } from "../../shared/store/table.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
 async function freePort(): Promise<number> {
@@ -71,4 +76,37 @@ describe("GET /health while the local stack starts", () => {
     expect(runs.status).toBe(200);
     expect(((await runs.json()) as any).runs).toEqual([]);
   }, 240_000);
+});
+
+describe("GET /health's checks", () => {
+  it("answers 503 naming each dependency that does not answer, and 200 once all do", async () => {
+    const dynamo = await startDynamo();
+    const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" }, maxAttempts: 1 };
+    const table = Table.connect("stepwise", clientConfig);
+    const admin = new DynamoDBClient(clientConfig);
+    const check = async (config: { STATE_MACHINE_ARN?: string }) => {
+      const result = await health({ services: { table, config } } as unknown as Request);
+      return { status: result.statusCode, retryAfter: result.headers?.["retry-after"], body: JSON.parse(String(result.body)) };
+    };
+    try {
+      // The table does not exist yet, and there is no state machine to start runs on.
+      expect(await check({})).toEqual({ status: 503, retryAfter: "1", body: { status: "unavailable", version: packageJson.version, checks: { table: "ResourceNotFoundException", stateMachine: "not configured" } } });
+      await ensureTable(admin, "stepwise");
+      expect((await check({})).body.checks).toEqual({ table: "ok", stateMachine: "not configured" });
+      expect(await check({ STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" })).toEqual({
+        status: 200,
+        retryAfter: undefined,
+        body: { status: "ok", version: packageJson.version, checks: { table: "ok", stateMachine: "ok" } },
+      });
+      // The database goes away: not ready again.
+      await dynamo.close();
+      const gone = await check({ STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" });
+      expect(gone.status).toBe(503);
+      expect(gone.body.checks.table).not.toBe("ok");
+    } finally {
+      admin.destroy();
+      table.doc.destroy();
+      await dynamo.close();
+    }
+  }, 60_000);
 });
