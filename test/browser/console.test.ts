@@ -31,8 +31,12 @@ describe("the web console in Chromium", () => {
     await stack?.stop();
   });
 
-  const api = async (pathname: string) => {
-    const response = await fetch(`${stack.url}${pathname}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+  const api = async (pathname: string, body?: unknown) => {
+    const response = await fetch(`${stack.url}${pathname}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return response.json() as Promise<any>;
   };
 
@@ -109,6 +113,19 @@ describe("the web console in Chromium", () => {
     await page.goto(`${proxy.url}/#/runs`);
     await page.locator(`tr[data-run-id="${runId}"]`).waitFor();
     await page.screenshot({ path: path.join(OUTPUT, "runs-laptop.png") });
+
+    // The runs list: status, mode, age, cost, session; updated live; filtered by session and status.
+    const cells = await page.locator(`tr[data-run-id="${runId}"] td`).allTextContents();
+    expect(cells).toEqual([expect.stringContaining("Compute 17*23"), "succeeded", "plan_solve", expect.stringMatching(/ago$/), expect.stringMatching(/^\$\d/), expect.stringMatching(/^ses_/)]);
+    const sessionId = `ses_browser_${Date.now()}`;
+    const fresh = await api("/v1/runs", { input: "Hello from the API", mode: "react", sessionId });
+    await page.locator(`tr[data-run-id="${fresh.runId}"]`).waitFor({ timeout: 30_000 }); // no reload
+    await page.getByLabel("Session").fill(sessionId);
+    await page.getByLabel("Session").press("Enter");
+    const listed = () => page.locator("tbody tr[data-run-id]").evaluateAll((rows) => rows.map((r) => (r as any).dataset.runId));
+    await expect.poll(listed).toEqual([fresh.runId]);
+    await page.getByLabel("Status").selectOption("failed");
+    await expect.poll(listed).toEqual([]);
     await page.close();
   });
 
@@ -129,6 +146,41 @@ describe("the web console in Chromium", () => {
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.at(-1).type).toBe("run.succeeded");
     expect(await shownEvents(page)).toEqual(events.map((e: any) => ({ seq: e.seq, type: e.type })));
+    await page.close();
+  });
+
+  it("edits a write's arguments from the page (checked against the tool's schema first), and cancels a run", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
+    const card = page.getByRole("article", { name: "Allow write_artifact?" });
+    await card.waitFor({ timeout: 60_000 });
+    const args = card.getByLabel("Arguments (JSON)");
+
+    // Arguments the tool would refuse are caught on the page, with a message, and nothing is sent.
+    await args.fill('{"filename": 5, "content": "x"}');
+    await card.getByRole("button", { name: "Edit" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'filename' must be string, not integer.");
+    await args.fill("{not json");
+    await card.getByRole("button", { name: "Edit" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toContain("not valid JSON");
+    expect(await card.isVisible()).toBe(true);
+
+    // Edited arguments run instead of the agent's.
+    await args.fill(JSON.stringify({ filename: "edited.md", content: "# Edited\n\nChecked by a person.\n" }));
+    await card.getByRole("button", { name: "Edit" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download edited.md" }).click()]);
+    expect(await readFile(await download.path(), "utf8")).toBe("# Edited\n\nChecked by a person.\n");
+    expect(await page.getByRole("button", { name: "Download report.md" }).count()).toBe(0);
+
+    // Cancel run: the run waiting for a person ends cancelled.
+    const second = await submit(page, "Compute 2*3 and 4+5, then write a short report");
+    await page.getByRole("article", { name: "Allow write_artifact?" }).waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    expect((await api(`/v1/runs/${second}`)).status).toBe("cancelled");
+    await expect.poll(() => page.locator(".meta .badge").textContent()).toBe("cancelled");
     await page.close();
   });
 
