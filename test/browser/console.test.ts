@@ -184,6 +184,42 @@ describe("the web console in Chromium", () => {
     await page.close();
   });
 
+  it("answers an agent's question, and rejects a plan with a message then approves the revised one, from the page", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await page.getByRole("link", { name: "New run", exact: true }).first().click();
+    await page.getByLabel("Task").fill("Please ask me first, then count the words in this sentence");
+    await page.getByLabel("Mode").selectOption("react");
+    await page.getByRole("button", { name: "Submit" }).click();
+    const asks = page.getByRole("article", { name: "The agent asks" });
+    await asks.waitFor({ timeout: 60_000 });
+    await asks.getByLabel("Answer").fill("Use British spelling");
+    await asks.getByRole("button", { name: "Answer" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    await expect.poll(() => page.locator(".answer").textContent()).toContain("The user answered: Use British spelling");
+
+    await page.getByRole("link", { name: "New run", exact: true }).first().click();
+    await page.getByLabel("Task").fill("Compute 17*23 and (120/8)+2^5, then write a short report");
+    await page.getByLabel("Mode").selectOption("plan_solve");
+    await page.getByLabel("Approve the plan before it runs").check();
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+    const plan = page.getByRole("article", { name: "Approve the plan?" });
+    await plan.waitFor({ timeout: 60_000 });
+    const first = await plan.getAttribute("data-interrupt-id");
+    await plan.getByLabel("Message").fill("Add more detail");
+    await plan.getByRole("button", { name: "Reject" }).click();
+    // The planner revises the plan and asks again: a new card.
+    await expect.poll(async () => (await plan.count()) === 1 && (await plan.getAttribute("data-interrupt-id")) !== first, { timeout: 60_000 }).toBe(true);
+    await plan.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    expect(events.filter((e: any) => e.type === "interrupt.resolved").map((e: any) => [e.data.decision, e.data.message])).toEqual([["reject", "Add more detail"], ["approve", undefined]]);
+    expect(events.at(-1).type).toBe("run.succeeded");
+    await page.close();
+  });
+
   it("attaches a file to a new run from the keyboard: uploaded, listed with the run, read by the agent", async () => {
     const sales = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
     const page = await browser.context.newPage();
