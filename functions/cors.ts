@@ -1,14 +1,17 @@
 import type { Config } from "../shared/config.js";
 import { header, type HttpEvent, type HttpResult } from "./http.js";
 
+type CorsConfig = Pick<Config, "CORS_ALLOWED_ORIGINS" | "CONSOLE_ORIGIN">;
+
 /**
  * CORS for the API and the stream, from CORS_ALLOWED_ORIGINS (comma-separated origins, or "*").
  * The console is served from the API's own origin and needs none; the default allows no other.
+ * The stream, on another origin on AWS (its Function URL), also allows the console's (CONSOLE_ORIGIN).
  */
-export function allowedOrigin(event: HttpEvent, config: Pick<Config, "CORS_ALLOWED_ORIGINS">): string | undefined {
+export function allowedOrigin(event: HttpEvent, config: CorsConfig): string | undefined {
   const origin = header(event, "origin");
   if (!origin) return undefined;
-  const allowed = config.CORS_ALLOWED_ORIGINS.split(",").map((o) => o.trim().replace(/\/$/, "")).filter(Boolean);
+  const allowed = [...config.CORS_ALLOWED_ORIGINS.split(","), config.CONSOLE_ORIGIN ?? ""].map((o) => o.trim().replace(/\/$/, "")).filter(Boolean);
   if (allowed.includes("*")) return "*";
   return allowed.includes(origin) ? origin : undefined;
 }
@@ -17,7 +20,7 @@ const ALLOW_HEADERS = "authorization, content-type, idempotency-key, last-event-
 const EXPOSE_HEADERS = "location, retry-after, idempotent-replayed";
 
 /** The answer to a preflight (OPTIONS with Access-Control-Request-Method), or undefined for any other request. */
-export function preflight(event: HttpEvent, config: Pick<Config, "CORS_ALLOWED_ORIGINS">, methods: string): HttpResult | undefined {
+export function preflight(event: HttpEvent, config: CorsConfig, methods: string): HttpResult | undefined {
   if (event.requestContext.http.method !== "OPTIONS" || !header(event, "access-control-request-method")) return undefined;
   const origin = allowedOrigin(event, config);
   return {
@@ -31,7 +34,7 @@ export function preflight(event: HttpEvent, config: Pick<Config, "CORS_ALLOWED_O
 }
 
 /** Adds the CORS headers an allowed origin needs to a result. */
-export function withCors<T extends { headers?: Record<string, string | number | boolean> }>(result: T, event: HttpEvent, config: Pick<Config, "CORS_ALLOWED_ORIGINS">): T {
+export function withCors<T extends { headers?: Record<string, string | number | boolean> }>(result: T, event: HttpEvent, config: CorsConfig): T {
   const origin = allowedOrigin(event, config);
   if (!origin) return result;
   return { ...result, headers: { ...result.headers, "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSE_HEADERS, vary: "Origin" } };

@@ -2,6 +2,8 @@ import { z } from "zod";
 
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")]);
+/** "*", or origins (scheme://host[:port], no path) separated by commas. */
+const CORS_ORIGINS = /^\s*(\*|https?:\/\/[^\s/,]+(\s*,\s*https?:\/\/[^\s/,]+)*)\s*$/;
 /** A complete Secrets Manager ARN: …:secret:<name>-<6 characters>, as IAM policies need it. */
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 
@@ -49,6 +51,16 @@ export const DeploymentSettings = z
     /** web_search and deep_search: which provider (none: not offered), and SearXNG's address. */
     webSearchProvider: z.enum(["none", "searxng", "files"]).optional(),
     searxngUrl: z.url().optional(),
+    /** Browsers: origins that may call the API and the stream (none by default: the console is same-origin). */
+    corsAllowedOrigins: z
+      .string()
+      .regex(CORS_ORIGINS, "corsAllowedOrigins must be origins separated by commas (scheme and host, optionally a port, no path), e.g. https://app.example.com,https://admin.example.com, or * for any")
+      .optional(),
+    /** How long a browser's stream token stays valid (seconds; short-lived by design). */
+    streamTokenSeconds: positiveInt.max(3_600).optional(),
+    /** The model's prices in USD per million prompt / completion tokens, for the estimated cost. */
+    modelPriceInputPerMtok: z.coerce.number().min(0).optional(),
+    modelPriceOutputPerMtok: z.coerce.number().min(0).optional(),
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
@@ -103,6 +115,10 @@ export const FUNCTION_ENVIRONMENT = {
   webFetchAllowHttp: "WEB_FETCH_ALLOW_HTTP",
   webSearchProvider: "WEB_SEARCH_PROVIDER",
   searxngUrl: "SEARXNG_URL",
+  corsAllowedOrigins: "CORS_ALLOWED_ORIGINS",
+  streamTokenSeconds: "STREAM_TOKEN_SECONDS",
+  modelPriceInputPerMtok: "MODEL_PRICE_INPUT_PER_MTOK",
+  modelPriceOutputPerMtok: "MODEL_PRICE_OUTPUT_PER_MTOK",
 } as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
 
 /** Checks settings (props or context) and says exactly what is wrong. */

@@ -4,7 +4,7 @@ import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
-import { RETRYABLE_STEP_ERRORS } from "../shared/errors.js";
+import { FINAL_STEP_ERRORS, RETRYABLE_STEP_ERRORS } from "../shared/errors.js";
 import type { StepName } from "./handlers.js";
 
 /**
@@ -99,11 +99,14 @@ export class Orchestration extends Construct {
     recordTimeout.next(new sfn.Fail(this, "Run timed out", { error: "RunTimedOut", cause: "A decision did not arrive in time." }));
     const onTimeout = { errors: ["States.Timeout"], resultPath: "$.error" };
 
-    // The error stays in the state ($.error), so "Run failed" shows the real one: the console's
-    // failure panel and the EventBridge event carry its code and readable cause.
-    const recordFailure = step("Record failure", "RecordFailure", "Any error: the run ends failed with its reason.", { resultPath: "$.failure" });
+    // Only errors no later attempt can change end the run here. The error stays in the state
+    // ($.error), so "Run failed" shows the real one: the console's failure panel and the EventBridge
+    // event carry its code and readable cause. Any other error, once retried, fails the execution at
+    // its own state: the notifier ends the run from the execution's status change, and a redrive
+    // (POST /v1/runs/{id}/resume) runs that state again, which a catch path would not allow.
+    const recordFailure = step("Record failure", "RecordFailure", "An error no retry can change: the run ends failed with its reason.", { resultPath: "$.failure" });
     recordFailure.next(new sfn.Fail(this, "Run failed", { errorPath: "$.failure.error", causePath: "$.failure.cause" }));
-    const onError = { resultPath: "$.error" };
+    const onError = { errors: [...FINAL_STEP_ERRORS], resultPath: "$.error" };
 
     const startRun = step("Start run", "StartRun", "Marks the run running and resolves its mode.");
     const chooseMode = new sfn.Choice(this, "Choose mode");
@@ -119,7 +122,8 @@ export class Orchestration extends Construct {
 
     const executeTask = step("Execute task", "ExecuteTask", "One executor agent solves one task with tools.");
     const recordTaskFailure = step("Record task failure", "RecordTaskFailure", "The executor crashed: the task fails, the run goes on.");
-    executeTask.addCatch(recordTaskFailure, onError);
+    // A task's failure of any kind ends that task, not the run: the planner sees it and goes on.
+    executeTask.addCatch(recordTaskFailure, { resultPath: "$.error" });
     const waitForToolApproval = waitFor("Wait for tool approval", "A person approves, edits or rejects this executor's tool call.");
     const taskFinished = new sfn.Choice(this, "Task finished?")
       .when(sfn.Condition.isPresent("$.interruptId"), waitForToolApproval.next(executeTask))

@@ -189,8 +189,8 @@ export class Stepwise extends Construct {
     const apiIntegration = new HttpLambdaIntegration("ApiIntegration", this.api);
     this.httpApi.addRoutes({ path: "/v1/{proxy+}", integration: apiIntegration });
     addConsoleRoutes(this.httpApi, apiIntegration);
-    // The console streams from the Function URL: another origin, allowed by name.
-    this.stream.addEnvironment("CORS_ALLOWED_ORIGINS", this.httpApi.apiEndpoint);
+    // The console streams from the Function URL: another origin, allowed by name (beside corsAllowedOrigins).
+    this.stream.addEnvironment("CONSOLE_ORIGIN", this.httpApi.apiEndpoint);
 
     this.sandbox = tools.sandbox;
     this.filesBucket = tools.bucket;

@@ -27,6 +27,8 @@ export const Config = z.object({
   STREAM_TOKEN_SECONDS: int(300),
   /** Origins allowed to call the API and the stream from a browser (comma-separated; "*" for any). The console is same-origin and needs none. */
   CORS_ALLOWED_ORIGINS: z.string().default(""),
+  /** The console's own origin, allowed too where the stream is on another origin (on AWS: the HTTP API's; set by the stack). */
+  CONSOLE_ORIGIN: z.string().optional(),
   /** Where the built console is (index.html and its assets); unset: no console. */
   CONSOLE_ASSETS_DIR: z.string().optional(),
   /** Estimated cost: model prices in USD per million tokens, and Step Functions' price per state transition. */

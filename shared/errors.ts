@@ -95,6 +95,14 @@ export type StepErrorCode = (typeof StepErrorCode)[keyof typeof StepErrorCode];
 /** The codes the state machine retries. */
 export const RETRYABLE_STEP_ERRORS: readonly StepErrorCode[] = [StepErrorCode.ModelUnavailable, StepErrorCode.AwsUnavailable, StepErrorCode.OutOfTime];
 
+/**
+ * The codes no later attempt can change (the run's own data is the problem): "Record failure"
+ * ends the run with them. Every other error, once its retries are spent, fails the execution at
+ * the step itself, so `POST /v1/runs/{id}/resume` (RedriveExecution) can run that step again after
+ * the cause is fixed (the model back, a key or quota corrected, a bug deployed away).
+ */
+export const FINAL_STEP_ERRORS: readonly StepErrorCode[] = [StepErrorCode.InvalidInput, StepErrorCode.AgentFailed];
+
 export class StepError extends StepwiseError {
   declare readonly code: StepErrorCode;
 

@@ -19,6 +19,7 @@ import { McpToolCatalog } from "./tools/mcp/catalog.js";
 import { InterruptStore } from "./store/interrupts.js";
 import { Journal } from "./store/journal.js";
 import { RunStore } from "./store/runs.js";
+import { RunSnapshots } from "./store/runSnapshots.js";
 import { Table } from "./store/table.js";
 import { TaskStore } from "./store/tasks.js";
 import { SessionStore } from "./store/sessions.js";
@@ -37,6 +38,8 @@ import { NotifyQueue } from "./webhooks/queue.js";
  */
 export interface Services extends Ports {
   table: Table;
+  /** A run with its tasks, files and interrupts, in one read (`GET /v1/runs/{id}`). */
+  snapshots: RunSnapshots;
   toolSources: ToolSourceStore;
   /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
   secrets: EnvelopeCipher;
@@ -93,6 +96,7 @@ export function createServices(config: Config, overrides: Partial<Services> & { 
     config,
     table,
     runs,
+    snapshots: new RunSnapshots(table),
     events,
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),

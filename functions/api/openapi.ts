@@ -18,6 +18,8 @@ interface Operation {
   query?: z.ZodObject;
   headers?: { name: string; description: string; schema: z.ZodType }[];
   body?: { schema: z.ZodType; example: unknown };
+  /** A body that is not JSON (uploads): its media types and schemas as written. */
+  rawBody?: Record<string, { schema: Record<string, unknown> }>;
   responses: Record<number, { description: string; schema?: z.ZodType; example?: unknown; contentType?: string }>;
 }
 
@@ -62,6 +64,10 @@ export const OPERATIONS: Operation[] = [
   {
     method: "post", path: "/v1/files", summary: "Upload a file for later runs (multipart/form-data, or the raw bytes with ?name=)", tag: "Files",
     query: z.strictObject({ name: z.string().optional().describe("The file's name, for a raw body (sanitized: no path, no control characters).") }),
+    rawBody: {
+      "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", contentMediaType: "application/octet-stream", description: "The file (the first file part; its filename is the file's name)." } }, required: ["file"] } },
+      "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream", description: "The raw bytes, named by ?name=; the Content-Type is kept (or taken from the name's extension)." } },
+    },
     responses: { 201: { description: "Stored; pass fileId in POST /v1/runs `files`.", schema: R.UploadView, example: { fileId: "upl_mi9x2k1a", name: "sales.csv", description: "", contentType: "text/csv", bytes: 112, createdAt: stamp } }, 413: { description: "Over the upload size limit (25 MB by default)." } },
   },
   { method: "get", path: "/v1/runs/{runId}/files", summary: "A run's files, each with its download link", tag: "Files", responses: { 200: { description: "The files.", schema: R.FileList } } },
@@ -145,6 +151,7 @@ function operationObject(op: Operation) {
     ...(op.body
       ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(op.body.schema, "input"), example: op.body.example } } } }
       : {}),
+    ...(op.rawBody ? { requestBody: { required: true, content: op.rawBody } } : {}),
     responses,
   };
 }

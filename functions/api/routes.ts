@@ -15,7 +15,7 @@ import { consoleApiRoutes } from "./consoleApi.js";
 import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { resumeRoutes } from "./resume.js";
 import { fileRoutes } from "./files.js";
-import { linksFor, ownRun } from "./access.js";
+import { linksFor, ownRun, ownRunSnapshot } from "./access.js";
 
 export { linksFor, ownRun };
 
@@ -171,13 +171,8 @@ async function rotateWebhookSecret({ services, tenantId }: Request): Promise<Htt
 }
 
 async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
-  const [tasks, files, interrupts, transitions] = await Promise.all([
-    services.tasks.list(run.runId),
-    services.files.list(run.runId),
-    services.interrupts.list(run.runId),
-    stateTransitionsOf(services, run),
-  ]);
+  const { run, tasks, files, interrupts } = await ownRunSnapshot(services, tenantId, params.runId!);
+  const transitions = await stateTransitionsOf(services, run);
   return json(200, { ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions), estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.config) });
 }
 

@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventLog } from "../../shared/store/events.js";
 import { Table } from "../../shared/store/table.js";
+import { keys } from "../../shared/store/keys.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
 
 const RETENTION_DAYS = 30;
@@ -68,7 +69,7 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
  */
 async function fillLostEvents(table: Table, events: EventLog, runId: string, lastSeq: number): Promise<void> {
   if (lastSeq === 0) return;
-  const written = new Set((await table.queryPrefix<{ seq: number }>(`RUN#${runId}`, "EVT#")).map((e) => Number(e.seq)));
+  const written = new Set((await table.queryPrefix<{ seq: number }>(keys.eventsPk(runId), keys.eventPrefix)).map((e) => Number(e.seq)));
   for (let seq = 1; seq <= lastSeq; seq++) {
     if (written.has(seq)) continue;
     await events.putAt(runId, seq, [{ type: "run.resumed", data: { redrive: false, reason: "Stepwise restarted; the event being written when it stopped was lost." } }]);

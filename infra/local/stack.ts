@@ -1,5 +1,5 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { ensureConsoleBuilt } from "../console/build.js";
 import packageJson from "../../package.json" with { type: "json" };
@@ -161,6 +161,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
     closers.push(() => closeServer(server));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // Tests hold start-up here, the port accepting, until this file exists: what a slow start looks like.
+    const hold = process.env.LOCAL_START_HOLD_FILE;
+    while (hold && !existsSync(hold)) await new Promise((resolve) => setTimeout(resolve, 50));
 
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,

@@ -83,8 +83,6 @@ export class LocalStepFunctions extends EventEmitter {
   private readonly states: Record<string, any>;
   /** State machines by start state: the definition, and the same definition started elsewhere to resume. */
   private readonly machines = new Map<string, InstanceType<typeof StateMachine>>();
-  /** States entered only after an error was caught (and the end states): never a point to resume from. */
-  private readonly afterError: Set<string>;
   private readonly store: ExecutionStore;
   private readonly ended: string[] = [];
   private closing = false;
@@ -101,7 +99,6 @@ export class LocalStepFunctions extends EventEmitter {
     const parsed = JSON.parse(definition);
     this.states = parsed.States;
     this.machines.set(parsed.StartAt, new StateMachine(parsed, { validationOptions: { checkArn: true, checkPaths: true } }));
-    this.afterError = errorHandlingStates(this.states);
     this.store = new ExecutionStore(options.dataDir);
     for (const record of this.store.all()) this.executions.set(record.executionArn, { ...record, historyLength: 0 });
   }
@@ -366,7 +363,7 @@ export class LocalStepFunctions extends EventEmitter {
   }
 
   private resumable(state: string | undefined): state is string {
-    return state !== undefined && state in this.states && !this.afterError.has(state);
+    return state !== undefined && state in this.states;
   }
 
   private get(executionArn: string): Execution {
@@ -406,8 +403,8 @@ export class LocalStepFunctions extends EventEmitter {
 
   /**
    * RedriveExecution: a failed, aborted or timed-out execution continues from the state that did
-   * not succeed (locally: the last top-level state entered before the error was caught), with the
-   * same ARN and input.
+   * not succeed (the last top-level state it entered; after a caught error, that is where the catch
+   * led, as on AWS), with the same ARN and input.
    */
   private redriveExecution(input: { executionArn: string; clientToken?: string }) {
     const execution = this.get(input.executionArn);
@@ -450,18 +447,6 @@ export class LocalStepFunctions extends EventEmitter {
  * The top-level states entered only on the way out after an error (Catch targets and what follows
  * them) and the end states: resuming there would only end the run again.
  */
-function errorHandlingStates(states: Record<string, any>): Set<string> {
-  const found = new Set<string>();
-  const visit = (name: string | undefined) => {
-    if (!name || found.has(name) || !states[name]) return;
-    found.add(name);
-    visit(states[name].Next);
-  };
-  for (const state of Object.values(states)) for (const c of state.Catch ?? []) visit(c.Next);
-  for (const [name, state] of Object.entries(states)) if (state.Type === "Fail" || state.Type === "Succeed") found.add(name);
-  return found;
-}
-
 function recordOf(e: Execution): ExecutionRecord {
   const { history: _history, historyLength: _length, abort: _abort, ...record } = e;
   return record;

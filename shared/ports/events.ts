@@ -15,9 +15,10 @@ export interface RunEvents {
   /**
    * Appends after the events already there, in order; [] once the log is closed. With a `key`, the
    * append happens once per run: one with a key the log has taken already answers [] (a write
-   * tool's `file.created`, announced again by a call retried after a crash).
+   * tool's `file.created`, announced again by a call retried after a crash). `reopen`: write even
+   * after the terminal event (a failed run resumed); the log is open again.
    */
-  append(runId: string, bodies: EventBody[], options?: { close?: boolean; after?: number; key?: string }): Promise<RunEvent[]>;
+  append(runId: string, bodies: EventBody[], options?: { close?: boolean; after?: number; key?: string; reopen?: boolean }): Promise<RunEvent[]>;
   tip(runId: string): Promise<LogTip>;
   /** Events with seq greater than `after`, in order. */
   list(runId: string, after?: number, limit?: number): Promise<RunEvent[]>;

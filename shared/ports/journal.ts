@@ -11,9 +11,12 @@ export interface JournalRecord {
 
 const pad = (n: number) => String(n).padStart(4, "0");
 
+/** The journal's partition of a run (it grows with the run: apart from the run's own items). */
+export const journalPk = (runId: string) => `RUN#${runId}#JRN`;
+
 /** Where a journal record lives (the table's key shape, DESIGN §4). */
 export const journalKey = (runId: string, scope: string, round: number, kind: JournalKind, callId = "") => ({
-  pk: `RUN#${runId}`,
+  pk: journalPk(runId),
   sk: `JRN#${scope}#${pad(round)}#${kind}${callId ? `#${callId}` : ""}`,
 });
 export const journalPrefix = (scope: string) => `JRN#${scope}#`;

@@ -66,7 +66,7 @@ export async function reconcileExecutionEnd(
     execution.status as "SUCCEEDED"
   ];
   if (!status) return;
-  const message = execution.cause || execution.error || `The execution ended ${execution.status.toLowerCase()}.`;
+  const message = execution.error ? describeCause({ Error: execution.error, Cause: execution.cause ?? undefined }) : `The execution ended ${execution.status.toLowerCase()}.`;
   await endRun(ports, runId, status, status === "succeeded" ? {} : { error: { code: execution.error || status, message } });
 }
 

@@ -1,5 +1,5 @@
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
-import { ConflictError, errorMessage } from "../errors.js";
+import { ConflictError, errorMessage, FINAL_STEP_ERRORS } from "../errors.js";
 import type { ExecutionState } from "../ports/executions.js";
 import type { Ports } from "../ports/index.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
@@ -43,6 +43,9 @@ export async function resumeRun(ports: ResumePorts, run: RunRecord): Promise<Run
   if (run.status !== "failed") {
     throw new ConflictError(`Only a failed run can be resumed; run ${run.runId} is ${run.status}.`, { status: run.status });
   }
+  if (run.error && (FINAL_STEP_ERRORS as readonly string[]).includes(run.error.code)) {
+    throw new ConflictError(`Run ${run.runId} failed with ${run.error.code}, which running it again cannot change; submit it again instead.`, { error: run.error.code });
+  }
   if (state !== "FAILED" && state !== "TIMED_OUT") {
     throw new ConflictError(`Run ${run.runId}'s execution is ${state === "missing" ? "gone" : state} and cannot be redriven.`, { execution: state });
   }
@@ -54,7 +57,7 @@ export async function resumeRun(ports: ResumePorts, run: RunRecord): Promise<Run
     await ports.activeRuns.release(run.tenantId);
     throw new ConflictError(`Run ${run.runId} changed while it was being resumed; read it again.`);
   }
-  await ports.events.append(run.runId, [{ type: "run.resumed", data: { redrive: true } }]);
+  await ports.events.append(run.runId, [{ type: "run.resumed", data: { redrive: true } }], { reopen: true });
   if (!(await restartExecution(ports, run, state))) {
     await endRun(ports, run.runId, "failed", { error: run.error ?? { code: "failed", message: "The run failed." } });
     throw new ConflictError(`Run ${run.runId}'s execution cannot be redriven (Step Functions refused it); the run stays failed.`, { execution: state });

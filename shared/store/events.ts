@@ -17,6 +17,7 @@ const MAX_EVENT_TEXT = 32_000;
 interface Pending {
   bodies: EventBody[];
   close: boolean;
+  reopen: boolean;
   key?: string;
   resolve: (events: RunEvent[]) => void;
   reject: (error: unknown) => void;
@@ -46,8 +47,9 @@ export class EventLog implements RunEvents {
    * Appends events after the ones already there; [] once the log is closed (the run has ended).
    * `after`: the last number the caller knows of (0 for a run's first event), saving a read of the
    * tip when this process has not written to the run yet; a wrong guess only costs a retry.
+   * `reopen`: write even after the terminal event (a failed run resumed); the log is open again.
    */
-  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number; key?: string } = {}): Promise<RunEvent[]> {
+  append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number; reopen?: boolean; key?: string } = {}): Promise<RunEvent[]> {
     if (options.after !== undefined && !this.tips.has(runId)) this.remember(runId, { seq: options.after, closed: false });
     if (bodies.length === 0) return Promise.resolve([]);
     let valid: EventBody[];
@@ -63,7 +65,7 @@ export class EventLog implements RunEvents {
       parts.map(
         (part, i) =>
           new Promise<RunEvent[]>((resolve, reject) => {
-            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, key: options.key, resolve, reject };
+            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, reopen: options.reopen ?? false, key: options.key, resolve, reject };
             const queue = this.queues.get(runId);
             if (queue) return void queue.push(pending);
             this.queues.set(runId, [pending]);
@@ -81,7 +83,8 @@ export class EventLog implements RunEvents {
       try {
         const bodies = batch.flatMap((p) => p.bodies);
         const close = batch.some((p) => p.close);
-        const first = batch[0]!.key === undefined ? await this.put(runId, bodies, close) : await this.putKeyed(runId, bodies, close, batch[0]!.key);
+        const key = batch[0]!.key;
+        const first = key === undefined ? await this.put(runId, bodies, close, batch.some((p) => p.reopen)) : await this.putKeyed(runId, bodies, close, key);
         let seq = first ?? 0;
         const at = new Date().toISOString();
         for (const p of batch) p.resolve(first === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at }) as RunEvent));
@@ -93,10 +96,13 @@ export class EventLog implements RunEvents {
   }
 
   /** Puts one item at the next free number; returns its first number, or undefined if the log is closed. */
-  private async put(runId: string, bodies: EventBody[], close: boolean): Promise<number | undefined> {
-    let tip = this.tips.get(runId) ?? (await this.tip(runId));
+  private async put(runId: string, bodies: EventBody[], close: boolean, reopen: boolean): Promise<number | undefined> {
+    const remembered = this.tips.get(runId);
+    let tip = remembered ?? (await this.tip(runId));
+    // A closed tip this process remembers may be stale: the run may have been resumed since.
+    if (remembered?.closed && !reopen) tip = await this.tip(runId);
     for (let attempt = 0; ; attempt++) {
-      if (tip.closed) return undefined;
+      if (tip.closed && !reopen) return undefined;
       const first = tip.seq + 1;
       const at = new Date().toISOString();
       try {
@@ -131,7 +137,9 @@ export class EventLog implements RunEvents {
       );
       if (at?.dedupeKey === key) return undefined;
     }
-    let tip = this.tips.get(runId) ?? (await this.tip(runId));
+    const remembered = this.tips.get(runId);
+    // A closed tip this process remembers may be stale: the run may have been resumed since.
+    let tip = remembered && !remembered.closed ? remembered : await this.tip(runId);
     for (let attempt = 0; ; attempt++) {
       if (tip.closed) return undefined;
       const first = tip.seq + 1;
@@ -180,7 +188,7 @@ export class EventLog implements RunEvents {
       new QueryCommand({
         TableName: this.table.name,
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":prefix": keys.eventPrefix },
+        ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":prefix": keys.eventPrefix },
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
@@ -209,7 +217,7 @@ export class EventLog implements RunEvents {
         new QueryCommand({
           TableName: this.table.name,
           KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
+          ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
           ExclusiveStartKey: exclusiveStartKey,
           Limit: Math.ceil(limit / 2) + 1,
           ConsistentRead: true,

@@ -2,9 +2,10 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
 import type { Interrupts } from "../ports/interrupts.js";
+import { keys } from "./keys.js";
 import { expiresAt, itemData, type Table } from "./table.js";
 
-const key = (runId: string, interruptId: string) => ({ pk: `RUN#${runId}`, sk: `INT#${interruptId}` });
+const key = keys.interrupt;
 
 /** Interrupts and their task tokens. Reads for clients strip the token. */
 export class InterruptStore implements Interrupts {
@@ -43,8 +44,8 @@ export class InterruptStore implements Interrupts {
   }
 
   async list(runId: string): Promise<Interrupt[]> {
-    const items = await this.table.queryPrefix<Record<string, unknown>>(`RUN#${runId}`, "INT#");
-    return items.map((item) => Interrupt.parse(itemData(item, "taskToken")));
+    const items = await this.table.queryPrefix<Record<string, unknown>>(keys.runPk(runId), keys.interruptPrefix);
+    return items.map(interruptOf);
   }
 
   /** Stores the token of the waiting callback task; returns the interrupt as it stands. */
@@ -75,4 +76,9 @@ export class InterruptStore implements Interrupts {
     });
     return applied !== undefined;
   }
+}
+
+/** An interrupt from its item: the task token stays in the table. */
+export function interruptOf(item: Record<string, unknown>): Interrupt {
+  return Interrupt.parse(itemData(item, "taskToken"));
 }

@@ -17,7 +17,7 @@ export class Journal implements RunJournal {
   ) {}
 
   async load(runId: string, scope: string): Promise<ScopeJournal> {
-    const items = await this.table.queryPrefix<{ sk: string; value?: unknown; parts?: number; part?: string }>(`RUN#${runId}`, keys.journalPrefix(scope));
+    const items = await this.table.queryPrefix<{ sk: string; value?: unknown; parts?: number; part?: string }>(keys.journalPk(runId), keys.journalPrefix(scope));
     const records = new Map<string, unknown>();
     const bySk = new Map(items.map((item) => [item.sk, item]));
     for (const item of items) {

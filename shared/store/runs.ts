@@ -35,9 +35,7 @@ export class RunStore implements Runs {
     const { Item } = await this.table.doc.send(
       new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true }),
     );
-    if (!Item) return undefined;
-    // eventSeq and slotReleased: bookkeeping of older versions and of endRun, not part of the record.
-    return RunRecord.parse(itemData(Item, "eventSeq", "slotReleased"));
+    return Item ? runRecordOf(Item) : undefined;
   }
 
   /** queued → running, once; returns the run as it is now, or undefined if it was not queued (a repeated start). */
@@ -55,7 +53,7 @@ export class RunStore implements Runs {
           ReturnValues: "ALL_NEW",
         }),
       );
-      return RunRecord.parse(itemData(Attributes!, "eventSeq", "slotReleased"));
+      return runRecordOf(Attributes!);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
@@ -111,7 +109,7 @@ export class RunStore implements Runs {
           ReturnValues: "ALL_NEW",
         }),
       );
-      return RunRecord.parse(itemData(Attributes!, "eventSeq", "slotReleased"));
+      return runRecordOf(Attributes!);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
@@ -177,4 +175,9 @@ function statusCondition(statuses?: readonly RunStatus[]) {
     names: { "#status": "status" },
     values,
   };
+}
+
+/** The run record from its item. eventSeq and slotReleased: bookkeeping of older versions and of endRun, not part of the record. */
+export function runRecordOf(item: Record<string, unknown>): RunRecord {
+  return RunRecord.parse(itemData(item, "eventSeq", "slotReleased"));
 }

@@ -139,7 +139,8 @@ export class S3FileStore implements FileStore, FileTransfer {
   }
 }
 
-function metaOf(item: Record<string, any>): FileMeta {
+/** A file's metadata from its item (never its bytes, which older items kept inline). */
+export function metaOf(item: Record<string, any>): FileMeta {
   return {
     name: item.name,
     description: item.description ?? "",

@@ -31,8 +31,12 @@ describe("the web console in Chromium", () => {
     await stack?.stop();
   });
 
-  const api = async (pathname: string) => {
-    const response = await fetch(`${stack.url}${pathname}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+  const api = async (pathname: string, body?: unknown) => {
+    const response = await fetch(`${stack.url}${pathname}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return response.json() as Promise<any>;
   };
 
@@ -80,6 +84,9 @@ describe("the web console in Chromium", () => {
     // The answer, the usage, the file.
     await page.getByRole("heading", { name: "Answer" }).waitFor({ timeout: 60_000 });
     await expect.poll(() => page.locator(".answer").textContent()).toContain("391");
+    // Markdown shows arithmetic as written: no * taken for emphasis.
+    expect(await page.locator(".answer").textContent()).toContain("17*23 = 391");
+    expect(await page.locator(".answer em").count()).toBe(0);
     await expect.poll(() => page.locator(".connection").textContent()).toBe("ended");
     await expect.poll(() => page.locator(".usage").textContent()).toMatch(/State transitions\d+/);
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download report.md" }).click()]);
@@ -89,6 +96,7 @@ describe("the web console in Chromium", () => {
     expect(report).toContain("(120/8)+2^5 = 47");
     await page.getByRole("button", { name: "Preview report.md" }).click();
     await expect.poll(() => page.locator(".preview h1").textContent()).toBe("Report");
+    expect(await page.locator(".preview").textContent()).toContain("17*23 = 391");
 
     // Every event once, in order, exactly as the API has them.
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
@@ -105,6 +113,19 @@ describe("the web console in Chromium", () => {
     await page.goto(`${proxy.url}/#/runs`);
     await page.locator(`tr[data-run-id="${runId}"]`).waitFor();
     await page.screenshot({ path: path.join(OUTPUT, "runs-laptop.png") });
+
+    // The runs list: status, mode, age, cost, session; updated live; filtered by session and status.
+    const cells = await page.locator(`tr[data-run-id="${runId}"] td`).allTextContents();
+    expect(cells).toEqual([expect.stringContaining("Compute 17*23"), "succeeded", "plan_solve", expect.stringMatching(/ago$/), expect.stringMatching(/^\$\d/), expect.stringMatching(/^ses_/)]);
+    const sessionId = `ses_browser_${Date.now()}`;
+    const fresh = await api("/v1/runs", { input: "Hello from the API", mode: "react", sessionId });
+    await page.locator(`tr[data-run-id="${fresh.runId}"]`).waitFor({ timeout: 30_000 }); // no reload
+    await page.getByLabel("Session").fill(sessionId);
+    await page.getByLabel("Session").press("Enter");
+    const listed = () => page.locator("tbody tr[data-run-id]").evaluateAll((rows) => rows.map((r) => (r as any).dataset.runId));
+    await expect.poll(listed).toEqual([fresh.runId]);
+    await page.getByLabel("Status").selectOption("failed");
+    await expect.poll(listed).toEqual([]);
     await page.close();
   });
 
@@ -125,6 +146,112 @@ describe("the web console in Chromium", () => {
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.at(-1).type).toBe("run.succeeded");
     expect(await shownEvents(page)).toEqual(events.map((e: any) => ({ seq: e.seq, type: e.type })));
+    await page.close();
+  });
+
+  it("edits a write's arguments from the page (checked against the tool's schema first), and cancels a run", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
+    const card = page.getByRole("article", { name: "Allow write_artifact?" });
+    await card.waitFor({ timeout: 60_000 });
+    const args = card.getByLabel("Arguments (JSON)");
+
+    // Arguments the tool would refuse are caught on the page, with a message, and nothing is sent.
+    await args.fill('{"filename": 5, "content": "x"}');
+    await card.getByRole("button", { name: "Edit" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'filename' must be string, not integer.");
+    await args.fill("{not json");
+    await card.getByRole("button", { name: "Edit" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toContain("not valid JSON");
+    expect(await card.isVisible()).toBe(true);
+
+    // Edited arguments run instead of the agent's.
+    await args.fill(JSON.stringify({ filename: "edited.md", content: "# Edited\n\nChecked by a person.\n" }));
+    await card.getByRole("button", { name: "Edit" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download edited.md" }).click()]);
+    expect(await readFile(await download.path(), "utf8")).toBe("# Edited\n\nChecked by a person.\n");
+    expect(await page.getByRole("button", { name: "Download report.md" }).count()).toBe(0);
+
+    // Cancel run: the run waiting for a person ends cancelled.
+    const second = await submit(page, "Compute 2*3 and 4+5, then write a short report");
+    await page.getByRole("article", { name: "Allow write_artifact?" }).waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    expect((await api(`/v1/runs/${second}`)).status).toBe("cancelled");
+    await expect.poll(() => page.locator(".meta .badge").textContent()).toBe("cancelled");
+    await page.close();
+  });
+
+  it("answers an agent's question, and rejects a plan with a message then approves the revised one, from the page", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await page.getByRole("link", { name: "New run", exact: true }).first().click();
+    await page.getByLabel("Task").fill("Please ask me first, then count the words in this sentence");
+    await page.getByLabel("Mode").selectOption("react");
+    await page.getByRole("button", { name: "Submit" }).click();
+    const asks = page.getByRole("article", { name: "The agent asks" });
+    await asks.waitFor({ timeout: 60_000 });
+    await asks.getByLabel("Answer").fill("Use British spelling");
+    await asks.getByRole("button", { name: "Answer" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    await expect.poll(() => page.locator(".answer").textContent()).toContain("The user answered: Use British spelling");
+
+    await page.getByRole("link", { name: "New run", exact: true }).first().click();
+    await page.getByLabel("Task").fill("Compute 17*23 and (120/8)+2^5, then write a short report");
+    await page.getByLabel("Mode").selectOption("plan_solve");
+    await page.getByLabel("Approve the plan before it runs").check();
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+    const plan = page.getByRole("article", { name: "Approve the plan?" });
+    await plan.waitFor({ timeout: 60_000 });
+    const first = await plan.getAttribute("data-interrupt-id");
+    await plan.getByLabel("Message").fill("Add more detail");
+    await plan.getByRole("button", { name: "Reject" }).click();
+    // The planner revises the plan and asks again: a new card.
+    await expect.poll(async () => (await plan.count()) === 1 && (await plan.getAttribute("data-interrupt-id")) !== first, { timeout: 60_000 }).toBe(true);
+    await plan.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    expect(events.filter((e: any) => e.type === "interrupt.resolved").map((e: any) => [e.data.decision, e.data.message])).toEqual([["reject", "Add more detail"], ["approve", undefined]]);
+    expect(events.at(-1).type).toBe("run.succeeded");
+    await page.close();
+  });
+
+  it("attaches a file to a new run from the keyboard: uploaded, listed with the run, read by the agent", async () => {
+    const sales = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await page.getByRole("link", { name: "New run", exact: true }).first().click();
+    await page.getByLabel("Task").fill("Analyse the attached CSV");
+    await page.getByLabel("Mode").selectOption("react");
+    // Tab from the session field to the file field; Space opens the file chooser.
+    await page.getByLabel("Session").focus();
+    await page.keyboard.press("Tab");
+    const attach = page.getByLabel("Files to attach");
+    expect(await attach.evaluate((el) => el === (el as any).ownerDocument.activeElement)).toBe(true);
+    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Space")]);
+    expect(chooser.isMultiple()).toBe(true);
+    await chooser.setFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from(sales) });
+    await page.screenshot({ path: path.join(OUTPUT, "new-run-laptop.png") });
+    await page.keyboard.press("Tab");
+    expect(await page.getByRole("button", { name: "Submit" }).evaluate((el) => el === (el as any).ownerDocument.activeElement)).toBe(true);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+
+    // The agent ran Python over the attached file, and its figures are the answer.
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
+    await expect.poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent()).toContain('"sales.csv"');
+    await expect.poll(() => page.locator(".answer").textContent()).toContain("sales.csv: 5 rows, 3 columns");
+    expect(await page.locator(".answer table").count()).toBeGreaterThan(0);
+    // The file is the run's, and downloads with the bytes that were attached.
+    const run = await api(`/v1/runs/${runId}`);
+    expect(run.files).toEqual(expect.arrayContaining([expect.objectContaining({ name: "sales.csv", contentType: "text/csv", bytes: sales.length })]));
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download sales.csv" }).click()]);
+    expect(await readFile(await download.path(), "utf8")).toBe(sales);
     await page.close();
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { stateMachineDefinition, synthesizeStack } from "../../infra/local/synth.js";
-import { RETRYABLE_STEP_ERRORS, StepErrorCode } from "../../shared/errors.js";
+import { FINAL_STEP_ERRORS, RETRYABLE_STEP_ERRORS, StepErrorCode } from "../../shared/errors.js";
 
 /** The retry and failure policy of the synthesized state machine (what AWS runs and the local stack too). */
 const asl = JSON.parse(stateMachineDefinition(synthesizeStack()).definition);
@@ -42,5 +42,22 @@ describe("a failed run", () => {
     expect(asl.States["Record failure"].ResultPath).toBe("$.failure");
     expect(asl.States["Record failure"].Next).toBe("Run failed");
     expect(asl.States["Run failed"]).toEqual({ Type: "Fail", ErrorPath: "$.failure.error", CausePath: "$.failure.cause" });
+  });
+});
+
+describe("what a redrive can continue", () => {
+  it("only errors no retry can change end the run through 'Record failure'; every other error stays at its state", () => {
+    const caught = Object.entries(asl.States as Record<string, State>).flatMap(([name, state]) =>
+      ((state.Catch ?? []) as { ErrorEquals: string[]; Next: string }[]).filter((c) => c.Next === "Record failure").map((c) => [name, c.ErrorEquals] as const),
+    );
+    expect(caught.length).toBeGreaterThan(5);
+    for (const [name, errors] of caught) expect([...errors].sort(), name).toEqual([...FINAL_STEP_ERRORS].sort());
+    expect(FINAL_STEP_ERRORS).not.toContain(StepErrorCode.ModelRejected);
+    expect(FINAL_STEP_ERRORS).not.toContain(StepErrorCode.Internal);
+  });
+
+  it("a task's failure of any kind stays inside its Map iteration", () => {
+    const inner = asl.States["Execute tasks"].ItemProcessor.States;
+    expect(inner["Execute task"].Catch).toEqual([expect.objectContaining({ ErrorEquals: ["States.ALL"], Next: "Record task failure" })]);
   });
 });

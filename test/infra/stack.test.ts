@@ -110,6 +110,10 @@ describe("configuration parity: every deployment setting reaches every function'
     webFetchAllowHttp: "false",
     webSearchProvider: "searxng",
     searxngUrl: "https://search.example.com",
+    corsAllowedOrigins: "https://app.example.com,https://admin.example.com:8443",
+    streamTokenSeconds: "120",
+    modelPriceInputPerMtok: "2.5",
+    modelPriceOutputPerMtok: "10",
   };
 
   it.each(["props", "-c context"])("set as %s", (how) => {
@@ -136,6 +140,15 @@ describe("configuration parity: every deployment setting reaches every function'
   });
 });
 
+describe("browsers (CORS)", () => {
+  it("by default no other origin may call the API or the stream; the stream allows only the console's own origin", () => {
+    for (const fn of ours) expect(resources[fn.logicalId]!.Properties.Environment.Variables.CORS_ALLOWED_ORIGINS, fn.path).toBeUndefined();
+    const stream = resources[ours.find((f) => f.path.endsWith("/Stream"))!.logicalId]!.Properties.Environment.Variables;
+    const httpApi = Object.entries(resources).find(([, r]) => r.Type === "AWS::ApiGatewayV2::Api")![0];
+    expect(stream.CONSOLE_ORIGIN).toEqual({ "Fn::GetAtt": [httpApi, "ApiEndpoint"] });
+  });
+});
+
 describe("settings are checked at synth", () => {
   it.each([
     [{}, /needs a model: give openAiApiKeySecretArn .* or openAiBaseUrl/],
@@ -143,6 +156,9 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", maxConcurrency: "41" }, /maxConcurrency/],
     [{ openAiBaseUrl: "https://x.example.com/v1", functionCallMode: "xml" }, /functionCallMode/],
     [{ openAiBaseUrl: "not a url" }, /openAiBaseUrl/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", corsAllowedOrigins: "https://app.example.com/console" }, /corsAllowedOrigins must be origins/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", streamTokenSeconds: "86400" }, /streamTokenSeconds/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", modelPriceInputPerMtok: "-1" }, /modelPriceInputPerMtok/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateRunRequest } from "../../shared/contracts/api.js";
@@ -116,8 +118,33 @@ describe("client API", () => {
     // Read-only: the token is no API key.
     expect((await new Client(stack.url, token).request("GET", `/v1/runs/${runId}`)).status).toBe(401);
     expect((await new Client(stack.url, token).request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(401);
-    // Another tenant gets no token for this run.
+    // Another tenant gets no token for this run, and its own token does not open it.
     expect((await other.request("POST", `/v1/runs/${runId}/stream-token`)).status).toBe(404);
+    const othersRun = (await other.request("POST", "/v1/runs", { input: "Hello from another tenant", mode: "react" })).body.runId as string;
+    const othersToken = StreamToken.parse((await other.request("POST", `/v1/runs/${othersRun}/stream-token`)).body).token;
+    expect((await anonymous.request("GET", `/v1/runs/${runId}/stream?token=${othersToken}`)).status).toBe(404);
+
+    // Expired: the stored expiry moved into the past, as time would (the wait itself is not worth a test's minutes).
+    const fresh = StreamToken.parse((await client.request("POST", `/v1/runs/${runId}/stream-token`)).body).token;
+    const valid = await fetch(`${stack.url}/v1/runs/${runId}/stream?token=${fresh}`);
+    expect(valid.status).toBe(200);
+    await valid.text();
+    const { dynamodb, region, tableName } = stack.endpoints!;
+    const dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+    try {
+      await dynamo.send(new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `STREAMTOKEN#${createHash("sha256").update(fresh).digest("hex")}` }, sk: { S: "META" } },
+        UpdateExpression: "SET expiresAtMs = :past",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":past": { N: String(Date.now() - 1) } },
+      }));
+    } finally {
+      dynamo.destroy();
+    }
+    const expired = await anonymous.request("GET", `/v1/runs/${runId}/stream?token=${fresh}`);
+    expect(expired.status).toBe(401);
+    expect(expired.body.error.message).toEqual(expect.any(String));
     expect((await client.request("POST", `/v1/runs/${"x".repeat(200)}/stream-token`)).status).toBe(400);
   });
 
@@ -149,6 +176,8 @@ describe("client API", () => {
         expect(op.responses["400"].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
       }
     }
+    // Uploads are documented as browsers and curl send them.
+    expect(Object.keys(res.body.paths["/v1/files"].post.requestBody.content)).toEqual(["multipart/form-data", "*/*"]);
     const createExample = OPERATIONS.find((op) => op.method === "post" && op.path === "/v1/runs")!.body!.example;
     expect(CreateRunRequest.safeParse(createExample).success).toBe(true);
   });

@@ -1,6 +1,15 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import packageJson from "../../package.json" with { type: "json" };
+import { health } from "../../functions/api/health.js";
+import type { Request } from "../../functions/api/routes.js";
+import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
+import { Table } from "../../shared/store/table.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
 async function freePort(): Promise<number> {
@@ -11,46 +20,93 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The first answer once the port accepts; a request accepted and never answered fails here, not silently. */
+async function firstAnswer(url: string, init: RequestInit = {}): Promise<Response> {
+  for (;;) {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+    } catch (error) {
+      if ((error as Error).name === "TimeoutError") throw new Error(`${url} was accepted and not answered`);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // not listening yet: connection refused
+    }
+  }
+}
+
 describe("GET /health while the local stack starts", () => {
   let stack: RunningStack | undefined;
-  afterAll(() => stack?.stop());
+  let starting: Promise<RunningStack> | undefined;
+  let holdDir: string | undefined;
+  afterAll(async () => {
+    // Whatever happened, let start-up finish and stop what it started.
+    if (holdDir) await writeFile(path.join(holdDir, "go"), "").catch(() => undefined);
+    stack ??= await starting?.catch(() => undefined);
+    await stack?.stop();
+    if (holdDir) await rm(holdDir, { recursive: true, force: true });
+  });
 
-  it("answers every request it accepts: 503 with Retry-After until ready, then 200 with the version", async () => {
+  it("answers requests accepted during start-up with 503 and Retry-After, changes nothing, then answers 200 with the version", async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const answers: { path: string; status: number; retryAfter: string | null; body: any }[] = [];
-    let ready = false;
-    const poll = (async () => {
-      while (!ready) {
-        for (const path of ["/health", "/v1/runs"]) {
-          try {
-            // A request that is accepted and never answered fails here (the signal), not silently.
-            const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(30_000) });
-            answers.push({ path, status: response.status, retryAfter: response.headers.get("retry-after"), body: await response.json() });
-          } catch (error) {
-            if ((error as Error).name === "TimeoutError") throw new Error(`${path} was accepted and not answered`);
-            // Not listening yet: connection refused.
-          }
-        }
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    })();
-    stack = await startStack({ PORT: String(port) }).finally(() => (ready = true));
-    await poll;
+    const apiKey = `sk_test_health_${Math.random().toString(36).slice(2)}`;
+    holdDir = await mkdtemp(path.join(tmpdir(), "stepwise-health-"));
+    const go = path.join(holdDir, "go");
+    // Start-up is held after the port accepts and before the API is ready, until the test says go.
+    starting = startStack({ PORT: String(port), STEPWISE_API_KEY: apiKey, LOCAL_START_HOLD_FILE: go });
+    starting.catch(() => undefined); // awaited below; a failure is reported there
 
-    const health = await fetch(`${url}/health`);
-    expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: "ok", version: expect.any(String) });
-    for (const answer of answers) {
-      expect([200, 401, 503]).toContain(answer.status);
-      if (answer.status === 503) {
-        expect(answer.retryAfter).toBe("1");
-        if (answer.path === "/health") expect(answer.body).toMatchObject({ status: "unavailable" });
-        else expect(answer.body.error.code).toBe("starting");
-      }
-    }
-    // Once ready, it stays ready: no 503 after the first 200.
-    const firstOk = answers.findIndex((a) => a.path === "/health" && a.status === 200);
-    if (firstOk >= 0) expect(answers.slice(firstOk).filter((a) => a.status === 503)).toEqual([]);
+    const health = await firstAnswer(`${url}/health`);
+    expect(health.status).toBe(503);
+    expect(health.headers.get("retry-after")).toBe("1");
+    expect(await health.json()).toEqual({ status: "unavailable", version: packageJson.version, checks: { stack: "starting" } });
+
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const submit = await fetch(`${url}/v1/runs`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ input: "Compute 2+2" }) });
+    expect(submit.status).toBe(503);
+    expect(submit.headers.get("retry-after")).toBe("1");
+    expect(((await submit.json()) as any).error.code).toBe("starting");
+
+    await writeFile(go, "");
+    stack = await starting;
+
+    const ready = await fetch(`${url}/health`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ok", version: packageJson.version, checks: { table: "ok", stateMachine: "ok" } });
+    // The submit refused during start-up created no run.
+    const runs = await fetch(`${url}/v1/runs`, { headers: auth });
+    expect(runs.status).toBe(200);
+    expect(((await runs.json()) as any).runs).toEqual([]);
   }, 240_000);
+});
+
+describe("GET /health's checks", () => {
+  it("answers 503 naming each dependency that does not answer, and 200 once all do", async () => {
+    const dynamo = await startDynamo();
+    const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" }, maxAttempts: 1 };
+    const table = Table.connect("stepwise", clientConfig);
+    const admin = new DynamoDBClient(clientConfig);
+    const check = async (config: { STATE_MACHINE_ARN?: string }) => {
+      const result = await health({ services: { table, config } } as unknown as Request);
+      return { status: result.statusCode, retryAfter: result.headers?.["retry-after"], body: JSON.parse(String(result.body)) };
+    };
+    try {
+      // The table does not exist yet, and there is no state machine to start runs on.
+      expect(await check({})).toEqual({ status: 503, retryAfter: "1", body: { status: "unavailable", version: packageJson.version, checks: { table: "ResourceNotFoundException", stateMachine: "not configured" } } });
+      await ensureTable(admin, "stepwise");
+      expect((await check({})).body.checks).toEqual({ table: "ok", stateMachine: "not configured" });
+      expect(await check({ STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" })).toEqual({
+        status: 200,
+        retryAfter: undefined,
+        body: { status: "ok", version: packageJson.version, checks: { table: "ok", stateMachine: "ok" } },
+      });
+      // The database goes away: not ready again.
+      await dynamo.close();
+      const gone = await check({ STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" });
+      expect(gone.status).toBe(503);
+      expect(gone.body.checks.table).not.toBe("ok");
+    } finally {
+      admin.destroy();
+      table.doc.destroy();
+      await dynamo.close();
+    }
+  }, 60_000);
 });

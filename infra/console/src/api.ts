@@ -39,6 +39,28 @@ export async function api<T>(method: string, path: string, body?: unknown, key =
 
 export const enc = encodeURIComponent;
 
+export interface UploadedFile {
+  fileId: string;
+  name: string;
+  contentType: string;
+  bytes: number;
+}
+
+/** `POST /v1/files` as a browser sends a file: multipart/form-data. The run then names its id. */
+export async function uploadFile(file: File, key = apiKey.get()): Promise<UploadedFile> {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  let response: Response;
+  try {
+    response = await fetch("/v1/files", { method: "POST", headers: key ? { authorization: `Bearer ${key}` } : {}, body: form });
+  } catch {
+    throw new ApiError(0, `${file.name} could not be uploaded: the service cannot be reached.`);
+  }
+  const payload = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiError(response.status, `${file.name}: ${payload?.error?.message ?? `the service answered ${response.status}.`}`, payload?.error?.details);
+  return payload as UploadedFile;
+}
+
 export interface RunSummary {
   runId: string;
   sessionId: string;

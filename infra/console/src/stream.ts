@@ -1,11 +1,6 @@
 import { api, enc, type RunEvent } from "./api.js";
+import { STREAM_EVENT_TYPES } from "./eventTypes.js";
 
-/** Event types the stream sends (`event:` lines); EventSource only delivers the named ones it listens to. */
-const TYPES = [
-  "run.started", "plan.updated", "task.started", "agent.thought", "agent.delta", "tool.called", "tool.result",
-  "task.completed", "interrupt.opened", "interrupt.resolved", "file.created",
-  "run.succeeded", "run.failed", "run.timed_out", "run.cancelled",
-];
 const TERMINAL = new Set(["run.succeeded", "run.failed", "run.timed_out", "run.cancelled"]);
 
 export interface StreamHandle {
@@ -49,7 +44,7 @@ export function followRun(runId: string, streamUrl: string, onEvent: (event: Run
         onState("ended");
       }
     };
-    for (const type of TYPES) source.addEventListener(type, deliver as EventListener);
+    for (const type of STREAM_EVENT_TYPES) source.addEventListener(type, deliver as EventListener);
     source.onerror = () => {
       if (closed) return;
       onState("reconnecting");

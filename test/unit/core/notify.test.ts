@@ -19,10 +19,10 @@ beforeAll(async () => {
 afterAll(async () => receiver?.close());
 
 const config = { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_ALLOW_HTTP: "true" };
-const statusEvent = (run: RunRecord, status: "SUCCEEDED" | "FAILED" | "ABORTED", cause?: string) => ({
+const statusEvent = (run: RunRecord, status: "SUCCEEDED" | "FAILED" | "ABORTED", failure?: { error: string; cause: string }) => ({
   "detail-type": "Step Functions Execution Status Change" as const,
   source: "aws.states" as const,
-  detail: { executionArn: run.executionArn, stateMachineArn: "arn:sm", name: run.runId, status, cause },
+  detail: { executionArn: run.executionArn, stateMachineArn: "arn:sm", name: run.runId, status, ...failure },
 });
 
 async function subscribed(script: Script = scripts.ok(), fields: Partial<RunRecord> = {}) {
@@ -51,8 +51,8 @@ describe("notify", () => {
 
   it("an execution that crashed ends its run failed (slot back) and reports it", async () => {
     const { ports, fakes, runId, run, endpoint } = await subscribed();
-    await onExecutionStatus(ports, statusEvent(run, "FAILED", "Lambda died"));
-    expect(await ports.runs.get(runId)).toMatchObject({ status: "failed", error: { message: "Lambda died" } });
+    await onExecutionStatus(ports, statusEvent(run, "FAILED", { error: "Lambda.Unknown", cause: "Lambda died" }));
+    expect(await ports.runs.get(runId)).toMatchObject({ status: "failed", error: { code: "Lambda.Unknown", message: "Lambda died" } });
     expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
     expect(endpoint.bodies().map((b) => b.type)).toEqual(["run.failed"]);
   });

@@ -1,7 +1,7 @@
-import { api, ApiError, enc } from "../api.js";
-import { field, h, render } from "../dom.js";
+import { api, ApiError, enc, uploadFile } from "../api.js";
+import { announce, field, h, render } from "../dom.js";
 
-/** Submit a task: input, mode, deep think, approvals, session. */
+/** Submit a task: input, mode, deep think, approvals, session, files to attach (uploaded first, then named by the run). */
 export function newRunPage(app: HTMLElement) {
   const input = h("textarea", { name: "input", rows: 5, required: true, maxlength: 32000 });
   const mode = h("select", { name: "mode" }, h("option", { value: "auto" }, "auto (the router decides)"), h("option", { value: "react" }, "react (one agent)"), h("option", { value: "plan_solve" }, "plan_solve (planner and parallel executors)"));
@@ -9,6 +9,7 @@ export function newRunPage(app: HTMLElement) {
   const approvePlan = h("input", { type: "checkbox", name: "approvePlan" });
   const tools = h("select", { name: "tools" }, h("option", { value: "none" }, "none"), h("option", { value: "write" }, "write tools"), h("option", { value: "all" }, "all tools"));
   const session = h("input", { type: "text", name: "sessionId", placeholder: "a new session", pattern: "[A-Za-z0-9_-]{1,64}" });
+  const attach = h("input", { type: "file", name: "files", multiple: true });
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const submit = h("button", { type: "submit" }, "Submit");
   const checkbox = (label: string, control: HTMLInputElement) => h("div", { class: "field check" }, control, h("label", { for: (control.id ||= `c${label.length}${Math.random().toString(36).slice(2, 6)}`) }, label));
@@ -25,12 +26,18 @@ export function newRunPage(app: HTMLElement) {
           submit.disabled = true;
           error.hidden = true;
           try {
+            const files: string[] = [];
+            for (const file of attach.files ?? []) {
+              announce(`Uploading ${file.name}…`);
+              files.push((await uploadFile(file)).fileId);
+            }
             const run = await api<{ runId: string }>("POST", "/v1/runs", {
               input: input.value,
               mode: mode.value,
               ...(deepThink.checked ? { deepThink: true } : {}),
               approval: { plan: approvePlan.checked, tools: tools.value },
               ...(session.value.trim() ? { sessionId: session.value.trim() } : {}),
+              ...(files.length ? { files } : {}),
             });
             location.hash = `#/runs/${enc(run.runId)}`;
           } catch (err) {
@@ -46,6 +53,7 @@ export function newRunPage(app: HTMLElement) {
       checkbox("Deep think (plan and solve when the router decides)", deepThink),
       h("fieldset", {}, h("legend", {}, "Approvals"), checkbox("Approve the plan before it runs", approvePlan), field("Approve tool calls", tools)),
       field("Session", session, "Continue a conversation: runs in one session share their turns."),
+      field("Files to attach", attach, "Uploaded when you submit (POST /v1/files); the agents can read them, and they are listed with the run's files."),
       error,
       submit,
     ),

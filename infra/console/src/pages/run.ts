@@ -262,6 +262,9 @@ export function runPage(app: HTMLElement, runId: string) {
         add(event, `Decided: ${d.decision}${d.message ? ` — ${d.message}` : ""}`);
         void refresh();
         break;
+      case "tool_source.unavailable":
+        add(event, h("strong", { class: "bad" }, `Tool source ${d.source} unavailable: `), d.reason);
+        break;
       case "run.started":
         add(event, `Started (${d.mode}).`);
         break;

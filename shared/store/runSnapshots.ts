@@ -1,0 +1,55 @@
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { Interrupt } from "../contracts/interrupts.js";
+import type { RunRecord } from "../contracts/run.js";
+import type { FileMeta } from "../ports/files.js";
+import { interruptOf } from "./interrupts.js";
+import { keys } from "./keys.js";
+import { runRecordOf } from "./runs.js";
+import { metaOf } from "./s3Files.js";
+import type { Table } from "./table.js";
+import { compareTaskIds, type TaskRecord } from "./tasks.js";
+
+/** A run as `GET /v1/runs/{id}` shows it: the record and the items beside it. */
+export interface RunSnapshot {
+  run: RunRecord;
+  tasks: TaskRecord[];
+  files: FileMeta[];
+  interrupts: Interrupt[];
+}
+
+/**
+ * Reads a run with its tasks, files and interrupts in one Query of the run's partition (events
+ * and the journal live in partitions of their own, so it stays small; a second page only past
+ * 1 MB). Step contexts and webhook deliveries share the partition and are left out here (DynamoDB
+ * cannot filter on the sort key, and they are few).
+ */
+export class RunSnapshots {
+  constructor(private readonly table: Table) {}
+
+  async get(runId: string): Promise<RunSnapshot | undefined> {
+    const items: Record<string, unknown>[] = [];
+    let exclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.doc.send(
+        new QueryCommand({
+          TableName: this.table.name,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": keys.runPk(runId) },
+          ExclusiveStartKey: exclusiveStartKey,
+          ConsistentRead: true,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      exclusiveStartKey = page.LastEvaluatedKey;
+    } while (exclusiveStartKey);
+    const meta = items.find((item) => item.sk === keys.run(runId).sk);
+    if (!meta) return undefined;
+    const startsWith = (prefix: string) => items.filter((item) => String(item.sk).startsWith(prefix));
+    return {
+      run: runRecordOf(meta),
+      tasks: (startsWith(keys.taskPrefix()) as unknown as TaskRecord[]).sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId)),
+      files: startsWith(keys.filePrefix).map(metaOf),
+      interrupts: startsWith(keys.interruptPrefix).map(interruptOf),
+    };
+  }
+}

@@ -1,0 +1,43 @@
+import { readFileSync } from "node:fs";
+import semver from "semver";
+import { describe, expect, it } from "vitest";
+
+/**
+ * What `npm ci` on a supported Node version has to say: the engines field must fit every
+ * installed package, and every package's install script must be settled in `allowScripts`.
+ */
+const pkg = JSON.parse(readFileSync("package.json", "utf8"));
+const lock = JSON.parse(readFileSync("package-lock.json", "utf8"));
+const installed = Object.entries(lock.packages as Record<string, { engines?: { node?: string }; hasInstallScript?: boolean; optional?: boolean }>)
+  .filter(([path]) => path.startsWith("node_modules/"))
+  .map(([path, entry]) => ({ name: path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length), ...entry }));
+
+/** Packages that ask for a newer Node than ours, and why they still run on every version we support. */
+const KNOWN_ENGINE_GAPS: Record<string, string> = {
+  "aws-local-stepfunctions": "only Promise.withResolvers is newer than Node 20; infra/local/stepFunctions.ts polyfills it",
+};
+
+describe("package support", () => {
+  it("supports the Node version this runs on and the Lambda runtime's (22)", () => {
+    expect(semver.satisfies(process.version, pkg.engines.node)).toBe(true);
+    expect(semver.satisfies("22.13.0", pkg.engines.node)).toBe(true);
+    expect(semver.satisfies("18.20.0", pkg.engines.node)).toBe(false);
+  });
+
+  it("asks for no Node version a required package does not support, except the known gaps", () => {
+    const gaps = installed
+      .filter((entry) => !entry.optional && entry.engines?.node && !semver.subset(pkg.engines.node, entry.engines.node))
+      .map((entry) => entry.name);
+    expect([...new Set(gaps)].sort()).toEqual(Object.keys(KNOWN_ENGINE_GAPS).sort());
+  });
+
+  it("bridges each known gap on this Node", async () => {
+    await import("../../infra/local/stepFunctions.js");
+    expect(typeof (Promise as unknown as { withResolvers?: unknown }).withResolvers).toBe("function");
+  });
+
+  it("settles every install script explicitly in allowScripts", () => {
+    const withScripts = [...new Set(installed.filter((entry) => entry.hasInstallScript).map((entry) => entry.name))].sort();
+    expect(Object.keys(pkg.allowScripts ?? {}).sort()).toEqual(withScripts);
+  });
+});
