@@ -1,4 +1,4 @@
-import { SandboxRequest, type SandboxResult } from "../../shared/sandbox/contract.js";
+import { SandboxRequest, type SandboxResult } from "../../shared/contracts/sandbox.js";
 import { runPython } from "../../shared/sandbox/runPython.js";
 
 /**

@@ -7,7 +7,7 @@ import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
 import type { Ports } from "../ports/index.js";
 import type { ScopeJournal } from "../ports/journal.js";
-import type { ToolOutcome, ToolRegistry } from "../tools/registry.js";
+import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { DeltaCoalescer } from "./deltas.js";
 import { gateOnPeople, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
@@ -32,7 +32,7 @@ export interface LoopOptions {
   system: (round: number) => string | Promise<string>;
   /** Earlier turns (session memory) and the current user message. */
   conversation: ChatMessage[];
-  tools: ToolRegistry;
+  tools: ToolSet;
   maxRounds: number;
   /** Parallel tool calls of one turn run at most this many at once. */
   toolConcurrency?: number;

@@ -3,7 +3,8 @@ import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
 import type { Ports } from "../ports/index.js";
 import type { ScopeJournal } from "../ports/journal.js";
-import { MAX_OBSERVE_CHARS, type ToolOutcome, type ToolRegistry } from "../tools/registry.js";
+import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
+import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { interruptIdFor, openInterrupt, type InterruptPorts } from "./interrupts.js";
 
@@ -12,7 +13,7 @@ export interface ToolRound {
   scope: string;
   round: number;
   taskId?: string;
-  tools: ToolRegistry;
+  tools: ToolSet;
   journal: ScopeJournal;
   ports: Pick<Ports, "files"> & InterruptPorts;
   approval?: ApprovalPolicy["tools"];
@@ -88,7 +89,7 @@ export function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "non
 }
 
 /** What a person decided becomes the tool's result, so the model sees it and adapts. */
-async function applyDecision(call: ToolCall, resolution: Resolution, tools: ToolRegistry, context: ToolContext): Promise<ToolOutcome> {
+async function applyDecision(call: ToolCall, resolution: Resolution, tools: ToolSet, context: ToolContext): Promise<ToolOutcome> {
   switch (resolution.decision) {
     case "approve":
       return tools.execute(call, context);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ApprovalPolicy } from "./interrupts.js";
 import { RequestedMode, RunBudgets } from "./run.js";
-import { WebhookSubscription } from "../webhooks/payload.js";
+import { WebhookSubscription } from "./webhook.js";
 
 export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");
 

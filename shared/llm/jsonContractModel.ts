@@ -1,5 +1,5 @@
 import { AgentError } from "../errors.js";
-import { contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply, type ContractReply, type ContractTool } from "../memory/jsonContract.js";
+import { contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply, type ContractReply, type ContractTool } from "./jsonContract.js";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, PaidAttempts, ToolCall, ToolSpec } from "./types.js";
 
 /**

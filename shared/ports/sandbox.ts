@@ -1,4 +1,4 @@
-import type { SandboxRequest, SandboxResult } from "../sandbox/contract.js";
+import type { SandboxRequest, SandboxResult } from "../contracts/sandbox.js";
 
 /** Where code runs: a place with no ambient authority (DESIGN §9). Adapter: the sandbox Lambda. */
 export interface CodeSandbox {

@@ -1,4 +1,4 @@
-import type { ToolRegistry } from "../tools/registry.js";
+import type { ToolSet } from "./tools.js";
 
 /** Which agent the tools are for: ReAct agents may also ask the user. */
 export type ToolAudience = "executor" | "react";
@@ -9,7 +9,7 @@ export type ToolAudience = "executor" | "react";
  */
 export interface ToolCatalog {
   /** With `run`, a source that cannot be reached is reported to that run (tool_source.unavailable). */
-  registryFor(tenantId: string, audience: ToolAudience, run?: { runId: string }): Promise<ToolRegistry>;
+  registryFor(tenantId: string, audience: ToolAudience, run?: { runId: string }): Promise<ToolSet>;
   /** Drops what this container remembers of the tenant's tools (after it changed its sources). */
   invalidate?(tenantId: string): void;
 }

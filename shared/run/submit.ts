@@ -3,7 +3,7 @@ import type { CreateRunRequest } from "../contracts/api.js";
 import { emptyUsage, TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
 import type { Ports } from "../ports/index.js";
-import { assertDeliverableUrl } from "../webhooks/ssrfGuard.js";
+import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import { endRun, type EndRunPorts } from "./lifecycle.js";
 import { runLinks, type Links } from "./view.js";
 import { stopExecutionOf, type ResumePorts } from "./resume.js";

@@ -1,6 +1,6 @@
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import type { CodeSandbox } from "../ports/sandbox.js";
-import { SandboxResult, type SandboxRequest } from "./contract.js";
+import { SandboxResult, type SandboxRequest } from "../contracts/sandbox.js";
 
 /** The sandbox function, invoked synchronously (RequestResponse). */
 export class LambdaSandbox implements CodeSandbox {

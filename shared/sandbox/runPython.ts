@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { SandboxRequest, type SandboxResult } from "./contract.js";
+import { SandboxRequest, type SandboxResult } from "../contracts/sandbox.js";
 
 const WORKER = new URL("./pythonWorker.mjs", import.meta.url);
 /** What Python's objects may take on the V8 side (Pyodide's own JS); its WebAssembly memory is capped in the worker. */

@@ -14,9 +14,6 @@ import { itemData, type Table } from "./table.js";
  */
 export const TABLE_INDEXES = [{ indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" }] as const;
 
-export const MAX_PAGE_SIZE = 100;
-export const DEFAULT_PAGE_SIZE = 20;
-
 /** Index keys the run item carries, so it is listed by tenant and by session. */
 export function runListingKeys(run: Pick<RunRecord, "tenantId" | "sessionId" | "createdAt" | "runId">) {
   return {

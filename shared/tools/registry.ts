@@ -2,24 +2,19 @@ import { z } from "zod";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import { errorMessage } from "../errors.js";
 import { PERSONA_ARGUMENT, withoutPersona, withPersonaProperty } from "./persona.js";
-import type { Tool, ToolContext } from "./tool.js";
+import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
+
+export type { ToolOutcome } from "../ports/tools.js";
 
 /** JD Genie's max_observe: what the model sees of one tool output. */
 export const MAX_OBSERVE_CHARS = 10_000;
 
-export interface ToolOutcome {
-  ok: boolean;
-  /** What the model reads (it may carry instructions for the model after the facts). */
-  output: string;
-  /** What clients see in events when it differs from `output`: the facts, in the user's own words. */
-  shown?: string;
-}
 
 /**
  * The tools one agent may use. Bad arguments and tool failures become error text for the model
  * (which can correct itself), never a crash of the run.
  */
-export class ToolRegistry {
+export class ToolRegistry implements ToolSet {
   private readonly tools: Map<string, Tool>;
   private readonly schemas = new Map<string, Record<string, unknown>>();
 

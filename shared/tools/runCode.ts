@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { sanitizeFileName } from "../ports/files.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
-import type { SandboxResult } from "../sandbox/contract.js";
+import type { SandboxResult } from "../contracts/sandbox.js";
 import { defineTool } from "./tool.js";
 
 export interface RunCodeLimits {

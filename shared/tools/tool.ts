@@ -1,40 +1,7 @@
 import { z } from "zod";
-import type { FileStore } from "../ports/files.js";
+import type { Tool, ToolContext } from "../ports/tools.js";
 
-/** What a tool may use while it runs. Passed by the registry, never by the agent by hand. */
-export interface ToolContext {
-  runId: string;
-  /** The calling agent's journal scope ("react", "task#1#t2"). */
-  scope: string;
-  /**
-   * The same for every attempt of this one call (run, scope, round, call id): a write tool hands
-   * it to whatever it changes, so a retry after a crash does not repeat the side effect.
-   */
-  idempotencyKey: string;
-  /** The run's files: read the ones the run has, write results and reports. */
-  files: FileStore;
-  signal?: AbortSignal;
-}
-
-/** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */
-export interface Tool<Args = any> {
-  readonly name: string;
-  readonly description: string;
-  /** `write` tools change something outside the run and may need a person's approval. */
-  readonly access: "read" | "write";
-  readonly parameters: z.ZodType<Args>;
-  /** The JSON schema as the tool's source gave it (MCP tools); built-ins derive it from `parameters`. */
-  readonly inputSchema?: Record<string, unknown>;
-  /** The tool source it comes from (MCP); built-ins have none. */
-  readonly source?: string;
-  /** The job title shown beside a call when the model gives none ("digital employee"). */
-  readonly persona?: string;
-  /** Changes nothing but the agent's own working state (the plan): re-run on replay, not journaled. */
-  readonly pure?: boolean;
-  /** The call is a question for a person: the run waits for the answer (ask_user). */
-  readonly asksUser?: boolean;
-  run(args: Args, context: ToolContext): Promise<string>;
-}
+export type { Tool, ToolContext } from "../ports/tools.js";
 
 export function defineTool<S extends z.ZodType>(tool: {
   name: string;

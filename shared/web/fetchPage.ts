@@ -1,6 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import { assertDeliverableUrl } from "../webhooks/ssrfGuard.js";
+import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import { pinnedLookup } from "../webhooks/deliver.js";
 import { StepwiseError } from "../errors.js";
 

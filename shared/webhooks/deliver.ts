@@ -7,7 +7,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { signWebhook } from "./signing.js";
-import type { ResolvedAddress } from "./ssrfGuard.js";
+import type { ResolvedAddress } from "../net/ssrfGuard.js";
 
 export const WEBHOOK_USER_AGENT = "Stepwise-Webhooks/1.0";
 const RESPONSE_BODY_BYTES = 1024;

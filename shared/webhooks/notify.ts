@@ -5,10 +5,10 @@ import { reconcileExecutionEnd, type EndRunPorts } from "../run/lifecycle.js";
 import type { Ports } from "../ports/index.js";
 import type { Delivery } from "../ports/webhooks.js";
 import { deliverOnce } from "./deliver.js";
-import { buildWebhookPayload, webhookEventType, type NotifiedStatus, type WebhookInterrupt } from "./payload.js";
+import { buildWebhookPayload, webhookEventType, type NotifiedStatus, type WebhookInterrupt } from "../contracts/webhook.js";
 import type { ExecutionStatusEvent, NotifyMessage } from "./queue.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
-import { assertDeliverableUrl, WebhookUrlError } from "./ssrfGuard.js";
+import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "webhooks" | "notifyQueue">;

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
-import type { SandboxRequest } from "../../shared/sandbox/contract.js";
+import type { SandboxRequest } from "../../shared/contracts/sandbox.js";
 
 /**
  * The Python sandbox itself (what the sandbox function runs): a real Pyodide interpreter in a

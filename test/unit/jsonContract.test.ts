@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply, type ContractReply } from "../../shared/memory/jsonContract.js";
+import { contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply, type ContractReply } from "../../shared/llm/jsonContract.js";
 
 const calculator = {
   name: "calculator",

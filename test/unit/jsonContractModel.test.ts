@@ -3,7 +3,7 @@ import { AgentError } from "../../shared/errors.js";
 import { JsonContractModel } from "../../shared/llm/jsonContractModel.js";
 import { OpenAIModel } from "../../shared/llm/openaiModel.js";
 import type { ChatMessage, ToolSpec } from "../../shared/llm/types.js";
-import { contractPrompt, parseContractReply } from "../../shared/memory/jsonContract.js";
+import { contractPrompt, parseContractReply } from "../../shared/llm/jsonContract.js";
 import { startScriptedModel, type Script, type ScriptedModel } from "../support/scriptedModel.js";
 
 const calculatorParameters = { type: "object", properties: { expression: { type: "string" } }, required: ["expression"] };

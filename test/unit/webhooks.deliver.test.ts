@@ -3,7 +3,7 @@ import { createHmac } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { deliverOnce, WEBHOOK_USER_AGENT, type DeliverOnceInput } from "../../shared/webhooks/deliver.js";
-import { buildWebhookPayload, MAX_RESULT_CHARS, WebhookPayload } from "../../shared/webhooks/payload.js";
+import { buildWebhookPayload, MAX_RESULT_CHARS, WebhookPayload } from "../../shared/contracts/webhook.js";
 import { newWebhookSecret, verifyWebhook } from "../../shared/webhooks/signing.js";
 
 interface Received {

@@ -5,7 +5,7 @@ import {
   WebhookUrlError,
   type DeliverableUrlOptions,
   type HostLookup,
-} from "../../shared/webhooks/ssrfGuard.js";
+} from "../../shared/net/ssrfGuard.js";
 
 const STRICT: DeliverableUrlOptions = { allowLoopback: false, allowHttp: false };
 const LOCAL_DEV: DeliverableUrlOptions = { allowLoopback: true, allowHttp: true };

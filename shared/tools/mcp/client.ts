@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool as McpToolDefinition } from "@modelcontextprotocol/sdk/types.js";
-import { assertDeliverableUrl, type HostLookup } from "../../webhooks/ssrfGuard.js";
+import { assertDeliverableUrl, type HostLookup } from "../../net/ssrfGuard.js";
 import { pinnedFetch } from "./pinnedFetch.js";
 
 export type { CallToolResult, McpToolDefinition };

@@ -1,7 +1,7 @@
 import { toolSourceView, type CreateToolSourceRequest, type SourceToolInfo, type ToolSourceRecord } from "../../contracts/toolSources.js";
 import { BadRequestError, ConflictError, errorMessage, NotFoundError, UnprocessableError } from "../../errors.js";
 import type { Services } from "../../services.js";
-import { assertDeliverableUrl, WebhookUrlError } from "../../webhooks/ssrfGuard.js";
+import { assertDeliverableUrl, WebhookUrlError } from "../../net/ssrfGuard.js";
 import { headerContext } from "./catalog.js";
 import { listMcpTools, withMcp, type McpNetworkPolicy } from "./client.js";
 import { accessOf } from "./mcpTool.js";

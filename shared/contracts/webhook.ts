@@ -3,7 +3,7 @@
  * (the specification suggests under 20 KB): long text is cut and `links.self` returns it whole.
  */
 import { z } from "zod";
-import { RunError, RunStatus } from "../contracts/run.js";
+import { RunError, RunStatus } from "./run.js";
 
 export const WEBHOOK_EVENT_TYPES = ["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.awaiting_input"] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
