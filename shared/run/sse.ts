@@ -1,6 +1,6 @@
 import { TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
-import type { Services } from "../services.js";
+import type { Ports } from "../ports/index.js";
 
 export interface SseOptions {
   pollMs: number;
@@ -24,7 +24,7 @@ export function sseFrame(event: RunEvent): string {
  */
 export type StreamEnd = "run ended" | "time limit" | "client disconnected";
 
-export async function* runEventFrames(services: Services, runId: string, after: number, options: SseOptions): AsyncGenerator<string, StreamEnd> {
+export async function* runEventFrames(services: Pick<Ports, "events" | "runs">, runId: string, after: number, options: SseOptions): AsyncGenerator<string, StreamEnd> {
   const started = Date.now();
   const gapMs = options.gapMs ?? 3_000;
   let cursor = after;
