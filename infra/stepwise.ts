@@ -161,6 +161,8 @@ export class Stepwise extends Construct {
 
     this.notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment, timeout: NOTIFY_TIMEOUT });
     table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
+    // An ended execution's state transitions are counted once, from its history, for the run's usage.
+    stateMachine.grantExecution(this.notify, "states:GetExecutionHistory");
     notifications.grantSendMessages(this.notify);
     this.deadLetters.grantSendMessages(this.notify);
     this.notify.addEventSource(new SqsEventSource(notifications, { batchSize: NOTIFY_BATCH, reportBatchItemFailures: true }));

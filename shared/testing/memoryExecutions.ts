@@ -7,7 +7,8 @@ const MACHINE = "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise";
  * are waiting. A test plays Step Functions: it moves statuses (`setStatus`) and sees what the core asked.
  */
 export class MemoryExecutions implements Executions {
-  readonly executions = new Map<string, { runId: string; status: ExecutionState; redrives: number }>();
+  /** `transitions`: the states it entered, as its history would count them (set by a test). */
+  readonly executions = new Map<string, { runId: string; status: ExecutionState; redrives: number; transitions?: number }>();
   /** Live task tokens and what completed them. */
   readonly tokens = new Map<string, { output?: unknown }>();
   readonly calls: { action: string; target: string }[] = [];
@@ -58,8 +59,9 @@ export class MemoryExecutions implements Executions {
   }
 
   async stateTransitions(executionArn: string): Promise<{ count: number; final: boolean }> {
-    const status = this.executions.get(executionArn)?.status;
-    return { count: 0, final: status !== undefined && status !== "RUNNING" && status !== "PENDING_REDRIVE" };
+    const execution = this.executions.get(executionArn);
+    const status = execution?.status;
+    return { count: execution?.transitions ?? 0, final: status !== undefined && status !== "RUNNING" && status !== "PENDING_REDRIVE" };
   }
 
   /** A callback state is waiting with this token (what Step Functions hands "Wait for …"). */

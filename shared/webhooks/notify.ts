@@ -13,8 +13,8 @@ import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "webhooks" | "notifyQueue">;
 
-/** Settling a run whose execution ended touches what ending a run does. */
-export type NotifyPorts = DeliveryPorts & EndRunPorts;
+/** Settling a run whose execution ended touches what ending a run does, and counts its transitions. */
+export type NotifyPorts = DeliveryPorts & EndRunPorts & Pick<Ports, "executions">;
 
 /**
  * Step Functions says an execution ended: settle the run (a crashed or aborted execution still
@@ -25,15 +25,29 @@ export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStat
   if (detail.status === "RUNNING" || detail.status === "PENDING_REDRIVE") return;
   const runId = detail.name;
   if (!(await ports.runs.get(runId))) return; // not one of ours
-  await reconcileExecutionEnd(ports, runId, detail);
+  await Promise.all([reconcileExecutionEnd(ports, runId, detail), recordStateTransitions(ports, runId, detail.executionArn)]);
   const run = (await ports.runs.get(runId))!;
-  await notify(ports, run, run.status as NotifiedStatus, `msg_${runId}_${run.status}`);
+  await notify(ports, run, run.status as NotifiedStatus, endingId(run));
+}
+
+/** What Step Functions bills, counted once when the execution ends, so reading the run costs no count. */
+async function recordStateTransitions(ports: NotifyPorts, runId: string, executionArn: string): Promise<void> {
+  const counted = await ports.executions.stateTransitions(executionArn).catch(() => undefined);
+  if (counted?.final) await ports.runs.update(runId, { stateTransitions: counted.count });
+}
+
+/**
+ * The webhook-id of a run's ending: the same for every attempt at this ending, another for the
+ * ending of a resumed run (receivers deduplicate by it).
+ */
+function endingId(run: RunRecord): string {
+  return `msg_${run.runId}_${run.status}${run.endedAt ? `_${Date.parse(run.endedAt).toString(36)}` : ""}`;
 }
 
 export async function onQueueMessage(ports: DeliveryPorts, message: NotifyMessage): Promise<void> {
   if (message.kind === "ended") {
     const run = await ports.runs.get(message.runId);
-    if (run && TERMINAL_STATUSES.has(run.status)) await notify(ports, run, run.status as NotifiedStatus, `msg_${run.runId}_${run.status}`);
+    if (run && TERMINAL_STATUSES.has(run.status)) await notify(ports, run, run.status as NotifiedStatus, endingId(run));
     return;
   }
   if (message.kind === "awaiting_input") {

@@ -44,7 +44,7 @@ describe("notify", () => {
     const [request] = endpoint.requests;
     const secrets = (await fakes.webhooks.secrets("tenant_1")).map((s) => s.secret);
     expect(() => verifyWebhook({ headers: request!.headers as Record<string, string>, body: request!.body, secrets })).not.toThrow();
-    expect(request!.headers["webhook-id"]).toBe(`msg_${runId}_succeeded`);
+    expect(request!.headers["webhook-id"]).toMatch(new RegExp(`^msg_${runId}_succeeded_[0-9a-z]+$`));
     expect(JSON.parse(request!.body)).toMatchObject({ type: "run.succeeded", data: { runId, status: "succeeded", result: "4" } });
     expect((await fakes.webhooks.listDeliveries(runId)).map((d) => d.status)).toEqual(["delivered"]);
   });
@@ -55,6 +55,26 @@ describe("notify", () => {
     expect(await ports.runs.get(runId)).toMatchObject({ status: "failed", error: { code: "Lambda.Unknown", message: "Lambda died" } });
     expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
     expect(endpoint.bodies().map((b) => b.type)).toEqual(["run.failed"]);
+  });
+
+  it("a resumed run that fails again reports its second ending under a new webhook-id", async () => {
+    const { ports, runId, run, endpoint } = await subscribed();
+    await onExecutionStatus(ports, statusEvent(run, "FAILED", { error: "Stepwise.ModelUnavailable", cause: "The model could not be reached" }));
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the second ending happens at a later millisecond
+    expect(await ports.runs.reopen(runId, ["failed"])).toBe(true);
+    await onExecutionStatus(ports, statusEvent(run, "FAILED", { error: "Stepwise.ModelUnavailable", cause: "Still unreachable" }));
+    const ids = endpoint.requests.map((r) => r.headers["webhook-id"]);
+    expect(endpoint.bodies().map((b) => b.type)).toEqual(["run.failed", "run.failed"]);
+    expect(new Set(ids).size).toBe(2);
+  });
+
+  it("counts the ended execution's state transitions once, for the run's usage", async () => {
+    const { ports, fakes, runId, run } = await subscribed();
+    fakes.executions.setStatus(runId, "SUCCEEDED");
+    fakes.executions.executions.get(run.executionArn)!.transitions = 23;
+    await endRun(ports, runId, "succeeded");
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    expect((await ports.runs.get(runId))!.stateTransitions).toBe(23);
   });
 
   it("a run waiting for a person sends run.awaiting_input listing the interrupt", async () => {
@@ -86,9 +106,11 @@ describe("notify", () => {
     expect(retry).toMatchObject({ message: { kind: "deliver", runId, attempt: 2, notBefore: expect.any(String) }, delayMs: expect.any(Number) });
     expect(retry!.delayMs).toBeGreaterThan(0);
     await onQueueMessage(ports, { ...retry!.message, notBefore: undefined } as never);
+    const id = endpoint.requests[0]!.headers["webhook-id"];
+    expect(id).toMatch(new RegExp(`^msg_${runId}_succeeded_`));
     expect(endpoint.requests.map((r) => [r.headers["webhook-id"], r.answered])).toEqual([
-      [`msg_${runId}_succeeded`, 503],
-      [`msg_${runId}_succeeded`, 200],
+      [id, 503],
+      [id, 200],
     ]);
     expect((await fakes.webhooks.listDeliveries(runId))[0]).toMatchObject({ status: "delivered", attempts: [{ ok: false, status: 503 }, { ok: true }] });
   });
