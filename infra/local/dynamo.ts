@@ -1,27 +1,42 @@
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ResourceNotFoundException, ScanCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
-import { createRequire } from "node:module";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Worker } from "node:worker_threads";
 import { runListingKeys, TABLE_INDEXES } from "../../shared/store/listings.js";
 
-const require = createRequire(import.meta.url);
-const dynalite = require("dynalite") as (options: { path?: string; createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
-
-/** dynalite on loopback: DynamoDB's wire protocol, in memory or kept in a folder. */
+/**
+ * dynalite on loopback: DynamoDB's wire protocol, in memory or kept in a folder. It runs in a
+ * worker thread, so its CPU work runs in parallel with the handlers' (see dynaliteWorker.mjs).
+ */
 export async function startDynamo(options: { path?: string; port?: number } = {}): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const server = dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  const worker = new Worker(new URL("./dynaliteWorker.mjs", import.meta.url), {
+    workerData: { path: options.path, port: options.port },
+    // Plain JavaScript: none of the parent's loaders (tsx) or preloads.
+    execArgv: [],
   });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.on("message", (message: { type: string; port?: number; message?: string }) => {
+      if (message.type === "listening") resolve(message.port!);
+      if (message.type === "error") reject(new Error(`dynalite did not start: ${message.message}`));
+    });
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`dynalite's thread exited (${code}) before it listened`)));
+  }).catch(async (error) => {
+    await worker.terminate();
+    throw error;
+  });
+  let closing: Promise<void> | undefined;
   return {
-    endpoint,
+    endpoint: `http://127.0.0.1:${port}`,
     close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+      (closing ??= new Promise<void>((resolve) => {
+        // A folder's store is closed cleanly before the thread goes; terminate if it does not answer.
+        const timer = setTimeout(() => void worker.terminate().then(() => resolve()), 5_000);
+        worker.on("message", (message: { type: string }) => {
+          if (message.type !== "closed") return;
+          clearTimeout(timer);
+          void worker.terminate().then(() => resolve());
+        });
+        worker.postMessage("close");
+      })),
   };
 }
 

@@ -1,19 +1,19 @@
-// Preloaded into the benchmarked stack's process (`node --import`): counts the HTTP requests each
-// local server receives (dynalite's port = DynamoDB requests at the endpoint) and answers the
+// Preloaded into the benchmarked stack's process (`node --import`): counts the HTTP requests the
+// process sends to each local port (dynalite's port = DynamoDB requests at the endpoint; counted
+// where they are sent, since dynalite serves them from a thread of its own) and answers the
 // bench's IPC question "probe" with those counts, the process's CPU time and its peak RSS.
 import { subscribe } from "node:diagnostics_channel";
-import type { IncomingMessage, Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ClientRequest } from "node:http";
 
 const requestsByPort = new Map<number, number>();
 /** DynamoDB requests by operation (the X-Amz-Target header: "DynamoDB_20120810.PutItem"). */
 const operations = new Map<string, number>();
 
-subscribe("http.server.request.start", (message) => {
-  const { server, request } = message as { server: Server; request: IncomingMessage };
-  const address = server.address() as AddressInfo | null;
-  if (address) requestsByPort.set(address.port, (requestsByPort.get(address.port) ?? 0) + 1);
-  const target = request.headers["x-amz-target"];
+subscribe("http.client.request.start", (message) => {
+  const { request } = message as { request: ClientRequest };
+  const port = Number(String(request.getHeader("host") ?? "").split(":")[1]);
+  if (port) requestsByPort.set(port, (requestsByPort.get(port) ?? 0) + 1);
+  const target = request.getHeader("x-amz-target");
   if (typeof target === "string" && target.startsWith("DynamoDB_")) {
     const operation = target.split(".")[1] ?? target;
     operations.set(operation, (operations.get(operation) ?? 0) + 1);
