@@ -44,13 +44,27 @@ export function tokenCounterFor(model: string): TokenCounter {
 }
 
 const counters = new Map<EncodingName, TokenCounter>();
+/** Texts at least this long have their count remembered, the last MEMO_ENTRIES of them. */
+const MEMO_MIN_CHARS = 200;
+const MEMO_ENTRIES = 2_000;
 
 function counterFor(name: EncodingName): TokenCounter {
   let counter = counters.get(name);
   if (!counter) {
     // Building the rank table takes 0.2-0.4 s, so it happens on the first count, not at import.
     let encoding: Encoding | undefined;
-    const count = (text: string) => countTokens((encoding ??= loadEncoding(RANKS[name])), text);
+    const counted = new Map<string, number>();
+    const count = (text: string) => {
+      // Prompts repeat their long parts every round (system prompt, the task, earlier turns): count each once.
+      if (text.length < MEMO_MIN_CHARS) return countTokens((encoding ??= loadEncoding(RANKS[name])), text);
+      let tokens = counted.get(text);
+      if (tokens === undefined) {
+        tokens = countTokens((encoding ??= loadEncoding(RANKS[name])), text);
+        if (counted.size >= MEMO_ENTRIES) counted.delete(counted.keys().next().value!);
+        counted.set(text, tokens);
+      }
+      return tokens;
+    };
     counter = { count, countMessages: (messages) => countMessageTokens(messages, count) };
     counters.set(name, counter);
   }

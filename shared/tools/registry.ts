@@ -9,6 +9,8 @@ export type { ToolOutcome } from "../ports/tools.js";
 /** JD Genie's max_observe: what the model sees of one tool output. */
 export const MAX_OBSERVE_CHARS = 10_000;
 
+const derivedSchemas = new WeakMap<object, Record<string, unknown>>();
+
 
 /**
  * The tools one agent may use. Bad arguments and tool failures become error text for the model
@@ -16,7 +18,6 @@ export const MAX_OBSERVE_CHARS = 10_000;
  */
 export class ToolRegistry implements ToolSet {
   private readonly tools: Map<string, Tool>;
-  private readonly schemas = new Map<string, Record<string, unknown>>();
 
   constructor(tools: Tool[]) {
     this.tools = new Map(tools.map((tool) => [tool.name, tool]));
@@ -24,10 +25,12 @@ export class ToolRegistry implements ToolSet {
 
   /** The tool's own JSON schema: as its source gave it (MCP), or derived from its zod schema. */
   schemaOf(tool: Tool): Record<string, unknown> {
-    let schema = this.schemas.get(tool.name);
+    if (tool.inputSchema) return tool.inputSchema;
+    // Derived once per zod schema for the container's life: every agent's registry shares the built-ins.
+    let schema = derivedSchemas.get(tool.parameters);
     if (!schema) {
-      schema = tool.inputSchema ?? (z.toJSONSchema(tool.parameters, { target: "draft-7", io: "input" }) as Record<string, unknown>);
-      this.schemas.set(tool.name, schema);
+      schema = z.toJSONSchema(tool.parameters, { target: "draft-7", io: "input" }) as Record<string, unknown>;
+      derivedSchemas.set(tool.parameters, schema);
     }
     return schema;
   }
