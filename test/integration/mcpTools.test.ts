@@ -33,14 +33,19 @@ class RecordingClient extends Client {
   }
 }
 
-/** In-flight calls on the demo server, and the most seen at once. */
-const inFlight = { now: 0, max: 0 };
+/**
+ * In-flight calls on the demo server, and the most seen at once. With `meet` on, a call waits (up
+ * to 10 s) until another is on the server too: parallel executors always meet there, however busy
+ * the machine, and sequential ones never can.
+ */
+const inFlight = { now: 0, max: 0, meet: false };
 
 function demoServer(): McpServer {
   const server = new McpServer({ name: "demo", version: "1.0.0" });
   const track = async <T,>(work: () => Promise<T>): Promise<T> => {
     inFlight.max = Math.max(inFlight.max, ++inFlight.now);
     try {
+      for (const until = Date.now() + 10_000; inFlight.meet && inFlight.now < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
       return await work();
     } finally {
       inFlight.now--;
@@ -189,12 +194,12 @@ describe("registering a tool source", () => {
 
 describe("runs that use MCP tools", () => {
   it("plan_solve: executors call MCP tools in parallel; text, isError, an image file and a timeout reach the events and the answer", async () => {
-    inFlight.max = 0;
+    Object.assign(inFlight, { max: 0, meet: true });
     const runId = await submit({
       mode: "plan_solve",
       input: 'use demo__add {"a": 2, "b": 3} and use demo__slow {} and use demo__fail {} and use demo__whoami {} and use demo__add {"a": 40, "b": 2, "persona": "Math tutor"}',
     });
-    const { run, events } = await client.waitForEnd(runId, 120_000);
+    const { run, events } = await client.waitForEnd(runId, 120_000).finally(() => (inFlight.meet = false));
     expect(run.status).toBe("succeeded");
     const called = ofType(events, "tool.called").filter((e) => e.data.tool.startsWith("demo__"));
     expect(called.map((e) => e.data.tool).sort()).toEqual(["demo__add", "demo__add", "demo__fail", "demo__slow", "demo__whoami"]);
