@@ -71,6 +71,17 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         BillingMode: "PAY_PER_REQUEST",
       }),
     );
+    await untilActive(client, tableName);
+  }
+}
+
+/** A created table takes requests once it is ACTIVE (as on AWS; dynalite gets there a moment later, from another thread). */
+async function untilActive(client: DynamoDBClient, tableName: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === "ACTIVE") return;
+    if (attempt >= 500) throw new Error(`table ${tableName} is still ${Table?.TableStatus} after 5 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
