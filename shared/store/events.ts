@@ -83,8 +83,7 @@ export class EventLog implements RunEvents {
       try {
         const bodies = batch.flatMap((p) => p.bodies);
         const close = batch.some((p) => p.close);
-        const key = batch[0]!.key;
-        const first = key === undefined ? await this.put(runId, bodies, close, batch.some((p) => p.reopen)) : await this.putKeyed(runId, bodies, close, key);
+        const first = await this.put(runId, bodies, { close, reopen: batch.some((p) => p.reopen), key: batch[0]!.key });
         let seq = first ?? 0;
         const at = new Date().toISOString();
         for (const p of batch) p.resolve(first === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at }) as RunEvent));
@@ -95,21 +94,35 @@ export class EventLog implements RunEvents {
     this.queues.delete(runId);
   }
 
-  /** Puts one item at the next free number; returns its first number, or undefined if the log is closed. */
-  private async put(runId: string, bodies: EventBody[], close: boolean, reopen: boolean): Promise<number | undefined> {
+  /**
+   * Puts one item at the next free number; returns its first number, or undefined if the log is
+   * closed (or, with a key, the append was written before). A keyed append records the number it
+   * takes under the key first and the item carries the key, so a crash between the two leaves a
+   * record that points at an item that is not the key's: the retry appends.
+   */
+  private async put(runId: string, bodies: EventBody[], options: { close: boolean; reopen: boolean; key?: string }): Promise<number | undefined> {
+    const { close, reopen, key } = options;
+    if (key !== undefined && (await this.appendedBefore(runId, key))) return undefined;
     const remembered = this.tips.get(runId);
-    let tip = remembered ?? (await this.tip(runId));
     // A closed tip this process remembers may be stale: the run may have been resumed since.
-    if (remembered?.closed && !reopen) tip = await this.tip(runId);
+    let tip = remembered && !(remembered.closed && !reopen) ? remembered : await this.tip(runId);
     for (let attempt = 0; ; attempt++) {
       if (tip.closed && !reopen) return undefined;
       const first = tip.seq + 1;
       const at = new Date().toISOString();
+      const ttl = expiresAt(this.retentionDays);
+      if (key !== undefined) await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.eventKey(runId, key), first, ttl } }));
       try {
         await this.table.doc.send(
           new PutCommand({
             TableName: this.table.name,
-            Item: { ...keys.event(runId, first), events: bodies.map((body, i) => ({ ...body, seq: first + i, at })), ...(close ? { closed: true } : {}), ttl: expiresAt(this.retentionDays) },
+            Item: {
+              ...keys.event(runId, first),
+              events: bodies.map((body, i) => ({ ...body, seq: first + i, at })),
+              ...(key !== undefined ? { dedupeKey: key } : {}),
+              ...(close ? { closed: true } : {}),
+              ttl,
+            },
             ConditionExpression: "attribute_not_exists(pk)",
           }),
         );
@@ -122,45 +135,14 @@ export class EventLog implements RunEvents {
     }
   }
 
-  /**
-   * Puts one item at the next free number unless an append with this key was written before;
-   * returns its first number, or undefined (closed, or appended already). The number it takes is
-   * recorded under the key first and the item carries the key, so a crash between the two leaves
-   * a record that points at an item that is not the key's: the retry appends.
-   */
-  private async putKeyed(runId: string, bodies: EventBody[], close: boolean, key: string): Promise<number | undefined> {
-    const keyItem = keys.eventKey(runId, key);
-    const { Item: taken } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keyItem, ConsistentRead: true }));
-    if (typeof taken?.first === "number") {
-      const { Item: at } = await this.table.doc.send(
-        new GetCommand({ TableName: this.table.name, Key: keys.event(runId, taken.first), ConsistentRead: true, ProjectionExpression: "dedupeKey" }),
-      );
-      if (at?.dedupeKey === key) return undefined;
-    }
-    const remembered = this.tips.get(runId);
-    // A closed tip this process remembers may be stale: the run may have been resumed since.
-    let tip = remembered && !remembered.closed ? remembered : await this.tip(runId);
-    for (let attempt = 0; ; attempt++) {
-      if (tip.closed) return undefined;
-      const first = tip.seq + 1;
-      const at = new Date().toISOString();
-      const ttl = expiresAt(this.retentionDays);
-      await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keyItem, first, ttl } }));
-      try {
-        await this.table.doc.send(
-          new PutCommand({
-            TableName: this.table.name,
-            Item: { ...keys.event(runId, first), events: bodies.map((body, i) => ({ ...body, seq: first + i, at })), dedupeKey: key, ...(close ? { closed: true } : {}), ttl },
-            ConditionExpression: "attribute_not_exists(pk)",
-          }),
-        );
-        this.remember(runId, { seq: first + bodies.length - 1, closed: close });
-        return first;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException) || attempt >= 50) throw error;
-        tip = await this.tip(runId);
-      }
-    }
+  /** Whether the item the key's record points at is the key's own (the keyed append was written). */
+  private async appendedBefore(runId: string, key: string): Promise<boolean> {
+    const { Item: taken } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.eventKey(runId, key), ConsistentRead: true }));
+    if (typeof taken?.first !== "number") return false;
+    const { Item: at } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.event(runId, taken.first), ConsistentRead: true, ProjectionExpression: "dedupeKey" }),
+    );
+    return at?.dedupeKey === key;
   }
 
   /**
