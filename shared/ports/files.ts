@@ -65,6 +65,17 @@ export const fileText = (file: StoredFile): string => Buffer.from(file.body).toS
 
 export const toBytes = (body: string | Uint8Array): Uint8Array => (typeof body === "string" ? Buffer.from(body, "utf8") : body);
 
+/** What a put stores about a file: every store fills in the same defaults. */
+export function newFileMeta(name: string, bytes: Uint8Array, options: PutFileOptions): FileMeta {
+  return {
+    name,
+    description: options.description ?? "",
+    contentType: options.contentType ?? contentTypeOf(name),
+    bytes: bytes.byteLength,
+    createdAt: new Date().toISOString(),
+  };
+}
+
 /** A file uploaded through the API before any run uses it. */
 export interface UploadMeta extends FileMeta {
   fileId: string;

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { contentTypeOf, toBytes, type FileMeta, type FileStore, type FileTransfer, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
+import { contentTypeOf, newFileMeta, toBytes, type FileMeta, type FileStore, type FileTransfer, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
 
@@ -32,13 +32,7 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   async put(runId: string, name: string, body: string | Uint8Array, options: PutFileOptions = {}): Promise<FileMeta> {
     const bytes = toBytes(body);
-    const meta: FileMeta = {
-      name,
-      description: options.description ?? "",
-      contentType: options.contentType ?? contentTypeOf(name),
-      bytes: bytes.byteLength,
-      createdAt: new Date().toISOString(),
-    };
+    const meta = newFileMeta(name, bytes, options);
     if (options.idempotencyKey) {
       // Written already by this call (a retry after a crash): the file as it was stored then.
       const existing = await this.meta(runId, name);

@@ -1,4 +1,4 @@
-import { contentTypeOf, toBytes, type FileMeta, type FileStore, type FileTransfer, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
+import { newFileMeta, toBytes, type FileMeta, type FileStore, type FileTransfer, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
 
 /** The files port in memory, for unit tests of the core. */
 export class MemoryFileStore implements FileStore, FileTransfer {
@@ -17,16 +17,8 @@ export class MemoryFileStore implements FileStore, FileTransfer {
     this.writes.push({ runId, name, idempotencyKey: options.idempotencyKey });
     this.keyOf.set(`${runId}/${name}`, options.idempotencyKey);
     const bytes = toBytes(body);
-    const file: StoredFile = {
-      name,
-      description: options.description ?? "",
-      contentType: options.contentType ?? contentTypeOf(name),
-      bytes: bytes.byteLength,
-      createdAt: new Date().toISOString(),
-      body: bytes,
-    };
-    this.files.set(`${runId}/${name}`, file);
-    const { body: _body, ...meta } = file;
+    const meta = newFileMeta(name, bytes, options);
+    this.files.set(`${runId}/${name}`, { ...meta, body: bytes });
     return meta;
   }
 
