@@ -60,3 +60,8 @@ export interface Tasks {
 export function compareTaskIds(a: string, b: string): number {
   return a.localeCompare(b, "en", { numeric: true });
 }
+
+/** How task lists come: by iteration, then by task id. */
+export function compareTasks(a: Pick<TaskRecord, "iteration" | "taskId">, b: Pick<TaskRecord, "iteration" | "taskId">): number {
+  return a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId);
+}

@@ -7,7 +7,7 @@ import { keys } from "./keys.js";
 import { runRecordOf } from "./runs.js";
 import { metaOf } from "./s3Files.js";
 import type { Table } from "./table.js";
-import { compareTaskIds, type TaskRecord } from "./tasks.js";
+import { compareTasks, type TaskRecord } from "../ports/tasks.js";
 
 /** A run as `GET /v1/runs/{id}` shows it: the record and the items beside it. */
 export interface RunSnapshot {
@@ -47,7 +47,7 @@ export class RunSnapshots {
     const startsWith = (prefix: string) => items.filter((item) => String(item.sk).startsWith(prefix));
     return {
       run: runRecordOf(meta),
-      tasks: (startsWith(keys.taskPrefix()) as unknown as TaskRecord[]).sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId)),
+      tasks: (startsWith(keys.taskPrefix()) as unknown as TaskRecord[]).sort(compareTasks),
       files: startsWith(keys.filePrefix).map(metaOf),
       interrupts: startsWith(keys.interruptPrefix).map(interruptOf),
     };

@@ -2,9 +2,9 @@ import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
 import type { TableItem } from "../ports/journal.js";
-import { compareTaskIds, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
+import { compareTasks, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 
-export { compareTaskIds, type StepContext, type TaskRecord } from "../ports/tasks.js";
+export type { StepContext, TaskRecord } from "../ports/tasks.js";
 
 
 export class TaskStore implements Tasks {
@@ -57,6 +57,6 @@ export class TaskStore implements Tasks {
   /** Results of one iteration, or of the whole run, in iteration then task order. */
   async list(runId: string, iteration?: number): Promise<TaskRecord[]> {
     const items = await this.table.queryPrefix<TaskRecord>(`RUN#${runId}`, keys.taskPrefix(iteration));
-    return items.sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId));
+    return items.sort(compareTasks);
   }
 }

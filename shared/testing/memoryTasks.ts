@@ -1,6 +1,6 @@
 import type { TableItem } from "../ports/journal.js";
 import type { Runs } from "../ports/runs.js";
-import { compareTaskIds, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
+import { compareTasks, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 import { keys } from "../store/keys.js";
 import { stored } from "./clone.js";
 import type { ItemSink } from "./memoryJournal.js";
@@ -49,6 +49,6 @@ export class MemoryTasks implements Tasks, ItemSink {
   async list(runId: string, iteration?: number): Promise<TaskRecord[]> {
     const prefix = `RUN#${runId}|${keys.taskPrefix(iteration)}`;
     return stored([...this.tasks].filter(([key]) => key.startsWith(prefix)).map(([, task]) => task))
-      .sort((a, b) => a.iteration - b.iteration || compareTaskIds(a.taskId, b.taskId));
+      .sort(compareTasks);
   }
 }
