@@ -67,7 +67,7 @@ export async function submitRun(
       runId,
       tenantId,
       sessionId: request.sessionId ?? newId("ses"),
-    ...(request.sessionId ? {} : { newSession: true }),
+      ...(request.sessionId ? {} : { newSession: true }),
       status: "queued",
       requestedMode: request.mode,
       deepThink: request.deepThink,
