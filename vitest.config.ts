@@ -7,7 +7,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Integration files each start their own local stack; two cores, so keep files few at a time.
     maxWorkers: 2,
-    // The SDK warns on Node 20 (Lambda runs Node 22); the project supports both on purpose.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    // The SDK warns on Node 20 (Lambda runs Node 22); the project supports both on purpose. Tracing
+    // is off outside Lambda: the X-Ray SDK starts without the async hook it puts on every promise.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", AWS_XRAY_MANUAL_MODE: "true" },
   },
 });

@@ -76,6 +76,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   // The SDK nags on Node 20 (the Lambda runtime is Node 22); the local stack runs on 20 by design.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+  // Tracing is off outside Lambda (no X-Ray daemon): the X-Ray SDK under Powertools' Tracer starts in
+  // manual mode, without the async hook its automatic mode puts on every promise (5 % of the CPU).
+  process.env.AWS_XRAY_MANUAL_MODE ??= "true";
   const timed = async <T>(part: string, work: () => T | Promise<T>): Promise<T> => {
     const started = performance.now();
     const result = await work();

@@ -25,8 +25,8 @@ export type FinishTaskPorts = Pick<Ports, "tasks" | "files" | "events">;
  * see each other's half-finished work.
  *
  * Before its first model call it makes one round trip: the step's context with the run's status
- * (one request), and its journal. Its task record is written once, at the end, with
- * its last journal records.
+ * (one request), and its journal; its start time is written with its first round's records. Its
+ * task record is written once, at the end, with its last journal records.
  */
 export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
   const { ports } = run;

@@ -119,8 +119,9 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     const fresh = !journal.has(round, "llm");
     if (run.deadline && Date.now() > run.deadline && fresh) return done({ kind: "paused", rounds: round });
     if (fresh) {
-      // One round trip: the last round's records, and whether the run is still going.
-      const [active] = await Promise.all([known ?? stillGoing(run), journal.flush()]);
+      // One round trip: the last round's records, and whether the run is still going. When the
+      // caller has just read the status there is no round trip to share: the records go with the next.
+      const [active] = known !== undefined ? [await known] : await Promise.all([stillGoing(run), journal.flush()]);
       known = undefined;
       if (!active) return done({ kind: "ended", rounds: round });
     }

@@ -32,7 +32,8 @@ interface Pending {
  * what it has (the terminal event stays last).
  *
  * Appends from one process to one run are queued and written together (group commit): parallel
- * executors in one process share one put, and each caller's events keep their order.
+ * executors in one process share one put, and each caller's events keep their order. The queue is
+ * drained from the next turn of the event loop, so appends made in one turn share a put too.
  */
 export class EventLog implements RunEvents {
   private readonly tips = new Map<string, LogTip>();
@@ -69,7 +70,9 @@ export class EventLog implements RunEvents {
             const queue = this.queues.get(runId);
             if (queue) return void queue.push(pending);
             this.queues.set(runId, [pending]);
-            void this.drain(runId);
+            // Drained on the next turn of the event loop: what is appended in this turn (a tool's call
+            // and an instant tool's result, a step's last events and the new plan) is one put.
+            setImmediate(() => void this.drain(runId));
           }),
       ),
     ).then((results) => results.flat());
