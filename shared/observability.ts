@@ -14,13 +14,20 @@ export const metrics = new Metrics({ namespace: "Stepwise", serviceName: "stepwi
 export const tracer = new Tracer({ serviceName: "stepwise" });
 export { MetricUnit };
 
+/**
+ * Metrics with dimensions of their own: each `addMetric` publishes one EMF line and clears the
+ * dimensions. One instance serves every such metric (the calls are synchronous): `singleMetric()`
+ * builds a new instance, with a console of its own, every time.
+ */
+let dimensioned: Metrics | undefined;
+
 /** Adds to a metric; with a dimension (e.g. the tool's name) it is published at once as its own EMF line. */
 export function countMetric(name: string, value = 1, dimensions: Record<string, string> = {}, unit: (typeof MetricUnit)[keyof typeof MetricUnit] = MetricUnit.Count): void {
   if (Object.keys(dimensions).length === 0) {
     metrics.addMetric(name, unit, value);
     return;
   }
-  const single = metrics.singleMetric();
+  const single = (dimensioned ??= metrics.singleMetric());
   for (const [key, dimension] of Object.entries(dimensions)) single.addDimension(key, dimension);
   single.addMetric(name, unit, value);
 }

@@ -1,6 +1,9 @@
 import { ScopeJournal, type JournalRecord, type RunJournal, type TableItem } from "../ports/journal.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
+import DataLoader from "dataloader";
+
+type JournalItem = { sk: string; value?: unknown; parts?: number; part?: string };
 
 export { ScopeJournal, type JournalKind, type TableItem } from "../ports/journal.js";
 
@@ -11,13 +14,41 @@ export { ScopeJournal, type JournalKind, type TableItem } from "../ports/journal
  * messages are rebuilt from it, so a turn can stop and the next one continue where it left off.
  */
 export class Journal implements RunJournal {
+  /** Loads asked for in one turn of the event loop, read together (see readScopes). */
+  private readonly loader = new DataLoader((wanted: readonly { runId: string; scope: string }[]) => this.readScopes(wanted), {
+    cache: false,
+    batchScheduleFn: (dispatch) => setImmediate(dispatch),
+  });
+
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,
   ) {}
 
   async load(runId: string, scope: string): Promise<ScopeJournal> {
-    const items = await this.table.queryPrefix<{ sk: string; value?: unknown; parts?: number; part?: string }>(keys.journalPk(runId), keys.journalPrefix(scope));
+    return this.fromItems(runId, scope, await this.loader.load({ runId, scope }));
+  }
+
+  /**
+   * The items of each scope. Scopes of one family in one run ("task#0#s1.t1", "task#0#s1.t2": the
+   * executors of one step, starting together) are read with one query of the family's prefix, each
+   * scope taking its own items; a scope alone is read on its own, as before.
+   */
+  private async readScopes(wanted: readonly { runId: string; scope: string }[]): Promise<JournalItem[][]> {
+    // A scope without a family ("react") is a family of its own.
+    const familyOf = ({ runId, scope }: { runId: string; scope: string }) => `${runId}\n${scope.includes("#") ? scope.slice(0, scope.lastIndexOf("#")) : scope}`;
+    const families = new Map<string, { runId: string; scope: string }[]>();
+    for (const load of wanted) families.set(familyOf(load), [...(families.get(familyOf(load)) ?? []), load]);
+    const read = new Map<string, Promise<JournalItem[]>>();
+    for (const [family, loads] of families) {
+      const scopes = new Set(loads.map((load) => load.scope));
+      const prefix = scopes.size === 1 ? keys.journalPrefix(loads[0]!.scope) : keys.journalPrefix(family.slice(family.indexOf("\n") + 1));
+      read.set(family, this.table.queryPrefix<JournalItem>(keys.journalPk(loads[0]!.runId), prefix));
+    }
+    return Promise.all(wanted.map(async (load) => (await read.get(familyOf(load))!).filter((item) => item.sk.startsWith(keys.journalPrefix(load.scope)))));
+  }
+
+  private fromItems(runId: string, scope: string, items: JournalItem[]): ScopeJournal {
     const records = new Map<string, unknown>();
     const bySk = new Map(items.map((item) => [item.sk, item]));
     for (const item of items) {

@@ -62,10 +62,9 @@ export class RunStore implements Runs {
 
   /** Only the status (a cheap read, for agents checking between rounds whether the run has ended). */
   async status(runId: string): Promise<RunStatus | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true, ProjectionExpression: "#s", ExpressionAttributeNames: { "#s": "status" } }),
-    );
-    return Item?.status as RunStatus | undefined;
+    // Agents of one run that check at the same time share one request (see getConsistent).
+    const item = await this.table.getConsistent<{ status?: RunStatus }>(keys.run(runId), ["status"]);
+    return item?.status;
   }
 
   /**

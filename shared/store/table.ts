@@ -1,9 +1,15 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import DataLoader from "dataloader";
+
+type Key = { pk: string; sk: string };
 
 /** The one table: a document client and its name. Repositories take this, never a global. */
 export class Table {
+  /** Coalesced consistent reads, one loader per projection ("" = whole items). */
+  private readonly readers = new Map<string, DataLoader<Key, Record<string, any> | undefined>>();
+
   constructor(
     readonly doc: DynamoDBDocumentClient,
     readonly name: string,
@@ -52,6 +58,47 @@ export class Table {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * One item, read consistently. The reads asked for in one turn of the event loop go out together,
+   * as one BatchGetItem, after the last of them was asked: parallel executors starting a step read
+   * the same two items with one request, and every read still sees each write done before it was asked.
+   * `attributes`: read only these (the run's status between rounds, not the whole run).
+   */
+  getConsistent<T extends Record<string, any>>(key: Key, attributes: string[] = []): Promise<T | undefined> {
+    const projection = attributes.join(",");
+    let reader = this.readers.get(projection);
+    if (!reader) {
+      reader = new DataLoader((wanted: readonly Key[]) => this.batchGet(wanted, attributes), {
+        cache: false,
+        maxBatchSize: 100, // BatchGetItem's limit
+        batchScheduleFn: (dispatch) => setImmediate(dispatch),
+      });
+      this.readers.set(projection, reader);
+    }
+    return reader.load(key) as Promise<T | undefined>;
+  }
+
+  /** The items at these keys (undefined where there is none), in the keys' order; keys read again while DynamoDB leaves them unprocessed. */
+  private async batchGet(wanted: readonly Key[], attributes: string[]): Promise<(Record<string, any> | undefined)[]> {
+    const id = (key: Key) => `${key.pk}\n${key.sk}`;
+    const found = new Map<string, Record<string, any>>();
+    const unique = [...new Map(wanted.map((key) => [id(key), { pk: key.pk, sk: key.sk }])).values()];
+    // pk and sk are read too: they tell which key an item answers.
+    const projection = attributes.length
+      ? { ProjectionExpression: ["pk", "sk", ...attributes].map((_, i) => `#a${i}`).join(", "), ExpressionAttributeNames: Object.fromEntries(["pk", "sk", ...attributes].map((name, i) => [`#a${i}`, name])) }
+      : {};
+    let keysLeft: Record<string, any>[] | undefined = unique;
+    for (let attempt = 0; keysLeft?.length; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** Math.min(attempt, 6)));
+      const result: { Responses?: Record<string, Record<string, any>[]>; UnprocessedKeys?: Record<string, { Keys?: Record<string, any>[] }> } = await this.doc.send(
+        new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keysLeft, ConsistentRead: true, ...projection } } }),
+      );
+      for (const item of result.Responses?.[this.name] ?? []) found.set(id(item as Key), item);
+      keysLeft = result.UnprocessedKeys?.[this.name]?.Keys;
+    }
+    return wanted.map((key) => found.get(id(key)));
   }
 
   /**

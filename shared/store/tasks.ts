@@ -1,4 +1,4 @@
-import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
 import type { TableItem } from "../ports/journal.js";
@@ -41,16 +41,8 @@ export class TaskStore implements Tasks {
    * still going?). Unprocessed keys (a busy table) are read again.
    */
   async stepAndRunStatus(runId: string, iteration: number): Promise<{ step?: StepContext; status?: string }> {
-    let keysLeft: Record<string, any>[] | undefined = [keys.step(runId, iteration), keys.run(runId)];
-    const found: Record<string, any>[] = [];
-    for (let attempt = 0; keysLeft?.length; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
-      const result: { Responses?: Record<string, Record<string, any>[]>; UnprocessedKeys?: Record<string, { Keys?: Record<string, any>[] }> } = await this.table.doc.send(new BatchGetCommand({ RequestItems: { [this.table.name]: { Keys: keysLeft, ConsistentRead: true } } }));
-      found.push(...(result.Responses?.[this.table.name] ?? []));
-      keysLeft = result.UnprocessedKeys?.[this.table.name]?.Keys;
-    }
-    const step = found.find((item) => item.sk === keys.step(runId, iteration).sk) as StepContext | undefined;
-    const run = found.find((item) => item.sk === keys.run(runId).sk);
+    // Parallel executors of a step ask at once: their reads share one request (see getConsistent).
+    const [step, run] = await Promise.all([this.table.getConsistent<StepContext>(keys.step(runId, iteration)), this.table.getConsistent(keys.run(runId))]);
     return { step, status: run?.status };
   }
 

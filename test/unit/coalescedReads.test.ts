@@ -1,0 +1,94 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { Journal } from "../../shared/store/journal.js";
+import { RunStore } from "../../shared/store/runs.js";
+import { TaskStore } from "../../shared/store/tasks.js";
+import { freshId, useDynalite } from "../support/dynalite.js";
+import { runRecord } from "../support/records.js";
+
+/**
+ * Parallel executors of one step start together and read the same items: the reads asked for in
+ * one turn of the event loop share requests (on dynalite, counted at the client), and each still
+ * gets exactly what it would have read alone.
+ */
+
+const dynamo = useDynalite();
+const sent = new Map<string, number>();
+let counting = false;
+
+beforeEach(() => {
+  sent.clear();
+  if (counting) return;
+  counting = true;
+  dynamo.table().doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.set(context.commandName!, (sent.get(context.commandName!) ?? 0) + 1);
+      return next(args);
+    },
+    { step: "initialize", name: "countRequests" },
+  );
+});
+
+async function stepWithTasks(taskCount: number) {
+  const table = dynamo.table();
+  const runs = new RunStore(table, 1);
+  const tasks = new TaskStore(table, 1);
+  const journal = new Journal(table, 1);
+  const runId = freshId("run");
+  await runs.create(runRecord(runId, { status: "running" }));
+  const taskIds = Array.from({ length: taskCount }, (_, i) => `s1.t${i + 1}`);
+  const step = { iteration: 0, stepIndex: 0, tenantId: "t", request: "Compute", priorResults: [], maxRounds: 5, tasks: taskIds.map((taskId) => ({ taskId, title: taskId, text: taskId })) };
+  // t1 and t10 have records: a prefix of one scope must not hand its records to the other.
+  const t1 = await journal.load(runId, "task#0#s1.t1");
+  const t10 = await journal.load(runId, "task#0#s1.t10");
+  await t1.once(0, "llm", "", async () => ({ content: "from t1" }), { defer: true });
+  await t10.once(0, "llm", "", async () => ({ content: "from t10" }), { defer: true });
+  await Promise.all([t1.flush([tasks.stepItem(runId, step)]), t10.flush()]);
+  return { runs, tasks, journal, runId, taskIds };
+}
+
+describe("reads asked for together", () => {
+  it("16 executors starting a step read the step, the run's status and their journals with 2 requests, each getting its own", async () => {
+    const { tasks, journal, runId, taskIds } = await stepWithTasks(16);
+    sent.clear();
+    const starts = await Promise.all(
+      taskIds.map((taskId) => Promise.all([tasks.stepAndRunStatus(runId, 0), journal.load(runId, `task#0#${taskId}`)])),
+    );
+    expect(Object.fromEntries(sent)).toEqual({ BatchGetItemCommand: 1, QueryCommand: 1 });
+    for (const [[{ step, status }, own], taskId] of starts.map((start, i) => [start, taskIds[i]] as const)) {
+      expect(status).toBe("running");
+      expect(step?.tasks).toHaveLength(16);
+      const expected = taskId === "s1.t1" ? "from t1" : taskId === "s1.t10" ? "from t10" : undefined;
+      expect(own.size).toBe(expected ? 1 : 0);
+      if (expected) expect(own.get(0, "llm")).toEqual({ content: expected });
+    }
+  });
+
+  it("agents checking the run's status at the same time share a request, and see a change made before they asked", async () => {
+    const { runs, runId } = await stepWithTasks(2);
+    sent.clear();
+    expect(await Promise.all([runs.status(runId), runs.status(runId), runs.status(runId)])).toEqual(["running", "running", "running"]);
+    expect(sent.get("BatchGetItemCommand")).toBe(1);
+    expect(await runs.end(runId, { status: "cancelled" }, ["running"])).toMatchObject({ status: "cancelled" });
+    expect(await Promise.all([runs.status(runId), runs.status(runId)])).toEqual(["cancelled", "cancelled"]);
+    expect(await runs.status(freshId("run"))).toBeUndefined();
+  });
+
+  it("scopes of different families, or of different runs, are each read with their own prefix", async () => {
+    const { journal, runId } = await stepWithTasks(1);
+    const other = await stepWithTasks(1);
+    const react = await journal.load(runId, "react");
+    await react.once(0, "llm", "", async () => ({ content: "react" }));
+    sent.clear();
+    const [reactAgain, summary, t1, otherT1] = await Promise.all([
+      journal.load(runId, "react"),
+      journal.load(runId, "summary"),
+      journal.load(runId, "task#0#s1.t1"),
+      journal.load(other.runId, "task#0#s1.t1"),
+    ]);
+    expect(sent.get("QueryCommand")).toBe(4);
+    expect(reactAgain.get(0, "llm")).toEqual({ content: "react" });
+    expect(summary.size).toBe(0);
+    expect(t1.get(0, "llm")).toEqual({ content: "from t1" });
+    expect(otherT1.get(0, "llm")).toEqual({ content: "from t1" });
+  });
+});
