@@ -4,11 +4,23 @@ import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryComman
 import DataLoader from "dataloader";
 
 type Key = { pk: string; sk: string };
+/** A BatchWriteItem request: `{ PutRequest: { Item } }` or `{ DeleteRequest: { Key } }`. */
+export type WriteRequest = { PutRequest: { Item: Record<string, any> } } | { DeleteRequest: { Key: Record<string, any> } };
+
+const writeKeyOf = (request: WriteRequest) => {
+  const { pk, sk } = "PutRequest" in request ? request.PutRequest.Item : request.DeleteRequest.Key;
+  return `${pk}\n${sk}`;
+};
 
 /** The one table: a document client and its name. Repositories take this, never a global. */
 export class Table {
   /** Coalesced consistent reads, one loader per projection ("" = whole items). */
   private readonly readers = new Map<string, DataLoader<Key, Record<string, any> | undefined>>();
+  /** Coalesced writes (see batchWrite). */
+  private readonly writer = new DataLoader((requests: readonly WriteRequest[]) => this.writeTogether(requests), {
+    cache: false,
+    batchScheduleFn: (dispatch) => setImmediate(dispatch),
+  });
 
   constructor(
     readonly doc: DynamoDBDocumentClient,
@@ -102,18 +114,48 @@ export class Table {
   }
 
   /**
-   * Writes (puts or deletes) in batches of 25, sending again what DynamoDB hands back unprocessed
-   * (it may, under load) with a growing pause, until everything is written.
+   * Writes (puts or deletes). The writes asked for in one turn of the event loop (parallel agents
+   * flushing their journals) go out together, 25 to a request; resolves once all of these are written.
    */
-  async batchWrite(requests: Record<string, unknown>[], maxAttempts = 8): Promise<void> {
-    for (let i = 0; i < requests.length; i += 25) {
-      let pending: Record<string, any> | undefined = { [this.name]: requests.slice(i, i + 25) };
-      for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
-        if (attempt >= maxAttempts) throw new Error(`BatchWrite left ${pending[this.name]?.length ?? 0} item(s) unprocessed after ${maxAttempts} attempts`);
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-        const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(new BatchWriteCommand({ RequestItems: pending }));
-        pending = result.UnprocessedItems;
-      }
+  async batchWrite(requests: WriteRequest[]): Promise<void> {
+    await Promise.all(requests.map((request) => this.writer.load(request)));
+  }
+
+  /** Each request's outcome. A key written twice goes in a later wave, so the writes to one key keep their order. */
+  private async writeTogether(requests: readonly WriteRequest[]): Promise<(true | Error)[]> {
+    const waves: number[][][] = []; // wave → requests of 25 → indexes into `requests`
+    const timesSeen = new Map<string, number>();
+    requests.forEach((request, i) => {
+      const key = writeKeyOf(request);
+      const wave = timesSeen.get(key) ?? 0;
+      timesSeen.set(key, wave + 1);
+      const chunks = (waves[wave] ??= [[]]);
+      if (chunks.at(-1)!.length === 25) chunks.push([]);
+      chunks.at(-1)!.push(i);
+    });
+    const outcomes: (true | Error)[] = [];
+    for (const chunks of waves) {
+      await Promise.all(
+        chunks.map(async (chunk) => {
+          const write = (indexes: number[]) => this.writeBatch(indexes.map((i) => requests[i]!)).then(() => true as const, (error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+          const outcome = await write(chunk);
+          for (const i of chunk) outcomes[i] = outcome;
+          // A request DynamoDB refuses (an item too large) fails only its own caller: the others are written one by one.
+          if (outcome !== true && chunk.length > 1) await Promise.all(chunk.map(async (i) => (outcomes[i] = await write([i]))));
+        }),
+      );
+    }
+    return outcomes;
+  }
+
+  /** One BatchWriteItem, sending again what DynamoDB hands back unprocessed (it may, under load) with a growing pause. */
+  private async writeBatch(requests: WriteRequest[], maxAttempts = 8): Promise<void> {
+    let pending: Record<string, any> | undefined = { [this.name]: requests };
+    for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
+      if (attempt >= maxAttempts) throw new Error(`BatchWrite left ${pending[this.name]?.length ?? 0} item(s) unprocessed after ${maxAttempts} attempts`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(new BatchWriteCommand({ RequestItems: pending }));
+      pending = result.UnprocessedItems;
     }
   }
 

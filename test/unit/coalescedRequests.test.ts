@@ -6,9 +6,9 @@ import { freshId, useDynalite } from "../support/dynalite.js";
 import { runRecord } from "../support/records.js";
 
 /**
- * Parallel executors of one step start together and read the same items: the reads asked for in
- * one turn of the event loop share requests (on dynalite, counted at the client), and each still
- * gets exactly what it would have read alone.
+ * Parallel executors of one step start together, read the same items and flush their journals at
+ * about the same time: the reads and writes asked for in one turn of the event loop share requests
+ * (on dynalite, counted at the client), and each caller still gets exactly what it would have alone.
  */
 
 const dynamo = useDynalite();
@@ -90,5 +90,39 @@ describe("reads asked for together", () => {
     expect(summary.size).toBe(0);
     expect(t1.get(0, "llm")).toEqual({ content: "from t1" });
     expect(otherT1.get(0, "llm")).toEqual({ content: "from t1" });
+  });
+});
+
+describe("writes asked for together", () => {
+  const item = (runId: string, sk: string, value: unknown) => ({ PutRequest: { Item: { pk: `RUN#${runId}#T`, sk, value } } });
+
+  it("16 journal flushes in one turn are written with one request per 25 items, every record readable after", async () => {
+    const { journal, runId, taskIds } = await stepWithTasks(16);
+    const scopes = await Promise.all(taskIds.map((taskId) => journal.load(runId, `task#0#${taskId}`)));
+    for (const [i, scope] of scopes.entries()) {
+      await scope.once(1, "llm", "", async () => ({ content: `round 1 of ${i}` }), { defer: true });
+      await scope.once(1, "tool", "call_1", async () => ({ ok: true, output: `${i}` }), { defer: true });
+    }
+    sent.clear();
+    await Promise.all(scopes.map((scope) => scope.flush()));
+    expect(Object.fromEntries(sent)).toEqual({ BatchWriteItemCommand: 2 }); // 32 records, 16 callers
+    const again = await Promise.all(taskIds.map((taskId) => journal.load(runId, `task#0#${taskId}`)));
+    again.forEach((scope, i) => {
+      expect(scope.get(1, "llm")).toEqual({ content: `round 1 of ${i}` });
+      expect(scope.get(1, "tool", "call_1")).toEqual({ ok: true, output: `${i}` });
+    });
+  });
+
+  it("writes to one key in one turn keep their order; a refused item fails only its own caller", async () => {
+    const table = dynamo.table();
+    const runId = freshId("run");
+    await Promise.all([table.batchWrite([item(runId, "a", 1)]), table.batchWrite([item(runId, "a", 2), item(runId, "b", 1)]), table.batchWrite([{ DeleteRequest: { Key: { pk: `RUN#${runId}#T`, sk: "b" } } }])]);
+    expect((await table.queryPrefix<{ sk: string; value: number }>(`RUN#${runId}#T`, "")).map(({ sk, value }) => [sk, value])).toEqual([["a", 2]]);
+
+    const tooLarge = table.batchWrite([item(runId, "big", "x".repeat(410_000))]);
+    const fine = table.batchWrite([item(runId, "c", 3)]);
+    await expect(tooLarge).rejects.toThrow(/size/i);
+    await expect(fine).resolves.toBeUndefined();
+    expect((await table.queryPrefix<{ sk: string }>(`RUN#${runId}#T`, "")).map(({ sk }) => sk)).toEqual(["a", "c"]);
   });
 });
