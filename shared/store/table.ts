@@ -16,11 +16,8 @@ const writeKeyOf = (request: WriteRequest) => {
 export class Table {
   /** Coalesced consistent reads, one loader per projection ("" = whole items). */
   private readonly readers = new Map<string, DataLoader<Key, Record<string, any> | undefined>>();
-  /** Coalesced writes (see batchWrite). */
-  private readonly writer = new DataLoader((requests: readonly WriteRequest[]) => this.writeTogether(requests), {
-    cache: false,
-    batchScheduleFn: (dispatch) => setImmediate(dispatch),
-  });
+  /** Coalesced writes (see batchWrite), made on the first write. */
+  private writer?: DataLoader<WriteRequest, true>;
 
   constructor(
     readonly doc: DynamoDBDocumentClient,
@@ -118,7 +115,11 @@ export class Table {
    * flushing their journals) go out together, 25 to a request; resolves once all of these are written.
    */
   async batchWrite(requests: WriteRequest[]): Promise<void> {
-    await Promise.all(requests.map((request) => this.writer.load(request)));
+    const writer = (this.writer ??= new DataLoader((batch: readonly WriteRequest[]) => this.writeTogether(batch), {
+      cache: false,
+      batchScheduleFn: (dispatch) => setImmediate(dispatch),
+    }));
+    await Promise.all(requests.map((request) => writer.load(request)));
   }
 
   /** Each request's outcome. A key written twice goes in a later wave, so the writes to one key keep their order. */
