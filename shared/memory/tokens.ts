@@ -8,6 +8,8 @@ export interface TokenCounter {
   count(text: string): number;
   /** Tokens of a whole prompt: the messages plus the reply priming. Additive over messages. */
   countMessages(messages: ChatMessage[]): number;
+  /** At least countMessages, without tokenizing: each text counted as its UTF-8 bytes (a token is at least one byte). */
+  atMost(messages: ChatMessage[]): number;
 }
 
 export type EncodingName = "o200k_base" | "cl100k_base";
@@ -65,11 +67,13 @@ function counterFor(name: EncodingName): TokenCounter {
       }
       return tokens;
     };
-    counter = { count, countMessages: (messages) => countMessageTokens(messages, count) };
+    counter = { count, countMessages: (messages) => countMessageTokens(messages, count), atMost: (messages) => countMessageTokens(messages, utf8Bytes) };
     counters.set(name, counter);
   }
   return counter;
 }
+
+const utf8Bytes = (text: string) => Buffer.byteLength(text, "utf8");
 
 function countMessageTokens(messages: ChatMessage[], count: (text: string) => number): number {
   let total = REPLY_PRIMING_TOKENS;

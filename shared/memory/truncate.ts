@@ -29,10 +29,13 @@ export function fitToBudget(messages: ChatMessage[], budgetTokens: number, count
   const current = messages.slice(currentStart);
   const units = historyUnits(messages.slice(systemEnd, currentStart));
 
+  // A prompt whose bytes fit the budget fits (a token is at least one byte): the common case needs
+  // no tokenizing, which costs milliseconds for a long prompt.
+  const fitsUncounted = counter.atMost(messages) <= budgetTokens;
   // countMessages is additive: a unit costs its messages without the prompt's fixed reply priming.
   const priming = counter.countMessages([]);
-  let remaining = budgetTokens - counter.countMessages([...system, ...current]);
-  let keepFrom = units.length;
+  let remaining = fitsUncounted ? Infinity : budgetTokens - counter.countMessages([...system, ...current]);
+  let keepFrom = fitsUncounted ? 0 : units.length;
   while (keepFrom > 0) {
     const cost = counter.countMessages(units[keepFrom - 1]!) - priming;
     if (cost > remaining) break;

@@ -126,6 +126,18 @@ describe("tokenCounterFor", () => {
     expect(counter.countMessages([parts])).toBe(3 + 3 + counter.count("user") + counter.count("What is in this picture?") + 85);
   });
 
+  it("bounds a prompt from above by its UTF-8 bytes, never below the count (any text, any script)", () => {
+    const counter = tokenCounterFor("gpt-4o");
+    const message = fc.oneof(
+      fc.record({ role: fc.constant("user" as const), content: fc.string({ unit: "grapheme", maxLength: 200 }) }),
+      fc.record({ role: fc.constant("assistant" as const), content: fc.constant(null), tool_calls: fc.array(fc.record({ id: fc.string(), type: fc.constant("function" as const), function: fc.record({ name: fc.string({ minLength: 1 }), arguments: fc.string({ unit: "binary" }) }) }), { maxLength: 3 }) }),
+    );
+    fc.assert(fc.property(fc.array(message, { maxLength: 6 }), (messages) => {
+      expect(counter.atMost(messages as ChatMessage[])).toBeGreaterThanOrEqual(counter.countMessages(messages as ChatMessage[]));
+    }), { numRuns: 300 });
+    expect(counter.atMost([{ role: "user", content: "你好，世界 🌍" }])).toBe(3 + 3 + 4 + Buffer.byteLength("你好，世界 🌍"));
+  });
+
   it("is additive over messages", () => {
     const counter = tokenCounterFor("gpt-4o");
     const priming = counter.countMessages([]);

@@ -131,6 +131,15 @@ describe("fitToBudget (properties)", () => {
       expect(fitToBudget(messages, budget, counter)).toEqual(output);
     });
   });
+
+  it("gives the same answer uncounted, when the prompt's bytes fit, as counting every message does", () => {
+    const countingOnly = { ...counter, atMost: () => Infinity };
+    run(({ messages }) => {
+      const bytes = counter.atMost(messages);
+      expect(bytes).toBeGreaterThanOrEqual(counter.countMessages(messages));
+      for (const budget of [bytes, bytes + 100]) expect(fitToBudget(messages, budget, counter)).toEqual(fitToBudget(messages, budget, countingOnly));
+    });
+  });
 });
 
 // --- Examples ---
