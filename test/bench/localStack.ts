@@ -46,6 +46,8 @@ try {
         peakRssMiB: Math.round(after.peakMiB),
       }),
     );
+    const met = (ok: boolean) => (ok ? "met" : "not met");
+    console.log(`targets: start ≤ 10 s ${met(startMs <= 10_000)}; resident after ${RUNS} runs ≤ 300 MiB ${met(after.rssMiB <= 300)}`);
   } finally {
     await stack.stop();
   }

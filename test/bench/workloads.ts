@@ -19,10 +19,12 @@ export interface Workload {
   name: string;
   steps: number;
   tasksPerStep: number;
+  /** Issue 12's targets: the median ratio to the critical path, and per workload one more. */
+  targets: { ratio: number; startSpreadMs?: number; dynamoRequests?: number };
 }
 
-export const W1: Workload = { name: "W1", steps: 2, tasksPerStep: 4 };
-export const W16: Workload = { name: "W16", steps: 1, tasksPerStep: 16 };
+export const W1: Workload = { name: "W1", steps: 2, tasksPerStep: 4, targets: { ratio: 1.15, dynamoRequests: 120 } };
+export const W16: Workload = { name: "W16", steps: 1, tasksPerStep: 16, targets: { ratio: 1.3, startSpreadMs: 50 } };
 
 /** Model calls one after another: plan, (model, model) per step, a replan per step, the summary. */
 export const criticalCalls = (w: Workload) => 1 + w.steps * 3 + 1;
@@ -216,4 +218,19 @@ export function printReport(r: WorkloadReport): void {
   const ops = [...new Set(r.runs.flatMap((f) => Object.keys(f.operations)))].sort();
   console.log(`  by operation (median): ${ops.map((op) => `${op} ${fmt(m((f) => f.operations[op] ?? 0))}`).join(", ")}`);
   console.log(`CPU per run ${fmt(m((f) => f.cpuMs))} ms; peak RSS ${fmt(r.maxRssMiB)} MiB (now ${fmt(r.rssAfterMiB)} MiB); start-up ${fmt(r.startMs)} ms`);
+  const { targets } = w;
+  const verdict = (value: number, limit: number) => `${value <= limit ? "met" : "not met"} (${fmt(value)})`;
+  const worstSpread = Math.max(...all((f) => f.startSpread));
+  console.log(
+    [
+      `targets: ratio ≤ ${targets.ratio} × ${value(total / r.criticalPathMs, targets.ratio)}`,
+      targets.startSpreadMs !== undefined ? `all tasks started within ${targets.startSpreadMs} ms ${verdict(worstSpread, targets.startSpreadMs)}` : "",
+      targets.dynamoRequests !== undefined ? `DynamoDB requests ≤ ${targets.dynamoRequests} ${verdict(m((f) => f.dynamoRequests), targets.dynamoRequests)}` : "",
+    ]
+      .filter(Boolean)
+      .join("; "),
+  );
 }
+
+/** "met (1.12 ×)" or "not met (1.31 ×)". */
+const value = (ratio: number, limit: number) => `${ratio <= limit ? "met" : "not met"} (${ratio.toFixed(2)} ×)`;
