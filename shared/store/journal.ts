@@ -1,7 +1,6 @@
 import { ScopeJournal, type JournalRecord, type RunJournal, type TableItem } from "../ports/journal.js";
 import { keys } from "./keys.js";
-import { expiresAt, type Table } from "./table.js";
-import DataLoader from "dataloader";
+import { expiresAt, sameTurnBatcher, type Table } from "./table.js";
 
 type JournalItem = { sk: string; value?: unknown; parts?: number; part?: string };
 
@@ -15,10 +14,7 @@ export { ScopeJournal, type JournalKind, type TableItem } from "../ports/journal
  */
 export class Journal implements RunJournal {
   /** Loads asked for in one turn of the event loop, read together (see readScopes). */
-  private readonly loader = new DataLoader((wanted: readonly { runId: string; scope: string }[]) => this.readScopes(wanted), {
-    cache: false,
-    batchScheduleFn: (dispatch) => setImmediate(dispatch),
-  });
+  private readonly loader = sameTurnBatcher((wanted: readonly { runId: string; scope: string }[]) => this.readScopes(wanted));
 
   constructor(
     private readonly table: Table,

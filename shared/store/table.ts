@@ -7,6 +7,14 @@ type Key = { pk: string; sk: string };
 /** A BatchWriteItem request: `{ PutRequest: { Item } }` or `{ DeleteRequest: { Key } }`. */
 export type WriteRequest = { PutRequest: { Item: Record<string, any> } } | { DeleteRequest: { Key: Record<string, any> } };
 
+/**
+ * A DataLoader that sends together what was asked for in one turn of the event loop: the request
+ * goes out after the last caller of the turn asked. Nothing is cached; every load is read afresh.
+ */
+export function sameTurnBatcher<K, V>(batch: (keys: readonly K[]) => Promise<(V | Error)[]>, maxBatchSize?: number): DataLoader<K, V> {
+  return new DataLoader(batch, { cache: false, maxBatchSize, batchScheduleFn: (dispatch) => setImmediate(dispatch) });
+}
+
 const writeKeyOf = (request: WriteRequest) => {
   const { pk, sk } = "PutRequest" in request ? request.PutRequest.Item : request.DeleteRequest.Key;
   return `${pk}\n${sk}`;
@@ -79,11 +87,7 @@ export class Table {
     const projection = attributes.join(",");
     let reader = this.readers.get(projection);
     if (!reader) {
-      reader = new DataLoader((wanted: readonly Key[]) => this.batchGet(wanted, attributes), {
-        cache: false,
-        maxBatchSize: 100, // BatchGetItem's limit
-        batchScheduleFn: (dispatch) => setImmediate(dispatch),
-      });
+      reader = sameTurnBatcher((wanted: readonly Key[]) => this.batchGet(wanted, attributes), 100); // BatchGetItem's limit
       this.readers.set(projection, reader);
     }
     return reader.load(key) as Promise<T | undefined>;
@@ -115,10 +119,7 @@ export class Table {
    * flushing their journals) go out together, 25 to a request; resolves once all of these are written.
    */
   async batchWrite(requests: WriteRequest[]): Promise<void> {
-    const writer = (this.writer ??= new DataLoader((batch: readonly WriteRequest[]) => this.writeTogether(batch), {
-      cache: false,
-      batchScheduleFn: (dispatch) => setImmediate(dispatch),
-    }));
+    const writer = (this.writer ??= sameTurnBatcher((batch: readonly WriteRequest[]) => this.writeTogether(batch)));
     await Promise.all(requests.map((request) => writer.load(request)));
   }
 
