@@ -227,12 +227,16 @@ describe("the web console in Chromium", () => {
     await page.getByRole("link", { name: "New run", exact: true }).first().click();
     await page.getByLabel("Task").fill("Analyse the attached CSV");
     await page.getByLabel("Mode").selectOption("react");
+    // Listening first, a few round trips before the key: Playwright turns on its interception of the
+    // chooser when a listener is added, and a key pressed before that opens the native one instead.
+    const chooserOpened = page.waitForEvent("filechooser");
     // Tab from the session field to the file field; Space opens the file chooser.
     await page.getByLabel("Session").focus();
     await page.keyboard.press("Tab");
     const attach = page.getByLabel("Files to attach");
     expect(await attach.evaluate((el) => el === (el as any).ownerDocument.activeElement)).toBe(true);
-    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Space")]);
+    await page.keyboard.press("Space");
+    const chooser = await chooserOpened;
     expect(chooser.isMultiple()).toBe(true);
     await chooser.setFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from(sales) });
     await page.screenshot({ path: path.join(OUTPUT, "new-run-laptop.png") });
