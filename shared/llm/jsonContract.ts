@@ -127,7 +127,7 @@ function formatPath(path: PropertyKey[]): string {
 }
 
 /** Index of the `}` that closes the `{` at `start`, or -1; braces inside JSON strings do not count. */
-function closingBrace(text: string, start: number): number {
+export function closingBrace(text: string, start: number): number {
   let depth = 0;
   let inString = false;
   for (let i = start; i < text.length; i++) {

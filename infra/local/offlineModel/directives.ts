@@ -1,5 +1,6 @@
 // "use <tool> {json arguments}": how a request names a tool call for the offline model, so any
 // tool offered (MCP tools included) can be shown and tested without a model key.
+import { closingBrace } from "../../../shared/llm/jsonContract.js";
 
 export interface ToolDirective {
   name: string;
@@ -26,18 +27,8 @@ export function findToolDirectives(text: string): ToolDirective[] {
 
 /** The JSON object starting at `start` (braces inside strings ignored), or undefined if unclosed. */
 function balancedObject(text: string, start: number): string | undefined {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === "{") depth++;
-    else if (c === "}" && --depth === 0) return text.slice(start, i + 1);
-  }
-  return undefined;
+  const end = closingBrace(text, start);
+  return end < 0 ? undefined : text.slice(start, end + 1);
 }
 
 function parseObject(json: string): Record<string, unknown> | undefined {
