@@ -72,6 +72,9 @@ export type LoopOutcome = (
 
 const OUTPUT_PREVIEW = 2_000;
 
+/** Why a model call in flight was aborted: the run ended while the model was thinking. */
+const RUN_ENDED = new Error("The run ended while the model was thinking.");
+
 /** Sent once after an empty model answer. */
 export const EMPTY_ANSWER_CORRECTION = "Your reply was empty. Reply with your answer to the task, or call a tool.";
 
@@ -83,10 +86,11 @@ export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the
  * back, until it answers. Each model response and tool result is journaled, so a retried step
  * replays them (no repeated side effects, no repeated cost) and a later turn resumes here.
  *
- * Between a model reply and the next model call there is at most one round trip to the table in
- * the common case (read tools): the records of a round are written together with the check that
- * the run is still going. Events are appended in the background, in order. Before a write tool or
- * a person's decision, the journal is written first (the call is recorded before its side effect).
+ * Between a model reply and the next model call there is no round trip to the table in the common
+ * case (read tools): the records of a round are written, and the run's status read, while the
+ * model thinks on the next call (flushes are written in order). Events are appended in the
+ * background, in order. Before a write tool or a person's decision, the journal is written first
+ * (the call is recorded before its side effect) and the status checked.
  */
 export function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   return withRequestContext({ runId: run.runId, scope: options.scope }, () => loop(run, options));
@@ -118,18 +122,31 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   for (let round = 0; round < options.maxRounds; round++) {
     const fresh = !journal.has(round, "llm");
     if (run.deadline && Date.now() > run.deadline && fresh) return done({ kind: "paused", rounds: round });
+    // Whether the run is still going, read in one round trip with the last round's records
+    // written. Before an agent's first call it must be known: an ended run gets no call. Between
+    // rounds the check runs while the model thinks (the next call does not wait for the table), and
+    // a run that ended meanwhile aborts the call.
+    const abort = new AbortController();
+    let ended: Promise<boolean> | undefined;
     if (fresh) {
-      // One round trip: the last round's records, and whether the run is still going. When the
-      // caller has just read the status there is no round trip to share: the records go with the next.
-      const [active] = known !== undefined ? [await known] : await Promise.all([stillGoing(run), journal.flush()]);
+      const first = known !== undefined || round === 0;
+      const check = known !== undefined ? Promise.resolve(known) : Promise.all([stillGoing(run), journal.flush()]).then(([active]) => active);
       known = undefined;
-      if (!active) return done({ kind: "ended", rounds: round });
+      if (first && !(await check)) return done({ kind: "ended", rounds: round });
+      if (!first) {
+        const onEnd = (active: boolean) => !active && (abort.abort(RUN_ENDED), true);
+        const onFailedWrite = (error: unknown): never => {
+          abort.abort(error);
+          throw error;
+        };
+        ended = quietly(check.then(onEnd, onFailedWrite));
+      }
     }
 
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
     const prompt = window.build(await options.system(round), conversation, specs);
     let streamed = false;
-    const { value: response, replayed } = await journal.once<ChatResponse>(
+    const answered = journal.once<ChatResponse>(
       round,
       "llm",
       "",
@@ -139,12 +156,14 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
           return await ports.model.complete({
             messages: prompt,
             tools: specs,
+            signal: abort.signal,
             onText: (text) => {
               streamed = true;
               deltas.push(text);
             },
           });
         } catch (error) {
+          if (abort.signal.aborted) throw error; // the run ended, or the last round's records could not be written
           // A failed call was paid for too: count it on the run before the error ends this step.
           const paid = paidAttemptsOf(error);
           await ports.runs
@@ -157,6 +176,14 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       },
       { defer: true },
     );
+    // A call aborted because the run ended is no failure; a failed write of the last round's
+    // records fails the step (its error, not the aborted call's).
+    const reply = await answered.catch(async (error) => {
+      if (ended && (await ended)) return undefined;
+      throw error;
+    });
+    if (!reply || (ended && (await ended))) return done({ kind: "ended", rounds: round });
+    const { value: response, replayed } = reply;
     const calls = response.toolCalls.map((call) => window.restoreArguments(call));
     if (!replayed) {
       usage.promptTokens += response.usage.promptTokens;

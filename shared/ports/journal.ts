@@ -44,6 +44,7 @@ export class ScopeJournal {
     readonly scope: string,
     private readonly records: Map<string, unknown>,
     private readonly unwritten: JournalRecord[] = [],
+    private readonly writes: { last: Promise<void> } = { last: Promise.resolve() },
   ) {}
 
   /**
@@ -52,7 +53,7 @@ export class ScopeJournal {
    */
   scoped(scope: string): ScopeJournal {
     if (scope === this.scope) return this;
-    return new ScopeJournal(this.journal, this.runId, scope, this.records, this.unwritten);
+    return new ScopeJournal(this.journal, this.runId, scope, this.records, this.unwritten, this.writes);
   }
 
   get size(): number {
@@ -87,16 +88,25 @@ export class ScopeJournal {
     return this.records.get(journalKey(this.runId, this.scope, round, kind, callId).sk);
   }
 
-  /** Writes the deferred records, with `items` in the same batch. */
-  async flush(items: TableItem[] = []): Promise<void> {
-    const records = this.unwritten.splice(0);
-    if (records.length === 0 && items.length === 0) return;
-    try {
-      await this.journal.writeAll(records, items);
-    } catch (error) {
-      this.unwritten.unshift(...records); // written with the next flush, or replayed as missing
-      throw error;
-    }
+  /**
+   * Writes the deferred records, with `items` in the same batch. A flush starts after the one
+   * before it has ended, so a round's records are never stored without the rounds before them (a
+   * replay after a crash sees a prefix of the rounds). A flush whose write failed puts its records
+   * back: the next flush writes them.
+   */
+  flush(items: TableItem[] = []): Promise<void> {
+    const write = this.writes.last.catch(() => undefined).then(async () => {
+      const records = this.unwritten.splice(0);
+      if (records.length === 0 && items.length === 0) return;
+      try {
+        await this.journal.writeAll(records, items);
+      } catch (error) {
+        this.unwritten.unshift(...records); // written with the next flush, or replayed as missing
+        throw error;
+      }
+    });
+    this.writes.last = write;
+    return write;
   }
 
   /** Whether round `round` has any record of this kind (any call). */

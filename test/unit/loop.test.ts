@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { EMPTY_ANSWER_CORRECTION, runAgentLoop, type LoopOptions } from "../../shared/agent/loop.js";
 import { loadConfig } from "../../shared/config.js";
@@ -24,7 +24,13 @@ import { fileText } from "../../shared/ports/files.js";
 type Step = { text?: string; calls?: { id: string; name: string; args: unknown }[]; stream?: boolean };
 type ModelFn = (request: ChatRequest, index: number) => Step | Promise<Step>;
 
-function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap: (model: ChatModel) => ChatModel = (m) => m) {
+function harness(
+  model: ModelFn,
+  config: Partial<Services["config"]> = {},
+  wrap: (model: ChatModel) => ChatModel = (m) => m,
+  /** How the journal's records are written (at once, by default). */
+  writeAll: () => Promise<void> = async () => undefined,
+) {
   const requests: { messages: ChatMessage[]; tools?: unknown[] }[] = [];
   const events: EventBody[] = [];
   const usage: Record<string, number>[] = [];
@@ -53,7 +59,7 @@ function harness(model: ModelFn, config: Partial<Services["config"]> = {}, wrap:
     journal: {
       async load(runId: string, scope: string) {
         if (!journals.has(scope)) journals.set(scope, new Map());
-        return new ScopeJournal({ writeAll: async () => undefined } as unknown as Journal, runId, scope, journals.get(scope)!);
+        return new ScopeJournal({ writeAll } as unknown as Journal, runId, scope, journals.get(scope)!);
       },
     },
     runs: {
@@ -263,6 +269,60 @@ describe("agent loop: budget, deadline and replay", () => {
     expect(outcome).toEqual({ kind: "ended", rounds: 0 });
     expect(runs).toBe(0);
     expect(ofType(h.events, "tool.result")).toHaveLength(0);
+  });
+
+  it("a cancel during a tool round aborts the next model call: the loop ends without its answer", async () => {
+    const cancelling = defineTool({ name: "look", description: "Looks.", access: "read", parameters: z.object({}), run: async () => ((h.state.status = "cancelled"), "seen") });
+    let aborted = false;
+    const h = harness((request, i) => {
+      if (i === 0) return { calls: [{ id: "c1", name: "look", args: {} }] };
+      // The second call thinks until it is aborted.
+      return new Promise((_resolve, reject) => request.signal!.addEventListener("abort", () => ((aborted = true), reject(request.signal!.reason))));
+    });
+    expect(await h.run({ tools: [cancelling] })).toEqual({ kind: "ended", rounds: 1 });
+    expect(aborted).toBe(true);
+    expect(ofType(h.events, "agent.thought")).toHaveLength(0);
+    expect(h.usage).toEqual([{ llmCalls: 1, promptTokens: 10, completionTokens: 5, toolCalls: 1 }]); // the aborted call is no failure to charge
+  });
+
+  it("the next model call does not wait for the last round's records to be written; the loop ends only once they are", async () => {
+    const { tool } = waitingTool();
+    let written = 0;
+    let release!: () => void;
+    const slowWrite = new Promise<void>((resolve) => (release = resolve));
+    const h = harness(
+      (_request, i) => (i === 0 ? { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] } : { text: "Done." }),
+      {},
+      undefined,
+      async () => {
+        await slowWrite;
+        written++;
+      },
+    );
+    const outcome = h.run({ tools: [tool] });
+    await vi.waitFor(() => expect(h.requests).toHaveLength(2));
+    expect(written).toBe(0);
+    release();
+    expect(await outcome).toEqual({ kind: "answer", text: "Done.", rounds: 2 });
+    expect(written).toBeGreaterThan(0);
+  });
+
+  it("a failed write of the last round's records fails the loop with that error, and aborts the call in flight", async () => {
+    const { tool } = waitingTool();
+    let aborted = false;
+    const h = harness(
+      (request, i) => {
+        if (i === 0) return { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] };
+        return new Promise((_resolve, reject) => request.signal!.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted")))));
+      },
+      {},
+      undefined,
+      async () => {
+        throw new Error("ProvisionedThroughputExceededException");
+      },
+    );
+    await expect(h.run({ tools: [tool] })).rejects.toThrow("ProvisionedThroughputExceededException");
+    expect(aborted).toBe(true);
   });
 
   it("does not call the model for a run that has already ended", async () => {
