@@ -6,7 +6,7 @@ import { NotFoundError } from "../errors.js";
 import { planningTool, type PlanBoard } from "../tools/planning.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { interruptIdFor, openInterrupt } from "./interrupts.js";
-import { runAgentLoop, type LoopPorts, type RunScope } from "./loop.js";
+import { quietly, runAgentLoop, type LoopPorts, type RunScope } from "./loop.js";
 import type { Ports } from "../ports/index.js";
 import { priorResultsOf } from "./executor.js";
 import type { ScopeJournal } from "../ports/journal.js";
@@ -32,16 +32,19 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   // One round trip before the model: the run, this iteration's planner journal (every revision),
   // the last step's results and a person's decision on the plan.
   const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
-  const [record, journals, results, lastStep, decision, files] = await Promise.all([
+  const [record, journals, results, decision] = await Promise.all([
     ports.runs.get(run.runId),
     ports.journal.load(run.runId, `plan#${iteration}`),
     fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
-    // The last step's context holds the results before it: with its own results, the next step's.
-    fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined,
     deciding ? ports.interrupts.get(run.runId, input.interruptId!) : undefined,
-    ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  // What only the next step's context needs is read while the model thinks (asked for once the
+  // model call is on its way): the run's files, and the last step's context (it holds the results
+  // before that step; with its own results, the next step's).
+  const stepContextReads = quietly(
+    new Promise((resolve) => setImmediate(resolve)).then(() => Promise.all([fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined, ports.files.list(run.runId)])),
+  );
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
   let approvedPlan = record.approvedPlan;
@@ -95,6 +98,7 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
     return { ...output, next: "approve", interruptId, stepIndex: -1, tasks: [] };
   }
 
+  const [lastStep, files] = await stepContextReads;
   const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
   const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: taskIdFor(iteration, i), title: text.slice(0, 300), text })) : [];
