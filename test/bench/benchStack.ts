@@ -2,7 +2,7 @@
 // preloaded: request counts per local server, CPU time and peak RSS are read over IPC.
 import { fork, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { StackEndpoints } from "../support/localStack.js";
+import { START_NODE_FLAGS, type StackEndpoints } from "../support/localStack.js";
 import type { ProbeReading } from "./probe.js";
 
 export interface BenchStack {
@@ -18,7 +18,8 @@ export interface BenchStack {
 export async function startBenchStack(env: Record<string, string>): Promise<BenchStack> {
   const started = performance.now();
   const child: ChildProcess = fork("infra/local/main.ts", [], {
-    execArgv: ["--import", "tsx", "--import", "./test/bench/probe.ts"],
+    // As `npm start` runs it, with the probe.
+    execArgv: [...START_NODE_FLAGS, "--import", "./test/bench/probe.ts"],
     env: {
       ...process.env,
       PORT: "0",

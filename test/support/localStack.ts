@@ -32,6 +32,9 @@ export interface RunningStack {
  * port, and resolves once it is listening. Tests then drive it over HTTP, like a client. If it does
  * not get ready (exits, or the time runs out), it is killed, grandchildren included, and this throws.
  */
+/** How `npm start` runs node (package.json's start script): tests and benchmarks run the stack the same way. */
+export const START_NODE_FLAGS = ["--optimize-for-size", "--import", "tsx"];
+
 export async function startStack(
   env: Record<string, string> = {},
   tenants: string[] = ["other"],
@@ -39,7 +42,7 @@ export async function startStack(
 ): Promise<RunningStack> {
   const keys = Object.fromEntries(tenants.map((t) => [t, `sk_test_${t}_${Math.random().toString(36).slice(2)}`]));
   // Its own process group (detached), so killing the group takes any grandchildren with it.
-  const child: ChildProcess = spawn(process.execPath, ["--optimize-for-size", "--import", "tsx", "infra/local/main.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [...START_NODE_FLAGS, "infra/local/main.ts"], {
     detached: true,
     env: {
       ...process.env,

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
+import { START_NODE_FLAGS } from "../support/localStack.js";
 
 /**
  * What `npm ci` on a supported Node version has to say: the engines field must fit every
@@ -39,5 +40,9 @@ describe("package support", () => {
   it("settles every install script explicitly in allowScripts", () => {
     const withScripts = [...new Set(installed.filter((entry) => entry.hasInstallScript).map((entry) => entry.name))].sort();
     expect(Object.keys(pkg.allowScripts ?? {}).sort()).toEqual(withScripts);
+  });
+
+  it("starts the local stack in tests and benchmarks exactly as `npm start` does", () => {
+    expect(pkg.scripts.start).toBe(`node ${START_NODE_FLAGS.join(" ")} infra/local/main.ts`);
   });
 });
