@@ -27,14 +27,14 @@ export interface RunningStack {
   kill(): Promise<void>;
 }
 
+/** How `npm start` runs node (package.json's start script): tests and benchmarks run the stack the same way. */
+export const START_NODE_FLAGS = ["--optimize-for-size", "--max-semi-space-size=16", "--import", "tsx"];
+
 /**
  * Starts the local stack (`npm start`'s entry point) in its own process group, in memory, on a free
  * port, and resolves once it is listening. Tests then drive it over HTTP, like a client. If it does
  * not get ready (exits, or the time runs out), it is killed, grandchildren included, and this throws.
  */
-/** How `npm start` runs node (package.json's start script): tests and benchmarks run the stack the same way. */
-export const START_NODE_FLAGS = ["--optimize-for-size", "--import", "tsx"];
-
 export async function startStack(
   env: Record<string, string> = {},
   tenants: string[] = ["other"],
