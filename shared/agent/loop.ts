@@ -115,6 +115,8 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     // Awaited by the caller with its last writes; handled now in case a write before that fails first.
     events: quietly(Promise.all(appends)),
   });
+  /** One round trip: the records not yet written are written, and the run's status read. */
+  const writtenAndStillGoing = () => Promise.all([stillGoing(run), journal.flush()]).then(([active]) => active);
   let lastText = "";
   let emptyAnswers = 0;
   let known = options.runActive;
@@ -128,19 +130,17 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     // a run that ended meanwhile aborts the call.
     const abort = new AbortController();
     let ended: Promise<boolean> | undefined;
-    if (fresh) {
-      const first = known !== undefined || round === 0;
-      const check = known !== undefined ? Promise.resolve(known) : Promise.all([stillGoing(run), journal.flush()]).then(([active]) => active);
+    if (fresh && (known !== undefined || round === 0)) {
+      const active = await (known ?? writtenAndStillGoing());
       known = undefined;
-      if (first && !(await check)) return done({ kind: "ended", rounds: round });
-      if (!first) {
-        const onEnd = (active: boolean) => !active && (abort.abort(RUN_ENDED), true);
-        const onFailedWrite = (error: unknown): never => {
-          abort.abort(error);
-          throw error;
-        };
-        ended = quietly(check.then(onEnd, onFailedWrite));
-      }
+      if (!active) return done({ kind: "ended", rounds: round });
+    } else if (fresh) {
+      const onEnd = (active: boolean) => !active && (abort.abort(RUN_ENDED), true);
+      const onFailedWrite = (error: unknown): never => {
+        abort.abort(error);
+        throw error;
+      };
+      ended = quietly(writtenAndStillGoing().then(onEnd, onFailedWrite));
     }
 
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
@@ -234,8 +234,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
           journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
         }
       }
-      const [active] = await Promise.all([stillGoing(run), journal.flush()]);
-      if (!active) return done({ kind: "ended", rounds: round });
+      if (!(await writtenAndStillGoing())) return done({ kind: "ended", rounds: round });
     }
     const gate = await gateOnPeople(toolRound, calls);
     if (gate.waitingFor) return done({ kind: "interrupted", interruptId: gate.waitingFor, rounds: round });
