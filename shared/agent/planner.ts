@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { formatPlan, type Plan } from "../contracts/plan.js";
 import type { RunRecord } from "../contracts/run.js";
 import type { PlanInput, PlanOutput } from "../contracts/steps.js";
@@ -43,7 +44,7 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   // model call is on its way): the run's files, and the last step's context (it holds the results
   // before that step; with its own results, the next step's).
   const stepContextReads = quietly(
-    new Promise((resolve) => setImmediate(resolve)).then(() => Promise.all([fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined, ports.files.list(run.runId)])),
+    nextTurn().then(() => Promise.all([fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined, ports.files.list(run.runId)])),
   );
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
