@@ -1,9 +1,11 @@
 // Preloaded into the benchmarked stack's process (`node --import`): counts the HTTP requests the
 // process sends to each local port (dynalite's port = DynamoDB requests at the endpoint; counted
 // where they are sent, since dynalite serves them from a thread of its own) and answers the
-// bench's IPC question "probe" with those counts, the process's CPU time and its peak RSS.
+// bench's IPC question "probe" with those counts, the process's CPU time (all threads), the time
+// its main thread was busy (where the handlers, the API and the interpreter all run) and its peak RSS.
 import { subscribe } from "node:diagnostics_channel";
 import type { ClientRequest } from "node:http";
+import { performance } from "node:perf_hooks";
 
 const requestsByPort = new Map<number, number>();
 /** DynamoDB requests by operation (the X-Amz-Target header: "DynamoDB_20120810.PutItem"). */
@@ -24,6 +26,7 @@ export interface ProbeReading {
   requestsByPort: Record<number, number>;
   operations: Record<string, number>;
   cpuMs: number;
+  mainThreadBusyMs: number;
   maxRssMiB: number;
   rssMiB: number;
 }
@@ -35,6 +38,7 @@ process.on("message", (message) => {
     requestsByPort: Object.fromEntries(requestsByPort),
     operations: Object.fromEntries(operations),
     cpuMs: (cpu.user + cpu.system) / 1000,
+    mainThreadBusyMs: performance.eventLoopUtilization().active,
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
     rssMiB: process.memoryUsage().rss / 1024 / 1024,
   };

@@ -59,6 +59,7 @@ interface RunFigures {
   startSpread: number[];
   toolRound: number[];
   join: number[];
+  handover: number;
   summaryToTerminalEvent: number;
   summaryToEnd: number;
   dynamoRequests: number;
@@ -66,6 +67,7 @@ interface RunFigures {
   getRunRequests: number;
   stateTransitions: number;
   cpuMs: number;
+  mainThreadBusyMs: number;
 }
 
 export interface WorkloadReport {
@@ -121,6 +123,7 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
       const timing = (t: Turn) => model.timings[t.index]!;
       const phases = splitPhases(turns);
       const summary = turns.find((t) => t.role === "summarizer")!;
+      const lastPlanner = turns.filter((t) => t.role === "planner").at(-1)!;
       const dispatch: number[] = [];
       const startSpread: number[] = [];
       const join: number[] = [];
@@ -142,6 +145,7 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         startSpread,
         toolRound,
         join,
+        handover: timing(summary).receivedAt - timing(lastPlanner).repliedAt!,
         summaryToTerminalEvent: terminalAt - timing(summary).repliedAt!,
         summaryToEnd: endedAt - timing(summary).repliedAt!,
         dynamoRequests: (after.requestsByPort[dynamoPort] ?? 0) - (before.requestsByPort[dynamoPort] ?? 0),
@@ -149,6 +153,7 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         getRunRequests: (afterGet.requestsByPort[dynamoPort] ?? 0) - (after.requestsByPort[dynamoPort] ?? 0),
         stateTransitions: view.usage?.stateTransitions ?? NaN,
         cpuMs: after.cpuMs - before.cpuMs,
+        mainThreadBusyMs: after.mainThreadBusyMs - before.mainThreadBusyMs,
       };
       if (i > 0) runs.push(figures); // the first run warms the handlers and the model client
     }
@@ -215,12 +220,12 @@ export function printReport(r: WorkloadReport): void {
   console.log(`\n## ${w.name}: ${w.steps} step(s) × ${w.tasksPerStep} tasks, model latency ${r.latencyMs} ms, median of ${r.runs.length} runs after a warm-up`);
   console.log(`wall time (submit → execution end)  ${fmt(total)} ms  (min ${fmt(Math.min(...r.runs.map((f) => f.totalMs)))}, max ${fmt(Math.max(...r.runs.map((f) => f.totalMs)))})`);
   console.log(`critical path (${criticalCalls(w)} model calls)        ${r.criticalPathMs} ms  → ratio ${(total / r.criticalPathMs).toFixed(2)} ×`);
-  console.log(`gaps (median, ms): submit → first model call ${fmt(m((f) => f.submitToFirstCall))}; plan reply → first task call (dispatch) ${fmt(median(all((f) => f.dispatch)))}; tasks started within ${fmt(median(all((f) => f.startSpread)))} (worst ${fmt(Math.max(...all((f) => f.startSpread)))}); tool round ${fmt(median(all((f) => f.toolRound)))}; last task reply → next planner call (join) ${fmt(median(all((f) => f.join)))}; summary reply → terminal event ${fmt(m((f) => f.summaryToTerminalEvent))}, → execution end ${fmt(m((f) => f.summaryToEnd))}`);
+  console.log(`gaps (median, ms): submit → first model call ${fmt(m((f) => f.submitToFirstCall))}; plan reply → first task call (dispatch) ${fmt(median(all((f) => f.dispatch)))}; tasks started within ${fmt(median(all((f) => f.startSpread)))} (worst ${fmt(Math.max(...all((f) => f.startSpread)))}); tool round ${fmt(median(all((f) => f.toolRound)))}; last task reply → next planner call (join) ${fmt(median(all((f) => f.join)))}; last planner reply → summarizer call (handover) ${fmt(m((f) => f.handover))}; summary reply → terminal event ${fmt(m((f) => f.summaryToTerminalEvent))}, → execution end ${fmt(m((f) => f.summaryToEnd))}`);
   console.log(`tasks in flight at once ${fmt(m((f) => f.maxInFlight))} of ${w.tasksPerStep}; model calls ${fmt(m((f) => f.modelCalls))} (critical path needs ${criticalCalls(w)}, the workload ${1 + w.steps * (2 * w.tasksPerStep + 1) + 1})`);
   console.log(`DynamoDB requests per run ${fmt(m((f) => f.dynamoRequests))}; per GET /v1/runs/{id} ${fmt(m((f) => f.getRunRequests))}; state transitions ${fmt(m((f) => f.stateTransitions))}`);
   const ops = [...new Set(r.runs.flatMap((f) => Object.keys(f.operations)))].sort();
   console.log(`  by operation (median): ${ops.map((op) => `${op} ${fmt(m((f) => f.operations[op] ?? 0))}`).join(", ")}`);
-  console.log(`CPU per run ${fmt(m((f) => f.cpuMs))} ms; peak RSS ${fmt(r.maxRssMiB)} MiB (now ${fmt(r.rssAfterMiB)} MiB); start-up ${fmt(r.startMs)} ms`);
+  console.log(`CPU per run ${fmt(m((f) => f.cpuMs))} ms, of which the main thread ${fmt(m((f) => f.mainThreadBusyMs))} ms (the handlers, the API and the interpreter share it; dynalite has a thread of its own); peak RSS ${fmt(r.maxRssMiB)} MiB (now ${fmt(r.rssAfterMiB)} MiB); start-up ${fmt(r.startMs)} ms`);
   const { targets } = w;
   const verdict = (value: number, limit: number) => `${value <= limit ? "met" : "not met"} (${fmt(value)})`;
   const worstSpread = Math.max(...all((f) => f.startSpread));
