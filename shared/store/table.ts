@@ -93,7 +93,7 @@ export class Table {
     return reader.load(key) as Promise<T | undefined>;
   }
 
-  /** The items at these keys (undefined where there is none), in the keys' order; keys read again while DynamoDB leaves them unprocessed. */
+  /** The items at these keys (undefined where there is none), in the keys' order (see untilProcessed). */
   private async batchGet(wanted: readonly Key[], attributes: string[]): Promise<(Record<string, any> | undefined)[]> {
     const id = (key: Key) => `${key.pk}\n${key.sk}`;
     const found = new Map<string, Record<string, any>>();
@@ -102,15 +102,13 @@ export class Table {
     const projection = attributes.length
       ? { ProjectionExpression: ["pk", "sk", ...attributes].map((_, i) => `#a${i}`).join(", "), ExpressionAttributeNames: Object.fromEntries(["pk", "sk", ...attributes].map((name, i) => [`#a${i}`, name])) }
       : {};
-    let keysLeft: Record<string, any>[] | undefined = unique;
-    for (let attempt = 0; keysLeft?.length; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** Math.min(attempt, 6)));
+    await this.untilProcessed<Record<string, any>>("BatchGetItem", unique, async (keysLeft) => {
       const result: { Responses?: Record<string, Record<string, any>[]>; UnprocessedKeys?: Record<string, { Keys?: Record<string, any>[] }> } = await this.doc.send(
         new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keysLeft, ConsistentRead: true, ...projection } } }),
       );
       for (const item of result.Responses?.[this.name] ?? []) found.set(id(item as Key), item);
-      keysLeft = result.UnprocessedKeys?.[this.name]?.Keys;
-    }
+      return result.UnprocessedKeys?.[this.name]?.Keys;
+    });
     return wanted.map((key) => found.get(id(key)));
   }
 
@@ -150,14 +148,24 @@ export class Table {
     return outcomes;
   }
 
-  /** One BatchWriteItem, sending again what DynamoDB hands back unprocessed (it may, under load) with a growing pause. */
-  private async writeBatch(requests: WriteRequest[], maxAttempts = 8): Promise<void> {
-    let pending: Record<string, any> | undefined = { [this.name]: requests };
-    for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
-      if (attempt >= maxAttempts) throw new Error(`BatchWrite left ${pending[this.name]?.length ?? 0} item(s) unprocessed after ${maxAttempts} attempts`);
+  /** One BatchWriteItem (see untilProcessed). */
+  private writeBatch(requests: WriteRequest[]): Promise<void> {
+    return this.untilProcessed("BatchWriteItem", requests, async (left) => {
+      const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.name]: left } }));
+      return result.UnprocessedItems?.[this.name];
+    });
+  }
+
+  /**
+   * A batch request, sent again with what DynamoDB hands back unprocessed (it may, under load) after
+   * a growing pause, until nothing is left; after `maxAttempts` sends the rest is an error.
+   */
+  private async untilProcessed<T>(operation: string, entries: T[], send: (left: T[]) => Promise<T[] | undefined>, maxAttempts = 8): Promise<void> {
+    let left: T[] | undefined = entries;
+    for (let attempt = 0; left?.length; attempt++) {
+      if (attempt >= maxAttempts) throw new Error(`${operation} left ${left.length} item(s) unprocessed after ${maxAttempts} attempts`);
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-      const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(new BatchWriteCommand({ RequestItems: pending }));
-      pending = result.UnprocessedItems;
+      left = await send(left);
     }
   }
 

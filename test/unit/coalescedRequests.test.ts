@@ -1,7 +1,8 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { Journal } from "../../shared/store/journal.js";
 import { RunStore } from "../../shared/store/runs.js";
 import { TaskStore } from "../../shared/store/tasks.js";
+import { Table } from "../../shared/store/table.js";
 import { freshId, useDynalite } from "../support/dynalite.js";
 import { runRecord } from "../support/records.js";
 
@@ -124,5 +125,51 @@ describe("writes asked for together", () => {
     await expect(tooLarge).rejects.toThrow(/size/i);
     await expect(fine).resolves.toBeUndefined();
     expect((await table.queryPrefix<{ sk: string }>(`RUN#${runId}#T`, "")).map(({ sk }) => sk)).toEqual(["a", "c"]);
+  });
+});
+
+describe("a busy table (what DynamoDB hands back unprocessed)", () => {
+  // dynalite always processes everything: a stand-in for DynamoDB under load answers here instead.
+  const busyTable = (unprocessedTimes: number) => {
+    const calls: string[] = [];
+    const doc = {
+      async send(command: { constructor: { name: string }; input: any }) {
+        const { RequestItems } = command.input;
+        const [name] = Object.keys(RequestItems);
+        calls.push(command.constructor.name);
+        const busy = calls.length <= unprocessedTimes;
+        if (command.constructor.name === "BatchGetCommand") {
+          const { Keys } = RequestItems[name];
+          return busy ? { Responses: { [name]: [] }, UnprocessedKeys: { [name]: { Keys } } } : { Responses: { [name]: Keys.map((k: any) => ({ ...k, value: 1 })) } };
+        }
+        return busy ? { UnprocessedItems: { [name]: RequestItems[name] } } : {};
+      },
+    };
+    return { table: new Table(doc as any, "busy-table"), calls };
+  };
+
+  it("reads and writes left unprocessed are sent again until DynamoDB takes them", async () => {
+    const { table, calls } = busyTable(2);
+    expect(await table.getConsistent({ pk: "RUN#a", sk: "META" })).toEqual({ pk: "RUN#a", sk: "META", value: 1 });
+    expect(calls).toEqual(["BatchGetCommand", "BatchGetCommand", "BatchGetCommand"]);
+    const writes = busyTable(2);
+    await writes.table.batchWrite([{ PutRequest: { Item: { pk: "RUN#a", sk: "J#1" } } }]);
+    expect(writes.calls).toHaveLength(3);
+  });
+
+  it("a read or a write still unprocessed after 8 attempts fails, saying so", async () => {
+    vi.useFakeTimers();
+    try {
+      const read = busyTable(Infinity);
+      const reading = expect(read.table.getConsistent({ pk: "RUN#a", sk: "META" })).rejects.toThrow("BatchGetItem left 1 item(s) unprocessed after 8 attempts");
+      const write = busyTable(Infinity);
+      const writing = expect(write.table.batchWrite([{ PutRequest: { Item: { pk: "RUN#a", sk: "J#1" } } }])).rejects.toThrow("BatchWriteItem left 1 item(s) unprocessed after 8 attempts");
+      await vi.runAllTimersAsync();
+      await Promise.all([reading, writing]);
+      expect(read.calls).toHaveLength(8);
+      expect(write.calls).toHaveLength(8);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
