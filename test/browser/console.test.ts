@@ -47,9 +47,18 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible()).toBe(true);
   }
 
-  async function submit(page: Page, task: string) {
+  /**
+   * Opens the new-run form and waits for it: until the hash change has rendered it, the page still
+   * shows the run before, whose "Tasks" region would match a loose "Task" label.
+   */
+  async function openNewRun(page: Page) {
     await page.getByRole("link", { name: "New run", exact: true }).first().click();
-    await page.getByLabel("Task").fill(task);
+    await page.getByRole("heading", { name: "New run", exact: true }).waitFor();
+  }
+
+  async function submit(page: Page, task: string) {
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill(task);
     await page.getByLabel("Mode").selectOption("plan_solve");
     await page.getByLabel("Approve tool calls").selectOption("write");
     await page.getByRole("button", { name: "Submit" }).click();
@@ -187,8 +196,8 @@ describe("the web console in Chromium", () => {
   it("answers an agent's question, and rejects a plan with a message then approves the revised one, from the page", async () => {
     const page = await browser.context.newPage();
     await signIn(page);
-    await page.getByRole("link", { name: "New run", exact: true }).first().click();
-    await page.getByLabel("Task").fill("Please ask me first, then count the words in this sentence");
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Please ask me first, then count the words in this sentence");
     await page.getByLabel("Mode").selectOption("react");
     await page.getByRole("button", { name: "Submit" }).click();
     const asks = page.getByRole("article", { name: "The agent asks" });
@@ -198,8 +207,8 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     await expect.poll(() => page.locator(".answer").textContent()).toContain("The user answered: Use British spelling");
 
-    await page.getByRole("link", { name: "New run", exact: true }).first().click();
-    await page.getByLabel("Task").fill("Compute 17*23 and (120/8)+2^5, then write a short report");
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Compute 17*23 and (120/8)+2^5, then write a short report");
     await page.getByLabel("Mode").selectOption("plan_solve");
     await page.getByLabel("Approve the plan before it runs").check();
     await page.getByRole("button", { name: "Submit" }).click();
@@ -224,8 +233,8 @@ describe("the web console in Chromium", () => {
     const sales = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
     const page = await browser.context.newPage();
     await signIn(page);
-    await page.getByRole("link", { name: "New run", exact: true }).first().click();
-    await page.getByLabel("Task").fill("Analyse the attached CSV");
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Analyse the attached CSV");
     await page.getByLabel("Mode").selectOption("react");
     // Listening first, a few round trips before the key: Playwright turns on its interception of the
     // chooser when a listener is added, and a key pressed before that opens the native one instead.
