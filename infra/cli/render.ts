@@ -3,7 +3,9 @@
  * results, thoughts (dimmed), interrupts, the answer, files and usage. Pure: it returns lines and
  * the caller writes them, so tests can read them.
  */
+import { argumentViews } from "../toolArguments.js";
 import type { RunList } from "./client.js";
+import { highlightAnsi } from "./highlight.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunView } from "./client.js";
@@ -61,7 +63,10 @@ export class Renderer {
   private lastTaskText = new Map<string, string>();
   private answer = "";
 
+  private readonly color: boolean;
+
   constructor(options: RendererOptions) {
+    this.color = options.color;
     this.c = palette(options.color);
     this.maxText = options.maxText ?? 300;
   }
@@ -212,13 +217,24 @@ export class Renderer {
       case "tool_approval":
         return [
           `${head} ${c.bold(`${data.taskId ? `${data.taskId} wants` : "The agent wants"} to run ${data.toolName ?? "a tool"}`)} ${c.dim(`(${data.interruptId})`)}`,
-          ...indent(JSON.stringify(data.arguments ?? {}, null, 2), "    "),
+          ...this.toolArguments(data.arguments),
         ];
       case "ask_user":
         return [`${head} ${c.bold("The agent asks:")} ${data.question ?? data.summary} ${c.dim(`(${data.interruptId})`)}`];
       default:
         return [`${head} ${c.bold(`Waiting for a person (${data.kind}):`)} ${data.summary} ${c.dim(`(${data.interruptId})`)}`];
     }
+  }
+
+  /** Each argument as what it is: code with its line breaks (coloured by language), text, pretty JSON. */
+  toolArguments(args: unknown, toolDescription = ""): string[] {
+    const { c } = this;
+    return argumentViews(args, toolDescription).flatMap((view) => {
+      const label = `    ${c.bold(view.name)}${view.kind === "code" && view.language ? c.dim(` (${view.language})`) : ""}:`;
+      if (view.kind === "text" && !view.text.includes("\n") && view.text.length <= 100) return [`${label} ${view.text}`];
+      const body = view.kind === "text" ? view.text : this.color ? highlightAnsi(view.text, view.kind === "json" ? "json" : view.language) : view.text;
+      return [label, ...body.split("\n").map((line) => `      ${c.dim("│")} ${line}`)];
+    });
   }
 
   /** After the end: the files with sizes and the usage, from `GET /v1/runs/{id}`. */
@@ -285,10 +301,6 @@ function count(n: number, noun: string): string {
 
 function oneLine(text: string): string {
   return text.trim().replace(/\s*\r?\n\s*/g, " ⏎ ");
-}
-
-function indent(text: string, prefix: string): string[] {
-  return text.split("\n").map((line) => `${prefix}${line}`);
 }
 
 /** `stepwise list`: one line per run, newest first. */

@@ -87,7 +87,9 @@ describe("the web console in Chromium", () => {
     // The write waits for a person: approve it from the page.
     const card = page.getByRole("article", { name: "Allow write_artifact?" });
     await card.waitFor({ timeout: 60_000 });
-    await expect.poll(() => card.getByLabel("Arguments (JSON)").inputValue()).toContain("report.md");
+    // Each argument readable: the file name as text, the Markdown as code, its lines kept.
+    await expect.poll(() => card.locator(".argument", { hasText: "filename" }).locator(".text-arg").textContent()).toBe("report.md");
+    expect(await card.locator("pre.code-arg code.language-markdown").textContent()).toContain("17*23 = 391\n");
     await card.getByRole("button", { name: "Approve" }).click();
 
     // The answer, the usage, the file.
@@ -158,26 +160,18 @@ describe("the web console in Chromium", () => {
     await page.close();
   });
 
-  it("edits a write's arguments from the page (checked against the tool's schema first), and cancels a run", async () => {
+  it("edits a write's arguments from the page, and cancels a run", async () => {
     const page = await browser.context.newPage();
     await signIn(page);
     await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
     const card = page.getByRole("article", { name: "Allow write_artifact?" });
     await card.waitFor({ timeout: 60_000 });
-    const args = card.getByLabel("Arguments (JSON)");
-
-    // Arguments the tool would refuse are caught on the page, with a message, and nothing is sent.
-    await args.fill('{"filename": 5, "content": "x"}');
+    // Each argument is a field of its own, with its value as is.
     await card.getByRole("button", { name: "Edit" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'filename' must be string, not integer.");
-    await args.fill("{not json");
-    await card.getByRole("button", { name: "Edit" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toContain("not valid JSON");
-    expect(await card.isVisible()).toBe(true);
-
-    // Edited arguments run instead of the agent's.
-    await args.fill(JSON.stringify({ filename: "edited.md", content: "# Edited\n\nChecked by a person.\n" }));
-    await card.getByRole("button", { name: "Edit" }).click();
+    expect(await card.getByLabel("filename").inputValue()).toBe("report.md");
+    await card.getByLabel("filename").fill("edited.md");
+    await card.getByLabel("content").fill("# Edited\n\nChecked by a person.\n");
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download edited.md" }).click()]);
     expect(await readFile(await download.path(), "utf8")).toBe("# Edited\n\nChecked by a person.\n");
@@ -190,6 +184,53 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     expect((await api(`/v1/runs/${second}`)).status).toBe("cancelled");
     await expect.poll(() => page.locator(".meta .badge").textContent()).toBe("cancelled");
+    await page.close();
+  });
+
+  it("shows code to approve as code (line breaks, Python highlighted) and edits it as code, checked against the tool's schema", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Analyse the attached CSV");
+    await page.getByLabel("Mode").selectOption("react");
+    await page.getByLabel("Approve tool calls").selectOption("write");
+    await page.getByLabel("Files to attach").setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from("region,amount\nnorth,120\nsouth,80\n") });
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+    const card = page.getByRole("article", { name: "Allow run_code?" });
+    await card.waitFor({ timeout: 60_000 });
+
+    // The program as the agent wrote it: its own lines, monospaced, coloured as Python; no JSON escapes.
+    const { pendingInterrupts } = await api(`/v1/runs/${runId}`);
+    const agentCode: string = pendingInterrupts[0].arguments.code;
+    expect(agentCode.split("\n").length).toBeGreaterThan(3);
+    const shown = card.locator("pre.code-arg code.language-python");
+    await expect.poll(() => shown.locator(".hljs-keyword").count()).toBeGreaterThan(0);
+    expect(await shown.textContent()).toBe(agentCode);
+    expect(await shown.evaluate((el) => (el as any).innerText.split("\n").length)).toBeGreaterThan(3);
+    expect(await shown.evaluate((el) => (globalThis as any).getComputedStyle(el).fontFamily)).toMatch(/mono/i);
+    expect(await card.textContent()).not.toContain("\\n");
+    await card.screenshot({ path: path.join(OUTPUT, "approve-code-laptop.png") });
+
+    // Edit: the code in a field of its own, as code; the list of files as JSON, checked first.
+    await card.getByRole("button", { name: "Edit" }).click();
+    const codeField = card.getByLabel("code", { exact: true });
+    expect(await codeField.inputValue()).toBe(agentCode);
+    const files = card.getByLabel("files", { exact: true });
+    await files.fill('"sales.csv"');
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'files' must be array, not string.");
+    await files.fill("[sales.csv");
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toMatch(/^'files' is not valid JSON/);
+    await files.fill('["sales.csv"]');
+    await codeField.fill(`${agentCode}\nprint("checked by a person")\n`);
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "checked by a person" }).count(), { timeout: 60_000 }).toBe(1);
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    expect(events.find((e: any) => e.type === "interrupt.resolved").data.decision).toBe("edit");
     await page.close();
   });
 

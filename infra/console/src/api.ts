@@ -117,6 +117,7 @@ export interface RunEvent {
 }
 export interface ToolInfo {
   name: string;
+  description: string;
   access: string;
   parameters: { properties?: Record<string, { type?: string | string[] }>; required?: string[] };
 }

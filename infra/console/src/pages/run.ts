@@ -254,7 +254,8 @@ export function runPage(app: HTMLElement, runId: string) {
         drawPlan();
         break;
       case "interrupt.opened":
-        add(event, h("strong", {}, "Waiting for you: "), d.summary.split("\n")[0]);
+        // A tool call's arguments are shown readably on its card, not as the summary's JSON.
+        add(event, h("strong", {}, "Waiting for you: "), d.kind === "tool_approval" && d.toolName ? `allow ${d.toolName}?` : d.summary.split("\n")[0]);
         announce("The run is waiting for your decision.");
         void refresh();
         break;
