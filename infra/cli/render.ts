@@ -6,6 +6,7 @@
 import { argumentViews } from "../toolArguments.js";
 import type { RunList } from "./client.js";
 import { highlightAnsi } from "./highlight.js";
+import { terminalMarkdown } from "./markdown.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunView } from "./client.js";
@@ -106,7 +107,7 @@ export class Renderer {
 
   private text(data: { agent: string; taskId?: string }, text: string): string[] {
     if (data.taskId) this.lastTaskText.set(data.taskId, text.trim());
-    const lines = text.trim().split(/\r?\n/);
+    const lines = terminalMarkdown(text.trim(), palette(false), false);
     const shown = lines.slice(0, 6).map((line) => this.cut(line));
     if (lines.length > 6) shown.push(`… (${lines.length - 6} more lines)`);
     return shown.map((line, i) => `  ${i === 0 ? this.source(data) : " ".repeat(sourceWidth(data))} ${this.c.dim(line)}`);
@@ -176,7 +177,7 @@ export class Renderer {
         // The files follow in summary(), with their sizes.
         this.files = event.data.files;
         this.answer = event.data.result;
-        return ["", c.bold(c.green("Answer:")), ...event.data.result.trimEnd().split(/\r?\n/), ""];
+        return ["", c.bold(c.green("Answer:")), ...terminalMarkdown(event.data.result, c, this.color), ""];
       case "run.failed":
         return ["", c.red(c.bold(`✗ The run failed (${event.data.error.code}): ${event.data.error.message}`))];
       case "run.timed_out":
@@ -261,7 +262,7 @@ export class Renderer {
     const { c } = this;
     switch (run.status) {
       case "succeeded":
-        return this.tidy(["", c.bold(c.green("Answer:")), ...(run.result ?? "").trimEnd().split(/\r?\n/), ""]);
+        return this.tidy(["", c.bold(c.green("Answer:")), ...terminalMarkdown(run.result ?? "", c, this.color), ""]);
       case "failed":
         return this.tidy(["", c.red(c.bold(`✗ The run failed${run.error ? ` (${run.error.code}): ${run.error.message}` : "."}`))]);
       default:

@@ -300,7 +300,12 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
     await expect.poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent()).toContain('"sales.csv"');
     await expect.poll(() => page.locator(".answer").textContent()).toContain("sales.csv: 5 rows, 3 columns");
-    expect(await page.locator(".answer table").count()).toBeGreaterThan(0);
+    // Markdown drawn in the answer and in the agent's text: the table of figures is a table.
+    const table = page.locator(".answer table").first();
+    expect(await table.locator("th").allTextContents()).toEqual(expect.arrayContaining(["column", "sum", "mean"]));
+    expect(await table.locator("tr", { hasText: "amount" }).locator("td").allTextContents()).toEqual(expect.arrayContaining(["amount", "450.00"]));
+    expect(await page.locator(".entry .text table").count()).toBeGreaterThan(0);
+    expect(await page.locator(".entry .text").filter({ hasText: "| column |" }).count()).toBe(0);
     // The file is the run's, and downloads with the bytes that were attached.
     const run = await api(`/v1/runs/${runId}`);
     expect(run.files).toEqual(expect.arrayContaining([expect.objectContaining({ name: "sales.csv", contentType: "text/csv", bytes: sales.length })]));

@@ -242,6 +242,14 @@ describe("offline model server", () => {
     expect(content).toMatch(/report\.md/);
   });
 
+  it("keeps each task result whole in the answer: the figures and tables under a result's first line", async () => {
+    const table = "| column | sum | mean |\n|---|---|---|\n| amount | 450.00 | 90.00 |";
+    const message = ["Request: Analyse the attached CSV", "", "Task results:", `- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}`, "", "Files: sales.csv"].join("\n");
+    const { content } = reassemble(await streamChunks([system("summarizer"), user(message)]));
+    expect(content).toContain(`- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}\n`);
+    expect(content).toContain("Files: sales.csv");
+  });
+
   it("answers identical requests identically", async () => {
     const messages = [system("executor"), user("Your task: Evaluate 17*23 and sqrt(144)")];
     const [first, second] = await Promise.all([complete(messages, executorTools), complete(messages, executorTools)]);

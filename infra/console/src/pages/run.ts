@@ -23,7 +23,12 @@ export function runPage(app: HTMLElement, runId: string) {
   const tools = () => (toolList ??= api<{ tools: ToolInfo[] }>("GET", "/v1/tools").then((r) => r.tools));
   const lanes = new Map<string, Lane>();
   /** Text being streamed per agent, closed when that agent does something else. */
-  const openText = new Map<string, { element: HTMLElement; deltas: boolean }>();
+  const openText = new Map<string, { element: HTMLElement; text: string; deltas: boolean }>();
+  /** Agent text as Markdown (tables, lists, code), made safe. */
+  const prose = (element: HTMLElement, text: string) => {
+    element.innerHTML = safeHtml(text).trim();
+    return element;
+  };
 
   const title = h("h1", {}, "Run");
   const meta = h("p", { class: "meta" });
@@ -215,12 +220,13 @@ export function runPage(app: HTMLElement, runId: string) {
       case "agent.delta": {
         let open = openText.get(sourceKey(d));
         if (!open) {
-          const text = h("span", { class: "text" });
+          const text = h("div", { class: "text prose" });
           add(event, who(d), text);
-          open = { element: text, deltas: true };
+          open = { element: text, text: "", deltas: true };
           openText.set(sourceKey(d), open);
         }
-        open.element.textContent += d.text;
+        open.text += d.text;
+        prose(open.element, open.text);
         break;
       }
       case "agent.thought": {
@@ -228,7 +234,7 @@ export function runPage(app: HTMLElement, runId: string) {
         const open = openText.get(sourceKey(d));
         openText.delete(sourceKey(d));
         if (open?.deltas) break;
-        add(event, who(d), h("span", { class: "text" }, d.text));
+        add(event, who(d), prose(h("div", { class: "text prose" }), d.text));
         break;
       }
       case "tool.called":
