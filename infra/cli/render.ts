@@ -304,10 +304,10 @@ function oneLine(text: string): string {
   return text.trim().replace(/\s*\r?\n\s*/g, " ⏎ ");
 }
 
-/** `stepwise list`: one line per run, newest first. */
+/** `stepwise list`: one line per run, newest first; the cost is an estimate, none for a model with no price. */
 export function runList(page: RunList, now = Date.now()): string {
   if (page.runs.length === 0) return "No runs.\n";
-  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, ago(run.createdAt, now), `$${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
+  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, ago(run.createdAt, now), run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
   return `${lines.join("\n")}\n${page.nextCursor ? `(more: raise --limit, or filter with --status / --session)\n` : ""}`;

@@ -245,7 +245,7 @@ describe("stepwise list, decide, cancel, open", () => {
     const listed = await cli(["list", "--status", "awaiting_input", ...conn()]);
     expect(listed.code).toBe(0);
     const lines = listed.stdout.trim().split("\n");
-    expect(lines.find((line) => line.startsWith(a.runId))).toMatch(/awaiting_input\s+plan_solve\s+\d+[smh] ago\s+\$\d+\.\d{4}\s+Compute 17\*23/);
+    expect(lines.find((line) => line.startsWith(a.runId))).toMatch(/awaiting_input\s+plan_solve\s+\d+[smh] ago\s+—\s+Compute 17\*23/);
     expect(lines.filter((line) => line.startsWith(b.runId))).toHaveLength(1);
 
     const decided = await cli(["decide", a.runId, a.interruptId, "approve", "--message", "looks right", ...conn()]);

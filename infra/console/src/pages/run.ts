@@ -199,7 +199,7 @@ export function runPage(app: HTMLElement, runId: string) {
         h("dt", {}, "Model calls"), h("dd", {}, String(u.llmCalls)),
         h("dt", {}, "Tool calls"), h("dd", {}, String(u.toolCalls)),
         h("dt", {}, "State transitions"), h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
-        h("dt", {}, "Estimated cost"), h("dd", {}, usd(view.estimatedCostUsd))),
+        h("dt", {}, "Estimated cost"), h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd))),
     );
   }
 

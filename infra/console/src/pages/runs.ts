@@ -34,7 +34,7 @@ export function runsPage(app: HTMLElement) {
               h("td", {}, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
               h("td", {}, run.mode ?? run.requestedMode),
               h("td", {}, h("time", { datetime: run.createdAt, title: run.createdAt }, age(run.createdAt))),
-              h("td", { class: "num" }, usd(run.estimatedCostUsd)),
+              h("td", { class: "num", title: run.estimatedCostUsd === undefined ? "No price for this model" : "An estimate from the model's price per token" }, usd(run.estimatedCostUsd)),
               h("td", {}, h("code", {}, run.sessionId)),
             ),
           ),
@@ -80,7 +80,7 @@ export function runsPage(app: HTMLElement) {
       h(
         "table",
         { "aria-label": "Runs" },
-        h("thead", {}, h("tr", {}, ...["Task", "Status", "Mode", "Age", "Cost", "Session"].map((c) => h("th", { scope: "col" }, c)))),
+        h("thead", {}, h("tr", {}, ...["Task", "Status", "Mode", "Age", "Est. cost", "Session"].map((c) => h("th", { scope: "col" }, c)))),
         body,
       ),
     ),
