@@ -316,6 +316,94 @@ describe("the web console in Chromium", () => {
     await page.close();
   });
 
+  it("says when a filter matches no run, and fits a 390 px phone: runs as cards, the plan first, the preview in view, no sideways scroll", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
+    await page.locator(`tr[data-run-id="${runId}"]`).waitFor({ timeout: 30_000 });
+
+    // A filter that matches nothing, while runs exist: said so, with the way back.
+    await page.getByLabel("Status").selectOption("timed_out");
+    await expect.poll(() => page.locator("tbody tr.empty").textContent()).toBe("No runs match this filter. Show all runs");
+    await page.getByRole("button", { name: "Show all runs" }).click();
+    await page.locator(`tr[data-run-id="${runId}"]`).waitFor();
+
+    // The icon browsers ask for.
+    const icon = await fetch(`${proxy.url}/favicon.ico`);
+    expect([icon.status, icon.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
+    expect(await icon.text()).toContain("<svg");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    const sideways = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+    const row = page.locator(`tr[data-run-id="${runId}"]`);
+    expect(await row.evaluate((tr) => (globalThis as any).getComputedStyle(tr).display)).toBe("block");
+    expect(await row.locator("td", { hasText: "plan_solve" }).evaluate((td) => (globalThis as any).getComputedStyle(td, "::before").content)).toBe('"Mode"');
+    expect((await row.boundingBox())!.width).toBeLessThanOrEqual(390);
+    expect(await sideways()).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(OUTPUT, "runs-phone.png"), fullPage: true });
+
+    await page.goto(`${proxy.url}/#/runs/${runId}`);
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    await page.getByRole("button", { name: "Preview report.md" }).waitFor();
+    expect(await sideways()).toBeLessThanOrEqual(390);
+    const top = async (selector: string) => (await page.locator(selector).boundingBox())!.y;
+    expect(await top(".plan-section")).toBeLessThan(await top(".answer-section"));
+    expect(await top(".answer-section")).toBeLessThan(await top(".usage-section"));
+    // The tasks on a time axis, each with how long it took; the file the run wrote named in the activity.
+    expect(await page.locator(".lane .lane-duration").allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^\d+(\.\d)? s$/)]));
+    expect(await page.locator(".axis-track .tick").first().textContent()).toBe("0.0 s");
+    expect(await page.locator(".entry.file-created").allTextContents()).toEqual([expect.stringContaining("report.md")]);
+    await page.getByRole("button", { name: "Preview report.md" }).click();
+    await page.locator(".preview h1").waitFor();
+    await expect.poll(async () => {
+      const box = (await page.locator(".preview").boundingBox())!;
+      return box.y >= 0 && box.y < 844;
+    }).toBe(true);
+    expect(await sideways()).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(OUTPUT, "run-phone-preview.png") });
+    await page.close();
+  });
+
+  it("a run handled by one agent says so instead of waiting for parallel tasks", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    const { runId } = await api("/v1/runs", { input: "Hello from the API", mode: "react" });
+    await page.goto(`${proxy.url}/#/runs/${runId}`);
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    await expect.poll(() => page.locator(".timeline-section p").textContent()).toBe("No parallel tasks: one agent handles this run.");
+    await page.close();
+  });
+
+  it("updates Usage as model calls happen, not only when the run ends", async () => {
+    // A slow model (3 s a call), so the run's steps are far apart: the planner's call is counted
+    // while its executors are still waiting for theirs.
+    const slow = await startStack({ OFFLINE_MODEL_LATENCY_MS: "3000" });
+    const page = await browser.context.newPage();
+    try {
+      const runId = (await (await fetch(`${slow.url}/v1/runs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${slow.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ input: "Compute 17*23 and (120/8)+2^5", mode: "plan_solve" }),
+      })).json() as any).runId;
+      await page.goto(slow.url);
+      await page.getByLabel("API key").fill(slow.apiKey);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { name: "Runs" }).waitFor();
+      await page.goto(`${slow.url}/#/runs/${runId}`);
+      await expect.poll(() => page.locator(".usage").textContent(), { timeout: 60_000 }).toMatch(/Model calls[1-9]/);
+      // Counted before any task had finished, and before the run ended.
+      const shown = await shownEvents(page);
+      expect(shown.map((e) => e.type)).toContain("plan.updated");
+      expect(shown.map((e) => e.type)).not.toContain("task.completed");
+      expect(await page.locator(".connection").textContent()).not.toBe("ended");
+      await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+      await expect.poll(async () => (await page.locator(".usage").textContent()) ?? "").toMatch(/Model calls[3-9]/);
+    } finally {
+      await page.close();
+      await slow.stop();
+    }
+  }, 180_000);
+
   it("says so when the API key is wrong, and never puts the key in a URL", async () => {
     const page = await browser.context.newPage();
     const urls: string[] = [];
