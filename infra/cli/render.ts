@@ -163,6 +163,12 @@ export class Renderer {
         const text = ok ? this.cut(lines[0] ?? "") : c.red(`${tool}: ${this.cut(lines[0] ?? "")}`);
         return [`  ${this.source(event.data)} ${arrow} ${text}${more}`];
       }
+      case "file.created": {
+        const { name, bytes, contentType } = event.data;
+        return [`  ${c.cyan("+")} file ${c.bold(name)} ${c.dim(`(${bytes} bytes, ${contentType})`)}`];
+      }
+      case "run.resumed":
+        return [c.dim(`Run resumed${event.data.redrive ? " (redriven)" : ""}${event.data.reason ? `: ${this.cut(oneLine(event.data.reason))}` : ""}.`)];
       case "tool_source.unavailable":
         return [c.yellow(`⚠ tool source ${event.data.source} unavailable: ${this.cut(oneLine(event.data.reason))}`)];
       case "interrupt.opened":

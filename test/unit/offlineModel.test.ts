@@ -8,6 +8,7 @@ import type {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { respond } from "../../infra/local/offlineModel/brain.js";
 import { findExpressions } from "../../infra/local/offlineModel/expressions.js";
+import { createPlan } from "../../infra/local/offlineModel/planner.js";
 import { startOfflineModel, type OfflineModel } from "../../infra/local/offlineModel/server.js";
 
 const MODEL = "stepwise-offline";
@@ -207,6 +208,30 @@ describe("offline model server", () => {
     expect(answer).toMatch(/^Done\. /);
     expect(answer).toContain("The tool reported: Error: calculator failed: division by zero");
     expect(answer).toContain("2+2 = 4");
+  });
+
+  it("asks first when told to, then does the rest of the task with the answer, then reports", async () => {
+    const askUser = tool("ask_user", { question: { type: "string" } });
+    const tools = [...executorTools, askUser];
+    const request = user("Ask me which city to use, then compute 2+2");
+    const first = (await complete([system("react"), request], tools)).choices[0]!.message;
+    expect(first.tool_calls!.map((c: any) => c.function.name)).toEqual(["ask_user"]);
+    const answered = [system("react"), request, first, { role: "tool", tool_call_id: first.tool_calls![0]!.id, content: "The user answered: Paris" }] as ChatCompletionMessageParam[];
+    const second = (await complete(answered, tools)).choices[0]!.message;
+    expect(second.tool_calls!.map((c: any) => [c.function.name, JSON.parse(c.function.arguments)])).toContainEqual(["calculator", { expression: "2+2" }]);
+    const results = second.tool_calls!.map((c: any) => ({ role: "tool", tool_call_id: c.id, content: c.function.name === "calculator" ? "2+2 = 4" : "8 words" }));
+    const third = (await complete([...answered, second, ...results] as ChatCompletionMessageParam[], tools)).choices[0]!.message;
+    expect(third.tool_calls ?? []).toEqual([]);
+    expect(third.content).toContain("The user answered: Paris");
+    expect(third.content).toContain("2+2 = 4");
+  });
+
+  it("plans only the tool calls a request names, with a report step only when it asks for one", () => {
+    const calls = 'use everything__add {"a": 2, "b": 3} and use everything__echo {"message": "hi"}';
+    const titles = (request: string) => (createPlan(request).steps as { title: string }[]).map((step) => step.title);
+    expect(titles(calls)).toEqual(["Gather the facts"]);
+    expect(titles(`${calls}, then write a short report`)).toEqual(["Gather the facts", "Write the report"]);
+    expect(titles(MULTI_REQUEST)).toEqual(["Gather the facts", "Write the report"]);
   });
 
   it("mixes calculator and text_stats in one ReAct turn", async () => {
