@@ -42,14 +42,17 @@ class PythonProcess {
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private onExit!: (outcome: { code: number | null; signal: NodeJS.Signals | null }) => void;
 
-  constructor(readonly memoryMb: number) {
+  constructor(
+    readonly memoryMb: number,
+    private readonly entry = ENTRY,
+  ) {
     this.exited = new Promise((resolve) => (this.onExit = resolve));
     this.ready = this.start();
     this.ready.catch(() => this.stop());
   }
 
   private async start(): Promise<void> {
-    const how = await isolation([ENTRY, path.join(PYODIDE_DIR, "pyodide.asm.wasm")]);
+    const how = await isolation([this.entry, path.join(PYODIDE_DIR, "pyodide.asm.wasm")]);
     this.ownUser = how.ownUser;
     const scratch = (this.scratch = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-")));
     for (const folder of [scratch, path.join(scratch, "files"), path.join(scratch, "output")]) {
@@ -58,7 +61,7 @@ class PythonProcess {
     }
     const child = (this.child = spawnIsolated(
       {
-        entry: ENTRY,
+        entry: this.entry,
         args: [pathToFileURL(path.join(PYODIDE_DIR, "pyodide.mjs")).href, scratch, String(this.memoryMb * 1024 * 1024)],
         readable: [PYODIDE_DIR, scratch],
         writable: [path.join(scratch, "output")],
@@ -163,6 +166,16 @@ class PythonProcess {
 
 let spare: PythonProcess | undefined;
 
+export interface RunOptions {
+  /** Keep a process loaded for the next call, as a warm Lambda container does. */
+  keepWarm?: boolean;
+  /**
+   * Another script in place of the Python interpreter, started the same way and speaking the same
+   * protocol (tests run scripted attackers that already hold the JavaScript realm).
+   */
+  entry?: string;
+}
+
 /** Keeps one process with Pyodide loaded for the next call (a warm start), as a warm Lambda container would. */
 export function prewarm(memoryMb = 512): Promise<void> {
   if (!spare || spare.memoryMb !== memoryMb) {
@@ -184,10 +197,10 @@ export async function stopSpare(): Promise<void> {
  * memory limit, stdout and stderr are cut, and what the code wrote to output/ is checked and read
  * after the process has exited.
  */
-export async function runPython(input: SandboxRequest, options: { keepWarm?: boolean } = {}): Promise<SandboxResult> {
+export async function runPython(input: SandboxRequest, options: RunOptions = {}): Promise<SandboxResult> {
   const request = SandboxRequest.parse(input);
   const began = performance.now();
-  const taken = spare?.memoryMb === request.memoryMb ? spare : new PythonProcess(request.memoryMb);
+  const taken = !options.entry && spare?.memoryMb === request.memoryMb ? spare : new PythonProcess(request.memoryMb, options.entry);
   if (taken === spare) spare = undefined;
   taken.hold();
   if (options.keepWarm) void prewarm(request.memoryMb).catch(() => undefined);
