@@ -57,6 +57,7 @@ export interface LocalStack {
     s3: string;
     filesBucket: string;
     lambda: string;
+    kms: string;
     /** What every endpoint above requires requests to be signed with. */
     credentials: LocalCredentials;
   };
@@ -258,6 +259,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         s3: s3Endpoint,
         filesBucket: FILES_BUCKET,
         lambda: lambdaEndpoint,
+        kms: kmsEndpoint,
         credentials,
       },
       stepFunctions,
