@@ -11,7 +11,8 @@ import { LocalSqs } from "./sqs.js";
 import { LocalS3 } from "./s3.js";
 import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
-import { toApiGatewayEvent, sendResult } from "./httpApi.js";
+import { readBody, refuseBeforeBody, requestHead, sendResult, withBody } from "./httpApi.js";
+import { bodyTooLarge, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
@@ -220,12 +221,23 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       { visibilityMs: 1_000 },
     );
 
+    // As API Gateway with an authorizer on headers: the API's own first step (route, key, declared
+    // length) runs on the request's head, and no body is read for a request it refuses nor past the
+    // route's limit. The stream (a Function URL on AWS) checks its own key or token.
+    const { admitHead } = await import("../../functions/api/handler.js");
+    const { errorResult } = await import("../../functions/http.js");
     serve = async (req, res) => {
       try {
-        const event = await toApiGatewayEvent(req);
+        const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
-        event.headers["x-forwarded-proto"] ??= "http";
-        if (/^\/v1\/runs\/[^/]+\/stream\/?$/.test(event.rawPath)) {
+        head.headers["x-forwarded-proto"] ??= "http";
+        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
+        const admission = stream ? { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) } : await admitHead(head);
+        if ("refusal" in admission) return refuseBeforeBody(req, res, admission.refusal, MAX_JSON_BODY_BYTES);
+        const body = await readBody(req, admission.maxBodyBytes);
+        if (!body) return refuseBeforeBody(req, res, admission.tooLarge, 0);
+        const event = withBody(head, body);
+        if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
         } else {
           sendResult(res, (await invokeLambda(API_HANDLER, event)) as any);
