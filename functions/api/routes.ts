@@ -224,6 +224,9 @@ export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.i
   } catch (error) {
     throw new BadRequestError(`The body is not valid JSON: ${(error as Error).message}`, undefined, "invalid_json");
   }
+  if (nestedDeeperThan(value)) {
+    throw new BadRequestError(`The body is nested more than ${MAX_NESTING_LEVELS} levels deep, the most that can be stored: at most ${MAX_NESTING_LEVELS - 1} objects or arrays within each other (the body's own counts), around their values.`, undefined, "nesting_too_deep");
+  }
   return validate(schema, value, "body");
 }
 
