@@ -76,14 +76,21 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
   });
 }
 
+/** How long a refused client may go on sending before its connection is cut. */
+const LINGER_MS = 2_000;
+
 /**
- * An answer given before the body was read whole. The connection closes after it unless the body
- * is declared small, so an oversized body is never read to its end (Node would drain it).
+ * An answer given before the body was read whole. What the client still sends is discarded as it
+ * comes (kept nowhere), so it reads the answer before the connection goes: closing a socket with
+ * unread bytes resets it, answer unread (web servers' "lingering close" avoids the same). A client
+ * still sending LINGER_MS after the answer is cut off; one that stops keeps its connection.
  */
-export function refuseBeforeBody(req: IncomingMessage, res: ServerResponse, result: APIGatewayProxyStructuredResultV2, drainableBytes: number) {
-  const declared = Number(req.headers["content-length"] ?? Number.NaN);
-  const close = !req.complete && !(declared <= drainableBytes);
-  sendResult(res, close ? { ...result, headers: { ...result.headers, connection: "close" } } : result);
+export function refuseBeforeBody(req: IncomingMessage, res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
+  sendResult(res, result);
+  if (req.complete) return;
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  const stop = () => clearTimeout(timer);
+  req.once("end", stop).once("close", stop).resume();
 }
 
 export function sendResult(res: ServerResponse, result: APIGatewayProxyStructuredResultV2 | string | undefined) {

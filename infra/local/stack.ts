@@ -233,9 +233,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         head.headers["x-forwarded-proto"] ??= "http";
         const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
         const admission = stream ? { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) } : await admitHead(head);
-        if ("refusal" in admission) return refuseBeforeBody(req, res, admission.refusal, MAX_JSON_BODY_BYTES);
+        if ("refusal" in admission) return refuseBeforeBody(req, res, admission.refusal);
         const body = await readBody(req, admission.maxBodyBytes);
-        if (!body) return refuseBeforeBody(req, res, admission.tooLarge, 0);
+        if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
         const event = withBody(head, body);
         if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
