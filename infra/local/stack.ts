@@ -221,18 +221,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       { visibilityMs: 1_000 },
     );
 
-    // As API Gateway with an authorizer on headers: the API's own first step (route, key, declared
-    // length) runs on the request's head, and no body is read for a request it refuses nor past the
-    // route's limit. The stream (a Function URL on AWS) checks its own key or token.
+    // The API's own first step (route, key, declared length) runs on a request's head, before any
+    // body is read, and reading stops at the route's limit: a request without a key or over the
+    // limit costs this process no memory (on AWS, API Gateway holds bodies, at most 10 MiB). The
+    // stream (a Function URL on AWS) checks its own key or token; its GETs take a JSON body's limit.
     const { admitHead } = await import("../../functions/api/handler.js");
     const { errorResult } = await import("../../functions/http.js");
+    const streamAdmission = { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) };
     serve = async (req, res) => {
       try {
         const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
         head.headers["x-forwarded-proto"] ??= "http";
         const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
-        const admission = stream ? { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) } : await admitHead(head);
+        const admission = stream ? streamAdmission : await admitHead(head);
         if ("refusal" in admission) return refuseBeforeBody(req, res, admission.refusal);
         const body = await readBody(req, admission.maxBodyBytes);
         if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
