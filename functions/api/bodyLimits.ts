@@ -8,6 +8,15 @@ export const MAX_JSON_BODY_BYTES = 256 * 1024;
 /** API Gateway HTTP API refuses a longer request body with 413 before any function runs. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/**
+ * Lambda takes at most 6 MB of event in a synchronous invoke (a binary body is base64-encoded in
+ * it, so about 4.5 MB of file): on AWS, a larger request never reaches the function.
+ */
+export const LAMBDA_SYNC_EVENT_BYTES = 6 * 1024 * 1024;
+
+export const eventTooLarge = () =>
+  new PayloadTooLargeError(`The request is over ${LAMBDA_SYNC_EVENT_BYTES} bytes as the function receives it (a binary body base64-encoded): over what Lambda takes in one call.`);
+
 /** Room for a multipart body's boundaries and part headers around a file at the upload limit. */
 export const MULTIPART_ROOM_BYTES = 64 * 1024;
 

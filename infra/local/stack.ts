@@ -12,7 +12,7 @@ import { LocalS3 } from "./s3.js";
 import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { readBody, refuseBeforeBody, requestHead, sendResult, withBody } from "./httpApi.js";
-import { bodyTooLarge, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
+import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
@@ -228,6 +228,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const { admitHead } = await import("../../functions/api/handler.js");
     const { errorResult } = await import("../../functions/http.js");
     const streamAdmission = { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) };
+    // On AWS, Lambda refuses a larger event and API Gateway answers 500: here, the 413 it stands for.
+    const eventTooLargeAnswer = errorResult(eventTooLarge());
     serve = async (req, res) => {
       try {
         const head = requestHead(req);
@@ -239,6 +241,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const body = await readBody(req, admission.maxBodyBytes);
         if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
         const event = withBody(head, body);
+        if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_SYNC_EVENT_BYTES) return sendResult(res, eventTooLargeAnswer);
         if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
         } else {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GATEWAY_MAX_BODY_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
+import { GATEWAY_MAX_BODY_BYTES, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
@@ -150,10 +150,16 @@ describe("bodies over the limits", () => {
       expect(res.status, `declared: ${declare}`).toBe(413);
       expect(res.body.error).toMatchObject({ code: "payload_too_large", message: expect.stringContaining(String(GATEWAY_MAX_BODY_BYTES)) });
     }
-    // At the limit, the route's own checks decide (here: the file fits and is stored).
-    const fits = await push("/v1/files?name=fits.bin", 2 * MiB, { ...key(), "content-type": "application/octet-stream" }, true);
+  });
+
+  it("an upload whose event is over Lambda's 6 MB (the file base64-encoded in it) → 413; one that fits is stored", async () => {
+    const binary = { ...key(), "content-type": "application/octet-stream" };
+    const over = await push("/v1/files?name=five.bin", 5 * MiB, binary, true);
+    expect(over.status).toBe(413);
+    expect(over.body.error).toMatchObject({ code: "payload_too_large", message: expect.stringContaining(String(LAMBDA_SYNC_EVENT_BYTES)) });
+    const fits = await push("/v1/files?name=four.bin", 4 * MiB, binary, true);
     expect(fits.status).toBe(201);
-    expect(fits.body.bytes).toBe(2 * MiB);
+    expect(fits.body.bytes).toBe(4 * MiB);
   });
 
   it("200 MiB chunked to the upload route, with a key: 413, and the stack's memory grows by far less than the body", async () => {
