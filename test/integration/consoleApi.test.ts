@@ -129,8 +129,8 @@ describe("client API", () => {
     const valid = await fetch(`${stack.url}/v1/runs/${runId}/stream?token=${fresh}`);
     expect(valid.status).toBe(200);
     await valid.text();
-    const { dynamodb, region, tableName } = stack.endpoints!;
-    const dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+    const { dynamodb, region, tableName, credentials } = stack.endpoints!;
+    const dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials });
     try {
       await dynamo.send(new UpdateItemCommand({
         TableName: tableName,
