@@ -9,6 +9,27 @@ import { sigV4Refusal } from "./sigv4.mjs";
 const require = createRequire(import.meta.url);
 const dynalite = require("dynalite");
 
+// DynamoDB refuses a value nested more than 32 levels deep (31 maps or lists within each other
+// around it), in items and in expression values; dynalite does not. Checked where dynalite
+// validates those values, before its own (recursive) checks.
+const validations = require("dynalite/validations");
+const NESTING_MESSAGE = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit";
+function nestedTooDeep(value) {
+  const pending = [[value, 1]];
+  while (pending.length > 0) {
+    const [current, level] = pending.pop();
+    const children = current?.M ? Object.values(current.M) : current?.L;
+    if (!Array.isArray(children)) continue;
+    if (level >= 32) return true;
+    for (const child of children) pending.push([child, level + 1]);
+  }
+  return false;
+}
+const { validateAttributeValue, validateExpressionParams } = validations;
+validations.validateAttributeValue = (value) => (nestedTooDeep(value) ? NESTING_MESSAGE : validateAttributeValue(value));
+validations.validateExpressionParams = (data, ...rest) =>
+  Object.values(data.ExpressionAttributeValues ?? {}).some(nestedTooDeep) ? NESTING_MESSAGE : validateExpressionParams(data, ...rest);
+
 const server = dynalite({ path: workerData.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
 const [serve] = server.listeners("request");
 server.removeAllListeners("request");

@@ -11,7 +11,8 @@ import { LocalSqs } from "./sqs.js";
 import { LocalS3 } from "./s3.js";
 import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
-import { toApiGatewayEvent, sendResult } from "./httpApi.js";
+import { readBody, refuseBeforeBody, requestHead, sendResult, withBody } from "./httpApi.js";
+import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
@@ -226,12 +227,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       { visibilityMs: 1_000 },
     );
 
+    // The API's own first step (route, key, declared length) runs on a request's head, before any
+    // body is read, and reading stops at the route's limit: a request without a key or over the
+    // limit costs this process no memory (on AWS, API Gateway holds bodies, at most 10 MiB). The
+    // stream (a Function URL on AWS) checks its own key or token; its GETs take a JSON body's limit.
+    const { admitHead } = await import("../../functions/api/handler.js");
+    const { errorResult } = await import("../../functions/http.js");
+    const streamAdmission = { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) };
+    // On AWS, Lambda refuses a larger event and API Gateway answers 500: here, the 413 it stands for.
+    const eventTooLargeAnswer = errorResult(eventTooLarge());
     serve = async (req, res) => {
       try {
-        const event = await toApiGatewayEvent(req);
+        const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
-        event.headers["x-forwarded-proto"] ??= "http";
-        if (/^\/v1\/runs\/[^/]+\/stream\/?$/.test(event.rawPath)) {
+        head.headers["x-forwarded-proto"] ??= "http";
+        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
+        const admission = stream ? streamAdmission : await admitHead(head);
+        if ("refusal" in admission) return refuseBeforeBody(req, res, admission.refusal);
+        const body = await readBody(req, admission.maxBodyBytes);
+        if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
+        const event = withBody(head, body);
+        if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_SYNC_EVENT_BYTES) return sendResult(res, eventTooLargeAnswer);
+        if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
         } else {
           sendResult(res, (await invokeLambda(API_HANDLER, event)) as any);
