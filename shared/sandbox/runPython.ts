@@ -36,8 +36,9 @@ class PythonProcess {
   private scratch?: string;
   private uid = pickSandboxUid();
   private ownUser = false;
-  /** Whether a call waits on this process (a spare keeps no event loop of ours alive). */
-  private held = false;
+  /** Whether it keeps the event loop alive: while it starts, and once a call has taken it; a ready spare does not. */
+  private held = true;
+  private taken = false;
   private control = "";
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private onExit!: (outcome: { code: number | null; signal: NodeJS.Signals | null }) => void;
@@ -89,6 +90,7 @@ class PythonProcess {
       );
     });
     startupErrors.stop();
+    if (!this.taken) this.hold(false);
   }
 
   /** Runs the request's code in this process, which is gone afterwards. */
@@ -141,8 +143,13 @@ class PythonProcess {
     }
   }
 
-  /** A call waits on the process (it keeps the event loop alive), or it waits as a spare (it does not). */
-  hold(held = true): void {
+  /** A call takes the process: from now on it keeps the event loop alive until it exits. */
+  take(): void {
+    this.taken = true;
+    this.hold(true);
+  }
+
+  private hold(held: boolean): void {
     this.held = held;
     const child = this.child;
     if (!child) return;
@@ -202,7 +209,7 @@ export async function runPython(input: SandboxRequest, options: RunOptions = {})
   const began = performance.now();
   const taken = !options.entry && spare?.memoryMb === request.memoryMb ? spare : new PythonProcess(request.memoryMb, options.entry);
   if (taken === spare) spare = undefined;
-  taken.hold();
+  taken.take();
   if (options.keepWarm) void prewarm(request.memoryMb).catch(() => undefined);
   await taken.ready;
   const startMs = performance.now() - began;

@@ -1,7 +1,7 @@
 /**
  * The code interpreter's start-up: the sandbox function's handler (what Lambda runs) timed cold —
  * a new container, Pyodide loaded for the call — and warm, when the container's spare interpreter
- * is already loaded. Prints figures; asserts nothing.
+ * is already loaded (a spare process, started before the call). Prints figures; asserts nothing.
  */
 import { handler } from "../../functions/sandbox/handler.js";
 import { prewarm, stopSpare } from "../../shared/sandbox/runPython.js";
@@ -12,7 +12,7 @@ const CODE = "import csv, io, statistics\nrows = list(csv.reader(io.StringIO('a\
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function benchSandbox(): Promise<void> {
-  console.log(`\n# Code interpreter start-up (Pyodide in a worker thread; ${WARM_RUNS} warm calls)`);
+  console.log(`\n# Code interpreter start-up (Pyodide in a fresh sandbox process per call; ${WARM_RUNS} warm calls)`);
   try {
     const began = performance.now();
     const cold = await handler({ code: CODE, memoryMb: 512 });
