@@ -72,7 +72,8 @@ class PythonProcess {
       this.uid,
     ));
     this.hold(this.held);
-    child.once("exit", (code, signal) => this.onExit({ code, signal }));
+    // "close", not "exit": the process has ended and everything it wrote to its pipes has been read.
+    child.once("close", (code, signal) => this.onExit({ code, signal }));
     child.once("error", () => this.onExit({ code: null, signal: null }));
     const controlPipe = child.stdio[3] as NodeJS.ReadableStream;
     controlPipe.setEncoding("utf8");
