@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire as requireFrom } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -11,7 +11,7 @@ import { isolation, killGroup, pickSandboxUid, spawnIsolated } from "./isolatedP
 
 /** The process's own script, and Pyodide's package: beside the sources, or beside the Lambda bundle. */
 const ENTRY = realpathSync(fileURLToPath(new URL("./pythonProcess.mjs", import.meta.url)));
-const PYODIDE_DIR = realpathSync(path.dirname(createRequire(import.meta.url).resolve("pyodide")));
+const PYODIDE_DIR = realpathSync(path.dirname(requireFrom(import.meta.url).resolve("pyodide")));
 /** What Python's objects may take on the V8 side (Pyodide's own JS); its WebAssembly memory is capped apart. */
 const JS_HEAP_MB = 256;
 /** The result line on the control pipe: the value and the traceback are cut to the output limit anyway. */
