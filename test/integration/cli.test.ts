@@ -140,7 +140,10 @@ describe("stepwise run --approve-tools write --yes", () => {
   it("shows the tool approval, approves it automatically, and the run records the approval", async () => {
     const { stdout } = result;
     expect(stdout).toContain("? s2.t1 wants to run write_artifact");
-    expect(stdout).toContain('"filename": "report.md"');
+    // Each argument readably: the file name as text, its Markdown line by line (not an escaped string).
+    expect(stdout).toContain("    filename: report.md");
+    expect(stdout).toContain("    content (markdown):\n      │ # Report\n      │ \n");
+    expect(stdout.slice(stdout.indexOf("? s2.t1 wants"), stdout.indexOf("Approved automatically"))).not.toContain("\\n");
     expect(stdout).toContain("Approved automatically (--yes).");
     expect(stdout).toContain("✓ approved (tool call)");
     // In that order, and before the tool's result.
