@@ -116,6 +116,8 @@ describe("the web console in Chromium", () => {
     expect(await page.locator(".entry .text", { hasText: /^Done\. 17\*23 = 391$/ }).count()).toBe(1);
     expect(await page.locator(".entry.agent-thought").count()).toBe(0);
 
+    // The preview scrolled itself into view; the screenshot shows the page from its top.
+    await page.evaluate(() => (globalThis as any).scrollTo(0, 0));
     await page.screenshot({ path: path.join(OUTPUT, "run-laptop.png") });
     await page.locator("section[aria-labelledby=timeline-h]").screenshot({ path: path.join(OUTPUT, "tasks-laptop.png") });
     await page.setViewportSize({ width: 390, height: 844 });
