@@ -12,11 +12,11 @@ import type { Ports } from "../ports/index.js";
 import { priorResultsOf } from "./executor.js";
 import type { ScopeJournal } from "../ports/journal.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
-import { plannerPrompt } from "./prompts.js";
+import { fileLines, plannerPrompt, toolLines, type PromptContext } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
 
 /** The planner: the loop's ports, the step's task records, and the session's earlier turns. */
-export type PlannerPorts = LoopPorts & Pick<Ports, "tasks" | "sessions">;
+export type PlannerPorts = LoopPorts & Pick<Ports, "tasks" | "sessions" | "tools">;
 
 const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at once
 
@@ -33,19 +33,20 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   // One round trip before the model: the run, this iteration's planner journal (every revision),
   // the last step's results and a person's decision on the plan.
   const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
-  const [record, journals, results, decision] = await Promise.all([
+  const [record, journals, results, decision, files] = await Promise.all([
     ports.runs.get(run.runId),
     ports.journal.load(run.runId, `plan#${iteration}`),
     fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
     deciding ? ports.interrupts.get(run.runId, input.interruptId!) : undefined,
+    ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  // What only the next step's context needs is read while the model thinks (asked for once the
-  // model call is on its way): the run's files, and the last step's context (it holds the results
-  // before that step; with its own results, the next step's).
-  const stepContextReads = quietly(
-    nextTurn().then(() => Promise.all([fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined, ports.files.list(run.runId)])),
-  );
+  // The planner's prompt names what its executors can do and the run's files (read with the run).
+  // What only the next step's context needs is read while the model thinks (asked for once
+  // the model call is on its way): the last step's context (it holds the results before that step;
+  // with its own results, the next step's).
+  const team = quietly(ports.tools.registryFor(record.tenantId, "executor", { runId: run.runId }));
+  const stepContextReads = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined)));
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
   let approvedPlan = record.approvedPlan;
@@ -80,9 +81,17 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
     !budgetLeft && !board.plan?.finished
       ? `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`
       : undefined;
+  const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files) };
   const turn =
     budgetLeft && needsPlanner
-      ? await revisePlan(run, record, board, { iteration, revision, resultsText, feedback, journal: journals.scoped(revision ? `plan#${iteration}#r${revision}` : `plan#${iteration}`) })
+      ? await revisePlan(run, record, board, {
+          iteration,
+          revision,
+          resultsText,
+          feedback,
+          prompt,
+          journal: journals.scoped(revision ? `plan#${iteration}#r${revision}` : `plan#${iteration}`),
+        })
       : undefined;
 
   const plan = board.plan!;
@@ -99,7 +108,7 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
     return { ...output, next: "approve", interruptId, stepIndex: -1, tasks: [] };
   }
 
-  const [lastStep, files] = await stepContextReads;
+  const lastStep = await stepContextReads;
   const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
   const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: taskIdFor(iteration, i), title: text.slice(0, 300), text })) : [];
@@ -118,7 +127,7 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
             approvalTools: record.approval?.tools,
             maxRounds: budgetsOf(ports, record).maxRounds,
             tasks,
-            files: files.map((f) => f.name),
+            files: prompt.files,
           }),
           ...tasks.map((t) => ports.tasks.item(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" })),
         ]
@@ -137,7 +146,7 @@ async function revisePlan(
   run: RunScope<PlannerPorts>,
   record: RunRecord,
   board: PlanBoard,
-  context: { iteration: number; revision: number; resultsText: string; feedback: string; journal: ScopeJournal },
+  context: { iteration: number; revision: number; resultsText: string; feedback: string; prompt: PromptContext; journal: ScopeJournal },
 ) {
   const remaining = board.plan?.steps.filter((s) => s.status === "not_started" || s.status === "in_progress").length ?? 1;
   const userMessage = board.plan
@@ -159,7 +168,7 @@ async function revisePlan(
   const outcome = await runAgentLoop(run, {
     scope: context.journal.scope,
     role: "planner",
-    system: () => plannerPrompt(),
+    system: () => plannerPrompt(context.prompt),
     conversation: [...history, { role: "user", content: userMessage }],
     tools: new ToolRegistry([planningTool(board)]),
     maxRounds: 5,

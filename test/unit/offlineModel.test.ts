@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { respond } from "../../infra/local/offlineModel/brain.js";
 import { findExpressions } from "../../infra/local/offlineModel/expressions.js";
 import { startOfflineModel, type OfflineModel } from "../../infra/local/offlineModel/server.js";
+import { plannerPrompt, type ToolLine } from "../../shared/agent/prompts.js";
 
 const MODEL = "stepwise-offline";
 
@@ -25,6 +26,11 @@ const executorTools = [calculator, textStats, writeArtifact];
 
 const system = (content: string): ChatCompletionMessageParam => ({ role: "system", content });
 const user = (content: string): ChatCompletionMessageParam => ({ role: "user", content });
+
+const line = (name: string, access: "read" | "write" = "read"): ToolLine => ({ name, description: `the ${name} tool.`, access });
+/** The planner's system prompt as Stepwise builds it, listing what its executors can call. */
+const plannerSystem = (tools = ["calculator", "text_stats", "write_artifact"], files: { name: string; contentType: string }[] = []) =>
+  system(plannerPrompt({ tools: tools.map((t) => line(t, t.startsWith("write") ? "write" : "read")), files: files.map((f) => ({ ...f, bytes: 10, origin: "Uploaded" })) }));
 
 const MULTI_REQUEST = "Compute 17*23 and (120/8)+2^5, then write a short report";
 
@@ -116,7 +122,7 @@ describe("offline model server", () => {
   });
 
   it("plans two steps whose first step holds the parallel calculations", async () => {
-    const completion = await complete([system("planner"), user(`Request: ${MULTI_REQUEST}`)], [planning]);
+    const completion = await complete([plannerSystem(), user(`Request: ${MULTI_REQUEST}`)], [planning]);
     expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
     const { name, args } = onlyCall(completion);
     expect(name).toBe("planning");
@@ -129,13 +135,13 @@ describe("offline model server", () => {
   });
 
   it("gives the first step two tasks even without two calculations", async () => {
-    const { args } = onlyCall(await complete([user("Summarise the history of Rome")], [planning]));
+    const { args } = onlyCall(await complete([plannerSystem(), user("Summarise the history of Rome")], [planning]));
     expect(args.steps[0].tasks.length).toBeGreaterThanOrEqual(2);
     expect(args.steps[0].tasks[0]).toBe("Measure the request text with text_stats");
   });
 
   it("acknowledges the plan, waits while steps remain, and finishes when all are completed", async () => {
-    const created = await complete([system("planner"), user(MULTI_REQUEST)], [planning]);
+    const created = await complete([plannerSystem(), user(MULTI_REQUEST)], [planning]);
     const createCall = created.choices[0]!.message;
     const history: ChatCompletionMessageParam[] = [
       system("planner"),
@@ -295,5 +301,50 @@ describe("offline model server", () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe("the offline model knows only its request", () => {
+  const ANALYSE = "Analyse the attached CSV and write an HTML report of the totals";
+  const sales = { name: "sales.csv", contentType: "text/csv" };
+  const firstStepTasks = (reply: ReturnType<typeof respond>) => (reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps[0]!.tasks;
+
+  it("plans run_code over a file only when the planner's prompt offers run_code and names the file", () => {
+    const offered = respond({ messages: [plannerSystem(["run_code", "write_report"], [sales]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    expect(firstStepTasks(offered)).toEqual(["Analyse sales.csv in Python with run_code"]);
+    expect((offered.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps[1]!.tasks[0]).toMatch(/write_report/);
+
+    const noSandbox = respond({ messages: [plannerSystem(["calculator", "text_stats"], [sales]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    expect(JSON.stringify(noSandbox.toolCalls[0]!.arguments)).not.toMatch(/run_code|write_report|write_artifact/);
+
+    const noFile = respond({ messages: [plannerSystem(["run_code", "write_report"]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    expect(JSON.stringify(noFile.toolCalls[0]!.arguments)).not.toMatch(/run_code/);
+  });
+
+  it("plans calculator and text_stats tasks only for the tools the planner's prompt lists", () => {
+    const withoutCalculator = firstStepTasks(respond({ messages: [plannerSystem(["text_stats"]), user(`Request: ${MULTI_REQUEST}`)], tools: [planning] }));
+    expect(withoutCalculator.join(" ")).not.toMatch(/calculator/);
+    const nothing = respond({ messages: [plannerSystem([]), user(`Request: ${MULTI_REQUEST}`)], tools: [planning] });
+    const steps = (nothing.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps;
+    expect(steps).toHaveLength(1);
+    expect(JSON.stringify(steps)).not.toMatch(/calculator|text_stats|write_artifact/);
+  });
+
+  it("reads a file only when its name reached it", () => {
+    const task = "Your task: Analyse the attached CSV files in Python with run_code";
+    const runCode = tool("run_code", { code: { type: "string" } });
+    const listed = respond({ messages: [system("Files of this run (read_artifact reads them):\n- sales.csv (text/csv, 95 bytes, Uploaded)"), user(task)], tools: [runCode] });
+    expect(listed.toolCalls[0]).toMatchObject({ name: "run_code", arguments: { files: ["sales.csv"] } });
+    const unlisted = respond({ messages: [system("Files of this run: none."), user(task)], tools: [runCode] });
+    expect(unlisted.toolCalls).toEqual([]);
+    expect(unlisted.content).toMatch(/no CSV file/);
+  });
+
+  it("names in its answer about itself only the tools the router's prompt lists", () => {
+    const routerSystem = system("You are the router.\n\nTools of the executor agents:\n- calculator (read): math.\n- everything__add (read): adds.");
+    const reply = respond({ messages: [routerSystem, user("Hello, who are you?")], tools: [chooseMode] });
+    expect(reply.toolCalls).toEqual([]);
+    expect(reply.content).toContain("calculator, everything__add");
+    expect(reply.content).not.toMatch(/text_stats|run_code/);
   });
 });

@@ -1,7 +1,7 @@
 // Planner role: creates a two-step plan once, then finishes it when the
 // orchestrator reports that every step is completed.
 
-import { assistantToolCalls, cut, firstUserText, isFailure, oneLine, requestIn, textOf } from "./conversation.js";
+import { assistantToolCalls, cut, firstUserText, isFailure, listedFiles, listedTools, oneLine, requestIn, textOf } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { findExpressions } from "./expressions.js";
@@ -16,7 +16,7 @@ export function plan(messages: readonly ChatMessage[]): Decision {
   const planningCalls = assistantToolCalls(messages).filter((call) => call.name === "planning");
   const planShown = messages.some((m) => m.role === "user" && textOf(m.content).includes(CURRENT_PLAN_MARKER));
   if (!planShown && !planningCalls.some((call) => commandOf(call.arguments) === "create")) {
-    return callTools([{ name: "planning", arguments: createPlan(requestIn(firstUserText(messages))) }]);
+    return callTools([{ name: "planning", arguments: createPlan(requestIn(firstUserText(messages)), listedTools(messages), listedFiles(messages)) }]);
   }
   const last = messages.at(-1);
   const reason = last?.role === "user" ? rejectionReason(textOf(last.content)) : undefined;
@@ -34,33 +34,42 @@ export function plan(messages: readonly ChatMessage[]): Decision {
   return say("Proceeding with the next step.");
 }
 
-export function createPlan(request: string): Record<string, unknown> {
+/**
+ * A plan made only of what the request offers: tasks for the tools its executors have (the tools
+ * the planner's prompt lists) over the files whose names reached it.
+ */
+export function createPlan(request: string, team: ReadonlySet<string>, files: readonly string[]): Record<string, unknown> {
+  const facts = factTasks(request, team);
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,
-    steps: workSteps(request) ?? [
+    steps: workSteps(request, team, files) ?? [
       {
         title: "Gather the facts",
-        tasks: factTasks(request),
+        tasks: facts.length ? facts : [`Answer the request: ${cut(oneLine(request), 200)}`],
         done_when: "Every task of this step has returned a result.",
       },
-      {
-        title: "Write the report",
-        tasks: ["Write a report of the results to report.md with write_artifact"],
-        done_when: "report.md has been written and lists every result.",
-      },
+      ...(team.has("write_artifact")
+        ? [
+            {
+              title: "Write the report",
+              tasks: ["Write a report of the results to report.md with write_artifact"],
+              done_when: "report.md has been written and lists every result.",
+            },
+          ]
+        : []),
     ],
   };
 }
 
-/** Independent tasks for the first step; always at least two so they can run in parallel. */
-function factTasks(request: string): string[] {
+/** Independent tasks for the first step, for the tools the team has; at least two when it can, so they run in parallel. */
+function factTasks(request: string, team: ReadonlySet<string>): string[] {
   // Each named tool call is a task of its own, so they run in parallel.
-  const directives = findToolDirectives(request);
+  const directives = findToolDirectives(request).filter((directive) => team.has(directive.name));
   if (directives.length > 0) return directives.map((directive) => directive.text);
-  const expressions = findExpressions(request);
+  const expressions = team.has("calculator") ? findExpressions(request) : [];
   const tasks = expressions.map((expression) => `Evaluate ${expression} with the calculator`);
-  if (expressions.length >= 2) return tasks;
+  if (expressions.length >= 2 || !team.has("text_stats")) return tasks;
   tasks.push("Measure the request text with text_stats");
   if (tasks.length < 2) tasks.push(`Measure the text "${firstClause(request)}" with text_stats`);
   return tasks;

@@ -1,12 +1,13 @@
-// Summarizer role: a markdown answer that cites every task result it was given.
+// Summarizer role: a markdown answer that cites every task result it was given, whole (a result
+// may span lines: a table of figures).
 
-import { bulletLines, firstUserText, labelledText, lastUserText, oneLine } from "./conversation.js";
+import { firstUserText, labelledText, lastUserText, oneLine } from "./conversation.js";
 import { say, type ChatMessage, type Decision } from "./types.js";
 
 export function summarize(messages: readonly ChatMessage[]): Decision {
   const userText = lastUserText(messages);
   const request = oneLine(labelledText(userText, "Request:") ?? firstUserText(messages));
-  const results = bulletLines(userText);
+  const results = resultsBlock(userText);
   const files = labelledText(userText, "Files:");
   const lines = [
     `Answer to: ${request || "(no request was given)"}`,
@@ -16,4 +17,15 @@ export function summarize(messages: readonly ChatMessage[]): Decision {
   ];
   if (files) lines.push("", `Files: ${oneLine(files)}`);
   return say(lines.join("\n"));
+}
+
+/** The lines under "Task results:" up to the "Files:" line (or the end), blank lines inside results kept. */
+function resultsBlock(text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  const start = lines.findIndex((line) => line.trim() === "Task results:");
+  if (start < 0) return lines.filter((line) => line.startsWith("- "));
+  const end = lines.findIndex((line, i) => i > start && line.startsWith("Files:"));
+  const block = lines.slice(start + 1, end < 0 ? undefined : end);
+  while (block.length && !block.at(-1)!.trim()) block.pop();
+  return block;
 }
