@@ -55,6 +55,8 @@ export class Renderer {
   private lastBlank = true;
   /** Streamed text per agent (task id or agent name), shown as one block when that agent moves on. */
   private pendingText = new Map<string, { data: { agent: string; taskId?: string }; text: string }>();
+  /** Streamed reasoning per agent, shown collapsed (one line) when that agent moves on. */
+  private pendingReasoning = new Map<string, { data: { agent: string; taskId?: string }; text: string }>();
   /** Sources whose text was shown since their last other event: a thought repeating it is not shown again. */
   private textShown = new Set<string>();
   /** The last text each task showed, so its completion line does not repeat it. */
@@ -68,6 +70,13 @@ export class Renderer {
 
   /** The lines for one event (none for events not worth a line, e.g. token deltas). */
   event(event: RunEvent): string[] {
+    if (event.type === "agent.reasoning") {
+      const key = sourceKey(event.data);
+      const pending = this.pendingReasoning.get(key) ?? { data: event.data, text: "" };
+      pending.text += event.data.text;
+      this.pendingReasoning.set(key, pending);
+      return [];
+    }
     if (event.type === "agent.delta") {
       const key = sourceKey(event.data);
       const pending = this.pendingText.get(key) ?? { data: event.data, text: "" };
@@ -88,15 +97,19 @@ export class Renderer {
 
   /** Lines for text still waiting to be shown (at the end of a stream). */
   flushAll(): string[] {
-    return [...this.pendingText.keys()].flatMap((key) => this.flush(key));
+    return [...new Set([...this.pendingReasoning.keys(), ...this.pendingText.keys()])].flatMap((key) => this.flush(key));
   }
 
   private flush(key: string): string[] {
+    const reasoning = this.pendingReasoning.get(key);
+    this.pendingReasoning.delete(key);
+    // Collapsed: one dim line with its beginning and length.
+    const thought = reasoning ? [`  ${this.source(reasoning.data)} ${this.c.dim(`▸ reasoning (${reasoning.text.length} characters): ${this.cut(oneLine(reasoning.text)).slice(0, 80)}`)}`] : [];
     const pending = this.pendingText.get(key);
-    if (!pending) return [];
+    if (!pending) return thought;
     this.pendingText.delete(key);
     this.textShown.add(key);
-    return this.text(pending.data, pending.text);
+    return [...thought, ...this.text(pending.data, pending.text)];
   }
 
   private text(data: { agent: string; taskId?: string }, text: string): string[] {
@@ -143,6 +156,7 @@ export class Renderer {
         // Only when no delta carried the text (a model that does not stream).
         return this.text(event.data, event.data.text);
       case "agent.delta":
+      case "agent.reasoning":
         return [];
       case "tool.called": {
         const args = json(event.data.arguments);

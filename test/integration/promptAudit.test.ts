@@ -79,7 +79,12 @@ function expectTeamListed(system: string, audience: "executor" | "react") {
 
 describe("every model request tells the truth about tools and files", { timeout: 300_000 }, () => {
   it("plan_solve: the planner sees its executors' tools (MCP ones included), executors get the catalog, the summarizer every result", async () => {
-    const { byRole, run } = await walk({ input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
+    const { byRole, run, events } = await walk({ input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
+    // The answer streams as the summarizer's agent.delta events before the run ends.
+    const summary = events.filter((e) => e.type === "agent.delta" && (e.data as { agent: string }).agent === "summarizer");
+    expect(summary.length).toBeGreaterThan(0);
+    expect(summary.map((e) => (e.data as { text: string }).text).join("")).toBe(run.result);
+    expect(summary.at(-1)!.seq).toBeLessThan(events.find((e) => e.type === "run.succeeded")!.seq);
     const [planner, executor, summarizer] = [byRole("planner"), byRole("executor"), byRole("summarizer")];
     expect(planner.length).toBeGreaterThan(0);
     for (const request of planner) {

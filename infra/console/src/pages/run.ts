@@ -24,6 +24,8 @@ export function runPage(app: HTMLElement, runId: string) {
   const lanes = new Map<string, Lane>();
   /** Text being streamed per agent, closed when that agent does something else. */
   const openText = new Map<string, { element: HTMLElement; deltas: boolean }>();
+  /** A model's reasoning as it streams, per agent: one collapsed block until that agent moves on. */
+  const openReasoning = new Map<string, { element: HTMLElement; summary: HTMLElement }>();
 
   const title = h("h1", {}, "Run");
   const meta = h("p", { class: "meta" });
@@ -210,8 +212,23 @@ export function runPage(app: HTMLElement, runId: string) {
   function onEvent(event: RunEvent) {
     eventLog.append(h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`));
     const d = event.data;
-    if (event.type !== "agent.delta" && event.type !== "agent.thought" && d?.agent) openText.delete(sourceKey(d));
+    if (event.type !== "agent.delta" && event.type !== "agent.thought" && event.type !== "agent.reasoning" && d?.agent) openText.delete(sourceKey(d));
+    if (event.type !== "agent.reasoning" && d?.agent) openReasoning.delete(sourceKey(d));
     switch (event.type) {
+      case "agent.reasoning": {
+        // Shown collapsed: what the model thought, for whoever wants to read it.
+        let open = openReasoning.get(sourceKey(d));
+        if (!open) {
+          const text = h("pre", { class: "reasoning" });
+          const summary = h("summary", {}, "Reasoning");
+          add(event, who(d), h("details", { class: "reasoning" }, summary, text));
+          open = { element: text, summary };
+          openReasoning.set(sourceKey(d), open);
+        }
+        open.element.textContent += d.text;
+        open.summary.textContent = `Reasoning (${open.element.textContent?.length ?? 0} characters)`;
+        break;
+      }
       case "agent.delta": {
         let open = openText.get(sourceKey(d));
         if (!open) {
