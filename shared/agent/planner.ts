@@ -14,6 +14,7 @@ import type { ScopeJournal } from "../ports/journal.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { fileLines, plannerPrompt, toolLines, type PromptContext } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
+import { shareBudget } from "../memory/share.js";
 
 /** The planner: the loop's ports, the step's task records, and the session's earlier turns. */
 export type PlannerPorts = LoopPorts & Pick<Ports, "tasks" | "sessions" | "tools">;
@@ -69,9 +70,11 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   if (results && board.plan) {
     const failed = results.filter((t) => t.status !== "succeeded");
     board.plan = markStep(board.plan, input.stepIndex!, failed.length ? "blocked" : "completed", failed.length ? `${failed.length} task(s) failed` : undefined);
+    // Whole when the results fit half the prompt budget together: the planner judges the step by them.
+    const texts = shareBudget(results.map((t) => t.result ?? ""), ports.config.CONTEXT_BUDGET_TOKENS * 2);
     resultsText = [
       `Results of step ${input.stepIndex! + 1} (${board.plan.steps[input.stepIndex!]?.title}):`,
-      ...results.map((t) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${(t.result ?? "").slice(0, 1_500)}`),
+      ...results.map((t, i) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${texts[i]}`),
     ].join("\n");
   }
 
