@@ -56,15 +56,18 @@ export class StreamAssembler {
   }
 
   /**
-   * Which call a tool-call part belongs to: its `index`; without one (some compatible servers send
-   * each call whole, unindexed), a part that brings a new id or a name starts the next call.
+   * Which call a tool-call part belongs to: its `index`; without one (Gemini sends each call whole,
+   * unindexed, and may give them all one id), a part that brings another id, or a name once the
+   * current call has arguments, starts the next call.
    */
   private indexOf(part: ChatCompletionChunk.Choice.Delta.ToolCall): number {
     if (typeof part.index === "number") return part.index;
     const last = this.calls.size ? Math.max(...this.calls.keys()) : -1;
     const current = this.calls.get(last);
-    if (!current || (part.id && current.id && part.id !== current.id) || (part.function?.name && current.name && !part.id)) return last + 1;
-    return last;
+    if (!current) return last + 1;
+    const anotherId = Boolean(part.id && current.id && part.id !== current.id);
+    const anotherCall = Boolean(part.function?.name && current.name && current.arguments);
+    return anotherId || anotherCall ? last + 1 : last;
   }
 
   result(): ChatResponse {
