@@ -212,6 +212,10 @@ export class Renderer {
       lines.push(`  ${painted} ${i + 1}. ${step.title}`);
       if (full) for (const task of step.tasks) lines.push(c.dim(`         - ${task}`));
       if (step.notes) lines.push(c.dim(`         notes: ${this.cut(oneLine(step.notes))}`));
+      if (step.verdict) {
+        const said = `done when ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? `: ${this.cut(oneLine(step.verdict.reason))}` : ""}`;
+        lines.push(`         ${step.verdict.met ? c.green(said) : c.yellow(`${said} (revised, runs again)`)}`);
+      }
     });
     lines.push("");
     return lines;

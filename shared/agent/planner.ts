@@ -5,6 +5,7 @@ import type { RunRecord } from "../contracts/run.js";
 import type { PlanInput, PlanOutput } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { planningTool, type PlanBoard } from "../tools/planning.js";
+import { askUser } from "../tools/askUser.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { quietly, runAgentLoop, type LoopPorts, type RunScope } from "./loop.js";
@@ -52,10 +53,12 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   const board: PlanBoard = { plan: record.plan };
   let approvedPlan = record.approvedPlan;
 
-  // Back from "Wait for plan approval": approved → run it; rejected → the planner revises.
+  // Back from "Wait for plan approval": approved → run it; rejected → the planner revises. Back
+  // from the planner's own question (ask_user before it planned): the planner goes on, its journal
+  // replayed up to the question, with the person's answer.
   let feedback = "";
   let needsPlanner = true;
-  if (deciding) {
+  if (deciding && decision?.kind !== "ask_user") {
     if (decision?.status === "resolved" && decision.resolution?.decision === "approve" && board.plan) {
       approvedPlan = fingerprint(board.plan);
       needsPlanner = false;
@@ -66,15 +69,22 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
     }
   }
 
+  // The step just run stays in progress while the planner judges its results against its
+  // done_when (planning "check"); without a verdict it is marked by its tasks' outcomes.
   let resultsText = "";
-  if (results && board.plan) {
-    const failed = results.filter((t) => t.status !== "succeeded");
-    board.plan = markStep(board.plan, input.stepIndex!, failed.length ? "blocked" : "completed", failed.length ? `${failed.length} task(s) failed` : undefined);
+  let executed: { title: string; index: number; failed: number } | undefined;
+  if (results && board.plan?.steps[input.stepIndex!]) {
+    const index = input.stepIndex!;
+    const step = board.plan.steps[index]!;
+    executed = { title: step.title, index, failed: results.filter((t) => t.status !== "succeeded").length };
+    board.plan = { ...board.plan, steps: board.plan.steps.map((s, i) => (i === index ? { ...s, status: "in_progress" as const, verdict: undefined } : s)) };
     // Whole when the results fit half the prompt budget together: the planner judges the step by them.
     const texts = shareBudget(results.map((t) => t.result ?? ""), ports.config.CONTEXT_BUDGET_TOKENS * 2);
     resultsText = [
-      `Results of step ${input.stepIndex! + 1} (${board.plan.steps[input.stepIndex!]?.title}):`,
+      `Results of step ${index + 1} (${step.title}):`,
       ...results.map((t, i) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${texts[i]}`),
+      "",
+      `Check step ${index + 1} against its done_when (${step.doneWhen ?? "its tasks are done"}): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}. If it is not met, revise the step's tasks with update: it runs again.`,
     ].join("\n");
   }
 
@@ -97,8 +107,14 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
         })
       : undefined;
 
-  const plan = board.plan!;
   const output = { runId: run.runId, mode: "plan_solve" as const, iteration, revision };
+  if (turn?.kind === "interrupted") {
+    // The planner asked a person before it planned: the run waits; the answer brings it back here.
+    await Promise.all([ports.runs.update(run.runId, {}, undefined, turn.usage), turn.journal.flush(), turn.events]);
+    return { ...output, next: "approve", interruptId: turn.interruptId, stepIndex: -1, tasks: [] };
+  }
+  if (executed && board.plan) board.plan = judged(board.plan, executed);
+  const plan = board.plan!;
   if (budgetLeft && !plan.finished && record.approval?.plan && fingerprint(plan) !== approvedPlan) {
     const interruptId = interruptIdFor(run.runId, "plan", iteration, revision);
     await Promise.all([
@@ -144,14 +160,30 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   return { ...output, next: stepIndex >= 0 ? "execute" : "summarize", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
 }
 
-/** The planner model's turn with the planning tool; a model that does not plan still gets a one-step plan. */
+/**
+ * The step just run, after the planner's turn: met → completed; not met → it runs again (with the
+ * tasks the planner revised); not judged → completed when every task succeeded, else blocked.
+ */
+function judged(plan: Plan, executed: { title: string; index: number; failed: number }): Plan {
+  const at = plan.steps.findIndex((s) => s.title === executed.title);
+  const index = at >= 0 ? at : executed.index;
+  const step = plan.steps[index];
+  if (!step || step.status !== "in_progress") return plan; // the planner marked it itself
+  if (step.verdict) return markStep(plan, index, step.verdict.met ? "completed" : "not_started");
+  return markStep(plan, index, executed.failed ? "blocked" : "completed", executed.failed ? `${executed.failed} task(s) failed` : undefined);
+}
+
+/**
+ * The planner model's turn with the planning tool (and, before there is a plan, ask_user: it may
+ * ask for what it cannot plan without); a model that does not plan still gets a one-step plan.
+ */
 async function revisePlan(
   run: RunScope<PlannerPorts>,
   record: RunRecord,
   board: PlanBoard,
   context: { iteration: number; revision: number; resultsText: string; feedback: string; prompt: PromptContext; journal: ScopeJournal },
 ) {
-  const remaining = board.plan?.steps.filter((s) => s.status === "not_started" || s.status === "in_progress").length ?? 1;
+  const remaining = board.plan?.steps.filter((s) => s.status === "not_started").length ?? 1;
   const userMessage = board.plan
     ? [
         `Request: ${record.input}`,
@@ -163,7 +195,7 @@ async function revisePlan(
         context.feedback,
         "",
         remaining === 0
-          ? "All steps are completed. Call finish if the request is answered, or update the plan."
+          ? "All steps are completed once this last step's check is met: then call finish if the request is answered, or update the plan."
           : "Revise the plan if the results call for it; otherwise reply briefly and the next step runs.",
       ].join("\n")
     : `Request: ${record.input}`;
@@ -173,7 +205,7 @@ async function revisePlan(
     role: "planner",
     system: () => plannerPrompt(context.prompt),
     conversation: [...history, { role: "user", content: userMessage }],
-    tools: new ToolRegistry([planningTool(board)]),
+    tools: new ToolRegistry(board.plan ? [planningTool(board)] : [planningTool(board), askUser]),
     maxRounds: 5,
     journal: context.journal,
     runActive: !TERMINAL_STATUSES.has(record.status),

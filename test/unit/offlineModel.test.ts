@@ -156,8 +156,44 @@ describe("offline model server", () => {
     expect(waiting.choices[0]!.message.content).toBe("Proceeding with the next step.");
     expect(waiting.choices[0]!.message.tool_calls).toBeUndefined();
 
-    const done = onlyCall(await complete([...history, user("All steps are completed. Finish the plan.")], [planning]));
-    expect(done).toEqual({ name: "planning", args: { command: "finish" } });
+    const check = (index: number) => `Check step ${index + 1} against its done_when (all done): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}.`;
+    const results = "Results of step 1 (Gather the facts):\n- [s1.t1] Evaluate 17*23 with the calculator: 17*23 = 391";
+    const met = await complete([...history, user(`${results}\n\n${check(0)}`)], [planning]);
+    expect(met.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments))).toEqual([
+      { command: "check", step_index: 0, met: true, reason: "every task returned a result (1)" },
+    ]);
+    const last = await complete([...history, user(`${results}\n\n${check(1)}\n\nAll steps are completed once this last step's check is met: then call finish.`)], [planning]);
+    expect(last.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments).command)).toEqual(["check", "finish"]);
+  });
+
+  it("judges a step with a failed tool not met and revises the failed task, so the step runs again", () => {
+    const shown = ["Current plan:", "Plan: p", "Steps:", "1. [in_progress] Gather the facts", '   - use calculator {"expression": "2+"}', "   - Evaluate 2+2 with the calculator", "   done when: every task has a result"].join("\n");
+    const text = [
+      shown,
+      "",
+      "Results of step 1 (Gather the facts):",
+      '- [s1.t1] use calculator {"expression": "2+"}: Done. The tool reported: Error: calculator failed. Not every tool call succeeded.',
+      "- [s1.t2] Evaluate 2+2 with the calculator: 2+2 = 4",
+      "",
+      'Check step 1 against its done_when (every task has a result): call planning {"command": "check", "step_index": 0, "met": true or false, "reason": "…"}.',
+    ].join("\n");
+    const reply = respond({ messages: [system("planner"), user(text)], tools: [planning] });
+    expect(reply.toolCalls.map((c) => c.arguments)).toEqual([
+      { command: "check", step_index: 0, met: false, reason: expect.stringContaining("1 of 2 task(s) did not succeed") },
+      { command: "update", steps: [{ title: "Gather the facts", tasks: ['Explain why this could not be done: calculator {"expression": "2+"}', "Evaluate 2+2 with the calculator"], done_when: "every task has a result" }] },
+    ]);
+  });
+
+  it("asks before planning when the request leaves a choice to the user and ask_user is offered, then plans with the answer", () => {
+    const askUser = tool("ask_user", { question: { type: "string" } });
+    const request = user("Request: Ask me which city to use, then compute 2+2");
+    const asked = respond({ messages: [plannerSystem(), request], tools: [planning, askUser] });
+    expect(asked.toolCalls).toEqual([expect.objectContaining({ name: "ask_user", arguments: { question: "Before I plan: which city to use?" } })]);
+    const call = { role: "assistant" as const, content: null, tool_calls: [{ id: asked.toolCalls[0]!.id, type: "function", function: { name: "ask_user", arguments: "{}" } }] };
+    const planned = respond({ messages: [plannerSystem(), request, call, { role: "tool", tool_call_id: asked.toolCalls[0]!.id, content: "Paris" }], tools: [planning, askUser] });
+    expect(planned.toolCalls[0]).toMatchObject({ name: "planning", arguments: { command: "create", title: expect.stringContaining("(you said: Paris)") } });
+    // Not offered: it plans at once.
+    expect(respond({ messages: [plannerSystem(), request], tools: [planning] }).toolCalls[0]!.name).toBe("planning");
   });
 
   it("executes two calculations as parallel calls, identically streamed and not", async () => {

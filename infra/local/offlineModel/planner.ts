@@ -8,15 +8,27 @@ import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 import { workSteps } from "./workTools.js";
 
-const ALL_DONE_MARKER = "All steps are completed";
 /** The orchestrator shows an existing plan under this heading in a fresh planning conversation. */
 const CURRENT_PLAN_MARKER = "Current plan:";
+/** After a step: 'Check step N against its done_when (…): call planning {"command": "check", "step_index": N-1, …}'. */
+const CHECK = /Check step \d+ against its done_when[^\n]*"step_index": (\d+)/;
+const LAST_STEP_MARKER = "All steps are completed once this last step's check is met";
 
-export function plan(messages: readonly ChatMessage[]): Decision {
+export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<string> = new Set()): Decision {
   const planningCalls = assistantToolCalls(messages).filter((call) => call.name === "planning");
   const planShown = messages.some((m) => m.role === "user" && textOf(m.content).includes(CURRENT_PLAN_MARKER));
   if (!planShown && !planningCalls.some((call) => commandOf(call.arguments) === "create")) {
-    return callTools([{ name: "planning", arguments: createPlan(requestIn(firstUserText(messages)), listedTools(messages), listedFiles(messages)) }]);
+    const request = requestIn(firstUserText(messages));
+    // "Ask me …": a requirement only the user has. Asked once, before planning, when ask_user is offered.
+    const asked = assistantToolCalls(messages).some((call) => call.name === "ask_user");
+    const missing = /\bask me\b\s*([^,.;!?]*)/i.exec(request)?.[1]?.trim();
+    if (missing !== undefined && offered.has("ask_user") && !asked) {
+      return callTools([{ name: "ask_user", arguments: { question: `Before I plan: ${missing || "what should I know first"}?` } }]);
+    }
+    const answer = asked && messages.at(-1)?.role === "tool" ? oneLine(textOf(messages.at(-1)!.content)) : undefined;
+    const created = createPlan(request, listedTools(messages), listedFiles(messages));
+    if (answer) created.title = `${created.title as string} (you said: ${cut(answer, 80)})`;
+    return callTools([{ name: "planning", arguments: created }]);
   }
   const last = messages.at(-1);
   const reason = last?.role === "user" ? rejectionReason(textOf(last.content)) : undefined;
@@ -28,10 +40,37 @@ export function plan(messages: readonly ChatMessage[]): Decision {
     };
   }
   if (last?.role === "tool") return say(acknowledge(textOf(last.content), commandOf(planningCalls.at(-1)?.arguments)));
-  if (last?.role === "user" && textOf(last.content).includes(ALL_DONE_MARKER)) {
-    return callTools([{ name: "planning", arguments: { command: "finish" } }]);
-  }
+  const check = last?.role === "user" ? CHECK.exec(textOf(last.content)) : null;
+  if (check) return checkStep(textOf(last!.content), Number(check[1]));
   return say("Proceeding with the next step.");
+}
+
+/**
+ * The step's done_when judged from its results: met when every task returned a result and no tool
+ * failed. Met: checked, and finished after the last step. Not met: checked, and the step revised —
+ * each task that failed becomes a task to explain why it could not be done — so it runs again.
+ */
+function checkStep(text: string, index: number): Decision {
+  const results = text.split(/\r?\n/).filter((line) => /^- \[[\w.]+\] /.test(line));
+  const failed = results.filter((line) => /: FAILED: |The tool reported:|Not every tool call succeeded/.test(line));
+  const met = failed.length === 0;
+  const reason = met
+    ? `every task returned a result (${results.length})`
+    : `${failed.length} of ${results.length} task(s) did not succeed: ${cut(oneLine(failed[0]!.replace(/^- \[[\w.]+\] /, "")), 160)}`;
+  const calls: Decision["calls"] = [{ name: "planning", arguments: { command: "check", step_index: index, met, reason } }];
+  if (met && text.includes(LAST_STEP_MARKER)) calls.push({ name: "planning", arguments: { command: "finish" } });
+  if (!met) {
+    const steps = shownSteps(text);
+    const step = steps[index];
+    if (step) {
+      const failedTitles = failed.map((line) => /^- \[[\w.]+\] ([^:]+):/.exec(line)?.[1]?.trim() ?? "");
+      step.tasks = step.tasks.map((task) =>
+        failedTitles.some((title) => title && task.startsWith(title.slice(0, 40))) ? `Explain why this could not be done: ${task.replace(/\buse\s+/g, "")}` : task,
+      );
+      calls.push({ name: "planning", arguments: { command: "update", steps } });
+    }
+  }
+  return { content: null, calls };
 }
 
 /**

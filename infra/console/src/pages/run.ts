@@ -95,7 +95,10 @@ export function runPage(app: HTMLElement, runId: string) {
         ? h("p", { class: "muted" }, view?.mode === "plan_solve" || view?.requestedMode === "plan_solve" ? "Planning…" : "No plan: this run is handled by one agent.")
         : h("ol", { class: "plan" }, p.steps.map((step) =>
             h("li", { class: `step ${step.status}`, dataset: { status: step.status } }, h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")), " ", step.title,
-              h("ul", {}, step.tasks.map((t) => h("li", {}, t)))))),
+              h("ul", {}, step.tasks.map((t) => h("li", {}, t))),
+              step.verdict
+                ? h("p", { class: `verdict ${step.verdict.met ? "met" : "not-met"}` }, `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`)
+                : null))),
     );
   }
 
