@@ -25,7 +25,7 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
     if (missing !== undefined && offered.has("ask_user") && !asked) {
       return callTools([{ name: "ask_user", arguments: { question: `Before I plan: ${missing || "what should I know first"}?` } }]);
     }
-    const answer = asked && messages.at(-1)?.role === "tool" ? oneLine(textOf(messages.at(-1)!.content)) : undefined;
+    const answer = asked && messages.at(-1)?.role === "tool" ? oneLine(textOf(messages.at(-1)!.content)).replace(/^The user answered:\s*/i, "") : undefined;
     const created = createPlan(request, listedTools(messages), listedFiles(messages));
     if (answer) created.title = `${created.title as string} (you said: ${cut(answer, 80)})`;
     return callTools([{ name: "planning", arguments: created }]);
@@ -63,10 +63,9 @@ function checkStep(text: string, index: number): Decision {
     const steps = shownSteps(text);
     const step = steps[index];
     if (step) {
-      const failedTitles = failed.map((line) => /^- \[[\w.]+\] ([^:]+):/.exec(line)?.[1]?.trim() ?? "");
-      step.tasks = step.tasks.map((task) =>
-        failedTitles.some((title) => title && task.startsWith(title.slice(0, 40))) ? `Explain why this could not be done: ${task.replace(/\buse\s+/g, "")}` : task,
-      );
+      // Result lines name their task "[s1.t2]": the step's second task.
+      const failedAt = new Set(failed.map((line) => Number(/^- \[s\d+\.t(\d+)\]/.exec(line)?.[1] ?? 0) - 1));
+      step.tasks = step.tasks.map((task, i) => (failedAt.has(i) ? `Explain why this could not be done: ${task.replace(/\buse\s+/g, "")}` : task));
       calls.push({ name: "planning", arguments: { command: "update", steps } });
     }
   }
