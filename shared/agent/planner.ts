@@ -103,6 +103,7 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
           resultsText,
           feedback,
           prompt,
+          judging: executed?.index,
           journal: journals.scoped(revision ? `plan#${iteration}#r${revision}` : `plan#${iteration}`),
         })
       : undefined;
@@ -181,9 +182,10 @@ async function revisePlan(
   run: RunScope<PlannerPorts>,
   record: RunRecord,
   board: PlanBoard,
-  context: { iteration: number; revision: number; resultsText: string; feedback: string; prompt: PromptContext; journal: ScopeJournal },
+  context: { iteration: number; revision: number; resultsText: string; feedback: string; prompt: PromptContext; journal: ScopeJournal; judging?: number },
 ) {
-  const remaining = board.plan?.steps.filter((s) => s.status === "not_started").length ?? 1;
+  // Steps still to run, besides the one whose results are being judged.
+  const remaining = board.plan?.steps.filter((s, i) => (s.status === "not_started" || s.status === "in_progress") && i !== context.judging).length ?? 1;
   const userMessage = board.plan
     ? [
         `Request: ${record.input}`,

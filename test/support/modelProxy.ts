@@ -13,7 +13,7 @@ export type Role = "router" | "planner" | "executor" | "react" | "summarizer" | 
 
 export interface ProxiedRequest {
   role: Role;
-  // biome-ignore lint/suspicious/noExplicitAny: a request body as the client sent it
+  /** The request body as the client sent it. */
   body: any;
   fault?: Fault;
 }

@@ -10,6 +10,7 @@ import {
   toolResultsSinceLastUser,
 } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
+import { EXPLAIN } from "./planner.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 import { workMove } from "./workTools.js";
@@ -24,6 +25,10 @@ interface Assignment {
 }
 
 export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+  const revised = labelledText(lastUserText(messages), "Your task:");
+  if (revised?.startsWith(EXPLAIN.trim())) {
+    return say(`This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`);
+  }
   const work = workMove(messages, offered);
   if (work) return work;
   const toolResults = toolResultsSinceLastUser(messages);

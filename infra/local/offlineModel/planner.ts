@@ -12,6 +12,8 @@ import { workSteps } from "./workTools.js";
 const CURRENT_PLAN_MARKER = "Current plan:";
 /** After a step: 'Check step N against its done_when (…): call planning {"command": "check", "step_index": N-1, …}'. */
 const CHECK = /Check step \d+ against its done_when[^\n]*"step_index": (\d+)/;
+/** A revised task: the executor explains in words, with no tool (the tool failed already). */
+export const EXPLAIN = "Explain why this could not be done: ";
 const LAST_STEP_MARKER = "All steps are completed once this last step's check is met";
 
 export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<string> = new Set()): Decision {
@@ -52,7 +54,8 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
  */
 function checkStep(text: string, index: number): Decision {
   const results = text.split(/\r?\n/).filter((line) => /^- \[[\w.]+\] /.test(line));
-  const failed = results.filter((line) => /: FAILED: |The tool reported:|Not every tool call succeeded/.test(line));
+  // A person's rejection is their decision, not a failure to redo.
+  const failed = results.filter((line) => /: FAILED: |The tool reported:|Not every tool call succeeded/.test(line) && !/Rejected by the user/.test(line));
   const met = failed.length === 0;
   const reason = met
     ? `every task returned a result (${results.length})`
@@ -65,7 +68,7 @@ function checkStep(text: string, index: number): Decision {
     if (step) {
       // Result lines name their task "[s1.t2]": the step's second task.
       const failedAt = new Set(failed.map((line) => Number(/^- \[s\d+\.t(\d+)\]/.exec(line)?.[1] ?? 0) - 1));
-      step.tasks = step.tasks.map((task, i) => (failedAt.has(i) ? `Explain why this could not be done: ${task.replace(/\buse\s+/g, "")}` : task));
+      step.tasks = step.tasks.map((task, i) => (failedAt.has(i) ? `${EXPLAIN}${task.replace(/\buse\s+/g, "")}` : task));
       calls.push({ name: "planning", arguments: { command: "update", steps } });
     }
   }
