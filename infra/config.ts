@@ -50,6 +50,8 @@ export const DeploymentSettings = z
     /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
     sandboxTimeoutMs: positiveInt.max(85_000).optional(),
     sandboxMemoryMb: positiveInt.max(1_536).optional(),
+    /** Concurrent executions reserved for the sandbox function (none by default). */
+    sandboxReservedConcurrency: positiveInt.optional(),
     /** web_fetch limits, and whether plain http may be fetched (loopback never on AWS). */
     webFetchTimeoutMs: positiveInt.optional(),
     webFetchMaxBytes: positiveInt.optional(),

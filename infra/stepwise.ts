@@ -101,6 +101,7 @@ export class Stepwise extends Construct {
     const tools = new ToolResources(this, "Tools", {
       retentionDays: settings.retentionDays ?? 30,
       table,
+      sandboxReservedConcurrency: settings.sandboxReservedConcurrency,
       environment: { ...functionEnvironment(settings), TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn },
     });
     const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn, ...tools.environment };
@@ -206,7 +207,7 @@ export class Stepwise extends Construct {
       alarmEmail: settings.alarmEmail,
     });
 
-    acknowledgeNagFindings(this, { stateMachine, httpApi: this.httpApi, deadLetterQueues: [this.deadLetters, eventDeadLetters], accessLogBuckets: [tools.accessLogs] });
+    acknowledgeNagFindings(this, { stateMachine, httpApi: this.httpApi, deadLetterQueues: [this.deadLetters, eventDeadLetters], accessLogBuckets: [tools.accessLogs], sandbox: tools.sandbox });
 
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });

@@ -1,7 +1,10 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { FlowLogDestination, SecurityGroup, SubnetType, Vpc } from "aws-cdk-lib/aws-ec2";
+import { Tracing } from "aws-cdk-lib/aws-lambda";
 import { OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { SANDBOX_HANDLER } from "./handlers.js";
 import { StepwiseFunction } from "./stepwiseFunction.js";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
@@ -14,6 +17,8 @@ export interface ToolResourcesProps {
   readonly table: ITable;
   /** The deployment's settings (infra/config.ts), for the sandbox as for every function. */
   readonly environment?: Record<string, string>;
+  /** Executions kept for the sandbox (none by default: an account with a reduced quota cannot reserve any). */
+  readonly sandboxReservedConcurrency?: number;
 }
 
 /** What the agents' tools need beyond the table: the files bucket and the code sandbox. */
@@ -21,8 +26,13 @@ export class ToolResources extends Construct {
   readonly bucket: Bucket;
   /** The files bucket's server access logs (kept 90 days). */
   readonly accessLogs: Bucket;
-  /** Runs Python for run_code. Its role may only write its logs: no table, no bucket, nothing else. */
+  /**
+   * Runs Python for run_code, in a network with no route out. Its role may only write its logs (and
+   * let Lambda attach the function to that network): no table, no bucket, no tracing, nothing else.
+   */
   readonly sandbox: StepwiseFunction;
+  /** The sandbox's network: isolated subnets, no internet or NAT gateway, no endpoints. */
+  readonly sandboxVpc: Vpc;
   /** Settings for every function that reads or writes files. */
   readonly environment: Record<string, string>;
 
@@ -51,14 +61,33 @@ export class ToolResources extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    // A tenant's code may reach JavaScript in its process: the network it finds leads nowhere (no
+    // gateway, no NAT, no VPC endpoints; the security group allows no traffic out) and the process
+    // has no credentials (its environment is empty), so no AWS API can be called from it.
+    this.sandboxVpc = new Vpc(this, "SandboxNetwork", {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: "sandbox", subnetType: SubnetType.PRIVATE_ISOLATED }],
+      restrictDefaultSecurityGroup: false,
+    });
+    this.sandboxVpc.addFlowLog("FlowLogs", {
+      destination: FlowLogDestination.toCloudWatchLogs(new LogGroup(this, "SandboxNetworkFlowLogs", { retention: RetentionDays.ONE_MONTH })),
+    });
+    const noEgress = new SecurityGroup(this, "SandboxNoEgress", { vpc: this.sandboxVpc, allowAllOutbound: false, description: "Stepwise sandbox: no traffic in or out" });
     this.sandbox = new StepwiseFunction(this, "Sandbox", {
       entry: SANDBOX_HANDLER,
       table: props.table,
       environment: props.environment,
       timeout: Duration.seconds(90),
       overrides: {
-        description: "Stepwise code sandbox: Python on Pyodide; its role may only write its logs",
-        // Room for the interpreter's memory limit, its spare warm interpreter and Node itself.
+        description: "Stepwise code sandbox: Python on Pyodide, a process per call, no route out; its role may only write its logs",
+        vpc: this.sandboxVpc,
+        vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
+        securityGroups: [noEgress],
+        // X-Ray's daemon would need a route out; the sandbox is not traced.
+        tracing: Tracing.DISABLED,
+        reservedConcurrentExecutions: props.sandboxReservedConcurrency,
+        // Room for the interpreter's process (its memory limit), the spare one and Node itself.
         memorySize: 2048,
         bundling: {
           format: OutputFormat.ESM,
@@ -71,7 +100,7 @@ export class ToolResources extends Construct {
             beforeBundling: () => [],
             beforeInstall: () => [],
             afterBundling: (inputDir: string, outputDir: string) => [
-              `cp "${inputDir}/shared/sandbox/pythonWorker.mjs" "${outputDir}/pythonWorker.mjs"`,
+              `cp "${inputDir}/shared/sandbox/pythonProcess.mjs" "${outputDir}/pythonProcess.mjs"`,
               `mkdir -p "${outputDir}/node_modules" && cp -r "${inputDir}/node_modules/pyodide" "${outputDir}/node_modules/pyodide"`,
             ],
           },

@@ -3,10 +3,11 @@ import { header, json, type HttpResult } from "../http.js";
 import { linksFor, ownRun } from "./access.js";
 import type { Request, Route } from "./routes.js";
 import { parseUpload } from "./upload.js";
+import { MULTIPART_ROOM_BYTES } from "./bodyLimits.js";
 
 /** Files: upload before a run, list a run's files, download one through a short-lived link. */
 export const fileRoutes: Route[] = [
-  { method: "POST", pattern: /^\/v1\/files$/, handle: uploadFile },
+  { method: "POST", pattern: /^\/v1\/files$/, handle: uploadFile, maxBodyBytes: (config) => config.MAX_UPLOAD_BYTES + MULTIPART_ROOM_BYTES },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files$/, handle: listFiles },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files\/(?<name>[^/]+)$/, handle: downloadFile },
 ];

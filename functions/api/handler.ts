@@ -1,22 +1,44 @@
 import middy from "@middy/core";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
-import { authenticate, errorResult, type HttpEvent, type HttpResult } from "../http.js";
+import { authenticate, errorResult, header, type HttpEvent, type HttpResult } from "../http.js";
 import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
+import { bodyLimitOf, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { validatePathParams } from "./params.js";
-import { routes } from "./routes.js";
+import { routes, type Route } from "./routes.js";
 import { preflight, withCors } from "../cors.js";
+
+const METHODS = "GET, POST, DELETE";
 
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
   const { config } = getServices();
-  return preflight(event, config, "GET, POST, DELETE") ?? withCors(await route(event), event, config);
+  return preflight(event, config, METHODS) ?? withCors(await route(event), event, config);
 })
   .use(observability(() => ({})))
   .use(requestLog());
 
 async function route(event: HttpEvent): Promise<HttpResult> {
+  const admission = await admit(event);
+  if ("refusal" in admission) return admission.refusal;
+  try {
+    const { found, params, tenantId } = admission;
+    if (tenantId) logger.appendKeys({ tenant: tenantId });
+    return await found.handle({ event, services: getServices(), tenantId, params });
+  } catch (error) {
+    return errorResult(error, event.requestContext?.requestId);
+  }
+}
+
+type Admission = { refusal: HttpResult } | { found: Route; params: Record<string, string>; tenantId: string; maxBodyBytes: number };
+
+/**
+ * What the request line and headers decide, before any body is read: the route and method, the
+ * path parameters, the API key (unless the route is public) and the declared `Content-Length`
+ * against the route's body limit.
+ */
+async function admit(event: HttpEvent): Promise<Admission> {
   try {
     const services = getServices();
     const path = event.rawPath.replace(/\/+$/, "") || "/";
@@ -26,13 +48,27 @@ async function route(event: HttpEvent): Promise<HttpResult> {
     if (!found) {
       const allow = [...new Set(matching.map((m) => m.route.method))].join(", ");
       const result = errorResult(new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}; use ${allow}.`, { statusCode: 405, code: "method_not_allowed" }));
-      return { ...result, headers: { ...result.headers, allow } };
+      return { refusal: { ...result, headers: { ...result.headers, allow } } };
     }
     const params = validatePathParams(found.match!.groups);
     const tenantId = found.route.public ? "" : await authenticate(event, services);
-    if (tenantId) logger.appendKeys({ tenant: tenantId });
-    return await found.route.handle({ event, services, tenantId, params });
+    const maxBodyBytes = bodyLimitOf(found.route, services.config);
+    if (Number(header(event, "content-length") ?? 0) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
+    return { found: found.route, params, tenantId, maxBodyBytes };
   } catch (error) {
-    return errorResult(error, event.requestContext?.requestId);
+    return { refusal: errorResult(error, event.requestContext?.requestId) };
   }
+}
+
+/**
+ * The handler's first step on a request's head alone, for an HTTP front end that has not read the
+ * body yet (the local one): the answer that refuses the request (no key, no route, a declared
+ * length over the limit), or how many body bytes to read at most, and the answer past them.
+ * Nothing is read before the key is checked, and nothing past the route's limit.
+ */
+export async function admitHead(head: HttpEvent): Promise<{ refusal: HttpResult } | { maxBodyBytes: number; tooLarge: HttpResult }> {
+  const { config } = getServices();
+  const admission = preflight(head, config, METHODS) ? { maxBodyBytes: MAX_JSON_BODY_BYTES } : await admit(head);
+  if ("refusal" in admission) return { refusal: withCors(admission.refusal, head, config) };
+  return { maxBodyBytes: admission.maxBodyBytes, tooLarge: withCors(errorResult(bodyTooLarge(admission.maxBodyBytes)), head, config) };
 }

@@ -35,7 +35,7 @@ export const OPERATIONS: Operation[] = [
     method: "post", path: "/v1/runs", summary: "Submit a task", tag: "Runs",
     headers: [{ name: "Idempotency-Key", description: "The same key and body give back the same run (1 to 255 visible ASCII characters).", schema: z.string().min(1).max(255) }],
     body: { schema: CreateRunRequest, example: { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve", approval: { plan: false, tools: "write" } } },
-    responses: { 202: { description: "Accepted: the run is queued.", schema: R.CreateRunResponse, example: { runId, sessionId: "ses_mi9x2k1a", status: "queued", links } }, 413: { description: "Body over 256 KiB or input over the character limit." }, 415: { description: "The body is not JSON." }, 429: { description: "Too many runs going for this key; see Retry-After." } },
+    responses: { 202: { description: "Accepted: the run is queued.", schema: R.CreateRunResponse, example: { runId, sessionId: "ses_mi9x2k1a", status: "queued", links } }, 413: { description: "Body over 256 KiB (refused before it is read) or input over the character limit." }, 415: { description: "The body is not JSON." }, 429: { description: "Too many runs going for this key; see Retry-After." } },
   },
   {
     method: "get", path: "/v1/runs", summary: "List runs, newest first", tag: "Runs", query: RunsQuery,
@@ -68,7 +68,7 @@ export const OPERATIONS: Operation[] = [
       "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", contentMediaType: "application/octet-stream", description: "The file (the first file part; its filename is the file's name)." } }, required: ["file"] } },
       "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream", description: "The raw bytes, named by ?name=; the Content-Type is kept (or taken from the name's extension)." } },
     },
-    responses: { 201: { description: "Stored; pass fileId in POST /v1/runs `files`.", schema: R.UploadView, example: { fileId: "upl_mi9x2k1a", name: "sales.csv", description: "", contentType: "text/csv", bytes: 112, createdAt: stamp } }, 413: { description: "Over the upload size limit (25 MB by default)." } },
+    responses: { 201: { description: "Stored; pass fileId in POST /v1/runs `files`.", schema: R.UploadView, example: { fileId: "upl_mi9x2k1a", name: "sales.csv", description: "", contentType: "text/csv", bytes: 112, createdAt: stamp } }, 413: { description: "Over the upload size limit (MAX_UPLOAD_BYTES, 25 MB by default), a request body over 10 MiB (API Gateway's limit; refused before it is read when Content-Length says so), or a request over 6 MB as the function receives it (a binary body base64-encoded: about 4.5 MB of file; Lambda's limit)." } },
   },
   { method: "get", path: "/v1/runs/{runId}/files", summary: "A run's files, each with its download link", tag: "Files", responses: { 200: { description: "The files.", schema: R.FileList } } },
   { method: "get", path: "/v1/runs/{runId}/files/{name}", summary: "Download a file of the run (a report, a tool's output)", tag: "Files", responses: { 200: { description: "With Accept: application/json, the short-lived link itself.", schema: z.object({ url: z.string() }) }, 302: { description: "Redirect (Location) to a short-lived presigned URL of the file's bytes." } } },
@@ -138,7 +138,8 @@ function operationObject(op: Operation) {
         };
   }
   // The errors every operation can answer with.
-  responses["400"] ??= errorResponse("Invalid parameters, query or body: `error.details` names each field.");
+  responses["400"] ??= errorResponse("Invalid parameters, query or body: `error.details` names each field. A JSON body nested more than 32 levels deep: `nesting_too_deep`.");
+  if (op.method === "post") responses["413"] ??= errorResponse("The request body is over 256 KiB, the limit of JSON bodies (refused before it is read when Content-Length says so).");
   if (!op.public) responses["401"] ??= errorResponse("No or an invalid API key.");
   if (op.path.includes("{")) responses["404"] ??= errorResponse("No such resource for this API key (another tenant's looks the same).");
   responses["500"] ??= errorResponse("Our fault; retry. `error.details.requestId` names it in the logs.");

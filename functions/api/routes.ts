@@ -16,10 +16,11 @@ import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { resumeRoutes } from "./resume.js";
 import { fileRoutes } from "./files.js";
 import { linksFor, ownRun, ownRunSnapshot } from "./access.js";
+import { bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
+import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
+import type { Config } from "../../shared/config.js";
 
 export { linksFor, ownRun };
-
-const MAX_BODY_BYTES = 256 * 1024;
 
 export interface Request {
   event: HttpEvent;
@@ -32,9 +33,18 @@ export interface Request {
  * One route: method, path pattern (named groups are path parameters, validated by name in
  * params.ts), handler, and the zod contracts of its body and query when it has them (the fuzz test
  * generates requests from those). `public` routes answer without an API key (health, the OpenAPI
- * document, the console).
+ * document, the console). `maxBodyBytes`: the longest body the route takes, when not a JSON body's
+ * (bodyLimits.ts); longer ones are refused before they are read.
  */
-export type Route = { method: string; pattern: RegExp; handle: (request: Request) => Promise<HttpResult>; body?: z.ZodType; query?: z.ZodType; public?: boolean };
+export type Route = {
+  method: string;
+  pattern: RegExp;
+  handle: (request: Request) => Promise<HttpResult>;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  public?: boolean;
+  maxBodyBytes?: (config: Config) => number;
+};
 
 export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun, body: CreateRunRequest },
@@ -203,7 +213,7 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
 
 export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
-  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new PayloadTooLargeError(`The body is over ${MAX_BODY_BYTES} bytes.`);
+  if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw bodyTooLarge(MAX_JSON_BODY_BYTES);
   const type = header(event, "content-type") ?? "";
   if (!/^application\/json\b/i.test(type)) {
     throw new StepwiseError("Send the body as JSON with 'Content-Type: application/json'.", { statusCode: 415, code: "unsupported_media_type" });
@@ -213,6 +223,9 @@ export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.i
     value = JSON.parse(raw);
   } catch (error) {
     throw new BadRequestError(`The body is not valid JSON: ${(error as Error).message}`, undefined, "invalid_json");
+  }
+  if (nestedDeeperThan(value)) {
+    throw new BadRequestError(`The body is nested more than ${MAX_NESTING_LEVELS} levels deep, the most that can be stored: at most ${MAX_NESTING_LEVELS - 1} objects or arrays within each other (the body's own counts), around their values.`, undefined, "nesting_too_deep");
   }
   return validate(schema, value, "body");
 }

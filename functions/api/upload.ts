@@ -37,7 +37,7 @@ function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Up
       parser = busboy({ headers: { "content-type": type }, // busboy signals its limit on reaching it: one byte of room tells "at the limit" from "over it".
       limits: { files: 1, fileSize: maxBytes + 1, fields: 20, parts: 30 } });
     } catch (error) {
-      return reject(new BadRequestError(`The multipart body cannot be read: ${(error as Error).message}`, undefined, "invalid_multipart"));
+      return reject(unreadable(error as Error));
     }
     let found: Promise<Upload> | undefined;
     parser.on("file", (_field, stream, info) => {
@@ -45,6 +45,9 @@ function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Up
       found = new Promise((done, fail) => {
         stream.on("data", (chunk: Buffer) => chunks.push(chunk));
         stream.on("limit", () => fail(new PayloadTooLargeError(`The file is over ${maxBytes} bytes, the upload limit.`)));
+        // A body cut off inside the file part (busboy: "Unexpected end of form") errors the file's
+        // stream too; unheard, that error would end the process.
+        stream.on("error", (error: Error) => fail(unreadable(error)));
         stream.on("close", () => {
           try {
             const name = cleanName(info.filename ?? "");
@@ -56,7 +59,7 @@ function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Up
       });
       found.catch(() => undefined);
     });
-    parser.on("error", (error: Error) => reject(new BadRequestError(`The multipart body cannot be read: ${error.message}`, undefined, "invalid_multipart")));
+    parser.on("error", (error: Error) => reject(unreadable(error)));
     parser.on("close", () => {
       if (!found) reject(new BadRequestError("The multipart body has no file part.", undefined, "missing_file"));
       else found.then(resolve, reject);
@@ -64,6 +67,8 @@ function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Up
     parser.end(body);
   });
 }
+
+const unreadable = (error: Error) => new BadRequestError(`The multipart body cannot be read: ${error.message}`, undefined, "invalid_multipart");
 
 function cleanName(given: string): string {
   const name = sanitizeFileName(given);

@@ -1,14 +1,16 @@
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ResourceNotFoundException, ScanCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
 import { Worker } from "node:worker_threads";
 import { runListingKeys, TABLE_INDEXES } from "../../shared/store/listings.js";
+import type { LocalCredentials } from "./sigv4.mjs";
 
 /**
- * dynalite on loopback: DynamoDB's wire protocol, in memory or kept in a folder. It runs in a
- * worker thread, so its CPU work runs in parallel with the handlers' (see dynaliteWorker.mjs).
+ * dynalite on loopback: DynamoDB's wire protocol, in memory or kept in a folder, for requests signed
+ * with these credentials. It runs in a worker thread, so its CPU work runs in parallel with the
+ * handlers' (see dynaliteWorker.mjs).
  */
-export async function startDynamo(options: { path?: string; port?: number } = {}): Promise<{ endpoint: string; close(): Promise<void> }> {
+export async function startDynamo(options: { credentials: LocalCredentials; path?: string; port?: number }): Promise<{ endpoint: string; close(): Promise<void> }> {
   const worker = new Worker(new URL("./dynaliteWorker.mjs", import.meta.url), {
-    workerData: { path: options.path, port: options.port },
+    workerData: { path: options.path, port: options.port, credentials: options.credentials },
     // Plain JavaScript: none of the parent's loaders (tsx) or preloads.
     execArgv: [],
   });

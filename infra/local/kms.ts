@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
 
@@ -26,7 +27,10 @@ export class LocalKms {
   private server?: Server;
   private readonly masterKey: Buffer;
 
-  constructor(keyFile?: string) {
+  constructor(
+    private readonly credentials: LocalCredentials,
+    keyFile?: string,
+  ) {
     if (keyFile && existsSync(keyFile)) {
       this.masterKey = Buffer.from(readFileSync(keyFile, "utf8").trim(), "hex");
     } else {
@@ -39,6 +43,7 @@ export class LocalKms {
     this.server = createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (await refuseUnsigned(req, Buffer.concat(chunks), this.credentials, res, "application/x-amz-json-1.1")) return;
       const action = String(req.headers["x-amz-target"] ?? "").replace(/^TrentService\./, "");
       try {
         const body = this.dispatch(action, JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"));

@@ -1,21 +1,27 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { invokeLambda } from "./lambda.js";
+import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
 
 /**
  * The Lambda Invoke API on loopback (`POST /2015-03-31/functions/{name}/invocations`), for
  * functions that other functions call directly (the code sandbox): the same handler, invoked
- * in-process, with Lambda's answer shape — a handler error is a 200 with X-Amz-Function-Error.
+ * in-process, with Lambda's answer shape — a handler error is a 200 with X-Amz-Function-Error —
+ * for callers that sign with the stack's credentials.
  */
 export class LocalLambdaApi {
   private server?: Server;
 
-  constructor(private readonly functions: Record<string, string>) {}
+  constructor(
+    private readonly functions: Record<string, string>,
+    private readonly credentials: LocalCredentials,
+  ) {}
 
   async listen(): Promise<string> {
     this.server = createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (await refuseUnsigned(req, Buffer.concat(chunks), this.credentials, res, "application/json")) return;
       const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(new URL(req.url ?? "/", "http://localhost").pathname);
       const name = match ? decodeURIComponent(match[1]!).split(":").at(-1)! : undefined;
       const entry = name ? this.functions[name] : undefined;

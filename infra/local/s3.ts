@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { sigV4Refusal } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 
@@ -71,7 +72,7 @@ export class LocalS3 {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     try {
       const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
-      this.authorize(req, url);
+      await this.authorize(req, url, Buffer.concat(chunks));
       const [bucket = "", ...rest] = url.pathname.slice(1).split("/");
       const key = rest.map(decodeURIComponent).join("/");
       if (!bucket) throw new S3Error(400, "InvalidRequest", "path-style requests only: /bucket/key");
@@ -130,9 +131,13 @@ export class LocalS3 {
     res.end();
   }
 
-  /** A private bucket: signed requests only; presigned links are verified and expire. */
-  private authorize(req: IncomingMessage, url: URL): void {
-    if (String(req.headers.authorization ?? "").startsWith("AWS4-HMAC-SHA256 ")) return;
+  /** A private bucket: requests signed with the stack's credentials only; presigned links are verified and expire. */
+  private async authorize(req: IncomingMessage, url: URL, body: Buffer): Promise<void> {
+    if (req.headers.authorization !== undefined) {
+      const refusal = await sigV4Refusal(req, body, this.options);
+      if (refusal) throw new S3Error(403, "SignatureDoesNotMatch", refusal);
+      return;
+    }
     const query = url.searchParams;
     if (query.get("X-Amz-Algorithm") !== "AWS4-HMAC-SHA256") throw new S3Error(403, "AccessDenied", "Access Denied");
     const amzDate = query.get("X-Amz-Date") ?? "";

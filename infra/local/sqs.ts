@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
+import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
@@ -42,10 +43,13 @@ export class LocalSqs {
   private endpoint = "";
   private readonly pollers: NodeJS.Timeout[] = [];
 
+  constructor(private readonly credentials: LocalCredentials) {}
+
   async listen(): Promise<string> {
     this.server = createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (await refuseUnsigned(req, Buffer.concat(chunks), this.credentials, res)) return;
       const action = String(req.headers["x-amz-target"] ?? "").replace(/^AmazonSQS\./, "");
       try {
         const body = this.dispatch(action, JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"));

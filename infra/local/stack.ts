@@ -11,7 +11,8 @@ import { LocalSqs } from "./sqs.js";
 import { LocalS3 } from "./s3.js";
 import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
-import { toApiGatewayEvent, sendResult } from "./httpApi.js";
+import { readBody, refuseBeforeBody, requestHead, sendResult, withBody } from "./httpApi.js";
+import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
@@ -22,6 +23,8 @@ import { randomUUID } from "node:crypto";
 import type { SQSBatchResponse } from "aws-lambda";
 import path from "node:path";
 import { recoverRuns, type RecoveryReport } from "./recovery.js";
+import { localCredentials } from "./credentials.js";
+import type { LocalCredentials } from "./sigv4.mjs";
 
 const FILES_BUCKET = "stepwise-files";
 const SANDBOX_FUNCTION = "stepwise-sandbox";
@@ -55,6 +58,9 @@ export interface LocalStack {
     s3: string;
     filesBucket: string;
     lambda: string;
+    kms: string;
+    /** What every endpoint above requires requests to be signed with. */
+    credentials: LocalCredentials;
   };
   stepFunctions: LocalStepFunctions;
   model: { url: string; offline: boolean; name: string };
@@ -87,7 +93,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   try {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-    const dynamo = await timed("database (dynalite)", () => startDynamo({ path: options.dataDir }));
+    const credentials = localCredentials(options.dataDir && path.join(options.dataDir, "local-credentials.json"));
+    const dynamo = await timed("database (dynalite)", () => startDynamo({ credentials, path: options.dataDir }));
     closers.push(dynamo.close);
 
     const useOffline = !process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL;
@@ -113,18 +120,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         if (step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
         return invokeLambda(STEP_HANDLERS[step], input);
       },
-      { dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
+      { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
     );
     const sfnEndpoint = await stepFunctions.listen();
     closers.push(() => stepFunctions.close());
 
     // EventBridge → SQS → notifier: execution status changes reach the notify handler through a queue.
-    const sqs = new LocalSqs();
+    const sqs = new LocalSqs(credentials);
     const sqsEndpoint = await sqs.listen();
     closers.push(() => sqs.close());
     const deadLetterQueueUrl = sqs.createQueue("stepwise-dead-letters");
     const notifyQueueUrl = sqs.createQueue("stepwise-notify", { queueUrl: deadLetterQueueUrl, maxReceiveCount: 5 });
-    const eventBridge = new SQSClient({ endpoint: sqsEndpoint, region: LOCAL_REGION, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+    const eventBridge = new SQSClient({ endpoint: sqsEndpoint, region: LOCAL_REGION, credentials });
     stepFunctions.on("status", (change: ExecutionStatusChange) => {
       if (change.status === "RUNNING") return;
       const event = {
@@ -142,17 +149,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
 
     // S3: the files' bytes (tools: uploads, reports, code outputs); presigned links work here too.
-    const s3 = new LocalS3({ region: LOCAL_REGION, accessKeyId: "local", secretAccessKey: "local", dataDir: options.dataDir && path.join(options.dataDir, "s3") });
+    const s3 = new LocalS3({ region: LOCAL_REGION, ...credentials, dataDir: options.dataDir && path.join(options.dataDir, "s3") });
     const s3Endpoint = await s3.listen();
     closers.push(() => s3.close());
     s3.createBucket(FILES_BUCKET);
     // Lambda's Invoke API for the functions the agents call directly: the code sandbox.
-    const lambdaApi = new LocalLambdaApi({ [SANDBOX_FUNCTION]: SANDBOX_HANDLER });
+    const lambdaApi = new LocalLambdaApi({ [SANDBOX_FUNCTION]: SANDBOX_HANDLER }, credentials);
     const lambdaEndpoint = await lambdaApi.listen();
     closers.push(() => lambdaApi.close());
     closers.push(() => stopSpare());
     // KMS for sealed secrets (tool source headers); its key lives beside the data, or in memory.
-    const kms = new LocalKms(options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
+    const kms = new LocalKms(credentials, options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
     const kmsEndpoint = await kms.listen();
     closers.push(() => kms.close());
 
@@ -170,8 +177,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: "local",
-      AWS_SECRET_ACCESS_KEY: "local",
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SFN: sfnEndpoint,
       AWS_ENDPOINT_URL_SQS: sqsEndpoint,
@@ -220,12 +227,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       { visibilityMs: 1_000 },
     );
 
+    // The API's own first step (route, key, declared length) runs on a request's head, before any
+    // body is read, and reading stops at the route's limit: a request without a key or over the
+    // limit costs this process no memory (on AWS, API Gateway holds bodies, at most 10 MiB). The
+    // stream (a Function URL on AWS) checks its own key or token; its GETs take a JSON body's limit.
+    const { admitHead } = await import("../../functions/api/handler.js");
+    const { errorResult } = await import("../../functions/http.js");
+    const streamAdmission = { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) };
+    // On AWS, Lambda refuses a larger event and API Gateway answers 500: here, the 413 it stands for.
+    const eventTooLargeAnswer = errorResult(eventTooLarge());
     serve = async (req, res) => {
       try {
-        const event = await toApiGatewayEvent(req);
+        const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
-        event.headers["x-forwarded-proto"] ??= "http";
-        if (/^\/v1\/runs\/[^/]+\/stream\/?$/.test(event.rawPath)) {
+        head.headers["x-forwarded-proto"] ??= "http";
+        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
+        const admission = stream ? streamAdmission : await admitHead(head);
+        if ("refusal" in admission) return refuseBeforeBody(req, res, admission.refusal);
+        const body = await readBody(req, admission.maxBodyBytes);
+        if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
+        const event = withBody(head, body);
+        if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_SYNC_EVENT_BYTES) return sendResult(res, eventTooLargeAnswer);
+        if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
         } else {
           sendResult(res, (await invokeLambda(API_HANDLER, event)) as any);
@@ -253,6 +276,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         s3: s3Endpoint,
         filesBucket: FILES_BUCKET,
         lambda: lambdaEndpoint,
+        kms: kmsEndpoint,
+        credentials,
       },
       stepFunctions,
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };

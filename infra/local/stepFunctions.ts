@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
 import { toHistoryEvent } from "./executionHistory.js";
 import { ExecutionStore, type ExecutionRecord, type ExecutionStatus, type ResumePoint } from "./executionStore.js";
@@ -87,14 +88,16 @@ export class LocalStepFunctions extends EventEmitter {
   private readonly ended: string[] = [];
   private closing = false;
   private server?: Server;
+  private readonly credentials: LocalCredentials;
 
   constructor(
     readonly name: string,
     readonly definition: string,
     private readonly invoke: TaskInvoker,
-    options: { dataDir?: string } = {},
+    options: { credentials: LocalCredentials; dataDir?: string },
   ) {
     super();
+    this.credentials = options.credentials;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
     const parsed = JSON.parse(definition);
     this.states = parsed.States;
@@ -153,6 +156,7 @@ export class LocalStepFunctions extends EventEmitter {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (await refuseUnsigned(req, Buffer.concat(chunks), this.credentials, res)) return;
     const target = String(req.headers["x-amz-target"] ?? "");
     const action = target.startsWith("AWSStepFunctions.") ? target.slice("AWSStepFunctions.".length) : "";
     let status = 200;

@@ -7,6 +7,16 @@ export const SandboxFile = z.object({
 });
 export type SandboxFile = z.infer<typeof SandboxFile>;
 
+/** A file the code left in output/: its path there, `sub/name` for a file in a subfolder. */
+export const SandboxOutput = z.object({
+  name: z
+    .string()
+    .max(400)
+    .refine((name) => name.split("/").every((part) => SandboxFile.shape.name.safeParse(part).success), "a relative path of plain names"),
+  base64: z.string(),
+});
+export type SandboxOutput = z.infer<typeof SandboxOutput>;
+
 /** What the sandbox function is invoked with (synchronously; Lambda's payload limit is 6 MB). */
 export const SandboxRequest = z.strictObject({
   code: z.string().min(1).max(100_000),
@@ -27,9 +37,11 @@ export const SandboxResult = z.object({
   /** The traceback, or why the code was stopped (time or memory); null when it ran to the end. */
   error: z.string().nullable(),
   timedOut: z.boolean(),
-  outputs: z.array(SandboxFile),
+  outputs: z.array(SandboxOutput),
+  /** Entries of output/ left out (links, special files, past the limits), each saying why. */
+  refused: z.array(z.string()).default([]),
   /** Time spent running the code, and before it (starting the interpreter, when not warm). */
   runMs: z.number(),
   startMs: z.number(),
 });
-export type SandboxResult = z.infer<typeof SandboxResult>;
+export type SandboxResult = z.output<typeof SandboxResult>;

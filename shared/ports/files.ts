@@ -105,17 +105,24 @@ export interface FileTransfer {
 }
 
 /**
- * A file name that is safe anywhere: no path separators, no traversal, no control characters,
- * not hidden. What remains of a name that has none of that is kept as it is.
+ * A file name that is safe anywhere and shows what it is: no path separators, no traversal, not
+ * hidden, no control or format characters (a right-to-left override would show `txt.exe` as
+ * another name; zero-width characters would make two names look alike). What remains of a name
+ * that has none of that is kept as it is.
  */
 export function sanitizeFileName(raw: string): string {
   const base = raw.split(/[/\\]/).pop() ?? "";
   const cleaned = base
     .normalize("NFC")
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, "")
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, "")
     .replace(/[<>:"|?*]/g, "_")
     .replace(/^[.\s]+/, "")
     .trim()
     .slice(0, 120);
   return cleaned;
+}
+
+/** A relative path (`sub/name`) with each part made a safe file name; empty parts are dropped. */
+export function sanitizeFilePath(raw: string): string {
+  return raw.split(/[/\\]/).map(sanitizeFileName).filter(Boolean).join("/");
 }

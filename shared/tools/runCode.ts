@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { sanitizeFileName } from "../ports/files.js";
+import { sanitizeFilePath } from "../ports/files.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
 import type { SandboxResult } from "../contracts/sandbox.js";
 import { defineTool } from "./tool.js";
@@ -23,7 +23,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
     name: "run_code",
     description:
       "Run Python 3 (standard library: csv, json, statistics, math, datetime, re, …; no network, no pip). " +
-      "The run's files are read-only in files/ (e.g. open('files/data.csv')); files written to output/ become files of the run. " +
+      "The run's files are read-only in files/ (e.g. open('files/data.csv')); files written to output/ (subfolders too) become files of the run. " +
       "Print what you want to see; the value of a last expression is shown too. " +
       `Limits: ${limits.timeoutMs / 1000} s, ${limits.memoryMb} MB.`,
     access: "write",
@@ -44,7 +44,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       const result = await sandbox.run({ code, files: mounted, ...limits }, signal);
       const saved: string[] = [];
       for (const output of result.outputs) {
-        const name = sanitizeFileName(output.name);
+        const name = sanitizeFilePath(output.name);
         if (!name) continue;
         const meta = await files.put(runId, name, Buffer.from(output.base64, "base64"), { description: "Written by run_code", idempotencyKey });
         saved.push(`${meta.name} (${meta.bytes} bytes)`);
@@ -62,5 +62,6 @@ function describeResult(result: SandboxResult, saved: string[]): string {
   if (result.value !== null) parts.push(`value: ${result.value}`);
   if (result.error) parts.push(`Error:\n${result.error.trimEnd()}`);
   if (saved.length) parts.push(`files written: ${saved.join(", ")}`);
+  if (result.refused.length) parts.push(`not saved from output/:\n${result.refused.map((line) => `- ${line}`).join("\n")}`);
   return parts.join("\n\n") || "(the code printed nothing)";
 }

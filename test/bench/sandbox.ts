@@ -1,7 +1,7 @@
 /**
  * The code interpreter's start-up: the sandbox function's handler (what Lambda runs) timed cold —
  * a new container, Pyodide loaded for the call — and warm, when the container's spare interpreter
- * is already loaded. Prints figures; asserts nothing.
+ * is already loaded (a spare process, started before the call). Prints figures; asserts nothing.
  */
 import { handler } from "../../functions/sandbox/handler.js";
 import { prewarm, stopSpare } from "../../shared/sandbox/runPython.js";
@@ -12,7 +12,7 @@ const CODE = "import csv, io, statistics\nrows = list(csv.reader(io.StringIO('a\
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function benchSandbox(): Promise<void> {
-  console.log(`\n# Code interpreter start-up (Pyodide in a worker thread; ${WARM_RUNS} warm calls)`);
+  console.log(`\n# Code interpreter start-up (Pyodide in a fresh sandbox process per call; ${WARM_RUNS} warm calls)`);
   try {
     const began = performance.now();
     const cold = await handler({ code: CODE, memoryMb: 512 });
@@ -34,4 +34,34 @@ export async function benchSandbox(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await benchSandbox();
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] !== "memory") await benchSandbox();
+
+/**
+ * The local stack's memory around sandbox use: its resident set before, right after 20 run_code
+ * calls through the Lambda endpoint (as an executor makes them), and once it has settled.
+ */
+export async function benchSandboxMemory(calls = 20): Promise<void> {
+  const { startStack } = await import("../support/localStack.js");
+  const { InvokeCommand, LambdaClient } = await import("@aws-sdk/client-lambda");
+  const { readFileSync } = await import("node:fs");
+  const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+  const stack = await startStack();
+  try {
+    const endpoints = stack.endpoints!;
+    const lambda = new LambdaClient({ endpoint: endpoints.lambda, region: endpoints.region, credentials: endpoints.credentials });
+    const before = rssMb(stack.pid);
+    for (let i = 0; i < calls; i++) {
+      const response = await lambda.send(new InvokeCommand({ FunctionName: "stepwise-sandbox", Payload: Buffer.from(JSON.stringify({ code: CODE, memoryMb: 512 })) }));
+      if (response.FunctionError) throw new Error(Buffer.from(response.Payload!).toString());
+    }
+    const after = rssMb(stack.pid);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    console.log(`\n# The stack's memory around ${calls} sandbox calls (RSS of the stack's process)`);
+    console.log(`before: ${before.toFixed(0)} MiB, right after: ${after.toFixed(0)} MiB, 5 s later: ${rssMb(stack.pid).toFixed(0)} MiB`);
+    lambda.destroy();
+  } finally {
+    await stack.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === "memory") await benchSandboxMemory();

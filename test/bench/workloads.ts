@@ -91,7 +91,7 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
       MAX_CONCURRENCY: String(Math.max(8, w.tasksPerStep)),
     });
     const client = new Client(stack.url, stack.apiKey);
-    const sfn = new SFNClient({ region: stack.endpoints.region, endpoint: stack.endpoints.sfn, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+    const sfn = new SFNClient({ region: stack.endpoints.region, endpoint: stack.endpoints.sfn, credentials: stack.endpoints.credentials });
     const dynamoPort = Number(new URL(stack.endpoints.dynamodb).port);
     const runs: RunFigures[] = [];
     for (let i = 0; i <= options.runs; i++) {

@@ -10,10 +10,10 @@ const ofType = (type: string) => Object.values(resources).filter((r) => r.Type =
 const ours = functionsOf(stack).filter((f) => f.entry);
 
 describe("logging and tracing", () => {
-  it("every function traces with X-Ray and names its Powertools service and namespace", () => {
+  it("every function traces with X-Ray (the sandbox apart: no route out) and names its Powertools service and namespace", () => {
     for (const fn of ours) {
       const props = resources[fn.logicalId]!.Properties;
-      expect(props.TracingConfig, fn.path).toEqual({ Mode: "Active" });
+      expect(props.TracingConfig, fn.path).toEqual(fn.path.endsWith("/Sandbox") ? undefined : { Mode: "Active" });
       expect(props.Environment.Variables, fn.path).toMatchObject({ POWERTOOLS_SERVICE_NAME: "stepwise", POWERTOOLS_METRICS_NAMESPACE: "Stepwise" });
     }
   });
@@ -164,5 +164,40 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", modelPriceInputPerMtok: "-1" }, /modelPriceInputPerMtok/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
+  });
+});
+
+describe("the code sandbox", () => {
+  const sandbox = ours.find((f) => f.path.endsWith("/Sandbox"))!;
+  const props = resources[sandbox.logicalId]!.Properties;
+
+  it("runs in a network with no route out: isolated subnets, no gateway, no NAT, no endpoints, no egress rule", () => {
+    const subnets = props.VpcConfig.SubnetIds.map((ref: { Ref: string }) => resources[ref.Ref]!);
+    expect(subnets.length).toBeGreaterThanOrEqual(2);
+    for (const subnet of subnets) expect(subnet.Properties.MapPublicIpOnLaunch).toBe(false);
+    for (const type of ["AWS::EC2::InternetGateway", "AWS::EC2::NatGateway", "AWS::EC2::VPCEndpoint", "AWS::EC2::Route", "AWS::EC2::EgressOnlyInternetGateway", "AWS::EC2::TransitGatewayAttachment", "AWS::EC2::VPCPeeringConnection"]) {
+      expect(ofType(type), type).toHaveLength(0);
+    }
+    const [group] = props.VpcConfig.SecurityGroupIds.map((ref: { "Fn::GetAtt": [string] }) => resources[ref["Fn::GetAtt"][0]]!.Properties);
+    // CDK's rule that matches no traffic: the group lets nothing out (and nothing in).
+    expect(group.SecurityGroupEgress).toEqual([{ CidrIp: "255.255.255.255/32", Description: "Disallow all traffic", FromPort: 252, IpProtocol: "icmp", ToPort: 86 }]);
+    expect(group.SecurityGroupIngress).toBeUndefined();
+    template.hasResourceProperties("AWS::EC2::FlowLog", { ResourceType: "VPC", TrafficType: "ALL" });
+  });
+
+  it("its role may write its logs and let Lambda attach it to that network, nothing else", () => {
+    const role = resources[sandbox.roleLogicalId]!.Properties;
+    const managed = role.ManagedPolicyArns.map((arn: any) => JSON.stringify(arn).match(/policy\/service-role\/(\w+)/)![1]).sort();
+    expect(managed).toEqual(["AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole"]);
+    expect(role.Policies).toBeUndefined();
+    const attached = ofType("AWS::IAM::Policy").filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === sandbox.roleLogicalId));
+    expect(attached).toEqual([]);
+  });
+
+  it("reserves no concurrency unless the deployment sets it", () => {
+    expect(props.ReservedConcurrentExecutions).toBeUndefined();
+    const bounded = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, sandboxReservedConcurrency: 20 } as any);
+    const fn = functionsOf(bounded.stack).find((f) => f.path.endsWith("/Sandbox"))!;
+    expect((bounded.template.toJSON().Resources as any)[fn.logicalId].Properties.ReservedConcurrentExecutions).toBe(20);
   });
 });

@@ -20,8 +20,8 @@ beforeAll(async () => {
   main = new Client(stack.url, stack.apiKey);
   other = new Client(stack.url, stack.keys.other!);
   bad = new Client(stack.url, stack.keys.bad!);
-  const { dynamodb, region } = stack.endpoints!;
-  dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+  const { dynamodb, region, credentials } = stack.endpoints!;
+  dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials });
 });
 
 afterAll(async () => {

@@ -59,9 +59,9 @@ beforeAll(async () => {
   other = new RecordingClient(stack.url, stack.keys.other!);
   shortClient = new RecordingClient(short.url, short.apiKey);
   // Only the DynamoDB endpoint is needed (dynalite takes any region); the local table is "stepwise".
-  const { dynamodb, region, tableName } = stack.endpoints!;
+  const { dynamodb, region, tableName, credentials } = stack.endpoints!;
   table = tableName || "stepwise";
-  dynamo = new DynamoDBClient({ endpoint: dynamodb, region: region || "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+  dynamo = new DynamoDBClient({ endpoint: dynamodb, region: region || "us-east-1", credentials });
 });
 
 afterAll(async () => {

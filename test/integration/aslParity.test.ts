@@ -56,7 +56,7 @@ beforeAll(async () => {
   cliDefinition = stateMachineDefinition({ template, steps }).definition;
 
   const endpoints = stack.endpoints!;
-  const sfn = new SFNClient({ endpoint: endpoints.sfn, region: endpoints.region, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+  const sfn = new SFNClient({ endpoint: endpoints.sfn, region: endpoints.region, credentials: endpoints.credentials });
   const described = await sfn.send(new DescribeStateMachineCommand({ stateMachineArn: endpoints.stateMachineArn }));
   sfn.destroy();
   runningDefinition = described.definition!;

@@ -96,6 +96,12 @@ describe("files", () => {
     expect(hidden.body.name).toBe("env");
     const control = await upload(main, "re\u0000po\u001brt\n.md", "# x", "text/plain");
     expect(control.body.name).toBe("report.md");
+    // A right-to-left override would show "invoice\u202Efdp.exe" as "invoiceexe.pdf"; zero-width
+    // characters would make two names look alike: format characters go, what they hid shows.
+    const disguised = await upload(main, "invoice\u202Efdp.exe", "MZ", "application/octet-stream");
+    expect(disguised.body.name).toBe("invoicefdp.exe");
+    const lookalike = await upload(main, "rep\u200Bort\uFEFF.md\u2028", "# x", "text/plain");
+    expect(lookalike.body.name).toBe("report.md");
   });
 
   it("bad uploads and unknown files get a 4xx and no run", async () => {

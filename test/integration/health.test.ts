@@ -11,6 +11,7 @@ import type { Request } from "../../functions/api/routes.js";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import { Table } from "../../shared/store/table.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
+import { TEST_CREDENTIALS } from "../support/dynalite.js";
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -80,8 +81,8 @@ describe("GET /health while the local stack starts", () => {
 
 describe("GET /health's checks", () => {
   it("answers 503 naming each dependency that does not answer, and 200 once all do", async () => {
-    const dynamo = await startDynamo();
-    const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" }, maxAttempts: 1 };
+    const dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
+    const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS, maxAttempts: 1 };
     const table = Table.connect("stepwise", clientConfig);
     const admin = new DynamoDBClient(clientConfig);
     const check = async (config: { STATE_MACHINE_ARN?: string }) => {

@@ -335,8 +335,8 @@ describe("the header secret", () => {
     expect(seen.length).toBeGreaterThan(runIds.length * 2);
 
     // At rest the header is sealed: no item of the table holds it in the clear.
-    const { dynamodb, region, tableName } = stack.endpoints!;
-    const dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+    const { dynamodb, region, tableName, credentials } = stack.endpoints!;
+    const dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials });
     try {
       let items = 0;
       for await (const page of paginateScan({ client: dynamo }, { TableName: tableName })) {

@@ -4,7 +4,8 @@ import type { SandboxRequest } from "../../shared/contracts/sandbox.js";
 
 /**
  * The Python sandbox itself (what the sandbox function runs): a real Pyodide interpreter in a
- * worker thread. Every escape is tried from inside and must fail there, with the error reported.
+ * process of its own. Python-level escapes are the first fence, tried here from inside Python; what
+ * an attacker past them meets is tried in sandboxEscapes.test.ts.
  */
 const run = (code: string, extra: Partial<SandboxRequest> = {}) => runPython({ code, timeoutMs: 20_000, memoryMb: 256, ...extra }, { keepWarm: true });
 const csv = (text: string) => ({ name: "sales.csv", base64: Buffer.from(text).toString("base64") });
@@ -66,6 +67,8 @@ describe("the Python sandbox", { timeout: 120_000 }, () => {
     ["the JS bridge (pyodide)", "from pyodide.code import run_js\nrun_js('process.env')", /ImportError: pyodide(\.code)? is not available/],
     ["Pyodide's core module", "import _pyodide_core", /ImportError/],
     ["a kept module", "import sys\nsys.modules['js']", /KeyError: 'js'/],
+    ["a built-in module made without the import system", "import _imp, importlib.machinery\n_imp.create_builtin(importlib.machinery.ModuleSpec('_pyodide_core', None))", /ImportError: _pyodide_core is not available/],
+    ["the same through the built-in importer", "from importlib.machinery import BuiltinImporter, ModuleSpec\nBuiltinImporter.create_module(ModuleSpec('_pyodide_core', None))", /ImportError: _pyodide_core is not available/],
   ])("refuses %s, reporting the error", async (_name, code, error) => {
     const result = await run(code);
     expect(result.error).toMatch(error);
@@ -89,6 +92,37 @@ describe("the Python sandbox", { timeout: 120_000 }, () => {
     expect(syntax.error).toMatch(/File "main.py", line 1[\s\S]*SyntaxError/);
     const raised = await run("def divide(a, b):\n    return a / b\n\ndivide(1, 0)");
     expect(raised.error).toMatch(/Traceback[\s\S]*line 4[\s\S]*line 2, in divide[\s\S]*ZeroDivisionError: division by zero/);
+  });
+
+  it("hands back files in output/ subfolders as sub/name", async () => {
+    const code = "import os\nos.makedirs('output/charts/2026')\nopen('output/charts/2026/q1.csv', 'w').write('a\\n')\nopen('output/top.txt', 'w').write('t')";
+    const result = await run(code);
+    expect(result.error).toBeNull();
+    expect(result.outputs.map((o) => o.name).sort()).toEqual(["charts/2026/q1.csv", "top.txt"]);
+    expect(result.refused).toEqual([]);
+  });
+
+  it("refuses links in output/ with a clear reason, and keeps the other outputs", async () => {
+    const code = [
+      "import os",
+      "open('output/kept.csv', 'w').write('x,y\\n')",
+      "os.symlink('/etc/passwd', 'output/passwd')",
+      "os.symlink('/sandbox/nowhere', 'output/dangling')",
+    ].join("\n");
+    const result = await run(code);
+    expect(result.error).toBeNull();
+    expect(result.outputs.map((o) => o.name)).toEqual(["kept.csv"]);
+    expect(result.refused.sort()).toEqual([
+      "dangling: a symbolic link, not saved",
+      "passwd: a symbolic link, not saved",
+    ]);
+  });
+
+  it("keeps outputs up to the limits and says which it left out", async () => {
+    const result = await run("for i in range(55):\n    open(f'output/f{i:02d}.txt', 'w').write('x')");
+    expect(result.outputs).toHaveLength(50);
+    expect(result.refused).toHaveLength(5);
+    expect(result.refused[0]).toBe("f50.txt: more than 50 files, not saved");
   });
 
   it("cuts long output", async () => {

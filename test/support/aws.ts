@@ -5,7 +5,7 @@ import type { StackEndpoints } from "./localStack.js";
 
 /**
  * Looks behind the API of a local stack, at the emulated AWS services, with the real AWS SDK
- * clients (credentials local/local, the stack's region): what a test cannot see over HTTP.
+ * clients (signed with the stack's credentials, in its region): what a test cannot see over HTTP.
  */
 export class Behind {
   readonly dynamo: DynamoDBClient;
@@ -13,7 +13,7 @@ export class Behind {
   readonly sfn: SFNClient;
 
   constructor(readonly endpoints: StackEndpoints) {
-    const common = { region: endpoints.region || "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+    const common = { region: endpoints.region || "us-east-1", credentials: endpoints.credentials };
     this.dynamo = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
     this.sqs = new SQSClient({ ...common, endpoint: endpoints.sqs });
     this.sfn = new SFNClient({ ...common, endpoint: endpoints.sfn });

@@ -4,6 +4,9 @@ import { afterAll, beforeAll } from "vitest";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import { Table } from "../../shared/store/table.js";
 
+/** What tests sign their requests to a dynalite of their own with (it refuses any other). */
+export const TEST_CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test-secret" };
+
 /**
  * dynalite (DynamoDB's wire protocol, in this process) for the tests of one file, stopped after
  * them also when starting failed half-way. `table()` is the stack's table on it.
@@ -12,8 +15,8 @@ export function useDynalite(tableName = "stepwise"): { table(): Table } {
   let dynamo: Awaited<ReturnType<typeof startDynamo>> | undefined;
   let table: Table | undefined;
   beforeAll(async () => {
-    dynamo = await startDynamo();
-    const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+    dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
+    const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     await ensureTable(new DynamoDBClient(config), tableName);
     table = Table.connect(tableName, config);
   });

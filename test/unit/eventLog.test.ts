@@ -6,6 +6,7 @@ import { EventLog } from "../../shared/store/events.js";
 import { Table } from "../../shared/store/table.js";
 import { keys } from "../../shared/store/keys.js";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { TEST_CREDENTIALS } from "../support/dynalite.js";
 
 /**
  * The event log against dynalite (DynamoDB's wire protocol): two logs stand for two Lambdas
@@ -16,8 +17,8 @@ let dynamo: Awaited<ReturnType<typeof startDynamo>>;
 let table: Table;
 
 beforeAll(async () => {
-  dynamo = await startDynamo();
-  const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+  dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
+  const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
   await ensureTable(new DynamoDBClient(config), "events-test");
   table = Table.connect("events-test", config);
 });

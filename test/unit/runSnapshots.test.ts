@@ -26,7 +26,7 @@ let table: Table;
 let requests: string[];
 
 beforeAll(async () => {
-  dynamo = await startDynamo();
+  dynamo = await startDynamo({ credentials });
   s3 = new LocalS3({ region: "us-east-1", ...credentials });
   const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials };
   await ensureTable(new DynamoDBClient(config), "snapshots-test");

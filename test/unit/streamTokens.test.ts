@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import { StreamTokenStore } from "../../shared/store/streamTokens.js";
 import { Table } from "../../shared/store/table.js";
+import { TEST_CREDENTIALS } from "../support/dynalite.js";
 
 describe("stream tokens (against dynalite)", () => {
   let dynamo: Awaited<ReturnType<typeof startDynamo>>;
   let tokens: StreamTokenStore;
   beforeAll(async () => {
-    dynamo = await startDynamo();
-    const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+    dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
+    const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     await ensureTable(new DynamoDBClient(config), "tokens");
     tokens = new StreamTokenStore(Table.connect("tokens", config));
   });

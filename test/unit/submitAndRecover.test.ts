@@ -10,6 +10,7 @@ import { createServices, type Services } from "../../shared/services.js";
 import { cancelRun, submitRun } from "../../shared/run/submit.js";
 import { Table } from "../../shared/store/table.js";
 import type { NotifyMessage } from "../../shared/webhooks/queue.js";
+import { TEST_CREDENTIALS } from "../support/dynalite.js";
 
 /**
  * Submitting, cancelling and deciding when things go wrong, against DynamoDB's wire protocol
@@ -23,8 +24,8 @@ let table: Table;
 let tenantCounter = 0;
 
 beforeAll(async () => {
-  dynamo = await startDynamo();
-  const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+  dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
+  const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
   await ensureTable(new DynamoDBClient(clientConfig), "stepwise");
   table = Table.connect("stepwise", clientConfig);
 });

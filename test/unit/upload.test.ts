@@ -24,6 +24,12 @@ describe("parseUpload", () => {
     await expect(parseUpload(await make(1001), 1000)).rejects.toMatchObject({ statusCode: 413, code: "payload_too_large" });
   });
 
+  it("a body cut off inside the file part → 400 invalid_multipart (the file stream's error is heard)", async () => {
+    const whole = await multipart("data.bin", 5000);
+    const cut = Buffer.from(whole.body!, "base64").subarray(0, 3000);
+    await expect(parseUpload(event(cut, whole.headers["content-type"]!), 10_000)).rejects.toMatchObject({ statusCode: 400, code: "invalid_multipart" });
+  });
+
   it("keeps the client's content type, or takes it from the name", async () => {
     expect((await parseUpload(event(Buffer.from("a,b"), "text/csv; charset=utf-8", "x.csv"), 100)).contentType).toBe("text/csv");
     expect((await parseUpload(event(Buffer.from("{}"), "application/octet-stream", "x.json"), 100)).contentType).toBe("application/json");

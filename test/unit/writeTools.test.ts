@@ -18,7 +18,7 @@ import { writeReport } from "../../shared/tools/writeReport.js";
 
 const sandbox = {
   async run() {
-    return { stdout: "ok\n", stderr: "", value: null, error: null, timedOut: false, outputs: [{ name: "out.csv", base64: Buffer.from("a,b\n1,2\n").toString("base64") }], runMs: 1, startMs: 1 };
+    return { stdout: "ok\n", stderr: "", value: null, error: null, timedOut: false, outputs: [{ name: "out.csv", base64: Buffer.from("a,b\n1,2\n").toString("base64") }], refused: [], runMs: 1, startMs: 1 };
   },
 };
 

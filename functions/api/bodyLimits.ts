@@ -1,0 +1,28 @@
+import type { Config } from "../../shared/config.js";
+import { PayloadTooLargeError } from "../../shared/errors.js";
+import type { Route } from "./routes.js";
+
+/** A JSON body, on every route but the upload: far below DynamoDB's 400 KB item. */
+export const MAX_JSON_BODY_BYTES = 256 * 1024;
+
+/** API Gateway HTTP API refuses a longer request body with 413 before any function runs. */
+export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Lambda takes at most 6 MB of event in a synchronous invoke (a binary body is base64-encoded in
+ * it, so about 4.5 MB of file): on AWS, a larger request never reaches the function.
+ */
+export const LAMBDA_SYNC_EVENT_BYTES = 6 * 1024 * 1024;
+
+export const eventTooLarge = () =>
+  new PayloadTooLargeError(`The request is over ${LAMBDA_SYNC_EVENT_BYTES} bytes as the function receives it (a binary body base64-encoded): over what Lambda takes in one call.`);
+
+/** Room for a multipart body's boundaries and part headers around a file at the upload limit. */
+export const MULTIPART_ROOM_BYTES = 64 * 1024;
+
+/** The longest body a route takes: its own limit (JSON's by default), never more than API Gateway passes on. */
+export function bodyLimitOf(route: Pick<Route, "maxBodyBytes">, config: Config): number {
+  return Math.min(route.maxBodyBytes?.(config) ?? MAX_JSON_BODY_BYTES, GATEWAY_MAX_BODY_BYTES);
+}
+
+export const bodyTooLarge = (limit: number) => new PayloadTooLargeError(`The request body is over ${limit} bytes, this route's limit.`);

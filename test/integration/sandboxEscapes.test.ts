@@ -1,0 +1,207 @@
+import { createServer, type Server } from "node:http";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isolation } from "../../shared/sandbox/isolatedProcess.js";
+import { runPython } from "../../shared/sandbox/runPython.js";
+
+/**
+ * Escapes tried by code that already holds the sandbox process's JavaScript realm (`globalThis`,
+ * `process`, Node's modules): what Python code has once it gets past every Python-level block. A
+ * scripted attacker runs in the interpreter's place, started exactly as the interpreter is. Each
+ * try must be refused by the process around it, and the host must be as it was afterwards.
+ */
+const ATTACKER = fileURLToPath(new URL("../fixtures/sandboxAttacker.mjs", import.meta.url));
+
+/** Runs attacker code in a sandbox process; the outcome of each `attempt(name, …)` by name. */
+async function attack(code: string): Promise<Record<string, string>> {
+  const result = await runPython({ code, timeoutMs: 30_000, memoryMb: 128 }, { entry: ATTACKER });
+  expect(result.error).toBeNull();
+  return JSON.parse(result.value!);
+}
+
+const root = process.getuid?.() === 0;
+/** A stand-in for the stack's data folder: the local KMS key and credentials, readable by their owner only. */
+let dataDir: string;
+/** Another call's scratch folder, with a tenant's file in it. */
+let otherCall: string;
+let server: Server;
+let port: number;
+let hits = 0;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), "stepwise-data-"));
+  writeFileSync(path.join(dataDir, "local-kms.key"), "a".repeat(64), { mode: 0o600 });
+  writeFileSync(path.join(dataDir, "local-credentials.json"), JSON.stringify({ accessKeyId: "k", secretAccessKey: "s" }), { mode: 0o600 });
+  otherCall = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-"));
+  mkdirSync(path.join(otherCall, "files"));
+  writeFileSync(path.join(otherCall, "files", "salaries.csv"), "name,salary\nada,100\n");
+  // Stands in for every endpoint on loopback: the table, S3, KMS, SQS, Lambda and the API.
+  server = createServer((_req, res) => {
+    hits++;
+    res.end("secret");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(otherCall, { recursive: true, force: true });
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+describe("a sandbox process, attacked from its JavaScript realm", { timeout: 120_000 }, () => {
+  it("is isolated as far as this machine allows: as root, no network and a user of its own", async () => {
+    const how = await isolation([ATTACKER]);
+    if (root) expect(how).toEqual({ network: "none", ownUser: true });
+    else expect(["none", "host"]).toContain(how.network);
+  });
+
+  it("finds an empty environment: no credentials, keys or endpoints", async () => {
+    process.env.STEPWISE_SANDBOX_CANARY = "host-secret";
+    const outcomes = await attack(`await attempt("environment", () => process.env)`);
+    expect(outcomes.environment).toBe("reached: {}");
+  });
+
+  it("cannot read the data folder, the local KMS key or the credentials", async () => {
+    const outcomes = await attack(`
+      const fs = await import("node:fs");
+      await attempt("list the data folder", () => fs.readdirSync(${JSON.stringify(dataDir)}));
+      await attempt("read the KMS key", () => fs.readFileSync(${JSON.stringify(path.join(dataDir, "local-kms.key"))}, "utf8"));
+      await attempt("read the credentials", () => fs.readFileSync(${JSON.stringify(path.join(dataDir, "local-credentials.json"))}, "utf8"));
+      await attempt("read the project's files", () => fs.readFileSync(${JSON.stringify(path.resolve("package.json"))}, "utf8"));
+      await attempt("read /etc/passwd", () => fs.readFileSync("/etc/passwd", "utf8"));
+    `);
+    for (const outcome of Object.values(outcomes)) expect(outcome).toMatch(/^refused: ERR_ACCESS_DENIED/);
+  });
+
+  it("cannot read the environment of the process that started it, or of any other", async () => {
+    const outcomes = await attack(`
+      const fs = await import("node:fs");
+      await attempt("the parent's environment", () => fs.readFileSync("/proc/" + process.ppid + "/environ", "utf8"));
+      await attempt("init's environment", () => fs.readFileSync("/proc/1/environ", "utf8"));
+      await attempt("its own memory map", () => fs.readFileSync("/proc/self/maps", "utf8"));
+    `);
+    for (const outcome of Object.values(outcomes)) expect(outcome).toMatch(/^refused: ERR_ACCESS_DENIED/);
+  });
+
+  it("cannot read other calls' files", async () => {
+    const outcomes = await attack(`
+      const fs = await import("node:fs");
+      await attempt("list the scratch folders", () => fs.readdirSync(${JSON.stringify(tmpdir())}));
+      await attempt("read another call's input", () => fs.readFileSync(${JSON.stringify(path.join(otherCall, "files", "salaries.csv"))}, "utf8"));
+    `);
+    for (const outcome of Object.values(outcomes)) expect(outcome).toMatch(/^refused: ERR_ACCESS_DENIED/);
+  });
+
+  it("cannot write outside its output folder", async () => {
+    const marker = path.join(tmpdir(), `stepwise-escape-${process.pid}`);
+    const outcomes = await attack(`
+      const fs = await import("node:fs");
+      await attempt("write to /tmp", () => fs.writeFileSync(${JSON.stringify(marker)}, "x"));
+      await attempt("write into the data folder", () => fs.writeFileSync(${JSON.stringify(path.join(dataDir, "planted"))}, "x"));
+      await attempt("change its own inputs", () => fs.writeFileSync(scratch + "/files/planted", "x"));
+      await attempt("write to shared memory", () => fs.writeFileSync("/dev/shm/stepwise-planted", "x"));
+    `);
+    for (const outcome of Object.values(outcomes)) expect(outcome).toMatch(/^refused: ERR_ACCESS_DENIED/);
+    expect(existsSync(marker)).toBe(false);
+    expect(readdirSync(dataDir).sort()).toEqual(["local-credentials.json", "local-kms.key"]);
+    expect(readFileSync(path.join(dataDir, "local-kms.key"), "utf8")).toBe("a".repeat(64));
+  });
+
+  it("cannot start a process, a worker, an addon, WASI or the inspector", async () => {
+    const outcomes = await attack(`
+      const cp = await import("node:child_process");
+      await attempt("spawn a shell", () => cp.spawnSync("/bin/sh", ["-c", "id"]).stdout?.toString());
+      await attempt("exec", () => cp.execSync("id").toString());
+      const { Worker } = await import("node:worker_threads");
+      await attempt("start a worker", () => new Worker("1", { eval: true }) && "started");
+      await attempt("load an addon", () => process.dlopen({ exports: {} }, "/lib/x86_64-linux-gnu/libc.so.6"));
+      await attempt("start WASI", async () => new (await import("node:wasi")).WASI({ version: "preview1" }) && "started");
+      await attempt("open the inspector", async () => (await import("node:inspector")).open(0));
+    `);
+    for (const outcome of Object.values(outcomes)) expect(outcome).toMatch(/^refused: ERR_(ACCESS_DENIED|DLOPEN_DISABLED)/);
+  });
+
+  it("cannot reach Node's internal bindings", async () => {
+    const outcomes = await attack(`
+      await attempt("process.binding('fs')", () => Object.keys(process.binding("fs")));
+      await attempt("process.binding('spawn_sync')", () => Object.keys(process.binding("spawn_sync")));
+      await attempt("process._linkedBinding", () => process._linkedBinding("fs"));
+    `);
+    for (const outcome of Object.values(outcomes)) expect(outcome).toMatch(/^refused: /);
+  });
+
+  it.runIf(root)("cannot open a socket to the stack's endpoints on loopback, nor signal the stack", async () => {
+    const outcomes = await attack(`
+      const net = await import("node:net");
+      const connect = (host) => new Promise((resolve, reject) => {
+        const socket = net.connect(${port}, host);
+        socket.once("connect", () => { socket.destroy(); resolve("connected"); });
+        socket.once("error", reject);
+      });
+      await attempt("connect to 127.0.0.1", () => connect("127.0.0.1"));
+      await attempt("connect to localhost over IPv6", () => connect("::1"));
+      await attempt("fetch an endpoint", async () => (await fetch("http://127.0.0.1:${port}/")).text());
+      await attempt("signal the parent", () => process.kill(process.ppid, 0));
+    `);
+    for (const outcome of Object.values(outcomes)) expect(outcome).toMatch(/^refused: /);
+    expect(hits).toBe(0);
+  });
+
+  it("leaves nothing behind for the next call", async () => {
+    const first = await runPython(
+      {
+        code: `
+          const fs = await import("node:fs");
+          globalThis.leftBehind = "from the first call";
+          fs.writeFileSync(scratch + "/output/left.txt", "mine");
+          await attempt("remember the folder", () => scratch);
+        `,
+        timeoutMs: 30_000,
+        memoryMb: 128,
+      },
+      { entry: ATTACKER },
+    );
+    const firstScratch = JSON.parse(first.value!)["remember the folder"].slice("reached: ".length);
+    // The first call's output came back to it, and its scratch folder is gone.
+    expect(first.outputs.map((o) => o.name)).toEqual(["left.txt"]);
+    expect(existsSync(firstScratch)).toBe(false);
+    const outcomes = await attack(`
+      const fs = await import("node:fs");
+      await attempt("see the first call's global", () => globalThis.leftBehind ?? "nothing");
+      await attempt("see the first call's output", () => fs.readdirSync(scratch + "/output"));
+      await attempt("read the first call's folder", () => fs.readdirSync(${JSON.stringify(firstScratch)}));
+    `);
+    expect(outcomes["see the first call's global"]).toBe("reached: nothing");
+    expect(outcomes["see the first call's output"]).toBe("reached: []");
+    expect(outcomes["read the first call's folder"]).toMatch(/^refused: /);
+  });
+
+  it("cannot hand back a host file through its output folder", async () => {
+    const result = await runPython(
+      {
+        code: `
+          const fs = await import("node:fs");
+          await attempt("link to a host file", () => fs.symlinkSync("/etc/passwd", scratch + "/output/passwd"));
+          await attempt("link to its own input", () => fs.linkSync(scratch + "/files/in.txt", scratch + "/output/hard.txt"));
+          fs.mkdirSync(scratch + "/output/sub");
+          fs.writeFileSync(scratch + "/output/sub/kept.txt", "kept");
+        `,
+        files: [{ name: "in.txt", base64: Buffer.from("input").toString("base64") }],
+        timeoutMs: 30_000,
+        memoryMb: 128,
+      },
+      { entry: ATTACKER },
+    );
+    const outcomes = JSON.parse(result.value!);
+    // Whatever the permission model let through, nothing but the plain file comes back.
+    expect(result.outputs.map((o) => [o.name, Buffer.from(o.base64, "base64").toString()])).toEqual([["sub/kept.txt", "kept"]]);
+    if (outcomes["link to a host file"].startsWith("reached")) expect(result.refused).toContain("passwd: a symbolic link, not saved");
+    if (outcomes["link to its own input"].startsWith("reached")) expect(result.refused).toContain("hard.txt: a hard link, not saved");
+  });
+});
