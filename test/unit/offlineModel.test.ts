@@ -166,7 +166,7 @@ describe("offline model server", () => {
     expect(last.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments).command)).toEqual(["check", "finish"]);
   });
 
-  it("judges a step with a failed tool not met and revises the failed task, so the step runs again", () => {
+  it("judges a step with a failed tool not met and revises it to the failed task, so the step runs again", () => {
     const shown = ["Current plan:", "Plan: p", "Steps:", "1. [in_progress] Gather the facts", '   - use calculator {"expression": "2+"}', "   - Evaluate 2+2 with the calculator", "   done when: every task has a result"].join("\n");
     const text = [
       shown,
@@ -180,7 +180,7 @@ describe("offline model server", () => {
     const reply = respond({ messages: [system("planner"), user(text)], tools: [planning] });
     expect(reply.toolCalls.map((c) => c.arguments)).toEqual([
       { command: "check", step_index: 0, met: false, reason: expect.stringContaining("1 of 2 task(s) did not succeed") },
-      { command: "update", steps: [{ title: "Gather the facts", tasks: ['Explain why this could not be done: calculator {"expression": "2+"}', "Evaluate 2+2 with the calculator"], done_when: "every task has a result" }] },
+      { command: "update", steps: [{ title: "Gather the facts", tasks: ['Explain why this could not be done: calculator {"expression": "2+"}'], done_when: "every task has a result" }] },
     ]);
   });
 

@@ -50,7 +50,7 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
 /**
  * The step's done_when judged from its results: met when every task returned a result and no tool
  * failed. Met: checked, and finished after the last step. Not met: checked, and the step revised —
- * each task that failed becomes a task to explain why it could not be done — so it runs again.
+ * only the tasks that failed are kept, each become a task to explain why it could not be done — so it runs again.
  */
 function checkStep(text: string, index: number): Decision {
   const results = text.split(/\r?\n/).filter((line) => /^- \[[\w.]+\] /.test(line));
@@ -68,7 +68,8 @@ function checkStep(text: string, index: number): Decision {
     if (step) {
       // Result lines name their task "[s1.t2]": the step's second task.
       const failedAt = new Set(failed.map((line) => Number(/^- \[s\d+\.t(\d+)\]/.exec(line)?.[1] ?? 0) - 1));
-      step.tasks = step.tasks.map((task, i) => (failedAt.has(i) ? `${EXPLAIN}${task.replace(/\buse\s+/g, "")}` : task));
+      // Only what was not done runs again: each failed task, revised; the results of the others stand.
+      step.tasks = step.tasks.flatMap((task, i) => (failedAt.has(i) ? [`${EXPLAIN}${task.replace(/\buse\s+/g, "")}`] : []));
       calls.push({ name: "planning", arguments: { command: "update", steps } });
     }
   }
