@@ -33,7 +33,7 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   const iteration = returningFromMap ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0);
   const deciding = input.next === "approve" && input.interruptId && !returningFromMap;
   // One round trip before the model: the run, this iteration's planner journal (every revision),
-  // the last step's results and a person's decision on the plan.
+  // the last step's results, a person's decision on the plan, and the run's files (for the prompt).
   const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
   const [record, journals, results, decision, files] = await Promise.all([
     ports.runs.get(run.runId),
@@ -43,7 +43,7 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
     ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  // The planner's prompt names what its executors can do and the run's files (read with the run).
+  // The planner's prompt also names what its executors can do (the tenant's catalog, cached).
   // What only the next step's context needs is read while the model thinks (asked for once
   // the model call is on its way): the last step's context (it holds the results before that step;
   // with its own results, the next step's).
