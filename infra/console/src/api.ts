@@ -69,7 +69,7 @@ export interface RunSummary {
   mode: string | null;
   input: string;
   usage: Usage;
-  estimatedCostUsd: number;
+  estimatedCostUsd?: number;
   createdAt: string;
 }
 export interface Usage {
@@ -108,7 +108,7 @@ export interface RunView extends RunSummary {
   files: FileMeta[];
   error: { code: string; message: string } | null;
   pendingInterrupts: Interrupt[];
-  estimatedCostUsd: number;
+  estimatedCostUsd?: number;
   links: { self: string; stream: string; console?: string };
 }
 export interface RunEvent {
@@ -119,6 +119,7 @@ export interface RunEvent {
 }
 export interface ToolInfo {
   name: string;
+  description: string;
   access: string;
   parameters: { properties?: Record<string, { type?: string | string[] }>; required?: string[] };
 }

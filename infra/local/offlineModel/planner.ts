@@ -78,29 +78,22 @@ function checkStep(text: string, index: number): Decision {
 
 /**
  * A plan made only of what the request offers: tasks for the tools its executors have (the tools
- * the planner's prompt lists) over the files whose names reached it.
+ * the planner's prompt lists) over the files whose names reached it. Tool calls named outright
+ * ("use <tool> {…}") are all the request wants, unless it asks for a report.
  */
 export function createPlan(request: string, team: ReadonlySet<string>, files: readonly string[]): Record<string, unknown> {
   const facts = factTasks(request, team);
+  const gather = { title: "Gather the facts", tasks: facts.length ? facts : [`Answer the request: ${cut(oneLine(request), 200)}`], done_when: "Every task of this step has returned a result." };
+  const report = {
+    title: "Write the report",
+    tasks: ["Write a report of the results to report.md with write_artifact"],
+    done_when: "report.md has been written and lists every result.",
+  };
+  const wantsReport = team.has("write_artifact") && (/\breport\b/i.test(request) || findToolDirectives(request).length === 0);
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,
-    steps: workSteps(request, team, files) ?? [
-      {
-        title: "Gather the facts",
-        tasks: facts.length ? facts : [`Answer the request: ${cut(oneLine(request), 200)}`],
-        done_when: "Every task of this step has returned a result.",
-      },
-      ...(team.has("write_artifact")
-        ? [
-            {
-              title: "Write the report",
-              tasks: ["Write a report of the results to report.md with write_artifact"],
-              done_when: "report.md has been written and lists every result.",
-            },
-          ]
-        : []),
-    ],
+    steps: workSteps(request, team, files) ?? (wantsReport ? [gather, report] : [gather]),
   };
 }
 

@@ -7,7 +7,7 @@ import { say, type ChatMessage, type Decision } from "./types.js";
 export function summarize(messages: readonly ChatMessage[]): Decision {
   const userText = lastUserText(messages);
   const request = oneLine(labelledText(userText, "Request:") ?? firstUserText(messages));
-  const results = resultsBlock(userText);
+  const results = taskResults(userText);
   const files = labelledText(userText, "Files:");
   const lines = [
     `Answer to: ${request || "(no request was given)"}`,
@@ -19,13 +19,16 @@ export function summarize(messages: readonly ChatMessage[]): Decision {
   return say(lines.join("\n"));
 }
 
-/** The lines under "Task results:" up to the "Files:" line (or the end), blank lines inside results kept. */
-function resultsBlock(text: string): string[] {
+/**
+ * Each task's result whole, as the summarizer was given it (a result's figures, tables and lists
+ * follow its bullet on lines of their own): the lines after "Task results:", up to "Files:".
+ */
+function taskResults(text: string): string[] {
   const lines = text.split(/\r?\n/);
   const start = lines.findIndex((line) => line.trim() === "Task results:");
-  if (start < 0) return lines.filter((line) => line.startsWith("- "));
-  const end = lines.findIndex((line, i) => i > start && line.startsWith("Files:"));
+  if (start < 0) return [];
+  const end = lines.findIndex((line, i) => i > start && /^Files:/.test(line));
   const block = lines.slice(start + 1, end < 0 ? undefined : end);
   while (block.length && !block.at(-1)!.trim()) block.pop();
-  return block;
+  return block.some((line) => line.startsWith("- ")) ? block : [];
 }
