@@ -6,6 +6,7 @@ import type { PlanInput, PlanOutput } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { planningTool, type PlanBoard } from "../tools/planning.js";
 import { askUser } from "../tools/askUser.js";
+import { defineTool } from "../tools/tool.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { quietly, runAgentLoop, type LoopPorts, type RunScope } from "./loop.js";
@@ -207,7 +208,8 @@ async function revisePlan(
     role: "planner",
     system: () => plannerPrompt(context.prompt),
     conversation: [...history, { role: "user", content: userMessage }],
-    tools: new ToolRegistry(board.plan ? [planningTool(board)] : [planningTool(board), askUser]),
+    // The same tools on every call (a provider's prompt cache keys on them); ask_user only asks before there is a plan.
+    tools: new ToolRegistry([planningTool(board), board.plan ? askUserTooLate : askUser]),
     maxRounds: 5,
     journal: context.journal,
     runActive: !TERMINAL_STATUSES.has(record.status),
@@ -221,6 +223,16 @@ async function revisePlan(
   }
   return outcome;
 }
+
+/** ask_user as the planner sees it once a plan exists: the same tool to the model, an error when called. */
+const askUserTooLate = defineTool({
+  ...askUser,
+  asksUser: false,
+  pure: true,
+  async run() {
+    return "Error: ask_user is for a requirement missing before the plan exists. Work with the plan and the results you have, or revise the plan.";
+  },
+});
 
 /** Unique within the run: the step's number (its iteration, from 1) and the task's ("s2.t1"). */
 export const taskIdFor = (iteration: number, index: number) => `s${iteration + 1}.t${index + 1}`;

@@ -132,7 +132,7 @@ describe("the router chooses plan_solve", () => {
     expect(turns[0]!.role).toBe("router");
     expect(turns.filter((t) => t.role === "router")).toHaveLength(1);
     expect(turns[1]!.role).toBe("planner");
-    // Before there is a plan, the planner may also ask the user.
+    // The planner may also ask the user (before there is a plan).
     expect(turns[1]!.tools).toEqual(["planning", "ask_user"]);
     expect(last(turns[1]!).content).toBe(`Request: ${INPUT}`);
   });
