@@ -10,7 +10,9 @@
  * 4. Workloads W1 and W16 (test/bench/workloads.ts) against a model with a fixed latency: the ratio
  *    to the critical path, the gaps, DynamoDB requests, CPU and memory.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * 5. Prompt prefix reuse per role (promptCache.ts): how much of each request a provider's prompt cache can reuse.
+ *
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -99,3 +101,4 @@ if (wanted("sandbox")) {
   await benchSandbox();
   await benchSandboxMemory();
 }
+if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache();
