@@ -12,7 +12,9 @@
  *
  * 5. Prompt prefix reuse per role (promptCache.ts): how much of each request a provider's prompt cache can reuse.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * 6. Capacity on paper (capacity.ts): each AWS quota's use at 1,000 and 10,000 runs in flight, and the cost per 1,000 runs.
+ *
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `capacity`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -102,3 +104,4 @@ if (wanted("sandbox")) {
   await benchSandboxMemory();
 }
 if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache();
+if (wanted("capacity")) await (await import("./capacity.js")).benchCapacity();
