@@ -7,7 +7,9 @@ import { startLocalStack } from "./stack.js";
  * PORT (default 3000), STEPWISE_API_KEY (default: the data folder's key, made at its first start;
  * a new one in memory), STEPWISE_DATA_DIR (default
  * .stepwise/data; "memory" keeps nothing), STEPWISE_API_KEYS ("tenant=key,…" for more tenants),
- * INTERRUPT_TIMEOUT_SECONDS (default 24 h), MAX_CONCURRENCY (executors at once, default 8).
+ * INTERRUPT_TIMEOUT_SECONDS (default 24 h), MAX_CONCURRENCY (executors at once, default 8),
+ * STEPWISE_LOCAL_CONTAINERS (run the step functions in this many processes, invoked in turn, as
+ * separate Lambda containers; default 0: in this process).
  */
 const dataSetting = process.env.STEPWISE_DATA_DIR ?? path.join(".stepwise", "data");
 const dataDir = dataSetting === "memory" ? undefined : dataSetting;
@@ -17,6 +19,12 @@ for (const pair of (process.env.STEPWISE_API_KEYS ?? "").split(",").filter(Boole
   const [tenant, key] = pair.split("=");
   if (!tenant || !key) throw new Error(`STEPWISE_API_KEYS entries are tenant=key, got '${pair}'`);
   apiKeys[key] = tenant;
+}
+
+function localContainers(setting: string | undefined): number {
+  const count = Number(setting || 0);
+  if (!Number.isInteger(count) || count < 0 || count > 64) throw new Error(`STEPWISE_LOCAL_CONTAINERS is a whole number from 0 to 64, got '${setting}'`);
+  return count;
 }
 
 // Variables set but empty mean "unset" (tests clear the caller's OpenAI settings this way).
@@ -32,6 +40,7 @@ const stack = await startLocalStack({
   progress: (part, ms) => say(`  ${part.padEnd(36)} ${(ms / 1000).toFixed(1)} s`),
   apiKeys,
   modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
+  containers: localContainers(process.env.STEPWISE_LOCAL_CONTAINERS),
   stateMachine: {
     interruptTimeoutSeconds: process.env.INTERRUPT_TIMEOUT_SECONDS ? Number(process.env.INTERRUPT_TIMEOUT_SECONDS) : undefined,
     maxConcurrency: process.env.MAX_CONCURRENCY ? Number(process.env.MAX_CONCURRENCY) : undefined,
@@ -46,7 +55,7 @@ say(`  ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 
 if (process.env.STEPWISE_READY_JSON) {
   // Machine-readable line for scripts and tests that start the stack.
-  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints }));
+  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints, containerPids: stack.containerPids }));
 } else {
   console.log(`Stepwise is running at ${stack.url}
   API key:  ${apiKey}

@@ -1,0 +1,19 @@
+// One local "Lambda container" (see containers.ts): loads the handlers named on its command line,
+// answers the stack's invocations over IPC, and ends when the stack is gone.
+import { invokeLambda, loadHandler } from "./lambda.js";
+
+const entries = process.argv.slice(2);
+
+process.on("disconnect", () => process.exit(0));
+await Promise.all(entries.map(loadHandler));
+
+process.on("message", async (message: { id: number; entry: string; event: unknown }) => {
+  try {
+    const result = await invokeLambda(message.entry, message.event);
+    if (process.connected) process.send!({ id: message.id, result });
+  } catch (error) {
+    const err = error as Error;
+    if (process.connected) process.send!({ id: message.id, error: { name: err.name, message: err.message } });
+  }
+});
+process.send!({ ready: true });
