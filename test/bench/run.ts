@@ -9,8 +9,10 @@
  * 3. MCP tool calls: a session per call (what agents do) against a session kept open (mcpCalls.ts).
  * 4. Workloads W1 and W16 (test/bench/workloads.ts) against a model with a fixed latency: the ratio
  *    to the critical path, the gaps, DynamoDB requests, CPU and memory.
+ * 5. The event log written by 16 and 40 executors in separate processes (eventLog.ts): puts per
+ *    append and the append time's p99.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `eventlog`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -95,3 +97,4 @@ if (wanted("mcp")) {
   for (const line of await mcpCallFigures()) console.log(line);
 }
 if (wanted("sandbox")) await (await import("./sandbox.js")).benchSandbox();
+if (wanted("eventlog")) await (await import("./eventLog.js")).benchEventLog();
