@@ -297,11 +297,18 @@ export class EventLog implements RunEvents {
   }
 
   /**
-   * Writes events at a number nobody wrote (a gap in a log written by an older version, which
-   * took numbers from a counter before writing): used by recovery; never overwrites.
+   * Fills every number taken and never written, at once: for a restart, when no writer is running
+   * (readers fill such a number only once later events are FILL_AFTER_MS old). `taken`: the last
+   * number an older version took from a counter on the run itself.
    */
-  async putAt(runId: string, firstSeq: number, bodies: EventBody[]): Promise<void> {
-    await this.putItem(runId, firstSeq, bodies.map((body) => EventBody.parse(body)), new Date().toISOString());
+  async fillLost(runId: string, taken = 0): Promise<void> {
+    const last = Math.max(taken, (await this.tip(runId)).seq);
+    if (last === 0) return;
+    const items = await this.table.queryPrefix<Record<string, unknown>>(keys.eventsPk(runId), keys.eventPrefix);
+    const written = new Set(items.flatMap((item) => eventsOf(item).map((e) => e.seq)));
+    for (let seq = 1; seq <= last; seq++) {
+      if (!written.has(seq)) await this.putItem(runId, seq, [LOST_EVENT], new Date().toISOString());
+    }
   }
 
   /**

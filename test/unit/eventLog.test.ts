@@ -118,6 +118,16 @@ describe("EventLog", () => {
     expect(await new EventLog(table, 1).list("run_hole", 1, 2)).toEqual(filled.slice(1, 3));
   });
 
+  it("after a restart, with no writer running, every number taken and never written is filled at once", async () => {
+    const log = new EventLog(table, 1);
+    await log.append("run_restart", [thought("a", 0), thought("a", 1)]); // one item holding 1 and 2
+    await table.doc.send(new UpdateCommand({ TableName: "events-test", Key: keys.eventCounter("run_restart"), UpdateExpression: "ADD seq :two", ExpressionAttributeValues: { ":two": 2 } }));
+    await log.append("run_restart", [thought("a", 2)]); // 5; 3 and 4 were taken by a writer that stopped
+    expect((await log.list("run_restart")).map((e) => e.seq)).toEqual([1, 2]);
+    await new EventLog(table, 1).fillLost("run_restart");
+    expect((await log.list("run_restart")).map((e) => `${e.seq}:${e.type}`)).toEqual(["1:agent.thought", "2:agent.thought", "3:run.resumed", "4:run.resumed", "5:agent.thought"]);
+  });
+
   it("a writer too slow to write its number before a reader filled it appends again at a new number: its events once, after what was shown", async () => {
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     const slowTable = Table.connect("events-test", config);
