@@ -96,5 +96,9 @@ if (wanted("mcp")) {
   const { mcpCallFigures } = await import("./mcpCalls.js");
   for (const line of await mcpCallFigures()) console.log(line);
 }
-if (wanted("sandbox")) await (await import("./sandbox.js")).benchSandbox();
+if (wanted("sandbox")) {
+  const { benchSandbox, benchSandboxMemory } = await import("./sandbox.js");
+  await benchSandbox();
+  await benchSandboxMemory();
+}
 if (wanted("eventlog")) await (await import("./eventLog.js")).benchEventLog();

@@ -69,7 +69,7 @@ export interface RunSummary {
   mode: string | null;
   input: string;
   usage: Usage;
-  estimatedCostUsd: number;
+  estimatedCostUsd?: number;
   createdAt: string;
 }
 export interface Usage {
@@ -106,7 +106,7 @@ export interface RunView extends RunSummary {
   files: FileMeta[];
   error: { code: string; message: string } | null;
   pendingInterrupts: Interrupt[];
-  estimatedCostUsd: number;
+  estimatedCostUsd?: number;
   links: { self: string; stream: string; console?: string };
 }
 export interface RunEvent {
@@ -117,6 +117,7 @@ export interface RunEvent {
 }
 export interface ToolInfo {
   name: string;
+  description: string;
   access: string;
   parameters: { properties?: Record<string, { type?: string | string[] }>; required?: string[] };
 }
