@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { randomBytes } from "node:crypto";
 import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
@@ -55,7 +56,9 @@ interface Pending {
  * that stopped (or to a counter update the SDK sent twice), and the reader fills it with a
  * `run.resumed` event saying so, by a conditional put: the stopped writer's put, should it land
  * after all, fails its condition and that writer appends again at a new number. Numbers are
- * therefore each used once, and readers that agree on a prefix agree on it forever.
+ * therefore each used once, and readers that agree on a prefix agree on it forever. Each item
+ * names its writer, so a put the SDK sends again after its answer was lost finds its own item
+ * and does not append twice.
  *
  * The terminal event closes the log in the same counter update that gives it its number (later
  * appends are refused by the update's condition, so the terminal event stays last); its number is
@@ -142,10 +145,14 @@ export class EventLog implements RunEvents {
       if (first === undefined) return close ? this.writeLostClose(runId, bodies) : undefined;
       const at = new Date().toISOString();
       if (key !== undefined) await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.eventKey(runId, key), first, ttl: expiresAt(this.retentionDays) } }));
-      if (await this.putItem(runId, first, bodies, at, { close, key })) return { first, at };
+      // The item names its writer: a put the SDK sent again after its answer was lost finds its own item there.
+      const writer = randomBytes(9).toString("base64url");
+      if (await this.putItem(runId, first, bodies, at, { close, key, writer })) return { first, at };
+      const there = await this.itemAt(runId, first);
+      if (there?.writer === writer) return { first, at };
       // The number is used: a reader filled it (this writer was too slow), or the log was written by
       // the version before the counter. Where the terminal event was written instead, the log is closed.
-      if (close && (await this.itemAt(runId, first))?.closed === true) return undefined;
+      if (close && there?.closed === true) return undefined;
       if (attempt >= 5) throw new Error(`event log of ${runId}: no free number after ${attempt + 1} attempts`);
       await this.catchUp(runId, close ? first : undefined);
     }
@@ -180,7 +187,7 @@ export class EventLog implements RunEvents {
   }
 
   /** Puts one item at `first` if no item is there; false if one is. */
-  private async putItem(runId: string, first: number, bodies: EventBody[], at: string, options: { close?: boolean; key?: string } = {}): Promise<boolean> {
+  private async putItem(runId: string, first: number, bodies: EventBody[], at: string, options: { close?: boolean; key?: string; writer?: string } = {}): Promise<boolean> {
     try {
       await this.table.doc.send(
         new PutCommand({
@@ -190,6 +197,7 @@ export class EventLog implements RunEvents {
             events: bodies.map((body, i) => ({ ...body, seq: first + i, at })),
             ...(options.key !== undefined ? { dedupeKey: options.key } : {}),
             ...(options.close ? { closed: true } : {}),
+            ...(options.writer !== undefined ? { writer: options.writer } : {}),
             ttl: expiresAt(this.retentionDays),
           },
           ConditionExpression: "attribute_not_exists(pk)",
@@ -204,7 +212,13 @@ export class EventLog implements RunEvents {
 
   private async itemAt(runId: string, first: number): Promise<Record<string, unknown> | undefined> {
     const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.event(runId, first), ConsistentRead: true, ProjectionExpression: "sk, closed" }),
+      new GetCommand({
+        TableName: this.table.name,
+        Key: keys.event(runId, first),
+        ConsistentRead: true,
+        ProjectionExpression: "sk, #closed, #writer",
+        ExpressionAttributeNames: { "#closed": "closed", "#writer": "writer" },
+      }),
     );
     return Item;
   }

@@ -128,6 +128,26 @@ describe("EventLog", () => {
     expect((await log.list("run_restart")).map((e) => `${e.seq}:${e.type}`)).toEqual(["1:agent.thought", "2:agent.thought", "3:run.resumed", "4:run.resumed", "5:agent.thought"]);
   });
 
+  it("a put whose answer was lost and which the SDK sends again counts once: the writer finds its own item", async () => {
+    const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
+    const flaky = Table.connect("events-test", config);
+    let lost = 0;
+    // Below the SDK's retries: the first put reaches the table, then its connection "resets".
+    flaky.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === "PutItemCommand" && lost++ === 0) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET", $metadata: {} });
+        return result;
+      },
+      { step: "deserialize" },
+    );
+    const appended = await new EventLog(flaky, 1).append("run_lost_answer", [thought("a", 0)]);
+    expect(lost).toBe(2); // the put was sent twice
+    expect(appended.map((e) => e.seq)).toEqual([1]);
+    await new EventLog(table, 1).append("run_lost_answer", [thought("b", 0)]);
+    expect((await new EventLog(table, 1).list("run_lost_answer")).map((e) => `${e.seq}:${"taskId" in e.data ? e.data.taskId : ""}`)).toEqual(["1:a", "2:b"]);
+  });
+
   it("a writer too slow to write its number before a reader filled it appends again at a new number: its events once, after what was shown", async () => {
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     const slowTable = Table.connect("events-test", config);
