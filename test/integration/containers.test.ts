@@ -40,12 +40,16 @@ describe("step functions in four containers", () => {
     stack = await startStack({ STEPWISE_LOCAL_CONTAINERS: "4", MAX_CONCURRENCY: "12", OFFLINE_MODEL_LATENCY_MS: "100" });
     client = new Client(stack.url, stack.apiKey);
     cpuBefore = stack.containerPids.map(cpuTicks);
-    ({ runId } = await client.submit({ input: INPUT, mode: "plan_solve" }));
-    // A client follows the run, is cut off while the executors write, and resumes with Last-Event-ID.
-    const first = await client.stream(runId, { stopAfter: 20 });
-    const rest = await client.stream(runId, { lastEventId: first.frames.at(-1)!.id });
-    streamed = { first, rest };
-    ({ run, events: logged } = await client.waitForEnd(runId, 120_000));
+    try {
+      ({ runId } = await client.submit({ input: INPUT, mode: "plan_solve" }));
+      // A client follows the run, is cut off while the executors write, and resumes with Last-Event-ID.
+      const first = await client.stream(runId, { stopAfter: 20 });
+      const rest = await client.stream(runId, { lastEventId: first.frames.at(-1)!.id });
+      streamed = { first, rest };
+      ({ run, events: logged } = await client.waitForEnd(runId, 120_000));
+    } catch (error) {
+      throw new Error(`${error}\nthe stack's last log lines:\n${stack.logs.join("").split("\n").slice(-40).join("\n")}`, { cause: error });
+    }
   }, 240_000);
 
   afterAll(async () => {
