@@ -4,6 +4,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import type { Config } from "./config.js";
 import { JsonContractModel } from "./llm/jsonContractModel.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
+import { RoleModel } from "./llm/roleModel.js";
 import type { ChatModel } from "./llm/types.js";
 import { ApiKeyStore } from "./store/apiKeys.js";
 import { EventLog } from "./store/events.js";
@@ -63,16 +64,33 @@ function secretReader(secretId: string, region: string): () => Promise<string> {
   };
 }
 
-/** The configured model; for models without native tool calling, behind the JSON contract. */
+/**
+ * The configured model with its per-role settings and fallback; for models without native tool
+ * calling, behind the JSON contract.
+ */
 function modelFor(config: Config): ChatModel {
-  const model = new OpenAIModel({
-    model: config.STEPWISE_MODEL,
-    baseURL: config.OPENAI_BASE_URL,
-    apiKey: config.OPENAI_API_KEY_SECRET_ARN ? secretReader(config.OPENAI_API_KEY_SECRET_ARN, config.AWS_REGION) : config.OPENAI_API_KEY,
-    timeoutMs: config.LLM_TIMEOUT_MS,
-    maxRetries: config.LLM_MAX_RETRIES,
+  const apiKey = config.OPENAI_API_KEY_SECRET_ARN ? secretReader(config.OPENAI_API_KEY_SECRET_ARN, config.AWS_REGION) : config.OPENAI_API_KEY;
+  const endpoint = (model: string) =>
+    new OpenAIModel({
+      model,
+      baseURL: config.OPENAI_BASE_URL,
+      apiKey,
+      timeoutMs: config.LLM_TIMEOUT_MS,
+      maxRetries: config.LLM_MAX_RETRIES,
+      maxTokensField: maxTokensField(config),
+    });
+  const model = new RoleModel(endpoint(config.STEPWISE_MODEL), {
+    roles: config.STEPWISE_ROLE_SETTINGS,
+    fallback: config.STEPWISE_FALLBACK_MODEL ? endpoint(config.STEPWISE_FALLBACK_MODEL) : undefined,
   });
   return config.STEPWISE_FUNCTION_CALL_MODE === "json" ? new JsonContractModel(model) : model;
+}
+
+/** OpenAI and Azure OpenAI take `max_completion_tokens` (their reasoning models reject `max_tokens`); other servers `max_tokens`. */
+function maxTokensField(config: Config): "max_tokens" | "max_completion_tokens" {
+  if (config.STEPWISE_MAX_TOKENS_FIELD !== "auto") return config.STEPWISE_MAX_TOKENS_FIELD;
+  const host = config.OPENAI_BASE_URL ? new URL(config.OPENAI_BASE_URL).hostname : "api.openai.com";
+  return /(^|\.)openai\.com$|\.openai\.azure\.com$/.test(host) ? "max_completion_tokens" : "max_tokens";
 }
 
 /** `sfn`: the Step Functions client the executions adapter uses (tests point it elsewhere). */
