@@ -67,7 +67,7 @@ export const DeploymentSettings = z
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
     interruptTimeoutHours: z.coerce.number().positive().max(24 * 7).optional(),
-    /** Concurrency kept for the public API and the stream, so they cannot starve the agents. */
+    /** Concurrency reserved for the public API and the stream (none by default: see the README on the account's quota). */
     apiReservedConcurrency: positiveInt.optional(),
     streamReservedConcurrency: positiveInt.optional(),
     /** HTTP API stage throttling (requests per second, burst). */

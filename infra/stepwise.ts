@@ -136,7 +136,9 @@ export class Stepwise extends Construct {
       table,
       environment,
       timeout: Duration.minutes(15),
-      overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency ?? 50 },
+      // No reserved concurrency unless set: Lambda keeps 100 of the account's executions unreserved,
+      // and new accounts have a quota too small to reserve any (README, "Configuration").
+      overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency },
     });
     table.grant(this.stream, ...TABLE_READ);
     const streamUrl = this.stream.addFunctionUrl({
@@ -150,7 +152,7 @@ export class Stepwise extends Construct {
       table,
       environment: { ...environment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
       timeout: Duration.seconds(29),
-      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency ?? 50, bundling: withConsoleBundle(BUNDLING) },
+      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
     stateMachine.grantStartExecution(this.api);

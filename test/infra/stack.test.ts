@@ -63,10 +63,16 @@ describe("alarms and dashboard", () => {
 });
 
 describe("limits", () => {
-  it("the API and the stream have reserved concurrency; the notifier's batch fits its timeout and the queue's visibility is 6× it", () => {
+  it("no function reserves concurrency by default (a new account's quota has no room for it); the API and the stream reserve what the settings say", () => {
+    for (const fn of ours) expect(resources[fn.logicalId]!.Properties.ReservedConcurrentExecutions, fn.path).toBeUndefined();
+    const reserved = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, apiReservedConcurrency: 30, streamReservedConcurrency: 20 });
+    const reservedResources = reserved.template.toJSON().Resources as Record<string, { Properties: any }>;
+    const reservation = (suffix: string) => reservedResources[functionsOf(reserved.stack).find((f) => f.path.endsWith(suffix))!.logicalId]!.Properties.ReservedConcurrentExecutions;
+    expect([reservation("/Api"), reservation("/Stream"), reservation("/Notify")]).toEqual([30, 20, undefined]);
+  });
+
+  it("the notifier's batch fits its timeout and the queue's visibility is 6× it", () => {
     const byPath = (suffix: string) => resources[ours.find((f) => f.path.endsWith(suffix))!.logicalId]!.Properties;
-    expect(byPath("/Api").ReservedConcurrentExecutions).toBe(50);
-    expect(byPath("/Stream").ReservedConcurrentExecutions).toBe(50);
     const notify = byPath("/Notify");
     const mapping = ofType("AWS::Lambda::EventSourceMapping")[0]!.Properties;
     expect(mapping.BatchSize * 10).toBeLessThan(notify.Timeout); // 10 s per webhook attempt
