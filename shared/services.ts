@@ -1,51 +1,29 @@
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { SFNClient } from "@aws-sdk/client-sfn";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { KMSClient } from "@aws-sdk/client-kms";
+import type { SFNClient } from "@aws-sdk/client-sfn";
+import { createBaseServices, type BaseServices } from "./baseServices.js";
 import type { Config } from "./config.js";
 import { JsonContractModel } from "./llm/jsonContractModel.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
 import type { ChatModel } from "./llm/types.js";
-import { ApiKeyStore } from "./store/apiKeys.js";
-import { EventLog } from "./store/events.js";
-import { S3Client } from "@aws-sdk/client-s3";
-import { S3FileStore } from "./store/s3Files.js";
-import { EventedFileStore } from "./run/fileEvents.js";
-import { catalogWith } from "./tools/builtins.js";
-import { workTools } from "./tools/workTools.js";
-import { KMSClient } from "@aws-sdk/client-kms";
+import type { Ports } from "./ports/index.js";
 import { EnvelopeCipher } from "./secrets/envelope.js";
 import { ToolSourceStore } from "./store/toolSources.js";
+import { catalogWith } from "./tools/builtins.js";
 import { McpToolCatalog } from "./tools/mcp/catalog.js";
-import { InterruptStore } from "./store/interrupts.js";
-import { Journal } from "./store/journal.js";
-import { RunStore } from "./store/runs.js";
-import { RunSnapshots } from "./store/runSnapshots.js";
-import { Table } from "./store/table.js";
-import { TaskStore } from "./store/tasks.js";
-import { SessionStore } from "./store/sessions.js";
-import { Listings } from "./store/listings.js";
-import { StreamTokenStore } from "./store/streamTokens.js";
-import { ActiveRuns } from "./store/tenants.js";
-import { WebhookStore } from "./store/webhooks.js";
-import { IdempotencyStore } from "./store/idempotency.js";
-import { StepFunctionsExecutions } from "./store/stepFunctions.js";
-import type { Ports } from "./ports/index.js";
-import { NotifyQueue } from "./webhooks/queue.js";
+import { workTools } from "./tools/workTools.js";
+
+export type { BaseServices } from "./baseServices.js";
 
 /**
- * Everything a handler needs, built from configuration once per cold start, injectable in tests:
- * the core's ports (adapters here) and what only the API uses.
+ * Everything a handler that runs agents or lists their tools needs, built from configuration once
+ * per cold start, injectable in tests: the base services (shared/baseServices.ts), the model, the
+ * tool catalog and the tool sources.
  */
-export interface Services extends Ports {
-  table: Table;
-  /** A run with its tasks, files and interrupts, in one read (`GET /v1/runs/{id}`). */
-  snapshots: RunSnapshots;
+export interface Services extends BaseServices, Pick<Ports, "model" | "tools"> {
   toolSources: ToolSourceStore;
   /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
   secrets: EnvelopeCipher;
-  apiKeys: ApiKeyStore;
-  listings: Listings;
-  streamTokens: StreamTokenStore;
 }
 
 /** Reads the secret once per container, when the first model call needs it. */
@@ -75,38 +53,21 @@ function modelFor(config: Config): ChatModel {
   return config.STEPWISE_FUNCTION_CALL_MODE === "json" ? new JsonContractModel(model) : model;
 }
 
-/** `sfn`: the Step Functions client the executions adapter uses (tests point it elsewhere). */
-export function createServices(config: Config, overrides: Partial<Services> & { sfn?: SFNClient } = {}): Services {
-  const { sfn, ...replaced } = overrides;
-  const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
-  const days = config.RETENTION_DAYS;
-  const runs = overrides.runs ?? new RunStore(table, days);
-  const events = overrides.events ?? new EventLog(table, days);
-  const files = new S3FileStore({
-    table,
-    s3: new S3Client({ region: config.AWS_REGION }),
-    bucket: config.FILES_BUCKET,
-    retentionDays: days,
-    tenantOf: async (runId) => (await runs.get(runId))?.tenantId,
-    downloadLinkSeconds: config.DOWNLOAD_LINK_SECONDS,
-  });
-  const toolSources = overrides.toolSources ?? new ToolSourceStore(table, days);
+/** The base services given (or built), with the model and the tools added; `overrides` replace any of them. */
+export function createServices(config: Config, overrides: Partial<Services> & { sfn?: SFNClient; base?: BaseServices } = {}): Services {
+  const { base: given, ...replaced } = overrides;
+  const base = given ?? createBaseServices(config, replaced);
+  const toolSources = overrides.toolSources ?? new ToolSourceStore(base.table, config.RETENTION_DAYS);
   const secrets = overrides.secrets ?? new EnvelopeCipher(new KMSClient({ region: config.AWS_REGION }), config.TOOL_SOURCES_KMS_KEY_ID);
   return {
-    config,
-    table,
-    runs,
-    snapshots: new RunSnapshots(table),
-    events,
-    journal: new Journal(table, days),
-    tasks: new TaskStore(table, days),
-    files: new EventedFileStore(files, events, runs),
-    transfers: files,
+    ...base,
+    toolSources,
+    secrets,
     tools: catalogWith(
       new McpToolCatalog({
         sources: toolSources,
         cipher: secrets,
-        events,
+        events: base.events,
         policy: { allowLoopback: config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: config.TOOL_SOURCE_ALLOW_HTTP },
         callTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
         connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
@@ -114,19 +75,7 @@ export function createServices(config: Config, overrides: Partial<Services> & { 
       }),
       workTools(config),
     ),
-    toolSources,
-    secrets,
-    apiKeys: new ApiKeyStore(table),
-    interrupts: new InterruptStore(table, days),
-    webhooks: new WebhookStore(table, days),
-    sessions: new SessionStore(table, days),
-    listings: new Listings(table),
-    streamTokens: new StreamTokenStore(table),
-    activeRuns: new ActiveRuns(table),
-    notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
     model: modelFor(config),
-    executions: new StepFunctionsExecutions(sfn ?? new SFNClient({ region: config.AWS_REGION }), config.STATE_MACHINE_ARN),
-    idempotency: new IdempotencyStore(table),
     ...replaced,
   };
 }

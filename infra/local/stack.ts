@@ -243,7 +243,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         head.headers["x-forwarded-proto"] ??= "http";
         const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
         const admission = stream ? streamAdmission : await admitHead(head);
-        if ("refusal" in admission) return refuseBeforeBody(req, res, admission.refusal);
+        if ("refuse" in admission) return refuseBeforeBody(req, res, admission.refuse);
         const body = await readBody(req, admission.maxBodyBytes);
         if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
         const event = withBody(head, body);

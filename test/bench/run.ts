@@ -10,7 +10,9 @@
  * 4. Workloads W1 and W16 (test/bench/workloads.ts) against a model with a fixed latency: the ratio
  *    to the critical path, the gaps, DynamoDB requests, CPU and memory.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * 5. Bundles: each function's zipped size and the cold import of its bundled handler (bundles.ts).
+ *
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `bundles`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -93,5 +95,10 @@ if (wanted("mcp")) {
   console.log(`\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)`);
   const { mcpCallFigures } = await import("./mcpCalls.js");
   for (const line of await mcpCallFigures()) console.log(line);
+}
+if (wanted("bundles")) {
+  console.log(`\n# Bundles: each function's zipped code and the cold import of its handler`);
+  const { bundleFigures, printBundles } = await import("./bundles.js");
+  printBundles(bundleFigures());
 }
 if (wanted("sandbox")) await (await import("./sandbox.js")).benchSandbox();

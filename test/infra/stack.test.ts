@@ -1,6 +1,7 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/config.js";
+import { AGENT_STEPS } from "../../infra/handlers.js";
 import { functionsOf, MODEL_KEY_SECRET_ARN, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
@@ -83,6 +84,19 @@ describe("limits", () => {
   it("the table is protected from deletion; the EventBridge target has a dead-letter queue", () => {
     template.hasResourceProperties("AWS::DynamoDB::Table", { DeletionProtectionEnabled: true });
     template.hasResourceProperties("AWS::Events::Rule", { Targets: [Match.objectLike({ DeadLetterConfig: { Arn: Match.anyValue() } })] });
+  });
+});
+
+describe("code", () => {
+  it("no function loads source maps at start; only the steps that run an agent carry the tokenizer's layer", () => {
+    const agentSteps = new Set<string>(AGENT_STEPS);
+    const layers = ofType("AWS::Lambda::LayerVersion");
+    expect(layers).toHaveLength(1);
+    for (const fn of ours) {
+      const props = resources[fn.logicalId]!.Properties;
+      expect(props.Environment.Variables.NODE_OPTIONS ?? "", fn.path).not.toContain("source-maps");
+      expect(props.Layers ?? [], fn.path).toHaveLength(agentSteps.has(fn.path.split("/").at(-1)!) ? 1 : 0);
+    }
   });
 });
 
