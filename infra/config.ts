@@ -37,8 +37,8 @@ export const DeploymentSettings = z
     mcpCallTimeoutMs: positiveInt.optional(),
     mcpConnectTimeoutMs: positiveInt.optional(),
     toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
-    /** Files: the upload size limit (bytes), how long a download link works (seconds). */
-    maxUploadBytes: positiveInt.optional(),
+    /** Files: the upload size limit (bytes; at most 5 GiB), how long a download link works (seconds). */
+    maxUploadBytes: positiveInt.max(5 * 1024 * 1024 * 1024).optional(),
     downloadLinkSeconds: positiveInt.max(7 * 24 * 3600).optional(),
     /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
     sandboxTimeoutMs: positiveInt.max(85_000).optional(),

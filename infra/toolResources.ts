@@ -56,7 +56,7 @@ export class ToolResources extends Construct {
         { id: "abandoned-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       // Presigned uploads and downloads from the console (same API, another origin on AWS).
-      cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.PUT], allowedOrigins: ["*"], allowedHeaders: ["*"], maxAge: 3600 }],
+      cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.PUT], allowedOrigins: ["*"], allowedHeaders: ["*"], exposedHeaders: ["ETag"], maxAge: 3600 }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
 

@@ -45,7 +45,9 @@ export function createBaseServices(config: Config, overrides: Partial<BaseServic
   const events = overrides.events ?? new EventLog(table, days);
   const files = new S3FileStore({
     table,
-    s3: new S3Client({ region: config.AWS_REGION }),
+    // Checksums only where S3 requires them: otherwise a presigned upload link carries the CRC32
+    // of an empty body, and S3 refuses every byte sent to it.
+    s3: new S3Client({ region: config.AWS_REGION, requestChecksumCalculation: "WHEN_REQUIRED" }),
     bucket: config.FILES_BUCKET,
     retentionDays: days,
     tenantOf: async (runId) => (await runs.get(runId))?.tenantId,

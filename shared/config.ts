@@ -63,7 +63,7 @@ export const Config = z.object({
   MAX_ACTIVE_RUNS_PER_TENANT: int(20),
   /** Files: the bucket that holds their bytes, the upload size limit, how long a download link works. */
   FILES_BUCKET: z.string().min(1).default("stepwise-files"),
-  MAX_UPLOAD_BYTES: int(25 * 1024 * 1024),
+  MAX_UPLOAD_BYTES: int(5 * 1024 * 1024 * 1024),
   DOWNLOAD_LINK_SECONDS: int(300),
   /** The code sandbox: its function, and the limits of one run_code call. */
   SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
