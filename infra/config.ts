@@ -39,7 +39,9 @@ export const DeploymentSettings = z
     toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
     /** Files: the upload size limit (bytes; at most 5 GiB), how long a download link works (seconds). */
     maxUploadBytes: positiveInt.max(5 * 1024 * 1024 * 1024).optional(),
-    downloadLinkSeconds: positiveInt.max(7 * 24 * 3600).optional(),
+    // A presigned link stops working when the credentials that signed it expire: a Lambda role's
+    // session credentials can be as young as an hour old, so links last at most one hour.
+    downloadLinkSeconds: positiveInt.max(3_600).optional(),
     /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
     sandboxTimeoutMs: positiveInt.max(85_000).optional(),
     sandboxMemoryMb: positiveInt.max(1_536).optional(),

@@ -157,7 +157,8 @@ export class Stepwise extends Construct {
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
     stateMachine.grantStartExecution(this.api);
     stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
-    toolSourceKey.grantEncryptDecrypt(this.api);
+    // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
+    toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");
     tools.grantFiles(this.api);
     stateMachine.grantTaskResponse(this.api);
     notifications.grantSendMessages(this.api);

@@ -26,30 +26,65 @@ export interface Services extends BaseServices, Pick<Ports, "model" | "tools"> {
   secrets: EnvelopeCipher;
 }
 
-/** Reads the secret once per container, when the first model call needs it. */
-function secretReader(secretId: string, region: string): () => Promise<string> {
-  let value: Promise<string> | undefined;
-  return () => {
-    value ??= new SecretsManagerClient({ region })
-      .send(new GetSecretValueCommand({ SecretId: secretId }))
-      .then((secret) => secret.SecretString ?? "")
-      .catch((error) => {
-        value = undefined; // try again on the next call
-        throw error;
+/** How long a model key read from Secrets Manager is used before it is read again. */
+export const MODEL_KEY_TTL_MS = 5 * 60_000;
+
+/**
+ * The model key in Secrets Manager: read when a call needs it, again once MODEL_KEY_TTL_MS have
+ * passed, and at once after the model refused it (401). A rotated or corrected key is seen within
+ * minutes by warm containers too, so "fix the key, then resume" works without a deploy.
+ */
+export class SecretKey {
+  private value?: Promise<string>;
+  private readAt = 0;
+
+  constructor(
+    private readonly secrets: Pick<SecretsManagerClient, "send">,
+    private readonly secretId: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  read = (): Promise<string> => {
+    if (!this.value || this.now() - this.readAt >= MODEL_KEY_TTL_MS) {
+      this.readAt = this.now();
+      const value = this.secrets.send(new GetSecretValueCommand({ SecretId: this.secretId })).then((secret) => secret.SecretString ?? "");
+      value.catch(() => {
+        if (this.value === value) this.value = undefined; // try again on the next call
       });
-    return value;
+      this.value = value;
+    }
+    return this.value;
+  };
+
+  forget(): void {
+    this.value = undefined;
+  }
+}
+
+/** The model, forgetting the key when the provider refuses it (HTTP 401), so the next call reads it again. */
+export function forgettingRefusedKey(model: ChatModel, key: SecretKey): ChatModel {
+  const status = (error: unknown): unknown => (error as { status?: unknown; cause?: { status?: unknown } })?.status ?? (error as { cause?: { status?: unknown } })?.cause?.status;
+  return {
+    name: model.name,
+    complete: (request) =>
+      model.complete(request).catch((error: unknown) => {
+        if (status(error) === 401) key.forget();
+        throw error;
+      }),
   };
 }
 
 /** The configured model; for models without native tool calling, behind the JSON contract. */
 function modelFor(config: Config): ChatModel {
-  const model = new OpenAIModel({
+  const key = config.OPENAI_API_KEY_SECRET_ARN ? new SecretKey(new SecretsManagerClient({ region: config.AWS_REGION }), config.OPENAI_API_KEY_SECRET_ARN) : undefined;
+  const openai = new OpenAIModel({
     model: config.STEPWISE_MODEL,
     baseURL: config.OPENAI_BASE_URL,
-    apiKey: config.OPENAI_API_KEY_SECRET_ARN ? secretReader(config.OPENAI_API_KEY_SECRET_ARN, config.AWS_REGION) : config.OPENAI_API_KEY,
+    apiKey: key ? key.read : config.OPENAI_API_KEY,
     timeoutMs: config.LLM_TIMEOUT_MS,
     maxRetries: config.LLM_MAX_RETRIES,
   });
+  const model = key ? forgettingRefusedKey(openai, key) : openai;
   return config.STEPWISE_FUNCTION_CALL_MODE === "json" ? new JsonContractModel(model) : model;
 }
 

@@ -2,7 +2,7 @@ import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/config.js";
 import { AGENT_STEPS } from "../../infra/handlers.js";
-import { functionsOf, MODEL_KEY_SECRET_ARN, synthesize } from "../support/template.js";
+import { allowedActions, functionsOf, MODEL_KEY_SECRET_ARN, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
 const { stack, template } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, alarmEmail: "ops@example.com" });
@@ -97,6 +97,21 @@ describe("code", () => {
       expect(props.Environment.Variables.NODE_OPTIONS ?? "", fn.path).not.toContain("source-maps");
       expect(props.Layers ?? [], fn.path).toHaveLength(agentSteps.has(fn.path.split("/").at(-1)!) ? 1 : 0);
     }
+  });
+});
+
+describe("least privilege", () => {
+  it("no role may Scan the table or read its streams; the API may seal (GenerateDataKey) and open (Decrypt) with the key, nothing more", () => {
+    for (const fn of ours) {
+      const actions = allowedActions(template, fn.roleLogicalId);
+      expect(actions.filter((a) => /^dynamodb:(Scan|.*Stream.*|GetRecords|GetShardIterator)$/.test(a)), fn.path).toEqual([]);
+    }
+    const api = ours.find((f) => f.path.endsWith("/Api"))!;
+    expect(allowedActions(template, api.roleLogicalId).filter((a) => a.startsWith("kms:")).sort()).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
+  });
+
+  it("download links last at most an hour (a presigned link dies with the credentials that signed it)", () => {
+    expect(() => synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, downloadLinkSeconds: 3_601 })).toThrow(/downloadLinkSeconds/);
   });
 });
 
