@@ -1,8 +1,7 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Integration files each start their own local stack; two cores, so keep files few at a time.
@@ -10,5 +9,10 @@ export default defineConfig({
     // The SDK warns on Node 20 (Lambda runs Node 22); the project supports both on purpose. Tracing
     // is off outside Lambda: the X-Ray SDK starts without the async hook it puts on every promise.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", AWS_XRAY_MANUAL_MODE: "true" },
+    projects: [
+      // The browser tests find (or install) a Chromium first; the setup runs only when they do.
+      { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"], globalSetup: ["test/support/chromium.ts"] } },
+      { extends: true, test: { name: "node", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/browser/**"] } },
+    ],
   },
 });

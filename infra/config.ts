@@ -65,6 +65,18 @@ export const DeploymentSettings = z
     /** The model's prices in USD per million prompt / completion tokens, for the estimated cost. */
     modelPriceInputPerMtok: z.coerce.number().min(0).optional(),
     modelPriceOutputPerMtok: z.coerce.number().min(0).optional(),
+    /** The price table for estimated costs: JSON, model → [USD per million prompt tokens, completion tokens]. */
+    modelPrices: z
+      .string()
+      .refine((text) => {
+        try {
+          const table = JSON.parse(text);
+          return typeof table === "object" && table !== null && Object.values(table).every((p) => Array.isArray(p) && p.length === 2 && p.every((n) => typeof n === "number" && n >= 0));
+        } catch {
+          return false;
+        }
+      }, 'modelPrices must be JSON like {"gpt-4o-mini": [0.15, 0.6]}')
+      .optional(),
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
@@ -123,6 +135,7 @@ export const FUNCTION_ENVIRONMENT = {
   streamTokenSeconds: "STREAM_TOKEN_SECONDS",
   modelPriceInputPerMtok: "MODEL_PRICE_INPUT_PER_MTOK",
   modelPriceOutputPerMtok: "MODEL_PRICE_OUTPUT_PER_MTOK",
+  modelPrices: "MODEL_PRICES",
 } as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
 
 /** Checks settings (props or context) and says exactly what is wrong. */

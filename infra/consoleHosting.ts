@@ -22,7 +22,7 @@ export function withConsoleBundle(bundling: BundlingOptions = {}): BundlingOptio
 
 /** The routes that reach the API function besides /v1: the console's page and assets, and /health. */
 export function addConsoleRoutes(httpApi: HttpApi, integration: HttpLambdaIntegration): void {
-  for (const path of ["/", "/console.js", "/console.css", "/health"]) {
+  for (const path of ["/", "/console.js", "/console.css", "/favicon.svg", "/favicon.ico", "/health"]) {
     httpApi.addRoutes({ path, methods: [HttpMethod.GET], integration });
   }
 }

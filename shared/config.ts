@@ -2,6 +2,17 @@ import { z } from "zod";
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+const PriceTable = z.record(z.string().min(1), z.tuple([z.number().min(0), z.number().min(0)]));
+/** OpenAI's list prices (USD per million prompt / completion tokens) when this table was written. */
+export const DEFAULT_MODEL_PRICES: z.infer<typeof PriceTable> = {
+  "gpt-4o-mini": [0.15, 0.6],
+  "gpt-4o": [2.5, 10],
+  "gpt-4.1": [2, 8],
+  "gpt-4.1-mini": [0.4, 1.6],
+  "gpt-4.1-nano": [0.1, 0.4],
+  "o4-mini": [1.1, 4.4],
+};
+
 /** Configuration from the environment, validated once. Endpoints for the AWS SDK clients come from
  * the SDK's own variables (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN), so no code here knows
  * where it runs. */
@@ -31,9 +42,24 @@ export const Config = z.object({
   CONSOLE_ORIGIN: z.string().optional(),
   /** Where the built console is (index.html and its assets); unset: no console. */
   CONSOLE_ASSETS_DIR: z.string().optional(),
-  /** Estimated cost: model prices in USD per million tokens, and Step Functions' price per state transition. */
-  MODEL_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).default(0.15),
-  MODEL_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).default(0.6),
+  /**
+   * Estimated cost: the price table, model → [USD per million prompt tokens, per million completion
+   * tokens] as JSON (OpenAI's list prices by default); a model not in it gets no estimate. The two
+   * single prices, when set, price STEPWISE_MODEL whatever the table says.
+   */
+  MODEL_PRICES: z
+    .string()
+    .default(JSON.stringify(DEFAULT_MODEL_PRICES))
+    .transform((text, ctx) => {
+      try {
+        return PriceTable.parse(JSON.parse(text));
+      } catch {
+        ctx.addIssue({ code: "custom", message: 'MODEL_PRICES must be JSON like {"gpt-4o-mini": [0.15, 0.6]} (USD per million prompt and completion tokens)' });
+        return z.NEVER;
+      }
+    }),
+  MODEL_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).optional(),
+  MODEL_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).optional(),
   /** Budgets, defaults from the seeds. */
   MAX_PLAN_ITERATIONS: int(10),
   MAX_AGENT_ROUNDS: int(30),

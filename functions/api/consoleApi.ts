@@ -20,6 +20,7 @@ export const consoleApiRoutes: Route[] = [
   { method: "GET", pattern: /^\/index\.html$/, handle: consoleAsset, public: true },
   { method: "GET", pattern: /^\/console\.js$/, handle: consoleAsset, public: true },
   { method: "GET", pattern: /^\/console\.css$/, handle: consoleAsset, public: true },
+  { method: "GET", pattern: /^\/favicon\.(svg|ico)$/, handle: consoleAsset, public: true },
 ];
 
 /** One line per run in `GET /v1/runs`: enough for a list, the rest is at `GET /v1/runs/{id}`. */

@@ -21,7 +21,7 @@ export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
 
 async function route(event: HttpEvent): Promise<HttpResult> {
   const admission = await admit(event);
-  if ("refuse" in admission) return admission.refuse;
+  if ("denied" in admission) return admission.denied;
   try {
     const { found, params, tenantId } = admission;
     if (tenantId) logger.appendKeys({ tenant: tenantId });
@@ -31,7 +31,7 @@ async function route(event: HttpEvent): Promise<HttpResult> {
   }
 }
 
-type Admission = { refuse: HttpResult } | { found: Route; params: Record<string, string>; tenantId: string; maxBodyBytes: number };
+type Admission = { denied: HttpResult } | { found: Route; params: Record<string, string>; tenantId: string; maxBodyBytes: number };
 
 /**
  * What the request line and headers decide, before any body is read: the route and method, the
@@ -48,7 +48,7 @@ async function admit(event: HttpEvent): Promise<Admission> {
     if (!found) {
       const allow = [...new Set(matching.map((m) => m.route.method))].join(", ");
       const result = errorResult(new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}; use ${allow}.`, { statusCode: 405, code: "method_not_allowed" }));
-      return { refuse: { ...result, headers: { ...result.headers, allow } } };
+      return { denied: { ...result, headers: { ...result.headers, allow } } };
     }
     const params = validatePathParams(found.match!.groups);
     const tenantId = found.route.public ? "" : await authenticate(event, services);
@@ -56,7 +56,7 @@ async function admit(event: HttpEvent): Promise<Admission> {
     if (Number(header(event, "content-length") ?? 0) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     return { found: found.route, params, tenantId, maxBodyBytes };
   } catch (error) {
-    return { refuse: errorResult(error, event.requestContext?.requestId) };
+    return { denied: errorResult(error, event.requestContext?.requestId) };
   }
 }
 
@@ -66,9 +66,9 @@ async function admit(event: HttpEvent): Promise<Admission> {
  * length over the limit), or how many body bytes to read at most, and the answer past them.
  * Nothing is read before the key is checked, and nothing past the route's limit.
  */
-export async function admitHead(head: HttpEvent): Promise<{ refuse: HttpResult } | { maxBodyBytes: number; tooLarge: HttpResult }> {
+export async function admitHead(head: HttpEvent): Promise<{ denied: HttpResult } | { maxBodyBytes: number; tooLarge: HttpResult }> {
   const { config } = getServices();
   const admission = preflight(head, config, METHODS) ? { maxBodyBytes: MAX_JSON_BODY_BYTES } : await admit(head);
-  if ("refuse" in admission) return { refuse: withCors(admission.refuse, head, config) };
+  if ("denied" in admission) return { denied: withCors(admission.denied, head, config) };
   return { maxBodyBytes: admission.maxBodyBytes, tooLarge: withCors(errorResult(bodyTooLarge(admission.maxBodyBytes)), head, config) };
 }

@@ -103,7 +103,7 @@ export const OPERATIONS: Operation[] = [
   { method: "get", path: "/health", summary: "Whether the service can take requests (no API key)", tag: "Service", public: true, responses: { 200: { description: "Ready.", schema: R.Health, example: { status: "ok", version: VERSION, checks: { table: "ok", stateMachine: "ok" } } }, 503: { description: "Not ready yet; retry.", schema: R.Health } } },
   { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "Service", public: true, responses: { 200: { description: "OpenAPI 3.1.", schema: z.record(z.string(), z.unknown()) } } },
   { method: "get", path: "/", summary: "The web console (a single-page app)", tag: "Service", public: true, responses: { 200: { description: "The console's page.", contentType: "text/html", schema: z.string() } } },
-  ...(["/index.html", "/console.js", "/console.css"] as const).map((path): Operation => ({ method: "get", path, summary: `The web console's ${path.slice(1)}`, tag: "Service", public: true, responses: { 200: { description: "The asset.", contentType: path.endsWith(".js") ? "text/javascript" : path.endsWith(".css") ? "text/css" : "text/html", schema: z.string() } } })),
+  ...(["/index.html", "/console.js", "/console.css", "/favicon.svg", "/favicon.ico"] as const).map((path): Operation => ({ method: "get", path, summary: `The web console's ${path.slice(1)}`, tag: "Service", public: true, responses: { 200: { description: "The asset.", contentType: path.endsWith(".js") ? "text/javascript" : path.endsWith(".css") ? "text/css" : path.startsWith("/favicon") ? "image/svg+xml" : "text/html", schema: z.string() } } })),
 ];
 
 const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }> = {

@@ -8,7 +8,10 @@ const TYPES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
   "console.js": "text/javascript; charset=utf-8",
   "console.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
 };
+/** Browsers ask for /favicon.ico whatever the page says: they get the SVG icon. */
+const ALIASES: Record<string, string> = { "favicon.ico": "favicon.svg" };
 
 /**
  * Same origin only (plus the stream's origin on AWS, and the files' store, where download links
@@ -27,7 +30,8 @@ const cache = new Map<string, Promise<string>>();
 
 /** The console's built files (infra/console, built by esbuild at install/build time), read once per container. */
 export async function consoleAsset({ event, services }: Request): Promise<HttpResult> {
-  const name = event.rawPath.replace(/^\/+|\/+$/g, "") || "index.html";
+  const asked = event.rawPath.replace(/^\/+|\/+$/g, "") || "index.html";
+  const name = ALIASES[asked] ?? asked;
   const dir = services.config.CONSOLE_ASSETS_DIR;
   if (!dir || !TYPES[name]) throw new NotFoundError("The console is not installed here; build it with `npm run build:console`.");
   const file = path.join(dir, name);

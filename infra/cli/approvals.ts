@@ -5,6 +5,8 @@
  */
 import { TERMINAL_EVENTS, type RunEvent } from "../../shared/contracts/events.js";
 import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
+import { argumentViews } from "../toolArguments.js";
+import { editInEditor, parseEditableText } from "./argumentEditor.js";
 import { ApiError, type StepwiseClient } from "./client.js";
 import type { EventQueue } from "./eventQueue.js";
 import { LinePrompter, TtyPrompter, type Prompter } from "./prompters.js";
@@ -114,7 +116,7 @@ export class Approvals {
           break;
         }
         case "tool_approval": {
-          const answer = await prompter.ask(`${c.bold(`Approve ${interrupt.toolName ?? "the tool call"}?`)} [y]es / [n]o (reason) / [e]dit (JSON arguments): `, signal);
+          const answer = await prompter.ask(`${c.bold(`Approve ${interrupt.toolName ?? "the tool call"}?`)} [y]es / [n]o (reason) / [e]dit (in $EDITOR, or e and JSON): `, signal);
           if (answer === undefined) return undefined;
           const yesNo = parseYesNo(answer);
           if (yesNo) return yesNo;
@@ -125,7 +127,22 @@ export class Approvals {
           }
           let text = edit[2]!.trim();
           if (!text) {
-            say(c.dim(`Current arguments: ${JSON.stringify(interrupt.arguments ?? {})}`));
+            // The values in the person's editor, code as code; one line of JSON where none runs.
+            const views = argumentViews(interrupt.arguments);
+            const edited = editInEditor(views, this.ctx.env);
+            if (edited !== undefined) {
+              const parsed = parseEditableText(edited, views);
+              if (parsed === undefined) {
+                say("Nothing changed: the file was emptied.");
+                break;
+              }
+              if ("error" in parsed) {
+                say(c.red(parsed.error));
+                break;
+              }
+              return { decision: "edit", arguments: parsed.arguments };
+            }
+            say(c.dim(`No editor ran (set EDITOR). Current arguments: ${JSON.stringify(interrupt.arguments ?? {})}`));
             const typed = await prompter.ask("New arguments (one line of JSON): ", signal);
             if (typed === undefined) return undefined;
             text = typed.trim();

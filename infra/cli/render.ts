@@ -3,7 +3,10 @@
  * results, thoughts (dimmed), interrupts, the answer, files and usage. Pure: it returns lines and
  * the caller writes them, so tests can read them.
  */
+import { argumentViews } from "../toolArguments.js";
 import type { RunList } from "./client.js";
+import { highlightAnsi } from "./highlight.js";
+import { terminalMarkdown } from "./markdown.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunView } from "./client.js";
@@ -61,7 +64,10 @@ export class Renderer {
   private lastTaskText = new Map<string, string>();
   private answer = "";
 
+  private readonly color: boolean;
+
   constructor(options: RendererOptions) {
+    this.color = options.color;
     this.c = palette(options.color);
     this.maxText = options.maxText ?? 300;
   }
@@ -101,7 +107,7 @@ export class Renderer {
 
   private text(data: { agent: string; taskId?: string }, text: string): string[] {
     if (data.taskId) this.lastTaskText.set(data.taskId, text.trim());
-    const lines = text.trim().split(/\r?\n/);
+    const lines = terminalMarkdown(text.trim(), palette(false), false);
     const shown = lines.slice(0, 6).map((line) => this.cut(line));
     if (lines.length > 6) shown.push(`… (${lines.length - 6} more lines)`);
     return shown.map((line, i) => `  ${i === 0 ? this.source(data) : " ".repeat(sourceWidth(data))} ${this.c.dim(line)}`);
@@ -157,6 +163,12 @@ export class Renderer {
         const text = ok ? this.cut(lines[0] ?? "") : c.red(`${tool}: ${this.cut(lines[0] ?? "")}`);
         return [`  ${this.source(event.data)} ${arrow} ${text}${more}`];
       }
+      case "file.created": {
+        const { name, bytes, contentType } = event.data;
+        return [`  ${c.cyan("+")} file ${c.bold(name)} ${c.dim(`(${bytes} bytes, ${contentType})`)}`];
+      }
+      case "run.resumed":
+        return [c.dim(`Run resumed${event.data.redrive ? " (redriven)" : ""}${event.data.reason ? `: ${this.cut(oneLine(event.data.reason))}` : ""}.`)];
       case "tool_source.unavailable":
         return [c.yellow(`⚠ tool source ${event.data.source} unavailable: ${this.cut(oneLine(event.data.reason))}`)];
       case "interrupt.opened":
@@ -171,7 +183,7 @@ export class Renderer {
         // The files follow in summary(), with their sizes.
         this.files = event.data.files;
         this.answer = event.data.result;
-        return ["", c.bold(c.green("Answer:")), ...event.data.result.trimEnd().split(/\r?\n/), ""];
+        return ["", c.bold(c.green("Answer:")), ...terminalMarkdown(event.data.result, c, this.color), ""];
       case "run.failed":
         return ["", c.red(c.bold(`✗ The run failed (${event.data.error.code}): ${event.data.error.message}`))];
       case "run.timed_out":
@@ -212,13 +224,24 @@ export class Renderer {
       case "tool_approval":
         return [
           `${head} ${c.bold(`${data.taskId ? `${data.taskId} wants` : "The agent wants"} to run ${data.toolName ?? "a tool"}`)} ${c.dim(`(${data.interruptId})`)}`,
-          ...indent(JSON.stringify(data.arguments ?? {}, null, 2), "    "),
+          ...this.toolArguments(data.arguments),
         ];
       case "ask_user":
         return [`${head} ${c.bold("The agent asks:")} ${data.question ?? data.summary} ${c.dim(`(${data.interruptId})`)}`];
       default:
         return [`${head} ${c.bold(`Waiting for a person (${data.kind}):`)} ${data.summary} ${c.dim(`(${data.interruptId})`)}`];
     }
+  }
+
+  /** Each argument as what it is: code with its line breaks (coloured by language), text, pretty JSON. */
+  toolArguments(args: unknown, toolDescription = ""): string[] {
+    const { c } = this;
+    return argumentViews(args, toolDescription).flatMap((view) => {
+      const label = `    ${c.bold(view.name)}${view.kind === "code" && view.language ? c.dim(` (${view.language})`) : ""}:`;
+      if (view.kind === "text" && !view.text.includes("\n") && view.text.length <= 100) return [`${label} ${view.text}`];
+      const body = view.kind === "text" ? view.text : this.color ? highlightAnsi(view.text, view.kind === "json" ? "json" : view.language) : view.text;
+      return [label, ...body.split("\n").map((line) => `      ${c.dim("│")} ${line}`)];
+    });
   }
 
   /** After the end: the files with sizes and the usage, from `GET /v1/runs/{id}`. */
@@ -245,7 +268,7 @@ export class Renderer {
     const { c } = this;
     switch (run.status) {
       case "succeeded":
-        return this.tidy(["", c.bold(c.green("Answer:")), ...(run.result ?? "").trimEnd().split(/\r?\n/), ""]);
+        return this.tidy(["", c.bold(c.green("Answer:")), ...terminalMarkdown(run.result ?? "", c, this.color), ""]);
       case "failed":
         return this.tidy(["", c.red(c.bold(`✗ The run failed${run.error ? ` (${run.error.code}): ${run.error.message}` : "."}`))]);
       default:
@@ -287,14 +310,10 @@ function oneLine(text: string): string {
   return text.trim().replace(/\s*\r?\n\s*/g, " ⏎ ");
 }
 
-function indent(text: string, prefix: string): string[] {
-  return text.split("\n").map((line) => `${prefix}${line}`);
-}
-
-/** `stepwise list`: one line per run, newest first. */
+/** `stepwise list`: one line per run, newest first; the cost is an estimate, none for a model with no price. */
 export function runList(page: RunList, now = Date.now()): string {
   if (page.runs.length === 0) return "No runs.\n";
-  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, ago(run.createdAt, now), `$${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
+  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, ago(run.createdAt, now), run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
   return `${lines.join("\n")}\n${page.nextCursor ? `(more: raise --limit, or filter with --status / --session)\n` : ""}`;

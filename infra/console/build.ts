@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
  */
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const CONSOLE_DIST = path.join(here, "dist");
-const STATIC_FILES = ["index.html", "console.css"];
+const STATIC_FILES = ["index.html", "console.css", "favicon.svg"];
 
 export async function buildConsole(outDir = CONSOLE_DIST): Promise<string> {
   // Build beside the target and swap files in by rename, so a server reading it never sees half a file.

@@ -41,6 +41,8 @@ export interface LocalStackOptions {
   stateMachine?: StateMachineSettings;
   /** Told what is starting and, once it is up, how long it took. */
   progress?: (part: string, ms: number) => void;
+  /** Told when a run's execution starts or ends (what EventBridge hears on AWS). */
+  onExecution?: (change: ExecutionStatusChange) => void;
 }
 
 export interface LocalStack {
@@ -132,6 +134,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const deadLetterQueueUrl = sqs.createQueue("stepwise-dead-letters");
     const notifyQueueUrl = sqs.createQueue("stepwise-notify", { queueUrl: deadLetterQueueUrl, maxReceiveCount: 5 });
     const eventBridge = new SQSClient({ endpoint: sqsEndpoint, region: LOCAL_REGION, credentials });
+    if (options.onExecution) stepFunctions.on("status", options.onExecution);
     stepFunctions.on("status", (change: ExecutionStatusChange) => {
       if (change.status === "RUNNING") return;
       const event = {
@@ -168,7 +171,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Every request the server accepts gets an answer: 503 with Retry-After until the stack is ready.
     let serve: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
     const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => (serve ? serve(req, res) : answerStarting(req, res)));
-    await new Promise<void>((resolve) => server.listen(options.port ?? 3000, "127.0.0.1", resolve));
+    // A port in use rejects here (EADDRINUSE), so the parts started so far are closed below.
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 3000, "127.0.0.1", () => (server.off("error", reject), resolve()));
+    });
     closers.push(() => closeServer(server));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // Tests hold start-up here, the port accepting, until this file exists: what a slow start looks like.
@@ -243,7 +250,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         head.headers["x-forwarded-proto"] ??= "http";
         const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
         const admission = stream ? streamAdmission : await admitHead(head);
-        if ("refuse" in admission) return refuseBeforeBody(req, res, admission.refuse);
+        if ("denied" in admission) return refuseBeforeBody(req, res, admission.denied);
         const body = await readBody(req, admission.maxBodyBytes);
         if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
         const event = withBody(head, body);

@@ -63,7 +63,7 @@ export async function decideInterrupt(
   const { interrupt } = found;
   const allowed = DECISIONS_BY_KIND[interrupt.kind];
   if (!allowed.includes(request.decision)) {
-    throw new ConflictError(`A ${interrupt.kind} interrupt takes ${allowed.join(" or ")}, not ${request.decision}.`, { allowed });
+    throw new ConflictError(`${/^[aeiou]/.test(interrupt.kind) ? "An" : "A"} ${interrupt.kind} interrupt takes ${allowed.join(" or ")}, not ${request.decision}.`, { allowed });
   }
   if (request.decision === "edit") {
     if (!request.arguments) throw new BadRequestError("An edit needs the new 'arguments' for the tool.");

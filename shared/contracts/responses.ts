@@ -67,7 +67,7 @@ export const RunView = z.object({
   links: RunLinks,
 });
 
-/** A line of `GET /v1/runs`: the run view's headline fields (its input cut at 200 characters) and the estimated cost. */
+/** A line of `GET /v1/runs`: the run view's headline fields (its input cut at 200 characters) and the estimated cost (none for a model with no price). */
 export const RunSummary = RunView.pick({
   runId: true,
   sessionId: true,
@@ -79,7 +79,7 @@ export const RunSummary = RunView.pick({
   createdAt: true,
   updatedAt: true,
   endedAt: true,
-}).extend({ estimatedCostUsd: z.number() });
+}).extend({ estimatedCostUsd: z.number().optional() });
 
 export const RunList = z.object({ runs: z.array(RunSummary), nextCursor: z.string().nullable() });
 

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire as requireFrom } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -11,7 +11,7 @@ import { isolation, killGroup, pickSandboxUid, spawnIsolated } from "./isolatedP
 
 /** The process's own script, and Pyodide's package: beside the sources, or beside the Lambda bundle. */
 const ENTRY = realpathSync(fileURLToPath(new URL("./pythonProcess.mjs", import.meta.url)));
-const PYODIDE_DIR = realpathSync(path.dirname(createRequire(import.meta.url).resolve("pyodide")));
+const PYODIDE_DIR = realpathSync(path.dirname(requireFrom(import.meta.url).resolve("pyodide")));
 /** What Python's objects may take on the V8 side (Pyodide's own JS); its WebAssembly memory is capped apart. */
 const JS_HEAP_MB = 256;
 /** The result line on the control pipe: the value and the traceback are cut to the output limit anyway. */
@@ -72,7 +72,8 @@ class PythonProcess {
       this.uid,
     ));
     this.hold(this.held);
-    child.once("exit", (code, signal) => this.onExit({ code, signal }));
+    // "close", not "exit": the process has ended and everything it wrote to its pipes has been read.
+    child.once("close", (code, signal) => this.onExit({ code, signal }));
     child.once("error", () => this.onExit({ code: null, signal: null }));
     const controlPipe = child.stdio[3] as NodeJS.ReadableStream;
     controlPipe.setEncoding("utf8");

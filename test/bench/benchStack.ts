@@ -25,6 +25,7 @@ export async function startBenchStack(env: Record<string, string>): Promise<Benc
       PORT: "0",
       STEPWISE_DATA_DIR: "memory",
       STEPWISE_READY_JSON: "1",
+      STEPWISE_LOG_FORMAT: "json",
       STEPWISE_API_KEY: `sk_bench_${Math.random().toString(36).slice(2)}`,
       OPENAI_API_KEY: "",
       ...env,

@@ -101,4 +101,8 @@ if (wanted("bundles")) {
   const { bundleFigures, printBundles } = await import("./bundles.js");
   printBundles(bundleFigures());
 }
-if (wanted("sandbox")) await (await import("./sandbox.js")).benchSandbox();
+if (wanted("sandbox")) {
+  const { benchSandbox, benchSandboxMemory } = await import("./sandbox.js");
+  await benchSandbox();
+  await benchSandboxMemory();
+}

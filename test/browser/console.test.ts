@@ -87,7 +87,9 @@ describe("the web console in Chromium", () => {
     // The write waits for a person: approve it from the page.
     const card = page.getByRole("article", { name: "Allow write_artifact?" });
     await card.waitFor({ timeout: 60_000 });
-    await expect.poll(() => card.getByLabel("Arguments (JSON)").inputValue()).toContain("report.md");
+    // Each argument readable: the file name as text, the Markdown as code, its lines kept.
+    await expect.poll(() => card.locator(".argument", { hasText: "filename" }).locator(".text-arg").textContent()).toBe("report.md");
+    expect(await card.locator("pre.code-arg code.language-markdown").textContent()).toContain("17*23 = 391\n");
     await card.getByRole("button", { name: "Approve" }).click();
 
     // The answer, the usage, the file.
@@ -114,6 +116,8 @@ describe("the web console in Chromium", () => {
     expect(await page.locator(".entry .text", { hasText: /^Done\. 17\*23 = 391$/ }).count()).toBe(1);
     expect(await page.locator(".entry.agent-thought").count()).toBe(0);
 
+    // The preview scrolled itself into view; the screenshot shows the page from its top.
+    await page.evaluate(() => (globalThis as any).scrollTo(0, 0));
     await page.screenshot({ path: path.join(OUTPUT, "run-laptop.png") });
     await page.locator("section[aria-labelledby=timeline-h]").screenshot({ path: path.join(OUTPUT, "tasks-laptop.png") });
     await page.setViewportSize({ width: 390, height: 844 });
@@ -123,9 +127,11 @@ describe("the web console in Chromium", () => {
     await page.locator(`tr[data-run-id="${runId}"]`).waitFor();
     await page.screenshot({ path: path.join(OUTPUT, "runs-laptop.png") });
 
-    // The runs list: status, mode, age, cost, session; updated live; filtered by session and status.
+    // The runs list: status, mode, age, estimated cost (none: the offline model has no price), session;
+    // updated live; filtered by session and status.
     const cells = await page.locator(`tr[data-run-id="${runId}"] td`).allTextContents();
-    expect(cells).toEqual([expect.stringContaining("Compute 17*23"), "succeeded", "plan_solve", expect.stringMatching(/ago$/), expect.stringMatching(/^\$\d/), expect.stringMatching(/^ses_/)]);
+    expect(cells).toEqual([expect.stringContaining("Compute 17*23"), "succeeded", "plan_solve", expect.stringMatching(/ago$/), "—", expect.stringMatching(/^ses_/)]);
+    expect(await page.getByRole("columnheader").allTextContents()).toContain("Est. cost");
     const sessionId = `ses_browser_${Date.now()}`;
     const fresh = await api("/v1/runs", { input: "Hello from the API", mode: "react", sessionId });
     await page.locator(`tr[data-run-id="${fresh.runId}"]`).waitFor({ timeout: 30_000 }); // no reload
@@ -158,26 +164,18 @@ describe("the web console in Chromium", () => {
     await page.close();
   });
 
-  it("edits a write's arguments from the page (checked against the tool's schema first), and cancels a run", async () => {
+  it("edits a write's arguments from the page, and cancels a run", async () => {
     const page = await browser.context.newPage();
     await signIn(page);
     await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
     const card = page.getByRole("article", { name: "Allow write_artifact?" });
     await card.waitFor({ timeout: 60_000 });
-    const args = card.getByLabel("Arguments (JSON)");
-
-    // Arguments the tool would refuse are caught on the page, with a message, and nothing is sent.
-    await args.fill('{"filename": 5, "content": "x"}');
+    // Each argument is a field of its own, with its value as is.
     await card.getByRole("button", { name: "Edit" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'filename' must be string, not integer.");
-    await args.fill("{not json");
-    await card.getByRole("button", { name: "Edit" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toContain("not valid JSON");
-    expect(await card.isVisible()).toBe(true);
-
-    // Edited arguments run instead of the agent's.
-    await args.fill(JSON.stringify({ filename: "edited.md", content: "# Edited\n\nChecked by a person.\n" }));
-    await card.getByRole("button", { name: "Edit" }).click();
+    expect(await card.getByLabel("filename").inputValue()).toBe("report.md");
+    await card.getByLabel("filename").fill("edited.md");
+    await card.getByLabel("content").fill("# Edited\n\nChecked by a person.\n");
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download edited.md" }).click()]);
     expect(await readFile(await download.path(), "utf8")).toBe("# Edited\n\nChecked by a person.\n");
@@ -190,6 +188,53 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     expect((await api(`/v1/runs/${second}`)).status).toBe("cancelled");
     await expect.poll(() => page.locator(".meta .badge").textContent()).toBe("cancelled");
+    await page.close();
+  });
+
+  it("shows code to approve as code (line breaks, Python highlighted) and edits it as code, checked against the tool's schema", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Analyse the attached CSV");
+    await page.getByLabel("Mode").selectOption("react");
+    await page.getByLabel("Approve tool calls").selectOption("write");
+    await page.getByLabel("Files to attach").setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from("region,amount\nnorth,120\nsouth,80\n") });
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+    const card = page.getByRole("article", { name: "Allow run_code?" });
+    await card.waitFor({ timeout: 60_000 });
+
+    // The program as the agent wrote it: its own lines, monospaced, coloured as Python; no JSON escapes.
+    const { pendingInterrupts } = await api(`/v1/runs/${runId}`);
+    const agentCode: string = pendingInterrupts[0].arguments.code;
+    expect(agentCode.split("\n").length).toBeGreaterThan(3);
+    const shown = card.locator("pre.code-arg code.language-python");
+    await expect.poll(() => shown.locator(".hljs-keyword").count()).toBeGreaterThan(0);
+    expect(await shown.textContent()).toBe(agentCode);
+    expect(await shown.evaluate((el) => (el as any).innerText.split("\n").length)).toBeGreaterThan(3);
+    expect(await shown.evaluate((el) => (globalThis as any).getComputedStyle(el).fontFamily)).toMatch(/mono/i);
+    expect(await card.textContent()).not.toContain("\\n");
+    await card.screenshot({ path: path.join(OUTPUT, "approve-code-laptop.png") });
+
+    // Edit: the code in a field of its own, as code; the list of files as JSON, checked first.
+    await card.getByRole("button", { name: "Edit" }).click();
+    const codeField = card.getByLabel("code", { exact: true });
+    expect(await codeField.inputValue()).toBe(agentCode);
+    const files = card.getByLabel("files", { exact: true });
+    await files.fill('"sales.csv"');
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'files' must be array, not string.");
+    await files.fill("[sales.csv");
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await expect.poll(() => card.getByRole("alert").textContent()).toMatch(/^'files' is not valid JSON/);
+    await files.fill('["sales.csv"]');
+    await codeField.fill(`${agentCode}\nprint("checked by a person")\n`);
+    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "checked by a person" }).count(), { timeout: 60_000 }).toBe(1);
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    expect(events.find((e: any) => e.type === "interrupt.resolved").data.decision).toBe("edit");
     await page.close();
   });
 
@@ -259,7 +304,12 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
     await expect.poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent()).toContain('"sales.csv"');
     await expect.poll(() => page.locator(".answer").textContent()).toContain("sales.csv: 5 rows, 3 columns");
-    expect(await page.locator(".answer table").count()).toBeGreaterThan(0);
+    // Markdown drawn in the answer and in the agent's text: the table of figures is a table.
+    const table = page.locator(".answer table").first();
+    expect(await table.locator("th").allTextContents()).toEqual(expect.arrayContaining(["column", "sum", "mean"]));
+    expect(await table.locator("tr", { hasText: "amount" }).locator("td").allTextContents()).toEqual(expect.arrayContaining(["amount", "450.00"]));
+    expect(await page.locator(".entry .text table").count()).toBeGreaterThan(0);
+    expect(await page.locator(".entry .text").filter({ hasText: "| column |" }).count()).toBe(0);
     // The file is the run's, and downloads with the bytes that were attached.
     const run = await api(`/v1/runs/${runId}`);
     expect(run.files).toEqual(expect.arrayContaining([expect.objectContaining({ name: "sales.csv", contentType: "text/csv", bytes: sales.length })]));
@@ -267,6 +317,94 @@ describe("the web console in Chromium", () => {
     expect(await readFile(await download.path(), "utf8")).toBe(sales);
     await page.close();
   });
+
+  it("says when a filter matches no run, and fits a 390 px phone: runs as cards, the plan first, the preview in view, no sideways scroll", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
+    await page.locator(`tr[data-run-id="${runId}"]`).waitFor({ timeout: 30_000 });
+
+    // A filter that matches nothing, while runs exist: said so, with the way back.
+    await page.getByLabel("Status").selectOption("timed_out");
+    await expect.poll(() => page.locator("tbody tr.empty").textContent()).toBe("No runs match this filter. Show all runs");
+    await page.getByRole("button", { name: "Show all runs" }).click();
+    await page.locator(`tr[data-run-id="${runId}"]`).waitFor();
+
+    // The icon browsers ask for.
+    const icon = await fetch(`${proxy.url}/favicon.ico`);
+    expect([icon.status, icon.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
+    expect(await icon.text()).toContain("<svg");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    const sideways = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+    const row = page.locator(`tr[data-run-id="${runId}"]`);
+    expect(await row.evaluate((tr) => (globalThis as any).getComputedStyle(tr).display)).toBe("block");
+    expect(await row.locator("td", { hasText: "plan_solve" }).evaluate((td) => (globalThis as any).getComputedStyle(td, "::before").content)).toBe('"Mode"');
+    expect((await row.boundingBox())!.width).toBeLessThanOrEqual(390);
+    expect(await sideways()).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(OUTPUT, "runs-phone.png"), fullPage: true });
+
+    await page.goto(`${proxy.url}/#/runs/${runId}`);
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    await page.getByRole("button", { name: "Preview report.md" }).waitFor();
+    expect(await sideways()).toBeLessThanOrEqual(390);
+    const top = async (selector: string) => (await page.locator(selector).boundingBox())!.y;
+    expect(await top(".plan-section")).toBeLessThan(await top(".answer-section"));
+    expect(await top(".answer-section")).toBeLessThan(await top(".usage-section"));
+    // The tasks on a time axis, each with how long it took; the file the run wrote named in the activity.
+    expect(await page.locator(".lane .lane-duration").allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^\d+(\.\d)? s$/)]));
+    expect(await page.locator(".axis-track .tick").first().textContent()).toBe("0.0 s");
+    expect(await page.locator(".entry.file-created").allTextContents()).toEqual([expect.stringContaining("report.md")]);
+    await page.getByRole("button", { name: "Preview report.md" }).click();
+    await page.locator(".preview h1").waitFor();
+    await expect.poll(async () => {
+      const box = (await page.locator(".preview").boundingBox())!;
+      return box.y >= 0 && box.y < 844;
+    }).toBe(true);
+    expect(await sideways()).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(OUTPUT, "run-phone-preview.png") });
+    await page.close();
+  });
+
+  it("a run handled by one agent says so instead of waiting for parallel tasks", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    const { runId } = await api("/v1/runs", { input: "Hello from the API", mode: "react" });
+    await page.goto(`${proxy.url}/#/runs/${runId}`);
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    await expect.poll(() => page.locator(".timeline-section p").textContent()).toBe("No parallel tasks: one agent handles this run.");
+    await page.close();
+  });
+
+  it("updates Usage as model calls happen, not only when the run ends", async () => {
+    // A slow model (3 s a call), so the run's steps are far apart: the planner's call is counted
+    // while its executors are still waiting for theirs.
+    const slow = await startStack({ OFFLINE_MODEL_LATENCY_MS: "3000" });
+    const page = await browser.context.newPage();
+    try {
+      const runId = (await (await fetch(`${slow.url}/v1/runs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${slow.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ input: "Compute 17*23 and (120/8)+2^5", mode: "plan_solve" }),
+      })).json() as any).runId;
+      await page.goto(slow.url);
+      await page.getByLabel("API key").fill(slow.apiKey);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { name: "Runs" }).waitFor();
+      await page.goto(`${slow.url}/#/runs/${runId}`);
+      await expect.poll(() => page.locator(".usage").textContent(), { timeout: 60_000 }).toMatch(/Model calls[1-9]/);
+      // Counted before any task had finished, and before the run ended.
+      const shown = await shownEvents(page);
+      expect(shown.map((e) => e.type)).toContain("plan.updated");
+      expect(shown.map((e) => e.type)).not.toContain("task.completed");
+      expect(await page.locator(".connection").textContent()).not.toBe("ended");
+      await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+      await expect.poll(async () => (await page.locator(".usage").textContent()) ?? "").toMatch(/Model calls[3-9]/);
+    } finally {
+      await page.close();
+      await slow.stop();
+    }
+  }, 180_000);
 
   it("says so when the API key is wrong, and never puts the key in a URL", async () => {
     const page = await browser.context.newPage();

@@ -149,6 +149,7 @@ describe("configuration parity: every deployment setting reaches every function'
     streamTokenSeconds: "120",
     modelPriceInputPerMtok: "2.5",
     modelPriceOutputPerMtok: "10",
+    modelPrices: '{"my-model":[1,2]}',
   };
 
   it.each(["props", "-c context"])("set as %s", (how) => {

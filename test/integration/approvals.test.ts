@@ -333,7 +333,8 @@ describe("ask_user", () => {
 
     const end = await client.waitForEnd(runId);
     expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
-    expect(end.run.result).toBe("Done. The user answered: Use British spelling");
+    // The answer, then the rest of the task done with it: the words counted.
+    expect(end.run.result).toMatch(/^Done\. The user answered: Use British spelling; \d+ characters, 11 words, /);
     expect(ofType(end.events, "interrupt.resolved").map((e) => e.data)).toEqual([
       { interruptId: interrupt.interruptId, kind: "ask_user", decision: "answer", message: "Use British spelling" },
     ]);
@@ -538,6 +539,9 @@ describe("wrong decisions", () => {
     // A wrong kind says what the kind takes.
     const wrongKind = await client.decide(planRun, planInterrupt.interruptId, { decision: "answer", message: "yes" });
     expect(wrongKind.body.error.details).toMatchObject({ allowed: ["approve", "reject"] });
+    expect(wrongKind.body.error.message).toBe("A plan_approval interrupt takes approve or reject, not answer.");
+    const wrongAsk = await client.decide(askRun, askInterrupt.interruptId, { decision: "approve" });
+    expect(wrongAsk.body.error.message).toBe("An ask_user interrupt takes answer, not approve.");
     expect(await client.allEvents(planRun)).toEqual(planBefore.events);
   });
 
@@ -570,7 +574,7 @@ describe("wrong decisions", () => {
     const [planEnd, askEnd] = await Promise.all([client.waitForEnd(planRun), client.waitForEnd(askRun)]);
     expect(planEnd.run.status, JSON.stringify(planEnd.run.error)).toBe("succeeded");
     expect(askEnd.run.status, JSON.stringify(askEnd.run.error)).toBe("succeeded");
-    expect(askEnd.run.result).toBe("Done. The user answered: Go ahead");
+    expect(askEnd.run.result).toMatch(/^Done\. The user answered: Go ahead; \d+ characters, \d+ words, /);
   });
 
   it("a repeated identical decision stays idempotent (202) after the run has ended; a different one is still 409", async () => {

@@ -140,7 +140,10 @@ describe("stepwise run --approve-tools write --yes", () => {
   it("shows the tool approval, approves it automatically, and the run records the approval", async () => {
     const { stdout } = result;
     expect(stdout).toContain("? s2.t1 wants to run write_artifact");
-    expect(stdout).toContain('"filename": "report.md"');
+    // Each argument readably: the file name as text, its Markdown line by line (not an escaped string).
+    expect(stdout).toContain("    filename: report.md");
+    expect(stdout).toContain("    content (markdown):\n      │ # Report\n      │ \n");
+    expect(stdout.slice(stdout.indexOf("? s2.t1 wants"), stdout.indexOf("Approved automatically"))).not.toContain("\\n");
     expect(stdout).toContain("Approved automatically (--yes).");
     expect(stdout).toContain("✓ approved (tool call)");
     // In that order, and before the tool's result.
@@ -245,7 +248,7 @@ describe("stepwise list, decide, cancel, open", () => {
     const listed = await cli(["list", "--status", "awaiting_input", ...conn()]);
     expect(listed.code).toBe(0);
     const lines = listed.stdout.trim().split("\n");
-    expect(lines.find((line) => line.startsWith(a.runId))).toMatch(/awaiting_input\s+plan_solve\s+\d+[smh] ago\s+\$\d+\.\d{4}\s+Compute 17\*23/);
+    expect(lines.find((line) => line.startsWith(a.runId))).toMatch(/awaiting_input\s+plan_solve\s+\d+[smh] ago\s+—\s+Compute 17\*23/);
     expect(lines.filter((line) => line.startsWith(b.runId))).toHaveLength(1);
 
     const decided = await cli(["decide", a.runId, a.interruptId, "approve", "--message", "looks right", ...conn()]);

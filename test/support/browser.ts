@@ -2,9 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
-
-/** Debian's Chromium (`apt-get install chromium`; .ci/run installs it when missing). */
-export const CHROMIUM = "/usr/bin/chromium";
+import { inject } from "vitest";
 
 const FLAGS = [
   "--headless",
@@ -22,7 +20,8 @@ export async function launchBrowser(viewport = { width: 1280, height: 800 }): Pr
   const profile = await mkdtemp(path.join(tmpdir(), "stepwise-chromium-"));
   try {
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      // Found (or installed) before the tests start: test/support/chromium.ts.
+      executablePath: inject("chromiumPath"),
       headless: true,
       args: FLAGS,
       viewport,

@@ -114,6 +114,8 @@ export function pathFor(route: Route, values: Record<string, string>): string {
     .replace(/^\^/, "")
     .replace(/\$$/, "")
     .replace(/\(\?<(\w+)>[^)]*\)/g, (_, name: string) => values[name] ?? "x")
+    // A group of alternatives (`favicon\.(svg|ico)`): the first one.
+    .replace(/\(([^?)|][^)|]*)(\|[^)]*)?\)/g, "$1")
     .replace(/\\\//g, "/")
     .replace(/\\(.)/g, "$1");
 }

@@ -49,6 +49,7 @@ export async function startStack(
       PORT: "0",
       STEPWISE_DATA_DIR: "memory",
       STEPWISE_READY_JSON: "1",
+      STEPWISE_LOG_FORMAT: "json",
       STEPWISE_API_KEY: `sk_test_main_${Math.random().toString(36).slice(2)}`,
       STEPWISE_API_KEYS: Object.entries(keys).map(([t, k]) => `${t}=${k}`).join(","),
       OFFLINE_MODEL_LATENCY_MS: "50",

@@ -301,7 +301,11 @@ describe("Renderer", () => {
     expect(render({ type: "task.completed", data: { taskId: "t1", title: "x", iteration: 0, status: "failed", result: "no tool fits" } })).toBe("✗ t1 failed: no tool fits");
     expect(
       render({ type: "interrupt.opened", data: { interruptId: "int_1", kind: "tool_approval", summary: "", taskId: "t1", toolName: "write_artifact", arguments: { filename: "a.md" } } }),
-    ).toContain('? t1 wants to run write_artifact (int_1)\n    {\n      "filename": "a.md"\n    }');
+    ).toContain("? t1 wants to run write_artifact (int_1)\n    filename: a.md");
+    expect(
+      render({ type: "file.created", data: { name: "report.md", contentType: "text/markdown", bytes: 133, description: "Report", download: "/v1/runs/run_1/files/report.md" } }),
+    ).toBe("  + file report.md (133 bytes, text/markdown)");
+    expect(render({ type: "run.resumed", data: { redrive: false, reason: "Stepwise restarted" } })).toBe("Run resumed: Stepwise restarted.");
     expect(render({ type: "interrupt.resolved", data: { interruptId: "int_1", kind: "plan_approval", decision: "reject", message: "too long" } })).toBe(
       "✗ rejected (plan): too long",
     );

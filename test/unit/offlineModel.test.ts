@@ -8,6 +8,7 @@ import type {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { respond } from "../../infra/local/offlineModel/brain.js";
 import { findExpressions } from "../../infra/local/offlineModel/expressions.js";
+import { createPlan } from "../../infra/local/offlineModel/planner.js";
 import { startOfflineModel, type OfflineModel } from "../../infra/local/offlineModel/server.js";
 
 const MODEL = "stepwise-offline";
@@ -209,6 +210,30 @@ describe("offline model server", () => {
     expect(answer).toContain("2+2 = 4");
   });
 
+  it("asks first when told to, then does the rest of the task with the answer, then reports", async () => {
+    const askUser = tool("ask_user", { question: { type: "string" } });
+    const tools = [...executorTools, askUser];
+    const request = user("Ask me which city to use, then compute 2+2");
+    const first = (await complete([system("react"), request], tools)).choices[0]!.message;
+    expect(first.tool_calls!.map((c: any) => c.function.name)).toEqual(["ask_user"]);
+    const answered = [system("react"), request, first, { role: "tool", tool_call_id: first.tool_calls![0]!.id, content: "The user answered: Paris" }] as ChatCompletionMessageParam[];
+    const second = (await complete(answered, tools)).choices[0]!.message;
+    expect(second.tool_calls!.map((c: any) => [c.function.name, JSON.parse(c.function.arguments)])).toContainEqual(["calculator", { expression: "2+2" }]);
+    const results = second.tool_calls!.map((c: any) => ({ role: "tool", tool_call_id: c.id, content: c.function.name === "calculator" ? "2+2 = 4" : "8 words" }));
+    const third = (await complete([...answered, second, ...results] as ChatCompletionMessageParam[], tools)).choices[0]!.message;
+    expect(third.tool_calls ?? []).toEqual([]);
+    expect(third.content).toContain("The user answered: Paris");
+    expect(third.content).toContain("2+2 = 4");
+  });
+
+  it("plans only the tool calls a request names, with a report step only when it asks for one", () => {
+    const calls = 'use everything__add {"a": 2, "b": 3} and use everything__echo {"message": "hi"}';
+    const titles = (request: string) => (createPlan(request).steps as { title: string }[]).map((step) => step.title);
+    expect(titles(calls)).toEqual(["Gather the facts"]);
+    expect(titles(`${calls}, then write a short report`)).toEqual(["Gather the facts", "Write the report"]);
+    expect(titles(MULTI_REQUEST)).toEqual(["Gather the facts", "Write the report"]);
+  });
+
   it("mixes calculator and text_stats in one ReAct turn", async () => {
     const calls = respond({
       messages: [user("Compute 17*23 and tell me how many words this request has")],
@@ -240,6 +265,14 @@ describe("offline model server", () => {
     expect(content).toContain("- Evaluate 17*23 with the calculator: 17*23 = 391");
     expect(content).toContain("- Evaluate (120/8)+2^5 with the calculator: (120/8)+2^5 = 47");
     expect(content).toMatch(/report\.md/);
+  });
+
+  it("keeps each task result whole in the answer: the figures and tables under a result's first line", async () => {
+    const table = "| column | sum | mean |\n|---|---|---|\n| amount | 450.00 | 90.00 |";
+    const message = ["Request: Analyse the attached CSV", "", "Task results:", `- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}`, "", "Files: sales.csv"].join("\n");
+    const { content } = reassemble(await streamChunks([system("summarizer"), user(message)]));
+    expect(content).toContain(`- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}\n`);
+    expect(content).toContain("Files: sales.csv");
   });
 
   it("answers identical requests identically", async () => {

@@ -111,7 +111,7 @@ export interface RunSummary {
   mode: string | null;
   input: string;
   usage: Usage;
-  estimatedCostUsd: number;
+  estimatedCostUsd?: number;
   createdAt: string;
 }
 export interface Usage {
@@ -148,7 +148,7 @@ export interface RunView extends RunSummary {
   files: FileMeta[];
   error: { code: string; message: string } | null;
   pendingInterrupts: Interrupt[];
-  estimatedCostUsd: number;
+  estimatedCostUsd?: number;
   links: { self: string; stream: string; console?: string };
 }
 export interface RunEvent {
@@ -159,6 +159,7 @@ export interface RunEvent {
 }
 export interface ToolInfo {
   name: string;
+  description: string;
   access: string;
   parameters: { properties?: Record<string, { type?: string | string[] }>; required?: string[] };
 }

@@ -1,6 +1,7 @@
 // Executor / ReAct role: turns a task into tool calls, then reports the tool results.
 
 import {
+  assistantToolCalls,
   bulletLines,
   cut,
   isFailure,
@@ -26,22 +27,27 @@ interface Assignment {
 export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
   const work = workMove(messages, offered);
   if (work) return work;
-  const toolResults = toolResultsSinceLastUser(messages);
-  if (toolResults.length > 0) return say(reportToolResults(toolResults));
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
+  const toolResults = toolResultsSinceLastUser(messages);
+  if (toolResults.length > 0) {
+    // The person answered the question asked first: now the rest of the task ("…, then compute 2+2").
+    const made = assistantToolCalls(messages.slice(messages.findLastIndex((m) => m.role === "user")));
+    const rest = made.every((call) => call.name === "ask_user") ? firstTurnCalls(assignment, offered, { answered: true }) : [];
+    return rest.length > 0 ? callTools(rest) : say(reportToolResults(toolResults));
+  }
   const calls = firstTurnCalls(assignment, offered);
   return calls.length > 0 ? callTools(calls) : say(`I have no tool that fits this task: ${assignment.task}`);
 }
 
-function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>): Call[] {
+function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { answered = false } = {}): Call[] {
   const { task, isReact } = assignment;
   // "use <tool> {…}" names the calls outright, for any tool offered (MCP tools included).
   const named = findToolDirectives(task).filter((directive) => offered.has(directive.name));
   if (named.length > 0) return named.map(({ name, arguments: args }) => ({ name, arguments: args }));
   // A request that says "ask me" gets a question first (the run waits for the answer).
-  if (/\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
+  if (!answered && /\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
     return [{ name: "ask_user", arguments: { question: `You asked me to check with you first. What should I know before I do this: ${cut(task, 200)}` } }];
   }
   if (/\breport/i.test(task) && offered.has("write_artifact")) return [writeReport(assignment)];

@@ -35,21 +35,18 @@ export function plan(messages: readonly ChatMessage[]): Decision {
 }
 
 export function createPlan(request: string): Record<string, unknown> {
+  const facts = { title: "Gather the facts", tasks: factTasks(request), done_when: "Every task of this step has returned a result." };
+  const report = {
+    title: "Write the report",
+    tasks: ["Write a report of the results to report.md with write_artifact"],
+    done_when: "report.md has been written and lists every result.",
+  };
+  // Tool calls named outright ("use <tool> {…}") are all the request wants, unless it asks for a report.
+  const wantsReport = /\breport\b/i.test(request) || findToolDirectives(request).length === 0;
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,
-    steps: workSteps(request) ?? [
-      {
-        title: "Gather the facts",
-        tasks: factTasks(request),
-        done_when: "Every task of this step has returned a result.",
-      },
-      {
-        title: "Write the report",
-        tasks: ["Write a report of the results to report.md with write_artifact"],
-        done_when: "report.md has been written and lists every result.",
-      },
-    ],
+    steps: workSteps(request) ?? (wantsReport ? [facts, report] : [facts]),
   };
 }
 

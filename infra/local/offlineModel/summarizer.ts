@@ -1,12 +1,12 @@
 // Summarizer role: a markdown answer that cites every task result it was given.
 
-import { bulletLines, firstUserText, labelledText, lastUserText, oneLine } from "./conversation.js";
+import { firstUserText, labelledText, lastUserText, oneLine } from "./conversation.js";
 import { say, type ChatMessage, type Decision } from "./types.js";
 
 export function summarize(messages: readonly ChatMessage[]): Decision {
   const userText = lastUserText(messages);
   const request = oneLine(labelledText(userText, "Request:") ?? firstUserText(messages));
-  const results = bulletLines(userText);
+  const results = taskResults(userText);
   const files = labelledText(userText, "Files:");
   const lines = [
     `Answer to: ${request || "(no request was given)"}`,
@@ -16,4 +16,18 @@ export function summarize(messages: readonly ChatMessage[]): Decision {
   ];
   if (files) lines.push("", `Files: ${oneLine(files)}`);
   return say(lines.join("\n"));
+}
+
+/**
+ * Each task's result whole, as the summarizer was given it (a result's figures, tables and lists
+ * follow its bullet on lines of their own): the lines after "Task results:", up to "Files:".
+ */
+function taskResults(text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  const start = lines.findIndex((line) => line.trim() === "Task results:");
+  if (start < 0) return [];
+  const end = lines.findIndex((line, i) => i > start && /^Files:/.test(line));
+  const block = lines.slice(start + 1, end < 0 ? undefined : end);
+  while (block.length && !block.at(-1)!.trim()) block.pop();
+  return block.some((line) => line.startsWith("- ")) ? block : [];
 }

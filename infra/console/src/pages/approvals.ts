@@ -1,8 +1,10 @@
 import { api, ApiError, enc, type Interrupt, type ToolInfo } from "../api.js";
-import { announce, field, h } from "../dom.js";
+import { argumentViews, parseEdited, type ArgumentView } from "../../../toolArguments.js";
+import { highlightHtml } from "../highlight.js";
+import { announce, field, h, render } from "../dom.js";
 
 /**
- * A card per pending interrupt: Approve / Reject (with a message) / Edit the arguments (JSON checked
+ * A card per pending interrupt: Approve / Reject (with a message) / Edit the arguments (checked
  * against the tool's schema) for tools, Approve / Reject for plans, an answer for ask_user.
  */
 export function approvalCard(runId: string, interrupt: Interrupt, tools: () => Promise<ToolInfo[]>, onDone: () => void): HTMLElement {
@@ -55,48 +57,97 @@ export function approvalCard(runId: string, interrupt: Interrupt, tools: () => P
     );
   }
 
-  const args = h("textarea", { name: "arguments", rows: 6, spellcheck: "false", class: "mono", value: JSON.stringify(interrupt.arguments ?? {}, null, 2) });
+  return toolApprovalCard(interrupt, headingId, tools, { message, error, button, withMessage, decide });
+}
+
+interface CardParts {
+  message: HTMLInputElement;
+  error: HTMLElement;
+  button: (label: string, onclick: () => void, cls?: string) => HTMLButtonElement;
+  withMessage: (decision: string) => Record<string, unknown>;
+  decide: (body: Record<string, unknown>) => Promise<void>;
+}
+
+/**
+ * A tool call to approve: each argument shown as what it is (code highlighted, text wrapped, JSON
+ * pretty-printed). Edit opens one field per argument with its value as is, not an escaped string.
+ */
+function toolApprovalCard(interrupt: Interrupt, headingId: string, tools: () => Promise<ToolInfo[]>, parts: CardParts): HTMLElement {
+  const { message, error, button, withMessage, decide } = parts;
+  const shown = h("div", { class: "arguments" });
+  const editor = h("div", { class: "editor", hidden: true });
+  const fields: { view: ArgumentView; control: HTMLTextAreaElement }[] = [];
+  let views = argumentViews(interrupt.arguments);
+  const draw = () => {
+    render(shown, views.map((view) => h("div", { class: "argument" }, h("h4", {}, view.name, view.kind === "code" && view.language ? h("small", { class: "muted" }, ` ${view.language}`) : null), argumentBody(view))));
+    fields.length = 0;
+    for (const view of views) {
+      const lines = view.text.split("\n").length;
+      const control = h("textarea", { name: view.name, rows: Math.min(Math.max(lines, view.kind === "text" ? 2 : 1), 24), spellcheck: view.kind === "text" ? "true" : "false", class: view.kind === "text" ? "" : "mono", value: view.text });
+      fields.push({ view, control });
+    }
+    render(editor, fields.map(({ view, control }) => field(view.name, control, view.kind === "json" ? "JSON" : undefined)), h("div", { class: "row" }, sendEdited));
+  };
+  const sendEdited = h("button", { type: "button", class: "primary", onclick: async () => {
+    const edited: Record<string, unknown> = {};
+    for (const { view, control } of fields) {
+      const parsed = parseEdited(view, control.value);
+      if ("error" in parsed) return showProblem(parsed.error, control);
+      edited[view.name] = parsed.value;
+    }
+    const problem = await checkArguments(edited, interrupt.toolName, tools);
+    if (problem) return showProblem(problem, fields.find((f) => problem.includes(`'${f.view.name}'`))?.control ?? fields[0]?.control);
+    await decide({ ...withMessage("edit"), arguments: edited });
+  } }, "Run with these arguments");
+  const showProblem = (problem: string, control?: HTMLElement) => {
+    error.textContent = problem;
+    error.hidden = false;
+    control?.focus();
+  };
+  const edit = button("Edit", () => {
+    editor.hidden = !editor.hidden;
+    shown.hidden = !editor.hidden;
+    edit.setAttribute("aria-expanded", String(!editor.hidden));
+    if (!editor.hidden) fields[0]?.control.focus();
+  });
+  edit.setAttribute("aria-expanded", "false");
+  draw();
+  // The tool's description names the language of its code (run_code: Python), once the list is here.
+  void tools().then((list) => {
+    const description = list.find((t) => t.name === interrupt.toolName)?.description;
+    if (description && editor.hidden) {
+      views = argumentViews(interrupt.arguments, description);
+      draw();
+    }
+  }, () => undefined);
   return h(
     "article",
     { class: "card interrupt", "aria-labelledby": headingId, dataset: { interruptId: interrupt.interruptId } },
     h("h3", { id: headingId }, `Allow ${interrupt.toolName ?? "this tool"}?`),
-    h("p", {}, interrupt.summary),
-    field("Arguments (JSON)", args, "Change them and press Edit to run the tool with your arguments."),
+    shown,
+    editor,
     field("Message", message),
     error,
-    h(
-      "div",
-      { class: "row" },
-      button("Approve", () => decide(withMessage("approve")), "primary"),
-      button("Reject", () => decide(withMessage("reject")), "danger"),
-      button("Edit", async () => {
-        const problem = await checkArguments(args.value, interrupt.toolName, tools);
-        if (problem) {
-          error.textContent = problem;
-          error.hidden = false;
-          args.focus();
-          return;
-        }
-        await decide({ ...withMessage("edit"), arguments: JSON.parse(args.value) });
-      }),
-    ),
+    h("div", { class: "row" }, button("Approve", () => decide(withMessage("approve")), "primary"), button("Reject", () => decide(withMessage("reject")), "danger"), edit),
   );
 }
 
+/** One argument's value as what it is. Highlighted HTML comes from highlight.js, which escapes the code. */
+function argumentBody(view: ArgumentView): HTMLElement {
+  if (view.kind === "text") return h("p", { class: "text-arg" }, view.text);
+  const code = h("code", { class: view.kind === "code" && view.language ? `hljs language-${view.language}` : "hljs" });
+  const html = highlightHtml(view.text, view.kind === "json" ? "json" : view.language);
+  if (html === undefined) code.textContent = view.text;
+  else code.innerHTML = html;
+  return h("pre", { class: `code-arg ${view.kind}` }, code);
+}
+
 /** What is wrong with edited arguments, checked against the tool's JSON schema (the API checks again). */
-async function checkArguments(text: string, toolName: string | undefined, tools: () => Promise<ToolInfo[]>): Promise<string | undefined> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    return `The arguments are not valid JSON: ${(err as Error).message}`;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return "The arguments must be a JSON object.";
+async function checkArguments(value: Record<string, unknown>, toolName: string | undefined, tools: () => Promise<ToolInfo[]>): Promise<string | undefined> {
   const tool = (await tools().catch(() => [])).find((t) => t.name === toolName);
   if (!tool) return undefined;
-  const record = value as Record<string, unknown>;
-  for (const name of tool.parameters.required ?? []) if (!(name in record)) return `'${name}' is required by ${tool.name}.`;
-  for (const [name, v] of Object.entries(record)) {
+  for (const name of tool.parameters.required ?? []) if (!(name in value)) return `'${name}' is required by ${tool.name}.`;
+  for (const [name, v] of Object.entries(value)) {
     const spec = tool.parameters.properties?.[name];
     if (!spec) return `${tool.name} has no argument '${name}'.`;
     const types = ([] as string[]).concat(spec.type ?? []);

@@ -22,20 +22,27 @@ export function runPage(app: HTMLElement, runId: string) {
   let toolList: Promise<ToolInfo[]> | undefined;
   const tools = () => (toolList ??= api<{ tools: ToolInfo[] }>("GET", "/v1/tools").then((r) => r.tools));
   const lanes = new Map<string, Lane>();
+  let shownCards: string | undefined;
+  let shownFiles: string | undefined;
   /** Text being streamed per agent, closed when that agent does something else. */
-  const openText = new Map<string, { element: HTMLElement; deltas: boolean }>();
+  const openText = new Map<string, { element: HTMLElement; text: string; deltas: boolean }>();
+  /** Agent text as Markdown (tables, lists, code), made safe. */
+  const prose = (element: HTMLElement, text: string) => {
+    element.innerHTML = safeHtml(text).trim();
+    return element;
+  };
 
   const title = h("h1", {}, "Run");
   const meta = h("p", { class: "meta" });
   const connection = h("span", { class: "connection", role: "status" }, "connecting…");
   const cancel = h("button", { type: "button", class: "danger", hidden: true, onclick: () => cancelRun() }, "Cancel run");
   const waiting = h("section", { "aria-label": "Waiting for you", class: "waiting" });
-  const plan = h("section", { "aria-labelledby": "plan-h" });
-  const timeline = h("section", { "aria-labelledby": "timeline-h" });
+  const plan = h("section", { "aria-labelledby": "plan-h", class: "plan-section" });
+  const timeline = h("section", { "aria-labelledby": "timeline-h", class: "timeline-section" });
   const activity = h("ol", { class: "activity", "aria-label": "Activity" });
-  const answer = h("section", { "aria-labelledby": "answer-h", hidden: true });
-  const files = h("section", { "aria-labelledby": "files-h", hidden: true });
-  const usage = h("section", { "aria-labelledby": "usage-h" });
+  const answer = h("section", { "aria-labelledby": "answer-h", class: "answer-section", hidden: true });
+  const files = h("section", { "aria-labelledby": "files-h", class: "files-section", hidden: true });
+  const usage = h("section", { "aria-labelledby": "usage-h", class: "usage-section" });
   const eventLog = h("ol", { id: "event-log", class: "event-log" });
   const error = h("p", { class: "error", role: "alert", hidden: true });
 
@@ -46,7 +53,7 @@ export function runPage(app: HTMLElement, runId: string) {
     error,
     waiting,
     h("div", { class: "grid" },
-      h("div", { class: "col" }, plan, timeline, h("section", { "aria-labelledby": "activity-h" }, h("h2", { id: "activity-h" }, "Activity"), activity)),
+      h("div", { class: "col" }, plan, timeline, h("section", { "aria-labelledby": "activity-h", class: "activity-section" }, h("h2", { id: "activity-h" }, "Activity"), activity)),
       h("div", { class: "col side" }, answer, files, usage),
     ),
     h("details", { class: "card" }, h("summary", {}, "Event log"), eventLog),
@@ -77,12 +84,32 @@ export function runPage(app: HTMLElement, runId: string) {
       view.links.console ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")] : null,
     );
     cancel.hidden = TERMINAL.has(view.status);
-    render(waiting, view.pendingInterrupts.map((i) => approvalCard(runId, i, tools, () => void refresh())));
+    // Cards and files are drawn again only when they change: a card being edited, or a preview
+    // being read, stays as it is while the run goes on.
+    const cards = view.pendingInterrupts.map((i) => i.interruptId).join(" ");
+    if (cards !== shownCards) {
+      shownCards = cards;
+      render(waiting, view.pendingInterrupts.map((i) => approvalCard(runId, i, tools, () => void refresh())));
+    }
     drawPlan();
     drawAnswer();
-    drawFiles();
+    const fileNames = view.files.map((f) => `${f.name}:${f.bytes}`).join(" ");
+    if (fileNames !== shownFiles) {
+      shownFiles = fileNames;
+      drawFiles();
+    }
     drawUsage();
+    drawTimeline();
   }
+
+  /** The run again soon, once however many events arrive meanwhile: usage goes up with each model call. */
+  let refreshTimer: number | undefined;
+  const refreshSoon = () => {
+    refreshTimer ??= window.setTimeout(() => {
+      refreshTimer = undefined;
+      void refresh();
+    }, 500);
+  };
 
   function drawPlan() {
     const p = view?.plan;
@@ -99,7 +126,12 @@ export function runPage(app: HTMLElement, runId: string) {
 
   function drawTimeline() {
     const all = [...lanes.values()];
-    if (all.length === 0) return render(timeline, h("h2", { id: "timeline-h" }, "Tasks"), h("p", { class: "muted" }, "No parallel tasks yet."));
+    if (all.length === 0) {
+      const oneAgent = view?.mode !== undefined && view.mode !== null && view.mode !== "plan_solve";
+      const ended = view !== undefined && TERMINAL.has(view.status);
+      return render(timeline, h("h2", { id: "timeline-h" }, "Tasks"),
+        h("p", { class: "muted" }, oneAgent ? "No parallel tasks: one agent handles this run." : ended ? "This run had no parallel tasks." : "No parallel tasks yet."));
+    }
     const now = new Date().toISOString();
     const t = (iso: string) => Date.parse(iso);
     const byStep = new Map<number, Lane[]>();
@@ -111,17 +143,27 @@ export function runPage(app: HTMLElement, runId: string) {
         // Each step on its own time axis, so overlap between its parallel tasks is visible.
         const min = Math.min(...group.map((l) => t(l.start)));
         const max = Math.max(...group.map((l) => t(l.end ?? now)), min + 1);
+        const span = max - min;
         return [h("h3", { class: "step-h" }, `Step ${iteration + 1}`), h("div", { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
           group.map((lane) => {
-            const left = ((t(lane.start) - min) / (max - min)) * 100;
-            const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / (max - min)) * 100, 1);
+            const left = ((t(lane.start) - min) / span) * 100;
+            const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / span) * 100, 1);
+            const took = seconds(t(lane.end ?? now) - t(lane.start));
             return h("div", { class: "lane", role: "listitem", dataset: { taskId: lane.taskId, start: lane.start, end: lane.end ?? "", status: lane.status } },
-              h("span", { class: "lane-label" }, `${lane.taskId} ${lane.title}`),
+              h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
               h("span", { class: "lane-track" }, h("span", { class: `lane-bar ${lane.status}`, style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` }, title: `${lane.start} → ${lane.end ?? "running"}` })),
+              h("span", { class: "lane-duration" }, lane.end ? took : `${took}…`),
               h("span", { class: "visually-hidden" }, ` ${lane.status}`));
-          }))];
+          }),
+          // The step's time axis: where each bar starts and ends, in seconds from the step's start.
+          h("div", { class: "lane axis", "aria-hidden": "true" }, h("span"),
+            h("span", { class: "axis-track" }, [0, 0.5, 1].map((at) => h("span", { class: "tick", style: { left: `${at * 100}%` } }, seconds(span * at)))), h("span")))];
       }),
     );
+  }
+
+  function seconds(ms: number) {
+    return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
   }
 
   function drawAnswer() {
@@ -178,6 +220,8 @@ export function runPage(app: HTMLElement, runId: string) {
       const text = await (await fileBlob(file)).text();
       into.innerHTML = /text\/plain/.test(file.contentType) ? "" : safeHtml(text, file.contentType);
       if (/text\/plain/.test(file.contentType)) into.append(h("pre", {}, text));
+      // On a phone the preview opens below the screen: bring it up.
+      into.scrollIntoView({ block: "start", behavior: "smooth" });
     } catch (err) {
       showError(err);
     }
@@ -194,7 +238,7 @@ export function runPage(app: HTMLElement, runId: string) {
         h("dt", {}, "Model calls"), h("dd", {}, String(u.llmCalls)),
         h("dt", {}, "Tool calls"), h("dd", {}, String(u.toolCalls)),
         h("dt", {}, "State transitions"), h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
-        h("dt", {}, "Estimated cost"), h("dd", {}, usd(view.estimatedCostUsd))),
+        h("dt", {}, "Estimated cost"), h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd))),
     );
   }
 
@@ -209,18 +253,21 @@ export function runPage(app: HTMLElement, runId: string) {
 
   function onEvent(event: RunEvent) {
     eventLog.append(h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`));
+    // Each event may follow a model call: usage (and the rest) catch up shortly after.
+    if (!TERMINAL.has(view?.status ?? "")) refreshSoon();
     const d = event.data;
     if (event.type !== "agent.delta" && event.type !== "agent.thought" && d?.agent) openText.delete(sourceKey(d));
     switch (event.type) {
       case "agent.delta": {
         let open = openText.get(sourceKey(d));
         if (!open) {
-          const text = h("span", { class: "text" });
+          const text = h("div", { class: "text prose" });
           add(event, who(d), text);
-          open = { element: text, deltas: true };
+          open = { element: text, text: "", deltas: true };
           openText.set(sourceKey(d), open);
         }
-        open.element.textContent += d.text;
+        open.text += d.text;
+        prose(open.element, open.text);
         break;
       }
       case "agent.thought": {
@@ -228,7 +275,7 @@ export function runPage(app: HTMLElement, runId: string) {
         const open = openText.get(sourceKey(d));
         openText.delete(sourceKey(d));
         if (open?.deltas) break;
-        add(event, who(d), h("span", { class: "text" }, d.text));
+        add(event, who(d), prose(h("div", { class: "text prose" }), d.text));
         break;
       }
       case "tool.called":
@@ -254,13 +301,17 @@ export function runPage(app: HTMLElement, runId: string) {
         drawPlan();
         break;
       case "interrupt.opened":
-        add(event, h("strong", {}, "Waiting for you: "), d.summary.split("\n")[0]);
+        // A tool call's arguments are shown readably on its card, not as the summary's JSON.
+        add(event, h("strong", {}, "Waiting for you: "), d.kind === "tool_approval" && d.toolName ? `allow ${d.toolName}?` : d.summary.split("\n")[0]);
         announce("The run is waiting for your decision.");
         void refresh();
         break;
       case "interrupt.resolved":
         add(event, `Decided: ${d.decision}${d.message ? ` — ${d.message}` : ""}`);
         void refresh();
+        break;
+      case "file.created":
+        add(event, h("strong", {}, "File: "), `${d.name} `, h("small", { class: "muted" }, `${d.bytes} bytes`));
         break;
       case "tool_source.unavailable":
         add(event, h("strong", { class: "bad" }, `Tool source ${d.source} unavailable: `), d.reason);
@@ -302,5 +353,6 @@ export function runPage(app: HTMLElement, runId: string) {
   return () => {
     stream?.close();
     clearInterval(timer);
+    if (refreshTimer !== undefined) clearTimeout(refreshTimer);
   };
 }

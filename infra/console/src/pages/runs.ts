@@ -25,17 +25,20 @@ export function runsPage(app: HTMLElement) {
     render(
       body,
       rows.length === 0
-        ? h("tr", {}, h("td", { colspan: 6 }, "No runs yet. ", h("a", { href: "#/new" }, "Start one.")))
+        ? h("tr", { class: "empty" }, h("td", { colspan: 6 }, filtered()
+            ? ["No runs match this filter. ", h("button", { type: "button", class: "link", onclick: clearFilters }, "Show all runs")]
+            : ["No runs yet. ", h("a", { href: "#/new" }, "Start one.")]))
         : rows.map((run) =>
             h(
               "tr",
               { dataset: { runId: run.runId } },
-              h("td", {}, h("a", { href: `#/runs/${enc(run.runId)}` }, run.input)),
-              h("td", {}, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
-              h("td", {}, run.mode ?? run.requestedMode),
-              h("td", {}, h("time", { datetime: run.createdAt, title: run.createdAt }, age(run.createdAt))),
-              h("td", { class: "num" }, usd(run.estimatedCostUsd)),
-              h("td", {}, h("code", {}, run.sessionId)),
+              // The labels name each value where a phone shows the row as a card.
+              h("td", { class: "task" }, h("a", { href: `#/runs/${enc(run.runId)}` }, run.input)),
+              h("td", { dataset: { label: "Status" } }, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
+              h("td", { dataset: { label: "Mode" } }, run.mode ?? run.requestedMode),
+              h("td", { dataset: { label: "Age" } }, h("time", { datetime: run.createdAt, title: run.createdAt }, age(run.createdAt))),
+              h("td", { class: "num", dataset: { label: "Est. cost" }, title: run.estimatedCostUsd === undefined ? "No price for this model" : "An estimate from the model's price per token" }, usd(run.estimatedCostUsd)),
+              h("td", { dataset: { label: "Session" } }, h("code", {}, run.sessionId)),
             ),
           ),
     );
@@ -60,6 +63,12 @@ export function runsPage(app: HTMLElement) {
       error.hidden = false;
     }
   };
+  const filtered = () => status.value !== "" || session.value.trim() !== "";
+  const clearFilters = () => {
+    status.value = "";
+    session.value = "";
+    refilter();
+  };
   const refilter = () => {
     rows = [];
     cursor = null;
@@ -79,8 +88,8 @@ export function runsPage(app: HTMLElement) {
       { class: "table-wrap" },
       h(
         "table",
-        { "aria-label": "Runs" },
-        h("thead", {}, h("tr", {}, ...["Task", "Status", "Mode", "Age", "Cost", "Session"].map((c) => h("th", { scope: "col" }, c)))),
+        { "aria-label": "Runs", class: "runs" },
+        h("thead", {}, h("tr", {}, ...["Task", "Status", "Mode", "Age", "Est. cost", "Session"].map((c) => h("th", { scope: "col" }, c)))),
         body,
       ),
     ),
