@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RoleSettingsInput } from "../shared/llm/roleSettings.js";
 
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")]);
@@ -23,6 +24,12 @@ export const DeploymentSettings = z
       .regex(SECRET_ARN, "openAiApiKeySecretArn must be the secret's complete ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), as `aws secretsmanager describe-secret` prints it")
       .optional(),
     functionCallMode: z.enum(["native", "json"]).optional(),
+    /** Per-role generation settings (model, temperature, maxOutputTokens, reasoningEffort), as an object or its JSON. */
+    roleSettings: RoleSettingsInput.optional(),
+    /** A second model on the same endpoint, used when the first stays unavailable after its retries. */
+    fallbackModel: z.string().min(1).optional(),
+    /** The output limit's field name: auto (max_completion_tokens for OpenAI and Azure, else max_tokens). */
+    maxTokensField: z.enum(["auto", "max_tokens", "max_completion_tokens"]).optional(),
     maxPlanIterations: positiveInt.optional(),
     maxAgentRounds: positiveInt.optional(),
     contextBudgetTokens: positiveInt.optional(),
@@ -107,6 +114,9 @@ export const FUNCTION_ENVIRONMENT = {
   openAiBaseUrl: "OPENAI_BASE_URL",
   openAiApiKeySecretArn: "OPENAI_API_KEY_SECRET_ARN",
   functionCallMode: "STEPWISE_FUNCTION_CALL_MODE",
+  roleSettings: "STEPWISE_ROLE_SETTINGS",
+  fallbackModel: "STEPWISE_FALLBACK_MODEL",
+  maxTokensField: "STEPWISE_MAX_TOKENS_FIELD",
   maxPlanIterations: "MAX_PLAN_ITERATIONS",
   maxAgentRounds: "MAX_AGENT_ROUNDS",
   contextBudgetTokens: "CONTEXT_BUDGET_TOKENS",
@@ -164,6 +174,9 @@ export function functionEnvironment(settings: DeploymentSettings): Record<string
   return Object.fromEntries(
     Object.entries(FUNCTION_ENVIRONMENT)
       .filter(([key]) => settings[key as keyof DeploymentSettings] !== undefined)
-      .map(([key, variable]) => [variable, String(settings[key as keyof DeploymentSettings])]),
+      .map(([key, variable]) => {
+        const value = settings[key as keyof DeploymentSettings];
+        return [variable, typeof value === "object" ? JSON.stringify(value) : String(value)];
+      }),
   );
 }

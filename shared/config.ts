@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RoleSettingsInput } from "./llm/roleSettings.js";
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -25,6 +26,12 @@ export const Config = z.object({
   OPENAI_API_KEY: z.string().optional(),
   /** On AWS the key lives in Secrets Manager (never in the template or the function's settings). */
   OPENAI_API_KEY_SECRET_ARN: z.string().optional(),
+  /** Per-role generation settings, JSON: {"summarizer": {"temperature": 0.01}, "planner": {"model": "o4-mini", "reasoningEffort": "low"}}. */
+  STEPWISE_ROLE_SETTINGS: RoleSettingsInput.optional(),
+  /** A second model (same endpoint and key) that answers when the first stays unavailable after its retries. */
+  STEPWISE_FALLBACK_MODEL: z.string().min(1).optional(),
+  /** The output limit's field: OpenAI and Azure take max_completion_tokens (o-series reject max_tokens), most compatible servers max_tokens. */
+  STEPWISE_MAX_TOKENS_FIELD: z.enum(["auto", "max_tokens", "max_completion_tokens"]).default("auto"),
   LLM_TIMEOUT_MS: int(120_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(2),
   /** Link runs to the Step Functions console (on AWS). */

@@ -5,6 +5,7 @@ import { createBaseServices, type BaseServices } from "./baseServices.js";
 import type { Config } from "./config.js";
 import { JsonContractModel } from "./llm/jsonContractModel.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
+import { RoleModel } from "./llm/roleModel.js";
 import type { ChatModel } from "./llm/types.js";
 import type { Ports } from "./ports/index.js";
 import { EnvelopeCipher } from "./secrets/envelope.js";
@@ -74,18 +75,35 @@ export function forgettingRefusedKey(model: ChatModel, key: SecretKey): ChatMode
   };
 }
 
-/** The configured model; for models without native tool calling, behind the JSON contract. */
+/**
+ * The configured model with its per-role settings and fallback; for models without native tool
+ * calling, behind the JSON contract.
+ */
 function modelFor(config: Config): ChatModel {
   const key = config.OPENAI_API_KEY_SECRET_ARN ? new SecretKey(new SecretsManagerClient({ region: config.AWS_REGION }), config.OPENAI_API_KEY_SECRET_ARN) : undefined;
-  const openai = new OpenAIModel({
-    model: config.STEPWISE_MODEL,
-    baseURL: config.OPENAI_BASE_URL,
-    apiKey: key ? key.read : config.OPENAI_API_KEY,
-    timeoutMs: config.LLM_TIMEOUT_MS,
-    maxRetries: config.LLM_MAX_RETRIES,
+  const endpoint = (model: string): ChatModel => {
+    const openai = new OpenAIModel({
+      model,
+      baseURL: config.OPENAI_BASE_URL,
+      apiKey: key ? key.read : config.OPENAI_API_KEY,
+      timeoutMs: config.LLM_TIMEOUT_MS,
+      maxRetries: config.LLM_MAX_RETRIES,
+      maxTokensField: maxTokensField(config),
+    });
+    return key ? forgettingRefusedKey(openai, key) : openai;
+  };
+  const model = new RoleModel(endpoint(config.STEPWISE_MODEL), {
+    roles: config.STEPWISE_ROLE_SETTINGS,
+    fallback: config.STEPWISE_FALLBACK_MODEL ? endpoint(config.STEPWISE_FALLBACK_MODEL) : undefined,
   });
-  const model = key ? forgettingRefusedKey(openai, key) : openai;
   return config.STEPWISE_FUNCTION_CALL_MODE === "json" ? new JsonContractModel(model) : model;
+}
+
+/** OpenAI and Azure OpenAI take `max_completion_tokens` (their reasoning models reject `max_tokens`); other servers `max_tokens`. */
+function maxTokensField(config: Config): "max_tokens" | "max_completion_tokens" {
+  if (config.STEPWISE_MAX_TOKENS_FIELD !== "auto") return config.STEPWISE_MAX_TOKENS_FIELD;
+  const host = config.OPENAI_BASE_URL ? new URL(config.OPENAI_BASE_URL).hostname : "api.openai.com";
+  return /(^|\.)openai\.com$|\.openai\.azure\.com$/.test(host) ? "max_completion_tokens" : "max_tokens";
 }
 
 /** The base services given (or built), with the model and the tools added; `overrides` replace any of them. */

@@ -58,6 +58,8 @@ export class Renderer {
   private lastBlank = true;
   /** Streamed text per agent (task id or agent name), shown as one block when that agent moves on. */
   private pendingText = new Map<string, { data: { agent: string; taskId?: string }; text: string }>();
+  /** Streamed reasoning per agent, shown collapsed (one line) when that agent moves on. */
+  private pendingReasoning = new Map<string, { data: { agent: string; taskId?: string }; text: string }>();
   /** Sources whose text was shown since their last other event: a thought repeating it is not shown again. */
   private textShown = new Set<string>();
   /** The last text each task showed, so its completion line does not repeat it. */
@@ -74,6 +76,13 @@ export class Renderer {
 
   /** The lines for one event (none for events not worth a line, e.g. token deltas). */
   event(event: RunEvent): string[] {
+    if (event.type === "agent.reasoning") {
+      const key = sourceKey(event.data);
+      const pending = this.pendingReasoning.get(key) ?? { data: event.data, text: "" };
+      pending.text += event.data.text;
+      this.pendingReasoning.set(key, pending);
+      return [];
+    }
     if (event.type === "agent.delta") {
       const key = sourceKey(event.data);
       const pending = this.pendingText.get(key) ?? { data: event.data, text: "" };
@@ -94,15 +103,19 @@ export class Renderer {
 
   /** Lines for text still waiting to be shown (at the end of a stream). */
   flushAll(): string[] {
-    return [...this.pendingText.keys()].flatMap((key) => this.flush(key));
+    return [...new Set([...this.pendingReasoning.keys(), ...this.pendingText.keys()])].flatMap((key) => this.flush(key));
   }
 
   private flush(key: string): string[] {
+    const reasoning = this.pendingReasoning.get(key);
+    this.pendingReasoning.delete(key);
+    // Collapsed: one dim line with its beginning and length.
+    const thought = reasoning ? [`  ${this.source(reasoning.data)} ${this.c.dim(`▸ reasoning (${reasoning.text.length} characters): ${this.cut(oneLine(reasoning.text)).slice(0, 80)}`)}`] : [];
     const pending = this.pendingText.get(key);
-    if (!pending) return [];
+    if (!pending) return thought;
     this.pendingText.delete(key);
     this.textShown.add(key);
-    return this.text(pending.data, pending.text);
+    return [...thought, ...this.text(pending.data, pending.text)];
   }
 
   private text(data: { agent: string; taskId?: string }, text: string): string[] {
@@ -149,6 +162,7 @@ export class Renderer {
         // Only when no delta carried the text (a model that does not stream).
         return this.text(event.data, event.data.text);
       case "agent.delta":
+      case "agent.reasoning":
         return [];
       case "tool.called": {
         const args = json(event.data.arguments);
@@ -210,6 +224,10 @@ export class Renderer {
       lines.push(`  ${painted} ${i + 1}. ${step.title}`);
       if (full) for (const task of step.tasks) lines.push(c.dim(`         - ${task}`));
       if (step.notes) lines.push(c.dim(`         notes: ${this.cut(oneLine(step.notes))}`));
+      if (step.verdict) {
+        const said = `done when ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? `: ${this.cut(oneLine(step.verdict.reason))}` : ""}`;
+        lines.push(`         ${step.verdict.met ? c.green(said) : c.yellow(`${said} (revised, runs again)`)}`);
+      }
     });
     lines.push("");
     return lines;

@@ -9,6 +9,8 @@ import { executionLine, readableOutput } from "./terminalLog.js";
  * a new one in memory), STEPWISE_DATA_DIR (default
  * .stepwise/data; "memory" keeps nothing), STEPWISE_API_KEYS ("tenant=key,…" for more tenants),
  * INTERRUPT_TIMEOUT_SECONDS (default 24 h), MAX_CONCURRENCY (executors at once, default 8),
+ * STEPWISE_LOCAL_CONTAINERS (run the step functions in this many processes, invoked in turn, as
+ * separate Lambda containers; default 0: in this process),
  * STEPWISE_LOG_FORMAT ("json": the handlers' JSON log lines and EMF metrics, as on AWS; by default
  * one readable line per request, log line and run start or end).
  */
@@ -20,6 +22,12 @@ for (const pair of (process.env.STEPWISE_API_KEYS ?? "").split(",").filter(Boole
   const [tenant, key] = pair.split("=");
   if (!tenant || !key) throw new Error(`STEPWISE_API_KEYS entries are tenant=key, got '${pair}'`);
   apiKeys[key] = tenant;
+}
+
+function localContainers(setting: string | undefined): number {
+  const count = Number(setting || 0);
+  if (!Number.isInteger(count) || count < 0 || count > 64) throw new Error(`STEPWISE_LOCAL_CONTAINERS is a whole number from 0 to 64, got '${setting}'`);
+  return count;
 }
 
 // Variables set but empty mean "unset" (tests clear the caller's OpenAI settings this way).
@@ -40,6 +48,7 @@ const stack = await startLocalStack({
   onExecution: jsonLogs ? undefined : (change) => console.log(executionLine(change)),
   apiKeys,
   modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
+  containers: localContainers(process.env.STEPWISE_LOCAL_CONTAINERS),
   stateMachine: {
     interruptTimeoutSeconds: process.env.INTERRUPT_TIMEOUT_SECONDS ? Number(process.env.INTERRUPT_TIMEOUT_SECONDS) : undefined,
     maxConcurrency: process.env.MAX_CONCURRENCY ? Number(process.env.MAX_CONCURRENCY) : undefined,
@@ -59,7 +68,7 @@ say(`  ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 
 if (process.env.STEPWISE_READY_JSON) {
   // Machine-readable line for scripts and tests that start the stack.
-  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints }));
+  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints, containerPids: stack.containerPids }));
 } else {
   const model = stack.model.offline ? "the offline model (deterministic; demonstrates the orchestration, does not reason)" : `${stack.model.name} at ${stack.model.url}${await modelCheck(stack.model.url)}`;
   const cliUrl = stack.url === "http://127.0.0.1:3000" ? "" : `STEPWISE_URL=${stack.url} `;

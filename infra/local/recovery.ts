@@ -3,7 +3,6 @@ import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventLog } from "../../shared/store/events.js";
 import { Table } from "../../shared/store/table.js";
-import { keys } from "../../shared/store/keys.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
 
 const RETENTION_DAYS = 30;
@@ -41,7 +40,8 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
       }),
     );
     for (const run of page.Items ?? []) {
-      await fillLostEvents(table, events, String(run.runId), Number(run.eventSeq ?? 0));
+      // Nothing runs yet: a number taken and never written was lost with the process that took it.
+      await events.fillLost(String(run.runId), Number(run.eventSeq ?? 0));
       try {
         await sfn.send(new DescribeExecutionCommand({ executionArn: String(run.executionArn) }));
       } catch (error) {
@@ -60,18 +60,4 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
   sfn.destroy();
   doc.destroy();
   return { continued, started };
-}
-
-/**
- * An event number taken but never written: the process stopped between taking the number and
- * writing the event. Nothing is running now, so every such number is lost for good; it gets an
- * event saying so, and the log reads without a gap.
- */
-async function fillLostEvents(table: Table, events: EventLog, runId: string, lastSeq: number): Promise<void> {
-  if (lastSeq === 0) return;
-  const written = new Set((await table.queryPrefix<{ seq: number }>(keys.eventsPk(runId), keys.eventPrefix)).map((e) => Number(e.seq)));
-  for (let seq = 1; seq <= lastSeq; seq++) {
-    if (written.has(seq)) continue;
-    await events.putAt(runId, seq, [{ type: "run.resumed", data: { redrive: false, reason: "Stepwise restarted; the event being written when it stopped was lost." } }]);
-  }
 }

@@ -14,6 +14,7 @@ import { ensureTable, startDynamo } from "./dynamo.js";
 import { readBody, refuseBeforeBody, requestHead, sendResult, withBody } from "./httpApi.js";
 import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
+import { LocalContainers } from "./containers.js";
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
@@ -41,6 +42,11 @@ export interface LocalStackOptions {
   stateMachine?: StateMachineSettings;
   /** Told what is starting and, once it is up, how long it took. */
   progress?: (part: string, ms: number) => void;
+  /**
+   * Run the step functions in this many processes of their own ("containers", invoked in turn), as
+   * each Lambda container on AWS is its own process; 0 or unset: in the stack's process.
+   */
+  containers?: number;
   /** Told when a run's execution starts or ends (what EventBridge hears on AWS). */
   onExecution?: (change: ExecutionStatusChange) => void;
 }
@@ -65,6 +71,8 @@ export interface LocalStack {
     credentials: LocalCredentials;
   };
   stepFunctions: LocalStepFunctions;
+  /** The step functions' container processes (empty when they run in the stack's process). */
+  containerPids: number[];
   model: { url: string; offline: boolean; name: string };
   /** With a data folder: the runs that were in flight when the stack last stopped, and what became of them. */
   recovered: RecoveryReport;
@@ -113,6 +121,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // A slow start of the "Wait for …" function (a Lambda cold start), so tests can make a decision
     // arrive before the task token is stored — the race AwaitInterrupt must win on AWS too.
     const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
+    // Started once the environment below is set (the containers inherit it).
+    let containers: LocalContainers | undefined;
     const stepFunctions = new LocalStepFunctions(
       "Stepwise",
       definition,
@@ -120,7 +130,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const step = functions.get(arn);
         if (!step) throw new Error(`no local function for ${arn}`);
         if (step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
-        return invokeLambda(STEP_HANDLERS[step], input);
+        return containers ? containers.invoke(STEP_HANDLERS[step], input) : invokeLambda(STEP_HANDLERS[step], input);
       },
       { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
     );
@@ -218,7 +228,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const { getServices } = await import("../../functions/services.js");
     await Promise.all(Object.entries(options.apiKeys).map(([key, tenant]) => getServices().apiKeys.register(key, tenant)));
     // Load the handlers now, so the first request does not pay for it.
-    await timed("handlers", () => Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...Object.values(STEP_HANDLERS)].map(loadHandler)));
+    const steps = Object.values(STEP_HANDLERS);
+    if (options.containers) {
+      const started = new LocalContainers(options.containers, steps);
+      closers.push(() => started.close());
+      await timed(`step functions in ${options.containers} containers`, () => started.ready());
+      containers = started;
+    }
+    await timed("handlers", () => Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...(containers ? [] : steps)].map(loadHandler)));
     sqs.subscribe(
       notifyQueueUrl,
       async (event) => {
@@ -287,6 +304,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         credentials,
       },
       stepFunctions,
+      containerPids: containers?.pids ?? [],
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };
   } catch (error) {
     await close();

@@ -7,7 +7,7 @@ import type { ScopeJournal } from "../ports/journal.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { budgetsOf } from "../memory/session.js";
 import { EMPTY_ANSWER_ERROR, quietly, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
-import { executorPrompt } from "./prompts.js";
+import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import { fitText } from "./largeText.js";
 
 export type ExecuteTaskOutput = TaskResult;
@@ -46,15 +46,16 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     );
   }
 
-  let fileNames = step.files ?? (await ports.files.list(run.runId)).map((f) => f.name);
+  let files = asFileLines(step.files) ?? fileLines(await ports.files.list(run.runId));
+  const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope,
     role: "executor",
     taskId: task.taskId,
     system: async (round) => {
       // The list changes only when a write tool ran in the round before.
-      if (round > 0 && own.hasAny(round - 1, "intent")) fileNames = (await ports.files.list(run.runId)).map((f) => f.name);
-      return executorPrompt({ files: fileNames });
+      if (round > 0 && own.hasAny(round - 1, "intent")) files = fileLines(await ports.files.list(run.runId));
+      return executorPrompt({ tools: catalog, files });
     },
     conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,

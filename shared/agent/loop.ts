@@ -9,7 +9,7 @@ import type { Ports } from "../ports/index.js";
 import type { ScopeJournal } from "../ports/journal.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
-import { DeltaCoalescer } from "./deltas.js";
+import { textStream } from "./deltas.js";
 import { gateOnPeople, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
 /** The ports every agent's think/act loop uses. */
@@ -49,7 +49,7 @@ export interface LoopOptions {
 }
 
 /** Paid model and tool calls of this loop (replayed ones are not counted again). */
-export type LoopUsage = Pick<Usage, "promptTokens" | "completionTokens" | "llmCalls" | "toolCalls">;
+export type LoopUsage = Pick<Usage, "promptTokens" | "completionTokens" | "llmCalls" | "toolCalls" | "fallbackCalls">;
 
 export type LoopOutcome = (
   | { kind: "answer"; text: string; rounds: number }
@@ -102,6 +102,8 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const conversation = [...options.conversation];
   const specs = options.tools.specs();
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
+  /** What a person reads: the model's placeholders back to the real URLs. */
+  const restore = (text: string) => window.restoreText(text);
   const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
   const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
   const appends: Promise<unknown>[] = [];
@@ -151,16 +153,18 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       "llm",
       "",
       async () => {
-        const deltas = new DeltaCoalescer(source, (events) => ports.events.append(run.runId, events));
+        const stream = textStream(ports, run.runId, source, restore);
         try {
           return await ports.model.complete({
+            role: options.role,
             messages: prompt,
             tools: specs,
             signal: abort.signal,
             onText: (text) => {
               streamed = true;
-              deltas.push(text);
+              stream.onText(text);
             },
+            onReasoning: stream.onReasoning,
           });
         } catch (error) {
           if (abort.signal.aborted) throw error; // the run ended, or the last round's records could not be written
@@ -171,7 +175,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
             .catch(() => undefined);
           throw error;
         } finally {
-          appends.push(quietly(deltas.close()));
+          appends.push(quietly(stream.close()));
         }
       },
       { defer: true },
@@ -189,10 +193,11 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       usage.promptTokens += response.usage.promptTokens;
       usage.completionTokens += response.usage.completionTokens;
       usage.llmCalls += response.calls ?? 1;
+      if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
       usage.toolCalls += calls.length;
       emit([
         // Streamed text reached clients as agent.delta already: one event per fact.
-        ...(!streamed && response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: response.content } } as const] : []),
+        ...(!streamed && response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: restore(response.content) } } as const] : []),
         ...calls.map((call) => {
           const args = parseArguments(call.arguments);
           const persona = personaOf(args, options.tools.get(call.name), call.name);
@@ -201,7 +206,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       ]);
     }
     conversation.push(assistantMessage(response));
-    if (response.content) lastText = response.content;
+    if (response.content) lastText = restore(response.content);
     if (calls.length === 0 && !response.content?.trim() && !options.allowEmptyAnswer) {
       // An empty answer is not an answer: once, the model is told so and asked again; twice, the agent fails.
       if (emptyAnswers++ === 0) {
@@ -210,7 +215,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       }
       return done({ kind: "empty", rounds: round + 1 });
     }
-    if (calls.length === 0) return done({ kind: "answer", text: response.content ?? "", rounds: round + 1 });
+    if (calls.length === 0) return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
 
     const toolRound = {
       runId: run.runId,
@@ -248,7 +253,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       }
     });
     emit(fresh_);
-    if (options.endsTurn?.(calls, outcomes.map((o) => o.value))) return done({ kind: "answer", text: response.content ?? "", rounds: round + 1 });
+    if (options.endsTurn?.(calls, outcomes.map((o) => o.value))) return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
   }
   return done({
     kind: "budget",

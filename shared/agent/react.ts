@@ -6,7 +6,7 @@ import type { Ports } from "../ports/index.js";
 
 /** A ReAct agent: the loop's ports, the tenant's tools, and the session. */
 export type ReactPorts = LoopPorts & Pick<Ports, "tools" | "sessions">;
-import { reactPrompt } from "./prompts.js";
+import { fileLines, reactPrompt, toolLines } from "./prompts.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 
 /**
@@ -18,10 +18,11 @@ export async function agentTurn(run: RunScope<ReactPorts>, input: RunState & { t
   const record = await ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const [history, tools] = await Promise.all([sessionHistory(ports, record), ports.tools.registryFor(record.tenantId, "react", { runId: record.runId })]);
+  const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",
-    system: async () => reactPrompt({ files: (await ports.files.list(run.runId)).map((f) => f.name) }),
+    system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)) }),
     conversation: [...history, { role: "user", content: record.input }],
     tools,
     maxRounds: budgetsOf(ports, record).maxRounds,

@@ -6,10 +6,11 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { Ports } from "../ports/index.js";
 
 /** The router: one journaled model call, its usage on the run. */
-export type RouterPorts = Pick<Ports, "config" | "model" | "journal" | "runs">;
+export type RouterPorts = Pick<Ports, "config" | "model" | "journal" | "runs" | "events" | "tools" | "files">;
 import type { ChatMessage } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
-import { routerPrompt } from "./prompts.js";
+import { fileLines, routerPrompt, toolLines } from "./prompts.js";
+import { textStream } from "./deltas.js";
 
 export type AgentMode = "react" | "plan_solve";
 export type RouteDecision = { mode: AgentMode; reason: string } | { mode: "answer"; answer: string; reason: string };
@@ -39,27 +40,50 @@ const chooseModeTool = defineTool({
   },
 });
 
-/** Asks the model which mode fits; ReAct when the model gives no usable answer. */
-export async function chooseMode(run: { runId: string; ports: RouterPorts }, input: string, history: ChatMessage[] = []): Promise<RouteDecision> {
+/**
+ * Asks the model which mode fits; ReAct when the model gives no usable answer. A direct answer is
+ * the model's text (it streams to clients as agent.delta from the router); a choose_mode call with
+ * mode "answer" and its answer is taken too.
+ */
+export async function chooseMode(run: { runId: string; ports: RouterPorts }, record: Pick<RunRecord, "input" | "tenantId">, history: ChatMessage[] = []): Promise<RouteDecision> {
   const { ports } = run;
-  const journal = await ports.journal.load(run.runId, "route");
+  const [journal, team, files] = await Promise.all([
+    ports.journal.load(run.runId, "route"),
+    ports.tools.registryFor(record.tenantId, "react", { runId: run.runId }),
+    ports.files.list(run.runId),
+  ]);
   try {
     const tools = new ToolRegistry([chooseModeTool]).specs();
     const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
-    const { value, replayed } = await journal.once(0, "llm", "", () =>
-      ports.model.complete({ messages: window.build(routerPrompt(), [...history, { role: "user", content: input }], tools), tools }),
-    );
-    if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1 });
+    const system = routerPrompt({ tools: toolLines(team), files: fileLines(files) });
+    const messages = window.build(system, [...history, { role: "user", content: record.input }], tools);
+    const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text));
+    const { value, replayed } = await journal
+      .once(0, "llm", "", () => ports.model.complete({ messages, tools, role: "router", onText: stream.onText, onReasoning: stream.onReasoning }))
+      .finally(stream.close);
+    if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });
     const call = value.toolCalls.find((c) => c.name === "choose_mode");
-    const choice = call ? ChooseMode.safeParse(JSON.parse(call.arguments)) : undefined;
+    const choice = call ? ChooseMode.safeParse(parseOrUndefined(call.arguments)) : undefined;
     if (choice?.success) {
       const { mode, answer, reason = "" } = choice.data;
       if (mode !== "answer") return { mode, reason };
       // "Answer" without an answer is no answer: let one agent handle it.
-      return answer?.trim() ? { mode, answer, reason } : { mode: "react", reason: "the router chose to answer but gave no answer" };
+      if (!answer?.trim()) return { mode: "react", reason: "the router chose to answer but gave no answer" };
+      // An answer given as the tool's argument did not stream: it reaches clients as one delta.
+      if (!replayed) await ports.events.append(run.runId, [{ type: "agent.delta", data: { agent: "router", text: window.restoreText(answer) } }]);
+      return { mode, answer: window.restoreText(answer), reason };
     }
+    if (!call && value.content?.trim()) return { mode: "answer", answer: window.restoreText(value.content.trim()), reason: "It needs no tools." };
     return { mode: "react", reason: "the router gave no choice; ReAct is the default" };
   } catch (error) {
     return { mode: "react", reason: `the router failed (${errorMessage(error)}); ReAct is the default` };
+  }
+}
+
+function parseOrUndefined(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
   }
 }

@@ -2,20 +2,25 @@ import { logger } from "../observability.js";
 import { AgentError, NotFoundError, errorMessage } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import type { TaskRecord } from "../ports/tasks.js";
-import { summarizerPrompt } from "./prompts.js";
+import { fileLines, summarizerPrompt } from "./prompts.js";
 import { fitText } from "./largeText.js";
+import { textStream } from "./deltas.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
+import { shareBudget } from "../memory/share.js";
 import type { Usage } from "../contracts/run.js";
 import { ContextWindow } from "../memory/context.js";
 
-/** The summarizer: the run, its task results and files, one journaled model call, the session. */
-export type SummarizerPorts = Pick<Ports, "config" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions">;
+/** The summarizer: the run, its task results and files, one journaled model call streamed to clients, the session. */
+export type SummarizerPorts = Pick<Ports, "config" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
 
-const RESULT_CHARS = 1_500; // JD Genie cuts each message to 1,500 characters for the summary
+/** The share of the prompt budget the task results may take (the rest: instructions, session, answer). */
+const RESULTS_SHARE = 0.5;
 
 /**
  * Writes the answer from the task results (tool context cleared: the summarizer sees results,
- * not tool chatter). If the model fails, a mechanical summary of the steps still answers.
+ * not tool chatter). Each result is given whole when they fit the prompt budget together, so the
+ * answer can carry the figures the tasks found. The answer streams as agent.delta events of the
+ * summarizer before the run ends. If the model fails, a mechanical summary of the steps still answers.
  */
 export async function summarize(run: { runId: string; ports: SummarizerPorts }): Promise<{ result: string; files: string[] }> {
   const { ports } = run;
@@ -35,29 +40,32 @@ export async function summarize(run: { runId: string; ports: SummarizerPorts }):
       "all_tasks_failed",
     );
   }
+  const results = resultLines(done, ports.config.CONTEXT_BUDGET_TOKENS * 4 * RESULTS_SHARE);
   const message = [
     `Request: ${record.input}`,
     record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
     "",
     "Task results:",
-    ...done.map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, RESULT_CHARS)}`),
+    ...results,
     names.length ? `\nFiles: ${names.join(", ")}` : "",
   ].join("\n");
 
   let result: string;
   let usage: Partial<Usage> | undefined;
   const history = await sessionHistory(ports, record);
+  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
+  const stream = textStream(ports, run.runId, { agent: "summarizer" }, (text) => window.restoreText(text));
   try {
-    const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
+    const messages = window.build(summarizerPrompt({ files: fileLines(files) }), [...history, { role: "user", content: message }]);
     const { value, replayed } = await journal.once(
       0,
       "llm",
       "",
-      () => ports.model.complete({ messages: window.build(summarizerPrompt(), [...history, { role: "user", content: message }]) }),
+      () => ports.model.complete({ messages, role: "summarizer", onText: stream.onText, onReasoning: stream.onReasoning }),
       { defer: true },
     );
-    if (!replayed) usage = { ...value.usage, llmCalls: 1 };
-    result = value.content?.trim() || mechanicalSummary(record.input, done, names);
+    if (!replayed) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
+    result = window.restoreText(value.content?.trim() ?? "") || mechanicalSummary(record.input, done, names);
   } catch (error) {
     logger.warn("summarizer model failed; using the mechanical summary", { runId: run.runId, error: errorMessage(error) });
     result = mechanicalSummary(record.input, done, names);
@@ -66,13 +74,20 @@ export async function summarize(run: { runId: string; ports: SummarizerPorts }):
   const whole = result;
   result = await fitText(ports.files, run.runId, "answer.md", result);
   if (result !== whole && !names.includes("answer.md")) names.push("answer.md");
-  // The answer, the journal record and the session's turn together; "Finalize" only ends the run.
+  // The answer, the journal record, the session's turn and the last deltas together; "Finalize" only ends the run.
   await Promise.all([
     ports.runs.update(run.runId, { result, files: names }, undefined, usage),
     journal.flush(),
     rememberTurn(ports, { ...record, result }),
+    stream.close(),
   ]);
   return { result, files: names };
+}
+
+/** One line (or block) per task: its title, and its result whole when they all fit `budgetChars`. */
+function resultLines(tasks: TaskRecord[], budgetChars: number, label = (t: TaskRecord) => `${t.title}: ${t.status === "failed" ? "FAILED: " : ""}`): string[] {
+  const texts = shareBudget(tasks.map((t) => (t.result ?? "").trim()), budgetChars);
+  return tasks.map((t, i) => `- ${label(t)}${texts[i]}`);
 }
 
 export function mechanicalSummary(input: string, tasks: TaskRecord[], files: string[]): string {
@@ -80,7 +95,7 @@ export function mechanicalSummary(input: string, tasks: TaskRecord[], files: str
     `Request: ${input}`,
     "",
     "Results of the tasks:",
-    ...tasks.map((t) => `- ${t.title} (${t.status}): ${(t.result ?? "").slice(0, RESULT_CHARS)}`),
+    ...resultLines(tasks, 40_000, (t) => `${t.title} (${t.status}): `),
     files.length ? `\nFiles: ${files.join(", ")}` : "",
   ].join("\n");
 }

@@ -23,6 +23,8 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("agent.thought"), data: AgentSource.extend({ text: z.string() }) }),
   z.object({ type: z.literal("agent.delta"), data: AgentSource.extend({ text: z.string() }) }),
+  /** A model's reasoning text as it streams (`reasoning_content`): shown to people, never fed back to a model. */
+  z.object({ type: z.literal("agent.reasoning"), data: AgentSource.extend({ text: z.string() }) }),
   z.object({
     type: z.literal("tool.called"),
     // persona: the job title of who makes the call (the model's, or one derived from the tool).

@@ -11,6 +11,8 @@ export const PlanStep = z.object({
   doneWhen: z.string().max(1000).optional(),
   status: StepStatus,
   notes: z.string().max(4000).optional(),
+  /** The planner's judgement of the step's results against its done_when (newAgent's goal check). */
+  verdict: z.object({ met: z.boolean(), reason: z.string().max(1000) }).optional(),
 });
 export type PlanStep = z.infer<typeof PlanStep>;
 
@@ -29,6 +31,7 @@ export function formatPlan(plan: Plan): string {
     for (const task of step.tasks) lines.push(`   - ${task}`);
     if (step.doneWhen) lines.push(`   done when: ${step.doneWhen}`);
     if (step.notes) lines.push(`   notes: ${step.notes}`);
+    if (step.verdict) lines.push(`   checked: ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? ` (${step.verdict.reason})` : ""}`);
   });
   return lines.join("\n");
 }

@@ -14,6 +14,8 @@ export const Usage = z.object({
   completionTokens: z.number().int(),
   llmCalls: z.number().int(),
   toolCalls: z.number().int(),
+  /** Model calls the fallback model answered (the first stayed unavailable after its retries). */
+  fallbackCalls: z.number().int().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 export const emptyUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 });

@@ -1,27 +1,48 @@
 import OpenAI from "openai";
-import { StepError, StepErrorCode } from "../errors.js";
+import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import { setTimeout as delay } from "node:timers/promises";
+import { errorMessage, StepError, StepErrorCode } from "../errors.js";
 import { StreamAssembler } from "./streamAssembler.js";
-import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
+import type { ChatModel, ChatRequest, ChatResponse, GenerationSettings } from "./types.js";
 
 export interface OpenAIModelOptions {
   model: string;
   baseURL?: string;
   /** A key, or a function that fetches it (from a secret store) when first needed. */
   apiKey?: string | (() => Promise<string>);
+  /** One request's time to its first byte, and the longest silence within a streamed reply. */
   timeoutMs?: number;
+  /** Retries of a failed request (429, 5xx, connection, timeout) and of a reply that broke off mid-stream. */
   maxRetries?: number;
+  /** Sent with every request unless the request brings its own. */
+  settings?: GenerationSettings;
+  /** The name of the output limit's field: `max_completion_tokens` (OpenAI, Azure) or `max_tokens` (most compatible servers). */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
+}
+
+/** Why a streamed reply could not be used: it broke off, stalled, or was no stream at all. */
+class IncompleteReply extends Error {
+  override name = "IncompleteReply";
 }
 
 /**
  * A ChatModel over any OpenAI-compatible Chat Completions endpoint, always streamed so text can
- * reach clients as it is produced. The `openai` client retries 408/409/429/5xx with backoff.
+ * reach clients as it is produced. The `openai` client retries 408/409/429/5xx and connection
+ * failures before a reply starts; a reply that breaks off after it started (the connection
+ * dropped, a chunk that is not JSON, an error event, a stall, a 200 that is no event stream) is
+ * retried here the same way, its partial reply discarded. What is left after the retries is a
+ * retryable Stepwise.ModelUnavailable with a message a person can read.
  */
 export class OpenAIModel implements ChatModel {
   readonly name: string;
   private readonly client: OpenAI;
+  private readonly retries: number;
+  private readonly idleMs: number;
 
-  constructor(options: OpenAIModelOptions) {
+  constructor(private readonly options: OpenAIModelOptions) {
     this.name = options.model;
+    this.retries = options.maxRetries ?? 2;
+    this.idleMs = options.timeoutMs ?? 120_000;
     this.client = new OpenAI({
       baseURL: options.baseURL,
       // Local OpenAI-compatible servers need no key; the client insists on a string.
@@ -32,37 +53,75 @@ export class OpenAIModel implements ChatModel {
   }
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    try {
-      return await this.stream(request);
-    } catch (error) {
-      throw modelError(error);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.stream(request);
+      } catch (error) {
+        if (!(error instanceof IncompleteReply) || attempt >= this.retries || request.signal?.aborted) throw modelError(error, this.name);
+        // The client's own backoff: 0.5 s doubling, at most 8 s, with jitter.
+        await delay(Math.min(8_000, 500 * 2 ** attempt) * (0.75 + Math.random() / 4), undefined, { signal: request.signal }).catch(() => undefined);
+      }
     }
   }
 
   private async stream(request: ChatRequest): Promise<ChatResponse> {
-    const stream = await this.client.chat.completions.create(
-      {
-        model: this.name,
-        messages: request.messages,
-        tools: request.tools?.length ? request.tools : undefined,
-        tool_choice: request.tools?.length ? "auto" : undefined,
-        stream: true,
-        stream_options: { include_usage: true },
-      },
-      { signal: request.signal },
-    );
+    const settings = { ...this.options.settings, ...request.settings };
+    const limitField = this.options.maxTokensField ?? "max_tokens";
+    const body: ChatCompletionCreateParamsStreaming = {
+      model: settings.model ?? this.name,
+      messages: request.messages,
+      tools: request.tools?.length ? request.tools : undefined,
+      tool_choice: request.tools?.length ? "auto" : undefined,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+      ...(settings.maxOutputTokens !== undefined ? { [limitField]: settings.maxOutputTokens } : {}),
+      ...(settings.reasoningEffort !== undefined ? { reasoning_effort: settings.reasoningEffort } : {}),
+    };
+    const stream = await this.client.chat.completions.create(body, { signal: request.signal });
     const assembler = new StreamAssembler();
-    for await (const chunk of stream) {
-      const text = assembler.push(chunk);
-      if (text) request.onText?.(text);
+    let stalled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const watch = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        stalled = true;
+        stream.controller.abort();
+      }, this.idleMs);
+    };
+    try {
+      watch();
+      for await (const chunk of stream) {
+        watch();
+        const { text, reasoning } = assembler.push(chunk);
+        if (reasoning) request.onReasoning?.(reasoning);
+        if (text) request.onText?.(text);
+      }
+    } catch (error) {
+      if (request.signal?.aborted || error instanceof OpenAI.APIUserAbortError) throw error;
+      throw new IncompleteReply(`the reply broke off (${describe(error)})`, { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
-    return assembler.result();
+    if (stalled) throw new IncompleteReply(`the reply stalled: nothing for ${Math.round(this.idleMs / 1000)} s`);
+    if (!assembler.finished) {
+      throw new IncompleteReply(assembler.chunks ? "the reply ended before it was complete (no finish reason)" : "the answer was not a stream of events (an error page?)");
+    }
+    return { ...assembler.result(), model: body.model };
   }
 }
 
+function describe(error: unknown): string {
+  if (error instanceof SyntaxError) return `a chunk was not valid JSON: ${error.message}`;
+  if (error instanceof OpenAI.APIError) return `an error event: ${error.message}`;
+  const cause = (error as { cause?: unknown })?.cause;
+  return cause ? `${errorMessage(error)}: ${errorMessage(cause)}` : errorMessage(error);
+}
+
 /** The client has retried what it could (408/409/429/5xx, connection errors); what is left is typed. */
-function modelError(error: unknown): unknown {
+function modelError(error: unknown, model: string): unknown {
   if (error instanceof OpenAI.APIUserAbortError) return error; // the caller aborted: its reason rules
+  if (error instanceof IncompleteReply) return new StepError(StepErrorCode.ModelUnavailable, `The model ${model} failed mid-reply: ${error.message}.`, error);
   if (error instanceof OpenAI.APIConnectionError) {
     return new StepError(StepErrorCode.ModelUnavailable, `The model could not be reached: ${error.message}`, error);
   }

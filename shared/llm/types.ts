@@ -18,6 +18,21 @@ export interface ChatResponse {
   usage: { promptTokens: number; completionTokens: number };
   /** Paid model requests behind this response, when more than one (e.g. JSON contract corrections). */
   calls?: number;
+  /** The model that answered (the fallback model, when the first was unavailable). */
+  model?: string;
+  /** Set when the fallback model answered because the first stayed unavailable after its retries. */
+  fallback?: boolean;
+}
+
+/** How a request is generated; unset fields are left to the provider. */
+export interface GenerationSettings {
+  /** Another model for this request (a role's own model). */
+  model?: string;
+  temperature?: number;
+  /** The reply's token limit (sent as `max_tokens` or `max_completion_tokens`). */
+  maxOutputTokens?: number;
+  /** For reasoning models (o-series, DeepSeek, Qwen with thinking): minimal, low, medium or high. */
+  reasoningEffort?: "minimal" | "low" | "medium" | "high";
 }
 
 /** What a failed model call had already cost (set on the error it throws). */
@@ -34,9 +49,15 @@ export function paidAttemptsOf(error: unknown): PaidAttempts {
 
 export interface ChatRequest {
   messages: ChatMessage[];
+  /** Which agent asks: a model with per-role settings applies that role's. */
+  role?: "router" | "planner" | "executor" | "react" | "summarizer";
+  /** Settings for this request (over the model's own). */
+  settings?: GenerationSettings;
   tools?: ToolSpec[];
   /** Text as it streams in (already coalesced by the caller if needed). */
   onText?: (delta: string) => void;
+  /** Reasoning text as it streams in (`reasoning_content` / `reasoning`): shown, never kept in the response. */
+  onReasoning?: (delta: string) => void;
   signal?: AbortSignal;
 }
 

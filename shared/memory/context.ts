@@ -34,6 +34,11 @@ export class ContextWindow {
     return this.urls.urls.length ? { ...call, arguments: restoreUrls(call.arguments, this.urls) } : call;
   }
 
+  /** Text for a person: placeholders the model wrote back to the real URLs. */
+  restoreText(text: string): string {
+    return this.urls.urls.length ? restoreUrls(text, this.urls) : text;
+  }
+
   countTokens(messages: ChatMessage[]): number {
     return this.counter.countMessages(messages);
   }

@@ -22,7 +22,7 @@ export function limitToolOutput(output: string, maxChars: number, artifactName: 
 function pointerLine(shown: number, total: number, artifactName: string): string {
   return (
     `\n[Output truncated: showing the first ${shown} of ${total} characters. ` +
-    `The whole output is stored as the artifact "${artifactName}"; read it with read_artifact {"filename": "${artifactName}"}.]`
+    `The whole output is stored as the artifact "${artifactName}"; read the rest with read_artifact {"filename": "${artifactName}", "offset": ${shown}}.]`
   );
 }
 

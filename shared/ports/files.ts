@@ -8,6 +8,15 @@ export interface FileMeta {
   createdAt: string;
 }
 
+/** A file as prompts name it: what an agent needs to know to use it. */
+export interface FileLine {
+  name: string;
+  contentType: string;
+  bytes: number;
+  /** Where it came from: "Uploaded", "Written by run_code", "Report: …". */
+  origin: string;
+}
+
 /** A file with its bytes. */
 export interface StoredFile extends FileMeta {
   body: Uint8Array;

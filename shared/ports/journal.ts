@@ -117,11 +117,12 @@ export class ScopeJournal {
   }
 
   /** What the recorded model calls cost: every model response this scope holds, and the tool calls they asked for. */
-  usage(): { promptTokens: number; completionTokens: number; llmCalls: number; toolCalls: number } {
-    const total = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
+  usage(): { promptTokens: number; completionTokens: number; llmCalls: number; toolCalls: number; fallbackCalls?: number } {
+    const total: ReturnType<ScopeJournal["usage"]> = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
     for (const [sk, value] of this.records) {
       if (!sk.endsWith("#llm")) continue;
-      const response = value as { usage?: { promptTokens?: number; completionTokens?: number }; toolCalls?: unknown[]; failedCalls?: number };
+      const response = value as { usage?: { promptTokens?: number; completionTokens?: number }; toolCalls?: unknown[]; failedCalls?: number; fallback?: boolean };
+      if (response.fallback) total.fallbackCalls = (total.fallbackCalls ?? 0) + 1;
       total.promptTokens += response.usage?.promptTokens ?? 0;
       total.completionTokens += response.usage?.completionTokens ?? 0;
       total.llmCalls += 1 + (response.failedCalls ?? 0);

@@ -1,3 +1,4 @@
+import type { FileLine } from "./files.js";
 import type { Plan } from "../contracts/plan.js";
 import type { Usage } from "../contracts/run.js";
 import type { TableItem } from "./journal.js";
@@ -35,8 +36,8 @@ export interface StepContext {
   approvalTools?: "none" | "write" | "all";
   maxRounds: number;
   tasks: { taskId: string; title: string; text: string }[];
-  /** The run's files when the step started (its executors run side by side and see the same list). */
-  files?: string[];
+  /** The run's files when the step started (its executors run side by side and see the same list); names only in steps saved before November 2026. */
+  files?: Array<string | FileLine>;
 }
 
 /**

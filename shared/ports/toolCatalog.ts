@@ -1,6 +1,6 @@
 import type { ToolSet } from "./tools.js";
 
-/** Which agent the tools are for: ReAct agents may also ask the user. */
+/** Which agent the tools are for (every agent may ask the user; sources may one day differ by audience). */
 export type ToolAudience = "executor" | "react";
 
 /**

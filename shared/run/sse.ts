@@ -19,8 +19,10 @@ export function sseFrame(event: RunEvent): string {
 
 /**
  * The frames of a run's stream from sequence `after` on, in order, with no gap and no duplicate:
- * the log gives numbers only to events it has written, so there are none; should a later number
- * ever be visible before an earlier one, the stream holds back until it arrives (at most `gapMs`). Ends after the terminal event, at `maxMs`, or when `signal` aborts.
+ * the log lists only its gap-free prefix (a number taken but not yet written holds back the ones
+ * after it, and one whose writer stopped is filled), so the stream never sees a gap; should an
+ * adapter ever show a later number before an earlier one, the stream holds back until it arrives
+ * (at most `gapMs`). Ends after the terminal event, at `maxMs`, or when `signal` aborts.
  */
 export type StreamEnd = "run ended" | "time limit" | "client disconnected";
 

@@ -4,7 +4,7 @@ import { NotFoundError } from "../errors.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 
-export type RouteRequestPorts = StepPorts<keyof RouterPorts | "events" | "sessions">;
+export type RouteRequestPorts = StepPorts<keyof RouterPorts | "sessions">;
 
 /** "Route request": the router model picks react or plan_solve (or answers at once). */
 export async function routeRequest(input: Pick<RunState, "runId">, ports: RouteRequestPorts): Promise<RunState> {
@@ -12,7 +12,7 @@ export async function routeRequest(input: Pick<RunState, "runId">, ports: RouteR
   const record = await ports.runs.get(runId);
   if (!record) throw new NotFoundError(`run ${runId} not found`);
   if (record.mode) return { runId, mode: record.mode };
-  const decision = await chooseMode({ runId, ports }, record.input, await sessionHistory(ports, record));
+  const decision = await chooseMode({ runId, ports }, record, await sessionHistory(ports, record));
   await Promise.all([
     ports.runs.update(runId, { mode: decision.mode, ...(decision.mode === "answer" ? { result: decision.answer, files: [] } : {}) }),
     // Answered here: the turn joins the session now ("Finalize" only ends the run).

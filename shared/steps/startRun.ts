@@ -19,7 +19,7 @@ export async function startRun(input: StartRunInput, ports: StartRunPorts): Prom
     await Promise.all([
       mode ? ports.runs.update(runId, { mode }) : undefined,
       // The run's first event.
-      ports.events.append(runId, [{ type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } }], { after: 0 }),
+      ports.events.append(runId, [{ type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } }]),
     ]);
   }
   return { runId, mode: mode ?? "route" };

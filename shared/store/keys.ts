@@ -13,6 +13,8 @@ export const keys = {
   event: (runId: string, seq: number) => ({ pk: `RUN#${runId}#EVT`, sk: `EVT#${pad(seq, 10)}` }),
   eventPrefix: "EVT#",
   eventSk: (seq: number) => `EVT#${pad(seq, 10)}`,
+  /** The log's counter: the last number taken, and whether the terminal event has closed the log (outside the EVT# range). */
+  eventCounter: (runId: string) => ({ pk: `RUN#${runId}#EVT`, sk: "SEQ" }),
   /** Where a keyed append records the number it took (outside the EVT# range the log reads). */
   eventKey: (runId: string, key: string) => ({ pk: `RUN#${runId}#EVT`, sk: `EVTKEY#${createHash("sha256").update(key).digest("hex")}` }),
   journalPk,

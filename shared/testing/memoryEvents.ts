@@ -6,7 +6,7 @@ import { stored } from "./clone.js";
 export class MemoryEvents implements RunEvents {
   readonly logs = new Map<string, { events: RunEvent[]; closed: boolean; keys: Set<string> }>();
 
-  async append(runId: string, bodies: EventBody[], options: { close?: boolean; after?: number; key?: string; reopen?: boolean } = {}): Promise<RunEvent[]> {
+  async append(runId: string, bodies: EventBody[], options: { close?: boolean; key?: string; reopen?: boolean } = {}): Promise<RunEvent[]> {
     const valid = bodies.map((body) => EventBody.parse(body));
     const log = this.log(runId);
     if (valid.length === 0 || (log.closed && !options.reopen)) return [];

@@ -21,11 +21,11 @@ import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryWebhooks } from "./memoryWebhooks.js";
 import { ScriptedModel } from "./scriptedModel.js";
 
-/** A catalog of fixed tools (ReAct agents also get ask_user). */
+/** A catalog of fixed tools, and ask_user (every agent may ask the user). */
 export function fixedCatalog(tools: readonly Tool[]): ToolCatalog {
   return {
-    async registryFor(_tenantId, audience) {
-      return new ToolRegistry(audience === "react" ? [...tools, askUser] : [...tools]);
+    async registryFor() {
+      return new ToolRegistry([...tools, askUser]);
     },
   };
 }

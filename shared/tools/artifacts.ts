@@ -22,22 +22,30 @@ export const writeArtifact = defineTool({
   },
 });
 
-const MAX_READ_CHARS = 30_000;
+/** One read at most: with its closing line it stays under what the model is shown of a tool output (10,000). */
+export const MAX_READ_CHARS = 9_000;
 
 export const readArtifact = defineTool({
   name: "read_artifact",
   persona: "Researcher",
-  description: "Read a file saved earlier in this run.",
+  description: `Read a file of this run: ${MAX_READ_CHARS} characters at most per call, from \`offset\` (0 first); a longer file is read on from where the last read stopped.`,
   access: "read",
-  parameters: z.object({ filename }),
-  async run({ filename }, { runId, files }) {
+  parameters: z.object({
+    filename,
+    offset: z.number().int().min(0).optional().describe("the first character to read (default 0)"),
+    length: z.number().int().min(1).max(MAX_READ_CHARS).optional().describe(`how many characters (default and at most ${MAX_READ_CHARS})`),
+  }),
+  async run({ filename, offset = 0, length = MAX_READ_CHARS }, { runId, files }) {
     const file = await files.get(runId, filename);
     if (!file) {
       const names = (await files.list(runId)).map((a) => a.name);
       return `Error: no file named ${filename}. Files: ${names.join(", ") || "none"}.`;
     }
     const content = fileText(file);
-    const cut = content.length > MAX_READ_CHARS;
-    return cut ? `${content.slice(0, MAX_READ_CHARS)}\n[cut at ${MAX_READ_CHARS} of ${content.length} characters]` : content;
+    if (offset === 0 && content.length <= length) return content;
+    if (offset >= content.length) return `Error: ${filename} has ${content.length} characters; offset ${offset} is past its end.`;
+    const end = Math.min(content.length, offset + length);
+    const next = end < content.length ? ` Read on with read_artifact {"filename": "${filename}", "offset": ${end}}.` : " That is the end of the file.";
+    return `${content.slice(offset, end)}\n[characters ${offset}–${end} of ${content.length}.${next}]`;
   },
 });

@@ -9,7 +9,8 @@ import type { ToolCatalog } from "../ports/toolCatalog.js";
 /** The tools every executor and ReAct agent has. They do real work and need no network. */
 export const builtinTools: readonly Tool[] = [calculator, textStats, writeArtifact, readArtifact];
 
-export const agentTools = () => new ToolRegistry([...builtinTools]);
+/** Executors may ask the user too: their Map item waits alone, as for a tool approval. */
+export const agentTools = () => new ToolRegistry([...builtinTools, askUser]);
 
 /** ReAct agents talk to the user directly, so they may also ask them. */
 export const reactTools = () => new ToolRegistry([...builtinTools, askUser]);

@@ -12,12 +12,14 @@ const StepInput = z.union([
 ]);
 
 export const PlanningArgs = z.object({
-  command: z.enum(["create", "update", "mark_step", "finish"]),
+  command: z.enum(["create", "update", "mark_step", "check", "finish"]),
   title: z.string().max(500).optional(),
   steps: z.array(StepInput).min(1).max(50).optional().describe("each step's tasks run in parallel, one executor each"),
   step_index: z.number().int().min(0).optional().describe("0-based"),
   step_status: StepStatus.optional(),
   step_notes: z.string().max(4000).optional(),
+  met: z.boolean().optional().describe("check: whether the step's results meet its done_when"),
+  reason: z.string().max(1000).optional().describe("check: why, citing the results"),
 });
 export type PlanningArgs = z.infer<typeof PlanningArgs>;
 
@@ -46,6 +48,7 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
           doneWhen: "done_when" in step ? step.done_when : undefined,
           status: kept?.status ?? "not_started",
           notes: kept?.notes,
+          ...(kept?.verdict ? { verdict: kept.verdict } : {}),
         };
       });
       return { title: args.title ?? current?.title ?? "Plan", steps, finished: false };
@@ -59,6 +62,15 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
       );
       return { ...current, steps };
     }
+    case "check": {
+      if (!current) throw new Error("there is no plan yet; use create");
+      const index = args.step_index;
+      if (index === undefined || !current.steps[index]) throw new Error(`step_index must be between 0 and ${current.steps.length - 1}`);
+      if (args.met === undefined) throw new Error("check needs met: true when the results meet the step's done_when, false when not");
+      // A step not met is not completed: it is revised (update) and runs again.
+      const verdict = { met: args.met, reason: (args.reason ?? "").slice(0, 1000) };
+      return { ...current, steps: current.steps.map((step, i) => (i === index ? { ...step, verdict, status: args.met ? ("completed" as const) : ("in_progress" as const) } : step)) };
+    }
     case "finish":
       if (!current) throw new Error("there is no plan to finish");
       return { ...current, finished: true };
@@ -70,7 +82,7 @@ export function planningTool(board: PlanBoard) {
     name: "planning",
     persona: "Project planner",
     description:
-      "Create and maintain the plan. create: a title and steps, each step {title, tasks[], done_when}; the tasks of one step run in parallel. update: replace the steps (unchanged titles keep their status). mark_step: set step_index's step_status (not_started, in_progress, completed, blocked) and step_notes. finish: the request is answered.",
+      "Create and maintain the plan. create: a title and steps, each step {title, tasks[], done_when}; the tasks of one step run in parallel. update: replace the steps (unchanged titles keep their status). mark_step: set step_index's step_status (not_started, in_progress, completed, blocked) and step_notes. check: judge step_index's results against its done_when (met true or false, reason); a step not met is revised with update and runs again. finish: the request is answered.",
     access: "read",
     pure: true,
     parameters: PlanningArgs,

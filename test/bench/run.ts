@@ -9,10 +9,13 @@
  * 3. MCP tool calls: a session per call (what agents do) against a session kept open (mcpCalls.ts).
  * 4. Workloads W1 and W16 (test/bench/workloads.ts) against a model with a fixed latency: the ratio
  *    to the critical path, the gaps, DynamoDB requests, CPU and memory.
+ * 5. Prompt prefix reuse per role (promptCache.ts): how much of each request a provider's prompt cache can reuse.
+ * 6. The event log written by 16 and 40 executors in separate processes (eventLog.ts): puts per
+ *    append and the append time's p99.
+ * 7. Capacity on paper (capacity.ts): each AWS quota's use at 1,000 and 10,000 runs in flight, and the cost per 1,000 runs.
+ * 8. Bundles: each function's zipped size and the cold import of its bundled handler (bundles.ts).
  *
- * 5. Bundles: each function's zipped size and the cold import of its bundled handler (bundles.ts).
- *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `bundles`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -106,3 +109,6 @@ if (wanted("sandbox")) {
   await benchSandbox();
   await benchSandboxMemory();
 }
+if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache();
+if (wanted("eventlog")) await (await import("./eventLog.js")).benchEventLog();
+if (wanted("capacity")) await (await import("./capacity.js")).benchCapacity();

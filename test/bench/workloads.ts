@@ -9,7 +9,7 @@
  * the summary (W1: 8 × latency; W16: 5 × latency). Everything above it is Stepwise's own time.
  * Figures only: nothing here asserts a duration.
  */
-import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { Client } from "../support/client.js";
 import { startScriptedModel, type ScriptStep } from "../support/scriptedModel.js";
 import { ScriptRouter, last, type Turn } from "../support/scriptedRoles.js";
@@ -66,6 +66,9 @@ interface RunFigures {
   operations: Record<string, number>;
   getRunRequests: number;
   stateTransitions: number;
+  /** Lambda invocations of the execution (its Task states) and the time they took, from its history. */
+  invocations: number;
+  lambdaMs: number;
   cpuMs: number;
   mainThreadBusyMs: number;
 }
@@ -118,6 +121,7 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
       const afterGet = await stack.probe();
       if (view.status !== "succeeded") throw new Error(`${marker}: run ${view.status}`);
       const { events } = await client.waitForEnd(runId);
+      const { invocations, lambdaMs } = await lambdaTime(sfn, executionArn);
       const terminalAt = Date.parse(events.at(-1)!.at);
       const turns = router.of(marker);
       const timing = (t: Turn) => model.timings[t.index]!;
@@ -152,6 +156,8 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         operations: Object.fromEntries(Object.entries(after.operations).map(([op, n]) => [op, n - (before.operations[op] ?? 0)]).filter(([, n]) => (n as number) > 0)),
         getRunRequests: (afterGet.requestsByPort[dynamoPort] ?? 0) - (after.requestsByPort[dynamoPort] ?? 0),
         stateTransitions: view.usage?.stateTransitions ?? NaN,
+        invocations,
+        lambdaMs,
         cpuMs: after.cpuMs - before.cpuMs,
         mainThreadBusyMs: after.mainThreadBusyMs - before.mainThreadBusyMs,
       };
@@ -172,6 +178,27 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
     await stack?.stop();
     await model.close();
   }
+}
+
+/** Task states of an execution (each a Lambda invocation here: no callback waits in W1 or W16) and their summed duration. */
+async function lambdaTime(sfn: SFNClient, executionArn: string): Promise<{ invocations: number; lambdaMs: number }> {
+  const entered: number[] = [];
+  let invocations = 0;
+  let lambdaMs = 0;
+  let nextToken: string | undefined;
+  do {
+    const page = await sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken }));
+    for (const event of page.events ?? []) {
+      // Parallel tasks pair up in any order: the sum of (exit − entry) is the same.
+      if (event.type === "TaskStateEntered") entered.push(event.timestamp!.getTime());
+      if (event.type === "TaskStateExited") {
+        invocations++;
+        lambdaMs += event.timestamp!.getTime() - (entered.shift() ?? event.timestamp!.getTime());
+      }
+    }
+    nextToken = page.nextToken;
+  } while (nextToken);
+  return { invocations, lambdaMs };
 }
 
 interface Phase {

@@ -29,7 +29,8 @@ let second: RunningStack | undefined;
 const start = () =>
   startStack(
     // No STEPWISE_API_KEY: the stack keeps its own key in the data folder.
-    { STEPWISE_DATA_DIR: dataDir, STEPWISE_API_KEY: "", OFFLINE_MODEL_LATENCY_MS: "250" },
+    // The step functions in two containers, as on AWS: the crash also kills writers between taking an event number and writing it.
+    { STEPWISE_DATA_DIR: dataDir, STEPWISE_API_KEY: "", OFFLINE_MODEL_LATENCY_MS: "250", STEPWISE_LOCAL_CONTAINERS: "2" },
     [],
   );
 

@@ -424,7 +424,7 @@ describe("with native tool calling", () => {
       ({ run, events } = await runToEnd(client, { input: `${marker("long")} Write a big file and read it back.`, mode: "react" }));
     });
 
-    it("reaches the model cut, with a pointer to the whole output", () => {
+    it("read_artifact reaches the model in a part under the cut, saying where to read on", () => {
       expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
       const requests = router.of("long", "react");
       expect(requests).toHaveLength(3);
@@ -433,16 +433,15 @@ describe("with native tool calling", () => {
       expect(result.tool_call_id).toBe("call_big_read");
       expect(result.content.length).toBeLessThanOrEqual(10_000);
       expect(result.content.startsWith(BIG.slice(0, 9_000))).toBe(true);
-      expect(result.content).toContain("of 25000 characters");
-      expect(result.content).toContain('"tool-output-react-1-call_big_read.txt"');
-      expect(result.content).toContain("read_artifact");
+      expect(result.content).toContain("of 25000");
+      expect(result.content).toContain('read_artifact {"filename": "big.txt", "offset": 9000}');
+      expect(result.content).not.toContain("[Output truncated");
     });
 
-    it("is kept whole as the run's file tool-output-<scope>-<round>-<callId>.txt", () => {
+    it("is not cut again, so no copy of the file is stored as a tool output", () => {
       const files = Object.fromEntries(run.files.map((f: any) => [f.name, f.bytes]));
-      expect(files["tool-output-react-1-call_big_read.txt"]).toBe(25_000);
       expect(files["big.txt"]).toBe(25_000);
-      expect(run.files.some((f: any) => f.name.includes("call_big_write"))).toBe(false); // a short output is not stored
+      expect(run.files.some((f: any) => f.name.startsWith("tool-output-"))).toBe(false);
     });
 
     it("shows a preview in its tool.result event", () => {

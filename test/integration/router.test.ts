@@ -74,7 +74,9 @@ describe("the router chooses answer", () => {
     expect(run.tasks).toEqual([]);
     expect(run.usage.llmCalls).toBe(1);
     expect(router.of("r-answer")).toHaveLength(1);
-    expect(events.map((e) => e.type)).toEqual(["run.started", "agent.thought", "run.succeeded"]);
+    // An answer given as choose_mode's argument reaches clients as one delta, before the run ends.
+    expect(events.map((e) => e.type)).toEqual(["run.started", "agent.delta", "agent.thought", "run.succeeded"]);
+    expect(ofType(events, "agent.delta")[0]!.data).toEqual({ agent: "router", text: ANSWER });
     expect(events[0]).toMatchObject({ data: { mode: "auto" } });
     expect(ofType(events, "agent.thought")[0]!.data).toEqual({ agent: "router", text: "Mode: answer. a question about me" });
     expect(ofType(events, "run.succeeded")[0]!.data).toEqual({ result: ANSWER, files: [] });
@@ -130,7 +132,8 @@ describe("the router chooses plan_solve", () => {
     expect(turns[0]!.role).toBe("router");
     expect(turns.filter((t) => t.role === "router")).toHaveLength(1);
     expect(turns[1]!.role).toBe("planner");
-    expect(turns[1]!.tools).toEqual(["planning"]);
+    // The planner may also ask the user (before there is a plan).
+    expect(turns[1]!.tools).toEqual(["planning", "ask_user"]);
     expect(last(turns[1]!).content).toBe(`Request: ${INPUT}`);
   });
 });
@@ -162,7 +165,6 @@ describe("when the router gives no usable choice, ReAct handles the request", ()
 
   it.each([
     ["answer without an answer", "r-noanswer", /chose to answer but gave no answer/],
-    ["text instead of a tool call", "r-text", /gave no choice/],
     ["an error", "r-down", /router failed/],
   ])("%s", async (_name, name, reason) => {
     const { run, events } = await runToEnd({ input: `${marker(name)} Do something.` });
@@ -171,6 +173,20 @@ describe("when the router gives no usable choice, ReAct handles the request", ()
     expect(run.result).toBe("Handled by the agent.");
     expect(ofType(events, "agent.thought")[0]!.data.text).toMatch(reason);
     expect(router.of(name).map((t) => t.role)).toEqual(["router", "react"]);
+  });
+});
+
+describe("the router answers with text instead of a tool call", () => {
+  it("that text is the direct answer, streamed as the router's agent.delta events before run.succeeded", async () => {
+    const { run, events } = await runToEnd({ input: `${marker("r-text")} Do something.` });
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    expect(run.mode).toBe("answer");
+    expect(run.result).toBe("I think plan_solve.");
+    const deltas = ofType(events, "agent.delta");
+    expect(deltas.map((e) => e.data.agent)).toEqual(deltas.map(() => "router"));
+    expect(deltas.map((e) => e.data.text).join("")).toBe("I think plan_solve.");
+    expect(events.indexOf(deltas.at(-1)!)).toBeLessThan(events.findIndex((e) => e.type === "run.succeeded"));
+    expect(router.of("r-text").map((t) => t.role)).toEqual(["router"]);
   });
 });
 

@@ -12,7 +12,8 @@ let stack: RunningStack;
 let client: Client;
 
 beforeAll(async () => {
-  stack = await startStack({ STREAM_HEARTBEAT_MS: "200", OFFLINE_MODEL_LATENCY_MS: "1000" });
+  // The executors write from two containers (processes) at once, as on AWS.
+  stack = await startStack({ STREAM_HEARTBEAT_MS: "200", OFFLINE_MODEL_LATENCY_MS: "1000", STEPWISE_LOCAL_CONTAINERS: "2" });
   client = new Client(stack.url, stack.apiKey);
 });
 

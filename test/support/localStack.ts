@@ -16,6 +16,8 @@ export interface RunningStack {
   url: string;
   apiKey: string;
   endpoints?: StackEndpoints;
+  /** The step functions' container processes (STEPWISE_LOCAL_CONTAINERS), empty when they share the stack's. */
+  containerPids: number[];
   /** Extra tenants' keys, by tenant. */
   keys: Record<string, string>;
   logs: string[];
@@ -93,13 +95,13 @@ export async function startStack(
   const lines = createInterface({ input: child.stdout! });
   let timer: NodeJS.Timeout | undefined;
   try {
-    const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints }>((resolve, reject) => {
+    const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints; containerPids: number[] }>((resolve, reject) => {
       lines.on("line", (line) => {
         logs.push(line);
         if (line.startsWith("{")) {
           try {
             const parsed = JSON.parse(line);
-            if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints });
+            if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints, containerPids: parsed.containerPids ?? [] });
           } catch {
             // a log line that happens to start with "{"
           }

@@ -53,7 +53,14 @@ export interface ChunksStep extends Paced {
   chunks: ChatCompletionChunk[];
 }
 
-export type ScriptStep = ReplyStep | ErrorStep | HangStep | MalformedStep | ChunksStep;
+/** This exact body with status 200 (an HTML page, broken events); with `drop`, the connection is then cut instead of ended. */
+export interface RawStep {
+  raw: string;
+  contentType?: string;
+  drop?: boolean;
+}
+
+export type ScriptStep = ReplyStep | ErrorStep | HangStep | MalformedStep | ChunksStep | RawStep;
 
 /** A request body as the client sent it. */
 export type ScriptedRequest = ChatCompletionCreateParamsBase;
@@ -137,6 +144,12 @@ export async function startScriptedModel(script: Script, options: ScriptedModelO
 
 async function play(step: ScriptStep, request: ScriptedRequest, index: number, res: ServerResponse): Promise<void> {
   if ("hang" in step) return;
+  if ("raw" in step) {
+    res.writeHead(200, { "content-type": step.contentType ?? "text/event-stream" });
+    if (!step.drop) return void res.end(step.raw);
+    res.write(step.raw);
+    return void setTimeout(() => res.destroy(), 10);
+  }
   if ("status" in step) {
     const headers: Record<string, string> = {};
     if (step.retryAfter !== undefined) {

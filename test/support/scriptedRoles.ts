@@ -2,7 +2,7 @@
 // and each request is handed to the scenario whose marker (`[[name]]`, written into a run's input)
 // appears last in the request, together with the agent role that sent it. The role is read from the
 // tools offered natively, or (JSON contract mode sends no `tools`) from the tool list of the
-// contract in the system message; no tools at all is the summarizer.
+// contract in the system message, and an executor's prompt; no tools at all is the summarizer.
 
 import type { ScriptedRequest, ScriptStep } from "./scriptedModel.js";
 
@@ -97,8 +97,10 @@ function roleOf(request: ScriptedRequest, messages: SeenMessage[]): AgentRoleSee
   const tools = toolNames(request, messages);
   if (tools.includes("choose_mode")) return "router";
   if (tools.includes("planning")) return "planner";
-  if (tools.includes("ask_user")) return "react";
-  if (tools.length) return "executor";
+  // Executors and ReAct agents have the same tools (ask_user included): their prompts say which.
+  const system = messages.find((m) => m.role === "system")?.content ?? "";
+  if (system.startsWith("You are an executor")) return "executor";
+  if (tools.length) return "react";
   return "summarizer";
 }
 

@@ -394,6 +394,17 @@ describe("each fact once", () => {
     expect(lines).toEqual(["  [t1] Done. 17*23 = 391", "  [t2] Done. 47", "✓ t1 done", "✓ t2 done"]);
   });
 
+  it("shows a model's reasoning collapsed to one line before the text it led to", () => {
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.reasoning", data: { agent: "summarizer", text: "The user wants totals. " } },
+      { type: "agent.reasoning", data: { agent: "summarizer", text: "North leads." } },
+      { type: "agent.delta", data: { agent: "summarizer", text: "North: 220" } },
+      { type: "run.succeeded", data: { result: "North: 220", files: [] } },
+    ]);
+    expect(lines[0]).toBe("  [summarizer] ▸ reasoning (35 characters): The user wants totals. North leads.");
+    expect(lines[1]).toBe("  [summarizer] North: 220");
+  });
+
   it("without deltas, the thought is the text; without either, the task's result is on its line", () => {
     const lines = feed(new Renderer({ color: false }), [
       { type: "agent.thought", data: { agent: "planner", text: "Plan recorded." } },

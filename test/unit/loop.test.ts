@@ -14,6 +14,7 @@ import { ToolRegistry } from "../../shared/tools/registry.js";
 import { defineTool, type Tool } from "../../shared/tools/tool.js";
 import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
 import { fileText } from "../../shared/ports/files.js";
+import { readArtifact } from "../../shared/tools/artifacts.js";
 
 /**
  * The agent loop with its stores replaced by in-memory fakes (the journal keeps its records in a
@@ -187,6 +188,24 @@ describe("agent loop: long tool output", () => {
     const [event] = ofType(h.events, "tool.result");
     expect(event!.data.output.length).toBeLessThanOrEqual(2_000);
   });
+
+  it("a cut output can be read to its end: read_artifact from the offset each reply names, never cut again", async () => {
+    const next = (text: string) => /"offset": (\d+)\}/.exec(text)?.[1];
+    const h = harness((request) => {
+      const last = request.messages.at(-1)!;
+      if (last.role !== "tool") return { calls: [{ id: "c0", name: "big", args: {} }] };
+      const offset = next(last.content as string);
+      const name = /"filename": "([^"]+)"/.exec(last.content as string)?.[1];
+      return offset ? { calls: [{ id: `c${offset}`, name: "read_artifact", args: { filename: name, offset: Number(offset) } }] } : { text: "Read it all." };
+    });
+    const outcome = await h.run({ tools: [big, readArtifact], maxRounds: 20 });
+    expect(outcome).toMatchObject({ kind: "answer", text: "Read it all." });
+    // What the model was shown, stitched together: the head, then each read, is the whole output.
+    const shown = h.requests.slice(1).map((r) => (r.messages.at(-1)!.content as string).replace(/\n\[(Output truncated|characters \d+–\d+ of)[^\]]*\]$/, ""));
+    expect(shown.join("")).toBe(OUTPUT);
+    expect(h.requests.length).toBeGreaterThan(4);
+    for (const r of h.requests.slice(2)) expect(String(r.messages.at(-1)!.content)).not.toContain("[Output truncated");
+  });
 });
 
 describe("agent loop: prompts", () => {
@@ -201,6 +220,25 @@ describe("agent loop: prompts", () => {
     expect(ofType(h.events, "tool.result")[0]!.data.output).toBe(`fetched ${LONG}`);
     expect(h.requests[1]!.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "fetched [url:1]" });
     expect(JSON.stringify(h.requests)).not.toContain(LONG);
+  });
+
+  it("restores placeholders in what a person reads: the answer, its deltas (a placeholder split across them too) and thoughts", async () => {
+    const h = harness((request) => {
+      // The placeholder arrives cut in three pieces, as tokens do.
+      for (const piece of ["The data is at [u", "rl:", "1] now."]) request.onText?.(piece);
+      return { text: "The data is at [url:1] now." };
+    });
+    const outcome = await h.run({ tools: [], conversation: [{ role: "user", content: `Where is ${LONG}?` }] });
+    expect(h.requests[0]!.messages[1]).toEqual({ role: "user", content: "Where is [url:1]?" });
+    expect(outcome).toMatchObject({ kind: "answer", text: `The data is at ${LONG} now.` });
+    const deltas = ofType(h.events, "agent.delta").map((e) => e.data.text);
+    expect(deltas.join("")).toBe(`The data is at ${LONG} now.`);
+    expect(deltas.join("")).not.toContain("[u");
+
+    const unstreamed = harness(() => ({ text: "See [url:1]." }));
+    const answered = await unstreamed.run({ tools: [], conversation: [{ role: "user", content: `Where is ${LONG}?` }] });
+    expect(answered).toMatchObject({ text: `See ${LONG}.` });
+    expect(ofType(unstreamed.events, "agent.thought")[0]!.data.text).toBe(`See ${LONG}.`);
   });
 
   it("builds the system prompt afresh for every model call", async () => {

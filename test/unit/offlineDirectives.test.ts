@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { plannerPrompt } from "../../shared/agent/prompts.js";
 import { respond } from "../../infra/local/offlineModel/brain.js";
 import { findToolDirectives } from "../../infra/local/offlineModel/directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "../../infra/local/offlineModel/planRevision.js";
@@ -25,7 +26,8 @@ describe("use <tool> {json arguments}", () => {
   });
 
   it("the planner makes each directive a task of the first step, so they run in parallel", () => {
-    const reply = respond({ messages: [{ role: "user", content: 'Request: use a__x {"n": 1} and use b__y {}' }], tools: [tool("planning")] });
+    const team = plannerPrompt({ tools: ["a__x", "b__y"].map((name) => ({ name, description: name, access: "read" as const })) });
+    const reply = respond({ messages: [{ role: "system", content: team }, { role: "user", content: 'Request: use a__x {"n": 1} and use b__y {}' }], tools: [tool("planning")] });
     const plan = reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] };
     expect(plan.steps[0]!.tasks).toEqual(['use a__x {"n": 1}', "use b__y {}"]);
   });

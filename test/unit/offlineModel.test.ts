@@ -10,6 +10,7 @@ import { respond } from "../../infra/local/offlineModel/brain.js";
 import { findExpressions } from "../../infra/local/offlineModel/expressions.js";
 import { createPlan } from "../../infra/local/offlineModel/planner.js";
 import { startOfflineModel, type OfflineModel } from "../../infra/local/offlineModel/server.js";
+import { plannerPrompt, type ToolLine } from "../../shared/agent/prompts.js";
 
 const MODEL = "stepwise-offline";
 
@@ -26,6 +27,11 @@ const executorTools = [calculator, textStats, writeArtifact];
 
 const system = (content: string): ChatCompletionMessageParam => ({ role: "system", content });
 const user = (content: string): ChatCompletionMessageParam => ({ role: "user", content });
+
+const line = (name: string, access: "read" | "write" = "read"): ToolLine => ({ name, description: `the ${name} tool.`, access });
+/** The planner's system prompt as Stepwise builds it, listing what its executors can call. */
+const plannerSystem = (tools = ["calculator", "text_stats", "write_artifact"], files: { name: string; contentType: string }[] = []) =>
+  system(plannerPrompt({ tools: tools.map((t) => line(t, t.startsWith("write") ? "write" : "read")), files: files.map((f) => ({ ...f, bytes: 10, origin: "Uploaded" })) }));
 
 const MULTI_REQUEST = "Compute 17*23 and (120/8)+2^5, then write a short report";
 
@@ -117,7 +123,7 @@ describe("offline model server", () => {
   });
 
   it("plans two steps whose first step holds the parallel calculations", async () => {
-    const completion = await complete([system("planner"), user(`Request: ${MULTI_REQUEST}`)], [planning]);
+    const completion = await complete([plannerSystem(), user(`Request: ${MULTI_REQUEST}`)], [planning]);
     expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
     const { name, args } = onlyCall(completion);
     expect(name).toBe("planning");
@@ -130,13 +136,13 @@ describe("offline model server", () => {
   });
 
   it("gives the first step two tasks even without two calculations", async () => {
-    const { args } = onlyCall(await complete([user("Summarise the history of Rome")], [planning]));
+    const { args } = onlyCall(await complete([plannerSystem(), user("Summarise the history of Rome")], [planning]));
     expect(args.steps[0].tasks.length).toBeGreaterThanOrEqual(2);
     expect(args.steps[0].tasks[0]).toBe("Measure the request text with text_stats");
   });
 
   it("acknowledges the plan, waits while steps remain, and finishes when all are completed", async () => {
-    const created = await complete([system("planner"), user(MULTI_REQUEST)], [planning]);
+    const created = await complete([plannerSystem(), user(MULTI_REQUEST)], [planning]);
     const createCall = created.choices[0]!.message;
     const history: ChatCompletionMessageParam[] = [
       system("planner"),
@@ -151,8 +157,44 @@ describe("offline model server", () => {
     expect(waiting.choices[0]!.message.content).toBe("Proceeding with the next step.");
     expect(waiting.choices[0]!.message.tool_calls).toBeUndefined();
 
-    const done = onlyCall(await complete([...history, user("All steps are completed. Finish the plan.")], [planning]));
-    expect(done).toEqual({ name: "planning", args: { command: "finish" } });
+    const check = (index: number) => `Check step ${index + 1} against its done_when (all done): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}.`;
+    const results = "Results of step 1 (Gather the facts):\n- [s1.t1] Evaluate 17*23 with the calculator: 17*23 = 391";
+    const met = await complete([...history, user(`${results}\n\n${check(0)}`)], [planning]);
+    expect(met.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments))).toEqual([
+      { command: "check", step_index: 0, met: true, reason: "every task returned a result (1)" },
+    ]);
+    const last = await complete([...history, user(`${results}\n\n${check(1)}\n\nAll steps are completed once this last step's check is met: then call finish.`)], [planning]);
+    expect(last.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments).command)).toEqual(["check", "finish"]);
+  });
+
+  it("judges a step with a failed tool not met and revises it to the failed task, so the step runs again", () => {
+    const shown = ["Current plan:", "Plan: p", "Steps:", "1. [in_progress] Gather the facts", '   - use calculator {"expression": "2+"}', "   - Evaluate 2+2 with the calculator", "   done when: every task has a result"].join("\n");
+    const text = [
+      shown,
+      "",
+      "Results of step 1 (Gather the facts):",
+      '- [s1.t1] use calculator {"expression": "2+"}: Done. The tool reported: Error: calculator failed. Not every tool call succeeded.',
+      "- [s1.t2] Evaluate 2+2 with the calculator: 2+2 = 4",
+      "",
+      'Check step 1 against its done_when (every task has a result): call planning {"command": "check", "step_index": 0, "met": true or false, "reason": "…"}.',
+    ].join("\n");
+    const reply = respond({ messages: [system("planner"), user(text)], tools: [planning] });
+    expect(reply.toolCalls.map((c) => c.arguments)).toEqual([
+      { command: "check", step_index: 0, met: false, reason: expect.stringContaining("1 of 2 task(s) did not succeed") },
+      { command: "update", steps: [{ title: "Gather the facts", tasks: ['Explain why this could not be done: calculator {"expression": "2+"}'], done_when: "every task has a result" }] },
+    ]);
+  });
+
+  it("asks before planning when the request leaves a choice to the user and ask_user is offered, then plans with the answer", () => {
+    const askUser = tool("ask_user", { question: { type: "string" } });
+    const request = user("Request: Ask me which city to use, then compute 2+2");
+    const asked = respond({ messages: [plannerSystem(), request], tools: [planning, askUser] });
+    expect(asked.toolCalls).toEqual([expect.objectContaining({ name: "ask_user", arguments: { question: "Before I plan: which city to use?" } })]);
+    const call = { role: "assistant" as const, content: null, tool_calls: [{ id: asked.toolCalls[0]!.id, type: "function", function: { name: "ask_user", arguments: "{}" } }] };
+    const planned = respond({ messages: [plannerSystem(), request, call, { role: "tool", tool_call_id: asked.toolCalls[0]!.id, content: "Paris" }], tools: [planning, askUser] });
+    expect(planned.toolCalls[0]).toMatchObject({ name: "planning", arguments: { command: "create", title: expect.stringContaining("(you said: Paris)") } });
+    // Not offered: it plans at once.
+    expect(respond({ messages: [plannerSystem(), request], tools: [planning] }).toolCalls[0]!.name).toBe("planning");
   });
 
   it("executes two calculations as parallel calls, identically streamed and not", async () => {
@@ -228,7 +270,8 @@ describe("offline model server", () => {
 
   it("plans only the tool calls a request names, with a report step only when it asks for one", () => {
     const calls = 'use everything__add {"a": 2, "b": 3} and use everything__echo {"message": "hi"}';
-    const titles = (request: string) => (createPlan(request).steps as { title: string }[]).map((step) => step.title);
+    const team = new Set(["calculator", "text_stats", "write_artifact", "everything__add", "everything__echo"]);
+    const titles = (request: string) => (createPlan(request, team, []).steps as { title: string }[]).map((step) => step.title);
     expect(titles(calls)).toEqual(["Gather the facts"]);
     expect(titles(`${calls}, then write a short report`)).toEqual(["Gather the facts", "Write the report"]);
     expect(titles(MULTI_REQUEST)).toEqual(["Gather the facts", "Write the report"]);
@@ -328,5 +371,50 @@ describe("offline model server", () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe("the offline model knows only its request", () => {
+  const ANALYSE = "Analyse the attached CSV and write an HTML report of the totals";
+  const sales = { name: "sales.csv", contentType: "text/csv" };
+  const firstStepTasks = (reply: ReturnType<typeof respond>) => (reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps[0]!.tasks;
+
+  it("plans run_code over a file only when the planner's prompt offers run_code and names the file", () => {
+    const offered = respond({ messages: [plannerSystem(["run_code", "write_report"], [sales]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    expect(firstStepTasks(offered)).toEqual(["Analyse sales.csv in Python with run_code"]);
+    expect((offered.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps[1]!.tasks[0]).toMatch(/write_report/);
+
+    const noSandbox = respond({ messages: [plannerSystem(["calculator", "text_stats"], [sales]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    expect(JSON.stringify(noSandbox.toolCalls[0]!.arguments)).not.toMatch(/run_code|write_report|write_artifact/);
+
+    const noFile = respond({ messages: [plannerSystem(["run_code", "write_report"]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    expect(JSON.stringify(noFile.toolCalls[0]!.arguments)).not.toMatch(/run_code/);
+  });
+
+  it("plans calculator and text_stats tasks only for the tools the planner's prompt lists", () => {
+    const withoutCalculator = firstStepTasks(respond({ messages: [plannerSystem(["text_stats"]), user(`Request: ${MULTI_REQUEST}`)], tools: [planning] }));
+    expect(withoutCalculator.join(" ")).not.toMatch(/calculator/);
+    const nothing = respond({ messages: [plannerSystem([]), user(`Request: ${MULTI_REQUEST}`)], tools: [planning] });
+    const steps = (nothing.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps;
+    expect(steps).toHaveLength(1);
+    expect(JSON.stringify(steps)).not.toMatch(/calculator|text_stats|write_artifact/);
+  });
+
+  it("reads a file only when its name reached it", () => {
+    const task = "Your task: Analyse the attached CSV files in Python with run_code";
+    const runCode = tool("run_code", { code: { type: "string" } });
+    const listed = respond({ messages: [system("Files of this run (read_artifact reads them):\n- sales.csv (text/csv, 95 bytes, Uploaded)"), user(task)], tools: [runCode] });
+    expect(listed.toolCalls[0]).toMatchObject({ name: "run_code", arguments: { files: ["sales.csv"] } });
+    const unlisted = respond({ messages: [system("Files of this run: none."), user(task)], tools: [runCode] });
+    expect(unlisted.toolCalls).toEqual([]);
+    expect(unlisted.content).toMatch(/no CSV file/);
+  });
+
+  it("names in its answer about itself only the tools the router's prompt lists", () => {
+    const routerSystem = system("You are the router.\n\nTools of the executor agents:\n- calculator (read): math.\n- everything__add (read): adds.");
+    const reply = respond({ messages: [routerSystem, user("Hello, who are you?")], tools: [chooseMode] });
+    expect(reply.toolCalls).toEqual([]);
+    expect(reply.content).toContain("calculator, everything__add");
+    expect(reply.content).not.toMatch(/text_stats|run_code/);
   });
 });

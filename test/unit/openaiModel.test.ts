@@ -138,6 +138,48 @@ describe("OpenAIModel over a scripted OpenAI-compatible server", () => {
   });
 });
 
+describe("a reply that fails after it started", () => {
+  const event = (c: ChatCompletionChunk) => `data: ${JSON.stringify(c)}\n\n`;
+  const partial = event(chunk({ role: "assistant", content: "Half an ans" }));
+
+  it.each([
+    ["the connection drops mid-stream", { raw: partial, drop: true }, /broke off/],
+    ["a chunk is not JSON", { raw: `${partial}data: {"choices": [{"delta": {"content": "wer\n\n` }, /not valid JSON/],
+    ["a 200 that is an HTML page", { raw: "<html><body>Bad gateway</body></html>", contentType: "text/html" }, /not a stream of events/],
+    ["the stream ends without a finish reason", { raw: `${partial}data: [DONE]\n\n` }, /ended before it was complete/],
+    ["an error event inside the stream", { raw: `${partial}data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n` }, /error event: overloaded/],
+  ] as const)("%s: retried like a 429, the partial reply discarded", async (_name, fault, message) => {
+    const model = await modelFor([fault, { text: "The whole answer." }], { maxRetries: 1 });
+    const seen: string[] = [];
+    const response = await model.complete({ messages, onText: (t) => seen.push(t) });
+    expect(response.content).toBe("The whole answer.");
+    expect(server!.requests).toHaveLength(2);
+    // Once every retry fails the same way: a retryable ModelUnavailable a person can read.
+    const failing = await modelFor([fault, fault], { maxRetries: 1 });
+    await expect(failing.complete({ messages })).rejects.toMatchObject({ name: "Stepwise.ModelUnavailable", message: expect.stringMatching(message) });
+  });
+
+  it("a reply that stalls mid-stream is cut after the timeout and retried", async () => {
+    const model = await modelFor([{ chunks: [chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop")], slowMs: 400 }, { text: "Hello." }], { maxRetries: 1, timeoutMs: 150 });
+    expect((await model.complete({ messages })).content).toBe("Hello.");
+  });
+});
+
+describe("reasoning models", () => {
+  it("passes reasoning_content and reasoning to onReasoning and keeps them out of the response", async () => {
+    const reasoning = (text: string) => chunk({ reasoning_content: text } as Delta);
+    const model = await modelFor([
+      { chunks: [reasoning("Let me think: "), chunk({ reasoning: "2+2 is 4." } as Delta), chunk({ content: "4" }), chunk({}, "stop")] },
+    ]);
+    const thoughts: string[] = [];
+    const texts: string[] = [];
+    const response = await model.complete({ messages, onText: (t) => texts.push(t), onReasoning: (t) => thoughts.push(t) });
+    expect(thoughts.join("")).toBe("Let me think: 2+2 is 4.");
+    expect(texts).toEqual(["4"]);
+    expect(JSON.stringify(response)).not.toContain("think");
+  });
+});
+
 describe("the scripted server without streaming", () => {
   it("answers a non-streaming request with a whole completion", async () => {
     server = await startScriptedModel([{ text: "Let me check.", toolCalls: [{ name: "calculator", arguments: { expression: "2+2" } }] }, { status: 400, message: "bad" }]);

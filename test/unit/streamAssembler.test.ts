@@ -31,7 +31,7 @@ function usageChunk(prompt: number, completion: number): ChatCompletionChunk {
 
 function assemble(chunks: ChatCompletionChunk[]) {
   const assembler = new StreamAssembler();
-  const texts = chunks.map((c) => assembler.push(c));
+  const texts = chunks.map((c) => assembler.push(c).text);
   return { result: assembler.result(), texts };
 }
 

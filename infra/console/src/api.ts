@@ -141,6 +141,8 @@ export interface PlanStep {
   title: string;
   tasks: string[];
   status: string;
+  /** The planner's judgement of the step's results against its done_when. */
+  verdict?: { met: boolean; reason: string };
 }
 export interface RunView extends RunSummary {
   plan: { title: string; steps: PlanStep[] } | null;

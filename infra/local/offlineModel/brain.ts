@@ -19,7 +19,7 @@ export function respond(request: BrainRequest): BrainReply {
 function decide({ messages, tools }: BrainRequest): Decision {
   const offered = offeredToolNames(tools);
   if (offered.has("choose_mode")) return route(messages);
-  if (offered.has("planning")) return plan(messages);
+  if (offered.has("planning")) return plan(messages, offered);
   if (offered.size === 0) return summarize(messages);
   return execute(messages, offered);
 }

@@ -89,3 +89,38 @@ export function oneLine(text: string): string {
 export function cut(text: string, maxChars: number): string {
   return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
 }
+
+/** The system prompt's text (all system messages). */
+export function systemText(messages: readonly ChatMessage[]): string {
+  return messages
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map((m) => textOf(m.content))
+    .join("\n\n");
+}
+
+/** The "- item" lines of the block under a heading line that starts with `heading` (up to a blank line). */
+function listUnder(text: string, heading: RegExp): string[] {
+  const lines = text.split(/\r?\n/);
+  const start = lines.findIndex((line) => heading.test(line));
+  if (start < 0) return [];
+  const items: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith("- ")) break;
+    items.push(line.slice(2));
+  }
+  return items;
+}
+
+/**
+ * The tools the system prompt names ("- name (read): what it does"): for a planner or router, the
+ * tools of the agents it directs; for an agent, its own (which it is also sent as `tools`).
+ */
+export function listedTools(messages: readonly ChatMessage[]): Set<string> {
+  const names = listUnder(systemText(messages), /^Tools( of the executor agents)?:\s*$/).map((line) => /^([\w.-]+) \(/.exec(line)?.[1]);
+  return new Set(names.filter((name): name is string => Boolean(name)));
+}
+
+/** The run's files the system prompt names ("- sales.csv (text/csv, 95 bytes, Uploaded)"). */
+export function listedFiles(messages: readonly ChatMessage[]): string[] {
+  return listUnder(systemText(messages), /^Files of this run\b.*:\s*$/).map((line) => line.replace(/ \([^()]*\)$/, "").trim());
+}

@@ -1,14 +1,15 @@
 // Router role: picks ReAct for a single ask and Plan-and-Solve for several.
 
-import { lastUserText, requestIn } from "./conversation.js";
+import { lastUserText, listedTools, requestIn } from "./conversation.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
 export function route(messages: readonly ChatMessage[]): Decision {
   if (messages.at(-1)?.role === "tool") return say("Mode chosen.");
   const request = requestIn(lastUserText(messages));
+  // A direct answer is plain text (it streams to the user); no tool is called.
   const direct = directAnswer(request, messages);
-  if (direct) return callTools([{ name: "choose_mode", arguments: { mode: "answer", answer: direct, reason: "It needs no tools." } }]);
+  if (direct) return say(direct);
   const severalThings = whySeveralThings(request);
   const args = severalThings
     ? { mode: "plan_solve", reason: `The request asks for several things: ${severalThings}.` }
@@ -22,10 +23,15 @@ const ONLY_GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks
 /** Questions about the assistant itself ("who are you?", "what is Stepwise?", "what can you do?"). */
 const ABOUT_ME = /\b(who|what) are you\b|\bwhat can you do\b|\bhow do you work\b|\b(what|who) is stepwise\b|\bwhat does stepwise do\b|\bhow does stepwise work\b|\babout stepwise\b|\bare you stepwise\b/i;
 
-export const ABOUT_STEPWISE =
-  "I am Stepwise, a team of AI agents. A planner splits your request into tasks, executor agents solve them in parallel with tools " +
-  "(a calculator, text statistics, files, and the MCP tool sources you add), and a summarizer writes the answer; " +
-  "risky steps wait for your approval. Ask me to compute something, measure a text or write a report.";
+/** What Stepwise is, naming the tools its agents have (those the router's prompt lists). */
+export function aboutStepwise(tools: ReadonlySet<string>): string {
+  const named = [...tools].slice(0, 12);
+  const using = named.length ? ` with tools (${named.join(", ")}${tools.size > named.length ? ", …" : ""})` : "";
+  return (
+    `I am Stepwise, a team of AI agents. A planner splits your request into tasks, executor agents solve them in parallel${using}, ` +
+    "and a summarizer writes the answer; risky steps wait for your approval."
+  );
+}
 
 /**
  * Greetings, thanks and questions about Stepwise itself are answered at once; "what did I ask
@@ -33,7 +39,7 @@ export const ABOUT_STEPWISE =
  */
 function directAnswer(request: string, messages: readonly ChatMessage[]): string | undefined {
   const hello = GREETING.test(request) ? "Hello! " : "";
-  if (ABOUT_ME.test(request)) return `${hello}${ABOUT_STEPWISE}`;
+  if (ABOUT_ME.test(request)) return `${hello}${aboutStepwise(listedTools(messages))}`;
   if (ONLY_GREETING.test(request)) {
     return /^\s*thank/i.test(request) ? "You are welcome! Tell me what to work on next." : "Hello! Tell me what to work on: I can calculate, measure texts and write reports.";
   }

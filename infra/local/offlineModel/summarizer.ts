@@ -1,4 +1,5 @@
-// Summarizer role: a markdown answer that cites every task result it was given.
+// Summarizer role: a markdown answer that cites every task result it was given, whole (a result
+// may span lines: a table of figures).
 
 import { firstUserText, labelledText, lastUserText, oneLine } from "./conversation.js";
 import { say, type ChatMessage, type Decision } from "./types.js";

@@ -3,7 +3,7 @@
 // a fenced ```python block is run as given, and an analysis that asks for a report (or any request
 // for an HTML report) ends with write_report in HTML.
 
-import { assistantToolCalls, cut, isFailure, labelledText, lastUserText, oneLine, requestIn, textOf, toolResultsSinceLastUser } from "./conversation.js";
+import { assistantToolCalls, cut, isFailure, labelledText, lastUserText, listedFiles, oneLine, requestIn, toolResultsSinceLastUser } from "./conversation.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
 const ANALYSIS = /\banaly[sz]/i;
@@ -14,17 +14,23 @@ const REPORT = /\breport\b/i;
 export const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
 const wantsHtmlReport = (text: string) => /\bwrite_report\b/.test(text) || (REPORT.test(text) && (/\bhtml\b/i.test(text) || wantsAnalysis(text)));
 
-/** Plan steps for an analysis request, or undefined to plan as usual. */
-export function workSteps(request: string): Array<Record<string, unknown>> | undefined {
-  if (!wantsAnalysis(request) && !pythonBlock(request)) return undefined;
+/**
+ * Plan steps for an analysis request, or undefined to plan as usual: only when the executors have
+ * run_code (the planner's prompt lists it) and, for an analysis, a CSV file of the run is named there.
+ */
+export function workSteps(request: string, team: ReadonlySet<string>, files: readonly string[]): Array<Record<string, unknown>> | undefined {
+  if (!team.has("run_code")) return undefined;
+  const csvs = files.filter((name) => /\.csv$/i.test(name));
+  const code = pythonBlock(request);
+  if (!code && !(wantsAnalysis(request) && csvs.length > 0)) return undefined;
   const steps: Array<Record<string, unknown>> = [
     {
       title: "Analyse the data",
-      tasks: [pythonBlock(request) ? "Run the Python code of the request with run_code" : "Analyse the attached CSV files in Python with run_code"],
+      tasks: [code ? "Run the Python code of the request with run_code" : `Analyse ${csvs.join(", ")} in Python with run_code`],
       done_when: "The analysis printed its figures.",
     },
   ];
-  if (REPORT.test(request)) {
+  if (REPORT.test(request) && team.has("write_report")) {
     steps.push({ title: "Write the report", tasks: ["Write an HTML report of the analysis with write_report"], done_when: "The HTML report is a file of the run." });
   }
   return steps;
@@ -48,7 +54,7 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
       if (!isFailure(output) && wantsHtmlReport(goal) && offered.has("write_report") && !called.includes("write_report")) {
         return callTools([reportCall(request, output)]);
       }
-      return say(`${isFailure(output) ? "The code failed" : "Analysis done"}:\n${cut(output.trim(), 1_400)}`);
+      return say(`${isFailure(output) ? "The code failed" : "Analysis done"}:\n${output.trim()}`);
     }
     if (last === "write_report") return say(results.at(-1)!.trim());
     return undefined;
@@ -57,7 +63,7 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
   const code = pythonBlock(task) ?? pythonBlock(request);
   if (code && offered.has("run_code") && !wantsHtmlReport(task)) return callTools([{ name: "run_code", arguments: { code } }]);
   if (wantsAnalysis(task) && offered.has("run_code")) {
-    const csvs = runFiles(messages).filter((name) => /\.csv$/i.test(name));
+    const csvs = listedFiles(messages).filter((name) => /\.csv$/i.test(name));
     const named = csvs.filter((name) => task.includes(name) || request.includes(name));
     const files = named.length ? named : csvs;
     if (files.length === 0) return say("There is no CSV file in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.");
@@ -77,13 +83,6 @@ function reportCall(request: string, findings: string): Decision["calls"][number
     name: "write_report",
     arguments: { title, format: "html", content: `## Request\n\n${request.trim()}\n\n## Findings\n\n${findings.trim()}\n` },
   };
-}
-
-/** The run's file names, from the line the system prompt lists them on. */
-function runFiles(messages: readonly ChatMessage[]): string[] {
-  const system = messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n");
-  const listed = /^Files of this run[^:]*:\s*(.+)$/m.exec(system)?.[1] ?? "";
-  return listed.split(",").map((name) => name.trim()).filter(Boolean);
 }
 
 /** The first fenced ```python block of a text. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { plan } from "../../../shared/steps/plan.js";
 import { startRun } from "../../../shared/steps/startRun.js";
 import { eventTypes, withRun } from "./fixture.js";
+import { lastUserText, ScriptedModel } from "../../../shared/testing/scriptedModel.js";
 
 /** "Plan" over in-memory ports: what the planner's turn leaves behind and what it hands the Map. */
 
@@ -25,6 +26,25 @@ describe("planStep", () => {
     const step = await ports.tasks.step(runId, 0);
     expect(step).toMatchObject({ request: "What is 2+2?", stepIndex: 0, tasks: [{ taskId: "s1.t1" }, { taskId: "s1.t2" }] });
     expect((await ports.tasks.list(runId)).map((t) => `${t.taskId}:${t.status}`)).toEqual(["s1.t1:pending", "s1.t2:pending"]);
+  });
+
+  it("the planner is offered the same tools on every call; once a plan exists, ask_user is refused instead of pausing the run", async () => {
+    const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" }, {
+      model: new ScriptedModel((request) => {
+        const user = lastUserText(request);
+        if (!user.includes("Results of step")) return { calls: [{ id: "p1", name: "planning", args: { command: "create", title: "T", steps: [{ title: "S", tasks: ["Add 2 and 2"] }] } }] };
+        if (request.messages.at(-1)!.role !== "tool") return { calls: [{ id: "q1", name: "ask_user", args: { question: "Which unit?" } }] };
+        return { calls: [{ id: "f1", name: "planning", args: { command: "finish" } }] };
+      }),
+    });
+    const first = await plan({ runId, mode: "plan_solve" }, ports);
+    await ports.tasks.put(runId, { ...(await ports.tasks.get(runId, 0, "s1.t1"))!, status: "succeeded", result: "4" });
+    const next = await plan({ ...first, taskResults: [{ runId, iteration: 0, task: first.tasks[0]!, done: true, status: "succeeded" }] }, ports);
+    expect(next).toMatchObject({ next: "summarize" });
+    expect(await ports.runs.status(runId)).toBe("running");
+    const names = model.requests.map((r) => r.tools!.map((t) => (t.type === "function" ? t.function.name : "")));
+    expect(new Set(names.map((n) => n.join()))).toEqual(new Set(["planning,ask_user"]));
+    expect(JSON.stringify(model.requests.at(-1)!.messages.at(-1))).toContain("ask_user is for a requirement missing before the plan exists");
   });
 
   it("a retried Plan replays the planner's recorded turn: the same tasks, no second model call", async () => {

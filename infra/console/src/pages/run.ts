@@ -26,6 +26,8 @@ export function runPage(app: HTMLElement, runId: string) {
   let shownFiles: string | undefined;
   /** Text being streamed per agent, closed when that agent does something else. */
   const openText = new Map<string, { element: HTMLElement; text: string; deltas: boolean }>();
+  /** A model's reasoning as it streams, per agent: one collapsed block until that agent moves on. */
+  const openReasoning = new Map<string, { element: HTMLElement; summary: HTMLElement }>();
   /** Agent text as Markdown (tables, lists, code), made safe. */
   const prose = (element: HTMLElement, text: string) => {
     element.innerHTML = safeHtml(text).trim();
@@ -120,7 +122,10 @@ export function runPage(app: HTMLElement, runId: string) {
         ? h("p", { class: "muted" }, view?.mode === "plan_solve" || view?.requestedMode === "plan_solve" ? "Planning…" : "No plan: this run is handled by one agent.")
         : h("ol", { class: "plan" }, p.steps.map((step) =>
             h("li", { class: `step ${step.status}`, dataset: { status: step.status } }, h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")), " ", step.title,
-              h("ul", {}, step.tasks.map((t) => h("li", {}, t)))))),
+              h("ul", {}, step.tasks.map((t) => h("li", {}, t))),
+              step.verdict
+                ? h("p", { class: `verdict ${step.verdict.met ? "met" : "not-met"}` }, `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`)
+                : null))),
     );
   }
 
@@ -256,8 +261,23 @@ export function runPage(app: HTMLElement, runId: string) {
     // Each event may follow a model call: usage (and the rest) catch up shortly after.
     if (!TERMINAL.has(view?.status ?? "")) refreshSoon();
     const d = event.data;
-    if (event.type !== "agent.delta" && event.type !== "agent.thought" && d?.agent) openText.delete(sourceKey(d));
+    if (event.type !== "agent.delta" && event.type !== "agent.thought" && event.type !== "agent.reasoning" && d?.agent) openText.delete(sourceKey(d));
+    if (event.type !== "agent.reasoning" && d?.agent) openReasoning.delete(sourceKey(d));
     switch (event.type) {
+      case "agent.reasoning": {
+        // Shown collapsed: what the model thought, for whoever wants to read it.
+        let open = openReasoning.get(sourceKey(d));
+        if (!open) {
+          const text = h("pre", { class: "reasoning" });
+          const summary = h("summary", {}, "Reasoning");
+          add(event, who(d), h("details", { class: "reasoning" }, summary, text));
+          open = { element: text, summary };
+          openReasoning.set(sourceKey(d), open);
+        }
+        open.element.textContent += d.text;
+        open.summary.textContent = `Reasoning (${open.element.textContent?.length ?? 0} characters)`;
+        break;
+      }
       case "agent.delta": {
         let open = openText.get(sourceKey(d));
         if (!open) {
