@@ -140,7 +140,8 @@ export class Stepwise extends Construct {
       // and new accounts have a quota too small to reserve any (README, "Configuration").
       overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency },
     });
-    table.grant(this.stream, ...TABLE_READ);
+    // Reads, and the event log's fill of a number a crashed writer took (a conditional put of a "lost" event).
+    table.grant(this.stream, ...TABLE_READ, "dynamodb:PutItem");
     const streamUrl = this.stream.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
       invokeMode: InvokeMode.RESPONSE_STREAM,

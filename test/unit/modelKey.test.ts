@@ -23,8 +23,10 @@ beforeAll(async () => {
       return void res.end(JSON.stringify({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }));
     }
     accepted++;
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ id: "c1", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    // A streamed reply, as Chat Completions sends one with stream: true.
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const chunk = (delta: object, finish: string | null, usage?: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+    res.end(chunk({ role: "assistant", content: "ok" }, null) + chunk({}, "stop", { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }) + "data: [DONE]\n\n");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
