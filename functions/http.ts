@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "
 import type { ErrorBody } from "../shared/contracts/api.js";
 import { StepwiseError, UnauthorizedError } from "../shared/errors.js";
 import { logger } from "../shared/observability.js";
-import type { Services } from "../shared/services.js";
+import type { BaseServices } from "../shared/baseServices.js";
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -32,7 +32,7 @@ export function header(event: HttpEvent, name: string): string | undefined {
 }
 
 /** Bearer API key → tenant. */
-export async function authenticate(event: HttpEvent, services: Services): Promise<string> {
+export async function authenticate(event: HttpEvent, services: Pick<BaseServices, "apiKeys">): Promise<string> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header(event, "authorization") ?? "");
   if (!match) throw new UnauthorizedError();
   const tenant = await services.apiKeys.tenantOf(match[1]!);

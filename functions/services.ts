@@ -1,10 +1,11 @@
-import { loadConfig } from "../shared/config.js";
 import { createServices, type Services } from "../shared/services.js";
+import { getBaseServices } from "./baseServices.js";
 
 let services: Services | undefined;
 
-/** Built on first use from the environment, then reused for the life of the Lambda container. */
+/** The base services with the model and the tools, built on first use and reused for the life of the Lambda container. */
 export function getServices(): Services {
-  services ??= createServices(loadConfig());
+  const base = getBaseServices();
+  services ??= createServices(base.config, { base });
   return services;
 }

@@ -1,8 +1,10 @@
 import { Duration } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Construct } from "constructs";
-import { STEP_HANDLERS, type StepName } from "./handlers.js";
+import type { LayerVersion } from "aws-cdk-lib/aws-lambda";
+import { AGENT_STEPS, STEP_HANDLERS, type StepName } from "./handlers.js";
 import { StepwiseFunction } from "./stepwiseFunction.js";
+import { tokenizerLayer } from "./tokenizerLayer.js";
 
 export { lambdaProps } from "./stepwiseFunction.js";
 
@@ -14,14 +16,18 @@ export interface AgentFunctionsProps {
 /** One Lambda per state machine Task, each with up to 15 minutes for its agent turn. */
 export class AgentFunctions extends Construct {
   readonly functions: Record<StepName, StepwiseFunction>;
+  /** The token counter's rank tables, for the steps that run an agent. */
+  readonly tokenizer: LayerVersion;
 
   constructor(scope: Construct, id: string, props: AgentFunctionsProps) {
     super(scope, id);
+    this.tokenizer = tokenizerLayer(this, "Tokenizer");
     const entries = Object.entries(STEP_HANDLERS) as [StepName, string][];
+    const runsAgent = new Set<StepName>(AGENT_STEPS);
     this.functions = Object.fromEntries(
       entries.map(([name, entry]) => {
-        const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15) });
-        props.table.grantReadWriteData(fn);
+        const layers = runsAgent.has(name) ? [this.tokenizer] : [];
+        const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15), overrides: { layers } });
         return [name, fn];
       }),
     ) as Record<StepName, StepwiseFunction>;

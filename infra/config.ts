@@ -44,9 +44,11 @@ export const DeploymentSettings = z
     mcpCallTimeoutMs: positiveInt.optional(),
     mcpConnectTimeoutMs: positiveInt.optional(),
     toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
-    /** Files: the upload size limit (bytes), how long a download link works (seconds). */
-    maxUploadBytes: positiveInt.optional(),
-    downloadLinkSeconds: positiveInt.max(7 * 24 * 3600).optional(),
+    /** Files: the upload size limit (bytes; at most 5 GiB), how long a download link works (seconds). */
+    maxUploadBytes: positiveInt.max(5 * 1024 * 1024 * 1024).optional(),
+    // A presigned link stops working when the credentials that signed it expire: a Lambda role's
+    // session credentials can be as young as an hour old, so links last at most one hour.
+    downloadLinkSeconds: positiveInt.max(3_600).optional(),
     /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
     sandboxTimeoutMs: positiveInt.max(85_000).optional(),
     sandboxMemoryMb: positiveInt.max(1_536).optional(),
@@ -86,7 +88,7 @@ export const DeploymentSettings = z
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
     interruptTimeoutHours: z.coerce.number().positive().max(24 * 7).optional(),
-    /** Concurrency kept for the public API and the stream, so they cannot starve the agents. */
+    /** Concurrency reserved for the public API and the stream (none by default: see the README on the account's quota). */
     apiReservedConcurrency: positiveInt.optional(),
     streamReservedConcurrency: positiveInt.optional(),
     /** HTTP API stage throttling (requests per second, burst). */

@@ -18,6 +18,9 @@ export const STEP_HANDLERS = {
 
 export type StepName = keyof typeof STEP_HANDLERS;
 
+/** The steps that run an agent (a model and tools); the others only read and write the run's records. */
+export const AGENT_STEPS = ["RouteRequest", "AgentTurn", "Plan", "ExecuteTask", "Summarize"] as const satisfies readonly StepName[];
+
 export const API_HANDLER = "functions/api/handler.ts";
 export const STREAM_HANDLER = "functions/stream/handler.ts";
 export const NOTIFY_HANDLER = "functions/notify/handler.ts";

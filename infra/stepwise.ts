@@ -136,9 +136,12 @@ export class Stepwise extends Construct {
       table,
       environment,
       timeout: Duration.minutes(15),
-      overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency ?? 50 },
+      // No reserved concurrency unless set: Lambda keeps 100 of the account's executions unreserved,
+      // and new accounts have a quota too small to reserve any (README, "Configuration").
+      overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency },
     });
-    table.grant(this.stream, ...TABLE_READ);
+    // Reads, and the event log's fill of a number a crashed writer took (a conditional put of a "lost" event).
+    table.grant(this.stream, ...TABLE_READ, "dynamodb:PutItem");
     const streamUrl = this.stream.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
       invokeMode: InvokeMode.RESPONSE_STREAM,
@@ -150,12 +153,13 @@ export class Stepwise extends Construct {
       table,
       environment: { ...environment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
       timeout: Duration.seconds(29),
-      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency ?? 50, bundling: withConsoleBundle(BUNDLING) },
+      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
     stateMachine.grantStartExecution(this.api);
     stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
-    toolSourceKey.grantEncryptDecrypt(this.api);
+    // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
+    toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");
     tools.grantFiles(this.api);
     stateMachine.grantTaskResponse(this.api);
     notifications.grantSendMessages(this.api);

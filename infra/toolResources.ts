@@ -3,10 +3,9 @@ import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { FlowLogDestination, SecurityGroup, SubnetType, Vpc } from "aws-cdk-lib/aws-ec2";
 import { Tracing } from "aws-cdk-lib/aws-lambda";
-import { OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { SANDBOX_HANDLER } from "./handlers.js";
-import { StepwiseFunction } from "./stepwiseFunction.js";
+import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 
@@ -57,7 +56,7 @@ export class ToolResources extends Construct {
         { id: "abandoned-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       // Presigned uploads and downloads from the console (same API, another origin on AWS).
-      cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.PUT], allowedOrigins: ["*"], allowedHeaders: ["*"], maxAge: 3600 }],
+      cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.PUT], allowedOrigins: ["*"], allowedHeaders: ["*"], exposedHeaders: ["ETag"], maxAge: 3600 }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
@@ -90,9 +89,7 @@ export class ToolResources extends Construct {
         // Room for the interpreter's process (its memory limit), the spare one and Node itself.
         memorySize: 2048,
         bundling: {
-          format: OutputFormat.ESM,
-          target: "node22",
-          banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+          ...BUNDLING,
           // Pyodide loads its WebAssembly and standard library from its package folder, and the
           // interpreter runs in a worker script: both ship beside the bundle, unbundled.
           externalModules: ["pyodide"],

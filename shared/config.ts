@@ -96,8 +96,8 @@ export const Config = z.object({
   MAX_ACTIVE_RUNS_PER_TENANT: int(20),
   /** Files: the bucket that holds their bytes, the upload size limit, how long a download link works. */
   FILES_BUCKET: z.string().min(1).default("stepwise-files"),
-  MAX_UPLOAD_BYTES: int(25 * 1024 * 1024),
-  DOWNLOAD_LINK_SECONDS: int(300),
+  MAX_UPLOAD_BYTES: int(5 * 1024 * 1024 * 1024),
+  DOWNLOAD_LINK_SECONDS: z.coerce.number().int().positive().max(3_600).default(300),
   /** The code sandbox: its function, and the limits of one run_code call. */
   SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
   SANDBOX_TIMEOUT_MS: int(30_000),

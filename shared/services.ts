@@ -1,66 +1,77 @@
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { SFNClient } from "@aws-sdk/client-sfn";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { KMSClient } from "@aws-sdk/client-kms";
+import type { SFNClient } from "@aws-sdk/client-sfn";
+import { createBaseServices, type BaseServices } from "./baseServices.js";
 import type { Config } from "./config.js";
 import { JsonContractModel } from "./llm/jsonContractModel.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
 import { RoleModel } from "./llm/roleModel.js";
 import type { ChatModel } from "./llm/types.js";
-import { ApiKeyStore } from "./store/apiKeys.js";
-import { EventLog } from "./store/events.js";
-import { S3Client } from "@aws-sdk/client-s3";
-import { S3FileStore } from "./store/s3Files.js";
-import { EventedFileStore } from "./run/fileEvents.js";
-import { catalogWith } from "./tools/builtins.js";
-import { workTools } from "./tools/workTools.js";
-import { KMSClient } from "@aws-sdk/client-kms";
+import type { Ports } from "./ports/index.js";
 import { EnvelopeCipher } from "./secrets/envelope.js";
 import { ToolSourceStore } from "./store/toolSources.js";
+import { catalogWith } from "./tools/builtins.js";
 import { McpToolCatalog } from "./tools/mcp/catalog.js";
-import { InterruptStore } from "./store/interrupts.js";
-import { Journal } from "./store/journal.js";
-import { RunStore } from "./store/runs.js";
-import { RunSnapshots } from "./store/runSnapshots.js";
-import { Table } from "./store/table.js";
-import { TaskStore } from "./store/tasks.js";
-import { SessionStore } from "./store/sessions.js";
-import { Listings } from "./store/listings.js";
-import { StreamTokenStore } from "./store/streamTokens.js";
-import { ActiveRuns } from "./store/tenants.js";
-import { WebhookStore } from "./store/webhooks.js";
-import { IdempotencyStore } from "./store/idempotency.js";
-import { StepFunctionsExecutions } from "./store/stepFunctions.js";
-import type { Ports } from "./ports/index.js";
-import { NotifyQueue } from "./webhooks/queue.js";
+import { workTools } from "./tools/workTools.js";
+
+export type { BaseServices } from "./baseServices.js";
 
 /**
- * Everything a handler needs, built from configuration once per cold start, injectable in tests:
- * the core's ports (adapters here) and what only the API uses.
+ * Everything a handler that runs agents or lists their tools needs, built from configuration once
+ * per cold start, injectable in tests: the base services (shared/baseServices.ts), the model, the
+ * tool catalog and the tool sources.
  */
-export interface Services extends Ports {
-  table: Table;
-  /** A run with its tasks, files and interrupts, in one read (`GET /v1/runs/{id}`). */
-  snapshots: RunSnapshots;
+export interface Services extends BaseServices, Pick<Ports, "model" | "tools"> {
   toolSources: ToolSourceStore;
   /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
   secrets: EnvelopeCipher;
-  apiKeys: ApiKeyStore;
-  listings: Listings;
-  streamTokens: StreamTokenStore;
 }
 
-/** Reads the secret once per container, when the first model call needs it. */
-function secretReader(secretId: string, region: string): () => Promise<string> {
-  let value: Promise<string> | undefined;
-  return () => {
-    value ??= new SecretsManagerClient({ region })
-      .send(new GetSecretValueCommand({ SecretId: secretId }))
-      .then((secret) => secret.SecretString ?? "")
-      .catch((error) => {
-        value = undefined; // try again on the next call
-        throw error;
+/** How long a model key read from Secrets Manager is used before it is read again. */
+export const MODEL_KEY_TTL_MS = 5 * 60_000;
+
+/**
+ * The model key in Secrets Manager: read when a call needs it, again once MODEL_KEY_TTL_MS have
+ * passed, and at once after the model refused it (401). A rotated or corrected key is seen within
+ * minutes by warm containers too, so "fix the key, then resume" works without a deploy.
+ */
+export class SecretKey {
+  private value?: Promise<string>;
+  private readAt = 0;
+
+  constructor(
+    private readonly secrets: Pick<SecretsManagerClient, "send">,
+    private readonly secretId: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  read = (): Promise<string> => {
+    if (!this.value || this.now() - this.readAt >= MODEL_KEY_TTL_MS) {
+      this.readAt = this.now();
+      const value = this.secrets.send(new GetSecretValueCommand({ SecretId: this.secretId })).then((secret) => secret.SecretString ?? "");
+      value.catch(() => {
+        if (this.value === value) this.value = undefined; // try again on the next call
       });
-    return value;
+      this.value = value;
+    }
+    return this.value;
+  };
+
+  forget(): void {
+    this.value = undefined;
+  }
+}
+
+/** The model, forgetting the key when the provider refuses it (HTTP 401), so the next call reads it again. */
+export function forgettingRefusedKey(model: ChatModel, key: SecretKey): ChatModel {
+  const status = (error: unknown): unknown => (error as { status?: unknown; cause?: { status?: unknown } })?.status ?? (error as { cause?: { status?: unknown } })?.cause?.status;
+  return {
+    name: model.name,
+    complete: (request) =>
+      model.complete(request).catch((error: unknown) => {
+        if (status(error) === 401) key.forget();
+        throw error;
+      }),
   };
 }
 
@@ -69,16 +80,18 @@ function secretReader(secretId: string, region: string): () => Promise<string> {
  * calling, behind the JSON contract.
  */
 function modelFor(config: Config): ChatModel {
-  const apiKey = config.OPENAI_API_KEY_SECRET_ARN ? secretReader(config.OPENAI_API_KEY_SECRET_ARN, config.AWS_REGION) : config.OPENAI_API_KEY;
-  const endpoint = (model: string) =>
-    new OpenAIModel({
+  const key = config.OPENAI_API_KEY_SECRET_ARN ? new SecretKey(new SecretsManagerClient({ region: config.AWS_REGION }), config.OPENAI_API_KEY_SECRET_ARN) : undefined;
+  const endpoint = (model: string): ChatModel => {
+    const openai = new OpenAIModel({
       model,
       baseURL: config.OPENAI_BASE_URL,
-      apiKey,
+      apiKey: key ? key.read : config.OPENAI_API_KEY,
       timeoutMs: config.LLM_TIMEOUT_MS,
       maxRetries: config.LLM_MAX_RETRIES,
       maxTokensField: maxTokensField(config),
     });
+    return key ? forgettingRefusedKey(openai, key) : openai;
+  };
   const model = new RoleModel(endpoint(config.STEPWISE_MODEL), {
     roles: config.STEPWISE_ROLE_SETTINGS,
     fallback: config.STEPWISE_FALLBACK_MODEL ? endpoint(config.STEPWISE_FALLBACK_MODEL) : undefined,
@@ -93,38 +106,21 @@ function maxTokensField(config: Config): "max_tokens" | "max_completion_tokens" 
   return /(^|\.)openai\.com$|\.openai\.azure\.com$/.test(host) ? "max_completion_tokens" : "max_tokens";
 }
 
-/** `sfn`: the Step Functions client the executions adapter uses (tests point it elsewhere). */
-export function createServices(config: Config, overrides: Partial<Services> & { sfn?: SFNClient } = {}): Services {
-  const { sfn, ...replaced } = overrides;
-  const table = overrides.table ?? Table.connect(config.TABLE_NAME, { region: config.AWS_REGION });
-  const days = config.RETENTION_DAYS;
-  const runs = overrides.runs ?? new RunStore(table, days);
-  const events = overrides.events ?? new EventLog(table, days);
-  const files = new S3FileStore({
-    table,
-    s3: new S3Client({ region: config.AWS_REGION }),
-    bucket: config.FILES_BUCKET,
-    retentionDays: days,
-    tenantOf: async (runId) => (await runs.get(runId))?.tenantId,
-    downloadLinkSeconds: config.DOWNLOAD_LINK_SECONDS,
-  });
-  const toolSources = overrides.toolSources ?? new ToolSourceStore(table, days);
+/** The base services given (or built), with the model and the tools added; `overrides` replace any of them. */
+export function createServices(config: Config, overrides: Partial<Services> & { sfn?: SFNClient; base?: BaseServices } = {}): Services {
+  const { base: given, ...replaced } = overrides;
+  const base = given ?? createBaseServices(config, replaced);
+  const toolSources = overrides.toolSources ?? new ToolSourceStore(base.table, config.RETENTION_DAYS);
   const secrets = overrides.secrets ?? new EnvelopeCipher(new KMSClient({ region: config.AWS_REGION }), config.TOOL_SOURCES_KMS_KEY_ID);
   return {
-    config,
-    table,
-    runs,
-    snapshots: new RunSnapshots(table),
-    events,
-    journal: new Journal(table, days),
-    tasks: new TaskStore(table, days),
-    files: new EventedFileStore(files, events, runs),
-    transfers: files,
+    ...base,
+    toolSources,
+    secrets,
     tools: catalogWith(
       new McpToolCatalog({
         sources: toolSources,
         cipher: secrets,
-        events,
+        events: base.events,
         policy: { allowLoopback: config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: config.TOOL_SOURCE_ALLOW_HTTP },
         callTimeoutMs: config.MCP_CALL_TIMEOUT_MS,
         connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
@@ -132,19 +128,7 @@ export function createServices(config: Config, overrides: Partial<Services> & { 
       }),
       workTools(config),
     ),
-    toolSources,
-    secrets,
-    apiKeys: new ApiKeyStore(table),
-    interrupts: new InterruptStore(table, days),
-    webhooks: new WebhookStore(table, days),
-    sessions: new SessionStore(table, days),
-    listings: new Listings(table),
-    streamTokens: new StreamTokenStore(table),
-    activeRuns: new ActiveRuns(table),
-    notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
     model: modelFor(config),
-    executions: new StepFunctionsExecutions(sfn ?? new SFNClient({ region: config.AWS_REGION }), config.STATE_MACHINE_ARN),
-    idempotency: new IdempotencyStore(table),
     ...replaced,
   };
 }

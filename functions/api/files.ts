@@ -1,20 +1,53 @@
-import { NotFoundError } from "../../shared/errors.js";
-import { header, json, type HttpResult } from "../http.js";
+import { CompleteUploadRequest, PresignedUploadRequest } from "../../shared/contracts/files.js";
+import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
+import { INLINE_UPLOAD_BYTES } from "../../shared/ports/files.js";
+import { baseUrl, header, json, type HttpResult } from "../http.js";
 import { linksFor, ownRun } from "./access.js";
-import type { Request, Route } from "./routes.js";
-import { parseUpload } from "./upload.js";
+import { parseBody, type Request, type Route } from "./routes.js";
+import { cleanName, contentTypeFor, parseUpload } from "./upload.js";
 import { MULTIPART_ROOM_BYTES } from "./bodyLimits.js";
+import type { Config } from "../../shared/config.js";
+
+/** The largest file that goes through the API itself; larger ones go straight to the bucket. */
+export const inlineUploadBytes = (config: Config) => Math.min(config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES);
 
 /** Files: upload before a run, list a run's files, download one through a short-lived link. */
 export const fileRoutes: Route[] = [
-  { method: "POST", pattern: /^\/v1\/files$/, handle: uploadFile, maxBodyBytes: (config) => config.MAX_UPLOAD_BYTES + MULTIPART_ROOM_BYTES },
+  { method: "POST", pattern: /^\/v1\/files$/, handle: uploadFile, maxBodyBytes: (config) => inlineUploadBytes(config) + MULTIPART_ROOM_BYTES },
+  { method: "POST", pattern: /^\/v1\/files\/(?<fileId>[^/]+)\/complete$/, handle: completeUpload },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files$/, handle: listFiles },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files\/(?<name>[^/]+)$/, handle: downloadFile },
 ];
 
-async function uploadFile({ event, services, tenantId }: Request): Promise<HttpResult> {
-  const file = await parseUpload(event, services.config.MAX_UPLOAD_BYTES);
+/**
+ * Three forms: multipart/form-data or the raw bytes with `?name=` store a file of up to
+ * inlineUploadBytes at once; JSON without `?name=` ({name, bytes}) hands out presigned links for a
+ * file of up to MAX_UPLOAD_BYTES, which exists once `POST /v1/files/{fileId}/complete` is called.
+ */
+async function uploadFile(request: Request): Promise<HttpResult> {
+  const { event, services, tenantId } = request;
+  const type = header(event, "content-type") ?? "";
+  if (/^application\/json\b/i.test(type) && !event.queryStringParameters?.name) return presignUpload(request);
+  const file = await parseUpload(event, inlineUploadBytes(services.config), presignHint);
   const upload = await services.transfers.upload(tenantId, file.name, file.body, file.contentType);
+  return json(201, upload);
+}
+
+const presignHint = "Larger files go straight to storage: POST /v1/files with JSON {name, bytes} for upload links.";
+
+async function presignUpload({ event, services, tenantId }: Request): Promise<HttpResult> {
+  const body = parseBody(event, PresignedUploadRequest);
+  const max = services.config.MAX_UPLOAD_BYTES;
+  if (body.bytes > max) throw new PayloadTooLargeError(`The file is over ${max} bytes, the upload limit.`);
+  const name = cleanName(body.name);
+  const pending = await services.transfers.beginUpload(tenantId, { name, bytes: body.bytes, contentType: contentTypeFor(name, body.contentType?.toLowerCase() ?? "") });
+  return json(201, { ...pending, complete: `${baseUrl(event)}/v1/files/${pending.fileId}/complete` });
+}
+
+async function completeUpload({ event, services, tenantId, params }: Request): Promise<HttpResult> {
+  const body = parseBody(event, CompleteUploadRequest);
+  const upload = /^file_[a-z0-9]{1,60}$/.test(params.fileId!) ? await services.transfers.completeUpload(tenantId, params.fileId!, body.parts) : undefined;
+  if (!upload) throw new NotFoundError(`No upload with id ${params.fileId}.`);
   return json(201, upload);
 }
 

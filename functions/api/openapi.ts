@@ -4,6 +4,7 @@ import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
 import * as R from "../../shared/contracts/responses.js";
+import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from "../../shared/contracts/files.js";
 import { json, type HttpResult } from "../http.js";
 import { VERSION } from "./health.js";
 
@@ -62,13 +63,22 @@ export const OPERATIONS: Operation[] = [
     responses: { 202: { description: "Decided; the run resumes.", schema: R.InterruptView }, 409: { description: "Already decided, or this decision does not fit the interrupt." } },
   },
   {
-    method: "post", path: "/v1/files", summary: "Upload a file for later runs (multipart/form-data, or the raw bytes with ?name=)", tag: "Files",
+    method: "post", path: "/v1/files", summary: "Upload a file for later runs: up to 4 MiB inline (multipart/form-data, or the raw bytes with ?name=), up to 5 GiB through presigned links (JSON {name, bytes})", tag: "Files",
     query: z.strictObject({ name: z.string().optional().describe("The file's name, for a raw body (sanitized: no path, no control characters).") }),
     rawBody: {
+      "application/json": { schema: { ...z.toJSONSchema(PresignedUploadRequest, { io: "input" }), description: "Without ?name=: announce a file to upload straight to storage. The answer holds a link per part (16 MiB each; one link up to 16 MiB): PUT each part's bytes to its link, then POST the parts' ETags to `complete`." } },
       "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", contentMediaType: "application/octet-stream", description: "The file (the first file part; its filename is the file's name)." } }, required: ["file"] } },
       "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream", description: "The raw bytes, named by ?name=; the Content-Type is kept (or taken from the name's extension)." } },
     },
-    responses: { 201: { description: "Stored; pass fileId in POST /v1/runs `files`.", schema: R.UploadView, example: { fileId: "upl_mi9x2k1a", name: "sales.csv", description: "", contentType: "text/csv", bytes: 112, createdAt: stamp } }, 413: { description: "Over the upload size limit (MAX_UPLOAD_BYTES, 25 MB by default), a request body over 10 MiB (API Gateway's limit; refused before it is read when Content-Length says so), or a request over 6 MB as the function receives it (a binary body base64-encoded: about 4.5 MB of file; Lambda's limit)." } },
+    responses: {
+      201: { description: "Inline: stored; pass fileId in POST /v1/runs `files`. JSON: the upload links (PendingUploadView); the file exists once completed.", schema: z.union([R.UploadView, PendingUploadView]), example: { fileId: "file_mi9x2k1a", name: "sales.csv", description: "", contentType: "text/csv", bytes: 112, createdAt: stamp } },
+      413: { description: "Inline: a file over 4 MiB (or MAX_UPLOAD_BYTES if lower; use the JSON form), a request body over 10 MiB (API Gateway's limit; refused before it is read when Content-Length says so), or a request over 6 MB as the function receives it (Lambda's limit). JSON: a file announced over MAX_UPLOAD_BYTES (5 GiB by default)." },
+    },
+  },
+  {
+    method: "post", path: "/v1/files/{fileId}/complete", summary: "Complete a presigned upload: the file exists from now on", tag: "Files",
+    body: { schema: CompleteUploadRequest, example: { parts: [{ partNumber: 1, etag: "\"9b2cf535f27731c974343645a3985328\"" }, { partNumber: 2, etag: "\"6f5902ac237024bdd0c176cb93063dc4\"" }] } },
+    responses: { 201: { description: "The file, as an inline upload answers it; completing again answers the same.", schema: R.UploadView }, 400: { description: "A part is missing, its ETag does not match (`upload_incomplete`), or the bytes uploaded are not the size announced (`upload_size_mismatch`)." } },
   },
   { method: "get", path: "/v1/runs/{runId}/files", summary: "A run's files, each with its download link", tag: "Files", responses: { 200: { description: "The files.", schema: R.FileList } } },
   { method: "get", path: "/v1/runs/{runId}/files/{name}", summary: "Download a file of the run (a report, a tool's output)", tag: "Files", responses: { 200: { description: "With Accept: application/json, the short-lived link itself.", schema: z.object({ url: z.string() }) }, 302: { description: "Redirect (Location) to a short-lived presigned URL of the file's bytes." } } },
@@ -102,6 +112,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   deliveryId: { schema: z.string().min(1).max(120), description: "The webhook delivery's id (the webhook-id header)." },
   sessionId: { schema: Id, description: "The session's id." },
   name: { schema: z.string().min(1).max(256), description: "A file's name (e.g. report.md) or a tool source's name." },
+  fileId: { schema: z.string().regex(/^file_[a-z0-9]{1,60}$/), description: "An upload's id (file_…), as POST /v1/files answered it." },
 };
 
 type JsonSchema = Record<string, unknown>;

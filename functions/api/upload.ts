@@ -13,11 +13,12 @@ export interface Upload {
  * The file of `POST /v1/files`: either `multipart/form-data` (the first file part, as browsers
  * and `curl -F` send it) or the raw body with the name in `?name=`.
  */
-export async function parseUpload(event: HttpEvent, maxBytes: number): Promise<Upload> {
+export async function parseUpload(event: HttpEvent, maxBytes: number, overLimitHint = ""): Promise<Upload> {
   const raw = event.body ? Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8") : Buffer.alloc(0);
   const type = header(event, "content-type") ?? "";
-  const upload = /^multipart\/form-data\b/i.test(type) ? await multipartFile(raw, type, maxBytes) : rawFile(event, raw, type);
-  if (upload.body.byteLength > maxBytes) throw new PayloadTooLargeError(`The file is over ${maxBytes} bytes, the upload limit.`);
+  const tooLarge = () => new PayloadTooLargeError(`The file is over ${maxBytes} bytes, the limit of an upload through the API. ${overLimitHint}`.trim());
+  const upload = /^multipart\/form-data\b/i.test(type) ? await multipartFile(raw, type, maxBytes, tooLarge) : rawFile(event, raw, type);
+  if (upload.body.byteLength > maxBytes) throw tooLarge();
   if (upload.body.byteLength === 0) throw new BadRequestError("The file is empty.", undefined, "empty_file");
   return upload;
 }
@@ -30,7 +31,7 @@ function rawFile(event: HttpEvent, body: Buffer, type: string): Upload {
   return { name, contentType: contentTypeFor(name, mime), body };
 }
 
-function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Upload> {
+function multipartFile(body: Buffer, type: string, maxBytes: number, tooLarge: () => PayloadTooLargeError): Promise<Upload> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -44,7 +45,7 @@ function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Up
       const chunks: Buffer[] = [];
       found = new Promise((done, fail) => {
         stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-        stream.on("limit", () => fail(new PayloadTooLargeError(`The file is over ${maxBytes} bytes, the upload limit.`)));
+        stream.on("limit", () => fail(tooLarge()));
         // A body cut off inside the file part (busboy: "Unexpected end of form") errors the file's
         // stream too; unheard, that error would end the process.
         stream.on("error", (error: Error) => fail(unreadable(error)));
@@ -70,14 +71,14 @@ function multipartFile(body: Buffer, type: string, maxBytes: number): Promise<Up
 
 const unreadable = (error: Error) => new BadRequestError(`The multipart body cannot be read: ${error.message}`, undefined, "invalid_multipart");
 
-function cleanName(given: string): string {
+export function cleanName(given: string): string {
   const name = sanitizeFileName(given);
   if (!name) throw new BadRequestError(`'${given.slice(0, 80)}' is not usable as a file name.`, undefined, "invalid_file_name");
   return name;
 }
 
 /** The type the client sent, unless it is the generic one: then the name's extension decides. */
-function contentTypeFor(name: string, given: string): string {
+export function contentTypeFor(name: string, given: string): string {
   if (!given || given === "application/octet-stream" || !/^[\w.+-]+\/[\w.+-]+$/.test(given)) return contentTypeOf(name);
   return given;
 }

@@ -5,7 +5,7 @@ import { onExecutionStatus, onQueueMessage } from "../../shared/webhooks/notify.
 import { ExecutionStatusEvent, NotifyMessage } from "../../shared/webhooks/queue.js";
 import { logger } from "../../shared/observability.js";
 import { observability } from "../observability.js";
-import { getServices } from "../services.js";
+import { getBaseServices } from "../baseServices.js";
 
 /**
  * The notification queue's consumer: Step Functions status changes (via EventBridge) and our own
@@ -13,7 +13,7 @@ import { getServices } from "../services.js";
  * after its receive limit, lands in the dead-letter queue: nothing is lost.
  */
 export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const services = getServices();
+  const services = getBaseServices();
   const batchItemFailures: SQSBatchResponse["batchItemFailures"] = [];
   for (const record of event.Records) {
     try {

@@ -1,5 +1,5 @@
 import { AgentTurnInput } from "../../shared/contracts/steps.js";
 import { agentTurn } from "../../shared/steps/agentTurn.js";
-import { stepHandler } from "./stepHandler.js";
+import { agentStepHandler } from "./agentStep.js";
 
-export const handler = stepHandler("AgentTurn", AgentTurnInput, agentTurn);
+export const handler = agentStepHandler("AgentTurn", AgentTurnInput, agentTurn);

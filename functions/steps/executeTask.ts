@@ -1,5 +1,5 @@
 import { ExecuteTaskInput } from "../../shared/contracts/steps.js";
 import { executeTask } from "../../shared/steps/executeTask.js";
-import { stepHandler } from "./stepHandler.js";
+import { agentStepHandler } from "./agentStep.js";
 
-export const handler = stepHandler("ExecuteTask", ExecuteTaskInput, executeTask);
+export const handler = agentStepHandler("ExecuteTask", ExecuteTaskInput, executeTask);

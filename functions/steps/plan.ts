@@ -1,5 +1,5 @@
 import { PlanInput } from "../../shared/contracts/steps.js";
 import { plan } from "../../shared/steps/plan.js";
-import { stepHandler } from "./stepHandler.js";
+import { agentStepHandler } from "./agentStep.js";
 
-export const handler = stepHandler("Plan", PlanInput, plan);
+export const handler = agentStepHandler("Plan", PlanInput, plan);

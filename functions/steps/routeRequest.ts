@@ -1,5 +1,5 @@
 import { RunState } from "../../shared/contracts/steps.js";
 import { routeRequest } from "../../shared/steps/routeRequest.js";
-import { stepHandler } from "./stepHandler.js";
+import { agentStepHandler } from "./agentStep.js";
 
-export const handler = stepHandler("RouteRequest", RunState, routeRequest);
+export const handler = agentStepHandler("RouteRequest", RunState, routeRequest);

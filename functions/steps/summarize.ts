@@ -1,5 +1,5 @@
 import { RunState } from "../../shared/contracts/steps.js";
 import { summarize } from "../../shared/steps/summarize.js";
-import { stepHandler } from "./stepHandler.js";
+import { agentStepHandler } from "./agentStep.js";
 
-export const handler = stepHandler("Summarize", RunState.pick({ runId: true }), summarize);
+export const handler = agentStepHandler("Summarize", RunState.pick({ runId: true }), summarize);

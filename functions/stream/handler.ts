@@ -2,13 +2,13 @@ import middy from "@middy/core";
 import { Readable } from "node:stream";
 import { z } from "zod";
 import { NotFoundError, BadRequestError, UnauthorizedError } from "../../shared/errors.js";
-import type { Services } from "../../shared/services.js";
+import type { BaseServices } from "../../shared/baseServices.js";
 import { preflight, withCors } from "../cors.js";
 import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
 import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
 import { observability, requestLog } from "../observability.js";
-import { getServices } from "../services.js";
+import { getBaseServices } from "../baseServices.js";
 
 const Cursor = z.coerce.number().int().min(0);
 
@@ -19,7 +19,7 @@ const Cursor = z.coerce.number().int().min(0);
  */
 export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).handler(async (event, context) => {
   try {
-    const services = getServices();
+    const services = getBaseServices();
     const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
     if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
     const early = preflight(event, services.config, "GET");
@@ -63,7 +63,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
       config,
     );
   } catch (error) {
-    return withCors(errorResult(error, event.requestContext?.requestId), event, getServices().config);
+    return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().config);
   }
 })
   .use(observability(() => ({})))
@@ -73,7 +73,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
  * Who reads the stream: a stream token (`?token=`, for browsers) opens only the run it was issued
  * for; otherwise the API key in the Authorization header.
  */
-async function streamReader(event: HttpEvent, services: Services, runId: string): Promise<string> {
+async function streamReader(event: HttpEvent, services: BaseServices, runId: string): Promise<string> {
   const token = event.queryStringParameters?.token;
   if (token === undefined) return authenticate(event, services);
   const grant = await services.streamTokens.verify(token);

@@ -9,6 +9,11 @@ import { TERMINAL_EVENTS, type RunEvent } from "../../shared/contracts/events.js
 import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { TERMINAL_STATUSES, type RequestedMode, type RunStatus } from "../../shared/contracts/run.js";
 import type { interruptView, runView } from "../../shared/run/view.js";
+import { INLINE_UPLOAD_BYTES, type PendingUpload, type UploadedPart } from "../../shared/ports/files.js";
+
+/** Parts of a large upload sent at once, and how long one part (16 MiB) may take. */
+const PARALLEL_PARTS = 4;
+const PART_TIMEOUT_MS = 10 * 60_000;
 
 /** `GET /v1/runs/{id}` as it arrives over the wire. */
 export type RunView = ReturnType<typeof runView>;
@@ -230,8 +235,13 @@ export class StepwiseClient {
     return this.request("GET", `/v1/runs/${encodeURIComponent(runId)}`);
   }
 
-  /** Uploads a file's bytes (the API records its name and type) → its id, for a run's `files`. */
+  /**
+   * Uploads a file's bytes (the API records its name and type) → its id, for a run's `files`. A
+   * small file goes through the API; a larger one straight to storage through the presigned links
+   * `POST /v1/files` hands out (a part per link, a few at once), then the upload is completed.
+   */
   async uploadFile(name: string, body: Uint8Array): Promise<{ fileId: string; name: string; bytes: number }> {
+    if (body.byteLength > INLINE_UPLOAD_BYTES) return this.uploadThroughLinks(name, body);
     let res: Response;
     try {
       res = await fetch(`${this.url}/v1/files?name=${encodeURIComponent(name)}`, {
@@ -246,6 +256,28 @@ export class StepwiseClient {
     const text = await res.text();
     if (!res.ok) throw apiError(res.status, text);
     return JSON.parse(text);
+  }
+
+  private async uploadThroughLinks(name: string, body: Uint8Array): Promise<{ fileId: string; name: string; bytes: number }> {
+    const pending = await this.request<PendingUpload & { complete: string }>("POST", "/v1/files", { name, bytes: body.byteLength });
+    const queue = [...pending.parts];
+    const uploaded: UploadedPart[] = [];
+    const putParts = async () => {
+      for (let part = queue.shift(); part; part = queue.shift()) {
+        const start = (part.partNumber - 1) * pending.partBytes;
+        let res: Response;
+        try {
+          res = await fetch(part.url, { method: "PUT", body: body.subarray(start, start + pending.partBytes), signal: AbortSignal.timeout(PART_TIMEOUT_MS) });
+        } catch (error) {
+          throw connectionError(new URL(part.url).origin, error);
+        }
+        if (!res.ok) throw apiError(res.status, await res.text());
+        await res.arrayBuffer();
+        uploaded.push({ partNumber: part.partNumber, etag: res.headers.get("etag") ?? "" });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_PARTS, pending.parts.length) }, putParts));
+    return this.request("POST", new URL(pending.complete).pathname, { parts: uploaded });
   }
 
   listFiles(runId: string): Promise<{ runId: string; files: Array<{ name: string; contentType: string; bytes: number; download: string }> }> {

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { sigV4Refusal } from "./sigv4.mjs";
@@ -34,15 +34,29 @@ export interface LocalS3Options {
   dataDir?: string;
 }
 
+/** A multipart upload in progress: its parts by number. */
+interface MultipartUpload {
+  id: string;
+  contentType: string;
+  parts: Map<number, { body: Buffer; etag: string }>;
+}
+
+/** S3's smallest part, the last one apart. */
+const MIN_PART_BYTES = 5 * 1024 * 1024;
+const md5 = (data: Buffer) => createHash("md5").update(data).digest("hex");
+
 /**
  * S3 on loopback, path-style, for the object calls Stepwise makes (CreateBucket, HeadBucket,
- * PutObject, GetObject, HeadObject, CopyObject, DeleteObject). Like a private bucket, it refuses
- * anonymous requests; presigned URLs are checked as S3 checks them: the SigV4 query signature is
- * recomputed with the local credentials, and an expired link is refused.
+ * PutObject, GetObject, HeadObject, CopyObject, DeleteObject, and multipart uploads: Create,
+ * UploadPart, Complete, Abort). Like a private bucket, it refuses anonymous requests; presigned URLs
+ * are checked as S3 checks them: the SigV4 query signature is recomputed with the local
+ * credentials, and an expired link is refused. Completing a multipart upload checks what S3 checks:
+ * every part listed was uploaded with that ETag, in ascending order, each but the last at least 5 MiB.
  */
 export class LocalS3 {
   private readonly buckets = new Set<string>();
   private readonly objects = new Map<string, StoredObject>();
+  private readonly multipart = new Map<string, MultipartUpload>();
   private server?: Server;
 
   constructor(private readonly options: LocalS3Options) {
@@ -72,6 +86,12 @@ export class LocalS3 {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     try {
       const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
+      // As the stack's bucket CORS rule: a page may upload through a link and read the part's ETag.
+      if (req.headers.origin) res.setHeader("access-control-allow-origin", "*"), res.setHeader("access-control-expose-headers", "ETag");
+      if (req.method === "OPTIONS") {
+        res.writeHead(204, { "access-control-allow-methods": "GET, PUT", "access-control-allow-headers": String(req.headers["access-control-request-headers"] ?? "*"), "access-control-max-age": "3600" });
+        return void res.end();
+      }
       await this.authorize(req, url, Buffer.concat(chunks));
       const [bucket = "", ...rest] = url.pathname.slice(1).split("/");
       const key = rest.map(decodeURIComponent).join("/");
@@ -79,6 +99,7 @@ export class LocalS3 {
       if (!key) return this.bucketRequest(req.method ?? "GET", bucket, res);
       if (!this.buckets.has(bucket)) throw new S3Error(404, "NoSuchBucket", `The bucket ${bucket} does not exist`);
       const id = `${bucket}/${key}`;
+      if (url.searchParams.has("uploads") || url.searchParams.has("uploadId")) return this.multipartRequest(req.method ?? "GET", id, url, Buffer.concat(chunks), req, res);
       switch (req.method) {
         case "PUT": {
           const copySource = req.headers["x-amz-copy-source"];
@@ -90,7 +111,7 @@ export class LocalS3 {
             return void res.end(xml(`<CopyObjectResult><ETag>${copy.etag}</ETag><LastModified>${copy.lastModified.toISOString()}</LastModified></CopyObjectResult>`));
           }
           const body = Buffer.concat(chunks);
-          const object = { body, contentType: String(req.headers["content-type"] ?? "binary/octet-stream"), etag: `"${createHash("md5").update(body).digest("hex")}"`, lastModified: new Date() };
+          const object = { body, contentType: String(req.headers["content-type"] ?? "binary/octet-stream"), etag: `"${md5(body)}"`, lastModified: new Date() };
           this.write(id, object);
           res.writeHead(200, { etag: object.etag });
           return void res.end();
@@ -104,8 +125,6 @@ export class LocalS3 {
             etag: object.etag,
             "last-modified": object.lastModified.toUTCString(),
             ...(url.searchParams.has("response-content-disposition") ? { "content-disposition": url.searchParams.get("response-content-disposition")! } : {}),
-            // As the stack's bucket CORS rule: a page on the API's origin may read a presigned download.
-            ...(req.headers.origin ? { "access-control-allow-origin": "*" } : {}),
           });
           return void res.end(req.method === "GET" ? object.body : undefined);
         }
@@ -122,6 +141,53 @@ export class LocalS3 {
       res.writeHead(e.status, { "content-type": "application/xml" });
       res.end(req.method === "HEAD" ? undefined : xml(`<Error><Code>${e.code}</Code><Message>${e.message}</Message></Error>`));
     }
+  }
+
+  /** CreateMultipartUpload (POST ?uploads), UploadPart (PUT ?partNumber&uploadId), Complete (POST ?uploadId), Abort (DELETE ?uploadId). */
+  private multipartRequest(method: string, id: string, url: URL, body: Buffer, req: IncomingMessage, res: ServerResponse): void {
+    const [bucket, ...rest] = id.split("/");
+    const key = rest.join("/");
+    if (method === "POST" && url.searchParams.has("uploads")) {
+      const upload: MultipartUpload = { id: `${Date.now().toString(36)}.${randomUUID()}`, contentType: String(req.headers["content-type"] ?? "binary/octet-stream"), parts: new Map() };
+      this.multipart.set(`${id}?${upload.id}`, upload);
+      res.writeHead(200, { "content-type": "application/xml" });
+      return void res.end(xml(`<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${escapeXml(key)}</Key><UploadId>${upload.id}</UploadId></InitiateMultipartUploadResult>`));
+    }
+    const upload = this.multipart.get(`${id}?${url.searchParams.get("uploadId")}`);
+    if (!upload) throw new S3Error(404, "NoSuchUpload", "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.");
+    if (method === "PUT") {
+      const partNumber = Number(url.searchParams.get("partNumber"));
+      if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000) throw new S3Error(400, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive");
+      const etag = `"${md5(body)}"`;
+      upload.parts.set(partNumber, { body, etag });
+      res.writeHead(200, { etag });
+      return void res.end();
+    }
+    if (method === "DELETE") {
+      this.multipart.delete(`${id}?${upload.id}`);
+      res.writeHead(204);
+      return void res.end();
+    }
+    if (method !== "POST") throw new S3Error(405, "MethodNotAllowed", `${method} is not supported on an upload`);
+    const listed = [...body.toString("utf8").matchAll(/<Part>([\s\S]*?)<\/Part>/g)].map(([, part]) => ({
+      partNumber: Number(/<PartNumber>(\d+)<\/PartNumber>/.exec(part!)?.[1]),
+      etag: /<ETag>([\s\S]*?)<\/ETag>/.exec(part!)?.[1]?.replace(/&quot;/g, '"').trim() ?? "",
+    }));
+    if (listed.length === 0) throw new S3Error(400, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema");
+    const bodies: Buffer[] = [];
+    listed.forEach(({ partNumber, etag }, i) => {
+      const part = upload.parts.get(partNumber);
+      if (!part || part.etag.replace(/"/g, "") !== etag.replace(/"/g, "")) throw new S3Error(400, "InvalidPart", `Part ${partNumber} was not uploaded, or its ETag does not match.`);
+      if (i > 0 && partNumber <= listed[i - 1]!.partNumber) throw new S3Error(400, "InvalidPartOrder", "The list of parts was not in ascending order.");
+      if (i < listed.length - 1 && part.body.byteLength < MIN_PART_BYTES) throw new S3Error(400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size");
+      bodies.push(part.body);
+    });
+    const digests = Buffer.concat(listed.map(({ partNumber }) => Buffer.from(upload.parts.get(partNumber)!.etag.replace(/"/g, ""), "hex")));
+    const object = { body: Buffer.concat(bodies), contentType: upload.contentType, etag: `"${md5(digests)}-${listed.length}"`, lastModified: new Date() };
+    this.write(id, object);
+    this.multipart.delete(`${id}?${upload.id}`);
+    res.writeHead(200, { "content-type": "application/xml" });
+    res.end(xml(`<CompleteMultipartUploadResult><Location>/${id}</Location><Bucket>${bucket}</Bucket><Key>${escapeXml(key)}</Key><ETag>${object.etag.replace(/"/g, "&quot;")}</ETag></CompleteMultipartUploadResult>`));
   }
 
   private bucketRequest(method: string, bucket: string, res: ServerResponse) {
@@ -201,6 +267,8 @@ export class LocalS3 {
     return path.join(this.options.dataDir!, sha256(id));
   }
 }
+
+const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** URI encoding as SigV4 wants it: everything but unreserved characters, spaces as %20. */
 const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -1,6 +1,5 @@
 import type { TiktokenBPE } from "js-tiktoken/lite";
-import cl100k_base from "js-tiktoken/ranks/cl100k_base";
-import o200k_base from "js-tiktoken/ranks/o200k_base";
+import { createRequire } from "node:module";
 import type { ChatMessage } from "../llm/types.js";
 
 /** Counts prompt tokens the way the model's tokenizer does. */
@@ -32,7 +31,12 @@ const REPLY_PRIMING_TOKENS = 3; // <|start|>assistant<|message|>
 /** Estimate for non-text content parts (an image at detail "low" costs 85; we cannot see the pixels). */
 const NON_TEXT_PART_TOKENS = 85;
 
-const RANKS: Record<EncodingName, TiktokenBPE> = { o200k_base, cl100k_base };
+/**
+ * A rank table (1-2 MB of text), read when the first count needs it rather than parsed with the
+ * code at start. Resolved at run time, so bundlers leave the tables out of the bundle: on AWS they
+ * ship once, in the agent functions' tokenizer layer (infra/tokenizerLayer.ts).
+ */
+const ranksOf = (name: EncodingName): TiktokenBPE => createRequire(import.meta.url)(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
 
 /** The tokenizer of a model; a provider prefix is ignored ("openai/gpt-4o" → "gpt-4o"). */
 export function encodingForModel(model: string): EncodingName {
@@ -58,10 +62,10 @@ function counterFor(name: EncodingName): TokenCounter {
     const counted = new Map<string, number>();
     const count = (text: string) => {
       // Prompts repeat their long parts every round (system prompt, the task, earlier turns): count each once.
-      if (text.length < MEMO_MIN_CHARS) return countTokens((encoding ??= loadEncoding(RANKS[name])), text);
+      if (text.length < MEMO_MIN_CHARS) return countTokens((encoding ??= loadEncoding(ranksOf(name))), text);
       let tokens = counted.get(text);
       if (tokens === undefined) {
-        tokens = countTokens((encoding ??= loadEncoding(RANKS[name])), text);
+        tokens = countTokens((encoding ??= loadEncoding(ranksOf(name))), text);
         if (counted.size >= MEMO_ENTRIES) counted.delete(counted.keys().next().value!);
         counted.set(text, tokens);
       }

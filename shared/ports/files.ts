@@ -90,12 +90,50 @@ export interface UploadMeta extends FileMeta {
   fileId: string;
 }
 
+/** Files up to this size may go through the API inline (Lambda takes 6 MB of event, base64 included). */
+export const INLINE_UPLOAD_BYTES = 4 * 1024 * 1024;
+/** The largest upload S3 takes as one object through presigned links here (parts of UPLOAD_PART_BYTES). */
+export const MAX_PRESIGNED_UPLOAD_BYTES = 5 * 1024 * 1024 * 1024;
+/** A presigned upload over this size is a multipart upload, in parts of this size (the last one shorter). */
+export const UPLOAD_PART_BYTES = 16 * 1024 * 1024;
+/** How long upload links work: below the signing credentials' life (README, "Files"). */
+export const UPLOAD_LINK_SECONDS = 3600;
+
+/** What a client announces to upload a file straight to the bucket. */
+export interface UploadRequest {
+  name: string;
+  bytes: number;
+  contentType: string;
+}
+
+/** A presigned upload handed out: PUT each part's bytes to its URL, then complete it with each part's ETag. */
+export interface PendingUpload {
+  fileId: string;
+  name: string;
+  contentType: string;
+  bytes: number;
+  /** Every part but the last has exactly this many bytes. */
+  partBytes: number;
+  parts: { partNumber: number; url: string }[];
+  /** When the links stop working. */
+  expiresAt: string;
+}
+
+export interface UploadedPart {
+  partNumber: number;
+  etag: string;
+}
+
 /**
  * Uploads and downloads: files a client sends before a run (attached to runs by id) and links to
  * fetch a run's files. The S3 adapter implements it beside FileStore; the in-memory fake too.
  */
 export interface FileTransfer {
   upload(tenantId: string, name: string, body: Uint8Array, contentType: string): Promise<UploadMeta>;
+  /** Presigned links to upload a file of any size (up to 5 GB); the file exists once completed. */
+  beginUpload(tenantId: string, request: UploadRequest): Promise<PendingUpload>;
+  /** Completes a presigned upload (the bytes must all be there); undefined when the tenant has no such upload. */
+  completeUpload(tenantId: string, fileId: string, parts: UploadedPart[]): Promise<UploadMeta | undefined>;
   /** The tenant's uploads with these ids; missing ids are left out. */
   uploads(tenantId: string, fileIds: string[]): Promise<UploadMeta[]>;
   /** Copies uploads into the run's files (under their names). */

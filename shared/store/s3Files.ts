@@ -1,8 +1,24 @@
 import { randomBytes } from "node:crypto";
-import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3ServiceException, UploadPartCommand, type S3Client } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { contentTypeOf, newFileMeta, toBytes, type FileMeta, type FileStore, type FileTransfer, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
+import { BadRequestError } from "../errors.js";
+import {
+  contentTypeOf,
+  newFileMeta,
+  toBytes,
+  UPLOAD_LINK_SECONDS,
+  UPLOAD_PART_BYTES,
+  type FileMeta,
+  type FileStore,
+  type FileTransfer,
+  type PendingUpload,
+  type PutFileOptions,
+  type StoredFile,
+  type UploadedPart,
+  type UploadMeta,
+  type UploadRequest,
+} from "../ports/files.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
 
@@ -59,7 +75,7 @@ export class S3FileStore implements FileStore, FileTransfer {
   }
 
   async upload(tenantId: string, name: string, body: Uint8Array, contentType: string): Promise<UploadMeta> {
-    const fileId = `file_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
+    const fileId = newFileId();
     const objectKey = `${tenantId}/uploads/${fileId}/${name}`;
     await this.options.s3.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: objectKey, Body: body, ContentType: contentType }));
     const upload: UploadMeta = { fileId, name, description: "Uploaded", contentType, bytes: body.byteLength, createdAt: new Date().toISOString() };
@@ -68,12 +84,70 @@ export class S3FileStore implements FileStore, FileTransfer {
     return upload;
   }
 
+  /**
+   * One presigned PUT for a file up to UPLOAD_PART_BYTES, a multipart upload above. The upload's
+   * item waits, marked pending, until the client completes it: a run cannot use it before.
+   */
+  async beginUpload(tenantId: string, request: UploadRequest): Promise<PendingUpload> {
+    const { s3, bucket, table } = this.options;
+    const fileId = newFileId();
+    const objectKey = `${tenantId}/uploads/${fileId}/${request.name}`;
+    const link = { expiresIn: UPLOAD_LINK_SECONDS };
+    let uploadId: string | undefined;
+    let urls: string[];
+    if (request.bytes <= UPLOAD_PART_BYTES) {
+      urls = [await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: objectKey }), link)];
+    } else {
+      ({ UploadId: uploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: objectKey, ContentType: request.contentType })));
+      const count = Math.ceil(request.bytes / UPLOAD_PART_BYTES);
+      urls = await Promise.all(Array.from({ length: count }, (_, i) => getSignedUrl(s3, new UploadPartCommand({ Bucket: bucket, Key: objectKey, UploadId: uploadId, PartNumber: i + 1 }), link)));
+    }
+    const meta: UploadMeta = { fileId, name: request.name, description: "Uploaded", contentType: request.contentType, bytes: request.bytes, createdAt: new Date().toISOString() };
+    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...uploadKey(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) } }));
+    return {
+      fileId,
+      name: request.name,
+      contentType: request.contentType,
+      bytes: request.bytes,
+      partBytes: UPLOAD_PART_BYTES,
+      parts: urls.map((url, i) => ({ partNumber: i + 1, url })),
+      expiresAt: new Date(Date.now() + UPLOAD_LINK_SECONDS * 1000).toISOString(),
+    };
+  }
+
+  async completeUpload(tenantId: string, fileId: string, parts: UploadedPart[]): Promise<UploadMeta | undefined> {
+    const { s3, bucket, table } = this.options;
+    const { Item: item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: uploadKey(tenantId, fileId), ConsistentRead: true }));
+    if (!item) return undefined;
+    const meta: UploadMeta = { ...metaOf(item), fileId };
+    if (!item.pending) return meta; // completed already: the same answer again
+    try {
+      if (item.uploadId) {
+        const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
+        await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: item.objectKey, UploadId: item.uploadId, MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) } }));
+      }
+      const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: item.objectKey }));
+      if (head.ContentLength !== meta.bytes) {
+        throw new BadRequestError(`The uploaded file has ${head.ContentLength} bytes; ${meta.bytes} were announced. Upload it again.`, undefined, "upload_size_mismatch");
+      }
+    } catch (error) {
+      if (error instanceof S3ServiceException && (error.$metadata.httpStatusCode ?? 500) < 500) {
+        throw new BadRequestError(`The upload cannot be completed: ${error.name === "NotFound" ? "no bytes were uploaded" : error.message}. PUT every part to its link, then complete with each part's ETag.`, undefined, "upload_incomplete");
+      }
+      throw error;
+    }
+    const { pending: _pending, uploadId: _uploadId, ...completed } = item;
+    await table.doc.send(new PutCommand({ TableName: table.name, Item: completed }));
+    return meta;
+  }
+
   async uploads(tenantId: string, fileIds: string[]): Promise<(UploadMeta & { objectKey: string })[]> {
     const unique = [...new Set(fileIds)];
     if (unique.length === 0) return [];
     const { table } = this.options;
     const { Responses } = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: unique.map((id) => uploadKey(tenantId, id)) } } }));
-    const found = new Map((Responses?.[table.name] ?? []).map((item) => [item.fileId as string, item]));
+    // An upload not yet completed is not a file yet.
+    const found = new Map((Responses?.[table.name] ?? []).filter((item) => !item.pending).map((item) => [item.fileId as string, item]));
     return unique.filter((id) => found.has(id)).map((id) => {
       const item = found.get(id)!;
       return { ...metaOf(item), fileId: id, objectKey: item.objectKey };
@@ -132,6 +206,8 @@ export class S3FileStore implements FileStore, FileTransfer {
     return found;
   }
 }
+
+const newFileId = () => `file_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
 
 /** A file's metadata from its item (never its bytes, which older items kept inline). */
 export function metaOf(item: Record<string, any>): FileMeta {

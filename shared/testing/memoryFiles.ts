@@ -1,4 +1,4 @@
-import { newFileMeta, toBytes, type FileMeta, type FileStore, type FileTransfer, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
+import { newFileMeta, toBytes, type FileMeta, type FileStore, type FileTransfer, type PendingUpload, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
 
 /** The files port in memory, for unit tests of the core. */
 export class MemoryFileStore implements FileStore, FileTransfer {
@@ -39,6 +39,15 @@ export class MemoryFileStore implements FileStore, FileTransfer {
     this.uploaded.set(fileId, { tenantId, file });
     const { body: _body, ...meta } = file;
     return { ...meta, fileId };
+  }
+
+  /** Presigned links need a bucket behind them: the S3 adapter (and the local S3 endpoint) has them. */
+  async beginUpload(): Promise<PendingUpload> {
+    throw new Error("presigned uploads need S3 (the local stack has it)");
+  }
+
+  async completeUpload(): Promise<UploadMeta | undefined> {
+    throw new Error("presigned uploads need S3 (the local stack has it)");
   }
 
   async uploads(tenantId: string, fileIds: string[]): Promise<UploadMeta[]> {

@@ -12,10 +12,10 @@
  * 5. Prompt prefix reuse per role (promptCache.ts): how much of each request a provider's prompt cache can reuse.
  * 6. The event log written by 16 and 40 executors in separate processes (eventLog.ts): puts per
  *    append and the append time's p99.
- *
  * 7. Capacity on paper (capacity.ts): each AWS quota's use at 1,000 and 10,000 runs in flight, and the cost per 1,000 runs.
+ * 8. Bundles: each function's zipped size and the cold import of its bundled handler (bundles.ts).
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -98,6 +98,11 @@ if (wanted("mcp")) {
   console.log(`\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)`);
   const { mcpCallFigures } = await import("./mcpCalls.js");
   for (const line of await mcpCallFigures()) console.log(line);
+}
+if (wanted("bundles")) {
+  console.log(`\n# Bundles: each function's zipped code and the cold import of its handler`);
+  const { bundleFigures, printBundles } = await import("./bundles.js");
+  printBundles(bundleFigures());
 }
 if (wanted("sandbox")) {
   const { benchSandbox, benchSandboxMemory } = await import("./sandbox.js");

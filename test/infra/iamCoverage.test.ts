@@ -42,8 +42,35 @@ describe("IAM coverage", () => {
     expect(commands("functions/steps/awaitInterrupt.ts")).toContain("SendTaskSuccess");
     expect(commands("functions/api/handler.ts")).toEqual(expect.arrayContaining(["StartExecution", "StopExecution", "SendTaskSuccess", "GetExecutionHistory"]));
     expect(commands("functions/steps/plan.ts")).toEqual(expect.arrayContaining(["Update", "SendMessage", "GetSecretValue"]));
-    expect(commands("functions/stream/handler.ts")).toEqual(["Get", "Query"]); // reads only
+    expect(commands("functions/stream/handler.ts")).toEqual(["Get", "Put", "Query"]); // reads, and the log's fill of a number a crashed writer took
     expect(commands("functions/steps/plan.ts")).not.toContain("StartExecution");
+    // Tools run where an agent calls them: run_code invokes the sandbox, file reads get objects.
+    expect(commands("functions/steps/executeTask.ts")).toEqual(expect.arrayContaining(["Invoke", "GetObject"]));
+    expect(commands("functions/steps/finalize.ts")).not.toContain("Invoke");
+  });
+
+  it("the state machine's role may invoke every function its definition invokes, and nothing else", () => {
+    const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+    const [machine] = Object.values(resources).filter((r) => r.Type === "AWS::StepFunctions::StateMachine");
+    const invoked = new Set<string>();
+    const collect = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(collect);
+      else if (value && typeof value === "object") {
+        const ref = (value as Record<string, unknown>)["Fn::GetAtt"];
+        if (Array.isArray(ref)) invoked.add(ref[0] as string);
+        Object.values(value).forEach(collect);
+      }
+    };
+    collect(machine!.Properties.DefinitionString);
+    const steps = ours.filter((f) => f.path.includes("/Steps/")).map((f) => f.logicalId);
+    expect([...invoked].filter((id) => resources[id]?.Type === "AWS::Lambda::Function").sort()).toEqual([...steps].sort());
+    const role = machine!.Properties.RoleArn["Fn::GetAtt"][0];
+    const statements = Object.values(resources)
+      .filter((r) => r.Type === "AWS::IAM::Policy" && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === role))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const invokable = new Set(statements.filter((st: any) => [st.Action].flat().includes("lambda:InvokeFunction")).flatMap((st: any) => [st.Resource].flat()).map((r: any) => r["Fn::GetAtt"]?.[0] ?? r["Fn::Join"]?.[1]?.[0]?.["Fn::GetAtt"]?.[0]));
+    for (const id of steps) expect(invokable.has(id), id).toBe(true);
+    expect(statements.flatMap((st: any) => [st.Action].flat()).filter((a: string) => !/^(lambda:InvokeFunction|xray:|logs:)/.test(a))).toEqual([]);
   });
 
   it("the callback step's permission to resume is its own policy, on the state machine only", () => {

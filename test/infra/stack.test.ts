@@ -1,7 +1,8 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/config.js";
-import { functionsOf, MODEL_KEY_SECRET_ARN, synthesize } from "../support/template.js";
+import { AGENT_STEPS } from "../../infra/handlers.js";
+import { allowedActions, functionsOf, MODEL_KEY_SECRET_ARN, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
 const { stack, template } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, alarmEmail: "ops@example.com" });
@@ -63,10 +64,16 @@ describe("alarms and dashboard", () => {
 });
 
 describe("limits", () => {
-  it("the API and the stream have reserved concurrency; the notifier's batch fits its timeout and the queue's visibility is 6× it", () => {
+  it("no function reserves concurrency by default (a new account's quota has no room for it); the API and the stream reserve what the settings say", () => {
+    for (const fn of ours) expect(resources[fn.logicalId]!.Properties.ReservedConcurrentExecutions, fn.path).toBeUndefined();
+    const reserved = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, apiReservedConcurrency: 30, streamReservedConcurrency: 20 });
+    const reservedResources = reserved.template.toJSON().Resources as Record<string, { Properties: any }>;
+    const reservation = (suffix: string) => reservedResources[functionsOf(reserved.stack).find((f) => f.path.endsWith(suffix))!.logicalId]!.Properties.ReservedConcurrentExecutions;
+    expect([reservation("/Api"), reservation("/Stream"), reservation("/Notify")]).toEqual([30, 20, undefined]);
+  });
+
+  it("the notifier's batch fits its timeout and the queue's visibility is 6× it", () => {
     const byPath = (suffix: string) => resources[ours.find((f) => f.path.endsWith(suffix))!.logicalId]!.Properties;
-    expect(byPath("/Api").ReservedConcurrentExecutions).toBe(50);
-    expect(byPath("/Stream").ReservedConcurrentExecutions).toBe(50);
     const notify = byPath("/Notify");
     const mapping = ofType("AWS::Lambda::EventSourceMapping")[0]!.Properties;
     expect(mapping.BatchSize * 10).toBeLessThan(notify.Timeout); // 10 s per webhook attempt
@@ -77,6 +84,34 @@ describe("limits", () => {
   it("the table is protected from deletion; the EventBridge target has a dead-letter queue", () => {
     template.hasResourceProperties("AWS::DynamoDB::Table", { DeletionProtectionEnabled: true });
     template.hasResourceProperties("AWS::Events::Rule", { Targets: [Match.objectLike({ DeadLetterConfig: { Arn: Match.anyValue() } })] });
+  });
+});
+
+describe("code", () => {
+  it("no function loads source maps at start; only the steps that run an agent carry the tokenizer's layer", () => {
+    const agentSteps = new Set<string>(AGENT_STEPS);
+    const layers = ofType("AWS::Lambda::LayerVersion");
+    expect(layers).toHaveLength(1);
+    for (const fn of ours) {
+      const props = resources[fn.logicalId]!.Properties;
+      expect(props.Environment.Variables.NODE_OPTIONS ?? "", fn.path).not.toContain("source-maps");
+      expect(props.Layers ?? [], fn.path).toHaveLength(agentSteps.has(fn.path.split("/").at(-1)!) ? 1 : 0);
+    }
+  });
+});
+
+describe("least privilege", () => {
+  it("no role may Scan the table or read its streams; the API may seal (GenerateDataKey) and open (Decrypt) with the key, nothing more", () => {
+    for (const fn of ours) {
+      const actions = allowedActions(template, fn.roleLogicalId);
+      expect(actions.filter((a) => /^dynamodb:(Scan|.*Stream.*|GetRecords|GetShardIterator)$/.test(a)), fn.path).toEqual([]);
+    }
+    const api = ours.find((f) => f.path.endsWith("/Api"))!;
+    expect(allowedActions(template, api.roleLogicalId).filter((a) => a.startsWith("kms:")).sort()).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
+  });
+
+  it("download links last at most an hour (a presigned link dies with the credentials that signed it)", () => {
+    expect(() => synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, downloadLinkSeconds: 3_601 })).toThrow(/downloadLinkSeconds/);
   });
 });
 

@@ -179,7 +179,7 @@ describe("client API", () => {
       }
     }
     // Uploads are documented as browsers and curl send them.
-    expect(Object.keys(res.body.paths["/v1/files"].post.requestBody.content)).toEqual(["multipart/form-data", "*/*"]);
+    expect(Object.keys(res.body.paths["/v1/files"].post.requestBody.content)).toEqual(["application/json", "multipart/form-data", "*/*"]);
     const createExample = OPERATIONS.find((op) => op.method === "post" && op.path === "/v1/runs")!.body!.example;
     expect(CreateRunRequest.safeParse(createExample).success).toBe(true);
   });

@@ -1,4 +1,6 @@
+import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StepwiseClient } from "../../infra/cli/client.js";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
@@ -135,9 +137,57 @@ describe("files", () => {
     expect((await main.request("GET", `/v1/runs/${runId}/files/%E0%A4%A`)).status).toBe(404);
   });
 
-  it("an upload over the limit (default 25 MB) is answered with 413 and stores nothing", async () => {
-    const over = await upload(main, "big.bin", new Uint8Array(25 * 1024 * 1024 + 1));
+  it("a file over the inline limit (4 MiB) is answered with 413 pointing to upload links; an announced file over MAX_UPLOAD_BYTES (5 GiB) too", async () => {
+    const over = await upload(main, "big.bin", new Uint8Array(4 * 1024 * 1024 + 1));
     expect(over.status).toBe(413);
     expect(over.body.error.code).toBe("payload_too_large");
+    expect(over.body.error.message).toContain("JSON {name, bytes}");
+    const huge = await main.request("POST", "/v1/files", { name: "huge.bin", bytes: 5 * 1024 ** 3 + 1 });
+    expect(huge.status).toBe(413);
+  });
+
+  it("a 50 MB file goes up through presigned multipart links (the CLI's client) and comes back with the same SHA-256", async () => {
+    const bytes = randomBytes(50 * 1024 * 1024);
+    const uploaded = await new StepwiseClient(stack.url, stack.apiKey).uploadFile("large.bin", bytes);
+    expect(uploaded).toMatchObject({ fileId: expect.stringMatching(/^file_/), name: "large.bin", bytes: bytes.byteLength });
+    const { runId } = await main.submit({ input: "Say hello", mode: "react", files: [uploaded.fileId] });
+    expect((await main.waitFor(runId)).status).toBe("succeeded");
+    const got = await download(main, runId, "large.bin");
+    expect(got.status).toBe(200);
+    expect(got.bytes.byteLength).toBe(bytes.byteLength);
+    expect(sha256(got.bytes)).toBe(sha256(bytes));
+  });
+
+  it("a presigned upload exists only once completed with every byte; bad completions are 4xx and change nothing", async () => {
+    const announce = (name: string, bytes: number) => main.request("POST", "/v1/files", { name, bytes });
+    const complete = (fileId: string, parts: unknown[] = []) => main.request("POST", `/v1/files/${fileId}/complete`, { parts });
+
+    // One part: a presigned PUT. Before its bytes arrive, it is neither a file nor attachable.
+    const small = await announce("notes.txt", 5);
+    expect(small.status).toBe(201);
+    expect(small.body.parts).toHaveLength(1);
+    expect((await main.request("POST", "/v1/runs", { input: "hi", files: [small.body.fileId] })).body.error.code).toBe("unknown_file");
+    expect((await complete(small.body.fileId)).body.error.code).toBe("upload_incomplete");
+    // More bytes than announced: refused at completion.
+    expect((await fetch(small.body.parts[0].url, { method: "PUT", body: "hello!" })).status).toBe(200);
+    expect((await complete(small.body.fileId)).body.error.code).toBe("upload_size_mismatch");
+    expect((await fetch(small.body.parts[0].url, { method: "PUT", body: "hello" })).status).toBe(200);
+    const done = await complete(small.body.fileId);
+    expect(done.status).toBe(201);
+    expect(done.body).toMatchObject({ fileId: small.body.fileId, name: "notes.txt", bytes: 5, contentType: "text/plain" });
+    expect((await complete(small.body.fileId)).body).toEqual(done.body); // completing again answers the same
+
+    // Multipart: a part missing or with a wrong ETag is refused; another tenant cannot complete it.
+    const large = await announce("two-parts.bin", 16 * 1024 * 1024 + 10);
+    expect(large.body.parts.map((p: any) => p.partNumber)).toEqual([1, 2]);
+    const first = await fetch(large.body.parts[0].url, { method: "PUT", body: new Uint8Array(16 * 1024 * 1024) });
+    const etag = first.headers.get("etag")!;
+    expect((await complete(large.body.fileId, [{ partNumber: 1, etag }])).status).toBe(400);
+    expect((await complete(large.body.fileId, [{ partNumber: 1, etag }, { partNumber: 2, etag: '"0"' }])).body.error.code).toBe("upload_incomplete");
+    expect((await other.request("POST", `/v1/files/${large.body.fileId}/complete`, { parts: [] })).status).toBe(404);
+    expect((await main.request("POST", "/v1/files", { name: "x.bin", bytes: -1 })).status).toBe(400);
+    expect((await main.request("POST", "/v1/files", { name: "../..", bytes: 3 })).status).toBe(400);
   });
 });
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GATEWAY_MAX_BODY_BYTES, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
+import { GATEWAY_MAX_BODY_BYTES, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES, MULTIPART_ROOM_BYTES } from "../../functions/api/bodyLimits.js";
+import { INLINE_UPLOAD_BYTES } from "../../shared/ports/files.js";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
@@ -144,22 +145,25 @@ describe("bodies over the limits", () => {
     expect(res.sent).toBeLessThan(64 * MiB);
   });
 
-  it("an upload over API Gateway's 10 MiB → 413 (declared or chunked), as the deployed API answers it", async () => {
+  it("an inline upload over its limit (4 MiB of file plus multipart framing, under API Gateway's 10 MiB) → 413 (declared or chunked)", async () => {
+    const limit = INLINE_UPLOAD_BYTES + MULTIPART_ROOM_BYTES;
+    expect(limit).toBeLessThan(GATEWAY_MAX_BODY_BYTES);
     for (const declare of [true, false]) {
-      const res = await push("/v1/files?name=big.bin", GATEWAY_MAX_BODY_BYTES + 1, { ...key(), "content-type": "application/octet-stream" }, declare);
+      const res = await push("/v1/files?name=big.bin", limit + 1, { ...key(), "content-type": "application/octet-stream" }, declare);
       expect(res.status, `declared: ${declare}`).toBe(413);
-      expect(res.body.error).toMatchObject({ code: "payload_too_large", message: expect.stringContaining(String(GATEWAY_MAX_BODY_BYTES)) });
+      expect(res.body.error).toMatchObject({ code: "payload_too_large", message: expect.stringContaining(String(limit)) });
     }
   });
 
-  it("an upload whose event is over Lambda's 6 MB (the file base64-encoded in it) → 413; one that fits is stored", async () => {
+  it("the largest inline upload fits Lambda's 6 MB event (the file base64-encoded in it): stored; a larger one → 413", async () => {
     const binary = { ...key(), "content-type": "application/octet-stream" };
+    const fits = await push("/v1/files?name=four.bin", INLINE_UPLOAD_BYTES, binary, true);
+    expect(fits.status).toBe(201);
+    expect(fits.body.bytes).toBe(INLINE_UPLOAD_BYTES);
+    expect(Math.ceil(INLINE_UPLOAD_BYTES / 3) * 4).toBeLessThan(LAMBDA_SYNC_EVENT_BYTES);
     const over = await push("/v1/files?name=five.bin", 5 * MiB, binary, true);
     expect(over.status).toBe(413);
-    expect(over.body.error).toMatchObject({ code: "payload_too_large", message: expect.stringContaining(String(LAMBDA_SYNC_EVENT_BYTES)) });
-    const fits = await push("/v1/files?name=four.bin", 4 * MiB, binary, true);
-    expect(fits.status).toBe(201);
-    expect(fits.body.bytes).toBe(4 * MiB);
+    expect(over.body.error.code).toBe("payload_too_large");
   });
 
   it("200 MiB chunked to the upload route, with a key: 413, and the stack's memory grows by far less than the body", async () => {

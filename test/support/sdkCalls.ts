@@ -124,6 +124,8 @@ export class SdkCallGraph {
         for (const statement of node.statements) visit(statement);
       } else if (isBuiltField(node)) {
         visit(node.initializer);
+      } else if (isFunctionMember(node)) {
+        ts.forEachChild(node, visit); // a member reached by a call runs its body (visit() skips members met while walking their object)
       } else {
         visit(node);
       }
@@ -207,7 +209,10 @@ export class SdkCallGraph {
     }
     if (ts.isObjectLiteralExpression(owner)) {
       const symbol = this.checker.getContextualType(owner)?.getSymbol();
-      return symbol && symbol.flags & ts.SymbolFlags.Interface ? [symbol] : [];
+      // A literal handed to a factory that returns it as one of our interfaces (`defineTool({ run… })`
+      // is a Tool) implements that interface: its members run where the interface's are called.
+      const made = ts.isCallExpression(owner.parent) && owner.parent.arguments.includes(owner) ? this.checker.getTypeAtLocation(owner.parent).getSymbol() : undefined;
+      return [symbol, made].filter((s): s is ts.Symbol => s !== undefined && (s.flags & ts.SymbolFlags.Interface) !== 0);
     }
     return [];
   }

@@ -46,8 +46,23 @@ export interface UploadedFile {
   bytes: number;
 }
 
-/** `POST /v1/files` as a browser sends a file: multipart/form-data. The run then names its id. */
+/** The largest file the API takes inline (its INLINE_UPLOAD_BYTES); larger ones go through upload links. */
+const INLINE_UPLOAD_BYTES = 4 * 1024 * 1024;
+const PARALLEL_PARTS = 4;
+
+interface PendingUpload {
+  partBytes: number;
+  parts: { partNumber: number; url: string }[];
+  complete: string;
+}
+
+/**
+ * `POST /v1/files` as a browser sends a file: multipart/form-data, or for a file over 4 MiB the
+ * presigned links (each part PUT straight to storage, then the upload completed). The run then
+ * names its id.
+ */
 export async function uploadFile(file: File, key = apiKey.get()): Promise<UploadedFile> {
+  if (file.size > INLINE_UPLOAD_BYTES) return uploadThroughLinks(file, key);
   const form = new FormData();
   form.append("file", file, file.name);
   let response: Response;
@@ -59,6 +74,33 @@ export async function uploadFile(file: File, key = apiKey.get()): Promise<Upload
   const payload = await response.json().catch(() => ({}));
   if (!response.ok) throw new ApiError(response.status, `${file.name}: ${payload?.error?.message ?? `the service answered ${response.status}.`}`, payload?.error?.details);
   return payload as UploadedFile;
+}
+
+async function uploadThroughLinks(file: File, key: string | null): Promise<UploadedFile> {
+  const call = async (path: string, body: unknown) => {
+    let response: Response;
+    try {
+      response = await fetch(path, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+    } catch {
+      throw new ApiError(0, `${file.name} could not be uploaded: the service cannot be reached.`);
+    }
+    const payload = await response.json().catch(() => ({}));
+    if (!response.ok) throw new ApiError(response.status, `${file.name}: ${payload?.error?.message ?? `the service answered ${response.status}.`}`, payload?.error?.details);
+    return payload;
+  };
+  const pending = (await call("/v1/files", { name: file.name, bytes: file.size, ...(file.type ? { contentType: file.type } : {}) })) as PendingUpload;
+  const queue = [...pending.parts];
+  const uploaded: { partNumber: number; etag: string }[] = [];
+  const putParts = async () => {
+    for (let part = queue.shift(); part; part = queue.shift()) {
+      const start = (part.partNumber - 1) * pending.partBytes;
+      const response = await fetch(part.url, { method: "PUT", body: file.slice(start, start + pending.partBytes) }).catch(() => undefined);
+      if (!response?.ok) throw new ApiError(response?.status ?? 0, `${file.name} could not be uploaded: storage answered ${response?.status ?? "nothing"} for part ${part.partNumber}.`);
+      uploaded.push({ partNumber: part.partNumber, etag: response.headers.get("etag") ?? "" });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_PARTS, pending.parts.length) }, putParts));
+  return (await call(new URL(pending.complete).pathname, { parts: uploaded })) as UploadedFile;
 }
 
 export interface RunSummary {

@@ -1,0 +1,105 @@
+/**
+ * `npm run bench -- bundles`: what each deployed function ships and how long its code takes to load.
+ * Synthesizes the stack as `cdk deploy` does (esbuild bundles every handler into its asset folder),
+ * zips each folder as Lambda receives it, and imports each bundled handler in a fresh Node process
+ * (the cold part of a Lambda's init that is ours). Targets from issue 23: at most 1 MB zipped for a
+ * function that runs no agent, 2 MB for one that does (the sandbox apart: it ships Pyodide), and a
+ * cold import within 150 ms.
+ */
+import { App } from "aws-cdk-lib";
+import { Asset } from "aws-cdk-lib/aws-s3-assets";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, statSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { StepwiseStack } from "../../infra/stack.js";
+import { StepwiseFunction } from "../../infra/stepwiseFunction.js";
+import { AGENT_STEPS } from "../../infra/handlers.js";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** Under the project, so a bundle that leaves a module external resolves it as in the package. */
+const workDir = path.join(root, "node_modules/.cache/stepwise-bench-bundles");
+const IMPORTS = Number(process.env.BENCH_IMPORTS ?? 5);
+const MB = 1024 * 1024;
+
+export interface BundleFigures {
+  name: string;
+  agent: boolean;
+  zippedBytes: number;
+  /** Median of IMPORTS fresh processes (wall time, and CPU time: the figure a busy machine does not inflate); unset when the bundle does not load. */
+  importMs?: number;
+  importCpuMs?: number;
+  loadError?: string;
+}
+
+/** Median wall time of `import(handler)` in fresh Node processes (the SDK's Node 20 warning off, as in Lambda). */
+function coldImport(file: string): { wallMs: number; cpuMs: number } {
+  // The Lambda runtime's global for streamed responses (the stream function wraps its handler at import).
+  const runtime = "globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };";
+  const script = `${runtime} const t = performance.now(), c = process.cpuUsage(); await import(${JSON.stringify(file)}); const u = process.cpuUsage(c); process.stdout.write(JSON.stringify([performance.now() - t, (u.user + u.system) / 1000])); process.exit(0);`;
+  const times: number[] = [];
+  const cpu: number[] = [];
+  for (let i = 0; i < IMPORTS; i++) {
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      env: { PATH: process.env.PATH, AWS_REGION: "eu-west-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", TABLE_NAME: "bench" },
+      encoding: "utf8",
+    });
+    if (run.status !== 0) throw new Error(`${file} does not load: ${run.stderr.split("\n").find((line) => /Error/.test(line)) ?? run.stderr}`);
+    const [wall, used] = JSON.parse(run.stdout) as [number, number];
+    times.push(wall);
+    cpu.push(used);
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return { wallMs: median(times), cpuMs: median(cpu) };
+}
+
+export function bundleFigures(): BundleFigures[] {
+  rmSync(workDir, { recursive: true, force: true });
+  mkdirSync(workDir, { recursive: true });
+  const outdir = path.join(workDir, "cdk.out");
+  const app = new App({ outdir });
+  const stack = new StepwiseStack(app, "Stepwise", { env: { account: "123456789012", region: "eu-west-1" }, openAiApiKeySecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key-AbCdEf" });
+  app.synth();
+  const figures: BundleFigures[] = [];
+  for (const fn of stack.node.findAll().filter((c): c is StepwiseFunction => c instanceof StepwiseFunction)) {
+    const name = fn.node.id;
+    const asset = fn.node.tryFindChild("Code") as Asset | undefined;
+    if (!asset) throw new Error(`${fn.node.path}: no code asset`);
+    const folder = path.join(outdir, asset.assetPath);
+    const zip = path.join(workDir, `${name}.zip`);
+    execFileSync("zip", ["-qrX", zip, "."], { cwd: folder });
+    const figure: BundleFigures = { name, agent: (AGENT_STEPS as readonly string[]).includes(name), zippedBytes: statSync(zip).size };
+    try {
+      const cold = coldImport(path.join(folder, "index.mjs"));
+      figure.importMs = cold.wallMs;
+      figure.importCpuMs = cold.cpuMs;
+    } catch (error) {
+      figure.loadError = (error as Error).message;
+    }
+    figures.push(figure);
+  }
+  const layer = stack.steps.tokenizer.node.tryFindChild("Code") as Asset;
+  const layerZip = path.join(workDir, "tokenizer.zip");
+  execFileSync("zip", ["-qrX", layerZip, "."], { cwd: path.join(outdir, layer.assetPath) });
+  figures.push({ name: "(tokenizer layer)", agent: true, zippedBytes: statSync(layerZip).size });
+  rmSync(workDir, { recursive: true, force: true });
+  return figures;
+}
+
+export function printBundles(figures: BundleFigures[]): void {
+  console.log(`function            agent  zipped     target    ${`cold import (median of ${IMPORTS})`.padEnd(30)} target\n(this machine's load average: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores; wall times grow with it, CPU times much less)`);
+  for (const f of figures) {
+    if (f.name === "(tokenizer layer)") {
+      console.log(`${f.name.padEnd(19)} ${"".padEnd(6)} ${`${(f.zippedBytes / MB).toFixed(2)} MB`.padStart(9)}  (one layer the agent functions share; its tables are read on the first count)`);
+      continue;
+    }
+    const limit = f.name === "Sandbox" ? undefined : f.agent ? 2 * MB : MB;
+    const size = `${(f.zippedBytes / MB).toFixed(2)} MB`.padStart(9);
+    const sizeTarget = limit === undefined ? "(Pyodide)" : f.zippedBytes <= limit ? `≤ ${limit / MB} MB ✓` : `≤ ${limit / MB} MB ✗`;
+    const time = f.importMs === undefined ? "does not load" : `${f.importMs.toFixed(0)} ms (CPU ${f.importCpuMs!.toFixed(0)} ms)`.padStart(7);
+    const timeTarget = f.importMs !== undefined && f.importMs <= 150 ? "≤ 150 ms ✓" : "≤ 150 ms ✗";
+    console.log(`${f.name.padEnd(19)} ${(f.agent ? "yes" : "no").padEnd(6)} ${size}  ${sizeTarget.padEnd(9)} ${time.padEnd(30)} ${timeTarget}`);
+    if (f.loadError) console.log(`  ${f.loadError}`);
+  }
+}
