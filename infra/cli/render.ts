@@ -76,18 +76,13 @@ export class Renderer {
 
   /** The lines for one event (none for events not worth a line, e.g. token deltas). */
   event(event: RunEvent): string[] {
-    if (event.type === "agent.reasoning") {
+    if (event.type === "agent.reasoning" || event.type === "agent.delta") {
+      // Held per agent until it does something else: reasoning and answer text apart.
+      const held = event.type === "agent.reasoning" ? this.pendingReasoning : this.pendingText;
       const key = sourceKey(event.data);
-      const pending = this.pendingReasoning.get(key) ?? { data: event.data, text: "" };
+      const pending = held.get(key) ?? { data: event.data, text: "" };
       pending.text += event.data.text;
-      this.pendingReasoning.set(key, pending);
-      return [];
-    }
-    if (event.type === "agent.delta") {
-      const key = sourceKey(event.data);
-      const pending = this.pendingText.get(key) ?? { data: event.data, text: "" };
-      pending.text += event.data.text;
-      this.pendingText.set(key, pending);
+      held.set(key, pending);
       return [];
     }
     // Text streamed by an agent is shown when it does something else (or the run moves on), once.
