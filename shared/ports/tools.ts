@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ToolProgress } from "../contracts/events.js";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
 
@@ -15,6 +16,11 @@ export interface ToolContext {
   /** The run's files: read the ones the run has, write results and reports. */
   files: FileStore;
   signal?: AbortSignal;
+  /**
+   * Shows the call's progress to the run's watchers (the code it runs, a report as it is written,
+   * a search's stages), in order and before the call's result; best effort, never awaited.
+   */
+  progress?: (event: ToolProgress) => void;
 }
 
 /** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */

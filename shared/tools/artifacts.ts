@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { fileText } from "../ports/files.js";
+import { documentKind, documentMarkdown } from "../documents/documents.js";
+import { fileText, type StoredFile } from "../ports/files.js";
 import { defineTool } from "./tool.js";
 
 const filename = z
@@ -28,7 +29,9 @@ export const MAX_READ_CHARS = 9_000;
 export const readArtifact = defineTool({
   name: "read_artifact",
   persona: "Researcher",
-  description: `Read a file of this run: ${MAX_READ_CHARS} characters at most per call, from \`offset\` (0 first); a longer file is read on from where the last read stopped.`,
+  description:
+    `Read a file of this run: ${MAX_READ_CHARS} characters at most per call, from \`offset\` (0 first); a longer file is read on from where the last read stopped. ` +
+    "Spreadsheets (.xlsx), Word documents (.docx) and PDFs are read as Markdown: each sheet a table under its name, a PDF's text by page.",
   access: "read",
   parameters: z.object({
     filename,
@@ -41,7 +44,7 @@ export const readArtifact = defineTool({
       const names = (await files.list(runId)).map((a) => a.name);
       return `Error: no file named ${filename}. Files: ${names.join(", ") || "none"}.`;
     }
-    const content = fileText(file);
+    const content = await readableText(runId, file);
     if (offset === 0 && content.length <= length) return content;
     if (offset >= content.length) return `Error: ${filename} has ${content.length} characters; offset ${offset} is past its end.`;
     const end = Math.min(content.length, offset + length);
@@ -49,3 +52,19 @@ export const readArtifact = defineTool({
     return `${content.slice(offset, end)}\n[characters ${offset}–${end} of ${content.length}.${next}]`;
   },
 });
+
+/** The last few documents made readable, by file version: reading a long one page by page converts it once. */
+const converted = new Map<string, string>();
+const CONVERTED_KEPT = 4;
+
+/** A file's text: a document (spreadsheet, Word, PDF) as Markdown, anything else as UTF-8. */
+async function readableText(runId: string, file: StoredFile): Promise<string> {
+  if (!documentKind(file.name)) return fileText(file);
+  const key = `${runId}\u0000${file.name}\u0000${file.createdAt}\u0000${file.bytes}`;
+  const known = converted.get(key);
+  if (known !== undefined) return known;
+  const text = await documentMarkdown(file.name, file.body);
+  converted.set(key, text);
+  if (converted.size > CONVERTED_KEPT) converted.delete(converted.keys().next().value!);
+  return text;
+}

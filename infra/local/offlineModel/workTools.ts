@@ -7,8 +7,10 @@ import { assistantToolCalls, cut, isFailure, labelledText, lastUserText, listedF
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
 const ANALYSIS = /\banaly[sz]/i;
-const DATA = /\b(csv|files?|data|attached|upload(ed)?)\b/i;
+const DATA = /\b(csv|xlsx|spreadsheets?|workbooks?|files?|data|attached|upload(ed)?)\b/i;
 const REPORT = /\breport\b/i;
+/** Files the analysis reads: CSVs, and workbooks (run_code shows each sheet as a CSV beside them). */
+const TABLES = /\.(csv|xlsx)$/i;
 
 /** The request asks to analyse its files (and maybe to report on them). */
 export const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
@@ -20,7 +22,7 @@ const wantsHtmlReport = (text: string) => /\bwrite_report\b/.test(text) || (REPO
  */
 export function workSteps(request: string, team: ReadonlySet<string>, files: readonly string[]): Array<Record<string, unknown>> | undefined {
   if (!team.has("run_code")) return undefined;
-  const csvs = files.filter((name) => /\.csv$/i.test(name));
+  const csvs = files.filter((name) => TABLES.test(name));
   const code = pythonBlock(request);
   if (!code && !(wantsAnalysis(request) && csvs.length > 0)) return undefined;
   const steps: Array<Record<string, unknown>> = [
@@ -63,10 +65,10 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
   const code = pythonBlock(task) ?? pythonBlock(request);
   if (code && offered.has("run_code") && !wantsHtmlReport(task)) return callTools([{ name: "run_code", arguments: { code } }]);
   if (wantsAnalysis(task) && offered.has("run_code")) {
-    const csvs = listedFiles(messages).filter((name) => /\.csv$/i.test(name));
+    const csvs = listedFiles(messages).filter((name) => TABLES.test(name));
     const named = csvs.filter((name) => task.includes(name) || request.includes(name));
     const files = named.length ? named : csvs;
-    if (files.length === 0) return say("There is no CSV file in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.");
+    if (files.length === 0) return say("There is no CSV file or spreadsheet in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.");
     return callTools([{ name: "run_code", arguments: { code: analysisCode(files), files } }]);
   }
   if (wantsHtmlReport(task) && offered.has("write_report")) {
@@ -91,11 +93,11 @@ function pythonBlock(text: string): string | undefined {
 }
 
 /**
- * A general first look at CSV files: rows and columns, sum/mean/min/max of every numeric column, and
+ * A general first look at CSV files (a workbook's sheets are CSV files beside it): rows and columns, sum/mean/min/max of every numeric column, and
  * the first numeric column totalled by the first text column (also written to output/ as a CSV).
  */
 export function analysisCode(files: string[]): string {
-  return `import csv, statistics
+  return `import csv, glob, statistics
 
 def number(value):
     try:
@@ -106,7 +108,15 @@ def number(value):
 def fmt(value):
     return f"{value:,.2f}"
 
-for name in ${JSON.stringify(files)}:
+def tables(names):
+    for name in names:
+        if name.lower().endswith(".xlsx"):
+            # Each sheet of a workbook is a CSV beside it: files/<name without .xlsx>.<sheet>.csv
+            yield from sorted(path[len("files/"):] for path in glob.glob(f"files/{glob.escape(name[:-5])}.*.csv"))
+        else:
+            yield name
+
+for name in tables(${JSON.stringify(files)}):
     with open(f"files/{name}", newline="", encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f))
     columns = list(rows[0].keys()) if rows else []
