@@ -61,6 +61,10 @@ const TYPES: Record<string, string> = {
   webp: "image/webp",
   svg: "image/svg+xml",
   pdf: "application/pdf",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  xls: "application/vnd.ms-excel",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 };
 
 /** The content type a file name implies. */
