@@ -19,7 +19,7 @@ export interface ToolRound {
   /** Appends events in the background, in order (the loop's own writer, awaited with its last writes). */
   emit: (events: EventBody[]) => void;
   journal: ScopeJournal;
-  ports: Pick<Ports, "files"> & InterruptPorts;
+  ports: Pick<Ports, "files" | "model"> & InterruptPorts;
   approval?: ApprovalPolicy["tools"];
   concurrency: number;
 }
@@ -67,6 +67,7 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
       scope: round.scope,
       idempotencyKey: idempotencyKeyOf(round, call),
       files: round.ports.files,
+      model: round.ports.model,
       progress: (event) => round.emit([{ type: event.type, data: { agent: round.agent, ...(round.taskId ? { taskId: round.taskId } : {}), callId: call.id, ...event.data } } as EventBody]),
     };
     const decision = decisions.get(call.id);

@@ -1,3 +1,4 @@
+import { fileText, type StoredFile } from "../ports/files.js";
 import { htmlToMarkdown } from "../web/readable.js";
 
 /**
@@ -33,6 +34,22 @@ export function documentKind(name: string): DocumentKind | undefined {
   if (extension === "docx") return "docx";
   if (extension === "pdf") return "pdf";
   return undefined;
+}
+
+/** The last few documents made readable, by file version: reading a long one page by page converts it once. */
+const converted = new Map<string, string>();
+const CONVERTED_KEPT = 4;
+
+/** A file's text: a document (spreadsheet, Word, PDF) as Markdown, anything else as UTF-8. */
+export async function readableText(runId: string, file: StoredFile): Promise<string> {
+  if (!documentKind(file.name)) return fileText(file);
+  const key = `${runId}\u0000${file.name}\u0000${file.createdAt}\u0000${file.bytes}`;
+  const known = converted.get(key);
+  if (known !== undefined) return known;
+  const text = await documentMarkdown(file.name, file.body);
+  converted.set(key, text);
+  if (converted.size > CONVERTED_KEPT) converted.delete(converted.keys().next().value!);
+  return text;
 }
 
 /** One sheet as a grid of display texts (formulas as their last computed value), header row first. */

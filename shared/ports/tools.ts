@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { ToolProgress } from "../contracts/events.js";
+import type { ChatModel } from "../llm/types.js";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
 
@@ -21,6 +22,8 @@ export interface ToolContext {
    * a search's stages), in order and before the call's result; best effort, never awaited.
    */
   progress?: (event: ToolProgress) => void;
+  /** The run's model, for a tool that writes with it (write_report from a task). */
+  model?: ChatModel;
 }
 
 /** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */

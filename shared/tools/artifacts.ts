@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { documentKind, documentMarkdown } from "../documents/documents.js";
-import { fileText, type StoredFile } from "../ports/files.js";
+import { readableText } from "../documents/documents.js";
 import { defineTool } from "./tool.js";
 
 const filename = z
@@ -53,18 +52,3 @@ export const readArtifact = defineTool({
   },
 });
 
-/** The last few documents made readable, by file version: reading a long one page by page converts it once. */
-const converted = new Map<string, string>();
-const CONVERTED_KEPT = 4;
-
-/** A file's text: a document (spreadsheet, Word, PDF) as Markdown, anything else as UTF-8. */
-async function readableText(runId: string, file: StoredFile): Promise<string> {
-  if (!documentKind(file.name)) return fileText(file);
-  const key = `${runId}\u0000${file.name}\u0000${file.createdAt}\u0000${file.bytes}`;
-  const known = converted.get(key);
-  if (known !== undefined) return known;
-  const text = await documentMarkdown(file.name, file.body);
-  converted.set(key, text);
-  if (converted.size > CONVERTED_KEPT) converted.delete(converted.keys().next().value!);
-  return text;
-}

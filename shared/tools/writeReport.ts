@@ -4,7 +4,10 @@ import xssModule from "xss";
 // A CommonJS package: its named exports hang off the default export at run time.
 const xss = xssModule as unknown as typeof import("xss");
 import { z } from "zod";
-import { defineTool } from "./tool.js";
+import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
+import { readableText } from "../documents/documents.js";
+import type { FileStore } from "../ports/files.js";
+import { defineTool, type ToolContext } from "./tool.js";
 
 export const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });
 export type Source = z.infer<typeof Source>;
@@ -61,23 +64,88 @@ export function reportFileName(title: string, format: "markdown" | "html"): stri
   return `${slug}.${format === "html" ? "html" : "md"}`;
 }
 
-/** JD Genie's report tool: the run's deliverable as a Markdown or a self-contained HTML file. */
+/** What a report written from a task may be given to read: each file, and all of it together, at most this many characters. */
+export const MATERIAL_LIMITS = { perFile: 30_000, total: 60_000 } as const;
+
+/** The report writer's instructions (the offline model knows a report request by its first line). */
+export const REPORT_WRITER_PROMPT = [
+  "You are a report writer. Write the report the task asks for, in Markdown, from the material given and nothing else.",
+  "Start with a short summary; give each part a '## ' heading; put figures in tables; keep every figure as the material states it.",
+  "Write only the report: no title line (it is added), no preamble, no closing remarks.",
+].join("\n");
+
+/** JD Genie's report tool: the run's deliverable as a Markdown or a self-contained HTML file, given finished or written live. */
 export const writeReport = defineTool({
   name: "write_report",
   description:
-    "Write the final report of the run as a file: format 'html' (a self-contained web page rendered from your Markdown) or 'markdown'. " +
-    "Give the sources you used (URLs) to list them, numbered, at the end.",
+    "Write the final report of the run as a file: format 'html' (a self-contained web page rendered from Markdown) or 'markdown'. " +
+    "Either give the finished report in `content` (Markdown), or give `task` (what the report must cover) with the material to use — " +
+    "`material` (names of the run's files; spreadsheets, Word documents and PDFs are read too) and `notes` (earlier results, figures) — " +
+    "and the report is written from them as the user watches. Give the sources you used (URLs) to list them, numbered, at the end.",
   access: "write",
   parameters: z.object({
     title: z.string().min(1).max(200),
     format: z.enum(["markdown", "html"]).default("html"),
-    content: z.string().min(1).max(300_000).describe("The report in Markdown"),
+    content: z.string().min(1).max(300_000).optional().describe("The finished report in Markdown"),
+    task: z.string().min(1).max(4_000).optional().describe("What the report must cover, to have it written from the material (in place of content)"),
+    material: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to write from"),
+    notes: z.string().max(100_000).optional().describe("Earlier results and figures to write from"),
     sources: z.array(Source).max(50).optional(),
   }),
-  async run({ title, format, content, sources }, { runId, files, idempotencyKey }) {
+  async run({ title, format, content, task, material, notes, sources }, context) {
     const name = reportFileName(title, format);
-    const text = format === "html" ? renderHtmlReport(title, content, sources) : renderMarkdownReport(title, content, sources);
-    const saved = await files.put(runId, name, text, { description: `Report: ${title}`, contentType: format === "html" ? "text/html" : "text/markdown", idempotencyKey });
+    if (content === undefined && task === undefined) throw new Error("give either content (the finished report) or task (what to write, with material or notes)");
+    const markdown = content ?? (await writeLive({ name, format, title, task: task!, material: material ?? [], notes }, context));
+    const text = format === "html" ? renderHtmlReport(title, markdown, sources) : renderMarkdownReport(title, markdown, sources);
+    const saved = await context.files.put(context.runId, name, text, { description: `Report: ${title}`, contentType: format === "html" ? "text/html" : "text/markdown", idempotencyKey: context.idempotencyKey });
     return `Saved the report ${saved.name} (${saved.bytes} bytes, ${saved.contentType}).`;
   },
 });
+
+interface LiveReport {
+  name: string;
+  format: string;
+  title: string;
+  task: string;
+  material: string[];
+  notes?: string;
+}
+
+/** Has the run's model write the report from the material, streaming it as report.delta events as it comes. */
+async function writeLive(report: LiveReport, { runId, files, model, progress, signal }: ToolContext): Promise<string> {
+  if (!model) throw new Error("this agent has no model to write with: give the finished report in content");
+  const deltas = new DeltaCoalescer((text) => progress?.({ type: "report.delta", data: { name: report.name, format: report.format, text } }));
+  try {
+    const reply = await model.complete({
+      role: "executor",
+      messages: [
+        { role: "system", content: REPORT_WRITER_PROMPT },
+        { role: "user", content: await writerRequest(report, runId, files) },
+      ],
+      onText: deltas.push,
+      signal,
+    });
+    if (!reply.content?.trim()) throw new Error("the model wrote an empty report");
+    return reply.content;
+  } finally {
+    await deltas.close();
+  }
+}
+
+/** The writer's request: title, task, notes, then each file of the material as text (documents as Markdown), within the limits. */
+async function writerRequest(report: LiveReport, runId: string, files: FileStore): Promise<string> {
+  const parts = [`Title: ${report.title}`, `Task: ${report.task}`];
+  let budget: number = MATERIAL_LIMITS.total;
+  const take = (text: string, limit: number) => {
+    const kept = text.length <= Math.min(limit, budget) ? text : `${text.slice(0, Math.min(limit, budget))}\n[cut: ${text.length} characters in all]`;
+    budget = Math.max(0, budget - kept.length);
+    return kept;
+  };
+  if (report.notes?.trim()) parts.push(`Notes:\n${take(report.notes.trim(), MATERIAL_LIMITS.total)}`);
+  for (const name of report.material) {
+    const file = await files.get(runId, name);
+    if (!file) throw new Error(`no file named ${name} to write from. Files: ${(await files.list(runId)).map((f) => f.name).join(", ") || "none"}`);
+    parts.push(`Material: ${name}\n${take(await readableText(runId, file), MATERIAL_LIMITS.perFile)}`);
+  }
+  return parts.join("\n\n");
+}

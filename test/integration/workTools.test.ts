@@ -76,6 +76,13 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
     expect(html.text).not.toMatch(/<script/i);
     expect((await download(runId, "sales-amount-by-region.csv")).text).toBe("region,total_amount\r\neast,50.0\r\nnorth,220.0\r\nsouth,180.0\r\n");
 
+    // The report was written live: its text arrived as report.delta events before its file.created.
+    const reportCreated = log.find((e) => e.type === "file.created" && e.data.name === report.name);
+    const deltas = log.filter((e) => e.type === "report.delta" && e.data.name === report.name);
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.every((e) => e.seq < reportCreated.seq && e.data.format === "html")).toBe(true);
+    expect(deltas.map((e) => e.data.text).join("")).toMatch(/\| north \| 220\.00 \|/);
+
     // Watchers hear of each file with its size and where to download it; the answer names the files.
     const created = log.filter((e) => e.type === "file.created").map((e) => e.data);
     expect(created).toEqual(

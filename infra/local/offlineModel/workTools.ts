@@ -81,10 +81,8 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
 
 function reportCall(request: string, findings: string): Decision["calls"][number] {
   const title = wantsAnalysis(request) ? "Data analysis report" : `Report: ${cut(oneLine(request).replace(/[.!?]+$/, ""), 60)}`;
-  return {
-    name: "write_report",
-    arguments: { title, format: "html", content: `## Request\n\n${request.trim()}\n\n## Findings\n\n${findings.trim()}\n` },
-  };
+  // Written live from the findings (the writer's model call streams it), not handed over finished.
+  return { name: "write_report", arguments: { title, format: "html", task: request.trim(), notes: findings.trim() } };
 }
 
 /** The first fenced ```python block of a text. */
