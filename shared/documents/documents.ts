@@ -127,7 +127,8 @@ function sheetMarkdown(sheet: Sheet): string {
   return [title, "", line(header!), `|${header!.map(() => " --- ").join("|")}|`, ...body.map(line)].join("\n");
 }
 
-function sheetCsv(sheet: Sheet): string {
+/** A sheet as CSV (RFC 4180: fields with commas, quotes or line breaks quoted). */
+export function sheetCsv(sheet: Sheet): string {
   const field = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
   return sheet.rows.map((row) => row.map(field).join(",")).join("\r\n") + (sheet.rows.length ? "\r\n" : "");
 }

@@ -3,12 +3,13 @@ import type { Config } from "../config.js";
 import { LambdaSandbox } from "../sandbox/lambdaSandbox.js";
 import type { FetchLimits } from "../web/fetchPage.js";
 import { RunFilesProvider, SearxngProvider, type SearchProvider } from "../web/search.js";
+import { chartTool } from "./chart.js";
 import { runCodeTool } from "./runCode.js";
 import type { Tool } from "./tool.js";
 import { deepSearchTool, webFetchTool, webSearchTool } from "./web.js";
 import { writeReport } from "./writeReport.js";
 
-/** The tools that do real work beyond the table: the code interpreter, web research, reports. */
+/** The tools that do real work beyond the table: the code interpreter, web research, reports, charts. */
 export function workTools(config: Config): Tool[] {
   const sandbox = new LambdaSandbox(new LambdaClient({ region: config.AWS_REGION }), config.SANDBOX_FUNCTION_NAME);
   const limits = fetchLimits(config);
@@ -18,6 +19,7 @@ export function workTools(config: Config): Tool[] {
     webFetchTool(limits),
     ...(search ? [webSearchTool(search), deepSearchTool(search)] : []),
     writeReport,
+    chartTool,
   ];
 }
 

@@ -7,6 +7,8 @@ import { z } from "zod";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
 import { readableText } from "../documents/documents.js";
 import type { FileStore } from "../ports/files.js";
+import { ChartInput, renderChart, type RenderedChart } from "../charts/charts.js";
+import { slugOf } from "./chart.js";
 import { defineTool, type ToolContext } from "./tool.js";
 
 export const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });
@@ -23,13 +25,18 @@ const STYLE = `body{font:16px/1.6 system-ui,-apple-system,"Segoe UI",sans-serif;
 h1,h2,h3{line-height:1.25}h1{border-bottom:1px solid #d0d7de;padding-bottom:.3em}
 table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}th{background:#f6f8fa}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;border-radius:4px}pre{padding:.8rem;overflow:auto}code{padding:.1em .3em}
-blockquote{margin:0;padding:0 1rem;color:#59636e;border-left:.25em solid #d0d7de}ol.sources{font-size:.9em;color:#59636e}a{color:#0969da}`;
+blockquote{margin:0;padding:0 1rem;color:#59636e;border-left:.25em solid #d0d7de}ol.sources{font-size:.9em;color:#59636e}a{color:#0969da}
+figure.chart{margin:1.5rem 0}figure.chart img{max-width:100%;height:auto}figcaption{font-size:.9em;color:#59636e}`;
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Markdown → one self-contained HTML page: sanitized, inline CSS, no scripts (the CSP forbids them too). */
-export function renderHtmlReport(title: string, markdown: string, sources: Source[] = []): string {
+export function renderHtmlReport(title: string, markdown: string, sources: Source[] = [], charts: RenderedChart[] = []): string {
   const body = sanitizer.process(marked.parse(markdown, { async: false, gfm: true }) as string);
+  // Charts are drawn by us (never the model's markup): embedded as images, which the CSP allows as data: URLs.
+  const figures = charts.length
+    ? `<h2>Charts</h2>\n${charts.map((c) => `<figure class="chart"><img alt="${escapeHtml(c.title)}" src="data:image/svg+xml;base64,${Buffer.from(c.svg).toString("base64")}"><figcaption>${escapeHtml(c.title)}</figcaption></figure>`).join("\n")}`
+    : "";
   const list = sources.length
     ? `<h2>Sources</h2>\n<ol class="sources">${sources.map((s) => `<li><a href="${escapeHtml(s.url)}" rel="noopener noreferrer">${escapeHtml(s.title ?? s.url)}</a></li>`).join("")}</ol>`
     : "";
@@ -45,23 +52,24 @@ export function renderHtmlReport(title: string, markdown: string, sources: Sourc
 <body>
 <h1>${escapeHtml(title)}</h1>
 ${body}
+${figures}
 ${list}
 </body>
 </html>
 `;
 }
 
-/** Markdown as written, with the sources as a numbered list at the end. */
-export function renderMarkdownReport(title: string, markdown: string, sources: Source[] = []): string {
+/** Markdown as written, its charts as images (files saved beside it), the sources as a numbered list at the end. */
+export function renderMarkdownReport(title: string, markdown: string, sources: Source[] = [], chartFiles: { title: string; name: string }[] = []): string {
   const heading = /^\s*#\s/.test(markdown) ? "" : `# ${title}\n\n`;
+  const figures = chartFiles.length ? `\n\n## Charts\n\n${chartFiles.map((c) => `![${c.title.replace(/[[\]]/g, "")}](${encodeURI(c.name)})`).join("\n\n")}` : "";
   const list = sources.length ? `\n\n## Sources\n\n${sources.map((s, i) => `${i + 1}. [${s.title ?? s.url}](${s.url})`).join("\n")}\n` : "\n";
-  return `${heading}${markdown.trimEnd()}${list}`;
+  return `${heading}${markdown.trimEnd()}${figures}${list}`;
 }
 
 /** A file name from the title: lowercase words joined by '-'. */
 export function reportFileName(title: string, format: "markdown" | "html"): string {
-  const slug = title.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "report";
-  return `${slug}.${format === "html" ? "html" : "md"}`;
+  return `${slugOf(title, "report")}.${format === "html" ? "html" : "md"}`;
 }
 
 /** What a report written from a task may be given to read: each file, and all of it together, at most this many characters. */
@@ -91,12 +99,24 @@ export const writeReport = defineTool({
     material: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to write from"),
     notes: z.string().max(100_000).optional().describe("Earlier results and figures to write from"),
     sources: z.array(Source).max(50).optional(),
+    charts: z.array(ChartInput).max(10).optional().describe("Charts to include, each as the chart tool takes it"),
   }),
-  async run({ title, format, content, task, material, notes, sources }, context) {
+  async run({ title, format, content, task, material, notes, sources, charts = [] }, context) {
     const name = reportFileName(title, format);
     if (content === undefined && task === undefined) throw new Error("give either content (the finished report) or task (what to write, with material or notes)");
+    // Drawn first: a chart that cannot be drawn fails the call before the model writes anything.
+    const drawn = await Promise.all(charts.map((chart) => renderChart(chart, context.runId, context.files)));
     const markdown = content ?? (await writeLive({ name, format, title, task: task!, material: material ?? [], notes }, context));
-    const text = format === "html" ? renderHtmlReport(title, markdown, sources) : renderMarkdownReport(title, markdown, sources);
+    let text: string;
+    if (format === "html") text = renderHtmlReport(title, markdown, sources, drawn);
+    else {
+      const chartFiles = [];
+      for (const [i, chart] of drawn.entries()) {
+        const saved = await context.files.put(context.runId, `${name.replace(/\.md$/, "")}-chart-${i + 1}.svg`, chart.svg, { description: `Chart: ${chart.title}`, idempotencyKey: context.idempotencyKey });
+        chartFiles.push({ title: chart.title, name: saved.name });
+      }
+      text = renderMarkdownReport(title, markdown, sources, chartFiles);
+    }
     const saved = await context.files.put(context.runId, name, text, { description: `Report: ${title}`, contentType: format === "html" ? "text/html" : "text/markdown", idempotencyKey: context.idempotencyKey });
     return `Saved the report ${saved.name} (${saved.bytes} bytes, ${saved.contentType}).`;
   },
