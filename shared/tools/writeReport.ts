@@ -7,9 +7,11 @@ import { z } from "zod";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
 import { readableText } from "../documents/documents.js";
 import type { FileStore } from "../ports/files.js";
-import { ChartInput, renderChart, type RenderedChart } from "../charts/charts.js";
+import { ChartInput, renderChart, svgToPng, type RenderedChart } from "../charts/charts.js";
+import { outline, pptxOf, slidesHtml } from "../reports/slides.js";
 import { slugOf } from "./chart.js";
 import { defineTool, type ToolContext } from "./tool.js";
+import { escapeHtml } from "../reports/html.js";
 
 export const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });
 export type Source = z.infer<typeof Source>;
@@ -27,8 +29,6 @@ table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #d0d7de;padd
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;border-radius:4px}pre{padding:.8rem;overflow:auto}code{padding:.1em .3em}
 blockquote{margin:0;padding:0 1rem;color:#59636e;border-left:.25em solid #d0d7de}ol.sources{font-size:.9em;color:#59636e}a{color:#0969da}
 figure.chart{margin:1.5rem 0}figure.chart img{max-width:100%;height:auto}figcaption{font-size:.9em;color:#59636e}`;
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Markdown → one self-contained HTML page: sanitized, inline CSS, no scripts (the CSP forbids them too). */
 export function renderHtmlReport(title: string, markdown: string, sources: Source[] = [], charts: RenderedChart[] = []): string {
@@ -68,8 +68,13 @@ export function renderMarkdownReport(title: string, markdown: string, sources: S
 }
 
 /** A file name from the title: lowercase words joined by '-'. */
-export function reportFileName(title: string, format: "markdown" | "html"): string {
-  return `${slugOf(title, "report")}.${format === "html" ? "html" : "md"}`;
+export function reportFileName(title: string, format: "markdown" | "html" | "pptx"): string {
+  return `${slugOf(title, "report")}.${format === "markdown" ? "md" : format}`;
+}
+
+/** The web page of a deck's slides, saved beside it: `deck.pptx` → `deck.slides.html`. */
+export function slidesPreviewName(deck: string): string {
+  return deck.replace(/\.pptx$/, ".slides.html");
 }
 
 /** What a report written from a task may be given to read: each file, and all of it together, at most this many characters. */
@@ -86,14 +91,15 @@ export const REPORT_WRITER_PROMPT = [
 export const writeReport = defineTool({
   name: "write_report",
   description:
-    "Write the final report of the run as a file: format 'html' (a self-contained web page rendered from Markdown) or 'markdown'. " +
+    "Write the final report of the run as a file: format 'html' (a self-contained web page rendered from Markdown), 'markdown', " +
+    "or 'pptx' (a PowerPoint deck: a title slide, a slide per '## ' section with its bullets, each chart on a slide, the section's text as speaker notes). " +
     "Either give the finished report in `content` (Markdown), or give `task` (what the report must cover) with the material to use — " +
     "`material` (names of the run's files; spreadsheets, Word documents and PDFs are read too) and `notes` (earlier results, figures) — " +
     "and the report is written from them as the user watches. Give the sources you used (URLs) to list them, numbered, at the end.",
   access: "write",
   parameters: z.object({
     title: z.string().min(1).max(200),
-    format: z.enum(["markdown", "html"]).default("html"),
+    format: z.enum(["markdown", "html", "pptx"]).default("html"),
     content: z.string().min(1).max(300_000).optional().describe("The finished report in Markdown"),
     task: z.string().min(1).max(4_000).optional().describe("What the report must cover, to have it written from the material (in place of content)"),
     material: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to write from"),
@@ -107,17 +113,25 @@ export const writeReport = defineTool({
     // Drawn first: a chart that cannot be drawn fails the call before the model writes anything.
     const drawn = await Promise.all(charts.map((chart) => renderChart(chart, context.runId, context.files)));
     const markdown = content ?? (await writeLive({ name, format, title, task: task!, material: material ?? [], notes }, context));
-    let text: string;
-    if (format === "html") text = renderHtmlReport(title, markdown, sources, drawn);
-    else {
+    const { runId, files, idempotencyKey } = context;
+    const put = (file: string, body: string | Uint8Array, contentType?: string, description = `Report: ${title}`) => files.put(runId, file, body, { description, contentType, idempotencyKey });
+    let saved: Awaited<ReturnType<typeof put>>;
+    if (format === "html") saved = await put(name, renderHtmlReport(title, markdown, sources, drawn), "text/html");
+    else if (format === "pptx") {
+      const sourceList = sources?.length ? `\n\n## Sources\n\n${sources.map((s, i) => `${i + 1}. ${s.title ? `${s.title}: ` : ""}${s.url}`).join("\n")}` : "";
+      const charted = await Promise.all(drawn.map(async (chart) => ({ title: chart.title, png: await svgToPng(chart.svg) })));
+      const slides = outline(title, markdown + sourceList, charted);
+      saved = await put(name, await pptxOf(title, slides));
+      // What a preview shows of the deck (the console's, a browser's): the same slides as a web page.
+      await put(slidesPreviewName(name), slidesHtml(title, slides), "text/html", `Slides of ${name}, as a web page`);
+    } else {
       const chartFiles = [];
       for (const [i, chart] of drawn.entries()) {
-        const saved = await context.files.put(context.runId, `${name.replace(/\.md$/, "")}-chart-${i + 1}.svg`, chart.svg, { description: `Chart: ${chart.title}`, idempotencyKey: context.idempotencyKey });
-        chartFiles.push({ title: chart.title, name: saved.name });
+        const file = await put(`${name.replace(/\.md$/, "")}-chart-${i + 1}.svg`, chart.svg, undefined, `Chart: ${chart.title}`);
+        chartFiles.push({ title: chart.title, name: file.name });
       }
-      text = renderMarkdownReport(title, markdown, sources, chartFiles);
+      saved = await put(name, renderMarkdownReport(title, markdown, sources, chartFiles), "text/markdown");
     }
-    const saved = await context.files.put(context.runId, name, text, { description: `Report: ${title}`, contentType: format === "html" ? "text/html" : "text/markdown", idempotencyKey: context.idempotencyKey });
     return `Saved the report ${saved.name} (${saved.bytes} bytes, ${saved.contentType}).`;
   },
 });
