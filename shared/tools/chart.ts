@@ -1,10 +1,6 @@
 import { ChartInput, renderChart, svgToPng } from "../charts/charts.js";
+import { slugOf } from "../ports/files.js";
 import { defineTool } from "./tool.js";
-
-/** A file name from a title: lowercase words joined by '-'. */
-export function slugOf(title: string, fallback: string): string {
-  return title.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || fallback;
-}
 
 /** A chart an agent makes on its own: drawn on the server and saved as SVG (for pages) and PNG (for slides and chats). */
 export const chartTool = defineTool({

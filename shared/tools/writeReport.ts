@@ -6,10 +6,9 @@ const xss = xssModule as unknown as typeof import("xss");
 import { z } from "zod";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
 import { readableText } from "../documents/documents.js";
-import type { FileStore } from "../ports/files.js";
 import { ChartInput, renderChart, svgToPng, type RenderedChart } from "../charts/charts.js";
 import { outline, pptxOf, slidesHtml } from "../reports/slides.js";
-import { slugOf } from "./chart.js";
+import { slugOf, type FileStore } from "../ports/files.js";
 import { defineTool, type ToolContext } from "./tool.js";
 import { escapeHtml } from "../reports/html.js";
 
