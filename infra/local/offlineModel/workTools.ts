@@ -9,6 +9,8 @@ import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 const ANALYSIS = /\banaly[sz]/i;
 const DATA = /\b(csv|xlsx|spreadsheets?|workbooks?|files?|data|attached|upload(ed)?)\b/i;
 const REPORT = /\breport\b/i;
+/** The request wants slides too: write_report in pptx as well, with a chart of the analysis. */
+const SLIDES = /\b(slides?|slide deck|deck|pptx|powerpoint|presentation)\b/i;
 /** Files the analysis reads: CSVs, and workbooks (run_code shows each sheet as a CSV beside them). */
 const TABLES = /\.(csv|xlsx)$/i;
 
@@ -32,7 +34,9 @@ export function workSteps(request: string, team: ReadonlySet<string>, files: rea
       done_when: "The analysis printed its figures.",
     },
   ];
-  if (REPORT.test(request) && team.has("write_report")) {
+  if (SLIDES.test(request) && team.has("write_report")) {
+    steps.push({ title: "Write the report and slides", tasks: ["Write an HTML report and slides (pptx) of the analysis, with a chart, with write_report"], done_when: "The HTML report and the deck are files of the run." });
+  } else if (REPORT.test(request) && team.has("write_report")) {
     steps.push({ title: "Write the report", tasks: ["Write an HTML report of the analysis with write_report"], done_when: "The HTML report is a file of the run." });
   }
   return steps;
@@ -54,11 +58,11 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
       const output = results.at(-1)!.replace(/^stdout:\n/, "");
       // A single agent that was asked for a report writes it from what the code printed.
       if (!isFailure(output) && wantsHtmlReport(goal) && offered.has("write_report") && !called.includes("write_report")) {
-        return callTools([reportCall(request, output)]);
+        return callTools(reportCalls(request, goal, output, listedFiles(messages)));
       }
       return say(`${isFailure(output) ? "The code failed" : "Analysis done"}:\n${output.trim()}`);
     }
-    if (last === "write_report") return say(results.at(-1)!.trim());
+    if (last === "write_report") return say(results.map((r) => r.trim()).join("\n"));
     return undefined;
   }
 
@@ -74,15 +78,28 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
   if (wantsHtmlReport(task) && offered.has("write_report")) {
     // Earlier results may span paragraphs (tables): take everything up to the task line.
     const prior = /Results so far:\s*\n([\s\S]*?)\n\s*Your task:/.exec(userText)?.[1] ?? "";
-    return callTools([reportCall(request, prior || task)]);
+    return callTools(reportCalls(request, task, prior || task, listedFiles(messages)));
   }
   return undefined;
 }
 
-function reportCall(request: string, findings: string): Decision["calls"][number] {
+/**
+ * The report the request asks for, written live from the findings (the writer's model call streams
+ * it): in HTML, and as slides too when the task asks, each with a chart of a table the analysis
+ * wrote (`<name>-<value>-by-<key>.csv`, listed among the run's files).
+ */
+function reportCalls(request: string, task: string, findings: string, files: readonly string[]): Decision["calls"] {
   const title = wantsAnalysis(request) ? "Data analysis report" : `Report: ${cut(oneLine(request).replace(/[.!?]+$/, ""), 60)}`;
-  // Written live from the findings (the writer's model call streams it), not handed over finished.
-  return { name: "write_report", arguments: { title, format: "html", task: request.trim(), notes: findings.trim() } };
+  const charts = files.flatMap((name) => {
+    const table = /-([\w]+)-by-([\w]+)\.csv$/.exec(name);
+    if (!table) return [];
+    const [, value, key] = table;
+    return [{ title: `${value} by ${key}`, data: name, spec: { mark: "bar", encoding: { x: { field: key, type: "nominal", sort: "-y" }, y: { field: `total_${value}`, type: "quantitative", title: `total ${value}` } } } }];
+  });
+  const report = { title, task: request.trim(), notes: findings.trim(), ...(charts.length ? { charts } : {}) };
+  const calls: Decision["calls"] = [{ name: "write_report", arguments: { ...report, format: "html" } }];
+  if (SLIDES.test(task)) calls.push({ name: "write_report", arguments: { ...report, format: "pptx" } });
+  return calls;
 }
 
 /** The first fenced ```python block of a text. */
