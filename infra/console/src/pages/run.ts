@@ -198,9 +198,17 @@ export function runPage(app: HTMLElement, runId: string) {
       h("ul", { class: "files" }, view.files.map((file) =>
         h("li", {}, h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
           h("button", { type: "button", onclick: () => download(file) }, `Download ${file.name}`),
-          /markdown|html|text\/plain/.test(file.contentType) ? h("button", { type: "button", class: "link", onclick: () => showPreview(file, preview) }, `Preview ${file.name}`) : null))),
+          previewOf(file) ? h("button", { type: "button", class: "link", onclick: () => showPreview(previewOf(file)!, preview) }, `Preview ${file.name}`) : null))),
       preview,
     );
+  }
+
+  /** What a file's preview shows: the file itself (Markdown, HTML, text), or a deck's slides as the web page saved beside it. */
+  function previewOf(file: FileMeta): FileMeta | undefined {
+    if (/markdown|html|text\/plain/.test(file.contentType)) return file;
+    if (!/\.pptx$/.test(file.name)) return undefined;
+    const slides = file.name.replace(/\.pptx$/, ".slides.html");
+    return view?.files.find((f) => f.name === slides);
   }
 
   async function fileBlob(file: FileMeta): Promise<Blob> {
