@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { z } from "zod";
 import { DocumentError, readSheets, sheetCsv } from "../documents/documents.js";
 import { fileText, type FileStore } from "../ports/files.js";
+import { lazyImport } from "../lazyImport.js";
 
 /**
  * Charts: a Vega-Lite spec over a run file (CSV, JSON, a workbook's sheet) or inline values,
@@ -50,7 +50,7 @@ export async function renderChart(input: ChartInput, runId: string, files: FileS
     const size = input.spec[side];
     if (typeof size === "number" && size > CHART_LIMITS.maxSide) throw new ChartError(`${side} ${size} is over ${CHART_LIMITS.maxSide}`);
   }
-  const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]);
+  const [vega, vegaLite] = await Promise.all([lazyImport(() => import("vega"), "vega"), lazyImport(() => import("vega-lite"), "vega-lite")]);
   // A single view gets a size that reads well on a page and a slide; a composed one sizes its parts.
   const single = "mark" in input.spec;
   const spec = {
@@ -90,7 +90,7 @@ function countMarks(svg: string): number {
 
 /** PNG bytes of an SVG, drawn in the charts' font (no system fonts: the same picture everywhere). */
 export async function svgToPng(svg: string, width = 1200): Promise<Uint8Array> {
-  const { Resvg } = await import("@resvg/resvg-js");
+  const { Resvg } = await lazyImport(() => import("@resvg/resvg-js"), "@resvg/resvg-js");
   const resvg = new Resvg(svg, {
     fitTo: { mode: "width", value: width },
     background: "white",
@@ -99,26 +99,15 @@ export async function svgToPng(svg: string, width = 1200): Promise<Uint8Array> {
   return resvg.render().asPng();
 }
 
-/** The font's file: beside the bundle on AWS, from its package locally. */
+/** The font's file, from its package (on AWS in the agents' layer, which require() finds on NODE_PATH). */
 let fontPath: string | undefined;
-function fontFile(): string {
-  if (!fontPath) {
-    const bundled = new URL("./Inter_400Regular.ttf", import.meta.url);
-    try {
-      readFileSync(bundled);
-      fontPath = bundled.pathname;
-    } catch {
-      fontPath = createRequire(import.meta.url).resolve("@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf");
-    }
-  }
-  return fontPath;
-}
+const fontFile = () => (fontPath ??= createRequire(import.meta.url).resolve("@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf"));
 
 /** A run file's rows as objects: CSV (numbers parsed), a JSON array, or a workbook's sheet (header row first). */
 async function fileRows(name: string, sheet: string | undefined, runId: string, files: FileStore): Promise<unknown[]> {
   const file = await files.get(runId, name);
   if (!file) throw new ChartError(`no file named ${name}. Files: ${(await files.list(runId)).map((f) => f.name).join(", ") || "none"}`);
-  const vega = await import("vega");
+  const vega = await lazyImport(() => import("vega"), "vega");
   if (/\.xlsx$/i.test(name)) {
     let sheets: Awaited<ReturnType<typeof readSheets>>;
     try {

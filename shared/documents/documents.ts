@@ -1,5 +1,6 @@
 import { fileText, type StoredFile } from "../ports/files.js";
 import { htmlToMarkdown } from "../web/readable.js";
+import { lazyImport } from "../lazyImport.js";
 
 /**
  * Files people send, made readable: spreadsheets, Word documents and PDFs become Markdown (what an
@@ -94,7 +95,7 @@ function checked(name: string, bytes: Uint8Array): Exclude<DocumentKind, "legacy
 }
 
 export async function readSheets(name: string, bytes: Uint8Array): Promise<Sheet[]> {
-  const { default: ExcelJS } = await import("exceljs");
+  const { default: ExcelJS } = await lazyImport(() => import("exceljs"), "exceljs");
   const workbook = new ExcelJS.Workbook();
   try {
     await workbook.xlsx.load(Buffer.from(bytes) as unknown as ArrayBuffer);
@@ -134,7 +135,7 @@ export function sheetCsv(sheet: Sheet): string {
 }
 
 async function docxMarkdown(name: string, bytes: Uint8Array): Promise<string> {
-  const { default: mammoth } = await import("mammoth");
+  const { default: mammoth } = await lazyImport(() => import("mammoth"), "mammoth");
   try {
     const { value } = await mammoth.convertToHtml({ buffer: Buffer.from(bytes) });
     return htmlToMarkdown(value);
@@ -144,7 +145,7 @@ async function docxMarkdown(name: string, bytes: Uint8Array): Promise<string> {
 }
 
 async function pdfMarkdown(name: string, bytes: Uint8Array): Promise<string> {
-  const { extractText, getDocumentProxy } = await import("unpdf");
+  const { extractText, getDocumentProxy } = await lazyImport(() => import("unpdf"), "unpdf");
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     // A copy: pdf.js takes over (detaches) the buffer it is given.

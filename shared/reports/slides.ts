@@ -1,5 +1,6 @@
 import { marked, type Token, type Tokens } from "marked";
 import { escapeHtml } from "./html.js";
+import { lazyImport } from "../lazyImport.js";
 
 /**
  * A slide deck from a report's Markdown: a title slide, then each `## ` section as slides of
@@ -51,7 +52,7 @@ export function outline(title: string, markdown: string, charts: DeckChart[] = [
 /** The deck as a .pptx file (16:9). */
 export async function pptxOf(title: string, slides: Slide[]): Promise<Uint8Array> {
   // A CommonJS build under an ESM name: the class is the default export at run time.
-  const PptxGenJS = (await import("pptxgenjs")).default as unknown as new () => import("pptxgenjs").default;
+  const PptxGenJS = (await lazyImport(() => import("pptxgenjs"), "pptxgenjs")).default as unknown as new () => import("pptxgenjs").default;
   const deck = new PptxGenJS();
   deck.layout = "LAYOUT_16x9"; // 10 × 5.625 in
   deck.title = title;

@@ -45,7 +45,8 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       const total = mounted.reduce((sum, f) => sum + f.body.byteLength, 0);
       if (total > MAX_SANDBOX_INPUT_BYTES) return `Error: the files come to ${total} bytes; the sandbox takes at most ${MAX_SANDBOX_INPUT_BYTES}. Name fewer files.`;
       progress?.({ type: "code", data: { part: "source", language: "python", text: code } });
-      const result = await sandbox.run({ code, files: mounted.map((f) => ({ name: f.name, base64: Buffer.from(f.body).toString("base64") })), ...limits }, signal);
+      const encoded = mounted.map((f) => ({ name: f.name, base64: Buffer.from(f.body).toString("base64") }));
+      const result = await sandbox.run({ code, files: encoded, ...limits }, signal);
       const saved: string[] = [];
       for (const output of result.outputs) {
         const name = sanitizeFilePath(output.name);
