@@ -53,7 +53,8 @@ function versions(): Record<string, string> {
   return Object.fromEntries([...WORK_PRODUCT_LIBRARIES, "@expo-google-fonts/inter"].map((name) => [name, version(name)]));
 }
 
-function buildLayer(modules: string): void {
+/** Builds the layer's node_modules into `modules` (also what a test uses to load the libraries as Lambda would). */
+export function buildLayer(modules: string): void {
   const work = mkdtempSync(path.join(tmpdir(), "stepwise-layer-"));
   try {
     for (const name of WORK_PRODUCT_LIBRARIES.filter((library) => library !== RESVG)) {
