@@ -232,7 +232,10 @@ describe("the web console in Chromium", () => {
     await files.fill('["sales.csv"]');
     await codeField.fill(`${agentCode}\nprint("checked by a person")\n`);
     await card.getByRole("button", { name: "Run with these arguments" }).click();
-    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "checked by a person" }).count(), { timeout: 60_000 }).toBe(1);
+    // What the edited code printed, beneath the code that ran (the tool result's preview is cut
+    // at 2,000 characters, and says first how the arguments were changed: the code, whole).
+    await expect.poll(() => page.locator(".entry.code .code-output", { hasText: "checked by a person" }).count(), { timeout: 60_000 }).toBe(1);
+    expect(await page.locator(".entry.code pre.code code").textContent()).toContain('print("checked by a person")');
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.find((e: any) => e.type === "interrupt.resolved").data.decision).toBe("edit");
