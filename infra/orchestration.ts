@@ -1,5 +1,6 @@
-import { Duration } from "aws-cdk-lib";
-import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Alias, type Function as LambdaFunction, type IVersion } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
@@ -41,8 +42,11 @@ export const STEP_RETRIES: sfn.RetryProps[] = [
   },
 ];
 
+/** The alias of every step function and of the state machine: what new runs start on. */
+export const LIVE_ALIAS = "live";
+
 export interface OrchestrationProps {
-  readonly functions: Record<StepName, IFunction>;
+  readonly functions: Record<StepName, LambdaFunction>;
   /** Executors running at once in "Execute tasks" (an inline Map allows at most 40). */
   readonly maxConcurrency?: number;
   /** How long a run waits for a person's decision before it ends timed_out. */
@@ -56,6 +60,12 @@ export interface OrchestrationProps {
  */
 export class Orchestration extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  /** The state machine's version this deploy published (kept after later deploys, for the runs on it). */
+  readonly version: sfn.CfnStateMachineVersion;
+  /** The alias new runs start through; it points at this deploy's version. */
+  readonly alias: sfn.CfnStateMachineAlias;
+  /** The alias's ARN: what the API starts executions with. */
+  readonly aliasArn: string;
 
   constructor(scope: Construct, id: string, props: OrchestrationProps) {
     super(scope, id);
@@ -63,6 +73,16 @@ export class Orchestration extends Construct {
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) {
       throw new Error(`maxConcurrency must be an integer from 1 to 40, got ${maxConcurrency}`);
     }
+    // Deploys leave running runs alone: each deploy publishes every step function as a version
+    // (kept when the next deploy publishes another) and the definition names those versions, so an
+    // execution calls the code it started with, however long it waits for a person.
+    const versions = Object.fromEntries(
+      Object.entries(props.functions).map(([name, fn]) => {
+        const version = fn.currentVersion;
+        new Alias(fn, "Live", { aliasName: LIVE_ALIAS, version });
+        return [name, version as IVersion];
+      }),
+    ) as Record<StepName, IVersion>;
     const withRetries = <T extends sfn.TaskStateBase>(task: T): T => {
       for (const retry of STEP_RETRIES) task.addRetry(retry);
       return task;
@@ -70,7 +90,7 @@ export class Orchestration extends Construct {
     const step = (name: string, fn: StepName, comment: string, options: { resultPath?: string } = {}) =>
       withRetries(
         new LambdaInvoke(this, name, {
-          lambdaFunction: props.functions[fn],
+          lambdaFunction: versions[fn],
           payloadResponseOnly: true,
           retryOnServiceExceptions: false, // STEP_RETRIES has them, with jitter
           // A turn hands back to the state machine before Lambda's 15-minute limit; never wait longer.
@@ -83,7 +103,7 @@ export class Orchestration extends Construct {
     // Human in the loop: the run waits on a task token (no compute) until the API resumes it.
     const waitFor = (name: string, comment: string) =>
       withRetries(new LambdaInvoke(this, name, {
-        lambdaFunction: props.functions.AwaitInterrupt,
+        lambdaFunction: versions.AwaitInterrupt,
         integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
         payload: sfn.TaskInput.fromObject({
           runId: sfn.JsonPath.stringAt("$.runId"),
@@ -184,5 +204,24 @@ export class Orchestration extends Construct {
       logs: { destination: new LogGroup(this, "StateMachineLogs", { retention: RetentionDays.ONE_MONTH }), level: sfn.LogLevel.ERROR, includeExecutionData: false },
       tracingEnabled: true,
     });
+    // A run started before a deploy keeps calling the versions it started with: the role may invoke
+    // every version of each step function, not only the ones this definition names.
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: Object.values(props.functions).map((fn) => `${fn.functionArn}:*`) }),
+    );
+    // The state machine is versioned too: each deploy that changes the definition publishes a version
+    // (a new revision id replaces this resource; the old version is kept), and the alias moves to it.
+    this.version = new sfn.CfnStateMachineVersion(this, "Version", {
+      stateMachineArn: this.stateMachine.stateMachineArn,
+      stateMachineRevisionId: this.stateMachine.stateMachineRevisionId,
+      description: "Published by a deploy; runs started on it finish on it.",
+    });
+    this.version.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.alias = new sfn.CfnStateMachineAlias(this, "Alias", {
+      name: LIVE_ALIAS,
+      description: "What new runs start on: the version of the last deploy.",
+      routingConfiguration: [{ stateMachineVersionArn: this.version.attrArn, weight: 100 }],
+    });
+    this.aliasArn = this.alias.attrArn;
   }
 }

@@ -49,6 +49,8 @@ export class Stepwise extends Construct {
   readonly table: Table;
   readonly steps: AgentFunctions;
   readonly stateMachine: StateMachine;
+  /** The state machine alias new runs start through (each deploy moves it to its version). */
+  readonly stateMachineAliasArn: string;
   readonly api: StepwiseFunction;
   readonly stream: StepwiseFunction;
   readonly notify: StepwiseFunction;
@@ -122,6 +124,7 @@ export class Stepwise extends Construct {
       interruptTimeout: interruptTimeout ?? (settings.interruptTimeoutHours ? Duration.minutes(Math.round(settings.interruptTimeoutHours * 60)) : undefined),
     });
     this.stateMachine = orchestration.stateMachine;
+    this.stateMachineAliasArn = orchestration.aliasArn;
     const stateMachine = this.stateMachine;
     // "Wait for …" resumes the run itself when the decision came before its token was stored. Its own
     // policy, not the role's default one: the function must exist before the state machine that
@@ -151,12 +154,13 @@ export class Stepwise extends Construct {
     this.api = new StepwiseFunction(this, "Api", {
       entry: API_HANDLER,
       table,
-      environment: { ...environment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
+      environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
       timeout: Duration.seconds(29),
       overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
-    stateMachine.grantStartExecution(this.api);
+    // New runs start through the alias, so they run on the last deploy's versions.
+    this.api.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [orchestration.aliasArn] }));
     stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
     // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
     toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");
@@ -216,6 +220,7 @@ export class Stepwise extends Construct {
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });
     new CfnOutput(this, "StateMachineArn", { value: stateMachine.stateMachineArn });
+    new CfnOutput(this, "StateMachineAliasArn", { value: orchestration.aliasArn });
     new CfnOutput(this, "TableName", { value: table.tableName });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetters.queueUrl });
     new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });

@@ -54,7 +54,7 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
   // Only now, with every log whole again, do the runs go on.
   const continued = stepFunctions.resumeInFlight();
   for (const run of unstarted) {
-    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.stateMachineArn, name: String(run.runId), input: JSON.stringify({ runId: run.runId }) }));
+    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.aliasArn, name: String(run.runId), input: JSON.stringify({ runId: run.runId }) }));
     started.push(String(run.runId));
   }
   sfn.destroy();

@@ -22,9 +22,13 @@ export class StepFunctionsExecutions implements Executions {
     private readonly stateMachineArn: string | undefined,
   ) {}
 
-  /** arn:…:stateMachine:Name + run id → arn:…:execution:Name:runId. */
+  /**
+   * arn:…:stateMachine:Name (or its alias or version, arn:…:stateMachine:Name:live) + run id →
+   * arn:…:execution:Name:runId: an execution's ARN never names the alias or version it started on.
+   */
   arnFor(runId: string): string {
-    return `${this.machine().replace(":stateMachine:", ":execution:")}:${runId}`;
+    const [arn, partition, service, region, account, , name] = this.machine().split(":");
+    return [arn, partition, service, region, account, "execution", name, runId].join(":");
   }
 
   async start(runId: string): Promise<boolean> {
