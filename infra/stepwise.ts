@@ -159,8 +159,10 @@ export class Stepwise extends Construct {
       overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
-    // New runs start through the alias, so they run on the last deploy's versions.
-    this.api.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [orchestration.aliasArn] }));
+    // New runs start through the alias, so they run on the last deploy's versions. Step Functions
+    // authorizes a call through an alias on the state machine's ARN, and a qualified ARN in a policy
+    // scopes it down to that alias: both are named.
+    this.api.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
     stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
     // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
     toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");

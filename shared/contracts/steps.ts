@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SCHEMA_VERSION } from "./schemaVersion.js";
 
 /**
  * Payloads that cross the state machine. They carry ids and small control fields only: messages,
@@ -11,6 +12,11 @@ export const RunRef = z.object({ runId: z.string().min(1) });
 /** What "Start run" receives: the execution input written by the API. */
 export const StartRunInput = RunRef;
 export type StartRunInput = z.infer<typeof StartRunInput>;
+
+/** The execution input of a run: its id, and the schema version of the state it starts. */
+export function executionInput(runId: string): string {
+  return JSON.stringify({ runId, schemaVersion: SCHEMA_VERSION });
+}
 
 export const ResolvedMode = z.enum(["react", "plan_solve", "route", "answer"]);
 export type ResolvedMode = z.infer<typeof ResolvedMode>;

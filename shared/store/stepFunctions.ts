@@ -9,6 +9,7 @@ import {
   type SFNClient,
 } from "@aws-sdk/client-sfn";
 import type { ExecutionState, Executions } from "../ports/executions.js";
+import { executionInput } from "../contracts/steps.js";
 
 const EXECUTION_ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut"]);
 /** Answers of Step Functions that say "not possible now", not "something broke". */
@@ -32,7 +33,7 @@ export class StepFunctionsExecutions implements Executions {
   }
 
   async start(runId: string): Promise<boolean> {
-    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: JSON.stringify({ runId }) })));
+    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: executionInput(runId) })));
   }
 
   async stop(executionArn: string, error: string, cause: string): Promise<boolean> {

@@ -49,27 +49,34 @@ describe("IAM coverage", () => {
     expect(commands("functions/steps/finalize.ts")).not.toContain("Invoke");
   });
 
-  it("the state machine's role may invoke every function its definition invokes, and nothing else", () => {
+  it("the state machine's definition invokes a published version of every step function, and its role may invoke every version of each (runs keep the versions they started on), and nothing else", () => {
     const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
     const [machine] = Object.values(resources).filter((r) => r.Type === "AWS::StepFunctions::StateMachine");
-    const invoked = new Set<string>();
+    const referenced = new Set<string>();
     const collect = (value: unknown): void => {
       if (Array.isArray(value)) value.forEach(collect);
       else if (value && typeof value === "object") {
-        const ref = (value as Record<string, unknown>)["Fn::GetAtt"];
-        if (Array.isArray(ref)) invoked.add(ref[0] as string);
+        const ref = (value as Record<string, unknown>)["Fn::GetAtt"] ?? [(value as Record<string, unknown>).Ref];
+        if (Array.isArray(ref) && typeof ref[0] === "string") referenced.add(ref[0]);
         Object.values(value).forEach(collect);
       }
     };
     collect(machine!.Properties.DefinitionString);
     const steps = ours.filter((f) => f.path.includes("/Steps/")).map((f) => f.logicalId);
-    expect([...invoked].filter((id) => resources[id]?.Type === "AWS::Lambda::Function").sort()).toEqual([...steps].sort());
+    // Only versions, never a function itself (which a deploy changes under a running execution).
+    expect([...referenced].filter((id) => resources[id]?.Type === "AWS::Lambda::Function")).toEqual([]);
+    const versions = [...referenced].filter((id) => resources[id]?.Type === "AWS::Lambda::Version");
+    expect(versions.map((id) => resources[id]!.Properties.FunctionName.Ref).sort()).toEqual([...steps].sort());
     const role = machine!.Properties.RoleArn["Fn::GetAtt"][0];
     const statements = Object.values(resources)
       .filter((r) => r.Type === "AWS::IAM::Policy" && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === role))
       .flatMap((p) => p.Properties.PolicyDocument.Statement);
-    const invokable = new Set(statements.filter((st: any) => [st.Action].flat().includes("lambda:InvokeFunction")).flatMap((st: any) => [st.Resource].flat()).map((r: any) => r["Fn::GetAtt"]?.[0] ?? r["Fn::Join"]?.[1]?.[0]?.["Fn::GetAtt"]?.[0]));
-    for (const id of steps) expect(invokable.has(id), id).toBe(true);
+    const invokable = statements.filter((st: any) => [st.Action].flat().includes("lambda:InvokeFunction")).flatMap((st: any) => [st.Resource].flat());
+    // arn:…:function:Name:* — every version of the function, those of earlier deploys too.
+    const everyVersion = new Set(invokable.filter((r: any) => r["Fn::Join"]?.[1]?.[1] === ":*").map((r: any) => r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0]));
+    for (const id of steps) expect(everyVersion.has(id), id).toBe(true);
+    const other = invokable.filter((r: any) => !(r["Fn::Join"]?.[1]?.[1] === ":*" && steps.includes(r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0])) && !versions.includes(r.Ref));
+    expect(other).toEqual([]);
     expect(statements.flatMap((st: any) => [st.Action].flat()).filter((a: string) => !/^(lambda:InvokeFunction|xray:|logs:)/.test(a))).toEqual([]);
   });
 
