@@ -7,6 +7,7 @@ import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import { FINAL_STEP_ERRORS, RETRYABLE_STEP_ERRORS } from "../shared/errors.js";
 import type { StepName } from "./handlers.js";
+import { LIVE_ALIAS } from "../shared/store/stepFunctions.js";
 
 /**
  * Retries for every Task. Steps replay their journal, so repeating one is safe; permanent errors
@@ -42,8 +43,6 @@ export const STEP_RETRIES: sfn.RetryProps[] = [
   },
 ];
 
-/** The alias of every step function and of the state machine: what new runs start on. */
-export const LIVE_ALIAS = "live";
 
 export interface OrchestrationProps {
   readonly functions: Record<StepName, LambdaFunction>;
@@ -150,6 +149,18 @@ export class Orchestration extends Construct {
       .when(sfn.Condition.booleanEquals("$.done", false), executeTask)
       .otherwise(new sfn.Succeed(this, "Task done"));
 
+    // The history budget (shared/run/historyBudget.ts): the plan's next tasks run in the run's next
+    // execution, and this one ends. "Start run" there hands them to "Execute tasks".
+    const continueRun = withRetries(new LambdaInvoke(this, "Continue in a new execution", {
+      lambdaFunction: versions.ContinueRun,
+      payload: sfn.TaskInput.fromObject({ state: sfn.JsonPath.entirePayload, executionArn: sfn.JsonPath.executionId }),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      resultPath: "$.continuation",
+      comment: "This execution's history is nearly full: the run goes on in a new execution.",
+    }));
+    continueRun.next(new sfn.Succeed(this, "Continued in a new execution"));
+
     const executeTasks = new sfn.Map(this, "Execute tasks", {
       itemsPath: "$.tasks",
       itemSelector: {
@@ -168,12 +179,14 @@ export class Orchestration extends Construct {
     finalize.next(new sfn.Succeed(this, "Run succeeded"));
 
     for (const state of [waitForInput, waitForPlanApproval, executeTasks]) state.addCatch(recordTimeout, onTimeout);
-    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval, recordTimeout]) {
+    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval, recordTimeout, continueRun]) {
       state.addCatch(recordFailure, onError);
     }
 
     const definition = startRun.next(
       chooseMode
+        // A run's next execution starts with the tasks its last Plan chose.
+        .when(sfn.Condition.isPresent("$.tasks"), executeTasks)
         .when(sfn.Condition.stringEquals("$.mode", "react"), agentTurn.next(
             agentFinished
               .when(sfn.Condition.isPresent("$.interruptId"), waitForInput.next(agentTurn))
@@ -186,6 +199,7 @@ export class Orchestration extends Construct {
             nextStep
               .when(sfn.Condition.stringEquals("$.next", "approve"), waitForPlanApproval.next(plan))
               .when(sfn.Condition.stringEquals("$.next", "execute"), executeTasks.next(plan))
+              .when(sfn.Condition.stringEquals("$.next", "continue"), continueRun)
               .otherwise(summarize.next(finalize)),
           ),
         )

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy } from "aws-cdk-lib";
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { HttpApi, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
@@ -132,6 +132,17 @@ export class Stepwise extends Construct {
     new Policy(this, "AwaitInterruptResumes", {
       roles: [this.steps.functions.AwaitInterrupt.role!],
       statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
+    });
+    // The history budget: Plan reads how long the execution's history is, and "Continue in a new
+    // execution" starts the run's next execution through the alias (own policies, as above).
+    const executions = Stack.of(this).formatArn({ service: "states", resource: "execution", resourceName: `${stateMachine.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    new Policy(this, "PlanReadsHistoryLength", {
+      roles: [this.steps.functions.Plan.role!],
+      statements: [new PolicyStatement({ actions: ["states:GetExecutionHistory"], resources: [executions] })],
+    });
+    new Policy(this, "ContinueRunStartsExecutions", {
+      roles: [this.steps.functions.ContinueRun.role!],
+      statements: [new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] })],
     });
 
     this.stream = new StepwiseFunction(this, "Stream", {

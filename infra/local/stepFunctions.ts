@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { toHistoryEvent } from "./executionHistory.js";
 import { ExecutionStore, type ExecutionRecord, type ExecutionStatus, type ResumePoint } from "./executionStore.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import { LIVE_ALIAS } from "../../shared/store/stepFunctions.js";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
 if (!(Promise as any).withResolvers) {
@@ -58,8 +59,6 @@ interface PendingCallback {
   reject: (error: Error) => void;
 }
 
-/** What new executions start on when started through the alias (each deploy moves it). */
-export const LOCAL_ALIAS = "live";
 
 /** One published version of the state machine: its definition, started at any top-level state on demand. */
 interface MachineVersion {
@@ -114,7 +113,7 @@ export class LocalStepFunctions extends EventEmitter {
     super();
     this.credentials = options.credentials;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
-    this.aliasArn = `${this.stateMachineArn}:${LOCAL_ALIAS}`;
+    this.aliasArn = `${this.stateMachineArn}:${LIVE_ALIAS}`;
     this.publishVersion(definition);
     this.store = new ExecutionStore(options.dataDir);
     for (const record of this.store.all()) this.executions.set(record.executionArn, { ...record, historyLength: 0 });

@@ -16,6 +16,9 @@ const EXECUTION_ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "Execu
 const REFUSED = new Set(["ExecutionNotRedrivable", "ExecutionAlreadyExists", "ExecutionLimitExceeded", "ExecutionDoesNotExist"]);
 const DEAD_TOKEN = new Set(["TaskTimedOut", "TaskDoesNotExist"]);
 
+/** The alias of the state machine (and of each step function) that new runs start on. */
+export const LIVE_ALIAS = "live";
+
 /** The executions port over the Step Functions API (the run's state machine). */
 export class StepFunctionsExecutions implements Executions {
   constructor(
@@ -34,6 +37,19 @@ export class StepFunctionsExecutions implements Executions {
 
   async start(runId: string): Promise<boolean> {
     return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: executionInput(runId) })));
+  }
+
+  async startContinuation(executionArn: string, input: string): Promise<boolean> {
+    // arn:…:execution:Name:executionName → the alias arn:…:stateMachine:Name:live
+    const [arn, partition, service, region, account, , machine, name] = executionArn.split(":");
+    const stateMachineArn = [arn, partition, service, region, account, "stateMachine", machine, LIVE_ALIAS].join(":");
+    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input })));
+  }
+
+  async historyLength(executionArn: string): Promise<number> {
+    // Event ids count up from 1: the newest event's id is the history's length.
+    const page = await this.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1, reverseOrder: true, includeExecutionData: false }));
+    return page.events?.[0]?.id ?? 0;
   }
 
   async stop(executionArn: string, error: string, cause: string): Promise<boolean> {

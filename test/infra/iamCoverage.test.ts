@@ -44,6 +44,10 @@ describe("IAM coverage", () => {
     expect(commands("functions/steps/plan.ts")).toEqual(expect.arrayContaining(["Update", "SendMessage", "GetSecretValue"]));
     expect(commands("functions/stream/handler.ts")).toEqual(["Get", "Put", "Query"]); // reads, and the log's fill of a number a crashed writer took
     expect(commands("functions/steps/plan.ts")).not.toContain("StartExecution");
+    // The history budget: Plan measures the history, "Continue in a new execution" starts the next one.
+    expect(commands("functions/steps/plan.ts")).toContain("GetExecutionHistory");
+    expect(commands("functions/steps/continueRun.ts")).toContain("StartExecution");
+    expect(commands("functions/steps/finalize.ts")).not.toContain("GetExecutionHistory");
     // Tools run where an agent calls them: run_code invokes the sandbox, file reads get objects.
     expect(commands("functions/steps/executeTask.ts")).toEqual(expect.arrayContaining(["Invoke", "GetObject"]));
     expect(commands("functions/steps/finalize.ts")).not.toContain("Invoke");

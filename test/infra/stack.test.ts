@@ -170,6 +170,7 @@ describe("configuration parity: every deployment setting reaches every function'
     maxTokensField: "max_tokens",
     maxPlanIterations: "7",
     maxAgentRounds: "12",
+    historyEventBudget: "20000",
     contextBudgetTokens: "64000",
     toolConcurrency: "3",
     maxActiveRunsPerTenant: "5",
@@ -242,6 +243,10 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", corsAllowedOrigins: "https://app.example.com/console" }, /corsAllowedOrigins must be origins/],
     [{ openAiBaseUrl: "https://x.example.com/v1", streamTokenSeconds: "86400" }, /streamTokenSeconds/],
     [{ openAiBaseUrl: "https://x.example.com/v1", modelPriceInputPerMtok: "-1" }, /modelPriceInputPerMtok/],
+    // Upper bounds: a run's own budgets stop there, and Step Functions ends an execution at 25,000 history events.
+    [{ openAiBaseUrl: "https://x.example.com/v1", maxPlanIterations: "21" }, /maxPlanIterations/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", maxAgentRounds: "51" }, /maxAgentRounds/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "25001" }, /historyEventBudget/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });
