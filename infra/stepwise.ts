@@ -17,6 +17,9 @@ import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { AgentFunctions } from "./agentFunctions.js";
+import { declaredGrants } from "../shared/contracts/toolGrants.js";
+import { loadConfig } from "../shared/config.js";
+import { stepwiseTools } from "../shared/tools/workTools.js";
 import { functionEnvironment, parseSettings, type DeploymentSettings } from "./config.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
@@ -109,14 +112,16 @@ export class Stepwise extends Construct {
     const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn, ...tools.environment };
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment });
+    const toolGrants = declaredGrants(stepwiseTools(loadConfig({ ...environment, TABLE_NAME: table.tableName })));
     const apiKeySecret = settings.openAiApiKeySecretArn ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn) : undefined;
     for (const fn of Object.values(this.steps.functions)) {
       table.grant(fn, ...TABLE_READ, ...TABLE_WRITE);
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
       toolSourceKey.grantDecrypt(fn);
+      // The agent loop keeps whole tool outputs and long texts as files; the tools get what they declare.
       tools.grantFiles(fn);
-      tools.grantSandbox(fn);
+      tools.grantTools(fn, toolGrants);
     }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: this.steps.functions,

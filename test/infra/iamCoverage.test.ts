@@ -2,6 +2,9 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { actionMatches, iamActionsFor, SdkCallGraph } from "../support/sdkCalls.js";
 import { allowedActions, functionsOf, synthesize } from "../support/template.js";
+import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
+import { loadConfig } from "../../shared/config.js";
+import { stepwiseTools } from "../../shared/tools/workTools.js";
 
 /**
  * Every AWS call a function's code can make is allowed by that function's role: the calls are read
@@ -82,6 +85,30 @@ describe("IAM coverage", () => {
     const other = invokable.filter((r: any) => !(r["Fn::Join"]?.[1]?.[1] === ":*" && steps.includes(r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0])) && !versions.includes(r.Ref));
     expect(other).toEqual([]);
     expect(statements.flatMap((st: any) => [st.Action].flat()).filter((a: string) => !/^(lambda:InvokeFunction|xray:|logs:)/.test(a))).toEqual([]);
+  });
+
+  it("each tool declares the grants its code needs (S3 and Lambda calls), every tool an agent may get is checked, and the stack grants the declarations", () => {
+    // Every tool Stepwise may give an agent, search over the run's files included (the widest set).
+    const tools = stepwiseTools(loadConfig({ TABLE_NAME: "t", WEB_SEARCH_PROVIDER: "files" }));
+    const modules: Record<string, string[]> = {
+      "shared/tools/calculator.ts": ["calculator"],
+      "shared/tools/textStats.ts": ["text_stats"],
+      "shared/tools/askUser.ts": ["ask_user"],
+      "shared/tools/artifacts.ts": ["write_artifact", "read_artifact"],
+      "shared/tools/runCode.ts": ["run_code"],
+      "shared/tools/web.ts": ["web_fetch", "web_search", "deep_search"],
+      "shared/tools/writeReport.ts": ["write_report"],
+    };
+    expect(tools.map((t) => t.name).sort()).toEqual(Object.values(modules).flat().sort());
+    for (const [file, names] of Object.entries(modules)) {
+      const declared = declaredGrants(tools.filter((t) => names.includes(t.name))).flatMap((g) => TOOL_GRANT_ACTIONS[g]);
+      const needed = graph.callsOfMembers(file).filter((c) => ["client-s3", "client-lambda"].includes(c.sdkPackage)).flatMap(iamActionsFor);
+      // Every call the tools' code can make is declared (what the graph reads is at least what runs).
+      expect(needed.filter((action) => !declared.includes(action as never)), file).toEqual([]);
+    }
+    // The stack grants the agents what the declarations say (infra/stepwise.ts): run_code's sandbox among them.
+    expect(tools.find((t) => t.name === "run_code")!.grants).toContain("sandbox:invoke");
+    expect(allowedActions(template, ours.find((f) => f.path.endsWith("/Steps/ExecuteTask"))!.roleLogicalId)).toContain("lambda:InvokeFunction");
   });
 
   it("the callback step's permission to resume is its own policy, on the state machine only", () => {
