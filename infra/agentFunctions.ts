@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Construct } from "constructs";
 import type { LayerVersion } from "aws-cdk-lib/aws-lambda";
@@ -13,6 +13,9 @@ export interface AgentFunctionsProps {
   readonly table: ITable;
   readonly environment: Record<string, string>;
 }
+
+/** A deploy publishes a version of each step function; the versions before it stay for the runs that started on them. */
+const RETAINED = { removalPolicy: RemovalPolicy.RETAIN };
 
 /** One Lambda per state machine Task, each with up to 15 minutes for its agent turn. */
 export class AgentFunctions extends Construct {
@@ -30,8 +33,8 @@ export class AgentFunctions extends Construct {
     const runsAgent = new Set<StepName>(AGENT_STEPS);
     this.functions = Object.fromEntries(
       entries.map(([name, entry]) => {
-        const overrides = { layers: runsAgent.has(name) ? [this.tokenizer, this.workProducts] : [] };
-        const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15), overrides });
+        const layers = runsAgent.has(name) ? [this.tokenizer, this.workProducts] : [];
+        const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15), overrides: { layers, currentVersionOptions: RETAINED } });
         return [name, fn];
       }),
     ) as Record<StepName, StepwiseFunction>;

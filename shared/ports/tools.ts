@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { ToolProgress } from "../contracts/events.js";
-import type { ChatModel } from "../llm/types.js";
-import type { ToolCall, ToolSpec } from "../llm/types.js";
+import type { ToolGrant } from "../contracts/toolGrants.js";
+import type { ChatModel, ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
 
 /** What a tool may use while it runs. Passed by the registry, never by the agent by hand. */
@@ -43,6 +43,8 @@ export interface Tool<Args = any> {
   readonly pure?: boolean;
   /** The call is a question for a person: the run waits for the answer (ask_user). */
   readonly asksUser?: boolean;
+  /** What it needs from AWS beyond the table (shared/contracts/toolGrants.ts); the stack grants it. */
+  readonly grants?: readonly ToolGrant[];
   run(args: Args, context: ToolContext): Promise<string>;
 }
 

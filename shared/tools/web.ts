@@ -31,6 +31,7 @@ export function webSearchTool(provider: SearchProvider) {
     name: "web_search",
     description: provider.name === "files" ? "Search the run's own files for a query; results are numbered with their file names." : "Search the web; results are numbered with title, address and a snippet.",
     access: "read",
+    grants: provider.name === "files" ? ["files:read"] : [],
     parameters: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(20).default(5) }),
     async run({ query, limit }, { runId, files, signal }) {
       const hits = await provider.search(query, limit, { runId, files, signal });
@@ -55,6 +56,8 @@ export function deepSearchTool(provider: SearchProvider) {
       "Research a question: run several searches at once, read the best pages, and return notes with numbered sources; " +
       "the notes are also saved as a Markdown file of the run (notes-<question>.md) for reports to use.",
     access: "read",
+    // Its notes are a file of the run; the offline provider reads the run's files too.
+    grants: provider.name === "files" ? ["files:read", "files:write"] : ["files:write"],
     parameters: z.object({
       question: z.string().min(1).max(500),
       queries: z.array(z.string().min(1).max(300)).max(5).optional().describe("Search queries to run (default: derived from the question)"),
