@@ -9,16 +9,20 @@ import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
 import { observability, requestLog } from "../observability.js";
 import { getBaseServices } from "../baseServices.js";
+import { getServices } from "../services.js";
+import { mcpResult } from "../mcp.js";
 
 const Cursor = z.coerce.number().int().min(0);
 
 /**
- * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events.
+ * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events;
+ * and `/mcp`, the MCP server, where its replies can stream.
  * A streamed Lambda is not told when its client leaves, so every stream ends by itself after
  * STREAM_MAX_SECONDS and the client resumes with Last-Event-ID.
  */
 export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).handler(async (event, context) => {
   try {
+    if (/^\/mcp\/?$/.test(event.rawPath)) return await mcp(event, context);
     const services = getBaseServices();
     const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
     if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
@@ -68,6 +72,16 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
 })
   .use(observability(() => ({})))
   .use(requestLog());
+
+/** `/mcp` streamed: progress notifications and elicitation reach the client while a call waits. */
+async function mcp(event: HttpEvent, context: { getRemainingTimeInMillis?: () => number } | undefined) {
+  const services = getServices();
+  const early = preflight(event, services.config, "POST");
+  if (early) return early;
+  const tenantId = await authenticate(event, services);
+  logger.appendKeys({ tenant: tenantId });
+  return withCors(await mcpResult(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
+}
 
 /**
  * Who reads the stream: a stream token (`?token=`, for browsers) opens only the run it was issued
