@@ -100,6 +100,15 @@ export const OPERATIONS: Operation[] = [
   { method: "get", path: "/v1/tools", summary: "The agents' tools with their schemas and access", tag: "Tools", responses: { 200: { description: "Tools.", schema: R.ToolList } } },
   { method: "get", path: "/v1/webhook-secrets", summary: "The tenant's webhook signing secrets", tag: "Webhooks", responses: { 200: { description: "Secrets.", schema: R.WebhookSecrets } } },
   { method: "post", path: "/v1/webhook-secrets/rotate", summary: "Rotate the webhook signing secret (the old one keeps signing for a while)", tag: "Webhooks", responses: { 200: { description: "Secrets after rotation.", schema: R.WebhookSecrets } } },
+  {
+    method: "post", path: "/mcp", summary: "The MCP server (Streamable HTTP, stateless): tools run_task, get_run, cancel_run, decide. On AWS the stream URL's /mcp streams progress and elicitation; this one answers within the API's 30 s", tag: "Protocols",
+    rawBody: { "application/json": { schema: { type: "object", description: "A JSON-RPC 2.0 message of MCP (or a batch): initialize, tools/list, tools/call, ping; or the answer to an elicitation request. Send `Accept: application/json, text/event-stream`, and after initialize the `Mcp-Session-Id` and `MCP-Protocol-Version` headers." } } },
+    responses: {
+      200: { description: "The JSON-RPC answer: as Server-Sent Events (progress notifications and elicitation requests before the result) where the reply streams, else JSON. initialize answers with an `Mcp-Session-Id`.", contentType: "text/event-stream", schema: z.string() },
+      202: { description: "A notification or an elicitation answer, accepted." },
+      406: { description: "Accept does not allow both application/json and text/event-stream (a JSON-RPC error body)." },
+    },
+  },
   { method: "get", path: "/health", summary: "Whether the service can take requests (no API key)", tag: "Service", public: true, responses: { 200: { description: "Ready.", schema: R.Health, example: { status: "ok", version: VERSION, checks: { table: "ok", stateMachine: "ok" } } }, 503: { description: "Not ready yet; retry.", schema: R.Health } } },
   { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "Service", public: true, responses: { 200: { description: "OpenAPI 3.1.", schema: z.record(z.string(), z.unknown()) } } },
   { method: "get", path: "/", summary: "The web console (a single-page app)", tag: "Service", public: true, responses: { 200: { description: "The console's page.", contentType: "text/html", schema: z.string() } } },
