@@ -17,8 +17,8 @@ const ANSWER_MARGIN_MS = 5_000;
  */
 export async function mcpResult(event: HttpEvent, services: Services, tenantId: string, options: { streaming: boolean; remainingMs: number }): Promise<{ statusCode: number; headers: Record<string, string>; body: string | Readable }> {
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
-  const body = event.body === undefined || ["GET", "HEAD"].includes(event.requestContext.http.method) ? undefined : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
-  const request = new Request(`${baseUrl(event)}${event.rawPath}${query}`, { method: event.requestContext.http.method, headers: event.headers as Record<string, string>, body });
+  const requestBody = event.body === undefined || ["GET", "HEAD"].includes(event.requestContext.http.method) ? undefined : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
+  const request = new Request(`${baseUrl(event)}${event.rawPath}${query}`, { method: event.requestContext.http.method, headers: event.headers as Record<string, string>, body: requestBody });
   const cap = options.streaming ? services.config.STREAM_MAX_SECONDS * 1000 : Infinity;
   const response = await handleMcp(request, {
     services,
@@ -29,6 +29,6 @@ export async function mcpResult(event: HttpEvent, services: Services, tenantId: 
     version: packageJson.version,
   });
   const headers = Object.fromEntries(response.headers);
-  if (options.streaming && response.body) return { statusCode: response.status, headers, body: Readable.fromWeb(response.body as NodeReadableStream) };
-  return { statusCode: response.status, headers, body: await response.text() };
+  const body = options.streaming && response.body ? Readable.fromWeb(response.body as NodeReadableStream) : await response.text();
+  return { statusCode: response.status, headers, body };
 }

@@ -5,6 +5,6 @@ import { baseUrl, type HttpEvent } from "../http.js";
 export { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 
 export function linksFor(event: HttpEvent, services: Services): Links {
-  const api = baseUrl(event);
+  const api = (services.config.API_URL ?? baseUrl(event)).replace(/\/$/, "");
   return { api, stream: (services.config.STREAM_URL ?? api).replace(/\/$/, ""), console: services.config.CONSOLE_LINKS };
 }
