@@ -218,7 +218,7 @@ async function askThroughElicitation(transport: Transport, extra: ToolExtra, int
     jsonrpc: "2.0",
     id: `stepwise-elicit:${interrupt.runId}:${interrupt.interruptId}`,
     method: "elicitation/create",
-    params: { mode: "form", message: questionOf(interrupt), requestedSchema: schemaFor(interrupt) },
+    params: { message: questionOf(interrupt), requestedSchema: schemaFor(interrupt) },
   };
   await transport.send(message, { relatedRequestId: extra.requestId });
 }
