@@ -11,6 +11,8 @@ import { observability, requestLog } from "../observability.js";
 import { getBaseServices } from "../baseServices.js";
 import { getServices } from "../services.js";
 import { mcpResult } from "../mcp.js";
+import { AgUiView, agUiFrames, parseAgUiCursor } from "../../shared/protocols/agUi.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
 
 const Cursor = z.coerce.number().int().min(0);
 
@@ -35,8 +37,13 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
 
     const rawCursor = header(event, "last-event-id") ?? event.queryStringParameters?.after ?? "0";
-    const cursor = Cursor.safeParse(rawCursor);
-    if (!cursor.success) throw new BadRequestError(`Last-Event-ID / after must be an event sequence number, got '${rawCursor}'.`);
+    const agUi = wantsAgUi(event);
+    const agUiCursor = agUi ? parseAgUiCursor(rawCursor) : undefined;
+    const cursor = agUi ? { success: agUiCursor !== undefined, data: 0 } : Cursor.safeParse(rawCursor);
+    if (!cursor.success) throw new BadRequestError(`Last-Event-ID / after must be an event sequence number${agUi ? " (<seq>.<index> in the AG-UI view)" : ""}, got '${rawCursor}'.`);
+    // The AG-UI view is rebuilt from the log's start, then written from where the client stopped.
+    const view = agUi ? new AgUiView(run.sessionId, run.runId) : undefined;
+    const frame = view ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor!) : undefined;
 
     const { config } = services;
     const remaining = context?.getRemainingTimeInMillis?.() ?? Infinity;
@@ -49,6 +56,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
         heartbeatMs: config.STREAM_HEARTBEAT_MS,
         maxMs: Math.min(config.STREAM_MAX_SECONDS * 1000, remaining - 10_000),
         signal: controller.signal,
+        frame,
       });
     }
     const body = Readable.from(frames());
@@ -72,6 +80,11 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
 })
   .use(observability(() => ({})))
   .use(requestLog());
+
+/** The AG-UI view when the client asks for it: `?protocol=ag-ui`, or an Accept naming AG-UI's media type. */
+function wantsAgUi(event: HttpEvent): boolean {
+  return event.queryStringParameters?.protocol === "ag-ui" || /application\/vnd\.ag-ui\b/i.test(header(event, "accept") ?? "");
+}
 
 /** `/mcp` streamed: progress notifications and elicitation reach the client while a call waits. */
 async function mcp(event: HttpEvent, context: { getRemainingTimeInMillis?: () => number } | undefined) {
