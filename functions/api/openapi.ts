@@ -49,8 +49,12 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get", path: "/v1/runs/{runId}/stream", summary: "A run's events as Server-Sent Events (on AWS at the stream URL, links.stream)", tag: "Runs",
-    query: z.strictObject({ after: z.coerce.number().int().min(0).optional(), token: z.string().optional().describe("A stream token from POST /v1/runs/{runId}/stream-token, for browsers; instead of the Authorization header.") }),
-    headers: [{ name: "Last-Event-ID", description: "Resume after this event: no gap, no duplicate.", schema: z.string() }],
+    query: z.strictObject({
+      after: z.coerce.number().int().min(0).optional(),
+      token: z.string().optional().describe("A stream token from POST /v1/runs/{runId}/stream-token, for browsers; instead of the Authorization header."),
+      protocol: z.enum(["ag-ui"]).optional().describe("ag-ui: the events as AG-UI events (`data:` an AG-UI event, `id:` <seq>.<index>); also chosen by `Accept: application/vnd.ag-ui.event+json`."),
+    }),
+    headers: [{ name: "Last-Event-ID", description: "Resume after this event: no gap, no duplicate (in the AG-UI view, <seq>.<index>).", schema: z.string() }],
     responses: { 200: { description: "`event:` is the event type, `id:` its sequence number, `data:` the event as JSON; closes after the terminal event.", contentType: "text/event-stream", schema: z.string(), example: `id: 1\nevent: run.started\ndata: {"seq":1,"type":"run.started","data":{"mode":"react","input":"Hi"},"at":"${stamp}"}\n\n` } },
   },
   {

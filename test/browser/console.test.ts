@@ -377,6 +377,7 @@ describe("the web console in Chromium", () => {
     const mcp = page.getByRole("link", { name: "MCP" });
     expect(await mcp.getAttribute("href")).toBe(`${proxy.url}/mcp`);
     expect(await mcp.getAttribute("title")).toContain(`get_run {"runId": "${runId}"}`);
+    expect(await page.getByRole("link", { name: "AG-UI stream" }).getAttribute("href")).toBe(`${proxy.url}/v1/runs/${runId}/stream?protocol=ag-ui`);
     await page.close();
   });
 
