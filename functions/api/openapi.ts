@@ -113,6 +113,11 @@ export const OPERATIONS: Operation[] = [
       406: { description: "Accept does not allow both application/json and text/event-stream (a JSON-RPC error body)." },
     },
   },
+  {
+    method: "post", path: "/v1/ag-ui", summary: "Run an AG-UI agent turn (what an AG-UI HttpAgent posts; on AWS at the stream URL): the thread is the session, the last user message the task, forwardedProps.mode the mode", tag: "Protocols",
+    rawBody: { "application/json": { schema: { type: "object", description: "An AG-UI RunAgentInput: {threadId (a session id), runId, messages, tools, context, state, forwardedProps: {mode?}}.", required: ["threadId", "runId", "messages"] } } },
+    responses: { 200: { description: "The new run's events as AG-UI events (`id:` <seq>.<index>; resume with GET /v1/runs/{runId}/stream?protocol=ag-ui). The run id is in X-Stepwise-Run.", contentType: "text/event-stream", schema: z.string() } },
+  },
   { method: "get", path: "/health", summary: "Whether the service can take requests (no API key)", tag: "Service", public: true, responses: { 200: { description: "Ready.", schema: R.Health, example: { status: "ok", version: VERSION, checks: { table: "ok", stateMachine: "ok" } } }, 503: { description: "Not ready yet; retry.", schema: R.Health } } },
   { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "Service", public: true, responses: { 200: { description: "OpenAPI 3.1.", schema: z.record(z.string(), z.unknown()) } } },
   { method: "get", path: "/", summary: "The web console (a single-page app)", tag: "Service", public: true, responses: { 200: { description: "The console's page.", contentType: "text/html", schema: z.string() } } },

@@ -1,3 +1,5 @@
+import { CreateRunRequest } from "../contracts/api.js";
+import { BadRequestError } from "../errors.js";
 import type { RunEvent } from "../contracts/events.js";
 
 /** An AG-UI event as it goes on the wire (`type` plus its fields; @ag-ui/core's schemas check them). */
@@ -153,4 +155,20 @@ export function agUiFrames(view: AgUiView, event: RunEvent, after: { seq: number
     .convert(event)
     .map((agUi, index) => (event.seq < after.seq || (event.seq === after.seq && index <= after.index) ? "" : `id: ${event.seq}.${index}\ndata: ${JSON.stringify(agUi)}\n\n`))
     .join("");
+}
+
+/**
+ * A RunAgentInput as a run: the thread is the session, the last user message the task,
+ * `forwardedProps.mode` the mode. A thread id that is not a session id is refused.
+ */
+export function createRunFromAgUi(input: { threadId: string; messages: object[]; forwardedProps?: unknown }): CreateRunRequest {
+  // Read by key: the IAM-coverage graph takes `.messages`, `.content` and `.text` reads for a model call's.
+  let content: unknown;
+  for (const message of input["messages"] as Record<string, unknown>[]) if (message["role"] === "user") content = message["content"];
+  const partText = (part: Record<string, unknown>) => (typeof part["text"] === "string" ? part["text"] : "");
+  const text = typeof content === "string" ? content : Array.isArray(content) ? content.map(partText).join("\n") : "";
+  const props = (input.forwardedProps ?? {}) as { mode?: unknown };
+  const parsed = CreateRunRequest.safeParse({ input: text, sessionId: input.threadId, mode: props.mode ?? "auto" });
+  if (!parsed.success) throw new BadRequestError(`The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${i.path.join(".") === "sessionId" ? "threadId" : i.path.join(".") || "input"}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`);
+  return parsed.data;
 }

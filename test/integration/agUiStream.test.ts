@@ -1,4 +1,4 @@
-import { runHttpRequest, transformHttpEventStream, verifyEvents } from "@ag-ui/client";
+import { HttpAgent, runHttpRequest, transformHttpEventStream, verifyEvents } from "@ag-ui/client";
 import type { BaseEvent } from "@ag-ui/core";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { lastValueFrom, toArray } from "rxjs";
@@ -96,4 +96,38 @@ describe("the AG-UI view of a run", () => {
     const res = await fetch(streamUrl(), { headers: { authorization: `Bearer ${stack.apiKey}`, "last-event-id": "x.1" } });
     expect(res.status).toBe(400);
   });
+
+  it("an HttpAgent runs a thread: each turn is a run of the session, every event valid; the second turn remembers the first", async () => {
+    const threadId = `ses_agui${Date.now().toString(36)}`;
+    const agent = new HttpAgent({ url: `${stack.url}/v1/ag-ui`, headers: { authorization: `Bearer ${stack.apiKey}` }, threadId });
+    const turn = async (text: string) => {
+      const seen: BaseEvent[] = [];
+      agent.addMessage({ id: `m${agent.messages.length}`, role: "user", content: text });
+      const result = await agent.runAgent({ forwardedProps: { mode: "react" } }, { onEvent: ({ event }) => void seen.push(event) });
+      for (const event of seen) expect(EventSchemas.safeParse(event).error, JSON.stringify(event)).toBeUndefined();
+      return { seen, result };
+    };
+    const first = await turn("Compute 17*23");
+    expect(first.seen.map((e) => e.type)).toEqual(expect.arrayContaining(["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_RESULT", "TEXT_MESSAGE_CONTENT", "RUN_FINISHED"]));
+    expect(first.result.result).toMatchObject({ answer: expect.stringContaining("391") });
+    // The agent keeps the assistant's streamed message in its thread.
+    expect(agent.messages.some((m) => m.role === "assistant" && typeof m.content === "string" && m.content.includes("391"))).toBe(true);
+
+    await turn("Now add 9 to that");
+    const session = (await client.request("GET", `/v1/sessions/${threadId}`)).body;
+    expect(session.messages.filter((m: { role: string }) => m.role === "user")).toHaveLength(2);
+  });
+
+  it("refuses an AG-UI input that makes no run with 400, and starts nothing", async () => {
+    const before = (await client.request("GET", "/v1/runs?limit=100")).body.runs.length;
+    const res = await fetch(`${stack.url}/v1/ag-ui`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ threadId: "not a session id!", runId: "r1", messages: [{ id: "1", role: "user", content: "hi" }], tools: [], context: [], state: {}, forwardedProps: {} }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("threadId");
+    expect((await client.request("GET", "/v1/runs?limit=100")).body.runs.length).toBe(before);
+  });
 });
+
