@@ -1,4 +1,5 @@
 import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import { executionInput } from "../../shared/contracts/steps.js";
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventLog } from "../../shared/store/events.js";
@@ -54,7 +55,7 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
   // Only now, with every log whole again, do the runs go on.
   const continued = stepFunctions.resumeInFlight();
   for (const run of unstarted) {
-    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.stateMachineArn, name: String(run.runId), input: JSON.stringify({ runId: run.runId }) }));
+    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.aliasArn, name: String(run.runId), input: executionInput(String(run.runId)) }));
     started.push(String(run.runId));
   }
   sfn.destroy();
