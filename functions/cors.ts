@@ -16,8 +16,8 @@ export function allowedOrigin(event: HttpEvent, config: CorsConfig): string | un
   return allowed.includes(origin) ? origin : undefined;
 }
 
-const ALLOW_HEADERS = "authorization, content-type, idempotency-key, last-event-id";
-const EXPOSE_HEADERS = "location, retry-after, idempotent-replayed";
+const ALLOW_HEADERS = "authorization, content-type, idempotency-key, last-event-id, mcp-session-id, mcp-protocol-version";
+const EXPOSE_HEADERS = "location, retry-after, idempotent-replayed, mcp-session-id";
 
 /** The answer to a preflight (OPTIONS with Access-Control-Request-Method), or undefined for any other request. */
 export function preflight(event: HttpEvent, config: CorsConfig, methods: string): HttpResult | undefined {

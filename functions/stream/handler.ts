@@ -1,7 +1,13 @@
 import middy from "@middy/core";
 import { Readable } from "node:stream";
 import { z } from "zod";
-import { NotFoundError, BadRequestError, UnauthorizedError } from "../../shared/errors.js";
+import { NotFoundError, BadRequestError, StepwiseError, UnauthorizedError } from "../../shared/errors.js";
+import { RunAgentInputSchema } from "@ag-ui/core/schemas";
+import type { RunRecord } from "../../shared/contracts/run.js";
+import { submitRun } from "../../shared/run/submit.js";
+import { createRunFromAgUi } from "../../shared/protocols/agUi.js";
+import { linksFor } from "../api/access.js";
+import { parseBody as parseJsonBody } from "../api/routes.js";
 import type { BaseServices } from "../../shared/baseServices.js";
 import { preflight, withCors } from "../cors.js";
 import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
@@ -9,16 +15,23 @@ import { logger } from "../../shared/observability.js";
 import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
 import { observability, requestLog } from "../observability.js";
 import { getBaseServices } from "../baseServices.js";
+import { getServices } from "../services.js";
+import { mcpResult } from "../mcp.js";
+import { AgUiView, agUiFrames, parseAgUiCursor } from "../../shared/protocols/agUi.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
 
 const Cursor = z.coerce.number().int().min(0);
 
 /**
- * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events.
+ * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events;
+ * and `/mcp`, the MCP server, where its replies can stream.
  * A streamed Lambda is not told when its client leaves, so every stream ends by itself after
  * STREAM_MAX_SECONDS and the client resumes with Last-Event-ID.
  */
 export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).handler(async (event, context) => {
   try {
+    if (/^\/mcp\/?$/.test(event.rawPath)) return await mcp(event, context);
+    if (/^\/v1\/ag-ui\/?$/.test(event.rawPath)) return await agUiRun(event, context);
     const services = getBaseServices();
     const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
     if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
@@ -31,43 +44,92 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
     if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
 
     const rawCursor = header(event, "last-event-id") ?? event.queryStringParameters?.after ?? "0";
-    const cursor = Cursor.safeParse(rawCursor);
-    if (!cursor.success) throw new BadRequestError(`Last-Event-ID / after must be an event sequence number, got '${rawCursor}'.`);
+    const agUi = wantsAgUi(event);
+    const agUiCursor = agUi ? parseAgUiCursor(rawCursor) : undefined;
+    const cursor = agUi ? { success: agUiCursor !== undefined, data: 0 } : Cursor.safeParse(rawCursor);
+    if (!cursor.success) throw new BadRequestError(`Last-Event-ID / after must be an event sequence number${agUi ? " (<seq>.<index> in the AG-UI view)" : ""}, got '${rawCursor}'.`);
+    // The AG-UI view is rebuilt from the log's start, then written from where the client stopped.
+    const view = agUi ? new AgUiView(run.sessionId, run.runId) : undefined;
+    const frame = view ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor!) : undefined;
 
-    const { config } = services;
-    const remaining = context?.getRemainingTimeInMillis?.() ?? Infinity;
-    const controller = new AbortController();
-    const started = Date.now();
-    let ending: StreamEnd = "client disconnected";
-    async function* frames() {
-      ending = yield* runEventFrames(services, run!.runId, cursor.data!, {
-        pollMs: config.STREAM_POLL_MS,
-        heartbeatMs: config.STREAM_HEARTBEAT_MS,
-        maxMs: Math.min(config.STREAM_MAX_SECONDS * 1000, remaining - 10_000),
-        signal: controller.signal,
-      });
-    }
-    const body = Readable.from(frames());
-    // Where a closed connection is visible, stop polling at once.
-    body.once("close", () => {
-      controller.abort();
-      logger.info("stream ended", { runId: run!.runId, reason: ending, seconds: (Date.now() - started) / 1000 });
-    });
-    return withCors(
-      {
-        statusCode: 200,
-        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
-        body,
-      },
-      event,
-      config,
-    );
+    return eventStream(event, services, run, cursor.data!, frame, context);
   } catch (error) {
     return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().config);
   }
 })
   .use(observability(() => ({})))
   .use(requestLog());
+
+type LambdaContext = { getRemainingTimeInMillis?: () => number } | undefined;
+
+/** The run's log from `after` on as an SSE response, each event written by `frame` (default: the native frame). */
+function eventStream(event: HttpEvent, services: BaseServices, run: RunRecord, after: number, frame: ((logEvent: RunEvent) => string) | undefined, context: LambdaContext) {
+  const { config } = services;
+  const remaining = context?.getRemainingTimeInMillis?.() ?? Infinity;
+  const controller = new AbortController();
+  const started = Date.now();
+  let ending: StreamEnd = "client disconnected";
+  async function* frames() {
+    ending = yield* runEventFrames(services, run.runId, after, {
+      pollMs: config.STREAM_POLL_MS,
+      heartbeatMs: config.STREAM_HEARTBEAT_MS,
+      maxMs: Math.min(config.STREAM_MAX_SECONDS * 1000, remaining - 10_000),
+      signal: controller.signal,
+      frame,
+    });
+  }
+  const body = Readable.from(frames());
+  // Where a closed connection is visible, stop polling at once.
+  body.once("close", () => {
+    controller.abort();
+    logger.info("stream ended", { runId: run.runId, reason: ending, seconds: (Date.now() - started) / 1000 });
+  });
+  return withCors(
+    {
+      statusCode: 200,
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+      body,
+    },
+    event,
+    config,
+  );
+}
+
+/**
+ * `POST /v1/ag-ui`: what an AG-UI `HttpAgent` runs against. The RunAgentInput's thread is the
+ * session, its last user message the task (`forwardedProps.mode` picks the mode); the answer is the
+ * new run's AG-UI view, streamed. Its run id is the `runId` of the events (`X-Stepwise-Run` too),
+ * so the stream resumes with `GET /v1/runs/{id}/stream?protocol=ag-ui` and Last-Event-ID.
+ */
+async function agUiRun(event: HttpEvent, context: LambdaContext) {
+  const services = getServices();
+  const early = preflight(event, services.config, "POST");
+  if (early) return early;
+  if (event.requestContext.http.method !== "POST") throw new StepwiseError("Start an AG-UI run with POST.", { statusCode: 405, code: "method_not_allowed" });
+  const tenantId = await authenticate(event, services);
+  logger.appendKeys({ tenant: tenantId });
+  const request = createRunFromAgUi(parseJsonBody(event, RunAgentInputSchema));
+  const { run } = await submitRun(services, tenantId, request, { links: linksFor(event, services) });
+  await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+  const view = new AgUiView(run.sessionId, run.runId);
+  const result = eventStream(event, services, run, 0, (logEvent) => agUiFrames(view, logEvent, { seq: 0, index: 0 }), context);
+  return { ...result, headers: { ...result.headers, "x-stepwise-run": run.runId } };
+}
+
+/** The AG-UI view when the client asks for it: `?protocol=ag-ui`, or an Accept naming AG-UI's media type. */
+function wantsAgUi(event: HttpEvent): boolean {
+  return event.queryStringParameters?.protocol === "ag-ui" || /application\/vnd\.ag-ui\b/i.test(header(event, "accept") ?? "");
+}
+
+/** `/mcp` streamed: progress notifications and elicitation reach the client while a call waits. */
+async function mcp(event: HttpEvent, context: LambdaContext) {
+  const services = getServices();
+  const early = preflight(event, services.config, "POST");
+  if (early) return early;
+  const tenantId = await authenticate(event, services);
+  logger.appendKeys({ tenant: tenantId });
+  return withCors(await mcpResult(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
+}
 
 /**
  * Who reads the stream: a stream token (`?token=`, for browsers) opens only the run it was issued

@@ -276,7 +276,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
         head.headers["x-forwarded-proto"] ??= "http";
-        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$/.test(head.rawPath);
+        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$|^\/mcp\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath);
         const admission = stream ? streamAdmission : await admitHead(head);
         if ("denied" in admission) return refuseBeforeBody(req, res, admission.denied);
         const body = await readBody(req, admission.maxBodyBytes);

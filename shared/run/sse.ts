@@ -10,6 +10,8 @@ export interface SseOptions {
   /** How long a missing sequence number may hold back later events before it is skipped. */
   gapMs?: number;
   signal: AbortSignal;
+  /** How an event is written (default: sseFrame); "" writes nothing. */
+  frame?: (event: RunEvent) => string;
 }
 
 /** One Server-Sent Events frame: `id` is the event's sequence number, `event` its type. */
@@ -45,7 +47,7 @@ export async function* runEventFrames(services: Pick<Ports, "events" | "runs">, 
       gapSince = undefined;
       cursor = event.seq;
       delivered++;
-      yield sseFrame(event);
+      yield (options.frame ?? sseFrame)(event);
       lastWrite = Date.now();
       if (TERMINAL_EVENTS.has(event.type)) return "run ended";
     }

@@ -406,6 +406,11 @@ describe("the web console in Chromium", () => {
     await page.goto(`${proxy.url}/#/runs/${runId}`);
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     await expect.poll(() => page.locator(".timeline-section p").textContent()).toBe("No parallel tasks: one agent handles this run.");
+    // The run page names where an MCP client follows this run: the MCP endpoint beside the stream.
+    const mcp = page.getByRole("link", { name: "MCP" });
+    expect(await mcp.getAttribute("href")).toBe(`${proxy.url}/mcp`);
+    expect(await mcp.getAttribute("title")).toContain(`get_run {"runId": "${runId}"}`);
+    expect(await page.getByRole("link", { name: "AG-UI stream" }).getAttribute("href")).toBe(`${proxy.url}/v1/runs/${runId}/stream?protocol=ag-ui`);
     await page.close();
   });
 

@@ -164,9 +164,9 @@ describe("client API", () => {
       const matches = documented.filter((op) => op.method === route.method && route.pattern.test(sample(op.path)));
       expect(matches, `${route.method} ${route.pattern}`).not.toEqual([]);
     }
-    // … and every documented operation exists (the stream is served by the stream handler).
+    // … and every documented operation exists (the stream and the AG-UI run are served by the stream handler).
     for (const op of documented) {
-      const exists = op.path.endsWith("/stream") || routes.some((route) => route.method === op.method && route.pattern.test(sample(op.path)));
+      const exists = op.path.endsWith("/stream") || op.path === "/v1/ag-ui" || routes.some((route) => route.method === op.method && route.pattern.test(sample(op.path)));
       expect(exists, `${op.method} ${op.path}`).toBe(true);
     }
     // Each operation names its errors, and the examples are valid requests.

@@ -89,6 +89,8 @@ export function runPage(app: HTMLElement, runId: string) {
       " · session ",
       h("a", { href: `#/runs?sessionId=${enc(view.sessionId)}` }, view.sessionId),
       view.links.console ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")] : null,
+      " · ",
+      protocolLinks(view.runId, view.links.stream),
     );
     cancel.hidden = TERMINAL.has(view.status);
     // Cards and files are drawn again only when they change: a card being edited, or a preview
@@ -421,4 +423,18 @@ export function runPage(app: HTMLElement, runId: string) {
     clearInterval(timer);
     if (refreshTimer !== undefined) clearTimeout(refreshTimer);
   };
+}
+
+/**
+ * Where agent protocols reach this run: the MCP endpoint (its get_run tool follows the run by id)
+ * and the run's stream as AG-UI events.
+ * Served beside the stream (on AWS the stream URL, which can stream progress and elicitation).
+ */
+function protocolLinks(runId: string, stream: string) {
+  const mcp = `${new URL(stream).origin}/mcp`;
+  return [
+    h("a", { href: mcp, class: "protocol-link", title: `An MCP client at ${mcp} follows this run with get_run {"runId": "${runId}"}` }, "MCP"),
+    " · ",
+    h("a", { href: `${stream}?protocol=ag-ui`, class: "protocol-link", title: "This run's events as AG-UI events (send the API key as a bearer token)" }, "AG-UI stream"),
+  ];
 }

