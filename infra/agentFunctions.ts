@@ -5,6 +5,7 @@ import type { LayerVersion } from "aws-cdk-lib/aws-lambda";
 import { AGENT_STEPS, STEP_HANDLERS, type StepName } from "./handlers.js";
 import { StepwiseFunction } from "./stepwiseFunction.js";
 import { tokenizerLayer } from "./tokenizerLayer.js";
+import { workProductsLayer } from "./workProductsLayer.js";
 
 export { lambdaProps } from "./stepwiseFunction.js";
 
@@ -21,15 +22,18 @@ export class AgentFunctions extends Construct {
   readonly functions: Record<StepName, StepwiseFunction>;
   /** The token counter's rank tables, for the steps that run an agent. */
   readonly tokenizer: LayerVersion;
+  /** The work products' libraries (documents, charts, slides), for the steps that run an agent. */
+  readonly workProducts: LayerVersion;
 
   constructor(scope: Construct, id: string, props: AgentFunctionsProps) {
     super(scope, id);
     this.tokenizer = tokenizerLayer(this, "Tokenizer");
+    this.workProducts = workProductsLayer(this, "WorkProducts");
     const entries = Object.entries(STEP_HANDLERS) as [StepName, string][];
     const runsAgent = new Set<StepName>(AGENT_STEPS);
     this.functions = Object.fromEntries(
       entries.map(([name, entry]) => {
-        const layers = runsAgent.has(name) ? [this.tokenizer] : [];
+        const layers = runsAgent.has(name) ? [this.tokenizer, this.workProducts] : [];
         const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15), overrides: { layers, currentVersionOptions: RETAINED } });
         return [name, fn];
       }),

@@ -41,7 +41,14 @@ export function lambdaProps(scope: Construct, id: string, entry: string, table: 
  * stack trace in the logs names the real functions without a source map. No map ships and none is
  * loaded (--enable-source-maps made a container's first failure take ten times as long).
  */
+/**
+ * The work products' libraries (documents, charts, slides): loaded on first use by the tools, so
+ * only the agent functions ship them (agentFunctions.ts); every other function leaves them out.
+ */
+export const WORK_PRODUCT_LIBRARIES = ["exceljs", "mammoth", "unpdf", "vega", "vega-lite", "pptxgenjs", "@resvg/resvg-js"];
+
 export const BUNDLING = {
+  externalModules: WORK_PRODUCT_LIBRARIES,
   format: OutputFormat.ESM,
   target: "node22",
   bundleAwsSDK: true,

@@ -172,6 +172,17 @@ export class Renderer {
         const text = ok ? this.cut(lines[0] ?? "") : c.red(`${tool}: ${this.cut(lines[0] ?? "")}`);
         return [`  ${this.source(event.data)} ${arrow} ${text}${more}`];
       }
+      case "code": {
+        // The code as it runs (cut to a few lines); its output is the tool's result that follows.
+        if (event.data.part === "output") return [];
+        const lines = event.data.text.trimEnd().split(/\r?\n/);
+        const more = lines.length > 6 ? [c.dim(`    … (+${lines.length - 6} lines)`)] : [];
+        return [`  ${this.source(event.data)} ${c.dim(`${event.data.language}:`)}`, ...lines.slice(0, 6).map((line) => c.dim(`    ${this.cut(line)}`)), ...more];
+      }
+      case "report.delta":
+        return [];
+      case "search.progress":
+        return [`  ${this.source(event.data)} ${c.dim(`search ${event.data.stage}: ${this.cut(oneLine(event.data.detail))}`)}`];
       case "file.created": {
         const { name, bytes, contentType } = event.data;
         return [`  ${c.cyan("+")} file ${c.bold(name)} ${c.dim(`(${bytes} bytes, ${contentType})`)}`];

@@ -1,3 +1,4 @@
+import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
@@ -12,10 +13,13 @@ export interface ToolRound {
   runId: string;
   scope: string;
   round: number;
+  agent: AgentRole;
   taskId?: string;
   tools: ToolSet;
+  /** Appends events in the background, in order (the loop's own writer, awaited with its last writes). */
+  emit: (events: EventBody[]) => void;
   journal: ScopeJournal;
-  ports: Pick<Ports, "files"> & InterruptPorts;
+  ports: Pick<Ports, "files" | "model"> & InterruptPorts;
   approval?: ApprovalPolicy["tools"];
   concurrency: number;
 }
@@ -63,6 +67,8 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
       scope: round.scope,
       idempotencyKey: idempotencyKeyOf(round, call),
       files: round.ports.files,
+      model: round.ports.model,
+      progress: (event) => round.emit([{ type: event.type, data: { agent: round.agent, ...(round.taskId ? { taskId: round.taskId } : {}), callId: call.id, ...event.data } } as EventBody]),
     };
     const decision = decisions.get(call.id);
     const outcome = decision ? await applyDecision(call, decision, round.tools, context) : await round.tools.execute(call, context);

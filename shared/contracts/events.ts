@@ -10,6 +10,12 @@ const AgentSource = z.object({
   taskId: z.string().optional(),
 });
 
+/** Progress of one tool call, shown while it runs: its agent, and the call it belongs to. */
+const CallSource = AgentSource.extend({ callId: z.string() });
+
+/** What a search stage did: queries sent, pages read, notes written. */
+export const SearchStage = z.enum(["queries", "pages", "notes"]);
+
 /** Event bodies, a discriminated union on `type` (what SSE clients receive as `event:`). */
 export const EventBody = z.discriminatedUnion("type", [
   z.object({
@@ -33,6 +39,24 @@ export const EventBody = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("tool.result"),
     data: AgentSource.extend({ callId: z.string(), tool: z.string(), ok: z.boolean(), output: z.string() }),
+  }),
+  /**
+   * The code run_code runs (`part: "source"`), then what it printed (`part: "output"`: stdout,
+   * stderr and any error, with `ok` false when it failed), both before the call's tool.result.
+   */
+  z.object({
+    type: z.literal("code"),
+    data: CallSource.extend({ part: z.enum(["source", "output"]), language: z.string(), text: z.string(), ok: z.boolean().optional() }),
+  }),
+  /** A report as it is written: each event adds `text` to the file `name`, which file.created announces once saved. */
+  z.object({
+    type: z.literal("report.delta"),
+    data: CallSource.extend({ name: z.string(), format: z.string(), text: z.string() }),
+  }),
+  /** A stage of a deep search: what it sent, read or wrote so far (`count` of them) and a line on it. */
+  z.object({
+    type: z.literal("search.progress"),
+    data: CallSource.extend({ stage: SearchStage, count: z.number().int(), detail: z.string() }),
   }),
   z.object({
     type: z.literal("tool_source.unavailable"),
@@ -86,6 +110,15 @@ export const EventBody = z.discriminatedUnion("type", [
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];
+
+/** The events a tool call reports while it runs. */
+export const PROGRESS_EVENTS = ["code", "report.delta", "search.progress"] as const;
+export type ProgressType = (typeof PROGRESS_EVENTS)[number];
+
+/** A progress event as a tool gives it: the agent and call it belongs to are added by the loop. */
+export type ToolProgress = {
+  [K in ProgressType]: { type: K; data: Omit<Extract<EventBody, { type: K }>["data"], "agent" | "taskId" | "callId"> };
+}[ProgressType];
 
 /** A stored event: its body plus the sequence number and time the log gave it. */
 export type RunEvent = EventBody & { seq: number; at: string };

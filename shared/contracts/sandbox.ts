@@ -20,7 +20,7 @@ export type SandboxOutput = z.infer<typeof SandboxOutput>;
 /** What the sandbox function is invoked with (synchronously; Lambda's payload limit is 6 MB). */
 export const SandboxRequest = z.strictObject({
   code: z.string().min(1).max(100_000),
-  files: z.array(SandboxFile).max(20).default([]),
+  files: z.array(SandboxFile).max(200).default([]),
   /** Wall time for the code, from its first line; the worker is terminated at the limit. */
   timeoutMs: z.number().int().min(100).max(300_000).default(30_000),
   memoryMb: z.number().int().min(64).max(2048).default(512),

@@ -61,6 +61,10 @@ const TYPES: Record<string, string> = {
   webp: "image/webp",
   svg: "image/svg+xml",
   pdf: "application/pdf",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  xls: "application/vnd.ms-excel",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 };
 
 /** The content type a file name implies. */
@@ -158,6 +162,11 @@ export function sanitizeFileName(raw: string): string {
     .trim()
     .slice(0, 120);
   return cleaned;
+}
+
+/** A file name from a title: lowercase words joined by '-' (the fallback when no such word is left). */
+export function slugOf(title: string, fallback: string): string {
+  return title.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || fallback;
 }
 
 /** A relative path (`sub/name`) with each part made a safe file name; empty parts are dropped. */

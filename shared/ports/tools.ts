@@ -1,6 +1,7 @@
 import type { z } from "zod";
+import type { ToolProgress } from "../contracts/events.js";
 import type { ToolGrant } from "../contracts/toolGrants.js";
-import type { ToolCall, ToolSpec } from "../llm/types.js";
+import type { ChatModel, ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
 
 /** What a tool may use while it runs. Passed by the registry, never by the agent by hand. */
@@ -16,6 +17,13 @@ export interface ToolContext {
   /** The run's files: read the ones the run has, write results and reports. */
   files: FileStore;
   signal?: AbortSignal;
+  /**
+   * Shows the call's progress to the run's watchers (the code it runs, a report as it is written,
+   * a search's stages), in order and before the call's result; best effort, never awaited.
+   */
+  progress?: (event: ToolProgress) => void;
+  /** The run's model, for a tool that writes with it (write_report from a task). */
+  model?: ChatModel;
 }
 
 /** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */

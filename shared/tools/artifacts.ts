@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fileText } from "../ports/files.js";
+import { readableText } from "../documents/documents.js";
 import { defineTool } from "./tool.js";
 
 const filename = z
@@ -29,7 +29,9 @@ export const MAX_READ_CHARS = 9_000;
 export const readArtifact = defineTool({
   name: "read_artifact",
   persona: "Researcher",
-  description: `Read a file of this run: ${MAX_READ_CHARS} characters at most per call, from \`offset\` (0 first); a longer file is read on from where the last read stopped.`,
+  description:
+    `Read a file of this run: ${MAX_READ_CHARS} characters at most per call, from \`offset\` (0 first); a longer file is read on from where the last read stopped. ` +
+    "Spreadsheets (.xlsx), Word documents (.docx) and PDFs are read as Markdown: each sheet a table under its name, a PDF's text by page.",
   access: "read",
   grants: ["files:read"],
   parameters: z.object({
@@ -43,7 +45,7 @@ export const readArtifact = defineTool({
       const names = (await files.list(runId)).map((a) => a.name);
       return `Error: no file named ${filename}. Files: ${names.join(", ") || "none"}.`;
     }
-    const content = fileText(file);
+    const content = await readableText(runId, file);
     if (offset === 0 && content.length <= length) return content;
     if (offset >= content.length) return `Error: ${filename} has ${content.length} characters; offset ${offset} is past its end.`;
     const end = Math.min(content.length, offset + length);
@@ -51,3 +53,4 @@ export const readArtifact = defineTool({
     return `${content.slice(offset, end)}\n[characters ${offset}–${end} of ${content.length}.${next}]`;
   },
 });
+

@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { DocumentError, documentKind, sheetCsvFiles } from "../documents/documents.js";
 import { sanitizeFilePath } from "../ports/files.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
 import type { SandboxResult } from "../contracts/sandbox.js";
+import type { StoredFile } from "../ports/files.js";
 import { defineTool } from "./tool.js";
 
 export interface RunCodeLimits {
@@ -23,7 +25,8 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
     name: "run_code",
     description:
       "Run Python 3 (standard library: csv, json, statistics, math, datetime, re, …; no network, no pip). " +
-      "The run's files are read-only in files/ (e.g. open('files/data.csv')); files written to output/ (subfolders too) become files of the run. " +
+      "The run's files are read-only in files/ (e.g. open('files/data.csv')); a spreadsheet is there too as one CSV per sheet beside it " +
+      "(files/sales.xlsx → files/sales.<sheet name>.csv). Files written to output/ (subfolders too) become files of the run. " +
       "Print what you want to see; the value of a last expression is shown too. " +
       `Limits: ${limits.timeoutMs / 1000} s, ${limits.memoryMb} MB.`,
     access: "write",
@@ -32,17 +35,19 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       code: z.string().min(1).max(100_000).describe("The Python program"),
       files: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to mount (default: all)"),
     }),
-    async run({ code, files: wanted }, { runId, files, signal, idempotencyKey }) {
+    async run({ code, files: wanted }, { runId, files, signal, idempotencyKey, progress }) {
       const available = await files.list(runId);
       const names = wanted ?? available.map((f) => f.name);
       const missing = names.filter((name) => !available.some((f) => f.name === name));
       if (missing.length) return `Error: no file named ${missing.join(", ")}. Files: ${available.map((f) => f.name).join(", ") || "none"}.`;
-      const total = available.filter((f) => names.includes(f.name)).reduce((sum, f) => sum + f.bytes, 0);
+      const stored = await Promise.all(names.map(async (name) => (await files.get(runId, name))!));
+      const { sheets, unread } = await sheetsOf(stored, new Set(available.map((f) => f.name)));
+      const mounted = [...stored.map((file) => ({ name: file.name, body: file.body })), ...sheets];
+      const total = mounted.reduce((sum, f) => sum + f.body.byteLength, 0);
       if (total > MAX_SANDBOX_INPUT_BYTES) return `Error: the files come to ${total} bytes; the sandbox takes at most ${MAX_SANDBOX_INPUT_BYTES}. Name fewer files.`;
-      const mounted = await Promise.all(
-        names.map(async (name) => ({ name, base64: Buffer.from((await files.get(runId, name))!.body).toString("base64") })),
-      );
-      const result = await sandbox.run({ code, files: mounted, ...limits }, signal);
+      progress?.({ type: "code", data: { part: "source", language: "python", text: code } });
+      const encoded = mounted.map((f) => ({ name: f.name, base64: Buffer.from(f.body).toString("base64") }));
+      const result = await sandbox.run({ code, files: encoded, ...limits }, signal);
       const saved: string[] = [];
       for (const output of result.outputs) {
         const name = sanitizeFilePath(output.name);
@@ -50,14 +55,35 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
         const meta = await files.put(runId, name, Buffer.from(output.base64, "base64"), { description: "Written by run_code", idempotencyKey });
         saved.push(`${meta.name} (${meta.bytes} bytes)`);
       }
-      return describeResult(result, saved);
+      const described = describeResult(result, saved, unread);
+      progress?.({ type: "code", data: { part: "output", language: "python", text: described, ok: !result.error } });
+      return described;
     },
   });
 }
 
+/** Each workbook's sheets as CSV files beside it (a name the run already has is left to its file); what could not be read, and why. */
+async function sheetsOf(stored: StoredFile[], taken: Set<string>): Promise<{ sheets: { name: string; body: Uint8Array }[]; unread: string[] }> {
+  const sheets: { name: string; body: Uint8Array }[] = [];
+  const unread: string[] = [];
+  for (const file of stored) {
+    const kind = documentKind(file.name);
+    if (kind !== "workbook" && kind !== "legacy-workbook") continue;
+    try {
+      for (const sheet of await sheetCsvFiles(file.name, file.body)) {
+        if (!taken.has(sheet.name)) sheets.push({ name: sheet.name, body: Buffer.from(sheet.csv, "utf8") });
+      }
+    } catch (error) {
+      if (!(error instanceof DocumentError)) throw error;
+      unread.push(error.message);
+    }
+  }
+  return { sheets, unread };
+}
+
 /** The outcome as the model reads it: what was printed, the value, the error with its traceback, new files. */
-function describeResult(result: SandboxResult, saved: string[]): string {
-  const parts: string[] = [];
+function describeResult(result: SandboxResult, saved: string[], unread: string[] = []): string {
+  const parts: string[] = unread.map((why) => `note: no CSV of its sheets: ${why}`);
   if (result.stdout) parts.push(`stdout:\n${result.stdout.trimEnd()}`);
   if (result.stderr) parts.push(`stderr:\n${result.stderr.trimEnd()}`);
   if (result.value !== null) parts.push(`value: ${result.value}`);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { fetchPage, type FetchLimits } from "../web/fetchPage.js";
 import { pageText } from "../web/readable.js";
 import { keywords, type SearchHit, type SearchProvider } from "../web/search.js";
+import { slugOf } from "../ports/files.js";
 import { defineTool } from "./tool.js";
 
 /** What one page may give the model (the agent's tool-output limit cuts again and keeps the whole). */
@@ -45,35 +46,46 @@ const NOTES_PER_PAGE = 3;
 
 /**
  * deep_search, as in JD Genie: several queries at once, the best pages read, and notes — the
- * paragraphs that answer most of the question — each with the number of its source.
+ * paragraphs that answer most of the question — each with the number of its source. Each stage is
+ * shown as it happens (search.progress), and the notes are kept as a Markdown file of the run.
  */
 export function deepSearchTool(provider: SearchProvider) {
   return defineTool({
     name: "deep_search",
-    description: "Research a question: run several searches at once, read the best pages, and return notes with numbered sources.",
+    description:
+      "Research a question: run several searches at once, read the best pages, and return notes with numbered sources; " +
+      "the notes are also saved as a Markdown file of the run (notes-<question>.md) for reports to use.",
     access: "read",
-    grants: provider.name === "files" ? ["files:read"] : [],
+    // Its notes are a file of the run; the offline provider reads the run's files too.
+    grants: provider.name === "files" ? ["files:read", "files:write"] : ["files:write"],
     parameters: z.object({
       question: z.string().min(1).max(500),
       queries: z.array(z.string().min(1).max(300)).max(5).optional().describe("Search queries to run (default: derived from the question)"),
     }),
-    async run({ question, queries }, { runId, files, signal }) {
+    async run({ question, queries }, { runId, files, signal, progress, idempotencyKey }) {
       const scope = { runId, files, signal };
       const words = keywords(question);
       const asked = queries?.length ? queries : [...new Set([question, words.join(" ")].filter(Boolean))];
+      progress?.({ type: "search.progress", data: { stage: "queries", count: asked.length, detail: asked.join(" | ") } });
       const results = await Promise.all(asked.map((q) => provider.search(q, 5, scope).catch(() => [] as SearchHit[])));
       const best = rankHits(results);
       if (best.length === 0) return `No sources found for "${question}" (searched: ${asked.join(" | ")}).`;
       const pages = await Promise.all(best.slice(0, PAGES).map((hit) => provider.open(hit, scope).catch((error: Error) => ({ error: error.message, url: hit.url }))));
-      const sources: string[] = [];
+      const sources: { title: string; url: string }[] = [];
       const notes: string[] = [];
       for (const page of pages) {
         if ("error" in page) continue;
-        sources.push(`${page.title} — ${page.url}`);
+        sources.push({ title: page.title, url: page.url });
         for (const paragraph of bestParagraphs(page.markdown, words)) notes.push(`- ${paragraph} [${sources.length}]`);
       }
+      progress?.({ type: "search.progress", data: { stage: "pages", count: sources.length, detail: sources.map((s) => s.url).join(" | ") || `none of ${pages.length} could be read` } });
       if (sources.length === 0) return `Found ${best.length} results for "${question}" but none could be read.`;
-      return [`Notes on: ${question}`, "", ...notes, "", "Sources:", ...sources.map((s, i) => `${i + 1}. ${s}`)].join("\n");
+      // Kept once per call (a replayed read writes nothing again): a report can name it as material.
+      const name = `notes-${slugOf(question, "search")}.md`;
+      const markdown = [`# Notes on: ${question}`, "", ...notes, "", "## Sources", "", ...sources.map((s, i) => `${i + 1}. [${s.title.replace(/[[\]]/g, "")}](${s.url})`), ""].join("\n");
+      await files.put(runId, name, markdown, { description: `Notes of deep_search: ${question}`.slice(0, 500), idempotencyKey });
+      progress?.({ type: "search.progress", data: { stage: "notes", count: notes.length, detail: `${notes.length} notes from ${sources.length} sources, saved as ${name}` } });
+      return [`Notes on: ${question}`, "", ...notes, "", "Sources:", ...sources.map((s, i) => `${i + 1}. ${s.title} — ${s.url}`), "", `Saved as ${name}.`].join("\n");
     },
   });
 }

@@ -2,7 +2,8 @@ import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { Config } from "../config.js";
 import { LambdaSandbox } from "../sandbox/lambdaSandbox.js";
 import type { FetchLimits } from "../web/fetchPage.js";
-import { RunFilesProvider, SearxngProvider, type SearchProvider } from "../web/search.js";
+import { BraveProvider, RunFilesProvider, SearxngProvider, TavilyProvider, type SearchProvider } from "../web/search.js";
+import { chartTool } from "./chart.js";
 import { runCodeTool } from "./runCode.js";
 import type { Tool } from "./tool.js";
 import { deepSearchTool, webFetchTool, webSearchTool } from "./web.js";
@@ -10,7 +11,7 @@ import { writeReport } from "./writeReport.js";
 import { builtinTools } from "./builtins.js";
 import { askUser } from "./askUser.js";
 
-/** The tools that do real work beyond the table: the code interpreter, web research, reports. */
+/** The tools that do real work beyond the table: the code interpreter, web research, reports, charts. */
 export function workTools(config: Config): Tool[] {
   const sandbox = new LambdaSandbox(new LambdaClient({ region: config.AWS_REGION }), config.SANDBOX_FUNCTION_NAME);
   const limits = fetchLimits(config);
@@ -20,6 +21,7 @@ export function workTools(config: Config): Tool[] {
     webFetchTool(limits),
     ...(search ? [webSearchTool(search), deepSearchTool(search)] : []),
     writeReport,
+    chartTool,
   ];
 }
 
@@ -47,6 +49,14 @@ function searchProvider(config: Config, limits: FetchLimits): SearchProvider | u
   if (config.WEB_SEARCH_PROVIDER === "searxng") {
     if (!config.SEARXNG_URL) throw new Error("WEB_SEARCH_PROVIDER=searxng needs SEARXNG_URL");
     return new SearxngProvider(config.SEARXNG_URL, limits);
+  }
+  if (config.WEB_SEARCH_PROVIDER === "tavily") {
+    if (!config.TAVILY_API_KEY) throw new Error("WEB_SEARCH_PROVIDER=tavily needs TAVILY_API_KEY");
+    return new TavilyProvider(config.TAVILY_API_KEY, limits, config.TAVILY_URL);
+  }
+  if (config.WEB_SEARCH_PROVIDER === "brave") {
+    if (!config.BRAVE_API_KEY) throw new Error("WEB_SEARCH_PROVIDER=brave needs BRAVE_API_KEY");
+    return new BraveProvider(config.BRAVE_API_KEY, limits, config.BRAVE_URL);
   }
   return undefined;
 }

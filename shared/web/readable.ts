@@ -10,6 +10,9 @@ export interface ReadablePage {
 const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
 turndown.remove(["script", "style", "noscript", "iframe", "form"] as any);
 
+/** HTML as Markdown (ATX headings, fenced code, '-' bullets); scripts, styles and forms dropped. */
+export const htmlToMarkdown = (html: string): string => turndown.turndown(html).trim();
+
 /** A page's main text as Markdown: Readability finds the article, Turndown writes it. */
 export function readable(html: string, url: string): ReadablePage {
   const { document } = parseHTML(html);
@@ -22,7 +25,7 @@ export function readable(html: string, url: string): ReadablePage {
   const fallbackTitle = document.querySelector("title")?.textContent?.trim() ?? "";
   const article = new Readability(document as any).parse();
   const html2 = article?.content ?? document.body?.innerHTML ?? html;
-  return { title: article?.title?.trim() || fallbackTitle || url, markdown: turndown.turndown(html2).trim() };
+  return { title: article?.title?.trim() || fallbackTitle || url, markdown: htmlToMarkdown(html2) };
 }
 
 /** The text of any fetched body: HTML made readable, text kept, anything else refused. */

@@ -23,34 +23,105 @@ export interface SearchProvider {
   open(hit: SearchHit, scope: SearchScope): Promise<ReadablePage & { url: string }>;
 }
 
-/** A SearXNG instance's JSON API (`/search?format=json`); its pages are fetched behind the SSRF guard. */
-export class SearxngProvider implements SearchProvider {
-  readonly name = "searxng";
+/** A web search API: its hits are web pages, read behind the SSRF guard like web_fetch's. */
+abstract class WebSearchProvider implements SearchProvider {
+  abstract readonly name: string;
 
-  constructor(
-    private readonly baseUrl: string,
-    private readonly limits: FetchLimits,
-  ) {}
+  constructor(protected readonly limits: FetchLimits) {}
 
-  async search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]> {
-    const url = new URL("search", this.baseUrl.endsWith("/") ? this.baseUrl : `${this.baseUrl}/`);
-    url.searchParams.set("q", query);
-    url.searchParams.set("format", "json");
-    // The operator's own instance: trusted by configuration, so no SSRF guard on this call.
-    const response = await fetch(url, { headers: { accept: "application/json" }, signal: scope.signal ? AbortSignal.any([scope.signal, AbortSignal.timeout(this.limits.timeoutMs)]) : AbortSignal.timeout(this.limits.timeoutMs) });
-    if (!response.ok) throw new Error(`the search engine answered ${response.status}`);
-    const body = (await response.json()) as { results?: { title?: string; url?: string; content?: string }[] };
-    return (body.results ?? [])
-      .filter((r) => typeof r.url === "string" && /^https?:/.test(r.url))
-      .slice(0, limit)
-      .map((r) => ({ title: r.title ?? r.url!, url: r.url!, snippet: (r.content ?? "").slice(0, 300) }));
-  }
+  abstract search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]>;
 
   async open(hit: SearchHit, scope: SearchScope) {
     const page = await fetchPage(hit.url, this.limits, scope.signal);
     const text = pageText(page.body, page.contentType, page.url);
     if (!text) throw new Error(`${page.url} is not a text page (${page.contentType})`);
     return { ...text, url: page.url };
+  }
+
+  /**
+   * One call of the search API, answered as JSON within the fetch time limit. The operator's
+   * own choice of service, by configuration: trusted, so no SSRF guard on this call.
+   */
+  protected async call(url: URL, init: RequestInit, scope: SearchScope): Promise<unknown> {
+    const timeout = AbortSignal.timeout(this.limits.timeoutMs);
+    const response = await fetch(url, { ...init, headers: { accept: "application/json", ...init.headers }, signal: scope.signal ? AbortSignal.any([scope.signal, timeout]) : timeout });
+    if (!response.ok) throw new Error(`the ${this.name} search API answered ${response.status}`);
+    return response.json();
+  }
+
+  /** Web hits only (http and https), at most `limit`, snippets cut. */
+  protected hits(results: { title?: string; url?: string; snippet?: string }[], limit: number): SearchHit[] {
+    return results
+      .filter((r) => typeof r.url === "string" && /^https?:/.test(r.url))
+      .slice(0, limit)
+      .map((r) => ({ title: r.title || r.url!, url: r.url!, snippet: (r.snippet ?? "").slice(0, 300) }));
+  }
+}
+
+/** Where a search API is: the address of a path under the service's base address. */
+const endpoint = (base: string, path: string) => new URL(path, base.endsWith("/") ? base : `${base}/`);
+
+/** A SearXNG instance's JSON API (`/search?format=json`). */
+export class SearxngProvider extends WebSearchProvider {
+  readonly name = "searxng";
+
+  constructor(
+    private readonly baseUrl: string,
+    limits: FetchLimits,
+  ) {
+    super(limits);
+  }
+
+  async search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]> {
+    const url = endpoint(this.baseUrl, "search");
+    url.searchParams.set("q", query);
+    url.searchParams.set("format", "json");
+    const body = (await this.call(url, {}, scope)) as { results?: { title?: string; url?: string; content?: string }[] };
+    return this.hits((body.results ?? []).map((r) => ({ ...r, snippet: r.content })), limit);
+  }
+}
+
+/** Tavily's Search API (`POST /search`, a bearer API key; docs.tavily.com). */
+export class TavilyProvider extends WebSearchProvider {
+  readonly name = "tavily";
+
+  constructor(
+    private readonly apiKey: string,
+    limits: FetchLimits,
+    private readonly baseUrl = "https://api.tavily.com",
+  ) {
+    super(limits);
+  }
+
+  async search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]> {
+    const body = (await this.call(
+      endpoint(this.baseUrl, "search"),
+      { method: "POST", headers: { authorization: `Bearer ${this.apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ query, max_results: limit, search_depth: "basic" }) },
+      scope,
+    )) as { results?: { title?: string; url?: string; content?: string }[] };
+    return this.hits((body.results ?? []).map((r) => ({ ...r, snippet: r.content })), limit);
+  }
+}
+
+/** Brave's Web Search API (`GET /res/v1/web/search`, the key in X-Subscription-Token; api-dashboard.search.brave.com). */
+export class BraveProvider extends WebSearchProvider {
+  readonly name = "brave";
+
+  constructor(
+    private readonly apiKey: string,
+    limits: FetchLimits,
+    private readonly baseUrl = "https://api.search.brave.com",
+  ) {
+    super(limits);
+  }
+
+  async search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]> {
+    const url = endpoint(this.baseUrl, "res/v1/web/search");
+    url.searchParams.set("q", query);
+    url.searchParams.set("count", String(Math.min(limit, 20)));
+    const body = (await this.call(url, { headers: { "x-subscription-token": this.apiKey } }, scope)) as { web?: { results?: { title?: string; url?: string; description?: string }[] } };
+    // Brave marks the query's words in snippets with <strong>: plain text for the model.
+    return this.hits((body.web?.results ?? []).map((r) => ({ ...r, snippet: r.description?.replace(/<\/?strong>/g, "") })), limit);
   }
 }
 

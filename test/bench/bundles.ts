@@ -79,10 +79,12 @@ export function bundleFigures(): BundleFigures[] {
     }
     figures.push(figure);
   }
-  const layer = stack.steps.tokenizer.node.tryFindChild("Code") as Asset;
-  const layerZip = path.join(workDir, "tokenizer.zip");
-  execFileSync("zip", ["-qrX", layerZip, "."], { cwd: path.join(outdir, layer.assetPath) });
-  figures.push({ name: "(tokenizer layer)", agent: true, zippedBytes: statSync(layerZip).size });
+  for (const [name, layer] of [["(tokenizer layer)", stack.steps.tokenizer], ["(work products layer)", stack.steps.workProducts]] as const) {
+    const asset = layer.node.tryFindChild("Code") as Asset;
+    const layerZip = path.join(workDir, `${name.replace(/\W/g, "")}.zip`);
+    execFileSync("zip", ["-qrX", layerZip, "."], { cwd: path.join(outdir, asset.assetPath) });
+    figures.push({ name, agent: true, zippedBytes: statSync(layerZip).size });
+  }
   rmSync(workDir, { recursive: true, force: true });
   return figures;
 }
@@ -90,8 +92,9 @@ export function bundleFigures(): BundleFigures[] {
 export function printBundles(figures: BundleFigures[]): void {
   console.log(`function            agent  zipped     target    ${`cold import (median of ${IMPORTS})`.padEnd(30)} target\n(this machine's load average: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores; wall times grow with it, CPU times much less)`);
   for (const f of figures) {
-    if (f.name === "(tokenizer layer)") {
-      console.log(`${f.name.padEnd(19)} ${"".padEnd(6)} ${`${(f.zippedBytes / MB).toFixed(2)} MB`.padStart(9)}  (one layer the agent functions share; its tables are read on the first count)`);
+    if (f.name.endsWith(" layer)")) {
+      const what = f.name === "(tokenizer layer)" ? "its tables are read on the first count" : "each library is loaded when a tool first needs it";
+      console.log(`${f.name.padEnd(19)} ${"".padEnd(6)} ${`${(f.zippedBytes / MB).toFixed(2)} MB`.padStart(9)}  (one layer the agent functions share; ${what})`);
       continue;
     }
     const limit = f.name === "Sandbox" ? undefined : f.agent ? 2 * MB : MB;

@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { launchBrowser } from "../support/browser.js";
+import { salesWorkbook } from "../support/documents.js";
 import { startDropProxy } from "../support/dropProxy.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
@@ -231,7 +232,10 @@ describe("the web console in Chromium", () => {
     await files.fill('["sales.csv"]');
     await codeField.fill(`${agentCode}\nprint("checked by a person")\n`);
     await card.getByRole("button", { name: "Run with these arguments" }).click();
-    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "checked by a person" }).count(), { timeout: 60_000 }).toBe(1);
+    // What the edited code printed, beneath the code that ran (the tool result's preview is cut
+    // at 2,000 characters, and says first how the arguments were changed: the code, whole).
+    await expect.poll(() => page.locator(".entry.code .code-output", { hasText: "checked by a person" }).count(), { timeout: 60_000 }).toBe(1);
+    expect(await page.locator(".entry.code pre.code code").textContent()).toContain('print("checked by a person")');
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.find((e: any) => e.type === "interrupt.resolved").data.decision).toBe("edit");
@@ -310,11 +314,40 @@ describe("the web console in Chromium", () => {
     expect(await table.locator("tr", { hasText: "amount" }).locator("td").allTextContents()).toEqual(expect.arrayContaining(["amount", "450.00"]));
     expect(await page.locator(".entry .text table").count()).toBeGreaterThan(0);
     expect(await page.locator(".entry .text").filter({ hasText: "| column |" }).count()).toBe(0);
+    // The code the agent ran, as a Python block, with its output beneath it.
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    const ranCode: string = events.find((e: any) => e.type === "tool.called" && e.data.tool === "run_code").data.arguments.code;
+    const block = page.locator(".entry.code");
+    expect(await block.locator("pre.code code.language-python").textContent()).toBe(ranCode);
+    expect(await block.locator("pre.code .hljs-keyword").count()).toBeGreaterThan(0);
+    expect(await block.locator("pre.code-output").textContent()).toContain("sales.csv: 5 rows, 3 columns");
     // The file is the run's, and downloads with the bytes that were attached.
     const run = await api(`/v1/runs/${runId}`);
     expect(run.files).toEqual(expect.arrayContaining([expect.objectContaining({ name: "sales.csv", contentType: "text/csv", bytes: sales.length })]));
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download sales.csv" }).click()]);
     expect(await readFile(await download.path(), "utf8")).toBe(sales);
+    await page.close();
+  });
+
+  it("shows a report as it is written and previews a deck's slides", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals");
+    await page.getByLabel("Mode").selectOption("react");
+    await page.getByLabel("Files to attach").setInputFiles({ name: "sales.xlsx", mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", buffer: await salesWorkbook() });
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
+    // Each report drawn from its report.delta events: the findings' table is a table.
+    const written = page.locator(".entry.report-delta", { hasText: "Writing data-analysis-report.pptx" });
+    expect(await written.locator(".report table").count()).toBeGreaterThan(0);
+    expect(await page.locator(".entry.report-delta").count()).toBeGreaterThanOrEqual(2);
+    // The deck's preview: its slides, the chart among them.
+    await page.getByRole("button", { name: "Preview data-analysis-report.pptx" }).click();
+    await expect.poll(() => page.locator(".preview section").count()).toBeGreaterThan(2);
+    expect(await page.locator(".preview h1").first().textContent()).toBe("Data analysis report");
+    expect(await page.locator('.preview img[alt="amount by region"]').getAttribute("src")).toMatch(/^data:image\/png;base64,/);
     await page.close();
   });
 

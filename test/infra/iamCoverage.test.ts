@@ -101,6 +101,7 @@ describe("IAM coverage", () => {
       "shared/tools/runCode.ts": ["run_code"],
       "shared/tools/web.ts": ["web_fetch", "web_search", "deep_search"],
       "shared/tools/writeReport.ts": ["write_report"],
+      "shared/tools/chart.ts": ["chart"],
     };
     expect(tools.map((t) => t.name).sort()).toEqual(Object.values(modules).flat().sort());
     for (const [file, names] of Object.entries(modules)) {

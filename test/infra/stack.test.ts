@@ -88,14 +88,14 @@ describe("limits", () => {
 });
 
 describe("code", () => {
-  it("no function loads source maps at start; only the steps that run an agent carry the tokenizer's layer", () => {
+  it("no function loads source maps at start; only the steps that run an agent carry the layers (the tokenizer's, the work products' libraries)", () => {
     const agentSteps = new Set<string>(AGENT_STEPS);
     const layers = ofType("AWS::Lambda::LayerVersion");
-    expect(layers).toHaveLength(1);
+    expect(layers).toHaveLength(2);
     for (const fn of ours) {
       const props = resources[fn.logicalId]!.Properties;
       expect(props.Environment.Variables.NODE_OPTIONS ?? "", fn.path).not.toContain("source-maps");
-      expect(props.Layers ?? [], fn.path).toHaveLength(agentSteps.has(fn.path.split("/").at(-1)!) ? 1 : 0);
+      expect(props.Layers ?? [], fn.path).toHaveLength(agentSteps.has(fn.path.split("/").at(-1)!) ? 2 : 0);
     }
   });
 });

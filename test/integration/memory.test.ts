@@ -11,6 +11,9 @@ import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, jsonAnswer, jsonCalls, last, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
+import { loadConfig } from "../../shared/config.js";
+import { workTools } from "../../shared/tools/workTools.js";
+import { ToolRegistry } from "../../shared/tools/registry.js";
 
 /**
  * Agent memory and context, end to end against the local stack with a scripted model: sessions
@@ -485,7 +488,8 @@ describe("in JSON contract mode, with a small context budget", () => {
   const unit = (message: ChatMessage) => counter.countMessages([message]) - counter.countMessages([]);
   const turnTokens = Math.max(...INPUTS.map((content) => unit({ role: "user", content })));
   const BUDGET =
-    counter.count(JSON.stringify(reactTools().specs())) +
+    // The agent's whole catalog: the built-ins and the work tools the stack adds.
+    counter.count(JSON.stringify([...reactTools().specs(), ...new ToolRegistry(workTools(loadConfig({ TABLE_NAME: "t" }))).specs()])) +
     counter.countMessages([{ role: "system", content: reactPrompt({ files: [] }) }, { role: "user", content: INPUTS[3]! }]) +
     turnTokens +
     unit({ role: "assistant", content: ANSWERS[0]! }) +

@@ -92,6 +92,24 @@ describe("the README's walk-throughs, as written", () => {
     expect(run.result).toMatch(/\| amount \| 450\.00 \|/);
   }, 180_000);
 
+  it("from a spreadsheet to slides: a workbook uploaded, the report and the deck written live, downloaded", async () => {
+    const [block] = bashBlocks("### From a spreadsheet to slides");
+    // Pasted in the project folder, as the README says: its packages are what `require` finds.
+    const { code, out } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
+    expect(code, out).toBe(0);
+    // `uniq -c` counts each run of the same event: the runs of one type add up.
+    const counted = (type: string) => [...out.matchAll(/^\s*(\d+) event: (\S+)$/gm)].filter((m) => m[2] === type).reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(counted("code")).toBeGreaterThanOrEqual(2);
+    expect(counted("report.delta")).toBeGreaterThanOrEqual(1);
+    expect(out.indexOf("event: report.delta")).toBeLessThan(out.lastIndexOf("event: file.created"));
+    expect(out).toMatch(/event: run\.succeeded\s*$/m);
+    const html = await readFile(path.join(dir, "data-analysis-report.html"), "utf8");
+    expect(html).toMatch(/<img alt="amount by region" src="data:image\/svg\+xml;base64,/);
+    const pptx = await readFile(path.join(dir, "data-analysis-report.pptx"));
+    expect(pptx.subarray(0, 2).toString()).toBe("PK");
+    expect(await readFile(path.join(dir, "data-analysis-report.slides.html"), "utf8")).toContain('<section class="slide');
+  }, 240_000);
+
   it("approving a write: pasted as one block, it waits for the question and approves", async () => {
     const [block] = bashBlocks("### Approving a write");
     const { code, out } = await paste(block!, { KEY: stack.apiKey });

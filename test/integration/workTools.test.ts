@@ -54,6 +54,14 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
     const log = await events(runId);
     const code = log.find((e) => e.type === "tool.result" && e.data.tool === "run_code");
     expect(code.data.ok).toBe(true);
+    // The code, then its output, streamed as code events between the call and its result.
+    const called = log.find((e) => e.type === "tool.called" && e.data.callId === code.data.callId && e.data.tool === "run_code");
+    const shown = log.filter((e) => e.type === "code" && e.data.callId === code.data.callId && e.data.taskId === code.data.taskId);
+    expect(shown.map((e) => e.data.part)).toEqual(["source", "output"]);
+    expect(shown[0].data.text).toBe(called.data.arguments.code);
+    expect(shown[1].data).toMatchObject({ ok: true, text: code.data.output });
+    expect(called.seq).toBeLessThan(shown[0].seq);
+    expect(shown[1].seq).toBeLessThan(code.seq);
     expect(code.data.output).toContain("### sales.csv: 5 rows, 3 columns (region, month, amount)");
     expect(code.data.output).toContain("| amount | 450.00 | 90.00 | 50.00 | 120.50 |");
     expect(code.data.output).toMatch(/\| north \| 220\.00 \|\n\| south \| 180\.00 \|\n\| east \| 50\.00 \|/);
@@ -67,6 +75,13 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
     expect(html.text).toMatch(/<td>north<\/td>\s*<td>220.00<\/td>/);
     expect(html.text).not.toMatch(/<script/i);
     expect((await download(runId, "sales-amount-by-region.csv")).text).toBe("region,total_amount\r\neast,50.0\r\nnorth,220.0\r\nsouth,180.0\r\n");
+
+    // The report was written live: its text arrived as report.delta events before its file.created.
+    const reportCreated = log.find((e) => e.type === "file.created" && e.data.name === report.name);
+    const deltas = log.filter((e) => e.type === "report.delta" && e.data.name === report.name);
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.every((e) => e.seq < reportCreated.seq && e.data.format === "html")).toBe(true);
+    expect(deltas.map((e) => e.data.text).join("")).toMatch(/\| north \| 220\.00 \|/);
 
     // Watchers hear of each file with its size and where to download it; the answer names the files.
     const created = log.filter((e) => e.type === "file.created").map((e) => e.data);

@@ -1,8 +1,8 @@
-import { execFileSync, spawnSync } from "node:child_process";
 import { accessSync, constants, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { aptInstall } from "./apt.js";
 
 /**
  * The browser tests' Chromium, found before any test starts (this is the browser project's
@@ -62,30 +62,8 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env, isExecutable 
   return [DEBIAN_CHROMIUM, ...playwrightChromiums(env)].find(isExecutable);
 }
 
-/** apt-get as root, or through sudo when it asks for no password; undefined when neither can run. */
-function aptRunner(): string[] | undefined {
-  const has = (command: string) => spawnSync("sh", ["-c", `command -v ${command}`]).status === 0;
-  if (!has("apt-get")) return undefined;
-  if (process.getuid?.() === 0) return [];
-  if (has("sudo") && spawnSync("sudo", ["-n", "true"]).status === 0) return ["sudo", "-n"];
-  return undefined;
-}
-
 function installDebianChromium(): boolean {
-  const runner = aptRunner();
-  if (!runner) return false;
-  console.log("No Chromium found: installing Debian's chromium for the browser tests (apt-get install chromium)…");
-  const apt = (...args: string[]) => {
-    const [command, ...rest] = [...runner, "apt-get", ...args];
-    execFileSync(command!, rest, { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  };
-  try {
-    apt("update");
-    apt("install", "-y", "--no-install-recommends", "chromium");
-  } catch {
-    return false;
-  }
-  return executable(DEBIAN_CHROMIUM);
+  return aptInstall(["chromium"], "for the browser tests: no Chromium found") && executable(DEBIAN_CHROMIUM);
 }
 
 /** Stops the run with one line: a thrown error would print a stack trace under it. */

@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from "node:net";
 export const FAULTS = ["429", "500", "503", "hang", "html", "malformed", "cut"] as const;
 export type Fault = (typeof FAULTS)[number];
 
-export type Role = "router" | "planner" | "executor" | "react" | "summarizer" | "unknown";
+export type Role = "router" | "planner" | "executor" | "react" | "summarizer" | "writer" | "unknown";
 
 export interface ProxiedRequest {
   role: Role;
@@ -35,6 +35,8 @@ export function roleOf(body: { messages?: { role: string; content?: unknown }[] 
   if (text.startsWith("You are an executor")) return "executor";
   if (text.startsWith("You are the summarizer")) return "summarizer";
   if (text.startsWith("You are Stepwise, an AI agent")) return "react";
+  // write_report's model call, when a report is written from a task and its material.
+  if (text.startsWith("You are a report writer")) return "writer";
   return "unknown";
 }
 

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
+import { documentMarkdown } from "../../shared/documents/documents.js";
+import { pdfDocument } from "../support/documents.js";
 import { START_NODE_FLAGS } from "../support/localStack.js";
 
 /**
@@ -16,6 +18,9 @@ const installed = Object.entries(lock.packages as Record<string, { engines?: { n
 /** Packages that ask for a newer Node than ours, and why they still run on every version we support. */
 const KNOWN_ENGINE_GAPS: Record<string, string> = {
   "aws-local-stepfunctions": "only Promise.withResolvers is newer than Node 20; infra/local/stepFunctions.ts polyfills it",
+  // Both declare Node 22 but use nothing newer than Node 20 has: their whole use here runs on it below.
+  unpdf: "reads PDFs on Node 20 (its pdf.js build carries its own polyfills)",
+  "vega-lite": "compiles specs on Node 20 (the declaration follows Node's support calendar, not an API it needs)",
 };
 
 describe("package support", () => {
@@ -40,6 +45,9 @@ describe("package support", () => {
   it("bridges each known gap on this Node", async () => {
     await import("../../infra/local/stepFunctions.js");
     expect(typeof (Promise as unknown as { withResolvers?: unknown }).withResolvers).toBe("function");
+    const { compile } = await import("vega-lite");
+    expect(compile({ data: { values: [{ a: 1 }] }, mark: "point", encoding: { x: { field: "a", type: "quantitative" } } }).spec.marks).toHaveLength(1);
+    expect(await documentMarkdown("one.pdf", pdfDocument(["Node 20 reads this"]))).toBe("## Page 1\n\nNode 20 reads this");
   });
 
   it("settles every install script explicitly in allowScripts", () => {

@@ -8,7 +8,10 @@ import { ToolRegistry } from "../../shared/tools/registry.js";
 import { deepSearchTool, webFetchTool, webSearchTool } from "../../shared/tools/web.js";
 import { workTools } from "../../shared/tools/workTools.js";
 import type { FetchLimits } from "../../shared/web/fetchPage.js";
-import { RunFilesProvider, SearxngProvider } from "../../shared/web/search.js";
+import { BraveProvider, RunFilesProvider, SearxngProvider, TavilyProvider, type SearchProvider } from "../../shared/web/search.js";
+import type { ToolProgress } from "../../shared/contracts/events.js";
+import { fileText } from "../../shared/ports/files.js";
+import { braveAnswer, tavilyAnswer } from "../support/searchApiFixtures.js";
 
 /** web_fetch, web_search and deep_search against a real HTTP server on loopback. */
 const ARTICLE = `<!doctype html><html><head><title>Solar power - Example</title><script>window.tracking = 1</script></head><body>
@@ -21,6 +24,7 @@ const ARTICLE = `<!doctype html><html><head><title>Solar power - Example</title>
 <footer>Copyright Example</footer></body></html>`;
 
 let server: Server;
+const searchRequests: string[] = [];
 let base: string;
 const limits = (overrides: Partial<FetchLimits> = {}): FetchLimits => ({ timeoutMs: 5_000, maxBytes: 100_000, maxRedirects: 3, allowLoopback: true, allowHttp: true, ...overrides });
 const call = async (tool: any, args: unknown, files = new MemoryFileStore()) => new ToolRegistry([tool]).execute({ id: "c1", name: tool.name, arguments: JSON.stringify(args) }, testToolContext({ files }));
@@ -40,6 +44,24 @@ beforeAll(async () => {
     }
     if (url.pathname === "/slow") return setTimeout(() => res.writeHead(200).end("late"), 3_000);
     if (url.pathname === "/image") return res.writeHead(200, { "content-type": "image/png" }).end(Buffer.from([0x89, 0x50]));
+    // The search APIs answer their recorded responses only to a request made as their documentation says.
+    if (url.pathname === "/tavily/search") {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      return req.on("end", () => {
+        const asked = JSON.parse(body || "{}");
+        if (req.method !== "POST" || req.headers.authorization !== "Bearer tvly-test-key" || !req.headers["content-type"]?.startsWith("application/json")) return res.writeHead(401).end('{"detail":{"error":"Unauthorized: missing or invalid API key."}}');
+        if (typeof asked.query !== "string" || typeof asked.max_results !== "number") return res.writeHead(400).end();
+        searchRequests.push(`tavily ${asked.query}`);
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(tavilyAnswer(base)));
+      });
+    }
+    if (url.pathname === "/brave/res/v1/web/search") {
+      if (req.method !== "GET" || req.headers["x-subscription-token"] !== "brave-test-key" || !req.headers.accept?.includes("application/json")) return res.writeHead(401).end('{"type":"ErrorResponse","error":{"status":401,"code":"SUBSCRIPTION_TOKEN_INVALID"}}');
+      if (!url.searchParams.get("q") || !url.searchParams.get("count")) return res.writeHead(422).end();
+      searchRequests.push(`brave ${url.searchParams.get("q")}`);
+      return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(braveAnswer(base)));
+    }
     if (url.pathname === "/search") {
       const q = url.searchParams.get("q") ?? "";
       return res.writeHead(200, { "content-type": "application/json" }).end(
@@ -118,6 +140,9 @@ describe("web_search and deep_search", () => {
     expect(names({})).toEqual(expect.arrayContaining(["run_code", "web_fetch", "write_report"]));
     expect(names({ WEB_SEARCH_PROVIDER: "files" })).toEqual(expect.arrayContaining(["web_search", "deep_search"]));
     expect(() => names({ WEB_SEARCH_PROVIDER: "searxng" })).toThrow(/SEARXNG_URL/);
+    expect(() => names({ WEB_SEARCH_PROVIDER: "tavily" })).toThrow(/TAVILY_API_KEY/);
+    expect(() => names({ WEB_SEARCH_PROVIDER: "brave" })).toThrow(/BRAVE_API_KEY/);
+    expect(names({ WEB_SEARCH_PROVIDER: "brave", BRAVE_API_KEY: "k" })).toEqual(expect.arrayContaining(["web_search", "deep_search"]));
   });
 
   it("searches a SearXNG JSON API and numbers the results", async () => {
@@ -145,5 +170,36 @@ describe("web_search and deep_search", () => {
     const deep = await call(deepSearchTool(new RunFilesProvider()), { question: "solar capacity growth" }, files);
     expect(deep.output).toContain("- Solar power capacity grew by 30 percent. [1]");
     expect(deep.output).toContain("Sources:\n1. energy.md — file:energy.md");
+  });
+
+  const providers: [string, () => SearchProvider, () => SearchProvider][] = [
+    ["Tavily", () => new TavilyProvider("tvly-test-key", limits(), `${base}/tavily`), () => new TavilyProvider("wrong", limits(), `${base}/tavily`)],
+    ["Brave", () => new BraveProvider("brave-test-key", limits(), `${base}/brave`), () => new BraveProvider("wrong", limits(), `${base}/brave`)],
+  ];
+
+  it.each(providers)("%s: web_search numbers the web results of its documented answer", async (_, provider) => {
+    const { output } = await call(webSearchTool(provider()), { query: "solar power", limit: 5 });
+    expect(output.split("\n").slice(0, 3)).toEqual(["1. Solar power in 2026", `   ${base}/article`, expect.stringMatching(/^ {3}Solar power capacity grew by 30 percent in 2026/)]);
+    expect(output).not.toMatch(/<strong>|ftp:/);
+  });
+
+  it.each(providers)("%s: a key the API refuses is a tool error that says so", async (name, _, refused) => {
+    const { ok, output } = await call(webSearchTool(refused()), { query: "solar power" });
+    expect(ok).toBe(false);
+    expect(output).toContain(`the ${name.toLowerCase()} search API answered 401`);
+  });
+
+  it.each(providers)("%s: deep_search shows its stages, keeps its notes as a Markdown file with numbered sources", async (name, provider) => {
+    const files = new MemoryFileStore();
+    const progress: ToolProgress[] = [];
+    searchRequests.length = 0;
+    const output = await deepSearchTool(provider()).run({ question: "How fast did solar power capacity grow?" }, testToolContext({ files, progress: (event) => progress.push(event) }));
+    expect(searchRequests).toEqual([`${name.toLowerCase()} How fast did solar power capacity grow?`, `${name.toLowerCase()} fast solar power capacity grow`]);
+    expect(progress.map((e) => e.type === "search.progress" && [e.data.stage, e.data.count])).toEqual([["queries", 2], ["pages", 1], ["notes", 3]]);
+    expect(output).toContain("Saved as notes-how-fast-did-solar-power-capacity-grow.md.");
+    const notes = fileText((await files.get("run_test", "notes-how-fast-did-solar-power-capacity-grow.md"))!);
+    expect(notes).toMatch(/^# Notes on: How fast did solar power capacity grow\?\n\n- Solar power capacity grew by 30 percent in 2026[^\n]* \[1\]\n/);
+    expect(notes).toContain(`## Sources\n\n1. [Solar power - Example](${base}/article)\n`);
+    expect(notes).not.toContain("missing");
   });
 });

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { offeredToolNames } from "./conversation.js";
 import { execute } from "./executor.js";
 import { plan } from "./planner.js";
+import { isReportWriting, writeReportText } from "./reportWriter.js";
 import { route } from "./router.js";
 import { summarize } from "./summarizer.js";
 import type { BrainReply, BrainRequest, Decision, ToolCall } from "./types.js";
@@ -20,7 +21,7 @@ function decide({ messages, tools }: BrainRequest): Decision {
   const offered = offeredToolNames(tools);
   if (offered.has("choose_mode")) return route(messages);
   if (offered.has("planning")) return plan(messages, offered);
-  if (offered.size === 0) return summarize(messages);
+  if (offered.size === 0) return isReportWriting(messages) ? writeReportText(messages) : summarize(messages);
   return execute(messages, offered);
 }
 

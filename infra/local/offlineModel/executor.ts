@@ -14,6 +14,7 @@ import { findToolDirectives } from "./directives.js";
 import { EXPLAIN } from "./planner.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { researchMove } from "./research.js";
 import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
@@ -30,7 +31,7 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
   if (revised?.startsWith(EXPLAIN.trim())) {
     return say(`This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`);
   }
-  const work = workMove(messages, offered);
+  const work = workMove(messages, offered) ?? researchMove(messages, offered);
   if (work) return work;
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");

@@ -6,6 +6,7 @@ import { findToolDirectives } from "./directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { findExpressions } from "./expressions.js";
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { researchSteps } from "./research.js";
 import { workSteps } from "./workTools.js";
 
 /** The orchestrator shows an existing plan under this heading in a fresh planning conversation. */
@@ -93,7 +94,7 @@ export function createPlan(request: string, team: ReadonlySet<string>, files: re
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,
-    steps: workSteps(request, team, files) ?? (wantsReport ? [gather, report] : [gather]),
+    steps: workSteps(request, team, files) ?? researchSteps(request, team, files) ?? (wantsReport ? [gather, report] : [gather]),
   };
 }
 

@@ -7,8 +7,12 @@ import { assistantToolCalls, cut, isFailure, labelledText, lastUserText, listedF
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
 const ANALYSIS = /\banaly[sz]/i;
-const DATA = /\b(csv|files?|data|attached|upload(ed)?)\b/i;
+const DATA = /\b(csv|xlsx|spreadsheets?|workbooks?|files?|data|attached|upload(ed)?)\b/i;
 const REPORT = /\breport\b/i;
+/** The request wants slides too: write_report in pptx as well, with a chart of the analysis. */
+const SLIDES = /\b(slides?|slide deck|deck|pptx|powerpoint|presentation)\b/i;
+/** Files the analysis reads: CSVs, and workbooks (run_code shows each sheet as a CSV beside them). */
+const TABLES = /\.(csv|xlsx)$/i;
 
 /** The request asks to analyse its files (and maybe to report on them). */
 export const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
@@ -20,7 +24,7 @@ const wantsHtmlReport = (text: string) => /\bwrite_report\b/.test(text) || (REPO
  */
 export function workSteps(request: string, team: ReadonlySet<string>, files: readonly string[]): Array<Record<string, unknown>> | undefined {
   if (!team.has("run_code")) return undefined;
-  const csvs = files.filter((name) => /\.csv$/i.test(name));
+  const csvs = files.filter((name) => TABLES.test(name));
   const code = pythonBlock(request);
   if (!code && !(wantsAnalysis(request) && csvs.length > 0)) return undefined;
   const steps: Array<Record<string, unknown>> = [
@@ -30,7 +34,9 @@ export function workSteps(request: string, team: ReadonlySet<string>, files: rea
       done_when: "The analysis printed its figures.",
     },
   ];
-  if (REPORT.test(request) && team.has("write_report")) {
+  if (SLIDES.test(request) && team.has("write_report")) {
+    steps.push({ title: "Write the report and slides", tasks: ["Write an HTML report and slides (pptx) of the analysis, with a chart, with write_report"], done_when: "The HTML report and the deck are files of the run." });
+  } else if (REPORT.test(request) && team.has("write_report")) {
     steps.push({ title: "Write the report", tasks: ["Write an HTML report of the analysis with write_report"], done_when: "The HTML report is a file of the run." });
   }
   return steps;
@@ -52,37 +58,48 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
       const output = results.at(-1)!.replace(/^stdout:\n/, "");
       // A single agent that was asked for a report writes it from what the code printed.
       if (!isFailure(output) && wantsHtmlReport(goal) && offered.has("write_report") && !called.includes("write_report")) {
-        return callTools([reportCall(request, output)]);
+        return callTools(reportCalls(request, goal, output, listedFiles(messages)));
       }
       return say(`${isFailure(output) ? "The code failed" : "Analysis done"}:\n${output.trim()}`);
     }
-    if (last === "write_report") return say(results.at(-1)!.trim());
+    if (last === "write_report") return say(results.map((r) => r.trim()).join("\n"));
     return undefined;
   }
 
   const code = pythonBlock(task) ?? pythonBlock(request);
   if (code && offered.has("run_code") && !wantsHtmlReport(task)) return callTools([{ name: "run_code", arguments: { code } }]);
   if (wantsAnalysis(task) && offered.has("run_code")) {
-    const csvs = listedFiles(messages).filter((name) => /\.csv$/i.test(name));
+    const csvs = listedFiles(messages).filter((name) => TABLES.test(name));
     const named = csvs.filter((name) => task.includes(name) || request.includes(name));
     const files = named.length ? named : csvs;
-    if (files.length === 0) return say("There is no CSV file in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.");
+    if (files.length === 0) return say("There is no CSV file or spreadsheet in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.");
     return callTools([{ name: "run_code", arguments: { code: analysisCode(files), files } }]);
   }
   if (wantsHtmlReport(task) && offered.has("write_report")) {
     // Earlier results may span paragraphs (tables): take everything up to the task line.
     const prior = /Results so far:\s*\n([\s\S]*?)\n\s*Your task:/.exec(userText)?.[1] ?? "";
-    return callTools([reportCall(request, prior || task)]);
+    return callTools(reportCalls(request, task, prior || task, listedFiles(messages)));
   }
   return undefined;
 }
 
-function reportCall(request: string, findings: string): Decision["calls"][number] {
+/**
+ * The report the request asks for, written live from the findings (the writer's model call streams
+ * it): in HTML, and as slides too when the task asks, each with a chart of a table the analysis
+ * wrote (`<name>-<value>-by-<key>.csv`, listed among the run's files).
+ */
+function reportCalls(request: string, task: string, findings: string, files: readonly string[]): Decision["calls"] {
   const title = wantsAnalysis(request) ? "Data analysis report" : `Report: ${cut(oneLine(request).replace(/[.!?]+$/, ""), 60)}`;
-  return {
-    name: "write_report",
-    arguments: { title, format: "html", content: `## Request\n\n${request.trim()}\n\n## Findings\n\n${findings.trim()}\n` },
-  };
+  const charts = files.flatMap((name) => {
+    const table = /-([\w]+)-by-([\w]+)\.csv$/.exec(name);
+    if (!table) return [];
+    const [, value, key] = table;
+    return [{ title: `${value} by ${key}`, data: name, spec: { mark: "bar", encoding: { x: { field: key, type: "nominal", sort: "-y" }, y: { field: `total_${value}`, type: "quantitative", title: `total ${value}` } } } }];
+  });
+  const report = { title, task: request.trim(), notes: findings.trim(), ...(charts.length ? { charts } : {}) };
+  const calls: Decision["calls"] = [{ name: "write_report", arguments: { ...report, format: "html" } }];
+  if (SLIDES.test(task)) calls.push({ name: "write_report", arguments: { ...report, format: "pptx" } });
+  return calls;
 }
 
 /** The first fenced ```python block of a text. */
@@ -91,11 +108,11 @@ function pythonBlock(text: string): string | undefined {
 }
 
 /**
- * A general first look at CSV files: rows and columns, sum/mean/min/max of every numeric column, and
+ * A general first look at CSV files (a workbook's sheets are CSV files beside it): rows and columns, sum/mean/min/max of every numeric column, and
  * the first numeric column totalled by the first text column (also written to output/ as a CSV).
  */
 export function analysisCode(files: string[]): string {
-  return `import csv, statistics
+  return `import csv, glob, statistics
 
 def number(value):
     try:
@@ -106,7 +123,15 @@ def number(value):
 def fmt(value):
     return f"{value:,.2f}"
 
-for name in ${JSON.stringify(files)}:
+def tables(names):
+    for name in names:
+        if name.lower().endswith(".xlsx"):
+            # Each sheet of a workbook is a CSV beside it: files/<name without .xlsx>.<sheet>.csv
+            yield from sorted(path[len("files/"):] for path in glob.glob(f"files/{glob.escape(name[:-5])}.*.csv"))
+        else:
+            yield name
+
+for name in tables(${JSON.stringify(files)}):
     with open(f"files/{name}", newline="", encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f))
     columns = list(rows[0].keys()) if rows else []

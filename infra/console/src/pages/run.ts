@@ -1,5 +1,6 @@
 import { api, ApiError, apiKey, enc, type FileMeta, type RunEvent, type RunView, type ToolInfo } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
+import { highlightHtml } from "../highlight.js";
 import { safeHtml } from "../markdown.js";
 import { followRun } from "../stream.js";
 import { approvalCard } from "./approvals.js";
@@ -28,6 +29,10 @@ export function runPage(app: HTMLElement, runId: string) {
   const openText = new Map<string, { element: HTMLElement; text: string; deltas: boolean }>();
   /** A model's reasoning as it streams, per agent: one collapsed block until that agent moves on. */
   const openReasoning = new Map<string, { element: HTMLElement; summary: HTMLElement }>();
+  /** A run_code call's code block, by call id: its output goes beneath it. */
+  const codeBlocks = new Map<string, HTMLElement>();
+  /** Reports being written, by call and file name: each delta adds to its text. */
+  const openReports = new Map<string, { element: HTMLElement; text: string }>();
   /** Agent text as Markdown (tables, lists, code), made safe. */
   const prose = (element: HTMLElement, text: string) => {
     element.innerHTML = safeHtml(text).trim();
@@ -195,9 +200,17 @@ export function runPage(app: HTMLElement, runId: string) {
       h("ul", { class: "files" }, view.files.map((file) =>
         h("li", {}, h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
           h("button", { type: "button", onclick: () => download(file) }, `Download ${file.name}`),
-          /markdown|html|text\/plain/.test(file.contentType) ? h("button", { type: "button", class: "link", onclick: () => showPreview(file, preview) }, `Preview ${file.name}`) : null))),
+          previewOf(file) ? h("button", { type: "button", class: "link", onclick: () => showPreview(previewOf(file)!, preview) }, `Preview ${file.name}`) : null))),
       preview,
     );
+  }
+
+  /** What a file's preview shows: the file itself (Markdown, HTML, text), or a deck's slides as the web page saved beside it. */
+  function previewOf(file: FileMeta): FileMeta | undefined {
+    if (/markdown|html|text\/plain/.test(file.contentType)) return file;
+    if (!/\.pptx$/.test(file.name)) return undefined;
+    const slides = file.name.replace(/\.pptx$/, ".slides.html");
+    return view?.files.find((f) => f.name === slides);
   }
 
   async function fileBlob(file: FileMeta): Promise<Blob> {
@@ -305,6 +318,39 @@ export function runPage(app: HTMLElement, runId: string) {
         break;
       case "tool.result":
         add(event, who(d), h("strong", { class: d.ok ? "ok" : "bad" }, `${d.ok ? "✓" : "✗"} ${d.tool}`), h("pre", { class: "output" }, String(d.output).slice(0, 2000)));
+        break;
+      case "code": {
+        if (d.part === "source") {
+          const code = h("code", { class: `language-${d.language}` });
+          const html = highlightHtml(d.text, d.language);
+          if (html === undefined) code.textContent = d.text;
+          else code.innerHTML = html; // highlight.js escapes every character of the code
+          const block = add(event, who(d), h("strong", {}, `Code (${d.language})`), h("pre", { class: "code" }, code));
+          codeBlocks.set(d.callId, block);
+          break;
+        }
+        const output = h("pre", { class: `code-output ${d.ok === false ? "bad" : ""}`, dataset: { callId: d.callId } }, d.text);
+        const block = codeBlocks.get(d.callId);
+        if (block) block.append(h("strong", { class: d.ok === false ? "bad" : "ok" }, "Output"), output);
+        else add(event, who(d), h("strong", {}, "Output"), output);
+        break;
+      }
+      case "report.delta": {
+        // The report as it is written, rendered as it arrives; the saved file follows as file.created.
+        const key = `${d.callId}:${d.name}`;
+        let open = openReports.get(key);
+        if (!open) {
+          const text = h("div", { class: "text prose report" });
+          add(event, who(d), h("strong", {}, `Writing ${d.name}`), text);
+          open = { element: text, text: "" };
+          openReports.set(key, open);
+        }
+        open.text += d.text;
+        prose(open.element, open.text);
+        break;
+      }
+      case "search.progress":
+        add(event, who(d), h("strong", {}, `Search (${d.stage}): `), d.detail);
         break;
       case "task.started":
         lanes.set(`${d.iteration}:${d.taskId}`, { key: `${d.iteration}:${d.taskId}`, taskId: d.taskId, title: d.title, iteration: d.iteration, start: event.at, status: "running" });

@@ -1,0 +1,47 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { buildSync } from "esbuild";
+import { afterAll, describe, expect, it } from "vitest";
+import { buildLayer } from "../../infra/workProductsLayer.js";
+
+/**
+ * The agents' layer of work-product libraries, loaded as a Lambda loads it: from a folder with no
+ * node_modules, the layer's on NODE_PATH, through shared/lazyImport.ts's fallback. (The PNG
+ * renderer ships its Linux arm64 binary, which only its presence checks here.)
+ */
+const work = mkdtempSync(path.join(tmpdir(), "stepwise-layer-test-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("the work products' layer", () => {
+  it("holds each library, and each loads through NODE_PATH and works", () => {
+    const modules = path.join(work, "opt/nodejs/node_modules");
+    buildLayer(modules);
+    // The helper as the function's bundle holds it: in a folder with no node_modules above it.
+    buildSync({ entryPoints: ["shared/lazyImport.ts"], bundle: true, platform: "node", format: "esm", outfile: path.join(work, "task/lazyImport.mjs"), logLevel: "error" });
+    const script = path.join(work, "task/index.mjs");
+    writeFileSync(
+      script,
+      `import { lazyImport } from "./lazyImport.mjs";
+const load = (name) => lazyImport(() => import(name), name);
+const ExcelJS = (await load("exceljs")).default;
+const book = new ExcelJS.Workbook(); book.addWorksheet("Sales").addRow(["north", 220]);
+const read = new ExcelJS.Workbook(); await read.xlsx.load(await book.xlsx.writeBuffer());
+const mammoth = (await load("mammoth")).default;
+const { extractText } = await load("unpdf");
+const [vega, vegaLite] = [await load("vega"), await load("vega-lite")];
+const spec = vegaLite.compile({ data: { values: [{ r: "north", v: 220 }] }, mark: "bar", encoding: { x: { field: "r", type: "nominal" }, y: { field: "v", type: "quantitative" } } }).spec;
+const svg = await new vega.View(vega.parse(spec), { renderer: "none" }).toSVG();
+const Pptx = (await load("pptxgenjs")).default;
+const deck = new Pptx(); deck.addSlide().addText("Q1", { x: 1, y: 1 });
+const pptx = await deck.write({ outputType: "nodebuffer" });
+console.log(JSON.stringify({ sheet: read.worksheets[0].name, mammoth: typeof mammoth.convertToHtml, unpdf: typeof extractText, bar: svg.includes('aria-label="r: north; v: 220"'), pptx: pptx.subarray(0, 2).toString() }));
+`,
+    );
+    const run = spawnSync(process.execPath, [script], { cwd: work, encoding: "utf8", env: { ...process.env, NODE_PATH: modules }, timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split("\n").at(-1)!)).toEqual({ sheet: "Sales", mammoth: "function", unpdf: "function", bar: true, pptx: "PK" });
+    expect(spawnSync("ls", [path.join(modules, "@resvg")], { encoding: "utf8" }).stdout.split("\n")).toEqual(expect.arrayContaining(["resvg-js", "resvg-js-linux-arm64-gnu"]));
+  }, 240_000);
+});

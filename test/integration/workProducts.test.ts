@@ -1,0 +1,120 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import JSZip from "jszip";
+import { getDocumentProxy } from "unpdf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "../support/client.js";
+import { pdfDocument, salesWorkbook } from "../support/documents.js";
+import { libreOffice } from "../support/libreoffice.js";
+import { startStack, type RunningStack } from "../support/localStack.js";
+
+/**
+ * The work products through the whole local stack with the offline model: an uploaded workbook
+ * becomes an HTML report and a PowerPoint deck with a chart (the code shown as it runs, the report
+ * as it is written), an uploaded PDF is summarized, and a deep search over the run's files keeps
+ * its notes.
+ */
+let stack: RunningStack;
+let main: Client;
+const work = mkdtempSync(path.join(tmpdir(), "stepwise-work-products-"));
+
+beforeAll(async () => {
+  stack = await startStack({ WEB_SEARCH_PROVIDER: "files" }, []);
+  main = new Client(stack.url, stack.apiKey);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function upload(name: string, body: Uint8Array, type: string) {
+  const res = await fetch(`${stack.url}/v1/files?name=${name}`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type }, body });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { fileId: string }).fileId;
+}
+
+async function download(runId: string, name: string): Promise<Buffer> {
+  const res = await fetch(`${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+  expect(res.status).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+const events = async (runId: string) => (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+
+describe("work products in runs", { timeout: 300_000 }, () => {
+  it("an uploaded .xlsx becomes an HTML report and a .pptx deck with a chart, written live", async () => {
+    const fileId = await upload("sales.xlsx", await salesWorkbook(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
+    const { runId } = await main.submit({ input: "Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals", mode: "plan_solve", files: [fileId] });
+    const run = await main.waitFor(runId, undefined, 240_000);
+    expect(run.status).toBe("succeeded");
+    const log = await events(runId);
+
+    // The code ran over the sheet's CSV: the code, then its output, before the call's result.
+    const result = log.find((e) => e.type === "tool.result" && e.data.tool === "run_code");
+    const code = log.filter((e) => e.type === "code" && e.data.callId === result.data.callId);
+    expect(code.map((e) => e.data.part)).toEqual(["source", "output"]);
+    expect(code[1].seq).toBeLessThan(result.seq);
+    expect(result.data.output).toContain("### sales.Sales.csv: 5 rows, 3 columns (region, month, amount)");
+
+    // Both reports were written live: their deltas before their files.
+    for (const name of ["data-analysis-report.html", "data-analysis-report.pptx"]) {
+      const created = log.find((e) => e.type === "file.created" && e.data.name === name);
+      const deltas = log.filter((e) => e.type === "report.delta" && e.data.name === name);
+      expect(deltas.length, name).toBeGreaterThan(0);
+      expect(deltas.every((e) => e.seq < created.seq)).toBe(true);
+    }
+
+    // The HTML report embeds the chart: an SVG with a bar per region.
+    const html = (await download(runId, "data-analysis-report.html")).toString();
+    const svg = Buffer.from(/src="data:image\/svg\+xml;base64,([^"]+)"/.exec(html)![1]!, "base64").toString();
+    expect([...svg.matchAll(/aria-label="region: (\w+); total amount: ([\d.]+)"/g)].map((m) => `${m[1]} ${m[2]}`).sort()).toEqual(["east 50", "north 220", "south 180"]);
+
+    // The deck: titles in the slide XML, the chart's image on its own slide.
+    const pptx = await download(runId, "data-analysis-report.pptx");
+    const zip = await JSZip.loadAsync(pptx);
+    const slideNames = Object.keys(zip.files).filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n)).sort((a, b) => Number(/\d+/.exec(a)) - Number(/\d+/.exec(b)));
+    const titles = await Promise.all(slideNames.map(async (n) => /<a:t>([^<]*)<\/a:t>/.exec(await zip.file(n)!.async("string"))?.[1]));
+    expect(titles[0]).toBe("Data analysis report");
+    expect(titles).toContain("Summary");
+    expect(titles.at(-1)).toBe("amount by region");
+    expect(await zip.file(slideNames.at(-1)!)!.async("string")).toContain("<p:pic>");
+    expect(Object.keys(zip.files).some((n) => /^ppt\/media\/.+\.png$/.test(n))).toBe(true);
+    expect(run.files.map((f: any) => f.name)).toContain("data-analysis-report.slides.html");
+
+    // LibreOffice opens it and prints one page per slide.
+    const office = libreOffice();
+    if ("missing" in office) return console.log(`LibreOffice part skipped: ${office.missing}`);
+    const input = path.join(work, "deck.pptx");
+    writeFileSync(input, pptx);
+    const converted = spawnSync(office.soffice, [`-env:UserInstallation=file://${path.join(work, "profile")}`, "--headless", "--convert-to", "pdf", "--outdir", work, input], { encoding: "utf8", timeout: 180_000 });
+    expect(converted.status, converted.stderr).toBe(0);
+    const pdf = await getDocumentProxy(new Uint8Array(readFileSync(path.join(work, "deck.pdf"))));
+    expect(pdf.numPages).toBe(slideNames.length);
+  });
+
+  it("an uploaded PDF is summarized from its text", async () => {
+    const fileId = await upload("brief.pdf", pdfDocument(["Revenue rose 12 percent in Q3", "Costs fell in Q4"]), "application/pdf");
+    const { runId } = await main.submit({ input: "Summarize the attached PDF", mode: "plan_solve", files: [fileId] });
+    const run = await main.waitFor(runId, undefined, 200_000);
+    expect(run.status).toBe("succeeded");
+    expect(run.result).toContain("Summary of brief.pdf:");
+    expect(run.result).toContain("Revenue rose 12 percent in Q3");
+    expect(run.result).toContain("Costs fell in Q4");
+  });
+
+  it("a deep search over the run's files shows its stages and keeps its notes", async () => {
+    const fileId = await upload("energy.md", new TextEncoder().encode("# Energy\n\nSolar power capacity grew by 30 percent in 2026.\n\nWind power grew too.\n"), "text/markdown");
+    const { runId } = await main.submit({ input: "Research how fast solar power capacity grew", mode: "plan_solve", files: [fileId] });
+    const run = await main.waitFor(runId, undefined, 200_000);
+    expect(run.status).toBe("succeeded");
+    const stages = (await events(runId)).filter((e) => e.type === "search.progress").map((e) => e.data.stage);
+    expect(stages).toEqual(["queries", "pages", "notes"]);
+    const notes = run.files.find((f: any) => /^notes-.+\.md$/.test(f.name));
+    const text = (await download(runId, notes.name)).toString();
+    expect(text).toContain("- Solar power capacity grew by 30 percent in 2026. [1]");
+    expect(text).toContain("## Sources\n\n1. [energy.md](file:energy.md)");
+  });
+});

@@ -1,0 +1,139 @@
+import { afterAll, describe, expect, it } from "vitest";
+import type { ToolProgress } from "../../shared/contracts/events.js";
+import { DOCUMENT_LIMITS, documentMarkdown, sheetCsvFiles } from "../../shared/documents/documents.js";
+import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
+import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
+import { testToolContext } from "../../shared/testing/toolContext.js";
+import { readArtifact } from "../../shared/tools/artifacts.js";
+import { ToolRegistry } from "../../shared/tools/registry.js";
+import { runCodeTool } from "../../shared/tools/runCode.js";
+import { pdfDocument, salesWorkbook, wordDocument } from "../support/documents.js";
+
+/**
+ * Files people send (spreadsheets, Word documents, PDFs): read_artifact reads them as Markdown, in
+ * pages; run_code finds each sheet as a CSV beside its workbook (in the real Python sandbox); a
+ * corrupt file or one past a limit is a tool error that says what is wrong.
+ */
+const files = new MemoryFileStore();
+const context = testToolContext({ runId: "run_docs", files });
+const tools = new ToolRegistry([readArtifact]);
+const read = (args: Record<string, unknown>) => tools.execute({ id: "c1", name: "read_artifact", arguments: JSON.stringify(args) }, context);
+
+afterAll(() => stopSpare());
+
+describe("documents as Markdown", () => {
+  it("a workbook: each sheet a table under its name, formulas as their values, pipes escaped", async () => {
+    const markdown = await documentMarkdown("sales.xlsx", await salesWorkbook({ total: true }));
+    expect(markdown).toBe(
+      [
+        "## Sheet: Sales",
+        "",
+        "| region | month | amount |",
+        "| --- | --- | --- |",
+        "| north | jan | 120.5 |",
+        "| south | jan | 80 |",
+        "| north | feb | 99.5 |",
+        "| south | feb | 100 |",
+        "| east | feb | 50 |",
+        "| total |  | 450 |",
+        "",
+        "## Sheet: Notes",
+        "",
+        "| note |",
+        "| --- |",
+        "| Figures in EUR, a \\| pipe and a, comma |",
+      ].join("\n"),
+    );
+  });
+
+  it("a Word document: its heading, paragraphs and text", async () => {
+    const markdown = await documentMarkdown("memo.docx", await wordDocument("Quarterly memo", ["Sales grew in the north.", "- Hire two people"]));
+    expect(markdown).toContain("# Quarterly memo");
+    expect(markdown).toContain("Sales grew in the north.");
+    expect(markdown).toContain("Hire two people");
+  });
+
+  it("a PDF: its text page by page", async () => {
+    const markdown = await documentMarkdown("brief.pdf", pdfDocument(["Revenue rose (12%) in Q3", "Costs fell in Q4"]));
+    expect(markdown).toBe("## Page 1\n\nRevenue rose (12%) in Q3\n\n## Page 2\n\nCosts fell in Q4");
+  });
+
+  it("a workbook's sheets as CSV files named after the workbook and the sheet", async () => {
+    const sheets = await sheetCsvFiles("sales.xlsx", await salesWorkbook());
+    expect(sheets.map((s) => s.name)).toEqual(["sales.Sales.csv", "sales.Notes.csv"]);
+    expect(sheets[0]!.csv).toBe("region,month,amount\r\nnorth,jan,120.5\r\nsouth,jan,80\r\nnorth,feb,99.5\r\nsouth,feb,100\r\neast,feb,50\r\n");
+    expect(sheets[1]!.csv).toBe('note\r\n"Figures in EUR, a | pipe and a, comma"\r\n');
+  });
+});
+
+describe("read_artifact over documents", () => {
+  it("reads a long workbook in pages, each from where the last stopped, to the end", async () => {
+    const rows = [["id", "text"], ...Array.from({ length: 600 }, (_, i) => [i + 1, `row number ${i + 1} of the sheet`])];
+    await files.put("run_docs", "long.xlsx", await salesWorkbook({ rows }));
+    let offset = 0;
+    let whole = "";
+    for (let page = 0; page < 10; page++) {
+      const { ok, output } = await read({ filename: "long.xlsx", offset });
+      expect(ok).toBe(true);
+      const [, text, , , next] = /^([\s\S]*)\n\[characters (\d+)–(\d+) of \d+\.(?: Read on with read_artifact \{"filename": "long\.xlsx", "offset": (\d+)\}\.| That is the end of the file\.)\]$/.exec(output)!;
+      whole += text;
+      if (!next) break;
+      offset = Number(next);
+    }
+    expect(whole).toBe(await documentMarkdown("long.xlsx", await salesWorkbook({ rows })));
+    expect(whole).toContain("| 600 | row number 600 of the sheet |");
+  });
+
+  it.each([
+    ["broken.xlsx", Buffer.from("PK\u0003\u0004 not really a zip"), /broken\.xlsx is not a readable \.xlsx workbook/],
+    ["broken.docx", Buffer.from("hello"), /broken\.docx is not a readable \.docx document/],
+    ["broken.pdf", Buffer.from("%PDF-1.4 nothing else"), /broken\.pdf is not a readable PDF/],
+    ["old.xls", Buffer.from([0xd0, 0xcf, 0x11, 0xe0]), /old\.xls is an Excel 97–2003 workbook \(\.xls\).*save it as \.xlsx or \.csv/],
+  ])("%s: a tool error that says what is wrong", async (name, body, message) => {
+    await files.put("run_docs", name, body);
+    const outcome = await read({ filename: name });
+    expect(outcome.ok).toBe(false);
+    expect(outcome.output).toMatch(/^Error: read_artifact failed: /);
+    expect(outcome.output).toMatch(message);
+  });
+
+  it("a file past the size limit is refused with the limit", async () => {
+    await files.put("run_docs", "huge.pdf", new Uint8Array(DOCUMENT_LIMITS.maxBytes + 1));
+    const outcome = await read({ filename: "huge.pdf" });
+    expect(outcome).toMatchObject({ ok: false });
+    expect(outcome.output).toContain(`documents of at most ${DOCUMENT_LIMITS.maxBytes} bytes are read`);
+  });
+
+  it("a sheet past the row limit is refused with the limit", async () => {
+    const rows = Array.from({ length: DOCUMENT_LIMITS.maxRows + 1 }, (_, i) => [i]);
+    await files.put("run_docs", "tall.xlsx", await salesWorkbook({ rows }));
+    const outcome = await read({ filename: "tall.xlsx" });
+    expect(outcome).toMatchObject({ ok: false });
+    expect(outcome.output).toContain(`Sheet "Sales" of tall.xlsx has ${DOCUMENT_LIMITS.maxRows + 1} rows; at most ${DOCUMENT_LIMITS.maxRows} per sheet are read.`);
+  }, 60_000);
+});
+
+describe("run_code over a workbook", { timeout: 120_000 }, () => {
+  const sandbox = { run: (request: Parameters<typeof runPython>[0]) => runPython(request) };
+  const tool = runCodeTool(sandbox, { timeoutMs: 30_000, memoryMb: 256, maxOutputChars: 5_000 });
+
+  it("finds each sheet as a CSV beside the workbook, and shows the code, then its output, as it runs", async () => {
+    const store = new MemoryFileStore();
+    await store.put("run_code", "sales.xlsx", await salesWorkbook());
+    const progress: ToolProgress[] = [];
+    const code = "import csv, os\nprint(sorted(os.listdir('files')))\nrows = list(csv.DictReader(open('files/sales.Sales.csv')))\nprint(sum(float(r['amount']) for r in rows))";
+    const output = await tool.run({ code }, testToolContext({ runId: "run_code", files: store, progress: (event) => progress.push(event) }));
+    expect(output).toBe("stdout:\n['sales.Notes.csv', 'sales.Sales.csv', 'sales.xlsx']\n450.0");
+    expect(progress).toEqual([
+      { type: "code", data: { part: "source", language: "python", text: code } },
+      { type: "code", data: { part: "output", language: "python", text: output, ok: true } },
+    ]);
+  });
+
+  it("a corrupt workbook is mounted as it is, and the model is told why it has no CSVs", async () => {
+    const store = new MemoryFileStore();
+    await store.put("run_code", "broken.xlsx", Buffer.from("not a workbook"));
+    const output = await tool.run({ code: "import os\nprint(sorted(os.listdir('files')))" }, testToolContext({ runId: "run_code", files: store }));
+    expect(output).toMatch(/^note: no CSV of its sheets: broken\.xlsx is not a readable \.xlsx workbook \(.+\)\.\n\nstdout:\n\['broken\.xlsx'\]$/);
+  });
+});
