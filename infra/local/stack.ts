@@ -283,7 +283,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     };
 
-    const recovered = options.dataDir ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise")) : { continued: [], started: [] };
+    const recovered = options.dataDir ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise")) : { continued: [], started: [], handedOn: [] };
 
     return {
       recovered,
