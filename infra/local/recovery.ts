@@ -5,7 +5,7 @@ import { EventLog } from "../../shared/store/events.js";
 import { RunStore } from "../../shared/store/runs.js";
 import { SessionStore } from "../../shared/store/sessions.js";
 import { StepFunctionsExecutions } from "../../shared/store/stepFunctions.js";
-import { leaveSession } from "../../shared/run/sessionQueue.js";
+import type { SessionQueuePorts } from "../../shared/run/sessionQueue.js";
 import { Table } from "../../shared/store/table.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/run.js";
@@ -77,7 +77,9 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
  * A session whose active run has ended was stopped between that run's end and the hand-over to the
  * next waiting run (or before the interrupted run's turn was written): both are done now.
  */
-async function handOnEndedSessions(doc: DynamoDBDocumentClient, tableName: string, ports: Parameters<typeof leaveSession>[0]): Promise<string[]> {
+async function handOnEndedSessions(doc: DynamoDBDocumentClient, tableName: string, ports: SessionQueuePorts): Promise<string[]> {
+  // Loaded here, not at the top: the core's metrics need the invocation store the stack sets up first.
+  const { leaveSession } = await import("../../shared/run/sessionQueue.js");
   const handedOn: string[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
