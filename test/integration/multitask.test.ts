@@ -164,3 +164,59 @@ describe("multitask: a second message on a busy session", () => {
     ]);
   });
 });
+
+describe("multitask: two API processes taking the same session's submits at once", () => {
+  const router = new ScriptRouter(() => answer("done."));
+  let scripted: ScriptedModel;
+  let stack: RunningStack;
+  let client: Client;
+
+  beforeAll(async () => {
+    scripted = await startScriptedModel(router.script);
+    stack = await startStack({ OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: "test", STEPWISE_MODEL: "scripted", STEPWISE_LOCAL_API_CONTAINERS: "2" });
+    client = new Client(stack.url, stack.apiKey);
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await scripted?.close();
+  });
+
+  it("two submits racing for an idle session under reject: one runs, the other gets 409 naming it, in every session", async () => {
+    expect(stack.apiContainerPids).toHaveLength(2);
+    const sessions = Array.from({ length: 8 }, (_, i) => `race-${i}-${Date.now().toString(36)}`);
+    // Requests go to the API processes in turn: each session's pair meets in two processes.
+    const answers = await Promise.all(sessions.flatMap((sessionId) => [1, 2].map((n) => client.request("POST", "/v1/runs", { input: `${marker(`r${n}`)} Say hi.`, mode: "react", sessionId }))));
+    for (let i = 0; i < sessions.length; i++) {
+      const pair = answers.slice(2 * i, 2 * i + 2);
+      expect(pair.map((a) => a.status).sort()).toEqual([202, 409]);
+      const accepted = pair.find((a) => a.status === 202)!.body;
+      expect(pair.find((a) => a.status === 409)!.body.error.details.activeRunId).toBe(accepted.runId);
+    }
+    for (const a of answers.filter((a) => a.status === 202)) expect((await client.waitForEnd(a.body.runId)).run.status).toBe("succeeded");
+  });
+
+  it("two submits racing to enqueue behind a busy session: both wait, one after the other, and run in that order", async () => {
+    const sessionId = `race-q-${Date.now().toString(36)}`;
+    router.on("q-a", (_turn, turns) => (turns.length === 1 ? callTools([{ name: "write_report", arguments: { title: "T", content: "x" } }]) : answer("q-a: done.")));
+    const first = await client.submit({ input: `${marker("q-a")} Write a report.`, mode: "react", sessionId, approval: { tools: "write" } });
+    const { pending } = await client.waitForPending(first.runId, 1, 60_000);
+    const inputs = ["q-b", "q-c"].map((name) => `${marker(name)} Then this.`);
+    const [b, c] = await Promise.all(inputs.map((input) => client.submit({ input, mode: "react", sessionId, multitask: "enqueue" })));
+    expect([b!.status, c!.status]).toEqual(["queued", "queued"]);
+    const { waitingRunIds } = (await client.request("GET", `/v1/sessions/${sessionId}`)).body;
+    expect([...waitingRunIds].sort()).toEqual([b!.runId, c!.runId].sort());
+    const positions = await Promise.all([b!, c!].map(async (r) => (await client.events(r.runId))[0]));
+    expect(positions.map((e: any) => e.data.position).sort()).toEqual([1, 2]);
+
+    await client.decide(first.runId, pending[0].interruptId, { decision: "approve" });
+    for (const id of [first.runId, ...waitingRunIds]) expect((await client.waitForEnd(id)).run.status).toBe("succeeded");
+    // They ran in queue order, and the session reads in that order.
+    const [firstWaiting, secondWaiting] = await Promise.all(waitingRunIds.map((id: string) => client.run(id)));
+    expect(router.turns.filter((t) => t.marker === "q-b" || t.marker === "q-c").map((t) => t.marker)).toEqual(
+      [firstWaiting, secondWaiting].map((r) => (r.input.includes("q-b") ? "q-b" : "q-c")),
+    );
+    const messages = (await client.request("GET", `/v1/sessions/${sessionId}`)).body.messages;
+    expect(messages.map((m: any) => m.runId)).toEqual([first.runId, first.runId, waitingRunIds[0], waitingRunIds[0], waitingRunIds[1], waitingRunIds[1]]);
+  });
+});
