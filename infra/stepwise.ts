@@ -168,6 +168,8 @@ export class Stepwise extends Construct {
     table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
     // An ended execution's state transitions are counted once, from its history, for the run's usage.
     stateMachine.grantExecution(this.notify, "states:GetExecutionHistory");
+    // A run's end hands its session to the next waiting run: its execution starts here.
+    stateMachine.grantStartExecution(this.notify);
     notifications.grantSendMessages(this.notify);
     this.deadLetters.grantSendMessages(this.notify);
     this.notify.addEventSource(new SqsEventSource(notifications, { batchSize: NOTIFY_BATCH, reportBatchItemFailures: true }));

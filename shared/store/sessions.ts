@@ -7,7 +7,7 @@ import { expiresAt, type Table } from "./table.js";
 export type { SessionMessage } from "../ports/sessions.js";
 
 type Message = { role: "user" | "assistant"; content: string };
-type TurnItem = { runId: string; messages?: Message[]; rolledBack?: boolean; at: string };
+type TurnItem = { runId: string; exchange?: Message[]; rolledBack?: boolean; at: string };
 type LegacyMessage = SessionMessage & { pk: string; sk: string };
 
 /** How often a claim or release retries when another container changed the session in between. */
@@ -95,7 +95,7 @@ export class SessionStore implements Sessions {
       await this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...keys.sessionTurn(tenantId, sessionId, turn), runId, messages, at: new Date().toISOString(), ttl: expiresAt(this.retentionDays) },
+          Item: { ...keys.sessionTurn(tenantId, sessionId, turn), runId, exchange: messages, at: new Date().toISOString(), ttl: expiresAt(this.retentionDays) },
           // A retry writes it again; a rolled-back turn stays out.
           ConditionExpression: "attribute_not_exists(pk) OR (runId = :run AND attribute_not_exists(rolledBack))",
           ExpressionAttributeValues: { ":run": runId },
@@ -122,7 +122,7 @@ export class SessionStore implements Sessions {
     const [legacy, turns] = await Promise.all([this.table.queryPrefix<LegacyMessage>(pk, "MSG#"), this.table.queryPrefix<TurnItem>(pk, keys.sessionTurnPrefix)]);
     const all = [
       ...legacy.map(({ role, content, runId, at }) => ({ role, content, runId, at })),
-      ...turns.filter((t) => !t.rolledBack).flatMap((t) => (t.messages ?? []).map((m) => ({ ...m, runId: t.runId, at: t.at }))),
+      ...turns.filter((t) => !t.rolledBack).flatMap((t) => (t.exchange ?? []).map((m) => ({ ...m, runId: t.runId, at: t.at }))),
     ];
     return all.map((m, i) => ({ seq: i + 1, ...m }));
   }

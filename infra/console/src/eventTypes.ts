@@ -3,4 +3,5 @@ export const STREAM_EVENT_TYPES = [
   "run.started", "plan.updated", "task.started", "agent.thought", "agent.delta", "agent.reasoning", "tool.called", "tool.result",
   "tool_source.unavailable", "task.completed", "interrupt.opened", "interrupt.resolved", "file.created",
   "run.resumed", "run.succeeded", "run.failed", "run.timed_out", "run.cancelled",
+  "run.queued_behind", "run.interrupted",
 ];
