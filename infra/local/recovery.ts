@@ -8,7 +8,7 @@ import { StepFunctionsExecutions } from "../../shared/store/stepFunctions.js";
 import type { SessionQueuePorts } from "../../shared/run/sessionQueue.js";
 import { Table } from "../../shared/store/table.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
-import { TERMINAL_STATUSES } from "../../shared/contracts/run.js";
+import { TERMINAL_STATUSES, type RunRecord } from "../../shared/contracts/run.js";
 
 const RETENTION_DAYS = 30;
 
@@ -95,7 +95,9 @@ async function handOnEndedSessions(doc: DynamoDBDocumentClient, tableName: strin
       const active = await ports.runs.get(String(session.activeRun));
       // Still going, or ended but its execution has yet to reach a safe point: its end hands on.
       if (active && (!TERMINAL_STATUSES.has(active.status) || (await ports.executions.describe(active.executionArn)) === "RUNNING")) continue;
-      if (active) await leaveSession(ports, active);
+      // Never recorded: its submit was stopped between claiming the session and recording the run.
+      const [, tenantId, sessionId] = /^SESSION#([^#]+)#(.+)$/.exec(String(session.pk))!;
+      await leaveSession(ports, active ?? ({ runId: String(session.activeRun), tenantId, sessionId, status: "failed" } as RunRecord));
       handedOn.push(String(session.pk));
     }
     startKey = page.LastEvaluatedKey;

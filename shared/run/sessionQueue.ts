@@ -24,20 +24,38 @@ export class SessionBusyError extends ConflictError {
 /**
  * The run is done with its session (its execution has ended, or it never started): an interrupted
  * run's finished work joins the session first, then the first run waiting takes the session and
- * starts. Safe to repeat: an execution is named after its run, so a second start starts nothing.
+ * its execution starts. Safe to repeat: an execution is named after its run, so a second start
+ * starts nothing.
  */
 export async function leaveSession(ports: SessionQueuePorts, run: RunRecord): Promise<void> {
+  const next = await handOver(ports, run);
+  if (next) await ports.executions.start(next);
+}
+
+/**
+ * The run's execution is at its last step: the session goes to the next waiting run before the run
+ * reads as ended, so a client that sees it ended can send the next message at once. That run's
+ * execution is started when this one's has ended (leaveSession, from its status change: a step has
+ * no right to start executions).
+ */
+export async function handOverAtEnd(ports: Omit<SessionQueuePorts, "executions">, runId: string): Promise<void> {
+  const run = await ports.runs.get(runId);
+  if (run) await handOver(ports, run);
+}
+
+/** Writes an interrupted run's turn, then passes the session on; returns the run that has it now. */
+async function handOver(ports: Omit<SessionQueuePorts, "executions">, run: RunRecord): Promise<string | undefined> {
   if (run.status === "interrupted" && run.turn !== undefined) await writeTurn(ports, run, await finishedWork(ports, run));
   let now = await ports.sessions.release(run.tenantId, run.sessionId, run.runId);
   while (now.activeRunId) {
     const next = await ports.runs.get(now.activeRunId);
-    // A waiting run that was cancelled (or never recorded: its submit failed) gives its place on.
-    if (next && !TERMINAL_STATUSES.has(next.status)) {
-      await ports.executions.start(next.runId);
-      return;
-    }
+    // Not recorded yet: its submit is under way and starts it.
+    if (!next) return undefined;
+    // A waiting run that was cancelled gives its place on.
+    if (!TERMINAL_STATUSES.has(next.status)) return next.runId;
     now = await ports.sessions.release(run.tenantId, run.sessionId, now.activeRunId);
   }
+  return undefined;
 }
 
 /**
