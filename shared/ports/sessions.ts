@@ -44,8 +44,8 @@ export interface Sessions {
    * been cancelled (a rolled-back turn never comes back). Safe to repeat.
    */
   appendTurn(tenantId: string, sessionId: string, runId: string, turn: number, messages: { role: "user" | "assistant"; content: string }[]): Promise<void>;
-  /** Removes the run's turn (rollback). */
-  removeTurn(tenantId: string, sessionId: string, runId: string): Promise<void>;
+  /** Removes the run's turn (rollback), and keeps it out if the run writes it later. */
+  removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void>;
   messages(tenantId: string, sessionId: string): Promise<SessionMessage[]>;
   delete(tenantId: string, sessionId: string): Promise<boolean>;
 }

@@ -94,7 +94,7 @@ export async function makeWay(ports: ResumePorts & SessionQueuePorts, strategy: 
         if (!(error instanceof ConflictError)) throw error; // it ended meanwhile: its turn goes all the same
       });
     }
-    await ports.sessions.removeTurn(active.tenantId, active.sessionId, active.runId);
+    if (active.turn !== undefined) await ports.sessions.removeTurn(active.tenantId, active.sessionId, active.runId, active.turn);
     return;
   }
   if (TERMINAL_STATUSES.has(active.status)) return;

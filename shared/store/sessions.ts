@@ -106,13 +106,13 @@ export class SessionStore implements Sessions {
     }
   }
 
-  async removeTurn(tenantId: string, sessionId: string, runId: string): Promise<void> {
-    const turns = await this.table.queryPrefix<TurnItem & { sk: string; pk: string }>(keys.sessionPk(tenantId, sessionId), keys.sessionTurnPrefix);
-    const turn = turns.find((t) => t.runId === runId);
-    if (!turn) return;
+  async removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void> {
     // A marker in the turn's place: a late write of the cancelled run's answer cannot bring it back.
     await this.table.doc.send(
-      new PutCommand({ TableName: this.table.name, Item: { pk: turn.pk, sk: turn.sk, runId, rolledBack: true, at: new Date().toISOString(), ttl: expiresAt(this.retentionDays) } }),
+      new PutCommand({
+        TableName: this.table.name,
+        Item: { ...keys.sessionTurn(tenantId, sessionId, turn), runId, rolledBack: true, at: new Date().toISOString(), ttl: expiresAt(this.retentionDays) },
+      }),
     );
   }
 

@@ -47,8 +47,9 @@ export class MemorySessions implements Sessions {
     session.turns = [...session.turns.filter((t) => t.turn !== turn), { turn, runId, messages, at: new Date().toISOString() }].sort((a, b) => a.turn - b.turn);
   }
 
-  async removeTurn(tenantId: string, sessionId: string, runId: string): Promise<void> {
-    for (const turn of this.session(tenantId, sessionId).turns) if (turn.runId === runId) turn.rolledBack = true;
+  async removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void> {
+    const session = this.session(tenantId, sessionId);
+    session.turns = [...session.turns.filter((t) => t.turn !== turn), { turn, runId, rolledBack: true, at: new Date().toISOString() }].sort((a, b) => a.turn - b.turn);
   }
 
   async messages(tenantId: string, sessionId: string): Promise<SessionMessage[]> {
