@@ -145,6 +145,36 @@ describe("multitask: a second message on a busy session", () => {
     expect((await session(busy.sessionId)).messages.map((m: any) => m.runId)).toEqual([busy.runId, busy.runId, second.runId, second.runId]);
   });
 
+  it("interrupt of a run mid-thought: it stops at its next round (a model call under way is aborted), keeps the tool results it had, and the new run sees them", async () => {
+    const sessionId = `mt-ir-${Date.now().toString(36)}`;
+    // The second model call is slow (a pause before each streamed chunk): the interrupt arrives while the model thinks.
+    router.on("ir-a", (_turn, turns) =>
+      turns.length === 1
+        ? callTools([{ name: "calculator", arguments: { expression: "12*12" } }])
+        : turns.length === 2
+          ? { ...callTools([{ name: "calculator", arguments: { expression: "7+8" } }]), slowMs: 3_000 }
+          : answer("ir-a: 144 and 15."),
+    );
+    const inputA = `${marker("ir-a")} Compute 12*12 and 7+8.`;
+    const a = await client.submit({ input: inputA, mode: "react", sessionId });
+    await expect.poll(() => router.of("ir-a").length, { timeout: 60_000, interval: 50 }).toBe(2);
+    const input = laterRun("ir-b");
+    const b = await client.submit({ input, mode: "react", sessionId, multitask: "interrupt" });
+    expect(b.status).toBe("queued");
+    const first = await client.waitForEnd(a.runId, 90_000);
+    expect(first.run.status).toBe("interrupted");
+    expect((await client.waitForEnd(b.runId, 90_000)).run.status).toBe("succeeded");
+    // The model call under way when the run ended is aborted (its reply, if any, is never used):
+    // the run gives no answer, and what it had finished is its turn.
+    expect(first.run.result).toBeNull();
+    expect(ofType(first.events, "tool.result").map((e) => e.data.output)).toContain("12*12 = 144");
+    expect(router.of("ir-a").length).toBeLessThanOrEqual(3);
+    const [, said] = conversation(router.of("ir-b")[0]!);
+    expect(said).toEqual(["assistant", expect.stringContaining("- calculator: 12*12 = 144")]);
+    expect(conversation(router.of("ir-b")[0]!)).toEqual([["user", inputA], said, ["user", input]]);
+    expect(said![1]).not.toContain("ir-a: 144 and 15.");
+  });
+
   it("rollback: the run in flight is cancelled and its turn is gone from the session, as if never sent", async () => {
     const busy = await busySession("rb-a");
     const input = laterRun("rb-b");
