@@ -20,7 +20,7 @@ export function newRunPage(app: HTMLElement) {
     h("option", { value: "rollback" }, "rollback: cancel the run in flight and forget its turn, then run this"),
   );
   const busyNote = h("span", {});
-  const busy = h("div", { hidden: true }, field("This session is busy", multitask), busyNote);
+  const busy = h("div", { hidden: true }, field("A run is in flight there; this run should", multitask), busyNote);
   session.addEventListener("change", async () => {
     const id = session.value.trim();
     const found = id && session.checkValidity() ? await api<{ activeRunId: string | null }>("GET", `/v1/sessions/${enc(id)}`).catch(() => undefined) : undefined;
