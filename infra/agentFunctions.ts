@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Construct } from "constructs";
 import type { LayerVersion } from "aws-cdk-lib/aws-lambda";
@@ -12,6 +12,9 @@ export interface AgentFunctionsProps {
   readonly table: ITable;
   readonly environment: Record<string, string>;
 }
+
+/** A deploy publishes a version of each step function; the versions before it stay for the runs that started on them. */
+const RETAINED = { removalPolicy: RemovalPolicy.RETAIN };
 
 /** One Lambda per state machine Task, each with up to 15 minutes for its agent turn. */
 export class AgentFunctions extends Construct {
@@ -27,7 +30,7 @@ export class AgentFunctions extends Construct {
     this.functions = Object.fromEntries(
       entries.map(([name, entry]) => {
         const layers = runsAgent.has(name) ? [this.tokenizer] : [];
-        const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15), overrides: { layers } });
+        const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15), overrides: { layers, currentVersionOptions: RETAINED } });
         return [name, fn];
       }),
     ) as Record<StepName, StepwiseFunction>;

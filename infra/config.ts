@@ -30,8 +30,14 @@ export const DeploymentSettings = z
     fallbackModel: z.string().min(1).optional(),
     /** The output limit's field name: auto (max_completion_tokens for OpenAI and Azure, else max_tokens). */
     maxTokensField: z.enum(["auto", "max_tokens", "max_completion_tokens"]).optional(),
-    maxPlanIterations: positiveInt.optional(),
-    maxAgentRounds: positiveInt.optional(),
+    /** Default budgets, bounded as a run's own are (shared/contracts/run.ts, RunBudgets). */
+    maxPlanIterations: positiveInt.max(20).optional(),
+    maxAgentRounds: positiveInt.max(50).optional(),
+    /**
+     * History events one execution may use before the run continues in a new one (Step Functions
+     * stops an execution at 25,000; shared/run/historyBudget.ts).
+     */
+    historyEventBudget: positiveInt.max(25_000).optional(),
     contextBudgetTokens: positiveInt.optional(),
     toolConcurrency: positiveInt.optional(),
     maxActiveRunsPerTenant: positiveInt.optional(),
@@ -118,6 +124,7 @@ export const FUNCTION_ENVIRONMENT = {
   fallbackModel: "STEPWISE_FALLBACK_MODEL",
   maxTokensField: "STEPWISE_MAX_TOKENS_FIELD",
   maxPlanIterations: "MAX_PLAN_ITERATIONS",
+  historyEventBudget: "HISTORY_EVENT_BUDGET",
   maxAgentRounds: "MAX_AGENT_ROUNDS",
   contextBudgetTokens: "CONTEXT_BUDGET_TOKENS",
   toolConcurrency: "TOOL_CONCURRENCY",

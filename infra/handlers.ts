@@ -14,6 +14,7 @@ export const STEP_HANDLERS = {
   RecordFailure: "functions/steps/recordFailure.ts",
   AwaitInterrupt: "functions/steps/awaitInterrupt.ts",
   RecordTimeout: "functions/steps/recordTimeout.ts",
+  ContinueRun: "functions/steps/continueRun.ts",
 } as const;
 
 export type StepName = keyof typeof STEP_HANDLERS;

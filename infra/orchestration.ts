@@ -1,11 +1,13 @@
-import { Duration } from "aws-cdk-lib";
-import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Alias, type Function as LambdaFunction, type IVersion } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import { FINAL_STEP_ERRORS, RETRYABLE_STEP_ERRORS } from "../shared/errors.js";
 import type { StepName } from "./handlers.js";
+import { LIVE_ALIAS } from "../shared/store/stepFunctions.js";
 
 /**
  * Retries for every Task. Steps replay their journal, so repeating one is safe; permanent errors
@@ -41,8 +43,9 @@ export const STEP_RETRIES: sfn.RetryProps[] = [
   },
 ];
 
+
 export interface OrchestrationProps {
-  readonly functions: Record<StepName, IFunction>;
+  readonly functions: Record<StepName, LambdaFunction>;
   /** Executors running at once in "Execute tasks" (an inline Map allows at most 40). */
   readonly maxConcurrency?: number;
   /** How long a run waits for a person's decision before it ends timed_out. */
@@ -56,6 +59,12 @@ export interface OrchestrationProps {
  */
 export class Orchestration extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  /** The state machine's version this deploy published (kept after later deploys, for the runs on it). */
+  readonly version: sfn.CfnStateMachineVersion;
+  /** The alias new runs start through; it points at this deploy's version. */
+  readonly alias: sfn.CfnStateMachineAlias;
+  /** The alias's ARN: what the API starts executions with. */
+  readonly aliasArn: string;
 
   constructor(scope: Construct, id: string, props: OrchestrationProps) {
     super(scope, id);
@@ -63,6 +72,16 @@ export class Orchestration extends Construct {
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) {
       throw new Error(`maxConcurrency must be an integer from 1 to 40, got ${maxConcurrency}`);
     }
+    // Deploys leave running runs alone: each deploy publishes every step function as a version
+    // (kept when the next deploy publishes another) and the definition names those versions, so an
+    // execution calls the code it started with, however long it waits for a person.
+    const versions = Object.fromEntries(
+      Object.entries(props.functions).map(([name, fn]) => {
+        const version = fn.currentVersion;
+        new Alias(fn, "Live", { aliasName: LIVE_ALIAS, version });
+        return [name, version as IVersion];
+      }),
+    ) as Record<StepName, IVersion>;
     const withRetries = <T extends sfn.TaskStateBase>(task: T): T => {
       for (const retry of STEP_RETRIES) task.addRetry(retry);
       return task;
@@ -70,7 +89,7 @@ export class Orchestration extends Construct {
     const step = (name: string, fn: StepName, comment: string, options: { resultPath?: string } = {}) =>
       withRetries(
         new LambdaInvoke(this, name, {
-          lambdaFunction: props.functions[fn],
+          lambdaFunction: versions[fn],
           payloadResponseOnly: true,
           retryOnServiceExceptions: false, // STEP_RETRIES has them, with jitter
           // A turn hands back to the state machine before Lambda's 15-minute limit; never wait longer.
@@ -83,7 +102,7 @@ export class Orchestration extends Construct {
     // Human in the loop: the run waits on a task token (no compute) until the API resumes it.
     const waitFor = (name: string, comment: string) =>
       withRetries(new LambdaInvoke(this, name, {
-        lambdaFunction: props.functions.AwaitInterrupt,
+        lambdaFunction: versions.AwaitInterrupt,
         integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
         payload: sfn.TaskInput.fromObject({
           runId: sfn.JsonPath.stringAt("$.runId"),
@@ -130,6 +149,18 @@ export class Orchestration extends Construct {
       .when(sfn.Condition.booleanEquals("$.done", false), executeTask)
       .otherwise(new sfn.Succeed(this, "Task done"));
 
+    // The history budget (shared/run/historyBudget.ts): the plan's next tasks run in the run's next
+    // execution, and this one ends. "Start run" there hands them to "Execute tasks".
+    const continueRun = withRetries(new LambdaInvoke(this, "Continue in a new execution", {
+      lambdaFunction: versions.ContinueRun,
+      payload: sfn.TaskInput.fromObject({ state: sfn.JsonPath.entirePayload, executionArn: sfn.JsonPath.executionId }),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      resultPath: "$.continuation",
+      comment: "This execution's history is nearly full: the run goes on in a new execution.",
+    }));
+    continueRun.next(new sfn.Succeed(this, "Continued in a new execution"));
+
     const executeTasks = new sfn.Map(this, "Execute tasks", {
       itemsPath: "$.tasks",
       itemSelector: {
@@ -148,12 +179,14 @@ export class Orchestration extends Construct {
     finalize.next(new sfn.Succeed(this, "Run succeeded"));
 
     for (const state of [waitForInput, waitForPlanApproval, executeTasks]) state.addCatch(recordTimeout, onTimeout);
-    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval, recordTimeout]) {
+    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval, recordTimeout, continueRun]) {
       state.addCatch(recordFailure, onError);
     }
 
     const definition = startRun.next(
       chooseMode
+        // A run's next execution starts with the tasks its last Plan chose.
+        .when(sfn.Condition.isPresent("$.tasks"), executeTasks)
         .when(sfn.Condition.stringEquals("$.mode", "react"), agentTurn.next(
             agentFinished
               .when(sfn.Condition.isPresent("$.interruptId"), waitForInput.next(agentTurn))
@@ -166,6 +199,7 @@ export class Orchestration extends Construct {
             nextStep
               .when(sfn.Condition.stringEquals("$.next", "approve"), waitForPlanApproval.next(plan))
               .when(sfn.Condition.stringEquals("$.next", "execute"), executeTasks.next(plan))
+              .when(sfn.Condition.stringEquals("$.next", "continue"), continueRun)
               .otherwise(summarize.next(finalize)),
           ),
         )
@@ -184,5 +218,24 @@ export class Orchestration extends Construct {
       logs: { destination: new LogGroup(this, "StateMachineLogs", { retention: RetentionDays.ONE_MONTH }), level: sfn.LogLevel.ERROR, includeExecutionData: false },
       tracingEnabled: true,
     });
+    // A run started before a deploy keeps calling the versions it started with: the role may invoke
+    // every version of each step function, not only the ones this definition names.
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: Object.values(props.functions).map((fn) => `${fn.functionArn}:*`) }),
+    );
+    // The state machine is versioned too: each deploy that changes the definition publishes a version
+    // (a new revision id replaces this resource; the old version is kept), and the alias moves to it.
+    this.version = new sfn.CfnStateMachineVersion(this, "Version", {
+      stateMachineArn: this.stateMachine.stateMachineArn,
+      stateMachineRevisionId: this.stateMachine.stateMachineRevisionId,
+      description: "Published by a deploy; runs started on it finish on it.",
+    });
+    this.version.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.alias = new sfn.CfnStateMachineAlias(this, "Alias", {
+      name: LIVE_ALIAS,
+      description: "What new runs start on: the version of the last deploy.",
+      routingConfiguration: [{ stateMachineVersionArn: this.version.attrArn, weight: 100 }],
+    });
+    this.aliasArn = this.alias.attrArn;
   }
 }

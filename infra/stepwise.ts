@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy } from "aws-cdk-lib";
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { HttpApi, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
@@ -17,6 +17,9 @@ import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { AgentFunctions } from "./agentFunctions.js";
+import { declaredGrants } from "../shared/contracts/toolGrants.js";
+import { loadConfig } from "../shared/config.js";
+import { stepwiseTools } from "../shared/tools/workTools.js";
 import { functionEnvironment, parseSettings, type DeploymentSettings } from "./config.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
@@ -49,6 +52,8 @@ export class Stepwise extends Construct {
   readonly table: Table;
   readonly steps: AgentFunctions;
   readonly stateMachine: StateMachine;
+  /** The state machine alias new runs start through (each deploy moves it to its version). */
+  readonly stateMachineAliasArn: string;
   readonly api: StepwiseFunction;
   readonly stream: StepwiseFunction;
   readonly notify: StepwiseFunction;
@@ -107,14 +112,16 @@ export class Stepwise extends Construct {
     const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn, ...tools.environment };
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment });
+    const toolGrants = declaredGrants(stepwiseTools(loadConfig({ ...environment, TABLE_NAME: table.tableName })));
     const apiKeySecret = settings.openAiApiKeySecretArn ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn) : undefined;
     for (const fn of Object.values(this.steps.functions)) {
       table.grant(fn, ...TABLE_READ, ...TABLE_WRITE);
       notifications.grantSendMessages(fn);
       apiKeySecret?.grantRead(fn);
       toolSourceKey.grantDecrypt(fn);
+      // The agent loop keeps whole tool outputs and long texts as files; the tools get what they declare.
       tools.grantFiles(fn);
-      tools.grantSandbox(fn);
+      tools.grantTools(fn, toolGrants);
     }
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: this.steps.functions,
@@ -122,6 +129,7 @@ export class Stepwise extends Construct {
       interruptTimeout: interruptTimeout ?? (settings.interruptTimeoutHours ? Duration.minutes(Math.round(settings.interruptTimeoutHours * 60)) : undefined),
     });
     this.stateMachine = orchestration.stateMachine;
+    this.stateMachineAliasArn = orchestration.aliasArn;
     const stateMachine = this.stateMachine;
     // "Wait for …" resumes the run itself when the decision came before its token was stored. Its own
     // policy, not the role's default one: the function must exist before the state machine that
@@ -129,6 +137,17 @@ export class Stepwise extends Construct {
     new Policy(this, "AwaitInterruptResumes", {
       roles: [this.steps.functions.AwaitInterrupt.role!],
       statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
+    });
+    // The history budget: Plan reads how long the execution's history is, and "Continue in a new
+    // execution" starts the run's next execution through the alias (own policies, as above).
+    const executions = Stack.of(this).formatArn({ service: "states", resource: "execution", resourceName: `${stateMachine.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    new Policy(this, "PlanReadsHistoryLength", {
+      roles: [this.steps.functions.Plan.role!],
+      statements: [new PolicyStatement({ actions: ["states:GetExecutionHistory"], resources: [executions] })],
+    });
+    new Policy(this, "ContinueRunStartsExecutions", {
+      roles: [this.steps.functions.ContinueRun.role!],
+      statements: [new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] })],
     });
 
     this.stream = new StepwiseFunction(this, "Stream", {
@@ -151,12 +170,15 @@ export class Stepwise extends Construct {
     this.api = new StepwiseFunction(this, "Api", {
       entry: API_HANDLER,
       table,
-      environment: { ...environment, STATE_MACHINE_ARN: stateMachine.stateMachineArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
+      environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
       timeout: Duration.seconds(29),
       overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
-    stateMachine.grantStartExecution(this.api);
+    // New runs start through the alias, so they run on the last deploy's versions. Step Functions
+    // authorizes a call through an alias on the state machine's ARN, and a qualified ARN in a policy
+    // scopes it down to that alias: both are named.
+    this.api.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
     stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
     // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
     toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");
@@ -218,6 +240,7 @@ export class Stepwise extends Construct {
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });
     new CfnOutput(this, "StateMachineArn", { value: stateMachine.stateMachineArn });
+    new CfnOutput(this, "StateMachineAliasArn", { value: orchestration.aliasArn });
     new CfnOutput(this, "TableName", { value: table.tableName });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetters.queueUrl });
     new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });

@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../shared/contracts/toolGrants.js";
 import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { FlowLogDestination, SecurityGroup, SubnetType, Vpc } from "aws-cdk-lib/aws-ec2";
@@ -112,9 +113,15 @@ export class ToolResources extends Construct {
     };
   }
 
-  /** run_code: invoke the sandbox synchronously. */
-  grantSandbox(grantee: IGrantable): void {
-    this.sandbox.grantInvoke(grantee);
+  /**
+   * What the agents' tools declare they need (shared/contracts/toolGrants.ts), on this stack's
+   * resources: the files bucket's objects, and the sandbox function (run_code invokes it).
+   */
+  grantTools(grantee: IGrantable, grants: readonly ToolGrant[]): void {
+    for (const grant of grants) {
+      if (grant === "sandbox:invoke") this.sandbox.grantInvoke(grantee);
+      else Grant.addToPrincipal({ grantee, actions: [...TOOL_GRANT_ACTIONS[grant]], resourceArns: [this.bucket.arnForObjects("*")] });
+    }
   }
 
   /**

@@ -68,8 +68,13 @@ export const Config = z.object({
   MODEL_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).optional(),
   MODEL_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).optional(),
   /** Budgets, defaults from the seeds. */
-  MAX_PLAN_ITERATIONS: int(10),
-  MAX_AGENT_ROUNDS: int(30),
+  MAX_PLAN_ITERATIONS: z.coerce.number().int().positive().max(20).default(10),
+  /**
+   * History events one execution may use (Step Functions stops at 25,000): before a plan iteration
+   * would pass it, the run continues in a new execution (shared/run/historyBudget.ts).
+   */
+  HISTORY_EVENT_BUDGET: z.coerce.number().int().positive().max(25_000).default(25_000),
+  MAX_AGENT_ROUNDS: z.coerce.number().int().positive().max(50).default(30),
   TOOL_CONCURRENCY: int(2),
   /** Tokens a prompt may use; older turns are cut to fit (whole turns, newest kept). */
   CONTEXT_BUDGET_TOKENS: int(100_000),

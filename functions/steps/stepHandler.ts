@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { BaseServices } from "../../shared/baseServices.js";
 import { scopeOf } from "../../shared/agent/executor.js";
 import { toStepError } from "../../shared/errors.js";
+import { checkSchemaVersion, SCHEMA_VERSION } from "../../shared/contracts/schemaVersion.js";
 import { logger } from "../../shared/observability.js";
 import { observability } from "../observability.js";
 import { getBaseServices } from "../baseServices.js";
@@ -12,15 +13,16 @@ import { getBaseServices } from "../baseServices.js";
 export type PortsFor<P> = (event: unknown, context: Context | undefined) => P;
 
 /**
- * A state machine Task handler: validate the state's input, run its step (shared/steps/) with the
+ * A state machine Task handler: refuse state of a newer schema version, validate the state's input, run its step (shared/steps/) with the
  * ports `portsFor` gives, return the next state's (small) input. Errors leave as StepErrors, whose
  * name (the Lambda errorType) is the code the state machine's Retry and Catch match on.
  */
 export function stepHandlerWith<S extends z.ZodType, P, R>(state: string, schema: S, portsFor: PortsFor<P>, step: (input: z.infer<S>, ports: P) => Promise<R>) {
   return middy(async (event: unknown, context: Context): Promise<R> => {
     try {
+      checkSchemaVersion(`The state of "${state}"`, (event as { schemaVersion?: unknown } | undefined)?.schemaVersion);
       const input = schema.parse(event) as z.infer<S>;
-      return await step(input, portsFor(event, context));
+      return stamped(await step(input, portsFor(event, context)));
     } catch (error) {
       const stepError = toStepError(error);
       logger[stepError.retryable ? "warn" : "error"]("step failed", { errorType: stepError.name, error: stepError.cause ?? stepError });
@@ -31,6 +33,11 @@ export function stepHandlerWith<S extends z.ZodType, P, R>(state: string, schema
     state,
     scope: event?.task?.taskId && event.iteration !== undefined ? scopeOf({ iteration: event.iteration, task: { taskId: event.task.taskId } }) : undefined,
   })));
+}
+
+/** The state a step hands on names the schema version it was written with (shared/contracts/schemaVersion.ts). */
+function stamped<R>(output: R): R {
+  return output && typeof output === "object" && !Array.isArray(output) ? { ...output, schemaVersion: SCHEMA_VERSION } : output;
 }
 
 /** A step that runs no agent: the base services only (functions/steps/agentStep.ts adds the model and tools). */

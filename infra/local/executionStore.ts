@@ -13,6 +13,10 @@ export interface ResumePoint {
 export interface ExecutionRecord {
   executionArn: string;
   stateMachineArn: string;
+  /** The state machine version it runs (started through the alias or a version ARN). */
+  stateMachineVersionArn?: string;
+  /** The alias it was started through. */
+  stateMachineAliasArn?: string;
   name: string;
   input: string;
   status: ExecutionStatus;

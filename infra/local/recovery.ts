@@ -1,4 +1,5 @@
 import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import { executionInput } from "../../shared/contracts/steps.js";
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventLog } from "../../shared/store/events.js";
@@ -64,10 +65,10 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
   for (const run of unstarted) {
     // A run waiting in its session's queue has no execution yet, rightly: it starts when its turn comes.
     if (run.turn !== undefined && (await sessions.runs(String(run.tenantId), String(run.sessionId))).activeRunId !== run.runId) continue;
-    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.stateMachineArn, name: String(run.runId), input: JSON.stringify({ runId: run.runId }) }));
+    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.aliasArn, name: String(run.runId), input: executionInput(String(run.runId)) }));
     started.push(String(run.runId));
   }
-  const handedOn = await handOnEndedSessions(doc, tableName, { sessions, runs: new RunStore(table, RETENTION_DAYS), events, executions: new StepFunctionsExecutions(sfn, stepFunctions.stateMachineArn) });
+  const handedOn = await handOnEndedSessions(doc, tableName, { sessions, runs: new RunStore(table, RETENTION_DAYS), events, executions: new StepFunctionsExecutions(sfn, stepFunctions.aliasArn) });
   sfn.destroy();
   doc.destroy();
   return { continued, started, handedOn };

@@ -15,6 +15,8 @@ import { readBody, refuseBeforeBody, requestHead, sendResult, withBody } from ".
 import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
 import { LocalContainers } from "./containers.js";
+import { LocalFunctionVersions } from "./versions.js";
+import type { StepName } from "../handlers.js";
 import { startOfflineModel } from "./offlineModel/server.js";
 import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
@@ -65,6 +67,8 @@ export interface LocalStack {
     tableName: string;
     sfn: string;
     stateMachineArn: string;
+    /** The alias new runs start through (the API's STATE_MACHINE_ARN). */
+    stateMachineAliasArn: string;
     sqs: string;
     notifyQueueUrl: string;
     deadLetterQueueUrl: string;
@@ -81,6 +85,12 @@ export interface LocalStack {
   /** The API's container processes (STEPWISE_LOCAL_API_CONTAINERS), empty when requests are answered in the stack's. */
   apiContainerPids: number[];
   model: { url: string; offline: boolean; name: string };
+  /**
+   * A deploy: publishes the next version of every step function (the project's handlers, or per
+   * step a changed handler module, relative to the project root) and of the state machine, and
+   * moves the alias to it. Runs already going stay on their versions. Returns the version's ARN.
+   */
+  deploy(changed?: Partial<Record<StepName, string>>): string;
   /** With a data folder: the runs that were in flight when the stack last stopped, and what became of them. */
   recovered: RecoveryReport;
   close(): Promise<void>;
@@ -130,14 +140,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
     // Started once the environment below is set (the containers inherit it).
     let containers: LocalContainers | undefined;
+    const versions = new LocalFunctionVersions(definition, functions);
     const stepFunctions = new LocalStepFunctions(
       "Stepwise",
-      definition,
+      versions.publish(),
       async (arn, input) => {
-        const step = functions.get(arn);
-        if (!step) throw new Error(`no local function for ${arn}`);
-        if (step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
-        return containers ? containers.invoke(STEP_HANDLERS[step], input) : invokeLambda(STEP_HANDLERS[step], input);
+        const version = versions.handler(arn);
+        if (!version) throw new Error(`no local function for ${arn}`);
+        if (version.step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
+        return containers ? containers.invoke(version.entry, input) : invokeLambda(version.entry, input);
       },
       { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
     );
@@ -222,7 +233,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       TOOL_SOURCE_ALLOW_LOOPBACK: process.env.TOOL_SOURCE_ALLOW_LOOPBACK ?? "true",
       TOOL_SOURCE_ALLOW_HTTP: process.env.TOOL_SOURCE_ALLOW_HTTP ?? "true",
       TABLE_NAME: "stepwise",
-      STATE_MACHINE_ARN: stepFunctions.stateMachineArn,
+      STATE_MACHINE_ARN: stepFunctions.aliasArn,
       // No STREAM_URL: the API and the stream share this server, so links follow the Host the client used.
       CONSOLE_ASSETS_DIR: await ensureConsoleBuilt(),
       STEPWISE_MODEL: process.env.STEPWISE_MODEL ?? (useOffline ? "stepwise-offline" : "gpt-4o-mini"),
@@ -308,6 +319,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         tableName: "stepwise",
         sfn: sfnEndpoint,
         stateMachineArn: stepFunctions.stateMachineArn,
+        stateMachineAliasArn: stepFunctions.aliasArn,
         sqs: sqsEndpoint,
         notifyQueueUrl,
         deadLetterQueueUrl,
@@ -318,6 +330,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         credentials,
       },
       stepFunctions,
+      deploy: (changed) => stepFunctions.publishVersion(versions.publish(changed)),
       containerPids: containers?.pids ?? [],
       apiContainerPids: apiContainers?.pids ?? [],
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { toHistoryEvent } from "./executionHistory.js";
 import { ExecutionStore, type ExecutionRecord, type ExecutionStatus, type ResumePoint } from "./executionStore.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import { LIVE_ALIAS } from "../../shared/store/stepFunctions.js";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
 if (!(Promise as any).withResolvers) {
@@ -33,6 +34,8 @@ interface Execution extends ExecutionRecord {
 export interface ExecutionStatusChange {
   executionArn: string;
   stateMachineArn: string;
+  stateMachineVersionArn?: string;
+  stateMachineAliasArn?: string;
   name: string;
   status: ExecutionStatus;
   input: string;
@@ -54,6 +57,17 @@ interface PendingCallback {
   executionArn: string;
   resolve: (output: unknown) => void;
   reject: (error: Error) => void;
+}
+
+
+/** One published version of the state machine: its definition, started at any top-level state on demand. */
+interface MachineVersion {
+  number: number;
+  arn: string;
+  definition: string;
+  states: Record<string, any>;
+  /** The definition by start state: as written, and started elsewhere to resume. */
+  machines: Map<string, InstanceType<typeof StateMachine>>;
 }
 
 /** A Step Functions API error as the AWS SDK decodes it (`__type` names the exception). */
@@ -79,11 +93,11 @@ class ApiError extends Error {
  */
 export class LocalStepFunctions extends EventEmitter {
   readonly stateMachineArn: string;
+  /** The alias new runs start through (the API's STATE_MACHINE_ARN, as on AWS). */
+  readonly aliasArn: string;
+  private readonly versions: MachineVersion[] = [];
   private readonly executions = new Map<string, Execution>();
   private readonly callbacks = new Map<string, PendingCallback>();
-  private readonly states: Record<string, any>;
-  /** State machines by start state: the definition, and the same definition started elsewhere to resume. */
-  private readonly machines = new Map<string, InstanceType<typeof StateMachine>>();
   private readonly store: ExecutionStore;
   private readonly ended: string[] = [];
   private closing = false;
@@ -92,18 +106,41 @@ export class LocalStepFunctions extends EventEmitter {
 
   constructor(
     readonly name: string,
-    readonly definition: string,
+    definition: string,
     private readonly invoke: TaskInvoker,
     options: { credentials: LocalCredentials; dataDir?: string },
   ) {
     super();
     this.credentials = options.credentials;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
-    const parsed = JSON.parse(definition);
-    this.states = parsed.States;
-    this.machines.set(parsed.StartAt, new StateMachine(parsed, { validationOptions: { checkArn: true, checkPaths: true } }));
+    this.aliasArn = `${this.stateMachineArn}:${LIVE_ALIAS}`;
+    this.publishVersion(definition);
     this.store = new ExecutionStore(options.dataDir);
     for (const record of this.store.all()) this.executions.set(record.executionArn, { ...record, historyLength: 0 });
+  }
+
+  /**
+   * A deploy: publishes this definition as the next version and moves the alias to it. Executions
+   * already running keep their version; new ones started through the alias run this one.
+   * Returns the version's ARN.
+   */
+  publishVersion(definition: string): string {
+    const parsed = JSON.parse(definition);
+    const number = this.versions.length + 1;
+    const machine = new StateMachine(parsed, { validationOptions: { checkArn: true, checkPaths: true } });
+    const version: MachineVersion = { number, arn: `${this.stateMachineArn}:${number}`, definition, states: parsed.States, machines: new Map([[parsed.StartAt, machine]]) };
+    this.versions.push(version);
+    return version.arn;
+  }
+
+  /** The version the alias points at: the last one published. */
+  get liveVersion(): MachineVersion {
+    return this.versions.at(-1)!;
+  }
+
+  /** The definition new runs get (the live version's). */
+  get definition(): string {
+    return this.liveVersion.definition;
   }
 
   async listen(port = 0): Promise<string> {
@@ -204,7 +241,7 @@ export class LocalStepFunctions extends EventEmitter {
   }
 
   private startExecution(input: { stateMachineArn?: string; name?: string; input?: string }) {
-    if (input.stateMachineArn !== this.stateMachineArn) throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${input.stateMachineArn}'`);
+    const target = this.startTarget(input.stateMachineArn);
     const name = input.name ?? crypto.randomUUID();
     const executionArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:${this.name}:${name}`;
     const rawInput = input.input ?? "{}";
@@ -217,6 +254,7 @@ export class LocalStepFunctions extends EventEmitter {
     const execution: Execution = {
       executionArn,
       stateMachineArn: this.stateMachineArn,
+      ...target,
       name,
       input: rawInput,
       status: "RUNNING",
@@ -230,16 +268,37 @@ export class LocalStepFunctions extends EventEmitter {
     return { executionArn, startDate: execution.startDate / 1000 };
   }
 
+  /**
+   * What StartExecution runs: through the alias, its version; a version ARN, that version; the
+   * state machine's own ARN, its latest definition (as on AWS, with no version recorded).
+   */
+  private startTarget(arn: string | undefined): { stateMachineVersionArn?: string; stateMachineAliasArn?: string } {
+    if (arn === this.stateMachineArn) return {};
+    if (arn === this.aliasArn) return { stateMachineAliasArn: arn, stateMachineVersionArn: this.liveVersion.arn };
+    const version = this.versions.find((v) => v.arn === arn);
+    if (version) return { stateMachineVersionArn: version.arn };
+    throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${arn}'`);
+  }
+
+  /**
+   * The version an execution runs. Versions live as long as the process: an execution kept on disk
+   * from an earlier start (whose versions are gone) continues on the live one.
+   */
+  private versionOf(execution: Execution): MachineVersion {
+    return this.versions.find((v) => v.arn === execution.stateMachineVersionArn) ?? this.liveVersion;
+  }
+
   /** Runs the execution from its start, or from a state it had reached (resuming after a restart or a redrive). */
   private launch(execution: Execution, from?: ResumePoint) {
     const { executionArn, name } = execution;
-    const machine = from ? this.machineFrom(from.state) : this.machines.values().next().value!;
+    const version = this.versionOf(execution);
+    const machine = from ? this.machineFrom(version, from.state) : version.machines.values().next().value!;
     const originalInput = JSON.parse(execution.input);
     execution.history ??= this.store.history(name);
     execution.historyLength = execution.history.length;
     this.store.save(recordOf(execution));
     const run = machine.run(from ? from.input : originalInput, {
-      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn) },
+      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn, version.states) },
       context: {
         Execution: { Id: executionArn, Name: name, Input: originalInput, StartTime: new Date(execution.startDate).toISOString(), RoleArn: "" },
         Task: { Token: TOKEN_PLACEHOLDER },
@@ -263,11 +322,11 @@ export class LocalStepFunctions extends EventEmitter {
   }
 
   /** The definition started at another of its top-level states (already validated as a whole). */
-  private machineFrom(state: string) {
-    let machine = this.machines.get(state);
+  private machineFrom(version: MachineVersion, state: string) {
+    let machine = version.machines.get(state);
     if (!machine) {
-      machine = new StateMachine({ ...JSON.parse(this.definition), StartAt: state }, { validationOptions: { noValidate: true } });
-      this.machines.set(state, machine);
+      machine = new StateMachine({ ...JSON.parse(version.definition), StartAt: state }, { validationOptions: { noValidate: true } });
+      version.machines.set(state, machine);
     }
     return machine;
   }
@@ -301,7 +360,7 @@ export class LocalStepFunctions extends EventEmitter {
    * Every Task state (also inside Map) runs its Lambda in-process. A `.waitForTaskToken` task gets a
    * fresh token, invokes its function with it, and waits for SendTaskSuccess / SendTaskFailure.
    */
-  private taskHandlers(executionArn: string): Record<string, (input: any) => Promise<any>> {
+  private taskHandlers(executionArn: string, states: Record<string, any>): Record<string, (input: any) => Promise<any>> {
     const handlers: Record<string, (input: any) => Promise<any>> = {};
     const visit = (states: Record<string, any>) => {
       for (const [name, state] of Object.entries(states)) {
@@ -317,7 +376,7 @@ export class LocalStepFunctions extends EventEmitter {
         for (const branch of state.Branches ?? []) visit(branch.States);
       }
     };
-    visit(this.states);
+    visit(states);
     return handlers;
   }
 
@@ -356,7 +415,7 @@ export class LocalStepFunctions extends EventEmitter {
         history.push(event);
         this.store.appendHistory(execution.name, event);
         // A top-level state (not a Map iteration's) that work can continue from.
-        if (log.type === "StateEntered" && log.index === undefined && this.resumable(log.state?.name)) {
+        if (log.type === "StateEntered" && log.index === undefined && log.state?.name in this.versionOf(execution).states) {
           execution.resumeFrom = { state: log.state.name, input: log.state.input };
           this.store.save(recordOf(execution));
         }
@@ -364,10 +423,6 @@ export class LocalStepFunctions extends EventEmitter {
     } catch {
       // the generator ends with the execution
     }
-  }
-
-  private resumable(state: string | undefined): state is string {
-    return state !== undefined && state in this.states;
   }
 
   private get(executionArn: string): Execution {
@@ -381,6 +436,8 @@ export class LocalStepFunctions extends EventEmitter {
     return {
       executionArn: e.executionArn,
       stateMachineArn: e.stateMachineArn,
+      stateMachineVersionArn: e.stateMachineVersionArn,
+      stateMachineAliasArn: e.stateMachineAliasArn,
       name: e.name,
       status: e.status,
       startDate: e.startDate / 1000,
@@ -433,13 +490,15 @@ export class LocalStepFunctions extends EventEmitter {
     return { events: page, nextToken: start + size < events.length ? String(start + size) : undefined };
   }
 
+  /** The state machine (its latest definition) or one of its versions. */
   private describeStateMachine(stateMachineArn: string) {
-    if (stateMachineArn !== this.stateMachineArn) throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${stateMachineArn}'`);
+    const version = stateMachineArn === this.stateMachineArn ? this.liveVersion : this.versions.find((v) => v.arn === stateMachineArn);
+    if (!version) throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${stateMachineArn}'`);
     return {
       stateMachineArn,
       name: this.name,
       status: "ACTIVE",
-      definition: this.definition,
+      definition: version.definition,
       roleArn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/local`,
       type: "STANDARD",
       creationDate: 0,
@@ -472,6 +531,6 @@ function taskFailure(error?: string, cause?: string): Error {
 }
 
 function change(e: Execution): ExecutionStatusChange {
-  const { executionArn, stateMachineArn, name, status, input, output, error, cause, redriveCount } = e;
-  return { executionArn, stateMachineArn, name, status, input, output, error, cause, redriveCount, startDate: new Date(e.startDate), stopDate: e.stopDate ? new Date(e.stopDate) : undefined };
+  const { executionArn, stateMachineArn, stateMachineVersionArn, stateMachineAliasArn, name, status, input, output, error, cause, redriveCount } = e;
+  return { executionArn, stateMachineArn, stateMachineVersionArn, stateMachineAliasArn, name, status, input, output, error, cause, redriveCount, startDate: new Date(e.startDate), stopDate: e.stopDate ? new Date(e.stopDate) : undefined };
 }

@@ -6,6 +6,7 @@ import { StepwiseStack, type StepwiseStackProps } from "../stack.js";
 
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 import type { StateMachineSettings } from "./definitionCache.js";
+import { FIRST_VERSION } from "./versions.js";
 
 export { LOCAL_ACCOUNT, LOCAL_REGION };
 
@@ -23,7 +24,7 @@ export interface SynthesizedStack {
 export interface LocalDefinition {
   /** The state machine's ASL, tokens resolved to local ARNs. */
   definition: string;
-  /** Lambda ARN in the definition → the step it runs. */
+  /** Lambda ARN in the definition (version-qualified) → the step it runs. */
   functions: Map<string, StepName>;
 }
 
@@ -52,9 +53,12 @@ export function stateMachineDefinition({ template, steps }: SynthesizedStack): L
     if (value.Ref === "AWS::Region") return LOCAL_REGION;
     if (value.Ref === "AWS::AccountId") return LOCAL_ACCOUNT;
     const logicalId = value["Fn::GetAtt"]?.[0] ?? value.Ref;
-    const step = logicalId ? steps.get(logicalId) : undefined;
-    if (!logicalId || !step) throw new Error(`cannot resolve ${JSON.stringify(value)} locally`);
-    const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${logicalId}`;
+    // A published version names its function; locally the version a deploy publishes first is 1.
+    const version = logicalId ? template.Resources[logicalId] : undefined;
+    const functionId = version?.Type === "AWS::Lambda::Version" ? version.Properties?.FunctionName?.Ref : logicalId;
+    const step = functionId ? steps.get(functionId) : undefined;
+    if (!functionId || !step) throw new Error(`cannot resolve ${JSON.stringify(value)} locally`);
+    const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${functionId}${functionId === logicalId ? "" : `:${FIRST_VERSION}`}`;
     functions.set(arn, step);
     return arn;
   };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SCHEMA_VERSION } from "./schemaVersion.js";
 
 /**
  * Payloads that cross the state machine. They carry ids and small control fields only: messages,
@@ -8,9 +9,10 @@ import { z } from "zod";
 
 export const RunRef = z.object({ runId: z.string().min(1) });
 
-/** What "Start run" receives: the execution input written by the API. */
-export const StartRunInput = RunRef;
-export type StartRunInput = z.infer<typeof StartRunInput>;
+/** The execution input of a run: its id, and the schema version of the state it starts. */
+export function executionInput(runId: string): string {
+  return JSON.stringify({ runId, schemaVersion: SCHEMA_VERSION });
+}
 
 export const ResolvedMode = z.enum(["react", "plan_solve", "route", "answer"]);
 export type ResolvedMode = z.infer<typeof ResolvedMode>;
@@ -51,12 +53,12 @@ export const TaskResult = ExecuteTaskInput.extend({
 });
 export type TaskResult = z.infer<typeof TaskResult>;
 
-/** "Plan": what to do next. */
+/** "Plan": what to do next ("continue": run the next tasks in a new execution, the history being full). */
 export const PlanOutput = RunState.extend({
   iteration: z.number().int().min(0),
   /** Counts the plans a person rejected in this iteration. */
   revision: z.number().int().min(0),
-  next: z.enum(["execute", "summarize", "approve"]),
+  next: z.enum(["execute", "summarize", "approve", "continue"]),
   interruptId: z.string().optional(),
   stepIndex: z.number().int().min(-1),
   tasks: z.array(TaskRef).max(40),
@@ -75,6 +77,22 @@ export const PlanInput = RunState.extend({
 });
 export type PlanInput = z.infer<typeof PlanInput>;
 
+
+/**
+ * What "Start run" receives: the execution input written by the API, or by "Continue in a new
+ * execution" with the plan's next tasks (the new execution runs them first).
+ */
+export const StartRunInput = RunRef.extend({ continued: PlanOutput.optional() });
+export type StartRunInput = z.infer<typeof StartRunInput>;
+
+/** The execution input of a run's next execution: the Plan's output it goes on from. */
+export function continuedInput(state: PlanOutput): string {
+  return JSON.stringify({ runId: state.runId, schemaVersion: SCHEMA_VERSION, continued: { ...state, next: "execute" } });
+}
+
+/** "Continue in a new execution": the Plan's output, and the execution that ends here. */
+export const ContinueRunInput = z.object({ state: PlanOutput, executionArn: z.string().min(1) });
+export type ContinueRunInput = z.infer<typeof ContinueRunInput>;
 
 /** What a "Wait for …" callback task's Lambda receives. */
 export const AwaitInterruptInput = z.object({

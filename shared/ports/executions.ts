@@ -18,6 +18,13 @@ export interface Executions {
   redrive(executionArn: string, clientToken: string): Promise<boolean>;
   /** Completes a waiting callback task; false if its token is dead (used, timed out, execution gone). */
   sendTaskSuccess(taskToken: string, output: unknown): Promise<boolean>;
+  /**
+   * Starts `executionArn` (a run's next execution, shared/run/continuation.ts) on the live version
+   * of the state machine with `input`; true also when a repeated call finds it running.
+   */
+  startContinuation(executionArn: string, input: string): Promise<boolean>;
+  /** How many events the execution's history holds so far. */
+  historyLength(executionArn: string): Promise<number>;
   /** State transitions so far (what Step Functions bills), and whether the execution has ended. */
   stateTransitions(executionArn: string): Promise<{ count: number; final: boolean }>;
 }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ToolGrant } from "../contracts/toolGrants.js";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
 
@@ -34,6 +35,8 @@ export interface Tool<Args = any> {
   readonly pure?: boolean;
   /** The call is a question for a person: the run waits for the answer (ask_user). */
   readonly asksUser?: boolean;
+  /** What it needs from AWS beyond the table (shared/contracts/toolGrants.ts); the stack grants it. */
+  readonly grants?: readonly ToolGrant[];
   run(args: Args, context: ToolContext): Promise<string>;
 }
 

@@ -1,14 +1,22 @@
 import { fixedMode } from "../agent/router.js";
-import type { RunState, StartRunInput } from "../contracts/steps.js";
+import type { PlanOutput, RunState, StartRunInput } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { countMetric } from "../observability.js";
 import type { StepPorts } from "../ports/index.js";
 
 export type StartRunPorts = StepPorts<"runs" | "events">;
 
-/** "Start run": mark the run running and decide its mode (or leave it to "Route request"). */
-export async function startRun(input: StartRunInput, ports: StartRunPorts): Promise<RunState> {
+/**
+ * "Start run": mark the run running and decide its mode (or leave it to "Route request"). In a run's
+ * next execution (its history budget was spent), hand on the plan's next tasks: "Choose mode"
+ * sends them to "Execute tasks".
+ */
+export async function startRun(input: StartRunInput, ports: StartRunPorts): Promise<RunState | PlanOutput> {
   const { runId } = input;
+  if (input.continued) {
+    if (!(await ports.runs.get(runId))) throw new NotFoundError(`run ${runId} not found`);
+    return { ...input.continued, runId };
+  }
   // Only the first delivery moves queued → running and announces it (steps run at least once).
   const started = await ports.runs.startIfQueued(runId);
   const record = started ?? (await ports.runs.get(runId));

@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { readVersioned } from "../contracts/schemaVersion.js";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
 import type { Interrupts } from "../ports/interrupts.js";
@@ -40,7 +41,7 @@ export class InterruptStore implements Interrupts {
       new GetCommand({ TableName: this.table.name, Key: key(runId, interruptId), ConsistentRead: true }),
     );
     if (!Item) return undefined;
-    return { interrupt: Interrupt.parse(itemData(Item, "taskToken")), taskToken: Item.taskToken as string | undefined };
+    return { interrupt: interruptOf(Item), taskToken: Item.taskToken as string | undefined };
   }
 
   async list(runId: string): Promise<Interrupt[]> {
@@ -60,7 +61,7 @@ export class InterruptStore implements Interrupts {
         ReturnValues: "ALL_NEW",
       }),
     );
-    return Interrupt.parse(itemData(Attributes!, "taskToken"));
+    return interruptOf(Attributes!);
   }
 
   /** pending → resolved, once. False if it was not pending any more. */
@@ -80,5 +81,5 @@ export class InterruptStore implements Interrupts {
 
 /** An interrupt from its item: the task token stays in the table. */
 export function interruptOf(item: Record<string, unknown>): Interrupt {
-  return Interrupt.parse(itemData(item, "taskToken"));
+  return readVersioned(Interrupt, `interrupt ${String(item.interruptId)}`, itemData(item, "taskToken"));
 }

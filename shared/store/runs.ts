@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { readVersioned } from "../contracts/schemaVersion.js";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
 import type { RunPatch, Runs } from "../ports/runs.js";
@@ -178,5 +179,5 @@ function statusCondition(statuses?: readonly RunStatus[]) {
 
 /** The run record from its item. eventSeq and slotReleased: bookkeeping of older versions and of endRun, not part of the record. */
 export function runRecordOf(item: Record<string, unknown>): RunRecord {
-  return RunRecord.parse(itemData(item, "eventSeq", "slotReleased"));
+  return readVersioned(RunRecord, `run ${String(item.runId)}`, itemData(item, "eventSeq", "slotReleased"));
 }

@@ -9,11 +9,15 @@ import {
   type SFNClient,
 } from "@aws-sdk/client-sfn";
 import type { ExecutionState, Executions } from "../ports/executions.js";
+import { executionInput } from "../contracts/steps.js";
 
 const EXECUTION_ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut"]);
 /** Answers of Step Functions that say "not possible now", not "something broke". */
 const REFUSED = new Set(["ExecutionNotRedrivable", "ExecutionAlreadyExists", "ExecutionLimitExceeded", "ExecutionDoesNotExist"]);
 const DEAD_TOKEN = new Set(["TaskTimedOut", "TaskDoesNotExist"]);
+
+/** The alias of the state machine (and of each step function) that new runs start on. */
+export const LIVE_ALIAS = "live";
 
 /** The executions port over the Step Functions API (the run's state machine). */
 export class StepFunctionsExecutions implements Executions {
@@ -22,13 +26,30 @@ export class StepFunctionsExecutions implements Executions {
     private readonly stateMachineArn: string | undefined,
   ) {}
 
-  /** arn:…:stateMachine:Name + run id → arn:…:execution:Name:runId. */
+  /**
+   * arn:…:stateMachine:Name (or its alias or version, arn:…:stateMachine:Name:live) + run id →
+   * arn:…:execution:Name:runId: an execution's ARN never names the alias or version it started on.
+   */
   arnFor(runId: string): string {
-    return `${this.machine().replace(":stateMachine:", ":execution:")}:${runId}`;
+    const [arn, partition, service, region, account, , name] = this.machine().split(":");
+    return [arn, partition, service, region, account, "execution", name, runId].join(":");
   }
 
   async start(runId: string): Promise<boolean> {
-    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: JSON.stringify({ runId }) })));
+    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: executionInput(runId) })));
+  }
+
+  async startContinuation(executionArn: string, input: string): Promise<boolean> {
+    // arn:…:execution:Name:executionName → the alias arn:…:stateMachine:Name:live
+    const [arn, partition, service, region, account, , machine, name] = executionArn.split(":");
+    const stateMachineArn = [arn, partition, service, region, account, "stateMachine", machine, LIVE_ALIAS].join(":");
+    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input })));
+  }
+
+  async historyLength(executionArn: string): Promise<number> {
+    // Event ids count up from 1: the newest event's id is the history's length.
+    const page = await this.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1, reverseOrder: true, includeExecutionData: false }));
+    return page.events?.[0]?.id ?? 0;
   }
 
   async stop(executionArn: string, error: string, cause: string): Promise<boolean> {

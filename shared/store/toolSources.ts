@@ -1,4 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { readVersioned } from "../contracts/schemaVersion.js";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { ToolSourceRecord } from "../contracts/toolSources.js";
 import { expiresAt, itemData, type Table } from "./table.js";
@@ -34,13 +35,13 @@ export class ToolSourceStore {
 
   async get(tenantId: string, name: string): Promise<ToolSourceRecord | undefined> {
     const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: sourceKey(tenantId, name), ConsistentRead: true }));
-    return Item ? ToolSourceRecord.parse(itemData(Item)) : undefined;
+    return Item ? toolSourceOf(Item) : undefined;
   }
 
   /** In name order. */
   async list(tenantId: string): Promise<ToolSourceRecord[]> {
     const items = await this.table.queryPrefix<Record<string, unknown>>(`TENANT#${tenantId}`, SOURCE_PREFIX);
-    return items.map((item) => ToolSourceRecord.parse(itemData(item)));
+    return items.map(toolSourceOf);
   }
 
   /** False when there was none. */
@@ -65,4 +66,8 @@ export class ToolSourceStore {
       throw error;
     }
   }
+}
+
+function toolSourceOf(item: Record<string, unknown>): ToolSourceRecord {
+  return readVersioned(ToolSourceRecord, `tool source ${String(item.name)}`, itemData(item));
 }

@@ -8,7 +8,7 @@ const MACHINE = "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise";
  */
 export class MemoryExecutions implements Executions {
   /** `transitions`: the states it entered, as its history would count them (set by a test). */
-  readonly executions = new Map<string, { runId: string; status: ExecutionState; redrives: number; transitions?: number }>();
+  readonly executions = new Map<string, { runId: string; status: ExecutionState; redrives: number; transitions?: number; historyLength?: number }>();
   /** Live task tokens and what completed them. */
   readonly tokens = new Map<string, { output?: unknown }>();
   readonly calls: { action: string; target: string }[] = [];
@@ -27,6 +27,18 @@ export class MemoryExecutions implements Executions {
     if (existing) return existing.status === "RUNNING";
     this.executions.set(arn, { runId, status: "RUNNING", redrives: 0 });
     return true;
+  }
+
+  async startContinuation(executionArn: string, input: string): Promise<boolean> {
+    this.calls.push({ action: "startContinuation", target: executionArn });
+    const existing = this.executions.get(executionArn);
+    if (existing) return existing.status === "RUNNING";
+    this.executions.set(executionArn, { runId: JSON.parse(input).runId, status: "RUNNING", redrives: 0 });
+    return true;
+  }
+
+  async historyLength(executionArn: string): Promise<number> {
+    return this.executions.get(executionArn)?.historyLength ?? 0;
   }
 
   async stop(executionArn: string): Promise<boolean> {

@@ -14,6 +14,7 @@ export const writeArtifact = defineTool({
   persona: "Report writer",
   description: "Save a file (markdown, text, csv, json) as a result of the run. Overwrites a file of the same name.",
   access: "write",
+  grants: ["files:write"],
   parameters: z.object({ filename, content: z.string().max(300_000), description: z.string().max(500).optional() }),
   async run({ filename, content, description }, { runId, files, idempotencyKey }) {
     // Once per call: a retry after a crash finds the file its key wrote.
@@ -30,6 +31,7 @@ export const readArtifact = defineTool({
   persona: "Researcher",
   description: `Read a file of this run: ${MAX_READ_CHARS} characters at most per call, from \`offset\` (0 first); a longer file is read on from where the last read stopped.`,
   access: "read",
+  grants: ["files:read"],
   parameters: z.object({
     filename,
     offset: z.number().int().min(0).optional().describe("the first character to read (default 0)"),

@@ -27,6 +27,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       "Print what you want to see; the value of a last expression is shown too. " +
       `Limits: ${limits.timeoutMs / 1000} s, ${limits.memoryMb} MB.`,
     access: "write",
+    grants: ["files:read", "files:write", "sandbox:invoke"],
     parameters: z.object({
       code: z.string().min(1).max(100_000).describe("The Python program"),
       files: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to mount (default: all)"),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Tool, ToolContext } from "../ports/tools.js";
+import type { ToolGrant } from "../contracts/toolGrants.js";
 
 export type { Tool, ToolContext } from "../ports/tools.js";
 
@@ -11,6 +12,7 @@ export function defineTool<S extends z.ZodType>(tool: {
   persona?: string;
   pure?: boolean;
   asksUser?: boolean;
+  grants?: readonly ToolGrant[];
   run(args: z.infer<S>, context: ToolContext): Promise<string>;
 }): Tool<z.infer<S>> {
   return tool as Tool<z.infer<S>>;

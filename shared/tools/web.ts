@@ -30,6 +30,7 @@ export function webSearchTool(provider: SearchProvider) {
     name: "web_search",
     description: provider.name === "files" ? "Search the run's own files for a query; results are numbered with their file names." : "Search the web; results are numbered with title, address and a snippet.",
     access: "read",
+    grants: provider.name === "files" ? ["files:read"] : [],
     parameters: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(20).default(5) }),
     async run({ query, limit }, { runId, files, signal }) {
       const hits = await provider.search(query, limit, { runId, files, signal });
@@ -51,6 +52,7 @@ export function deepSearchTool(provider: SearchProvider) {
     name: "deep_search",
     description: "Research a question: run several searches at once, read the best pages, and return notes with numbered sources.",
     access: "read",
+    grants: provider.name === "files" ? ["files:read"] : [],
     parameters: z.object({
       question: z.string().min(1).max(500),
       queries: z.array(z.string().min(1).max(300)).max(5).optional().describe("Search queries to run (default: derived from the question)"),

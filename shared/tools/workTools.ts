@@ -7,6 +7,8 @@ import { runCodeTool } from "./runCode.js";
 import type { Tool } from "./tool.js";
 import { deepSearchTool, webFetchTool, webSearchTool } from "./web.js";
 import { writeReport } from "./writeReport.js";
+import { builtinTools } from "./builtins.js";
+import { askUser } from "./askUser.js";
 
 /** The tools that do real work beyond the table: the code interpreter, web research, reports. */
 export function workTools(config: Config): Tool[] {
@@ -19,6 +21,14 @@ export function workTools(config: Config): Tool[] {
     ...(search ? [webSearchTool(search), deepSearchTool(search)] : []),
     writeReport,
   ];
+}
+
+/**
+ * Every tool Stepwise itself may give an agent of this deployment (a tenant's MCP tools call out
+ * over HTTP and need no grant): the stack grants what these declare.
+ */
+export function stepwiseTools(config: Config): Tool[] {
+  return [...builtinTools, askUser, ...workTools(config)];
 }
 
 export function fetchLimits(config: Config): FetchLimits {

@@ -68,6 +68,7 @@ export const writeReport = defineTool({
     "Write the final report of the run as a file: format 'html' (a self-contained web page rendered from your Markdown) or 'markdown'. " +
     "Give the sources you used (URLs) to list them, numbered, at the end.",
   access: "write",
+  grants: ["files:write"],
   parameters: z.object({
     title: z.string().min(1).max(200),
     format: z.enum(["markdown", "html"]).default("html"),

@@ -24,8 +24,11 @@ export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts;
 export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStatusEvent): Promise<void> {
   const { detail } = event;
   if (detail.status === "RUNNING" || detail.status === "PENDING_REDRIVE") return;
-  const runId = detail.name;
-  if (!(await ports.runs.get(runId))) return; // not one of ours
+  const runId = detail.name.replace(/-\d+$/, "");
+  const current = await ports.runs.get(runId);
+  if (!current) return; // not one of ours
+  // An execution the run continued from (its history budget was spent) ends as the next one starts.
+  if (current.executionArn !== detail.executionArn) return;
   await Promise.all([reconcileExecutionEnd(ports, runId, detail), recordStateTransitions(ports, runId, detail.executionArn)]);
   const run = (await ports.runs.get(runId))!;
   if (TERMINAL_STATUSES.has(run.status)) await leaveSession(ports, run);

@@ -2,6 +2,9 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { actionMatches, iamActionsFor, SdkCallGraph } from "../support/sdkCalls.js";
 import { allowedActions, functionsOf, synthesize } from "../support/template.js";
+import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
+import { loadConfig } from "../../shared/config.js";
+import { stepwiseTools } from "../../shared/tools/workTools.js";
 
 /**
  * Every AWS call a function's code can make is allowed by that function's role: the calls are read
@@ -44,33 +47,68 @@ describe("IAM coverage", () => {
     expect(commands("functions/steps/plan.ts")).toEqual(expect.arrayContaining(["Update", "SendMessage", "GetSecretValue"]));
     expect(commands("functions/stream/handler.ts")).toEqual(["Get", "Put", "Query"]); // reads, and the log's fill of a number a crashed writer took
     expect(commands("functions/steps/plan.ts")).not.toContain("StartExecution");
+    // The history budget: Plan measures the history, "Continue in a new execution" starts the next one.
+    expect(commands("functions/steps/plan.ts")).toContain("GetExecutionHistory");
+    expect(commands("functions/steps/continueRun.ts")).toContain("StartExecution");
+    expect(commands("functions/steps/finalize.ts")).not.toContain("GetExecutionHistory");
     // Tools run where an agent calls them: run_code invokes the sandbox, file reads get objects.
     expect(commands("functions/steps/executeTask.ts")).toEqual(expect.arrayContaining(["Invoke", "GetObject"]));
     expect(commands("functions/steps/finalize.ts")).not.toContain("Invoke");
   });
 
-  it("the state machine's role may invoke every function its definition invokes, and nothing else", () => {
+  it("the state machine's definition invokes a published version of every step function, and its role may invoke every version of each (runs keep the versions they started on), and nothing else", () => {
     const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
     const [machine] = Object.values(resources).filter((r) => r.Type === "AWS::StepFunctions::StateMachine");
-    const invoked = new Set<string>();
+    const referenced = new Set<string>();
     const collect = (value: unknown): void => {
       if (Array.isArray(value)) value.forEach(collect);
       else if (value && typeof value === "object") {
-        const ref = (value as Record<string, unknown>)["Fn::GetAtt"];
-        if (Array.isArray(ref)) invoked.add(ref[0] as string);
+        const ref = (value as Record<string, unknown>)["Fn::GetAtt"] ?? [(value as Record<string, unknown>).Ref];
+        if (Array.isArray(ref) && typeof ref[0] === "string") referenced.add(ref[0]);
         Object.values(value).forEach(collect);
       }
     };
     collect(machine!.Properties.DefinitionString);
     const steps = ours.filter((f) => f.path.includes("/Steps/")).map((f) => f.logicalId);
-    expect([...invoked].filter((id) => resources[id]?.Type === "AWS::Lambda::Function").sort()).toEqual([...steps].sort());
+    // Only versions, never a function itself (which a deploy changes under a running execution).
+    expect([...referenced].filter((id) => resources[id]?.Type === "AWS::Lambda::Function")).toEqual([]);
+    const versions = [...referenced].filter((id) => resources[id]?.Type === "AWS::Lambda::Version");
+    expect(versions.map((id) => resources[id]!.Properties.FunctionName.Ref).sort()).toEqual([...steps].sort());
     const role = machine!.Properties.RoleArn["Fn::GetAtt"][0];
     const statements = Object.values(resources)
       .filter((r) => r.Type === "AWS::IAM::Policy" && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === role))
       .flatMap((p) => p.Properties.PolicyDocument.Statement);
-    const invokable = new Set(statements.filter((st: any) => [st.Action].flat().includes("lambda:InvokeFunction")).flatMap((st: any) => [st.Resource].flat()).map((r: any) => r["Fn::GetAtt"]?.[0] ?? r["Fn::Join"]?.[1]?.[0]?.["Fn::GetAtt"]?.[0]));
-    for (const id of steps) expect(invokable.has(id), id).toBe(true);
+    const invokable = statements.filter((st: any) => [st.Action].flat().includes("lambda:InvokeFunction")).flatMap((st: any) => [st.Resource].flat());
+    // arn:…:function:Name:* — every version of the function, those of earlier deploys too.
+    const everyVersion = new Set(invokable.filter((r: any) => r["Fn::Join"]?.[1]?.[1] === ":*").map((r: any) => r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0]));
+    for (const id of steps) expect(everyVersion.has(id), id).toBe(true);
+    const other = invokable.filter((r: any) => !(r["Fn::Join"]?.[1]?.[1] === ":*" && steps.includes(r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0])) && !versions.includes(r.Ref));
+    expect(other).toEqual([]);
     expect(statements.flatMap((st: any) => [st.Action].flat()).filter((a: string) => !/^(lambda:InvokeFunction|xray:|logs:)/.test(a))).toEqual([]);
+  });
+
+  it("each tool declares the grants its code needs (S3 and Lambda calls), every tool an agent may get is checked, and the stack grants the declarations", () => {
+    // Every tool Stepwise may give an agent, search over the run's files included (the widest set).
+    const tools = stepwiseTools(loadConfig({ TABLE_NAME: "t", WEB_SEARCH_PROVIDER: "files" }));
+    const modules: Record<string, string[]> = {
+      "shared/tools/calculator.ts": ["calculator"],
+      "shared/tools/textStats.ts": ["text_stats"],
+      "shared/tools/askUser.ts": ["ask_user"],
+      "shared/tools/artifacts.ts": ["write_artifact", "read_artifact"],
+      "shared/tools/runCode.ts": ["run_code"],
+      "shared/tools/web.ts": ["web_fetch", "web_search", "deep_search"],
+      "shared/tools/writeReport.ts": ["write_report"],
+    };
+    expect(tools.map((t) => t.name).sort()).toEqual(Object.values(modules).flat().sort());
+    for (const [file, names] of Object.entries(modules)) {
+      const declared = declaredGrants(tools.filter((t) => names.includes(t.name))).flatMap((g) => TOOL_GRANT_ACTIONS[g]);
+      const needed = graph.callsOfMembers(file).filter((c) => ["client-s3", "client-lambda"].includes(c.sdkPackage)).flatMap(iamActionsFor);
+      // Every call the tools' code can make is declared (what the graph reads is at least what runs).
+      expect(needed.filter((action) => !declared.includes(action as never)), file).toEqual([]);
+    }
+    // The stack grants the agents what the declarations say (infra/stepwise.ts): run_code's sandbox among them.
+    expect(tools.find((t) => t.name === "run_code")!.grants).toContain("sandbox:invoke");
+    expect(allowedActions(template, ours.find((f) => f.path.endsWith("/Steps/ExecuteTask"))!.roleLogicalId)).toContain("lambda:InvokeFunction");
   });
 
   it("the callback step's permission to resume is its own policy, on the state machine only", () => {

@@ -100,6 +100,50 @@ describe("code", () => {
   });
 });
 
+describe("deploys leave running runs alone", () => {
+  const full = template.toJSON().Resources as Record<string, { Type: string; Properties: any; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+  const steps = ours.filter((f) => f.path.includes("/Steps/"));
+  const idsOf = (type: string) => Object.entries(full).filter(([, r]) => r.Type === type).map(([id]) => id);
+
+  it("every step function is published as a version that later deploys keep, behind the alias live", () => {
+    const versions = idsOf("AWS::Lambda::Version").map((id) => full[id]!);
+    for (const fn of steps) {
+      const own = versions.filter((v) => v.Properties.FunctionName.Ref === fn.logicalId);
+      expect(own, fn.path).toHaveLength(1);
+      expect([own[0]!.DeletionPolicy, own[0]!.UpdateReplacePolicy], fn.path).toEqual(["Retain", "Retain"]);
+      const aliases = ofType("AWS::Lambda::Alias").filter((a) => a.Properties.FunctionName.Ref === fn.logicalId);
+      expect(aliases.map((a) => a.Properties.Name), fn.path).toEqual(["live"]);
+    }
+  });
+
+  it("every Task state invokes a version-qualified ARN, so an execution calls the code it started with", () => {
+    const [machine] = ofType("AWS::StepFunctions::StateMachine");
+    const parts = machine!.Properties.DefinitionString["Fn::Join"][1] as unknown[];
+    const refs = parts.filter((p): p is { Ref: string } => typeof p === "object" && p !== null && "Ref" in p && !String((p as { Ref: string }).Ref).startsWith("AWS::"));
+    expect(refs.length).toBeGreaterThanOrEqual(steps.length);
+    for (const ref of refs) expect(full[ref.Ref]?.Type, ref.Ref).toBe("AWS::Lambda::Version");
+    expect(parts.some((p) => typeof p === "object" && p !== null && "Fn::GetAtt" in p)).toBe(false);
+  });
+
+  it("the state machine is versioned (each revision a version that later deploys keep) behind the alias live, and the API starts runs through the alias", () => {
+    const [versionId, ...more] = idsOf("AWS::StepFunctions::StateMachineVersion");
+    expect(more).toEqual([]);
+    const version = full[versionId!]!;
+    const machineId = idsOf("AWS::StepFunctions::StateMachine")[0]!;
+    expect(version.Properties).toMatchObject({ StateMachineArn: { Ref: machineId }, StateMachineRevisionId: { "Fn::GetAtt": [machineId, "StateMachineRevisionId"] } });
+    expect([version.DeletionPolicy, version.UpdateReplacePolicy]).toEqual(["Retain", "Retain"]);
+    const [aliasId] = idsOf("AWS::StepFunctions::StateMachineAlias");
+    expect(full[aliasId!]!.Properties).toEqual(expect.objectContaining({ Name: "live", RoutingConfiguration: [{ StateMachineVersionArn: { "Fn::GetAtt": [versionId, "Arn"] }, Weight: 100 }] }));
+    const api = ours.find((f) => f.path.endsWith("/Api"))!;
+    expect(full[api.logicalId]!.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ "Fn::GetAtt": [aliasId, "Arn"] });
+    const starts = ofType("AWS::IAM::Policy")
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === api.roleLogicalId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .filter((st: any) => [st.Action].flat().includes("states:StartExecution"));
+    expect(starts.flatMap((st: any) => [st.Resource].flat())).toEqual([{ Ref: machineId }, { "Fn::GetAtt": [aliasId, "Arn"] }]);
+  });
+});
+
 describe("least privilege", () => {
   it("no role may Scan the table or read its streams; the API may seal (GenerateDataKey) and open (Decrypt) with the key, nothing more", () => {
     for (const fn of ours) {
@@ -126,6 +170,7 @@ describe("configuration parity: every deployment setting reaches every function'
     maxTokensField: "max_tokens",
     maxPlanIterations: "7",
     maxAgentRounds: "12",
+    historyEventBudget: "20000",
     contextBudgetTokens: "64000",
     toolConcurrency: "3",
     maxActiveRunsPerTenant: "5",
@@ -198,6 +243,10 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", corsAllowedOrigins: "https://app.example.com/console" }, /corsAllowedOrigins must be origins/],
     [{ openAiBaseUrl: "https://x.example.com/v1", streamTokenSeconds: "86400" }, /streamTokenSeconds/],
     [{ openAiBaseUrl: "https://x.example.com/v1", modelPriceInputPerMtok: "-1" }, /modelPriceInputPerMtok/],
+    // Upper bounds: a run's own budgets stop there, and Step Functions ends an execution at 25,000 history events.
+    [{ openAiBaseUrl: "https://x.example.com/v1", maxPlanIterations: "21" }, /maxPlanIterations/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", maxAgentRounds: "51" }, /maxAgentRounds/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "25001" }, /historyEventBudget/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });

@@ -51,8 +51,8 @@ beforeAll(async () => {
   fresh = await cachedLocalDefinition({}, cacheDir);
   reread = await cachedLocalDefinition({}, cacheDir);
   localDefinition = fresh.definition;
-  // Logical id → step, from the local ARNs (arn:…:function:<logical id>); logical ids are deterministic.
-  steps = new Map([...fresh.functions].map(([arn, step]) => [arn.split(":function:")[1]!, step]));
+  // Logical id → step, from the local ARNs (arn:…:function:<logical id>:<version>); logical ids are deterministic.
+  steps = new Map([...fresh.functions].map(([arn, step]) => [arn.split(":function:")[1]!.split(":")[0]!, step]));
   cliDefinition = stateMachineDefinition({ template, steps }).definition;
 
   const endpoints = stack.endpoints!;
@@ -90,10 +90,13 @@ describe("the state machine the local stack runs", () => {
     expect(definitionHash({ interruptTimeoutSeconds: 60 })).not.toBe(definitionHash({}));
   });
 
-  it("runs every Lambda of the template it references (no reference left unresolved)", () => {
-    const referenced = [...cliDefinition.matchAll(/arn:aws:lambda:[^"]+:function:([A-Za-z0-9]+)/g)].map((m) => m[1]);
+  it("runs every Lambda of the template it references, each a published version (no reference left unresolved)", () => {
+    const referenced = [...cliDefinition.matchAll(/arn:aws:lambda:[^"]+:function:([A-Za-z0-9]+)(:\d+)?"/g)];
     expect(referenced.length).toBeGreaterThan(0);
-    for (const logicalId of referenced) expect(steps.has(logicalId!), logicalId).toBe(true);
+    for (const [arn, logicalId, version] of referenced) {
+      expect(steps.has(logicalId!), logicalId).toBe(true);
+      expect(version, arn).toBe(":1");
+    }
   });
 });
 

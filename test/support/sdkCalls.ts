@@ -65,7 +65,17 @@ export class SdkCallGraph {
     return calls;
   }
 
-  private read(entry: string): SdkCall[] {
+  /**
+   * The SDK commands the objects a module builds can send when their members are called: a tool's
+   * `run`, which an agent calls through the Tool interface (callsOf counts it only where called).
+   */
+  callsOfMembers(module: string): SdkCall[] {
+    let calls = this.cache.get(`members:${module}`);
+    if (!calls) this.cache.set(`members:${module}`, (calls = this.read(module, true)));
+    return calls;
+  }
+
+  private read(entry: string, runMembers = false): SdkCall[] {
     const file = this.program.getSourceFile(path.join(this.root, entry));
     if (!file) throw new Error(`${entry} is not part of the TypeScript project`);
     const calls = new Map<string, SdkCall>();
@@ -110,7 +120,8 @@ export class SdkCallGraph {
     };
     const visit = (node: ts.Node): void => {
       if (isBuiltField(node)) return; // runs where the field is read
-      if (isFunctionMember(node) && this.implementsOurInterface(node.parent)) return; // runs where it is called
+      // Runs where it is called (unless it is what is asked about: the members of the module read).
+      if (isFunctionMember(node) && this.implementsOurInterface(node.parent) && !(runMembers && node.getSourceFile() === file)) return;
       if (ts.isTypeNode(node) || ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
       if (ts.isIdentifier(node)) reference(node);
       ts.forEachChild(node, visit);

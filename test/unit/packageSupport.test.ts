@@ -19,6 +19,11 @@ const KNOWN_ENGINE_GAPS: Record<string, string> = {
 };
 
 describe("package support", () => {
+  it("runs on the Node version npm test asked for (the second part runs on 22, the Lambda runtime)", () => {
+    const major = process.env.STEPWISE_TEST_NODE_MAJOR;
+    if (major) expect(process.versions.node.split(".")[0]).toBe(major);
+  });
+
   it("supports the Node version this runs on and the Lambda runtime's (22)", () => {
     expect(semver.satisfies(process.version, pkg.engines.node)).toBe(true);
     expect(semver.satisfies("22.13.0", pkg.engines.node)).toBe(true);

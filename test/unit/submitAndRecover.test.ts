@@ -1,3 +1,4 @@
+import { executionInput } from "../../shared/contracts/steps.js";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ExecutionDoesNotExist, type SFNClient } from "@aws-sdk/client-sfn";
@@ -155,7 +156,7 @@ describe("a run whose execution has gone", () => {
     const decided = await decideInterrupt(s, run, "int_1", { decision: "approve" }, () => undefined);
     expect(decided.status).toBe("resolved");
     expect(sfn.calls.map((c) => c.action)).toEqual(["StartExecution", "SendTaskSuccess", "DescribeExecution", "StartExecution"]);
-    expect(sfn.calls.at(-1)!.input).toMatchObject({ name: run.runId, input: JSON.stringify({ runId: run.runId }) });
+    expect(sfn.calls.at(-1)!.input).toMatchObject({ name: run.runId, input: executionInput(run.runId) });
   });
 
   it("a decision on its dead token when the execution failed redrives it", async () => {
