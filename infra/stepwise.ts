@@ -195,10 +195,13 @@ export class Stepwise extends Construct {
     tools.grantFiles(this.stream);
     notifications.grantSendMessages(this.stream);
 
-    this.notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment, timeout: NOTIFY_TIMEOUT });
+    // It starts the next waiting run of a session (through the alias, as the API does).
+    this.notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn }, timeout: NOTIFY_TIMEOUT });
     table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
     // An ended execution's state transitions are counted once, from its history, for the run's usage.
     stateMachine.grantExecution(this.notify, "states:GetExecutionHistory");
+    // A run's end hands its session to the next waiting run: its execution starts here.
+    this.notify.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
     notifications.grantSendMessages(this.notify);
     this.deadLetters.grantSendMessages(this.notify);
     this.notify.addEventSource(new SqsEventSource(notifications, { batchSize: NOTIFY_BATCH, reportBatchItemFailures: true }));

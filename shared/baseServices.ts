@@ -19,6 +19,7 @@ import { StreamTokenStore } from "./store/streamTokens.js";
 import { Table } from "./store/table.js";
 import { TaskStore } from "./store/tasks.js";
 import { ActiveRuns } from "./store/tenants.js";
+import { TenantSettingsStore } from "./store/settings.js";
 import { WebhookStore } from "./store/webhooks.js";
 import { NotifyQueue } from "./webhooks/queue.js";
 
@@ -34,6 +35,7 @@ export interface BaseServices extends Omit<Ports, "model" | "tools"> {
   apiKeys: ApiKeyStore;
   listings: Listings;
   streamTokens: StreamTokenStore;
+  settings: TenantSettingsStore;
 }
 
 /** `sfn`: the Step Functions client the executions adapter uses (tests point it elsewhere). */
@@ -68,6 +70,7 @@ export function createBaseServices(config: Config, overrides: Partial<BaseServic
     webhooks: new WebhookStore(table, days),
     sessions: new SessionStore(table, days),
     listings: new Listings(table),
+    settings: new TenantSettingsStore(table),
     streamTokens: new StreamTokenStore(table),
     activeRuns: new ActiveRuns(table),
     notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),

@@ -29,6 +29,7 @@ export function runSummary(run: RunRecord, services: Services) {
     runId: run.runId,
     sessionId: run.sessionId,
     status: run.status,
+    queuedBehind: run.status === "queued" ? (run.queuedBehind ?? null) : null,
     requestedMode: run.requestedMode,
     mode: run.mode ?? null,
     input: run.input.length > 200 ? `${run.input.slice(0, 199)}…` : run.input,

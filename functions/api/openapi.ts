@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CreateRunRequest, EventsQuery, Id } from "../../shared/contracts/api.js";
+import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
@@ -10,7 +10,7 @@ import { VERSION } from "./health.js";
 
 /** One operation of the API, described by the same zod schemas the handlers validate with. */
 interface Operation {
-  method: "get" | "post" | "delete";
+  method: "get" | "post" | "put" | "delete";
   path: string;
   summary: string;
   tag: string;
@@ -28,7 +28,7 @@ const runId = "run_mi9x2k1a3b4c5d6e7f8a9b0c1d2";
 const stamp = "2026-11-23T10:00:00.000Z";
 const links = { self: `https://api.example.com/v1/runs/${runId}`, events: `https://api.example.com/v1/runs/${runId}/events`, stream: `https://stream.example.com/v1/runs/${runId}/stream` };
 const usage = { promptTokens: 1520, completionTokens: 310, llmCalls: 6, toolCalls: 3 };
-const runSummaryExample = { runId, sessionId: "ses_mi9x2k1a", status: "succeeded", requestedMode: "plan_solve", mode: "plan_solve", input: "Compute 17*23 and write a short report", usage, estimatedCostUsd: 0.000414, createdAt: stamp, updatedAt: stamp, endedAt: stamp };
+const runSummaryExample = { runId, sessionId: "ses_mi9x2k1a", status: "succeeded", queuedBehind: null, requestedMode: "plan_solve", mode: "plan_solve", input: "Compute 17*23 and write a short report", usage, estimatedCostUsd: 0.000414, createdAt: stamp, updatedAt: stamp, endedAt: stamp };
 
 /** Every route the API serves (the route coverage test holds this and the router together). */
 export const OPERATIONS: Operation[] = [
@@ -36,7 +36,7 @@ export const OPERATIONS: Operation[] = [
     method: "post", path: "/v1/runs", summary: "Submit a task", tag: "Runs",
     headers: [{ name: "Idempotency-Key", description: "The same key and body give back the same run (1 to 255 visible ASCII characters).", schema: z.string().min(1).max(255) }],
     body: { schema: CreateRunRequest, example: { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve", approval: { plan: false, tools: "write" } } },
-    responses: { 202: { description: "Accepted: the run is queued.", schema: R.CreateRunResponse, example: { runId, sessionId: "ses_mi9x2k1a", status: "queued", links } }, 413: { description: "Body over 256 KiB (refused before it is read) or input over the character limit." }, 415: { description: "The body is not JSON." }, 429: { description: "Too many runs going for this key; see Retry-After." } },
+    responses: { 202: { description: "Accepted: the run is queued.", schema: R.CreateRunResponse, example: { runId, sessionId: "ses_mi9x2k1a", status: "queued", links } }, 409: { description: "The session has a run in flight and `multitask` is `reject` (the default): `error.details` names it (`activeRunId`, `status`, `links`); nothing was created." }, 413: { description: "Body over 256 KiB (refused before it is read) or input over the character limit." }, 415: { description: "The body is not JSON." }, 429: { description: "Too many runs going for this key; see Retry-After." } },
   },
   {
     method: "get", path: "/v1/runs", summary: "List runs, newest first", tag: "Runs", query: RunsQuery,
@@ -91,7 +91,9 @@ export const OPERATIONS: Operation[] = [
   { method: "post", path: "/v1/runs/{runId}/webhooks/{deliveryId}/redeliver", summary: "Deliver a webhook message again", tag: "Webhooks", responses: { 202: { description: "Queued.", schema: R.RedeliverResponse }, 409: { description: "Still being attempted." } } },
   { method: "get", path: "/v1/sessions", summary: "List sessions, newest first", tag: "Sessions", query: SessionsQuery, responses: { 200: { description: "A page of sessions.", schema: R.SessionList, example: { sessions: [{ sessionId: "ses_mi9x2k1a", createdAt: stamp, updatedAt: stamp, lastRunId: runId }], nextCursor: null } } } },
   { method: "get", path: "/v1/sessions/{sessionId}", summary: "A session's messages across runs", tag: "Sessions", responses: { 200: { description: "The conversation.", schema: R.SessionView } } },
-  { method: "delete", path: "/v1/sessions/{sessionId}", summary: "Forget a session", tag: "Sessions", responses: { 204: { description: "Forgotten." } } },
+  { method: "delete", path: "/v1/sessions/{sessionId}", summary: "Forget a session", tag: "Sessions", responses: { 204: { description: "Forgotten." }, 409: { description: "The session has a run in flight." } } },
+  { method: "get", path: "/v1/settings", summary: "The tenant's defaults", tag: "Service", responses: { 200: { description: "The settings.", schema: R.Settings, example: { multitask: "reject" } } } },
+  { method: "put", path: "/v1/settings", summary: "Change the tenant's defaults (`multitask`: what a run sent to a busy session does when it names none)", tag: "Service", body: { schema: TenantSettings, example: { multitask: "enqueue" } }, responses: { 200: { description: "The settings now.", schema: R.Settings, example: { multitask: "enqueue" } } } },
   { method: "post", path: "/v1/runs/{runId}/resume", summary: "Resume a failed run at the step that failed (or start its execution again if it is gone)", tag: "Runs", responses: { 202: { description: "Resuming.", schema: z.object({ runId: z.string(), status: z.string() }) }, 409: { description: "Nothing to resume." } } },
   {
     method: "post", path: "/v1/tool-sources", summary: "Register an MCP server as a tool source", tag: "Tools",

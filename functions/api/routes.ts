@@ -1,4 +1,4 @@
-import { CreateRunRequest, EventsQuery, Id } from "../../shared/contracts/api.js";
+import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { decideInterrupt } from "../../shared/agent/interrupts.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
@@ -58,6 +58,8 @@ export const routes: Route[] = [
   { method: "GET", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: getSession },
   { method: "DELETE", pattern: /^\/v1\/sessions\/(?<sessionId>[^/]+)$/, handle: deleteSession },
   { method: "GET", pattern: /^\/v1\/tools$/, handle: listTools },
+  { method: "GET", pattern: /^\/v1\/settings$/, handle: getSettings },
+  { method: "PUT", pattern: /^\/v1\/settings$/, handle: putSettings, body: TenantSettings },
   { method: "POST", pattern: /^\/v1\/tool-sources$/, handle: createToolSource },
   { method: "GET", pattern: /^\/v1\/tool-sources$/, handle: listToolSources },
   { method: "GET", pattern: /^\/v1\/tool-sources\/(?<name>[^/]+)$/, handle: getToolSource },
@@ -80,7 +82,8 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.config.MAX_INPUT_CHARS}`);
   }
   try {
-    const { run, replayed } = await submitRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
+    const defaultMultitask = body.sessionId && !body.multitask ? (await services.settings.get(tenantId)).multitask : undefined;
+    const { run, replayed } = await submitRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey, defaultMultitask });
     if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
@@ -127,13 +130,16 @@ async function redeliver({ services, tenantId, params }: Request): Promise<HttpR
 
 async function getSession({ services, tenantId, params }: Request): Promise<HttpResult> {
   const sessionId = validSessionId(params.sessionId!);
-  const messages = await services.sessions.messages(tenantId, sessionId);
-  if (messages.length === 0) throw new NotFoundError(`No session with id ${sessionId}.`);
-  return json(200, { sessionId, messages });
+  const [messages, runs] = await Promise.all([services.sessions.messages(tenantId, sessionId), services.sessions.runs(tenantId, sessionId)]);
+  if (messages.length === 0 && !runs.activeRunId) throw new NotFoundError(`No session with id ${sessionId}.`);
+  return json(200, { sessionId, activeRunId: runs.activeRunId ?? null, waitingRunIds: runs.waiting, messages });
 }
 
 async function deleteSession({ services, tenantId, params }: Request): Promise<HttpResult> {
   const sessionId = validSessionId(params.sessionId!);
+  const { activeRunId } = await services.sessions.runs(tenantId, sessionId);
+  // Its runs in flight and waiting would lose their place: they end first.
+  if (activeRunId) throw new ConflictError(`Session ${sessionId} has a run in flight (${activeRunId}); cancel it or wait for it to end.`, { activeRunId });
   if (!(await services.sessions.delete(tenantId, sessionId))) throw new NotFoundError(`No session with id ${sessionId}.`);
   return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
 }
@@ -179,6 +185,16 @@ async function removeToolSource({ services, tenantId, params }: Request): Promis
   if (!ToolSourceName.safeParse(params.name).success) throw new NotFoundError(`No tool source named ${params.name}.`);
   await deleteToolSource(services, tenantId, params.name!);
   return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
+}
+
+async function getSettings({ services, tenantId }: Request): Promise<HttpResult> {
+  return json(200, { multitask: "reject", ...(await services.settings.get(tenantId)) });
+}
+
+async function putSettings({ event, services, tenantId }: Request): Promise<HttpResult> {
+  const settings = { ...(await services.settings.get(tenantId)), ...parseBody(event, TenantSettings) };
+  await services.settings.put(tenantId, settings);
+  return json(200, { multitask: "reject", ...settings });
 }
 
 async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResult> {

@@ -3,12 +3,14 @@
  * Nothing here touches the network; a mistake is a UsageError that says what is wrong.
  */
 import { parseArgs } from "node:util";
+import { Multitask, RunStatus } from "../../shared/contracts/run.js";
 import type { CreateRunBody } from "./client.js";
 
 /** The local stack (`npm start`). */
 export const DEFAULT_URL = "http://127.0.0.1:3000";
 const MODES = ["auto", "react", "plan_solve"] as const;
 const TOOL_APPROVALS = ["none", "write", "all"] as const;
+const MULTITASKS = Multitask.options;
 
 export const HELP = `stepwise — run tasks on a Stepwise stack and follow them live
 
@@ -28,6 +30,9 @@ Options for run:
   --mode <auto|react|plan_solve>    How the run works (default: auto, the router decides)
   --deep-think                      Ask for deeper thinking
   --session <id>                    Continue a session (its earlier runs are the context)
+  --multitask <reject|enqueue|interrupt|rollback>
+                                    If the session has a run in flight: refuse (default), wait
+                                    for it, stop it at a safe point, or cancel it and forget its turn
   --approve-plan                    Pause for your approval before a plan is executed
   --approve-tools <none|write|all>  Pause for your approval before write (or all) tool calls
   --file <path>                     Upload a file for the run's agents to use (repeat for more)
@@ -74,7 +79,7 @@ export type Command =
 
 const DECISIONS = ["approve", "reject", "edit", "answer"] as const;
 type Decision = (typeof DECISIONS)[number];
-const STATUSES = ["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out"];
+const STATUSES: readonly string[] = RunStatus.options;
 
 export interface Connection {
   url: string;
@@ -89,6 +94,7 @@ const OPTIONS = {
   mode: { type: "string" },
   "deep-think": { type: "boolean" },
   session: { type: "string" },
+  multitask: { type: "string" },
   "approve-plan": { type: "boolean" },
   "approve-tools": { type: "string" },
   file: { type: "string", multiple: true },
@@ -106,6 +112,7 @@ const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
   mode: ["run"],
   "deep-think": ["run"],
   session: ["run", "list"],
+  multitask: ["run"],
   status: ["list"],
   limit: ["list"],
   arguments: ["decide"],
@@ -149,11 +156,17 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
     if (values.session !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(values.session)) {
       throw new UsageError(`--session takes a session id (1 to 64 letters, digits, '_' or '-'); got '${values.session}'.`);
     }
+    const multitask = values.multitask;
+    if (multitask !== undefined && !(MULTITASKS as readonly string[]).includes(multitask)) {
+      throw new UsageError(`--multitask is one of ${MULTITASKS.join(", ")}; got '${multitask}'.`);
+    }
+    if (multitask !== undefined && values.session === undefined) throw new UsageError("--multitask says what to do when the --session has a run in flight; give --session too.");
     const body: CreateRunBody = {
       input: task,
       mode: mode as CreateRunBody["mode"],
       ...(values["deep-think"] ? { deepThink: true } : {}),
       ...(values.session ? { sessionId: values.session } : {}),
+      ...(multitask ? { multitask: multitask as CreateRunBody["multitask"] } : {}),
       ...(values["approve-plan"] || (tools && tools !== "none")
         ? { approval: { plan: values["approve-plan"] === true, tools: (tools ?? "none") as "none" | "write" | "all" } }
         : {}),

@@ -7,7 +7,7 @@ import type { z } from "zod";
 import type { RunList as RunListSchema } from "../../shared/contracts/responses.js";
 import { TERMINAL_EVENTS, type RunEvent } from "../../shared/contracts/events.js";
 import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
-import { TERMINAL_STATUSES, type RequestedMode, type RunStatus } from "../../shared/contracts/run.js";
+import { TERMINAL_STATUSES, type Multitask, type RequestedMode, type RunStatus } from "../../shared/contracts/run.js";
 import type { interruptView, runView } from "../../shared/run/view.js";
 import { INLINE_UPLOAD_BYTES, type PendingUpload, type UploadedPart } from "../../shared/ports/files.js";
 
@@ -32,6 +32,8 @@ export interface CreateRunBody {
   mode?: RequestedMode;
   deepThink?: boolean;
   sessionId?: string;
+  /** When the session has a run in flight. */
+  multitask?: Multitask;
   approval?: { plan: boolean; tools: "none" | "write" | "all" };
   /** Ids of uploaded files (POST /v1/files). */
   files?: string[];

@@ -26,6 +26,7 @@ const TERMINAL_EXIT: Record<string, number> = {
   "run.failed": EXIT.runFailed,
   "run.timed_out": EXIT.runFailed,
   "run.cancelled": EXIT.runFailed,
+  "run.interrupted": EXIT.runFailed,
 };
 
 /** Thrown out of the event loop when the person detaches (Ctrl-C). */

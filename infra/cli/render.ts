@@ -210,6 +210,10 @@ export class Renderer {
         return ["", c.red(c.bold(`✗ The run timed out: ${event.data.reason}`))];
       case "run.cancelled":
         return ["", c.yellow(c.bold(`✗ The run was cancelled: ${event.data.reason}`))];
+      case "run.interrupted":
+        return ["", c.yellow(c.bold(`✗ The run was interrupted: ${event.data.reason}`)), c.dim("  What it finished stays in the session.")];
+      case "run.queued_behind":
+        return [c.dim(`… waiting for run ${event.data.runId} to end (place ${event.data.position} in the session's queue)`)];
       default: {
         const unknown = event as { type: string; data?: unknown };
         return [c.dim(`${unknown.type} ${this.cut(json(unknown.data))}`)];

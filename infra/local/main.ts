@@ -10,7 +10,8 @@ import { executionLine, readableOutput } from "./terminalLog.js";
  * .stepwise/data; "memory" keeps nothing), STEPWISE_API_KEYS ("tenant=key,…" for more tenants),
  * INTERRUPT_TIMEOUT_SECONDS (default 24 h), MAX_CONCURRENCY (executors at once, default 8),
  * STEPWISE_LOCAL_CONTAINERS (run the step functions in this many processes, invoked in turn, as
- * separate Lambda containers; default 0: in this process),
+ * separate Lambda containers; default 0: in this process), STEPWISE_LOCAL_API_CONTAINERS (the same
+ * for the API's requests),
  * STEPWISE_LOG_FORMAT ("json": the handlers' JSON log lines and EMF metrics, as on AWS; by default
  * one readable line per request, log line and run start or end).
  */
@@ -24,9 +25,10 @@ for (const pair of (process.env.STEPWISE_API_KEYS ?? "").split(",").filter(Boole
   apiKeys[key] = tenant;
 }
 
-function localContainers(setting: string | undefined): number {
+function localContainers(name: string): number {
+  const setting = process.env[name];
   const count = Number(setting || 0);
-  if (!Number.isInteger(count) || count < 0 || count > 64) throw new Error(`STEPWISE_LOCAL_CONTAINERS is a whole number from 0 to 64, got '${setting}'`);
+  if (!Number.isInteger(count) || count < 0 || count > 64) throw new Error(`${name} is a whole number from 0 to 64, got '${setting}'`);
   return count;
 }
 
@@ -48,7 +50,8 @@ const stack = await startLocalStack({
   onExecution: jsonLogs ? undefined : (change) => console.log(executionLine(change)),
   apiKeys,
   modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
-  containers: localContainers(process.env.STEPWISE_LOCAL_CONTAINERS),
+  containers: localContainers("STEPWISE_LOCAL_CONTAINERS"),
+  apiContainers: localContainers("STEPWISE_LOCAL_API_CONTAINERS"),
   stateMachine: {
     interruptTimeoutSeconds: process.env.INTERRUPT_TIMEOUT_SECONDS ? Number(process.env.INTERRUPT_TIMEOUT_SECONDS) : undefined,
     maxConcurrency: process.env.MAX_CONCURRENCY ? Number(process.env.MAX_CONCURRENCY) : undefined,
@@ -68,7 +71,7 @@ say(`  ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 
 if (process.env.STEPWISE_READY_JSON) {
   // Machine-readable line for scripts and tests that start the stack.
-  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints, containerPids: stack.containerPids }));
+  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints, containerPids: stack.containerPids, apiContainerPids: stack.apiContainerPids }));
 } else {
   const model = stack.model.offline ? "the offline model (deterministic; demonstrates the orchestration, does not reason)" : `${stack.model.name} at ${stack.model.url}${await modelCheck(stack.model.url)}`;
   const cliUrl = stack.url === "http://127.0.0.1:3000" ? "" : `STEPWISE_URL=${stack.url} `;

@@ -3,8 +3,13 @@ import { executionInput } from "../../shared/contracts/steps.js";
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventLog } from "../../shared/store/events.js";
+import { RunStore } from "../../shared/store/runs.js";
+import { SessionStore } from "../../shared/store/sessions.js";
+import { StepFunctionsExecutions } from "../../shared/store/stepFunctions.js";
+import type { SessionQueuePorts } from "../../shared/run/sessionQueue.js";
 import { Table } from "../../shared/store/table.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
+import { TERMINAL_STATUSES, type RunRecord } from "../../shared/contracts/run.js";
 
 const RETENTION_DAYS = 30;
 
@@ -15,6 +20,8 @@ export interface RecoveryReport {
   continued: string[];
   /** Runs in flight that had no execution (the process stopped between recording the run and starting it): started now. */
   started: string[];
+  /** Sessions whose active run had ended (the process stopped before the next waiting run took over): handed on now. */
+  handedOn: string[];
 }
 
 /**
@@ -27,6 +34,7 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
   const table = new Table(doc, tableName);
   const events = new EventLog(table, RETENTION_DAYS);
+  const sessions = new SessionStore(table, RETENTION_DAYS);
   const started: string[] = [];
   const unstarted: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
@@ -55,10 +63,45 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
   // Only now, with every log whole again, do the runs go on.
   const continued = stepFunctions.resumeInFlight();
   for (const run of unstarted) {
+    // A run waiting in its session's queue has no execution yet, rightly: it starts when its turn comes.
+    if (run.turn !== undefined && (await sessions.runs(String(run.tenantId), String(run.sessionId))).activeRunId !== run.runId) continue;
     await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.aliasArn, name: String(run.runId), input: executionInput(String(run.runId)) }));
     started.push(String(run.runId));
   }
+  const handedOn = await handOnEndedSessions(doc, tableName, { sessions, runs: new RunStore(table, RETENTION_DAYS), events, executions: new StepFunctionsExecutions(sfn, stepFunctions.aliasArn) });
   sfn.destroy();
   doc.destroy();
-  return { continued, started };
+  return { continued, started, handedOn };
+}
+
+/**
+ * A session whose active run has ended was stopped between that run's end and the hand-over to the
+ * next waiting run (or before the interrupted run's turn was written): both are done now.
+ */
+async function handOnEndedSessions(doc: DynamoDBDocumentClient, tableName: string, ports: SessionQueuePorts): Promise<string[]> {
+  // Loaded here, not at the top: the core's metrics need the invocation store the stack sets up first.
+  const { leaveSession } = await import("../../shared/run/sessionQueue.js");
+  const handedOn: string[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(
+      new ScanCommand({
+        TableName: tableName,
+        FilterExpression: "sk = :meta AND begins_with(pk, :session) AND attribute_exists(activeRun)",
+        ExpressionAttributeValues: { ":meta": "META", ":session": "SESSION#" },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const session of page.Items ?? []) {
+      const active = await ports.runs.get(String(session.activeRun));
+      // Still going, or ended but its execution has yet to reach a safe point: its end hands on.
+      if (active && (!TERMINAL_STATUSES.has(active.status) || (await ports.executions.describe(active.executionArn)) === "RUNNING")) continue;
+      // Never recorded: its submit was stopped between claiming the session and recording the run.
+      const [, tenantId, sessionId] = /^SESSION#([^#]+)#(.+)$/.exec(String(session.pk))!;
+      await leaveSession(ports, active ?? ({ runId: String(session.activeRun), tenantId, sessionId, status: "failed" } as RunRecord));
+      handedOn.push(String(session.pk));
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return handedOn;
 }

@@ -49,6 +49,11 @@ export interface LocalStackOptions {
    * each Lambda container on AWS is its own process; 0 or unset: in the stack's process.
    */
   containers?: number;
+  /**
+   * Answer API requests in this many processes of their own (invoked in turn), as API Gateway
+   * spreads requests over Lambda containers; 0 or unset: in the stack's process.
+   */
+  apiContainers?: number;
   /** Told when a run's execution starts or ends (what EventBridge hears on AWS). */
   onExecution?: (change: ExecutionStatusChange) => void;
 }
@@ -77,6 +82,8 @@ export interface LocalStack {
   stepFunctions: LocalStepFunctions;
   /** The step functions' container processes (empty when they run in the stack's process). */
   containerPids: number[];
+  /** The API's container processes (STEPWISE_LOCAL_API_CONTAINERS), empty when requests are answered in the stack's. */
+  apiContainerPids: number[];
   model: { url: string; offline: boolean; name: string };
   /**
    * A deploy: publishes the next version of every step function (the project's handlers, or per
@@ -246,6 +253,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await timed(`step functions in ${options.containers} containers`, () => started.ready());
       containers = started;
     }
+    let apiContainers: LocalContainers | undefined;
+    if (options.apiContainers) {
+      const started = new LocalContainers(options.apiContainers, [API_HANDLER]);
+      closers.push(() => started.close());
+      await timed(`API in ${options.apiContainers} containers`, () => started.ready());
+      apiContainers = started;
+    }
     await timed("handlers", () => Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...(containers ? [] : steps)].map(loadHandler)));
     sqs.subscribe(
       notifyQueueUrl,
@@ -286,7 +300,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
         } else {
-          sendResult(res, (await invokeLambda(API_HANDLER, event)) as any);
+          sendResult(res, (await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event))) as any);
         }
       } catch (error) {
         if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: { code: "internal_error", message: String(error) } }) });
@@ -294,7 +308,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     };
 
-    const recovered = options.dataDir ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise")) : { continued: [], started: [] };
+    const recovered = options.dataDir ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise")) : { continued: [], started: [], handedOn: [] };
 
     return {
       recovered,
@@ -318,6 +332,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stepFunctions,
       deploy: (changed) => stepFunctions.publishVersion(versions.publish(changed)),
       containerPids: containers?.pids ?? [],
+      apiContainerPids: apiContainers?.pids ?? [],
       model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };
   } catch (error) {
     await close();

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ApprovalPolicy } from "./interrupts.js";
-import { RequestedMode, RunBudgets } from "./run.js";
+import { Multitask, RequestedMode, RunBudgets } from "./run.js";
 import { WebhookSubscription } from "./webhook.js";
 
 export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");
@@ -11,6 +11,8 @@ export const CreateRunRequest = z.strictObject({
   mode: RequestedMode.default("auto"),
   deepThink: z.boolean().optional(),
   sessionId: Id.optional(),
+  /** When the session has a run in flight: reject (409), enqueue, interrupt or rollback; default: the tenant's setting. */
+  multitask: Multitask.optional(),
   metadata: z
     .record(z.string().min(1).max(64), z.string().max(512))
     .refine((m) => Object.keys(m).length <= 16, "at most 16 metadata keys")
@@ -25,6 +27,13 @@ export const CreateRunRequest = z.strictObject({
   files: z.array(z.string().regex(/^file_[a-z0-9]{1,60}$/, "a file id from POST /v1/files")).max(20).optional(),
 });
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
+
+/** `PUT /v1/settings`: the tenant's defaults. */
+export const TenantSettings = z.strictObject({
+  /** What a run sent to a busy session does when its request names no `multitask` (default `reject`). */
+  multitask: Multitask.optional(),
+});
+export type TenantSettings = z.infer<typeof TenantSettings>;
 
 export const EventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).default(0),

@@ -107,6 +107,10 @@ export const EventBody = z.discriminatedUnion("type", [
    */
   z.object({ type: z.literal("run.resumed"), data: z.object({ redrive: z.boolean(), reason: z.string().optional() }) }),
   z.object({ type: z.literal("run.cancelled"), data: z.object({ reason: z.string() }) }),
+  /** The run waits: its session has a run in flight (`runId`, the one it follows); it starts when that one ends. */
+  z.object({ type: z.literal("run.queued_behind"), data: z.object({ runId: z.string(), activeRunId: z.string(), position: z.number().int() }) }),
+  /** A newer message to the session stopped the run at a safe point; what it finished stays in the session. */
+  z.object({ type: z.literal("run.interrupted"), data: z.object({ reason: z.string(), byRunId: z.string().optional() }) }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];
@@ -123,4 +127,4 @@ export type ToolProgress = {
 /** A stored event: its body plus the sequence number and time the log gave it. */
 export type RunEvent = EventBody & { seq: number; at: string };
 
-export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out"]);
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted"]);

@@ -35,6 +35,8 @@ export const RunView = z.object({
   runId: z.string(),
   sessionId: z.string(),
   status: RunStatus,
+  /** While queued behind another run of its session: that run. */
+  queuedBehind: z.string().nullable(),
   requestedMode: RequestedMode,
   mode: z.enum(["answer", "react", "plan_solve"]).nullable(),
   input: z.string(),
@@ -72,6 +74,7 @@ export const RunSummary = RunView.pick({
   runId: true,
   sessionId: true,
   status: true,
+  queuedBehind: true,
   requestedMode: true,
   mode: true,
   input: true,
@@ -88,11 +91,16 @@ export const SessionList = z.object({ sessions: z.array(SessionSummary), nextCur
 
 export const SessionView = z.object({
   sessionId: z.string(),
+  /** The run in flight in the session (null when idle), and the runs waiting for it, in submission order. */
+  activeRunId: z.string().nullable(),
+  waitingRunIds: z.array(z.string()),
   messages: z.array(z.object({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.string(), runId: z.string(), at: z.string() })),
 });
 
 export const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
 export const EventList = z.object({ runId: z.string(), events: z.array(RunEventView), next: z.object({ after: z.number().int() }) });
+
+export const Settings = z.object({ multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]) });
 
 export const CancelResponse = z.object({ runId: z.string(), status: z.literal("cancelled") });
 

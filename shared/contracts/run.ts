@@ -2,9 +2,16 @@ import { z } from "zod";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
-export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out"]);
+export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
 export type RunStatus = z.infer<typeof RunStatus>;
-export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
+
+/**
+ * What a run submitted to a session that has a run in flight does: refused (409), waits its turn,
+ * stops the running one at its next safe point and follows it, or cancels it and takes its place.
+ */
+export const Multitask = z.enum(["reject", "enqueue", "interrupt", "rollback"]);
+export type Multitask = z.infer<typeof Multitask>;
 
 export const RequestedMode = z.enum(["auto", "react", "plan_solve"]);
 export type RequestedMode = z.infer<typeof RequestedMode>;
@@ -37,6 +44,10 @@ export const RunRecord = z.object({
   sessionId: z.string(),
   /** The session was created for this run (no earlier turns to read). */
   newSession: z.boolean().optional(),
+  /** The run's place in its session, by submission: its turn follows turns with lower numbers. */
+  turn: z.number().int().optional(),
+  /** The run waited behind this one (the session's run in flight, or the one queued before it). */
+  queuedBehind: z.string().optional(),
   status: RunStatus,
   requestedMode: RequestedMode,
   /** How the run is handled: answered by the router directly, one ReAct agent, or plan and solve. */

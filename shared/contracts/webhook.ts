@@ -5,12 +5,12 @@
 import { z } from "zod";
 import { RunError, RunStatus } from "./run.js";
 
-export const WEBHOOK_EVENT_TYPES = ["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.awaiting_input"] as const;
+export const WEBHOOK_EVENT_TYPES = ["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted", "run.awaiting_input"] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
 
 /** Run statuses that send a webhook: the terminal ones, and waiting for a human. */
-export type NotifiedStatus = "succeeded" | "failed" | "cancelled" | "timed_out" | "awaiting_input";
+export type NotifiedStatus = "succeeded" | "failed" | "cancelled" | "timed_out" | "interrupted" | "awaiting_input";
 
 export const MAX_RESULT_CHARS = 4000;
 const MAX_TEXT_CHARS = 1000;

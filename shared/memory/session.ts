@@ -10,22 +10,20 @@ export async function sessionHistory(ports: Pick<Ports, "sessions">, run: RunRec
   return messages.filter((m) => m.runId !== run.runId).map((m) => ({ role: m.role, content: m.content }));
 }
 
+/** The run's turn in its session: its request and what it answered (both, or nothing). */
+export async function writeTurn(ports: Pick<Ports, "sessions">, run: RunRecord, answer: string): Promise<void> {
+  await ports.sessions.appendTurn(run.tenantId, run.sessionId, run.runId, run.turn ?? 0, [
+    { role: "user", content: run.input },
+    { role: "assistant", content: answer },
+  ]);
+}
+
 /**
  * After a run has its answer, its question and answer join the session for the next run (before
  * the run reads as ended, so a client that submits the next turn at once sees it).
  */
 export async function rememberTurn(ports: Pick<Ports, "sessions">, run: RunRecord): Promise<void> {
-  if (!run.result) return;
-  await ports.sessions.appendTurn(
-    run.tenantId,
-    run.sessionId,
-    run.runId,
-    [
-      { role: "user", content: run.input },
-      { role: "assistant", content: run.result },
-    ],
-    { first: run.newSession === true },
-  );
+  if (run.result) await writeTurn(ports, run, run.result);
 }
 
 /** Budgets of a run: its own, else the service defaults. */

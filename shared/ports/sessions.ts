@@ -7,12 +7,45 @@ export interface SessionMessage {
   at: string;
 }
 
+/** Who has the session: the run in flight, and the runs waiting for it, in submission order. */
+export interface SessionRuns {
+  activeRunId?: string;
+  waiting: string[];
+}
+
+/** What claiming the session gave a new run: it runs now, it waits (queued), or the session is busy. */
+export type SessionClaim =
+  | { outcome: "active"; turn: number }
+  | { outcome: "queued"; turn: number; activeRunId: string; behind: string; position: number }
+  | { outcome: "busy"; activeRunId: string };
+
 /**
- * The sessions port: a tenant's conversations across runs. A run's turn is appended once (the run
- * id makes it idempotent). Adapter: SessionStore (DynamoDB); fake: shared/testing/memorySessions.ts.
+ * The sessions port: a tenant's conversations across runs, and who may run in them. One run is
+ * active per session; others wait in a queue, in submission order. Each run takes a turn number
+ * when it claims the session, and its turn (request and answer) is written whole under that
+ * number, so the conversation reads in the order people spoke. Adapter: SessionStore (DynamoDB);
+ * fake: shared/testing/memorySessions.ts.
  */
 export interface Sessions {
-  appendTurn(tenantId: string, sessionId: string, runId: string, turn: { role: "user" | "assistant"; content: string }[], options?: { first?: boolean }): Promise<void>;
+  /**
+   * Makes the run the session's active run if it has none; else queues it last when `queue`, or
+   * reports the session busy. One conditional write, so racing submits from any number of
+   * containers obey it. `newSession`: the submit made the session up (it has no earlier turns).
+   */
+  claim(tenantId: string, sessionId: string, runId: string, options: { queue: boolean; newSession?: boolean }): Promise<SessionClaim>;
+  /**
+   * The run is done with the session: if active, the first waiting run becomes active (the session
+   * is idle when none waits); if waiting, it leaves the queue. Safe to repeat. Returns who has it now.
+   */
+  release(tenantId: string, sessionId: string, runId: string): Promise<SessionRuns>;
+  runs(tenantId: string, sessionId: string): Promise<SessionRuns>;
+  /**
+   * Writes the run's turn whole (all messages or none) under its turn number; not once the run has
+   * been cancelled (a rolled-back turn never comes back). Safe to repeat.
+   */
+  appendTurn(tenantId: string, sessionId: string, runId: string, turn: number, messages: { role: "user" | "assistant"; content: string }[]): Promise<void>;
+  /** Removes the run's turn (rollback), and keeps it out if the run writes it later. */
+  removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void>;
   messages(tenantId: string, sessionId: string): Promise<SessionMessage[]>;
   delete(tenantId: string, sessionId: string): Promise<boolean>;
 }

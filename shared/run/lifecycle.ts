@@ -7,8 +7,14 @@ import type { Ports } from "../ports/index.js";
 /** What ending a run touches: the run, its event log, its interrupts and the tenant's slots. */
 export type EndRunPorts = Pick<Ports, "runs" | "events" | "activeRuns" | "interrupts">;
 
-export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled";
-const RUN_ENDED_METRIC: Record<TerminalStatus, string> = { succeeded: "RunsSucceeded", failed: "RunsFailed", timed_out: "RunsTimedOut", cancelled: "RunsCancelled" };
+export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled" | "interrupted";
+const RUN_ENDED_METRIC: Record<TerminalStatus, string> = {
+  succeeded: "RunsSucceeded",
+  failed: "RunsFailed",
+  timed_out: "RunsTimedOut",
+  cancelled: "RunsCancelled",
+  interrupted: "RunsInterrupted",
+};
 
 /**
  * The one place a run ends: moves it to a terminal status once (a conditional write, so a late or
@@ -19,14 +25,16 @@ export async function endRun(
   ports: EndRunPorts,
   runId: string,
   status: TerminalStatus,
-  details: { result?: string; files?: string[]; error?: { code: string; message: string } } = {},
+  details: { result?: string; files?: string[]; error?: { code: string; message: string }; byRunId?: string } = {},
 ): Promise<boolean> {
   const terminalEvent = (record: RunRecord): EventBody =>
     status === "succeeded"
       ? { type: "run.succeeded", data: { result: details.result ?? record.result ?? "", files: details.files ?? record.files ?? [] } }
       : status === "failed"
         ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
-        : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
+        : status === "interrupted"
+          ? { type: "run.interrupted", data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) } }
+          : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
   // One conditional write moves the run to its terminal status and claims the slot's release.
   const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
   const ended = await ports.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);

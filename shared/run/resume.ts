@@ -30,8 +30,11 @@ async function restartExecution(ports: Pick<Ports, "executions">, run: RunRecord
  * slot of the tenant's limit again) and its execution is redriven. A run in flight whose execution
  * has gone gets one again. Anything else is a conflict that changes nothing.
  */
-export async function resumeRun(ports: ResumePorts, run: RunRecord): Promise<RunRecord> {
+export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, run: RunRecord): Promise<RunRecord> {
   const state = await executionState(ports, run);
+  if (run.status === "queued" && state === "missing" && (await ports.sessions.runs(run.tenantId, run.sessionId)).waiting.includes(run.runId)) {
+    throw new ConflictError(`Run ${run.runId} waits for run ${run.queuedBehind} in its session; it starts when its turn comes.`, { status: run.status, queuedBehind: run.queuedBehind });
+  }
   if (!TERMINAL_STATUSES.has(run.status)) {
     if (state === "RUNNING" || state === "PENDING_REDRIVE") throw new ConflictError(`Run ${run.runId} is ${run.status}; there is nothing to resume.`, { status: run.status });
     if (!(await restartExecution(ports, run, state))) {

@@ -1,15 +1,16 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
-import { emptyUsage, TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import { emptyUsage, TERMINAL_STATUSES, type Multitask, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import { endRun, type EndRunPorts } from "./lifecycle.js";
 import { runLinks, type Links } from "./view.js";
 import { stopExecutionOf, type ResumePorts } from "./resume.js";
+import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
-export type SubmitPorts = EndRunPorts & Pick<Ports, "config" | "executions" | "idempotency" | "transfers">;
+export type SubmitPorts = EndRunPorts & Pick<Ports, "config" | "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue">;
 
 /** Sortable, unguessable ids: time first so listings read in order. */
 export const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
@@ -32,13 +33,15 @@ const RETRY_AFTER_SECONDS = 5;
 
 /**
  * Records the run, then starts its execution (named after the run, so a retried start cannot run
- * it twice). With an Idempotency-Key, the same key and body give back the same run.
+ * it twice). With an Idempotency-Key, the same key and body give back the same run. The run first
+ * claims its session: when another run is in flight there, `multitask` (the request's, else the
+ * tenant's default, else `reject`) says whether it is refused, waits, or stops that run.
  */
 export async function submitRun(
   ports: SubmitPorts,
   tenantId: string,
   request: CreateRunRequest,
-  options: { links: Links; idempotencyKey?: string },
+  options: { links: Links; idempotencyKey?: string; defaultMultitask?: Multitask },
 ): Promise<{ run: RunRecord; replayed: boolean }> {
   if (!ports.config.STATE_MACHINE_ARN) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
@@ -55,19 +58,30 @@ export async function submitRun(
   // Powertools idempotency deletes its record on error) and the tenant's slot.
   let slotTaken = false;
   let created = false;
+  let claimed = false;
+  const sessionId = request.sessionId ?? newId("ses");
+  const multitask = request.multitask ?? options.defaultMultitask ?? "reject";
   try {
     if (!(await ports.activeRuns.acquire(tenantId, ports.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
       throw new TooManyRunsError(ports.config.MAX_ACTIVE_RUNS_PER_TENANT, RETRY_AFTER_SECONDS);
     }
     slotTaken = true;
+    const claim = await ports.sessions.claim(tenantId, sessionId, runId, { queue: multitask !== "reject", newSession: !request.sessionId });
+    if (claim.outcome === "busy") {
+      const active = await ports.runs.get(claim.activeRunId);
+      throw new SessionBusyError(sessionId, { runId: claim.activeRunId, status: active?.status, links: active?.links });
+    }
+    claimed = true;
     const now = new Date().toISOString();
     const executionArn = ports.executions.arnFor(runId);
     const run: RunRecord = {
       schemaVersion: 1,
       runId,
       tenantId,
-      sessionId: request.sessionId ?? newId("ses"),
+      sessionId,
       ...(request.sessionId ? {} : { newSession: true }),
+      turn: claim.turn,
+      ...(claim.outcome === "queued" ? { queuedBehind: claim.behind } : {}),
       status: "queued",
       requestedMode: request.mode,
       deepThink: request.deepThink,
@@ -88,9 +102,13 @@ export async function submitRun(
     try {
       if (uploads.length) await ports.transfers.attach(tenantId, runId, uploads);
       await Promise.all([
-        ports.executions.start(runId).then((started) => {
-          if (!started) throw new Error(`an execution named ${runId} exists already, or the execution limit is reached`);
-        }),
+        claim.outcome === "queued"
+          ? ports.events
+              .append(runId, [{ type: "run.queued_behind", data: { runId: claim.behind, activeRunId: claim.activeRunId, position: claim.position } }])
+              .then(() => makeWay(ports, multitask, claim.activeRunId, runId))
+          : ports.executions.start(runId).then((started) => {
+              if (!started) throw new Error(`an execution named ${runId} exists already, or the execution limit is reached`);
+            }),
         options.idempotencyKey ? ports.idempotency.complete(tenantId, options.idempotencyKey) : undefined,
       ]);
     } catch (error) {
@@ -98,9 +116,14 @@ export async function submitRun(
     }
     return { run, replayed: false };
   } catch (error) {
-    // Ending the run gives its slot back (once); a run never recorded gives it back here.
+    // Ending the run gives its slot back (once); a run never recorded gives it back here. Its place
+    // in the session goes to the next run.
     if (created) await endRun(ports, runId, "failed", { error: { code: "start_failed", message: errorMessage(error) } });
     else if (slotTaken) await ports.activeRuns.release(tenantId);
+    if (claimed) {
+      const run = await ports.runs.get(runId);
+      await leaveSession(ports, run ?? { runId, tenantId, sessionId, status: "failed" } as RunRecord);
+    }
     if (options.idempotencyKey) await ports.idempotency.release(tenantId, options.idempotencyKey, runId);
     throw error;
   }

@@ -36,6 +36,8 @@ export function runView(
     runId: run.runId,
     sessionId: run.sessionId,
     status: run.status,
+    /** While queued: the run it waits for (the session's run in flight, or the one sent before it). */
+    queuedBehind: run.status === "queued" ? (run.queuedBehind ?? null) : null,
     requestedMode: run.requestedMode,
     mode: run.mode ?? null,
     input: run.input,

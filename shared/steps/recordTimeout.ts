@@ -1,7 +1,8 @@
 import type { StepPorts } from "../ports/index.js";
 import { endRun, type EndRunPorts } from "../run/lifecycle.js";
+import { handOverAtEnd } from "../run/sessionQueue.js";
 
-export type RecordTimeoutPorts = StepPorts<keyof EndRunPorts>;
+export type RecordTimeoutPorts = StepPorts<keyof EndRunPorts | "sessions">;
 
 /** "Record timeout": nobody answered in time; the run ends timed_out and its open interrupts with it. */
 export async function recordTimeout(input: { runId: string }, ports: RecordTimeoutPorts): Promise<{ runId: string; status: string }> {
@@ -9,6 +10,7 @@ export async function recordTimeout(input: { runId: string }, ports: RecordTimeo
   const message = pending.length
     ? `No decision arrived in time for: ${pending.map((i) => i.summary.split("\n")[0]).join("; ")}`
     : "A step of the run took longer than its time limit.";
+  await handOverAtEnd(ports, input.runId);
   await endRun(ports, input.runId, "timed_out", { error: { code: "timed_out", message } });
   return { runId: input.runId, status: "timed_out" };
 }

@@ -28,6 +28,12 @@ export const keys = {
   filePrefix: "ART#",
   interrupt: (runId: string, interruptId: string) => ({ pk: `RUN#${runId}`, sk: `INT#${interruptId}` }),
   interruptPrefix: "INT#",
+  /** A session is scoped by tenant: two tenants choosing the same session id never meet. */
+  sessionPk: (tenantId: string, sessionId: string) => `SESSION#${tenantId}#${sessionId}`,
+  session: (tenantId: string, sessionId: string) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: "META" }),
+  sessionTurn: (tenantId: string, sessionId: string, turn: number) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: `TURN#${pad(turn, 8)}` }),
+  sessionTurnPrefix: "TURN#",
+  tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
   apiKey: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: "META" }),
   tenantRun: (tenantId: string, createdAt: string, runId: string) => ({ pk: `TENANT#${tenantId}`, sk: `RUN#${createdAt}#${runId}` }),
 };

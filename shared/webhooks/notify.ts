@@ -9,16 +9,17 @@ import { buildWebhookPayload, webhookEventType, type NotifiedStatus, type Webhoo
 import type { ExecutionStatusEvent, NotifyMessage } from "./queue.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
+import { leaveSession, type SessionQueuePorts } from "../run/sessionQueue.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "webhooks" | "notifyQueue">;
 
 /** Settling a run whose execution ended touches what ending a run does, and counts its transitions. */
-export type NotifyPorts = DeliveryPorts & EndRunPorts & Pick<Ports, "executions">;
+export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts;
 
 /**
  * Step Functions says an execution ended: settle the run (a crashed or aborted execution still
- * ends its run) and send its terminal webhook.
+ * ends its run), hand its session to the next waiting run, and send its terminal webhook.
  */
 export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStatusEvent): Promise<void> {
   const { detail } = event;
@@ -30,6 +31,7 @@ export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStat
   if (current.executionArn !== detail.executionArn) return;
   await Promise.all([reconcileExecutionEnd(ports, runId, detail), recordStateTransitions(ports, runId, detail.executionArn)]);
   const run = (await ports.runs.get(runId))!;
+  if (TERMINAL_STATUSES.has(run.status)) await leaveSession(ports, run);
   await notify(ports, run, run.status as NotifiedStatus, endingId(run));
 }
 
@@ -47,10 +49,13 @@ function endingId(run: RunRecord): string {
   return `msg_${run.runId}_${run.status}${run.endedAt ? `_${Date.parse(run.endedAt).toString(36)}` : ""}`;
 }
 
-export async function onQueueMessage(ports: DeliveryPorts, message: NotifyMessage): Promise<void> {
+export async function onQueueMessage(ports: NotifyPorts, message: NotifyMessage): Promise<void> {
   if (message.kind === "ended") {
+    // A run ended without an execution to report it (cancelled while waiting in its session's queue).
     const run = await ports.runs.get(message.runId);
-    if (run && TERMINAL_STATUSES.has(run.status)) await notify(ports, run, run.status as NotifiedStatus, endingId(run));
+    if (!run || !TERMINAL_STATUSES.has(run.status)) return;
+    await leaveSession(ports, run);
+    await notify(ports, run, run.status as NotifiedStatus, endingId(run));
     return;
   }
   if (message.kind === "awaiting_input") {

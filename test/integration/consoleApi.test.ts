@@ -63,7 +63,8 @@ describe("client API", () => {
   it("filters by session and status, lists sessions, and shows a tenant only its own", async () => {
     const sessionId = `ses_list_${Date.now()}`;
     const a = await submit("Hello from a session", { sessionId });
-    const b = await submit("Hello again", { sessionId });
+    // Sent while the first is in flight: it waits its turn (the default, reject, would refuse it).
+    const b = await submit("Hello again", { sessionId, multitask: "enqueue" });
     expect(await allPages(`&sessionId=${sessionId}`, 1)).toEqual([b, a]);
     const sessions = SessionList.parse((await client.request("GET", "/v1/sessions?limit=100")).body);
     expect(sessions.sessions.filter((s) => s.sessionId === sessionId)).toEqual([expect.objectContaining({ sessionId, lastRunId: b })]);

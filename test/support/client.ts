@@ -49,7 +49,7 @@ export class Client {
   }
 
   /** Polls until the run reaches one of the statuses. */
-  async waitFor(runId: string, statuses: string[] = ["succeeded", "failed", "cancelled", "timed_out"], timeoutMs = 30_000) {
+  async waitFor(runId: string, statuses: string[] = ["succeeded", "failed", "cancelled", "timed_out", "interrupted"], timeoutMs = 30_000) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const run = await this.run(runId);
@@ -64,7 +64,7 @@ export class Client {
    * are two writes; either may be seen first), then returns the run and its whole event log.
    */
   async waitForEnd(runId: string, timeoutMs = 60_000): Promise<{ run: any; events: RunEvent[] }> {
-    const terminal = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out"]);
+    const terminal = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted"]);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const run = await this.waitFor(runId, undefined, Math.max(1, deadline - Date.now()));

@@ -18,6 +18,8 @@ export interface RunningStack {
   endpoints?: StackEndpoints;
   /** The step functions' container processes (STEPWISE_LOCAL_CONTAINERS), empty when they share the stack's. */
   containerPids: number[];
+  /** The API's container processes (STEPWISE_LOCAL_API_CONTAINERS), empty when the stack answers requests itself. */
+  apiContainerPids: number[];
   /** Extra tenants' keys, by tenant. */
   keys: Record<string, string>;
   logs: string[];
@@ -95,13 +97,13 @@ export async function startStack(
   const lines = createInterface({ input: child.stdout! });
   let timer: NodeJS.Timeout | undefined;
   try {
-    const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints; containerPids: number[] }>((resolve, reject) => {
+    const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints; containerPids: number[]; apiContainerPids: number[] }>((resolve, reject) => {
       lines.on("line", (line) => {
         logs.push(line);
         if (line.startsWith("{")) {
           try {
             const parsed = JSON.parse(line);
-            if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints, containerPids: parsed.containerPids ?? [] });
+            if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints, containerPids: parsed.containerPids ?? [], apiContainerPids: parsed.apiContainerPids ?? [] });
           } catch {
             // a log line that happens to start with "{"
           }

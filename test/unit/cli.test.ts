@@ -338,6 +338,7 @@ describe("command line", () => {
       uploads: [],
     });
     expect(parseCommandLine(["run", "Analyse it", "--file", "a.csv", "--file", "b.csv"], {})).toMatchObject({ uploads: ["a.csv", "b.csv"] });
+    expect(parseCommandLine(["run", "Then 5*5", "--session", "chat-1", "--multitask", "enqueue"], {})).toMatchObject({ body: { sessionId: "chat-1", multitask: "enqueue" } });
     expect(parseCommandLine(["watch", "run_1", "--url", "http://x:1", "--api-key", "k"], { STEPWISE_API_KEY: "env" })).toMatchObject({
       name: "watch",
       runId: "run_1",
@@ -353,6 +354,9 @@ describe("command line", () => {
     [["run"]],
     [["run", "x", "--mode", "fast"]],
     [["run", "x", "--approve-tools", "some"]],
+    [["run", "x", "--session", "s", "--multitask", "later"]],
+    [["run", "x", "--multitask", "enqueue"]],
+    [["list", "--multitask", "enqueue"]],
     [["run", "x", "--bogus"]],
     [["watch"]],
     [["watch", "a", "b"]],

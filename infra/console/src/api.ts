@@ -107,6 +107,8 @@ export interface RunSummary {
   runId: string;
   sessionId: string;
   status: string;
+  /** While queued: the run it waits for. */
+  queuedBehind?: string | null;
   requestedMode: string;
   mode: string | null;
   input: string;

@@ -4,4 +4,5 @@ export const STREAM_EVENT_TYPES = [
   "code", "report.delta", "search.progress",
   "tool_source.unavailable", "task.completed", "interrupt.opened", "interrupt.resolved", "file.created",
   "run.resumed", "run.succeeded", "run.failed", "run.timed_out", "run.cancelled",
+  "run.queued_behind", "run.interrupted",
 ];

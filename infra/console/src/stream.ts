@@ -1,7 +1,7 @@
 import { api, enc, type RunEvent } from "./api.js";
 import { STREAM_EVENT_TYPES } from "./eventTypes.js";
 
-const TERMINAL = new Set(["run.succeeded", "run.failed", "run.timed_out", "run.cancelled"]);
+const TERMINAL = new Set(["run.succeeded", "run.failed", "run.timed_out", "run.cancelled", "run.interrupted"]);
 
 export interface StreamHandle {
   close(): void;

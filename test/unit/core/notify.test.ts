@@ -49,6 +49,23 @@ describe("notify", () => {
     expect((await fakes.webhooks.listDeliveries(runId)).map((d) => d.status)).toEqual(["delivered"]);
   });
 
+  it("an interrupted run: its webhook is run.interrupted, sent when its execution has ended, and the run waiting behind it starts then", async () => {
+    const { ports, fakes, runId, run, endpoint } = await subscribed(scripts.ok(), { sessionId: "ses_1", turn: 1 });
+    await fakes.sessions.claim("tenant_1", "ses_1", runId, { queue: false });
+    await fakes.runs.create({ ...run, runId: "run_next", status: "queued", turn: 2, queuedBehind: runId, webhook: undefined, executionArn: fakes.executions.arnFor("run_next") });
+    await fakes.sessions.claim("tenant_1", "ses_1", "run_next", { queue: true });
+    await endRun(ports, runId, "interrupted", { error: { code: "interrupted", message: "A newer message interrupted the run." }, byRunId: "run_next" });
+    expect(await fakes.executions.describe(fakes.executions.arnFor("run_next"))).toBe("missing");
+
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    expect(endpoint.requests).toHaveLength(1);
+    expect(JSON.parse(endpoint.requests[0]!.body)).toMatchObject({ type: "run.interrupted", data: { runId, status: "interrupted", error: { code: "interrupted" } } });
+    expect(await fakes.sessions.runs("tenant_1", "ses_1")).toEqual({ activeRunId: "run_next", waiting: [] });
+    expect(await fakes.executions.describe(fakes.executions.arnFor("run_next"))).toBe("RUNNING");
+    // What it finished (nothing here) is its turn, so the next run reads the request it follows.
+    expect((await fakes.sessions.messages("tenant_1", "ses_1")).map((m) => m.runId)).toEqual([runId, runId]);
+  });
+
   it("an execution that crashed ends its run failed (slot back) and reports it", async () => {
     const { ports, fakes, runId, run, endpoint } = await subscribed();
     await onExecutionStatus(ports, statusEvent(run, "FAILED", { error: "Lambda.Unknown", cause: "Lambda died" }));

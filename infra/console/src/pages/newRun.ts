@@ -10,6 +10,23 @@ export function newRunPage(app: HTMLElement) {
   const tools = h("select", { name: "tools" }, h("option", { value: "none" }, "none"), h("option", { value: "write" }, "write tools"), h("option", { value: "all" }, "all tools"));
   const session = h("input", { type: "text", name: "sessionId", placeholder: "a new session", pattern: "[A-Za-z0-9_-]{1,64}" });
   const attach = h("input", { type: "file", name: "files", multiple: true });
+  // Offered when the session named has a run in flight: what this run does about it.
+  const multitask = h(
+    "select",
+    { name: "multitask" },
+    h("option", { value: "reject" }, "reject: do not send it"),
+    h("option", { value: "enqueue" }, "enqueue: run it after the run in flight"),
+    h("option", { value: "interrupt" }, "interrupt: stop the run in flight at its next safe point, keep what it did, then run this"),
+    h("option", { value: "rollback" }, "rollback: cancel the run in flight and forget its turn, then run this"),
+  );
+  const busyNote = h("span", {});
+  const busy = h("div", { hidden: true }, field("A run is in flight there; this run should", multitask), busyNote);
+  session.addEventListener("change", async () => {
+    const id = session.value.trim();
+    const found = id && session.checkValidity() ? await api<{ activeRunId: string | null }>("GET", `/v1/sessions/${enc(id)}`).catch(() => undefined) : undefined;
+    busy.hidden = !found?.activeRunId;
+    busyNote.textContent = found?.activeRunId ? `Run ${found.activeRunId} is in flight in this session.` : "";
+  });
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const submit = h("button", { type: "submit" }, "Submit");
   const checkbox = (label: string, control: HTMLInputElement) => h("div", { class: "field check" }, control, h("label", { for: (control.id ||= `c${label.length}${Math.random().toString(36).slice(2, 6)}`) }, label));
@@ -37,6 +54,7 @@ export function newRunPage(app: HTMLElement) {
               ...(deepThink.checked ? { deepThink: true } : {}),
               approval: { plan: approvePlan.checked, tools: tools.value },
               ...(session.value.trim() ? { sessionId: session.value.trim() } : {}),
+              ...(session.value.trim() && !busy.hidden ? { multitask: multitask.value } : {}),
               ...(files.length ? { files } : {}),
             });
             location.hash = `#/runs/${enc(run.runId)}`;
@@ -53,6 +71,7 @@ export function newRunPage(app: HTMLElement) {
       checkbox("Deep think (plan and solve when the router decides)", deepThink),
       h("fieldset", {}, h("legend", {}, "Approvals"), checkbox("Approve the plan before it runs", approvePlan), field("Approve tool calls", tools)),
       field("Session", session, "Continue a conversation: runs in one session share their turns."),
+      busy,
       field("Files to attach", attach, "Uploaded when you submit (POST /v1/files); the agents can read them, and they are listed with the run's files."),
       error,
       submit,

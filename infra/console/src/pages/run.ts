@@ -5,7 +5,7 @@ import { safeHtml } from "../markdown.js";
 import { followRun } from "../stream.js";
 import { approvalCard } from "./approvals.js";
 
-const TERMINAL = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
+const TERMINAL = new Set(["succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
 
 interface Lane {
   key: string;
@@ -88,6 +88,7 @@ export function runPage(app: HTMLElement, runId: string) {
       h("code", {}, view.runId),
       " · session ",
       h("a", { href: `#/runs?sessionId=${enc(view.sessionId)}` }, view.sessionId),
+      view.status === "queued" && view.queuedBehind ? [" · waits for ", h("a", { href: `#/runs/${enc(view.queuedBehind)}` }, view.queuedBehind), " to end"] : null,
       view.links.console ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")] : null,
       " · ",
       protocolLinks(view.runId, view.links.stream),

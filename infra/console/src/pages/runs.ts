@@ -1,7 +1,7 @@
 import { api, enc, type RunSummary } from "../api.js";
 import { age, field, h, render, usd } from "../dom.js";
 
-const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out"];
+const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"];
 
 /** The tenant's runs, newest first, filtered by status and session, refreshed every few seconds. */
 export function runsPage(app: HTMLElement) {

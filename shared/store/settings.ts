@@ -1,0 +1,18 @@
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { TenantSettings } from "../contracts/api.js";
+import { keys } from "./keys.js";
+import type { Table } from "./table.js";
+
+/** A tenant's defaults (`PUT /v1/settings`), one item beside its run slots. */
+export class TenantSettingsStore {
+  constructor(private readonly table: Table) {}
+
+  async get(tenantId: string): Promise<TenantSettings> {
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.tenantSettings(tenantId) }));
+    return TenantSettings.parse({ ...(Item?.multitask ? { multitask: Item.multitask } : {}) });
+  }
+
+  async put(tenantId: string, settings: TenantSettings): Promise<void> {
+    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.tenantSettings(tenantId), ...settings, updatedAt: new Date().toISOString() } }));
+  }
+}
