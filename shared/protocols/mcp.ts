@@ -5,6 +5,7 @@ import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelc
 import { z } from "zod";
 import { decideInterrupt } from "../agent/interrupts.js";
 import { CreateRunRequest } from "../contracts/api.js";
+import { TERMINAL_EVENTS } from "../contracts/events.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { StepwiseError } from "../errors.js";
@@ -186,16 +187,20 @@ async function followRun(context: McpContext, run: RunRecord, extra: ToolExtra, 
   const asked = new Set<string>();
   const progressToken = extra._meta?.progressToken;
   let cursor = 0;
+  let logEnded = false;
   for (;;) {
     const events = await services.events.list(run.runId, cursor, 100);
     for (const event of events) {
       cursor = event.seq;
+      logEnded = TERMINAL_EVENTS.has(event.type);
       if (progressToken !== undefined) {
         await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: event.seq, message: event.type } }).catch(() => undefined);
       }
     }
     const current = (await services.runs.get(run.runId)) ?? run;
-    if (TERMINAL_STATUSES.has(current.status)) return describeRun(context, current);
+    // The record ends a moment before its terminal event is appended: answer once both have, so the
+    // last progress notification is the run's end.
+    if (TERMINAL_STATUSES.has(current.status) && logEnded) return describeRun(context, current);
     if (current.status === "awaiting_input") {
       const pending = (await services.interrupts.list(run.runId)).filter((i) => i.status === "pending");
       if (!elicitOn) return describeRun(context, current, pending);
