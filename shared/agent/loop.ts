@@ -2,7 +2,7 @@ import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import type { Usage } from "../contracts/run.js";
-import { paidAttemptsOf, type ChatMessage, type ChatResponse, type ToolCall } from "../llm/types.js";
+import { paidAttemptsOf, type ChatMessage, type ChatModel, type ChatResponse, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
 import type { Ports } from "../ports/index.js";
@@ -190,9 +190,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     const { value: response, replayed } = reply;
     const calls = response.toolCalls.map((call) => window.restoreArguments(call));
     if (!replayed) {
-      usage.promptTokens += response.usage.promptTokens;
-      usage.completionTokens += response.usage.completionTokens;
-      usage.llmCalls += response.calls ?? 1;
+      addUsage(usage, response);
       if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
       usage.toolCalls += calls.length;
       emit([
@@ -226,7 +224,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       tools: options.tools,
       emit,
       journal,
-      ports,
+      ports: { ...ports, model: countedModel(ports.model, usage) },
       approval: options.toolApproval,
       concurrency: options.toolConcurrency ?? ports.config.TOOL_CONCURRENCY,
     };
@@ -280,6 +278,24 @@ async function stillGoing(run: RunScope): Promise<boolean> {
 }
 
 /** A call that changes something or waits for a person (a read tool can simply run again on replay). */
+function addUsage(usage: LoopUsage, response: ChatResponse): void {
+  usage.promptTokens += response.usage.promptTokens;
+  usage.completionTokens += response.usage.completionTokens;
+  usage.llmCalls += response.calls ?? 1;
+}
+
+/** The model as tools see it: a tool's own model calls (write_report's writer) count on the run too. */
+function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
+  return {
+    name: model.name,
+    complete: async (request) => {
+      const response = await model.complete(request);
+      addUsage(usage, response);
+      return response;
+    },
+  };
+}
+
 function hasEffects(round: ToolRound, call: ToolCall): boolean {
   const tool = round.tools.get(call.name);
   if (!tool || tool.pure) return false;

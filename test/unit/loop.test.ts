@@ -152,6 +152,25 @@ describe("agent loop: parallel tool calls", () => {
     expect(h.usage[0]).toMatchObject({ llmCalls: 2, toolCalls: 4, promptTokens: 20, completionTokens: 10 });
   });
 
+  it("counts a tool's own model calls (a report written live) in the run's usage", async () => {
+    const writer = defineTool({
+      name: "write",
+      description: "Writes with the model.",
+      access: "write",
+      parameters: z.object({}),
+      async run(_args, context) {
+        const reply = await context.model!.complete({ role: "executor", messages: [{ role: "user", content: "Write it." }] });
+        return reply.content ?? "";
+      },
+    });
+    const h = harness((request) =>
+      request.messages.at(-1)!.content === "Write it." ? { text: "The report." } : request.messages.at(-1)!.role === "tool" ? { text: "Written." } : { calls: [{ id: "w1", name: "write", args: {} }] },
+    );
+    expect(await h.run({ tools: [writer] })).toMatchObject({ kind: "answer", text: "Written." });
+    expect(h.requests).toHaveLength(3);
+    expect(h.usage.at(-1)).toMatchObject({ llmCalls: 3, toolCalls: 1, promptTokens: 30, completionTokens: 15 });
+  });
+
   it("takes the limit from TOOL_CONCURRENCY when the agent gives none (default 2)", async () => {
     expect(loadConfig({ TABLE_NAME: "t" }).TOOL_CONCURRENCY).toBe(2);
     const { tool, state } = waitingTool();
