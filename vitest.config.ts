@@ -1,5 +1,7 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
+const OFFICE_TESTS = ["test/unit/slides.test.ts", "test/integration/workProducts.test.ts"];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -12,7 +14,9 @@ export default defineConfig({
     projects: [
       // The browser tests find (or install) a Chromium first; the setup runs only when they do.
       { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"], globalSetup: ["test/support/chromium.ts"] } },
-      { extends: true, test: { name: "node", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/browser/**"] } },
+      // The tests that open decks in LibreOffice install it first, the same way.
+      { extends: true, test: { name: "office", include: OFFICE_TESTS, globalSetup: ["test/support/libreoffice.ts"] } },
+      { extends: true, test: { name: "node", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/browser/**", ...OFFICE_TESTS] } },
     ],
   },
 });

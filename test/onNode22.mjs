@@ -33,7 +33,7 @@ if (!existsSync(path.join(bin, "node"))) {
 }
 const node = path.join(bin, "node");
 console.log(`\nThe suite's Lambda-facing part on Node ${execFileSync(node, ["--version"], { encoding: "utf8" }).trim()}:`);
-const run = spawnSync(node, [path.join(root, "node_modules/vitest/vitest.mjs"), "run", "--project", "node", ...NODE22_FILES], {
+const run = spawnSync(node, [path.join(root, "node_modules/vitest/vitest.mjs"), "run", "--project", "node", "--project", "office", ...NODE22_FILES], {
   cwd: root,
   stdio: "inherit",
   // Child processes the tests start (the local stack, npx) run on Node 22 as well.
