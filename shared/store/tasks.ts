@@ -48,7 +48,7 @@ export class TaskStore implements Tasks {
 
   /** Results of one iteration, or of the whole run, in iteration then task order. */
   async list(runId: string, iteration?: number): Promise<TaskRecord[]> {
-    const items = await this.table.queryPrefix<TaskRecord>(`RUN#${runId}`, keys.taskPrefix(iteration));
+    const items = await this.table.queryPrefix<TaskRecord>(keys.runPk(runId), keys.taskPrefix(iteration));
     return items.sort(compareTasks);
   }
 }
