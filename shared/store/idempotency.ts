@@ -3,7 +3,6 @@ import type { IdempotencyClaim, IdempotencyKeys } from "../ports/idempotency.js"
 import { keys } from "./keys.js";
 import { ifConditionHolds, type Table } from "./table.js";
 
-
 /** Idempotency-Key claims in the table (`TENANT#id` / `IDEM#<sha256>`), expiring by TTL. */
 export class IdempotencyStore implements IdempotencyKeys {
   constructor(private readonly table: Table) {}

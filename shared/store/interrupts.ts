@@ -1,10 +1,9 @@
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
-import type { Interrupts } from "../ports/interrupts.js";
+import { missingInterrupt, type Interrupts } from "../ports/interrupts.js";
 import { keys } from "./keys.js";
 import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
-
 
 /** Interrupts and their task tokens. Reads for clients strip the token. */
 export class InterruptStore implements Interrupts {
@@ -47,17 +46,20 @@ export class InterruptStore implements Interrupts {
 
   /** Stores the token of the waiting callback task; returns the interrupt as it stands. */
   async attachToken(runId: string, interruptId: string, taskToken: string): Promise<Interrupt> {
-    const { Attributes } = await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.interrupt(runId, interruptId),
-        UpdateExpression: "SET taskToken = :token",
-        ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":token": taskToken },
-        ReturnValues: "ALL_NEW",
-      }),
+    const updated = await ifConditionHolds(
+      this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.interrupt(runId, interruptId),
+          UpdateExpression: "SET taskToken = :token",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":token": taskToken },
+          ReturnValues: "ALL_NEW",
+        }),
+      ),
     );
-    return interruptOf(Attributes!);
+    if (!updated) throw missingInterrupt(runId, interruptId);
+    return interruptOf(updated.Attributes!);
   }
 
   /** pending → resolved, once. False if it was not pending any more. */

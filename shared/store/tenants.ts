@@ -3,7 +3,6 @@ import type { TenantSlots } from "../ports/slots.js";
 import { keys } from "./keys.js";
 import { ifConditionHolds, type Table } from "./table.js";
 
-
 /**
  * How many runs a tenant has going: the Gaoding seed's semaphore, kept at the API. A slot is taken
  * at submit (conditionally, so two requests cannot both take the last one) and given back exactly

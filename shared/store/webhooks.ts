@@ -6,7 +6,6 @@ import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
 
 export type { Delivery, DeliveryAttempt, SigningSecret } from "../ports/webhooks.js";
 
-
 export class WebhookStore implements Webhooks {
   constructor(
     private readonly table: Table,

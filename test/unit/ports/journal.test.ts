@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ScopeJournal, type RunJournal } from "../../../shared/ports/journal.js";
+import { ScopeJournal } from "../../../shared/agent/scopeJournal.js";
+import type { JournalCommit, RunJournal } from "../../../shared/ports/journal.js";
 import type { Tasks } from "../../../shared/ports/tasks.js";
 import { Journal } from "../../../shared/store/journal.js";
 import { RunStore } from "../../../shared/store/runs.js";
@@ -18,7 +19,7 @@ describe.each([
     name: "in memory",
     make: (): { journal: RunJournal; tasks: Tasks } => {
       const tasks = new MemoryTasks(new MemoryRuns());
-      return { journal: new MemoryJournal([tasks]), tasks };
+      return { journal: new MemoryJournal(tasks), tasks };
     },
   },
   { name: "DynamoDB adapter on dynalite", make: () => ({ journal: new Journal(dynamo.table(), 1), tasks: new TaskStore(dynamo.table(), 1) }) },
@@ -45,7 +46,7 @@ describe.each([
     await scope.once(0, "tool", "call_1", async () => ({ ok: true, output: "done" }), { defer: true });
     expect((await journal.load(runId, "task#0#s1.t1")).has(0, "tool", "call_1")).toBe(false);
     const task = { iteration: 0, stepIndex: 0, taskId: "s1.t1", title: "Add", text: "Add 2 and 2", status: "succeeded" as const, result: "4" };
-    await scope.flush([tasks.item(runId, task)]);
+    await scope.flush({ tasks: [task] });
     expect((await journal.load(runId, "task#0#s1.t1")).get(0, "tool", "call_1")).toEqual({ ok: true, output: "done" });
     expect(await tasks.get(runId, 0, "s1.t1")).toMatchObject(task);
   });
@@ -86,7 +87,7 @@ describe.each([
 });
 
 describe.each([
-  { name: "in memory", make: () => { const runs = new MemoryRuns(); const tasks = new MemoryTasks(runs); return { runs, tasks, journal: new MemoryJournal([tasks]) }; } },
+  { name: "in memory", make: () => { const runs = new MemoryRuns(); const tasks = new MemoryTasks(runs); return { runs, tasks, journal: new MemoryJournal(tasks) }; } },
   { name: "DynamoDB adapter on dynalite", make: () => ({ runs: new RunStore(dynamo.table(), 1), tasks: new TaskStore(dynamo.table(), 1), journal: new Journal(dynamo.table(), 1) }) },
 ])("tasks port: $name", ({ make }) => {
   it("an executor reads its step's context and the run's status in one call", async () => {
@@ -94,7 +95,7 @@ describe.each([
     const runId = freshId("run");
     await runs.create({ schemaVersion: 1, runId, tenantId: "t1", sessionId: "s1", status: "running", requestedMode: "plan_solve", input: "x", metadata: {}, usage: { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 }, executionArn: "arn", createdAt: "2026-01-01T00:00:00Z", updatedAt: "2026-01-01T00:00:00Z" });
     const step = { iteration: 0, stepIndex: 0, tenantId: "t1", request: "x", priorResults: [], maxRounds: 5, tasks: [{ taskId: "s1.t1", title: "a", text: "a" }] };
-    await (await journal.load(runId, "plan#0")).flush([tasks.stepItem(runId, step)]);
+    await (await journal.load(runId, "plan#0")).flush({ step });
     expect(await tasks.stepAndRunStatus(runId, 0)).toEqual({ step: expect.objectContaining(step), status: "running" });
     expect(await tasks.stepAndRunStatus(runId, 1)).toEqual({ step: undefined, status: "running" });
   });
@@ -106,8 +107,8 @@ describe("one scope's flushes", () => {
     const written: string[][] = [];
     const gates: (() => void)[] = [];
     const writer = {
-      writeAll: async (records: { key: { sk: string } }[]) => {
-        const call = written.push(records.map((r) => r.key.sk.split("#").slice(2).join("#")));
+      commit: async (_runId: string, { entries }: JournalCommit) => {
+        const call = written.push(entries.map((entry) => entry.id.split("#").slice(1).join("#")));
         await new Promise<void>((resolve) => gates.push(resolve));
         if (fail(call)) throw new Error("ProvisionedThroughputExceededException");
       },
