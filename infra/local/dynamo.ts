@@ -103,7 +103,7 @@ async function addIndexes(client: DynamoDBClient, tableName: string): Promise<vo
   await client.send(new DeleteTableCommand({ TableName: tableName }));
   await ensureTable(client, tableName);
   for (const item of items) {
-    const run = item.pk?.S?.startsWith("RUN#") && item.sk?.S === "META" ? item : undefined;
+    const run = item.pk?.S?.startsWith(keys.runPkPrefix) && item.sk?.S === keys.metaSk ? item : undefined;
     const listing = run ? keys.runListing({ tenantId: run.tenantId?.S ?? "", createdAt: run.createdAt?.S ?? "", runId: run.runId?.S ?? "" }) : {};
     const indexKeys: Record<string, AttributeValue> = Object.fromEntries(Object.entries(listing).map(([name, value]) => [name, { S: String(value) }]));
     await client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, ...indexKeys } }));

@@ -14,7 +14,11 @@ const sessionsListPk = (tenantId: string) => `TENANT#${tenantId}#SESSIONS`;
 export const keys = {
   /** The run's partition: its record and what `GET /v1/runs/{id}` shows (tasks, files, interrupts), read in one Query. */
   runPk: (runId: string) => `RUN#${runId}`,
+  /** What every run's partition key starts with (recovery scans the local table for runs in flight). */
+  runPkPrefix: "RUN#",
   run: (runId: string) => ({ pk: `RUN#${runId}`, sk: "META" }),
+  /** The sort key of a run's, a session's, an API key's record. */
+  metaSk: "META",
   /** Events and the journal grow with the run: each has a partition of its own, so the run's stays small. */
   eventsPk: (runId: string) => `RUN#${runId}#EVT`,
   event: (runId: string, seq: number) => ({ pk: `RUN#${runId}#EVT`, sk: `EVT#${pad(seq, 10)}` }),
@@ -45,6 +49,12 @@ export const keys = {
   sourceUnavailable: (runId: string, source: string) => ({ pk: `RUN#${runId}`, sk: `SRCDOWN#${source}` }),
   /** A session is scoped by tenant: two tenants choosing the same session id never meet. */
   sessionPk: (tenantId: string, sessionId: string) => `SESSION#${tenantId}#${sessionId}`,
+  sessionPkPrefix: "SESSION#",
+  /** The tenant and session of a session partition key (tenant ids hold no "#"). */
+  sessionOfPk: (pk: string) => {
+    const [, tenantId, sessionId] = /^SESSION#([^#]+)#(.+)$/.exec(pk) ?? [];
+    return { tenantId: tenantId ?? "", sessionId: sessionId ?? "" };
+  },
   session: (tenantId: string, sessionId: string) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: "META" }),
   sessionTurn: (tenantId: string, sessionId: string, turn: number) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: `TURN#${pad(turn, 8)}` }),
   sessionTurnPrefix: "TURN#",
