@@ -71,6 +71,8 @@ export const keys = {
   upload: (tenantId: string, fileId: string) => ({ pk: `TENANT#${tenantId}`, sk: `UPLOAD#${fileId}` }),
   /** The key's hash, not the key: a client's key can be long and holds whatever the client put in it. */
   idempotencyClaim: (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${sha256(key)}` }),
+  /** What `GET /health` reads to see the table answer (no item is there). */
+  healthProbe: { pk: "HEALTH", sk: "META" },
   apiKey: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: "META" }),
   /** A stream token is stored by its hash: the table never holds one that works. */
   streamToken: (token: string) => ({ pk: `STREAMTOKEN#${sha256(token)}`, sk: "META" }),
