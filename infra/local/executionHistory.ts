@@ -1,7 +1,12 @@
+import { LOCAL_REGION } from "./account.js";
+
 const STATE_TYPE_PREFIX: Record<string, string> = { Task: "Task", Choice: "Choice", Map: "Map", Pass: "Pass", Succeed: "Succeed", Fail: "Fail", Wait: "Wait", Parallel: "Parallel" };
 
-/** aws-local-stepfunctions' event log → Step Functions' HistoryEvent shape. */
-export function toHistoryEvent(log: any, id: number): Record<string, unknown> {
+/**
+ * aws-local-stepfunctions' event log → Step Functions' HistoryEvent shape; undefined for what
+ * Step Functions records no event of (a caught error: the history goes on at the Catch's state).
+ */
+export function toHistoryEvent(log: any, id: number): Record<string, unknown> | undefined {
   const base = { id, previousEventId: id - 1, timestamp: log.timestamp / 1000 };
   const prefix = STATE_TYPE_PREFIX[log.state?.type] ?? "";
   switch (log.type) {
@@ -22,14 +27,13 @@ export function toHistoryEvent(log: any, id: number): Record<string, unknown> {
     case "StateFailed":
       return { ...base, type: "TaskFailed", taskFailedEventDetails: { resourceType: "lambda", resource: log.state.name, error: log.Error, cause: String(log.Cause ?? "") } };
     case "StateRetried":
-      return { ...base, type: "TaskStateRetried", stateRetriedEventDetails: { name: log.state.name, attempt: log.retry?.attempt } };
-    case "StateCaught":
-      return { ...base, type: "TaskStateCaught", stateCaughtEventDetails: { name: log.state.name } };
+      // Step Functions has no "retried" event: a retry shows as the task scheduled again.
+      return { ...base, type: "TaskScheduled", taskScheduledEventDetails: { resourceType: "lambda", resource: "invoke", region: LOCAL_REGION, parameters: JSON.stringify(log.state.input ?? {}) } };
     case "MapIterationStarted":
     case "MapIterationSucceeded":
     case "MapIterationFailed":
-      return { ...base, type: log.type, mapIterationStartedEventDetails: { name: log.parentState?.name, index: log.index } };
+      return { ...base, type: log.type, [`${log.type[0].toLowerCase()}${log.type.slice(1)}EventDetails`]: { name: log.parentState?.name, index: log.index } };
     default:
-      return { ...base, type: String(log.type) };
+      return undefined;
   }
 }

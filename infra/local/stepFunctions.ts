@@ -411,9 +411,12 @@ export class LocalStepFunctions extends EventEmitter {
     const history = execution.history!;
     try {
       for await (const log of logs) {
-        const event = toHistoryEvent(log, ++execution.historyLength);
-        history.push(event);
-        this.store.appendHistory(execution.name, event);
+        const event = toHistoryEvent(log, execution.historyLength + 1);
+        if (event) {
+          execution.historyLength += 1;
+          history.push(event);
+          this.store.appendHistory(execution.name, event);
+        }
         // A top-level state (not a Map iteration's) that work can continue from.
         if (log.type === "StateEntered" && log.index === undefined && log.state?.name in this.versionOf(execution).states) {
           execution.resumeFrom = { state: log.state.name, input: log.state.input };
