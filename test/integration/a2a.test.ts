@@ -263,12 +263,12 @@ describe("A2A bad input", { timeout: LONG }, () => {
     ["a file given by URL", { jsonrpc: "2.0", id: 7, method: "SendMessage", params: { message: { messageId: "m4", role: "ROLE_USER", parts: [{ text: "read it" }, { url: "http://169.254.169.254/x", filename: "x" }] } } }, -32602],
     ["a push URL to a private address", { jsonrpc: "2.0", id: 8, method: "SendMessage", params: { message: { messageId: "m5", role: "ROLE_USER", parts: [{ text: "hi" }] }, configuration: { taskPushNotificationConfig: { url: "http://10.0.0.1/hook" } } } }, -32602],
   ])("%s is a JSON-RPC error that starts nothing", async (_what, body, code) => {
-    const before = (await new ApiClient(stack.url, stack.apiKey).request("GET", "/v1/runs").catch(() => undefined))?.body;
+    const runIds = async () => ((await new ApiClient(stack.url, stack.apiKey).request("GET", "/v1/runs")).body.runs as { runId: string }[]).map((r) => r.runId);
+    const before = await runIds();
     const { status, body: answer } = await rpc(body);
     expect(status).toBe(200);
     expect(answer).toMatchObject({ jsonrpc: "2.0", id: body.id, error: { code, message: expect.any(String) } });
-    const after = (await new ApiClient(stack.url, stack.apiKey).request("GET", "/v1/runs").catch(() => undefined))?.body;
-    expect(after).toEqual(before);
+    expect(await runIds()).toEqual(before);
   });
 
   it("not JSON is a parse error (400); no key is 401; an unknown A2A version is refused", async () => {
