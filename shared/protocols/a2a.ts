@@ -144,7 +144,7 @@ export function agentCard(urls: { api: string; stream: string }, version: string
     ],
     provider: { organization: "Stepwise", url: urls.api },
     version,
-    documentationUrl: `${urls.api}/openapi.json`,
+    documentationUrl: `${urls.api}/v1/openapi.json`,
     capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: { bearer: { scheme: { $case: "httpAuthSecurityScheme", value: { scheme: "Bearer", bearerFormat: "Stepwise API key", description: "The API key: Authorization: Bearer <key>." } } } },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
