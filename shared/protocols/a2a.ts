@@ -1,6 +1,8 @@
-import { AgentCard, Role, StreamResponse, TaskState, type Artifact, type Message, type Part, type Task } from "@a2a-js/sdk";
+import { AgentCard, Role, StreamResponse, TaskState, type Artifact, type Message, type Part, type Task, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
 import { V03PushNotificationSerializer } from "@a2a-js/sdk/compat/v0_3/server";
+import type { RunEvent } from "../contracts/events.js";
 import type { Interrupt } from "../contracts/interrupts.js";
+import { formatPlan } from "../contracts/plan.js";
 import { DECISIONS_BY_KIND } from "../contracts/interrupts.js";
 import type { A2APush, RunRecord, RunStatus } from "../contracts/run.js";
 import type { FileMeta } from "../ports/files.js";
@@ -39,7 +41,7 @@ export const isFinal = (state: TaskState) => [TaskState.TASK_STATE_COMPLETED, Ta
 const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, mediaType: "text/plain", filename: "", metadata: {} });
 const dataPart = (data: unknown): Part => ({ content: { $case: "data", value: data }, mediaType: "application/json", filename: "", metadata: {} });
 
-function agentMessage(run: RunRecord, id: string, parts: Part[]): Message {
+function agentMessage(run: Pick<RunRecord, "runId" | "sessionId">, id: string, parts: Part[]): Message {
   return { messageId: `${run.runId}:${id}`, contextId: run.sessionId, taskId: run.runId, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
 }
 
@@ -67,6 +69,32 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
   if (run.status === "failed" || run.status === "timed_out") return agentMessage(run, "error", [textPart(run.error?.message ?? `The run ${run.status === "timed_out" ? "timed out" : "failed"}.`)]);
   if (run.status === "cancelled" || run.status === "interrupted") return agentMessage(run, "cancelled", [textPart(run.error?.message ?? "The run was cancelled.")]);
   return undefined;
+}
+
+/**
+ * A line on what the run is doing, for a working status update: the plan, each task as it starts
+ * and ends, each tool call. The rest of the log (text as it streams, results) stays in the run's
+ * own stream.
+ */
+export function progressOf(event: RunEvent): string | undefined {
+  switch (event.type) {
+    case "plan.updated":
+      return [formatPlan(event.data.plan).split("\n")[0], ...event.data.plan.steps.map((step, i) => `${i + 1}. [${step.status}] ${step.title}`)].join("\n");
+    case "task.started":
+      return `Started ${event.data.taskId}: ${event.data.title}`;
+    case "task.completed":
+      return `${event.data.status === "succeeded" ? "Finished" : "Failed"} ${event.data.taskId}: ${event.data.title}`;
+    case "tool.called":
+      return `Calling ${event.data.tool}`;
+    default:
+      return undefined;
+  }
+}
+
+/** A working status update saying what the run does now (its message id names the log event). */
+export function progressUpdate(run: Pick<RunRecord, "runId" | "sessionId">, event: RunEvent, line: string): TaskStatusUpdateEvent {
+  const message = { ...agentMessage(run, `e${event.seq}`, [textPart(line)]) };
+  return { taskId: run.runId, contextId: run.sessionId, status: { state: TaskState.TASK_STATE_WORKING, message, timestamp: event.at }, metadata: {} };
 }
 
 /** Where the API serves a run's file (a redirect to its bytes, with the API key). */

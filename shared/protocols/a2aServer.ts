@@ -34,7 +34,7 @@ import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
 import type { Links } from "../run/view.js";
 import type { Services } from "../services.js";
-import { agentCard, isFinal, pendingOf, taskOf } from "./a2a.js";
+import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, taskOf } from "./a2a.js";
 
 /** What the HTTP front decides: the caller's tenant, whether replies can stream, how long a call may follow its task. */
 export interface A2AContext {
@@ -166,7 +166,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       const run = await this.accept(params);
       let task = await this.task(run.runId);
       if (params.configuration?.returnImmediately) return withHistory(task, params.configuration.historyLength);
-      for await (const event of this.follow(run.runId)) if (event.payload?.$case === "task") task = event.payload.value;
+      for await (const event of this.follow(run.runId, false)) if (event.payload?.$case === "task") task = event.payload.value;
       return withHistory(task, params.configuration?.historyLength);
     });
   }
@@ -175,7 +175,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const self = this;
     return guardedStream(async function* () {
       const run = await self.accept(params);
-      yield* self.events(run.runId);
+      yield* self.events(run.runId, !params.message?.taskId);
     });
   }
 
@@ -206,7 +206,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     return guardedStream(async function* () {
       const run = await ownRun(self.services, self.context.tenantId, params.id);
       if (TERMINAL_STATUSES.has(run.status)) throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}): read it with GetTask.`);
-      yield* self.events(run.runId);
+      yield* self.events(run.runId, false);
     });
   }
 
@@ -338,14 +338,19 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   }
 
   /**
-   * The task, then each change of its state as status updates (the artifacts first when it
-   * completes), until it ends, needs input, or the call's time is up (resubscribe to go on).
+   * The task, then each change of its state as a status update (the artifacts just before
+   * `completed`) and a working update for each step of the run's log, until it ends, needs input,
+   * or the call's time is up (resubscribe to go on). A new run's progress is read from its log's
+   * start, a followed one's from now on.
    */
-  private async *events(runId: string): AsyncGenerator<StreamResponse> {
+  private async *events(runId: string, fromStart: boolean): AsyncGenerator<StreamResponse> {
     let task: Task | undefined;
-    for await (const event of this.follow(runId)) {
-      const next = event.payload!.$case === "task" ? event.payload!.value : undefined;
-      if (!next) continue;
+    for await (const event of this.follow(runId, fromStart)) {
+      if (event.payload?.$case !== "task") {
+        yield event;
+        continue;
+      }
+      const next = event.payload.value;
       if (!task) yield event;
       else {
         if (next.status!.state !== task.status!.state && next.artifacts.length > 0) {
@@ -357,9 +362,13 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     }
   }
 
-  /** The task each time its state (or the pause it waits on) changes, read from the table; first as it is now. */
-  private async *follow(runId: string): AsyncGenerator<StreamResponse> {
+  /**
+   * The task whenever its state (or the pause it waits on) changes, read from the table, first as
+   * it is now; between them, the run's progress from its event log as working status updates.
+   */
+  private async *follow(runId: string, fromStart: boolean): AsyncGenerator<StreamResponse> {
     const deadline = Date.now() + this.context.waitMs;
+    let cursor = fromStart ? 0 : (await this.services.events.tip(runId)).seq;
     let shown = "";
     for (;;) {
       const task = await this.task(runId);
@@ -370,7 +379,13 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         yield { payload: { $case: "task", value: task } };
       }
       if (isFinal(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || Date.now() >= deadline) return;
-      await new Promise((resolve) => setTimeout(resolve, this.services.config.STREAM_POLL_MS));
+      const logged = await this.services.events.list(runId, cursor, 100);
+      for (const event of logged) {
+        cursor = event.seq;
+        const line = progressOf(event);
+        if (line) yield { payload: { $case: "statusUpdate", value: progressUpdate({ runId, sessionId: task.contextId }, event, line) } };
+      }
+      if (logged.length < 100) await new Promise((resolve) => setTimeout(resolve, this.services.config.STREAM_POLL_MS));
     }
   }
 }

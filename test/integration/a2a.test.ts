@@ -116,6 +116,9 @@ describe("A2A agent", { timeout: LONG }, () => {
     expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(states).toContain(TaskState.TASK_STATE_WORKING);
     expect(states).toEqual([...states].sort((a, b) => order(a) - order(b)));
+    // While it works, a status update for each step of its log: the plan, tasks, tool calls.
+    const progress = events.flatMap((e) => (e.payload?.$case === "statusUpdate" && e.payload.value.status!.message ? [partText(e.payload.value.status!.message.parts)] : []));
+    expect(progress).toEqual(expect.arrayContaining([expect.stringMatching(/^Plan: /), expect.stringMatching(/^Started s1\.t1: /), expect.stringMatching(/^Finished s1\.t1: /), "Calling write_artifact"]));
     const artifacts = events.flatMap((e) => (e.payload?.$case === "artifactUpdate" ? [e.payload.value.artifact!] : []));
     expect(artifacts.map((a) => a.name)).toEqual(["answer", "report.md"]);
     expect(partText(artifacts[0]!.parts)).toContain("391");
