@@ -268,29 +268,29 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     if (!message?.messageId) throw new RequestMalformedError("The request needs a message with a messageId.");
     if (message.parts.length === 0) throw new RequestMalformedError("The message has no parts.");
     const push = params.configuration?.taskPushNotificationConfig;
-    if (message.taskId) {
-      const run = await this.reply(message);
-      if (push) await this.createTaskPushNotificationConfig({ ...push, taskId: run.runId });
-      return run;
-    }
+    // Everything is checked before anything is written: a refused message changes nothing.
+    const a2aPush = push ? await this.pushConfig(push) : undefined;
+    const webhook = push && a2aPush ? { url: push.url, a2a: a2aPush } : undefined;
+    if (message.taskId) return this.reply(message, webhook);
     const options = RunOptions.safeParse({ ...pick(message.metadata), ...pick(params.metadata) });
     if (!options.success) throw new RequestMalformedError(`Invalid metadata: ${options.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-    const { text, files } = await this.partsOf(message.parts);
-    const request = CreateRunRequest.safeParse({ input: text, mode: options.data.mode ?? "auto", ...options.data, ...(message.contextId ? { sessionId: message.contextId } : {}), ...(files.length ? { files } : {}), ...(push ? { webhook: { url: push.url } } : {}) });
+    const { text, files } = this.partsOf(message.parts);
+    const request = CreateRunRequest.safeParse({ input: text, mode: options.data.mode ?? "auto", ...options.data, ...(message.contextId ? { sessionId: message.contextId } : {}), ...(push ? { webhook: { url: push.url } } : {}) });
     if (!request.success) throw new RequestMalformedError(`Invalid message: ${request.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`);
     if (request.data.input.length > this.services.config.MAX_INPUT_CHARS) throw new RequestMalformedError(`The message's text has ${request.data.input.length} characters; the limit is ${this.services.config.MAX_INPUT_CHARS}.`);
     const { tenantId } = this.context;
     const defaultMultitask = request.data.sessionId ? (await this.services.settings.get(tenantId)).multitask : undefined;
-    const a2aPush = push ? await this.pushConfig(push) : undefined;
-    const { run } = await submitRun(this.services, tenantId, request.data, { links: this.context.links, defaultMultitask, a2aPush });
+    const uploads = await Promise.all(files.map((f) => this.services.transfers.upload(tenantId, f.name, f.body, f.contentType)));
+    const submitted = { ...request.data, ...(uploads.length ? { files: uploads.map((u) => u.fileId) } : {}) };
+    const { run } = await submitRun(this.services, tenantId, submitted, { links: this.context.links, defaultMultitask, a2aPush });
     await this.services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     return run;
   }
 
   /** Text parts are the task; data parts go with it as JSON; file parts (bytes) become the run's uploaded files. */
-  private async partsOf(parts: Part[]): Promise<{ text: string; files: string[] }> {
+  private partsOf(parts: Part[]): { text: string; files: { name: string; body: Uint8Array; contentType: string }[] } {
     const texts: string[] = [];
-    const files: string[] = [];
+    const files: { name: string; body: Uint8Array; contentType: string }[] = [];
     const limit = Math.min(this.services.config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES);
     for (const [index, part] of parts.entries()) {
       const content = part.content;
@@ -301,17 +301,18 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         if (content.value.byteLength === 0) throw new RequestMalformedError(`File part ${index} is empty.`);
         const name = sanitizeFileName(part.filename || `file-${index + 1}`);
         if (!name) throw new RequestMalformedError(`File part ${index}: '${part.filename.slice(0, 80)}' is not usable as a file name.`);
-        const upload = await this.services.transfers.upload(this.context.tenantId, name, content.value, part.mediaType || contentTypeOf(name));
-        files.push(upload.fileId);
+        if (files.some((f) => f.name === name)) throw new RequestMalformedError(`Two file parts are named ${name}; a run's files need distinct names.`);
+        files.push({ name, body: content.value, contentType: part.mediaType || contentTypeOf(name) });
       } else if (content?.$case === "url") {
         throw new RequestMalformedError(`File part ${index} is a URL: send the file's bytes in the part instead (Stepwise fetches nothing on a message's behalf).`);
       } else throw new RequestMalformedError(`Part ${index} has no content.`);
     }
+    if (files.length > 20) throw new RequestMalformedError("A message carries at most 20 files.");
     return { text: texts.join("\n\n"), files };
   }
 
   /** A reply on a task that waits: it decides the pause (the first, or the one its data part names). */
-  private async reply(message: Message): Promise<RunRecord> {
+  private async reply(message: Message, webhook: RunRecord["webhook"]): Promise<RunRecord> {
     const run = await ownRun(this.services, this.context.tenantId, message.taskId);
     if (message.contextId && message.contextId !== run.sessionId) throw new RequestMalformedError(`contextId ${message.contextId} is not task ${run.runId}'s context (${run.sessionId}).`);
     if (TERMINAL_STATUSES.has(run.status)) throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}); start a new task in its context instead.`);
@@ -325,6 +326,8 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     if (!interrupt) throw new RequestMalformedError(`Task ${run.runId} has no pending pause '${parsed.data.interruptId}'.`);
     const text = message.parts.flatMap((p) => (p.content?.$case === "text" ? [p.content.value] : [])).join("\n").trim();
     const decision = decisionOf(interrupt, parsed.data, text);
+    // A push config that comes with the reply is in place before the run goes on.
+    if (webhook) await this.services.runs.update(run.runId, { webhook });
     const tools = await this.services.tools.registryFor(this.context.tenantId, "react");
     await decideInterrupt(this.services, run, interrupt.interruptId, decision, (name) => tools.get(name)).catch((error) => {
       throw error instanceof StepwiseError && error.statusCode === 409 ? new RequestMalformedError(error.message) : error;
