@@ -155,6 +155,16 @@ describe("A2A agent", { timeout: LONG }, () => {
     expect(run.interrupts).toMatchObject([{ kind: "tool_approval", status: "resolved", resolution: { decision: "approve" } }]);
   });
 
+  it("a question of the agent is input-required with the question; the reply's text is the answer the run goes on with", async () => {
+    const client = await connect();
+    const waiting = (await client.sendMessage(request(message([text("Please ask me first, then count the words in this sentence")]), { metadata: { mode: "react" } }))) as Task;
+    expect(waiting.status!.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(partText(waiting.status!.message!.parts)).toMatch(/What should I know before I do this[\s\S]*Reply on this task with your answer\./);
+    const done = (await client.sendMessage(request(message([text("Use British spelling")], { taskId: waiting.id, contextId: waiting.contextId })))) as Task;
+    const task = done.status!.state === TaskState.TASK_STATE_COMPLETED ? done : await waitFor(client, waiting.id, (t) => t.status!.state === TaskState.TASK_STATE_COMPLETED);
+    expect(answerOf(task)).toMatch(/^Done\. The user answered: Use British spelling; /);
+  });
+
   it("a rejection with a reason goes to the run: no file is written, the run still answers", async () => {
     const client = await connect();
     const waiting = (await client.sendMessage(request(message([text(REPORT_INPUT)]), { metadata: { mode: "plan_solve", approval: { tools: "write" } } }))) as Task;
