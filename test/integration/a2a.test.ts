@@ -165,6 +165,28 @@ describe("A2A agent", { timeout: LONG }, () => {
     expect(answerOf(task)).toMatch(/^Done\. The user answered: Use British spelling; /);
   });
 
+  it("parallel pauses: each reply decides one (the first, or the one its data part names) until none is left", async () => {
+    const client = await connect();
+    let task = (await client.sendMessage(request(message([text("Compute 1+1, 2+2 and 3+3")]), { metadata: { mode: "plan_solve", approval: { tools: "all" } } }))) as Task;
+    const decided: string[] = [];
+    while (task.status!.state === TaskState.TASK_STATE_INPUT_REQUIRED && decided.length < 10) {
+      const { interrupts } = task.status!.message!.parts.find((p) => p.content?.$case === "data")!.content!.value as { interrupts: { interruptId: string }[] };
+      // The last pause listed, named by its id; a data part decides exactly.
+      const chosen = interrupts.at(-1)!.interruptId;
+      decided.push(chosen);
+      const data: Part = { content: { $case: "data", value: { interruptId: chosen, decision: "approve" } }, mediaType: "application/json", filename: "", metadata: {} };
+      task = (await client.sendMessage(request(message([data], { taskId: task.id })))) as Task;
+      if (![TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_COMPLETED].includes(task.status!.state)) task = await waitFor(client, task.id, (t) => t.status!.state !== TaskState.TASK_STATE_WORKING);
+    }
+    expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const run = (await new ApiClient(stack.url, stack.apiKey).request("GET", `/v1/runs/${task.id}`)).body;
+    const approvals = (run.interrupts as { interruptId: string; status: string; resolution: { decision: string } }[]).filter((i) => i.resolution);
+    expect(new Set(decided).size).toBe(decided.length);
+    expect(approvals.map((i) => i.interruptId).sort()).toEqual([...decided].sort());
+    expect(approvals.every((i) => i.status === "resolved" && i.resolution.decision === "approve")).toBe(true);
+    expect(approvals.length).toBeGreaterThanOrEqual(3);
+  });
+
   it("a rejection with a reason goes to the run: no file is written, the run still answers", async () => {
     const client = await connect();
     const waiting = (await client.sendMessage(request(message([text(REPORT_INPUT)]), { metadata: { mode: "plan_solve", approval: { tools: "write" } } }))) as Task;
