@@ -21,6 +21,7 @@ import type {
   TaskPushNotificationConfig,
 } from "@a2a-js/sdk";
 import { JsonRpcTransportHandler, ServerCallContext, type A2ARequestHandler, type User } from "@a2a-js/sdk/server";
+import { setTimeout } from "node:timers/promises";
 import { z } from "zod";
 import { decideInterrupt } from "../agent/interrupts.js";
 import { CreateRunRequest } from "../contracts/api.js";
@@ -77,7 +78,9 @@ export async function handleA2A(request: Request, context: A2AContext): Promise<
     return Response.json(JSON_RPC(id, JsonRpcTransportHandler.mapToJSONRPCError(new VersionNotSupportedError(`A2A version '${version}' is not supported: 1.0 and 0.3 are.`))));
   }
   const legacy = version === "0.3";
-  const handler = new StepwiseA2AHandler(context, version);
+  // A client that leaves ends the follow at once, not at its next event.
+  const left = new AbortController();
+  const handler = new StepwiseA2AHandler(context, version, left.signal);
   const callContext = new ServerCallContext({ requestedVersion: version, user: new TenantUser(context.tenantId) });
   const transport = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
@@ -109,6 +112,7 @@ export async function handleA2A(request: Request, context: A2AContext): Promise<
     },
     // The client left: stop following the task.
     async cancel() {
+      left.abort();
       await iterator.return?.(undefined);
     },
   });
@@ -147,6 +151,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   constructor(
     private readonly context: A2AContext,
     private readonly wireVersion: "1.0" | "0.3",
+    private readonly signal: AbortSignal,
   ) {}
 
   private get services() {
@@ -381,14 +386,14 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         shown = key;
         yield { payload: { $case: "task", value: task } };
       }
-      if (isFinal(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || Date.now() >= deadline) return;
+      if (isFinal(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || Date.now() >= deadline || this.signal.aborted) return;
       const logged = await this.services.events.list(runId, cursor, 100);
       for (const event of logged) {
         cursor = event.seq;
         const line = progressOf(event);
         if (line) yield { payload: { $case: "statusUpdate", value: progressUpdate({ runId, sessionId: task.contextId }, event, line) } };
       }
-      if (logged.length < 100) await new Promise((resolve) => setTimeout(resolve, this.services.config.STREAM_POLL_MS));
+      if (logged.length < 100) await setTimeout(this.services.config.STREAM_POLL_MS, undefined, { signal: this.signal }).catch(() => undefined);
     }
   }
 }
