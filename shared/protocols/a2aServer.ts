@@ -286,7 +286,8 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const { tenantId } = this.context;
     const defaultMultitask = request.data.sessionId ? (await this.services.settings.get(tenantId)).multitask : undefined;
     const uploads = await Promise.all(files.map((f) => this.services.transfers.upload(tenantId, f.name, f.body, f.contentType)));
-    const submitted = { ...request.data, ...(uploads.length ? { files: uploads.map((u) => u.fileId) } : {}) };
+    const fileIds = uploads.map((u) => u.fileId);
+    const submitted = { ...request.data, ...(fileIds.length ? { files: fileIds } : {}) };
     const { run } = await submitRun(this.services, tenantId, submitted, { links: this.context.links, defaultMultitask, a2aPush });
     await this.services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     return run;
