@@ -16,7 +16,7 @@ export function allowedOrigin(event: HttpEvent, config: CorsConfig): string | un
   return allowed.includes(origin) ? origin : undefined;
 }
 
-const ALLOW_HEADERS = "authorization, content-type, idempotency-key, last-event-id, mcp-session-id, mcp-protocol-version";
+const ALLOW_HEADERS = "authorization, content-type, idempotency-key, last-event-id, mcp-session-id, mcp-protocol-version, a2a-version, a2a-extensions";
 const EXPOSE_HEADERS = "location, retry-after, idempotent-replayed, mcp-session-id";
 
 /** The answer to a preflight (OPTIONS with Access-Control-Request-Method), or undefined for any other request. */

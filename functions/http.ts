@@ -1,3 +1,5 @@
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import type { ErrorBody } from "../shared/contracts/api.js";
 import { StepwiseError, UnauthorizedError } from "../shared/errors.js";
@@ -44,4 +46,22 @@ export async function authenticate(event: HttpEvent, services: Pick<BaseServices
 export function baseUrl(event: HttpEvent): string {
   const proto = header(event, "x-forwarded-proto") ?? "https";
   return `${proto}://${event.requestContext.domainName}`;
+}
+
+/** A handler's result whose body may stream (the stream function's) or is whole (the API's). */
+export type WebResult = { statusCode: number; headers: Record<string, string>; body: string | Readable };
+
+/** The event as a web Request, for the protocol SDKs that speak fetch's types. */
+export function toWebRequest(event: HttpEvent): Request {
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
+  const method = event.requestContext.http.method;
+  const body = event.body === undefined || ["GET", "HEAD"].includes(method) ? undefined : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
+  return new Request(`${baseUrl(event)}${event.rawPath}${query}`, { method, headers: event.headers as Record<string, string>, body });
+}
+
+/** A web Response as the function's result: streamed as it is written, or read whole. */
+export async function fromWebResponse(response: Response, streaming: boolean): Promise<WebResult> {
+  const headers = Object.fromEntries(response.headers);
+  const body = streaming && response.body ? Readable.fromWeb(response.body as NodeReadableStream) : await response.text();
+  return { statusCode: response.status, headers, body };
 }

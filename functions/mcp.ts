@@ -1,13 +1,11 @@
-import { Readable } from "node:stream";
-import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import packageJson from "../package.json" with { type: "json" };
 import { handleMcp } from "../shared/protocols/mcp.js";
 import type { Services } from "../shared/services.js";
 import { linksFor } from "./api/access.js";
-import { baseUrl, type HttpEvent } from "./http.js";
+import { fromWebResponse, toWebRequest, type HttpEvent, type WebResult } from "./http.js";
 
 /** Time kept back from the Lambda's own limit to answer "still running" before it is cut off. */
-const ANSWER_MARGIN_MS = 5_000;
+export const ANSWER_MARGIN_MS = 5_000;
 
 /**
  * `/mcp` in a Lambda: the event as a web Request, the MCP server's Response back as the function's
@@ -15,12 +13,9 @@ const ANSWER_MARGIN_MS = 5_000;
  * elicitation reach the client while a call waits; buffered (behind API Gateway) a call answers
  * within the API's time limit.
  */
-export async function mcpResult(event: HttpEvent, services: Services, tenantId: string, options: { streaming: boolean; remainingMs: number }): Promise<{ statusCode: number; headers: Record<string, string>; body: string | Readable }> {
-  const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
-  const requestBody = event.body === undefined || ["GET", "HEAD"].includes(event.requestContext.http.method) ? undefined : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
-  const request = new Request(`${baseUrl(event)}${event.rawPath}${query}`, { method: event.requestContext.http.method, headers: event.headers as Record<string, string>, body: requestBody });
+export async function mcpResult(event: HttpEvent, services: Services, tenantId: string, options: { streaming: boolean; remainingMs: number }): Promise<WebResult> {
   const cap = options.streaming ? services.config.STREAM_MAX_SECONDS * 1000 : Infinity;
-  const response = await handleMcp(request, {
+  const response = await handleMcp(toWebRequest(event), {
     services,
     tenantId,
     links: linksFor(event, services),
@@ -28,7 +23,5 @@ export async function mcpResult(event: HttpEvent, services: Services, tenantId: 
     waitMs: Math.max(0, Math.min(cap, options.remainingMs - ANSWER_MARGIN_MS)),
     version: packageJson.version,
   });
-  const headers = Object.fromEntries(response.headers);
-  const body = options.streaming && response.body ? Readable.fromWeb(response.body as NodeReadableStream) : await response.text();
-  return { statusCode: response.status, headers, body };
+  return fromWebResponse(response, options.streaming);
 }

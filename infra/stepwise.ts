@@ -185,7 +185,7 @@ export class Stepwise extends Construct {
     tools.grantFiles(this.api);
     stateMachine.grantTaskResponse(this.api);
     notifications.grantSendMessages(this.api);
-    // The MCP server streams from the stream function (/mcp): it starts, decides and cancels runs as the API does.
+    // The MCP server and the A2A agent stream from the stream function (/mcp, /a2a): they start, decide and cancel runs as the API does.
     this.stream.addEnvironment("STATE_MACHINE_ARN", orchestration.aliasArn);
     table.grant(this.stream, "dynamodb:UpdateItem", "dynamodb:DeleteItem");
     this.stream.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
@@ -235,6 +235,9 @@ export class Stepwise extends Construct {
     this.stream.addEnvironment("API_URL", this.httpApi.apiEndpoint);
     // MCP on the API answers within its 30 s; the stream URL's /mcp streams progress and elicitation.
     this.httpApi.addRoutes({ path: "/mcp", methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE], integration: apiIntegration });
+    // A2A: the public agent card, and /a2a on the API (answers within its 30 s); the card names the stream URL's /a2a, which streams.
+    this.httpApi.addRoutes({ path: "/.well-known/agent-card.json", methods: [HttpMethod.GET], integration: apiIntegration });
+    this.httpApi.addRoutes({ path: "/a2a", methods: [HttpMethod.POST], integration: apiIntegration });
 
     this.sandbox = tools.sandbox;
     this.filesBucket = tools.bucket;

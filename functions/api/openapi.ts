@@ -116,6 +116,15 @@ export const OPERATIONS: Operation[] = [
     },
   },
   {
+    method: "post", path: "/a2a", summary: "The A2A agent (JSON-RPC binding, A2A 1.0 with `A2A-Version: 1.0`, else 0.3's method names): a message starts a run (task id = run id, context id = session), a reply on an input-required task decides its pause; get, cancel and resubscribe tasks; push notifications as signed webhooks. On AWS the agent card names the stream URL's /a2a, which streams; this one answers within the API's 30 s", tag: "Protocols",
+    rawBody: { "application/json": { schema: { type: "object", description: "A JSON-RPC 2.0 request of A2A: SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask, Create/Get/List/DeleteTaskPushNotificationConfig (0.3: message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/set|get|list|delete). A message's metadata may hold mode (auto, react, plan_solve), approval ({plan, tools}) and deepThink; its text parts are the task, its file parts (bytes) the run's files.", required: ["jsonrpc", "method"] } } },
+    responses: {
+      200: { description: "The JSON-RPC answer (a result or an error: -32001 task not found, -32602 invalid params, -32601 unknown method, …); the streaming methods answer with Server-Sent Events, one JSON-RPC response each (the task, then status and artifact updates).", contentType: "text/event-stream", schema: z.string() },
+      400: { description: "The body is not JSON (a JSON-RPC parse error)." },
+    },
+  },
+  { method: "get", path: "/.well-known/agent-card.json", summary: "The A2A agent card (no API key): the JSON-RPC endpoint, the run modes as skills, streaming and push notifications, the bearer scheme", tag: "Protocols", public: true, responses: { 200: { description: "The agent card (A2A 1.0).", schema: z.record(z.string(), z.unknown()) } } },
+  {
     method: "post", path: "/v1/ag-ui", summary: "Run an AG-UI agent turn (what an AG-UI HttpAgent posts; on AWS at the stream URL): the thread is the session, the last user message the task, forwardedProps.mode the mode", tag: "Protocols",
     rawBody: { "application/json": { schema: { type: "object", description: "An AG-UI RunAgentInput: {threadId (a session id), runId, messages, tools, context, state, forwardedProps: {mode?}}.", required: ["threadId", "runId", "messages"] } } },
     responses: { 200: { description: "The new run's events as AG-UI events (`id:` <seq>.<index>; resume with GET /v1/runs/{runId}/stream?protocol=ag-ui). The run id is in X-Stepwise-Run.", contentType: "text/event-stream", schema: z.string() } },

@@ -15,10 +15,11 @@ import { consoleApiRoutes } from "./consoleApi.js";
 import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { resumeRoutes } from "./resume.js";
 import { mcpResult } from "../mcp.js";
+import { a2aResult, agentCardResult } from "../a2a.js";
 import { fileRoutes } from "./files.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { linksFor } from "./access.js";
-import { bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
+import { a2aMaxBodyBytes, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
 import type { Config } from "../../shared/config.js";
 
@@ -68,6 +69,8 @@ export const routes: Route[] = [
   { method: "GET", pattern: /^\/v1\/webhook-secrets$/, handle: webhookSecrets },
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
   { method: "POST", pattern: /^\/mcp$/, handle: mcp },
+  { method: "POST", pattern: /^\/a2a$/, handle: a2a, maxBodyBytes: a2aMaxBodyBytes },
+  { method: "GET", pattern: /^\/\.well-known\/agent-card\.json$/, handle: async ({ event, services }) => agentCardResult(event, services), public: true },
   ...resumeRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
@@ -98,11 +101,15 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
   }
 }
 
-/** Time a buffered `/mcp` call may follow its run: within API Gateway's 30 s (the stream URL's /mcp waits longer). */
+/** Time a buffered `/mcp` or `/a2a` call may follow its run: within API Gateway's 30 s (the stream URL's wait longer). */
 const MCP_API_WAIT_MS = 25_000;
 
 async function mcp({ event, services, tenantId }: Request): Promise<HttpResult> {
   return (await mcpResult(event, services, tenantId, { streaming: false, remainingMs: MCP_API_WAIT_MS })) as HttpResult;
+}
+
+async function a2a({ event, services, tenantId }: Request): Promise<HttpResult> {
+  return (await a2aResult(event, services, tenantId, { streaming: false, remainingMs: MCP_API_WAIT_MS })) as HttpResult;
 }
 
 async function cancel({ services, tenantId, params }: Request): Promise<HttpResult> {

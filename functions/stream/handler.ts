@@ -17,6 +17,7 @@ import { observability, requestLog } from "../observability.js";
 import { getBaseServices } from "../baseServices.js";
 import { getServices } from "../services.js";
 import { mcpResult } from "../mcp.js";
+import { a2aResult } from "../a2a.js";
 import { AgUiView, agUiFrames, parseAgUiCursor } from "../../shared/protocols/agUi.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 
@@ -24,13 +25,14 @@ const Cursor = z.coerce.number().int().min(0);
 
 /**
  * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events;
- * and `/mcp`, the MCP server, where its replies can stream.
+ * and `/mcp` and `/a2a`, the MCP server and the A2A agent, where their replies can stream.
  * A streamed Lambda is not told when its client leaves, so every stream ends by itself after
  * STREAM_MAX_SECONDS and the client resumes with Last-Event-ID.
  */
 export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).handler(async (event, context) => {
   try {
     if (/^\/mcp\/?$/.test(event.rawPath)) return await mcp(event, context);
+    if (/^\/a2a\/?$/.test(event.rawPath)) return await a2a(event, context);
     if (/^\/v1\/ag-ui\/?$/.test(event.rawPath)) return await agUiRun(event, context);
     const services = getBaseServices();
     const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
@@ -129,6 +131,16 @@ async function mcp(event: HttpEvent, context: LambdaContext) {
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
   return withCors(await mcpResult(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
+}
+
+/** `/a2a` streamed: message/stream and resubscribe send each state of the task as it comes. */
+async function a2a(event: HttpEvent, context: LambdaContext) {
+  const services = getServices();
+  const early = preflight(event, services.config, "POST");
+  if (early) return early;
+  const tenantId = await authenticate(event, services);
+  logger.appendKeys({ tenant: tenantId });
+  return withCors(await a2aResult(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
 }
 
 /**

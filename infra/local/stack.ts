@@ -290,8 +290,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
         head.headers["x-forwarded-proto"] ??= "http";
-        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$|^\/mcp\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath);
-        const admission = stream ? streamAdmission : await admitHead(head);
+        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$|^\/mcp\/?$|^\/a2a\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath);
+        // An A2A message carries its files' bytes: /a2a is admitted as the API's /a2a route is (key, its larger limit).
+        const admission = stream && !/^\/a2a\/?$/.test(head.rawPath) ? streamAdmission : await admitHead(head);
         if ("denied" in admission) return refuseBeforeBody(req, res, admission.denied);
         const body = await readBody(req, admission.maxBodyBytes);
         if (!body) return refuseBeforeBody(req, res, admission.tooLarge);

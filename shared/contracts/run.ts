@@ -33,6 +33,19 @@ export const RunBudgets = z.strictObject({
 });
 export type RunBudgets = z.infer<typeof RunBudgets>;
 
+/**
+ * An A2A push notification config, kept on the run's webhook subscription: notifications go out
+ * through Stepwise's signed webhooks, with the A2A body and the config's token or credentials.
+ */
+export const A2APush = z.object({
+  id: z.string(),
+  token: z.string().optional(),
+  authentication: z.object({ scheme: z.string(), credentials: z.string() }).optional(),
+  /** The A2A version the config was set over: the body is that version's. */
+  wireVersion: z.enum(["1.0", "0.3"]),
+});
+export type A2APush = z.infer<typeof A2APush>;
+
 export const RunError = z.object({ code: z.string(), message: z.string() });
 export type RunError = z.infer<typeof RunError>;
 
@@ -59,7 +72,8 @@ export const RunRecord = z.object({
   budgets: RunBudgets.optional(),
   /** Why the run stopped before its plan was done (a budget), for the summary. */
   stopReason: z.string().optional(),
-  webhook: z.object({ url: z.string(), events: z.array(z.string()).optional() }).optional(),
+  /** Where signed notifications go; `a2a` when an A2A client set it (an A2A body, its token or credentials). */
+  webhook: z.object({ url: z.string(), events: z.array(z.string()).optional(), a2a: A2APush.optional() }).optional(),
   /** Where clients find the run, fixed at submission (webhooks link to it). */
   links: z.object({ self: z.string(), events: z.string(), stream: z.string() }).optional(),
   idempotencyKey: z.string().optional(),

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
-import { emptyUsage, TERMINAL_STATUSES, type Multitask, type RunRecord } from "../contracts/run.js";
+import { emptyUsage, TERMINAL_STATUSES, type A2APush, type Multitask, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
@@ -41,7 +41,7 @@ export async function submitRun(
   ports: SubmitPorts,
   tenantId: string,
   request: CreateRunRequest,
-  options: { links: Links; idempotencyKey?: string; defaultMultitask?: Multitask },
+  options: { links: Links; idempotencyKey?: string; defaultMultitask?: Multitask; a2aPush?: A2APush },
 ): Promise<{ run: RunRecord; replayed: boolean }> {
   if (!ports.config.STATE_MACHINE_ARN) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
@@ -89,7 +89,7 @@ export async function submitRun(
       metadata: request.metadata ?? {},
       approval: request.approval,
       budgets: request.budgets,
-      webhook: request.webhook,
+      webhook: request.webhook && { ...request.webhook, ...(options.a2aPush ? { a2a: options.a2aPush } : {}) },
       links: runLinks(runId, executionArn, options.links),
       idempotencyKey: options.idempotencyKey,
       usage: emptyUsage(),

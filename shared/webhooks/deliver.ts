@@ -22,6 +22,8 @@ export interface DeliverOnceInput {
   body: string;
   secrets: readonly string[];
   timeoutMs: number;
+  /** Headers the receiver asked for (an A2A push config's token); the signature's own come last. */
+  headers?: Record<string, string>;
   /**
    * The addresses assertDeliverableUrl vetted: connect only to these, with no second DNS lookup
    * that a rebinding attacker could answer differently. Applies to the built-in transport only.
@@ -59,6 +61,7 @@ export async function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResu
     const headers = {
       "content-type": "application/json",
       "user-agent": WEBHOOK_USER_AGENT,
+      ...input.headers,
       ...signWebhook(input),
     };
     reply = input.fetchImpl

@@ -11,9 +11,10 @@ import type { ExecutionStatusEvent } from "./queue.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 import { leaveSession, type SessionQueuePorts } from "../run/sessionQueue.js";
+import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
-export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "webhooks" | "notifyQueue">;
+export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue">;
 
 /** Settling a run whose execution ended touches what ending a run does, and counts its transitions. */
 export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts;
@@ -92,18 +93,25 @@ async function notify(ports: DeliveryPorts, run: RunRecord, status: NotifiedStat
     occurredAt: run.endedAt ?? run.updatedAt,
   });
   const now = new Date().toISOString();
+  // An A2A client's config gets the A2A task (its state, pause or artifacts) instead, signed the same way.
+  const body = subscription.a2a ? pushBody(subscription.a2a, await a2aTaskOf(ports, run)) : JSON.stringify(payload);
   const delivery = await ports.webhooks.createDelivery({
     deliveryId,
     runId: run.runId,
     type,
     url: subscription.url,
-    body: JSON.stringify(payload),
+    body,
     status: "pending",
     attempts: [],
     createdAt: now,
     updatedAt: now,
   });
   if (delivery.attempts.length === 0) await attempt(ports, run, delivery, 1);
+}
+
+async function a2aTaskOf(ports: DeliveryPorts, run: RunRecord) {
+  const [interrupts, files] = await Promise.all([ports.interrupts.list(run.runId), ports.files.list(run.runId)]);
+  return taskOf(run, interrupts, files, apiOf(run));
 }
 
 /** One delivery attempt, then: done, retry later (backoff, Retry-After), disable (410) or dead-letter. */
@@ -126,6 +134,7 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
       body: delivery.body,
       secrets,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      headers: run.webhook?.a2a && run.webhook.url === delivery.url ? pushHeaders(run.webhook.a2a) : undefined,
       pinnedAddresses: addresses,
     });
   } catch (error) {

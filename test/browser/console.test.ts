@@ -411,6 +411,10 @@ describe("the web console in Chromium", () => {
     expect(await mcp.getAttribute("href")).toBe(`${proxy.url}/mcp`);
     expect(await mcp.getAttribute("title")).toContain(`get_run {"runId": "${runId}"}`);
     expect(await page.getByRole("link", { name: "AG-UI stream" }).getAttribute("href")).toBe(`${proxy.url}/v1/runs/${runId}/stream?protocol=ag-ui`);
+    // … and the A2A agent's card, where this run is the task of the same id.
+    const a2a = page.getByRole("link", { name: "A2A" });
+    expect(await a2a.getAttribute("href")).toBe("/.well-known/agent-card.json");
+    expect(await a2a.getAttribute("title")).toContain(`task ${runId} at ${proxy.url}/a2a`);
     await page.close();
   });
 

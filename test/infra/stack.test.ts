@@ -35,6 +35,22 @@ describe("logging and tracing", () => {
   });
 });
 
+describe("agent protocols", () => {
+  it("the HTTP API routes the A2A agent card (GET), /a2a and /mcp (POST) to the API function; the stream function may start, decide and cancel runs for the streamed /a2a", () => {
+    const routes = Object.fromEntries(ofType("AWS::ApiGatewayV2::Route").map((r) => [r.Properties.RouteKey as string, r.Properties]));
+    expect(Object.keys(routes)).toEqual(expect.arrayContaining(["GET /.well-known/agent-card.json", "POST /a2a", "POST /mcp"]));
+    const integrationOf = (key: string) => routes[key]!.Target["Fn::Join"][1][1].Ref as string;
+    const apiIntegration = integrationOf("POST /mcp");
+    expect(integrationOf("POST /a2a")).toBe(apiIntegration);
+    expect(integrationOf("GET /.well-known/agent-card.json")).toBe(apiIntegration);
+    // No authorizer on the card: it is public, as A2A discovery needs; /a2a checks the API key itself.
+    expect(routes["GET /.well-known/agent-card.json"]!.AuthorizationType ?? "NONE").toBe("NONE");
+    const stream = ours.find((f) => f.path.endsWith("/Stream"))!;
+    const streamActions = allowedActions(template, stream.roleLogicalId);
+    for (const action of ["states:StartExecution", "states:StopExecution", "states:SendTaskSuccess", "s3:PutObject"]) expect(streamActions, action).toContain(action);
+  });
+});
+
 describe("alarms and dashboard", () => {
   const alarms = ofType("AWS::CloudWatch::Alarm").map((a) => a.Properties);
   const named = (metric: string) => alarms.filter((a) => a.MetricName === metric);

@@ -132,9 +132,9 @@ async function expectRejectedChangesNothing(req: RawRequest): Promise<void> {
   const res = await send(req);
   expect(res.status, `${req.method} ${req.path.slice(0, 200)} → ${res.body.slice(0, 300)}`).toBeLessThan(500);
   if (res.status >= 400) {
-    // MCP's own refusals are JSON-RPC errors (a numeric code), as its clients expect.
+    // MCP's and A2A's own refusals are JSON-RPC errors (a numeric code), as their clients expect.
     const code = JSON.parse(res.body).error.code;
-    expect(code, "an error body names the error").toEqual(req.path.startsWith("/mcp") && typeof code === "number" ? expect.any(Number) : expect.any(String));
+    expect(code, "an error body names the error").toEqual(/^\/(mcp|a2a)\b/.test(req.path) && typeof code === "number" ? expect.any(Number) : expect.any(String));
     expect(await snapshot(), `${req.method} ${req.path.slice(0, 200)} was rejected (${res.status}) but changed the table`).toBe(before);
   } else if (req.method !== "GET") {
     await settle();

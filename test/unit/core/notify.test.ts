@@ -49,6 +49,25 @@ describe("notify", () => {
     expect((await fakes.webhooks.listDeliveries(runId)).map((d) => d.status)).toEqual(["delivered"]);
   });
 
+  it("an A2A client's push config: the same signed delivery, with the A2A task as the body and the config's token as a header", async () => {
+    const push = { id: "cfg-1", token: "tok", wireVersion: "1.0" as const };
+    const endpoint = receiver.endpoint(scripts.ok());
+    const { ports, fakes, runId, run } = await withRun({ status: "running", webhook: { url: endpoint.url, a2a: push }, links: { self: `https://api.example.com/v1/runs/run_x`, events: "e", stream: "s" } }, { config });
+    await ports.files.put(runId, "report.md", "# Report");
+    await ports.runs.update(runId, { result: "391" });
+    await endRun(ports, runId, "succeeded");
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+
+    const [request] = endpoint.requests;
+    const secrets = (await fakes.webhooks.secrets("tenant_1")).map((s) => s.secret);
+    expect(() => verifyWebhook({ headers: request!.headers as Record<string, string>, body: request!.body, secrets })).not.toThrow();
+    expect(request!.headers).toMatchObject({ "x-a2a-notification-token": "tok", "content-type": "application/a2a+json" });
+    const { task } = JSON.parse(request!.body);
+    expect(task).toMatchObject({ id: runId, contextId: run.sessionId, status: { state: "TASK_STATE_COMPLETED" } });
+    expect(task.artifacts.map((a: { name: string }) => a.name)).toEqual(["answer", "report.md"]);
+    expect(task.artifacts[1].parts[0].url).toBe(`https://api.example.com/v1/runs/${runId}/files/report.md`);
+  });
+
   it("an interrupted run: its webhook is run.interrupted, sent when its execution has ended, and the run waiting behind it starts then", async () => {
     const { ports, fakes, runId, run, endpoint } = await subscribed(scripts.ok(), { sessionId: "ses_1", turn: 1 });
     await fakes.sessions.claim("tenant_1", "ses_1", runId, { queue: false });

@@ -427,14 +427,17 @@ export function runPage(app: HTMLElement, runId: string) {
 }
 
 /**
- * Where agent protocols reach this run: the MCP endpoint (its get_run tool follows the run by id)
- * and the run's stream as AG-UI events.
+ * Where agent protocols reach this run: the MCP endpoint (its get_run tool follows the run by id),
+ * the A2A agent's card (the run is the task of the same id) and the run's stream as AG-UI events.
  * Served beside the stream (on AWS the stream URL, which can stream progress and elicitation).
  */
 function protocolLinks(runId: string, stream: string) {
   const mcp = `${new URL(stream).origin}/mcp`;
+  const a2a = `${new URL(stream).origin}/a2a`;
   return [
     h("a", { href: mcp, class: "protocol-link", title: `An MCP client at ${mcp} follows this run with get_run {"runId": "${runId}"}` }, "MCP"),
+    " · ",
+    h("a", { href: "/.well-known/agent-card.json", class: "protocol-link", title: `An A2A client (this agent card) reads this run as task ${runId} at ${a2a}: GetTask, SubscribeToTask, CancelTask` }, "A2A"),
     " · ",
     h("a", { href: `${stream}?protocol=ag-ui`, class: "protocol-link", title: "This run's events as AG-UI events (send the API key as a bearer token)" }, "AG-UI stream"),
   ];
