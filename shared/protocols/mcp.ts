@@ -3,10 +3,10 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { decideInterrupt } from "../agent/interrupts.js";
 import { CreateRunRequest } from "../contracts/api.js";
 import { TERMINAL_EVENTS } from "../contracts/events.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
+import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { StepwiseError } from "../errors.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
@@ -223,28 +223,9 @@ async function askThroughElicitation(transport: Transport, extra: ToolExtra, int
     jsonrpc: "2.0",
     id: `stepwise-elicit:${interrupt.runId}:${interrupt.interruptId}`,
     method: "elicitation/create",
-    params: { message: questionOf(interrupt), requestedSchema: schemaFor(interrupt) },
+    params: { message: questionOf(interrupt), requestedSchema: answerSchemaFor(interrupt.kind) },
   };
   await transport.send(message, { relatedRequestId: extra.requestId });
-}
-
-function questionOf(interrupt: Interrupt): string {
-  if (interrupt.kind === "ask_user") return interrupt.question ?? interrupt.summary;
-  return interrupt.summary;
-}
-
-function schemaFor(interrupt: Interrupt) {
-  if (interrupt.kind === "ask_user") {
-    return { type: "object" as const, properties: { answer: { type: "string" as const, title: "Your answer" } }, required: ["answer"] };
-  }
-  return {
-    type: "object" as const,
-    properties: {
-      decision: { type: "string" as const, title: "Decision", enum: ["approve", "reject"] },
-      message: { type: "string" as const, title: "Why (for a rejection)" },
-    },
-    required: ["decision"],
-  };
 }
 
 /** The client's answer to an elicitation: accept decides as filled in, decline rejects, cancel leaves the pause open. */
@@ -252,29 +233,17 @@ async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage
   const { runId, interruptId } = ELICIT_ID.exec((answer as { id: string }).id)!.groups!;
   if (!("result" in answer)) return;
   const result = answer.result as Record<string, unknown>;
-  const action = result.action;
-  // The form's fields (read by key: the IAM-coverage graph counts every `.content` read as a model call's).
-  const form = (result["content"] ?? {}) as Record<string, unknown>;
   const run = await ownRun(context.services, context.tenantId, runId!);
   const interrupt = await context.services.interrupts.get(run.runId, interruptId!);
   if (!interrupt || interrupt.status !== "pending") return;
-  const answerText = nonBlank(form.answer) ?? "(no answer)";
-  const reason = nonBlank(form.message);
-  let request: ResolveInterruptRequest | undefined;
-  if (action === "decline") request = { decision: interrupt.kind === "ask_user" ? "answer" : "reject", message: "Declined through MCP elicitation." };
-  if (action === "accept") {
-    request = interrupt.kind === "ask_user" ? { decision: "answer", message: answerText } : { decision: form.decision === "approve" ? "approve" : "reject", message: reason };
-  }
+  const refused = declined(interrupt.kind, "Declined through MCP elicitation.");
+  // The form's fields (read by key: the IAM-coverage graph counts every `.content` read as a model call's).
+  const request = result.action === "decline" ? refused : result.action === "accept" ? (decisionFromAnswer(interrupt.kind, result["content"]) ?? refused) : undefined;
   if (request) await decide(context, run, interruptId!, request).catch((error) => (error instanceof StepwiseError && error.statusCode === 409 ? undefined : Promise.reject(error)));
 }
 
-function nonBlank(value: unknown): string | undefined {
-  return typeof value === "string" && value.trim() ? value : undefined;
-}
-
-async function decide(context: McpContext, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
-  const tools = await context.services.tools.registryFor(context.tenantId, "react");
-  return decideInterrupt(context.services, run, interruptId, request, (name) => tools.get(name));
+function decide(context: McpContext, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
+  return decidePause(context.services, context.tenantId, run, interruptId, request);
 }
 
 /** The run as a tool result: the answer and its files when it ended, otherwise where it is and what to do next. */
