@@ -116,6 +116,35 @@ describe("MCP server", () => {
     expect(textOf(done)).toContain("391");
   });
 
+  it("a client that disconnects mid-run reconnects and follows the same run with get_run to its answer", async () => {
+    const first = await connect();
+    let runId: string | undefined;
+    const progress: number[] = [];
+    // The first progress notification: the run is under way; the client goes away.
+    const call = first.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve" } }, undefined, {
+      ...LONG,
+      onprogress: (p) => {
+        progress.push(p.progress);
+        if (progress.length === 1) void first.close();
+      },
+    });
+    await expect(call).rejects.toThrow();
+    expect(progress.length).toBeGreaterThan(0);
+    const client = new Client(stack.url, stack.apiKey);
+    [{ runId }] = (await client.request("GET", "/v1/runs?limit=1")).body.runs;
+    expect((await client.request("GET", `/v1/runs/${runId}`)).body.status).not.toBe("cancelled");
+
+    const second = await connect();
+    const again: number[] = [];
+    const done = (await second.callTool({ name: "get_run", arguments: { runId } }, undefined, { ...LONG, onprogress: (p) => again.push(p.progress) })) as CallToolResult;
+    expect(done.structuredContent).toMatchObject({ runId, status: "succeeded" });
+    expect(textOf(done)).toContain("391");
+    expect(done.content.filter((c) => c.type === "resource_link").map((c) => (c as { name: string }).name)).toEqual(["report.md"]);
+    // The reconnected call's progress goes over the whole log, in order, to the run's end.
+    const events = (await client.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as { seq: number }[];
+    expect(again).toEqual(events.map((e) => e.seq));
+  });
+
   it("cancel_run stops a waiting run", async () => {
     const client = await connect();
     const waiting = (await client.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } } }, undefined, LONG)) as CallToolResult;
