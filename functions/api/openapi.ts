@@ -116,9 +116,20 @@ export const OPERATIONS: Operation[] = [
     },
   },
   {
-    method: "post", path: "/v1/ag-ui", summary: "Run an AG-UI agent turn (what an AG-UI HttpAgent posts; on AWS at the stream URL): the thread is the session, the last user message the task, forwardedProps.mode the mode", tag: "Protocols",
-    rawBody: { "application/json": { schema: { type: "object", description: "An AG-UI RunAgentInput: {threadId (a session id), runId, messages, tools, context, state, forwardedProps: {mode?}}.", required: ["threadId", "runId", "messages"] } } },
-    responses: { 200: { description: "The new run's events as AG-UI events (`id:` <seq>.<index>; resume with GET /v1/runs/{runId}/stream?protocol=ag-ui). The run id is in X-Stepwise-Run.", contentType: "text/event-stream", schema: z.string() } },
+    method: "post", path: "/v1/ag-ui", summary: "Run an AG-UI agent turn (what an AG-UI HttpAgent posts; on AWS at the stream URL): the thread is the session, the last user message the task, forwardedProps.mode and .approval the mode and approval policy; resume entries answer the thread's pause", tag: "Protocols",
+    rawBody: {
+      "application/json": {
+        schema: {
+          type: "object",
+          description: "An AG-UI RunAgentInput: {threadId (a session id), runId, messages, tools?, context?, state?, forwardedProps?: {mode?, approval?: {plan?, tools?}}, resume?: [{interruptId, status: resolved|cancelled, payload?}]}. With resume, no new run starts: the entries decide the pauses of the thread's run (payload {decision: approve|reject, message?} or {answer}, as the interrupt's responseSchema says; cancelled rejects) and the run goes on.",
+          required: ["threadId", "runId", "messages"],
+        },
+      },
+    },
+    responses: {
+      200: { description: "One AG-UI run under the input's runId, as Server-Sent Events (`id:` <seq>.<index>): up to the run's end, or its first pause (RUN_FINISHED with the interrupt outcome). The Stepwise run id is in X-Stepwise-Run; GET /v1/runs/{runId}/stream?protocol=ag-ui follows the whole run.", contentType: "text/event-stream", schema: z.string() },
+      400: { description: "The input makes no run (no user message, a thread id that is not a session id), a resume payload does not fit its interrupt, or a resume leaves an earlier pause of the run unanswered; nothing is started or decided." },
+    },
   },
   { method: "get", path: "/health", summary: "Whether the service can take requests (no API key)", tag: "Service", public: true, responses: { 200: { description: "Ready.", schema: R.Health, example: { status: "ok", version: VERSION, checks: { table: "ok", stateMachine: "ok" } } }, 503: { description: "Not ready yet; retry.", schema: R.Health } } },
   { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "Service", public: true, responses: { 200: { description: "OpenAPI 3.1.", schema: z.record(z.string(), z.unknown()) } } },
