@@ -6,6 +6,7 @@ import { z } from "zod";
 import { CreateRunRequest } from "../contracts/api.js";
 import { TERMINAL_EVENTS } from "../contracts/events.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
+import { RunTaskStore } from "./mcpTasks.js";
 import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
 import { StepwiseError } from "../errors.js";
@@ -80,8 +81,10 @@ export async function handleMcp(request: Request, context: McpContext): Promise<
   }
 
   const declared = declaredBy(request.headers.get("mcp-session-id"));
+  // The tools/call requests that ask for a task (`params.task`): they answer with the task at once.
+  const taskCalls = new Set(messages.flatMap((m) => (typeof m === "object" && m !== null && "method" in m && m.method === "tools/call" && "id" in m && (m.params as { task?: unknown } | undefined)?.task ? [m.id] : [])));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !context.streaming });
-  const server = mcpServer(context, declared, transport);
+  const server = mcpServer(context, declared, transport, taskCalls);
   await server.connect(transport);
   const response = await transport.handleRequest(request, { parsedBody: body });
   const initialize = messages.find((m) => typeof m === "object" && m !== null && "method" in m && m.method === "initialize") as { params?: { capabilities?: ClientCapabilities } } | undefined;
@@ -104,26 +107,37 @@ const RunTaskInput = {
 
 const RunId = { runId: z.string().describe("The run's id, as run_task gave it.") };
 
-function mcpServer(context: McpContext, declared: { elicitation: boolean }, transport: Transport): McpServer {
+function mcpServer(context: McpContext, declared: { elicitation: boolean }, transport: Transport, taskCalls: ReadonlySet<string | number>): McpServer {
   const { services, tenantId } = context;
+  const tasks = new RunTaskStore(services, tenantId, services.config.RETENTION_DAYS * 86_400_000, (run) => describeRun(context, run));
   const server = new McpServer(
     { name: "stepwise", version: context.version },
-    { capabilities: { tools: {} }, instructions: "Stepwise runs tasks with its agents. run_task starts a run and waits for its answer; long runs go on after the call: follow them with get_run." },
+    {
+      capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: tasks,
+      instructions: "Stepwise runs tasks with its agents. run_task starts a run and waits for its answer; long runs go on after the call: follow them with get_run, or call run_task as a task (tasks/get, tasks/result).",
+    },
   );
   const follow = (run: RunRecord, extra: ToolExtra) => followRun(context, run, extra, declared.elicitation && context.streaming ? transport : undefined);
 
-  server.registerTool(
+  server.experimental.tasks.registerToolTask(
     "run_task",
     {
       title: "Run a task",
-      description: "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run.",
+      description: "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run. Called as a task, it answers with the task (the run id) at once.",
       inputSchema: RunTaskInput,
+      execution: { taskSupport: "optional" },
     },
-    async (args, extra) => {
-      const request = CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" });
-      const { run } = await submitRun(services, tenantId, request, { links: context.links });
-      await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
-      return follow(run, extra);
+    {
+      createTask: async (args, extra) => {
+        const request = CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" });
+        const { run } = await submitRun(services, tenantId, request, { links: context.links });
+        await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+        if (taskCalls.has(extra.requestId)) return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
+        return { task: await tasks.followedTask(run, await follow(run, extra)) };
+      },
+      getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
     },
   );
   server.registerTool(
