@@ -53,6 +53,16 @@ async function frames(lastEventId?: string): Promise<{ id: string; event: Record
     .map((block) => ({ id: /^id: (.*)$/m.exec(block)![1]!, event: JSON.parse(/^data: (.*)$/m.exec(block)![1]!) }));
 }
 
+type RunParameters = Parameters<HttpAgent["runAgent"]>[0];
+
+/** One HttpAgent run; every event it received fits @ag-ui/core's schemas. */
+async function runValidated(agent: HttpAgent, parameters: RunParameters) {
+  const seen: BaseEvent[] = [];
+  await agent.runAgent(parameters, { onEvent: ({ event }) => void seen.push(event) });
+  for (const event of seen) expect(EventSchemas.safeParse(event).error, JSON.stringify(event)).toBeUndefined();
+  return seen as unknown as ({ type: string } & Record<string, unknown>)[];
+}
+
 describe("the AG-UI view of a run", () => {
   it("is a valid AG-UI stream: each event fits its schema, in an order the client accepts, the pause as the interrupt outcome", async () => {
     const events = await agUiEvents();
@@ -121,12 +131,7 @@ describe("the AG-UI view of a run", () => {
   it("an HttpAgent's run pauses with the interrupt outcome; the thread's next run resumes it with an approval and finishes", async () => {
     const threadId = `ses_aguipause${Date.now().toString(36)}`;
     const agent = new HttpAgent({ url: `${stack.url}/v1/ag-ui`, headers: { authorization: `Bearer ${stack.apiKey}` }, threadId });
-    const run = async (parameters: Parameters<HttpAgent["runAgent"]>[0]) => {
-      const seen: BaseEvent[] = [];
-      await agent.runAgent(parameters, { onEvent: ({ event }) => void seen.push(event) });
-      for (const event of seen) expect(EventSchemas.safeParse(event).error, JSON.stringify(event)).toBeUndefined();
-      return seen as unknown as ({ type: string } & Record<string, unknown>)[];
-    };
+    const run = (parameters: RunParameters) => runValidated(agent, parameters);
     agent.addMessage({ id: "m0", role: "user", content: REPORT_INPUT });
     const paused = await run({ runId: "agui-first", forwardedProps: { mode: "plan_solve", approval: { tools: "write" } } });
     // One AG-UI run under the input's run id, closed by the interrupt outcome: the stream ends there.
@@ -164,6 +169,18 @@ describe("the AG-UI view of a run", () => {
     const runs = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
     expect(runs.map((r) => r.runId)).toEqual([stepwiseRun!.runId]);
     expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({ status: "succeeded", interrupts: [{ status: "resolved", resolution: { decision: "approve" } }] });
+  });
+
+  it("a resume that cancels the pause rejects the paused write: no file is written, the run still answers", async () => {
+    const threadId = `ses_aguicancel${Date.now().toString(36)}`;
+    const agent = new HttpAgent({ url: `${stack.url}/v1/ag-ui`, headers: { authorization: `Bearer ${stack.apiKey}` }, threadId });
+    agent.addMessage({ id: "m0", role: "user", content: REPORT_INPUT });
+    await runValidated(agent, { forwardedProps: { mode: "plan_solve", approval: { tools: "write" } } });
+    const [pause] = agent.pendingInterrupts;
+    const resumed = await runValidated(agent, { resume: buildResumeArray(agent.pendingInterrupts, { [pause!.id]: { status: "cancelled" } }) });
+    expect(resumed.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: { files: [] } });
+    const [stepwiseRun] = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([{ interruptId: pause!.id, status: "resolved", resolution: { decision: "reject" } }]);
   });
 
   it("refuses an AG-UI input that makes no run with 400, and starts nothing", async () => {
