@@ -107,8 +107,8 @@ export const OPERATIONS: Operation[] = [
   { method: "get", path: "/v1/webhook-secrets", summary: "The tenant's webhook signing secrets", tag: "Webhooks", responses: { 200: { description: "Secrets.", schema: R.WebhookSecrets } } },
   { method: "post", path: "/v1/webhook-secrets/rotate", summary: "Rotate the webhook signing secret (the old one keeps signing for a while)", tag: "Webhooks", responses: { 200: { description: "Secrets after rotation.", schema: R.WebhookSecrets } } },
   {
-    method: "post", path: "/mcp", summary: "The MCP server (Streamable HTTP, stateless): tools run_task, get_run, cancel_run, decide. On AWS the stream URL's /mcp streams progress and elicitation; this one answers within the API's 30 s", tag: "Protocols",
-    rawBody: { "application/json": { schema: { type: "object", description: "A JSON-RPC 2.0 message of MCP (or a batch): initialize, tools/list, tools/call, ping; or the answer to an elicitation request. Send `Accept: application/json, text/event-stream`, and after initialize the `Mcp-Session-Id` and `MCP-Protocol-Version` headers." } } },
+    method: "post", path: "/mcp", summary: "The MCP server (Streamable HTTP, stateless): tools run_task (task-capable: tasks/get, tasks/result, tasks/list, tasks/cancel), get_run, cancel_run, decide. On AWS the stream URL's /mcp streams progress and elicitation; this one answers within the API's 30 s", tag: "Protocols",
+    rawBody: { "application/json": { schema: { type: "object", description: "A JSON-RPC 2.0 message of MCP (or a batch): initialize, tools/list, tools/call (with params.task: as a task), tasks/get, tasks/result, tasks/list, tasks/cancel, ping; or the answer to an elicitation request. Send `Accept: application/json, text/event-stream`, and after initialize the `Mcp-Session-Id` and `MCP-Protocol-Version` headers." } } },
     responses: {
       200: { description: "The JSON-RPC answer: as Server-Sent Events (progress notifications and elicitation requests before the result) where the reply streams, else JSON. initialize answers with an `Mcp-Session-Id`.", contentType: "text/event-stream", schema: z.string() },
       202: { description: "A notification or an elicitation answer, accepted." },
@@ -125,9 +125,20 @@ export const OPERATIONS: Operation[] = [
   },
   { method: "get", path: "/.well-known/agent-card.json", summary: "The A2A agent card (no API key): the JSON-RPC endpoint, the run modes as skills, streaming and push notifications, the bearer scheme", tag: "Protocols", public: true, responses: { 200: { description: "The agent card (A2A 1.0).", schema: z.record(z.string(), z.unknown()) } } },
   {
-    method: "post", path: "/v1/ag-ui", summary: "Run an AG-UI agent turn (what an AG-UI HttpAgent posts; on AWS at the stream URL): the thread is the session, the last user message the task, forwardedProps.mode the mode", tag: "Protocols",
-    rawBody: { "application/json": { schema: { type: "object", description: "An AG-UI RunAgentInput: {threadId (a session id), runId, messages, tools, context, state, forwardedProps: {mode?}}.", required: ["threadId", "runId", "messages"] } } },
-    responses: { 200: { description: "The new run's events as AG-UI events (`id:` <seq>.<index>; resume with GET /v1/runs/{runId}/stream?protocol=ag-ui). The run id is in X-Stepwise-Run.", contentType: "text/event-stream", schema: z.string() } },
+    method: "post", path: "/v1/ag-ui", summary: "Run an AG-UI agent turn (what an AG-UI HttpAgent posts; on AWS at the stream URL): the thread is the session, the last user message the task, forwardedProps.mode and .approval the mode and approval policy; resume entries answer the thread's pause", tag: "Protocols",
+    rawBody: {
+      "application/json": {
+        schema: {
+          type: "object",
+          description: "An AG-UI RunAgentInput: {threadId (a session id), runId, messages, tools?, context?, state?, forwardedProps?: {mode?, approval?: {plan?, tools?}}, resume?: [{interruptId, status: resolved|cancelled, payload?}]}. With resume, no new run starts: the entries decide the pauses of the thread's run (payload {decision: approve|reject, message?} or {answer}, as the interrupt's responseSchema says; cancelled rejects) and the run goes on.",
+          required: ["threadId", "runId", "messages"],
+        },
+      },
+    },
+    responses: {
+      200: { description: "One AG-UI run under the input's runId, as Server-Sent Events (`id:` <seq>.<index>): up to the run's end, or its first pause (RUN_FINISHED with the interrupt outcome). The Stepwise run id is in X-Stepwise-Run; GET /v1/runs/{runId}/stream?protocol=ag-ui follows the whole run.", contentType: "text/event-stream", schema: z.string() },
+      400: { description: "The input makes no run (no user message, a thread id that is not a session id), a resume payload does not fit its interrupt, or a resume leaves an earlier pause of the run unanswered; nothing is started or decided." },
+    },
   },
   { method: "get", path: "/health", summary: "Whether the service can take requests (no API key)", tag: "Service", public: true, responses: { 200: { description: "Ready.", schema: R.Health, example: { status: "ok", version: VERSION, checks: { table: "ok", stateMachine: "ok" } } }, 503: { description: "Not ready yet; retry.", schema: R.Health } } },
   { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "Service", public: true, responses: { 200: { description: "OpenAPI 3.1.", schema: z.record(z.string(), z.unknown()) } } },

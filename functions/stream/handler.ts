@@ -5,7 +5,6 @@ import { NotFoundError, BadRequestError, StepwiseError, UnauthorizedError } from
 import { RunAgentInputSchema } from "@ag-ui/core/schemas";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { submitRun } from "../../shared/run/submit.js";
-import { createRunFromAgUi } from "../../shared/protocols/agUi.js";
 import { linksFor } from "../api/access.js";
 import { parseBody as parseJsonBody } from "../api/routes.js";
 import type { BaseServices } from "../../shared/baseServices.js";
@@ -18,7 +17,7 @@ import { getBaseServices } from "../baseServices.js";
 import { getServices } from "../services.js";
 import { mcpResult } from "../mcp.js";
 import { a2aResult } from "../a2a.js";
-import { AgUiView, agUiFrames, parseAgUiCursor } from "../../shared/protocols/agUi.js";
+import { AgUiRequestedRun, AgUiView, agUiFrames, createRunFromAgUi, parseAgUiCursor, resumeFromAgUi } from "../../shared/protocols/agUi.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 
 const Cursor = z.coerce.number().int().min(0);
@@ -65,7 +64,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).ha
 type LambdaContext = { getRemainingTimeInMillis?: () => number } | undefined;
 
 /** The run's log from `after` on as an SSE response, each event written by `frame` (default: the native frame). */
-function eventStream(event: HttpEvent, services: BaseServices, run: RunRecord, after: number, frame: ((logEvent: RunEvent) => string) | undefined, context: LambdaContext) {
+function eventStream(event: HttpEvent, services: BaseServices, run: RunRecord, after: number, frame: ((logEvent: RunEvent) => string) | undefined, context: LambdaContext, done?: () => boolean) {
   const { config } = services;
   const remaining = context?.getRemainingTimeInMillis?.() ?? Infinity;
   const controller = new AbortController();
@@ -78,6 +77,7 @@ function eventStream(event: HttpEvent, services: BaseServices, run: RunRecord, a
       maxMs: Math.min(config.STREAM_MAX_SECONDS * 1000, remaining - 10_000),
       signal: controller.signal,
       frame,
+      done,
     });
   }
   const body = Readable.from(frames());
@@ -99,9 +99,11 @@ function eventStream(event: HttpEvent, services: BaseServices, run: RunRecord, a
 
 /**
  * `POST /v1/ag-ui`: what an AG-UI `HttpAgent` runs against. The RunAgentInput's thread is the
- * session, its last user message the task (`forwardedProps.mode` picks the mode); the answer is the
- * new run's AG-UI view, streamed. Its run id is the `runId` of the events (`X-Stepwise-Run` too),
- * so the stream resumes with `GET /v1/runs/{id}/stream?protocol=ag-ui` and Last-Event-ID.
+ * session, its last user message the task (`forwardedProps.mode` picks the mode). The answer is one
+ * AG-UI run, streamed, under the input's run id: up to the run's end or its first pause for a
+ * person (the interrupt outcome). The thread's next input answers the pause with `resume` entries
+ * and gets the AG-UI run after it. The Stepwise run id is in `X-Stepwise-Run`: its whole AG-UI view
+ * resumes with `GET /v1/runs/{id}/stream?protocol=ag-ui` and Last-Event-ID.
  */
 async function agUiRun(event: HttpEvent, context: LambdaContext) {
   const services = getServices();
@@ -110,11 +112,17 @@ async function agUiRun(event: HttpEvent, context: LambdaContext) {
   if (event.requestContext.http.method !== "POST") throw new StepwiseError("Start an AG-UI run with POST.", { statusCode: 405, code: "method_not_allowed" });
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
-  const request = createRunFromAgUi(parseJsonBody(event, RunAgentInputSchema));
-  const { run } = await submitRun(services, tenantId, request, { links: linksFor(event, services) });
-  await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
-  const view = new AgUiView(run.sessionId, run.runId);
-  const result = eventStream(event, services, run, 0, (logEvent) => agUiFrames(view, logEvent, { seq: 0, index: 0 }), context);
+  const input = parseJsonBody(event, RunAgentInputSchema);
+  const resumed = input.resume?.length ? await resumeFromAgUi(services, tenantId, input.threadId, input.resume) : undefined;
+  const ignored = resumed?.ignored ?? (input.resume ?? []).map((e) => e.interruptId);
+  if (ignored.length > 0) logger.warn("AG-UI resume entries answering no interrupt of the thread were left out", { ignored });
+  let run = resumed?.run;
+  if (!run) {
+    run = (await submitRun(services, tenantId, createRunFromAgUi(input), { links: linksFor(event, services) })).run;
+    await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+  }
+  const requested = new AgUiRequestedRun(new AgUiView(run.sessionId, run.runId), input.runId, resumed?.continues);
+  const result = eventStream(event, services, run, 0, (logEvent) => requested.frames(logEvent), context, () => requested.done);
   return { ...result, headers: { ...result.headers, "x-stepwise-run": run.runId } };
 }
 

@@ -11,7 +11,8 @@ import { executionLine, readableOutput } from "./terminalLog.js";
  * INTERRUPT_TIMEOUT_SECONDS (default 24 h), MAX_CONCURRENCY (executors at once, default 8),
  * STEPWISE_LOCAL_CONTAINERS (run the step functions in this many processes, invoked in turn, as
  * separate Lambda containers; default 0: in this process), STEPWISE_LOCAL_API_CONTAINERS (the same
- * for the API's requests),
+ * for the API's requests), STEPWISE_LOCAL_MCP ("api": /mcp is answered by the API function, buffered,
+ * as at the HTTP API's URL on AWS; default "stream": by the stream function, as at the stream URL),
  * STEPWISE_LOG_FORMAT ("json": the handlers' JSON log lines and EMF metrics, as on AWS; by default
  * one readable line per request, log line and run start or end).
  */
@@ -30,6 +31,11 @@ function localContainers(name: string): number {
   const count = Number(setting || 0);
   if (!Number.isInteger(count) || count < 0 || count > 64) throw new Error(`${name} is a whole number from 0 to 64, got '${setting}'`);
   return count;
+}
+
+function mcpRoute(setting: string | undefined): "stream" | "api" {
+  if (!setting || setting === "stream" || setting === "api") return setting === "api" ? "api" : "stream";
+  throw new Error(`STEPWISE_LOCAL_MCP is "stream" or "api", got '${setting}'`);
 }
 
 // Variables set but empty mean "unset" (tests clear the caller's OpenAI settings this way).
@@ -52,6 +58,7 @@ const stack = await startLocalStack({
   modelLatencyMs: process.env.OFFLINE_MODEL_LATENCY_MS ? Number(process.env.OFFLINE_MODEL_LATENCY_MS) : undefined,
   containers: localContainers("STEPWISE_LOCAL_CONTAINERS"),
   apiContainers: localContainers("STEPWISE_LOCAL_API_CONTAINERS"),
+  mcpRoute: mcpRoute(process.env.STEPWISE_LOCAL_MCP),
   stateMachine: {
     interruptTimeoutSeconds: process.env.INTERRUPT_TIMEOUT_SECONDS ? Number(process.env.INTERRUPT_TIMEOUT_SECONDS) : undefined,
     maxConcurrency: process.env.MAX_CONCURRENCY ? Number(process.env.MAX_CONCURRENCY) : undefined,

@@ -54,6 +54,12 @@ export interface LocalStackOptions {
    * spreads requests over Lambda containers; 0 or unset: in the stack's process.
    */
   apiContainers?: number;
+  /**
+   * Where `/mcp` goes: "stream" (default), the stream function, as at the stream URL on AWS
+   * (progress and elicitation stream); "api", the API function, as at the HTTP API's URL on AWS
+   * (buffered: a call answers within API Gateway's time limit, "still running" if the run is not done).
+   */
+  mcpRoute?: "stream" | "api";
   /** Told when a run's execution starts or ends (what EventBridge hears on AWS). */
   onExecution?: (change: ExecutionStatusChange) => void;
 }
@@ -290,7 +296,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
         head.headers["x-forwarded-proto"] ??= "http";
-        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$|^\/mcp\/?$|^\/a2a\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath);
+        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$|^\/a2a\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath) || (options.mcpRoute !== "api" && /^\/mcp\/?$/.test(head.rawPath));
         // An A2A message carries its files' bytes: /a2a is admitted as the API's /a2a route is (key, its larger limit).
         const admission = stream && !/^\/a2a\/?$/.test(head.rawPath) ? streamAdmission : await admitHead(head);
         if ("denied" in admission) return refuseBeforeBody(req, res, admission.denied);

@@ -34,6 +34,7 @@ export async function openInterrupt(ports: InterruptPorts, fields: Omit<Interrup
             summary: interrupt.summary,
             taskId: interrupt.taskId,
             toolName: interrupt.toolName,
+            callId: interrupt.callId,
             arguments: interrupt.arguments,
             question: interrupt.question,
           },

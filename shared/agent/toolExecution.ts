@@ -45,6 +45,7 @@ export async function decisionsOn(round: ToolRound, calls: ToolCall[]): Promise<
         kind,
         taskId: round.taskId,
         toolName: call.name,
+        callId: call.id,
         arguments: args,
         question: kind === "ask_user" ? String(args?.question ?? "") : undefined,
         summary: kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,

@@ -80,6 +80,8 @@ export const EventBody = z.discriminatedUnion("type", [
       summary: z.string(),
       taskId: z.string().optional(),
       toolName: z.string().optional(),
+      /** The tool call (as in its tool.called event) a tool approval or question concerns. */
+      callId: z.string().optional(),
       arguments: z.unknown().optional(),
       question: z.string().optional(),
     }),

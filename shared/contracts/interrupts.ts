@@ -39,6 +39,8 @@ export const Interrupt = z.object({
   summary: z.string(),
   taskId: z.string().optional(),
   toolName: z.string().optional(),
+  /** The model's id for the tool call a tool approval (or question) concerns. */
+  callId: z.string().optional(),
   arguments: z.unknown().optional(),
   question: z.string().optional(),
   resolution: Resolution.optional(),

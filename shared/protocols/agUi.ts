@@ -1,6 +1,10 @@
+import { PROTOCOL_VERSION } from "@ag-ui/core";
 import { CreateRunRequest } from "../contracts/api.js";
 import { BadRequestError } from "../errors.js";
 import type { RunEvent } from "../contracts/events.js";
+import type { RunRecord } from "../contracts/run.js";
+import type { Services } from "../services.js";
+import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
 /** An AG-UI event as it goes on the wire (`type` plus its fields; @ag-ui/core's schemas check them). */
 export type AgUiEvent = { type: string } & Record<string, unknown>;
@@ -11,8 +15,8 @@ export type AgUiEvent = { type: string } & Record<string, unknown>;
  * with Last-Event-ID rebuilds this view from the log and goes on where it stopped).
  *
  * One Stepwise run is one AG-UI run on the thread of its session. A pause for a person ends the
- * AG-UI run with the interrupt outcome (the spec's way to pause); the events after the decision
- * come as the next AG-UI run of the thread (`<runId>.1`, `.2`, …).
+ * AG-UI run with the interrupt outcome (the spec's way to pause); the events after it come as the
+ * next AG-UI run of the thread (`<runId>.1`, `.2`, …), the one an HttpAgent's resume continues.
  */
 export class AgUiView {
   private open = false;
@@ -31,10 +35,15 @@ export class AgUiView {
     return this.segment === 0 ? this.runId : `${this.runId}.${this.segment}`;
   }
 
+  /** Which AG-UI run of the view the next converted event belongs to (0, 1, …): it ends at a pause or the run's end. */
+  get runIndex() {
+    return this.segment;
+  }
+
   convert(event: RunEvent): AgUiEvent[] {
     const out: AgUiEvent[] = [];
     if (!this.open) {
-      out.push({ type: "RUN_STARTED", threadId: this.threadId, runId: this.currentRunId });
+      out.push({ type: "RUN_STARTED", threadId: this.threadId, runId: this.currentRunId, protocolVersion: PROTOCOL_VERSION });
       out.push(...[...this.steps].map((stepName) => ({ type: "STEP_STARTED", stepName })));
       this.open = true;
     }
@@ -82,18 +91,16 @@ export class AgUiView {
         out.push({ type: "TOOL_CALL_RESULT", messageId: `${event.data.callId}:result`, toolCallId: event.data.callId, content: event.data.output, role: "tool" });
         break;
       case "interrupt.opened": {
-        const { interruptId, kind, summary, question } = event.data;
-        const responseSchema =
-          kind === "ask_user"
-            ? { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] }
-            : { type: "object", properties: { decision: { type: "string", enum: ["approve", "reject"] }, message: { type: "string" } }, required: ["decision"] };
-        out.push(...this.finish({ outcome: { type: "interrupt", interrupts: [{ id: interruptId, reason: kind, message: question ?? summary, responseSchema }] } }));
+        const { interruptId, kind, callId } = event.data;
+        const interrupt = { id: interruptId, reason: kind, message: questionOf(event.data), ...(callId ? { toolCallId: callId } : {}), responseSchema: answerSchemaFor(kind) };
+        out.push(...this.finish({ outcome: { type: "interrupt", interrupts: [interrupt] } }));
         break;
       }
       case "run.succeeded":
         out.push(...this.finish({ result: { answer: event.data.result, files: event.data.files }, outcome: { type: "success" } }));
         break;
       case "run.cancelled":
+      case "run.interrupted": // stopped for a newer message of the session: on purpose, not a failure
         out.push(...this.finish({ outcome: { type: "cancelled" } }));
         break;
       case "run.failed":
@@ -159,7 +166,8 @@ export function agUiFrames(view: AgUiView, event: RunEvent, after: { seq: number
 
 /**
  * A RunAgentInput as a run: the thread is the session, the last user message the task,
- * `forwardedProps.mode` the mode. A thread id that is not a session id is refused.
+ * `forwardedProps.mode` the mode and `forwardedProps.approval` the approval policy (as on
+ * POST /v1/runs). A thread id that is not a session id is refused.
  */
 export function createRunFromAgUi(input: { threadId: string; messages: object[]; forwardedProps?: unknown }): CreateRunRequest {
   // Read by key: the IAM-coverage graph takes `.messages`, `.content` and `.text` reads for a model call's.
@@ -167,8 +175,92 @@ export function createRunFromAgUi(input: { threadId: string; messages: object[];
   for (const message of input["messages"] as Record<string, unknown>[]) if (message["role"] === "user") content = message["content"];
   const partText = (part: Record<string, unknown>) => (typeof part["text"] === "string" ? part["text"] : "");
   const text = typeof content === "string" ? content : Array.isArray(content) ? content.map(partText).join("\n") : "";
-  const props = (input.forwardedProps ?? {}) as { mode?: unknown };
-  const parsed = CreateRunRequest.safeParse({ input: text, sessionId: input.threadId, mode: props.mode ?? "auto" });
-  if (!parsed.success) throw new BadRequestError(`The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${i.path.join(".") === "sessionId" ? "threadId" : i.path.join(".") || "input"}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`);
+  const props = (input.forwardedProps ?? {}) as { mode?: unknown; approval?: unknown };
+  const parsed = CreateRunRequest.safeParse({ input: text, sessionId: input.threadId, mode: props.mode ?? "auto", approval: props.approval });
+  const where = (path: string) => (path === "sessionId" ? "threadId" : ["mode", "approval"].includes(path.split(".")[0]!) ? `forwardedProps.${path}` : path || "input");
+  if (!parsed.success) throw new BadRequestError(`The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${where(i.path.join("."))}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`);
   return parsed.data;
+}
+
+/**
+ * What an HttpAgent's POST gets back: one AG-UI run of the view, its boundary events carrying the
+ * input's run id (the spec: the requested run echoes it), the stream ending after its terminal
+ * event (`done`). A new Stepwise run answers with its first AG-UI run; a resume with the run after
+ * the one that closed on the interrupts it answers.
+ */
+export class AgUiRequestedRun {
+  /** The view's run this answer is; unknown (-1) until the pause it continues is seen in the log. */
+  private wanted: number;
+  done = false;
+
+  constructor(
+    private readonly view: AgUiView,
+    private readonly runId: string,
+    private readonly continues: ReadonlySet<string> = new Set(),
+  ) {
+    this.wanted = continues.size === 0 ? 0 : -1;
+  }
+
+  frames(event: RunEvent): string {
+    const index = this.view.runIndex;
+    const converted = this.view.convert(event);
+    let text = "";
+    converted.forEach((agUi, position) => {
+      if (this.done) return;
+      const outcome = agUi.outcome as { type?: string; interrupts?: { id: string }[] } | undefined;
+      if (index !== this.wanted) {
+        if (outcome?.interrupts?.some((i) => this.continues.has(i.id))) this.wanted = index + 1;
+        return;
+      }
+      const relabeled = agUi.type === "RUN_STARTED" || agUi.type === "RUN_FINISHED" ? { ...agUi, runId: this.runId } : agUi;
+      text += `id: ${event.seq}.${position}\ndata: ${JSON.stringify(relabeled)}\n\n`;
+      if (agUi.type === "RUN_FINISHED" || agUi.type === "RUN_ERROR") this.done = true;
+    });
+    return text;
+  }
+}
+
+/** An AG-UI resume entry (RunAgentInput.resume). */
+export type AgUiResumeEntry = { interruptId: string; status: "resolved" | "cancelled"; payload?: unknown };
+
+/**
+ * An HttpAgent's resume: decides the pauses its entries answer, on the thread's most recent run
+ * that has them, and says which run goes on and which interrupts it continues from. Every entry is
+ * checked before any is decided, so a bad one changes nothing. An entry naming no interrupt of the
+ * thread is left out (the spec: proceed without it, with a warning); none recognised is no resume.
+ * A pause raised before the ones answered and still open must be answered too: the spec forbids
+ * going on past it, and the client was shown it.
+ */
+export async function resumeFromAgUi(
+  services: Services,
+  tenantId: string,
+  threadId: string,
+  entries: AgUiResumeEntry[],
+): Promise<{ run: RunRecord; continues: Set<string>; ignored: string[] } | undefined> {
+  const named = new Set(entries.map((e) => e.interruptId));
+  // The session's run in flight holds its pauses; a resume repeated after the run went on finds it among the latest.
+  const { activeRunId } = await services.sessions.runs(tenantId, threadId);
+  const active = activeRunId ? await services.runs.get(activeRunId) : undefined;
+  const candidates = async function* () {
+    if (active) yield active;
+    yield* (await services.listings.runs(tenantId, { sessionId: threadId, limit: 10 })).items.filter((r) => r.runId !== activeRunId);
+  };
+  for await (const run of candidates()) {
+    const interrupts = new Map((await services.interrupts.list(run.runId)).map((i) => [i.interruptId, i]));
+    const answered = entries.filter((e) => interrupts.has(e.interruptId));
+    if (answered.length === 0) continue;
+    const decisions = answered.flatMap((entry) => {
+      const interrupt = interrupts.get(entry.interruptId)!;
+      if (interrupt.status !== "pending") return []; // decided already (elsewhere, or a repeated resume): the run went on
+      const request = entry.status === "cancelled" ? declined(interrupt.kind, "Cancelled by the AG-UI client.") : decisionFromAnswer(interrupt.kind, entry.payload);
+      if (!request) throw new BadRequestError(`resume entry ${entry.interruptId}: the payload does not fit the interrupt's responseSchema (${JSON.stringify(answerSchemaFor(interrupt.kind))}).`);
+      return [{ interrupt, request }];
+    });
+    const latest = answered.map((e) => interrupts.get(e.interruptId)!.createdAt).sort().at(-1)!;
+    const skipped = [...interrupts.values()].filter((i) => i.status === "pending" && !named.has(i.interruptId) && i.createdAt <= latest);
+    if (skipped.length > 0) throw new BadRequestError(`The resume list leaves ${skipped.map((i) => i.interruptId).join(", ")} unanswered: answer or cancel every interrupt of the run it continues.`);
+    for (const { interrupt, request } of decisions) await decidePause(services, tenantId, run, interrupt.interruptId, request);
+    return { run, continues: new Set(answered.map((e) => e.interruptId)), ignored: entries.filter((e) => !interrupts.has(e.interruptId)).map((e) => e.interruptId) };
+  }
+  return undefined;
 }

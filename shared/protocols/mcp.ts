@@ -3,7 +3,6 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { decideInterrupt } from "../agent/interrupts.js";
 import { CreateRunRequest } from "../contracts/api.js";
 import { TERMINAL_EVENTS } from "../contracts/events.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
@@ -13,6 +12,8 @@ import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
 import type { Links } from "../run/view.js";
 import type { Services } from "../services.js";
+import { RunTaskStore } from "./mcpTasks.js";
+import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
 /** What the HTTP front decides: whether replies can stream (progress, elicitation) and how long a call may wait. */
 export interface McpContext {
@@ -80,8 +81,10 @@ export async function handleMcp(request: Request, context: McpContext): Promise<
   }
 
   const declared = declaredBy(request.headers.get("mcp-session-id"));
+  // The tools/call requests that ask for a task (`params.task`): they answer with the task at once.
+  const taskCalls = new Set(messages.flatMap((m) => (typeof m === "object" && m !== null && "method" in m && m.method === "tools/call" && "id" in m && (m.params as { task?: unknown } | undefined)?.task ? [m.id] : [])));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !context.streaming });
-  const server = mcpServer(context, declared, transport);
+  const server = mcpServer(context, declared, transport, taskCalls);
   await server.connect(transport);
   const response = await transport.handleRequest(request, { parsedBody: body });
   const initialize = messages.find((m) => typeof m === "object" && m !== null && "method" in m && m.method === "initialize") as { params?: { capabilities?: ClientCapabilities } } | undefined;
@@ -104,26 +107,37 @@ const RunTaskInput = {
 
 const RunId = { runId: z.string().describe("The run's id, as run_task gave it.") };
 
-function mcpServer(context: McpContext, declared: { elicitation: boolean }, transport: Transport): McpServer {
+function mcpServer(context: McpContext, declared: { elicitation: boolean }, transport: Transport, taskCalls: ReadonlySet<string | number>): McpServer {
   const { services, tenantId } = context;
+  const tasks = new RunTaskStore(services, tenantId, services.config.RETENTION_DAYS * 86_400_000, (run) => describeRun(context, run));
   const server = new McpServer(
     { name: "stepwise", version: context.version },
-    { capabilities: { tools: {} }, instructions: "Stepwise runs tasks with its agents. run_task starts a run and waits for its answer; long runs go on after the call: follow them with get_run." },
+    {
+      capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: tasks,
+      instructions: "Stepwise runs tasks with its agents. run_task starts a run and waits for its answer; long runs go on after the call: follow them with get_run, or call run_task as a task (tasks/get, tasks/result).",
+    },
   );
   const follow = (run: RunRecord, extra: ToolExtra) => followRun(context, run, extra, declared.elicitation && context.streaming ? transport : undefined);
 
-  server.registerTool(
+  server.experimental.tasks.registerToolTask(
     "run_task",
     {
       title: "Run a task",
-      description: "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run.",
+      description: "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run. Called as a task, it answers with the task (the run id) at once.",
       inputSchema: RunTaskInput,
+      execution: { taskSupport: "optional" },
     },
-    async (args, extra) => {
-      const request = CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" });
-      const { run } = await submitRun(services, tenantId, request, { links: context.links });
-      await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
-      return follow(run, extra);
+    {
+      createTask: async (args, extra) => {
+        const request = CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" });
+        const { run } = await submitRun(services, tenantId, request, { links: context.links });
+        await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+        if (taskCalls.has(extra.requestId)) return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
+        return { task: await tasks.followedTask(run, await follow(run, extra)) };
+      },
+      getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
     },
   );
   server.registerTool(
@@ -223,28 +237,9 @@ async function askThroughElicitation(transport: Transport, extra: ToolExtra, int
     jsonrpc: "2.0",
     id: `stepwise-elicit:${interrupt.runId}:${interrupt.interruptId}`,
     method: "elicitation/create",
-    params: { message: questionOf(interrupt), requestedSchema: schemaFor(interrupt) },
+    params: { message: questionOf(interrupt), requestedSchema: answerSchemaFor(interrupt.kind) },
   };
   await transport.send(message, { relatedRequestId: extra.requestId });
-}
-
-function questionOf(interrupt: Interrupt): string {
-  if (interrupt.kind === "ask_user") return interrupt.question ?? interrupt.summary;
-  return interrupt.summary;
-}
-
-function schemaFor(interrupt: Interrupt) {
-  if (interrupt.kind === "ask_user") {
-    return { type: "object" as const, properties: { answer: { type: "string" as const, title: "Your answer" } }, required: ["answer"] };
-  }
-  return {
-    type: "object" as const,
-    properties: {
-      decision: { type: "string" as const, title: "Decision", enum: ["approve", "reject"] },
-      message: { type: "string" as const, title: "Why (for a rejection)" },
-    },
-    required: ["decision"],
-  };
 }
 
 /** The client's answer to an elicitation: accept decides as filled in, decline rejects, cancel leaves the pause open. */
@@ -252,29 +247,17 @@ async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage
   const { runId, interruptId } = ELICIT_ID.exec((answer as { id: string }).id)!.groups!;
   if (!("result" in answer)) return;
   const result = answer.result as Record<string, unknown>;
-  const action = result.action;
-  // The form's fields (read by key: the IAM-coverage graph counts every `.content` read as a model call's).
-  const form = (result["content"] ?? {}) as Record<string, unknown>;
   const run = await ownRun(context.services, context.tenantId, runId!);
   const interrupt = await context.services.interrupts.get(run.runId, interruptId!);
   if (!interrupt || interrupt.status !== "pending") return;
-  const answerText = nonBlank(form.answer) ?? "(no answer)";
-  const reason = nonBlank(form.message);
-  let request: ResolveInterruptRequest | undefined;
-  if (action === "decline") request = { decision: interrupt.kind === "ask_user" ? "answer" : "reject", message: "Declined through MCP elicitation." };
-  if (action === "accept") {
-    request = interrupt.kind === "ask_user" ? { decision: "answer", message: answerText } : { decision: form.decision === "approve" ? "approve" : "reject", message: reason };
-  }
+  const refused = declined(interrupt.kind, "Declined through MCP elicitation.");
+  // The form's fields (read by key: the IAM-coverage graph counts every `.content` read as a model call's).
+  const request = result.action === "decline" ? refused : result.action === "accept" ? (decisionFromAnswer(interrupt.kind, result["content"]) ?? refused) : undefined;
   if (request) await decide(context, run, interruptId!, request).catch((error) => (error instanceof StepwiseError && error.statusCode === 409 ? undefined : Promise.reject(error)));
 }
 
-function nonBlank(value: unknown): string | undefined {
-  return typeof value === "string" && value.trim() ? value : undefined;
-}
-
-async function decide(context: McpContext, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
-  const tools = await context.services.tools.registryFor(context.tenantId, "react");
-  return decideInterrupt(context.services, run, interruptId, request, (name) => tools.get(name));
+function decide(context: McpContext, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
+  return decidePause(context.services, context.tenantId, run, interruptId, request);
 }
 
 /** The run as a tool result: the answer and its files when it ended, otherwise where it is and what to do next. */

@@ -12,6 +12,8 @@ export interface SseOptions {
   signal: AbortSignal;
   /** How an event is written (default: sseFrame); "" writes nothing. */
   frame?: (event: RunEvent) => string;
+  /** Ends the stream early, once true after a frame (a view whose client wants only part of the run). */
+  done?: () => boolean;
 }
 
 /** One Server-Sent Events frame: `id` is the event's sequence number, `event` its type. */
@@ -49,7 +51,7 @@ export async function* runEventFrames(services: Pick<Ports, "events" | "runs">, 
       delivered++;
       yield (options.frame ?? sseFrame)(event);
       lastWrite = Date.now();
-      if (TERMINAL_EVENTS.has(event.type)) return "run ended";
+      if (TERMINAL_EVENTS.has(event.type) || options.done?.()) return "run ended";
     }
     if (delivered === 0 && events.length === 0) {
       // Past the run's terminal event (a client resuming after the end), or a run that is gone: nothing more will come.

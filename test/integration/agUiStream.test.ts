@@ -1,4 +1,4 @@
-import { HttpAgent, runHttpRequest, transformHttpEventStream, verifyEvents } from "@ag-ui/client";
+import { buildResumeArray, HttpAgent, runHttpRequest, transformHttpEventStream, verifyEvents } from "@ag-ui/client";
 import type { BaseEvent } from "@ag-ui/core";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { lastValueFrom, toArray } from "rxjs";
@@ -51,6 +51,16 @@ async function frames(lastEventId?: string): Promise<{ id: string; event: Record
     .split("\n\n")
     .filter((block) => /^data: /m.test(block))
     .map((block) => ({ id: /^id: (.*)$/m.exec(block)![1]!, event: JSON.parse(/^data: (.*)$/m.exec(block)![1]!) }));
+}
+
+type RunParameters = Parameters<HttpAgent["runAgent"]>[0];
+
+/** One HttpAgent run; every event it received fits @ag-ui/core's schemas. */
+async function runValidated(agent: HttpAgent, parameters: RunParameters) {
+  const seen: BaseEvent[] = [];
+  await agent.runAgent(parameters, { onEvent: ({ event }) => void seen.push(event) });
+  for (const event of seen) expect(EventSchemas.safeParse(event).error, JSON.stringify(event)).toBeUndefined();
+  return seen as unknown as ({ type: string } & Record<string, unknown>)[];
 }
 
 describe("the AG-UI view of a run", () => {
@@ -116,6 +126,61 @@ describe("the AG-UI view of a run", () => {
     await turn("Now add 9 to that");
     const session = (await client.request("GET", `/v1/sessions/${threadId}`)).body;
     expect(session.messages.filter((m: { role: string }) => m.role === "user")).toHaveLength(2);
+  });
+
+  it("an HttpAgent's run pauses with the interrupt outcome; the thread's next run resumes it with an approval and finishes", async () => {
+    const threadId = `ses_aguipause${Date.now().toString(36)}`;
+    const agent = new HttpAgent({ url: `${stack.url}/v1/ag-ui`, headers: { authorization: `Bearer ${stack.apiKey}` }, threadId });
+    const run = (parameters: RunParameters) => runValidated(agent, parameters);
+    agent.addMessage({ id: "m0", role: "user", content: REPORT_INPUT });
+    const paused = await run({ runId: "agui-first", forwardedProps: { mode: "plan_solve", approval: { tools: "write" } } });
+    // One AG-UI run under the input's run id, closed by the interrupt outcome: the stream ends there.
+    expect(paused.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED").map((e) => [e.type, e.runId])).toEqual([["RUN_STARTED", "agui-first"], ["RUN_FINISHED", "agui-first"]]);
+    expect(paused[0]).toMatchObject({ threadId, protocolVersion: "1.0" });
+    const outcome = paused.at(-1)!.outcome as { type: string; interrupts: { id: string; reason: string; message: string; toolCallId: string; responseSchema: object }[] };
+    expect(outcome.type).toBe("interrupt");
+    expect(outcome.interrupts).toMatchObject([{ reason: "tool_approval", message: expect.stringContaining("write_artifact"), responseSchema: { required: ["decision"] } }]);
+    const [interrupt] = outcome.interrupts;
+    // The interrupt names the paused call, which the stream started and left unanswered.
+    expect(paused.find((e) => e.type === "TOOL_CALL_START" && e.toolCallId === interrupt!.toolCallId)).toMatchObject({ toolCallName: "write_artifact" });
+    expect(paused.some((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === interrupt!.toolCallId)).toBe(false);
+    expect(agent.pendingInterrupts.map((i) => i.id)).toEqual([interrupt!.id]);
+    const [stepwiseRun] = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({ status: "awaiting_input", interrupts: [{ interruptId: interrupt!.id, status: "pending" }] });
+
+    // The client will not go on past the pause without answering it.
+    await expect(agent.runAgent({ runId: "agui-unanswered" })).rejects.toThrow(/pending interrupt/);
+    // A payload that does not fit the responseSchema is refused before any run, and decides nothing.
+    const bad = await fetch(`${stack.url}/v1/ag-ui`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ threadId, runId: "agui-bad", messages: agent.messages, resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { decision: "maybe" } }] }),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("responseSchema");
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([{ status: "pending" }]);
+
+    const resumed = await run({ runId: "agui-second", resume: buildResumeArray(agent.pendingInterrupts, { [interrupt!.id]: { status: "resolved", payload: { decision: "approve" } } }) });
+    expect(resumed.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED").map((e) => [e.type, e.runId])).toEqual([["RUN_STARTED", "agui-second"], ["RUN_FINISHED", "agui-second"]]);
+    expect(resumed.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === interrupt!.toolCallId)).toBeDefined();
+    expect(resumed.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: { answer: expect.stringContaining("391"), files: ["report.md"] } });
+    expect(agent.pendingInterrupts).toEqual([]);
+    // The same Stepwise run went on (no new one), approved, to its answer and its file.
+    const runs = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
+    expect(runs.map((r) => r.runId)).toEqual([stepwiseRun!.runId]);
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({ status: "succeeded", interrupts: [{ status: "resolved", resolution: { decision: "approve" } }] });
+  });
+
+  it("a resume that cancels the pause rejects the paused write: no file is written, the run still answers", async () => {
+    const threadId = `ses_aguicancel${Date.now().toString(36)}`;
+    const agent = new HttpAgent({ url: `${stack.url}/v1/ag-ui`, headers: { authorization: `Bearer ${stack.apiKey}` }, threadId });
+    agent.addMessage({ id: "m0", role: "user", content: REPORT_INPUT });
+    await runValidated(agent, { forwardedProps: { mode: "plan_solve", approval: { tools: "write" } } });
+    const [pause] = agent.pendingInterrupts;
+    const resumed = await runValidated(agent, { resume: buildResumeArray(agent.pendingInterrupts, { [pause!.id]: { status: "cancelled" } }) });
+    expect(resumed.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: { files: [] } });
+    const [stepwiseRun] = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([{ interruptId: pause!.id, status: "resolved", resolution: { decision: "reject" } }]);
   });
 
   it("refuses an AG-UI input that makes no run with 400, and starts nothing", async () => {

@@ -1,6 +1,6 @@
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
@@ -114,6 +114,75 @@ describe("MCP server", () => {
     const done = (await second.callTool({ name: "get_run", arguments: { runId: structured.runId } }, undefined, LONG)) as CallToolResult;
     expect(done.structuredContent).toMatchObject({ runId: structured.runId, status: "succeeded" });
     expect(textOf(done)).toContain("391");
+  });
+
+  it("a client that disconnects mid-run reconnects and follows the same run with get_run to its answer", async () => {
+    const first = await connect();
+    let runId: string | undefined;
+    const progress: number[] = [];
+    // The first progress notification: the run is under way; the client goes away.
+    const call = first.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve" } }, undefined, {
+      ...LONG,
+      onprogress: (p) => {
+        progress.push(p.progress);
+        if (progress.length === 1) void first.close();
+      },
+    });
+    await expect(call).rejects.toThrow();
+    expect(progress.length).toBeGreaterThan(0);
+    const client = new Client(stack.url, stack.apiKey);
+    [{ runId }] = (await client.request("GET", "/v1/runs?limit=1")).body.runs;
+    expect((await client.request("GET", `/v1/runs/${runId}`)).body.status).not.toBe("cancelled");
+
+    const second = await connect();
+    const again: number[] = [];
+    const done = (await second.callTool({ name: "get_run", arguments: { runId } }, undefined, { ...LONG, onprogress: (p) => again.push(p.progress) })) as CallToolResult;
+    expect(done.structuredContent).toMatchObject({ runId, status: "succeeded" });
+    expect(textOf(done)).toContain("391");
+    expect(done.content.filter((c) => c.type === "resource_link").map((c) => (c as { name: string }).name)).toEqual(["report.md"]);
+    // The reconnected call's progress goes over the whole log, in order, to the run's end.
+    const events = (await client.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as { seq: number }[];
+    expect(again).toEqual(events.map((e) => e.seq));
+  });
+
+  it("run_task as an MCP task: the task is the run, followed by tasks/get and tasks/result, also from a new connection", async () => {
+    const client = await connect();
+    expect(client.getServerCapabilities()?.tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    expect((await client.listTools()).tools.find((t) => t.name === "run_task")!.execution).toEqual({ taskSupport: "optional" });
+    const messages: { type: string; task?: { taskId: string; status: string }; result?: CallToolResult }[] = [];
+    const stream = client.experimental.tasks.callToolStream({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve" } }, CallToolResultSchema, { ...LONG, task: { ttl: 600_000 } });
+    for await (const message of stream) messages.push(message as (typeof messages)[number]);
+    expect(messages[0]).toMatchObject({ type: "taskCreated", task: { taskId: expect.stringMatching(/^run_/), status: "working" } });
+    const taskId = messages[0]!.task!.taskId;
+    const last = messages.at(-1)!;
+    expect(last.type).toBe("result");
+    expect(last.result!.structuredContent).toMatchObject({ runId: taskId, status: "succeeded" });
+    expect(textOf(last.result!)).toContain("391");
+
+    const other = await connect();
+    expect(await other.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: "completed" });
+    const again = (await other.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)) as CallToolResult;
+    expect(again.content.filter((c) => c.type === "resource_link").map((c) => (c as { name: string }).name)).toEqual(["report.md"]);
+    expect((await other.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).toContain(taskId);
+  });
+
+  it("a paused run's task is input_required; tasks/cancel cancels the run; another key's client does not see the task", async () => {
+    const client = await connect();
+    const stream = client.experimental.tasks.callToolStream({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } } }, CallToolResultSchema, { ...LONG, task: {} });
+    const created = (await stream.next()).value as { type: string; task: { taskId: string } };
+    await stream.return(undefined);
+    expect(created.type).toBe("taskCreated");
+    const { taskId } = created.task;
+    let task = await client.experimental.tasks.getTask(taskId);
+    for (let poll = 0; poll < 600 && task.status === "working"; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      task = await client.experimental.tasks.getTask(taskId);
+    }
+    expect(task).toMatchObject({ status: "input_required", statusMessage: expect.stringContaining("decide") });
+
+    await expect((await connect({ key: stack.keys.other })).experimental.tasks.getTask(taskId)).rejects.toThrow(/not found/i);
+    expect(await client.experimental.tasks.cancelTask(taskId)).toMatchObject({ taskId, status: "cancelled" });
+    expect((await new Client(stack.url, stack.apiKey).request("GET", `/v1/runs/${taskId}`)).body.status).toBe("cancelled");
   });
 
   it("cancel_run stops a waiting run", async () => {

@@ -110,6 +110,16 @@ describe("the README's walk-throughs, as written", () => {
     expect(await readFile(path.join(dir, "data-analysis-report.slides.html"), "utf8")).toContain('<section class="slide');
   }, 240_000);
 
+  it("an AG-UI HttpAgent: its run pauses for a write, the next run approves it through resume, the answer comes", async () => {
+    const block = bashBlocks("### Agent protocols: AG-UI").find((b) => b.includes("HttpAgent"));
+    // Pasted in the project folder, as the README says: its packages are what `require` finds.
+    const { code, out } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/paused: \[\s*'Run write_artifact/);
+    expect(out).toContain("17*23 = 391");
+    expect(out).toContain("Files: report.md");
+  }, 120_000);
+
   it("approving a write: pasted as one block, it waits for the question and approves", async () => {
     const [block] = bashBlocks("### Approving a write");
     const { code, out } = await paste(block!, { KEY: stack.apiKey });
