@@ -51,7 +51,7 @@ function modelFor(config: Config): ChatModel {
     const openai = new OpenAIModel({
       model,
       baseURL: config.OPENAI_BASE_URL,
-      apiKey: key ? key.read : config.OPENAI_API_KEY,
+      apiKey: key ? () => key.read() : config.OPENAI_API_KEY,
       timeoutMs: config.LLM_TIMEOUT_MS,
       maxRetries: config.LLM_MAX_RETRIES,
       maxTokensField: maxTokensField(config),

@@ -8,7 +8,7 @@ import { readArtifact } from "../../shared/tools/artifacts.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { runCodeTool } from "../../shared/tools/runCode.js";
 import * as XLSX from "@e965/xlsx";
-import { legacyWorkbook, pdfDocument, salesWorkbook, wordDocument } from "../support/documents.js";
+import { legacyWorkbook, pdfDocument, salesWorkbook, wordDocument, writtenMemo } from "../support/documents.js";
 
 /**
  * Files people send (spreadsheets: .xlsx, Excel 97–2003 .xls and CSV; Word documents; PDFs):
@@ -97,6 +97,20 @@ describe("documents as Markdown", () => {
   it("a PDF: its text page by page", async () => {
     const markdown = await documentMarkdown("brief.pdf", pdfDocument(["Revenue rose (12%) in Q3", "Costs fell in Q4"]));
     expect(markdown).toBe("## Page 1\n\nRevenue rose (12%) in Q3\n\n## Page 2\n\nCosts fell in Q4");
+  });
+
+  it("a Word document written by a word processor (LibreOffice): its headings, text and list, accents and dashes intact", async () => {
+    const markdown = await documentMarkdown("memo.docx", writtenMemo("docx"));
+    expect(markdown).toMatch(/^# Quarterly memo\n\nSales grew in the north by 12 % — ahead of plan, said Zoë\.\n\n## Next steps\n\n-\s+Hire two people\n-\s+Open the Lyon office\n/);
+    expect(markdown).toMatch(/## Appendix\n\nCosts fell in Q4\.$/);
+  });
+
+  it("a PDF written by an office suite (LibreOffice: embedded fonts, compressed streams): its text under each page's heading", async () => {
+    const markdown = await documentMarkdown("memo.pdf", writtenMemo("pdf"));
+    const [first, second] = markdown.split("\n\n## Page 2\n\n");
+    expect(first).toMatch(/^## Page 1\n\nQuarterly memo\nSales grew in the north by 12 % — ahead of plan, said Zoë\.\nNext steps\n• Hire two people\n• Open the Lyon office\n/);
+    expect(first).toContain("north 220");
+    expect(second).toBe("Appendix\nCosts fell in Q4.");
   });
 
   it("a workbook's sheets as CSV files named after the workbook and the sheet", async () => {

@@ -45,7 +45,7 @@ describe("the model key", () => {
   it("is read again after the provider refused it (401): the fixed key is used on the next call", async () => {
     const { state, client } = secret("old-key");
     const key = new SecretKey(client, "arn:secret");
-    const model = forgettingRefusedKey(new OpenAIModel({ model: "m", baseURL: url, apiKey: key.read, maxRetries: 0, timeoutMs: 10_000 }), key);
+    const model = forgettingRefusedKey(new OpenAIModel({ model: "m", baseURL: url, apiKey: () => key.read(), maxRetries: 0, timeoutMs: 10_000 }), key);
     const ask = () => model.complete({ messages: [{ role: "user", content: "hi" }] });
     await expect(ask()).rejects.toThrow(/401/);
     state.value = "new-key"; // the operator fixes the secret
