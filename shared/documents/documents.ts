@@ -1,5 +1,5 @@
 import { fileText, type StoredFile } from "../ports/files.js";
-import { htmlToMarkdown } from "../web/readable.js";
+import { htmlToMarkdown, markdownTable } from "../web/readable.js";
 import { lazyImport } from "../lazyImport.js";
 
 /**
@@ -188,13 +188,7 @@ export async function csvSheet(name: string, bytes: Uint8Array): Promise<Sheet> 
 }
 
 /** A sheet as a Markdown table, its first row the header. */
-function sheetTable(sheet: Sheet): string {
-  if (!sheet.rows.length) return "(empty)";
-  const cell = (text: string) => text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\r?\n/g, "<br>");
-  const line = (row: string[]) => `| ${row.map(cell).join(" | ")} |`;
-  const [header, ...body] = sheet.rows;
-  return [line(header!), `|${header!.map(() => " --- ").join("|")}|`, ...body.map(line)].join("\n");
-}
+const sheetTable = (sheet: Sheet): string => markdownTable(sheet.rows);
 
 /** A sheet as CSV (RFC 4180: fields with commas, quotes or line breaks quoted). */
 export function sheetCsv(sheet: Sheet): string {

@@ -24,6 +24,11 @@ const ARTICLE = `<!doctype html><html><head><title>Solar power - Example</title>
 <p>Analysts expect solar to stay the fastest-growing source of power for the rest of the decade.</p></article>
 <footer>Copyright Example</footer></body></html>`;
 
+const TABLE_PAGE = `<!doctype html><html><head><title>Capacity</title></head><body><article><h1>Capacity by year</h1>
+<p>Installed solar capacity, in gigawatts, as the agency reported it at the end of each year.</p>
+<table><thead><tr><th>year</th><th>capacity (GW)</th></tr></thead><tbody><tr><td>2025</td><td>1,800</td></tr><tr><td>2026</td><td>2,340 | est.</td></tr></tbody></table>
+<p>The figure for 2026 is an estimate until the final report.</p></article></body></html>`;
+
 let server: Server;
 const searchRequests: string[] = [];
 let base: string;
@@ -35,6 +40,7 @@ beforeAll(async () => {
     const url = new URL(req.url!, "http://x");
     const hop = /^\/hop\/(\d+)$/.exec(url.pathname);
     if (url.pathname === "/article") return res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ARTICLE);
+    if (url.pathname === "/table") return res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(TABLE_PAGE);
     if (hop) return res.writeHead(302, { location: Number(hop[1]) > 0 ? `/hop/${Number(hop[1]) - 1}` : "/article" }).end();
     if (url.pathname === "/to-metadata") return res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
     if (url.pathname === "/big") return res.writeHead(200, { "content-type": "text/html", "content-length": String(200_000) }).end("x".repeat(200_000));
@@ -90,6 +96,11 @@ describe("web_fetch", () => {
     expect(output).toMatch(/-\s+More rooftop solar/);
     expect(output).toContain(`[battery prices](${base}/batteries)`);
     expect(output).not.toMatch(/tracking|Copyright|About\]/);
+  });
+
+  it("keeps a table's rows and columns as a Markdown table", async () => {
+    const { output } = await call(webFetchTool(limits()), { url: `${base}/table` });
+    expect(output).toContain("the end of each year.\n\n| year | capacity (GW) |\n| --- | --- |\n| 2025 | 1,800 |\n| 2026 | 2,340 \\| est. |\n\nThe figure for 2026");
   });
 
   it("follows redirects up to the limit and cites where it ended", async () => {
