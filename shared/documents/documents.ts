@@ -67,9 +67,9 @@ export async function documentMarkdown(name: string, bytes: Uint8Array): Promise
   const kind = checked(name, bytes);
   const markdown =
     kind === "workbook"
-      ? (await readSheets(name, bytes)).map((sheet) => `## Sheet: ${sheet.name}\n\n${sheetTable(sheet)}`).join("\n\n")
+      ? (await readSheets(name, bytes)).map((sheet) => `## Sheet: ${sheet.name}\n\n${markdownTable(sheet.rows)}`).join("\n\n")
       : kind === "csv"
-        ? sheetTable(await csvSheet(name, bytes))
+        ? markdownTable(await csvRows(name, bytes))
         : kind === "docx"
           ? await docxMarkdown(name, bytes)
           : await pdfMarkdown(name, bytes);
@@ -168,11 +168,11 @@ function withoutTrailingEmptyRows(rows: string[][]): string[][] {
 }
 
 /**
- * A CSV file (RFC 4180, UTF-8, a byte-order mark allowed) as one sheet. Lenient where the meaning
- * is plain (short rows are padded, a stray quote inside a field is kept); a quote that never
+ * A CSV file's rows (RFC 4180, UTF-8, a byte-order mark allowed). Lenient where the meaning
+ * is plain (rows may be short, a stray quote inside a field is kept); a quote that never
  * closes, or bytes that are not text, are errors: the rest of the file could not be trusted.
  */
-export async function csvSheet(name: string, bytes: Uint8Array): Promise<Sheet> {
+async function csvRows(name: string, bytes: Uint8Array): Promise<string[][]> {
   if (bytes.includes(0)) throw new DocumentError(`${name} is not a readable CSV file (it holds binary data, not text).`);
   const { parse } = await lazyImport(() => import("csv-parse"), "csv-parse");
   const rows = await new Promise<string[][]>((resolve, reject) =>
@@ -183,12 +183,8 @@ export async function csvSheet(name: string, bytes: Uint8Array): Promise<Sheet> 
     ),
   );
   if (rows.length > DOCUMENT_LIMITS.maxRows) throw new DocumentError(`${name} has more than ${DOCUMENT_LIMITS.maxRows} rows; at most ${DOCUMENT_LIMITS.maxRows} are read.`);
-  const width = Math.max(0, ...rows.map((row) => row.length));
-  return { name: name.replace(/\.[^.]+$/, ""), rows: rows.map((row) => [...row, ...Array<string>(width - row.length).fill("")]) };
+  return rows;
 }
-
-/** A sheet as a Markdown table, its first row the header. */
-const sheetTable = (sheet: Sheet): string => markdownTable(sheet.rows);
 
 /** A sheet as CSV (RFC 4180: fields with commas, quotes or line breaks quoted). */
 export function sheetCsv(sheet: Sheet): string {

@@ -10,7 +10,13 @@ export interface ReadablePage {
 const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
 turndown.remove(["script", "style", "noscript", "iframe", "form"] as any);
 // Turndown alone keeps a table's cells as loose paragraphs: which value was in which row and column is lost.
-turndown.addRule("table", { filter: "table", replacement: (_content, table) => `\n\n${markdownTable(tableRows(table as unknown as DomNode))}\n\n` });
+turndown.addRule("table", {
+  filter: "table",
+  replacement: (_content, table) => {
+    const rows = tableRows(table as unknown as DomNode);
+    return rows.length ? `\n\n${markdownTable(rows)}\n\n` : "";
+  },
+});
 
 /** What the rule reads of turndown's DOM nodes. */
 interface DomNode {
@@ -28,7 +34,7 @@ function tableRows(table: DomNode): string[][] {
 /** Rows as a Markdown table, the first row its header; short rows padded, pipes escaped, line breaks as <br>. */
 export function markdownTable(rows: string[][]): string {
   if (!rows.length) return "(empty)";
-  const width = Math.max(...rows.map((row) => row.length));
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
   const cell = (text: string) => text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\r?\n/g, "<br>");
   const line = (row: string[]) => `| ${Array.from({ length: width }, (_, i) => cell(row[i] ?? "")).join(" | ")} |`;
   const [header, ...body] = rows;
