@@ -7,6 +7,8 @@ const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v 
 const CORS_ORIGINS = /^\s*(\*|https?:\/\/[^\s/,]+(\s*,\s*https?:\/\/[^\s/,]+)*)\s*$/;
 /** A complete Secrets Manager ARN: …:secret:<name>-<6 characters>, as IAM policies need it. */
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+const secretArn = (setting: string) =>
+  z.string().regex(SECRET_ARN, `${setting} must be the secret's complete ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), as \`aws secretsmanager describe-secret\` prints it`);
 
 /**
  * What a deployment can set: StepwiseProps and `cdk deploy -c name=value` take the same names,
@@ -19,10 +21,7 @@ export const DeploymentSettings = z
     /** An OpenAI-compatible endpoint; unset means api.openai.com. */
     openAiBaseUrl: z.url().optional(),
     /** The Secrets Manager secret (a plain string) holding the model API key. */
-    openAiApiKeySecretArn: z
-      .string()
-      .regex(SECRET_ARN, "openAiApiKeySecretArn must be the secret's complete ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), as `aws secretsmanager describe-secret` prints it")
-      .optional(),
+    openAiApiKeySecretArn: secretArn("openAiApiKeySecretArn").optional(),
     functionCallMode: z.enum(["native", "json"]).optional(),
     /** Per-role generation settings (model, temperature, maxOutputTokens, reasoningEffort), as an object or its JSON. */
     roleSettings: RoleSettingsInput.optional(),
@@ -65,9 +64,11 @@ export const DeploymentSettings = z
     webFetchMaxBytes: positiveInt.optional(),
     webFetchMaxRedirects: z.coerce.number().int().min(0).max(10).optional(),
     webFetchAllowHttp: flag.optional(),
-    /** web_search and deep_search: which provider (none: not offered), and SearXNG's address. */
-    webSearchProvider: z.enum(["none", "searxng", "files"]).optional(),
+    /** web_search and deep_search: which provider (none: not offered), SearXNG's address, the search APIs' keys (Secrets Manager secrets, like the model's). */
+    webSearchProvider: z.enum(["none", "searxng", "files", "tavily", "brave"]).optional(),
     searxngUrl: z.url().optional(),
+    tavilyApiKeySecretArn: secretArn("tavilyApiKeySecretArn").optional(),
+    braveApiKeySecretArn: secretArn("braveApiKeySecretArn").optional(),
     /** Browsers: origins that may call the API and the stream (none by default: the console is same-origin). */
     corsAllowedOrigins: z
       .string()
@@ -107,6 +108,12 @@ export const DeploymentSettings = z
   })
   .refine((s) => s.webSearchProvider !== "searxng" || s.searxngUrl, {
     message: "webSearchProvider=searxng needs searxngUrl (the SearXNG instance's address), e.g. `cdk deploy -c webSearchProvider=searxng -c searxngUrl=https://search.example.com`",
+  })
+  .refine((s) => s.webSearchProvider !== "tavily" || s.tavilyApiKeySecretArn, {
+    message: "webSearchProvider=tavily needs tavilyApiKeySecretArn (a Secrets Manager secret holding the Tavily API key), e.g. `cdk deploy -c webSearchProvider=tavily -c tavilyApiKeySecretArn=arn:aws:secretsmanager:…`",
+  })
+  .refine((s) => s.webSearchProvider !== "brave" || s.braveApiKeySecretArn, {
+    message: "webSearchProvider=brave needs braveApiKeySecretArn (a Secrets Manager secret holding the Brave Search API key), e.g. `cdk deploy -c webSearchProvider=brave -c braveApiKeySecretArn=arn:aws:secretsmanager:…`",
   })
   .refine((s) => s.openAiApiKeySecretArn || s.openAiBaseUrl, {
     message:
@@ -148,6 +155,8 @@ export const FUNCTION_ENVIRONMENT = {
   webFetchAllowHttp: "WEB_FETCH_ALLOW_HTTP",
   webSearchProvider: "WEB_SEARCH_PROVIDER",
   searxngUrl: "SEARXNG_URL",
+  tavilyApiKeySecretArn: "TAVILY_API_KEY_SECRET_ARN",
+  braveApiKeySecretArn: "BRAVE_API_KEY_SECRET_ARN",
   corsAllowedOrigins: "CORS_ALLOWED_ORIGINS",
   streamTokenSeconds: "STREAM_TOKEN_SECONDS",
   modelPriceInputPerMtok: "MODEL_PRICE_INPUT_PER_MTOK",

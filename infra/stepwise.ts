@@ -11,7 +11,7 @@ import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./conso
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
-import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
@@ -113,11 +113,15 @@ export class Stepwise extends Construct {
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment });
     const toolGrants = declaredGrants(stepwiseTools(loadConfig({ ...environment, TABLE_NAME: table.tableName })));
-    const apiKeySecret = settings.openAiApiKeySecretArn ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn) : undefined;
+    // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
+    const searchKeyArn = settings.webSearchProvider === "tavily" ? settings.tavilyApiKeySecretArn : settings.webSearchProvider === "brave" ? settings.braveApiKeySecretArn : undefined;
+    const keySecrets: ISecret[] = [];
+    if (settings.openAiApiKeySecretArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn));
+    if (searchKeyArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "SearchApiKey", searchKeyArn));
     for (const fn of Object.values(this.steps.functions)) {
       table.grant(fn, ...TABLE_READ, ...TABLE_WRITE);
       notifications.grantSendMessages(fn);
-      apiKeySecret?.grantRead(fn);
+      for (const secret of keySecrets) secret.grantRead(fn);
       toolSourceKey.grantDecrypt(fn);
       // The agent loop keeps whole tool outputs and long texts as files; the tools get what they declare.
       tools.grantFiles(fn);

@@ -45,7 +45,7 @@ export function lambdaProps(scope: Construct, id: string, entry: string, table: 
  * The work products' libraries (documents, charts, slides): loaded on first use by the tools, so
  * only the agent functions ship them (agentFunctions.ts); every other function leaves them out.
  */
-export const WORK_PRODUCT_LIBRARIES = ["exceljs", "mammoth", "unpdf", "vega", "vega-lite", "pptxgenjs", "@resvg/resvg-js"];
+export const WORK_PRODUCT_LIBRARIES = ["exceljs", "@e965/xlsx", "csv-parse", "mammoth", "unpdf", "vega", "vega-lite", "pptxgenjs", "@resvg/resvg-js"];
 
 export const BUNDLING = {
   externalModules: WORK_PRODUCT_LIBRARIES,

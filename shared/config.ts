@@ -115,11 +115,14 @@ export const Config = z.object({
   WEB_FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(5),
   WEB_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
   WEB_FETCH_ALLOW_HTTP: z.stringbool().default(true),
-  /** web_search and deep_search: which provider (none: the tools are not offered), SearXNG's address, the search APIs' keys. */
+  /** web_search and deep_search: which provider (none: the tools are not offered), SearXNG's address. */
   WEB_SEARCH_PROVIDER: z.enum(["none", "searxng", "files", "tavily", "brave"]).default("none"),
   SEARXNG_URL: z.string().url().optional(),
+  /** The search APIs' keys: as they are (locally), or the Secrets Manager secrets holding them (deployed; these win when both are set). */
   TAVILY_API_KEY: z.string().min(1).optional(),
   BRAVE_API_KEY: z.string().min(1).optional(),
+  TAVILY_API_KEY_SECRET_ARN: z.string().min(1).optional(),
+  BRAVE_API_KEY_SECRET_ARN: z.string().min(1).optional(),
   /** The search APIs' addresses (their public ones unless set: a proxy, or a test server). */
   TAVILY_URL: z.string().url().default("https://api.tavily.com"),
   BRAVE_URL: z.string().url().default("https://api.search.brave.com"),

@@ -1,4 +1,4 @@
-import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { KMSClient } from "@aws-sdk/client-kms";
 import type { SFNClient } from "@aws-sdk/client-sfn";
 import { createBaseServices, type BaseServices } from "./baseServices.js";
@@ -9,6 +9,7 @@ import { RoleModel } from "./llm/roleModel.js";
 import type { ChatModel } from "./llm/types.js";
 import type { Ports } from "./ports/index.js";
 import { EnvelopeCipher } from "./secrets/envelope.js";
+import { SecretKey, type ApiKeySource } from "./secrets/secretKey.js";
 import { ToolSourceStore } from "./store/toolSources.js";
 import { catalogWith } from "./tools/builtins.js";
 import { McpToolCatalog } from "./tools/mcp/catalog.js";
@@ -25,43 +26,8 @@ export interface Services extends BaseServices, Pick<Ports, "model" | "tools"> {
   secrets: EnvelopeCipher;
 }
 
-/** How long a model key read from Secrets Manager is used before it is read again. */
-export const MODEL_KEY_TTL_MS = 5 * 60_000;
-
-/**
- * The model key in Secrets Manager: read when a call needs it, again once MODEL_KEY_TTL_MS have
- * passed, and at once after the model refused it (401). A rotated or corrected key is seen within
- * minutes by warm containers too, so "fix the key, then resume" works without a deploy.
- */
-export class SecretKey {
-  private value?: Promise<string>;
-  private readAt = 0;
-
-  constructor(
-    private readonly secrets: Pick<SecretsManagerClient, "send">,
-    private readonly secretId: string,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  read = (): Promise<string> => {
-    if (!this.value || this.now() - this.readAt >= MODEL_KEY_TTL_MS) {
-      this.readAt = this.now();
-      const value = this.secrets.send(new GetSecretValueCommand({ SecretId: this.secretId })).then((secret) => secret.SecretString ?? "");
-      value.catch(() => {
-        if (this.value === value) this.value = undefined; // try again on the next call
-      });
-      this.value = value;
-    }
-    return this.value;
-  };
-
-  forget(): void {
-    this.value = undefined;
-  }
-}
-
 /** The model, forgetting the key when the provider refuses it (HTTP 401), so the next call reads it again. */
-export function forgettingRefusedKey(model: ChatModel, key: SecretKey): ChatModel {
+export function forgettingRefusedKey(model: ChatModel, key: ApiKeySource): ChatModel {
   const status = (error: unknown): unknown => (error as { status?: unknown; cause?: { status?: unknown } })?.status ?? (error as { cause?: { status?: unknown } })?.cause?.status;
   return {
     name: model.name,
@@ -83,7 +49,7 @@ function modelFor(config: Config): ChatModel {
     const openai = new OpenAIModel({
       model,
       baseURL: config.OPENAI_BASE_URL,
-      apiKey: key ? key.read : config.OPENAI_API_KEY,
+      apiKey: key ? () => key.read() : config.OPENAI_API_KEY,
       timeoutMs: config.LLM_TIMEOUT_MS,
       maxRetries: config.LLM_MAX_RETRIES,
       maxTokensField: maxTokensField(config),

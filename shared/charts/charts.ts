@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { z } from "zod";
-import { DocumentError, readSheets, sheetCsv } from "../documents/documents.js";
+import { DocumentError, documentKind, readSheets, sheetCsv } from "../documents/documents.js";
 import { fileText, type FileStore } from "../ports/files.js";
 import { lazyImport } from "../lazyImport.js";
 
@@ -22,8 +22,8 @@ export const ChartInput = z.object({
   spec: z
     .record(z.string(), z.unknown())
     .describe("A Vega-Lite spec (mark, encoding, …) without `data`: the data comes from `data` (a file of the run) or the spec's own `data: {values: […]}`"),
-  data: z.string().min(1).max(120).optional().describe("A file of the run to chart: .csv, .json (an array of objects) or .xlsx (its first sheet, or `sheet`)"),
-  sheet: z.string().max(100).optional().describe("The sheet of an .xlsx file (default: the first)"),
+  data: z.string().min(1).max(120).optional().describe("A file of the run to chart: .csv, .json (an array of objects) or .xlsx/.xls (its first sheet, or `sheet`)"),
+  sheet: z.string().max(100).optional().describe("The sheet of an .xlsx or .xls file (default: the first)"),
 });
 export type ChartInput = z.infer<typeof ChartInput>;
 
@@ -108,7 +108,7 @@ async function fileRows(name: string, sheet: string | undefined, runId: string, 
   const file = await files.get(runId, name);
   if (!file) throw new ChartError(`no file named ${name}. Files: ${(await files.list(runId)).map((f) => f.name).join(", ") || "none"}`);
   const vega = await lazyImport(() => import("vega"), "vega");
-  if (/\.xlsx$/i.test(name)) {
+  if (documentKind(name) === "workbook") {
     let sheets: Awaited<ReturnType<typeof readSheets>>;
     try {
       sheets = await readSheets(name, file.body);
@@ -130,7 +130,7 @@ async function fileRows(name: string, sheet: string | undefined, runId: string, 
     return parsed;
   }
   if (/\.(csv|tsv)$/i.test(name)) return vega.read(fileText(file), { type: /\.tsv$/i.test(name) ? "tsv" : "csv", parse: "auto" });
-  throw new ChartError(`${name} is not a CSV, JSON or .xlsx file`);
+  throw new ChartError(`${name} is not a CSV, JSON or Excel (.xlsx, .xls) file`);
 }
 
 /** Whether the spec names a URL anywhere (data, images, lookups). */

@@ -31,7 +31,7 @@ export const readArtifact = defineTool({
   persona: "Researcher",
   description:
     `Read a file of this run: ${MAX_READ_CHARS} characters at most per call, from \`offset\` (0 first); a longer file is read on from where the last read stopped. ` +
-    "Spreadsheets (.xlsx), Word documents (.docx) and PDFs are read as Markdown: each sheet a table under its name, a PDF's text by page.",
+    "Spreadsheets (.xlsx, .xls, .csv), Word documents (.docx) and PDFs are read as Markdown: each sheet a table under its name (a CSV file one table), a PDF's text by page.",
   access: "read",
   grants: ["files:read"],
   parameters: z.object({

@@ -7,7 +7,7 @@ export const chartTool = defineTool({
   name: "chart",
   persona: "Data visualizer",
   description:
-    "Draw a chart from a Vega-Lite spec (mark, encoding, transform, …) over a file of the run (`data`: .csv, .json or .xlsx) or the spec's inline `data.values`. " +
+    "Draw a chart from a Vega-Lite spec (mark, encoding, transform, …) over a file of the run (`data`: .csv, .json, .xlsx or .xls) or the spec's inline `data.values`. " +
     "Saved as <title>.svg and <title>.png files of the run; write_report can embed the same chart (its `charts`).",
   access: "write",
   grants: ["files:read", "files:write"],

@@ -26,7 +26,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
     description:
       "Run Python 3 (standard library: csv, json, statistics, math, datetime, re, …; no network, no pip). " +
       "The run's files are read-only in files/ (e.g. open('files/data.csv')); a spreadsheet is there too as one CSV per sheet beside it " +
-      "(files/sales.xlsx → files/sales.<sheet name>.csv). Files written to output/ (subfolders too) become files of the run. " +
+      "(.xlsx or .xls: files/sales.xlsx → files/sales.<sheet name>.csv). Files written to output/ (subfolders too) become files of the run. " +
       "Print what you want to see; the value of a last expression is shown too. " +
       `Limits: ${limits.timeoutMs / 1000} s, ${limits.memoryMb} MB.`,
     access: "write",
@@ -67,8 +67,7 @@ async function sheetsOf(stored: StoredFile[], taken: Set<string>): Promise<{ she
   const sheets: { name: string; body: Uint8Array }[] = [];
   const unread: string[] = [];
   for (const file of stored) {
-    const kind = documentKind(file.name);
-    if (kind !== "workbook" && kind !== "legacy-workbook") continue;
+    if (documentKind(file.name) !== "workbook") continue;
     try {
       for (const sheet of await sheetCsvFiles(file.name, file.body)) {
         if (!taken.has(sheet.name)) sheets.push({ name: sheet.name, body: Buffer.from(sheet.csv, "utf8") });

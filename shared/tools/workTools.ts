@@ -1,6 +1,8 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { Config } from "../config.js";
 import { LambdaSandbox } from "../sandbox/lambdaSandbox.js";
+import { fixedKey, SecretKey, type ApiKeySource } from "../secrets/secretKey.js";
 import type { FetchLimits } from "../web/fetchPage.js";
 import { BraveProvider, RunFilesProvider, SearxngProvider, TavilyProvider, type SearchProvider } from "../web/search.js";
 import { chartTool } from "./chart.js";
@@ -50,13 +52,16 @@ function searchProvider(config: Config, limits: FetchLimits): SearchProvider | u
     if (!config.SEARXNG_URL) throw new Error("WEB_SEARCH_PROVIDER=searxng needs SEARXNG_URL");
     return new SearxngProvider(config.SEARXNG_URL, limits);
   }
-  if (config.WEB_SEARCH_PROVIDER === "tavily") {
-    if (!config.TAVILY_API_KEY) throw new Error("WEB_SEARCH_PROVIDER=tavily needs TAVILY_API_KEY");
-    return new TavilyProvider(config.TAVILY_API_KEY, limits, config.TAVILY_URL);
-  }
-  if (config.WEB_SEARCH_PROVIDER === "brave") {
-    if (!config.BRAVE_API_KEY) throw new Error("WEB_SEARCH_PROVIDER=brave needs BRAVE_API_KEY");
-    return new BraveProvider(config.BRAVE_API_KEY, limits, config.BRAVE_URL);
-  }
+  if (config.WEB_SEARCH_PROVIDER === "tavily") return new TavilyProvider(searchKey(config, "TAVILY"), limits, config.TAVILY_URL);
+  if (config.WEB_SEARCH_PROVIDER === "brave") return new BraveProvider(searchKey(config, "BRAVE"), limits, config.BRAVE_URL);
   return undefined;
+}
+
+/** A search API's key: its Secrets Manager secret (read when a search needs it), or the key itself from the environment. */
+function searchKey(config: Config, api: "TAVILY" | "BRAVE"): ApiKeySource {
+  const secretArn = config[`${api}_API_KEY_SECRET_ARN`];
+  if (secretArn) return new SecretKey(new SecretsManagerClient({ region: config.AWS_REGION }), secretArn);
+  const key = config[`${api}_API_KEY`];
+  if (key) return fixedKey(key);
+  throw new Error(`WEB_SEARCH_PROVIDER=${api.toLowerCase()} needs ${api}_API_KEY (or ${api}_API_KEY_SECRET_ARN, a Secrets Manager secret holding it)`);
 }

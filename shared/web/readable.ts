@@ -9,8 +9,39 @@ export interface ReadablePage {
 
 const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
 turndown.remove(["script", "style", "noscript", "iframe", "form"] as any);
+// Turndown alone keeps a table's cells as loose paragraphs: which value was in which row and column is lost.
+turndown.addRule("table", {
+  filter: "table",
+  replacement: (_content, table) => {
+    const rows = tableRows(table as unknown as DomNode);
+    return rows.length ? `\n\n${markdownTable(rows)}\n\n` : "";
+  },
+});
 
-/** HTML as Markdown (ATX headings, fenced code, '-' bullets); scripts, styles and forms dropped. */
+/** What the rule reads of turndown's DOM nodes. */
+interface DomNode {
+  nodeName: string;
+  childNodes: ArrayLike<DomNode>;
+}
+
+/** A table's rows (its own, not a nested table's), each cell's content as one line of Markdown. */
+function tableRows(table: DomNode): string[][] {
+  const children = (node: DomNode, ...names: string[]) => Array.from(node.childNodes).filter((child) => names.includes(child.nodeName));
+  const rows = children(table, "TR", "THEAD", "TBODY", "TFOOT").flatMap((part) => (part.nodeName === "TR" ? [part] : children(part, "TR")));
+  return rows.map((row) => children(row, "TH", "TD").map((cell) => turndown.turndown(cell as unknown as TurndownService.Node).trim()));
+}
+
+/** Rows as a Markdown table, the first row its header; short rows padded, pipes escaped, line breaks as <br>. */
+export function markdownTable(rows: string[][]): string {
+  if (!rows.length) return "(empty)";
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
+  const cell = (text: string) => text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\r?\n/g, "<br>");
+  const line = (row: string[]) => `| ${Array.from({ length: width }, (_, i) => cell(row[i] ?? "")).join(" | ")} |`;
+  const [header, ...body] = rows;
+  return [line(header!), `|${Array<string>(width).fill(" --- ").join("|")}|`, ...body.map(line)].join("\n");
+}
+
+/** HTML as Markdown (ATX headings, fenced code, '-' bullets, tables); scripts, styles and forms dropped. */
 export const htmlToMarkdown = (html: string): string => turndown.turndown(html).trim();
 
 /** A page's main text as Markdown: Readability finds the article, Turndown writes it. */

@@ -1,4 +1,5 @@
 import { fileText, type FileStore } from "../ports/files.js";
+import type { ApiKeySource } from "../secrets/secretKey.js";
 import { fetchPage, type FetchLimits } from "./fetchPage.js";
 import { pageText, type ReadablePage } from "./readable.js";
 
@@ -45,8 +46,18 @@ abstract class WebSearchProvider implements SearchProvider {
   protected async call(url: URL, init: RequestInit, scope: SearchScope): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.limits.timeoutMs);
     const response = await fetch(url, { ...init, headers: { accept: "application/json", ...init.headers }, signal: scope.signal ? AbortSignal.any([scope.signal, timeout]) : timeout });
-    if (!response.ok) throw new Error(`the ${this.name} search API answered ${response.status}`);
+    if (!response.ok) throw Object.assign(new Error(`the ${this.name} search API answered ${response.status}`), { status: response.status });
     return response.json();
+  }
+
+  /** A call made with the API key; a key the service refused (401) is read again for the next call (a secret fixed or rotated). */
+  protected async withKey<T>(key: ApiKeySource, call: (value: string) => Promise<T>): Promise<T> {
+    try {
+      return await call(await key.read());
+    } catch (error) {
+      if ((error as { status?: unknown }).status === 401) key.forget();
+      throw error;
+    }
   }
 
   /** Web hits only (http and https), at most `limit`, snippets cut. */
@@ -86,7 +97,7 @@ export class TavilyProvider extends WebSearchProvider {
   readonly name = "tavily";
 
   constructor(
-    private readonly apiKey: string,
+    private readonly apiKey: ApiKeySource,
     limits: FetchLimits,
     private readonly baseUrl = "https://api.tavily.com",
   ) {
@@ -94,10 +105,12 @@ export class TavilyProvider extends WebSearchProvider {
   }
 
   async search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]> {
-    const body = (await this.call(
-      endpoint(this.baseUrl, "search"),
-      { method: "POST", headers: { authorization: `Bearer ${this.apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ query, max_results: limit, search_depth: "basic" }) },
-      scope,
+    const body = (await this.withKey(this.apiKey, (key) =>
+      this.call(
+        endpoint(this.baseUrl, "search"),
+        { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ query, max_results: limit, search_depth: "basic" }) },
+        scope,
+      ),
     )) as { results?: { title?: string; url?: string; content?: string }[] };
     return this.hits((body.results ?? []).map((r) => ({ ...r, snippet: r.content })), limit);
   }
@@ -108,7 +121,7 @@ export class BraveProvider extends WebSearchProvider {
   readonly name = "brave";
 
   constructor(
-    private readonly apiKey: string,
+    private readonly apiKey: ApiKeySource,
     limits: FetchLimits,
     private readonly baseUrl = "https://api.search.brave.com",
   ) {
@@ -119,7 +132,7 @@ export class BraveProvider extends WebSearchProvider {
     const url = endpoint(this.baseUrl, "res/v1/web/search");
     url.searchParams.set("q", query);
     url.searchParams.set("count", String(Math.min(limit, 20)));
-    const body = (await this.call(url, { headers: { "x-subscription-token": this.apiKey } }, scope)) as { web?: { results?: { title?: string; url?: string; description?: string }[] } };
+    const body = (await this.withKey(this.apiKey, (key) => this.call(url, { headers: { "x-subscription-token": key } }, scope))) as { web?: { results?: { title?: string; url?: string; description?: string }[] } };
     // Brave marks the query's words in snippets with <strong>: plain text for the model.
     return this.hits((body.web?.results ?? []).map((r) => ({ ...r, snippet: r.description?.replace(/<\/?strong>/g, "") })), limit);
   }

@@ -2,7 +2,7 @@ import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/config.js";
 import { AGENT_STEPS } from "../../infra/handlers.js";
-import { allowedActions, functionsOf, MODEL_KEY_SECRET_ARN, synthesize } from "../support/template.js";
+import { allowedActions, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
 const { stack, template } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, alarmEmail: "ops@example.com" });
@@ -175,6 +175,30 @@ describe("least privilege", () => {
   });
 });
 
+const TAVILY_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/tavily-GhIjKl";
+const BRAVE_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/brave-MnOpQr";
+
+describe("API keys in Secrets Manager", () => {
+  it.each([
+    ["tavily", { tavilyApiKeySecretArn: TAVILY_KEY_SECRET_ARN }, TAVILY_KEY_SECRET_ARN, "TAVILY_API_KEY_SECRET_ARN"],
+    ["brave", { braveApiKeySecretArn: BRAVE_KEY_SECRET_ARN, tavilyApiKeySecretArn: TAVILY_KEY_SECRET_ARN }, BRAVE_KEY_SECRET_ARN, "BRAVE_API_KEY_SECRET_ARN"],
+  ])("webSearchProvider=%s: the agents may read the model's key and the search API's key (only the chosen provider's), nothing else may, and the template holds only the ARN", (provider, keys, searchKey, variable) => {
+    const { stack: deployed, template: t } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, webSearchProvider: provider, ...keys } as any);
+    const fns = functionsOf(deployed).filter((f) => f.entry);
+    const agents = fns.filter((f) => f.path.includes("/Steps/"));
+    expect(agents.length).toBeGreaterThan(5);
+    for (const fn of agents) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN, searchKey].sort());
+    for (const fn of fns.filter((f) => !agents.includes(f))) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([]);
+    const executeTask = t.toJSON().Resources[agents.find((f) => f.path.endsWith("/ExecuteTask"))!.logicalId].Properties.Environment.Variables;
+    expect(executeTask).toMatchObject({ WEB_SEARCH_PROVIDER: provider, [variable]: searchKey });
+    expect(executeTask.TAVILY_API_KEY ?? executeTask.BRAVE_API_KEY).toBeUndefined();
+  });
+
+  it("without a search API, no search key is readable", () => {
+    for (const fn of functionsOf(stack).filter((f) => f.path.includes("/Steps/"))) expect(readableSecrets(template, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN]);
+  });
+});
+
 describe("configuration parity: every deployment setting reaches every function's environment", () => {
   const samples: Record<keyof typeof FUNCTION_ENVIRONMENT, string> = {
     model: "qwen-max",
@@ -209,6 +233,8 @@ describe("configuration parity: every deployment setting reaches every function'
     webFetchAllowHttp: "false",
     webSearchProvider: "searxng",
     searxngUrl: "https://search.example.com",
+    tavilyApiKeySecretArn: TAVILY_KEY_SECRET_ARN,
+    braveApiKeySecretArn: BRAVE_KEY_SECRET_ARN,
     corsAllowedOrigins: "https://app.example.com,https://admin.example.com:8443",
     streamTokenSeconds: "120",
     modelPriceInputPerMtok: "2.5",
@@ -235,8 +261,9 @@ describe("configuration parity: every deployment setting reaches every function'
     // Rows for the local stack, and variables the stack sets itself, are not deployment settings.
     const documented = rows.filter((r) => !r.includes("local stack") && !r.includes("set by the stack")).flatMap((r) => [...r.split("|")[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!));
     expect(documented.length).toBeGreaterThan(8);
-    // OPENAI_API_KEY is never in a deployment: its secret's ARN is (openAiApiKeySecretArn).
-    expect(documented.filter((v) => v !== "OPENAI_API_KEY" && !deployable.has(v as any))).toEqual([]);
+    // An API key (the model's, a search API's) is never in a deployment: its secret's ARN is (openAiApiKeySecretArn, …).
+    expect(documented.filter((v) => !deployable.has(v as any) && !deployable.has(`${v}_SECRET_ARN` as any))).toEqual([]);
+    expect(documented).toEqual(expect.arrayContaining(["OPENAI_API_KEY", "TAVILY_API_KEY", "BRAVE_API_KEY"]));
   });
 });
 
@@ -263,6 +290,8 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", maxPlanIterations: "21" }, /maxPlanIterations/],
     [{ openAiBaseUrl: "https://x.example.com/v1", maxAgentRounds: "51" }, /maxAgentRounds/],
     [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "25001" }, /historyEventBudget/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", webSearchProvider: "tavily" }, /webSearchProvider=tavily needs tavilyApiKeySecretArn/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", webSearchProvider: "brave", braveApiKeySecretArn: "brave-key" }, /braveApiKeySecretArn must be the secret's complete ARN/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });

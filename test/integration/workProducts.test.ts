@@ -6,7 +6,7 @@ import JSZip from "jszip";
 import { getDocumentProxy } from "unpdf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
-import { pdfDocument, salesWorkbook } from "../support/documents.js";
+import { legacyWorkbook, pdfDocument, salesWorkbook } from "../support/documents.js";
 import { libreOffice } from "../support/libreoffice.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 
@@ -93,6 +93,17 @@ describe("work products in runs", { timeout: 300_000 }, () => {
     expect(converted.status, converted.stderr).toBe(0);
     const pdf = await getDocumentProxy(new Uint8Array(readFileSync(path.join(work, "deck.pdf"))));
     expect(pdf.numPages).toBe(slideNames.length);
+  });
+
+  it("an uploaded Excel 97–2003 workbook (.xls) is analysed over its sheets, as an .xlsx is", async () => {
+    const fileId = await upload("sales.xls", legacyWorkbook(), "application/vnd.ms-excel");
+    const { runId } = await main.submit({ input: "Analyse the attached spreadsheet", mode: "plan_solve", files: [fileId] });
+    const run = await main.waitFor(runId, undefined, 200_000);
+    expect(run.status).toBe("succeeded");
+    const result = (await events(runId)).find((e) => e.type === "tool.result" && e.data.tool === "run_code");
+    // Both sheets as CSV files beside the workbook: the rows and the formula's total, the note of two lines as one cell.
+    expect(result.data.output).toContain("### sales.Sales.csv: 6 rows, 3 columns (region, month, amount)");
+    expect(result.data.output).toContain("### sales.Notes.csv: 2 rows, 2 columns (note, since)");
   });
 
   it("an uploaded PDF is summarized from its text", async () => {

@@ -1,5 +1,6 @@
 import ExcelJS from "exceljs";
 import JSZip from "jszip";
+import { readFileSync } from "node:fs";
 
 /**
  * Documents as people send them, made in the test: an .xlsx written by ExcelJS (two sheets, a
@@ -28,6 +29,23 @@ export async function salesWorkbook(options: { rows?: readonly (readonly (string
   notes.addRow(["Figures in EUR, a | pipe and a, comma"]);
   return Buffer.from(await workbook.xlsx.writeBuffer());
 }
+
+/**
+ * An Excel 97–2003 workbook (BIFF8) as LibreOffice writes it, committed: the sales rows with a
+ * total by formula on "Sales"; on "Notes" a note with a pipe and commas, a date (31 Jan 2026) and a
+ * text of two lines. Made by writing that workbook with ExcelJS as sales.xlsx, then
+ * `soffice --headless --convert-to xls sales.xlsx` (LibreOffice 7.4, Debian's libreoffice-calc).
+ */
+export const legacyWorkbook = (): Buffer => readFileSync(new URL("../fixtures/sales.xls", import.meta.url));
+
+/**
+ * A memo as a word processor writes it, committed: memo.docx (Word 2007 XML) and memo.pdf (two
+ * pages, fonts embedded, streams compressed), both by LibreOffice Writer 7.4 from one HTML page
+ * (a heading, a paragraph with "12 % — … Zoë", a "Next steps" list, a table, and an "Appendix"
+ * on a page of its own): `soffice --headless --infilter="HTML (StarWriter)" --convert-to
+ * 'docx:MS Word 2007 XML' memo.html`, and `--convert-to pdf:writer_pdf_Export` for the PDF.
+ */
+export const writtenMemo = (extension: "docx" | "pdf"): Buffer => readFileSync(new URL(`../fixtures/memo.${extension}`, import.meta.url));
 
 const CONTENT_TYPES = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`;

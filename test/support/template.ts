@@ -59,3 +59,14 @@ export function allowedActions(template: Template, roleLogicalId: string): strin
     .filter((s: any) => s.Effect === "Allow")
     .flatMap((s: any) => [s.Action].flat());
 }
+
+/** The secrets whose values the role may read (secretsmanager:GetSecretValue), by ARN. */
+export function readableSecrets(template: Template, roleLogicalId: string): string[] {
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties?: any }>;
+  return Object.values(resources)
+    .filter((r) => r.Type === "AWS::IAM::Policy" && (r.Properties.Roles ?? []).some((role: any) => role.Ref === roleLogicalId))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement)
+    .filter((s: any) => s.Effect === "Allow" && [s.Action].flat().includes("secretsmanager:GetSecretValue"))
+    .flatMap((s: any) => [s.Resource].flat())
+    .sort();
+}

@@ -6,7 +6,7 @@ import { testToolContext } from "../../shared/testing/toolContext.js";
 import { chartTool } from "../../shared/tools/chart.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { writeReport } from "../../shared/tools/writeReport.js";
-import { salesWorkbook } from "../support/documents.js";
+import { legacyWorkbook, salesWorkbook } from "../support/documents.js";
 
 /** Charts drawn on the server: Vega-Lite over a run file or inline values → SVG (vega) and PNG (resvg). */
 const bars = { mark: "bar", encoding: { x: { field: "region", type: "nominal" }, y: { field: "amount", type: "quantitative", aggregate: "sum" } } };
@@ -17,6 +17,7 @@ async function runFiles() {
   const files = new MemoryFileStore();
   await files.put("run_c", "sales.csv", "region,amount\nnorth,120.5\nsouth,80\nnorth,99.5\nsouth,100\neast,50\n");
   await files.put("run_c", "sales.xlsx", await salesWorkbook());
+  await files.put("run_c", "sales.xls", legacyWorkbook());
   await files.put("run_c", "rows.json", JSON.stringify([{ region: "west", amount: 7 }]));
   return files;
 }
@@ -25,6 +26,7 @@ describe("charts", () => {
   it.each([
     ["a CSV file", { data: "sales.csv" }, ["region: east; Sum of amount: 50", "region: north; Sum of amount: 220", "region: south; Sum of amount: 180"]],
     ["a workbook's first sheet", { data: "sales.xlsx" }, ["region: east; Sum of amount: 50", "region: north; Sum of amount: 220", "region: south; Sum of amount: 180"]],
+    ["an Excel 97–2003 workbook's sheet", { data: "sales.xls", sheet: "Sales" }, ["region: east; Sum of amount: 50", "region: north; Sum of amount: 220", "region: south; Sum of amount: 180", "region: total; Sum of amount: 450"]],
     ["a JSON array", { data: "rows.json" }, ["region: west; Sum of amount: 7"]],
   ])("draws %s: the SVG has one bar per region with its total", async (_, data, labels) => {
     const chart = await renderChart({ title: "Sales", spec: bars, ...data }, "run_c", await runFiles());

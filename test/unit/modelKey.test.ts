@@ -2,11 +2,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenAIModel } from "../../shared/llm/openaiModel.js";
-import { forgettingRefusedKey, MODEL_KEY_TTL_MS, SecretKey } from "../../shared/services.js";
+import { SECRET_KEY_TTL_MS, SecretKey } from "../../shared/secrets/secretKey.js";
+import { forgettingRefusedKey } from "../../shared/services.js";
 
 /**
  * The model key from Secrets Manager is not kept for a container's life: a key fixed or rotated in
- * the secret is used after the provider refused the old one (401), and within MODEL_KEY_TTL_MS anyway.
+ * the secret is used after the provider refused the old one (401), and within SECRET_KEY_TTL_MS anyway.
  * The provider is an OpenAI-compatible server that accepts one key; the secret is a stand-in that
  * answers GetSecretValue with what it currently holds.
  */
@@ -44,7 +45,7 @@ describe("the model key", () => {
   it("is read again after the provider refused it (401): the fixed key is used on the next call", async () => {
     const { state, client } = secret("old-key");
     const key = new SecretKey(client, "arn:secret");
-    const model = forgettingRefusedKey(new OpenAIModel({ model: "m", baseURL: url, apiKey: key.read, maxRetries: 0, timeoutMs: 10_000 }), key);
+    const model = forgettingRefusedKey(new OpenAIModel({ model: "m", baseURL: url, apiKey: () => key.read(), maxRetries: 0, timeoutMs: 10_000 }), key);
     const ask = () => model.complete({ messages: [{ role: "user", content: "hi" }] });
     await expect(ask()).rejects.toThrow(/401/);
     state.value = "new-key"; // the operator fixes the secret
@@ -54,15 +55,15 @@ describe("the model key", () => {
     expect(state.reads).toBe(2); // a good key is not read on every call
   });
 
-  it("is read at most once per MODEL_KEY_TTL_MS while it works, then again", async () => {
+  it("is read at most once per SECRET_KEY_TTL_MS while it works, then again", async () => {
     let now = 0;
     const { state, client } = secret("k1");
     const key = new SecretKey(client, "arn:secret", () => now);
     expect(await key.read()).toBe("k1");
     state.value = "k2";
-    now = MODEL_KEY_TTL_MS - 1;
+    now = SECRET_KEY_TTL_MS - 1;
     expect(await key.read()).toBe("k1");
-    now = MODEL_KEY_TTL_MS;
+    now = SECRET_KEY_TTL_MS;
     expect(await key.read()).toBe("k2");
     expect(state.reads).toBe(2);
   });

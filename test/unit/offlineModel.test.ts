@@ -410,6 +410,15 @@ describe("the offline model knows only its request", () => {
     expect(unlisted.content).toMatch(/no CSV file/);
   });
 
+  it.each([
+    ["an .xls workbook", "Files of this run (read_artifact reads them):\n- sales.xls (application/vnd.ms-excel, 6656 bytes, Uploaded)", ["sales.xls"]],
+    ["an .xlsx workbook beside a CSV file", "Files of this run (read_artifact reads them):\n- sales.xlsx (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, 7323 bytes, Uploaded)\n- extra.csv (text/csv, 20 bytes, Uploaded)", ["sales.xlsx", "extra.csv"]],
+  ])("analyses %s in Python: each named table file is mounted", (_, listing, files) => {
+    const runCode = tool("run_code", { code: { type: "string" } });
+    const reply = respond({ messages: [system(listing), user("Your task: Analyse the attached spreadsheet in Python with run_code")], tools: [runCode] });
+    expect(reply.toolCalls[0]).toMatchObject({ name: "run_code", arguments: { files } });
+  });
+
   it("names in its answer about itself only the tools the router's prompt lists", () => {
     const routerSystem = system("You are the router.\n\nTools of the executor agents:\n- calculator (read): math.\n- everything__add (read): adds.");
     const reply = respond({ messages: [routerSystem, user("Hello, who are you?")], tools: [chooseMode] });

@@ -11,6 +11,7 @@ import type { FetchLimits } from "../../shared/web/fetchPage.js";
 import { BraveProvider, RunFilesProvider, SearxngProvider, TavilyProvider, type SearchProvider } from "../../shared/web/search.js";
 import type { ToolProgress } from "../../shared/contracts/events.js";
 import { fileText } from "../../shared/ports/files.js";
+import { fixedKey, SecretKey } from "../../shared/secrets/secretKey.js";
 import { braveAnswer, tavilyAnswer } from "../support/searchApiFixtures.js";
 
 /** web_fetch, web_search and deep_search against a real HTTP server on loopback. */
@@ -23,6 +24,11 @@ const ARTICLE = `<!doctype html><html><head><title>Solar power - Example</title>
 <p>Analysts expect solar to stay the fastest-growing source of power for the rest of the decade.</p></article>
 <footer>Copyright Example</footer></body></html>`;
 
+const TABLE_PAGE = `<!doctype html><html><head><title>Capacity</title></head><body><article><h1>Capacity by year</h1>
+<p>Installed solar capacity, in gigawatts, as the agency reported it at the end of each year.</p>
+<table><thead><tr><th>year</th><th>capacity (GW)</th></tr></thead><tbody><tr><td>2025</td><td>1,800</td></tr><tr><td>2026</td><td>2,340 | est.</td></tr></tbody></table>
+<p>The figure for 2026 is an estimate until the final report.</p></article></body></html>`;
+
 let server: Server;
 const searchRequests: string[] = [];
 let base: string;
@@ -34,6 +40,7 @@ beforeAll(async () => {
     const url = new URL(req.url!, "http://x");
     const hop = /^\/hop\/(\d+)$/.exec(url.pathname);
     if (url.pathname === "/article") return res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ARTICLE);
+    if (url.pathname === "/table") return res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(TABLE_PAGE);
     if (hop) return res.writeHead(302, { location: Number(hop[1]) > 0 ? `/hop/${Number(hop[1]) - 1}` : "/article" }).end();
     if (url.pathname === "/to-metadata") return res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
     if (url.pathname === "/big") return res.writeHead(200, { "content-type": "text/html", "content-length": String(200_000) }).end("x".repeat(200_000));
@@ -91,6 +98,11 @@ describe("web_fetch", () => {
     expect(output).not.toMatch(/tracking|Copyright|About\]/);
   });
 
+  it("keeps a table's rows and columns as a Markdown table", async () => {
+    const { output } = await call(webFetchTool(limits()), { url: `${base}/table` });
+    expect(output).toContain("the end of each year.\n\n| year | capacity (GW) |\n| --- | --- |\n| 2025 | 1,800 |\n| 2026 | 2,340 \\| est. |\n\nThe figure for 2026");
+  });
+
   it("follows redirects up to the limit and cites where it ended", async () => {
     const { output } = await call(webFetchTool(limits()), { url: `${base}/hop/2` });
     expect(output.split("\n")[0]).toBe(`Source: ${base}/article`);
@@ -140,9 +152,11 @@ describe("web_search and deep_search", () => {
     expect(names({})).toEqual(expect.arrayContaining(["run_code", "web_fetch", "write_report"]));
     expect(names({ WEB_SEARCH_PROVIDER: "files" })).toEqual(expect.arrayContaining(["web_search", "deep_search"]));
     expect(() => names({ WEB_SEARCH_PROVIDER: "searxng" })).toThrow(/SEARXNG_URL/);
-    expect(() => names({ WEB_SEARCH_PROVIDER: "tavily" })).toThrow(/TAVILY_API_KEY/);
-    expect(() => names({ WEB_SEARCH_PROVIDER: "brave" })).toThrow(/BRAVE_API_KEY/);
+    expect(() => names({ WEB_SEARCH_PROVIDER: "tavily" })).toThrow(/needs TAVILY_API_KEY \(or TAVILY_API_KEY_SECRET_ARN, a Secrets Manager secret holding it\)/);
+    expect(() => names({ WEB_SEARCH_PROVIDER: "brave" })).toThrow(/needs BRAVE_API_KEY \(or BRAVE_API_KEY_SECRET_ARN/);
     expect(names({ WEB_SEARCH_PROVIDER: "brave", BRAVE_API_KEY: "k" })).toEqual(expect.arrayContaining(["web_search", "deep_search"]));
+    // Deployed, the key's secret is named instead: nothing is read until a search needs it.
+    expect(names({ WEB_SEARCH_PROVIDER: "tavily", TAVILY_API_KEY_SECRET_ARN: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:tavily-AbCdEf" })).toEqual(expect.arrayContaining(["web_search", "deep_search"]));
   });
 
   it("searches a SearXNG JSON API and numbers the results", async () => {
@@ -173,9 +187,27 @@ describe("web_search and deep_search", () => {
   });
 
   const providers: [string, () => SearchProvider, () => SearchProvider][] = [
-    ["Tavily", () => new TavilyProvider("tvly-test-key", limits(), `${base}/tavily`), () => new TavilyProvider("wrong", limits(), `${base}/tavily`)],
-    ["Brave", () => new BraveProvider("brave-test-key", limits(), `${base}/brave`), () => new BraveProvider("wrong", limits(), `${base}/brave`)],
+    ["Tavily", () => new TavilyProvider(fixedKey("tvly-test-key"), limits(), `${base}/tavily`), () => new TavilyProvider(fixedKey("wrong"), limits(), `${base}/tavily`)],
+    ["Brave", () => new BraveProvider(fixedKey("brave-test-key"), limits(), `${base}/brave`), () => new BraveProvider(fixedKey("wrong"), limits(), `${base}/brave`)],
   ];
+
+  it.each([
+    ["Tavily", "tvly-test-key", (key: SecretKey) => new TavilyProvider(key, limits(), `${base}/tavily`)],
+    ["Brave", "brave-test-key", (key: SecretKey) => new BraveProvider(key, limits(), `${base}/brave`)],
+  ])("%s: a key in Secrets Manager is read when a search needs it, and again after the API refused it (401)", async (name, goodKey, provider) => {
+    // A stand-in for Secrets Manager that answers GetSecretValue with what the secret holds now.
+    const secret = { value: "expired-key", reads: 0 };
+    const client = { send: async () => (secret.reads++, { SecretString: secret.value }) } as never;
+    const search = webSearchTool(provider(new SecretKey(client, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:search-AbCdEf")));
+    expect(secret.reads).toBe(0);
+    const refused = await call(search, { query: "solar power" });
+    expect(refused.output).toContain(`the ${name.toLowerCase()} search API answered 401`);
+    secret.value = goodKey; // the operator fixes the secret; no deploy
+    expect((await call(search, { query: "solar power" })).output).toMatch(/^1\. Solar power in 2026/);
+    await call(search, { query: "solar power" });
+    // Read for the first search, again after the 401, and not on every search while it works.
+    expect(secret.reads).toBe(2);
+  });
 
   it.each(providers)("%s: web_search numbers the web results of its documented answer", async (_, provider) => {
     const { output } = await call(webSearchTool(provider()), { query: "solar power", limit: 5 });

@@ -7,7 +7,7 @@ import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
 const SUMMARY = /\bsummari[sz]e\b/i;
 const RESEARCH = /\b(research|deep search|deep_search)\b/i;
-const DOCUMENTS = /\.(pdf|docx|xlsx)$/i;
+const DOCUMENTS = /\.(pdf|docx|xlsx?)$/i;
 
 /** The document a task names (or the run's only document), if any. */
 function documentOf(task: string, request: string, files: readonly string[]): string | undefined {

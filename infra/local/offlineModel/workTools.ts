@@ -7,12 +7,12 @@ import { assistantToolCalls, cut, isFailure, labelledText, lastUserText, listedF
 import { callTools, say, type ChatMessage, type Decision } from "./types.js";
 
 const ANALYSIS = /\banaly[sz]/i;
-const DATA = /\b(csv|xlsx|spreadsheets?|workbooks?|files?|data|attached|upload(ed)?)\b/i;
+const DATA = /\b(csv|xlsx?|spreadsheets?|workbooks?|files?|data|attached|upload(ed)?)\b/i;
 const REPORT = /\breport\b/i;
 /** The request wants slides too: write_report in pptx as well, with a chart of the analysis. */
 const SLIDES = /\b(slides?|slide deck|deck|pptx|powerpoint|presentation)\b/i;
 /** Files the analysis reads: CSVs, and workbooks (run_code shows each sheet as a CSV beside them). */
-const TABLES = /\.(csv|xlsx)$/i;
+const TABLES = /\.(csv|xlsx?)$/i;
 
 /** The request asks to analyse its files (and maybe to report on them). */
 export const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
@@ -125,9 +125,9 @@ def fmt(value):
 
 def tables(names):
     for name in names:
-        if name.lower().endswith(".xlsx"):
-            # Each sheet of a workbook is a CSV beside it: files/<name without .xlsx>.<sheet>.csv
-            yield from sorted(path[len("files/"):] for path in glob.glob(f"files/{glob.escape(name[:-5])}.*.csv"))
+        if name.lower().endswith((".xlsx", ".xls")):
+            # Each sheet of a workbook is a CSV beside it: files/<name without .xlsx or .xls>.<sheet>.csv
+            yield from sorted(path[len("files/"):] for path in glob.glob(f"files/{glob.escape(name.rsplit('.', 1)[0])}.*.csv"))
         else:
             yield name
 
