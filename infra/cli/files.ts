@@ -10,7 +10,7 @@ import type { Io } from "./follow.js";
 export async function uploadAll(client: StepwiseClient, paths: string[], io: Io): Promise<string[]> {
   const ids: string[] = [];
   for (const file of paths) {
-    let body: Buffer;
+    let body: Buffer<ArrayBuffer>;
     try {
       body = await readFile(file);
     } catch (error) {

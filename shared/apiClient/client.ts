@@ -8,7 +8,7 @@ import type { CreateRunRequest } from "../contracts/api.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { CancelResponse, CreateRunResponse, FileList, InterruptView, RunList, RunView, SessionView, StreamToken, ToolList, UploadView } from "../contracts/responses.js";
-import { INLINE_UPLOAD_BYTES } from "../ports/files.js";
+import { INLINE_UPLOAD_BYTES } from "../contracts/uploadLimits.js";
 import { apiError, ConnectionError, connectionError } from "./errors.js";
 import { followRun, type FollowOptions } from "./follow.js";
 
@@ -94,14 +94,14 @@ export class StepwiseClient {
    * goes through the API; a larger one straight to storage through the presigned links `POST
    * /v1/files` hands out (a part per link, a few at once), then the upload is completed.
    */
-  async uploadFile(name: string, body: Uint8Array | Blob, contentType?: string): Promise<UploadView> {
+  async uploadFile(name: string, body: Uint8Array<ArrayBuffer> | Blob, contentType?: string): Promise<UploadView> {
     const bytes = body instanceof Uint8Array ? body.byteLength : body.size;
     if (bytes > INLINE_UPLOAD_BYTES) return this.uploadThroughLinks(name, body, bytes, contentType);
     const type = contentType || "application/octet-stream";
     return this.request("POST", `/v1/files?name=${enc(name)}`, new Blob([body], { type }));
   }
 
-  private async uploadThroughLinks(name: string, body: Uint8Array | Blob, bytes: number, contentType?: string): Promise<UploadView> {
+  private async uploadThroughLinks(name: string, body: Uint8Array<ArrayBuffer> | Blob, bytes: number, contentType?: string): Promise<UploadView> {
     const pending = await this.request<PendingUploadView>("POST", "/v1/files", { name, bytes, ...(contentType ? { contentType } : {}) });
     const queue = [...pending.parts];
     const uploaded: { partNumber: number; etag: string }[] = [];
