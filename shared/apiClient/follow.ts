@@ -66,7 +66,8 @@ export async function* followRun(client: StepwiseClient, runId: string, options:
     const type = res.headers.get("content-type") ?? "";
     if (!/^text\/event-stream\b/i.test(type)) {
       await res.body?.cancel().catch(() => {});
-      throw new ConnectionError(`${res.url} answered with ${type || "no content type"}, not an event stream.`);
+      // Named without its query: a stream token is no one's business in a message.
+      throw new ConnectionError(`${res.url.split("?")[0]} answered with ${type || "no content type"}, not an event stream.`);
     }
     failures = 0;
     options.onOpen?.();
