@@ -21,8 +21,9 @@ describe("the console's build", () => {
 
   // The files it was built from (shared/ among them, above) are what decides.
   it("is rebuilt when a file it was built from is newer, or its list of inputs is missing, and kept otherwise", async () => {
-    const builtAt = async () => (await stat(path.join(dir, "console.js"))).mtimeMs;
-    const future = new Date(Date.now() + 3_600_000);
+    const builtAt = async () => Math.round((await stat(path.join(dir, "console.js"))).mtimeMs);
+    // Whole seconds: every file system keeps those exactly.
+    const future = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
     await utimes(path.join(dir, "console.js"), future, future);
     await ensureConsoleBuilt(dir);
     expect(await builtAt()).toBe(future.getTime());
