@@ -7,10 +7,24 @@ import type { z } from "zod";
 import type { CreateRunRequest } from "../contracts/api.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
-import type { CancelResponse, CreateRunResponse, FileList, InterruptView, RunList, RunView, SessionView, StreamToken, ToolList, UploadView } from "../contracts/responses.js";
+import type {
+  CancelResponse,
+  CreateRunResponse,
+  FileList,
+  InterruptView,
+  RunList,
+  RunView,
+  SessionView,
+  StreamToken,
+  ToolList,
+  UploadView,
+} from "../contracts/responses.js";
 import { INLINE_UPLOAD_BYTES } from "../contracts/uploadLimits.js";
 import { apiError, ConnectionError, connectionError } from "./errors.js";
 import { followRun, type FollowOptions } from "./follow.js";
+
+/** A file's bytes: read from disk (the CLI) or picked in a page (the console). */
+type Upload = Uint8Array<ArrayBuffer> | Blob;
 
 /** `POST /v1/runs` as a client writes it (defaults left out). */
 export type CreateRunBody = z.input<typeof CreateRunRequest>;
@@ -94,21 +108,22 @@ export class StepwiseClient {
    * goes through the API; a larger one straight to storage through the presigned links `POST
    * /v1/files` hands out (a part per link, a few at once), then the upload is completed.
    */
-  async uploadFile(name: string, body: Uint8Array<ArrayBuffer> | Blob, contentType?: string): Promise<UploadView> {
+  async uploadFile(name: string, body: Upload, contentType?: string): Promise<UploadView> {
     const bytes = body instanceof Uint8Array ? body.byteLength : body.size;
     if (bytes > INLINE_UPLOAD_BYTES) return this.uploadThroughLinks(name, body, bytes, contentType);
     const type = contentType || "application/octet-stream";
     return this.request("POST", `/v1/files?name=${enc(name)}`, new Blob([body], { type }));
   }
 
-  private async uploadThroughLinks(name: string, body: Uint8Array<ArrayBuffer> | Blob, bytes: number, contentType?: string): Promise<UploadView> {
+  private async uploadThroughLinks(name: string, body: Upload, bytes: number, contentType?: string): Promise<UploadView> {
     const pending = await this.request<PendingUploadView>("POST", "/v1/files", { name, bytes, ...(contentType ? { contentType } : {}) });
     const queue = [...pending.parts];
     const uploaded: { partNumber: number; etag: string }[] = [];
     const putParts = async () => {
       for (let part = queue.shift(); part; part = queue.shift()) {
         const start = (part.partNumber - 1) * pending.partBytes;
-        const slice = body instanceof Uint8Array ? body.subarray(start, start + pending.partBytes) : body.slice(start, start + pending.partBytes);
+        const end = start + pending.partBytes;
+        const slice = body instanceof Uint8Array ? body.subarray(start, end) : body.slice(start, end);
         let res: Response;
         try {
           res = await fetch(part.url, { method: "PUT", body: slice, signal: AbortSignal.timeout(PART_TIMEOUT_MS) });
@@ -134,11 +149,13 @@ export class StepwiseClient {
 
   /** Opens a run's event stream after `lastEventId`, authorized as the options say. */
   async openStream(runId: string, streamUrl: string | undefined, lastEventId: string, signal?: AbortSignal): Promise<Response> {
-    const url = new URL(streamUrl ?? `${this.url}/v1/runs/${enc(runId)}/stream`, this.url || (globalThis as { location?: { href: string } }).location?.href);
+    const page = (globalThis as { location?: { href: string } }).location?.href;
+    const url = new URL(streamUrl ?? `${this.url}/v1/runs/${enc(runId)}/stream`, this.url || page);
     const headers: Record<string, string> = { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) };
     if (this.options.streamAuth === "token") url.searchParams.set("token", (await this.createStreamToken(runId)).token);
     else Object.assign(headers, this.authorization());
-    // The spec's "no-store" cache mode (Node's types lack the option); no Cache-Control header, which would make a browser's request to the stream's origin need a preflight.
+    // The spec's "no-store" cache mode (Node's types lack the option), not a Cache-Control header:
+    // that would make a browser's request to the stream's origin need a preflight.
     return fetch(url, { headers, signal, cache: "no-store" } as RequestInit);
   }
 
@@ -164,7 +181,8 @@ export class StepwiseClient {
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw new ConnectionError(`${method} ${target} answered ${res.status} with something that is not JSON; is ${this.url || "this"} a Stepwise API?`);
+      const what = `${method} ${target} answered ${res.status} with something that is not JSON`;
+      throw new ConnectionError(`${what}; is ${this.url || "this"} a Stepwise API?`);
     }
   }
 

@@ -44,7 +44,8 @@ export function apiError(status: number, body: string): ApiError {
 
 /** A fetch that failed before an answer: where it went and why. */
 export function connectionError(url: string, error: unknown): ConnectionError {
-  return new ConnectionError(`Could not reach the Stepwise API${url ? ` at ${url}` : ""} (${describeFetchError(error)}).`, { cause: error });
+  const where = url ? ` at ${url}` : "";
+  return new ConnectionError(`Could not reach the Stepwise API${where} (${describeFetchError(error)}).`, { cause: error });
 }
 
 /** Why a fetch failed, in a few words. Node's fetch hides the reason in `cause`: ECONNREFUSED, ENOTFOUND, a timeout… */

@@ -30,7 +30,7 @@ const MAX_BACKOFF_MS = 30_000;
  * the terminal event, or when the run has ended without one.
  * Throws ApiError for a 4xx, ConnectionError when connecting keeps failing.
  */
-export async function* followRun(client: StepwiseClient, runId: string, options: FollowOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+export async function* followRun(client: StepwiseClient, runId: string, options: FollowOptions = {}): AsyncGenerator<RunEvent, void> {
   const maxFailures = options.maxFailures ?? 6;
   const cursor: SseCursor = { lastEventId: options.after ? String(options.after) : "" };
   let lastSeq = options.after ?? 0;
