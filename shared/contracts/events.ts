@@ -127,4 +127,3 @@ export type ToolProgress = {
 /** A stored event: its body plus the sequence number and time the log gave it. */
 export type RunEvent = EventBody & { seq: number; at: string };
 
-export { TERMINAL_EVENTS } from "./terminal.js";

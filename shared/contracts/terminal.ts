@@ -3,7 +3,7 @@ import type { RunStatus } from "./run.js";
 
 /**
  * How a run ends, as plain values without zod: the web console bundles them (and the API client
- * that uses them) without the schemas. run.ts and events.ts export them beside the types they name.
+ * that uses them) without the schemas.
  */
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>([
   "succeeded",

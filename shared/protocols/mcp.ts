@@ -5,14 +5,14 @@ import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelc
 import { z } from "zod";
 import { decideInterrupt } from "../agent/interrupts.js";
 import { CreateRunRequest } from "../contracts/api.js";
-import { TERMINAL_EVENTS } from "../contracts/events.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
-import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import type { RunRecord } from "../contracts/run.js";
 import { StepwiseError } from "../errors.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
 import type { Links } from "../run/view.js";
 import type { Services } from "../services.js";
+import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** What the HTTP front decides: whether replies can stream (progress, elicitation) and how long a call may wait. */
 export interface McpContext {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
-import { emptyUsage, TERMINAL_STATUSES, type Multitask, type RunRecord } from "../contracts/run.js";
+import { emptyUsage, type Multitask, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
@@ -8,6 +8,7 @@ import { endRun, type EndRunPorts } from "./lifecycle.js";
 import { runLinks, type Links } from "./view.js";
 import { stopExecutionOf, type ResumePorts } from "./resume.js";
 import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
 export type SubmitPorts = EndRunPorts & Pick<Ports, "config" | "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue">;

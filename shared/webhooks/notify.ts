@@ -1,5 +1,5 @@
 import { countMetric } from "../observability.js";
-import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import type { RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
 import { reconcileExecutionEnd, type EndRunPorts } from "../run/lifecycle.js";
 import type { Ports } from "../ports/index.js";
@@ -11,6 +11,7 @@ import type { ExecutionStatusEvent } from "./queue.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 import { leaveSession, type SessionQueuePorts } from "../run/sessionQueue.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "webhooks" | "notifyQueue">;
