@@ -1,6 +1,6 @@
 import type { Config } from "../../shared/config.js";
 import { PayloadTooLargeError } from "../../shared/errors.js";
-import { INLINE_UPLOAD_BYTES } from "../../shared/ports/files.js";
+import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import type { Route } from "./routes.js";
 
 /** A JSON body, on every route but the upload: far below DynamoDB's 400 KB item. */

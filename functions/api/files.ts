@@ -1,6 +1,6 @@
 import { CompleteUploadRequest, PresignedUploadRequest } from "../../shared/contracts/files.js";
 import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
-import { INLINE_UPLOAD_BYTES } from "../../shared/ports/files.js";
+import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import { baseUrl, header, json, type HttpResult } from "../http.js";
 import { ownRun } from "../../shared/run/access.js";
 import { linksFor } from "./access.js";

@@ -6,7 +6,7 @@ import type { Services } from "../../shared/services.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
 import { interruptView, runLinks, runView, type Links } from "../../shared/run/view.js";
 import { countStateTransitions } from "../../shared/run/history.js";
-import { TERMINAL_STATUSES, type RunRecord } from "../../shared/contracts/run.js";
+import type { RunRecord } from "../../shared/contracts/run.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
@@ -22,6 +22,7 @@ import { linksFor } from "./access.js";
 import { a2aMaxBodyBytes, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
 import type { Config } from "../../shared/config.js";
+import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 
 export { linksFor, ownRun };
 

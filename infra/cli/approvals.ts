@@ -3,14 +3,16 @@
  * with --yes, asked on the terminal (or, for questions, read from a pipe), or left to curl when
  * nobody here can answer.
  */
-import { TERMINAL_EVENTS, type RunEvent } from "../../shared/contracts/events.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
 import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { argumentViews } from "../toolArguments.js";
 import { editInEditor, parseEditableText } from "./argumentEditor.js";
-import { ApiError, type StepwiseClient } from "./client.js";
+import type { StepwiseClient } from "../../shared/apiClient/client.js";
+import { ApiError } from "../../shared/apiClient/errors.js";
 import type { EventQueue } from "./eventQueue.js";
 import { LinePrompter, TtyPrompter, type Prompter } from "./prompters.js";
 import { palette, useColor, type Palette, type Renderer } from "./render.js";
+import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
 
 export type OpenedInterrupt = Extract<RunEvent, { type: "interrupt.opened" }>["data"];
 

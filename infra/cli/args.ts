@@ -4,7 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { Multitask, RunStatus } from "../../shared/contracts/run.js";
-import type { CreateRunBody } from "./client.js";
+import type { CreateRunBody } from "../../shared/apiClient/client.js";
 
 /** The local stack (`npm start`). */
 export const DEFAULT_URL = "http://127.0.0.1:3000";

@@ -2,14 +2,15 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "./args.js";
-import type { RunView, StepwiseClient } from "./client.js";
+import type { StepwiseClient } from "../../shared/apiClient/client.js";
+import type { FileList, RunView } from "../../shared/contracts/responses.js";
 import type { Io } from "./follow.js";
 
 /** Uploads each path (named by its base name) → the file ids for the run. */
 export async function uploadAll(client: StepwiseClient, paths: string[], io: Io): Promise<string[]> {
   const ids: string[] = [];
   for (const file of paths) {
-    let body: Buffer;
+    let body: Buffer<ArrayBuffer>;
     try {
       body = await readFile(file);
     } catch (error) {
@@ -23,7 +24,7 @@ export async function uploadAll(client: StepwiseClient, paths: string[], io: Io)
 }
 
 /** One line per file: name, type, size and its download link (a redirect to a short-lived URL). */
-export function printFiles(listing: { runId: string; files: Array<{ name: string; contentType: string; bytes: number; download: string }> }): string {
+export function printFiles(listing: FileList): string {
   if (listing.files.length === 0) return `Run ${listing.runId} has no files.\n`;
   return listing.files.map((f) => `${f.name}\t${f.contentType}\t${f.bytes} bytes\t${f.download}\n`).join("");
 }

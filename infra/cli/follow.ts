@@ -4,13 +4,15 @@
  * detaches; the run goes on.
  */
 import type { RunEvent } from "../../shared/contracts/events.js";
-import { TERMINAL_STATUSES } from "../../shared/contracts/run.js";
 import { Approvals } from "./approvals.js";
 import type { Connection } from "./args.js";
-import { ConnectionError, type CreateRunBody, type RunView, type StepwiseClient } from "./client.js";
+import type { CreateRunBody, StepwiseClient } from "../../shared/apiClient/client.js";
+import { ConnectionError } from "../../shared/apiClient/errors.js";
+import type { RunView } from "../../shared/contracts/responses.js";
 import { EventQueue } from "./eventQueue.js";
 import { EXIT } from "./exitCodes.js";
 import { palette, Renderer, useColor, type Palette } from "./render.js";
+import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 
 /** The process's streams and environment (tests pass their own). */
 export interface Io {

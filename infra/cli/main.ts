@@ -19,7 +19,8 @@
  * follow.ts follows a run (`run`, `watch`), approvals.ts gets the decisions its interrupts wait for.
  */
 import { DEFAULT_URL, HELP, parseCommandLine, UsageError, type Command, type Connection } from "./args.js";
-import { ApiError, ConnectionError, StepwiseClient } from "./client.js";
+import { StepwiseClient } from "../../shared/apiClient/client.js";
+import { ApiError, ConnectionError } from "../../shared/apiClient/errors.js";
 import { EXIT } from "./exitCodes.js";
 import { printFiles, uploadAll, withDownloadLinks } from "./files.js";
 import { Session, type Io } from "./follow.js";

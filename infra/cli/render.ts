@@ -4,12 +4,13 @@
  * the caller writes them, so tests can read them.
  */
 import { argumentViews } from "../toolArguments.js";
-import type { RunList } from "./client.js";
 import { highlightAnsi } from "./highlight.js";
 import { terminalMarkdown } from "./markdown.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
-import type { RunView } from "./client.js";
+import type { RunList, RunView } from "../../shared/contracts/responses.js";
+import { sourceKey, StreamedText, textSource, type TextBlock, type TextSource } from "../../shared/apiClient/streamedText.js";
+import { timeAgo } from "../../shared/apiClient/timeAgo.js";
 
 export interface Palette {
   bold(text: string): string;
@@ -43,6 +44,9 @@ export const STEP_MARKERS: Record<StepStatus, string> = {
   blocked: "[!]",
 };
 
+/** A block of streamed text and how much of it the terminal shows. */
+type Held = TextBlock<{ shown: number }>;
+
 export interface RendererOptions {
   color: boolean;
   /** Longest tool argument / result / thought text shown on a line before it is cut (default 300). */
@@ -56,12 +60,12 @@ export class Renderer {
   private shownPlanShape: string | undefined;
   private files: string[] = [];
   private lastBlank = true;
-  /** Streamed text per agent (task id or agent name), shown as one block when that agent moves on. */
-  private pendingText = new Map<string, { data: { agent: string; taskId?: string }; text: string }>();
-  /** Streamed reasoning per agent, shown collapsed (one line) when that agent moves on. */
-  private pendingReasoning = new Map<string, { data: { agent: string; taskId?: string }; text: string }>();
-  /** Sources whose text was shown since their last other event: a thought repeating it is not shown again. */
-  private textShown = new Set<string>();
+  /**
+   * Streamed answer text and reasoning per agent, shown when that agent moves on or the run does
+   * (reasoning collapsed to one line); `shown` counts the characters already on the terminal.
+   */
+  private readonly streamed = new StreamedText<{ shown: number }>();
+  private readonly reasoning = new StreamedText<{ shown: number }>();
   /** The last text each task showed, so its completion line does not repeat it. */
   private lastTaskText = new Map<string, string>();
   private answer = "";
@@ -78,39 +82,42 @@ export class Renderer {
   event(event: RunEvent): string[] {
     if (event.type === "agent.reasoning" || event.type === "agent.delta") {
       // Held per agent until it does something else: reasoning and answer text apart.
-      const held = event.type === "agent.reasoning" ? this.pendingReasoning : this.pendingText;
-      const key = sourceKey(event.data);
-      const pending = held.get(key) ?? { data: event.data, text: "" };
-      pending.text += event.data.text;
-      held.set(key, pending);
+      (event.type === "agent.reasoning" ? this.reasoning : this.streamed).add(event.data, event.data.text, () => ({ shown: 0 }));
       return [];
     }
     // Text streamed by an agent is shown when it does something else (or the run moves on), once.
-    const source = "agent" in event.data && typeof event.data.agent === "string" ? sourceKey(event.data as { agent: string; taskId?: string }) : undefined;
-    const flushed = source === undefined ? this.flushAll() : this.flush(source);
-    if (event.type === "agent.thought" && this.textShown.has(source!)) {
-      this.textShown.delete(source!);
-      return this.tidy(flushed);
-    }
-    if (source !== undefined) this.textShown.delete(source);
-    return this.tidy([...flushed, ...this.lines(event)]);
+    const source = textSource(event.data);
+    if (!source) return this.tidy([...this.flushAll(), ...this.lines(event)]);
+    const streamed = this.streamed.end(source);
+    const held = this.unshown(source, this.reasoning.end(source), streamed);
+    // A thought after deltas is the text they carried: shown already.
+    if (event.type === "agent.thought" && streamed) return this.tidy(held);
+    return this.tidy([...held, ...this.lines(event)]);
   }
 
-  /** Lines for text still waiting to be shown (at the end of a stream). */
+  /** Lines for text still waiting to be shown (when the run moves on, and at the end of a stream). */
   flushAll(): string[] {
-    return [...new Set([...this.pendingReasoning.keys(), ...this.pendingText.keys()])].flatMap((key) => this.flush(key));
+    const open = new Map<string, { source: TextSource; reasoning?: Held; text?: Held }>();
+    const entry = (source: TextSource) => open.get(sourceKey(source)) ?? open.set(sourceKey(source), { source }).get(sourceKey(source))!;
+    for (const block of this.reasoning.open()) entry(block.source).reasoning = block;
+    for (const block of this.streamed.open()) entry(block.source).text = block;
+    return [...open.values()].flatMap(({ source, reasoning, text }) => this.unshown(source, reasoning, text));
   }
 
-  private flush(key: string): string[] {
-    const reasoning = this.pendingReasoning.get(key);
-    this.pendingReasoning.delete(key);
-    // Collapsed: one dim line with its beginning and length.
-    const thought = reasoning ? [`  ${this.source(reasoning.data)} ${this.c.dim(`▸ reasoning (${reasoning.text.length} characters): ${this.cut(oneLine(reasoning.text)).slice(0, 80)}`)}`] : [];
-    const pending = this.pendingText.get(key);
-    if (!pending) return thought;
-    this.pendingText.delete(key);
-    this.textShown.add(key);
-    return [...thought, ...this.text(pending.data, pending.text)];
+  /** What a source streamed that is not on the terminal yet: its reasoning collapsed to one dim line, then its text. */
+  private unshown(source: TextSource, reasoning?: Held, text?: Held): string[] {
+    const lines: string[] = [];
+    const thought = reasoning?.text.slice(reasoning.view.shown);
+    if (reasoning && thought) {
+      lines.push(`  ${this.source(source)} ${this.c.dim(`▸ reasoning (${thought.length} characters): ${this.cut(oneLine(thought)).slice(0, 80)}`)}`);
+      reasoning.view.shown = reasoning.text.length;
+    }
+    const said = text?.text.slice(text.view.shown);
+    if (text && said) {
+      lines.push(...this.text(source, said));
+      text.view.shown = text.text.length;
+    }
+    return lines;
   }
 
   private text(data: { agent: string; taskId?: string }, text: string): string[] {
@@ -313,10 +320,6 @@ export class Renderer {
   }
 }
 
-function sourceKey(data: { agent: string; taskId?: string }): string {
-  return data.taskId ?? data.agent;
-}
-
 function sourceWidth(data: { agent: string; taskId?: string }): number {
   return (data.taskId ?? data.agent).length + 2;
 }
@@ -341,16 +344,8 @@ function oneLine(text: string): string {
 /** `stepwise list`: one line per run, newest first; the cost is an estimate, none for a model with no price. */
 export function runList(page: RunList, now = Date.now()): string {
   if (page.runs.length === 0) return "No runs.\n";
-  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, ago(run.createdAt, now), run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
+  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, timeAgo(run.createdAt, now), run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
   return `${lines.join("\n")}\n${page.nextCursor ? `(more: raise --limit, or filter with --status / --session)\n` : ""}`;
-}
-
-function ago(iso: string, now: number): string {
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (seconds < 60) return `${seconds}s ago`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)}m ago`;
-  if (seconds < 86_400) return `${Math.round(seconds / 3600)}h ago`;
-  return `${Math.round(seconds / 86_400)}d ago`;
 }

@@ -10,7 +10,8 @@ import { StepFunctionsExecutions } from "../../shared/store/stepFunctions.js";
 import type { SessionQueuePorts } from "../../shared/run/sessionQueue.js";
 import { Table } from "../../shared/store/table.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
-import { TERMINAL_STATUSES, type RunRecord } from "../../shared/contracts/run.js";
+import type { RunRecord } from "../../shared/contracts/run.js";
+import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 
 const RETENTION_DAYS = 30;
 

@@ -1,6 +1,6 @@
 import { formatPlan } from "../contracts/plan.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
-import { TERMINAL_STATUSES, type RunStatus } from "../contracts/run.js";
+import type { RunStatus } from "../contracts/run.js";
 import { NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -10,6 +10,7 @@ import { quietly } from "./overlap.js";
 import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import { fitText } from "./largeText.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 export type ExecuteTaskOutput = TaskResult;
 

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import type { RunRecord } from "../contracts/run.js";
 import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type Resolution } from "../contracts/interrupts.js";
 import { countMetric } from "../observability.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import type { Tool } from "../tools/tool.js";
 import { resumeAfterDeadToken, type ResumePorts } from "../run/resume.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** Deterministic: a retried step finds the interrupt it opened instead of opening another. */
 export function interruptIdFor(...parts: (string | number)[]): string {

@@ -14,10 +14,10 @@ import { runAgentLoop, type LoopPorts, type RunScope } from "./loop.js";
 import type { Ports } from "../ports/index.js";
 import { priorResultsOf } from "./executor.js";
 import type { ScopeJournal } from "./scopeJournal.js";
-import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { fileLines, plannerPrompt, toolLines, type PromptContext } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** The planner: the loop's ports, the step's task records, and the session's earlier turns. */
 export type PlannerPorts = LoopPorts & Pick<Ports, "tasks" | "sessions" | "tools">;

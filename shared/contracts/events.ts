@@ -129,4 +129,3 @@ export type ToolProgress = {
 /** A stored event: its body plus the sequence number and time the log gave it. */
 export type RunEvent = EventBody & { seq: number; at: string };
 
-export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted"]);

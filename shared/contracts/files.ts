@@ -26,3 +26,4 @@ export const PendingUploadView = z.object({
   expiresAt: z.string().describe("When the links stop working (an hour after they were handed out)."),
   complete: z.string().describe("POST {parts: [{partNumber, etag}]} here once every part is up; the file exists from then on."),
 });
+export type PendingUploadView = z.infer<typeof PendingUploadView>;

@@ -23,13 +23,18 @@ export const RunLinks = z.object({
 export const RunUsage = Usage.extend({ stateTransitions: z.number().int().optional() });
 
 export const CreateRunResponse = z.object({ runId: z.string(), sessionId: z.string(), status: RunStatus, links: RunLinks });
+export type CreateRunResponse = z.infer<typeof CreateRunResponse>;
 
 /** An interrupt as clients see it: the stored one without its schema version (the token never is in it). */
 export const InterruptView = Interrupt.omit({ schemaVersion: true });
+export type InterruptView = z.infer<typeof InterruptView>;
 
 export const FileView = z.object({ name: z.string(), description: z.string(), contentType: z.string(), bytes: z.number().int(), createdAt: z.string() });
+export type FileView = z.infer<typeof FileView>;
 export const FileList = z.object({ runId: z.string(), files: z.array(FileView.extend({ download: z.string() })) });
+export type FileList = z.infer<typeof FileList>;
 export const UploadView = FileView.extend({ fileId: z.string() });
+export type UploadView = z.infer<typeof UploadView>;
 
 export const RunView = z.object({
   runId: z.string(),
@@ -68,6 +73,7 @@ export const RunView = z.object({
   endedAt: z.string().nullable(),
   links: RunLinks,
 });
+export type RunView = z.infer<typeof RunView>;
 
 /** A line of `GET /v1/runs`: the run view's headline fields (its input cut at 200 characters) and the estimated cost (none for a model with no price). */
 export const RunSummary = RunView.pick({
@@ -83,8 +89,10 @@ export const RunSummary = RunView.pick({
   updatedAt: true,
   endedAt: true,
 }).extend({ estimatedCostUsd: z.number().optional() });
+export type RunSummary = z.infer<typeof RunSummary>;
 
 export const RunList = z.object({ runs: z.array(RunSummary), nextCursor: z.string().nullable() });
+export type RunList = z.infer<typeof RunList>;
 
 export const SessionSummary = z.object({ sessionId: z.string(), createdAt: z.string(), updatedAt: z.string(), lastRunId: z.string() });
 export const SessionList = z.object({ sessions: z.array(SessionSummary), nextCursor: z.string().nullable() });
@@ -96,6 +104,7 @@ export const SessionView = z.object({
   waitingRunIds: z.array(z.string()),
   messages: z.array(z.object({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.string(), runId: z.string(), at: z.string() })),
 });
+export type SessionView = z.infer<typeof SessionView>;
 
 export const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
 export const EventList = z.object({ runId: z.string(), events: z.array(RunEventView), next: z.object({ after: z.number().int() }) });
@@ -103,12 +112,15 @@ export const EventList = z.object({ runId: z.string(), events: z.array(RunEventV
 export const Settings = z.object({ multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]) });
 
 export const CancelResponse = z.object({ runId: z.string(), status: z.literal("cancelled") });
+export type CancelResponse = z.infer<typeof CancelResponse>;
 
 export const StreamToken = z.object({ token: z.string(), expiresAt: z.string() });
+export type StreamToken = z.infer<typeof StreamToken>;
 
 export const ToolList = z.object({
   tools: z.array(z.object({ name: z.string(), description: z.string(), access: z.enum(["read", "write"]), asksUser: z.boolean(), parameters: z.record(z.string(), z.unknown()) })),
 });
+export type ToolList = z.infer<typeof ToolList>;
 
 export const WebhookDeliveries = z.object({
   runId: z.string(),

@@ -4,7 +4,6 @@ import { Plan } from "./plan.js";
 
 export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
 export type RunStatus = z.infer<typeof RunStatus>;
-export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
 
 /**
  * What a run submitted to a session that has a run in flight does: refused (409), waits its turn,

@@ -94,8 +94,6 @@ export interface UploadMeta extends FileMeta {
   fileId: string;
 }
 
-/** Files up to this size may go through the API inline (Lambda takes 6 MB of event, base64 included). */
-export const INLINE_UPLOAD_BYTES = 4 * 1024 * 1024;
 /** The largest upload S3 takes as one object through presigned links here (parts of UPLOAD_PART_BYTES). */
 export const MAX_PRESIGNED_UPLOAD_BYTES = 5 * 1024 * 1024 * 1024;
 /** A presigned upload over this size is a multipart upload, in parts of this size (the last one shorter). */

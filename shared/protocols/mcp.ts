@@ -4,9 +4,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { CreateRunRequest } from "../contracts/api.js";
-import { TERMINAL_EVENTS } from "../contracts/events.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
-import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import type { RunRecord } from "../contracts/run.js";
 import { StepwiseError } from "../errors.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
@@ -14,6 +13,7 @@ import type { Links } from "../run/view.js";
 import type { Services } from "../services.js";
 import { RunTaskStore } from "./mcpTasks.js";
 import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
+import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** What the HTTP front decides: whether replies can stream (progress, elicitation) and how long a call may wait. */
 export interface McpContext {

@@ -1,6 +1,7 @@
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
 import type { CallToolResult, Result, Task } from "@modelcontextprotocol/sdk/types.js";
-import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import type { RunRecord } from "../contracts/run.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import { ownRun } from "../run/access.js";
 import { cancelRun } from "../run/submit.js";

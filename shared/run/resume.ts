@@ -1,9 +1,10 @@
-import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import type { RunRecord } from "../contracts/run.js";
 import { ConflictError, errorMessage, FINAL_STEP_ERRORS } from "../errors.js";
 import type { ExecutionState } from "../ports/executions.js";
 import type { Ports } from "../ports/index.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
 import { TooManyRunsError } from "./submit.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** The ports resuming and stopping use: runs, the event log, slots, executions and the notifier. */
 export type ResumePorts = Pick<Ports, "config" | "runs" | "events" | "activeRuns" | "interrupts" | "executions" | "notifyQueue">;

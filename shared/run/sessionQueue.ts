@@ -1,4 +1,4 @@
-import { TERMINAL_STATUSES, type Multitask, type RunRecord } from "../contracts/run.js";
+import type { Multitask, RunRecord } from "../contracts/run.js";
 import type { RunEvent } from "../contracts/events.js";
 import { ConflictError } from "../errors.js";
 import { writeTurn } from "../memory/session.js";
@@ -6,6 +6,7 @@ import type { Ports } from "../ports/index.js";
 import { endRun } from "./lifecycle.js";
 import { cancelRun } from "./submit.js";
 import { stopExecutionOf, type ResumePorts } from "./resume.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** What moving a session's queue touches: the session, the runs, their executions and event logs. */
 export type SessionQueuePorts = Pick<Ports, "sessions" | "runs" | "executions" | "events">;

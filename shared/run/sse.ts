@@ -1,6 +1,6 @@
-import { TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
-import { TERMINAL_STATUSES } from "../contracts/run.js";
+import type { RunEvent } from "../contracts/events.js";
 import type { Ports } from "../ports/index.js";
+import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 export interface SseOptions {
   pollMs: number;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
-import { emptyUsage, TERMINAL_STATUSES, type A2APush, type Multitask, type RunRecord } from "../contracts/run.js";
+import { emptyUsage, type A2APush, type Multitask, type RunRecord } from "../contracts/run.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";

@@ -1,10 +1,11 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { randomBytes } from "node:crypto";
-import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
+import { EventBody, type RunEvent } from "../contracts/events.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
 
 import { expiresAt, type Table, ifConditionHolds } from "./table.js";
+import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 
 /** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */
 const MAX_EVENTS_PER_ITEM = 50;

@@ -1,6 +1,7 @@
-import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
+import { EventBody, type RunEvent } from "../contracts/events.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { stored } from "./clone.js";
+import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 
 /** The events port in memory: one gap-free sequence per run, closed by the terminal event. */
 export class MemoryEvents implements RunEvents {

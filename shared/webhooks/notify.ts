@@ -1,5 +1,5 @@
 import { countMetric } from "../observability.js";
-import { TERMINAL_STATUSES, type RunRecord } from "../contracts/run.js";
+import type { RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
 import { reconcileExecutionEnd, type EndRunPorts } from "../run/lifecycle.js";
 import type { Ports } from "../ports/index.js";
@@ -12,6 +12,7 @@ import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from 
 import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 import { leaveSession, type SessionQueuePorts } from "../run/sessionQueue.js";
 import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue">;

@@ -3,11 +3,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TERMINAL_EVENTS, type RunEvent } from "../../shared/contracts/events.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 import { Receiver, type Endpoint } from "../support/receiver.js";
+import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
 
 /**
  * Crash recovery (issue 13): `npm start` on a kept data folder is killed — its whole process tree,

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StepwiseClient } from "../../infra/cli/client.js";
+import { StepwiseClient } from "../../shared/apiClient/client.js";
 import { Client } from "../support/client.js";
 import { startStack, type RunningStack } from "../support/localStack.js";
 

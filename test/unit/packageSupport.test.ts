@@ -21,6 +21,8 @@ const KNOWN_ENGINE_GAPS: Record<string, string> = {
   // Both declare Node 22 but use nothing newer than Node 20 has: their whole use here runs on it below.
   unpdf: "reads PDFs on Node 20 (its pdf.js build carries its own polyfills)",
   "vega-lite": "compiles specs on Node 20 (the declaration follows Node's support calendar, not an API it needs)",
+  // Node 22.12 is where require() takes ES modules; we import it as one, and it uses nothing newer than Node 20.
+  "eventsource-parser": "parses the API client's event streams on Node 20 (imported as an ES module)",
 };
 
 describe("package support", () => {
@@ -48,6 +50,10 @@ describe("package support", () => {
     const { compile } = await import("vega-lite");
     expect(compile({ data: { values: [{ a: 1 }] }, mark: "point", encoding: { x: { field: "a", type: "quantitative" } } }).spec.marks).toHaveLength(1);
     expect(await documentMarkdown("one.pdf", pdfDocument(["Node 20 reads this"]))).toBe("## Page 1\n\nNode 20 reads this");
+    const { createParser } = await import("eventsource-parser");
+    const ids: string[] = [];
+    createParser({ onId: (id) => ids.push(id) }).feed("id: 7\r\ndata: x\r\n\r\n");
+    expect(ids).toEqual(["7"]);
   });
 
   it("settles every install script explicitly in allowScripts", () => {

@@ -47,12 +47,4 @@ export function announce(text: string) {
   if (status) status.textContent = text;
 }
 
-export function age(iso: string, now = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (seconds < 60) return `${seconds}s ago`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)}m ago`;
-  if (seconds < 86_400) return `${Math.round(seconds / 3600)}h ago`;
-  return `${Math.round(seconds / 86_400)}d ago`;
-}
-
 export const usd = (n: number | undefined) => (n === undefined ? "—" : `$${n < 0.01 ? n.toFixed(5) : n.toFixed(2)}`);

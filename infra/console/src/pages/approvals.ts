@@ -1,4 +1,6 @@
-import { api, ApiError, enc, type Interrupt, type ToolInfo } from "../api.js";
+import type { ResolveInterruptRequest } from "../../../../shared/contracts/interrupts.js";
+import type { InterruptView, ToolList } from "../../../../shared/contracts/responses.js";
+import { client } from "../api.js";
 import { argumentViews, parseEdited, type ArgumentView } from "../../../toolArguments.js";
 import { highlightHtml } from "../highlight.js";
 import { announce, field, h, render } from "../dom.js";
@@ -7,19 +9,21 @@ import { announce, field, h, render } from "../dom.js";
  * A card per pending interrupt: Approve / Reject (with a message) / Edit the arguments (checked
  * against the tool's schema) for tools, Approve / Reject for plans, an answer for ask_user.
  */
-export function approvalCard(runId: string, interrupt: Interrupt, tools: () => Promise<ToolInfo[]>, onDone: () => void): HTMLElement {
+export type ToolInfo = ToolList["tools"][number];
+
+export function approvalCard(runId: string, interrupt: InterruptView, tools: () => Promise<ToolInfo[]>, onDone: () => void): HTMLElement {
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const message = h("input", { type: "text", name: "message", placeholder: "optional for Approve; the reason for Reject" });
   const buttons: HTMLButtonElement[] = [];
-  const decide = async (body: Record<string, unknown>) => {
+  const decide = async (body: ResolveInterruptRequest) => {
     buttons.forEach((b) => (b.disabled = true));
     error.hidden = true;
     try {
-      await api("POST", `/v1/runs/${enc(runId)}/interrupts/${enc(interrupt.interruptId)}`, body);
+      await client.resolveInterrupt(runId, interrupt.interruptId, body);
       announce(`Decision sent: ${body.decision}.`);
       onDone();
     } catch (err) {
-      error.textContent = err instanceof ApiError ? err.message : String(err);
+      error.textContent = (err as Error).message;
       error.hidden = false;
       buttons.forEach((b) => (b.disabled = false));
     }
@@ -29,7 +33,7 @@ export function approvalCard(runId: string, interrupt: Interrupt, tools: () => P
     buttons.push(b);
     return b;
   };
-  const withMessage = (decision: string) => ({ decision, ...(message.value.trim() ? { message: message.value.trim() } : {}) });
+  const withMessage = (decision: ResolveInterruptRequest["decision"]) => ({ decision, ...(message.value.trim() ? { message: message.value.trim() } : {}) });
   const headingId = `int-${interrupt.interruptId}`;
 
   if (interrupt.kind === "ask_user") {
@@ -64,15 +68,15 @@ interface CardParts {
   message: HTMLInputElement;
   error: HTMLElement;
   button: (label: string, onclick: () => void, cls?: string) => HTMLButtonElement;
-  withMessage: (decision: string) => Record<string, unknown>;
-  decide: (body: Record<string, unknown>) => Promise<void>;
+  withMessage: (decision: ResolveInterruptRequest["decision"]) => ResolveInterruptRequest;
+  decide: (body: ResolveInterruptRequest) => Promise<void>;
 }
 
 /**
  * A tool call to approve: each argument shown as what it is (code highlighted, text wrapped, JSON
  * pretty-printed). Edit opens one field per argument with its value as is, not an escaped string.
  */
-function toolApprovalCard(interrupt: Interrupt, headingId: string, tools: () => Promise<ToolInfo[]>, parts: CardParts): HTMLElement {
+function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: () => Promise<ToolInfo[]>, parts: CardParts): HTMLElement {
   const { message, error, button, withMessage, decide } = parts;
   const shown = h("div", { class: "arguments" });
   const editor = h("div", { class: "editor", hidden: true });
@@ -146,9 +150,11 @@ function argumentBody(view: ArgumentView): HTMLElement {
 async function checkArguments(value: Record<string, unknown>, toolName: string | undefined, tools: () => Promise<ToolInfo[]>): Promise<string | undefined> {
   const tool = (await tools().catch(() => [])).find((t) => t.name === toolName);
   if (!tool) return undefined;
-  for (const name of tool.parameters.required ?? []) if (!(name in value)) return `'${name}' is required by ${tool.name}.`;
+  // The parts of the tool's JSON schema checked here.
+  const schema = tool.parameters as { properties?: Record<string, { type?: string | string[] }>; required?: string[] };
+  for (const name of schema.required ?? []) if (!(name in value)) return `'${name}' is required by ${tool.name}.`;
   for (const [name, v] of Object.entries(value)) {
-    const spec = tool.parameters.properties?.[name];
+    const spec = schema.properties?.[name];
     if (!spec) return `${tool.name} has no argument '${name}'.`;
     const types = ([] as string[]).concat(spec.type ?? []);
     const actual = Array.isArray(v) ? "array" : v === null ? "null" : Number.isInteger(v) ? "integer" : typeof v;

@@ -1,4 +1,5 @@
-import { api, ApiError, enc, uploadFile } from "../api.js";
+import type { CreateRunBody } from "../../../../shared/apiClient/client.js";
+import { client, enc } from "../api.js";
 import { announce, field, h, render } from "../dom.js";
 
 /** Submit a task: input, mode, deep think, approvals, session, files to attach (uploaded first, then named by the run). */
@@ -23,7 +24,7 @@ export function newRunPage(app: HTMLElement) {
   const busy = h("div", { hidden: true }, field("A run is in flight there; this run should", multitask), busyNote);
   session.addEventListener("change", async () => {
     const id = session.value.trim();
-    const found = id && session.checkValidity() ? await api<{ activeRunId: string | null }>("GET", `/v1/sessions/${enc(id)}`).catch(() => undefined) : undefined;
+    const found = id && session.checkValidity() ? await client.getSession(id).catch(() => undefined) : undefined;
     busy.hidden = !found?.activeRunId;
     busyNote.textContent = found?.activeRunId ? `Run ${found.activeRunId} is in flight in this session.` : "";
   });
@@ -46,20 +47,23 @@ export function newRunPage(app: HTMLElement) {
             const files: string[] = [];
             for (const file of attach.files ?? []) {
               announce(`Uploading ${file.name}…`);
-              files.push((await uploadFile(file)).fileId);
+              const uploaded = await client.uploadFile(file.name, file, file.type).catch((err: Error) => {
+                throw new Error(`${file.name} could not be uploaded: ${err.message}`);
+              });
+              files.push(uploaded.fileId);
             }
-            const run = await api<{ runId: string }>("POST", "/v1/runs", {
+            const run = await client.createRun({
               input: input.value,
-              mode: mode.value,
+              mode: mode.value as CreateRunBody["mode"],
               ...(deepThink.checked ? { deepThink: true } : {}),
-              approval: { plan: approvePlan.checked, tools: tools.value },
+              approval: { plan: approvePlan.checked, tools: tools.value as "none" | "write" | "all" },
               ...(session.value.trim() ? { sessionId: session.value.trim() } : {}),
-              ...(session.value.trim() && !busy.hidden ? { multitask: multitask.value } : {}),
+              ...(session.value.trim() && !busy.hidden ? { multitask: multitask.value as CreateRunBody["multitask"] } : {}),
               ...(files.length ? { files } : {}),
             });
             location.hash = `#/runs/${enc(run.runId)}`;
           } catch (err) {
-            error.textContent = err instanceof ApiError ? err.message : String(err);
+            error.textContent = (err as Error).message;
             error.hidden = false;
           } finally {
             submit.disabled = false;

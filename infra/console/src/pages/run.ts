@@ -1,11 +1,15 @@
-import { api, ApiError, apiKey, enc, type FileMeta, type RunEvent, type RunView, type ToolInfo } from "../api.js";
+import { ApiError } from "../../../../shared/apiClient/errors.js";
+import { StreamedText, textSource } from "../../../../shared/apiClient/streamedText.js";
+import type { RunEvent } from "../../../../shared/contracts/events.js";
+import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
+import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
+import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
 import { highlightHtml } from "../highlight.js";
 import { safeHtml } from "../markdown.js";
-import { followRun } from "../stream.js";
-import { approvalCard } from "./approvals.js";
+import { approvalCard, type ToolInfo } from "./approvals.js";
 
-const TERMINAL = new Set(["succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
+const ended = (run: RunView | undefined) => run !== undefined && TERMINAL_STATUSES.has(run.status);
 
 interface Lane {
   key: string;
@@ -21,14 +25,14 @@ interface Lane {
 export function runPage(app: HTMLElement, runId: string) {
   let view: RunView | undefined;
   let toolList: Promise<ToolInfo[]> | undefined;
-  const tools = () => (toolList ??= api<{ tools: ToolInfo[] }>("GET", "/v1/tools").then((r) => r.tools));
+  const tools = () => (toolList ??= client.listTools().then((r) => r.tools));
   const lanes = new Map<string, Lane>();
   let shownCards: string | undefined;
   let shownFiles: string | undefined;
   /** Text being streamed per agent, closed when that agent does something else. */
-  const openText = new Map<string, { element: HTMLElement; text: string; deltas: boolean }>();
+  const streamed = new StreamedText<HTMLElement>();
   /** A model's reasoning as it streams, per agent: one collapsed block until that agent moves on. */
-  const openReasoning = new Map<string, { element: HTMLElement; summary: HTMLElement }>();
+  const reasoning = new StreamedText<{ element: HTMLElement; summary: HTMLElement }>();
   /** A run_code call's code block, by call id: its output goes beneath it. */
   const codeBlocks = new Map<string, HTMLElement>();
   /** Reports being written, by call and file name: each delta adds to its text. */
@@ -73,7 +77,7 @@ export function runPage(app: HTMLElement, runId: string) {
 
   async function refresh() {
     try {
-      view = await api<RunView>("GET", `/v1/runs/${enc(runId)}`);
+      view = await client.getRun(runId);
     } catch (err) {
       showError(err);
       return;
@@ -93,7 +97,7 @@ export function runPage(app: HTMLElement, runId: string) {
       " · ",
       protocolLinks(view.runId, view.links.stream),
     );
-    cancel.hidden = TERMINAL.has(view.status);
+    cancel.hidden = ended(view);
     // Cards and files are drawn again only when they change: a card being edited, or a preview
     // being read, stays as it is while the run goes on.
     const cards = view.pendingInterrupts.map((i) => i.interruptId).join(" ");
@@ -141,9 +145,8 @@ export function runPage(app: HTMLElement, runId: string) {
     const all = [...lanes.values()];
     if (all.length === 0) {
       const oneAgent = view?.mode !== undefined && view.mode !== null && view.mode !== "plan_solve";
-      const ended = view !== undefined && TERMINAL.has(view.status);
       return render(timeline, h("h2", { id: "timeline-h" }, "Tasks"),
-        h("p", { class: "muted" }, oneAgent ? "No parallel tasks: one agent handles this run." : ended ? "This run had no parallel tasks." : "No parallel tasks yet."));
+        h("p", { class: "muted" }, oneAgent ? "No parallel tasks: one agent handles this run." : ended(view) ? "This run had no parallel tasks." : "No parallel tasks yet."));
     }
     const now = new Date().toISOString();
     const t = (iso: string) => Date.parse(iso);
@@ -207,23 +210,21 @@ export function runPage(app: HTMLElement, runId: string) {
   }
 
   /** What a file's preview shows: the file itself (Markdown, HTML, text), or a deck's slides as the web page saved beside it. */
-  function previewOf(file: FileMeta): FileMeta | undefined {
+  function previewOf(file: FileView): FileView | undefined {
     if (/markdown|html|text\/plain/.test(file.contentType)) return file;
     if (!/\.pptx$/.test(file.name)) return undefined;
     const slides = file.name.replace(/\.pptx$/, ".slides.html");
     return view?.files.find((f) => f.name === slides);
   }
 
-  async function fileBlob(file: FileMeta): Promise<Blob> {
+  async function fileBlob(file: FileView): Promise<Blob> {
     // The API gives a short-lived link to the bytes (in S3, another origin); the link needs no key.
-    const link = await fetch(`/v1/runs/${enc(runId)}/files/${enc(file.name)}`, { headers: { authorization: `Bearer ${apiKey.get()}`, accept: "application/json" } });
-    if (!link.ok) throw new ApiError(link.status, `Could not fetch ${file.name} (${link.status}).`);
-    const response = await fetch(((await link.json()) as { url: string }).url);
-    if (!response.ok) throw new ApiError(response.status, `Could not fetch ${file.name} (${response.status}).`);
+    const response = await fetch(await client.fileLink(runId, file.name));
+    if (!response.ok) throw new Error(`Could not fetch ${file.name} (${response.status}).`);
     return response.blob();
   }
 
-  async function download(file: FileMeta) {
+  async function download(file: FileView) {
     try {
       const url = URL.createObjectURL(await fileBlob(file));
       const a = h("a", { href: url, download: file.name });
@@ -236,7 +237,7 @@ export function runPage(app: HTMLElement, runId: string) {
     }
   }
 
-  async function showPreview(file: FileMeta, into: HTMLElement) {
+  async function showPreview(file: FileView, into: HTMLElement) {
     try {
       const text = await (await fileBlob(file)).text();
       into.innerHTML = /text\/plain/.test(file.contentType) ? "" : safeHtml(text, file.contentType);
@@ -263,7 +264,6 @@ export function runPage(app: HTMLElement, runId: string) {
     );
   }
 
-  const sourceKey = (data: { agent?: string; taskId?: string }) => `${data.agent ?? ""}:${data.taskId ?? ""}`;
   const who = (data: { agent?: string; taskId?: string; persona?: string }) =>
     h("span", { class: "who" }, [data.agent, data.taskId, data.persona].filter(Boolean).join(" · "));
   const add = (event: RunEvent, ...children: (Node | string | null)[]) => {
@@ -275,45 +275,39 @@ export function runPage(app: HTMLElement, runId: string) {
   function onEvent(event: RunEvent) {
     eventLog.append(h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`));
     // Each event may follow a model call: usage (and the rest) catch up shortly after.
-    if (!TERMINAL.has(view?.status ?? "")) refreshSoon();
-    const d = event.data;
-    if (event.type !== "agent.delta" && event.type !== "agent.thought" && event.type !== "agent.reasoning" && d?.agent) openText.delete(sourceKey(d));
-    if (event.type !== "agent.reasoning" && d?.agent) openReasoning.delete(sourceKey(d));
-    switch (event.type) {
+    if (!ended(view)) refreshSoon();
+    // An agent doing something else ends the text it streamed (a thought ends it below) and its reasoning.
+    const source = textSource(event.data);
+    if (source && event.type !== "agent.delta" && event.type !== "agent.thought" && event.type !== "agent.reasoning") streamed.end(source);
+    if (source && event.type !== "agent.reasoning") reasoning.end(source);
+    const { type, data: d } = event;
+    switch (type) {
       case "agent.reasoning": {
         // Shown collapsed: what the model thought, for whoever wants to read it.
-        let open = openReasoning.get(sourceKey(d));
-        if (!open) {
-          const text = h("pre", { class: "reasoning" });
+        const block = reasoning.add(d, d.text, () => {
+          const element = h("pre", { class: "reasoning" });
           const summary = h("summary", {}, "Reasoning");
-          add(event, who(d), h("details", { class: "reasoning" }, summary, text));
-          open = { element: text, summary };
-          openReasoning.set(sourceKey(d), open);
-        }
-        open.element.textContent += d.text;
-        open.summary.textContent = `Reasoning (${open.element.textContent?.length ?? 0} characters)`;
+          add(event, who(d), h("details", { class: "reasoning" }, summary, element));
+          return { element, summary };
+        });
+        block.view.element.textContent = block.text;
+        block.view.summary.textContent = `Reasoning (${block.text.length} characters)`;
         break;
       }
       case "agent.delta": {
-        let open = openText.get(sourceKey(d));
-        if (!open) {
-          const text = h("div", { class: "text prose" });
-          add(event, who(d), text);
-          open = { element: text, text: "", deltas: true };
-          openText.set(sourceKey(d), open);
-        }
-        open.text += d.text;
-        prose(open.element, open.text);
+        const block = streamed.add(d, d.text, () => {
+          const element = h("div", { class: "text prose" });
+          add(event, who(d), element);
+          return element;
+        });
+        prose(block.view, block.text);
         break;
       }
-      case "agent.thought": {
+      case "agent.thought":
         // The same text as the deltas before it, when the model streamed: shown once.
-        const open = openText.get(sourceKey(d));
-        openText.delete(sourceKey(d));
-        if (open?.deltas) break;
+        if (streamed.end(d)) break;
         add(event, who(d), prose(h("div", { class: "text prose" }), d.text));
         break;
-      }
       case "tool.called":
         add(event, who(d), h("strong", {}, `→ ${d.tool}`), h("pre", { class: "args" }, JSON.stringify(d.arguments, null, 2)));
         break;
@@ -389,18 +383,18 @@ export function runPage(app: HTMLElement, runId: string) {
         add(event, `Started (${d.mode}).`);
         break;
       default:
-        if (event.type.startsWith("run.")) {
-          add(event, h("strong", {}, event.type.replace("run.", "Run ").replace("_", " ")), d?.reason ? ` — ${d.reason}` : "");
-          announce(`The run ${event.type.slice(4)}.`);
+        if (type.startsWith("run.")) {
+          add(event, h("strong", {}, type.replace("run.", "Run ").replace("_", " ")), "reason" in d && d.reason ? ` — ${d.reason}` : "");
+          announce(`The run ${type.slice(4)}.`);
           void refresh();
-        } else add(event, event.type);
+        } else add(event, type);
     }
   }
 
   async function cancelRun() {
     cancel.disabled = true;
     try {
-      await api("POST", `/v1/runs/${enc(runId)}/cancel`);
+      await client.cancelRun(runId);
       await refresh();
     } catch (err) {
       showError(err);
@@ -409,18 +403,32 @@ export function runPage(app: HTMLElement, runId: string) {
     }
   }
 
-  let stream: { close(): void } | undefined;
+  const showConnection = (state: "live" | "reconnecting" | "ended") => {
+    connection.textContent = state === "live" ? "live" : state === "reconnecting" ? "reconnecting…" : "ended";
+    connection.dataset.state = state;
+  };
+  /** The run's events, live, until its end or until the page closes; reconnecting for as long as it takes. */
+  async function follow(streamUrl: string) {
+    try {
+      const events = client.follow(runId, { streamUrl, signal: leaving.signal, maxFailures: Infinity, onOpen: () => showConnection("live"), onReconnect: () => showConnection("reconnecting") });
+      for await (const event of events) onEvent(event);
+      showConnection("ended");
+    } catch (err) {
+      if (leaving.signal.aborted) return;
+      showConnection("ended");
+      showError(err);
+    }
+  }
+
+  const leaving = new AbortController();
   const timer = window.setInterval(drawTimeline, 1000);
   void refresh().then(() => {
     if (!view) return;
     drawTimeline();
-    stream = followRun(runId, view.links.stream, onEvent, (state) => {
-      connection.textContent = state === "live" ? "live" : state === "reconnecting" ? "reconnecting…" : "ended";
-      connection.dataset.state = state;
-    });
+    void follow(view.links.stream);
   });
   return () => {
-    stream?.close();
+    leaving.abort();
     clearInterval(timer);
     if (refreshTimer !== undefined) clearTimeout(refreshTimer);
   };

@@ -1,5 +1,7 @@
-import { api, enc, type RunSummary } from "../api.js";
-import { age, field, h, render, usd } from "../dom.js";
+import { timeAgo } from "../../../../shared/apiClient/timeAgo.js";
+import type { RunSummary } from "../../../../shared/contracts/responses.js";
+import { client, enc } from "../api.js";
+import { field, h, render, usd } from "../dom.js";
 
 const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"];
 
@@ -14,13 +16,6 @@ export function runsPage(app: HTMLElement) {
   let cursor: string | null = null;
   let rows: RunSummary[] = [];
 
-  const query = (after?: string | null) => {
-    const q = new URLSearchParams({ limit: "20" });
-    if (status.value) q.set("status", status.value);
-    if (session.value.trim()) q.set("sessionId", session.value.trim());
-    if (after) q.set("cursor", after);
-    return `/v1/runs?${q}`;
-  };
   const draw = () =>
     render(
       body,
@@ -36,7 +31,7 @@ export function runsPage(app: HTMLElement) {
               h("td", { class: "task" }, h("a", { href: `#/runs/${enc(run.runId)}` }, run.input)),
               h("td", { dataset: { label: "Status" } }, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
               h("td", { dataset: { label: "Mode" } }, run.mode ?? run.requestedMode),
-              h("td", { dataset: { label: "Age" } }, h("time", { datetime: run.createdAt, title: run.createdAt }, age(run.createdAt))),
+              h("td", { dataset: { label: "Age" } }, h("time", { datetime: run.createdAt, title: run.createdAt }, timeAgo(run.createdAt))),
               h("td", { class: "num", dataset: { label: "Est. cost" }, title: run.estimatedCostUsd === undefined ? "No price for this model" : "An estimate from the model's price per token" }, usd(run.estimatedCostUsd)),
               h("td", { dataset: { label: "Session" } }, h("code", {}, run.sessionId)),
             ),
@@ -44,7 +39,7 @@ export function runsPage(app: HTMLElement) {
     );
   const load = async (reset: boolean) => {
     try {
-      const page = await api<{ runs: RunSummary[]; nextCursor: string | null }>("GET", query(reset ? null : cursor));
+      const page = await client.listRuns({ limit: 20, status: status.value, sessionId: session.value.trim(), cursor: (reset ? null : cursor) ?? undefined });
       if (reset) {
         // A refresh replaces the newest page and keeps the older pages already loaded.
         const first = rows.length === 0;

@@ -1,4 +1,6 @@
-import { api, apiKey, ApiError } from "../api.js";
+import { StepwiseClient } from "../../../../shared/apiClient/client.js";
+import { ApiError } from "../../../../shared/apiClient/errors.js";
+import { apiKey } from "../api.js";
 import { announce, field, h, render } from "../dom.js";
 
 /** Sign in with an API key: checked against the API, then kept in session storage only. */
@@ -16,7 +18,7 @@ export function signInPage(app: HTMLElement) {
         submit.disabled = true;
         error.hidden = true;
         try {
-          await api("GET", "/v1/runs?limit=1", undefined, key);
+          await new StepwiseClient("", key).listRuns({ limit: 1 });
           apiKey.set(key);
           announce("Signed in.");
           location.hash = "#/runs";

@@ -1,0 +1,195 @@
+/**
+ * The typed client of the public API, used by the `stepwise` command and the web console: one
+ * method per route they call, answers typed by the zod contracts (imported as types only, so the
+ * console's bundle carries no schemas), failures as ApiError or ConnectionError.
+ */
+import type { z } from "zod";
+import type { CreateRunRequest } from "../contracts/api.js";
+import type { PendingUploadView } from "../contracts/files.js";
+import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
+import type {
+  CancelResponse,
+  CreateRunResponse,
+  FileList,
+  InterruptView,
+  RunList,
+  RunView,
+  SessionView,
+  StreamToken,
+  ToolList,
+  UploadView,
+} from "../contracts/responses.js";
+import { INLINE_UPLOAD_BYTES } from "../contracts/uploadLimits.js";
+import { apiError, ConnectionError, connectionError } from "./errors.js";
+import { followRun, type FollowOptions } from "./follow.js";
+
+/** A file's bytes: read from disk (the CLI) or picked in a page (the console). */
+type Upload = Uint8Array<ArrayBuffer> | Blob;
+
+/** `POST /v1/runs` as a client writes it (defaults left out). */
+export type CreateRunBody = z.input<typeof CreateRunRequest>;
+
+export interface ClientOptions {
+  /**
+   * How a run's stream is opened: with the API key in the Authorization header (the default), or
+   * with a short-lived stream token for that run in its URL (a browser: the key never in a URL,
+   * and no Authorization header to the stream's origin).
+   */
+  streamAuth?: "header" | "token";
+}
+
+/** Parts of a large upload sent at once, and how long one part (16 MiB) may take. */
+const PARALLEL_PARTS = 4;
+const PART_TIMEOUT_MS = 10 * 60_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+
+export class StepwiseClient {
+  /** The API's address, without a trailing slash; "" for a page the API serves (same origin). */
+  readonly url: string;
+
+  /**
+   * @param apiKey the key, or a function that reads it at each request (the console keeps it in
+   *   session storage, where signing out removes it).
+   */
+  constructor(
+    url: string,
+    private readonly apiKey: string | undefined | (() => string | null | undefined),
+    private readonly options: ClientOptions = {},
+  ) {
+    this.url = url.replace(/\/+$/, "");
+  }
+
+  createRun(body: CreateRunBody): Promise<CreateRunResponse> {
+    return this.request("POST", "/v1/runs", body);
+  }
+
+  listRuns(query: { status?: string; sessionId?: string; limit?: number; cursor?: string }): Promise<RunList> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(name, String(value));
+    return this.request("GET", `/v1/runs?${params}`);
+  }
+
+  getRun(runId: string): Promise<RunView> {
+    return this.request("GET", `/v1/runs/${enc(runId)}`);
+  }
+
+  cancelRun(runId: string): Promise<CancelResponse> {
+    return this.request("POST", `/v1/runs/${enc(runId)}/cancel`);
+  }
+
+  resolveInterrupt(runId: string, interruptId: string, body: ResolveInterruptRequest): Promise<InterruptView> {
+    return this.request("POST", `/v1/runs/${enc(runId)}/interrupts/${enc(interruptId)}`, body);
+  }
+
+  getSession(sessionId: string): Promise<SessionView> {
+    return this.request("GET", `/v1/sessions/${enc(sessionId)}`);
+  }
+
+  listTools(): Promise<ToolList> {
+    return this.request("GET", "/v1/tools");
+  }
+
+  listFiles(runId: string): Promise<FileList> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/files`);
+  }
+
+  /** A short-lived link to a run file's bytes (in storage, on another origin; the link needs no key). */
+  async fileLink(runId: string, name: string): Promise<string> {
+    return (await this.request<{ url: string }>("GET", `/v1/runs/${enc(runId)}/files/${enc(name)}`)).url;
+  }
+
+  /** A short-lived token that opens this run's stream, and only this run's. */
+  createStreamToken(runId: string): Promise<StreamToken> {
+    return this.request("POST", `/v1/runs/${enc(runId)}/stream-token`);
+  }
+
+  /**
+   * Uploads a file (the API records its name and type) → its id, for a run's `files`. A small file
+   * goes through the API; a larger one straight to storage through the presigned links `POST
+   * /v1/files` hands out (a part per link, a few at once), then the upload is completed.
+   */
+  async uploadFile(name: string, body: Upload, contentType?: string): Promise<UploadView> {
+    const bytes = body instanceof Uint8Array ? body.byteLength : body.size;
+    if (bytes > INLINE_UPLOAD_BYTES) return this.uploadThroughLinks(name, body, bytes, contentType);
+    const type = contentType || "application/octet-stream";
+    return this.request("POST", `/v1/files?name=${enc(name)}`, new Blob([body], { type }));
+  }
+
+  private async uploadThroughLinks(name: string, body: Upload, bytes: number, contentType?: string): Promise<UploadView> {
+    const pending = await this.request<PendingUploadView>("POST", "/v1/files", { name, bytes, ...(contentType ? { contentType } : {}) });
+    const queue = [...pending.parts];
+    const uploaded: { partNumber: number; etag: string }[] = [];
+    const putParts = async () => {
+      for (let part = queue.shift(); part; part = queue.shift()) {
+        const start = (part.partNumber - 1) * pending.partBytes;
+        const end = start + pending.partBytes;
+        const slice = body instanceof Uint8Array ? body.subarray(start, end) : body.slice(start, end);
+        let res: Response;
+        try {
+          res = await fetch(part.url, { method: "PUT", body: slice, signal: AbortSignal.timeout(PART_TIMEOUT_MS) });
+        } catch (error) {
+          throw connectionError(new URL(part.url).origin, error);
+        }
+        if (!res.ok) throw apiError(res.status, await res.text().catch(() => ""));
+        await res.arrayBuffer();
+        uploaded.push({ partNumber: part.partNumber, etag: res.headers.get("etag") ?? "" });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_PARTS, pending.parts.length) }, putParts));
+    return this.request("POST", new URL(pending.complete).pathname, { parts: uploaded });
+  }
+
+  /**
+   * The run's events from `after` on, live, in order and each once: reconnects with Last-Event-ID
+   * whenever the stream ends or breaks, and ends after the terminal event (see followRun).
+   */
+  follow(runId: string, options: FollowOptions = {}) {
+    return followRun(this, runId, options);
+  }
+
+  /** Opens a run's event stream after `lastEventId`, authorized as the options say. */
+  async openStream(runId: string, streamUrl: string | undefined, lastEventId: string, signal?: AbortSignal): Promise<Response> {
+    const page = (globalThis as { location?: { href: string } }).location?.href;
+    const url = new URL(streamUrl ?? `${this.url}/v1/runs/${enc(runId)}/stream`, this.url || page);
+    const headers: Record<string, string> = { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) };
+    if (this.options.streamAuth === "token") url.searchParams.set("token", (await this.createStreamToken(runId)).token);
+    else Object.assign(headers, this.authorization());
+    // The spec's "no-store" cache mode (Node's types lack the option), not a Cache-Control header:
+    // that would make a browser's request to the stream's origin need a preflight.
+    return fetch(url, { headers, signal, cache: "no-store" } as RequestInit);
+  }
+
+  /** A JSON request (or a Blob body, sent as it is) → the parsed answer; undefined for an empty one. */
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const target = `${this.url}${path}`;
+    const json = body !== undefined && !(body instanceof Blob);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(target, {
+        method,
+        headers: { ...this.authorization(), accept: "application/json", ...(json ? { "content-type": "application/json" } : {}) },
+        body: json ? JSON.stringify(body) : (body as Blob | undefined),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      text = await res.text();
+    } catch (error) {
+      throw connectionError(this.url, error);
+    }
+    if (!res.ok) throw apiError(res.status, text);
+    if (text === "") return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      const what = `${method} ${target} answered ${res.status} with something that is not JSON`;
+      throw new ConnectionError(`${what}; is ${this.url || "this"} a Stepwise API?`);
+    }
+  }
+
+  private authorization(): Record<string, string> {
+    const key = typeof this.apiKey === "function" ? this.apiKey() : this.apiKey;
+    return key ? { authorization: `Bearer ${key}` } : {};
+  }
+}
+
+const enc = encodeURIComponent;
