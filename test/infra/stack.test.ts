@@ -247,6 +247,8 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", maxPlanIterations: "21" }, /maxPlanIterations/],
     [{ openAiBaseUrl: "https://x.example.com/v1", maxAgentRounds: "51" }, /maxAgentRounds/],
     [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "25001" }, /historyEventBudget/],
+    // A lower bound too: a ReAct turn that waits for a person must fit in a new execution.
+    [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "85" }, /historyEventBudget/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });
