@@ -41,7 +41,8 @@ export const Config = z.object({
   /** The API's base URL, for links made where another URL took the request (the stream function's /mcp). */
   API_URL: z.string().optional(),
   STREAM_POLL_MS: int(250),
-  STREAM_MAX_SECONDS: int(300),
+  /** How long one stream connection lasts: a streamed Lambda is not told when its client leaves (README, "Operating"). */
+  STREAM_MAX_SECONDS: int(60),
   STREAM_HEARTBEAT_MS: int(10_000),
   MAX_INPUT_CHARS: int(32_000),
   /** How long a browser's stream token (`POST /v1/runs/{id}/stream-token`) stays valid. */
