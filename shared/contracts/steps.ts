@@ -85,14 +85,14 @@ export const PlanInput = RunState.extend({
 export type PlanInput = z.infer<typeof PlanInput>;
 
 
-/**
- * What "Start run" receives: the execution input written by the API, or by "Continue in a new
- * execution" with the plan's next tasks (the new execution runs them first).
- */
 /** Where a run's next execution goes on: the plan's next tasks, or a ReAct run's next turn. */
 export const ContinuedState = z.union([PlanOutput, AgentTurnInput]);
 export type ContinuedState = z.infer<typeof ContinuedState>;
 
+/**
+ * What "Start run" receives: the execution input written by the API, or by "Continue in a new
+ * execution" with where the run goes on (the new execution starts there).
+ */
 export const StartRunInput = RunRef.extend({ continued: ContinuedState.optional() });
 export type StartRunInput = z.infer<typeof StartRunInput>;
 
