@@ -1,3 +1,4 @@
+import { keys } from "../../shared/store/keys.js";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import packageJson from "../../package.json" with { type: "json" };
 import type { Request } from "./routes.js";
@@ -12,7 +13,7 @@ export const VERSION: string = packageJson.version;
 export async function health({ services }: Request): Promise<HttpResult> {
   const checks: Record<string, "ok" | string> = {};
   await services.table.doc
-    .send(new GetCommand({ TableName: services.table.name, Key: { pk: "HEALTH", sk: "META" } }))
+    .send(new GetCommand({ TableName: services.table.name, Key: keys.healthProbe }))
     .then(() => (checks.table = "ok"))
     .catch((error: Error) => (checks.table = error.name || "unavailable"));
   checks.stateMachine = services.config.STATE_MACHINE_ARN ? "ok" : "not configured";

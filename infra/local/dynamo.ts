@@ -1,6 +1,7 @@
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ResourceNotFoundException, ScanCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
 import { Worker } from "node:worker_threads";
-import { runListingKeys, TABLE_INDEXES } from "../../shared/store/listings.js";
+import { keys } from "../../shared/store/keys.js";
+import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import type { LocalCredentials } from "./sigv4.mjs";
 
 /**
@@ -102,11 +103,9 @@ async function addIndexes(client: DynamoDBClient, tableName: string): Promise<vo
   await client.send(new DeleteTableCommand({ TableName: tableName }));
   await ensureTable(client, tableName);
   for (const item of items) {
-    const run = item.pk?.S?.startsWith("RUN#") && item.sk?.S === "META" ? item : undefined;
-    const keys = run
-      ? runListingKeys({ tenantId: run.tenantId?.S ?? "", sessionId: run.sessionId?.S ?? "", createdAt: run.createdAt?.S ?? "", runId: run.runId?.S ?? "" })
-      : {};
-    const indexKeys: Record<string, AttributeValue> = Object.fromEntries(Object.entries(keys).map(([name, value]) => [name, { S: String(value) }]));
+    const run = item.pk?.S?.startsWith(keys.runPkPrefix) && item.sk?.S === keys.metaSk ? item : undefined;
+    const listing = run ? keys.runListing({ tenantId: run.tenantId?.S ?? "", createdAt: run.createdAt?.S ?? "", runId: run.runId?.S ?? "" }) : {};
+    const indexKeys: Record<string, AttributeValue> = Object.fromEntries(Object.entries(listing).map(([name, value]) => [name, { S: String(value) }]));
     await client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, ...indexKeys } }));
   }
 }

@@ -1,3 +1,4 @@
+import { keys } from "../../shared/store/keys.js";
 import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
 import { executionInput } from "../../shared/contracts/steps.js";
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
@@ -44,7 +45,7 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
         TableName: tableName,
         FilterExpression: "sk = :meta AND begins_with(pk, :run) AND #status IN (:s0, :s1, :s2)",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":meta": "META", ":run": "RUN#", ":s0": IN_FLIGHT[0], ":s1": IN_FLIGHT[1], ":s2": IN_FLIGHT[2] },
+        ExpressionAttributeValues: { ":meta": keys.metaSk, ":run": keys.runPkPrefix, ":s0": IN_FLIGHT[0], ":s1": IN_FLIGHT[1], ":s2": IN_FLIGHT[2] },
         ExclusiveStartKey: startKey,
       }),
     );
@@ -88,7 +89,7 @@ async function handOnEndedSessions(doc: DynamoDBDocumentClient, tableName: strin
       new ScanCommand({
         TableName: tableName,
         FilterExpression: "sk = :meta AND begins_with(pk, :session) AND attribute_exists(activeRun)",
-        ExpressionAttributeValues: { ":meta": "META", ":session": "SESSION#" },
+        ExpressionAttributeValues: { ":meta": keys.metaSk, ":session": keys.sessionPkPrefix },
         ExclusiveStartKey: startKey,
       }),
     );
@@ -97,7 +98,7 @@ async function handOnEndedSessions(doc: DynamoDBDocumentClient, tableName: strin
       // Still going, or ended but its execution has yet to reach a safe point: its end hands on.
       if (active && (!TERMINAL_STATUSES.has(active.status) || (await ports.executions.describe(active.executionArn)) === "RUNNING")) continue;
       // Never recorded: its submit was stopped between claiming the session and recording the run.
-      const [, tenantId, sessionId] = /^SESSION#([^#]+)#(.+)$/.exec(String(session.pk))!;
+      const { tenantId, sessionId } = keys.sessionOfPk(String(session.pk));
       await leaveSession(ports, active ?? ({ runId: String(session.activeRun), tenantId, sessionId, status: "failed" } as RunRecord));
       handedOn.push(String(session.pk));
     }

@@ -3,7 +3,7 @@ import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../contracts/run.js";
 import { NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
-import type { ScopeJournal } from "../ports/journal.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { budgetsOf } from "../memory/session.js";
 import { EMPTY_ANSWER_ERROR, quietly, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
@@ -149,7 +149,7 @@ export async function finishTask(
   result = kept;
   const record: TaskRecord = { ...existing, status, result, endedAt: new Date().toISOString(), ...(known.usage ? { usage: known.usage } : {}) };
   await Promise.all([
-    known.journal ? known.journal.flush([ports.tasks.item(run.runId, record)]) : ports.tasks.put(run.runId, record),
+    known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
     known.events,
     ports.events.append(run.runId, [
       { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: result.slice(0, 2_000) } },

@@ -6,7 +6,7 @@ import { paidAttemptsOf, type ChatMessage, type ChatModel, type ChatResponse, ty
 import { ContextWindow } from "../memory/context.js";
 import { withRequestContext } from "../requestContext.js";
 import type { Ports } from "../ports/index.js";
-import type { ScopeJournal } from "../ports/journal.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { textStream } from "./deltas.js";

@@ -12,7 +12,7 @@ import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import { quietly, runAgentLoop, type LoopPorts, type RunScope } from "./loop.js";
 import type { Ports } from "../ports/index.js";
 import { priorResultsOf } from "./executor.js";
-import type { ScopeJournal } from "../ports/journal.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { fileLines, plannerPrompt, toolLines, type PromptContext } from "./prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
@@ -133,12 +133,12 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
   const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
   const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: taskIdFor(iteration, i), title: text.slice(0, 300), text })) : [];
-  // The next step's context and task records go with the planner's last journal records (one
-  // batch); the run, its event and that batch are written at the same time.
-  const stepItems =
+  // The next step's context and task records go with the planner's last journal entries (one
+  // commit); the run, its event and that commit are written at the same time.
+  const nextStep =
     stepIndex >= 0
-      ? [
-          ports.tasks.stepItem(run.runId, {
+      ? {
+          step: {
             iteration,
             stepIndex,
             tenantId: record.tenantId,
@@ -149,14 +149,14 @@ export async function planStep(run: RunScope<PlannerPorts>, input: PlanInput): P
             maxRounds: budgetsOf(ports, record).maxRounds,
             tasks,
             files: prompt.files,
-          }),
-          ...tasks.map((t) => ports.tasks.item(run.runId, { iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" })),
-        ]
-      : [];
+          },
+          tasks: tasks.map((t) => ({ iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" as const })),
+        }
+      : {};
   await Promise.all([
     ports.runs.update(run.runId, { plan: nextPlan, approvedPlan, stopReason }, undefined, turn?.usage),
     ports.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
-    (turn?.journal ?? journals).flush(stepItems),
+    (turn?.journal ?? journals).flush(nextStep),
     turn?.events,
   ]);
   return { ...output, next: stepIndex >= 0 ? "execute" : "summarize", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };

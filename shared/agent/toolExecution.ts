@@ -3,7 +3,7 @@ import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
 import type { Ports } from "../ports/index.js";
-import type { ScopeJournal } from "../ports/journal.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import type { Tool, ToolContext } from "../tools/tool.js";

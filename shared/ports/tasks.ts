@@ -1,7 +1,6 @@
 import type { FileLine } from "./files.js";
 import type { Plan } from "../contracts/plan.js";
 import type { Usage } from "../contracts/run.js";
-import type { TableItem } from "./journal.js";
 
 /** A sub-task's whole result; the state machine carries only a preview. */
 export interface TaskRecord {
@@ -41,13 +40,10 @@ export interface StepContext {
 }
 
 /**
- * The tasks port: task records and step contexts of plan_solve runs. `item` and `stepItem` give
- * what the journal writes in one batch with its records. Adapter: TaskStore (DynamoDB); fake:
- * shared/testing/memoryTasks.ts.
+ * The tasks port: task records and step contexts of plan_solve runs (the journal's commit writes
+ * them together with its entries). Adapter: TaskStore (DynamoDB); fake: shared/testing/memoryTasks.ts.
  */
 export interface Tasks {
-  item(runId: string, task: TaskRecord): TableItem;
-  stepItem(runId: string, step: StepContext): TableItem;
   put(runId: string, task: TaskRecord): Promise<void>;
   get(runId: string, iteration: number, taskId: string): Promise<TaskRecord | undefined>;
   step(runId: string, iteration: number): Promise<StepContext | undefined>;

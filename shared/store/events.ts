@@ -1,4 +1,3 @@
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { randomBytes } from "node:crypto";
 import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.js";
@@ -6,7 +5,7 @@ import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
 
 export type { LogTip } from "../ports/events.js";
-import { expiresAt, type Table } from "./table.js";
+import { expiresAt, type Table, ifConditionHolds } from "./table.js";
 
 /** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */
 const MAX_EVENTS_PER_ITEM = 50;
@@ -167,8 +166,8 @@ export class EventLog implements RunEvents {
     if (options.close) sets.push("#closed = :true", "#closedAt = if_not_exists(#seq, :zero) + :one");
     const update = `SET ${sets.join(", ")}${options.reopen && !options.close ? " REMOVE #closed, #closedAt" : ""}`;
     const condition = options.reopen ? undefined : "attribute_not_exists(#closed)";
-    try {
-      const { Attributes } = await this.table.doc.send(
+    const updated = await ifConditionHolds(
+      this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.eventCounter(runId),
@@ -178,18 +177,16 @@ export class EventLog implements RunEvents {
           ExpressionAttributeValues: { ":zero": 0, ":count": count, ":ttl": expiresAt(this.retentionDays), ...(options.close ? { ":true": true, ":one": 1 } : {}) },
           ReturnValues: "UPDATED_NEW",
         }),
-      );
-      return Number(Attributes!.seq) - count + 1;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    if (!updated) return undefined;
+    return Number(updated.Attributes!.seq) - count + 1;
   }
 
   /** Puts one item at `first` if no item is there; false if one is. */
   private async putItem(runId: string, first: number, bodies: EventBody[], at: string, options: { close?: boolean; key?: string; writer?: string } = {}): Promise<boolean> {
-    try {
-      await this.table.doc.send(
+    const written = await ifConditionHolds(
+      this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
           Item: {
@@ -202,12 +199,9 @@ export class EventLog implements RunEvents {
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 
   private async itemAt(runId: string, first: number): Promise<Record<string, unknown> | undefined> {
@@ -263,8 +257,8 @@ export class EventLog implements RunEvents {
 
   /** A conditional change of the counter (repairs only: appends take numbers with `take`); false if the condition failed. */
   private async updateCounter(runId: string, update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
-    try {
-      await this.table.doc.send(
+    const written = await ifConditionHolds(
+      this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.eventCounter(runId),
@@ -273,12 +267,9 @@ export class EventLog implements RunEvents {
           ExpressionAttributeNames: namesIn(update, condition),
           ExpressionAttributeValues: values,
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 
   private async counter(runId: string): Promise<{ seq: number; closed: boolean; closedAt?: number } | undefined> {

@@ -1,12 +1,9 @@
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
-import type { Interrupts } from "../ports/interrupts.js";
+import { missingInterrupt, type Interrupts } from "../ports/interrupts.js";
 import { keys } from "./keys.js";
-import { expiresAt, itemData, type Table } from "./table.js";
-
-const key = keys.interrupt;
+import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
 
 /** Interrupts and their task tokens. Reads for clients strip the token. */
 export class InterruptStore implements Interrupts {
@@ -17,19 +14,17 @@ export class InterruptStore implements Interrupts {
 
   /** Creates the interrupt unless it exists (ids are deterministic: a retried step finds its own). */
   async open(interrupt: Interrupt): Promise<{ created: boolean; interrupt: Interrupt }> {
-    try {
-      await this.table.doc.send(
+    const written = await ifConditionHolds(
+      this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...key(interrupt.runId, interrupt.interruptId), ...Interrupt.parse(interrupt), ttl: expiresAt(this.retentionDays) },
+          Item: { ...keys.interrupt(interrupt.runId, interrupt.interruptId), ...Interrupt.parse(interrupt), ttl: expiresAt(this.retentionDays) },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
-      );
-      return { created: true, interrupt };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return { created: false, interrupt: (await this.get(interrupt.runId, interrupt.interruptId))! };
-    }
+      ),
+    );
+    if (written) return { created: true, interrupt };
+    return { created: false, interrupt: (await this.get(interrupt.runId, interrupt.interruptId))! };
   }
 
   async get(runId: string, interruptId: string): Promise<Interrupt | undefined> {
@@ -38,7 +33,7 @@ export class InterruptStore implements Interrupts {
 
   async getWithToken(runId: string, interruptId: string): Promise<{ interrupt: Interrupt; taskToken?: string } | undefined> {
     const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: key(runId, interruptId), ConsistentRead: true }),
+      new GetCommand({ TableName: this.table.name, Key: keys.interrupt(runId, interruptId), ConsistentRead: true }),
     );
     if (!Item) return undefined;
     return { interrupt: interruptOf(Item), taskToken: Item.taskToken as string | undefined };
@@ -51,17 +46,20 @@ export class InterruptStore implements Interrupts {
 
   /** Stores the token of the waiting callback task; returns the interrupt as it stands. */
   async attachToken(runId: string, interruptId: string, taskToken: string): Promise<Interrupt> {
-    const { Attributes } = await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: key(runId, interruptId),
-        UpdateExpression: "SET taskToken = :token",
-        ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":token": taskToken },
-        ReturnValues: "ALL_NEW",
-      }),
+    const updated = await ifConditionHolds(
+      this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.interrupt(runId, interruptId),
+          UpdateExpression: "SET taskToken = :token",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":token": taskToken },
+          ReturnValues: "ALL_NEW",
+        }),
+      ),
     );
-    return interruptOf(Attributes!);
+    if (!updated) throw missingInterrupt(runId, interruptId);
+    return interruptOf(updated.Attributes!);
   }
 
   /** pending → resolved, once. False if it was not pending any more. */
@@ -70,7 +68,7 @@ export class InterruptStore implements Interrupts {
   }
 
   async transition(runId: string, interruptId: string, status: Interrupt["status"], extra: Record<string, unknown> = {}): Promise<boolean> {
-    const applied = await this.table.setIf(key(runId, interruptId), { status, ...extra }, {
+    const applied = await this.table.setIf(keys.interrupt(runId, interruptId), { status, ...extra }, {
       expression: "#status = :pending",
       names: { "#status": "status" },
       values: { ":pending": "pending" },

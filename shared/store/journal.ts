@@ -1,10 +1,11 @@
-import { ScopeJournal, type JournalRecord, type RunJournal, type TableItem } from "../ports/journal.js";
+import { ScopeJournal } from "../agent/scopeJournal.js";
+import { scopeEntryPrefix, type JournalCommit, type RunJournal } from "../ports/journal.js";
 import { keys } from "./keys.js";
 import { expiresAt, sameTurnBatcher, type Table } from "./table.js";
+import { stepItem, taskItem } from "./tasks.js";
 
 type JournalItem = { sk: string; value?: unknown; parts?: number; part?: string };
-
-export { ScopeJournal, type JournalKind, type TableItem } from "../ports/journal.js";
+type Item = { pk: string; sk: string } & Record<string, unknown>;
 
 /**
  * What each model call and tool call returned, per agent scope and round. Lambda and Step Functions
@@ -38,10 +39,10 @@ export class Journal implements RunJournal {
     const read = new Map<string, Promise<JournalItem[]>>();
     for (const [family, loads] of families) {
       const scopes = new Set(loads.map((load) => load.scope));
-      const prefix = scopes.size === 1 ? keys.journalPrefix(loads[0]!.scope) : keys.journalPrefix(family.slice(family.indexOf("\n") + 1));
+      const prefix = keys.journalPrefix(scopeEntryPrefix(scopes.size === 1 ? loads[0]!.scope : family.slice(family.indexOf("\n") + 1)));
       read.set(family, this.table.queryPrefix<JournalItem>(keys.journalPk(loads[0]!.runId), prefix));
     }
-    return Promise.all(wanted.map(async (load) => (await read.get(familyOf(load))!).filter((item) => item.sk.startsWith(keys.journalPrefix(load.scope)))));
+    return Promise.all(wanted.map(async (load) => (await read.get(familyOf(load))!).filter((item) => item.sk.startsWith(keys.journalPrefix(scopeEntryPrefix(load.scope))))));
   }
 
   private fromItems(runId: string, scope: string, items: JournalItem[]): ScopeJournal {
@@ -50,20 +51,24 @@ export class Journal implements RunJournal {
     for (const item of items) {
       if (item.part !== undefined && item.parts === undefined) continue; // a later part of a split record
       if (item.parts === undefined) {
-        records.set(item.sk, item.value);
+        records.set(keys.journalEntryId(item.sk), item.value);
         continue;
       }
       const parts = Array.from({ length: item.parts }, (_, i) => (i === 0 ? item.part : bySk.get(partSk(item.sk, i))?.part));
       if (parts.some((part) => part === undefined)) continue; // torn write: treated as not recorded, so the call runs again
-      records.set(item.sk, JSON.parse(parts.join("")));
+      records.set(keys.journalEntryId(item.sk), JSON.parse(parts.join("")));
     }
     return new ScopeJournal(this, runId, scope, records);
   }
 
-  /** Writes records and other items together, 25 to a request (BatchWrite's limit), retrying unprocessed ones. */
-  async writeAll(records: JournalRecord[], items: TableItem[] = []): Promise<void> {
+  /** Writes the commit's items together, 25 to a request (BatchWrite's limit), retrying unprocessed ones. */
+  async commit(runId: string, { entries, tasks = [], step }: JournalCommit): Promise<void> {
     const ttl = expiresAt(this.retentionDays);
-    const all = [...records.flatMap(({ key, value }) => recordItems(key, value, ttl)), ...items];
+    const all = [
+      ...entries.flatMap(({ id, value }) => recordItems(keys.journal(runId, id), value, ttl)),
+      ...tasks.map((task) => taskItem(runId, task, ttl)),
+      ...(step ? [stepItem(runId, step, ttl)] : []),
+    ];
     await this.table.batchWrite(all.map((Item) => ({ PutRequest: { Item } })));
   }
 }
@@ -76,7 +81,7 @@ const partSk = (sk: string, i: number) => `${sk}#~part${String(i).padStart(3, "0
  * A record as items: one, or — for a value too large for an item (a model's 400 KB answer, 450 KB
  * of tool arguments) — its JSON in parts, the first item saying how many. Replays stay exact.
  */
-function recordItems(key: { pk: string; sk: string }, value: unknown, ttl: number): TableItem[] {
+function recordItems(key: { pk: string; sk: string }, value: unknown, ttl: number): Item[] {
   const json = JSON.stringify(value ?? null);
   if (json.length <= PART_CHARS) return [{ ...key, value, ttl }];
   const parts = Array.from({ length: Math.ceil(json.length / PART_CHARS) }, (_, i) => json.slice(i * PART_CHARS, (i + 1) * PART_CHARS));

@@ -1,13 +1,24 @@
 import { createHash } from "node:crypto";
-import { journalKey, journalPk, journalPrefix } from "../ports/journal.js";
 
-/** Every key shape of the single table, in one place (DESIGN §4). */
+/**
+ * Every key shape of the single table, in one place (DESIGN §4): the adapters in this folder build
+ * keys only through these functions, and nothing outside it knows a key.
+ */
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** The index the listings query: `listPk` = TENANT#<t>#RUNS | TENANT#<t>#SESSIONS, `listSk` = <createdAt>#<id>. */
+const runsListPk = (tenantId: string) => `TENANT#${tenantId}#RUNS`;
+const sessionsListPk = (tenantId: string) => `TENANT#${tenantId}#SESSIONS`;
 
 export const keys = {
   /** The run's partition: its record and what `GET /v1/runs/{id}` shows (tasks, files, interrupts), read in one Query. */
   runPk: (runId: string) => `RUN#${runId}`,
+  /** What every run's partition key starts with (recovery scans the local table for runs in flight). */
+  runPkPrefix: "RUN#",
   run: (runId: string) => ({ pk: `RUN#${runId}`, sk: "META" }),
+  /** The sort key of a run's, a session's, an API key's record. */
+  metaSk: "META",
   /** Events and the journal grow with the run: each has a partition of its own, so the run's stays small. */
   eventsPk: (runId: string) => `RUN#${runId}#EVT`,
   event: (runId: string, seq: number) => ({ pk: `RUN#${runId}#EVT`, sk: `EVT#${pad(seq, 10)}` }),
@@ -16,10 +27,13 @@ export const keys = {
   /** The log's counter: the last number taken, and whether the terminal event has closed the log (outside the EVT# range). */
   eventCounter: (runId: string) => ({ pk: `RUN#${runId}#EVT`, sk: "SEQ" }),
   /** Where a keyed append records the number it took (outside the EVT# range the log reads). */
-  eventKey: (runId: string, key: string) => ({ pk: `RUN#${runId}#EVT`, sk: `EVTKEY#${createHash("sha256").update(key).digest("hex")}` }),
-  journalPk,
-  journal: journalKey,
-  journalPrefix,
+  eventKey: (runId: string, key: string) => ({ pk: `RUN#${runId}#EVT`, sk: `EVTKEY#${sha256(key)}` }),
+  /** The journal's partition; a record's sort key is its entry id (see ports/journal.ts) after `JRN#`. */
+  journalPk: (runId: string) => `RUN#${runId}#JRN`,
+  journal: (runId: string, entryId: string) => ({ pk: `RUN#${runId}#JRN`, sk: `JRN#${entryId}` }),
+  journalPrefix: (entryIdPrefix: string) => `JRN#${entryIdPrefix}`,
+  /** The entry id a journal sort key holds. */
+  journalEntryId: (sk: string) => sk.slice("JRN#".length),
   task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),
   step: (runId: string, iteration: number) => ({ pk: `RUN#${runId}`, sk: `STEP#${pad(iteration, 3)}` }),
   taskPrefix: (iteration?: number) => (iteration === undefined ? "TASK#" : `TASK#${pad(iteration, 3)}#`),
@@ -28,12 +42,46 @@ export const keys = {
   filePrefix: "ART#",
   interrupt: (runId: string, interruptId: string) => ({ pk: `RUN#${runId}`, sk: `INT#${interruptId}` }),
   interruptPrefix: "INT#",
+  /** A webhook delivery of a run's end. */
+  delivery: (runId: string, deliveryId: string) => ({ pk: `RUN#${runId}`, sk: `WHK#${deliveryId}` }),
+  deliveryPrefix: "WHK#",
+  /** A run's note that one of its tool sources was unreachable (announced once). */
+  sourceUnavailable: (runId: string, source: string) => ({ pk: `RUN#${runId}`, sk: `SRCDOWN#${source}` }),
   /** A session is scoped by tenant: two tenants choosing the same session id never meet. */
   sessionPk: (tenantId: string, sessionId: string) => `SESSION#${tenantId}#${sessionId}`,
+  sessionPkPrefix: "SESSION#",
+  /** The tenant and session of a session partition key (tenant ids hold no "#"). */
+  sessionOfPk: (pk: string) => {
+    const [, tenantId, sessionId] = /^SESSION#([^#]+)#(.+)$/.exec(pk) ?? [];
+    return { tenantId: tenantId ?? "", sessionId: sessionId ?? "" };
+  },
   session: (tenantId: string, sessionId: string) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: "META" }),
   sessionTurn: (tenantId: string, sessionId: string, turn: number) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: `TURN#${pad(turn, 8)}` }),
   sessionTurnPrefix: "TURN#",
+  /** Session messages written before turns were items of their own (read, never written). */
+  sessionMessagePrefix: "MSG#",
+  tenantPk: (tenantId: string) => `TENANT#${tenantId}`,
   tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
+  /** The tenant's count of active runs (its concurrency slots). */
+  activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
+  webhookSecrets: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "WEBHOOK_SECRETS" }),
+  webhookEndpoint: (tenantId: string, url: string) => ({ pk: `TENANT#${tenantId}`, sk: `ENDPOINT#${sha256(url).slice(0, 32)}` }),
+  toolSource: (tenantId: string, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `TOOLSRC#${name}` }),
+  toolSourcePrefix: "TOOLSRC#",
+  upload: (tenantId: string, fileId: string) => ({ pk: `TENANT#${tenantId}`, sk: `UPLOAD#${fileId}` }),
+  /** The key's hash, not the key: a client's key can be long and holds whatever the client put in it. */
+  idempotencyClaim: (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${sha256(key)}` }),
+  /** What `GET /health` reads to see the table answer (no item is there). */
+  healthProbe: { pk: "HEALTH", sk: "META" },
   apiKey: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: "META" }),
-  tenantRun: (tenantId: string, createdAt: string, runId: string) => ({ pk: `TENANT#${tenantId}`, sk: `RUN#${createdAt}#${runId}` }),
+  /** A stream token is stored by its hash: the table never holds one that works. */
+  streamToken: (token: string) => ({ pk: `STREAMTOKEN#${sha256(token)}`, sk: "META" }),
+  /** The listing index's keys, carried by run items and session META items. */
+  runListing: (run: { tenantId: string; createdAt: string; runId: string }) => ({ listPk: runsListPk(run.tenantId), listSk: `${run.createdAt}#${run.runId}` }),
+  sessionListing: (tenantId: string, createdAt: string, sessionId: string) => ({ listPk: sessionsListPk(tenantId), listSk: `${createdAt}#${sessionId}` }),
+  runsListPk,
+  sessionsListPk,
+  /** The table key of the item a listing cursor (`<createdAt>#<id>`) points at. */
+  runAfter: (tenantId: string, listSk: string) => ({ ...keys.run(listSk.slice(listSk.indexOf("#") + 1)), listPk: runsListPk(tenantId), listSk }),
+  sessionAfter: (tenantId: string, listSk: string) => ({ ...keys.session(tenantId, listSk.slice(listSk.indexOf("#") + 1)), listPk: sessionsListPk(tenantId), listSk }),
 };

@@ -2,6 +2,7 @@ import { QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/li
 import { z } from "zod";
 import { RunRecord, type RunStatus } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
+import { keys } from "./keys.js";
 import { itemData, type Table } from "./table.js";
 
 /**
@@ -13,14 +14,6 @@ import { itemData, type Table } from "./table.js";
  * byTenant: listPk = TENANT#<t>#RUNS | TENANT#<t>#SESSIONS, listSk = <createdAt>#<id>
  */
 export const TABLE_INDEXES = [{ indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" }] as const;
-
-/** Index keys the run item carries, so it is listed by tenant and by session. */
-export function runListingKeys(run: Pick<RunRecord, "tenantId" | "sessionId" | "createdAt" | "runId">) {
-  return {
-    listPk: `TENANT#${run.tenantId}#RUNS`,
-    listSk: `${run.createdAt}#${run.runId}`,
-  };
-}
 
 /** A page of a listing; `nextCursor` is absent on the last page. */
 export interface Page<T> {
@@ -51,14 +44,12 @@ export function decodeCursor(cursor: string): string {
   }
 }
 
-const sessionPk = (tenantId: string, sessionId: string) => `SESSION#${tenantId}#${sessionId}`;
-
 export class Listings {
   constructor(private readonly table: Table) {}
 
   /** The tenant's runs, newest first; optionally only one session's, or one status. */
   async runs(tenantId: string, options: { status?: RunStatus; sessionId?: string; limit: number; cursor?: string }): Promise<Page<RunRecord>> {
-    const pkValue = `TENANT#${tenantId}#RUNS`;
+    const pkValue = keys.runsListPk(tenantId);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
     const filters = { ...(options.status ? { status: options.status } : {}), ...(options.sessionId ? { sessionId: options.sessionId } : {}) };
     const names = Object.keys(filters);
@@ -74,7 +65,7 @@ export class Listings {
           : {}),
         ExpressionAttributeValues: { ":pk": pkValue, ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])) },
       },
-      after === undefined ? undefined : { pk: `RUN#${after.slice(after.indexOf("#") + 1)}`, sk: "META", listPk: pkValue, listSk: after },
+      after === undefined ? undefined : keys.runAfter(tenantId, after),
       options.limit,
     );
     return {
@@ -85,11 +76,11 @@ export class Listings {
 
   /** The tenant's sessions, newest first (by when their first run was submitted). */
   async sessions(tenantId: string, options: { limit: number; cursor?: string }): Promise<Page<SessionSummary>> {
-    const pkValue = `TENANT#${tenantId}#SESSIONS`;
+    const pkValue = keys.sessionsListPk(tenantId);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
     const items = await this.query(
       { IndexName: "byTenant", KeyConditionExpression: "listPk = :pk", ExpressionAttributeValues: { ":pk": pkValue } },
-      after === undefined ? undefined : { pk: sessionPk(tenantId, after.slice(after.indexOf("#") + 1)), sk: "META", listPk: pkValue, listSk: after },
+      after === undefined ? undefined : keys.sessionAfter(tenantId, after),
       options.limit,
     );
     return {
@@ -105,13 +96,14 @@ export class Listings {
 
   /** Lists the session (once, at its first run) and records its latest run. */
   async touchSession(tenantId: string, sessionId: string, runId: string, createdAt: string): Promise<void> {
+    const listing = keys.sessionListing(tenantId, createdAt, sessionId);
     await this.table.doc.send(
       new UpdateCommand({
         TableName: this.table.name,
-        Key: { pk: sessionPk(tenantId, sessionId), sk: "META" },
+        Key: keys.session(tenantId, sessionId),
         UpdateExpression:
           "SET sessionId = :sid, lastRunId = :run, updatedAt = :now, createdAt = if_not_exists(createdAt, :now), listPk = :lpk, listSk = if_not_exists(listSk, :lsk)",
-        ExpressionAttributeValues: { ":sid": sessionId, ":run": runId, ":now": createdAt, ":lpk": `TENANT#${tenantId}#SESSIONS`, ":lsk": `${createdAt}#${sessionId}` },
+        ExpressionAttributeValues: { ":sid": sessionId, ":run": runId, ":now": createdAt, ":lpk": listing.listPk, ":lsk": listing.listSk },
       }),
     );
   }

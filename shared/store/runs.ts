@@ -1,11 +1,9 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { readVersioned } from "../contracts/schemaVersion.js";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
 import type { RunPatch, Runs } from "../ports/runs.js";
 import { keys } from "./keys.js";
-import { runListingKeys } from "./listings.js";
-import { expiresAt, itemData, type Table } from "./table.js";
+import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
 
 type Patch = RunPatch;
 
@@ -17,19 +15,16 @@ export class RunStore implements Runs {
 
   /** Creates the run; false if a run with this id exists already. */
   async create(run: RunRecord): Promise<boolean> {
-    try {
-      await this.table.doc.send(
+    const written = await ifConditionHolds(
+      this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...keys.run(run.runId), ...RunRecord.parse(run), ...runListingKeys(run), ttl: expiresAt(this.retentionDays) },
+          Item: { ...keys.run(run.runId), ...RunRecord.parse(run), ...keys.runListing(run), ttl: expiresAt(this.retentionDays) },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
@@ -42,8 +37,8 @@ export class RunStore implements Runs {
   /** queued → running, once; returns the run as it is now, or undefined if it was not queued (a repeated start). */
   async startIfQueued(runId: string): Promise<RunRecord | undefined> {
     const condition = statusCondition(["queued"]);
-    try {
-      const { Attributes } = await this.table.doc.send(
+    const updated = await ifConditionHolds(
+      this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(runId),
@@ -53,12 +48,10 @@ export class RunStore implements Runs {
           ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
           ReturnValues: "ALL_NEW",
         }),
-      );
-      return runRecordOf(Attributes!);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    if (!updated) return undefined;
+    return runRecordOf(updated.Attributes!);
   }
 
   /** Only the status (a cheap read, for agents checking between rounds whether the run has ended). */
@@ -92,8 +85,8 @@ export class RunStore implements Runs {
   async end(runId: string, patch: Patch, from: readonly RunStatus[]): Promise<RunRecord | undefined> {
     const condition = statusCondition(from);
     const fields = Object.entries(patch).filter(([, v]) => v !== undefined);
-    try {
-      const { Attributes } = await this.table.doc.send(
+    const updated = await ifConditionHolds(
+      this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(runId),
@@ -108,12 +101,10 @@ export class RunStore implements Runs {
           },
           ReturnValues: "ALL_NEW",
         }),
-      );
-      return runRecordOf(Attributes!);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    if (!updated) return undefined;
+    return runRecordOf(updated.Attributes!);
   }
 
   /**
@@ -122,8 +113,8 @@ export class RunStore implements Runs {
    */
   async reopen(runId: string, from: readonly RunStatus[]): Promise<boolean> {
     const condition = statusCondition(from);
-    try {
-      await this.table.doc.send(
+    const written = await ifConditionHolds(
+      this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: keys.run(runId),
@@ -132,12 +123,9 @@ export class RunStore implements Runs {
           ExpressionAttributeNames: { ...condition.names, "#status": "status", "#error": "error" },
           ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 
   /** Adds to the usage counters atomically (parallel executors add at once). */

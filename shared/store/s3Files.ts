@@ -34,7 +34,6 @@ export interface S3FileStoreOptions {
 }
 
 const META_ATTRIBUTES = ["name", "description", "contentType", "bytes", "createdAt"];
-const uploadKey = (tenantId: string, fileId: string) => ({ pk: `TENANT#${tenantId}`, sk: `UPLOAD#${fileId}` });
 
 /**
  * The files port on S3: bytes in the bucket under `tenant/run/name`, metadata (and the object key)
@@ -70,7 +69,7 @@ export class S3FileStore implements FileStore, FileTransfer {
   }
 
   async list(runId: string): Promise<FileMeta[]> {
-    const items = await this.options.table.queryPrefix<Record<string, any>>(`RUN#${runId}`, keys.filePrefix, { attributes: META_ATTRIBUTES });
+    const items = await this.options.table.queryPrefix<Record<string, any>>(keys.runPk(runId), keys.filePrefix, { attributes: META_ATTRIBUTES });
     return items.map(metaOf);
   }
 
@@ -80,7 +79,7 @@ export class S3FileStore implements FileStore, FileTransfer {
     await this.options.s3.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: objectKey, Body: body, ContentType: contentType }));
     const upload: UploadMeta = { fileId, name, description: "Uploaded", contentType, bytes: body.byteLength, createdAt: new Date().toISOString() };
     const { table } = this.options;
-    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...uploadKey(tenantId, fileId), ...upload, objectKey, ttl: expiresAt(this.options.retentionDays) } }));
+    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...keys.upload(tenantId, fileId), ...upload, objectKey, ttl: expiresAt(this.options.retentionDays) } }));
     return upload;
   }
 
@@ -103,7 +102,7 @@ export class S3FileStore implements FileStore, FileTransfer {
       urls = await Promise.all(Array.from({ length: count }, (_, i) => getSignedUrl(s3, new UploadPartCommand({ Bucket: bucket, Key: objectKey, UploadId: uploadId, PartNumber: i + 1 }), link)));
     }
     const meta: UploadMeta = { fileId, name: request.name, description: "Uploaded", contentType: request.contentType, bytes: request.bytes, createdAt: new Date().toISOString() };
-    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...uploadKey(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) } }));
+    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...keys.upload(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) } }));
     return {
       fileId,
       name: request.name,
@@ -117,7 +116,7 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   async completeUpload(tenantId: string, fileId: string, parts: UploadedPart[]): Promise<UploadMeta | undefined> {
     const { s3, bucket, table } = this.options;
-    const { Item: item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: uploadKey(tenantId, fileId), ConsistentRead: true }));
+    const { Item: item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.upload(tenantId, fileId), ConsistentRead: true }));
     if (!item) return undefined;
     const meta: UploadMeta = { ...metaOf(item), fileId };
     if (!item.pending) return meta; // completed already: the same answer again
@@ -145,7 +144,7 @@ export class S3FileStore implements FileStore, FileTransfer {
     const unique = [...new Set(fileIds)];
     if (unique.length === 0) return [];
     const { table } = this.options;
-    const { Responses } = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: unique.map((id) => uploadKey(tenantId, id)) } } }));
+    const { Responses } = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: unique.map((id) => keys.upload(tenantId, id)) } } }));
     // An upload not yet completed is not a file yet.
     const found = new Map((Responses?.[table.name] ?? []).filter((item) => !item.pending).map((item) => [item.fileId as string, item]));
     return unique.filter((id) => found.has(id)).map((id) => {

@@ -1,8 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import type { SessionClaim, SessionMessage, SessionRuns, Sessions } from "../ports/sessions.js";
 import { keys } from "./keys.js";
-import { expiresAt, type Table } from "./table.js";
+import { expiresAt, type Table, ifConditionHolds } from "./table.js";
 
 export type { SessionMessage } from "../ports/sessions.js";
 
@@ -91,8 +90,8 @@ export class SessionStore implements Sessions {
   }
 
   async appendTurn(tenantId: string, sessionId: string, runId: string, turn: number, messages: Message[]): Promise<void> {
-    try {
-      await this.table.doc.send(
+    await ifConditionHolds(
+      this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
           Item: { ...keys.sessionTurn(tenantId, sessionId, turn), runId, exchange: messages, at: new Date().toISOString(), ttl: expiresAt(this.retentionDays) },
@@ -100,10 +99,8 @@ export class SessionStore implements Sessions {
           ConditionExpression: "attribute_not_exists(pk) OR (runId = :run AND attribute_not_exists(rolledBack))",
           ExpressionAttributeValues: { ":run": runId },
         }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+      ),
+    );
   }
 
   async removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void> {
@@ -119,7 +116,7 @@ export class SessionStore implements Sessions {
   /** The conversation: messages written before turns were numbered, then the turns in submission order. */
   async messages(tenantId: string, sessionId: string): Promise<SessionMessage[]> {
     const pk = keys.sessionPk(tenantId, sessionId);
-    const [legacy, turns] = await Promise.all([this.table.queryPrefix<LegacyMessage>(pk, "MSG#"), this.table.queryPrefix<TurnItem>(pk, keys.sessionTurnPrefix)]);
+    const [legacy, turns] = await Promise.all([this.table.queryPrefix<LegacyMessage>(pk, keys.sessionMessagePrefix), this.table.queryPrefix<TurnItem>(pk, keys.sessionTurnPrefix)]);
     const all = [
       ...legacy.map(({ role, content, runId, at }) => ({ role, content, runId, at })),
       ...turns.filter((t) => !t.rolledBack).flatMap((t) => (t.exchange ?? []).map((m) => ({ ...m, runId: t.runId, at: t.at }))),
@@ -140,8 +137,8 @@ export class SessionStore implements Sessions {
   }
 
   private async remove(key: { pk: string; sk: string }, attribute: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
-    try {
-      await this.table.doc.send(
+    const written = await ifConditionHolds(
+      this.table.doc.send(
         new UpdateCommand({
           TableName: this.table.name,
           Key: key,
@@ -149,11 +146,8 @@ export class SessionStore implements Sessions {
           ConditionExpression: condition,
           ExpressionAttributeValues: { ...values, ":now": new Date().toISOString() },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 }

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { keys } from "./keys.js";
 import type { Table } from "./table.js";
 
 /**
@@ -7,8 +8,6 @@ import type { Table } from "./table.js";
  * Authorization header, and an API key must never travel in a URL). Stored hashed, like API keys;
  * they open nothing but `GET /v1/runs/{runId}/stream` of the run they were issued for.
  */
-const hash = (token: string) => createHash("sha256").update(token).digest("hex");
-const key = (token: string) => ({ pk: `STREAMTOKEN#${hash(token)}`, sk: "META" });
 
 export interface StreamGrant {
   tenantId: string;
@@ -25,7 +24,7 @@ export class StreamTokenStore {
       new PutCommand({
         TableName: this.table.name,
         // The table's TTL removes it later; `expiresAtMs` is what is checked (TTL deletion is lazy).
-        Item: { ...key(token), ...grant, expiresAtMs: expires, ttl: Math.ceil(expires / 1000) + 3600 },
+        Item: { ...keys.streamToken(token), ...grant, expiresAtMs: expires, ttl: Math.ceil(expires / 1000) + 3600 },
       }),
     );
     return { token, expiresAt: new Date(expires).toISOString() };
@@ -34,7 +33,7 @@ export class StreamTokenStore {
   /** The grant of a valid, unexpired token; undefined otherwise. */
   async verify(token: string, now = Date.now()): Promise<StreamGrant | undefined> {
     if (!/^st_[A-Za-z0-9_-]{20,64}$/.test(token)) return undefined;
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: key(token) }));
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.streamToken(token) }));
     if (!Item || Number(Item.expiresAtMs) <= now) return undefined;
     return { tenantId: String(Item.tenantId), runId: String(Item.runId) };
   }

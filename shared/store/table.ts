@@ -58,8 +58,8 @@ export class Table {
         values[`:f${i}`] = value;
         return `#f${i} = :f${i}`;
       });
-    try {
-      const { Attributes } = await this.doc.send(
+    const updated = await ifConditionHolds(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.name,
           Key: key,
@@ -69,12 +69,9 @@ export class Table {
           ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
           ReturnValues: "UPDATED_NEW",
         }),
-      );
-      return Attributes ?? {};
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return updated && (updated.Attributes ?? {});
   }
 
   /**
@@ -195,6 +192,19 @@ export class Table {
       exclusiveStartKey = page.LastEvaluatedKey;
     } while (exclusiveStartKey && (!options.limit || items.length < options.limit));
     return items;
+  }
+}
+
+/**
+ * A conditional write's result, or undefined when its condition did not hold: the one place that
+ * knows DynamoDB says so with ConditionalCheckFailedException. Every other error is thrown.
+ */
+export async function ifConditionHolds<T>(write: Promise<T>): Promise<T | undefined> {
+  try {
+    return await write;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
   }
 }
 

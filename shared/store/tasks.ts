@@ -1,11 +1,15 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
-import type { TableItem } from "../ports/journal.js";
 import { compareTasks, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 
 export type { StepContext, TaskRecord } from "../ports/tasks.js";
 
+/** A task record's item (the journal writes it in one batch with the entries of the task's end). */
+export const taskItem = (runId: string, task: TaskRecord, ttl: number) => ({ ...keys.task(runId, task.iteration, task.taskId), ...task, ttl });
+
+/** A step context's item (the journal writes it in one batch with the planner's entries). */
+export const stepItem = (runId: string, step: StepContext, ttl: number) => ({ ...keys.step(runId, step.iteration), ...step, ttl });
 
 export class TaskStore implements Tasks {
   constructor(
@@ -13,17 +17,8 @@ export class TaskStore implements Tasks {
     private readonly retentionDays: number,
   ) {}
 
-  /** The item of a task record, for a batch write with other records. */
-  item(runId: string, task: TaskRecord): TableItem {
-    return { ...keys.task(runId, task.iteration, task.taskId), ...task, ttl: expiresAt(this.retentionDays) };
-  }
-
-  stepItem(runId: string, step: StepContext): TableItem {
-    return { ...keys.step(runId, step.iteration), ...step, ttl: expiresAt(this.retentionDays) };
-  }
-
   async put(runId: string, task: TaskRecord): Promise<void> {
-    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: this.item(runId, task) }));
+    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: taskItem(runId, task, expiresAt(this.retentionDays)) }));
   }
 
   async get(runId: string, iteration: number, taskId: string): Promise<TaskRecord | undefined> {
@@ -48,7 +43,7 @@ export class TaskStore implements Tasks {
 
   /** Results of one iteration, or of the whole run, in iteration then task order. */
   async list(runId: string, iteration?: number): Promise<TaskRecord[]> {
-    const items = await this.table.queryPrefix<TaskRecord>(`RUN#${runId}`, keys.taskPrefix(iteration));
+    const items = await this.table.queryPrefix<TaskRecord>(keys.runPk(runId), keys.taskPrefix(iteration));
     return items.sort(compareTasks);
   }
 }

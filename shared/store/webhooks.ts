@@ -1,18 +1,10 @@
-import { createHash } from "node:crypto";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { newWebhookSecret } from "../webhooks/signing.js";
 import type { Delivery, DeliveryAttempt, SigningSecret, Webhooks } from "../ports/webhooks.js";
-import { expiresAt, itemData, type Table } from "./table.js";
+import { keys } from "./keys.js";
+import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
 
 export type { Delivery, DeliveryAttempt, SigningSecret } from "../ports/webhooks.js";
-
-const secretsKey = (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "WEBHOOK_SECRETS" });
-const endpointKey = (tenantId: string, url: string) => ({
-  pk: `TENANT#${tenantId}`,
-  sk: `ENDPOINT#${createHash("sha256").update(url).digest("hex").slice(0, 32)}`,
-});
-const deliveryKey = (runId: string, deliveryId: string) => ({ pk: `RUN#${runId}`, sk: `WHK#${deliveryId}` });
 
 export class WebhookStore implements Webhooks {
   constructor(
@@ -22,19 +14,17 @@ export class WebhookStore implements Webhooks {
 
   /** The tenant's active signing secrets, creating the first one on first use. */
   async secrets(tenantId: string, now = new Date()): Promise<SigningSecret[]> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: secretsKey(tenantId), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.webhookSecrets(tenantId), ConsistentRead: true }));
     const active = ((Item?.secrets ?? []) as SigningSecret[]).filter((s) => !s.expiresAt || new Date(s.expiresAt) > now);
     if (active.length > 0) return active;
     const first = { secret: newWebhookSecret(), createdAt: now.toISOString() };
-    try {
-      await this.table.doc.send(
-        new PutCommand({ TableName: this.table.name, Item: { ...secretsKey(tenantId), secrets: [first] }, ConditionExpression: "attribute_not_exists(pk)" }),
-      );
-      return [first];
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return this.secrets(tenantId, now); // another request created it first
-    }
+    const written = await ifConditionHolds(
+      this.table.doc.send(
+        new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookSecrets(tenantId), secrets: [first] }, ConditionExpression: "attribute_not_exists(pk)" }),
+      ),
+    );
+    if (written) return [first];
+    return this.secrets(tenantId, now); // another request created it first
   }
 
   /** A new secret signs from now on; the current ones keep signing for `overlapHours`. */
@@ -42,58 +32,56 @@ export class WebhookStore implements Webhooks {
     const current = await this.secrets(tenantId, now);
     const until = new Date(now.getTime() + overlapHours * 3_600_000).toISOString();
     const secrets = [{ secret: newWebhookSecret(), createdAt: now.toISOString() }, ...current.map((s) => ({ ...s, expiresAt: s.expiresAt && s.expiresAt < until ? s.expiresAt : until }))];
-    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...secretsKey(tenantId), secrets } }));
+    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookSecrets(tenantId), secrets } }));
     return secrets;
   }
 
   async isDisabled(tenantId: string, url: string): Promise<boolean> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: endpointKey(tenantId, url) }));
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.webhookEndpoint(tenantId, url) }));
     return Item?.disabled === true;
   }
 
   /** The receiver answered 410 Gone: stop sending to it. */
   async disable(tenantId: string, url: string): Promise<void> {
     await this.table.doc.send(
-      new PutCommand({ TableName: this.table.name, Item: { ...endpointKey(tenantId, url), url, disabled: true, disabledAt: new Date().toISOString() } }),
+      new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookEndpoint(tenantId, url), url, disabled: true, disabledAt: new Date().toISOString() } }),
     );
   }
 
   /** A person asked to send to it again (a redelivery): the endpoint is back in use. */
   async enable(tenantId: string, url: string): Promise<void> {
-    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...endpointKey(tenantId, url), url, disabled: false } }));
+    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookEndpoint(tenantId, url), url, disabled: false } }));
   }
 
   /** Creates the delivery record unless it exists (the same event is queued at least once). */
   async createDelivery(delivery: Delivery): Promise<Delivery> {
-    try {
-      await this.table.doc.send(
+    const written = await ifConditionHolds(
+      this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...deliveryKey(delivery.runId, delivery.deliveryId), ...delivery, ttl: expiresAt(this.retentionDays) },
+          Item: { ...keys.delivery(delivery.runId, delivery.deliveryId), ...delivery, ttl: expiresAt(this.retentionDays) },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
-      );
-      return delivery;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return (await this.getDelivery(delivery.runId, delivery.deliveryId))!;
-    }
+      ),
+    );
+    if (written) return delivery;
+    return (await this.getDelivery(delivery.runId, delivery.deliveryId))!;
   }
 
   async getDelivery(runId: string, deliveryId: string): Promise<Delivery | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: deliveryKey(runId, deliveryId), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.delivery(runId, deliveryId), ConsistentRead: true }));
     return Item ? strip(Item) : undefined;
   }
 
   async listDeliveries(runId: string): Promise<Delivery[]> {
-    return (await this.table.queryPrefix<Record<string, unknown>>(`RUN#${runId}`, "WHK#")).map(strip);
+    return (await this.table.queryPrefix<Record<string, unknown>>(keys.runPk(runId), keys.deliveryPrefix)).map(strip);
   }
 
   async recordAttempt(runId: string, deliveryId: string, attempt: DeliveryAttempt, status: Delivery["status"], nextAttemptAt?: string): Promise<void> {
     await this.table.doc.send(
       new UpdateCommand({
         TableName: this.table.name,
-        Key: deliveryKey(runId, deliveryId),
+        Key: keys.delivery(runId, deliveryId),
         UpdateExpression: "SET attempts = list_append(attempts, :attempt), #status = :status, updatedAt = :now, nextAttemptAt = :next",
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: { ":attempt": [attempt], ":status": status, ":now": new Date().toISOString(), ":next": nextAttemptAt ?? null },
@@ -107,7 +95,7 @@ export class WebhookStore implements Webhooks {
     await this.table.doc.send(
       new UpdateCommand({
         TableName: this.table.name,
-        Key: deliveryKey(delivery.runId, delivery.deliveryId),
+        Key: keys.delivery(delivery.runId, delivery.deliveryId),
         UpdateExpression: "SET #status = :pending, updatedAt = :now, seriesStart = :start",
         ExpressionAttributeNames: { "#status": "status" },
         ExpressionAttributeValues: { ":pending": "pending", ":now": new Date().toISOString(), ":start": seriesStart },

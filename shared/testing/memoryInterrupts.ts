@@ -1,5 +1,5 @@
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
-import type { Interrupts } from "../ports/interrupts.js";
+import { missingInterrupt, type Interrupts } from "../ports/interrupts.js";
 import { stored } from "./clone.js";
 
 /** The interrupts port in memory: opened once, each status change pending → something once. */
@@ -28,7 +28,7 @@ export class MemoryInterrupts implements Interrupts {
 
   async attachToken(runId: string, interruptId: string, taskToken: string): Promise<Interrupt> {
     const item = this.items.get(`${runId}|${interruptId}`);
-    if (!item) throw Object.assign(new Error("The conditional request failed"), { name: "ConditionalCheckFailedException" });
+    if (!item) throw missingInterrupt(runId, interruptId);
     item.taskToken = taskToken;
     return stored(item.interrupt);
   }

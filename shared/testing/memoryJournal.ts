@@ -1,35 +1,30 @@
-import { journalPk, journalPrefix, ScopeJournal, type JournalRecord, type RunJournal, type TableItem } from "../ports/journal.js";
+import { ScopeJournal } from "../agent/scopeJournal.js";
+import { scopeEntryPrefix, type JournalCommit, type RunJournal } from "../ports/journal.js";
 import { stored } from "./clone.js";
+import type { MemoryTasks } from "./memoryTasks.js";
 
-/** A fake that takes the items the journal writes with its records (task records, step contexts). */
-export interface ItemSink {
-  /** Whether the item was the sink's. */
-  accept(item: TableItem): boolean;
-}
-
-/** The journal port in memory: records per run by key, loaded by scope prefix, written in one batch with items. */
+/** The journal port in memory: entries per run by id, loaded by scope, committed with task records and step contexts. */
 export class MemoryJournal implements RunJournal {
-  /** Records by partition and key, as the table holds them. */
-  readonly records = new Map<string, Map<string, unknown>>();
-  /** Batches written (each `writeAll`), for assertions. */
-  writes = 0;
+  /** Entries by run, then id. */
+  readonly entries = new Map<string, Map<string, unknown>>();
+  /** Commits written, for assertions. */
+  commits = 0;
 
-  constructor(private readonly sinks: ItemSink[] = []) {}
+  /** `tasks`: where the task records and step contexts of commits go. */
+  constructor(private readonly tasks?: MemoryTasks) {}
 
   async load(runId: string, scope: string): Promise<ScopeJournal> {
-    const prefix = journalPrefix(scope);
-    const all = this.records.get(journalPk(runId)) ?? new Map<string, unknown>();
-    const mine = new Map([...all].filter(([sk]) => sk.startsWith(prefix)).map(([sk, value]) => [sk, stored(value)]));
+    const all = this.entries.get(runId) ?? new Map<string, unknown>();
+    const mine = new Map([...all].filter(([id]) => id.startsWith(scopeEntryPrefix(scope))).map(([id, value]) => [id, stored(value)]));
     return new ScopeJournal(this, runId, scope, mine);
   }
 
-  async writeAll(records: JournalRecord[], items: TableItem[] = []): Promise<void> {
-    const unclaimed = items.filter((item) => !this.sinks.some((sink) => sink.accept(stored(item))));
-    if (unclaimed.length) throw new Error(`no fake takes the item ${unclaimed[0]!.sk}`);
-    for (const { key, value } of records) {
-      if (!this.records.has(key.pk)) this.records.set(key.pk, new Map());
-      this.records.get(key.pk)!.set(key.sk, stored(value));
-    }
-    this.writes++;
+  async commit(runId: string, { entries, tasks = [], step }: JournalCommit): Promise<void> {
+    if ((tasks.length || step) && !this.tasks) throw new Error("this journal fake was made without a tasks fake to keep task records");
+    for (const task of tasks) await this.tasks!.put(runId, task);
+    if (step) this.tasks!.putStep(runId, step);
+    if (!this.entries.has(runId)) this.entries.set(runId, new Map());
+    for (const { id, value } of entries) this.entries.get(runId)!.set(id, stored(value));
+    this.commits++;
   }
 }

@@ -1,4 +1,4 @@
-import type { NotifyMessage } from "../contracts/notify.js";
+import { NotifyMessage } from "../contracts/notify.js";
 import type { Notifier } from "../ports/notifier.js";
 
 /** The notifier port in memory: what was queued (with its delay) and dead-lettered, in order. */
@@ -7,7 +7,7 @@ export class MemoryNotifier implements Notifier {
   readonly deadLetters: (NotifyMessage & { reason: string })[] = [];
 
   async send(message: NotifyMessage, delayMs = 0): Promise<void> {
-    this.sent.push({ message: structuredClone(message), delayMs });
+    this.sent.push({ message: NotifyMessage.parse(message), delayMs }); // parsed, as the queue adapter does
   }
 
   async deadLetter(message: NotifyMessage & { reason: string }): Promise<void> {

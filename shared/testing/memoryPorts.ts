@@ -45,7 +45,7 @@ export function memoryPorts(options: { config?: Record<string, string>; model?: 
     runs,
     events,
     tasks,
-    journal: new MemoryJournal([tasks]),
+    journal: new MemoryJournal(tasks),
     interrupts: new MemoryInterrupts(),
     files,
     executions: new MemoryExecutions(config.STATE_MACHINE_ARN),

@@ -60,9 +60,9 @@ export class MemoryWebhooks implements Webhooks {
   }
 
   async reopen(delivery: Delivery): Promise<number> {
-    const stored_ = this.deliveries.get(`${delivery.runId}|${delivery.deliveryId}`)!;
+    const record = this.deliveries.get(`${delivery.runId}|${delivery.deliveryId}`)!;
     const seriesStart = delivery.attempts.length;
-    Object.assign(stored_, { status: "pending", seriesStart, updatedAt: new Date().toISOString() });
+    Object.assign(record, { status: "pending", seriesStart, updatedAt: new Date().toISOString() });
     return seriesStart + 1;
   }
 }

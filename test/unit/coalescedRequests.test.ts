@@ -43,7 +43,7 @@ async function stepWithTasks(taskCount: number) {
   const t10 = await journal.load(runId, "task#0#s1.t10");
   await t1.once(0, "llm", "", async () => ({ content: "from t1" }), { defer: true });
   await t10.once(0, "llm", "", async () => ({ content: "from t10" }), { defer: true });
-  await Promise.all([t1.flush([tasks.stepItem(runId, step)]), t10.flush()]);
+  await Promise.all([t1.flush({ step }), t10.flush()]);
   return { runs, tasks, journal, runId, taskIds };
 }
 

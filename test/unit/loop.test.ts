@@ -9,7 +9,7 @@ import { JsonContractModel } from "../../shared/llm/jsonContractModel.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { currentRequest } from "../../shared/requestContext.js";
 import type { Services } from "../../shared/services.js";
-import { ScopeJournal, type Journal } from "../../shared/store/journal.js";
+import { ScopeJournal } from "../../shared/agent/scopeJournal.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { defineTool, type Tool } from "../../shared/tools/tool.js";
 import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
@@ -30,7 +30,7 @@ function harness(
   config: Partial<Services["config"]> = {},
   wrap: (model: ChatModel) => ChatModel = (m) => m,
   /** How the journal's records are written (at once, by default). */
-  writeAll: () => Promise<void> = async () => undefined,
+  commit: () => Promise<void> = async () => undefined,
 ) {
   const requests: { messages: ChatMessage[]; tools?: unknown[] }[] = [];
   const events: EventBody[] = [];
@@ -60,7 +60,7 @@ function harness(
     journal: {
       async load(runId: string, scope: string) {
         if (!journals.has(scope)) journals.set(scope, new Map());
-        return new ScopeJournal({ writeAll } as unknown as Journal, runId, scope, journals.get(scope)!);
+        return new ScopeJournal({ commit }, runId, scope, journals.get(scope)!);
       },
     },
     runs: {

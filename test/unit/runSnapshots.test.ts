@@ -6,8 +6,8 @@ import { LocalS3 } from "../../infra/local/s3.js";
 import { emptyUsage, type RunRecord } from "../../shared/contracts/run.js";
 import { EventLog } from "../../shared/store/events.js";
 import { InterruptStore } from "../../shared/store/interrupts.js";
+import { journalEntryId } from "../../shared/ports/journal.js";
 import { Journal } from "../../shared/store/journal.js";
-import { keys } from "../../shared/store/keys.js";
 import { RunStore } from "../../shared/store/runs.js";
 import { RunSnapshots } from "../../shared/store/runSnapshots.js";
 import { S3FileStore } from "../../shared/store/s3Files.js";
@@ -85,7 +85,7 @@ describe("RunSnapshots", () => {
     });
     // A journal and an event log far larger than the run itself.
     const big = "x".repeat(300_000);
-    await new Journal(table, 1).writeAll(Array.from({ length: 8 }, (_, i) => ({ key: keys.journal(runId, "task#0#s1.t1", i, "llm"), value: { text: big } })));
+    await new Journal(table, 1).commit(runId, { entries: Array.from({ length: 8 }, (_, i) => ({ id: journalEntryId("task#0#s1.t1", i, "llm"), value: { text: big } })) });
     const events = new EventLog(table, 1);
     for (let i = 0; i < 40; i++) await events.append(runId, [{ type: "agent.thought", data: { agent: "executor", text: `thought ${i} ${"y".repeat(2_000)}` } }]);
 

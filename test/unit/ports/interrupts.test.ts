@@ -41,6 +41,6 @@ describe.each([
     expect(await interrupts.attachToken(runId, "int_1", "AQtoken")).toMatchObject({ status: "pending" });
     expect((await interrupts.getWithToken(runId, "int_1"))?.taskToken).toBe("AQtoken");
     expect(await interrupts.get(runId, "int_1")).not.toHaveProperty("taskToken");
-    await expect(interrupts.attachToken(runId, "int_missing", "AQtoken")).rejects.toThrow();
+    await expect(interrupts.attachToken(runId, "int_missing", "AQtoken")).rejects.toThrow("Interrupt int_missing of run");
   });
 });

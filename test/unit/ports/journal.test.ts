@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ScopeJournal, type RunJournal } from "../../../shared/ports/journal.js";
+import type { RunJournal } from "../../../shared/ports/journal.js";
 import type { Tasks } from "../../../shared/ports/tasks.js";
 import { Journal } from "../../../shared/store/journal.js";
-import { RunStore } from "../../../shared/store/runs.js";
 import { TaskStore } from "../../../shared/store/tasks.js";
 import { MemoryJournal } from "../../../shared/testing/memoryJournal.js";
 import { MemoryRuns } from "../../../shared/testing/memoryRuns.js";
@@ -18,7 +17,7 @@ describe.each([
     name: "in memory",
     make: (): { journal: RunJournal; tasks: Tasks } => {
       const tasks = new MemoryTasks(new MemoryRuns());
-      return { journal: new MemoryJournal([tasks]), tasks };
+      return { journal: new MemoryJournal(tasks), tasks };
     },
   },
   { name: "DynamoDB adapter on dynalite", make: () => ({ journal: new Journal(dynamo.table(), 1), tasks: new TaskStore(dynamo.table(), 1) }) },
@@ -45,7 +44,7 @@ describe.each([
     await scope.once(0, "tool", "call_1", async () => ({ ok: true, output: "done" }), { defer: true });
     expect((await journal.load(runId, "task#0#s1.t1")).has(0, "tool", "call_1")).toBe(false);
     const task = { iteration: 0, stepIndex: 0, taskId: "s1.t1", title: "Add", text: "Add 2 and 2", status: "succeeded" as const, result: "4" };
-    await scope.flush([tasks.item(runId, task)]);
+    await scope.flush({ tasks: [task] });
     expect((await journal.load(runId, "task#0#s1.t1")).get(0, "tool", "call_1")).toEqual({ ok: true, output: "done" });
     expect(await tasks.get(runId, 0, "s1.t1")).toMatchObject(task);
   });
@@ -82,75 +81,5 @@ describe.each([
     expect((await tasks.list(runId)).map((t) => t.taskId)).toEqual(["s1.t9", "s1.t10", "s2.t1"]);
     expect((await tasks.list(runId, 1)).map((t) => t.taskId)).toEqual(["s2.t1"]);
     expect(await tasks.get(runId, 5, "s6.t1")).toBeUndefined();
-  });
-});
-
-describe.each([
-  { name: "in memory", make: () => { const runs = new MemoryRuns(); const tasks = new MemoryTasks(runs); return { runs, tasks, journal: new MemoryJournal([tasks]) }; } },
-  { name: "DynamoDB adapter on dynalite", make: () => ({ runs: new RunStore(dynamo.table(), 1), tasks: new TaskStore(dynamo.table(), 1), journal: new Journal(dynamo.table(), 1) }) },
-])("tasks port: $name", ({ make }) => {
-  it("an executor reads its step's context and the run's status in one call", async () => {
-    const { runs, tasks, journal } = make();
-    const runId = freshId("run");
-    await runs.create({ schemaVersion: 1, runId, tenantId: "t1", sessionId: "s1", status: "running", requestedMode: "plan_solve", input: "x", metadata: {}, usage: { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 }, executionArn: "arn", createdAt: "2026-01-01T00:00:00Z", updatedAt: "2026-01-01T00:00:00Z" });
-    const step = { iteration: 0, stepIndex: 0, tenantId: "t1", request: "x", priorResults: [], maxRounds: 5, tasks: [{ taskId: "s1.t1", title: "a", text: "a" }] };
-    await (await journal.load(runId, "plan#0")).flush([tasks.stepItem(runId, step)]);
-    expect(await tasks.stepAndRunStatus(runId, 0)).toEqual({ step: expect.objectContaining(step), status: "running" });
-    expect(await tasks.stepAndRunStatus(runId, 1)).toEqual({ step: undefined, status: "running" });
-  });
-});
-
-describe("one scope's flushes", () => {
-  /** A writer whose writes wait until released, one by one, and record what they wrote. */
-  function gatedWriter(fail: (call: number) => boolean = () => false) {
-    const written: string[][] = [];
-    const gates: (() => void)[] = [];
-    const writer = {
-      writeAll: async (records: { key: { sk: string } }[]) => {
-        const call = written.push(records.map((r) => r.key.sk.split("#").slice(2).join("#")));
-        await new Promise<void>((resolve) => gates.push(resolve));
-        if (fail(call)) throw new Error("ProvisionedThroughputExceededException");
-      },
-    };
-    return { writer, written, releaseNext: () => gates.shift()?.() };
-  }
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
-
-  it("are written one after another: a later round is never stored before the rounds under it, and an empty flush waits for the one in flight", async () => {
-    const { writer, written, releaseNext } = gatedWriter();
-    const scope = new ScopeJournal(writer, "run_1", "react", new Map());
-    scope.record(0, "llm", "", "first");
-    const first = scope.flush();
-    await settle(); // round 1 is recorded while round 0 is being written
-    scope.record(1, "llm", "", "second");
-    const second = scope.flush();
-    let emptyDone = false;
-    const empty = scope.flush().then(() => (emptyDone = true));
-    await settle();
-    expect(written).toEqual([["0000#llm"]]);
-    releaseNext();
-    await first;
-    await settle();
-    expect(written).toEqual([["0000#llm"], ["0001#llm"]]);
-    expect(emptyDone).toBe(false);
-    releaseNext();
-    await Promise.all([second, empty]);
-    expect(emptyDone).toBe(true);
-  });
-
-  it("a failed flush fails its caller; its records are written by the next flush, before that flush's own", async () => {
-    const { writer, written, releaseNext } = gatedWriter((call) => call === 1);
-    const scope = new ScopeJournal(writer, "run_1", "react", new Map());
-    scope.record(0, "llm", "", "first");
-    const first = scope.flush();
-    await settle();
-    scope.record(1, "llm", "", "second");
-    const second = scope.flush();
-    releaseNext();
-    await expect(first).rejects.toThrow("ProvisionedThroughputExceededException");
-    await settle();
-    releaseNext();
-    await second;
-    expect(written).toEqual([["0000#llm"], ["0000#llm", "0001#llm"]]);
   });
 });
