@@ -7,8 +7,6 @@ import { StepwiseFunction } from "./stepwiseFunction.js";
 import { tokenizerLayer } from "./tokenizerLayer.js";
 import { workProductsLayer } from "./workProductsLayer.js";
 
-export { lambdaProps } from "./stepwiseFunction.js";
-
 export interface AgentFunctionsProps {
   readonly table: ITable;
   readonly environment: Record<string, string>;

@@ -18,7 +18,7 @@ import { StepFunctionsExecutions } from "./store/stepFunctions.js";
 import { StreamTokenStore } from "./store/streamTokens.js";
 import { Table } from "./store/table.js";
 import { TaskStore } from "./store/tasks.js";
-import { ActiveRuns } from "./store/tenants.js";
+import { ActiveRunStore } from "./store/activeRuns.js";
 import { TenantSettingsStore } from "./store/settings.js";
 import { WebhookStore } from "./store/webhooks.js";
 import { NotifyQueue } from "./webhooks/queue.js";
@@ -72,7 +72,7 @@ export function createBaseServices(config: Config, overrides: Partial<BaseServic
     listings: new Listings(table),
     settings: new TenantSettingsStore(table),
     streamTokens: new StreamTokenStore(table),
-    activeRuns: new ActiveRuns(table),
+    activeRuns: new ActiveRunStore(table),
     notifyQueue: new NotifyQueue(new SQSClient({ region: config.AWS_REGION }), config.NOTIFY_QUEUE_URL, config.DEAD_LETTER_QUEUE_URL),
     executions: new StepFunctionsExecutions(sfn ?? new SFNClient({ region: config.AWS_REGION }), config.STATE_MACHINE_ARN),
     idempotency: new IdempotencyStore(table),

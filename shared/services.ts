@@ -14,8 +14,6 @@ import { catalogWith } from "./tools/builtins.js";
 import { McpToolCatalog } from "./tools/mcp/catalog.js";
 import { workTools } from "./tools/workTools.js";
 
-export type { BaseServices } from "./baseServices.js";
-
 /**
  * Everything a handler that runs agents or lists their tools needs, built from configuration once
  * per cold start, injectable in tests: the base services (shared/baseServices.ts), the model, the

@@ -2,7 +2,8 @@ import { CompleteUploadRequest, PresignedUploadRequest } from "../../shared/cont
 import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/ports/files.js";
 import { baseUrl, header, json, type HttpResult } from "../http.js";
-import { linksFor, ownRun } from "./access.js";
+import { ownRun } from "../../shared/run/access.js";
+import { linksFor } from "./access.js";
 import { parseBody, type Request, type Route } from "./routes.js";
 import { cleanName, contentTypeFor, parseUpload } from "./upload.js";
 import { MULTIPART_ROOM_BYTES } from "./bodyLimits.js";

@@ -19,8 +19,6 @@ if (!(Promise as any).withResolvers) {
 }
 const { StateMachine, ExecutionAbortedError, ExecutionTimeoutError } = await import("aws-local-stepfunctions");
 
-export type { ExecutionStatus } from "./executionStore.js";
-
 /** Runs one Task state: the local stand-in for Lambda (input is the state's processed input). */
 export type TaskInvoker = (functionArn: string, input: unknown) => Promise<unknown>;
 
@@ -58,7 +56,6 @@ interface PendingCallback {
   resolve: (output: unknown) => void;
   reject: (error: Error) => void;
 }
-
 
 /** One published version of the state machine: its definition, started at any top-level state on demand. */
 interface MachineVersion {

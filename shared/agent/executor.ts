@@ -6,7 +6,8 @@ import type { Ports } from "../ports/index.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { budgetsOf } from "../memory/session.js";
-import { EMPTY_ANSWER_ERROR, quietly, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
+import { quietly } from "./overlap.js";
+import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import { fitText } from "./largeText.js";
 
@@ -82,9 +83,9 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
     return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   }
-  const status_ = outcome.kind === "answer" ? "succeeded" : "failed";
+  const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
-  return finishTask(run, input, status_, text, { record, journal: outcome.journal, events, usage: own.usage() });
+  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage() });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */

@@ -1,6 +1,5 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
-import { TERMINAL_STATUSES } from "../contracts/run.js";
 import type { Usage } from "../contracts/run.js";
 import { paidAttemptsOf, type ChatMessage, type ChatModel, type ChatResponse, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
@@ -10,7 +9,8 @@ import type { ScopeJournal } from "./scopeJournal.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { textStream } from "./deltas.js";
-import { gateOnPeople, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
+import { BackgroundEvents, CallGuard } from "./overlap.js";
+import { decisionsOn, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "config" | "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue">;
@@ -72,9 +72,6 @@ export type LoopOutcome = (
 
 const OUTPUT_PREVIEW = 2_000;
 
-/** Why a model call in flight was aborted: the run ended while the model was thinking. */
-const RUN_ENDED = new Error("The run ended while the model was thinking.");
-
 /** Sent once after an empty model answer. */
 export const EMPTY_ANSWER_CORRECTION = "Your reply was empty. Reply with your answer to the task, or call a tool.";
 
@@ -87,10 +84,8 @@ export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the
  * replays them (no repeated side effects, no repeated cost) and a later turn resumes here.
  *
  * Between a model reply and the next model call there is no round trip to the table in the common
- * case (read tools): the records of a round are written, and the run's status read, while the
- * model thinks on the next call (flushes are written in order). Events are appended in the
- * background, in order. Before a write tool or a person's decision, the journal is written first
- * (the call is recorded before its side effect) and the status checked.
+ * case (read tools): see overlap.ts. Before a write tool or a person's decision, the journal is
+ * written first (the call is recorded before its side effect) and the status checked.
  */
 export function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   return withRequestContext({ runId: run.runId, scope: options.scope }, () => loop(run, options));
@@ -106,44 +101,18 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const restore = (text: string) => window.restoreText(text);
   const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
   const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
-  const appends: Promise<unknown>[] = [];
-  const emit = (events: EventBody[]) => {
-    if (events.length) appends.push(quietly(ports.events.append(run.runId, events)));
-  };
-  const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({
-    ...outcome,
-    usage,
-    journal,
-    // Awaited by the caller with its last writes; handled now in case a write before that fails first.
-    events: quietly(Promise.all(appends)),
-  });
-  /** One round trip: the records not yet written are written, and the run's status read. */
-  const writtenAndStillGoing = () => Promise.all([stillGoing(run), journal.flush()]).then(([active]) => active);
+  const events = new BackgroundEvents(run);
+  const guard = new CallGuard(run, journal, options.runActive);
+  // The caller awaits `events` with its last writes.
+  const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({ ...outcome, usage, journal, events: events.settled() });
   let lastText = "";
   let emptyAnswers = 0;
-  let known = options.runActive;
 
   for (let round = 0; round < options.maxRounds; round++) {
-    const fresh = !journal.has(round, "llm");
-    if (run.deadline && Date.now() > run.deadline && fresh) return done({ kind: "paused", rounds: round });
-    // Whether the run is still going, read in one round trip with the last round's records
-    // written. Before an agent's first call it must be known: an ended run gets no call. Between
-    // rounds the check runs while the model thinks (the next call does not wait for the table), and
-    // a run that ended meanwhile aborts the call.
-    const abort = new AbortController();
-    let ended: Promise<boolean> | undefined;
-    if (fresh && (known !== undefined || round === 0)) {
-      const active = await (known ?? writtenAndStillGoing());
-      known = undefined;
-      if (!active) return done({ kind: "ended", rounds: round });
-    } else if (fresh) {
-      const onEnd = (active: boolean) => !active && (abort.abort(RUN_ENDED), true);
-      const onFailedWrite = (error: unknown): never => {
-        abort.abort(error);
-        throw error;
-      };
-      ended = quietly(writtenAndStillGoing().then(onEnd, onFailedWrite));
-    }
+    const recorded = journal.has(round, "llm");
+    if (run.deadline && Date.now() > run.deadline && !recorded) return done({ kind: "paused", rounds: round });
+    const check = recorded ? undefined : await guard.beforeCall(round);
+    if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
     const prompt = window.build(await options.system(round), conversation, specs);
@@ -159,7 +128,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
             role: options.role,
             messages: prompt,
             tools: specs,
-            signal: abort.signal,
+            signal: check?.signal,
             onText: (text) => {
               streamed = true;
               stream.onText(text);
@@ -167,7 +136,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
             onReasoning: stream.onReasoning,
           });
         } catch (error) {
-          if (abort.signal.aborted) throw error; // the run ended, or the last round's records could not be written
+          if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
           // A failed call was paid for too: count it on the run before the error ends this step.
           const paid = paidAttemptsOf(error);
           await ports.runs
@@ -175,7 +144,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
             .catch(() => undefined);
           throw error;
         } finally {
-          appends.push(quietly(stream.close()));
+          events.add(stream.close());
         }
       },
       { defer: true },
@@ -183,17 +152,17 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     // A call aborted because the run ended is no failure; a failed write of the last round's
     // records fails the step (its error, not the aborted call's).
     const reply = await answered.catch(async (error) => {
-      if (ended && (await ended)) return undefined;
+      if (await check?.ended()) return undefined;
       throw error;
     });
-    if (!reply || (ended && (await ended))) return done({ kind: "ended", rounds: round });
+    if (!reply || (await check?.ended())) return done({ kind: "ended", rounds: round });
     const { value: response, replayed } = reply;
     const calls = response.toolCalls.map((call) => window.restoreArguments(call));
     if (!replayed) {
       addUsage(usage, response);
       if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
       usage.toolCalls += calls.length;
-      emit([
+      events.append([
         // Streamed text reached clients as agent.delta already: one event per fact.
         ...(!streamed && response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: restore(response.content) } } as const] : []),
         ...calls.map((call) => {
@@ -222,7 +191,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       agent: options.role,
       taskId: options.taskId,
       tools: options.tools,
-      emit,
+      emit: (bodies: EventBody[]) => events.append(bodies),
       journal,
       ports: { ...ports, model: countedModel(ports.model, usage) },
       approval: options.toolApproval,
@@ -239,20 +208,20 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
           journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
         }
       }
-      if (!(await writtenAndStillGoing())) return done({ kind: "ended", rounds: round });
+      if (!(await guard.writtenAndStillGoing())) return done({ kind: "ended", rounds: round });
     }
-    const gate = await gateOnPeople(toolRound, calls);
+    const gate = await decisionsOn(toolRound, calls);
     if (gate.waitingFor) return done({ kind: "interrupted", interruptId: gate.waitingFor, rounds: round });
     const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
-    const fresh_: EventBody[] = [];
+    const results: EventBody[] = [];
     calls.forEach((call, i) => {
       const { value, replayed: wasReplayed } = outcomes[i]!;
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
-        fresh_.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) } });
+        results.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) } });
       }
     });
-    emit(fresh_);
+    events.append(results);
     if (options.endsTurn?.(calls, outcomes.map((o) => o.value))) return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
   }
   return done({
@@ -260,21 +229,6 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     rounds: options.maxRounds,
     text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
   });
-}
-
-/**
- * A background write, awaited with the step's last writes: marked as handled now, so that if the
- * step ends with an error first, its failure cannot become an unhandled rejection that stops the process.
- */
-export function quietly<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
-}
-
-/** A cheap read of the run's status: false once it has ended (or is gone). */
-async function stillGoing(run: RunScope): Promise<boolean> {
-  const status = await run.ports.runs.status(run.runId);
-  return status !== undefined && !TERMINAL_STATUSES.has(status);
 }
 
 /** A call that changes something or waits for a person (a read tool can simply run again on replay). */

@@ -1,6 +1,5 @@
 import type { FileLine, FileMeta } from "../ports/files.js";
 
-export type { FileLine } from "../ports/files.js";
 import type { ToolSet } from "../ports/tools.js";
 
 /**
@@ -24,7 +23,6 @@ export interface ToolLine {
   description: string;
   access: "read" | "write";
 }
-
 
 /** Tools the prompt lists; a tenant with more sources gets the first ones and a count of the rest. */
 const MAX_TOOLS = 80;

@@ -28,7 +28,7 @@ export interface ToolRound {
  * Calls that need a person come first: the first one not yet decided stops the round and the run
  * waits for it (an interrupt). Returns the decisions already made, by call id.
  */
-export async function gateOnPeople(round: ToolRound, calls: ToolCall[]): Promise<{ waitingFor?: string; decisions: Map<string, Resolution> }> {
+export async function decisionsOn(round: ToolRound, calls: ToolCall[]): Promise<{ waitingFor?: string; decisions: Map<string, Resolution> }> {
   const { ports, runId } = round;
   const decisions = new Map<string, Resolution>();
   for (const call of calls) {

@@ -9,7 +9,7 @@ import type { RunJournal } from "./journal.js";
 import type { Notifier } from "./notifier.js";
 import type { Runs } from "./runs.js";
 import type { Sessions } from "./sessions.js";
-import type { TenantSlots } from "./slots.js";
+import type { ActiveRuns } from "./activeRuns.js";
 import type { Tasks } from "./tasks.js";
 import type { ToolCatalog } from "./toolCatalog.js";
 import type { Webhooks } from "./webhooks.js";
@@ -34,7 +34,7 @@ export interface Ports {
   model: ChatModel;
   executions: Executions;
   notifyQueue: Notifier;
-  activeRuns: TenantSlots;
+  activeRuns: ActiveRuns;
   sessions: Sessions;
   webhooks: Webhooks;
   idempotency: IdempotencyKeys;

@@ -5,8 +5,6 @@ import type { Ports } from "../ports/index.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
 import { TooManyRunsError } from "./submit.js";
 
-export type { ExecutionState } from "../ports/executions.js";
-
 /** The ports resuming and stopping use: runs, the event log, slots, executions and the notifier. */
 export type ResumePorts = Pick<Ports, "config" | "runs" | "events" | "activeRuns" | "interrupts" | "executions" | "notifyQueue">;
 

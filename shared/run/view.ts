@@ -1,7 +1,7 @@
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
 import type { FileMeta } from "../ports/files.js";
-import type { TaskRecord } from "../store/tasks.js";
+import type { TaskRecord } from "../ports/tasks.js";
 
 export interface Links {
   /** Base URL of the API, e.g. https://abc.execute-api.eu-west-1.amazonaws.com */

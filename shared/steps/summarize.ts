@@ -1,10 +1,101 @@
-import { summarize as writeAnswer, type SummarizerPorts } from "../agent/summarizer.js";
+import { logger } from "../observability.js";
+import { AgentError, NotFoundError, errorMessage } from "../errors.js";
 import type { StepPorts } from "../ports/index.js";
+import type { TaskRecord } from "../ports/tasks.js";
+import { fileLines, summarizerPrompt } from "../agent/prompts.js";
+import { fitText } from "../agent/largeText.js";
+import { textStream } from "../agent/deltas.js";
+import { rememberTurn, sessionHistory } from "../memory/session.js";
+import { shareBudget } from "../memory/share.js";
+import type { Usage } from "../contracts/run.js";
+import { ContextWindow } from "../memory/context.js";
 
-export type SummarizePorts = StepPorts<keyof SummarizerPorts>;
+/** "Summarize" reads the run, its task results and files, makes one journaled model call streamed to clients, and writes the session. */
+export type SummarizePorts = StepPorts<"config" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
 
-/** "Summarize": the answer from the task results; "Finalize" then ends the run. */
+/** The share of the prompt budget the task results may take (the rest: instructions, session, answer). */
+const RESULTS_SHARE = 0.5;
+
+/**
+ * "Summarize" (plan_solve runs; "Finalize" then ends the run): writes the answer from the task results (tool context cleared: the summarizer sees results,
+ * not tool chatter). Each result is given whole when they fit the prompt budget together, so the
+ * answer can carry the figures the tasks found. The answer streams as agent.delta events of the
+ * summarizer before the run ends. If the model fails, a mechanical summary of the steps still answers.
+ */
 export async function summarize(input: { runId: string }, ports: SummarizePorts): Promise<{ runId: string; files: string[] }> {
-  const { files } = await writeAnswer({ runId: input.runId, ports });
-  return { runId: input.runId, files };
+  const { runId } = input;
+  const [record, tasks, files, journal] = await Promise.all([
+    ports.runs.get(runId),
+    ports.tasks.list(runId),
+    ports.files.list(runId),
+    ports.journal.load(runId, "summary"),
+  ]);
+  if (!record) throw new NotFoundError(`run ${runId} not found`);
+  const names = files.map((f) => f.name);
+  const done = tasks.filter((t) => t.status !== "pending");
+  if (done.length > 0 && done.every((t) => t.status === "failed")) {
+    // Nothing succeeded: there is no answer to write. The run fails, saying what went wrong.
+    throw new AgentError(
+      [`All ${done.length} task(s) failed:`, ...done.map((t) => `- ${t.title}: ${(t.result ?? "no result").slice(0, 300)}`)].join("\n").slice(0, 1_900),
+      "all_tasks_failed",
+    );
+  }
+  const results = resultLines(done, ports.config.CONTEXT_BUDGET_TOKENS * 4 * RESULTS_SHARE);
+  const message = [
+    `Request: ${record.input}`,
+    record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
+    "",
+    "Task results:",
+    ...results,
+    names.length ? `\nFiles: ${names.join(", ")}` : "",
+  ].join("\n");
+
+  let result: string;
+  let usage: Partial<Usage> | undefined;
+  const history = await sessionHistory(ports, record);
+  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
+  const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text));
+  try {
+    const messages = window.build(summarizerPrompt({ files: fileLines(files) }), [...history, { role: "user", content: message }]);
+    const { value, replayed } = await journal.once(
+      0,
+      "llm",
+      "",
+      () => ports.model.complete({ messages, role: "summarizer", onText: stream.onText, onReasoning: stream.onReasoning }),
+      { defer: true },
+    );
+    if (!replayed) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
+    result = window.restoreText(value.content?.trim() ?? "") || mechanicalSummary(record.input, done, names);
+  } catch (error) {
+    logger.warn("summarizer model failed; using the mechanical summary", { runId: runId, error: errorMessage(error) });
+    result = mechanicalSummary(record.input, done, names);
+  }
+  if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
+  const whole = result;
+  result = await fitText(ports.files, runId, "answer.md", result);
+  if (result !== whole && !names.includes("answer.md")) names.push("answer.md");
+  // The answer, the journal record, the session's turn and the last deltas together; "Finalize" only ends the run.
+  await Promise.all([
+    ports.runs.update(runId, { result, files: names }, undefined, usage),
+    journal.flush(),
+    rememberTurn(ports, { ...record, result }),
+    stream.close(),
+  ]);
+  return { runId, files: names };
+}
+
+/** One line (or block) per task: its title, and its result whole when they all fit `budgetChars`. */
+function resultLines(tasks: TaskRecord[], budgetChars: number, label = (t: TaskRecord) => `${t.title}: ${t.status === "failed" ? "FAILED: " : ""}`): string[] {
+  const texts = shareBudget(tasks.map((t) => (t.result ?? "").trim()), budgetChars);
+  return tasks.map((t, i) => `- ${label(t)}${texts[i]}`);
+}
+
+function mechanicalSummary(input: string, tasks: TaskRecord[], files: string[]): string {
+  return [
+    `Request: ${input}`,
+    "",
+    "Results of the tasks:",
+    ...resultLines(tasks, 40_000, (t) => `${t.title} (${t.status}): `),
+    files.length ? `\nFiles: ${files.join(", ")}` : "",
+  ].join("\n");
 }

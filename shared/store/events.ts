@@ -4,7 +4,6 @@ import { EventBody, TERMINAL_EVENTS, type RunEvent } from "../contracts/events.j
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
 
-export type { LogTip } from "../ports/events.js";
 import { expiresAt, type Table, ifConditionHolds } from "./table.js";
 
 /** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */

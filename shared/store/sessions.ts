@@ -3,8 +3,6 @@ import type { SessionClaim, SessionMessage, SessionRuns, Sessions } from "../por
 import { keys } from "./keys.js";
 import { expiresAt, type Table, ifConditionHolds } from "./table.js";
 
-export type { SessionMessage } from "../ports/sessions.js";
-
 type Message = { role: "user" | "assistant"; content: string };
 type TurnItem = { runId: string; exchange?: Message[]; rolledBack?: boolean; at: string };
 type LegacyMessage = SessionMessage & { pk: string; sk: string };

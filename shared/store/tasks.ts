@@ -3,8 +3,6 @@ import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
 import { compareTasks, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 
-export type { StepContext, TaskRecord } from "../ports/tasks.js";
-
 /** A task record's item (the journal writes it in one batch with the entries of the task's end). */
 export const taskItem = (runId: string, task: TaskRecord, ttl: number) => ({ ...keys.task(runId, task.iteration, task.taskId), ...task, ttl });
 

@@ -4,8 +4,6 @@ import type { Delivery, DeliveryAttempt, SigningSecret, Webhooks } from "../port
 import { keys } from "./keys.js";
 import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
 
-export type { Delivery, DeliveryAttempt, SigningSecret } from "../ports/webhooks.js";
-
 export class WebhookStore implements Webhooks {
   constructor(
     private readonly table: Table,

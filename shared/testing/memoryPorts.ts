@@ -16,7 +16,7 @@ import { MemoryJournal } from "./memoryJournal.js";
 import { MemoryNotifier } from "./memoryNotifier.js";
 import { MemoryRuns } from "./memoryRuns.js";
 import { MemorySessions } from "./memorySessions.js";
-import { MemorySlots } from "./memorySlots.js";
+import { MemoryActiveRuns } from "./memoryActiveRuns.js";
 import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryWebhooks } from "./memoryWebhooks.js";
 import { ScriptedModel } from "./scriptedModel.js";
@@ -50,7 +50,7 @@ export function memoryPorts(options: { config?: Record<string, string>; model?: 
     files,
     executions: new MemoryExecutions(config.STATE_MACHINE_ARN),
     notifyQueue: new MemoryNotifier(),
-    activeRuns: new MemorySlots(),
+    activeRuns: new MemoryActiveRuns(),
     sessions: new MemorySessions(),
     webhooks: new MemoryWebhooks(),
     idempotency: new MemoryIdempotency(),

@@ -4,13 +4,10 @@ import { errorMessage } from "../errors.js";
 import { PERSONA_ARGUMENT, withoutPersona, withPersonaProperty } from "./persona.js";
 import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 
-export type { ToolOutcome } from "../ports/tools.js";
-
 /** JD Genie's max_observe: what the model sees of one tool output. */
 export const MAX_OBSERVE_CHARS = 10_000;
 
 const derivedSchemas = new WeakMap<object, Record<string, unknown>>();
-
 
 /**
  * The tools one agent may use. Bad arguments and tool failures become error text for the model

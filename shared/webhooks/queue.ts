@@ -4,8 +4,6 @@ import { z } from "zod";
 import { NotifyMessage } from "../contracts/notify.js";
 import type { Notifier } from "../ports/notifier.js";
 
-export { NotifyMessage } from "../contracts/notify.js";
-
 /** EventBridge's "Step Functions Execution Status Change" event, as the rule puts it on the queue. */
 export const ExecutionStatusEvent = z.object({
   "detail-type": z.literal("Step Functions Execution Status Change"),

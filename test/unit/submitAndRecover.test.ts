@@ -10,7 +10,7 @@ import { loadConfig } from "../../shared/config.js";
 import { createServices, type Services } from "../../shared/services.js";
 import { cancelRun, submitRun } from "../../shared/run/submit.js";
 import { Table } from "../../shared/store/table.js";
-import type { NotifyMessage } from "../../shared/webhooks/queue.js";
+import type { NotifyMessage } from "../../shared/contracts/notify.js";
 import { TEST_CREDENTIALS } from "../support/dynalite.js";
 
 /**

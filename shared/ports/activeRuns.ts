@@ -1,9 +1,9 @@
 /**
- * The tenant slots port: how many runs a tenant has going. A slot is taken conditionally (two
- * requests cannot both take the last one) and given back once per run. Adapter: ActiveRuns
- * (DynamoDB); fake: shared/testing/memorySlots.ts.
+ * The active runs port: how many runs a tenant has going, its slots. A slot is taken
+ * conditionally (two requests cannot both take the last one) and given back once per run.
+ * Adapter: ActiveRunStore (DynamoDB); fake: shared/testing/memoryActiveRuns.ts.
  */
-export interface TenantSlots {
+export interface ActiveRuns {
   /** Takes a slot if fewer than `limit` are taken. */
   acquire(tenantId: string, limit: number): Promise<boolean>;
   /** Gives one back (never below zero). */

@@ -1,17 +1,17 @@
 import { describe, expect, it } from "vitest";
-import type { TenantSlots } from "../../../shared/ports/slots.js";
-import { ActiveRuns } from "../../../shared/store/tenants.js";
-import { MemorySlots } from "../../../shared/testing/memorySlots.js";
+import type { ActiveRuns } from "../../../shared/ports/activeRuns.js";
+import { ActiveRunStore } from "../../../shared/store/activeRuns.js";
+import { MemoryActiveRuns } from "../../../shared/testing/memoryActiveRuns.js";
 import { freshId, useDynalite } from "../../support/dynalite.js";
 
-/** The tenant slots port's contract: fake and DynamoDB adapter alike. */
+/** The active runs port's contract: fake and DynamoDB adapter alike. */
 
 const dynamo = useDynalite();
 
 describe.each([
-  { name: "in memory", make: (): TenantSlots => new MemorySlots() },
-  { name: "DynamoDB adapter on dynalite", make: (): TenantSlots => new ActiveRuns(dynamo.table()) },
-])("tenant slots port: $name", ({ make }) => {
+  { name: "in memory", make: (): ActiveRuns => new MemoryActiveRuns() },
+  { name: "DynamoDB adapter on dynalite", make: (): ActiveRuns => new ActiveRunStore(dynamo.table()) },
+])("active runs port: $name", ({ make }) => {
   it("requests racing for the last slots take no more than the limit; a release frees one", async () => {
     const slots = make();
     const tenant = freshId("tenant");

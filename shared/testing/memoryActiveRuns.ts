@@ -1,7 +1,7 @@
-import type { TenantSlots } from "../ports/slots.js";
+import type { ActiveRuns } from "../ports/activeRuns.js";
 
-/** The tenant slots port in memory: taken up to the limit, never given back below zero. */
-export class MemorySlots implements TenantSlots {
+/** The active runs port in memory: taken up to the limit, never given back below zero. */
+export class MemoryActiveRuns implements ActiveRuns {
   readonly taken = new Map<string, number>();
 
   async acquire(tenantId: string, limit: number): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import type { TenantSlots } from "../ports/slots.js";
+import type { ActiveRuns } from "../ports/activeRuns.js";
 import { keys } from "./keys.js";
 import { ifConditionHolds, type Table } from "./table.js";
 
@@ -8,7 +8,7 @@ import { ifConditionHolds, type Table } from "./table.js";
  * at submit (conditionally, so two requests cannot both take the last one) and given back exactly
  * once, when the run reaches a terminal status.
  */
-export class ActiveRuns implements TenantSlots {
+export class ActiveRunStore implements ActiveRuns {
   constructor(private readonly table: Table) {}
 
   async acquire(tenantId: string, limit: number): Promise<boolean> {
