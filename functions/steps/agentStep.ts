@@ -5,7 +5,7 @@ import { withMetrics } from "../../shared/llm/metered.js";
 import type { Ports, StepPorts } from "../../shared/ports/index.js";
 import { meteredCatalog } from "../../shared/tools/metered.js";
 import { getServices } from "../services.js";
-import { stepHandlerWith } from "./stepHandler.js";
+import { stepHandlerWith, type StepDefinition } from "./stepHandler.js";
 
 /** Stop starting new model rounds this long before the Lambda's time runs out. */
 const TIME_MARGIN_MS = 60_000;
@@ -26,6 +26,6 @@ function agentPorts(_event: unknown, context: Context | undefined): StepPorts<ke
 }
 
 /** A step that runs an agent (a model with tools). */
-export function agentStepHandler<S extends z.ZodType, R>(state: string, schema: S, step: (input: z.infer<S>, ports: StepPorts<keyof Ports>) => Promise<R>) {
-  return stepHandlerWith(state, schema, agentPorts, step);
+export function agentStepHandler<S extends z.ZodType, R>(step: StepDefinition<S, StepPorts<keyof Ports>, R>) {
+  return stepHandlerWith(step, agentPorts);
 }

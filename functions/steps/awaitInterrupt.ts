@@ -3,4 +3,5 @@ import { awaitInterrupt } from "../../shared/steps/awaitInterrupt.js";
 import { stepHandler } from "./stepHandler.js";
 
 /** Runs for every "Wait for …" callback state: stores the task token with the interrupt. */
-export const handler = stepHandler("AwaitInterrupt", AwaitInterruptInput, awaitInterrupt);
+export const step = { state: "AwaitInterrupt", schema: AwaitInterruptInput, run: awaitInterrupt };
+export const handler = stepHandler(step);

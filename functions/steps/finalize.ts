@@ -2,4 +2,5 @@ import { RunRef } from "../../shared/contracts/steps.js";
 import { finalize } from "../../shared/steps/finalize.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("Finalize", RunRef, finalize);
+export const step = { state: "Finalize", schema: RunRef, run: finalize };
+export const handler = stepHandler(step);

@@ -3,4 +3,5 @@ import { recordTaskFailure } from "../../shared/steps/recordTaskFailure.js";
 import { stepHandler } from "./stepHandler.js";
 
 /** The executor crashed or timed out: the task fails, the run goes on and the planner sees it. */
-export const handler = stepHandler("RecordTaskFailure", RecordTaskFailureInput, recordTaskFailure);
+export const step = { state: "RecordTaskFailure", schema: RecordTaskFailureInput, run: recordTaskFailure };
+export const handler = stepHandler(step);

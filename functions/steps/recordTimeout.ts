@@ -2,4 +2,5 @@ import { RunRef } from "../../shared/contracts/steps.js";
 import { recordTimeout } from "../../shared/steps/recordTimeout.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("RecordTimeout", RunRef, recordTimeout);
+export const step = { state: "RecordTimeout", schema: RunRef, run: recordTimeout };
+export const handler = stepHandler(step);

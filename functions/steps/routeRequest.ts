@@ -2,4 +2,5 @@ import { RunState } from "../../shared/contracts/steps.js";
 import { routeRequest } from "../../shared/steps/routeRequest.js";
 import { agentStepHandler } from "./agentStep.js";
 
-export const handler = agentStepHandler("RouteRequest", RunState, routeRequest);
+export const step = { state: "RouteRequest", schema: RunState, run: routeRequest };
+export const handler = agentStepHandler(step);

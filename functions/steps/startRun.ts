@@ -2,4 +2,5 @@ import { StartRunInput } from "../../shared/contracts/steps.js";
 import { startRun } from "../../shared/steps/startRun.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const handler = stepHandler("StartRun", StartRunInput, startRun);
+export const step = { state: "StartRun", schema: StartRunInput, run: startRun };
+export const handler = stepHandler(step);

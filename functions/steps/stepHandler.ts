@@ -12,17 +12,24 @@ import { getBaseServices } from "../baseServices.js";
 /** What a step receives: its ports, and when its Lambda's time runs out. */
 export type PortsFor<P> = (event: unknown, context: Context | undefined) => P;
 
+/** One Task of the state machine: the step function's name, its input's schema, and its step (shared/steps/). */
+export interface StepDefinition<S extends z.ZodType, P, R> {
+  state: string;
+  schema: S;
+  run: (input: z.infer<S>, ports: P) => Promise<R>;
+}
+
 /**
  * A state machine Task handler: refuse state of a newer schema version, validate the state's input, run its step (shared/steps/) with the
  * ports `portsFor` gives, return the next state's (small) input. Errors leave as StepErrors, whose
  * name (the Lambda errorType) is the code the state machine's Retry and Catch match on.
  */
-export function stepHandlerWith<S extends z.ZodType, P, R>(state: string, schema: S, portsFor: PortsFor<P>, step: (input: z.infer<S>, ports: P) => Promise<R>) {
+export function stepHandlerWith<S extends z.ZodType, P, R>({ state, schema, run }: StepDefinition<S, P, R>, portsFor: PortsFor<P>) {
   return middy(async (event: unknown, context: Context): Promise<R> => {
     try {
       checkSchemaVersion(`The state of "${state}"`, (event as { schemaVersion?: unknown } | undefined)?.schemaVersion);
       const input = schema.parse(event) as z.infer<S>;
-      return stamped(await step(input, portsFor(event, context)));
+      return stamped(await run(input, portsFor(event, context)));
     } catch (error) {
       const stepError = toStepError(error);
       logger[stepError.retryable ? "warn" : "error"]("step failed", { errorType: stepError.name, error: stepError.cause ?? stepError });
@@ -41,6 +48,6 @@ function stamped<R>(output: R): R {
 }
 
 /** A step that runs no agent: the base services only (functions/steps/agentStep.ts adds the model and tools). */
-export function stepHandler<S extends z.ZodType, R>(state: string, schema: S, step: (input: z.infer<S>, ports: BaseServices) => Promise<R>) {
-  return stepHandlerWith(state, schema, () => getBaseServices(), step);
+export function stepHandler<S extends z.ZodType, R>(step: StepDefinition<S, BaseServices, R>) {
+  return stepHandlerWith(step, () => getBaseServices());
 }

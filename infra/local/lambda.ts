@@ -92,15 +92,19 @@ export function loadHandler(entry: string): Promise<Handler> {
   return handler;
 }
 
+/** Invokes the handler of an entry file (loaded once) as Lambda does: see `invokeHandler`. */
+export async function invokeLambda(entry: string, event: unknown): Promise<unknown> {
+  return invokeHandler(await loadHandler(entry), localFunctionName(entry), event);
+}
+
 /**
  * Invokes a handler as Lambda does for Step Functions: a thrown error becomes Error = its type and
  * Cause = the JSON `{errorType, errorMessage, trace}` that Lambda reports.
  */
-export async function invokeLambda(entry: string, event: unknown): Promise<unknown> {
-  const handler = await loadHandler(entry);
+export async function invokeHandler(handler: Handler, functionName: string, event: unknown): Promise<unknown> {
   try {
     // Lambda passes JSON: the handler never shares objects with the state machine.
-    const context = lambdaContext(localFunctionName(entry));
+    const context = lambdaContext(functionName);
     const result = await inInvocation(context.awsRequestId, () => handler(structuredClone(event), context));
     return JSON.parse(JSON.stringify(result ?? null));
   } catch (error) {

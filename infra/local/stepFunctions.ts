@@ -100,15 +100,21 @@ export class LocalStepFunctions extends EventEmitter {
   private closing = false;
   private server?: Server;
   private readonly credentials: LocalCredentials;
+  private readonly retryDelayMs?: number;
 
+  /**
+   * `retryDelayMs`: every Retry waits this long instead of its interval with backoff and jitter
+   * (seconds), for tests that crash many attempts; the local stack keeps the definition's.
+   */
   constructor(
     readonly name: string,
     definition: string,
     private readonly invoke: TaskInvoker,
-    options: { credentials: LocalCredentials; dataDir?: string },
+    options: { credentials: LocalCredentials; dataDir?: string; retryDelayMs?: number },
   ) {
     super();
     this.credentials = options.credentials;
+    this.retryDelayMs = options.retryDelayMs;
     this.stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${name}`;
     this.aliasArn = `${this.stateMachineArn}:${LIVE_ALIAS}`;
     this.publishVersion(definition);
@@ -295,7 +301,7 @@ export class LocalStepFunctions extends EventEmitter {
     execution.historyLength = execution.history.length;
     this.store.save(recordOf(execution));
     const run = machine.run(from ? from.input : originalInput, {
-      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn, version.states) },
+      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn, version.states), retryIntervalOverrides: this.retryIntervals(version.states) },
       context: {
         Execution: { Id: executionArn, Name: name, Input: originalInput, StartTime: new Date(execution.startDate).toISOString(), RoleArn: "" },
         Task: { Token: TOKEN_PLACEHOLDER },
@@ -359,22 +365,19 @@ export class LocalStepFunctions extends EventEmitter {
    */
   private taskHandlers(executionArn: string, states: Record<string, any>): Record<string, (input: any) => Promise<any>> {
     const handlers: Record<string, (input: any) => Promise<any>> = {};
-    const visit = (states: Record<string, any>) => {
-      for (const [name, state] of Object.entries(states)) {
-        if (state.Type !== "Task") {
-          // not a task
-        } else if (String(state.Resource).endsWith(".waitForTaskToken")) {
-          handlers[name] = (input) => this.waitForCallback(executionArn, input);
-        } else {
-          handlers[name] = (input) => this.invoke(state.Resource, input) as Promise<any>;
-        }
-        const inner = state.ItemProcessor ?? state.Iterator;
-        if (inner) visit(inner.States);
-        for (const branch of state.Branches ?? []) visit(branch.States);
-      }
-    };
-    visit(states);
+    for (const [name, state] of allStates(states)) {
+      if (state.Type !== "Task") continue;
+      handlers[name] = String(state.Resource).endsWith(".waitForTaskToken")
+        ? (input) => this.waitForCallback(executionArn, input)
+        : (input) => this.invoke(state.Resource, input) as Promise<any>;
+    }
     return handlers;
+  }
+
+  /** With `retryDelayMs`, the wait of every state's Retry (none: the definition's). */
+  private retryIntervals(states: Record<string, any>): Record<string, number> | undefined {
+    if (this.retryDelayMs === undefined) return undefined;
+    return Object.fromEntries([...allStates(states)].filter(([, state]) => state.Retry).map(([name]) => [name, this.retryDelayMs!]));
   }
 
   private async waitForCallback(executionArn: string, input: { FunctionName: string; Payload: unknown }): Promise<any> {
@@ -500,6 +503,16 @@ export class LocalStepFunctions extends EventEmitter {
       type: "STANDARD",
       creationDate: 0,
     };
+  }
+}
+
+/** Every state of a definition's States, also those inside Map and Parallel states. */
+function* allStates(states: Record<string, any>): Generator<[string, any]> {
+  for (const [name, state] of Object.entries(states)) {
+    yield [name, state];
+    const inner = state.ItemProcessor ?? state.Iterator;
+    if (inner) yield* allStates(inner.States);
+    for (const branch of state.Branches ?? []) yield* allStates(branch.States);
   }
 }
 

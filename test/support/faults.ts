@@ -1,3 +1,4 @@
+import type { Executions } from "../../shared/ports/executions.js";
 import type { Ports } from "../../shared/ports/index.js";
 import type { ToolCatalog } from "../../shared/ports/toolCatalog.js";
 import { EventedFileStore } from "../../shared/run/fileEvents.js";
@@ -84,8 +85,8 @@ function crashingTools(catalog: ToolCatalog, life: Life, faults: Faults): ToolCa
   };
 }
 
-/** The in-memory ports as one attempt of a step sees them. */
-export function attemptPorts(memory: ReturnType<typeof memoryPorts>, life: Life, faults: Faults): Ports {
+/** The in-memory ports as one attempt of a step sees them (with these executions, e.g. the real state machine's). */
+export function attemptPorts(memory: ReturnType<typeof memoryPorts>, life: Life, faults: Faults, executions: Executions = memory.fakes.executions): Ports {
   const { ports, fakes } = memory;
   const events = guarded(fakes.events, life, faults, { append: "event append" });
   const runs = guarded(fakes.runs, life, faults);
@@ -99,7 +100,7 @@ export function attemptPorts(memory: ReturnType<typeof memoryPorts>, life: Life,
     interrupts: guard(fakes.interrupts),
     files: new EventedFileStore(guard(fakes.files), events, runs),
     transfers: guard(fakes.files),
-    executions: guard(fakes.executions),
+    executions: guard(executions),
     notifyQueue: guard(fakes.notifyQueue),
     activeRuns: guard(fakes.activeRuns),
     sessions: guard(fakes.sessions),
