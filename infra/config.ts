@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RoleSettingsInput } from "../shared/llm/roleSettings.js";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../shared/run/historyBudget.js";
 
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")]);
@@ -36,7 +37,7 @@ export const DeploymentSettings = z
      * History events one execution may use before the run continues in a new one (Step Functions
      * stops an execution at 25,000; shared/run/historyBudget.ts).
      */
-    historyEventBudget: positiveInt.max(25_000).optional(),
+    historyEventBudget: positiveInt.min(MIN_HISTORY_EVENT_BUDGET).max(HISTORY_EVENT_LIMIT).optional(),
     contextBudgetTokens: positiveInt.optional(),
     toolConcurrency: positiveInt.optional(),
     maxActiveRunsPerTenant: positiveInt.optional(),

@@ -145,12 +145,14 @@ export class Orchestration extends Construct {
     executeTask.addCatch(recordTaskFailure, { resultPath: "$.error" });
     const waitForToolApproval = waitFor("Wait for tool approval", "A person approves, edits or rejects this executor's tool call.");
     const taskFinished = new sfn.Choice(this, "Task finished?")
+      // The history budget: this execution could not hold the task's hand-back; "Plan" hands the task on.
+      .when(sfn.Condition.isPresent("$.deferred"), new sfn.Succeed(this, "Task goes on in the next execution"))
       .when(sfn.Condition.isPresent("$.interruptId"), waitForToolApproval.next(executeTask))
       .when(sfn.Condition.booleanEquals("$.done", false), executeTask)
       .otherwise(new sfn.Succeed(this, "Task done"));
 
-    // The history budget (shared/run/historyBudget.ts): the plan's next tasks run in the run's next
-    // execution, and this one ends. "Start run" there hands them to "Execute tasks".
+    // The history budget (shared/run/historyBudget.ts): the plan's next tasks (or a ReAct run's next
+    // turn) run in the run's next execution, and this one ends. "Start run" there hands them on.
     const continueRun = withRetries(new LambdaInvoke(this, "Continue in a new execution", {
       lambdaFunction: versions.ContinueRun,
       payload: sfn.TaskInput.fromObject({ state: sfn.JsonPath.entirePayload, executionArn: sfn.JsonPath.executionId }),
@@ -167,6 +169,9 @@ export class Orchestration extends Construct {
         "runId.$": "$.runId",
         "iteration.$": "$.iteration",
         "task.$": "$$.Map.Item.Value",
+        // What an executor's hand-back weighs against the history budget.
+        "executionArn.$": "$$.Execution.Id",
+        "tasks.$": "States.ArrayLength($.tasks)",
       },
       maxConcurrency,
       resultPath: "$.taskResults",
@@ -189,6 +194,7 @@ export class Orchestration extends Construct {
         .when(sfn.Condition.isPresent("$.tasks"), executeTasks)
         .when(sfn.Condition.stringEquals("$.mode", "react"), agentTurn.next(
             agentFinished
+              .when(sfn.Condition.isPresent("$.next"), continueRun)
               .when(sfn.Condition.isPresent("$.interruptId"), waitForInput.next(agentTurn))
               .when(sfn.Condition.booleanEquals("$.done", true), finalize)
               .otherwise(agentTurn),

@@ -142,11 +142,12 @@ export class Stepwise extends Construct {
       roles: [this.steps.functions.AwaitInterrupt.role!],
       statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
     });
-    // The history budget: Plan reads how long the execution's history is, and "Continue in a new
-    // execution" starts the run's next execution through the alias (own policies, as above).
+    // The history budget: Plan, Execute task and Agent turn read how long the execution's history
+    // is, and "Continue in a new execution" starts the run's next execution through the alias (own
+    // policies, as above).
     const executions = Stack.of(this).formatArn({ service: "states", resource: "execution", resourceName: `${stateMachine.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    new Policy(this, "PlanReadsHistoryLength", {
-      roles: [this.steps.functions.Plan.role!],
+    new Policy(this, "StepsReadHistoryLength", {
+      roles: [this.steps.functions.Plan.role!, this.steps.functions.ExecuteTask.role!, this.steps.functions.AgentTurn.role!],
       statements: [new PolicyStatement({ actions: ["states:GetExecutionHistory"], resources: [executions] })],
     });
     new Policy(this, "ContinueRunStartsExecutions", {

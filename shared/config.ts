@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RoleSettingsInput } from "./llm/roleSettings.js";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./run/historyBudget.js";
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -40,7 +41,8 @@ export const Config = z.object({
   /** The API's base URL, for links made where another URL took the request (the stream function's /mcp). */
   API_URL: z.string().optional(),
   STREAM_POLL_MS: int(250),
-  STREAM_MAX_SECONDS: int(300),
+  /** How long one stream connection lasts: a streamed Lambda is not told when its client leaves (README, "Operating"). */
+  STREAM_MAX_SECONDS: int(60),
   STREAM_HEARTBEAT_MS: int(10_000),
   MAX_INPUT_CHARS: int(32_000),
   /** How long a browser's stream token (`POST /v1/runs/{id}/stream-token`) stays valid. */
@@ -72,10 +74,11 @@ export const Config = z.object({
   /** Budgets, defaults from the seeds. */
   MAX_PLAN_ITERATIONS: z.coerce.number().int().positive().max(20).default(10),
   /**
-   * History events one execution may use (Step Functions stops at 25,000): before a plan iteration
-   * would pass it, the run continues in a new execution (shared/run/historyBudget.ts).
+   * History events one execution may use (Step Functions stops at 25,000): before a plan step, an
+   * executor's hand-back or a ReAct turn would pass it, the run continues in a new execution
+   * (shared/run/historyBudget.ts).
    */
-  HISTORY_EVENT_BUDGET: z.coerce.number().int().positive().max(25_000).default(25_000),
+  HISTORY_EVENT_BUDGET: z.coerce.number().int().min(MIN_HISTORY_EVENT_BUDGET).max(HISTORY_EVENT_LIMIT).default(HISTORY_EVENT_LIMIT),
   MAX_AGENT_ROUNDS: z.coerce.number().int().positive().max(50).default(30),
   TOOL_CONCURRENCY: int(2),
   /** Tokens a prompt may use; older turns are cut to fit (whole turns, newest kept). */

@@ -25,7 +25,9 @@ export type RunState = z.infer<typeof RunState>;
 
 /** "Agent turn" (react): done when the agent has its answer or stopped. */
 export const AgentTurnInput = RunState.extend({ turn: z.number().int().min(0).optional() });
-export const AgentTurnOutput = RunState.extend({ done: z.boolean(), turn: z.number().int(), interruptId: z.string().optional() });
+export type AgentTurnInput = z.infer<typeof AgentTurnInput>;
+/** "continue": the next turn runs in the run's next execution (this one's history is nearly full). */
+export const AgentTurnOutput = RunState.extend({ done: z.boolean(), turn: z.number().int(), interruptId: z.string().optional(), next: z.literal("continue").optional() });
 export type AgentTurnOutput = z.infer<typeof AgentTurnOutput>;
 
 export const TaskRef = z.object({
@@ -40,6 +42,9 @@ export const ExecuteTaskInput = z.object({
   runId: z.string().min(1),
   iteration: z.number().int().min(0),
   task: TaskRef,
+  /** The execution this Map runs in, and how many tasks it runs (the history budget of a hand-back). */
+  executionArn: z.string().min(1).optional(),
+  tasks: z.number().int().min(1).max(40).optional(),
 });
 export type ExecuteTaskInput = z.infer<typeof ExecuteTaskInput>;
 
@@ -50,6 +55,8 @@ export const TaskResult = ExecuteTaskInput.extend({
   preview: z.string().max(300).optional(),
   /** Set while the task waits for a person ("Wait for tool approval"). */
   interruptId: z.string().optional(),
+  /** The task goes on in the run's next execution: this one's history could not hold its hand-back. */
+  deferred: z.literal(true).optional(),
 });
 export type TaskResult = z.infer<typeof TaskResult>;
 
@@ -78,20 +85,25 @@ export const PlanInput = RunState.extend({
 export type PlanInput = z.infer<typeof PlanInput>;
 
 
+/** Where a run's next execution goes on: the plan's next tasks, or a ReAct run's next turn. */
+export const ContinuedState = z.union([PlanOutput, AgentTurnInput]);
+export type ContinuedState = z.infer<typeof ContinuedState>;
+
 /**
  * What "Start run" receives: the execution input written by the API, or by "Continue in a new
- * execution" with the plan's next tasks (the new execution runs them first).
+ * execution" with where the run goes on (the new execution starts there).
  */
-export const StartRunInput = RunRef.extend({ continued: PlanOutput.optional() });
+export const StartRunInput = RunRef.extend({ continued: ContinuedState.optional() });
 export type StartRunInput = z.infer<typeof StartRunInput>;
 
-/** The execution input of a run's next execution: the Plan's output it goes on from. */
-export function continuedInput(state: PlanOutput): string {
-  return JSON.stringify({ runId: state.runId, schemaVersion: SCHEMA_VERSION, continued: { ...state, next: "execute" } });
+/** The execution input of a run's next execution: the Plan's output, or the ReAct turn, it goes on from. */
+export function continuedInput(state: PlanOutput | AgentTurnOutput): string {
+  const continued: ContinuedState = "tasks" in state ? { ...state, next: "execute" } : { runId: state.runId, mode: state.mode, turn: state.turn };
+  return JSON.stringify({ runId: state.runId, schemaVersion: SCHEMA_VERSION, continued });
 }
 
-/** "Continue in a new execution": the Plan's output, and the execution that ends here. */
-export const ContinueRunInput = z.object({ state: PlanOutput, executionArn: z.string().min(1) });
+/** "Continue in a new execution": the Plan's (or the Agent turn's) output, and the execution that ends here. */
+export const ContinueRunInput = z.object({ state: z.union([PlanOutput, AgentTurnOutput]), executionArn: z.string().min(1) });
 export type ContinueRunInput = z.infer<typeof ContinueRunInput>;
 
 /** What a "Wait for …" callback task's Lambda receives. */

@@ -1,28 +1,45 @@
 /**
- * Step Functions ends a Standard execution at 25,000 history events. A run that plans many
- * iterations continues in a new execution (same run, same event log) before it would pass its
- * budget. What one plan iteration adds to the history on AWS, per state:
+ * Step Functions ends a Standard execution at 25,000 history events. A run continues in a new
+ * execution (same run, same event log) before it would pass its budget: at a plan step, when an
+ * executor hands back (a person's decision, or its Lambda's time is up), and between ReAct turns.
+ * What each adds to the history on AWS, per state:
  * - Plan: a Task (entered, scheduled, started, succeeded, exited: 5); "More tasks to run?": a
  *   Choice (entered, exited: 2); "Execute tasks": a Map (entered, started, succeeded, exited: 4).
  *   11 per iteration.
  * - Each task: the Map iteration (started, succeeded: 2), "Execute task" (5), "Task finished?" (2),
  *   "Task done" (2). 11 per task.
- * - A person's approval of the plan: "Wait for plan approval" (a callback Task also has "submitted":
- *   6), then Plan (5) and its Choice (2) again. 13 per approval.
+ * - A hand-back, where an agent waits for a person: the "Wait for …" callback Task (it also has
+ *   "submitted": 6), then the agent's step again (5) and its Choice (2). 13, for a plan approval
+ *   (Plan, "More tasks to run?"), a task's tool approval or question ("Execute task", "Task
+ *   finished?") and a ReAct run's ("Agent turn", "Agent finished?"). A hand-back when the Lambda's
+ *   time is up costs the last two only (7); it is counted as 13 too.
  */
 export const HISTORY_EVENT_LIMIT = 25_000;
 export const ITERATION_EVENTS = 11;
 export const TASK_EVENTS = 11;
-export const APPROVAL_EVENTS = 13;
+export const HAND_BACK_EVENTS = 13;
 /**
- * Kept free beyond the next iteration: a plan approval, a tool approval or a retry in a few tasks,
- * then Summarize and Finalize (or Record failure) and the execution's end.
+ * Kept free beyond what is counted: Plan again and its Choice, a plan approval, Summarize and
+ * Finalize (or Record failure) and the execution's end (33), and a few Lambda retries (3 each).
  */
 export const HISTORY_RESERVE = 60;
-/** What a continued execution has used when its first iteration starts: its start, "Start run", "Choose mode". */
+/** What a continued execution has used when its first state starts: its start, "Start run", "Choose mode". */
 const CONTINUED_START_EVENTS = 10;
+/** "Execute tasks" started (2), and per task its iteration's start and "Execute task" so far (4). */
+const MAP_START_EVENTS = 2;
+const TASK_START_EVENTS = 4;
+/** "Agent turn" so far (entered, scheduled, started: 3). */
+const AGENT_START_EVENTS = 3;
 
-/** The history events a plan iteration of `tasks` tasks adds (approvals apart). */
+/**
+ * The smallest budget a deployment may set: a continued ReAct run must hold a turn that hands
+ * back, so a ReAct run always has a next execution to go on in.
+ */
+export const MIN_HISTORY_EVENT_BUDGET = CONTINUED_START_EVENTS + AGENT_START_EVENTS + HAND_BACK_EVENTS + HISTORY_RESERVE;
+
+export type HistoryVerdict = "fits" | "continue" | "never";
+
+/** The history events a plan iteration of `tasks` tasks adds (hand-backs apart). */
 export function iterationEvents(tasks: number): number {
   return ITERATION_EVENTS + TASK_EVENTS * tasks;
 }
@@ -32,8 +49,40 @@ export function iterationEvents(tasks: number): number {
  * "fits" it runs here; "continue" the run goes on in a new execution first; "never" not even a new
  * execution could hold it within `budget` (the deployment's budget is too small for its plans).
  */
-export function historyVerdict(used: number, tasks: number, budget: number): "fits" | "continue" | "never" {
+export function historyVerdict(used: number, tasks: number, budget: number): HistoryVerdict {
   const needed = iterationEvents(tasks) + HISTORY_RESERVE;
   if (used + needed <= budget) return "fits";
   return CONTINUED_START_EVENTS + needed <= budget ? "continue" : "never";
+}
+
+/** What an executor hands back on needs: every executor of the Map may hand back at once, and none may have finished. */
+export function handBackEvents(tasks: number): number {
+  return (TASK_EVENTS + HAND_BACK_EVENTS) * tasks + HISTORY_RESERVE;
+}
+
+/**
+ * When one of the `tasks` executors of a Map hands back (it waits for a person, or its time is up),
+ * with `used` events so far: "fits" it goes on here; "continue" its task goes on in the run's next
+ * execution; "never" not even a new execution could hold these tasks' first hand-backs.
+ */
+export function handBackVerdict(used: number, tasks: number, budget: number): HistoryVerdict {
+  if (used + handBackEvents(tasks) <= budget) return "fits";
+  return newExecutionHoldsHandBacks(tasks, budget) ? "continue" : "never";
+}
+
+/**
+ * Whether a run's next execution holds the first hand-backs of `tasks` deferred tasks: then they
+ * are not deferred again before one of them moves on.
+ */
+export function newExecutionHoldsHandBacks(tasks: number, budget: number): boolean {
+  return CONTINUED_START_EVENTS + MAP_START_EVENTS + TASK_START_EVENTS * tasks + handBackEvents(tasks) <= budget;
+}
+
+/**
+ * Whether a ReAct run's next turn (after a person's decision, or after a turn whose time was up)
+ * fits in this execution; else the run goes on in a new one, which always holds it
+ * (MIN_HISTORY_EVENT_BUDGET).
+ */
+export function agentTurnFits(used: number, budget: number): boolean {
+  return used + HAND_BACK_EVENTS + HISTORY_RESERVE <= budget;
 }

@@ -1,10 +1,21 @@
 import { executeTask as runExecutor, type ExecuteTaskOutput, type ExecutorPorts } from "../agent/executor.js";
 import type { ExecuteTaskInput } from "../contracts/steps.js";
 import type { StepPorts } from "../ports/index.js";
+import { handBackVerdict } from "../run/historyBudget.js";
 
-export type ExecuteTaskPorts = StepPorts<keyof ExecutorPorts>;
+export type ExecuteTaskPorts = StepPorts<keyof ExecutorPorts | "executions">;
 
-/** "Execute task" (one Map item): one executor works on one task of the current step. */
-export function executeTask(input: ExecuteTaskInput, ports: ExecuteTaskPorts): Promise<ExecuteTaskOutput> {
-  return runExecutor({ runId: input.runId, ports, deadline: ports.deadline }, input);
+/**
+ * "Execute task" (one Map item): one executor works on one task of the current step. When it hands
+ * back (it waits for a person, or its time is up) and this execution's history could not hold that
+ * for every task of the Map, the task is deferred: "Plan" hands it to the run's next execution,
+ * where it resumes from its journal (an open question stays open and is waited for there).
+ */
+export async function executeTask(input: ExecuteTaskInput, ports: ExecuteTaskPorts): Promise<ExecuteTaskOutput> {
+  const output = await runExecutor({ runId: input.runId, ports, deadline: ports.deadline }, input);
+  if (output.done || !input.executionArn) return output;
+  const used = await ports.executions.historyLength(input.executionArn);
+  if (handBackVerdict(used, input.tasks ?? 1, ports.config.HISTORY_EVENT_BUDGET) === "fits") return output;
+  const { interruptId: _waitsThere, ...rest } = output;
+  return { ...rest, done: false, deferred: true };
 }

@@ -8,8 +8,8 @@ export type StartRunPorts = StepPorts<"runs" | "events">;
 
 /**
  * "Start run": mark the run running and decide its mode (or leave it to "Route request"). In a run's
- * next execution (its history budget was spent), hand on the plan's next tasks: "Choose mode"
- * sends them to "Execute tasks".
+ * next execution (its history budget was spent), hand on where it goes on: "Choose mode" sends the
+ * plan's next tasks to "Execute tasks", and a ReAct run to its next "Agent turn".
  */
 export async function startRun(input: StartRunInput, ports: StartRunPorts): Promise<RunState | PlanOutput> {
   const { runId } = input;

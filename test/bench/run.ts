@@ -14,8 +14,10 @@
  *    append and the append time's p99.
  * 7. Capacity on paper (capacity.ts): each AWS quota's use at 1,000 and 10,000 runs in flight, and the cost per 1,000 runs.
  * 8. Bundles: each function's zipped size and the cold import of its bundled handler (bundles.ts).
+ * 9. Stream windows (streamWindow.ts): what a reconnection costs a watcher, against what a stream
+ *    whose client left costs until its window ends, per STREAM_MAX_SECONDS.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
@@ -111,4 +113,5 @@ if (wanted("sandbox")) {
 }
 if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache();
 if (wanted("eventlog")) await (await import("./eventLog.js")).benchEventLog();
+if (wanted("stream")) await (await import("./streamWindow.js")).benchStreamWindow();
 if (wanted("capacity")) await (await import("./capacity.js")).benchCapacity();

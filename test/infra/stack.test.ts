@@ -292,6 +292,8 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "25001" }, /historyEventBudget/],
     [{ openAiBaseUrl: "https://x.example.com/v1", webSearchProvider: "tavily" }, /webSearchProvider=tavily needs tavilyApiKeySecretArn/],
     [{ openAiBaseUrl: "https://x.example.com/v1", webSearchProvider: "brave", braveApiKeySecretArn: "brave-key" }, /braveApiKeySecretArn must be the secret's complete ARN/],
+    // A lower bound too: a ReAct turn that waits for a person must fit in a new execution.
+    [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "85" }, /historyEventBudget/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });
