@@ -122,7 +122,14 @@ async function cancel({ services, tenantId, params }: Request): Promise<HttpResu
 async function listWebhooks({ services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
   const deliveries = await services.webhooks.listDeliveries(run.runId);
-  return json(200, { runId: run.runId, webhook: run.webhook ?? null, deliveries: deliveries.map(({ body: _body, ...d }) => d) });
+  return json(200, { runId: run.runId, webhook: run.webhook ? shownWebhook(run.webhook) : null, deliveries: deliveries.map(({ body: _body, ...d }) => d) });
+}
+
+/** The subscription as people see it: an A2A push config's token and credentials are secrets of the receiver, shown as ***. */
+function shownWebhook({ a2a, ...webhook }: NonNullable<RunRecord["webhook"]>) {
+  if (!a2a) return webhook;
+  const { token, authentication, ...config } = a2a;
+  return { ...webhook, a2a: { ...config, ...(token ? { token: "***" } : {}), ...(authentication ? { authentication: { scheme: authentication.scheme, credentials: "***" } } : {}) } };
 }
 
 async function redeliver({ services, tenantId, params }: Request): Promise<HttpResult> {

@@ -259,6 +259,10 @@ describe("A2A agent", { timeout: LONG }, () => {
     const set = await client.createTaskPushNotificationConfig({ tenant: "", id: "mine", taskId: waiting.id, url: endpoint.url, token: "", authentication: { scheme: "Bearer", credentials: "c-1" } });
     expect(set).toMatchObject({ id: "mine", taskId: waiting.id, url: endpoint.url });
     expect(await client.getTaskPushNotificationConfig({ tenant: "", taskId: waiting.id, id: "mine" })).toMatchObject({ id: "mine", authentication: { scheme: "Bearer", credentials: "c-1" } });
+    // The receiver's credentials are a secret: the API's webhook listing shows them as ***.
+    const listed = (await new ApiClient(stack.url, stack.apiKey).request("GET", `/v1/runs/${waiting.id}/webhooks`)).body as { webhook: { a2a: unknown } };
+    expect(listed.webhook.a2a).toMatchObject({ id: "mine", authentication: { scheme: "Bearer", credentials: "***" } });
+    expect(JSON.stringify(listed)).not.toContain("c-1");
     await client.deleteTaskPushNotificationConfig({ tenant: "", taskId: waiting.id, id: "mine" });
     expect((await client.listTaskPushNotificationConfig({ tenant: "", taskId: waiting.id, pageSize: 0, pageToken: "" })).configs).toEqual([]);
     await client.cancelTask({ tenant: "", id: waiting.id, metadata: {} });
