@@ -4,7 +4,7 @@ import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type R
 import { countMetric } from "../observability.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
-import type { Tool } from "../tools/tool.js";
+import type { Tool } from "../ports/tools.js";
 import { resumeAfterDeadToken, type ResumePorts } from "../run/resume.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 

@@ -6,7 +6,7 @@ import type { Ports } from "../ports/index.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
-import type { Tool, ToolContext } from "../tools/tool.js";
+import type { Tool, ToolContext } from "../ports/tools.js";
 import { interruptIdFor, openInterrupt, type InterruptPorts } from "./interrupts.js";
 
 export interface ToolRound {

@@ -1,10 +1,29 @@
-import { planStep, type PlannerPorts } from "../agent/planner.js";
+import { createHash } from "node:crypto";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { formatPlan, type Plan } from "../contracts/plan.js";
+import type { RunRecord } from "../contracts/run.js";
 import type { PlanInput, PlanOutput, TaskResult } from "../contracts/steps.js";
-import { UnprocessableError } from "../errors.js";
-import type { StepPorts } from "../ports/index.js";
+import { NotFoundError, UnprocessableError } from "../errors.js";
 import { handBackEvents, historyVerdict, iterationEvents, newExecutionHoldsHandBacks, HISTORY_RESERVE } from "../run/historyBudget.js";
+import { planningTool, type PlanBoard } from "../tools/planning.js";
+import { askUser } from "../tools/askUser.js";
+import { defineTool } from "../tools/tool.js";
+import { ToolRegistry } from "../tools/registry.js";
+import { interruptIdFor, openInterrupt } from "../agent/interrupts.js";
+import { quietly } from "../agent/overlap.js";
+import { runAgentLoop, type LoopPorts, type RunScope } from "../agent/loop.js";
+import type { StepPorts } from "../ports/index.js";
+import { priorResultsOf } from "../agent/executor.js";
+import type { ScopeJournal } from "../agent/scopeJournal.js";
+import { fileLines, plannerPrompt, toolLines, type PromptContext } from "../agent/prompts.js";
+import { budgetsOf, sessionHistory } from "../memory/session.js";
+import { shareBudget } from "../memory/share.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
-export type PlanPorts = StepPorts<keyof PlannerPorts | "executions">;
+/** The planner: the loop's ports, the step's task records, the session's earlier turns, and the executions to measure the history. */
+export type PlanPorts = StepPorts<keyof LoopPorts | "tasks" | "sessions" | "tools" | "executions">;
+
+const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at once
 
 const RAISE_BUDGET = "raise the budget (at most 25,000)";
 
@@ -18,7 +37,7 @@ export async function plan(input: PlanInput, ports: PlanPorts): Promise<PlanOutp
   const budget = ports.config.HISTORY_EVENT_BUDGET;
   const deferred = input.taskResults?.filter((result) => result.deferred) ?? [];
   if (deferred.length > 0) return continueStep(input, deferred, budget);
-  const output = await planStep({ runId: input.runId, ports, deadline: ports.deadline }, input);
+  const output = await planTurn({ runId: input.runId, ports, deadline: ports.deadline }, input);
   if (output.next !== "execute") return output;
   const run = await ports.runs.get(input.runId);
   const used = run ? await ports.executions.historyLength(run.executionArn) : 0;
@@ -48,4 +67,227 @@ function continueStep(input: PlanInput, deferred: TaskResult[], budget: number):
     stepIndex: input.stepIndex ?? -1,
     tasks: deferred.map(({ task }) => task),
   };
+}
+
+/**
+ * The planner's turn: record the last step's results, let the planner revise the plan, have a
+ * person approve it if the run asks for that, then choose the next step's tasks for the Map, or
+ * hand over to the summarizer.
+ */
+async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<PlanOutput> {
+  const { ports } = run;
+  const returningFromMap = input.taskResults !== undefined;
+  const iteration = returningFromMap ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0);
+  const deciding = input.next === "approve" && input.interruptId && !returningFromMap;
+  // One round trip before the model: the run, this iteration's planner journal (every revision),
+  // the last step's results, a person's decision on the plan, and the run's files (for the prompt).
+  const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
+  const [record, journals, results, decision, files] = await Promise.all([
+    ports.runs.get(run.runId),
+    ports.journal.load(run.runId, `plan#${iteration}`),
+    fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
+    deciding ? ports.interrupts.get(run.runId, input.interruptId!) : undefined,
+    ports.files.list(run.runId),
+  ]);
+  if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  // The planner's prompt also names what its executors can do (the tenant's catalog, cached).
+  // What only the next step's context needs is read while the model thinks (asked for once
+  // the model call is on its way): the last step's context (it holds the results before that step;
+  // with its own results, the next step's).
+  const team = quietly(ports.tools.registryFor(record.tenantId, "executor", { runId: run.runId }));
+  const stepContextReads = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined)));
+  let revision = returningFromMap ? 0 : (input.revision ?? 0);
+  const board: PlanBoard = { plan: record.plan };
+  let approvedPlan = record.approvedPlan;
+
+  // Back from "Wait for plan approval": approved → run it; rejected → the planner revises. Back
+  // from the planner's own question (ask_user before it planned): the planner goes on, its journal
+  // replayed up to the question, with the person's answer.
+  let feedback = "";
+  let needsPlanner = true;
+  if (deciding && decision?.kind !== "ask_user") {
+    if (decision?.status === "resolved" && decision.resolution?.decision === "approve" && board.plan) {
+      approvedPlan = fingerprint(board.plan);
+      needsPlanner = false;
+    } else {
+      revision += 1;
+      const reason = decision?.resolution?.message ?? (decision?.status === "pending" ? "" : `the approval ${decision?.status}`);
+      feedback = `The user rejected this plan${reason ? `: ${reason}` : ""}. Revise it with the planning tool.`;
+    }
+  }
+
+  // The step just run stays in progress while the planner judges its results against its
+  // done_when (planning "check"); without a verdict it is marked by its tasks' outcomes.
+  let resultsText = "";
+  let executed: { title: string; index: number; failed: number } | undefined;
+  if (results && board.plan?.steps[input.stepIndex!]) {
+    const index = input.stepIndex!;
+    const step = board.plan.steps[index]!;
+    executed = { title: step.title, index, failed: results.filter((t) => t.status !== "succeeded").length };
+    board.plan = { ...board.plan, steps: board.plan.steps.map((s, i) => (i === index ? { ...s, status: "in_progress" as const, verdict: undefined } : s)) };
+    // Whole when the results fit half the prompt budget together: the planner judges the step by them.
+    const texts = shareBudget(results.map((t) => t.result ?? ""), ports.config.CONTEXT_BUDGET_TOKENS * 2);
+    resultsText = [
+      `Results of step ${index + 1} (${step.title}):`,
+      ...results.map((t, i) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${texts[i]}`),
+      "",
+      `Check step ${index + 1} against its done_when (${step.doneWhen ?? "its tasks are done"}): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}. If it is not met, revise the step's tasks with update: it runs again.`,
+    ].join("\n");
+  }
+
+  const maxIterations = budgetsOf(ports, record).maxPlanIterations;
+  const budgetLeft = iteration < maxIterations;
+  const stopReason =
+    !budgetLeft && !board.plan?.finished
+      ? `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`
+      : undefined;
+  const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files) };
+  const turn =
+    budgetLeft && needsPlanner
+      ? await revisePlan(run, record, board, {
+          iteration,
+          revision,
+          resultsText,
+          feedback,
+          prompt,
+          judging: executed?.index,
+          journal: journals.scoped(revision ? `plan#${iteration}#r${revision}` : `plan#${iteration}`),
+        })
+      : undefined;
+
+  const output = { runId: run.runId, mode: "plan_solve" as const, iteration, revision };
+  if (turn?.kind === "interrupted") {
+    // The planner asked a person before it planned: the run waits; the answer brings it back here.
+    await Promise.all([ports.runs.update(run.runId, {}, undefined, turn.usage), turn.journal.flush(), turn.events]);
+    return { ...output, next: "approve", interruptId: turn.interruptId, stepIndex: -1, tasks: [] };
+  }
+  if (executed && board.plan) board.plan = judged(board.plan, executed);
+  const plan = board.plan!;
+  if (budgetLeft && !plan.finished && record.approval?.plan && fingerprint(plan) !== approvedPlan) {
+    const interruptId = interruptIdFor(run.runId, "plan", iteration, revision);
+    await Promise.all([
+      ports.runs.update(run.runId, { plan, stopReason }, undefined, turn?.usage),
+      ports.events.append(run.runId, [{ type: "plan.updated", data: { plan } }]),
+      turn?.journal.flush(),
+      turn?.events,
+    ]);
+    await openInterrupt(ports, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
+    return { ...output, next: "approve", interruptId, stepIndex: -1, tasks: [] };
+  }
+
+  const lastStep = await stepContextReads;
+  const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
+  const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
+  const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: taskIdFor(iteration, i), title: text.slice(0, 300), text })) : [];
+  // The next step's context and task records go with the planner's last journal entries (one
+  // commit); the run, its event and that commit are written at the same time.
+  const nextStep =
+    stepIndex >= 0
+      ? {
+          step: {
+            iteration,
+            stepIndex,
+            tenantId: record.tenantId,
+            request: record.input,
+            plan: nextPlan,
+            priorResults: priorResultsOf(results ?? [], iteration, lastStep?.priorResults),
+            approvalTools: record.approval?.tools,
+            maxRounds: budgetsOf(ports, record).maxRounds,
+            tasks,
+            files: prompt.files,
+          },
+          tasks: tasks.map((t) => ({ iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" as const })),
+        }
+      : {};
+  await Promise.all([
+    ports.runs.update(run.runId, { plan: nextPlan, approvedPlan, stopReason }, undefined, turn?.usage),
+    ports.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
+    (turn?.journal ?? journals).flush(nextStep),
+    turn?.events,
+  ]);
+  return { ...output, next: stepIndex >= 0 ? "execute" : "summarize", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
+}
+
+/**
+ * The step just run, after the planner's turn: met → completed; not met → it runs again (with the
+ * tasks the planner revised); not judged → completed when every task succeeded, else blocked.
+ */
+function judged(plan: Plan, executed: { title: string; index: number; failed: number }): Plan {
+  const at = plan.steps.findIndex((s) => s.title === executed.title);
+  const index = at >= 0 ? at : executed.index;
+  const step = plan.steps[index];
+  if (!step || step.status !== "in_progress") return plan; // the planner marked it itself
+  if (step.verdict) return markStep(plan, index, step.verdict.met ? "completed" : "not_started");
+  return markStep(plan, index, executed.failed ? "blocked" : "completed", executed.failed ? `${executed.failed} task(s) failed` : undefined);
+}
+
+/**
+ * The planner model's turn with the planning tool (and, before there is a plan, ask_user: it may
+ * ask for what it cannot plan without); a model that does not plan still gets a one-step plan.
+ */
+async function revisePlan(
+  run: RunScope<PlanPorts>,
+  record: RunRecord,
+  board: PlanBoard,
+  context: { iteration: number; revision: number; resultsText: string; feedback: string; prompt: PromptContext; journal: ScopeJournal; judging?: number },
+) {
+  // Steps still to run, besides the one whose results are being judged.
+  const remaining = board.plan?.steps.filter((s, i) => (s.status === "not_started" || s.status === "in_progress") && i !== context.judging).length ?? 1;
+  const userMessage = board.plan
+    ? [
+        `Request: ${record.input}`,
+        "",
+        "Current plan:",
+        formatPlan(board.plan),
+        "",
+        context.resultsText,
+        context.feedback,
+        "",
+        remaining === 0
+          ? "All steps are completed once this last step's check is met: then call finish if the request is answered, or update the plan."
+          : "Revise the plan if the results call for it; otherwise reply briefly and the next step runs.",
+      ].join("\n")
+    : `Request: ${record.input}`;
+  const history = await sessionHistory(run.ports, record);
+  const outcome = await runAgentLoop(run, {
+    scope: context.journal.scope,
+    role: "planner",
+    system: () => plannerPrompt(context.prompt),
+    conversation: [...history, { role: "user", content: userMessage }],
+    // The same tools on every call (a provider's prompt cache keys on them); ask_user only asks before there is a plan.
+    tools: new ToolRegistry([planningTool(board), board.plan ? askUserTooLate : askUser]),
+    maxRounds: 5,
+    journal: context.journal,
+    runActive: !TERMINAL_STATUSES.has(record.status),
+    allowEmptyAnswer: true,
+    // A plan made (or finished) is the turn's result: the next step starts without another model call.
+    endsTurn: (calls, outcomes) => calls.every((c) => c.name === "planning") && outcomes.every((o) => o.ok),
+  });
+  if (!board.plan) {
+    board.plan = { title: record.input.slice(0, 80), steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }], finished: false };
+    if (outcome.kind === "answer" && outcome.text) board.plan.steps[0]!.notes = outcome.text.slice(0, 1000);
+  }
+  return outcome;
+}
+
+/** ask_user as the planner sees it once a plan exists: the same tool to the model, an error when called. */
+const askUserTooLate = defineTool({
+  ...askUser,
+  asksUser: false,
+  pure: true,
+  async run() {
+    return "Error: ask_user is for a requirement missing before the plan exists. Work with the plan and the results you have, or revise the plan.";
+  },
+});
+
+/** Unique within the run: the step's number (its iteration, from 1) and the task's ("s2.t1"). */
+export const taskIdFor = (iteration: number, index: number) => `s${iteration + 1}.t${index + 1}`;
+
+/** What a person approved: the steps and their tasks (statuses change as the run goes). */
+function fingerprint(plan: Plan): string {
+  return createHash("sha256").update(JSON.stringify(plan.steps.map((s) => [s.title, s.tasks]))).digest("hex");
+}
+
+function markStep(plan: Plan, index: number, status: Plan["steps"][number]["status"], notes?: string): Plan {
+  return { ...plan, steps: plan.steps.map((s, i) => (i === index ? { ...s, status, notes: notes ?? s.notes } : s)) };
 }

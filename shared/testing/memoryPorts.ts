@@ -5,7 +5,7 @@ import { EventedFileStore } from "../run/fileEvents.js";
 import { builtinTools } from "../tools/builtins.js";
 import { askUser } from "../tools/askUser.js";
 import { ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
+import type { Tool } from "../ports/tools.js";
 import { writeReport } from "../tools/writeReport.js";
 import { MemoryEvents } from "./memoryEvents.js";
 import { MemoryExecutions } from "./memoryExecutions.js";

@@ -1,4 +1,4 @@
-import type { ToolContext } from "../tools/tool.js";
+import type { ToolContext } from "../ports/tools.js";
 import { MemoryFileStore } from "./memoryFiles.js";
 
 /** A tool context over in-memory files, for calling a tool directly in a unit test. */

@@ -3,7 +3,7 @@ import { askUser } from "./askUser.js";
 import { calculator } from "./calculator.js";
 import { ToolRegistry } from "./registry.js";
 import { textStats } from "./textStats.js";
-import type { Tool } from "./tool.js";
+import type { Tool } from "../ports/tools.js";
 import type { ToolCatalog } from "../ports/toolCatalog.js";
 
 /** The tools every executor and ReAct agent has. They do real work and need no network. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Tool } from "./tool.js";
+import type { Tool } from "../ports/tools.js";
 
 /**
  * Personas (JD Genie's "digital employee"): for each call the model may name the job title of who

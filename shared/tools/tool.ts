@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { Tool, ToolContext } from "../ports/tools.js";
 import type { ToolGrant } from "../contracts/toolGrants.js";
 
-export type { Tool, ToolContext } from "../ports/tools.js";
 
 export function defineTool<S extends z.ZodType>(tool: {
   name: string;

@@ -7,7 +7,7 @@ import type { FetchLimits } from "../web/fetchPage.js";
 import { BraveProvider, RunFilesProvider, SearxngProvider, TavilyProvider, type SearchProvider } from "../web/search.js";
 import { chartTool } from "./chart.js";
 import { runCodeTool } from "./runCode.js";
-import type { Tool } from "./tool.js";
+import type { Tool } from "../ports/tools.js";
 import { deepSearchTool, webFetchTool, webSearchTool } from "./web.js";
 import { writeReport } from "./writeReport.js";
 import { builtinTools } from "./builtins.js";

@@ -9,7 +9,8 @@ import { readableText } from "../documents/documents.js";
 import { ChartInput, renderChart, svgToPng, type RenderedChart } from "../charts/charts.js";
 import { outline, pptxOf, slidesHtml } from "../reports/slides.js";
 import { slugOf, type FileStore } from "../ports/files.js";
-import { defineTool, type ToolContext } from "./tool.js";
+import { defineTool } from "./tool.js";
+import type { ToolContext } from "../ports/tools.js";
 import { escapeHtml } from "../reports/html.js";
 
 export const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });

@@ -4,7 +4,7 @@ import type { ToolCatalog } from "../../shared/ports/toolCatalog.js";
 import { EventedFileStore } from "../../shared/run/fileEvents.js";
 import type { memoryPorts } from "../../shared/testing/memoryPorts.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
-import type { Tool } from "../../shared/tools/tool.js";
+import type { Tool } from "../../shared/ports/tools.js";
 
 /** The process running a step died (an injected fault). */
 export class Crash extends Error {

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { builtinTools } from "../../shared/tools/builtins.js";
 import { calculator } from "../../shared/tools/calculator.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
-import { defineTool, type ToolContext } from "../../shared/tools/tool.js";
+import { defineTool } from "../../shared/tools/tool.js";
+import type { ToolContext } from "../../shared/ports/tools.js";
 import { testToolContext } from "../../shared/testing/toolContext.js";
 
 const context: ToolContext = testToolContext();

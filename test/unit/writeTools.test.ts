@@ -7,7 +7,7 @@ import { MemoryRuns } from "../../shared/testing/memoryRuns.js";
 import { testToolContext } from "../../shared/testing/toolContext.js";
 import { writeArtifact } from "../../shared/tools/artifacts.js";
 import { runCodeTool } from "../../shared/tools/runCode.js";
-import type { Tool } from "../../shared/tools/tool.js";
+import type { Tool } from "../../shared/ports/tools.js";
 import { writeReport } from "../../shared/tools/writeReport.js";
 
 /**

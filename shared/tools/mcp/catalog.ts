@@ -5,7 +5,7 @@ import type { EnvelopeCipher } from "../../secrets/envelope.js";
 import type { ToolAudience, ToolCatalog } from "../../ports/toolCatalog.js";
 import { agentTools, reactTools } from "../builtins.js";
 import { ToolRegistry } from "../registry.js";
-import type { Tool } from "../tool.js";
+import type { Tool } from "../../ports/tools.js";
 import { errorMessage } from "../../errors.js";
 import { listMcpTools, withMcp, type McpNetworkPolicy } from "./client.js";
 import { mcpTool } from "./mcpTool.js";

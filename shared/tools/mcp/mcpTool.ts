@@ -1,7 +1,7 @@
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
-import type { Tool, ToolContext } from "../tool.js";
+import type { Tool, ToolContext } from "../../ports/tools.js";
 import { callMcpTool, withMcp, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition } from "./client.js";
 import { mapCallResult } from "./results.js";
 

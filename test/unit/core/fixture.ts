@@ -1,7 +1,7 @@
 import type { RunRecord } from "../../../shared/contracts/run.js";
 import { ScriptedModel } from "../../../shared/testing/scriptedModel.js";
 import { memoryPorts } from "../../../shared/testing/memoryPorts.js";
-import type { Tool } from "../../../shared/tools/tool.js";
+import type { Tool } from "../../../shared/ports/tools.js";
 import { runRecord } from "../../support/records.js";
 import { teamModel } from "../../support/team.js";
 
