@@ -35,21 +35,10 @@ import { logger } from "../observability.js";
 import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
-import type { Links } from "../run/view.js";
-import type { Services } from "../services.js";
+import type { ProtocolContext } from "./context.js";
 import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, taskOf } from "./a2a.js";
 
-/** What the HTTP front decides: the caller's tenant, whether replies can stream, how long a call may follow its task. */
-export interface A2AContext {
-  services: Services;
-  tenantId: string;
-  links: Links;
-  /** The reply is streamed as it is written (the stream function); false behind a buffering API. */
-  streaming: boolean;
-  /** How long one call may follow its task before it answers with the task as it is. */
-  waitMs: number;
-  version: string;
-}
+type A2AContext = ProtocolContext;
 
 const A2A_VERSION_HEADER = "a2a-version";
 const JSON_RPC = (id: unknown, error: { code: number; message: string }) => ({ jsonrpc: "2.0", id: id ?? null, error });

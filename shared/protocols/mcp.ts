@@ -9,23 +9,13 @@ import type { RunRecord } from "../contracts/run.js";
 import { StepwiseError } from "../errors.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
-import type { Links } from "../run/view.js";
-import type { Services } from "../services.js";
+import type { ProtocolContext } from "./context.js";
 import { RunTaskStore } from "./mcpTasks.js";
 import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 
-/** What the HTTP front decides: whether replies can stream (progress, elicitation) and how long a call may wait. */
-export interface McpContext {
-  services: Services;
-  tenantId: string;
-  links: Links;
-  /** The reply is streamed to the client as it is written (the stream function); false behind a buffering API. */
-  streaming: boolean;
-  /** How long one tool call may follow its run before it answers "still running". */
-  waitMs: number;
-  version: string;
-}
+/** Progress and elicitation reach the client only when the reply streams. */
+type McpContext = ProtocolContext;
 
 /**
  * The id of an elicitation request names the interrupt it asks about, so the client's answer

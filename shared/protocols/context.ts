@@ -1,0 +1,17 @@
+import type { Links } from "../run/view.js";
+import type { Services } from "../services.js";
+
+/**
+ * What the HTTP front decides for one call of an agent protocol served over HTTP (MCP, A2A): the
+ * caller's tenant, whether the reply streams, and how long a call may follow its run.
+ */
+export interface ProtocolContext {
+  services: Services;
+  tenantId: string;
+  links: Links;
+  /** The reply is streamed to the client as it is written (the stream function); false behind a buffering API. */
+  streaming: boolean;
+  /** How long one call may follow its run before it answers with the run as it stands. */
+  waitMs: number;
+  version: string;
+}
