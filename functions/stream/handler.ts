@@ -30,8 +30,8 @@ const Cursor = z.coerce.number().int().min(0);
  */
 export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).handler(async (event, context) => {
   try {
-    if (/^\/mcp\/?$/.test(event.rawPath)) return await mcp(event, context);
-    if (/^\/a2a\/?$/.test(event.rawPath)) return await a2a(event, context);
+    if (/^\/mcp\/?$/.test(event.rawPath)) return await protocolCall(mcpResult, event, context);
+    if (/^\/a2a\/?$/.test(event.rawPath)) return await protocolCall(a2aResult, event, context);
     if (/^\/v1\/ag-ui\/?$/.test(event.rawPath)) return await agUiRun(event, context);
     const services = getBaseServices();
     const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
@@ -131,24 +131,17 @@ function wantsAgUi(event: HttpEvent): boolean {
   return event.queryStringParameters?.protocol === "ag-ui" || /application\/vnd\.ag-ui\b/i.test(header(event, "accept") ?? "");
 }
 
-/** `/mcp` streamed: progress notifications and elicitation reach the client while a call waits. */
-async function mcp(event: HttpEvent, context: LambdaContext) {
+/**
+ * `/mcp` and `/a2a` streamed: MCP's progress notifications and elicitation, A2A's message/stream and
+ * resubscribe, reach the client as they come while a call follows its run.
+ */
+async function protocolCall(result: typeof mcpResult, event: HttpEvent, context: LambdaContext) {
   const services = getServices();
   const early = preflight(event, services.config, "POST");
   if (early) return early;
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
-  return withCors(await mcpResult(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
-}
-
-/** `/a2a` streamed: message/stream and resubscribe send each state of the task as it comes. */
-async function a2a(event: HttpEvent, context: LambdaContext) {
-  const services = getServices();
-  const early = preflight(event, services.config, "POST");
-  if (early) return early;
-  const tenantId = await authenticate(event, services);
-  logger.appendKeys({ tenant: tenantId });
-  return withCors(await a2aResult(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
+  return withCors(await result(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
 }
 
 /**
