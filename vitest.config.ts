@@ -16,7 +16,10 @@ export default defineConfig({
       { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"], globalSetup: ["test/support/chromium.ts"] } },
       // The tests that open decks in LibreOffice install it first, the same way.
       { extends: true, test: { name: "office", include: OFFICE_TESTS, globalSetup: ["test/support/libreoffice.ts"] } },
-      { extends: true, test: { name: "node", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/browser/**", ...OFFICE_TESTS] } },
+      {
+        extends: true,
+        test: { name: "node", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/browser/**", ...OFFICE_TESTS] },
+      },
     ],
   },
 });

@@ -3,8 +3,8 @@ import { agentCardJson } from "../shared/protocols/a2a.js";
 import { handleA2A } from "../shared/protocols/a2aServer.js";
 import type { Services } from "../shared/services.js";
 import { linksFor } from "./api/access.js";
-import { json, type HttpEvent, type HttpResult, type WebResult } from "./http.js";
-import { protocolResult, type ProtocolCall } from "./protocolCall.js";
+import { type HttpEvent, type HttpResult, json, type WebResult } from "./http.js";
+import { type ProtocolCall, protocolResult } from "./protocolCall.js";
 
 /**
  * `/a2a` in a Lambda, as `/mcp` is: streamed from the stream function (message/stream and

@@ -1,4 +1,4 @@
-import { createBaseServices, type BaseServices } from "../shared/baseServices.js";
+import { type BaseServices, createBaseServices } from "../shared/baseServices.js";
 import { loadConfig } from "../shared/config.js";
 
 let base: BaseServices | undefined;

@@ -1,5 +1,5 @@
 import type { Config } from "../shared/config.js";
-import { header, type HttpEvent, type HttpResult } from "./http.js";
+import { type HttpEvent, type HttpResult, header } from "./http.js";
 
 type CorsConfig = Pick<Config, "CORS_ALLOWED_ORIGINS" | "CONSOLE_ORIGIN">;
 
@@ -11,12 +11,15 @@ type CorsConfig = Pick<Config, "CORS_ALLOWED_ORIGINS" | "CONSOLE_ORIGIN">;
 export function allowedOrigin(event: HttpEvent, config: CorsConfig): string | undefined {
   const origin = header(event, "origin");
   if (!origin) return undefined;
-  const allowed = [...config.CORS_ALLOWED_ORIGINS.split(","), config.CONSOLE_ORIGIN ?? ""].map((o) => o.trim().replace(/\/$/, "")).filter(Boolean);
+  const allowed = [...config.CORS_ALLOWED_ORIGINS.split(","), config.CONSOLE_ORIGIN ?? ""]
+    .map((o) => o.trim().replace(/\/$/, ""))
+    .filter(Boolean);
   if (allowed.includes("*")) return "*";
   return allowed.includes(origin) ? origin : undefined;
 }
 
-const ALLOW_HEADERS = "authorization, content-type, idempotency-key, last-event-id, mcp-session-id, mcp-protocol-version, a2a-version, a2a-extensions";
+const ALLOW_HEADERS =
+  "authorization, content-type, idempotency-key, last-event-id, mcp-session-id, mcp-protocol-version, a2a-version, a2a-extensions";
 const EXPOSE_HEADERS = "location, retry-after, idempotent-replayed, mcp-session-id";
 
 /** The answer to a preflight (OPTIONS with Access-Control-Request-Method), or undefined for any other request. */
@@ -27,15 +30,29 @@ export function preflight(event: HttpEvent, config: CorsConfig, methods: string)
     statusCode: 204,
     headers: {
       vary: "Origin",
-      ...(origin ? { "access-control-allow-origin": origin, "access-control-allow-methods": methods, "access-control-allow-headers": ALLOW_HEADERS, "access-control-max-age": "600" } : {}),
+      ...(origin
+        ? {
+            "access-control-allow-origin": origin,
+            "access-control-allow-methods": methods,
+            "access-control-allow-headers": ALLOW_HEADERS,
+            "access-control-max-age": "600",
+          }
+        : {}),
     },
     body: "",
   };
 }
 
 /** Adds the CORS headers an allowed origin needs to a result. */
-export function withCors<T extends { headers?: Record<string, string | number | boolean> }>(result: T, event: HttpEvent, config: CorsConfig): T {
+export function withCors<T extends { headers?: Record<string, string | number | boolean> }>(
+  result: T,
+  event: HttpEvent,
+  config: CorsConfig,
+): T {
   const origin = allowedOrigin(event, config);
   if (!origin) return result;
-  return { ...result, headers: { ...result.headers, "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSE_HEADERS, vary: "Origin" } };
+  return {
+    ...result,
+    headers: { ...result.headers, "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSE_HEADERS, vary: "Origin" },
+  };
 }

@@ -1,10 +1,10 @@
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import type { BaseServices } from "../shared/baseServices.js";
 import type { ErrorBody } from "../shared/contracts/api.js";
 import { StepwiseError, UnauthorizedError } from "../shared/errors.js";
 import { logger } from "../shared/observability.js";
-import type { BaseServices } from "../shared/baseServices.js";
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -20,13 +20,17 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
 /** Caller mistakes show their message; our faults show a generic one and are logged whole. */
 export function errorResult(error: unknown, requestId?: string): HttpResult {
   if (error instanceof StepwiseError && error.expose) {
-    const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) } };
+    const body: ErrorBody = {
+      error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) },
+    };
     return json(error.statusCode, body, error.statusCode === 401 ? { "www-authenticate": "Bearer" } : {});
   }
   logger.error("request failed", { requestId, error: error instanceof Error ? error : String(error) });
   const status = error instanceof StepwiseError ? error.statusCode : 500;
   const code = error instanceof StepwiseError ? error.code : "internal_error";
-  return json(status, { error: { code, message: "Something went wrong on our side; the request can be retried.", details: { requestId } } } satisfies ErrorBody);
+  return json(status, {
+    error: { code, message: "Something went wrong on our side; the request can be retried.", details: { requestId } },
+  } satisfies ErrorBody);
 }
 
 export function header(event: HttpEvent, name: string): string | undefined {
@@ -55,7 +59,10 @@ export type WebResult = { statusCode: number; headers: Record<string, string>; b
 export function toWebRequest(event: HttpEvent): Request {
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
   const method = event.requestContext.http.method;
-  const body = event.body === undefined || ["GET", "HEAD"].includes(method) ? undefined : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
+  const body =
+    event.body === undefined || ["GET", "HEAD"].includes(method)
+      ? undefined
+      : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
   return new Request(`${baseUrl(event)}${event.rawPath}${query}`, { method, headers: event.headers as Record<string, string>, body });
 }
 

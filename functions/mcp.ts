@@ -1,7 +1,7 @@
 import { handleMcp } from "../shared/protocols/mcp.js";
 import type { Services } from "../shared/services.js";
 import type { HttpEvent, WebResult } from "./http.js";
-import { protocolResult, type ProtocolCall } from "./protocolCall.js";
+import { type ProtocolCall, protocolResult } from "./protocolCall.js";
 
 /**
  * `/mcp` in a Lambda: the event as a web Request, the MCP server's Response back as the function's

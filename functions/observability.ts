@@ -11,14 +11,21 @@ import type { HttpEvent, HttpResult } from "./http.js";
  * event names), and the metrics flushed as EMF when the invocation ends.
  */
 export function observability<E>(keysOf: (event: E, context: Context) => Record<string, unknown>): middy.MiddlewareObj<E>[] {
-  return [captureLambdaHandler(tracer, { captureResponse: false }), injectLambdaContext(logger, { resetKeys: true }), invocationKeys(keysOf), flushMetrics()];
+  return [
+    captureLambdaHandler(tracer, { captureResponse: false }),
+    injectLambdaContext(logger, { resetKeys: true }),
+    invocationKeys(keysOf),
+    flushMetrics(),
+  ];
 }
 
 function invocationKeys<E>(keysOf: (event: E, context: Context) => Record<string, unknown>): middy.MiddlewareObj<E> {
   return {
     before: (request) => {
       const keys = keysOf(request.event, request.context);
-      logger.appendKeys(Object.fromEntries(Object.entries({ requestId: request.context?.awsRequestId, ...keys }).filter(([, v]) => v !== undefined)));
+      logger.appendKeys(
+        Object.fromEntries(Object.entries({ requestId: request.context?.awsRequestId, ...keys }).filter(([, v]) => v !== undefined)),
+      );
     },
   };
 }

@@ -2,7 +2,7 @@ import packageJson from "../package.json" with { type: "json" };
 import type { ProtocolContext } from "../shared/protocols/context.js";
 import type { Services } from "../shared/services.js";
 import { linksFor } from "./api/access.js";
-import { fromWebResponse, toWebRequest, type HttpEvent, type WebResult } from "./http.js";
+import { fromWebResponse, type HttpEvent, toWebRequest, type WebResult } from "./http.js";
 
 /** Time kept back from the Lambda's own limit to answer "still running" before it is cut off. */
 export const ANSWER_MARGIN_MS = 5_000;
@@ -25,7 +25,7 @@ export async function protocolResult(
   tenantId: string,
   options: ProtocolCall,
 ): Promise<WebResult> {
-  const cap = options.streaming ? services.config.STREAM_MAX_SECONDS * 1000 : Infinity;
+  const cap = options.streaming ? services.config.STREAM_MAX_SECONDS * 1000 : Number.POSITIVE_INFINITY;
   const response = await handle(toWebRequest(event), {
     services,
     tenantId,

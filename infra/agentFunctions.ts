@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
-import { Construct } from "constructs";
 import type { LayerVersion } from "aws-cdk-lib/aws-lambda";
+import { Construct } from "constructs";
 import { AGENT_STEPS, STEP_HANDLERS, type StepName } from "./handlers.js";
 import { StepwiseFunction } from "./stepwiseFunction.js";
 import { tokenizerLayer } from "./tokenizerLayer.js";
@@ -32,7 +32,13 @@ export class AgentFunctions extends Construct {
     this.functions = Object.fromEntries(
       entries.map(([name, entry]) => {
         const layers = runsAgent.has(name) ? [this.tokenizer, this.workProducts] : [];
-        const fn = new StepwiseFunction(this, name, { entry, table: props.table, environment: props.environment, timeout: Duration.minutes(15), overrides: { layers, currentVersionOptions: RETAINED } });
+        const fn = new StepwiseFunction(this, name, {
+          entry,
+          table: props.table,
+          environment: props.environment,
+          timeout: Duration.minutes(15),
+          overrides: { layers, currentVersionOptions: RETAINED },
+        });
         return [name, fn];
       }),
     ) as Record<StepName, StepwiseFunction>;

@@ -9,7 +9,12 @@ const CORS_ORIGINS = /^\s*(\*|https?:\/\/[^\s/,]+(\s*,\s*https?:\/\/[^\s/,]+)*)\
 /** A complete Secrets Manager ARN: …:secret:<name>-<6 characters>, as IAM policies need it. */
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 const secretArn = (setting: string) =>
-  z.string().regex(SECRET_ARN, `${setting} must be the secret's complete ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), as \`aws secretsmanager describe-secret\` prints it`);
+  z
+    .string()
+    .regex(
+      SECRET_ARN,
+      `${setting} must be the secret's complete ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), as \`aws secretsmanager describe-secret\` prints it`,
+    );
 
 /**
  * What a deployment can set: StepwiseProps and `cdk deploy -c name=value` take the same names,
@@ -73,7 +78,10 @@ export const DeploymentSettings = z
     /** Browsers: origins that may call the API and the stream (none by default: the console is same-origin). */
     corsAllowedOrigins: z
       .string()
-      .regex(CORS_ORIGINS, "corsAllowedOrigins must be origins separated by commas (scheme and host, optionally a port, no path), e.g. https://app.example.com,https://admin.example.com, or * for any")
+      .regex(
+        CORS_ORIGINS,
+        "corsAllowedOrigins must be origins separated by commas (scheme and host, optionally a port, no path), e.g. https://app.example.com,https://admin.example.com, or * for any",
+      )
       .optional(),
     /** How long a browser's stream token stays valid (seconds; short-lived by design). */
     streamTokenSeconds: positiveInt.max(3_600).optional(),
@@ -86,7 +94,11 @@ export const DeploymentSettings = z
       .refine((text) => {
         try {
           const table = JSON.parse(text);
-          return typeof table === "object" && table !== null && Object.values(table).every((p) => Array.isArray(p) && p.length === 2 && p.every((n) => typeof n === "number" && n >= 0));
+          return (
+            typeof table === "object" &&
+            table !== null &&
+            Object.values(table).every((p) => Array.isArray(p) && p.length === 2 && p.every((n) => typeof n === "number" && n >= 0))
+          );
         } catch {
           return false;
         }
@@ -95,7 +107,11 @@ export const DeploymentSettings = z
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */
-    interruptTimeoutHours: z.coerce.number().positive().max(24 * 7).optional(),
+    interruptTimeoutHours: z.coerce
+      .number()
+      .positive()
+      .max(24 * 7)
+      .optional(),
     /** Concurrency reserved for the public API and the stream (none by default: see the README on the account's quota). */
     apiReservedConcurrency: positiveInt.optional(),
     streamReservedConcurrency: positiveInt.optional(),
@@ -108,13 +124,16 @@ export const DeploymentSettings = z
     deletionProtection: flag.optional(),
   })
   .refine((s) => s.webSearchProvider !== "searxng" || s.searxngUrl, {
-    message: "webSearchProvider=searxng needs searxngUrl (the SearXNG instance's address), e.g. `cdk deploy -c webSearchProvider=searxng -c searxngUrl=https://search.example.com`",
+    message:
+      "webSearchProvider=searxng needs searxngUrl (the SearXNG instance's address), e.g. `cdk deploy -c webSearchProvider=searxng -c searxngUrl=https://search.example.com`",
   })
   .refine((s) => s.webSearchProvider !== "tavily" || s.tavilyApiKeySecretArn, {
-    message: "webSearchProvider=tavily needs tavilyApiKeySecretArn (a Secrets Manager secret holding the Tavily API key), e.g. `cdk deploy -c webSearchProvider=tavily -c tavilyApiKeySecretArn=arn:aws:secretsmanager:…`",
+    message:
+      "webSearchProvider=tavily needs tavilyApiKeySecretArn (a Secrets Manager secret holding the Tavily API key), e.g. `cdk deploy -c webSearchProvider=tavily -c tavilyApiKeySecretArn=arn:aws:secretsmanager:…`",
   })
   .refine((s) => s.webSearchProvider !== "brave" || s.braveApiKeySecretArn, {
-    message: "webSearchProvider=brave needs braveApiKeySecretArn (a Secrets Manager secret holding the Brave Search API key), e.g. `cdk deploy -c webSearchProvider=brave -c braveApiKeySecretArn=arn:aws:secretsmanager:…`",
+    message:
+      "webSearchProvider=brave needs braveApiKeySecretArn (a Secrets Manager secret holding the Brave Search API key), e.g. `cdk deploy -c webSearchProvider=brave -c braveApiKeySecretArn=arn:aws:secretsmanager:…`",
   })
   .refine((s) => s.openAiApiKeySecretArn || s.openAiBaseUrl, {
     message:
@@ -171,13 +190,18 @@ export function parseSettings(input: Record<string, unknown>): DeploymentSetting
   const defined = Object.fromEntries(Object.entries(input).filter(([k, v]) => known.has(k) && v !== undefined && v !== ""));
   const parsed = DeploymentSettings.safeParse(defined);
   if (!parsed.success) {
-    throw new Error(`Invalid Stepwise settings: ${parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ")}`);
+    throw new Error(
+      `Invalid Stepwise settings: ${parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ")}`,
+    );
   }
   return parsed.data;
 }
 
 /** The settings given as `-c name=value` (or in cdk.json), with the model ones also from the environment. */
-export function settingsFromContext(tryGetContext: (key: string) => unknown, env: Record<string, string | undefined> = process.env): DeploymentSettings {
+export function settingsFromContext(
+  tryGetContext: (key: string) => unknown,
+  env: Record<string, string | undefined> = process.env,
+): DeploymentSettings {
   const keys = Object.keys(DeploymentSettings.def.shape) as (keyof DeploymentSettings)[];
   const given: Record<string, unknown> = Object.fromEntries(keys.map((key) => [key, tryGetContext(key)]));
   given.model ??= env.STEPWISE_MODEL;

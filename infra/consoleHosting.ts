@@ -1,4 +1,4 @@
-import { HttpMethod, type HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
+import { type HttpApi, HttpMethod } from "aws-cdk-lib/aws-apigatewayv2";
 import type { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import type { BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
 
@@ -15,7 +15,9 @@ export function withConsoleBundle(bundling: BundlingOptions = {}): BundlingOptio
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
-      afterBundling: (inputDir: string, outputDir: string) => [`node --import tsx "${inputDir}/infra/console/build.ts" "${outputDir}/console"`],
+      afterBundling: (inputDir: string, outputDir: string) => [
+        `node --import tsx "${inputDir}/infra/console/build.ts" "${outputDir}/console"`,
+      ],
     },
   };
 }

@@ -10,7 +10,9 @@ import { Table } from "../shared/store/table.js";
 const { values } = parseArgs({ options: { tenant: { type: "string" }, table: { type: "string" }, region: { type: "string" } } });
 const table = values.table ?? process.env.TABLE_NAME;
 if (!values.tenant || !/^[\w-]{1,64}$/.test(values.tenant) || !table) {
-  console.error("usage: npm run create-api-key -- --tenant <tenant id: letters, digits, _ or -> --table <TableName output of the stack> [--region eu-west-1]");
+  console.error(
+    "usage: npm run create-api-key -- --tenant <tenant id: letters, digits, _ or -> --table <TableName output of the stack> [--region eu-west-1]",
+  );
   process.exit(2);
 }
 const key = newApiKey();

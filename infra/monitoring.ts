@@ -54,7 +54,12 @@ export class Monitoring extends Construct {
     };
 
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
-      alarm(`${name}NotEmpty`, queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: "Maximum" }), 1, `${name}: messages were given up on; read them and redrive.`);
+      alarm(
+        `${name}NotEmpty`,
+        queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: "Maximum" }),
+        1,
+        `${name}: messages were given up on; read them and redrive.`,
+      );
     }
     const sm = props.stateMachine;
     alarm("ExecutionsFailed", sm.metricFailed({ period: FIVE_MINUTES }), 1, "Runs failed (see the execution's error and cause).");
@@ -76,18 +81,38 @@ export class Monitoring extends Construct {
     const perFunction = (metric: (fn: IFunction) => cw.IMetric) => Object.values(props.functions).map(metric);
     this.dashboard.addWidgets(
       new cw.AlarmStatusWidget({ title: "Alarms", alarms: this.alarms, width: 24, height: 4 }),
-      graph("Runs", ["RunsStarted", "RunsSucceeded", "RunsFailed", "RunsTimedOut", "RunsCancelled"].map((m) => custom(m))),
+      graph(
+        "Runs",
+        ["RunsStarted", "RunsSucceeded", "RunsFailed", "RunsTimedOut", "RunsCancelled"].map((m) => custom(m)),
+      ),
       graph("Executions", [sm.metricStarted(), sm.metricSucceeded(), sm.metricFailed(), sm.metricTimedOut(), sm.metricThrottled()]),
       graph("Interrupts", [custom("InterruptsOpened"), custom("InterruptsResolved")]),
       graph("Model latency (ms)", [custom("ModelLatency", "Average"), custom("ModelLatency", "p90")]),
       graph("Model tokens", [custom("ModelPromptTokens"), custom("ModelCompletionTokens")]),
       graph("Webhooks", [custom("WebhookDeliveries"), custom("WebhookFailedAttempts"), custom("WebhookDeadLetters")]),
-      graph("Lambda errors", perFunction((fn) => fn.metricErrors())),
-      graph("Lambda throttles", perFunction((fn) => fn.metricThrottles())),
-      graph("Lambda duration p90", perFunction((fn) => fn.metricDuration({ statistic: "p90" }))),
+      graph(
+        "Lambda errors",
+        perFunction((fn) => fn.metricErrors()),
+      ),
+      graph(
+        "Lambda throttles",
+        perFunction((fn) => fn.metricThrottles()),
+      ),
+      graph(
+        "Lambda duration p90",
+        perFunction((fn) => fn.metricDuration({ statistic: "p90" })),
+      ),
       graph("DynamoDB", [tableThrottles, props.table.metricConsumedReadCapacityUnits(), props.table.metricConsumedWriteCapacityUnits()]),
-      graph("Dead letters", Object.values(props.deadLetterQueues).map((q) => q.metricApproximateNumberOfMessagesVisible())),
-      graph("HTTP API", [props.httpApi.metricCount(), props.httpApi.metricClientError(), props.httpApi.metricServerError(), props.httpApi.metricLatency()]),
+      graph(
+        "Dead letters",
+        Object.values(props.deadLetterQueues).map((q) => q.metricApproximateNumberOfMessagesVisible()),
+      ),
+      graph("HTTP API", [
+        props.httpApi.metricCount(),
+        props.httpApi.metricClientError(),
+        props.httpApi.metricServerError(),
+        props.httpApi.metricLatency(),
+      ]),
     );
   }
 }

@@ -1,7 +1,7 @@
-import { Aspects, Stack, Validations, type IAspect } from "aws-cdk-lib";
+import { createRequire } from "node:module";
+import { Aspects, type IAspect, Stack, Validations } from "aws-cdk-lib";
 import { CfnPolicy } from "aws-cdk-lib/aws-iam";
 import type { IConstruct } from "constructs";
-import { createRequire } from "node:module";
 
 // cdk-nag's own rendering of a policy resource, so the acknowledgments name exactly its findings.
 const { flattenCfnReference } = createRequire(import.meta.url)("cdk-nag/lib/utils/flatten-cfn-reference.js") as {
@@ -11,15 +11,28 @@ const { flattenCfnReference } = createRequire(import.meta.url)("cdk-nag/lib/util
 /** The wildcard resources Stepwise's policies may hold, each with why it cannot be narrower. */
 const ALLOWED_WILDCARDS: { pattern: RegExp; reason: string }[] = [
   { pattern: /^\*$/, reason: "X-Ray's PutTraceSegments and PutTelemetryRecords take no resource; active tracing adds them." },
-  { pattern: /^<[A-Za-z0-9]+\.Arn>:\*$/, reason: "The state machine invokes its step functions by any version or alias (what LambdaInvoke grants)." },
-  { pattern: /:execution:.*:\*$/, reason: "The API describes, stops and reads the history of the runs' executions, whose names (run ids) exist only once submitted." },
+  {
+    pattern: /^<[A-Za-z0-9]+\.Arn>:\*$/,
+    reason: "The state machine invokes its step functions by any version or alias (what LambdaInvoke grants).",
+  },
+  {
+    pattern: /:execution:.*:\*$/,
+    reason: "The API describes, stops and reads the history of the runs' executions, whose names (run ids) exist only once submitted.",
+  },
   { pattern: /^<[A-Za-z0-9]+\.Arn>\/index\/\*$/, reason: "Queries may use the table's secondary indexes." },
-  { pattern: /^<[A-Za-z0-9]+ToolsFiles[A-Za-z0-9]+\.Arn>\/\*$/, reason: "The files bucket's objects (GetObject and PutObject only): their keys are made of run and upload ids that exist only at run time." },
+  {
+    pattern: /^<[A-Za-z0-9]+ToolsFiles[A-Za-z0-9]+\.Arn>\/\*$/,
+    reason:
+      "The files bucket's objects (GetObject and PutObject only): their keys are made of run and upload ids that exist only at run time.",
+  },
 ];
 
 /** Wildcard actions accepted, each scoped to one resource by its statement. */
 const ALLOWED_ACTION_WILDCARDS: { pattern: RegExp; reason: string }[] = [
-  { pattern: /^kms:(ReEncrypt|GenerateDataKey)\*$/, reason: "CDK's encrypt/decrypt grant on the one tool-source key: the ReEncrypt and GenerateDataKey variants of that key only." },
+  {
+    pattern: /^kms:(ReEncrypt|GenerateDataKey)\*$/,
+    reason: "CDK's encrypt/decrypt grant on the one tool-source key: the ReEncrypt and GenerateDataKey variants of that key only.",
+  },
 ];
 
 /**
@@ -27,21 +40,49 @@ const ALLOWED_ACTION_WILDCARDS: { pattern: RegExp; reason: string }[] = [
  * (checked by test/infra/nag.test.ts over the whole stack). Wildcards are acknowledged one by one,
  * only where they match ALLOWED_WILDCARDS: a new wildcard fails the test until someone explains it.
  */
-export function acknowledgeNagFindings(scope: IConstruct, parts: { stateMachine: IConstruct; httpApi: IConstruct; deadLetterQueues: IConstruct[]; accessLogBuckets: IConstruct[]; sandbox: IConstruct }): void {
+export function acknowledgeNagFindings(
+  scope: IConstruct,
+  parts: {
+    stateMachine: IConstruct;
+    httpApi: IConstruct;
+    deadLetterQueues: IConstruct[];
+    accessLogBuckets: IConstruct[];
+    sandbox: IConstruct;
+  },
+): void {
   const all = Validations.of(scope);
-  all.acknowledge({ id: "AwsSolutions-L1", reason: "Node.js 22 is the runtime the code is built and tested for (Node 20 locally); moving to a newer one is a deliberate upgrade." });
+  all.acknowledge({
+    id: "AwsSolutions-L1",
+    reason: "Node.js 22 is the runtime the code is built and tested for (Node 20 locally); moving to a newer one is a deliberate upgrade.",
+  });
   all.acknowledge({
     id: "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
     reason: "AWS's managed policy for writing a function's own logs; it grants nothing else.",
   });
   Validations.of(parts.sandbox).acknowledge({
     id: "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]",
-    reason: "AWS's managed policy that lets Lambda attach the sandbox to its isolated network (network interfaces) and write its logs; the sandbox's code gets no credentials and has no route to any AWS API.",
+    reason:
+      "AWS's managed policy that lets Lambda attach the sandbox to its isolated network (network interfaces) and write its logs; the sandbox's code gets no credentials and has no route to any AWS API.",
   });
-  Validations.of(parts.stateMachine).acknowledge({ id: "AwsSolutions-SF1", reason: "ERROR level on purpose: the history has every state; logging ALL would copy each transition to CloudWatch at a cost per run." });
-  Validations.of(parts.httpApi).acknowledge({ id: "AwsSolutions-APIG4", reason: "Every route checks a Bearer API key (hashed in the table) in the handler; API Gateway authorizers cannot read our keys." });
-  for (const queue of parts.deadLetterQueues) Validations.of(queue).acknowledge({ id: "AwsSolutions-SQS3", reason: "This is a dead-letter queue: nothing is consumed from it automatically; an alarm watches it." });
-  for (const bucket of parts.accessLogBuckets) Validations.of(bucket).acknowledge({ id: "AwsSolutions-S1", reason: "This bucket receives the files bucket's server access logs; logging its own access would need yet another bucket, without end." });
+  Validations.of(parts.stateMachine).acknowledge({
+    id: "AwsSolutions-SF1",
+    reason: "ERROR level on purpose: the history has every state; logging ALL would copy each transition to CloudWatch at a cost per run.",
+  });
+  Validations.of(parts.httpApi).acknowledge({
+    id: "AwsSolutions-APIG4",
+    reason: "Every route checks a Bearer API key (hashed in the table) in the handler; API Gateway authorizers cannot read our keys.",
+  });
+  for (const queue of parts.deadLetterQueues)
+    Validations.of(queue).acknowledge({
+      id: "AwsSolutions-SQS3",
+      reason: "This is a dead-letter queue: nothing is consumed from it automatically; an alarm watches it.",
+    });
+  for (const bucket of parts.accessLogBuckets)
+    Validations.of(bucket).acknowledge({
+      id: "AwsSolutions-S1",
+      reason:
+        "This bucket receives the files bucket's server access logs; logging its own access would need yet another bucket, without end.",
+    });
   Aspects.of(scope).add(new AcknowledgeAllowedWildcards());
 }
 
@@ -51,11 +92,16 @@ class AcknowledgeAllowedWildcards implements IAspect {
     const document = Stack.of(node).resolve(node.policyDocument) as { Statement?: { Effect: string; Resource: unknown }[] };
     for (const statement of document.Statement ?? []) {
       if (statement.Effect !== "Allow") continue;
-      for (const action of [(statement as { Action?: unknown }).Action].flat().filter((a): a is string => typeof a === "string" && a.includes("*"))) {
+      for (const action of [(statement as { Action?: unknown }).Action]
+        .flat()
+        .filter((a): a is string => typeof a === "string" && a.includes("*"))) {
         const allowed = ALLOWED_ACTION_WILDCARDS.find((w) => w.pattern.test(action));
         if (allowed) Validations.of(node).acknowledge({ id: `AwsSolutions-IAM5[Action::${action}]`, reason: allowed.reason });
       }
-      for (const resource of [statement.Resource].flat().map(flattenCfnReference).filter((r) => r.includes("*"))) {
+      for (const resource of [statement.Resource]
+        .flat()
+        .map(flattenCfnReference)
+        .filter((r) => r.includes("*"))) {
         const allowed = ALLOWED_WILDCARDS.find((w) => w.pattern.test(resource));
         if (allowed) Validations.of(node).acknowledge({ id: `AwsSolutions-IAM5[Resource::${resource}]`, reason: allowed.reason });
       }

@@ -1,13 +1,13 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { Alias, type Function as LambdaFunction, type IVersion } from "aws-cdk-lib/aws-lambda";
+import { Alias, type IVersion, type Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import { FINAL_STEP_ERRORS, RETRYABLE_STEP_ERRORS } from "../shared/errors.js";
-import type { StepName } from "./handlers.js";
 import { LIVE_ALIAS } from "../shared/store/stepFunctions.js";
+import type { StepName } from "./handlers.js";
 
 /**
  * Retries for every Task. Steps replay their journal, so repeating one is safe; permanent errors
@@ -17,7 +17,13 @@ import { LIVE_ALIAS } from "../shared/store/stepFunctions.js";
 export const STEP_RETRIES: sfn.RetryProps[] = [
   {
     // Lambda could not run the function (throttled, service hiccup).
-    errors: ["Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"],
+    errors: [
+      "Lambda.ClientExecutionTimeoutException",
+      "Lambda.ServiceException",
+      "Lambda.AWSLambdaException",
+      "Lambda.SdkClientException",
+      "Lambda.TooManyRequestsException",
+    ],
     interval: Duration.seconds(2),
     maxAttempts: 6,
     backoffRate: 2,
@@ -42,7 +48,6 @@ export const STEP_RETRIES: sfn.RetryProps[] = [
     jitterStrategy: sfn.JitterType.FULL,
   },
 ];
-
 
 export interface OrchestrationProps {
   readonly functions: Record<StepName, LambdaFunction>;
@@ -101,19 +106,21 @@ export class Orchestration extends Construct {
 
     // Human in the loop: the run waits on a task token (no compute) until the API resumes it.
     const waitFor = (name: string, comment: string) =>
-      withRetries(new LambdaInvoke(this, name, {
-        lambdaFunction: versions.AwaitInterrupt,
-        integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-        payload: sfn.TaskInput.fromObject({
-          runId: sfn.JsonPath.stringAt("$.runId"),
-          interruptId: sfn.JsonPath.stringAt("$.interruptId"),
-          taskToken: sfn.JsonPath.taskToken,
+      withRetries(
+        new LambdaInvoke(this, name, {
+          lambdaFunction: versions.AwaitInterrupt,
+          integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+          payload: sfn.TaskInput.fromObject({
+            runId: sfn.JsonPath.stringAt("$.runId"),
+            interruptId: sfn.JsonPath.stringAt("$.interruptId"),
+            taskToken: sfn.JsonPath.taskToken,
+          }),
+          taskTimeout: sfn.Timeout.duration(props.interruptTimeout ?? Duration.hours(24)),
+          resultPath: "$.resolution",
+          retryOnServiceExceptions: false,
+          comment,
         }),
-        taskTimeout: sfn.Timeout.duration(props.interruptTimeout ?? Duration.hours(24)),
-        resultPath: "$.resolution",
-        retryOnServiceExceptions: false,
-        comment,
-      }));
+      );
     const recordTimeout = step("Record timeout", "RecordTimeout", "Nobody decided in time: the run ends timed_out.");
     recordTimeout.next(new sfn.Fail(this, "Run timed out", { error: "RunTimedOut", cause: "A decision did not arrive in time." }));
     const onTimeout = { errors: ["States.Timeout"], resultPath: "$.error" };
@@ -123,7 +130,9 @@ export class Orchestration extends Construct {
     // event carry its code and readable cause. Any other error, once retried, fails the execution at
     // its own state: the notifier ends the run from the execution's status change, and a redrive
     // (POST /v1/runs/{id}/resume) runs that state again, which a catch path would not allow.
-    const recordFailure = step("Record failure", "RecordFailure", "An error no retry can change: the run ends failed with its reason.", { resultPath: "$.failure" });
+    const recordFailure = step("Record failure", "RecordFailure", "An error no retry can change: the run ends failed with its reason.", {
+      resultPath: "$.failure",
+    });
     recordFailure.next(new sfn.Fail(this, "Run failed", { errorPath: "$.failure.error", causePath: "$.failure.cause" }));
     const onError = { errors: [...FINAL_STEP_ERRORS], resultPath: "$.error" };
 
@@ -153,14 +162,16 @@ export class Orchestration extends Construct {
 
     // The history budget (shared/run/historyBudget.ts): the plan's next tasks (or a ReAct run's next
     // turn) run in the run's next execution, and this one ends. "Start run" there hands them on.
-    const continueRun = withRetries(new LambdaInvoke(this, "Continue in a new execution", {
-      lambdaFunction: versions.ContinueRun,
-      payload: sfn.TaskInput.fromObject({ state: sfn.JsonPath.entirePayload, executionArn: sfn.JsonPath.executionId }),
-      payloadResponseOnly: true,
-      retryOnServiceExceptions: false,
-      resultPath: "$.continuation",
-      comment: "This execution's history is nearly full: the run goes on in a new execution.",
-    }));
+    const continueRun = withRetries(
+      new LambdaInvoke(this, "Continue in a new execution", {
+        lambdaFunction: versions.ContinueRun,
+        payload: sfn.TaskInput.fromObject({ state: sfn.JsonPath.entirePayload, executionArn: sfn.JsonPath.executionId }),
+        payloadResponseOnly: true,
+        retryOnServiceExceptions: false,
+        resultPath: "$.continuation",
+        comment: "This execution's history is nearly full: the run goes on in a new execution.",
+      }),
+    );
     continueRun.next(new sfn.Succeed(this, "Continued in a new execution"));
 
     const executeTasks = new sfn.Map(this, "Execute tasks", {
@@ -184,7 +195,19 @@ export class Orchestration extends Construct {
     finalize.next(new sfn.Succeed(this, "Run succeeded"));
 
     for (const state of [waitForInput, waitForPlanApproval, executeTasks]) state.addCatch(recordTimeout, onTimeout);
-    for (const state of [startRun, routeRequest, agentTurn, plan, executeTasks, summarize, finalize, waitForInput, waitForPlanApproval, recordTimeout, continueRun]) {
+    for (const state of [
+      startRun,
+      routeRequest,
+      agentTurn,
+      plan,
+      executeTasks,
+      summarize,
+      finalize,
+      waitForInput,
+      waitForPlanApproval,
+      recordTimeout,
+      continueRun,
+    ]) {
       state.addCatch(recordFailure, onError);
     }
 
@@ -192,13 +215,16 @@ export class Orchestration extends Construct {
       chooseMode
         // A run's next execution starts with the tasks its last Plan chose.
         .when(sfn.Condition.isPresent("$.tasks"), executeTasks)
-        .when(sfn.Condition.stringEquals("$.mode", "react"), agentTurn.next(
+        .when(
+          sfn.Condition.stringEquals("$.mode", "react"),
+          agentTurn.next(
             agentFinished
               .when(sfn.Condition.isPresent("$.next"), continueRun)
               .when(sfn.Condition.isPresent("$.interruptId"), waitForInput.next(agentTurn))
               .when(sfn.Condition.booleanEquals("$.done", true), finalize)
               .otherwise(agentTurn),
-          ),)
+          ),
+        )
         .when(
           sfn.Condition.stringEquals("$.mode", "plan_solve"),
           plan.next(
@@ -221,13 +247,20 @@ export class Orchestration extends Construct {
       // A run may wait on people for a while, but not forever (the local runtime also caps timers at 24 days).
       timeout: Duration.days(7),
       // Errors only and no execution data: payloads are ids, but logs should not copy what runs carry.
-      logs: { destination: new LogGroup(this, "StateMachineLogs", { retention: RetentionDays.ONE_MONTH }), level: sfn.LogLevel.ERROR, includeExecutionData: false },
+      logs: {
+        destination: new LogGroup(this, "StateMachineLogs", { retention: RetentionDays.ONE_MONTH }),
+        level: sfn.LogLevel.ERROR,
+        includeExecutionData: false,
+      },
       tracingEnabled: true,
     });
     // A run started before a deploy keeps calling the versions it started with: the role may invoke
     // every version of each step function, not only the ones this definition names.
     this.stateMachine.addToRolePolicy(
-      new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: Object.values(props.functions).map((fn) => `${fn.functionArn}:*`) }),
+      new PolicyStatement({
+        actions: ["lambda:InvokeFunction"],
+        resources: Object.values(props.functions).map((fn) => `${fn.functionArn}:*`),
+      }),
     );
     // The state machine is versioned too: each deploy that changes the definition publishes a version
     // (a new revision id replaces this resource; the old version is kept), and the alias moves to it.

@@ -5,28 +5,28 @@ import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
 import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { FunctionUrlAuthType, InvokeMode } from "aws-cdk-lib/aws-lambda";
-import { TABLE_INDEXES } from "../shared/store/listings.js";
-import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
-import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Key } from "aws-cdk-lib/aws-kms";
+import { FunctionUrlAuthType, InvokeMode } from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
-import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
+import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { AgentFunctions } from "./agentFunctions.js";
-import { declaredGrants } from "../shared/contracts/toolGrants.js";
 import { loadConfig } from "../shared/config.js";
+import { declaredGrants } from "../shared/contracts/toolGrants.js";
+import { TABLE_INDEXES } from "../shared/store/listings.js";
 import { stepwiseTools } from "../shared/tools/workTools.js";
-import { functionEnvironment, parseSettings, type DeploymentSettings } from "./config.js";
+import { AgentFunctions } from "./agentFunctions.js";
+import { type DeploymentSettings, functionEnvironment, parseSettings } from "./config.js";
+import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
 import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
-import { ToolResources } from "./toolResources.js";
 import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
+import { ToolResources } from "./toolResources.js";
 
 export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interruptTimeoutHours"> {
   /** How long a run waits for a person (approvals, questions). Default 24 hours. */
@@ -37,7 +37,13 @@ export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interr
 
 /** The DynamoDB actions Stepwise code uses (no Scan, no streams); the IAM-coverage test checks each role. */
 const TABLE_READ = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"];
-const TABLE_WRITE = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem"];
+const TABLE_WRITE = [
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:ConditionCheckItem",
+];
 
 /** Each webhook attempt may take WEBHOOK_TIMEOUT_MS (10 s): a batch of 5 fits the notifier's 90 s. */
 const NOTIFY_BATCH = 5;
@@ -83,13 +89,21 @@ export class Stepwise extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     for (const index of TABLE_INDEXES) {
-      this.table.addGlobalSecondaryIndex({ indexName: index.indexName, partitionKey: { name: index.partitionKey, type: AttributeType.STRING }, sortKey: { name: index.sortKey, type: AttributeType.STRING } });
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+      });
     }
     const table = this.table;
 
     // Notifications: Step Functions status changes (EventBridge) and our own messages share one queue;
     // what cannot be delivered ends in a dead-letter queue, where nothing is lost.
-    this.deadLetters = new Queue(this, "DeadLetters", { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+    this.deadLetters = new Queue(this, "DeadLetters", {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
     const notifications = new Queue(this, "Notifications", {
       visibilityTimeout: Duration.seconds(NOTIFY_TIMEOUT.toSeconds() * 6), // AWS's advice for Lambda event sources
       encryption: QueueEncryption.SQS_MANAGED,
@@ -97,10 +111,17 @@ export class Stepwise extends Construct {
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 5 },
     });
     // Status changes EventBridge could not put on the queue.
-    const eventDeadLetters = new Queue(this, "EventDeadLetters", { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+    const eventDeadLetters = new Queue(this, "EventDeadLetters", {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
     const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl };
     // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
-    const toolSourceKey = new Key(this, "ToolSourceSecrets", { enableKeyRotation: true, description: "Stepwise: tool source header secrets" });
+    const toolSourceKey = new Key(this, "ToolSourceSecrets", {
+      enableKeyRotation: true,
+      description: "Stepwise: tool source header secrets",
+    });
     // The agents' tools: the files bucket (bytes in S3, metadata in the table) and the code sandbox.
     // The sandbox has the deployment's settings and the key's name like every function, but no grant on the key.
     const tools = new ToolResources(this, "Tools", {
@@ -109,12 +130,22 @@ export class Stepwise extends Construct {
       sandboxReservedConcurrency: settings.sandboxReservedConcurrency,
       environment: { ...functionEnvironment(settings), TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn },
     });
-    const environment = { ...functionEnvironment(settings), ...queueEnvironment, TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn, ...tools.environment };
+    const environment = {
+      ...functionEnvironment(settings),
+      ...queueEnvironment,
+      TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,
+      ...tools.environment,
+    };
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment });
     const toolGrants = declaredGrants(stepwiseTools(loadConfig({ ...environment, TABLE_NAME: table.tableName })));
     // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
-    const searchKeyArn = settings.webSearchProvider === "tavily" ? settings.tavilyApiKeySecretArn : settings.webSearchProvider === "brave" ? settings.braveApiKeySecretArn : undefined;
+    const searchKeyArn =
+      settings.webSearchProvider === "tavily"
+        ? settings.tavilyApiKeySecretArn
+        : settings.webSearchProvider === "brave"
+          ? settings.braveApiKeySecretArn
+          : undefined;
     const keySecrets: ISecret[] = [];
     if (settings.openAiApiKeySecretArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn));
     if (searchKeyArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "SearchApiKey", searchKeyArn));
@@ -130,7 +161,9 @@ export class Stepwise extends Construct {
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: this.steps.functions,
       maxConcurrency: settings.maxConcurrency,
-      interruptTimeout: interruptTimeout ?? (settings.interruptTimeoutHours ? Duration.minutes(Math.round(settings.interruptTimeoutHours * 60)) : undefined),
+      interruptTimeout:
+        interruptTimeout ??
+        (settings.interruptTimeoutHours ? Duration.minutes(Math.round(settings.interruptTimeoutHours * 60)) : undefined),
     });
     this.stateMachine = orchestration.stateMachine;
     this.stateMachineAliasArn = orchestration.aliasArn;
@@ -145,14 +178,21 @@ export class Stepwise extends Construct {
     // The history budget: Plan, Execute task and Agent turn read how long the execution's history
     // is, and "Continue in a new execution" starts the run's next execution through the alias (own
     // policies, as above).
-    const executions = Stack.of(this).formatArn({ service: "states", resource: "execution", resourceName: `${stateMachine.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const executions = Stack.of(this).formatArn({
+      service: "states",
+      resource: "execution",
+      resourceName: `${stateMachine.stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     new Policy(this, "StepsReadHistoryLength", {
       roles: [this.steps.functions.Plan.role!, this.steps.functions.ExecuteTask.role!, this.steps.functions.AgentTurn.role!],
       statements: [new PolicyStatement({ actions: ["states:GetExecutionHistory"], resources: [executions] })],
     });
     new Policy(this, "ContinueRunStartsExecutions", {
       roles: [this.steps.functions.ContinueRun.role!],
-      statements: [new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] })],
+      statements: [
+        new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+      ],
     });
 
     this.stream = new StepwiseFunction(this, "Stream", {
@@ -175,7 +215,13 @@ export class Stepwise extends Construct {
     this.api = new StepwiseFunction(this, "Api", {
       entry: API_HANDLER,
       table,
-      environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn, STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
+      environment: {
+        ...environment,
+        STATE_MACHINE_ARN: orchestration.aliasArn,
+        STREAM_URL: streamUrl.url,
+        CONSOLE_LINKS: "true",
+        CONSOLE_ASSETS_DIR,
+      },
       timeout: Duration.seconds(29),
       overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
     });
@@ -183,8 +229,16 @@ export class Stepwise extends Construct {
     // New runs start through the alias, so they run on the last deploy's versions. Step Functions
     // authorizes a call through an alias on the state machine's ARN, and a qualified ARN in a policy
     // scopes it down to that alias: both are named.
-    this.api.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
-    stateMachine.grantExecution(this.api, "states:DescribeExecution", "states:StopExecution", "states:GetExecutionHistory", "states:RedriveExecution");
+    this.api.addToRolePolicy(
+      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+    );
+    stateMachine.grantExecution(
+      this.api,
+      "states:DescribeExecution",
+      "states:StopExecution",
+      "states:GetExecutionHistory",
+      "states:RedriveExecution",
+    );
     // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
     toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");
     tools.grantFiles(this.api);
@@ -193,7 +247,9 @@ export class Stepwise extends Construct {
     // The MCP server and the A2A agent stream from the stream function (/mcp, /a2a): they start, decide and cancel runs as the API does.
     this.stream.addEnvironment("STATE_MACHINE_ARN", orchestration.aliasArn);
     table.grant(this.stream, "dynamodb:UpdateItem", "dynamodb:DeleteItem");
-    this.stream.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
+    this.stream.addToRolePolicy(
+      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+    );
     stateMachine.grantExecution(this.stream, "states:DescribeExecution", "states:StopExecution", "states:RedriveExecution");
     stateMachine.grantTaskResponse(this.stream);
     toolSourceKey.grant(this.stream, "kms:Decrypt");
@@ -201,12 +257,19 @@ export class Stepwise extends Construct {
     notifications.grantSendMessages(this.stream);
 
     // It starts the next waiting run of a session (through the alias, as the API does).
-    this.notify = new StepwiseFunction(this, "Notify", { entry: NOTIFY_HANDLER, table, environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn }, timeout: NOTIFY_TIMEOUT });
+    this.notify = new StepwiseFunction(this, "Notify", {
+      entry: NOTIFY_HANDLER,
+      table,
+      environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn },
+      timeout: NOTIFY_TIMEOUT,
+    });
     table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
     // An ended execution's state transitions are counted once, from its history, for the run's usage.
     stateMachine.grantExecution(this.notify, "states:GetExecutionHistory");
     // A run's end hands its session to the next waiting run: its execution starts here.
-    this.notify.addToRolePolicy(new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }));
+    this.notify.addToRolePolicy(
+      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+    );
     notifications.grantSendMessages(this.notify);
     this.deadLetters.grantSendMessages(this.notify);
     this.notify.addEventSource(new SqsEventSource(notifications, { batchSize: NOTIFY_BATCH, reportBatchItemFailures: true }));
@@ -230,7 +293,9 @@ export class Stepwise extends Construct {
       stageName: "$default",
       autoDeploy: true,
       throttle: { rateLimit: settings.apiRateLimit ?? 50, burstLimit: settings.apiBurstLimit ?? 100 },
-      accessLogSettings: { destination: new LogGroupLogDestination(new LogGroup(this, "HttpApiAccessLogs", { retention: RetentionDays.ONE_MONTH })) },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(new LogGroup(this, "HttpApiAccessLogs", { retention: RetentionDays.ONE_MONTH })),
+      },
     });
     const apiIntegration = new HttpLambdaIntegration("ApiIntegration", this.api);
     this.httpApi.addRoutes({ path: "/v1/{proxy+}", integration: apiIntegration });
@@ -256,7 +321,13 @@ export class Stepwise extends Construct {
       alarmEmail: settings.alarmEmail,
     });
 
-    acknowledgeNagFindings(this, { stateMachine, httpApi: this.httpApi, deadLetterQueues: [this.deadLetters, eventDeadLetters], accessLogBuckets: [tools.accessLogs], sandbox: tools.sandbox });
+    acknowledgeNagFindings(this, {
+      stateMachine,
+      httpApi: this.httpApi,
+      deadLetterQueues: [this.deadLetters, eventDeadLetters],
+      accessLogBuckets: [tools.accessLogs],
+      sandbox: tools.sandbox,
+    });
 
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
     new CfnOutput(this, "StreamUrl", { value: streamUrl.url });

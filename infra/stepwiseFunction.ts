@@ -1,11 +1,11 @@
-import { Duration } from "aws-cdk-lib";
-import type { ITable } from "aws-cdk-lib/aws-dynamodb";
-import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
-import type { Construct } from "constructs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Duration } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Construct } from "constructs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -15,7 +15,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
  * model; the whole local stack (every handler plus CDK synthesis, the database and the model in one
  * process) peaks at about 530 MB, one function holds far less (README, "Operating").
  */
-export function lambdaProps(scope: Construct, id: string, entry: string, table: ITable, environment: Record<string, string>): NodejsFunctionProps {
+export function lambdaProps(
+  scope: Construct,
+  id: string,
+  entry: string,
+  table: ITable,
+  environment: Record<string, string>,
+): NodejsFunctionProps {
   return {
     logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
     entry: path.join(root, entry),
@@ -45,7 +51,17 @@ export function lambdaProps(scope: Construct, id: string, entry: string, table: 
  * The work products' libraries (documents, charts, slides): loaded on first use by the tools, so
  * only the agent functions ship them (agentFunctions.ts); every other function leaves them out.
  */
-export const WORK_PRODUCT_LIBRARIES = ["exceljs", "@e965/xlsx", "csv-parse", "mammoth", "unpdf", "vega", "vega-lite", "pptxgenjs", "@resvg/resvg-js"];
+export const WORK_PRODUCT_LIBRARIES = [
+  "exceljs",
+  "@e965/xlsx",
+  "csv-parse",
+  "mammoth",
+  "unpdf",
+  "vega",
+  "vega-lite",
+  "pptxgenjs",
+  "@resvg/resvg-js",
+];
 
 export const BUNDLING = {
   externalModules: WORK_PRODUCT_LIBRARIES,
@@ -56,7 +72,8 @@ export const BUNDLING = {
   esbuildArgs: { "--minify-whitespace": true, "--minify-syntax": true },
   mainFields: ["module", "main"],
   // Some dependencies still call require(); give ESM bundles one (names no bundled module uses).
-  banner: "import { createRequire as __stepwiseCreateRequire } from 'node:module'; const require = __stepwiseCreateRequire(import.meta.url);",
+  banner:
+    "import { createRequire as __stepwiseCreateRequire } from 'node:module'; const require = __stepwiseCreateRequire(import.meta.url);",
 };
 
 export interface StepwiseFunctionProps {
@@ -78,7 +95,11 @@ export class StepwiseFunction extends NodejsFunction {
   readonly entryFile: string;
 
   constructor(scope: Construct, id: string, props: StepwiseFunctionProps) {
-    super(scope, id, { ...lambdaProps(scope, id, props.entry, props.table, props.environment ?? {}), timeout: props.timeout, ...props.overrides });
+    super(scope, id, {
+      ...lambdaProps(scope, id, props.entry, props.table, props.environment ?? {}),
+      timeout: props.timeout,
+      ...props.overrides,
+    });
     this.entryFile = props.entry;
   }
 }

@@ -1,9 +1,9 @@
-import { DockerImage } from "aws-cdk-lib";
-import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
-import type { Construct } from "constructs";
 import { cpSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { DockerImage } from "aws-cdk-lib";
+import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
+import type { Construct } from "constructs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** The tokenizer's rank tables shared/memory/tokens.ts reads (1.6 MB zipped together). */

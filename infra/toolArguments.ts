@@ -20,12 +20,32 @@ const CODE_NAMES = /^(code|script|source|source_code|program|query|sql|command|c
 /** Argument names that hold a file's body, whose language the file name tells. */
 const BODY_NAMES = /^(content|contents|body|text|data)$/i;
 const BY_EXTENSION: Record<string, string> = {
-  py: "python", js: "javascript", mjs: "javascript", cjs: "javascript", ts: "typescript", json: "json", sh: "bash", bash: "bash",
-  sql: "sql", html: "xml", htm: "xml", xml: "xml", svg: "xml", css: "css", md: "markdown", markdown: "markdown", yml: "yaml", yaml: "yaml",
+  py: "python",
+  js: "javascript",
+  mjs: "javascript",
+  cjs: "javascript",
+  ts: "typescript",
+  json: "json",
+  sh: "bash",
+  bash: "bash",
+  sql: "sql",
+  html: "xml",
+  htm: "xml",
+  xml: "xml",
+  svg: "xml",
+  css: "css",
+  md: "markdown",
+  markdown: "markdown",
+  yml: "yaml",
+  yaml: "yaml",
 };
 const BY_NAME: Record<string, string> = { sql: "sql", query: "sql", command: "bash", cmd: "bash" };
 const LANGUAGE_WORDS: [RegExp, string][] = [
-  [/\bpython\b/i, "python"], [/\bjavascript\b|\bnode\.?js\b/i, "javascript"], [/\btypescript\b/i, "typescript"], [/\bsql\b/i, "sql"], [/\b(bash|shell)\b/i, "bash"],
+  [/\bpython\b/i, "python"],
+  [/\bjavascript\b|\bnode\.?js\b/i, "javascript"],
+  [/\btypescript\b/i, "typescript"],
+  [/\bsql\b/i, "sql"],
+  [/\b(bash|shell)\b/i, "bash"],
 ];
 
 function languageOf(name: string, args: Record<string, unknown>, toolDescription: string): string | undefined {

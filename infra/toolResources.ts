@@ -1,14 +1,14 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
-import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../shared/contracts/toolGrants.js";
-import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { FlowLogDestination, SecurityGroup, SubnetType, Vpc } from "aws-cdk-lib/aws-ec2";
+import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
 import { Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
-import { SANDBOX_HANDLER } from "./handlers.js";
-import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../shared/contracts/toolGrants.js";
+import { SANDBOX_HANDLER } from "./handlers.js";
+import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
 
 export interface ToolResourcesProps {
   /** Days a run's files are kept: the same retention as the run's items in the table. */
@@ -57,7 +57,15 @@ export class ToolResources extends Construct {
         { id: "abandoned-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       // Presigned uploads and downloads from the console (same API, another origin on AWS).
-      cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.PUT], allowedOrigins: ["*"], allowedHeaders: ["*"], exposedHeaders: ["ETag"], maxAge: 3600 }],
+      cors: [
+        {
+          allowedMethods: [HttpMethods.GET, HttpMethods.PUT],
+          allowedOrigins: ["*"],
+          allowedHeaders: ["*"],
+          exposedHeaders: ["ETag"],
+          maxAge: 3600,
+        },
+      ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
@@ -71,9 +79,15 @@ export class ToolResources extends Construct {
       restrictDefaultSecurityGroup: false,
     });
     this.sandboxVpc.addFlowLog("FlowLogs", {
-      destination: FlowLogDestination.toCloudWatchLogs(new LogGroup(this, "SandboxNetworkFlowLogs", { retention: RetentionDays.ONE_MONTH })),
+      destination: FlowLogDestination.toCloudWatchLogs(
+        new LogGroup(this, "SandboxNetworkFlowLogs", { retention: RetentionDays.ONE_MONTH }),
+      ),
     });
-    const noEgress = new SecurityGroup(this, "SandboxNoEgress", { vpc: this.sandboxVpc, allowAllOutbound: false, description: "Stepwise sandbox: no traffic in or out" });
+    const noEgress = new SecurityGroup(this, "SandboxNoEgress", {
+      vpc: this.sandboxVpc,
+      allowAllOutbound: false,
+      description: "Stepwise sandbox: no traffic in or out",
+    });
     this.sandbox = new StepwiseFunction(this, "Sandbox", {
       entry: SANDBOX_HANDLER,
       table: props.table,

@@ -1,7 +1,3 @@
-import { AssetHashType, DockerImage } from "aws-cdk-lib";
-import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
-import type { Construct } from "constructs";
-import { buildSync } from "esbuild";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,6 +5,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { AssetHashType, DockerImage } from "aws-cdk-lib";
+import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
+import type { Construct } from "constructs";
+import { buildSync } from "esbuild";
 import { BUNDLING, WORK_PRODUCT_LIBRARIES } from "./stepwiseFunction.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -27,7 +27,8 @@ const FONT = "@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf";
  */
 export function workProductsLayer(scope: Construct, id: string): LayerVersion {
   return new LayerVersion(scope, id, {
-    description: "Stepwise: the work products' libraries (exceljs, SheetJS, csv-parse, mammoth, unpdf, vega, vega-lite, pptxgenjs, resvg) and the charts' font",
+    description:
+      "Stepwise: the work products' libraries (exceljs, SheetJS, csv-parse, mammoth, unpdf, vega, vega-lite, pptxgenjs, resvg) and the charts' font",
     compatibleRuntimes: [Runtime.NODEJS_22_X],
     compatibleArchitectures: [Architecture.ARM_64],
     // Built from the installed packages, not from a source folder: named by their versions.
@@ -49,7 +50,8 @@ export function workProductsLayer(scope: Construct, id: string): LayerVersion {
 
 /** Each library's installed version (and the font package's): what the layer is built from. */
 function versions(): Record<string, string> {
-  const version = (name: string) => (JSON.parse(readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+  const version = (name: string) =>
+    (JSON.parse(readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
   return Object.fromEntries([...WORK_PRODUCT_LIBRARIES, "@expo-google-fonts/inter"].map((name) => [name, version(name)]));
 }
 
@@ -78,7 +80,23 @@ export function buildLayer(modules: string): void {
       });
       writeFileSync(path.join(target, "package.json"), JSON.stringify({ name, type: "module", exports: "./index.mjs" }));
     }
-    execFileSync("npm", ["install", "--prefix", work, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--os=linux", "--cpu=arm64", "--libc=glibc", `${RESVG}@${versions()[RESVG]}`], { stdio: "ignore" });
+    execFileSync(
+      "npm",
+      [
+        "install",
+        "--prefix",
+        work,
+        "--no-save",
+        "--no-package-lock",
+        "--no-audit",
+        "--no-fund",
+        "--os=linux",
+        "--cpu=arm64",
+        "--libc=glibc",
+        `${RESVG}@${versions()[RESVG]}`,
+      ],
+      { stdio: "ignore" },
+    );
     cpSync(path.join(work, "node_modules/@resvg"), path.join(modules, "@resvg"), { recursive: true });
     const font = path.join(modules, FONT);
     mkdirSync(path.dirname(font), { recursive: true });

@@ -65,7 +65,10 @@ export const Config = z.object({
       try {
         return PriceTable.parse(JSON.parse(text));
       } catch {
-        ctx.addIssue({ code: "custom", message: 'MODEL_PRICES must be JSON like {"gpt-4o-mini": [0.15, 0.6]} (USD per million prompt and completion tokens)' });
+        ctx.addIssue({
+          code: "custom",
+          message: 'MODEL_PRICES must be JSON like {"gpt-4o-mini": [0.15, 0.6]} (USD per million prompt and completion tokens)',
+        });
         return z.NEVER;
       }
     }),

@@ -93,7 +93,11 @@ export const StepErrorCode = {
 export type StepErrorCode = (typeof StepErrorCode)[keyof typeof StepErrorCode];
 
 /** The codes the state machine retries. */
-export const RETRYABLE_STEP_ERRORS: readonly StepErrorCode[] = [StepErrorCode.ModelUnavailable, StepErrorCode.AwsUnavailable, StepErrorCode.OutOfTime];
+export const RETRYABLE_STEP_ERRORS: readonly StepErrorCode[] = [
+  StepErrorCode.ModelUnavailable,
+  StepErrorCode.AwsUnavailable,
+  StepErrorCode.OutOfTime,
+];
 
 /**
  * The codes no later attempt can change (the run's own data is the problem): "Record failure"
@@ -117,7 +121,8 @@ export class StepError extends StepwiseError {
 }
 
 /** AWS SDK errors that mean "try again later". */
-const AWS_TRANSIENT = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|TooManyRequests|ServiceUnavailable|InternalServerError|InternalFailure|TransactionConflict/;
+const AWS_TRANSIENT =
+  /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|TooManyRequests|ServiceUnavailable|InternalServerError|InternalFailure|TransactionConflict/;
 
 /** Any error a step throws, as a StepError with the code the state machine matches on. */
 export function toStepError(error: unknown): StepError {

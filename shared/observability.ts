@@ -22,7 +22,12 @@ export { MetricUnit };
 let dimensioned: Metrics | undefined;
 
 /** Adds to a metric; with a dimension (e.g. the tool's name) it is published at once as its own EMF line. */
-export function countMetric(name: string, value = 1, dimensions: Record<string, string> = {}, unit: (typeof MetricUnit)[keyof typeof MetricUnit] = MetricUnit.Count): void {
+export function countMetric(
+  name: string,
+  value = 1,
+  dimensions: Record<string, string> = {},
+  unit: (typeof MetricUnit)[keyof typeof MetricUnit] = MetricUnit.Count,
+): void {
   if (Object.keys(dimensions).length === 0) {
     metrics.addMetric(name, unit, value);
     return;

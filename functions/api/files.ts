@@ -1,20 +1,25 @@
+import type { Config } from "../../shared/config.js";
 import { CompleteUploadRequest, PresignedUploadRequest } from "../../shared/contracts/files.js";
-import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
-import { baseUrl, header, json, type HttpResult } from "../http.js";
+import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
 import { ownRun } from "../../shared/run/access.js";
+import { baseUrl, type HttpResult, header, json } from "../http.js";
 import { linksFor } from "./access.js";
+import { MULTIPART_ROOM_BYTES } from "./bodyLimits.js";
 import { parseBody, type Request, type Route } from "./routes.js";
 import { cleanName, contentTypeFor, parseUpload } from "./upload.js";
-import { MULTIPART_ROOM_BYTES } from "./bodyLimits.js";
-import type { Config } from "../../shared/config.js";
 
 /** The largest file that goes through the API itself; larger ones go straight to the bucket. */
 export const inlineUploadBytes = (config: Config) => Math.min(config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES);
 
 /** Files: upload before a run, list a run's files, download one through a short-lived link. */
 export const fileRoutes: Route[] = [
-  { method: "POST", pattern: /^\/v1\/files$/, handle: uploadFile, maxBodyBytes: (config) => inlineUploadBytes(config) + MULTIPART_ROOM_BYTES },
+  {
+    method: "POST",
+    pattern: /^\/v1\/files$/,
+    handle: uploadFile,
+    maxBodyBytes: (config) => inlineUploadBytes(config) + MULTIPART_ROOM_BYTES,
+  },
   { method: "POST", pattern: /^\/v1\/files\/(?<fileId>[^/]+)\/complete$/, handle: completeUpload },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files$/, handle: listFiles },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files\/(?<name>[^/]+)$/, handle: downloadFile },
@@ -41,13 +46,19 @@ async function presignUpload({ event, services, tenantId }: Request): Promise<Ht
   const max = services.config.MAX_UPLOAD_BYTES;
   if (body.bytes > max) throw new PayloadTooLargeError(`The file is over ${max} bytes, the upload limit.`);
   const name = cleanName(body.name);
-  const pending = await services.transfers.beginUpload(tenantId, { name, bytes: body.bytes, contentType: contentTypeFor(name, body.contentType?.toLowerCase() ?? "") });
+  const pending = await services.transfers.beginUpload(tenantId, {
+    name,
+    bytes: body.bytes,
+    contentType: contentTypeFor(name, body.contentType?.toLowerCase() ?? ""),
+  });
   return json(201, { ...pending, complete: `${baseUrl(event)}/v1/files/${pending.fileId}/complete` });
 }
 
 async function completeUpload({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const body = parseBody(event, CompleteUploadRequest);
-  const upload = /^file_[a-z0-9]{1,60}$/.test(params.fileId!) ? await services.transfers.completeUpload(tenantId, params.fileId!, body.parts) : undefined;
+  const upload = /^file_[a-z0-9]{1,60}$/.test(params.fileId!)
+    ? await services.transfers.completeUpload(tenantId, params.fileId!, body.parts)
+    : undefined;
   if (!upload) throw new NotFoundError(`No upload with id ${params.fileId}.`);
   return json(201, upload);
 }

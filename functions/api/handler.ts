@@ -1,13 +1,13 @@
 import middy from "@middy/core";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
-import { authenticate, errorResult, header, type HttpEvent, type HttpResult } from "../http.js";
+import { preflight, withCors } from "../cors.js";
+import { authenticate, errorResult, type HttpEvent, type HttpResult, header } from "../http.js";
 import { observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 import { bodyLimitOf, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { validatePathParams } from "./params.js";
-import { routes, type Route } from "./routes.js";
-import { preflight, withCors } from "../cors.js";
+import { type Route, routes } from "./routes.js";
 
 const METHODS = "GET, POST, DELETE";
 
@@ -47,7 +47,12 @@ async function admit(event: HttpEvent): Promise<Admission> {
     const found = matching.find((m) => m.route.method === event.requestContext.http.method);
     if (!found) {
       const allow = [...new Set(matching.map((m) => m.route.method))].join(", ");
-      const result = errorResult(new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}; use ${allow}.`, { statusCode: 405, code: "method_not_allowed" }));
+      const result = errorResult(
+        new StepwiseError(`${event.requestContext.http.method} is not allowed on ${path}; use ${allow}.`, {
+          statusCode: 405,
+          code: "method_not_allowed",
+        }),
+      );
       return { denied: { ...result, headers: { ...result.headers, allow } } };
     }
     const params = validatePathParams(found.match!.groups);

@@ -1,8 +1,8 @@
-import { keys } from "../../shared/store/keys.js";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import packageJson from "../../package.json" with { type: "json" };
+import { keys } from "../../shared/store/keys.js";
+import { type HttpResult, json } from "../http.js";
 import type { Request } from "./routes.js";
-import { json, type HttpResult } from "../http.js";
 
 export const VERSION: string = packageJson.version;
 

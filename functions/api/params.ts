@@ -28,6 +28,7 @@ export function validatePathParams(groups: Record<string, string | undefined> = 
     if (result.success) params[name] = result.data;
     else issues.push({ path: `path.${name}`, message: result.error.issues[0]?.message ?? "invalid" });
   }
-  if (issues.length) throw new BadRequestError(`Invalid path: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, issues, "validation_failed");
+  if (issues.length)
+    throw new BadRequestError(`Invalid path: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, issues, "validation_failed");
   return params;
 }

@@ -1,6 +1,6 @@
-import { resumeRun } from "../../shared/run/resume.js";
 import { NotFoundError } from "../../shared/errors.js";
-import { json, type HttpResult } from "../http.js";
+import { resumeRun } from "../../shared/run/resume.js";
+import { type HttpResult, json } from "../http.js";
 import type { Request, Route } from "./routes.js";
 
 /**

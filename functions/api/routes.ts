@@ -1,28 +1,28 @@
-import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
-import { decideInterrupt } from "../../shared/agent/interrupts.js";
-import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
-import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
-import type { Services } from "../../shared/services.js";
-import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
-import { interruptView, runLinks, runView, type Links } from "../../shared/run/view.js";
-import { countStateTransitions } from "../../shared/run/history.js";
-import type { RunRecord } from "../../shared/contracts/run.js";
-import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
-import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
-import { baseUrl, errorResult, header, json, type HttpEvent, type HttpResult } from "../http.js";
 import type { z } from "zod";
-import { consoleApiRoutes } from "./consoleApi.js";
-import { estimatedCostUsd } from "../../shared/run/cost.js";
-import { resumeRoutes } from "./resume.js";
-import { mcpResult } from "../mcp.js";
-import { a2aResult, agentCardResult } from "../a2a.js";
-import { fileRoutes } from "./files.js";
+import { decideInterrupt } from "../../shared/agent/interrupts.js";
+import type { Config } from "../../shared/config.js";
+import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
+import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
+import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
+import type { RunRecord } from "../../shared/contracts/run.js";
+import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
+import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
+import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
+import { estimatedCostUsd } from "../../shared/run/cost.js";
+import { countStateTransitions } from "../../shared/run/history.js";
+import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
+import { interruptView, type Links, runLinks, runView } from "../../shared/run/view.js";
+import type { Services } from "../../shared/services.js";
+import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
+import { a2aResult, agentCardResult } from "../a2a.js";
+import { baseUrl, errorResult, type HttpEvent, type HttpResult, header, json } from "../http.js";
+import { mcpResult } from "../mcp.js";
 import { linksFor } from "./access.js";
 import { a2aMaxBodyBytes, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
-import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
-import type { Config } from "../../shared/config.js";
-import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
+import { consoleApiRoutes } from "./consoleApi.js";
+import { fileRoutes } from "./files.js";
+import { resumeRoutes } from "./resume.js";
 
 export { linksFor, ownRun };
 
@@ -54,7 +54,12 @@ export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/runs$/, handle: createRun, body: CreateRunRequest },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)$/, handle: getRun },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/events$/, handle: listEvents, query: EventsQuery },
-  { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/, handle: resolveInterrupt, body: ResolveInterruptRequest },
+  {
+    method: "POST",
+    pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/interrupts\/(?<interruptId>[^/]+)$/,
+    handle: resolveInterrupt,
+    body: ResolveInterruptRequest,
+  },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/cancel$/, handle: cancel },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks$/, handle: listWebhooks },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/webhooks\/(?<deliveryId>[^/]+)\/redeliver$/, handle: redeliver },
@@ -71,7 +76,12 @@ export const routes: Route[] = [
   { method: "POST", pattern: /^\/v1\/webhook-secrets\/rotate$/, handle: rotateWebhookSecret },
   { method: "POST", pattern: /^\/mcp$/, handle: mcp },
   { method: "POST", pattern: /^\/a2a$/, handle: a2a, maxBodyBytes: a2aMaxBodyBytes },
-  { method: "GET", pattern: /^\/\.well-known\/agent-card\.json$/, handle: async ({ event, services }) => agentCardResult(event, services), public: true },
+  {
+    method: "GET",
+    pattern: /^\/\.well-known\/agent-card\.json$/,
+    handle: async ({ event, services }) => agentCardResult(event, services),
+    public: true,
+  },
   ...resumeRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
@@ -88,7 +98,11 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
   }
   try {
     const defaultMultitask = body.sessionId && !body.multitask ? (await services.settings.get(tenantId)).multitask : undefined;
-    const { run, replayed } = await submitRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey, defaultMultitask });
+    const { run, replayed } = await submitRun(services, tenantId, body, {
+      links: linksFor(event, services),
+      idempotencyKey,
+      defaultMultitask,
+    });
     if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
@@ -97,7 +111,8 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
       { location: links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) },
     );
   } catch (error) {
-    if (error instanceof TooManyRunsError) return { ...errorResult(error), headers: { ...errorResult(error).headers, "retry-after": String(error.retryAfterSeconds) } };
+    if (error instanceof TooManyRunsError)
+      return { ...errorResult(error), headers: { ...errorResult(error).headers, "retry-after": String(error.retryAfterSeconds) } };
     throw error;
   }
 }
@@ -122,14 +137,25 @@ async function cancel({ services, tenantId, params }: Request): Promise<HttpResu
 async function listWebhooks({ services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId!);
   const deliveries = await services.webhooks.listDeliveries(run.runId);
-  return json(200, { runId: run.runId, webhook: run.webhook ? shownWebhook(run.webhook) : null, deliveries: deliveries.map(({ body: _body, ...d }) => d) });
+  return json(200, {
+    runId: run.runId,
+    webhook: run.webhook ? shownWebhook(run.webhook) : null,
+    deliveries: deliveries.map(({ body: _body, ...d }) => d),
+  });
 }
 
 /** The subscription as people see it: an A2A push config's token and credentials are secrets of the receiver, shown as ***. */
 function shownWebhook({ a2a, ...webhook }: NonNullable<RunRecord["webhook"]>) {
   if (!a2a) return webhook;
   const { token, authentication, ...config } = a2a;
-  return { ...webhook, a2a: { ...config, ...(token ? { token: "***" } : {}), ...(authentication ? { authentication: { scheme: authentication.scheme, credentials: "***" } } : {}) } };
+  return {
+    ...webhook,
+    a2a: {
+      ...config,
+      ...(token ? { token: "***" } : {}),
+      ...(authentication ? { authentication: { scheme: authentication.scheme, credentials: "***" } } : {}),
+    },
+  };
 }
 
 async function redeliver({ services, tenantId, params }: Request): Promise<HttpResult> {
@@ -146,7 +172,10 @@ async function redeliver({ services, tenantId, params }: Request): Promise<HttpR
 
 async function getSession({ services, tenantId, params }: Request): Promise<HttpResult> {
   const sessionId = validSessionId(params.sessionId!);
-  const [messages, runs] = await Promise.all([services.sessions.messages(tenantId, sessionId), services.sessions.runs(tenantId, sessionId)]);
+  const [messages, runs] = await Promise.all([
+    services.sessions.messages(tenantId, sessionId),
+    services.sessions.runs(tenantId, sessionId),
+  ]);
   if (messages.length === 0 && !runs.activeRunId) throw new NotFoundError(`No session with id ${sessionId}.`);
   return json(200, { sessionId, activeRunId: runs.activeRunId ?? null, waitingRunIds: runs.waiting, messages });
 }
@@ -155,7 +184,8 @@ async function deleteSession({ services, tenantId, params }: Request): Promise<H
   const sessionId = validSessionId(params.sessionId!);
   const { activeRunId } = await services.sessions.runs(tenantId, sessionId);
   // Its runs in flight and waiting would lose their place: they end first.
-  if (activeRunId) throw new ConflictError(`Session ${sessionId} has a run in flight (${activeRunId}); cancel it or wait for it to end.`, { activeRunId });
+  if (activeRunId)
+    throw new ConflictError(`Session ${sessionId} has a run in flight (${activeRunId}); cancel it or wait for it to end.`, { activeRunId });
   if (!(await services.sessions.delete(tenantId, sessionId))) throw new NotFoundError(`No session with id ${sessionId}.`);
   return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
 }
@@ -224,7 +254,10 @@ async function rotateWebhookSecret({ services, tenantId }: Request): Promise<Htt
 async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const { run, tasks, files, interrupts } = await ownRunSnapshot(services, tenantId, params.runId!);
   const transitions = await stateTransitionsOf(services, run);
-  return json(200, { ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions), estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.config) });
+  return json(200, {
+    ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions),
+    estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.config),
+  });
 }
 
 async function listEvents({ event, services, tenantId, params }: Request): Promise<HttpResult> {
@@ -251,13 +284,15 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
   return counted?.count;
 }
 
-
 export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
   const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
   if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw bodyTooLarge(MAX_JSON_BODY_BYTES);
   const type = header(event, "content-type") ?? "";
   if (!/^application\/json\b/i.test(type)) {
-    throw new StepwiseError("Send the body as JSON with 'Content-Type: application/json'.", { statusCode: 415, code: "unsupported_media_type" });
+    throw new StepwiseError("Send the body as JSON with 'Content-Type: application/json'.", {
+      statusCode: 415,
+      code: "unsupported_media_type",
+    });
   }
   let value: unknown;
   try {
@@ -266,7 +301,11 @@ export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.i
     throw new BadRequestError(`The body is not valid JSON: ${(error as Error).message}`, undefined, "invalid_json");
   }
   if (nestedDeeperThan(value)) {
-    throw new BadRequestError(`The body is nested more than ${MAX_NESTING_LEVELS} levels deep, the most that can be stored: at most ${MAX_NESTING_LEVELS - 1} objects or arrays within each other (the body's own counts), around their values.`, undefined, "nesting_too_deep");
+    throw new BadRequestError(
+      `The body is nested more than ${MAX_NESTING_LEVELS} levels deep, the most that can be stored: at most ${MAX_NESTING_LEVELS - 1} objects or arrays within each other (the body's own counts), around their values.`,
+      undefined,
+      "nesting_too_deep",
+    );
   }
   return validate(schema, value, "body");
 }
@@ -283,7 +322,11 @@ function validate<S extends z.ZodType>(schema: S, value: unknown, where: string)
       message: issue.message,
       ...("keys" in issue ? { keys: issue.keys } : {}),
     }));
-    throw new BadRequestError(`Invalid ${where}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details, "validation_failed");
+    throw new BadRequestError(
+      `Invalid ${where}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`,
+      details,
+      "validation_failed",
+    );
   }
   return result.data;
 }

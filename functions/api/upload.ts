@@ -1,7 +1,7 @@
 import busboy from "busboy";
-import { contentTypeOf, sanitizeFileName } from "../../shared/ports/files.js";
 import { BadRequestError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
-import { header, type HttpEvent } from "../http.js";
+import { contentTypeOf, sanitizeFileName } from "../../shared/ports/files.js";
+import { type HttpEvent, header } from "../http.js";
 
 export interface Upload {
   name: string;
@@ -16,7 +16,8 @@ export interface Upload {
 export async function parseUpload(event: HttpEvent, maxBytes: number, overLimitHint = ""): Promise<Upload> {
   const raw = event.body ? Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8") : Buffer.alloc(0);
   const type = header(event, "content-type") ?? "";
-  const tooLarge = () => new PayloadTooLargeError(`The file is over ${maxBytes} bytes, the limit of an upload through the API. ${overLimitHint}`.trim());
+  const tooLarge = () =>
+    new PayloadTooLargeError(`The file is over ${maxBytes} bytes, the limit of an upload through the API. ${overLimitHint}`.trim());
   const upload = /^multipart\/form-data\b/i.test(type) ? await multipartFile(raw, type, maxBytes, tooLarge) : rawFile(event, raw, type);
   if (upload.body.byteLength > maxBytes) throw tooLarge();
   if (upload.body.byteLength === 0) throw new BadRequestError("The file is empty.", undefined, "empty_file");
@@ -25,7 +26,12 @@ export async function parseUpload(event: HttpEvent, maxBytes: number, overLimitH
 
 function rawFile(event: HttpEvent, body: Buffer, type: string): Upload {
   const given = event.queryStringParameters?.name;
-  if (!given) throw new BadRequestError("Name the file: POST /v1/files?name=data.csv with the bytes as the body, or send multipart/form-data.", undefined, "missing_file_name");
+  if (!given)
+    throw new BadRequestError(
+      "Name the file: POST /v1/files?name=data.csv with the bytes as the body, or send multipart/form-data.",
+      undefined,
+      "missing_file_name",
+    );
   const name = cleanName(given);
   const mime = type.split(";")[0]!.trim().toLowerCase();
   return { name, contentType: contentTypeFor(name, mime), body };
@@ -35,8 +41,10 @@ function multipartFile(body: Buffer, type: string, maxBytes: number, tooLarge: (
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { "content-type": type }, // busboy signals its limit on reaching it: one byte of room tells "at the limit" from "over it".
-      limits: { files: 1, fileSize: maxBytes + 1, fields: 20, parts: 30 } });
+      parser = busboy({
+        headers: { "content-type": type }, // busboy signals its limit on reaching it: one byte of room tells "at the limit" from "over it".
+        limits: { files: 1, fileSize: maxBytes + 1, fields: 20, parts: 30 },
+      });
     } catch (error) {
       return reject(unreadable(error as Error));
     }
@@ -69,7 +77,8 @@ function multipartFile(body: Buffer, type: string, maxBytes: number, tooLarge: (
   });
 }
 
-const unreadable = (error: Error) => new BadRequestError(`The multipart body cannot be read: ${error.message}`, undefined, "invalid_multipart");
+const unreadable = (error: Error) =>
+  new BadRequestError(`The multipart body cannot be read: ${error.message}`, undefined, "invalid_multipart");
 
 export function cleanName(given: string): string {
   const name = sanitizeFileName(given);
@@ -82,4 +91,3 @@ export function contentTypeFor(name: string, given: string): string {
   if (!given || given === "application/octet-stream" || !/^[\w.+-]+\/[\w.+-]+$/.test(given)) return contentTypeOf(name);
   return given;
 }
-

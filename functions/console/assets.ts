@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { NotFoundError } from "../../shared/errors.js";
-import type { HttpResult } from "../http.js";
 import type { Request } from "../api/routes.js";
+import type { HttpResult } from "../http.js";
 
 const TYPES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
@@ -46,7 +46,11 @@ export async function consoleAsset({ event, services }: Request): Promise<HttpRe
   });
   return {
     statusCode: 200,
-    headers: { "content-type": TYPES[name]!, "cache-control": "no-cache", ...securityHeaders(services.config.STREAM_URL, filesOrigin(services.config)) },
+    headers: {
+      "content-type": TYPES[name]!,
+      "cache-control": "no-cache",
+      ...securityHeaders(services.config.STREAM_URL, filesOrigin(services.config)),
+    },
     body: text,
   };
 }

@@ -1,12 +1,12 @@
 import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { errorMessage } from "../../shared/errors.js";
-import { onExecutionStatus, onQueueMessage } from "../../shared/webhooks/notify.js";
 import { NotifyMessage } from "../../shared/contracts/notify.js";
-import { ExecutionStatusEvent } from "../../shared/webhooks/queue.js";
+import { errorMessage } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
-import { observability } from "../observability.js";
+import { onExecutionStatus, onQueueMessage } from "../../shared/webhooks/notify.js";
+import { ExecutionStatusEvent } from "../../shared/webhooks/queue.js";
 import { getBaseServices } from "../baseServices.js";
+import { observability } from "../observability.js";
 
 /**
  * The notification queue's consumer: Step Functions status changes (via EventBridge) and our own

@@ -5,7 +5,7 @@ import { withMetrics } from "../../shared/llm/metered.js";
 import type { Ports, StepPorts } from "../../shared/ports/index.js";
 import { meteredCatalog } from "../../shared/tools/metered.js";
 import { getServices } from "../services.js";
-import { stepHandlerWith, type StepDefinition } from "./stepHandler.js";
+import { type StepDefinition, stepHandlerWith } from "./stepHandler.js";
 
 /** Stop starting new model rounds this long before the Lambda's time runs out. */
 const TIME_MARGIN_MS = 60_000;

@@ -1,13 +1,13 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { z } from "zod";
-import type { BaseServices } from "../../shared/baseServices.js";
 import { scopeOf } from "../../shared/agent/executor.js";
-import { toStepError } from "../../shared/errors.js";
+import type { BaseServices } from "../../shared/baseServices.js";
 import { checkSchemaVersion, SCHEMA_VERSION } from "../../shared/contracts/schemaVersion.js";
+import { toStepError } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
-import { observability } from "../observability.js";
 import { getBaseServices } from "../baseServices.js";
+import { observability } from "../observability.js";
 
 /** What a step receives: its ports, and when its Lambda's time runs out. */
 export type PortsFor<P> = (event: unknown, context: Context | undefined) => P;
@@ -35,11 +35,16 @@ export function stepHandlerWith<S extends z.ZodType, P, R>({ state, schema, run 
       logger[stepError.retryable ? "warn" : "error"]("step failed", { errorType: stepError.name, error: stepError.cause ?? stepError });
       throw stepError;
     }
-  }).use(observability((event: { runId?: string; iteration?: number; task?: { taskId?: string } }) => ({
-    runId: event?.runId,
-    state,
-    scope: event?.task?.taskId && event.iteration !== undefined ? scopeOf({ iteration: event.iteration, task: { taskId: event.task.taskId } }) : undefined,
-  })));
+  }).use(
+    observability((event: { runId?: string; iteration?: number; task?: { taskId?: string } }) => ({
+      runId: event?.runId,
+      state,
+      scope:
+        event?.task?.taskId && event.iteration !== undefined
+          ? scopeOf({ iteration: event.iteration, task: { taskId: event.task.taskId } })
+          : undefined,
+    })),
+  );
 }
 
 /** The state a step hands on names the schema version it was written with (shared/contracts/schemaVersion.ts). */

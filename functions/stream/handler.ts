@@ -1,24 +1,24 @@
-import middy from "@middy/core";
 import { Readable } from "node:stream";
-import { z } from "zod";
-import { NotFoundError, BadRequestError, StepwiseError, UnauthorizedError } from "../../shared/errors.js";
 import { RunAgentInputSchema } from "@ag-ui/core/schemas";
+import middy from "@middy/core";
+import { z } from "zod";
+import type { BaseServices } from "../../shared/baseServices.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
+import { BadRequestError, NotFoundError, StepwiseError, UnauthorizedError } from "../../shared/errors.js";
+import { logger } from "../../shared/observability.js";
+import { AgUiRequestedRun, AgUiView, agUiFrames, createRunFromAgUi, parseAgUiCursor, resumeFromAgUi } from "../../shared/protocols/agUi.js";
+import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
 import { submitRun } from "../../shared/run/submit.js";
+import { a2aResult } from "../a2a.js";
 import { linksFor } from "../api/access.js";
 import { parseBody as parseJsonBody } from "../api/routes.js";
-import type { BaseServices } from "../../shared/baseServices.js";
-import { preflight, withCors } from "../cors.js";
-import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
-import { logger } from "../../shared/observability.js";
-import { authenticate, errorResult, header, type HttpEvent } from "../http.js";
-import { observability, requestLog } from "../observability.js";
 import { getBaseServices } from "../baseServices.js";
-import { getServices } from "../services.js";
+import { preflight, withCors } from "../cors.js";
+import { authenticate, errorResult, type HttpEvent, header } from "../http.js";
 import { mcpResult } from "../mcp.js";
-import { a2aResult } from "../a2a.js";
-import { AgUiRequestedRun, AgUiView, agUiFrames, createRunFromAgUi, parseAgUiCursor, resumeFromAgUi } from "../../shared/protocols/agUi.js";
-import type { RunEvent } from "../../shared/contracts/events.js";
+import { observability, requestLog } from "../observability.js";
+import { getServices } from "../services.js";
 
 const Cursor = z.coerce.number().int().min(0);
 
@@ -28,45 +28,57 @@ const Cursor = z.coerce.number().int().min(0);
  * A streamed Lambda is not told when its client leaves, so every stream ends by itself after
  * STREAM_MAX_SECONDS and the client resumes with Last-Event-ID.
  */
-export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true }).handler(async (event, context) => {
-  try {
-    if (/^\/mcp\/?$/.test(event.rawPath)) return await protocolCall(mcpResult, event, context);
-    if (/^\/a2a\/?$/.test(event.rawPath)) return await protocolCall(a2aResult, event, context);
-    if (/^\/v1\/ag-ui\/?$/.test(event.rawPath)) return await agUiRun(event, context);
-    const services = getBaseServices();
-    const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
-    if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
-    const early = preflight(event, services.config, "GET");
-    if (early) return early;
-    if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
-    const tenantId = await streamReader(event, services, match[1]!);
-    logger.appendKeys({ tenant: tenantId, runId: match[1] });
-    const run = await services.runs.get(match[1]!);
-    if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
+export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
+  .handler(async (event, context) => {
+    try {
+      if (/^\/mcp\/?$/.test(event.rawPath)) return await protocolCall(mcpResult, event, context);
+      if (/^\/a2a\/?$/.test(event.rawPath)) return await protocolCall(a2aResult, event, context);
+      if (/^\/v1\/ag-ui\/?$/.test(event.rawPath)) return await agUiRun(event, context);
+      const services = getBaseServices();
+      const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
+      if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
+      const early = preflight(event, services.config, "GET");
+      if (early) return early;
+      if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
+      const tenantId = await streamReader(event, services, match[1]!);
+      logger.appendKeys({ tenant: tenantId, runId: match[1] });
+      const run = await services.runs.get(match[1]!);
+      if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
 
-    const rawCursor = header(event, "last-event-id") ?? event.queryStringParameters?.after ?? "0";
-    const agUi = wantsAgUi(event);
-    const agUiCursor = agUi ? parseAgUiCursor(rawCursor) : undefined;
-    const cursor = agUi ? { success: agUiCursor !== undefined, data: 0 } : Cursor.safeParse(rawCursor);
-    if (!cursor.success) throw new BadRequestError(`Last-Event-ID / after must be an event sequence number${agUi ? " (<seq>.<index> in the AG-UI view)" : ""}, got '${rawCursor}'.`);
-    // The AG-UI view is rebuilt from the log's start, then written from where the client stopped.
-    const view = agUi ? new AgUiView(run.sessionId, run.runId) : undefined;
-    const frame = view ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor!) : undefined;
+      const rawCursor = header(event, "last-event-id") ?? event.queryStringParameters?.after ?? "0";
+      const agUi = wantsAgUi(event);
+      const agUiCursor = agUi ? parseAgUiCursor(rawCursor) : undefined;
+      const cursor = agUi ? { success: agUiCursor !== undefined, data: 0 } : Cursor.safeParse(rawCursor);
+      if (!cursor.success)
+        throw new BadRequestError(
+          `Last-Event-ID / after must be an event sequence number${agUi ? " (<seq>.<index> in the AG-UI view)" : ""}, got '${rawCursor}'.`,
+        );
+      // The AG-UI view is rebuilt from the log's start, then written from where the client stopped.
+      const view = agUi ? new AgUiView(run.sessionId, run.runId) : undefined;
+      const frame = view ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor!) : undefined;
 
-    return eventStream(event, services, run, cursor.data!, frame, context);
-  } catch (error) {
-    return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().config);
-  }
-})
+      return eventStream(event, services, run, cursor.data!, frame, context);
+    } catch (error) {
+      return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().config);
+    }
+  })
   .use(observability(() => ({})))
   .use(requestLog());
 
 type LambdaContext = { getRemainingTimeInMillis?: () => number } | undefined;
 
 /** The run's log from `after` on as an SSE response, each event written by `frame` (default: the native frame). */
-function eventStream(event: HttpEvent, services: BaseServices, run: RunRecord, after: number, frame: ((logEvent: RunEvent) => string) | undefined, context: LambdaContext, done?: () => boolean) {
+function eventStream(
+  event: HttpEvent,
+  services: BaseServices,
+  run: RunRecord,
+  after: number,
+  frame: ((logEvent: RunEvent) => string) | undefined,
+  context: LambdaContext,
+  done?: () => boolean,
+) {
   const { config } = services;
-  const remaining = context?.getRemainingTimeInMillis?.() ?? Infinity;
+  const remaining = context?.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY;
   const controller = new AbortController();
   const started = Date.now();
   let ending: StreamEnd = "client disconnected";
@@ -109,7 +121,8 @@ async function agUiRun(event: HttpEvent, context: LambdaContext) {
   const services = getServices();
   const early = preflight(event, services.config, "POST");
   if (early) return early;
-  if (event.requestContext.http.method !== "POST") throw new StepwiseError("Start an AG-UI run with POST.", { statusCode: 405, code: "method_not_allowed" });
+  if (event.requestContext.http.method !== "POST")
+    throw new StepwiseError("Start an AG-UI run with POST.", { statusCode: 405, code: "method_not_allowed" });
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
   const input = parseJsonBody(event, RunAgentInputSchema);
@@ -122,7 +135,15 @@ async function agUiRun(event: HttpEvent, context: LambdaContext) {
     await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
   }
   const requested = new AgUiRequestedRun(new AgUiView(run.sessionId, run.runId), input.runId, resumed?.continues);
-  const result = eventStream(event, services, run, 0, (logEvent) => requested.frames(logEvent), context, () => requested.done);
+  const result = eventStream(
+    event,
+    services,
+    run,
+    0,
+    (logEvent) => requested.frames(logEvent),
+    context,
+    () => requested.done,
+  );
   return { ...result, headers: { ...result.headers, "x-stepwise-run": run.runId } };
 }
 
@@ -141,7 +162,14 @@ async function protocolCall(result: typeof mcpResult, event: HttpEvent, context:
   if (early) return early;
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
-  return withCors(await result(event, services, tenantId, { streaming: true, remainingMs: context?.getRemainingTimeInMillis?.() ?? Infinity }), event, services.config);
+  return withCors(
+    await result(event, services, tenantId, {
+      streaming: true,
+      remainingMs: context?.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY,
+    }),
+    event,
+    services.config,
+  );
 }
 
 /**

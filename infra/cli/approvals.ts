@@ -3,16 +3,17 @@
  * with --yes, asked on the terminal (or, for questions, read from a pipe), or left to curl when
  * nobody here can answer.
  */
-import type { RunEvent } from "../../shared/contracts/events.js";
-import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
-import { argumentViews } from "../toolArguments.js";
-import { editInEditor, parseEditableText } from "./argumentEditor.js";
+
 import type { StepwiseClient } from "../../shared/apiClient/client.js";
 import { ApiError } from "../../shared/apiClient/errors.js";
-import type { EventQueue } from "./eventQueue.js";
-import { LinePrompter, TtyPrompter, type Prompter } from "./prompters.js";
-import { palette, useColor, type Palette, type Renderer } from "./render.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
+import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
+import { argumentViews } from "../toolArguments.js";
+import { editInEditor, parseEditableText } from "./argumentEditor.js";
+import type { EventQueue } from "./eventQueue.js";
+import { LinePrompter, type Prompter, TtyPrompter } from "./prompters.js";
+import { type Palette, palette, type Renderer, useColor } from "./render.js";
 
 export type OpenedInterrupt = Extract<RunEvent, { type: "interrupt.opened" }>["data"];
 
@@ -60,7 +61,7 @@ export class Approvals {
     if (ctx.json) ctx.notes.write(`${ctx.renderer.interrupt(interrupt).join("\n")}\n`);
 
     if (ctx.yes && (interrupt.kind === "plan_approval" || interrupt.kind === "tool_approval")) {
-      this.note(c.green(`Approved automatically (--yes).`));
+      this.note(c.green("Approved automatically (--yes)."));
       await this.submit(interrupt, { decision: "approve" });
       return;
     }
@@ -118,7 +119,10 @@ export class Approvals {
           break;
         }
         case "tool_approval": {
-          const answer = await prompter.ask(`${c.bold(`Approve ${interrupt.toolName ?? "the tool call"}?`)} [y]es / [n]o (reason) / [e]dit (in $EDITOR, or e and JSON): `, signal);
+          const answer = await prompter.ask(
+            `${c.bold(`Approve ${interrupt.toolName ?? "the tool call"}?`)} [y]es / [n]o (reason) / [e]dit (in $EDITOR, or e and JSON): `,
+            signal,
+          );
           if (answer === undefined) return undefined;
           const yesNo = parseYesNo(answer);
           if (yesNo) return yesNo;
@@ -213,7 +217,11 @@ export class Approvals {
   private curlHint(interrupt: OpenedInterrupt) {
     const examples: Record<string, string[]> = {
       plan_approval: [`{"decision":"approve"}`, `{"decision":"reject","message":"why"}`],
-      tool_approval: [`{"decision":"approve"}`, `{"decision":"reject","message":"why"}`, `{"decision":"edit","arguments":${JSON.stringify(interrupt.arguments ?? {})}}`],
+      tool_approval: [
+        `{"decision":"approve"}`,
+        `{"decision":"reject","message":"why"}`,
+        `{"decision":"edit","arguments":${JSON.stringify(interrupt.arguments ?? {})}}`,
+      ],
       ask_user: [`{"decision":"answer","message":"your answer"}`],
     };
     const url = `${this.ctx.client.url}/v1/runs/${this.ctx.runId}/interrupts/${interrupt.interruptId}`;
@@ -223,7 +231,7 @@ export class Approvals {
       `    -d '${(examples[interrupt.kind] ?? [`{"decision":"approve"}`])[0]!.replaceAll("'", "'\\''")}'`,
       ...(examples[interrupt.kind] ?? []).slice(1).map((body) => `  or -d '${body.replaceAll("'", "'\\''")}'`),
       `or: stepwise decide ${this.ctx.runId} ${interrupt.interruptId} ${interrupt.kind === "ask_user" ? 'answer "your answer"' : "approve"}`,
-      `Still watching; the run goes on once it is decided.`,
+      "Still watching; the run goes on once it is decided.",
     ];
     this.note(this.c.yellow(lines.join("\n")));
   }
@@ -250,7 +258,7 @@ export function parseJsonObject(text: string): Record<string, unknown> | string 
   try {
     const value = JSON.parse(text);
     if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-    return "The arguments must be a JSON object, e.g. {\"filename\": \"notes.md\", \"content\": \"…\"}.";
+    return 'The arguments must be a JSON object, e.g. {"filename": "notes.md", "content": "…"}.';
   } catch (error) {
     return `That is not JSON: ${(error as Error).message}`;
   }

@@ -3,8 +3,8 @@
  * Nothing here touches the network; a mistake is a UsageError that says what is wrong.
  */
 import { parseArgs } from "node:util";
-import { Multitask, RunStatus } from "../../shared/contracts/run.js";
 import type { CreateRunBody } from "../../shared/apiClient/client.js";
+import { Multitask, RunStatus } from "../../shared/contracts/run.js";
 
 /** The local stack (`npm start`). */
 export const DEFAULT_URL = "http://127.0.0.1:3000";
@@ -75,7 +75,13 @@ export type Command =
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
   | { name: "open"; conn: Connection; runId: string }
-  | { name: "decide"; conn: Connection; runId: string; interruptId: string; body: { decision: Decision; arguments?: Record<string, unknown>; message?: string } };
+  | {
+      name: "decide";
+      conn: Connection;
+      runId: string;
+      interruptId: string;
+      body: { decision: Decision; arguments?: Record<string, unknown>; message?: string };
+    };
 
 const DECISIONS = ["approve", "reject", "edit", "answer"] as const;
 type Decision = (typeof DECISIONS)[number];
@@ -135,7 +141,8 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { name: "help" };
-  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open"].includes(name)) throw new UsageError(`Unknown command '${name}'.`);
+  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open"].includes(name))
+    throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
     if (values[option as keyof typeof values] !== undefined && !commands!.includes(name)) {
@@ -160,7 +167,8 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
     if (multitask !== undefined && !(MULTITASKS as readonly string[]).includes(multitask)) {
       throw new UsageError(`--multitask is one of ${MULTITASKS.join(", ")}; got '${multitask}'.`);
     }
-    if (multitask !== undefined && values.session === undefined) throw new UsageError("--multitask says what to do when the --session has a run in flight; give --session too.");
+    if (multitask !== undefined && values.session === undefined)
+      throw new UsageError("--multitask says what to do when the --session has a run in flight; give --session too.");
     const body: CreateRunBody = {
       input: task,
       mode: mode as CreateRunBody["mode"],
@@ -179,16 +187,23 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   }
   if (name === "list") {
     if (rest.length > 0) throw new UsageError(`'list' takes no arguments; filter with --status and --session.`);
-    if (values.status !== undefined && !STATUSES.includes(values.status)) throw new UsageError(`--status is one of ${STATUSES.join(", ")}; got '${values.status}'.`);
+    if (values.status !== undefined && !STATUSES.includes(values.status))
+      throw new UsageError(`--status is one of ${STATUSES.join(", ")}; got '${values.status}'.`);
     const limit = values.limit === undefined ? 20 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError(`--limit is a whole number from 1 to 100; got '${values.limit}'.`);
-    return { name, conn, query: { ...(values.status ? { status: values.status } : {}), ...(values.session ? { sessionId: values.session } : {}), limit } };
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new UsageError(`--limit is a whole number from 1 to 100; got '${values.limit}'.`);
+    return {
+      name,
+      conn,
+      query: { ...(values.status ? { status: values.status } : {}), ...(values.session ? { sessionId: values.session } : {}), limit },
+    };
   }
   if (name === "decide") return decide(conn, rest, values.arguments, values.message);
 
   if (rest.length !== 1 || !rest[0]) throw new UsageError(`'${name}' takes one run id, e.g. stepwise ${name} run_abc123`);
   const runId = validRunId(rest[0]);
-  if (name === "get" || name === "files" || name === "cancel" || name === "open") return { name: name as "get" | "files" | "cancel" | "open", conn, runId };
+  if (name === "get" || name === "files" || name === "cancel" || name === "open")
+    return { name: name as "get" | "files" | "cancel" | "open", conn, runId };
   return { name: "watch", conn, runId, yes: values.yes === true, json: values.json === true };
 }
 
@@ -200,11 +215,15 @@ function validRunId(runId: string): string {
 /** `decide <runId> <interruptId> <decision> [text]`: the request body the interrupt's API takes. */
 function decide(conn: Connection, rest: string[], args: string | undefined, flagMessage: string | undefined): Command {
   const [runId, interruptId, decision, ...text] = rest;
-  if (!runId || !interruptId || !decision) throw new UsageError(`'decide' takes a run id, an interrupt id and a decision, e.g. stepwise decide run_abc int_def approve`);
-  if (!(DECISIONS as readonly string[]).includes(decision)) throw new UsageError(`The decision is one of ${DECISIONS.join(", ")}; got '${decision}'.`);
-  if (!/^[A-Za-z0-9_-]{1,80}$/.test(interruptId)) throw new UsageError(`'${interruptId}' is not an interrupt id (they look like int_abc123).`);
+  if (!runId || !interruptId || !decision)
+    throw new UsageError(`'decide' takes a run id, an interrupt id and a decision, e.g. stepwise decide run_abc int_def approve`);
+  if (!(DECISIONS as readonly string[]).includes(decision))
+    throw new UsageError(`The decision is one of ${DECISIONS.join(", ")}; got '${decision}'.`);
+  if (!/^[A-Za-z0-9_-]{1,80}$/.test(interruptId))
+    throw new UsageError(`'${interruptId}' is not an interrupt id (they look like int_abc123).`);
   const message = [flagMessage, text.join(" ").trim()].filter(Boolean).join(" ") || undefined;
-  if (decision === "answer" && !message) throw new UsageError(`'answer' needs the answer, e.g. stepwise decide ${runId} ${interruptId} answer "Paris"`);
+  if (decision === "answer" && !message)
+    throw new UsageError(`'answer' needs the answer, e.g. stepwise decide ${runId} ${interruptId} answer "Paris"`);
   let parsed: Record<string, unknown> | undefined;
   if (args !== undefined) {
     if (decision !== "edit") throw new UsageError(`--arguments goes with 'edit'.`);
@@ -213,9 +232,15 @@ function decide(conn: Connection, rest: string[], args: string | undefined, flag
     } catch (error) {
       throw new UsageError(`--arguments is not JSON: ${(error as Error).message}`);
     }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`--arguments must be a JSON object.`);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError("--arguments must be a JSON object.");
   } else if (decision === "edit") throw new UsageError(`'edit' needs the new arguments: --arguments '{"filename": "notes.md"}'.`);
-  return { name: "decide", conn, runId: validRunId(runId), interruptId, body: { decision: decision as Decision, ...(parsed ? { arguments: parsed } : {}), ...(message ? { message } : {}) } };
+  return {
+    name: "decide",
+    conn,
+    runId: validRunId(runId),
+    interruptId,
+    body: { decision: decision as Decision, ...(parsed ? { arguments: parsed } : {}), ...(message ? { message } : {}) },
+  };
 }
 
 /** Where the API is and the key for it: flags first, then the environment. */

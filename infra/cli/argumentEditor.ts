@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parseEdited, type ArgumentView } from "../toolArguments.js";
+import { type ArgumentView, parseEdited } from "../toolArguments.js";
 
 /**
  * A tool call's arguments edited in the person's editor, as values: each argument under a marker
@@ -24,7 +24,10 @@ export function editableText(views: ArgumentView[]): string {
 }
 
 /** The edited arguments, undefined when the file was emptied, or what is wrong with it. */
-export function parseEditableText(text: string, views: ArgumentView[]): { arguments: Record<string, unknown> } | { error: string } | undefined {
+export function parseEditableText(
+  text: string,
+  views: ArgumentView[],
+): { arguments: Record<string, unknown> } | { error: string } | undefined {
   if (!text.trim()) return undefined;
   const values = new Map<string, string[]>();
   let current: string[] | undefined;

@@ -3,16 +3,17 @@
  * interrupts are handed to Approvals, and the exit code comes from how the run ended. Ctrl-C
  * detaches; the run goes on.
  */
-import type { RunEvent } from "../../shared/contracts/events.js";
-import { Approvals } from "./approvals.js";
-import type { Connection } from "./args.js";
+
 import type { CreateRunBody, StepwiseClient } from "../../shared/apiClient/client.js";
 import { ConnectionError } from "../../shared/apiClient/errors.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
 import type { RunView } from "../../shared/contracts/responses.js";
+import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
+import { Approvals } from "./approvals.js";
+import type { Connection } from "./args.js";
 import { EventQueue } from "./eventQueue.js";
 import { EXIT } from "./exitCodes.js";
-import { palette, Renderer, useColor, type Palette } from "./render.js";
-import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
+import { type Palette, palette, Renderer, useColor } from "./render.js";
 
 /** The process's streams and environment (tests pass their own). */
 export interface Io {
@@ -64,7 +65,9 @@ export class Session {
     const created = await this.client.createRun(body);
     this.runId = created.runId;
     const { c } = this;
-    this.note(`${c.bold(`Run ${created.runId}`)} submitted ${c.dim(`(session ${created.sessionId})`)}. Following it live; Ctrl-C detaches.`);
+    this.note(
+      `${c.bold(`Run ${created.runId}`)} submitted ${c.dim(`(session ${created.sessionId})`)}. Following it live; Ctrl-C detaches.`,
+    );
     return this.follow(created.links.stream);
   }
 
@@ -72,7 +75,9 @@ export class Session {
     const run = await this.client.getRun(runId);
     this.runId = run.runId;
     const { c } = this;
-    this.note(`${c.bold(`Run ${run.runId}`)} is ${run.status}. ${TERMINAL_STATUSES.has(run.status) ? "Replaying its events." : "Following it live; Ctrl-C detaches."}`);
+    this.note(
+      `${c.bold(`Run ${run.runId}`)} is ${run.status}. ${TERMINAL_STATUSES.has(run.status) ? "Replaying its events." : "Following it live; Ctrl-C detaches."}`,
+    );
     return this.follow(run.links.stream);
   }
 
@@ -110,7 +115,8 @@ export class Session {
       }
     } catch (error) {
       if (error instanceof Detached || this.detach.signal.aborted) return this.detached();
-      if (error instanceof ConnectionError) this.io.stderr.write(`The run may well go on; attach again later with: ${this.watchCommand()}\n`);
+      if (error instanceof ConnectionError)
+        this.io.stderr.write(`The run may well go on; attach again later with: ${this.watchCommand()}\n`);
       throw error;
     } finally {
       process.off("SIGINT", onSigint);

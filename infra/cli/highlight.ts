@@ -13,8 +13,26 @@ const hljs = createRequire(import.meta.url)("highlight.js/lib/common") as Highli
 
 /** SGR colours per highlight.js token class (first class of a span). */
 const COLOURS: Record<string, number> = {
-  keyword: 35, built_in: 36, literal: 36, number: 33, string: 32, regexp: 32, comment: 90, quote: 90,
-  title: 34, function: 34, params: 39, attr: 33, attribute: 33, variable: 31, meta: 90, name: 31, tag: 31, section: 34, bullet: 33, symbol: 33,
+  keyword: 35,
+  built_in: 36,
+  literal: 36,
+  number: 33,
+  string: 32,
+  regexp: 32,
+  comment: 90,
+  quote: 90,
+  title: 34,
+  function: 34,
+  params: 39,
+  attr: 33,
+  attribute: 33,
+  variable: 31,
+  meta: 90,
+  name: 31,
+  tag: 31,
+  section: 34,
+  bullet: 33,
+  symbol: 33,
 };
 const ENTITIES: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
 const unescape = (text: string) => text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]!);

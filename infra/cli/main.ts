@@ -18,16 +18,20 @@
  * This file dispatches and turns errors into exit codes; args.ts reads the command line,
  * follow.ts follows a run (`run`, `watch`), approvals.ts gets the decisions its interrupts wait for.
  */
-import { DEFAULT_URL, HELP, parseCommandLine, UsageError, type Command, type Connection } from "./args.js";
+
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import { ApiError, ConnectionError } from "../../shared/apiClient/errors.js";
+import { type Command, type Connection, DEFAULT_URL, HELP, parseCommandLine, UsageError } from "./args.js";
 import { EXIT } from "./exitCodes.js";
 import { printFiles, uploadAll, withDownloadLinks } from "./files.js";
-import { Session, type Io } from "./follow.js";
+import { type Io, Session } from "./follow.js";
 import { runList } from "./render.js";
 
 /** Runs one command line; resolves to the exit code (stepwise.mjs exits with it). */
-export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
+export async function main(
+  argv: string[],
+  io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
+): Promise<number> {
   let command: Command;
   try {
     command = parseCommandLine(argv, io.env);
@@ -76,7 +80,9 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
         return EXIT.ok;
       case "decide": {
         const interrupt = await client.resolveInterrupt(command.runId, command.interruptId, command.body);
-        io.stdout.write(`${command.body.decision} sent for ${interrupt.interruptId} (${interrupt.kind}); the run goes on. Follow it: stepwise watch ${command.runId}\n`);
+        io.stdout.write(
+          `${command.body.decision} sent for ${interrupt.interruptId} (${interrupt.kind}); the run goes on. Follow it: stepwise watch ${command.runId}\n`,
+        );
         return EXIT.ok;
       }
     }
@@ -101,7 +107,10 @@ function reportError(error: unknown, io: Io, conn: Connection): number {
     return error.status >= 500 || error.status === 429 ? EXIT.connection : EXIT.usage;
   }
   if (error instanceof ConnectionError) {
-    const hint = conn.url === DEFAULT_URL ? " Is the local stack running ('npm start')? Otherwise set STEPWISE_URL or pass --url." : " Check --url / STEPWISE_URL.";
+    const hint =
+      conn.url === DEFAULT_URL
+        ? " Is the local stack running ('npm start')? Otherwise set STEPWISE_URL or pass --url."
+        : " Check --url / STEPWISE_URL.";
     io.stderr.write(`stepwise: ${error.message}${hint}\n`);
     return EXIT.connection;
   }

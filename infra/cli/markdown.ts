@@ -43,7 +43,9 @@ function blockLines(token: Token, style: Style): string[] | undefined {
     case "paragraph":
       return inline((token as Tokens.Paragraph).tokens, style).split("\n");
     case "text":
-      return inline((token as Tokens.Text).tokens ?? [{ type: "text", raw: token.raw, text: token.text } as Tokens.Text], style).split("\n");
+      return inline((token as Tokens.Text).tokens ?? [{ type: "text", raw: token.raw, text: token.text } as Tokens.Text], style).split(
+        "\n",
+      );
     case "code": {
       const { text, lang } = token as Tokens.Code;
       const body = style.color ? highlightAnsi(text, lang?.split(/\s/)[0]?.toLowerCase()) : text;
@@ -56,7 +58,10 @@ function blockLines(token: Token, style: Style): string[] | undefined {
       const start = typeof list.start === "number" ? list.start : 1;
       return list.items.flatMap((item, i) => {
         const marker = list.ordered ? `${start + i}.` : item.task ? (item.checked ? "[x]" : "[ ]") : "-";
-        const body = blocks(item.tokens.filter((t) => t.type !== "checkbox"), style).filter((line, j, all) => line !== "" || (j > 0 && j < all.length - 1 && list.loose));
+        const body = blocks(
+          item.tokens.filter((t) => t.type !== "checkbox"),
+          style,
+        ).filter((line, j, all) => line !== "" || (j > 0 && j < all.length - 1 && list.loose));
         return body.map((line, j) => (j === 0 ? `${marker} ${line}` : `${" ".repeat(marker.length + 1)}${line}`));
       });
     }

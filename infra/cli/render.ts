@@ -3,14 +3,15 @@
  * results, thoughts (dimmed), interrupts, the answer, files and usage. Pure: it returns lines and
  * the caller writes them, so tests can read them.
  */
-import { argumentViews } from "../toolArguments.js";
-import { highlightAnsi } from "./highlight.js";
-import { terminalMarkdown } from "./markdown.js";
+
+import { StreamedText, sourceKey, type TextBlock, type TextSource, textSource } from "../../shared/apiClient/streamedText.js";
+import { timeAgo } from "../../shared/apiClient/timeAgo.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";
-import { sourceKey, StreamedText, textSource, type TextBlock, type TextSource } from "../../shared/apiClient/streamedText.js";
-import { timeAgo } from "../../shared/apiClient/timeAgo.js";
+import { argumentViews } from "../toolArguments.js";
+import { highlightAnsi } from "./highlight.js";
+import { terminalMarkdown } from "./markdown.js";
 
 export interface Palette {
   bold(text: string): string;
@@ -27,7 +28,15 @@ const plain = (text: string) => text;
 
 export function palette(color: boolean): Palette {
   return color
-    ? { bold: sgr(1, 22), dim: sgr(2, 22), red: sgr(31, 39), green: sgr(32, 39), yellow: sgr(33, 39), cyan: sgr(36, 39), magenta: sgr(35, 39) }
+    ? {
+        bold: sgr(1, 22),
+        dim: sgr(2, 22),
+        red: sgr(31, 39),
+        green: sgr(32, 39),
+        yellow: sgr(33, 39),
+        cyan: sgr(36, 39),
+        magenta: sgr(35, 39),
+      }
     : { bold: plain, dim: plain, red: plain, green: plain, yellow: plain, cyan: plain, magenta: plain };
 }
 
@@ -109,7 +118,9 @@ export class Renderer {
     const lines: string[] = [];
     const thought = reasoning?.text.slice(reasoning.view.shown);
     if (reasoning && thought) {
-      lines.push(`  ${this.source(source)} ${this.c.dim(`▸ reasoning (${thought.length} characters): ${this.cut(oneLine(thought)).slice(0, 80)}`)}`);
+      lines.push(
+        `  ${this.source(source)} ${this.c.dim(`▸ reasoning (${thought.length} characters): ${this.cut(oneLine(thought)).slice(0, 80)}`)}`,
+      );
       reasoning.view.shown = reasoning.text.length;
     }
     const said = text?.text.slice(text.view.shown);
@@ -169,7 +180,9 @@ export class Renderer {
       case "tool.called": {
         const args = json(event.data.arguments);
         const persona = event.data.persona ? ` ${c.dim(`(${event.data.persona})`)}` : "";
-        return [`  ${this.source(event.data)} ${c.magenta("→")} ${c.bold(event.data.tool)}${persona} ${args.length > 200 ? `${args.slice(0, 199)}…` : args}`];
+        return [
+          `  ${this.source(event.data)} ${c.magenta("→")} ${c.bold(event.data.tool)}${persona} ${args.length > 200 ? `${args.slice(0, 199)}…` : args}`,
+        ];
       }
       case "tool.result": {
         const { ok, output, tool } = event.data;
@@ -184,7 +197,11 @@ export class Renderer {
         if (event.data.part === "output") return [];
         const lines = event.data.text.trimEnd().split(/\r?\n/);
         const more = lines.length > 6 ? [c.dim(`    … (+${lines.length - 6} lines)`)] : [];
-        return [`  ${this.source(event.data)} ${c.dim(`${event.data.language}:`)}`, ...lines.slice(0, 6).map((line) => c.dim(`    ${this.cut(line)}`)), ...more];
+        return [
+          `  ${this.source(event.data)} ${c.dim(`${event.data.language}:`)}`,
+          ...lines.slice(0, 6).map((line) => c.dim(`    ${this.cut(line)}`)),
+          ...more,
+        ];
       }
       case "report.delta":
         return [];
@@ -195,7 +212,11 @@ export class Renderer {
         return [`  ${c.cyan("+")} file ${c.bold(name)} ${c.dim(`(${bytes} bytes, ${contentType})`)}`];
       }
       case "run.resumed":
-        return [c.dim(`Run resumed${event.data.redrive ? " (redriven)" : ""}${event.data.reason ? `: ${this.cut(oneLine(event.data.reason))}` : ""}.`)];
+        return [
+          c.dim(
+            `Run resumed${event.data.redrive ? " (redriven)" : ""}${event.data.reason ? `: ${this.cut(oneLine(event.data.reason))}` : ""}.`,
+          ),
+        ];
       case "tool_source.unavailable":
         return [c.yellow(`⚠ tool source ${event.data.source} unavailable: ${this.cut(oneLine(event.data.reason))}`)];
       case "interrupt.opened":
@@ -203,7 +224,12 @@ export class Renderer {
       case "interrupt.resolved": {
         const { decision, message, kind } = event.data;
         const what = kind === "plan_approval" ? "plan" : kind === "tool_approval" ? "tool call" : "question";
-        const word: Record<string, string> = { approve: c.green("✓ approved"), reject: c.red("✗ rejected"), edit: c.yellow("✎ edited"), answer: c.green("✓ answered") };
+        const word: Record<string, string> = {
+          approve: c.green("✓ approved"),
+          reject: c.red("✗ rejected"),
+          edit: c.yellow("✎ edited"),
+          answer: c.green("✓ answered"),
+        };
         return [`${word[decision] ?? decision} (${what})${message ? `: ${this.cut(oneLine(message))}` : ""}`];
       }
       case "run.succeeded":
@@ -237,7 +263,14 @@ export class Renderer {
     const lines = ["", `${c.bold("Plan:")} ${plan.title}${plan.finished ? c.green(" (finished)") : ""}`];
     plan.steps.forEach((step, i) => {
       const marker = STEP_MARKERS[step.status] ?? `[${step.status}]`;
-      const painted = step.status === "completed" ? c.green(marker) : step.status === "in_progress" ? c.cyan(marker) : step.status === "blocked" ? c.red(marker) : marker;
+      const painted =
+        step.status === "completed"
+          ? c.green(marker)
+          : step.status === "in_progress"
+            ? c.cyan(marker)
+            : step.status === "blocked"
+              ? c.red(marker)
+              : marker;
       lines.push(`  ${painted} ${i + 1}. ${step.title}`);
       if (full) for (const task of step.tasks) lines.push(c.dim(`         - ${task}`));
       if (step.notes) lines.push(c.dim(`         notes: ${this.cut(oneLine(step.notes))}`));
@@ -274,7 +307,8 @@ export class Renderer {
     return argumentViews(args, toolDescription).flatMap((view) => {
       const label = `    ${c.bold(view.name)}${view.kind === "code" && view.language ? c.dim(` (${view.language})`) : ""}:`;
       if (view.kind === "text" && !view.text.includes("\n") && view.text.length <= 100) return [`${label} ${view.text}`];
-      const body = view.kind === "text" ? view.text : this.color ? highlightAnsi(view.text, view.kind === "json" ? "json" : view.language) : view.text;
+      const body =
+        view.kind === "text" ? view.text : this.color ? highlightAnsi(view.text, view.kind === "json" ? "json" : view.language) : view.text;
       return [label, ...body.split("\n").map((line) => `      ${c.dim("│")} ${line}`)];
     });
   }
@@ -285,7 +319,10 @@ export class Renderer {
     const lines: string[] = [];
     // Files the answer already names are not listed again.
     const answer = this.answer || run.result || "";
-    const unnamed = run.files.length > 0 ? run.files.filter((f) => !answer.includes(f.name)).map((f) => `${f.name} (${f.bytes} bytes)`) : this.files.filter((f) => !answer.includes(f));
+    const unnamed =
+      run.files.length > 0
+        ? run.files.filter((f) => !answer.includes(f.name)).map((f) => `${f.name} (${f.bytes} bytes)`)
+        : this.files.filter((f) => !answer.includes(f));
     if (unnamed.length > 0) lines.push(`${c.bold("Files:")} ${unnamed.join(", ")}`);
     const u = run.usage as Partial<Record<"promptTokens" | "completionTokens" | "llmCalls" | "toolCalls" | "stateTransitions", number>>;
     const parts = [
@@ -344,8 +381,15 @@ function oneLine(text: string): string {
 /** `stepwise list`: one line per run, newest first; the cost is an estimate, none for a model with no price. */
 export function runList(page: RunList, now = Date.now()): string {
   if (page.runs.length === 0) return "No runs.\n";
-  const rows = page.runs.map((run) => [run.runId, run.status, run.mode ?? run.requestedMode, timeAgo(run.createdAt, now), run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`, oneLine(run.input).slice(0, 60)]);
+  const rows = page.runs.map((run) => [
+    run.runId,
+    run.status,
+    run.mode ?? run.requestedMode,
+    timeAgo(run.createdAt, now),
+    run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`,
+    oneLine(run.input).slice(0, 60),
+  ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
-  return `${lines.join("\n")}\n${page.nextCursor ? `(more: raise --limit, or filter with --status / --session)\n` : ""}`;
+  return `${lines.join("\n")}\n${page.nextCursor ? "(more: raise --limit, or filter with --status / --session)\n" : ""}`;
 }

@@ -1,7 +1,7 @@
-import { build } from "esbuild";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { build } from "esbuild";
 
 /**
  * The web console: a single-page app bundled by esbuild into infra/console/dist (index.html,
@@ -43,11 +43,26 @@ export async function buildConsole(outDir = CONSOLE_DIST): Promise<string> {
 
 /** Builds the console unless the built copy is newer than every file it was built from (a file gone: rebuilt). */
 export async function ensureConsoleBuilt(outDir = CONSOLE_DIST): Promise<string> {
-  const built = await stat(path.join(outDir, "console.js")).then((s) => s.mtimeMs, () => 0);
-  const inputs = await readFile(path.join(outDir, INPUTS_FILE), "utf8").then((text) => JSON.parse(text) as string[], () => undefined);
+  const built = await stat(path.join(outDir, "console.js")).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
+  const inputs = await readFile(path.join(outDir, INPUTS_FILE), "utf8").then(
+    (text) => JSON.parse(text) as string[],
+    () => undefined,
+  );
   if (built === 0 || !inputs) return buildConsole(outDir);
   const sources = [...STATIC_FILES, ...inputs].map((f) => path.resolve(here, f));
-  const newest = Math.max(...(await Promise.all(sources.map((f) => stat(f).then((s) => s.mtimeMs, () => Infinity)))));
+  const newest = Math.max(
+    ...(await Promise.all(
+      sources.map((f) =>
+        stat(f).then(
+          (s) => s.mtimeMs,
+          () => Number.POSITIVE_INFINITY,
+        ),
+      ),
+    )),
+  );
   return built > newest ? outDir : buildConsole(outDir);
 }
 

@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
 
 const WORKER = path.join(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "container.ts");

@@ -48,7 +48,10 @@ export function definitionHash(settings: StateMachineSettings): string {
  * as `cdk synth`, several seconds and a lot of memory), or read back from the cache when nothing
  * it depends on has changed since. The ASL parity test compares both with `cdk synth`'s.
  */
-export async function localDefinition(settings: StateMachineSettings, cacheDir = path.join(root, "node_modules", ".cache", "stepwise")): Promise<CachedDefinition> {
+export async function localDefinition(
+  settings: StateMachineSettings,
+  cacheDir = path.join(root, "node_modules", ".cache", "stepwise"),
+): Promise<CachedDefinition> {
   const hash = definitionHash(settings);
   const file = path.join(cacheDir, `state-machine-${hash.slice(0, 32)}.json`);
   try {

@@ -1,5 +1,14 @@
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, ResourceNotFoundException, ScanCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
 import { Worker } from "node:worker_threads";
+import {
+  type AttributeValue,
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  PutItemCommand,
+  ResourceNotFoundException,
+  ScanCommand,
+} from "@aws-sdk/client-dynamodb";
 import { keys } from "../../shared/store/keys.js";
 import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import type { LocalCredentials } from "./sigv4.mjs";
@@ -9,7 +18,11 @@ import type { LocalCredentials } from "./sigv4.mjs";
  * with these credentials. It runs in a worker thread, so its CPU work runs in parallel with the
  * handlers' (see dynaliteWorker.mjs).
  */
-export async function startDynamo(options: { credentials: LocalCredentials; path?: string; port?: number }): Promise<{ endpoint: string; close(): Promise<void> }> {
+export async function startDynamo(options: {
+  credentials: LocalCredentials;
+  path?: string;
+  port?: number;
+}): Promise<{ endpoint: string; close(): Promise<void> }> {
   const worker = new Worker(new URL("./dynaliteWorker.mjs", import.meta.url), {
     workerData: { path: options.path, port: options.port, credentials: options.credentials },
     // Plain JavaScript: none of the parent's loaders (tsx) or preloads.
@@ -57,7 +70,10 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         AttributeDefinitions: [
           { AttributeName: "pk", AttributeType: "S" },
           { AttributeName: "sk", AttributeType: "S" },
-          ...[...new Set(TABLE_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey]))].map((name) => ({ AttributeName: name, AttributeType: "S" as const })),
+          ...[...new Set(TABLE_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey]))].map((name) => ({
+            AttributeName: name,
+            AttributeType: "S" as const,
+          })),
         ],
         GlobalSecondaryIndexes: TABLE_INDEXES.map((i) => ({
           IndexName: i.indexName,
@@ -104,8 +120,12 @@ async function addIndexes(client: DynamoDBClient, tableName: string): Promise<vo
   await ensureTable(client, tableName);
   for (const item of items) {
     const run = item.pk?.S?.startsWith(keys.runPkPrefix) && item.sk?.S === keys.metaSk ? item : undefined;
-    const listing = run ? keys.runListing({ tenantId: run.tenantId?.S ?? "", createdAt: run.createdAt?.S ?? "", runId: run.runId?.S ?? "" }) : {};
-    const indexKeys: Record<string, AttributeValue> = Object.fromEntries(Object.entries(listing).map(([name, value]) => [name, { S: String(value) }]));
+    const listing = run
+      ? keys.runListing({ tenantId: run.tenantId?.S ?? "", createdAt: run.createdAt?.S ?? "", runId: run.runId?.S ?? "" })
+      : {};
+    const indexKeys: Record<string, AttributeValue> = Object.fromEntries(
+      Object.entries(listing).map(([name, value]) => [name, { S: String(value) }]),
+    );
     await client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, ...indexKeys } }));
   }
 }

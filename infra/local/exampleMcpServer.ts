@@ -22,10 +22,14 @@ function exampleServer(): McpServer {
     { description: "Says the message back.", inputSchema: { message: z.string() }, annotations: { readOnlyHint: true } },
     async ({ message }) => ({ content: [{ type: "text", text: `Echo: ${message}` }] }),
   );
-  server.registerTool("save_note", { description: "Saves a note on the server.", inputSchema: { text: z.string().min(1) } }, async ({ text }) => {
-    notes.push(text);
-    return { content: [{ type: "text", text: `Saved note #${notes.length}: ${text}` }] };
-  });
+  server.registerTool(
+    "save_note",
+    { description: "Saves a note on the server.", inputSchema: { text: z.string().min(1) } },
+    async ({ text }) => {
+      notes.push(text);
+      return { content: [{ type: "text", text: `Saved note #${notes.length}: ${text}` }] };
+    },
+  );
   return server;
 }
 

@@ -1,6 +1,15 @@
 import { LOCAL_REGION } from "./account.js";
 
-const STATE_TYPE_PREFIX: Record<string, string> = { Task: "Task", Choice: "Choice", Map: "Map", Pass: "Pass", Succeed: "Succeed", Fail: "Fail", Wait: "Wait", Parallel: "Parallel" };
+const STATE_TYPE_PREFIX: Record<string, string> = {
+  Task: "Task",
+  Choice: "Choice",
+  Map: "Map",
+  Pass: "Pass",
+  Succeed: "Succeed",
+  Fail: "Fail",
+  Wait: "Wait",
+  Parallel: "Parallel",
+};
 
 /**
  * aws-local-stepfunctions' event log → Step Functions' HistoryEvent shape; undefined for what
@@ -21,18 +30,43 @@ export function toHistoryEvent(log: any, id: number): Record<string, unknown> | 
     case "ExecutionTimeout":
       return { ...base, type: "ExecutionTimedOut", executionTimedOutEventDetails: {} };
     case "StateEntered":
-      return { ...base, type: `${prefix}StateEntered`, stateEnteredEventDetails: { name: log.state.name, input: JSON.stringify(log.state.input) } };
+      return {
+        ...base,
+        type: `${prefix}StateEntered`,
+        stateEnteredEventDetails: { name: log.state.name, input: JSON.stringify(log.state.input) },
+      };
     case "StateExited":
-      return { ...base, type: `${prefix}StateExited`, stateExitedEventDetails: { name: log.state.name, output: JSON.stringify(log.state.output) } };
+      return {
+        ...base,
+        type: `${prefix}StateExited`,
+        stateExitedEventDetails: { name: log.state.name, output: JSON.stringify(log.state.output) },
+      };
     case "StateFailed":
-      return { ...base, type: "TaskFailed", taskFailedEventDetails: { resourceType: "lambda", resource: log.state.name, error: log.Error, cause: String(log.Cause ?? "") } };
+      return {
+        ...base,
+        type: "TaskFailed",
+        taskFailedEventDetails: { resourceType: "lambda", resource: log.state.name, error: log.Error, cause: String(log.Cause ?? "") },
+      };
     case "StateRetried":
       // Step Functions has no "retried" event: a retry shows as the task scheduled again.
-      return { ...base, type: "TaskScheduled", taskScheduledEventDetails: { resourceType: "lambda", resource: "invoke", region: LOCAL_REGION, parameters: JSON.stringify(log.state.input ?? {}) } };
+      return {
+        ...base,
+        type: "TaskScheduled",
+        taskScheduledEventDetails: {
+          resourceType: "lambda",
+          resource: "invoke",
+          region: LOCAL_REGION,
+          parameters: JSON.stringify(log.state.input ?? {}),
+        },
+      };
     case "MapIterationStarted":
     case "MapIterationSucceeded":
     case "MapIterationFailed":
-      return { ...base, type: log.type, [`${log.type[0].toLowerCase()}${log.type.slice(1)}EventDetails`]: { name: log.parentState?.name, index: log.index } };
+      return {
+        ...base,
+        type: log.type,
+        [`${log.type[0].toLowerCase()}${log.type.slice(1)}EventDetails`]: { name: log.parentState?.name, index: log.index },
+      };
     default:
       return undefined;
   }

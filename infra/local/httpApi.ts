@@ -94,7 +94,10 @@ export function refuseBeforeBody(req: IncomingMessage, res: ServerResponse, resu
 }
 
 export function sendResult(res: ServerResponse, result: APIGatewayProxyStructuredResultV2 | string | undefined) {
-  const structured = typeof result === "object" && result !== null && "statusCode" in result ? result : { statusCode: 200, body: typeof result === "string" ? result : JSON.stringify(result ?? null) };
+  const structured =
+    typeof result === "object" && result !== null && "statusCode" in result
+      ? result
+      : { statusCode: 200, body: typeof result === "string" ? result : JSON.stringify(result ?? null) };
   const headers = { ...(structured.headers ?? {}) } as Record<string, string>;
   res.writeHead(structured.statusCode ?? 200, headers);
   res.end(structured.isBase64Encoded ? Buffer.from(structured.body ?? "", "base64") : (structured.body ?? ""));

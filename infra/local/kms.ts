@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
+import { type LocalCredentials, refuseUnsigned } from "./sigv4.mjs";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
 
 export const LOCAL_KMS_KEY_ID = `arn:aws:kms:${LOCAL_REGION}:${LOCAL_ACCOUNT}:key/stepwise-local`;
@@ -50,7 +50,9 @@ export class LocalKms {
         res.writeHead(200, { "content-type": "application/x-amz-json-1.1" }).end(JSON.stringify(body));
       } catch (error) {
         const type = error instanceof KmsError ? error.type : "ValidationException";
-        res.writeHead(400, { "content-type": "application/x-amz-json-1.1" }).end(JSON.stringify({ __type: type, message: (error as Error).message }));
+        res
+          .writeHead(400, { "content-type": "application/x-amz-json-1.1" })
+          .end(JSON.stringify({ __type: type, message: (error as Error).message }));
       }
     });
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
@@ -66,12 +68,22 @@ export class LocalKms {
       case "GenerateDataKey": {
         if (input.KeySpec !== "AES_256" && input.NumberOfBytes !== 32) throw new KmsError("ValidationException", "only AES_256 data keys");
         const plaintext = randomBytes(32);
-        return { KeyId: LOCAL_KMS_KEY_ID, Plaintext: plaintext.toString("base64"), CiphertextBlob: this.encrypt(plaintext, input.EncryptionContext).toString("base64") };
+        return {
+          KeyId: LOCAL_KMS_KEY_ID,
+          Plaintext: plaintext.toString("base64"),
+          CiphertextBlob: this.encrypt(plaintext, input.EncryptionContext).toString("base64"),
+        };
       }
       case "Encrypt":
-        return { KeyId: LOCAL_KMS_KEY_ID, CiphertextBlob: this.encrypt(Buffer.from(String(input.Plaintext ?? ""), "base64"), input.EncryptionContext).toString("base64") };
+        return {
+          KeyId: LOCAL_KMS_KEY_ID,
+          CiphertextBlob: this.encrypt(Buffer.from(String(input.Plaintext ?? ""), "base64"), input.EncryptionContext).toString("base64"),
+        };
       case "Decrypt":
-        return { KeyId: LOCAL_KMS_KEY_ID, Plaintext: this.decrypt(Buffer.from(String(input.CiphertextBlob ?? ""), "base64"), input.EncryptionContext).toString("base64") };
+        return {
+          KeyId: LOCAL_KMS_KEY_ID,
+          Plaintext: this.decrypt(Buffer.from(String(input.CiphertextBlob ?? ""), "base64"), input.EncryptionContext).toString("base64"),
+        };
       default:
         throw new KmsError("UnknownOperationException", `the local KMS does not implement ${action}`);
     }
@@ -85,7 +97,8 @@ export class LocalKms {
   }
 
   private decrypt(blob: Buffer, context: Record<string, string> = {}): Buffer {
-    if (blob.length < MAGIC.length + 28 || !blob.subarray(0, MAGIC.length).equals(MAGIC)) throw new KmsError("InvalidCiphertextException", "not a ciphertext of this key");
+    if (blob.length < MAGIC.length + 28 || !blob.subarray(0, MAGIC.length).equals(MAGIC))
+      throw new KmsError("InvalidCiphertextException", "not a ciphertext of this key");
     const iv = blob.subarray(MAGIC.length, MAGIC.length + 12);
     const tag = blob.subarray(MAGIC.length + 12, MAGIC.length + 28);
     try {

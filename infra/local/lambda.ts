@@ -124,5 +124,8 @@ export async function invokeStreaming(entry: string, event: unknown, res: Server
 
 /** "functions/steps/plan.ts" → "steps-plan": a readable function name for local log lines. */
 function localFunctionName(entry: string): string {
-  return entry.replace(/^functions\//, "").replace(/\.ts$/, "").replaceAll("/", "-");
+  return entry
+    .replace(/^functions\//, "")
+    .replace(/\.ts$/, "")
+    .replaceAll("/", "-");
 }

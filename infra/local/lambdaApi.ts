@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { invokeLambda } from "./lambda.js";
-import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
+import { type LocalCredentials, refuseUnsigned } from "./sigv4.mjs";
 
 /**
  * The Lambda Invoke API on loopback (`POST /2015-03-31/functions/{name}/invocations`), for
@@ -42,7 +42,11 @@ export class LocalLambdaApi {
         res.end(JSON.stringify(result));
       } catch (error) {
         // invokeLambda's message is Lambda's error JSON ({errorType, errorMessage, trace}).
-        res.writeHead(200, { "content-type": "application/json", "x-amz-function-error": "Unhandled", "x-amz-executed-version": "$LATEST" });
+        res.writeHead(200, {
+          "content-type": "application/json",
+          "x-amz-function-error": "Unhandled",
+          "x-amz-executed-version": "$LATEST",
+        });
         res.end((error as Error).message);
       }
     });

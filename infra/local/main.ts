@@ -66,7 +66,9 @@ const stack = await startLocalStack({
 }).catch((error: NodeJS.ErrnoException) => {
   // A port in use is the one start-up failure a person fixes by a setting: say which, no stack trace.
   if (error.code !== "EADDRINUSE") throw error;
-  console.error(`Port ${port} is already in use (another Stepwise?). Stop that program, or choose another port: PORT=${port + 1} npm start`);
+  console.error(
+    `Port ${port} is already in use (another Stepwise?). Stop that program, or choose another port: PORT=${port + 1} npm start`,
+  );
   process.exit(1);
 });
 
@@ -78,9 +80,20 @@ say(`  ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 
 if (process.env.STEPWISE_READY_JSON) {
   // Machine-readable line for scripts and tests that start the stack.
-  console.log(JSON.stringify({ ready: true, url: stack.url, apiKey, endpoints: stack.endpoints, containerPids: stack.containerPids, apiContainerPids: stack.apiContainerPids }));
+  console.log(
+    JSON.stringify({
+      ready: true,
+      url: stack.url,
+      apiKey,
+      endpoints: stack.endpoints,
+      containerPids: stack.containerPids,
+      apiContainerPids: stack.apiContainerPids,
+    }),
+  );
 } else {
-  const model = stack.model.offline ? "the offline model (deterministic; demonstrates the orchestration, does not reason)" : `${stack.model.name} at ${stack.model.url}${await modelCheck(stack.model.url)}`;
+  const model = stack.model.offline
+    ? "the offline model (deterministic; demonstrates the orchestration, does not reason)"
+    : `${stack.model.name} at ${stack.model.url}${await modelCheck(stack.model.url)}`;
   const cliUrl = stack.url === "http://127.0.0.1:3000" ? "" : `STEPWISE_URL=${stack.url} `;
   console.log(`Stepwise is running at ${stack.url}
   console:  ${stack.url}/   (sign in with the API key)
@@ -122,7 +135,9 @@ async function modelCheck(url: string): Promise<string> {
       signal: AbortSignal.timeout(5_000),
     });
     await response.body?.cancel();
-    return response.status === 401 || response.status === 403 ? ` — WARNING: it refused the key (HTTP ${response.status}); runs will fail until OPENAI_API_KEY is right` : "";
+    return response.status === 401 || response.status === 403
+      ? ` — WARNING: it refused the key (HTTP ${response.status}); runs will fail until OPENAI_API_KEY is right`
+      : "";
   } catch (error) {
     const { cause } = error as { cause?: { code?: string; message?: string } };
     const reason = cause?.code ?? cause?.message ?? (error as Error).message;

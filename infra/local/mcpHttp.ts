@@ -1,7 +1,7 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 
 export interface McpHttpOptions {
   port?: number;
@@ -30,7 +30,8 @@ export async function serveMcpOverHttp(build: () => McpServer, options: McpHttpO
     requests.push(req.headers);
     if (new URL(req.url ?? "/", "http://localhost").pathname !== path) return void res.writeHead(404).end();
     for (const [name, value] of Object.entries(options.requiredHeaders ?? {})) {
-      if (req.headers[name.toLowerCase()] !== value) return void res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
+      if (req.headers[name.toLowerCase()] !== value)
+        return void res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
     }
     if (req.method !== "POST") return void res.writeHead(405, { allow: "POST" }).end();
     const chunks: Buffer[] = [];

@@ -1,17 +1,17 @@
-import { keys } from "../../shared/store/keys.js";
-import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
-import { executionInput } from "../../shared/contracts/steps.js";
-import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import type { RunRecord } from "../../shared/contracts/run.js";
+import { executionInput } from "../../shared/contracts/steps.js";
+import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
+import type { SessionQueuePorts } from "../../shared/run/sessionQueue.js";
 import { EventLog } from "../../shared/store/events.js";
+import { keys } from "../../shared/store/keys.js";
 import { RunStore } from "../../shared/store/runs.js";
 import { SessionStore } from "../../shared/store/sessions.js";
 import { StepFunctionsExecutions } from "../../shared/store/stepFunctions.js";
-import type { SessionQueuePorts } from "../../shared/run/sessionQueue.js";
 import { Table } from "../../shared/store/table.js";
 import type { LocalStepFunctions } from "./stepFunctions.js";
-import type { RunRecord } from "../../shared/contracts/run.js";
-import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 
 const RETENTION_DAYS = 30;
 
@@ -46,7 +46,13 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
         TableName: tableName,
         FilterExpression: "sk = :meta AND begins_with(pk, :run) AND #status IN (:s0, :s1, :s2)",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":meta": keys.metaSk, ":run": keys.runPkPrefix, ":s0": IN_FLIGHT[0], ":s1": IN_FLIGHT[1], ":s2": IN_FLIGHT[2] },
+        ExpressionAttributeValues: {
+          ":meta": keys.metaSk,
+          ":run": keys.runPkPrefix,
+          ":s0": IN_FLIGHT[0],
+          ":s1": IN_FLIGHT[1],
+          ":s2": IN_FLIGHT[2],
+        },
         ExclusiveStartKey: startKey,
       }),
     );
@@ -67,10 +73,21 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
   for (const run of unstarted) {
     // A run waiting in its session's queue has no execution yet, rightly: it starts when its turn comes.
     if (run.turn !== undefined && (await sessions.runs(String(run.tenantId), String(run.sessionId))).activeRunId !== run.runId) continue;
-    await sfn.send(new StartExecutionCommand({ stateMachineArn: stepFunctions.aliasArn, name: String(run.runId), input: executionInput(String(run.runId)) }));
+    await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: stepFunctions.aliasArn,
+        name: String(run.runId),
+        input: executionInput(String(run.runId)),
+      }),
+    );
     started.push(String(run.runId));
   }
-  const handedOn = await handOnEndedSessions(doc, tableName, { sessions, runs: new RunStore(table, RETENTION_DAYS), events, executions: new StepFunctionsExecutions(sfn, stepFunctions.aliasArn) });
+  const handedOn = await handOnEndedSessions(doc, tableName, {
+    sessions,
+    runs: new RunStore(table, RETENTION_DAYS),
+    events,
+    executions: new StepFunctionsExecutions(sfn, stepFunctions.aliasArn),
+  });
   sfn.destroy();
   doc.destroy();
   return { continued, started, handedOn };
@@ -97,7 +114,8 @@ async function handOnEndedSessions(doc: DynamoDBDocumentClient, tableName: strin
     for (const session of page.Items ?? []) {
       const active = await ports.runs.get(String(session.activeRun));
       // Still going, or ended but its execution has yet to reach a safe point: its end hands on.
-      if (active && (!TERMINAL_STATUSES.has(active.status) || (await ports.executions.describe(active.executionArn)) === "RUNNING")) continue;
+      if (active && (!TERMINAL_STATUSES.has(active.status) || (await ports.executions.describe(active.executionArn)) === "RUNNING"))
+        continue;
       // Never recorded: its submit was stopped between claiming the session and recording the run.
       const { tenantId, sessionId } = keys.sessionOfPk(String(session.pk));
       await leaveSession(ports, active ?? ({ runId: String(session.activeRun), tenantId, sessionId, status: "failed" } as RunRecord));

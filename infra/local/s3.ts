@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { sigV4Refusal } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { sigV4Refusal } from "./sigv4.mjs";
 
 interface StoredObject {
   body: Buffer;
@@ -89,7 +89,11 @@ export class LocalS3 {
       // As the stack's bucket CORS rule: a page may upload through a link and read the part's ETag.
       if (req.headers.origin) res.setHeader("access-control-allow-origin", "*"), res.setHeader("access-control-expose-headers", "ETag");
       if (req.method === "OPTIONS") {
-        res.writeHead(204, { "access-control-allow-methods": "GET, PUT", "access-control-allow-headers": String(req.headers["access-control-request-headers"] ?? "*"), "access-control-max-age": "3600" });
+        res.writeHead(204, {
+          "access-control-allow-methods": "GET, PUT",
+          "access-control-allow-headers": String(req.headers["access-control-request-headers"] ?? "*"),
+          "access-control-max-age": "3600",
+        });
         return void res.end();
       }
       await this.authorize(req, url, Buffer.concat(chunks));
@@ -99,7 +103,8 @@ export class LocalS3 {
       if (!key) return this.bucketRequest(req.method ?? "GET", bucket, res);
       if (!this.buckets.has(bucket)) throw new S3Error(404, "NoSuchBucket", `The bucket ${bucket} does not exist`);
       const id = `${bucket}/${key}`;
-      if (url.searchParams.has("uploads") || url.searchParams.has("uploadId")) return this.multipartRequest(req.method ?? "GET", id, url, Buffer.concat(chunks), req, res);
+      if (url.searchParams.has("uploads") || url.searchParams.has("uploadId"))
+        return this.multipartRequest(req.method ?? "GET", id, url, Buffer.concat(chunks), req, res);
       switch (req.method) {
         case "PUT": {
           const copySource = req.headers["x-amz-copy-source"];
@@ -108,10 +113,19 @@ export class LocalS3 {
             const copy = { ...source, lastModified: new Date() };
             this.write(id, copy);
             res.writeHead(200, { "content-type": "application/xml" });
-            return void res.end(xml(`<CopyObjectResult><ETag>${copy.etag}</ETag><LastModified>${copy.lastModified.toISOString()}</LastModified></CopyObjectResult>`));
+            return void res.end(
+              xml(
+                `<CopyObjectResult><ETag>${copy.etag}</ETag><LastModified>${copy.lastModified.toISOString()}</LastModified></CopyObjectResult>`,
+              ),
+            );
           }
           const body = Buffer.concat(chunks);
-          const object = { body, contentType: String(req.headers["content-type"] ?? "binary/octet-stream"), etag: `"${md5(body)}"`, lastModified: new Date() };
+          const object = {
+            body,
+            contentType: String(req.headers["content-type"] ?? "binary/octet-stream"),
+            etag: `"${md5(body)}"`,
+            lastModified: new Date(),
+          };
           this.write(id, object);
           res.writeHead(200, { etag: object.etag });
           return void res.end();
@@ -124,7 +138,9 @@ export class LocalS3 {
             "content-length": String(object.body.byteLength),
             etag: object.etag,
             "last-modified": object.lastModified.toUTCString(),
-            ...(url.searchParams.has("response-content-disposition") ? { "content-disposition": url.searchParams.get("response-content-disposition")! } : {}),
+            ...(url.searchParams.has("response-content-disposition")
+              ? { "content-disposition": url.searchParams.get("response-content-disposition")! }
+              : {}),
           });
           return void res.end(req.method === "GET" ? object.body : undefined);
         }
@@ -148,16 +164,30 @@ export class LocalS3 {
     const [bucket, ...rest] = id.split("/");
     const key = rest.join("/");
     if (method === "POST" && url.searchParams.has("uploads")) {
-      const upload: MultipartUpload = { id: `${Date.now().toString(36)}.${randomUUID()}`, contentType: String(req.headers["content-type"] ?? "binary/octet-stream"), parts: new Map() };
+      const upload: MultipartUpload = {
+        id: `${Date.now().toString(36)}.${randomUUID()}`,
+        contentType: String(req.headers["content-type"] ?? "binary/octet-stream"),
+        parts: new Map(),
+      };
       this.multipart.set(`${id}?${upload.id}`, upload);
       res.writeHead(200, { "content-type": "application/xml" });
-      return void res.end(xml(`<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${escapeXml(key)}</Key><UploadId>${upload.id}</UploadId></InitiateMultipartUploadResult>`));
+      return void res.end(
+        xml(
+          `<InitiateMultipartUploadResult><Bucket>${bucket}</Bucket><Key>${escapeXml(key)}</Key><UploadId>${upload.id}</UploadId></InitiateMultipartUploadResult>`,
+        ),
+      );
     }
     const upload = this.multipart.get(`${id}?${url.searchParams.get("uploadId")}`);
-    if (!upload) throw new S3Error(404, "NoSuchUpload", "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.");
+    if (!upload)
+      throw new S3Error(
+        404,
+        "NoSuchUpload",
+        "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
+      );
     if (method === "PUT") {
       const partNumber = Number(url.searchParams.get("partNumber"));
-      if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000) throw new S3Error(400, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive");
+      if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000)
+        throw new S3Error(400, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive");
       const etag = `"${md5(body)}"`;
       upload.parts.set(partNumber, { body, etag });
       res.writeHead(200, { etag });
@@ -171,23 +201,40 @@ export class LocalS3 {
     if (method !== "POST") throw new S3Error(405, "MethodNotAllowed", `${method} is not supported on an upload`);
     const listed = [...body.toString("utf8").matchAll(/<Part>([\s\S]*?)<\/Part>/g)].map(([, part]) => ({
       partNumber: Number(/<PartNumber>(\d+)<\/PartNumber>/.exec(part!)?.[1]),
-      etag: /<ETag>([\s\S]*?)<\/ETag>/.exec(part!)?.[1]?.replace(/&quot;/g, '"').trim() ?? "",
+      etag:
+        /<ETag>([\s\S]*?)<\/ETag>/
+          .exec(part!)?.[1]
+          ?.replace(/&quot;/g, '"')
+          .trim() ?? "",
     }));
-    if (listed.length === 0) throw new S3Error(400, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema");
+    if (listed.length === 0)
+      throw new S3Error(400, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema");
     const bodies: Buffer[] = [];
     listed.forEach(({ partNumber, etag }, i) => {
       const part = upload.parts.get(partNumber);
-      if (!part || part.etag.replace(/"/g, "") !== etag.replace(/"/g, "")) throw new S3Error(400, "InvalidPart", `Part ${partNumber} was not uploaded, or its ETag does not match.`);
-      if (i > 0 && partNumber <= listed[i - 1]!.partNumber) throw new S3Error(400, "InvalidPartOrder", "The list of parts was not in ascending order.");
-      if (i < listed.length - 1 && part.body.byteLength < MIN_PART_BYTES) throw new S3Error(400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size");
+      if (!part || part.etag.replace(/"/g, "") !== etag.replace(/"/g, ""))
+        throw new S3Error(400, "InvalidPart", `Part ${partNumber} was not uploaded, or its ETag does not match.`);
+      if (i > 0 && partNumber <= listed[i - 1]!.partNumber)
+        throw new S3Error(400, "InvalidPartOrder", "The list of parts was not in ascending order.");
+      if (i < listed.length - 1 && part.body.byteLength < MIN_PART_BYTES)
+        throw new S3Error(400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size");
       bodies.push(part.body);
     });
     const digests = Buffer.concat(listed.map(({ partNumber }) => Buffer.from(upload.parts.get(partNumber)!.etag.replace(/"/g, ""), "hex")));
-    const object = { body: Buffer.concat(bodies), contentType: upload.contentType, etag: `"${md5(digests)}-${listed.length}"`, lastModified: new Date() };
+    const object = {
+      body: Buffer.concat(bodies),
+      contentType: upload.contentType,
+      etag: `"${md5(digests)}-${listed.length}"`,
+      lastModified: new Date(),
+    };
     this.write(id, object);
     this.multipart.delete(`${id}?${upload.id}`);
     res.writeHead(200, { "content-type": "application/xml" });
-    res.end(xml(`<CompleteMultipartUploadResult><Location>/${id}</Location><Bucket>${bucket}</Bucket><Key>${escapeXml(key)}</Key><ETag>${object.etag.replace(/"/g, "&quot;")}</ETag></CompleteMultipartUploadResult>`));
+    res.end(
+      xml(
+        `<CompleteMultipartUploadResult><Location>/${id}</Location><Bucket>${bucket}</Bucket><Key>${escapeXml(key)}</Key><ETag>${object.etag.replace(/"/g, "&quot;")}</ETag></CompleteMultipartUploadResult>`,
+      ),
+    );
   }
 
   private bucketRequest(method: string, bucket: string, res: ServerResponse) {
@@ -225,7 +272,8 @@ export class LocalS3 {
     const query = url.searchParams;
     const credential = (query.get("X-Amz-Credential") ?? "").split("/");
     const [accessKeyId, date, region, service] = credential;
-    if (accessKeyId !== this.options.accessKeyId || credential.length !== 5) throw new S3Error(403, "InvalidAccessKeyId", "The access key is not known here");
+    if (accessKeyId !== this.options.accessKeyId || credential.length !== 5)
+      throw new S3Error(403, "InvalidAccessKeyId", "The access key is not known here");
     const signedHeaders = query.get("X-Amz-SignedHeaders") ?? "host";
     const canonicalQuery = [...query.entries()]
       .filter(([name]) => name !== "X-Amz-Signature")
@@ -235,7 +283,12 @@ export class LocalS3 {
       .join("&");
     const canonicalHeaders = signedHeaders
       .split(";")
-      .map((name) => `${name}:${String(headers[name] ?? "").trim().replace(/\s+/g, " ")}\n`)
+      .map(
+        (name) =>
+          `${name}:${String(headers[name] ?? "")
+            .trim()
+            .replace(/\s+/g, " ")}\n`,
+      )
       .join("");
     const canonicalRequest = [method, url.pathname, canonicalQuery, canonicalHeaders, signedHeaders, "UNSIGNED-PAYLOAD"].join("\n");
     const scope = `${date}/${region}/${service}/aws4_request`;

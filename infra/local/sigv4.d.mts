@@ -6,7 +6,11 @@ export interface LocalCredentials {
 }
 
 /** Why the request is refused, or undefined when it is signed (SigV4) with these credentials. */
-export function sigV4Refusal(req: IncomingMessage, body: Uint8Array | string | undefined, credentials: LocalCredentials): Promise<string | undefined>;
+export function sigV4Refusal(
+  req: IncomingMessage,
+  body: Uint8Array | string | undefined,
+  credentials: LocalCredentials,
+): Promise<string | undefined>;
 
 /** Answers 403 (UnrecognizedClientException) to a request not signed with these credentials; true when refused. */
 export function refuseUnsigned(

@@ -2,8 +2,9 @@
 // served only when it is signed with the stack's credentials. A tenant's code that reaches a socket
 // finds these endpoints on loopback, but not the secret (the sandbox's environment is empty), so it
 // can read and change nothing. Plain JavaScript: dynalite's thread loads it without a TypeScript loader.
-import { SignatureV4 } from "@smithy/signature-v4";
+
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { SignatureV4 } from "@smithy/signature-v4";
 
 /** node:crypto's SHA-256 in the shape the signer takes (a hash, or an HMAC when given a secret). */
 class Sha256 {
@@ -18,7 +19,8 @@ class Sha256 {
   }
 }
 
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/,]+)\/(\d{8})\/([^/,]+)\/([^/,]+)\/aws4_request, ?SignedHeaders=([a-z0-9;_.-]+), ?Signature=([0-9a-f]{64})$/;
+const AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=([^/,]+)\/(\d{8})\/([^/,]+)\/([^/,]+)\/aws4_request, ?SignedHeaders=([a-z0-9;_.-]+), ?Signature=([0-9a-f]{64})$/;
 const signers = new Map();
 
 /**

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import { type LocalCredentials, refuseUnsigned } from "./sigv4.mjs";
 
 interface Message {
   id: string;
@@ -68,12 +68,21 @@ export class LocalSqs {
   createQueue(name: string, deadLetter?: { queueUrl: string; maxReceiveCount: number }): string {
     const url = `${this.endpoint}/${LOCAL_ACCOUNT}/${name}`;
     const dlq = deadLetter ? this.byUrl(deadLetter.queueUrl) : undefined;
-    this.queues.set(url, { name, url, messages: [], deadLetter: dlq ? { queue: dlq, maxReceiveCount: deadLetter!.maxReceiveCount } : undefined });
+    this.queues.set(url, {
+      name,
+      url,
+      messages: [],
+      deadLetter: dlq ? { queue: dlq, maxReceiveCount: deadLetter!.maxReceiveCount } : undefined,
+    });
     return url;
   }
 
   /** Lambda's event source mapping: poll the queue and hand batches to the handler. */
-  subscribe(queueUrl: string, handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>, options: { visibilityMs: number; pollMs?: number }) {
+  subscribe(
+    queueUrl: string,
+    handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
+    options: { visibilityMs: number; pollMs?: number },
+  ) {
     const queue = this.byUrl(queueUrl);
     let busy = false;
     const poll = async () => {
@@ -130,7 +139,8 @@ export class LocalSqs {
   }
 
   private send(queue: Queue, body: string, delaySeconds = 0): Message {
-    if (typeof body !== "string" || body.length === 0) throw new SqsError("InvalidParameterValue", "MessageBody must be a non-empty string");
+    if (typeof body !== "string" || body.length === 0)
+      throw new SqsError("InvalidParameterValue", "MessageBody must be a non-empty string");
     if (delaySeconds < 0 || delaySeconds > 900) throw new SqsError("InvalidParameterValue", "DelaySeconds must be from 0 to 900");
     const message = { id: randomUUID(), body, visibleAt: Date.now() + delaySeconds * 1000, receiveCount: 0, sentAt: Date.now() };
     queue.messages.push(message);

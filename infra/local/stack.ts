@@ -1,33 +1,33 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { ensureConsoleBuilt } from "../console/build.js";
-import packageJson from "../../package.json" with { type: "json" };
 import type { AddressInfo } from "node:net";
-import { API_HANDLER, NOTIFY_HANDLER, SANDBOX_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
-import { LocalLambdaApi } from "./lambdaApi.js";
+import path from "node:path";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import type { SQSBatchResponse } from "aws-lambda";
+import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
+import packageJson from "../../package.json" with { type: "json" };
 import { stopSpare } from "../../shared/sandbox/runPython.js";
-import { LocalSqs } from "./sqs.js";
-import { LocalS3 } from "./s3.js";
-import { LocalKms, LOCAL_KMS_KEY_ID } from "./kms.js";
+import { ensureConsoleBuilt } from "../console/build.js";
+import type { StepName } from "../handlers.js";
+import { API_HANDLER, NOTIFY_HANDLER, SANDBOX_HANDLER, STEP_HANDLERS, STREAM_HANDLER } from "../handlers.js";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import { LocalContainers } from "./containers.js";
+import { localCredentials } from "./credentials.js";
+import { localDefinition, type StateMachineSettings } from "./definitionCache.js";
 import { ensureTable, startDynamo } from "./dynamo.js";
 import { readBody, refuseBeforeBody, requestHead, sendResult, withBody } from "./httpApi.js";
-import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
+import { LOCAL_KMS_KEY_ID, LocalKms } from "./kms.js";
 import { installStreamingShim, invokeLambda, invokeStreaming, loadHandler } from "./lambda.js";
-import { LocalContainers } from "./containers.js";
-import { LocalFunctionVersions } from "./versions.js";
-import type { StepName } from "../handlers.js";
+import { LocalLambdaApi } from "./lambdaApi.js";
 import { startOfflineModel } from "./offlineModel/server.js";
-import { LocalStepFunctions, type ExecutionStatusChange } from "./stepFunctions.js";
-import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
-import { localDefinition, type StateMachineSettings } from "./definitionCache.js";
-import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { randomUUID } from "node:crypto";
-import type { SQSBatchResponse } from "aws-lambda";
-import path from "node:path";
-import { recoverRuns, type RecoveryReport } from "./recovery.js";
-import { localCredentials } from "./credentials.js";
+import { type RecoveryReport, recoverRuns } from "./recovery.js";
+import { LocalS3 } from "./s3.js";
 import type { LocalCredentials } from "./sigv4.mjs";
+import { LocalSqs } from "./sqs.js";
+import { type ExecutionStatusChange, LocalStepFunctions } from "./stepFunctions.js";
+import { LocalFunctionVersions } from "./versions.js";
 
 const FILES_BUCKET = "stepwise-files";
 const SANDBOX_FUNCTION = "stepwise-sandbox";
@@ -266,7 +266,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await timed(`API in ${options.apiContainers} containers`, () => started.ready());
       apiContainers = started;
     }
-    await timed("handlers", () => Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...(containers ? [] : steps)].map(loadHandler)));
+    await timed("handlers", () =>
+      Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...(containers ? [] : steps)].map(loadHandler)),
+    );
     sqs.subscribe(
       notifyQueueUrl,
       async (event) => {
@@ -296,7 +298,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const head = requestHead(req);
         // API Gateway and Function URLs tell the handler which scheme the client used.
         head.headers["x-forwarded-proto"] ??= "http";
-        const stream = /^\/v1\/runs\/[^/]+\/stream\/?$|^\/a2a\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath) || (options.mcpRoute !== "api" && /^\/mcp\/?$/.test(head.rawPath));
+        const stream =
+          /^\/v1\/runs\/[^/]+\/stream\/?$|^\/a2a\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath) ||
+          (options.mcpRoute !== "api" && /^\/mcp\/?$/.test(head.rawPath));
         // An A2A message carries its files' bytes: /a2a is admitted as the API's /a2a route is (key, its larger limit).
         const admission = stream && !/^\/a2a\/?$/.test(head.rawPath) ? streamAdmission : await admitHead(head);
         if ("denied" in admission) return refuseBeforeBody(req, res, admission.denied);
@@ -310,12 +314,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           sendResult(res, (await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event))) as any);
         }
       } catch (error) {
-        if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: { code: "internal_error", message: String(error) } }) });
+        if (!res.headersSent)
+          sendResult(res, { statusCode: 500, body: JSON.stringify({ error: { code: "internal_error", message: String(error) } }) });
         else res.destroy();
       }
     };
 
-    const recovered = options.dataDir ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise")) : { continued: [], started: [], handedOn: [] };
+    const recovered = options.dataDir
+      ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise"))
+      : { continued: [], started: [], handedOn: [] };
 
     return {
       recovered,
@@ -340,7 +347,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       deploy: (changed) => stepFunctions.publishVersion(versions.publish(changed)),
       containerPids: containers?.pids ?? [],
       apiContainerPids: apiContainers?.pids ?? [],
-      model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! }, close };
+      model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! },
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { refuseUnsigned, type LocalCredentials } from "./sigv4.mjs";
 import type { AddressInfo } from "node:net";
-import { toHistoryEvent } from "./executionHistory.js";
-import { ExecutionStore, type ExecutionRecord, type ExecutionStatus, type ResumePoint } from "./executionStore.js";
-import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 import { LIVE_ALIAS } from "../../shared/store/stepFunctions.js";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import { toHistoryEvent } from "./executionHistory.js";
+import { type ExecutionRecord, type ExecutionStatus, ExecutionStore, type ResumePoint } from "./executionStore.js";
+import { type LocalCredentials, refuseUnsigned } from "./sigv4.mjs";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
 if (!(Promise as any).withResolvers) {
@@ -131,7 +131,13 @@ export class LocalStepFunctions extends EventEmitter {
     const parsed = JSON.parse(definition);
     const number = this.versions.length + 1;
     const machine = new StateMachine(parsed, { validationOptions: { checkArn: true, checkPaths: true } });
-    const version: MachineVersion = { number, arn: `${this.stateMachineArn}:${number}`, definition, states: parsed.States, machines: new Map([[parsed.StartAt, machine]]) };
+    const version: MachineVersion = {
+      number,
+      arn: `${this.stateMachineArn}:${number}`,
+      definition,
+      states: parsed.States,
+      machines: new Map([[parsed.StartAt, machine]]),
+    };
     this.versions.push(version);
     return version.arn;
   }
@@ -301,9 +307,18 @@ export class LocalStepFunctions extends EventEmitter {
     execution.historyLength = execution.history.length;
     this.store.save(recordOf(execution));
     const run = machine.run(from ? from.input : originalInput, {
-      overrides: { taskResourceLocalHandlers: this.taskHandlers(executionArn, version.states), retryIntervalOverrides: this.retryIntervals(version.states) },
+      overrides: {
+        taskResourceLocalHandlers: this.taskHandlers(executionArn, version.states),
+        retryIntervalOverrides: this.retryIntervals(version.states),
+      },
       context: {
-        Execution: { Id: executionArn, Name: name, Input: originalInput, StartTime: new Date(execution.startDate).toISOString(), RoleArn: "" },
+        Execution: {
+          Id: executionArn,
+          Name: name,
+          Input: originalInput,
+          StartTime: new Date(execution.startDate).toISOString(),
+          RoleArn: "",
+        },
         Task: { Token: TOKEN_PLACEHOLDER },
       },
     });
@@ -394,7 +409,8 @@ export class LocalStepFunctions extends EventEmitter {
   }
 
   private callback(token: unknown): PendingCallback {
-    if (typeof token !== "string" || !token.startsWith("AQ")) throw new ApiError("InvalidToken", "Invalid Token: the task token is malformed");
+    if (typeof token !== "string" || !token.startsWith("AQ"))
+      throw new ApiError("InvalidToken", "Invalid Token: the task token is malformed");
     const callback = this.callbacks.get(token);
     if (!callback) throw new ApiError("TaskTimedOut", "Task Timed Out: 'Provided task does not exist anymore'");
     return callback;
@@ -452,7 +468,12 @@ export class LocalStepFunctions extends EventEmitter {
       redriveCount: e.redriveCount,
       redriveDate: e.redriveDate ? e.redriveDate / 1000 : undefined,
       redriveStatus: e.status === "SUCCEEDED" || e.status === "RUNNING" ? "NOT_REDRIVABLE" : "REDRIVABLE",
-      redriveStatusReason: e.status === "SUCCEEDED" ? "Execution is SUCCEEDED and cannot be redriven" : e.status === "RUNNING" ? "Execution is RUNNING and cannot be redriven" : undefined,
+      redriveStatusReason:
+        e.status === "SUCCEEDED"
+          ? "Execution is SUCCEEDED and cannot be redriven"
+          : e.status === "RUNNING"
+            ? "Execution is RUNNING and cannot be redriven"
+            : undefined,
     };
   }
 
@@ -475,7 +496,14 @@ export class LocalStepFunctions extends EventEmitter {
     if (execution.status === "RUNNING" || execution.status === "SUCCEEDED") {
       throw new ApiError("ExecutionNotRedrivable", `Execution is ${execution.status} and cannot be redriven: '${execution.executionArn}'`);
     }
-    Object.assign(execution, { status: "RUNNING", stopDate: undefined, output: undefined, error: undefined, cause: undefined, notified: undefined });
+    Object.assign(execution, {
+      status: "RUNNING",
+      stopDate: undefined,
+      output: undefined,
+      error: undefined,
+      cause: undefined,
+      notified: undefined,
+    });
     execution.redriveCount += 1;
     execution.redriveDate = Date.now();
     this.launch(execution, execution.resumeFrom);
@@ -544,6 +572,32 @@ function taskFailure(error?: string, cause?: string): Error {
 }
 
 function change(e: Execution): ExecutionStatusChange {
-  const { executionArn, stateMachineArn, stateMachineVersionArn, stateMachineAliasArn, name, status, input, output, error, cause, redriveCount } = e;
-  return { executionArn, stateMachineArn, stateMachineVersionArn, stateMachineAliasArn, name, status, input, output, error, cause, redriveCount, startDate: new Date(e.startDate), stopDate: e.stopDate ? new Date(e.stopDate) : undefined };
+  const {
+    executionArn,
+    stateMachineArn,
+    stateMachineVersionArn,
+    stateMachineAliasArn,
+    name,
+    status,
+    input,
+    output,
+    error,
+    cause,
+    redriveCount,
+  } = e;
+  return {
+    executionArn,
+    stateMachineArn,
+    stateMachineVersionArn,
+    stateMachineAliasArn,
+    name,
+    status,
+    input,
+    output,
+    error,
+    cause,
+    redriveCount,
+    startDate: new Date(e.startDate),
+    stopDate: e.stopDate ? new Date(e.stopDate) : undefined,
+  };
 }

@@ -1,5 +1,5 @@
-import { App, Duration } from "aws-cdk-lib";
 import type { CfnElement } from "aws-cdk-lib";
+import { App, Duration } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type { StepName } from "../handlers.js";
 import { StepwiseStack, type StepwiseStackProps } from "../stack.js";

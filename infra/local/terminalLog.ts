@@ -9,8 +9,20 @@ import type { ExecutionStatusChange } from "./stepFunctions.js";
 
 /** Keys every Powertools line carries, which say nothing to a person at a terminal. */
 const QUIET_KEYS = new Set([
-  "level", "message", "timestamp", "service", "sampling_rate", "cold_start", "xray_trace_id", "requestId",
-  "function_arn", "function_memory_size", "function_name", "function_request_id", "runId", "error",
+  "level",
+  "message",
+  "timestamp",
+  "service",
+  "sampling_rate",
+  "cold_start",
+  "xray_trace_id",
+  "requestId",
+  "function_arn",
+  "function_memory_size",
+  "function_name",
+  "function_request_id",
+  "runId",
+  "error",
 ]);
 
 const clock = (iso?: unknown) => {

@@ -1,7 +1,7 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
-import type { Ports } from "../ports/index.js";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
 import type { ChatRequest } from "../llm/types.js";
+import type { Ports } from "../ports/index.js";
 
 type Source = { agent: AgentRole; taskId?: string };
 
@@ -17,7 +17,8 @@ export interface TextStream extends Required<Pick<ChatRequest, "onText" | "onRea
  * events, which are shown to people but never kept in memory or sent back to a model.
  */
 export function textStream(ports: Pick<Ports, "events">, runId: string, source: Source, restore?: (text: string) => string): TextStream {
-  const append = (type: "agent.delta" | "agent.reasoning") => (text: string) => ports.events.append(runId, [{ type, data: { ...source, text } } as EventBody]);
+  const append = (type: "agent.delta" | "agent.reasoning") => (text: string) =>
+    ports.events.append(runId, [{ type, data: { ...source, text } } as EventBody]);
   const deltas = new DeltaCoalescer(append("agent.delta"), { restore });
   const reasoning = new DeltaCoalescer(append("agent.reasoning"));
   return {

@@ -1,16 +1,16 @@
 import { formatPlan } from "../contracts/plan.js";
-import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import type { RunStatus } from "../contracts/run.js";
-import { NotFoundError } from "../errors.js";
-import type { Ports } from "../ports/index.js";
-import type { ScopeJournal } from "./scopeJournal.js";
-import type { StepContext, TaskRecord } from "../ports/tasks.js";
-import { budgetsOf } from "../memory/session.js";
-import { quietly } from "./overlap.js";
-import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopPorts, type LoopUsage, type RunScope } from "./loop.js";
-import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
-import { fitText } from "./largeText.js";
+import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import { NotFoundError } from "../errors.js";
+import { budgetsOf } from "../memory/session.js";
+import type { Ports } from "../ports/index.js";
+import type { StepContext, TaskRecord } from "../ports/tasks.js";
+import { fitText } from "./largeText.js";
+import { EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
+import { quietly } from "./overlap.js";
+import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 
 export type ExecuteTaskOutput = TaskResult;
 
@@ -34,7 +34,10 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   const { ports } = run;
   const { iteration, task } = input;
   const scope = scopeOf(input);
-  const [{ step: stored, status }, own] = await Promise.all([ports.tasks.stepAndRunStatus(run.runId, iteration), ports.journal.load(run.runId, scope)]);
+  const [{ step: stored, status }, own] = await Promise.all([
+    ports.tasks.stepAndRunStatus(run.runId, iteration),
+    ports.journal.load(run.runId, scope),
+  ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
   const tools = await ports.tools.registryFor(step.tenantId, "executor", { runId: run.runId });
@@ -44,7 +47,11 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   if (fresh) {
     own.record(0, "memo", "start", startedAt);
     pendingEvents.push(
-      quietly(ports.events.append(run.runId, [{ type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: step.stepIndex } }])),
+      quietly(
+        ports.events.append(run.runId, [
+          { type: "task.started", data: { taskId: task.taskId, title: task.title, iteration, stepIndex: step.stepIndex } },
+        ]),
+      ),
     );
   }
 
@@ -149,7 +156,13 @@ export async function finishTask(
     fitText(ports.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
   ]);
   result = kept;
-  const record: TaskRecord = { ...existing, status, result, endedAt: new Date().toISOString(), ...(known.usage ? { usage: known.usage } : {}) };
+  const record: TaskRecord = {
+    ...existing,
+    status,
+    result,
+    endedAt: new Date().toISOString(),
+    ...(known.usage ? { usage: known.usage } : {}),
+  };
   await Promise.all([
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
     known.events,
@@ -170,4 +183,5 @@ const newTaskRecord = ({ iteration, task }: ExecuteTaskInput): TaskRecord => ({
   status: "pending",
 });
 
-export const scopeOf = (input: Pick<ExecuteTaskInput, "iteration"> & { task: Pick<ExecuteTaskInput["task"], "taskId"> }) => `task#${input.iteration}#${input.task.taskId}`;
+export const scopeOf = (input: Pick<ExecuteTaskInput, "iteration"> & { task: Pick<ExecuteTaskInput["task"], "taskId"> }) =>
+  `task#${input.iteration}#${input.task.taskId}`;

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
+import { DECISIONS_BY_KIND, type Interrupt, type Resolution, type ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
-import { DECISIONS_BY_KIND, type Interrupt, type ResolveInterruptRequest, type Resolution } from "../contracts/interrupts.js";
-import { countMetric } from "../observability.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
+import { countMetric } from "../observability.js";
 import type { Ports } from "../ports/index.js";
 import type { Tool } from "../ports/tools.js";
-import { resumeAfterDeadToken, type ResumePorts } from "../run/resume.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import { type ResumePorts, resumeAfterDeadToken } from "../run/resume.js";
 
 /** Deterministic: a retried step finds the interrupt it opened instead of opening another. */
 export function interruptIdFor(...parts: (string | number)[]): string {
@@ -20,8 +20,16 @@ export type InterruptPorts = Pick<Ports, "interrupts" | "runs" | "events" | "not
 export type DecidePorts = InterruptPorts & ResumePorts;
 
 /** Opens the interrupt (once) and tells clients the run waits for a person. */
-export async function openInterrupt(ports: InterruptPorts, fields: Omit<Interrupt, "schemaVersion" | "status" | "createdAt">): Promise<Interrupt> {
-  const { created, interrupt } = await ports.interrupts.open({ schemaVersion: 1, status: "pending", createdAt: new Date().toISOString(), ...fields });
+export async function openInterrupt(
+  ports: InterruptPorts,
+  fields: Omit<Interrupt, "schemaVersion" | "status" | "createdAt">,
+): Promise<Interrupt> {
+  const { created, interrupt } = await ports.interrupts.open({
+    schemaVersion: 1,
+    status: "pending",
+    createdAt: new Date().toISOString(),
+    ...fields,
+  });
   if (created) {
     countMetric("InterruptsOpened");
     await Promise.all([
@@ -65,7 +73,10 @@ export async function decideInterrupt(
   const { interrupt } = found;
   const allowed = DECISIONS_BY_KIND[interrupt.kind];
   if (!allowed.includes(request.decision)) {
-    throw new ConflictError(`${/^[aeiou]/.test(interrupt.kind) ? "An" : "A"} ${interrupt.kind} interrupt takes ${allowed.join(" or ")}, not ${request.decision}.`, { allowed });
+    throw new ConflictError(
+      `${/^[aeiou]/.test(interrupt.kind) ? "An" : "A"} ${interrupt.kind} interrupt takes ${allowed.join(" or ")}, not ${request.decision}.`,
+      { allowed },
+    );
   }
   if (request.decision === "edit") {
     if (!request.arguments) throw new BadRequestError("An edit needs the new 'arguments' for the tool.");
@@ -73,7 +84,11 @@ export async function decideInterrupt(
     const parsed = tool?.parameters.safeParse(request.arguments);
     if (parsed && !parsed.success) {
       const details = parsed.error.issues.map((i) => ({ path: ["arguments", ...i.path.map(String)].join("."), message: i.message }));
-      throw new BadRequestError(`The edited arguments do not fit ${interrupt.toolName}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details, "validation_failed");
+      throw new BadRequestError(
+        `The edited arguments do not fit ${interrupt.toolName}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`,
+        details,
+        "validation_failed",
+      );
     }
   } else if (request.arguments) {
     throw new BadRequestError("'arguments' go only with the edit decision.");
@@ -83,7 +98,12 @@ export async function decideInterrupt(
   if (interrupt.status === "pending" && TERMINAL_STATUSES.has(run.status)) {
     throw new ConflictError(`Run ${runId} has ended (${run.status}); its interrupts can no longer be decided.`, { status: run.status });
   }
-  const resolution: Resolution = { decision: request.decision, arguments: request.arguments, message: request.message, resolvedAt: new Date().toISOString() };
+  const resolution: Resolution = {
+    decision: request.decision,
+    arguments: request.arguments,
+    message: request.message,
+    resolvedAt: new Date().toISOString(),
+  };
   if (interrupt.status !== "pending" || !(await ports.interrupts.resolve(runId, interruptId, resolution))) {
     const current = (await ports.interrupts.get(runId, interruptId))!;
     if (current.status === "resolved" && sameDecision(current.resolution!, resolution)) return current;
@@ -104,7 +124,9 @@ export async function decideInterrupt(
   if (token && !(await resumeCallback(ports, token, interruptId)) && !(await resumeAfterDeadToken(ports, run))) {
     // The execution that waited is gone for good: the run has been ended, and the decision moves nothing.
     const ended = await ports.runs.get(runId);
-    throw new ConflictError(`Run ${runId} can no longer continue: its execution has ended; the run is ${ended?.status}.`, { status: ended?.status });
+    throw new ConflictError(`Run ${runId} can no longer continue: its execution has ended; the run is ${ended?.status}.`, {
+      status: ended?.status,
+    });
   }
   return { ...interrupt, status: "resolved", resolution };
 }
@@ -127,5 +149,9 @@ export async function resumeCallback(ports: Pick<Ports, "executions">, taskToken
 }
 
 function sameDecision(a: Resolution, b: Resolution): boolean {
-  return a.decision === b.decision && (a.message ?? "") === (b.message ?? "") && JSON.stringify(a.arguments ?? null) === JSON.stringify(b.arguments ?? null);
+  return (
+    a.decision === b.decision &&
+    (a.message ?? "") === (b.message ?? "") &&
+    JSON.stringify(a.arguments ?? null) === JSON.stringify(b.arguments ?? null)
+  );
 }

@@ -14,7 +14,9 @@ export async function fitText(files: FileStore, runId: string, name: string, tex
     await files.put(runId, name, text, { description: "The whole text; the run's record keeps its beginning" });
   } catch {
     // A store with a size limit of its own (the table adapter): keep as much as it takes.
-    await files.put(runId, name, `${text.slice(0, 300_000)}\n[cut at 300000 of ${text.length} characters]`, { description: "The text's beginning (too long to store whole)" });
+    await files.put(runId, name, `${text.slice(0, 300_000)}\n[cut at 300000 of ${text.length} characters]`, {
+      description: "The text's beginning (too long to store whole)",
+    });
   }
   return `${text.slice(0, MAX_INLINE_TEXT)}\n\n[cut at ${MAX_INLINE_TEXT} of ${text.length} characters: the whole text is the run's file ${name}]`;
 }

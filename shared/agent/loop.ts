@@ -1,15 +1,15 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
-import { paidAttemptsOf, type ChatMessage, type ChatModel, type ChatResponse, type ToolCall } from "../llm/types.js";
+import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
-import { withRequestContext } from "../requestContext.js";
 import type { Ports } from "../ports/index.js";
-import type { ScopeJournal } from "./scopeJournal.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
+import { withRequestContext } from "../requestContext.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { textStream } from "./deltas.js";
 import { BackgroundEvents, CallGuard } from "./overlap.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 import { decisionsOn, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
 /** The ports every agent's think/act loop uses. */
@@ -104,7 +104,12 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const events = new BackgroundEvents(run);
   const guard = new CallGuard(run, journal, options.runActive);
   // The caller awaits `events` with its last writes.
-  const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({ ...outcome, usage, journal, events: events.settled() });
+  const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({
+    ...outcome,
+    usage,
+    journal,
+    events: events.settled(),
+  });
   let lastText = "";
   let emptyAnswers = 0;
 
@@ -140,7 +145,12 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
           // A failed call was paid for too: count it on the run before the error ends this step.
           const paid = paidAttemptsOf(error);
           await ports.runs
-            .update(run.runId, {}, undefined, { llmCalls: usage.llmCalls + paid.paidCalls, promptTokens: usage.promptTokens + (paid.usage?.promptTokens ?? 0), completionTokens: usage.completionTokens + (paid.usage?.completionTokens ?? 0), toolCalls: usage.toolCalls })
+            .update(run.runId, {}, undefined, {
+              llmCalls: usage.llmCalls + paid.paidCalls,
+              promptTokens: usage.promptTokens + (paid.usage?.promptTokens ?? 0),
+              completionTokens: usage.completionTokens + (paid.usage?.completionTokens ?? 0),
+              toolCalls: usage.toolCalls,
+            })
             .catch(() => undefined);
           throw error;
         } finally {
@@ -164,11 +174,16 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       usage.toolCalls += calls.length;
       events.append([
         // Streamed text reached clients as agent.delta already: one event per fact.
-        ...(!streamed && response.content?.trim() ? [{ type: "agent.thought", data: { ...source, text: restore(response.content) } } as const] : []),
+        ...(!streamed && response.content?.trim()
+          ? [{ type: "agent.thought", data: { ...source, text: restore(response.content) } } as const]
+          : []),
         ...calls.map((call) => {
           const args = parseArguments(call.arguments);
           const persona = personaOf(args, options.tools.get(call.name), call.name);
-          return { type: "tool.called", data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona } } as const;
+          return {
+            type: "tool.called",
+            data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona },
+          } as const;
         }),
       ]);
     }
@@ -204,7 +219,11 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       // runs: a retry after a crash between its side effect and its result finds the intent and
       // the tool deduplicates by the same key.
       for (const call of calls) {
-        if (options.tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
+        if (
+          options.tools.get(call.name)?.access === "write" &&
+          !journal.has(round, "tool", call.id) &&
+          !journal.has(round, "intent", call.id)
+        ) {
           journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
         }
       }
@@ -218,11 +237,26 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
       const { value, replayed: wasReplayed } = outcomes[i]!;
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
-        results.push({ type: "tool.result", data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) } });
+        results.push({
+          type: "tool.result",
+          data: {
+            ...source,
+            callId: call.id,
+            tool: call.name,
+            ok: value.ok,
+            output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW),
+          },
+        });
       }
     });
     events.append(results);
-    if (options.endsTurn?.(calls, outcomes.map((o) => o.value))) return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
+    if (
+      options.endsTurn?.(
+        calls,
+        outcomes.map((o) => o.value),
+      )
+    )
+      return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
   }
   return done({
     kind: "budget",
@@ -261,7 +295,13 @@ function assistantMessage(response: ChatResponse): ChatMessage {
     role: "assistant",
     content: response.content,
     ...(response.toolCalls.length
-      ? { tool_calls: response.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) }
+      ? {
+          tool_calls: response.toolCalls.map((c) => ({
+            id: c.id,
+            type: "function" as const,
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        }
       : {}),
   };
 }

@@ -1,7 +1,7 @@
-import type { LoopPorts, RunScope } from "./loop.js";
 import type { EventBody } from "../contracts/events.js";
-import type { ScopeJournal } from "./scopeJournal.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import type { LoopPorts, RunScope } from "./loop.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 
 /** Why a model call in flight was aborted: the run ended while the model was thinking. */
 const RUN_ENDED = new Error("The run ended while the model was thinking.");

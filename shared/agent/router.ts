@@ -1,16 +1,17 @@
 import { z } from "zod";
 import type { RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
-import { defineTool } from "../tools/tool.js";
-import { ToolRegistry } from "../tools/registry.js";
 import type { Ports } from "../ports/index.js";
+import { ToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
 
 /** The router: one journaled model call, its usage on the run. */
 export type RouterPorts = Pick<Ports, "config" | "model" | "journal" | "runs" | "events" | "tools" | "files">;
+
 import type { ChatMessage } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
-import { fileLines, routerPrompt, toolLines } from "./prompts.js";
 import { textStream } from "./deltas.js";
+import { fileLines, routerPrompt, toolLines } from "./prompts.js";
 
 export type AgentMode = "react" | "plan_solve";
 export type RouteDecision = { mode: AgentMode; reason: string } | { mode: "answer"; answer: string; reason: string };
@@ -31,7 +32,8 @@ const ChooseMode = z.object({
 
 const chooseModeTool = defineTool({
   name: "choose_mode",
-  description: "Choose how to handle the request: answer (directly, with the answer), react (one agent with tools) or plan_solve (planner and parallel executors).",
+  description:
+    "Choose how to handle the request: answer (directly, with the answer), react (one agent with tools) or plan_solve (planner and parallel executors).",
   access: "read",
   pure: true,
   parameters: ChooseMode,
@@ -45,7 +47,11 @@ const chooseModeTool = defineTool({
  * the model's text (it streams to clients as agent.delta from the router); a choose_mode call with
  * mode "answer" and its answer is taken too.
  */
-export async function chooseMode(run: { runId: string; ports: RouterPorts }, record: Pick<RunRecord, "input" | "tenantId">, history: ChatMessage[] = []): Promise<RouteDecision> {
+export async function chooseMode(
+  run: { runId: string; ports: RouterPorts },
+  record: Pick<RunRecord, "input" | "tenantId">,
+  history: ChatMessage[] = [],
+): Promise<RouteDecision> {
   const { ports } = run;
   const [journal, team, files] = await Promise.all([
     ports.journal.load(run.runId, "route"),
@@ -59,7 +65,9 @@ export async function chooseMode(run: { runId: string; ports: RouterPorts }, rec
     const messages = window.build(system, [...history, { role: "user", content: record.input }], tools);
     const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text));
     const { value, replayed } = await journal
-      .once(0, "llm", "", () => ports.model.complete({ messages, tools, role: "router", onText: stream.onText, onReasoning: stream.onReasoning }))
+      .once(0, "llm", "", () =>
+        ports.model.complete({ messages, tools, role: "router", onText: stream.onText, onReasoning: stream.onReasoning }),
+      )
       .finally(stream.close);
     if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });
     const call = value.toolCalls.find((c) => c.name === "choose_mode");
@@ -70,10 +78,12 @@ export async function chooseMode(run: { runId: string; ports: RouterPorts }, rec
       // "Answer" without an answer is no answer: let one agent handle it.
       if (!answer?.trim()) return { mode: "react", reason: "the router chose to answer but gave no answer" };
       // An answer given as the tool's argument did not stream: it reaches clients as one delta.
-      if (!replayed) await ports.events.append(run.runId, [{ type: "agent.delta", data: { agent: "router", text: window.restoreText(answer) } }]);
+      if (!replayed)
+        await ports.events.append(run.runId, [{ type: "agent.delta", data: { agent: "router", text: window.restoreText(answer) } }]);
       return { mode, answer: window.restoreText(answer), reason };
     }
-    if (!call && value.content?.trim()) return { mode: "answer", answer: window.restoreText(value.content.trim()), reason: "It needs no tools." };
+    if (!call && value.content?.trim())
+      return { mode: "answer", answer: window.restoreText(value.content.trim()), reason: "It needs no tools." };
     return { mode: "react", reason: "the router gave no choice; ReAct is the default" };
   } catch (error) {
     return { mode: "react", reason: `the router failed (${errorMessage(error)}); ReAct is the default` };

@@ -1,4 +1,4 @@
-import { journalEntryId, type JournalCommit, type JournalEntry, type JournalKind, type RunJournal } from "../ports/journal.js";
+import { type JournalCommit, type JournalEntry, type JournalKind, journalEntryId, type RunJournal } from "../ports/journal.js";
 
 /**
  * One scope's records, loaded once per turn. A record can be kept in memory and written with the
@@ -64,16 +64,18 @@ export class ScopeJournal {
    * back: the next flush writes them.
    */
   flush(also: Omit<JournalCommit, "entries"> = {}): Promise<void> {
-    const write = this.writes.last.catch(() => undefined).then(async () => {
-      const entries = this.unwritten.splice(0);
-      if (entries.length === 0 && !also.tasks?.length && !also.step) return;
-      try {
-        await this.journal.commit(this.runId, { entries, ...also });
-      } catch (error) {
-        this.unwritten.unshift(...entries); // written with the next flush, or replayed as missing
-        throw error;
-      }
-    });
+    const write = this.writes.last
+      .catch(() => undefined)
+      .then(async () => {
+        const entries = this.unwritten.splice(0);
+        if (entries.length === 0 && !also.tasks?.length && !also.step) return;
+        try {
+          await this.journal.commit(this.runId, { entries, ...also });
+        } catch (error) {
+          this.unwritten.unshift(...entries); // written with the next flush, or replayed as missing
+          throw error;
+        }
+      });
     this.writes.last = write;
     return write;
   }
@@ -90,7 +92,12 @@ export class ScopeJournal {
     const total: ReturnType<ScopeJournal["usage"]> = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
     for (const [id, value] of this.records) {
       if (!id.endsWith("#llm")) continue;
-      const response = value as { usage?: { promptTokens?: number; completionTokens?: number }; toolCalls?: unknown[]; failedCalls?: number; fallback?: boolean };
+      const response = value as {
+        usage?: { promptTokens?: number; completionTokens?: number };
+        toolCalls?: unknown[];
+        failedCalls?: number;
+        fallback?: boolean;
+      };
       if (response.fallback) total.fallbackCalls = (total.fallbackCalls ?? 0) + 1;
       total.promptTokens += response.usage?.promptTokens ?? 0;
       total.completionTokens += response.usage?.completionTokens ?? 0;

@@ -3,11 +3,10 @@ import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
 import type { Ports } from "../ports/index.js";
-import type { ScopeJournal } from "./scopeJournal.js";
+import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
-import type { ToolOutcome, ToolSet } from "../ports/tools.js";
-import type { Tool, ToolContext } from "../ports/tools.js";
-import { interruptIdFor, openInterrupt, type InterruptPorts } from "./interrupts.js";
+import { type InterruptPorts, interruptIdFor, openInterrupt } from "./interrupts.js";
+import type { ScopeJournal } from "./scopeJournal.js";
 
 export interface ToolRound {
   runId: string;
@@ -28,7 +27,10 @@ export interface ToolRound {
  * Calls that need a person come first: the first one not yet decided stops the round and the run
  * waits for it (an interrupt). Returns the decisions already made, by call id.
  */
-export async function decisionsOn(round: ToolRound, calls: ToolCall[]): Promise<{ waitingFor?: string; decisions: Map<string, Resolution> }> {
+export async function decisionsOn(
+  round: ToolRound,
+  calls: ToolCall[],
+): Promise<{ waitingFor?: string; decisions: Map<string, Resolution> }> {
   const { ports, runId } = round;
   const decisions = new Map<string, Resolution>();
   for (const call of calls) {
@@ -48,7 +50,8 @@ export async function decisionsOn(round: ToolRound, calls: ToolCall[]): Promise<
         callId: call.id,
         arguments: args,
         question: kind === "ask_user" ? String(args?.question ?? "") : undefined,
-        summary: kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
+        summary:
+          kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
       }));
     if (interrupt.status === "pending") return { waitingFor: interruptId, decisions };
     decisions.set(call.id, interrupt.resolution ?? { decision: "reject", message: `the request ${interrupt.status}`, resolvedAt: "" });
@@ -69,7 +72,13 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
       idempotencyKey: idempotencyKeyOf(round, call),
       files: round.ports.files,
       model: round.ports.model,
-      progress: (event) => round.emit([{ type: event.type, data: { agent: round.agent, ...(round.taskId ? { taskId: round.taskId } : {}), callId: call.id, ...event.data } } as EventBody]),
+      progress: (event) =>
+        round.emit([
+          {
+            type: event.type,
+            data: { agent: round.agent, ...(round.taskId ? { taskId: round.taskId } : {}), callId: call.id, ...event.data },
+          } as EventBody,
+        ]),
     };
     const decision = decisions.get(call.id);
     const outcome = decision ? await applyDecision(call, decision, round.tools, context) : await round.tools.execute(call, context);
@@ -79,7 +88,9 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
   return mapLimited(calls, round.concurrency, async (call) =>
     round.tools.get(call.name)?.pure
       ? { value: await execute(call), replayed: false }
-      : round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), { defer: round.tools.get(call.name)?.access !== "write" }),
+      : round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), {
+          defer: round.tools.get(call.name)?.access !== "write",
+        }),
   );
 }
 
@@ -87,7 +98,10 @@ async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOu
   if (outcome.output.length <= MAX_OBSERVE_CHARS) return outcome;
   // Scope and round in the name: call ids are only unique within one agent's conversation.
   const name = `tool-output-${`${round.scope}-${round.round}-${call.id}`.replace(/[^\w.-]/g, "_")}.txt`;
-  await round.ports.files.put(round.runId, name, outcome.output.slice(0, 300_000), { description: `Whole output of ${call.name}`, idempotencyKey: idempotencyKeyOf(round, call) });
+  await round.ports.files.put(round.runId, name, outcome.output.slice(0, 300_000), {
+    description: `Whole output of ${call.name}`,
+    idempotencyKey: idempotencyKeyOf(round, call),
+  });
   return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
 }
 

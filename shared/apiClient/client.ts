@@ -21,7 +21,7 @@ import type {
 } from "../contracts/responses.js";
 import { INLINE_UPLOAD_BYTES } from "../contracts/uploadLimits.js";
 import { apiError, ConnectionError, connectionError } from "./errors.js";
-import { followRun, type FollowOptions } from "./follow.js";
+import { type FollowOptions, followRun } from "./follow.js";
 
 /** A file's bytes: read from disk (the CLI) or picked in a page (the console). */
 type Upload = Uint8Array<ArrayBuffer> | Blob;

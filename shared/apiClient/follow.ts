@@ -1,7 +1,7 @@
 import type { RunEvent } from "../contracts/events.js";
 import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import type { StepwiseClient } from "./client.js";
-import { ApiError, ConnectionError, apiError, describeFetchError } from "./errors.js";
+import { ApiError, apiError, ConnectionError, describeFetchError } from "./errors.js";
 import { readEventStream, type SseCursor } from "./eventStream.js";
 
 export interface FollowOptions {

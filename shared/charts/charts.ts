@@ -1,8 +1,8 @@
 import { createRequire } from "node:module";
 import { z } from "zod";
 import { DocumentError, documentKind, readSheets, sheetCsv } from "../documents/documents.js";
-import { fileText, type FileStore } from "../ports/files.js";
 import { lazyImport } from "../lazyImport.js";
+import { type FileStore, fileText } from "../ports/files.js";
 
 /**
  * Charts: a Vega-Lite spec over a run file (CSV, JSON, a workbook's sheet) or inline values,
@@ -21,8 +21,15 @@ export const ChartInput = z.object({
   title: z.string().min(1).max(200),
   spec: z
     .record(z.string(), z.unknown())
-    .describe("A Vega-Lite spec (mark, encoding, …) without `data`: the data comes from `data` (a file of the run) or the spec's own `data: {values: […]}`"),
-  data: z.string().min(1).max(120).optional().describe("A file of the run to chart: .csv, .json (an array of objects) or .xlsx/.xls (its first sheet, or `sheet`)"),
+    .describe(
+      "A Vega-Lite spec (mark, encoding, …) without `data`: the data comes from `data` (a file of the run) or the spec's own `data: {values: […]}`",
+    ),
+  data: z
+    .string()
+    .min(1)
+    .max(120)
+    .optional()
+    .describe("A file of the run to chart: .csv, .json (an array of objects) or .xlsx/.xls (its first sheet, or `sheet`)"),
   sheet: z.string().max(100).optional().describe("The sheet of an .xlsx or .xls file (default: the first)"),
 });
 export type ChartInput = z.infer<typeof ChartInput>;
@@ -39,18 +46,23 @@ export class ChartError extends Error {}
 
 /** Draws the chart as SVG, its data read from the run's files when it names one. */
 export async function renderChart(input: ChartInput, runId: string, files: FileStore): Promise<RenderedChart> {
-  if (JSON.stringify(input.spec).length > CHART_LIMITS.maxSpecChars) throw new ChartError(`the spec is longer than ${CHART_LIMITS.maxSpecChars} characters`);
+  if (JSON.stringify(input.spec).length > CHART_LIMITS.maxSpecChars)
+    throw new ChartError(`the spec is longer than ${CHART_LIMITS.maxSpecChars} characters`);
   if (hasUrl(input.spec)) throw new ChartError("a chart reads a file of the run (`data`) or inline values, never a URL");
   const values = input.data ? await fileRows(input.data, input.sheet, runId, files) : undefined;
   const inline = (input.spec.data as { values?: unknown } | undefined)?.values;
   if (!values && !Array.isArray(inline)) throw new ChartError("give the data: `data` (a file of the run) or `spec.data.values`");
   const rows = values ?? (inline as unknown[]);
-  if (rows.length > CHART_LIMITS.maxRows) throw new ChartError(`the data has ${rows.length} rows; a chart takes at most ${CHART_LIMITS.maxRows}`);
+  if (rows.length > CHART_LIMITS.maxRows)
+    throw new ChartError(`the data has ${rows.length} rows; a chart takes at most ${CHART_LIMITS.maxRows}`);
   for (const side of ["width", "height"] as const) {
     const size = input.spec[side];
     if (typeof size === "number" && size > CHART_LIMITS.maxSide) throw new ChartError(`${side} ${size} is over ${CHART_LIMITS.maxSide}`);
   }
-  const [vega, vegaLite] = await Promise.all([lazyImport(() => import("vega"), "vega"), lazyImport(() => import("vega-lite"), "vega-lite")]);
+  const [vega, vegaLite] = await Promise.all([
+    lazyImport(() => import("vega"), "vega"),
+    lazyImport(() => import("vega-lite"), "vega-lite"),
+  ]);
   // A single view gets a size that reads well on a page and a slide; a composed one sizes its parts.
   const single = "mark" in input.spec;
   const spec = {
@@ -73,7 +85,9 @@ export async function renderChart(input: ChartInput, runId: string, files: FileS
     svg = await view.toSVG();
     view.finalize();
   } catch (error) {
-    throw error instanceof ChartError ? error : new ChartError(`the Vega-Lite spec cannot be drawn: ${(error as Error).message.slice(0, 300)}`);
+    throw error instanceof ChartError
+      ? error
+      : new ChartError(`the Vega-Lite spec cannot be drawn: ${(error as Error).message.slice(0, 300)}`);
   }
   return { title: input.title, svg, marks: countMarks(svg) };
 }

@@ -24,7 +24,10 @@ export const CreateRunRequest = z.strictObject({
   /** Where to send signed notifications (Standard Webhooks) when the run ends or waits. */
   webhook: WebhookSubscription.optional(),
   /** Uploaded files (ids from `POST /v1/files`) the run's agents can read. */
-  files: z.array(z.string().regex(/^file_[a-z0-9]{1,60}$/, "a file id from POST /v1/files")).max(20).optional(),
+  files: z
+    .array(z.string().regex(/^file_[a-z0-9]{1,60}$/, "a file id from POST /v1/files"))
+    .max(20)
+    .optional(),
 });
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 

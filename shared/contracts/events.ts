@@ -110,7 +110,10 @@ export const EventBody = z.discriminatedUnion("type", [
   z.object({ type: z.literal("run.resumed"), data: z.object({ redrive: z.boolean(), reason: z.string().optional() }) }),
   z.object({ type: z.literal("run.cancelled"), data: z.object({ reason: z.string() }) }),
   /** The run waits: its session has a run in flight (`runId`, the one it follows); it starts when that one ends. */
-  z.object({ type: z.literal("run.queued_behind"), data: z.object({ runId: z.string(), activeRunId: z.string(), position: z.number().int() }) }),
+  z.object({
+    type: z.literal("run.queued_behind"),
+    data: z.object({ runId: z.string(), activeRunId: z.string(), position: z.number().int() }),
+  }),
   /** A newer message to the session stopped the run at a safe point; what it finished stays in the session. */
   z.object({ type: z.literal("run.interrupted"), data: z.object({ reason: z.string(), byRunId: z.string().optional() }) }),
 ]);
@@ -128,4 +131,3 @@ export type ToolProgress = {
 
 /** A stored event: its body plus the sequence number and time the log gave it. */
 export type RunEvent = EventBody & { seq: number; at: string };
-

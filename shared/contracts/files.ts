@@ -12,7 +12,9 @@ export const CompleteUploadRequest = z.strictObject({
     .array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) }))
     .max(10_000)
     .default([])
-    .describe("Each part's number and the ETag header its PUT answered (all of them for a multipart upload; may be left out for one part)."),
+    .describe(
+      "Each part's number and the ETag header its PUT answered (all of them for a multipart upload; may be left out for one part).",
+    ),
 });
 
 /** What `POST /v1/files` answers to a presigned upload request. */
@@ -22,7 +24,9 @@ export const PendingUploadView = z.object({
   contentType: z.string(),
   bytes: z.number().int(),
   partBytes: z.number().int().describe("Every part but the last has exactly this many bytes."),
-  parts: z.array(z.object({ partNumber: z.number().int(), url: z.string().describe("PUT the part's bytes here; keep the ETag header of the answer.") })),
+  parts: z.array(
+    z.object({ partNumber: z.number().int(), url: z.string().describe("PUT the part's bytes here; keep the ETag header of the answer.") }),
+  ),
   expiresAt: z.string().describe("When the links stop working (an hour after they were handed out)."),
   complete: z.string().describe("POST {parts: [{partNumber, etag}]} here once every part is up; the file exists from then on."),
 });

@@ -31,7 +31,8 @@ export function formatPlan(plan: Plan): string {
     for (const task of step.tasks) lines.push(`   - ${task}`);
     if (step.doneWhen) lines.push(`   done when: ${step.doneWhen}`);
     if (step.notes) lines.push(`   notes: ${step.notes}`);
-    if (step.verdict) lines.push(`   checked: ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? ` (${step.verdict.reason})` : ""}`);
+    if (step.verdict)
+      lines.push(`   checked: ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? ` (${step.verdict.reason})` : ""}`);
   });
   return lines.join("\n");
 }

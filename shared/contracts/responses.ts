@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { EventBody } from "./events.js";
 import { ApprovalPolicy, Interrupt } from "./interrupts.js";
 import { Plan } from "./plan.js";
 import { RequestedMode, RunError, RunStatus, Usage } from "./run.js";
-import { EventBody } from "./events.js";
 
 /**
  * What the API answers, as zod schemas: the OpenAPI document is generated from these and from
@@ -29,7 +29,13 @@ export type CreateRunResponse = z.infer<typeof CreateRunResponse>;
 export const InterruptView = Interrupt.omit({ schemaVersion: true });
 export type InterruptView = z.infer<typeof InterruptView>;
 
-export const FileView = z.object({ name: z.string(), description: z.string(), contentType: z.string(), bytes: z.number().int(), createdAt: z.string() });
+export const FileView = z.object({
+  name: z.string(),
+  description: z.string(),
+  contentType: z.string(),
+  bytes: z.number().int(),
+  createdAt: z.string(),
+});
 export type FileView = z.infer<typeof FileView>;
 export const FileList = z.object({ runId: z.string(), files: z.array(FileView.extend({ download: z.string() })) });
 export type FileList = z.infer<typeof FileList>;
@@ -102,7 +108,9 @@ export const SessionView = z.object({
   /** The run in flight in the session (null when idle), and the runs waiting for it, in submission order. */
   activeRunId: z.string().nullable(),
   waitingRunIds: z.array(z.string()),
-  messages: z.array(z.object({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.string(), runId: z.string(), at: z.string() })),
+  messages: z.array(
+    z.object({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.string(), runId: z.string(), at: z.string() }),
+  ),
 });
 export type SessionView = z.infer<typeof SessionView>;
 
@@ -118,7 +126,15 @@ export const StreamToken = z.object({ token: z.string(), expiresAt: z.string() }
 export type StreamToken = z.infer<typeof StreamToken>;
 
 export const ToolList = z.object({
-  tools: z.array(z.object({ name: z.string(), description: z.string(), access: z.enum(["read", "write"]), asksUser: z.boolean(), parameters: z.record(z.string(), z.unknown()) })),
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      access: z.enum(["read", "write"]),
+      asksUser: z.boolean(),
+      parameters: z.record(z.string(), z.unknown()),
+    }),
+  ),
 });
 export type ToolList = z.infer<typeof ToolList>;
 
@@ -132,14 +148,25 @@ export const WebhookDeliveries = z.object({
       type: z.string(),
       url: z.string(),
       status: z.enum(["pending", "delivered", "dead", "disabled"]),
-      attempts: z.array(z.object({ attempt: z.number().int(), at: z.string(), ok: z.boolean(), status: z.number().int().optional(), error: z.string().optional(), durationMs: z.number() })),
+      attempts: z.array(
+        z.object({
+          attempt: z.number().int(),
+          at: z.string(),
+          ok: z.boolean(),
+          status: z.number().int().optional(),
+          error: z.string().optional(),
+          durationMs: z.number(),
+        }),
+      ),
       createdAt: z.string(),
       updatedAt: z.string(),
     }),
   ),
 });
 export const RedeliverResponse = z.object({ deliveryId: z.string(), status: z.literal("pending") });
-export const WebhookSecrets = z.object({ secrets: z.array(z.object({ secret: z.string(), createdAt: z.string(), expiresAt: z.string().optional() })) });
+export const WebhookSecrets = z.object({
+  secrets: z.array(z.object({ secret: z.string(), createdAt: z.string(), expiresAt: z.string().optional() })),
+});
 
 export const ToolSourceView = z.object({
   name: z.string(),
@@ -153,4 +180,3 @@ export const ToolSourceView = z.object({
 });
 
 export const Health = z.object({ status: z.enum(["ok", "unavailable"]), version: z.string(), checks: z.record(z.string(), z.string()) });
-

@@ -2,7 +2,10 @@ import { z } from "zod";
 
 /** A file handed to the sandbox (read-only under /sandbox/files) or made by it (/sandbox/output). */
 export const SandboxFile = z.object({
-  name: z.string().regex(/^[^/\\\u0000-\u001f]{1,120}$/).refine((n) => n !== "." && n !== "..", "a plain file name"),
+  name: z
+    .string()
+    .regex(/^[^/\\\u0000-\u001f]{1,120}$/)
+    .refine((n) => n !== "." && n !== "..", "a plain file name"),
   base64: z.string(),
 });
 export type SandboxFile = z.infer<typeof SandboxFile>;

@@ -13,16 +13,20 @@ export const SCHEMA_VERSION = 1;
 /** Saved state this code cannot read: written by a newer version of Stepwise. */
 export class SchemaVersionError extends StepwiseError {
   constructor(what: string, written: unknown) {
-    super(`${what} was written with schema version ${String(written)}; this version of Stepwise reads schema versions 1 to ${SCHEMA_VERSION}. A newer deploy wrote it: read it with that deploy (runs finish on the versions they started on).`, {
-      code: "unsupported_schema_version",
-    });
+    super(
+      `${what} was written with schema version ${String(written)}; this version of Stepwise reads schema versions 1 to ${SCHEMA_VERSION}. A newer deploy wrote it: read it with that deploy (runs finish on the versions they started on).`,
+      {
+        code: "unsupported_schema_version",
+      },
+    );
   }
 }
 
 /** Refuses, with both versions named, state written with a schema version this code does not know. */
 export function checkSchemaVersion(what: string, written: unknown): void {
   if (written === undefined) return;
-  if (!Number.isInteger(written) || (written as number) < 1 || (written as number) > SCHEMA_VERSION) throw new SchemaVersionError(what, written);
+  if (!Number.isInteger(written) || (written as number) < 1 || (written as number) > SCHEMA_VERSION)
+    throw new SchemaVersionError(what, written);
 }
 
 /** A saved record, read: its schema version checked first (a clear refusal), then its shape. */

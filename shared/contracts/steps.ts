@@ -27,7 +27,12 @@ export type RunState = z.infer<typeof RunState>;
 export const AgentTurnInput = RunState.extend({ turn: z.number().int().min(0).optional() });
 export type AgentTurnInput = z.infer<typeof AgentTurnInput>;
 /** "continue": the next turn runs in the run's next execution (this one's history is nearly full). */
-export const AgentTurnOutput = RunState.extend({ done: z.boolean(), turn: z.number().int(), interruptId: z.string().optional(), next: z.literal("continue").optional() });
+export const AgentTurnOutput = RunState.extend({
+  done: z.boolean(),
+  turn: z.number().int(),
+  interruptId: z.string().optional(),
+  next: z.literal("continue").optional(),
+});
 export type AgentTurnOutput = z.infer<typeof AgentTurnOutput>;
 
 export const TaskRef = z.object({
@@ -35,7 +40,6 @@ export const TaskRef = z.object({
   title: z.string().max(300),
 });
 export type TaskRef = z.infer<typeof TaskRef>;
-
 
 /** One Map item: "Execute task". */
 export const ExecuteTaskInput = z.object({
@@ -84,7 +88,6 @@ export const PlanInput = RunState.extend({
 });
 export type PlanInput = z.infer<typeof PlanInput>;
 
-
 /** Where a run's next execution goes on: the plan's next tasks, or a ReAct run's next turn. */
 export const ContinuedState = z.union([PlanOutput, AgentTurnInput]);
 export type ContinuedState = z.infer<typeof ContinuedState>;
@@ -98,7 +101,8 @@ export type StartRunInput = z.infer<typeof StartRunInput>;
 
 /** The execution input of a run's next execution: the Plan's output, or the ReAct turn, it goes on from. */
 export function continuedInput(state: PlanOutput | AgentTurnOutput): string {
-  const continued: ContinuedState = "tasks" in state ? { ...state, next: "execute" } : { runId: state.runId, mode: state.mode, turn: state.turn };
+  const continued: ContinuedState =
+    "tasks" in state ? { ...state, next: "execute" } : { runId: state.runId, mode: state.mode, turn: state.turn };
   return JSON.stringify({ runId: state.runId, schemaVersion: SCHEMA_VERSION, continued });
 }
 

@@ -12,12 +12,25 @@ export const ToolAccess = z.enum(["read", "write"]);
 export type ToolAccess = z.infer<typeof ToolAccess>;
 
 /** Headers the transport sets itself, or that would change what the request means. */
-const RESERVED_HEADERS = new Set(["host", "content-length", "content-type", "accept", "connection", "transfer-encoding", "mcp-session-id", "mcp-protocol-version", "last-event-id"]);
+const RESERVED_HEADERS = new Set([
+  "host",
+  "content-length",
+  "content-type",
+  "accept",
+  "connection",
+  "transfer-encoding",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+]);
 const HeaderName = z
   .string()
   .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "a header name is an HTTP token")
   .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), "this header is set by the MCP transport");
-const HeaderValue = z.string().max(8_192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "a header value is one line of visible characters");
+const HeaderValue = z
+  .string()
+  .max(8_192)
+  .regex(/^[\t\x20-\x7e\x80-\xff]*$/, "a header value is one line of visible characters");
 const McpToolName = z.string().min(1).max(128);
 
 /** POST /v1/tool-sources */
@@ -25,11 +38,17 @@ export const CreateToolSourceRequest = z.strictObject({
   name: ToolSourceName,
   url: z.string().min(1).max(2_048),
   /** Sent with every request to the server (e.g. Authorization). Secrets: stored encrypted, shown as "***". */
-  headers: z.record(HeaderName, HeaderValue).refine((h) => Object.keys(h).length <= 20, "at most 20 headers").optional(),
+  headers: z
+    .record(HeaderName, HeaderValue)
+    .refine((h) => Object.keys(h).length <= 20, "at most 20 headers")
+    .optional(),
   /** Only these tools of the server (by their own names); all when absent. */
   tools: z.array(McpToolName).min(1).max(200).optional(),
   /** Access per tool (own names), over the server's readOnlyHint; MCP tools are write otherwise. */
-  access: z.record(McpToolName, ToolAccess).refine((a) => Object.keys(a).length <= 200, "at most 200 entries").optional(),
+  access: z
+    .record(McpToolName, ToolAccess)
+    .refine((a) => Object.keys(a).length <= 200, "at most 200 entries")
+    .optional(),
 });
 export type CreateToolSourceRequest = z.infer<typeof CreateToolSourceRequest>;
 

@@ -5,7 +5,14 @@
 import { z } from "zod";
 import { RunError, RunStatus } from "./run.js";
 
-export const WEBHOOK_EVENT_TYPES = ["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted", "run.awaiting_input"] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  "run.succeeded",
+  "run.failed",
+  "run.cancelled",
+  "run.timed_out",
+  "run.interrupted",
+  "run.awaiting_input",
+] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
 

@@ -1,6 +1,6 @@
+import { lazyImport } from "../lazyImport.js";
 import { fileText, type StoredFile } from "../ports/files.js";
 import { htmlToMarkdown, markdownTable } from "../web/readable.js";
-import { lazyImport } from "../lazyImport.js";
 
 /**
  * Files people send, made readable: spreadsheets (.xlsx, Excel 97–2003 .xls, CSV), Word documents
@@ -74,7 +74,9 @@ export async function documentMarkdown(name: string, bytes: Uint8Array): Promise
           ? await docxMarkdown(name, bytes)
           : await pdfMarkdown(name, bytes);
   if (markdown.length > DOCUMENT_LIMITS.maxChars) {
-    throw new DocumentError(`${name} makes more than ${DOCUMENT_LIMITS.maxChars} characters of text, the most one file may give; split it.`);
+    throw new DocumentError(
+      `${name} makes more than ${DOCUMENT_LIMITS.maxChars} characters of text, the most one file may give; split it.`,
+    );
   }
   return markdown.trim() ? markdown : `(${name} has no text.)`;
 }
@@ -83,7 +85,10 @@ export async function documentMarkdown(name: string, bytes: Uint8Array): Promise
 export async function sheetCsvFiles(name: string, bytes: Uint8Array): Promise<{ name: string; csv: string }[]> {
   checked(name, bytes);
   const base = name.replace(/\.[^.]+$/, "");
-  return (await readSheets(name, bytes)).map((sheet) => ({ name: `${base}.${sheet.name.replace(/[/\\\u0000-\u001f]/g, "_")}.csv`, csv: sheetCsv(sheet) }));
+  return (await readSheets(name, bytes)).map((sheet) => ({
+    name: `${base}.${sheet.name.replace(/[/\\\u0000-\u001f]/g, "_")}.csv`,
+    csv: sheetCsv(sheet),
+  }));
 }
 
 /** The name says a document and the size is within the limit. */
@@ -103,7 +108,9 @@ function checked(name: string, bytes: Uint8Array): DocumentKind {
 export async function readSheets(name: string, bytes: Uint8Array): Promise<Sheet[]> {
   if (startsWith(bytes, ZIP)) return openXmlSheets(name, bytes);
   if (startsWith(bytes, COMPOUND_FILE)) return biffSheets(name, bytes);
-  throw new DocumentError(`${name} is not a readable .${extensionOf(name)} workbook (it is neither an Excel workbook nor an Excel 97–2003 one).`);
+  throw new DocumentError(
+    `${name} is not a readable .${extensionOf(name)} workbook (it is neither an Excel workbook nor an Excel 97–2003 one).`,
+  );
 }
 
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
@@ -137,7 +144,14 @@ async function biffSheets(name: string, bytes: Uint8Array): Promise<Sheet[]> {
   let workbook: ReturnType<typeof XLSX.read>;
   try {
     // Rows past the limit are not even parsed: the sheet's whole extent is still known (!fullref).
-    workbook = XLSX.read(bytes, { type: "array", dense: true, cellFormula: false, cellHTML: false, cellStyles: false, sheetRows: DOCUMENT_LIMITS.maxRows + 1 });
+    workbook = XLSX.read(bytes, {
+      type: "array",
+      dense: true,
+      cellFormula: false,
+      cellHTML: false,
+      cellStyles: false,
+      sheetRows: DOCUMENT_LIMITS.maxRows + 1,
+    });
   } catch (error) {
     throw new DocumentError(`${name} is not a readable .${extensionOf(name)} workbook (${reason(error)}).`);
   }
@@ -154,11 +168,13 @@ async function biffSheets(name: string, bytes: Uint8Array): Promise<Sheet[]> {
 }
 
 function checkSheetCount(name: string, count: number): void {
-  if (count > DOCUMENT_LIMITS.maxSheets) throw new DocumentError(`${name} has ${count} sheets; at most ${DOCUMENT_LIMITS.maxSheets} are read.`);
+  if (count > DOCUMENT_LIMITS.maxSheets)
+    throw new DocumentError(`${name} has ${count} sheets; at most ${DOCUMENT_LIMITS.maxSheets} are read.`);
 }
 
 function checkRowCount(name: string, sheet: string, count: number): void {
-  if (count > DOCUMENT_LIMITS.maxRows) throw new DocumentError(`Sheet "${sheet}" of ${name} has ${count} rows; at most ${DOCUMENT_LIMITS.maxRows} per sheet are read.`);
+  if (count > DOCUMENT_LIMITS.maxRows)
+    throw new DocumentError(`Sheet "${sheet}" of ${name} has ${count} rows; at most ${DOCUMENT_LIMITS.maxRows} per sheet are read.`);
 }
 
 /** Trailing empty rows say nothing. */
@@ -179,10 +195,12 @@ async function csvRows(name: string, bytes: Uint8Array): Promise<string[][]> {
     parse(
       Buffer.from(bytes),
       { bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, to: DOCUMENT_LIMITS.maxRows + 1 },
-      (error, records: string[][] | undefined) => (error ? reject(new DocumentError(`${name} is not a readable CSV file (${reason(error)}).`)) : resolve(records ?? [])),
+      (error, records: string[][] | undefined) =>
+        error ? reject(new DocumentError(`${name} is not a readable CSV file (${reason(error)}).`)) : resolve(records ?? []),
     ),
   );
-  if (rows.length > DOCUMENT_LIMITS.maxRows) throw new DocumentError(`${name} has more than ${DOCUMENT_LIMITS.maxRows} rows; at most ${DOCUMENT_LIMITS.maxRows} are read.`);
+  if (rows.length > DOCUMENT_LIMITS.maxRows)
+    throw new DocumentError(`${name} has more than ${DOCUMENT_LIMITS.maxRows} rows; at most ${DOCUMENT_LIMITS.maxRows} are read.`);
   return rows;
 }
 
@@ -212,7 +230,8 @@ async function pdfMarkdown(name: string, bytes: Uint8Array): Promise<string> {
     throw new DocumentError(`${name} is not a readable PDF (${reason(error)}).`);
   }
   try {
-    if (pdf.numPages > DOCUMENT_LIMITS.maxPages) throw new DocumentError(`${name} has ${pdf.numPages} pages; at most ${DOCUMENT_LIMITS.maxPages} are read.`);
+    if (pdf.numPages > DOCUMENT_LIMITS.maxPages)
+      throw new DocumentError(`${name} has ${pdf.numPages} pages; at most ${DOCUMENT_LIMITS.maxPages} are read.`);
     const { text } = await extractText(pdf, { mergePages: false });
     return text.map((page, i) => `## Page ${i + 1}\n\n${page.trim()}`).join("\n\n");
   } catch (error) {

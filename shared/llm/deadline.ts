@@ -14,7 +14,10 @@ export function withDeadline(model: ChatModel, deadlineAt: number): ChatModel {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(outOfTime), Math.max(0, deadlineAt - Date.now()));
       try {
-        return await model.complete({ ...request, signal: request.signal ? AbortSignal.any([request.signal, controller.signal]) : controller.signal });
+        return await model.complete({
+          ...request,
+          signal: request.signal ? AbortSignal.any([request.signal, controller.signal]) : controller.signal,
+        });
       } catch (error) {
         throw controller.signal.aborted ? outOfTime : error;
       } finally {

@@ -51,9 +51,15 @@ const ToolArguments = z.preprocess(
 );
 const ToolCallsReply = z.object({
   tool_calls: z
-    .array(z.object({ name: z.string({ error: "must be the tool's name, a string" }).min(1, { error: "must not be empty" }), arguments: ToolArguments }), {
-      error: "must be an array of calls",
-    })
+    .array(
+      z.object({
+        name: z.string({ error: "must be the tool's name, a string" }).min(1, { error: "must not be empty" }),
+        arguments: ToolArguments,
+      }),
+      {
+        error: "must be an array of calls",
+      },
+    )
     .min(1, { error: "must list at least one call" }),
 });
 const AnswerReply = z.object({ answer: z.string({ error: "must be a string" }) });
@@ -73,7 +79,10 @@ export function parseContractReply(text: string): ContractParseResult {
   for (let start = text.indexOf("{"); start >= 0; start = text.indexOf("{", from)) {
     const end = closingBrace(text, start);
     if (end < 0) {
-      syntaxProblems.push({ candidate: text.slice(start), problem: "the JSON object is never closed (a '}' is missing; was the reply cut off?)" });
+      syntaxProblems.push({
+        candidate: text.slice(start),
+        problem: "the JSON object is never closed (a '}' is missing; was the reply cut off?)",
+      });
       from = start + 1;
       continue;
     }
@@ -95,7 +104,10 @@ export function parseContractReply(text: string): ContractParseResult {
     shapeProblem ??
     (syntaxProblems.find(({ candidate }) => /"(tool_calls|answer)"/.test(candidate)) ?? syntaxProblems[0])?.problem ??
     "it contains no JSON object";
-  return { ok: false, error: `Your reply could not be used: ${problem}. Reply again with exactly one JSON object and nothing else: ${SHAPES}.` };
+  return {
+    ok: false,
+    error: `Your reply could not be used: ${problem}. Reply again with exactly one JSON object and nothing else: ${SHAPES}.`,
+  };
 }
 
 function readReply(value: unknown): ContractParseResult {

@@ -1,5 +1,5 @@
 import { AgentError } from "../errors.js";
-import { contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply, type ContractReply, type ContractTool } from "./jsonContract.js";
+import { type ContractReply, type ContractTool, contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply } from "./jsonContract.js";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, PaidAttempts, ToolCall, ToolSpec } from "./types.js";
 
 /**
@@ -53,7 +53,10 @@ export class JsonContractModel implements ChatModel {
     }
     // Every attempt was paid for: the error says so, and usage counts them.
     throw Object.assign(
-      new AgentError(`The model did not follow the JSON contract ${MAX_CONSECUTIVE_FAILURES} times in a row: ${lastError}`, "json_contract_failed"),
+      new AgentError(
+        `The model did not follow the JSON contract ${MAX_CONSECUTIVE_FAILURES} times in a row: ${lastError}`,
+        "json_contract_failed",
+      ),
       { paidCalls: MAX_CONSECUTIVE_FAILURES, usage } satisfies PaidAttempts,
     );
   }
@@ -74,7 +77,10 @@ function toResponse(reply: ContractReply, turn: number, usage: ChatResponse["usa
 
 function toContractTool(spec: ToolSpec): ContractTool {
   if (spec.type !== "function") {
-    throw new AgentError(`JSON contract mode supports function tools only; "${spec.custom.name}" is a ${spec.type} tool.`, "json_contract_unsupported_tool");
+    throw new AgentError(
+      `JSON contract mode supports function tools only; "${spec.custom.name}" is a ${spec.type} tool.`,
+      "json_contract_unsupported_tool",
+    );
   }
   const { name, description, parameters } = spec.function;
   return { name, description: description ?? "", parameters: parameters ?? { type: "object", properties: {} } };
@@ -85,12 +91,19 @@ function withContract(messages: ChatMessage[], contract: string): ChatMessage[] 
   const at = messages.findIndex((m) => m.role === "system" || m.role === "developer");
   if (at < 0) return [{ role: "system", content: contract }, ...messages];
   const system = messages[at] as Extract<ChatMessage, { role: "system" | "developer" }>;
-  const content = typeof system.content === "string" ? `${system.content}\n\n${contract}` : [...system.content, { type: "text" as const, text: contract }];
+  const content =
+    typeof system.content === "string"
+      ? `${system.content}\n\n${contract}`
+      : [...system.content, { type: "text" as const, text: contract }];
   return messages.map((m, i) => (i === at ? { ...system, content } : m));
 }
 
 function isToolProtocol(message: ChatMessage): boolean {
-  return message.role === "tool" || message.role === "function" || (message.role === "assistant" && Boolean(message.tool_calls?.length || message.function_call));
+  return (
+    message.role === "tool" ||
+    message.role === "function" ||
+    (message.role === "assistant" && Boolean(message.tool_calls?.length || message.function_call))
+  );
 }
 
 /**
@@ -140,7 +153,9 @@ function plainHistory(messages: readonly ChatMessage[], answersAsJson: boolean):
 
 function textOf(content: string | readonly ({ type: string; text?: string; refusal?: string } | object)[] | null | undefined): string {
   if (typeof content === "string") return content;
-  return (content ?? []).map((part) => ("text" in part && typeof part.text === "string" ? part.text : "refusal" in part ? String(part.refusal) : "")).join("");
+  return (content ?? [])
+    .map((part) => ("text" in part && typeof part.text === "string" ? part.text : "refusal" in part ? String(part.refusal) : ""))
+    .join("");
 }
 
 function parseOrKeep(json: string): unknown {

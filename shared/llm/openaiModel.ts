@@ -1,6 +1,6 @@
+import { setTimeout as delay } from "node:timers/promises";
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
-import { setTimeout as delay } from "node:timers/promises";
 import { errorMessage, StepError, StepErrorCode } from "../errors.js";
 import { StreamAssembler } from "./streamAssembler.js";
 import type { ChatModel, ChatRequest, ChatResponse, GenerationSettings } from "./types.js";
@@ -59,7 +59,9 @@ export class OpenAIModel implements ChatModel {
       } catch (error) {
         if (!(error instanceof IncompleteReply) || attempt >= this.retries || request.signal?.aborted) throw modelError(error, this.name);
         // The client's own backoff: 0.5 s doubling, at most 8 s, with jitter.
-        await delay(Math.min(8_000, 500 * 2 ** attempt) * (0.75 + Math.random() / 4), undefined, { signal: request.signal }).catch(() => undefined);
+        await delay(Math.min(8_000, 500 * 2 ** attempt) * (0.75 + Math.random() / 4), undefined, { signal: request.signal }).catch(
+          () => undefined,
+        );
       }
     }
   }
@@ -105,7 +107,11 @@ export class OpenAIModel implements ChatModel {
     }
     if (stalled) throw new IncompleteReply(`the reply stalled: nothing for ${Math.round(this.idleMs / 1000)} s`);
     if (!assembler.finished) {
-      throw new IncompleteReply(assembler.chunks ? "the reply ended before it was complete (no finish reason)" : "the answer was not a stream of events (an error page?)");
+      throw new IncompleteReply(
+        assembler.chunks
+          ? "the reply ended before it was complete (no finish reason)"
+          : "the answer was not a stream of events (an error page?)",
+      );
     }
     return { ...assembler.result(), model: body.model };
   }
@@ -121,7 +127,8 @@ function describe(error: unknown): string {
 /** The client has retried what it could (408/409/429/5xx, connection errors); what is left is typed. */
 function modelError(error: unknown, model: string): unknown {
   if (error instanceof OpenAI.APIUserAbortError) return error; // the caller aborted: its reason rules
-  if (error instanceof IncompleteReply) return new StepError(StepErrorCode.ModelUnavailable, `The model ${model} failed mid-reply: ${error.message}.`, error);
+  if (error instanceof IncompleteReply)
+    return new StepError(StepErrorCode.ModelUnavailable, `The model ${model} failed mid-reply: ${error.message}.`, error);
   if (error instanceof OpenAI.APIConnectionError) {
     return new StepError(StepErrorCode.ModelUnavailable, `The model could not be reached: ${error.message}`, error);
   }

@@ -1,6 +1,6 @@
 import { StepError, StepErrorCode } from "../errors.js";
 import { logger } from "../observability.js";
-import { settingsFor, type RoleSettings } from "./roleSettings.js";
+import { type RoleSettings, settingsFor } from "./roleSettings.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
 
 /**
@@ -26,7 +26,11 @@ export class RoleModel implements ChatModel {
       const { fallback } = this.options;
       const unavailable = error instanceof StepError && error.code === StepErrorCode.ModelUnavailable;
       if (!fallback || !unavailable || request.signal?.aborted) throw error;
-      logger.warn("the model stayed unavailable; the fallback model answers", { model: settings.model ?? this.name, fallback: fallback.name, error: error.message });
+      logger.warn("the model stayed unavailable; the fallback model answers", {
+        model: settings.model ?? this.name,
+        fallback: fallback.name,
+        error: error.message,
+      });
       // The role's own model is the first model's choice: the fallback answers as itself.
       const response = await fallback.complete({ ...request, settings: { ...settings, model: undefined } });
       return { ...response, model: fallback.name, fallback: true };

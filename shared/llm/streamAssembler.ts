@@ -33,7 +33,9 @@ export class StreamAssembler {
     let reasoning = "";
     for (const choice of chunk.choices ?? []) {
       if (choice.index !== undefined && choice.index !== 0) continue;
-      const delta = choice.delta as (ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null; reasoning?: string | null }) | undefined;
+      const delta = choice.delta as
+        | (ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null; reasoning?: string | null })
+        | undefined;
       const thought = delta?.reasoning_content ?? delta?.reasoning;
       if (typeof thought === "string") reasoning += thought;
       if (delta?.content) {

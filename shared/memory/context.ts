@@ -25,7 +25,11 @@ export class ContextWindow {
   build(system: string, conversation: ChatMessage[], tools: ToolSpec[] = []): ChatMessage[] {
     // Tool definitions take room in the prompt too.
     const toolTokens = tools.length ? this.counter.count(JSON.stringify(tools)) : 0;
-    const fitted = fitToBudget([{ role: "system", content: system }, ...conversation], this.options.budgetTokens - toolTokens, this.counter);
+    const fitted = fitToBudget(
+      [{ role: "system", content: system }, ...conversation],
+      this.options.budgetTokens - toolTokens,
+      this.counter,
+    );
     return fitted.map((message) => this.compress(message));
   }
 

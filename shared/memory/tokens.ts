@@ -1,5 +1,5 @@
-import type { TiktokenBPE } from "js-tiktoken/lite";
 import { createRequire } from "node:module";
+import type { TiktokenBPE } from "js-tiktoken/lite";
 import type { ChatMessage } from "../llm/types.js";
 
 /** Counts prompt tokens the way the model's tokenizer does. */
@@ -71,7 +71,11 @@ function counterFor(name: EncodingName): TokenCounter {
       }
       return tokens;
     };
-    counter = { count, countMessages: (messages) => countMessageTokens(messages, count), atMost: (messages) => countMessageTokens(messages, utf8Bytes) };
+    counter = {
+      count,
+      countMessages: (messages) => countMessageTokens(messages, count),
+      atMost: (messages) => countMessageTokens(messages, utf8Bytes),
+    };
     counters.set(name, counter);
   }
   return counter;
@@ -89,7 +93,10 @@ function countMessageTokens(messages: ChatMessage[], count: (text: string) => nu
     if (message.function_call) total += count(message.function_call.name) + count(message.function_call.arguments);
     // Tool call ids never reach the model's tokens; the call is its name and arguments.
     for (const call of message.tool_calls ?? []) {
-      total += call.type === "function" ? count(call.function.name) + count(call.function.arguments) : count(call.custom.name) + count(call.custom.input);
+      total +=
+        call.type === "function"
+          ? count(call.function.name) + count(call.function.arguments)
+          : count(call.custom.name) + count(call.custom.input);
     }
   }
   return total;
@@ -153,14 +160,14 @@ function mergedLength(piece: string, ranks: Map<string, number>): number {
   const prev = Int32Array.from({ length: n + 1 }, (_, i) => i - 1);
   const alive = new Uint8Array(n).fill(1);
   // pairRank[s]: rank of the part at s merged with the part after it (Infinity if not a token).
-  const pairRank = new Float64Array(n).fill(Infinity);
+  const pairRank = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
   const heap = new MinHeap();
   // Heap keys order by rank, then by position; a key stays valid while pairRank[s] still equals its rank.
   const key = (rank: number, s: number) => rank * (n + 1) + s;
   const updatePair = (s: number) => {
     const right = next[s]!;
-    pairRank[s] = right < n ? (ranks.get(piece.slice(s, next[right]!)) ?? Infinity) : Infinity;
-    if (pairRank[s] !== Infinity) heap.push(key(pairRank[s]!, s));
+    pairRank[s] = right < n ? (ranks.get(piece.slice(s, next[right]!)) ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+    if (pairRank[s] !== Number.POSITIVE_INFINITY) heap.push(key(pairRank[s]!, s));
   };
   for (let s = 0; s < n - 1; s++) updatePair(s);
   let parts = n;

@@ -34,7 +34,7 @@ export function fitToBudget(messages: ChatMessage[], budgetTokens: number, count
   const fitsUncounted = counter.atMost(messages) <= budgetTokens;
   // countMessages is additive: a unit costs its messages without the prompt's fixed reply priming.
   const priming = counter.countMessages([]);
-  let remaining = fitsUncounted ? Infinity : budgetTokens - counter.countMessages([...system, ...current]);
+  let remaining = fitsUncounted ? Number.POSITIVE_INFINITY : budgetTokens - counter.countMessages([...system, ...current]);
   let keepFrom = fitsUncounted ? 0 : units.length;
   while (keepFrom > 0) {
     const cost = counter.countMessages(units[keepFrom - 1]!) - priming;

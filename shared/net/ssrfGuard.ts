@@ -46,7 +46,10 @@ export async function assertDeliverableUrl(url: string, options: DeliverableUrlO
     throw new WebhookUrlError("webhook URL must use https", "invalid_webhook_url");
   }
   if (parsed.username || parsed.password) {
-    throw new WebhookUrlError("webhook URL must not contain credentials (user:password@); authenticate with the webhook signature", "invalid_webhook_url");
+    throw new WebhookUrlError(
+      "webhook URL must not contain credentials (user:password@); authenticate with the webhook signature",
+      "invalid_webhook_url",
+    );
   }
 
   const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
@@ -103,7 +106,7 @@ interface Range {
 // IANA special-purpose registries; the more specific ranges come first for clearer messages.
 const IPV4_RANGES = rangeTable([
   ["169.254.169.254/32", "cloud metadata service"],
-  ["0.0.0.0/8", "unspecified (\"this network\")"],
+  ["0.0.0.0/8", 'unspecified ("this network")'],
   ["10.0.0.0/8", "private"],
   ["100.64.0.0/10", "carrier-grade NAT (shared)"],
   ["127.0.0.0/8", LOOPBACK],
@@ -189,7 +192,7 @@ function parseIPv6(text: string): number[] | undefined {
   const rightGroups = right ? right.split(":") : [];
   const zeros = right === undefined ? [] : Array<string>(8 - leftGroups.length - rightGroups.length).fill("0");
   const bytes = [...leftGroups, ...zeros, ...rightGroups].flatMap((group) => {
-    const value = parseInt(group, 16);
+    const value = Number.parseInt(group, 16);
     return [value >> 8, value & 0xff];
   });
   if (tail.length === 4) bytes.splice(12, 4, ...tail);

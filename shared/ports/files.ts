@@ -164,7 +164,14 @@ export function sanitizeFileName(raw: string): string {
 
 /** A file name from a title: lowercase words joined by '-' (the fallback when no such word is left). */
 export function slugOf(title: string, fallback: string): string {
-  return title.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || fallback;
+  return (
+    title
+      .normalize("NFKD")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "")
+      .slice(0, 60) || fallback
+  );
 }
 
 /** A relative path (`sub/name`) with each part made a safe file name; empty parts are dropped. */

@@ -11,7 +11,11 @@ export type IdempotencyClaim =
  * fake: shared/testing/memoryIdempotency.ts.
  */
 export interface IdempotencyKeys {
-  claim(tenantId: string, key: string, claim: { runId: string; bodyHash: string; inProgressSeconds: number; ttlSeconds: number }): Promise<IdempotencyClaim>;
+  claim(
+    tenantId: string,
+    key: string,
+    claim: { runId: string; bodyHash: string; inProgressSeconds: number; ttlSeconds: number },
+  ): Promise<IdempotencyClaim>;
   /** The run exists and is started: the key now stands for it. */
   complete(tenantId: string, key: string): Promise<void>;
   /** Gives the key back, if `runId` still holds it. */

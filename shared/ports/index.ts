@@ -1,7 +1,8 @@
 import type { Config } from "../config.js";
 import type { ChatModel } from "../llm/types.js";
-import type { Executions } from "./executions.js";
+import type { ActiveRuns } from "./activeRuns.js";
 import type { RunEvents } from "./events.js";
+import type { Executions } from "./executions.js";
 import type { FileStore, FileTransfer } from "./files.js";
 import type { IdempotencyKeys } from "./idempotency.js";
 import type { Interrupts } from "./interrupts.js";
@@ -9,7 +10,6 @@ import type { RunJournal } from "./journal.js";
 import type { Notifier } from "./notifier.js";
 import type { Runs } from "./runs.js";
 import type { Sessions } from "./sessions.js";
-import type { ActiveRuns } from "./activeRuns.js";
 import type { Tasks } from "./tasks.js";
 import type { ToolCatalog } from "./toolCatalog.js";
 import type { Webhooks } from "./webhooks.js";

@@ -20,4 +20,5 @@ export interface Interrupts {
 }
 
 /** What `attachToken` throws when the interrupt does not exist (a fault of ours: the step that opened it ran first). */
-export const missingInterrupt = (runId: string, interruptId: string) => new Error(`Interrupt ${interruptId} of run ${runId} does not exist`);
+export const missingInterrupt = (runId: string, interruptId: string) =>
+  new Error(`Interrupt ${interruptId} of run ${runId} does not exist`);

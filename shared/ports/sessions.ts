@@ -43,7 +43,13 @@ export interface Sessions {
    * Writes the run's turn whole (all messages or none) under its turn number; not once the run has
    * been cancelled (a rolled-back turn never comes back). Safe to repeat.
    */
-  appendTurn(tenantId: string, sessionId: string, runId: string, turn: number, messages: { role: "user" | "assistant"; content: string }[]): Promise<void>;
+  appendTurn(
+    tenantId: string,
+    sessionId: string,
+    runId: string,
+    turn: number,
+    messages: { role: "user" | "assistant"; content: string }[],
+  ): Promise<void>;
   /** Removes the run's turn (rollback), and keeps it out if the run writes it later. */
   removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void>;
   messages(tenantId: string, sessionId: string): Promise<SessionMessage[]>;

@@ -1,6 +1,6 @@
-import type { FileLine } from "./files.js";
 import type { Plan } from "../contracts/plan.js";
 import type { Usage } from "../contracts/run.js";
+import type { FileLine } from "./files.js";
 
 /** A sub-task's whole result; the state machine carries only a preview. */
 export interface TaskRecord {

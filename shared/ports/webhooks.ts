@@ -46,7 +46,13 @@ export interface Webhooks {
   createDelivery(delivery: Delivery): Promise<Delivery>;
   getDelivery(runId: string, deliveryId: string): Promise<Delivery | undefined>;
   listDeliveries(runId: string): Promise<Delivery[]>;
-  recordAttempt(runId: string, deliveryId: string, attempt: DeliveryAttempt, status: Delivery["status"], nextAttemptAt?: string): Promise<void>;
+  recordAttempt(
+    runId: string,
+    deliveryId: string,
+    attempt: DeliveryAttempt,
+    status: Delivery["status"],
+    nextAttemptAt?: string,
+  ): Promise<void>;
   /** Redelivery starts a new series of attempts; returns where it starts. */
   reopen(delivery: Delivery): Promise<number>;
 }

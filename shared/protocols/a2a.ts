@@ -1,9 +1,19 @@
-import { AgentCard, Role, StreamResponse, TaskState, type Artifact, type Message, type Part, type Task, type TaskStatusUpdateEvent } from "@a2a-js/sdk";
+import {
+  AgentCard,
+  type Artifact,
+  type Message,
+  type Part,
+  Role,
+  StreamResponse,
+  type Task,
+  TaskState,
+  type TaskStatusUpdateEvent,
+} from "@a2a-js/sdk";
 import { V03PushNotificationSerializer } from "@a2a-js/sdk/compat/v0_3/server";
 import type { RunEvent } from "../contracts/events.js";
 import type { Interrupt } from "../contracts/interrupts.js";
-import { formatPlan } from "../contracts/plan.js";
 import { DECISIONS_BY_KIND } from "../contracts/interrupts.js";
+import { formatPlan } from "../contracts/plan.js";
 import type { A2APush, RunRecord, RunStatus } from "../contracts/run.js";
 import type { FileMeta } from "../ports/files.js";
 
@@ -36,13 +46,30 @@ export function taskStateOf(run: RunRecord, pending: readonly Interrupt[]): Task
   return STATES[run.status];
 }
 
-export const isFinal = (state: TaskState) => [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED].includes(state);
+export const isFinal = (state: TaskState) =>
+  [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED].includes(
+    state,
+  );
 
 const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, mediaType: "text/plain", filename: "", metadata: {} });
-const dataPart = (data: unknown): Part => ({ content: { $case: "data", value: data }, mediaType: "application/json", filename: "", metadata: {} });
+const dataPart = (data: unknown): Part => ({
+  content: { $case: "data", value: data },
+  mediaType: "application/json",
+  filename: "",
+  metadata: {},
+});
 
 function agentMessage(run: Pick<RunRecord, "runId" | "sessionId">, id: string, parts: Part[]): Message {
-  return { messageId: `${run.runId}:${id}`, contextId: run.sessionId, taskId: run.runId, role: Role.ROLE_AGENT, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: `${run.runId}:${id}`,
+    contextId: run.sessionId,
+    taskId: run.runId,
+    role: Role.ROLE_AGENT,
+    parts,
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** How to answer a pause, in the words of the status message. */
@@ -55,7 +82,10 @@ export function howToReply(interrupt: Interrupt): string {
 function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message | undefined {
   if (pending.length > 0) {
     const lines = pending.map((i) => `${i.question ?? i.summary}\n${howToReply(i)}`);
-    const more = pending.length > 1 ? `\n(${pending.length} pauses: a reply decides the first; name another with a data part {"interruptId": …}.)` : "";
+    const more =
+      pending.length > 1
+        ? `\n(${pending.length} pauses: a reply decides the first; name another with a data part {"interruptId": …}.)`
+        : "";
     const pauses = pending.map((i) => ({
       interruptId: i.interruptId,
       kind: i.kind,
@@ -66,8 +96,10 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
     }));
     return agentMessage(run, `pause:${pending[0]!.interruptId}`, [textPart(lines.join("\n\n") + more), dataPart({ interrupts: pauses })]);
   }
-  if (run.status === "failed" || run.status === "timed_out") return agentMessage(run, "error", [textPart(run.error?.message ?? `The run ${run.status === "timed_out" ? "timed out" : "failed"}.`)]);
-  if (run.status === "cancelled" || run.status === "interrupted") return agentMessage(run, "cancelled", [textPart(run.error?.message ?? "The run was cancelled.")]);
+  if (run.status === "failed" || run.status === "timed_out")
+    return agentMessage(run, "error", [textPart(run.error?.message ?? `The run ${run.status === "timed_out" ? "timed out" : "failed"}.`)]);
+  if (run.status === "cancelled" || run.status === "interrupted")
+    return agentMessage(run, "cancelled", [textPart(run.error?.message ?? "The run was cancelled.")]);
   return undefined;
 }
 
@@ -79,7 +111,10 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
 export function progressOf(event: RunEvent): string | undefined {
   switch (event.type) {
     case "plan.updated":
-      return [formatPlan(event.data.plan).split("\n")[0], ...event.data.plan.steps.map((step, i) => `${i + 1}. [${step.status}] ${step.title}`)].join("\n");
+      return [
+        formatPlan(event.data.plan).split("\n")[0],
+        ...event.data.plan.steps.map((step, i) => `${i + 1}. [${step.status}] ${step.title}`),
+      ].join("\n");
     case "task.started":
       return `Started ${event.data.taskId}: ${event.data.title}`;
     case "task.completed":
@@ -94,7 +129,12 @@ export function progressOf(event: RunEvent): string | undefined {
 /** A working status update saying what the run does now (its message id names the log event). */
 export function progressUpdate(run: Pick<RunRecord, "runId" | "sessionId">, event: RunEvent, line: string): TaskStatusUpdateEvent {
   const message = { ...agentMessage(run, `e${event.seq}`, [textPart(line)]) };
-  return { taskId: run.runId, contextId: run.sessionId, status: { state: TaskState.TASK_STATE_WORKING, message, timestamp: event.at }, metadata: {} };
+  return {
+    taskId: run.runId,
+    contextId: run.sessionId,
+    status: { state: TaskState.TASK_STATE_WORKING, message, timestamp: event.at },
+    metadata: {},
+  };
 }
 
 /** Where the API serves a run's file (a redirect to its bytes, with the API key). */
@@ -103,14 +143,28 @@ export const fileUrl = (api: string, runId: string, name: string) => `${api}/v1/
 /** A completed task's artifacts: the answer, then each file of the run as a link. */
 export function artifactsOf(run: RunRecord, files: readonly FileMeta[], api: string): Artifact[] {
   if (run.status !== "succeeded") return [];
-  const answer: Artifact = { artifactId: "answer", name: "answer", description: "The run's answer.", parts: [textPart(run.result ?? "")], metadata: {}, extensions: [] };
+  const answer: Artifact = {
+    artifactId: "answer",
+    name: "answer",
+    description: "The run's answer.",
+    parts: [textPart(run.result ?? "")],
+    metadata: {},
+    extensions: [],
+  };
   return [
     answer,
     ...files.map((f) => ({
       artifactId: `file:${f.name}`,
       name: f.name,
       description: f.description,
-      parts: [{ content: { $case: "url" as const, value: fileUrl(api, run.runId, f.name) }, mediaType: f.contentType, filename: f.name, metadata: { bytes: f.bytes } }],
+      parts: [
+        {
+          content: { $case: "url" as const, value: fileUrl(api, run.runId, f.name) },
+          mediaType: f.contentType,
+          filename: f.name,
+          metadata: { bytes: f.bytes },
+        },
+      ],
       metadata: {},
       extensions: [],
     })),
@@ -120,7 +174,16 @@ export function artifactsOf(run: RunRecord, files: readonly FileMeta[], api: str
 /** The run as an A2A task. Its history is the message that started it. */
 export function taskOf(run: RunRecord, interrupts: readonly Interrupt[], files: readonly FileMeta[], api: string): Task {
   const pending = pendingOf(interrupts);
-  const input: Message = { messageId: `${run.runId}:input`, contextId: run.sessionId, taskId: run.runId, role: Role.ROLE_USER, parts: [textPart(run.input)], metadata: {}, extensions: [], referenceTaskIds: [] };
+  const input: Message = {
+    messageId: `${run.runId}:input`,
+    contextId: run.sessionId,
+    taskId: run.runId,
+    role: Role.ROLE_USER,
+    parts: [textPart(run.input)],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
   return {
     id: run.runId,
     contextId: run.sessionId,
@@ -132,8 +195,9 @@ export function taskOf(run: RunRecord, interrupts: readonly Interrupt[], files: 
 }
 
 export const pendingOf = (interrupts: readonly Interrupt[]) =>
-  interrupts.filter((i) => i.status === "pending").sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.interruptId.localeCompare(b.interruptId));
-
+  interrupts
+    .filter((i) => i.status === "pending")
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.interruptId.localeCompare(b.interruptId));
 
 /** The push notification's body: the whole task (with its status message and artifacts), as a StreamResponse. */
 export function pushBody(push: A2APush, task: Task): string {
@@ -155,9 +219,25 @@ export const apiOf = (run: RunRecord) => run.links?.self.replace(/\/v1\/runs\/[^
 
 /** The skills: one per way Stepwise runs a task (the message's `metadata.mode` picks one; auto by default). */
 const SKILLS = [
-  { id: "auto", name: "Auto", description: "Stepwise chooses: a direct answer, one agent with tools, or a plan of steps.", examples: ["What is 17*23?"] },
-  { id: "react", name: "Agent with tools", description: "One agent that reasons and calls tools (web, files, code, documents) until it can answer.", examples: ["Read the attached CSV and sum its second column."] },
-  { id: "plan_solve", name: "Plan and solve", description: "Plans the task as steps, runs them (in parallel where it can) and writes the answer; files it writes come back as artifacts.", examples: ["Compute 17*23 and (120/8)+2^5, then write a short report"] },
+  {
+    id: "auto",
+    name: "Auto",
+    description: "Stepwise chooses: a direct answer, one agent with tools, or a plan of steps.",
+    examples: ["What is 17*23?"],
+  },
+  {
+    id: "react",
+    name: "Agent with tools",
+    description: "One agent that reasons and calls tools (web, files, code, documents) until it can answer.",
+    examples: ["Read the attached CSV and sum its second column."],
+  },
+  {
+    id: "plan_solve",
+    name: "Plan and solve",
+    description:
+      "Plans the task as steps, runs them (in parallel where it can) and writes the answer; files it writes come back as artifacts.",
+    examples: ["Compute 17*23 and (120/8)+2^5, then write a short report"],
+  },
 ];
 
 /** The agent card (A2A 1.0, with the 0.3 binding at the same URL for older clients). */
@@ -165,7 +245,8 @@ export function agentCard(urls: { api: string; stream: string }, version: string
   const url = `${urls.stream}${A2A_PATH}`;
   return {
     name: "Stepwise",
-    description: "Runs tasks with Stepwise's agents. A task may pause for a person (a plan or a tool call to approve, a question): it is then input-required, and a reply on the task decides it.",
+    description:
+      "Runs tasks with Stepwise's agents. A task may pause for a person (a plan or a tool call to approve, a question): it is then input-required, and a reply on the task decides it.",
     supportedInterfaces: [
       { url, protocolBinding: "JSONRPC", protocolVersion: "1.0", tenant: "" },
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3", tenant: "" },
@@ -174,7 +255,14 @@ export function agentCard(urls: { api: string; stream: string }, version: string
     version,
     documentationUrl: `${urls.api}/v1/openapi.json`,
     capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
-    securitySchemes: { bearer: { scheme: { $case: "httpAuthSecurityScheme", value: { scheme: "Bearer", bearerFormat: "Stepwise API key", description: "The API key: Authorization: Bearer <key>." } } } },
+    securitySchemes: {
+      bearer: {
+        scheme: {
+          $case: "httpAuthSecurityScheme",
+          value: { scheme: "Bearer", bearerFormat: "Stepwise API key", description: "The API key: Authorization: Bearer <key>." },
+        },
+      },
+    },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
     defaultInputModes: ["text/plain", "application/json", "application/octet-stream"],
     defaultOutputModes: ["text/plain", "text/markdown", "application/octet-stream"],

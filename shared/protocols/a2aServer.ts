@@ -1,13 +1,4 @@
-import { formatSSEErrorEvent, formatSSEEvent, TaskState, type Message, type Part, type StreamResponse, type Task } from "@a2a-js/sdk";
-import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
-import {
-  A2AError,
-  RequestMalformedError,
-  TaskNotCancelableError,
-  TaskNotFoundError,
-  UnsupportedOperationError,
-  VersionNotSupportedError,
-} from "@a2a-js/sdk/errors";
+import { setTimeout } from "node:timers/promises";
 import type {
   CancelTaskRequest,
   DeleteTaskPushNotificationConfigRequest,
@@ -20,13 +11,22 @@ import type {
   SubscribeToTaskRequest,
   TaskPushNotificationConfig,
 } from "@a2a-js/sdk";
-import { JsonRpcTransportHandler, ServerCallContext, type A2ARequestHandler, type User } from "@a2a-js/sdk/server";
-import { setTimeout } from "node:timers/promises";
+import { formatSSEErrorEvent, formatSSEEvent, type Message, type Part, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
+import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
+import {
+  A2AError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+} from "@a2a-js/sdk/errors";
+import { type A2ARequestHandler, JsonRpcTransportHandler, ServerCallContext, type User } from "@a2a-js/sdk/server";
 import { z } from "zod";
 import { decideInterrupt } from "../agent/interrupts.js";
 import { CreateRunRequest } from "../contracts/api.js";
 import { ApprovalPolicy, type Interrupt, type ResolveInterruptRequest } from "../contracts/interrupts.js";
-import { RequestedMode, type A2APush, type RunRecord } from "../contracts/run.js";
+import { type A2APush, RequestedMode, type RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { INLINE_UPLOAD_BYTES } from "../contracts/uploadLimits.js";
 import { StepwiseError } from "../errors.js";
@@ -35,8 +35,8 @@ import { logger } from "../observability.js";
 import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
-import type { ProtocolContext } from "./context.js";
 import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, taskOf } from "./a2a.js";
+import type { ProtocolContext } from "./context.js";
 
 type A2AContext = ProtocolContext;
 
@@ -51,11 +51,16 @@ const JSON_RPC = (id: unknown, error: { code: number; message: string }) => ({ j
  */
 export async function handleA2A(request: Request, context: A2AContext): Promise<Response> {
   if (request.method !== "POST") {
-    return Response.json(JSON_RPC(null, { code: -32600, message: `${request.method} is not supported on /a2a: send each JSON-RPC request as a POST.` }), { status: 405, headers: { allow: "POST" } });
+    return Response.json(
+      JSON_RPC(null, { code: -32600, message: `${request.method} is not supported on /a2a: send each JSON-RPC request as a POST.` }),
+      { status: 405, headers: { allow: "POST" } },
+    );
   }
   const type = request.headers.get("content-type");
   if (type && !/^application\/(json|a2a\+json)\b/i.test(type)) {
-    return Response.json(JSON_RPC(null, { code: -32005, message: `Unsupported Content-Type '${type}': send application/json.` }), { status: 415 });
+    return Response.json(JSON_RPC(null, { code: -32005, message: `Unsupported Content-Type '${type}': send application/json.` }), {
+      status: 415,
+    });
   }
   let body: unknown;
   try {
@@ -66,7 +71,14 @@ export async function handleA2A(request: Request, context: A2AContext): Promise<
   const id = typeof body === "object" && body !== null && "id" in body ? (body as { id: unknown }).id : null;
   const version = request.headers.get(A2A_VERSION_HEADER) ?? "0.3";
   if (version !== "1.0" && version !== "0.3") {
-    return Response.json(JSON_RPC(id, JsonRpcTransportHandler.mapToJSONRPCError(new VersionNotSupportedError(`A2A version '${version}' is not supported: 1.0 and 0.3 are.`))));
+    return Response.json(
+      JSON_RPC(
+        id,
+        JsonRpcTransportHandler.mapToJSONRPCError(
+          new VersionNotSupportedError(`A2A version '${version}' is not supported: 1.0 and 0.3 are.`),
+        ),
+      ),
+    );
   }
   const legacy = version === "0.3";
   // A client that leaves ends the follow at once, not at its next event.
@@ -107,7 +119,10 @@ export async function handleA2A(request: Request, context: A2AContext): Promise<
       await iterator.return?.(undefined);
     },
   });
-  return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" } });
+  return new Response(stream, {
+    status: 200,
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+  });
 }
 
 /** The caller, as the SDK's call context names it: the tenant its API key belongs to. */
@@ -201,7 +216,8 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const self = this;
     return guardedStream(async function* () {
       const run = await ownRun(self.services, self.context.tenantId, params.id);
-      if (TERMINAL_STATUSES.has(run.status)) throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}): read it with GetTask.`);
+      if (TERMINAL_STATUSES.has(run.status))
+        throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}): read it with GetTask.`);
       yield* self.events(run.runId, false);
     });
   }
@@ -209,7 +225,8 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
     return guarded(async () => {
       const run = await ownRun(this.services, this.context.tenantId, params.taskId);
-      if (TERMINAL_STATUSES.has(run.status)) throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}): there is nothing left to notify.`);
+      if (TERMINAL_STATUSES.has(run.status))
+        throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}): there is nothing left to notify.`);
       const push = await this.pushConfig(params);
       await this.services.runs.update(run.runId, { webhook: { url: params.url, a2a: push } });
       return configView(run.runId, params.url, push);
@@ -233,7 +250,8 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     return guarded(async () => {
       const run = await ownRun(this.services, this.context.tenantId, params.taskId);
       const push = run.webhook?.a2a;
-      if (!push || push.id !== params.id) throw new TaskNotFoundError(`Task ${params.taskId} has no push notification config '${params.id}'.`);
+      if (!push || push.id !== params.id)
+        throw new TaskNotFoundError(`Task ${params.taskId} has no push notification config '${params.id}'.`);
       // The subscription stays, for no event: nothing more is sent.
       await this.services.runs.update(run.runId, { webhook: { url: run.webhook!.url, events: [] } });
     });
@@ -251,8 +269,15 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const { config: settings } = this.services;
     if (!config.url) throw new RequestMalformedError("A push notification config needs a url.");
     await assertDeliverableUrl(config.url, { allowLoopback: settings.WEBHOOK_ALLOW_LOOPBACK, allowHttp: settings.WEBHOOK_ALLOW_HTTP });
-    const authentication = config.authentication?.scheme ? { scheme: config.authentication.scheme, credentials: config.authentication.credentials } : undefined;
-    return { id: config.id || crypto.randomUUID(), ...(config.token ? { token: config.token } : {}), ...(authentication ? { authentication } : {}), wireVersion: this.wireVersion };
+    const authentication = config.authentication?.scheme
+      ? { scheme: config.authentication.scheme, credentials: config.authentication.credentials }
+      : undefined;
+    return {
+      id: config.id || crypto.randomUUID(),
+      ...(config.token ? { token: config.token } : {}),
+      ...(authentication ? { authentication } : {}),
+      wireVersion: this.wireVersion,
+    };
   }
 
   /**
@@ -269,11 +294,26 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const webhook = push && a2aPush ? { url: push.url, a2a: a2aPush } : undefined;
     if (message.taskId) return this.reply(message, webhook);
     const options = RunOptions.safeParse({ ...pick(message.metadata), ...pick(params.metadata) });
-    if (!options.success) throw new RequestMalformedError(`Invalid metadata: ${options.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    if (!options.success)
+      throw new RequestMalformedError(
+        `Invalid metadata: ${options.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      );
     const { text, files } = this.partsOf(message.parts);
-    const request = CreateRunRequest.safeParse({ input: text, mode: options.data.mode ?? "auto", ...options.data, ...(message.contextId ? { sessionId: message.contextId } : {}), ...(push ? { webhook: { url: push.url } } : {}) });
-    if (!request.success) throw new RequestMalformedError(`Invalid message: ${request.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`);
-    if (request.data.input.length > this.services.config.MAX_INPUT_CHARS) throw new RequestMalformedError(`The message's text has ${request.data.input.length} characters; the limit is ${this.services.config.MAX_INPUT_CHARS}.`);
+    const request = CreateRunRequest.safeParse({
+      input: text,
+      mode: options.data.mode ?? "auto",
+      ...options.data,
+      ...(message.contextId ? { sessionId: message.contextId } : {}),
+      ...(push ? { webhook: { url: push.url } } : {}),
+    });
+    if (!request.success)
+      throw new RequestMalformedError(
+        `Invalid message: ${request.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`,
+      );
+    if (request.data.input.length > this.services.config.MAX_INPUT_CHARS)
+      throw new RequestMalformedError(
+        `The message's text has ${request.data.input.length} characters; the limit is ${this.services.config.MAX_INPUT_CHARS}.`,
+      );
     const { tenantId } = this.context;
     const defaultMultitask = request.data.sessionId ? (await this.services.settings.get(tenantId)).multitask : undefined;
     const uploads = await Promise.all(files.map((f) => this.services.transfers.upload(tenantId, f.name, f.body, f.contentType)));
@@ -294,14 +334,18 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       if (content?.$case === "text") texts.push(content.value);
       else if (content?.$case === "data") texts.push(JSON.stringify(content.value, null, 2));
       else if (content?.$case === "raw") {
-        if (content.value.byteLength > limit) throw new RequestMalformedError(`File part ${index} is over ${limit} bytes; upload larger files with POST /v1/files.`);
+        if (content.value.byteLength > limit)
+          throw new RequestMalformedError(`File part ${index} is over ${limit} bytes; upload larger files with POST /v1/files.`);
         if (content.value.byteLength === 0) throw new RequestMalformedError(`File part ${index} is empty.`);
         const name = sanitizeFileName(part.filename || `file-${index + 1}`);
         if (!name) throw new RequestMalformedError(`File part ${index}: '${part.filename.slice(0, 80)}' is not usable as a file name.`);
-        if (files.some((f) => f.name === name)) throw new RequestMalformedError(`Two file parts are named ${name}; a run's files need distinct names.`);
+        if (files.some((f) => f.name === name))
+          throw new RequestMalformedError(`Two file parts are named ${name}; a run's files need distinct names.`);
         files.push({ name, body: content.value, contentType: part.mediaType || contentTypeOf(name) });
       } else if (content?.$case === "url") {
-        throw new RequestMalformedError(`File part ${index} is a URL: send the file's bytes in the part instead (Stepwise fetches nothing on a message's behalf).`);
+        throw new RequestMalformedError(
+          `File part ${index} is a URL: send the file's bytes in the part instead (Stepwise fetches nothing on a message's behalf).`,
+        );
       } else throw new RequestMalformedError(`Part ${index} has no content.`);
     }
     if (files.length > 20) throw new RequestMalformedError("A message carries at most 20 files.");
@@ -311,17 +355,28 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   /** A reply on a task that waits: it decides the pause (the first, or the one its data part names). */
   private async reply(message: Message, webhook: RunRecord["webhook"]): Promise<RunRecord> {
     const run = await ownRun(this.services, this.context.tenantId, message.taskId);
-    if (message.contextId && message.contextId !== run.sessionId) throw new RequestMalformedError(`contextId ${message.contextId} is not task ${run.runId}'s context (${run.sessionId}).`);
-    if (TERMINAL_STATUSES.has(run.status)) throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}); start a new task in its context instead.`);
+    if (message.contextId && message.contextId !== run.sessionId)
+      throw new RequestMalformedError(`contextId ${message.contextId} is not task ${run.runId}'s context (${run.sessionId}).`);
+    if (TERMINAL_STATUSES.has(run.status))
+      throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}); start a new task in its context instead.`);
     const { interrupts } = await ownRunSnapshot(this.services, this.context.tenantId, run.runId);
     const pending = pendingOf(interrupts);
-    if (pending.length === 0) throw new UnsupportedOperationError(`Task ${run.runId} is ${run.status === "queued" ? "submitted" : "working"}, not waiting for input: a message on a task answers it only while it is input-required.`);
+    if (pending.length === 0)
+      throw new UnsupportedOperationError(
+        `Task ${run.runId} is ${run.status === "queued" ? "submitted" : "working"}, not waiting for input: a message on a task answers it only while it is input-required.`,
+      );
     const data = message.parts.flatMap((p) => (p.content?.$case === "data" ? [p.content.value] : []))[0];
     const parsed = ReplyData.safeParse(data ?? {});
-    if (!parsed.success) throw new RequestMalformedError(`Invalid reply data: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    if (!parsed.success)
+      throw new RequestMalformedError(
+        `Invalid reply data: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      );
     const interrupt = parsed.data.interruptId ? pending.find((i) => i.interruptId === parsed.data.interruptId) : pending[0];
     if (!interrupt) throw new RequestMalformedError(`Task ${run.runId} has no pending pause '${parsed.data.interruptId}'.`);
-    const text = message.parts.flatMap((p) => (p.content?.$case === "text" ? [p.content.value] : [])).join("\n").trim();
+    const text = message.parts
+      .flatMap((p) => (p.content?.$case === "text" ? [p.content.value] : []))
+      .join("\n")
+      .trim();
     const decision = decisionOf(interrupt, parsed.data, text);
     // A push config that comes with the reply is in place before the run goes on.
     if (webhook) await this.services.runs.update(run.runId, { webhook });
@@ -354,9 +409,17 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       if (!task) yield event;
       else {
         if (next.status!.state !== task.status!.state && next.artifacts.length > 0) {
-          for (const artifact of next.artifacts) yield { payload: { $case: "artifactUpdate", value: { taskId: next.id, contextId: next.contextId, artifact, append: false, lastChunk: true, metadata: {} } } };
+          for (const artifact of next.artifacts)
+            yield {
+              payload: {
+                $case: "artifactUpdate",
+                value: { taskId: next.id, contextId: next.contextId, artifact, append: false, lastChunk: true, metadata: {} },
+              },
+            };
         }
-        yield { payload: { $case: "statusUpdate", value: { taskId: next.id, contextId: next.contextId, status: next.status, metadata: {} } } };
+        yield {
+          payload: { $case: "statusUpdate", value: { taskId: next.id, contextId: next.contextId, status: next.status, metadata: {} } },
+        };
       }
       task = next;
     }
@@ -385,7 +448,8 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         const line = progressOf(event);
         if (line) yield { payload: { $case: "statusUpdate", value: progressUpdate({ runId, sessionId: task.contextId }, event, line) } };
       }
-      if (logged.length < 100) await setTimeout(this.services.config.STREAM_POLL_MS, undefined, { signal: this.signal }).catch(() => undefined);
+      if (logged.length < 100)
+        await setTimeout(this.services.config.STREAM_POLL_MS, undefined, { signal: this.signal }).catch(() => undefined);
     }
   }
 }
@@ -397,12 +461,15 @@ function decisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text:
     if (!message?.trim()) throw new RequestMalformedError("The task asks a question: reply with your answer as text.");
     return { decision: "answer", message };
   }
-  if (data.decision === "approve" || data.decision === "reject") return { decision: data.decision, ...(data.message ? { message: data.message } : {}) };
+  if (data.decision === "approve" || data.decision === "reject")
+    return { decision: data.decision, ...(data.message ? { message: data.message } : {}) };
   const approve = /^\s*(approve|approved|yes|ok)\b[\s.!]*$/i.exec(text);
   if (approve) return { decision: "approve" };
   const reject = /^\s*(reject|rejected|no|deny)\b[\s:,.-]*(?<why>[\s\S]*)$/i.exec(text);
   if (reject) return { decision: "reject", ...(reject.groups!.why!.trim() ? { message: reject.groups!.why!.trim() } : {}) };
-  throw new RequestMalformedError(`The task waits for an approval (${interrupt.summary.split("\n")[0]}): reply 'approve', or 'reject: <why>' (or a data part {"decision": "approve" | "reject"}).`);
+  throw new RequestMalformedError(
+    `The task waits for an approval (${interrupt.summary.split("\n")[0]}): reply 'approve', or 'reject: <why>' (or a data part {"decision": "approve" | "reject"}).`,
+  );
 }
 
 const pick = (metadata: Record<string, unknown> | undefined) => {

@@ -1,8 +1,8 @@
 import { PROTOCOL_VERSION } from "@ag-ui/core";
 import { CreateRunRequest } from "../contracts/api.js";
-import { BadRequestError } from "../errors.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
+import { BadRequestError } from "../errors.js";
 import type { Services } from "../services.js";
 import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
@@ -88,11 +88,23 @@ export class AgUiView {
         );
         break;
       case "tool.result":
-        out.push({ type: "TOOL_CALL_RESULT", messageId: `${event.data.callId}:result`, toolCallId: event.data.callId, content: event.data.output, role: "tool" });
+        out.push({
+          type: "TOOL_CALL_RESULT",
+          messageId: `${event.data.callId}:result`,
+          toolCallId: event.data.callId,
+          content: event.data.output,
+          role: "tool",
+        });
         break;
       case "interrupt.opened": {
         const { interruptId, kind, callId } = event.data;
-        const interrupt = { id: interruptId, reason: kind, message: questionOf(event.data), ...(callId ? { toolCallId: callId } : {}), responseSchema: answerSchemaFor(kind) };
+        const interrupt = {
+          id: interruptId,
+          reason: kind,
+          message: questionOf(event.data),
+          ...(callId ? { toolCallId: callId } : {}),
+          responseSchema: answerSchemaFor(kind),
+        };
         out.push(...this.finish({ outcome: { type: "interrupt", interrupts: [interrupt] } }));
         break;
       }
@@ -119,7 +131,11 @@ export class AgUiView {
   }
 
   private finish(fields: Record<string, unknown>): AgUiEvent[] {
-    const out = [...this.endAllText(), ...this.suspendSteps(), { type: "RUN_FINISHED", threadId: this.threadId, runId: this.currentRunId, ...fields }];
+    const out = [
+      ...this.endAllText(),
+      ...this.suspendSteps(),
+      { type: "RUN_FINISHED", threadId: this.threadId, runId: this.currentRunId, ...fields },
+    ];
     this.close();
     return out;
   }
@@ -160,7 +176,11 @@ export function parseAgUiCursor(raw: string): { seq: number; index: number } | u
 export function agUiFrames(view: AgUiView, event: RunEvent, after: { seq: number; index: number }): string {
   return view
     .convert(event)
-    .map((agUi, index) => (event.seq < after.seq || (event.seq === after.seq && index <= after.index) ? "" : `id: ${event.seq}.${index}\ndata: ${JSON.stringify(agUi)}\n\n`))
+    .map((agUi, index) =>
+      event.seq < after.seq || (event.seq === after.seq && index <= after.index)
+        ? ""
+        : `id: ${event.seq}.${index}\ndata: ${JSON.stringify(agUi)}\n\n`,
+    )
     .join("");
 }
 
@@ -176,9 +196,18 @@ export function createRunFromAgUi(input: { threadId: string; messages: object[];
   const partText = (part: Record<string, unknown>) => (typeof part["text"] === "string" ? part["text"] : "");
   const text = typeof content === "string" ? content : Array.isArray(content) ? content.map(partText).join("\n") : "";
   const props = (input.forwardedProps ?? {}) as { mode?: unknown; approval?: unknown };
-  const parsed = CreateRunRequest.safeParse({ input: text, sessionId: input.threadId, mode: props.mode ?? "auto", approval: props.approval });
-  const where = (path: string) => (path === "sessionId" ? "threadId" : ["mode", "approval"].includes(path.split(".")[0]!) ? `forwardedProps.${path}` : path || "input");
-  if (!parsed.success) throw new BadRequestError(`The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${where(i.path.join("."))}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`);
+  const parsed = CreateRunRequest.safeParse({
+    input: text,
+    sessionId: input.threadId,
+    mode: props.mode ?? "auto",
+    approval: props.approval,
+  });
+  const where = (path: string) =>
+    path === "sessionId" ? "threadId" : ["mode", "approval"].includes(path.split(".")[0]!) ? `forwardedProps.${path}` : path || "input";
+  if (!parsed.success)
+    throw new BadRequestError(
+      `The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${where(i.path.join("."))}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`,
+    );
   return parsed.data;
 }
 
@@ -252,15 +281,31 @@ export async function resumeFromAgUi(
     const decisions = answered.flatMap((entry) => {
       const interrupt = interrupts.get(entry.interruptId)!;
       if (interrupt.status !== "pending") return []; // decided already (elsewhere, or a repeated resume): the run went on
-      const request = entry.status === "cancelled" ? declined(interrupt.kind, "Cancelled by the AG-UI client.") : decisionFromAnswer(interrupt.kind, entry.payload);
-      if (!request) throw new BadRequestError(`resume entry ${entry.interruptId}: the payload does not fit the interrupt's responseSchema (${JSON.stringify(answerSchemaFor(interrupt.kind))}).`);
+      const request =
+        entry.status === "cancelled"
+          ? declined(interrupt.kind, "Cancelled by the AG-UI client.")
+          : decisionFromAnswer(interrupt.kind, entry.payload);
+      if (!request)
+        throw new BadRequestError(
+          `resume entry ${entry.interruptId}: the payload does not fit the interrupt's responseSchema (${JSON.stringify(answerSchemaFor(interrupt.kind))}).`,
+        );
       return [{ interrupt, request }];
     });
-    const latest = answered.map((e) => interrupts.get(e.interruptId)!.createdAt).sort().at(-1)!;
+    const latest = answered
+      .map((e) => interrupts.get(e.interruptId)!.createdAt)
+      .sort()
+      .at(-1)!;
     const skipped = [...interrupts.values()].filter((i) => i.status === "pending" && !named.has(i.interruptId) && i.createdAt <= latest);
-    if (skipped.length > 0) throw new BadRequestError(`The resume list leaves ${skipped.map((i) => i.interruptId).join(", ")} unanswered: answer or cancel every interrupt of the run it continues.`);
+    if (skipped.length > 0)
+      throw new BadRequestError(
+        `The resume list leaves ${skipped.map((i) => i.interruptId).join(", ")} unanswered: answer or cancel every interrupt of the run it continues.`,
+      );
     for (const { interrupt, request } of decisions) await decidePause(services, tenantId, run, interrupt.interruptId, request);
-    return { run, continues: new Set(answered.map((e) => e.interruptId)), ignored: entries.filter((e) => !interrupts.has(e.interruptId)).map((e) => e.interruptId) };
+    return {
+      run,
+      continues: new Set(answered.map((e) => e.interruptId)),
+      ignored: entries.filter((e) => !interrupts.has(e.interruptId)).map((e) => e.interruptId),
+    };
   }
   return undefined;
 }

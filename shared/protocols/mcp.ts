@@ -6,13 +6,13 @@ import { z } from "zod";
 import { CreateRunRequest } from "../contracts/api.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
+import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { StepwiseError } from "../errors.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
 import type { ProtocolContext } from "./context.js";
 import { RunTaskStore } from "./mcpTasks.js";
 import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
-import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** Progress and elicitation reach the client only when the reply streams. */
 type McpContext = ProtocolContext;
@@ -53,7 +53,11 @@ function declaredBy(sessionId: string | null): { elicitation: boolean } {
 export async function handleMcp(request: Request, context: McpContext): Promise<Response> {
   if (request.method !== "POST") {
     return Response.json(
-      { jsonrpc: "2.0", error: { code: -32000, message: `${request.method} is not supported on /mcp: send each request as a POST.` }, id: null },
+      {
+        jsonrpc: "2.0",
+        error: { code: -32000, message: `${request.method} is not supported on /mcp: send each request as a POST.` },
+        id: null,
+      },
       { status: 405, headers: { allow: "POST" } },
     );
   }
@@ -61,10 +65,15 @@ export async function handleMcp(request: Request, context: McpContext): Promise<
   try {
     body = await request.json();
   } catch {
-    return Response.json({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON." }, id: null }, { status: 400 });
+    return Response.json(
+      { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON." }, id: null },
+      { status: 400 },
+    );
   }
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
-  const answers = messages.filter((m) => typeof m === "object" && m !== null && "id" in m && typeof m.id === "string" && ELICIT_ID.test(m.id) && !("method" in m));
+  const answers = messages.filter(
+    (m) => typeof m === "object" && m !== null && "id" in m && typeof m.id === "string" && ELICIT_ID.test(m.id) && !("method" in m),
+  );
   if (answers.length > 0 && answers.length === messages.length) {
     for (const answer of answers) await decideFromElicitation(context, answer);
     return new Response(null, { status: 202 });
@@ -72,12 +81,25 @@ export async function handleMcp(request: Request, context: McpContext): Promise<
 
   const declared = declaredBy(request.headers.get("mcp-session-id"));
   // The tools/call requests that ask for a task (`params.task`): they answer with the task at once.
-  const taskCalls = new Set(messages.flatMap((m) => (typeof m === "object" && m !== null && "method" in m && m.method === "tools/call" && "id" in m && (m.params as { task?: unknown } | undefined)?.task ? [m.id] : [])));
+  const taskCalls = new Set(
+    messages.flatMap((m) =>
+      typeof m === "object" &&
+      m !== null &&
+      "method" in m &&
+      m.method === "tools/call" &&
+      "id" in m &&
+      (m.params as { task?: unknown } | undefined)?.task
+        ? [m.id]
+        : [],
+    ),
+  );
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !context.streaming });
   const server = mcpServer(context, declared, transport, taskCalls);
   await server.connect(transport);
   const response = await transport.handleRequest(request, { parsedBody: body });
-  const initialize = messages.find((m) => typeof m === "object" && m !== null && "method" in m && m.method === "initialize") as { params?: { capabilities?: ClientCapabilities } } | undefined;
+  const initialize = messages.find((m) => typeof m === "object" && m !== null && "method" in m && m.method === "initialize") as
+    | { params?: { capabilities?: ClientCapabilities } }
+    | undefined;
   if (!initialize || response.status !== 200) return response;
   const headers = new Headers(response.headers);
   headers.set("mcp-session-id", sessionIdFor(initialize.params?.capabilities));
@@ -86,7 +108,10 @@ export async function handleMcp(request: Request, context: McpContext): Promise<
 
 const RunTaskInput = {
   input: CreateRunRequest.shape.input.describe("The task, in plain words."),
-  mode: z.enum(["auto", "react", "plan_solve"]).optional().describe("auto lets Stepwise choose; react for a quick agent loop; plan_solve plans steps and runs them."),
+  mode: z
+    .enum(["auto", "react", "plan_solve"])
+    .optional()
+    .describe("auto lets Stepwise choose; react for a quick agent loop; plan_solve plans steps and runs them."),
   files: CreateRunRequest.shape.files,
   sessionId: CreateRunRequest.shape.sessionId.describe("Continue this session (its earlier runs are the context)."),
   approval: z
@@ -97,7 +122,12 @@ const RunTaskInput = {
 
 const RunId = { runId: z.string().describe("The run's id, as run_task gave it.") };
 
-function mcpServer(context: McpContext, declared: { elicitation: boolean }, transport: Transport, taskCalls: ReadonlySet<string | number>): McpServer {
+function mcpServer(
+  context: McpContext,
+  declared: { elicitation: boolean },
+  transport: Transport,
+  taskCalls: ReadonlySet<string | number>,
+): McpServer {
   const { services, tenantId } = context;
   const tasks = new RunTaskStore(services, tenantId, services.config.RETENTION_DAYS * 86_400_000, (run) => describeRun(context, run));
   const server = new McpServer(
@@ -105,16 +135,19 @@ function mcpServer(context: McpContext, declared: { elicitation: boolean }, tran
     {
       capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
       taskStore: tasks,
-      instructions: "Stepwise runs tasks with its agents. run_task starts a run and waits for its answer; long runs go on after the call: follow them with get_run, or call run_task as a task (tasks/get, tasks/result).",
+      instructions:
+        "Stepwise runs tasks with its agents. run_task starts a run and waits for its answer; long runs go on after the call: follow them with get_run, or call run_task as a task (tasks/get, tasks/result).",
     },
   );
-  const follow = (run: RunRecord, extra: ToolExtra) => followRun(context, run, extra, declared.elicitation && context.streaming ? transport : undefined);
+  const follow = (run: RunRecord, extra: ToolExtra) =>
+    followRun(context, run, extra, declared.elicitation && context.streaming ? transport : undefined);
 
   server.experimental.tasks.registerToolTask(
     "run_task",
     {
       title: "Run a task",
-      description: "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run. Called as a task, it answers with the task (the run id) at once.",
+      description:
+        "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run. Called as a task, it answers with the task (the run id) at once.",
       inputSchema: RunTaskInput,
       execution: { taskSupport: "optional" },
     },
@@ -123,7 +156,8 @@ function mcpServer(context: McpContext, declared: { elicitation: boolean }, tran
         const request = CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" });
         const { run } = await submitRun(services, tenantId, request, { links: context.links });
         await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
-        if (taskCalls.has(extra.requestId)) return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
+        if (taskCalls.has(extra.requestId))
+          return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
         return { task: await tasks.followedTask(run, await follow(run, extra)) };
       },
       getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
@@ -145,7 +179,12 @@ function mcpServer(context: McpContext, declared: { elicitation: boolean }, tran
   );
   server.registerTool(
     "cancel_run",
-    { title: "Cancel a run", description: "Stops a run that has not ended.", inputSchema: RunId, annotations: { destructiveHint: true, idempotentHint: true } },
+    {
+      title: "Cancel a run",
+      description: "Stops a run that has not ended.",
+      inputSchema: RunId,
+      annotations: { destructiveHint: true, idempotentHint: true },
+    },
     async ({ runId }) => {
       const run = await ownRun(services, tenantId, runId);
       await cancelRun(services, run, "Cancelled through MCP.");
@@ -177,7 +216,10 @@ type ToolExtra = {
   requestId: string | number;
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
-  sendNotification: (notification: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void>;
+  sendNotification: (notification: {
+    method: "notifications/progress";
+    params: { progressToken: string | number; progress: number; message?: string };
+  }) => Promise<void>;
 };
 
 /**
@@ -198,7 +240,9 @@ async function followRun(context: McpContext, run: RunRecord, extra: ToolExtra, 
       cursor = event.seq;
       logEnded = TERMINAL_EVENTS.has(event.type);
       if (progressToken !== undefined) {
-        await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: event.seq, message: event.type } }).catch(() => undefined);
+        await extra
+          .sendNotification({ method: "notifications/progress", params: { progressToken, progress: event.seq, message: event.type } })
+          .catch(() => undefined);
       }
     }
     const current = (await services.runs.get(run.runId)) ?? run;
@@ -242,8 +286,16 @@ async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage
   if (!interrupt || interrupt.status !== "pending") return;
   const refused = declined(interrupt.kind, "Declined through MCP elicitation.");
   // The form's fields (read by key: the IAM-coverage graph counts every `.content` read as a model call's).
-  const request = result.action === "decline" ? refused : result.action === "accept" ? (decisionFromAnswer(interrupt.kind, result["content"]) ?? refused) : undefined;
-  if (request) await decide(context, run, interruptId!, request).catch((error) => (error instanceof StepwiseError && error.statusCode === 409 ? undefined : Promise.reject(error)));
+  const request =
+    result.action === "decline"
+      ? refused
+      : result.action === "accept"
+        ? (decisionFromAnswer(interrupt.kind, result["content"]) ?? refused)
+        : undefined;
+  if (request)
+    await decide(context, run, interruptId!, request).catch((error) =>
+      error instanceof StepwiseError && error.statusCode === 409 ? undefined : Promise.reject(error),
+    );
 }
 
 function decide(context: McpContext, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
@@ -277,7 +329,13 @@ async function describeRun(context: McpContext, run: RunRecord, pending?: Interr
   return {
     content: [
       { type: "text", text },
-      ...files.map((f) => ({ type: "resource_link" as const, uri: fileLink(f.name), name: f.name, mimeType: f.contentType, description: f.description || undefined })),
+      ...files.map((f) => ({
+        type: "resource_link" as const,
+        uri: fileLink(f.name),
+        name: f.name,
+        mimeType: f.contentType,
+        description: f.description || undefined,
+      })),
     ],
     structuredContent: structured,
     isError: run.status === "failed" || run.status === "timed_out",

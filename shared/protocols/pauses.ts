@@ -50,7 +50,13 @@ export function declined(kind: InterruptKind, how: string): ResolveInterruptRequ
 }
 
 /** Decides the interrupt for the tenant (an edit's arguments are checked against the tool's schema). */
-export async function decidePause(services: Services, tenantId: string, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
+export async function decidePause(
+  services: Services,
+  tenantId: string,
+  run: RunRecord,
+  interruptId: string,
+  request: ResolveInterruptRequest,
+) {
   const tools = await services.tools.registryFor(tenantId, "react");
   return decideInterrupt(services, run, interruptId, request, (name) => tools.get(name));
 }

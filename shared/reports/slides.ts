@@ -1,6 +1,6 @@
 import { marked, type Token, type Tokens } from "marked";
-import { escapeHtml } from "./html.js";
 import { lazyImport } from "../lazyImport.js";
+import { escapeHtml } from "./html.js";
 
 /**
  * A slide deck from a report's Markdown: a title slide, then each `## ` section as slides of
@@ -45,7 +45,8 @@ export function outline(title: string, markdown: string, charts: DeckChart[] = [
       });
     }
   }
-  for (const chart of charts) slides.push({ title: chart.title, bullets: [], image: { png: chart.png, alt: chart.title }, notes: `Chart: ${chart.title}` });
+  for (const chart of charts)
+    slides.push({ title: chart.title, bullets: [], image: { png: chart.png, alt: chart.title }, notes: `Chart: ${chart.title}` });
   return slides;
 }
 
@@ -60,11 +61,29 @@ export async function pptxOf(title: string, slides: Slide[]): Promise<Uint8Array
     const slide = deck.addSlide();
     if (index === 0) {
       slide.addText(outlineSlide.title, { x: 0.6, y: 1.6, w: 8.8, h: 1.4, fontSize: 36, bold: true, color: "1F2328", fontFace: "Arial" });
-      if (outlineSlide.bullets.length) slide.addText(outlineSlide.bullets.join("\n"), { x: 0.6, y: 3.1, w: 8.8, h: 1.4, fontSize: 16, color: "59636E", fontFace: "Arial", valign: "top" });
+      if (outlineSlide.bullets.length)
+        slide.addText(outlineSlide.bullets.join("\n"), {
+          x: 0.6,
+          y: 3.1,
+          w: 8.8,
+          h: 1.4,
+          fontSize: 16,
+          color: "59636E",
+          fontFace: "Arial",
+          valign: "top",
+        });
     } else {
       slide.addText(outlineSlide.title, { x: 0.5, y: 0.3, w: 9, h: 0.8, fontSize: 26, bold: true, color: "1F2328", fontFace: "Arial" });
       if (outlineSlide.image) {
-        slide.addImage({ data: `image/png;base64,${Buffer.from(outlineSlide.image.png).toString("base64")}`, x: 1.5, y: 1.2, w: 7, h: 4.1, sizing: { type: "contain", w: 7, h: 4.1 }, altText: outlineSlide.image.alt });
+        slide.addImage({
+          data: `image/png;base64,${Buffer.from(outlineSlide.image.png).toString("base64")}`,
+          x: 1.5,
+          y: 1.2,
+          w: 7,
+          h: 4.1,
+          sizing: { type: "contain", w: 7, h: 4.1 },
+          altText: outlineSlide.image.alt,
+        });
       }
       if (outlineSlide.bullets.length) {
         slide.addText(

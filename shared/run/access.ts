@@ -1,5 +1,5 @@
-import { NotFoundError } from "../errors.js";
 import type { BaseServices } from "../baseServices.js";
+import { NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,80}$/;

@@ -1,5 +1,5 @@
-import type { FileMeta, FileStore, PutFileOptions, StoredFile } from "../ports/files.js";
 import type { RunEvents } from "../ports/events.js";
+import type { FileMeta, FileStore, PutFileOptions, StoredFile } from "../ports/files.js";
 import type { Runs } from "../ports/runs.js";
 
 /**
@@ -20,7 +20,16 @@ export class EventedFileStore implements FileStore {
     const download = `${await this.runLink(runId)}/files/${encodeURIComponent(name)}`;
     // Announced once per write tool call: a call retried after a crash announces nothing again.
     const once = options?.idempotencyKey ? { key: `file.created:${options.idempotencyKey}:${name}` } : {};
-    await this.events.append(runId, [{ type: "file.created", data: { name: meta.name, contentType: meta.contentType, bytes: meta.bytes, description: meta.description, download } }], once);
+    await this.events.append(
+      runId,
+      [
+        {
+          type: "file.created",
+          data: { name: meta.name, contentType: meta.contentType, bytes: meta.bytes, description: meta.description, download },
+        },
+      ],
+      once,
+    );
     return meta;
   }
 

@@ -1,7 +1,7 @@
-import { countMetric } from "../observability.js";
 import type { EventBody } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
 import { NotFoundError } from "../errors.js";
+import { countMetric } from "../observability.js";
 import type { Ports } from "../ports/index.js";
 
 /** What ending a run touches: the run, its event log, its interrupts and the tenant's slots. */
@@ -33,7 +33,10 @@ export async function endRun(
       : status === "failed"
         ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
         : status === "interrupted"
-          ? { type: "run.interrupted", data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) } }
+          ? {
+              type: "run.interrupted",
+              data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
+            }
           : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
   // One conditional write moves the run to its terminal status and claims the slot's release.
   const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
@@ -54,9 +57,15 @@ export async function endRun(
   await Promise.all([
     ports.activeRuns.release(ended.tenantId),
     ports.events.append(runId, [terminalEvent(ended)], { close: true }),
-    ports.interrupts.list(runId).then((all) =>
-      Promise.all(all.filter((i) => i.status === "pending").map((i) => ports.interrupts.transition(runId, i.interruptId, status === "timed_out" ? "timed_out" : "cancelled"))),
-    ),
+    ports.interrupts
+      .list(runId)
+      .then((all) =>
+        Promise.all(
+          all
+            .filter((i) => i.status === "pending")
+            .map((i) => ports.interrupts.transition(runId, i.interruptId, status === "timed_out" ? "timed_out" : "cancelled")),
+        ),
+      ),
   ]);
   return true;
 }
@@ -70,11 +79,13 @@ export async function reconcileExecutionEnd(
   runId: string,
   execution: { status: string; error?: string | null; cause?: string | null },
 ): Promise<void> {
-  const status: TerminalStatus | undefined = ({ SUCCEEDED: "succeeded", FAILED: "failed", TIMED_OUT: "timed_out", ABORTED: "cancelled" } as const)[
-    execution.status as "SUCCEEDED"
-  ];
+  const status: TerminalStatus | undefined = (
+    { SUCCEEDED: "succeeded", FAILED: "failed", TIMED_OUT: "timed_out", ABORTED: "cancelled" } as const
+  )[execution.status as "SUCCEEDED"];
   if (!status) return;
-  const message = execution.error ? describeCause({ Error: execution.error, Cause: execution.cause ?? undefined }) : `The execution ended ${execution.status.toLowerCase()}.`;
+  const message = execution.error
+    ? describeCause({ Error: execution.error, Cause: execution.cause ?? undefined })
+    : `The execution ended ${execution.status.toLowerCase()}.`;
   await endRun(ports, runId, status, status === "succeeded" ? {} : { error: { code: execution.error || status, message } });
 }
 

@@ -1,10 +1,10 @@
 import type { RunRecord } from "../contracts/run.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { ConflictError, errorMessage, FINAL_STEP_ERRORS } from "../errors.js";
 import type { ExecutionState } from "../ports/executions.js";
 import type { Ports } from "../ports/index.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
 import { TooManyRunsError } from "./submit.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** The ports resuming and stopping use: runs, the event log, slots, executions and the notifier. */
 export type ResumePorts = Pick<Ports, "config" | "runs" | "events" | "activeRuns" | "interrupts" | "executions" | "notifyQueue">;
@@ -20,7 +20,8 @@ export function executionState(ports: Pick<Ports, "executions">, run: RunRecord)
  */
 async function restartExecution(ports: Pick<Ports, "executions">, run: RunRecord, state: ExecutionState): Promise<boolean> {
   if (state === "missing") return ports.executions.start(run.runId);
-  if (state === "FAILED" || state === "TIMED_OUT" || state === "ABORTED") return ports.executions.redrive(run.executionArn, `${run.runId}-${run.updatedAt}`);
+  if (state === "FAILED" || state === "TIMED_OUT" || state === "ABORTED")
+    return ports.executions.redrive(run.executionArn, `${run.runId}-${run.updatedAt}`);
   return false;
 }
 
@@ -31,14 +32,28 @@ async function restartExecution(ports: Pick<Ports, "executions">, run: RunRecord
  */
 export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, run: RunRecord): Promise<RunRecord> {
   const state = await executionState(ports, run);
-  if (run.status === "queued" && state === "missing" && (await ports.sessions.runs(run.tenantId, run.sessionId)).waiting.includes(run.runId)) {
-    throw new ConflictError(`Run ${run.runId} waits for run ${run.queuedBehind} in its session; it starts when its turn comes.`, { status: run.status, queuedBehind: run.queuedBehind });
+  if (
+    run.status === "queued" &&
+    state === "missing" &&
+    (await ports.sessions.runs(run.tenantId, run.sessionId)).waiting.includes(run.runId)
+  ) {
+    throw new ConflictError(`Run ${run.runId} waits for run ${run.queuedBehind} in its session; it starts when its turn comes.`, {
+      status: run.status,
+      queuedBehind: run.queuedBehind,
+    });
   }
   if (!TERMINAL_STATUSES.has(run.status)) {
-    if (state === "RUNNING" || state === "PENDING_REDRIVE") throw new ConflictError(`Run ${run.runId} is ${run.status}; there is nothing to resume.`, { status: run.status });
+    if (state === "RUNNING" || state === "PENDING_REDRIVE")
+      throw new ConflictError(`Run ${run.runId} is ${run.status}; there is nothing to resume.`, { status: run.status });
     if (!(await restartExecution(ports, run, state))) {
-      await reconcileExecutionEnd(ports, run.runId, { status: state === "missing" ? "FAILED" : state, error: "ExecutionLost", cause: "The run's execution ended and cannot be continued." });
-      throw new ConflictError(`Run ${run.runId}'s execution ended (${state}) and cannot be continued; the run has ended.`, { execution: state });
+      await reconcileExecutionEnd(ports, run.runId, {
+        status: state === "missing" ? "FAILED" : state,
+        error: "ExecutionLost",
+        cause: "The run's execution ended and cannot be continued.",
+      });
+      throw new ConflictError(`Run ${run.runId}'s execution ended (${state}) and cannot be continued; the run has ended.`, {
+        execution: state,
+      });
     }
     return run;
   }
@@ -46,10 +61,15 @@ export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, ru
     throw new ConflictError(`Only a failed run can be resumed; run ${run.runId} is ${run.status}.`, { status: run.status });
   }
   if (run.error && (FINAL_STEP_ERRORS as readonly string[]).includes(run.error.code)) {
-    throw new ConflictError(`Run ${run.runId} failed with ${run.error.code}, which running it again cannot change; submit it again instead.`, { error: run.error.code });
+    throw new ConflictError(
+      `Run ${run.runId} failed with ${run.error.code}, which running it again cannot change; submit it again instead.`,
+      { error: run.error.code },
+    );
   }
   if (state !== "FAILED" && state !== "TIMED_OUT") {
-    throw new ConflictError(`Run ${run.runId}'s execution is ${state === "missing" ? "gone" : state} and cannot be redriven.`, { execution: state });
+    throw new ConflictError(`Run ${run.runId}'s execution is ${state === "missing" ? "gone" : state} and cannot be redriven.`, {
+      execution: state,
+    });
   }
   if (!(await ports.activeRuns.acquire(run.tenantId, ports.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
     throw new TooManyRunsError(ports.config.MAX_ACTIVE_RUNS_PER_TENANT, 5);
@@ -62,7 +82,9 @@ export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, ru
   await ports.events.append(run.runId, [{ type: "run.resumed", data: { redrive: true } }], { reopen: true });
   if (!(await restartExecution(ports, run, state))) {
     await endRun(ports, run.runId, "failed", { error: run.error ?? { code: "failed", message: "The run failed." } });
-    throw new ConflictError(`Run ${run.runId}'s execution cannot be redriven (Step Functions refused it); the run stays failed.`, { execution: state });
+    throw new ConflictError(`Run ${run.runId}'s execution cannot be redriven (Step Functions refused it); the run stays failed.`, {
+      execution: state,
+    });
   }
   return (await ports.runs.get(run.runId))!;
 }
@@ -76,9 +98,11 @@ export async function stopExecutionOf(ports: ResumePorts, run: RunRecord, reason
   if (state === "RUNNING") {
     if (await ports.executions.stop(run.executionArn, "Cancelled", reason)) return;
   }
-  await ports.notifyQueue.send({ kind: "ended", runId: run.runId }).catch((error) =>
-    console.error(JSON.stringify({ msg: "terminal notification not queued", runId: run.runId, error: errorMessage(error) })),
-  );
+  await ports.notifyQueue
+    .send({ kind: "ended", runId: run.runId })
+    .catch((error) =>
+      console.error(JSON.stringify({ msg: "terminal notification not queued", runId: run.runId, error: errorMessage(error) })),
+    );
 }
 
 /**
@@ -91,6 +115,10 @@ export async function resumeAfterDeadToken(ports: ResumePorts, run: RunRecord): 
   const state = await executionState(ports, run);
   if (state === "RUNNING" || state === "PENDING_REDRIVE") return true;
   if (await restartExecution(ports, run, state)) return true;
-  await reconcileExecutionEnd(ports, run.runId, { status: state === "missing" ? "FAILED" : state, error: "ExecutionLost", cause: "The run's execution ended while it waited for a decision." });
+  await reconcileExecutionEnd(ports, run.runId, {
+    status: state === "missing" ? "FAILED" : state,
+    error: "ExecutionLost",
+    cause: "The run's execution ended while it waited for a decision.",
+  });
   return false;
 }

@@ -1,12 +1,12 @@
-import type { Multitask, RunRecord } from "../contracts/run.js";
 import type { RunEvent } from "../contracts/events.js";
+import type { Multitask, RunRecord } from "../contracts/run.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { ConflictError } from "../errors.js";
 import { writeTurn } from "../memory/session.js";
 import type { Ports } from "../ports/index.js";
 import { endRun } from "./lifecycle.js";
+import { type ResumePorts, stopExecutionOf } from "./resume.js";
 import { cancelRun } from "./submit.js";
-import { stopExecutionOf, type ResumePorts } from "./resume.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** What moving a session's queue touches: the session, the runs, their executions and event logs. */
 export type SessionQueuePorts = Pick<Ports, "sessions" | "runs" | "executions" | "events">;
@@ -14,11 +14,14 @@ export type SessionQueuePorts = Pick<Ports, "sessions" | "runs" | "executions" |
 /** A run sent to a session with a run in flight, under `reject`: 409, with the run in the way. */
 export class SessionBusyError extends ConflictError {
   constructor(sessionId: string, active: { runId: string; status?: string; links?: RunRecord["links"] }) {
-    super(`Session ${sessionId} has a run in flight (${active.runId}). Wait for it to end, or send the run with multitask "enqueue", "interrupt" or "rollback".`, {
-      activeRunId: active.runId,
-      status: active.status,
-      links: active.links,
-    });
+    super(
+      `Session ${sessionId} has a run in flight (${active.runId}). Wait for it to end, or send the run with multitask "enqueue", "interrupt" or "rollback".`,
+      {
+        activeRunId: active.runId,
+        status: active.status,
+        links: active.links,
+      },
+    );
   }
 }
 
@@ -85,7 +88,12 @@ async function finishedWork(ports: Pick<Ports, "events">, run: RunRecord): Promi
  * it has begun completes), under `rollback` it is cancelled and its turn taken out of the session.
  * Either way the new run starts when the stopped run's execution has ended (see leaveSession).
  */
-export async function makeWay(ports: ResumePorts & SessionQueuePorts, strategy: Multitask, activeRunId: string, newRunId: string): Promise<void> {
+export async function makeWay(
+  ports: ResumePorts & SessionQueuePorts,
+  strategy: Multitask,
+  activeRunId: string,
+  newRunId: string,
+): Promise<void> {
   if (strategy !== "interrupt" && strategy !== "rollback") return;
   const active = await ports.runs.get(activeRunId);
   if (!active) return;

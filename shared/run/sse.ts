@@ -1,6 +1,6 @@
 import type { RunEvent } from "../contracts/events.js";
-import type { Ports } from "../ports/index.js";
 import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
+import type { Ports } from "../ports/index.js";
 
 export interface SseOptions {
   pollMs: number;
@@ -30,13 +30,18 @@ export function sseFrame(event: RunEvent): string {
  */
 export type StreamEnd = "run ended" | "time limit" | "client disconnected";
 
-export async function* runEventFrames(services: Pick<Ports, "events" | "runs">, runId: string, after: number, options: SseOptions): AsyncGenerator<string, StreamEnd> {
+export async function* runEventFrames(
+  services: Pick<Ports, "events" | "runs">,
+  runId: string,
+  after: number,
+  options: SseOptions,
+): AsyncGenerator<string, StreamEnd> {
   const started = Date.now();
   const gapMs = options.gapMs ?? 3_000;
   let cursor = after;
   let lastWrite = Date.now();
   let gapSince: number | undefined;
-  yield `retry: 1000\n\n`;
+  yield "retry: 1000\n\n";
 
   while (!options.signal.aborted) {
     const events = await services.events.list(runId, cursor, 100);
@@ -68,7 +73,7 @@ export async function* runEventFrames(services: Pick<Ports, "events" | "runs">, 
       return "time limit";
     }
     if (Date.now() - lastWrite >= options.heartbeatMs) {
-      yield `: heartbeat\n\n`;
+      yield ": heartbeat\n\n";
       lastWrite = Date.now();
     }
     if (delivered < 100) await sleep(options.pollMs, options.signal);

@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
-import { emptyUsage, type A2APush, type Multitask, type RunRecord } from "../contracts/run.js";
+import { type A2APush, emptyUsage, type Multitask, type RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
-import { BadRequestError, ConflictError, StepwiseError, errorMessage } from "../errors.js";
-import type { Ports } from "../ports/index.js";
+import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
-import { endRun, type EndRunPorts } from "./lifecycle.js";
-import { runLinks, type Links } from "./view.js";
-import { stopExecutionOf, type ResumePorts } from "./resume.js";
+import type { Ports } from "../ports/index.js";
+import { type EndRunPorts, endRun } from "./lifecycle.js";
+import { type ResumePorts, stopExecutionOf } from "./resume.js";
 import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
+import { type Links, runLinks } from "./view.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
 export type SubmitPorts = EndRunPorts & Pick<Ports, "config" | "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue">;
@@ -46,7 +46,10 @@ export async function submitRun(
 ): Promise<{ run: RunRecord; replayed: boolean }> {
   if (!ports.config.STATE_MACHINE_ARN) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
-    await assertDeliverableUrl(request.webhook.url, { allowLoopback: ports.config.WEBHOOK_ALLOW_LOOPBACK, allowHttp: ports.config.WEBHOOK_ALLOW_HTTP });
+    await assertDeliverableUrl(request.webhook.url, {
+      allowLoopback: ports.config.WEBHOOK_ALLOW_LOOPBACK,
+      allowHttp: ports.config.WEBHOOK_ALLOW_HTTP,
+    });
   }
 
   const uploads = await uploadsOf(ports, tenantId, request.files ?? []);
@@ -105,7 +108,9 @@ export async function submitRun(
       await Promise.all([
         claim.outcome === "queued"
           ? ports.events
-              .append(runId, [{ type: "run.queued_behind", data: { runId: claim.behind, activeRunId: claim.activeRunId, position: claim.position } }])
+              .append(runId, [
+                { type: "run.queued_behind", data: { runId: claim.behind, activeRunId: claim.activeRunId, position: claim.position } },
+              ])
               .then(() => makeWay(ports, multitask, claim.activeRunId, runId))
           : ports.executions.start(runId).then((started) => {
               if (!started) throw new Error(`an execution named ${runId} exists already, or the execution limit is reached`);
@@ -113,7 +118,11 @@ export async function submitRun(
         options.idempotencyKey ? ports.idempotency.complete(tenantId, options.idempotencyKey) : undefined,
       ]);
     } catch (error) {
-      throw new StepwiseError(`The run could not be started: ${errorMessage(error)}`, { statusCode: 503, code: "unavailable", cause: error });
+      throw new StepwiseError(`The run could not be started: ${errorMessage(error)}`, {
+        statusCode: 503,
+        code: "unavailable",
+        cause: error,
+      });
     }
     return { run, replayed: false };
   } catch (error) {
@@ -123,7 +132,7 @@ export async function submitRun(
     else if (slotTaken) await ports.activeRuns.release(tenantId);
     if (claimed) {
       const run = await ports.runs.get(runId);
-      await leaveSession(ports, run ?? { runId, tenantId, sessionId, status: "failed" } as RunRecord);
+      await leaveSession(ports, run ?? ({ runId, tenantId, sessionId, status: "failed" } as RunRecord));
     }
     if (options.idempotencyKey) await ports.idempotency.release(tenantId, options.idempotencyKey, runId);
     throw error;
@@ -137,13 +146,15 @@ async function uploadsOf(ports: Pick<Ports, "transfers">, tenantId: string, file
   const missing = fileIds.filter((id) => !found.some((u) => u.fileId === id));
   if (missing.length) throw new BadRequestError(`No uploaded file with id ${missing.join(", ")}.`, { files: missing }, "unknown_file");
   const names = new Set(found.map((u) => u.name));
-  if (names.size < found.length) throw new BadRequestError("Two of the files have the same name; a run's files need distinct names.", undefined, "duplicate_file_name");
+  if (names.size < found.length)
+    throw new BadRequestError("Two of the files have the same name; a run's files need distinct names.", undefined, "duplicate_file_name");
   return found;
 }
 
 /** Stops the execution; the run ends cancelled (the status-change notification sends the webhook). */
 export async function cancelRun(ports: ResumePorts, run: RunRecord, reason: string): Promise<void> {
-  if (TERMINAL_STATUSES.has(run.status)) throw new ConflictError(`Run ${run.runId} has already ended (${run.status}).`, { status: run.status });
+  if (TERMINAL_STATUSES.has(run.status))
+    throw new ConflictError(`Run ${run.runId} has already ended (${run.status}).`, { status: run.status });
   if (!(await endRun(ports, run.runId, "cancelled", { error: { code: "cancelled", message: reason } }))) {
     const now = await ports.runs.get(run.runId);
     throw new ConflictError(`Run ${run.runId} has already ended (${now?.status}).`, { status: now?.status });
@@ -159,15 +170,27 @@ const IN_PROGRESS_SECONDS = 60;
 const KEY_TTL_SECONDS = 86_400;
 
 /** Claims the key for this run; returns the earlier run if the key was used with the same body. */
-async function claimIdempotencyKey(ports: Pick<Ports, "idempotency" | "runs">, tenantId: string, key: string, request: CreateRunRequest, runId: string): Promise<RunRecord | undefined> {
+async function claimIdempotencyKey(
+  ports: Pick<Ports, "idempotency" | "runs">,
+  tenantId: string,
+  key: string,
+  request: CreateRunRequest,
+  runId: string,
+): Promise<RunRecord | undefined> {
   const hash = bodyHash(request);
-  const claim = await ports.idempotency.claim(tenantId, key, { runId, bodyHash: hash, inProgressSeconds: IN_PROGRESS_SECONDS, ttlSeconds: KEY_TTL_SECONDS });
+  const claim = await ports.idempotency.claim(tenantId, key, {
+    runId,
+    bodyHash: hash,
+    inProgressSeconds: IN_PROGRESS_SECONDS,
+    ttlSeconds: KEY_TTL_SECONDS,
+  });
   if (claim.claimed) return undefined;
   if (!claim.runId) throw new ConflictError("A request with this Idempotency-Key has just failed; retry it.", { idempotencyKey: key });
   if (claim.bodyHash !== hash) {
     throw new ConflictError("This Idempotency-Key was used with a different request body.", { idempotencyKey: key });
   }
   const run = await ports.runs.get(claim.runId);
-  if (!run) throw new ConflictError("A request with this Idempotency-Key is still being processed; retry shortly.", { idempotencyKey: key });
+  if (!run)
+    throw new ConflictError("A request with this Idempotency-Key is still being processed; retry shortly.", { idempotencyKey: key });
   return run;
 }

@@ -33,7 +33,8 @@ export function collectOutputs(folder: string): CollectedOutputs {
       const why = kindRefused(stat);
       if (why) refused.push(`${shown}: ${why}, not saved`);
       else if (outputs.length >= OUTPUT_LIMITS.files) refused.push(`${shown}: more than ${OUTPUT_LIMITS.files} files, not saved`);
-      else if (bytes + stat.size > OUTPUT_LIMITS.bytes) refused.push(`${shown}: the outputs would pass ${OUTPUT_LIMITS.bytes} bytes, not saved`);
+      else if (bytes + stat.size > OUTPUT_LIMITS.bytes)
+        refused.push(`${shown}: the outputs would pass ${OUTPUT_LIMITS.bytes} bytes, not saved`);
       else {
         const body = readRegularFile(full, stat.size);
         if (!body) refused.push(`${shown}: changed while it was read, not saved`);

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
 
 /**
@@ -51,10 +51,15 @@ async function probe(mustRead: string[]): Promise<Isolation> {
   // user of its own can still read the interpreter (every folder above it must let others in).
   const check = ["--", "/usr/bin/test", ...mustRead.flatMap((path, i) => [...(i ? ["-a"] : []), "-r", path])];
   const tries: [string[], Isolation][] = root
-    ? [[["--net", "--setuid", "65534", "--setgid", "65534", ...check], { network: "none", ownUser: true }], [["--net", ...check], { network: "none", ownUser: false }]]
+    ? [
+        [["--net", "--setuid", "65534", "--setgid", "65534", ...check], { network: "none", ownUser: true }],
+        [["--net", ...check], { network: "none", ownUser: false }],
+      ]
     : [[["--user", "--net", ...check], { network: "none", ownUser: false }]];
   for (const [args, result] of tries) {
-    const works = await new Promise<boolean>((resolve) => execFile(UNSHARE, args, { env: {}, timeout: 10_000 }, (error) => resolve(!error)));
+    const works = await new Promise<boolean>((resolve) =>
+      execFile(UNSHARE, args, { env: {}, timeout: 10_000 }, (error) => resolve(!error)),
+    );
     if (works) return result;
   }
   return { network: "host", ownUser: false };

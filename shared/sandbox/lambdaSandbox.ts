@@ -1,6 +1,6 @@
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
+import { type SandboxRequest, SandboxResult } from "../contracts/sandbox.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
-import { SandboxResult, type SandboxRequest } from "../contracts/sandbox.js";
 
 /** The sandbox function, invoked synchronously (RequestResponse). */
 export class LambdaSandbox implements CodeSandbox {
@@ -11,7 +11,11 @@ export class LambdaSandbox implements CodeSandbox {
 
   async run(request: SandboxRequest, signal?: AbortSignal): Promise<SandboxResult> {
     const response = await this.lambda.send(
-      new InvokeCommand({ FunctionName: this.functionName, InvocationType: "RequestResponse", Payload: Buffer.from(JSON.stringify(request)) }),
+      new InvokeCommand({
+        FunctionName: this.functionName,
+        InvocationType: "RequestResponse",
+        Payload: Buffer.from(JSON.stringify(request)),
+      }),
       { abortSignal: signal },
     );
     const payload = response.Payload ? Buffer.from(response.Payload).toString("utf8") : "null";

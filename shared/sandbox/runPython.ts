@@ -87,7 +87,9 @@ class PythonProcess {
       };
       controlPipe.on("data", check);
       void this.exited.then(({ code, signal }) =>
-        reject(new Error(`the Python sandbox exited (${signal ?? code}) before it was ready: ${startupErrors.text().trim().slice(0, 1_000)}`)),
+        reject(
+          new Error(`the Python sandbox exited (${signal ?? code}) before it was ready: ${startupErrors.text().trim().slice(0, 1_000)}`),
+        ),
       );
     });
     startupErrors.stop();
@@ -119,7 +121,15 @@ class PythonProcess {
     const output = { stdout: stdout.text(), stderr: stderr.text() };
     try {
       if (timedOut) {
-        return { ...output, value: null, error: `TimeoutError: the code ran for more than ${request.timeoutMs / 1000} s and was stopped.`, timedOut, outputs: [], refused: [], runMs };
+        return {
+          ...output,
+          value: null,
+          error: `TimeoutError: the code ran for more than ${request.timeoutMs / 1000} s and was stopped.`,
+          timedOut,
+          outputs: [],
+          refused: [],
+          runMs,
+        };
       }
       const report = ProcessReport.safeParse(parseLine(this.control.split("\n")[1]));
       if (!report.success) {

@@ -1,5 +1,5 @@
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from "@aws-sdk/client-kms";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from "@aws-sdk/client-kms";
 import type { SealedSecret } from "../contracts/toolSources.js";
 
 /**

@@ -1,11 +1,11 @@
+import { fitText } from "../agent/largeText.js";
+import { EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
+import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
-import { fitText } from "../agent/largeText.js";
-import { EMPTY_ANSWER_ERROR, runAgentLoop, type LoopPorts, type RunScope } from "../agent/loop.js";
+import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { agentTurnFits } from "../run/historyBudget.js";
-import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
-import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
 export type AgentTurnPorts = StepPorts<keyof LoopPorts | "tools" | "sessions" | "executions">;
@@ -33,7 +33,10 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const { ports } = run;
   const record = await ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const [history, tools] = await Promise.all([sessionHistory(ports, record), ports.tools.registryFor(record.tenantId, "react", { runId: record.runId })]);
+  const [history, tools] = await Promise.all([
+    sessionHistory(ports, record),
+    ports.tools.registryFor(record.tenantId, "react", { runId: record.runId }),
+  ]);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope: "react",

@@ -1,4 +1,4 @@
-import { continuedInput, type ContinueRunInput } from "../contracts/steps.js";
+import { type ContinueRunInput, continuedInput } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { logger } from "../observability.js";
 import type { StepPorts } from "../ports/index.js";
@@ -20,12 +20,19 @@ export async function continueRun(input: ContinueRunInput, ports: ContinueRunPor
   if (!run) throw new NotFoundError(`run ${runId} not found`);
   const next = nextExecutionArn(input.executionArn, runId);
   if (run.executionArn !== next) {
-    if (run.executionArn !== input.executionArn || !(await ports.runs.update(runId, { executionArn: next }, ["running", "awaiting_input"]))) {
+    if (
+      run.executionArn !== input.executionArn ||
+      !(await ports.runs.update(runId, { executionArn: next }, ["running", "awaiting_input"]))
+    ) {
       logger.info("run not continued: it is no longer running on this execution", { runId, status: run.status });
       return { runId };
     }
   }
   await ports.executions.startContinuation(next, continuedInput(input.state));
-  logger.info("run continues in a new execution", { runId, executionArn: next, ...("iteration" in input.state ? { iteration: input.state.iteration } : { turn: input.state.turn }) });
+  logger.info("run continues in a new execution", {
+    runId,
+    executionArn: next,
+    ...("iteration" in input.state ? { iteration: input.state.iteration } : { turn: input.state.turn }),
+  });
   return { runId, executionArn: next };
 }

@@ -1,24 +1,24 @@
 import { createHash } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { priorResultsOf } from "../agent/executor.js";
+import { interruptIdFor, openInterrupt } from "../agent/interrupts.js";
+import { type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
+import { quietly } from "../agent/overlap.js";
+import { fileLines, type PromptContext, plannerPrompt, toolLines } from "../agent/prompts.js";
+import type { ScopeJournal } from "../agent/scopeJournal.js";
 import { formatPlan, type Plan } from "../contracts/plan.js";
 import type { RunRecord } from "../contracts/run.js";
 import type { PlanInput, PlanOutput, TaskResult } from "../contracts/steps.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError, UnprocessableError } from "../errors.js";
-import { handBackEvents, historyVerdict, iterationEvents, newExecutionHoldsHandBacks, HISTORY_RESERVE } from "../run/historyBudget.js";
-import { planningTool, type PlanBoard } from "../tools/planning.js";
-import { askUser } from "../tools/askUser.js";
-import { defineTool } from "../tools/tool.js";
-import { ToolRegistry } from "../tools/registry.js";
-import { interruptIdFor, openInterrupt } from "../agent/interrupts.js";
-import { quietly } from "../agent/overlap.js";
-import { runAgentLoop, type LoopPorts, type RunScope } from "../agent/loop.js";
-import type { StepPorts } from "../ports/index.js";
-import { priorResultsOf } from "../agent/executor.js";
-import type { ScopeJournal } from "../agent/scopeJournal.js";
-import { fileLines, plannerPrompt, toolLines, type PromptContext } from "../agent/prompts.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import type { StepPorts } from "../ports/index.js";
+import { HISTORY_RESERVE, handBackEvents, historyVerdict, iterationEvents, newExecutionHoldsHandBacks } from "../run/historyBudget.js";
+import { askUser } from "../tools/askUser.js";
+import { type PlanBoard, planningTool } from "../tools/planning.js";
+import { ToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
 
 /** The planner: the loop's ports, the step's task records, the session's earlier turns, and the executions to measure the history. */
 export type PlanPorts = StepPorts<keyof LoopPorts | "tasks" | "sessions" | "tools" | "executions">;
@@ -124,9 +124,15 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     const index = input.stepIndex!;
     const step = board.plan.steps[index]!;
     executed = { title: step.title, index, failed: results.filter((t) => t.status !== "succeeded").length };
-    board.plan = { ...board.plan, steps: board.plan.steps.map((s, i) => (i === index ? { ...s, status: "in_progress" as const, verdict: undefined } : s)) };
+    board.plan = {
+      ...board.plan,
+      steps: board.plan.steps.map((s, i) => (i === index ? { ...s, status: "in_progress" as const, verdict: undefined } : s)),
+    };
     // Whole when the results fit half the prompt budget together: the planner judges the step by them.
-    const texts = shareBudget(results.map((t) => t.result ?? ""), ports.config.CONTEXT_BUDGET_TOKENS * 2);
+    const texts = shareBudget(
+      results.map((t) => t.result ?? ""),
+      ports.config.CONTEXT_BUDGET_TOKENS * 2,
+    );
     resultsText = [
       `Results of step ${index + 1} (${step.title}):`,
       ...results.map((t, i) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${texts[i]}`),
@@ -176,9 +182,17 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   }
 
   const lastStep = await stepContextReads;
-  const stepIndex = budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
+  const stepIndex =
+    budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
-  const tasks = stepIndex >= 0 ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({ taskId: taskIdFor(iteration, i), title: text.slice(0, 300), text })) : [];
+  const tasks =
+    stepIndex >= 0
+      ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({
+          taskId: taskIdFor(iteration, i),
+          title: text.slice(0, 300),
+          text,
+        }))
+      : [];
   // The next step's context and task records go with the planner's last journal entries (one
   // commit); the run, its event and that commit are written at the same time.
   const nextStep =
@@ -205,7 +219,12 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     (turn?.journal ?? journals).flush(nextStep),
     turn?.events,
   ]);
-  return { ...output, next: stepIndex >= 0 ? "execute" : "summarize", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
+  return {
+    ...output,
+    next: stepIndex >= 0 ? "execute" : "summarize",
+    stepIndex,
+    tasks: tasks.map(({ taskId, title }) => ({ taskId, title })),
+  };
 }
 
 /**
@@ -218,7 +237,12 @@ function judged(plan: Plan, executed: { title: string; index: number; failed: nu
   const step = plan.steps[index];
   if (!step || step.status !== "in_progress") return plan; // the planner marked it itself
   if (step.verdict) return markStep(plan, index, step.verdict.met ? "completed" : "not_started");
-  return markStep(plan, index, executed.failed ? "blocked" : "completed", executed.failed ? `${executed.failed} task(s) failed` : undefined);
+  return markStep(
+    plan,
+    index,
+    executed.failed ? "blocked" : "completed",
+    executed.failed ? `${executed.failed} task(s) failed` : undefined,
+  );
 }
 
 /**
@@ -229,10 +253,19 @@ async function revisePlan(
   run: RunScope<PlanPorts>,
   record: RunRecord,
   board: PlanBoard,
-  context: { iteration: number; revision: number; resultsText: string; feedback: string; prompt: PromptContext; journal: ScopeJournal; judging?: number },
+  context: {
+    iteration: number;
+    revision: number;
+    resultsText: string;
+    feedback: string;
+    prompt: PromptContext;
+    journal: ScopeJournal;
+    judging?: number;
+  },
 ) {
   // Steps still to run, besides the one whose results are being judged.
-  const remaining = board.plan?.steps.filter((s, i) => (s.status === "not_started" || s.status === "in_progress") && i !== context.judging).length ?? 1;
+  const remaining =
+    board.plan?.steps.filter((s, i) => (s.status === "not_started" || s.status === "in_progress") && i !== context.judging).length ?? 1;
   const userMessage = board.plan
     ? [
         `Request: ${record.input}`,
@@ -264,7 +297,11 @@ async function revisePlan(
     endsTurn: (calls, outcomes) => calls.every((c) => c.name === "planning") && outcomes.every((o) => o.ok),
   });
   if (!board.plan) {
-    board.plan = { title: record.input.slice(0, 80), steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }], finished: false };
+    board.plan = {
+      title: record.input.slice(0, 80),
+      steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }],
+      finished: false,
+    };
     if (outcome.kind === "answer" && outcome.text) board.plan.steps[0]!.notes = outcome.text.slice(0, 1000);
   }
   return outcome;
@@ -285,7 +322,9 @@ export const taskIdFor = (iteration: number, index: number) => `s${iteration + 1
 
 /** What a person approved: the steps and their tasks (statuses change as the run goes). */
 function fingerprint(plan: Plan): string {
-  return createHash("sha256").update(JSON.stringify(plan.steps.map((s) => [s.title, s.tasks]))).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify(plan.steps.map((s) => [s.title, s.tasks])))
+    .digest("hex");
 }
 
 function markStep(plan: Plan, index: number, status: Plan["steps"][number]["status"], notes?: string): Plan {

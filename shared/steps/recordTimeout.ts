@@ -1,5 +1,5 @@
 import type { StepPorts } from "../ports/index.js";
-import { endRun, type EndRunPorts } from "../run/lifecycle.js";
+import { type EndRunPorts, endRun } from "../run/lifecycle.js";
 import { handOverAtEnd } from "../run/sessionQueue.js";
 
 export type RecordTimeoutPorts = StepPorts<keyof EndRunPorts | "sessions">;

@@ -18,6 +18,8 @@ export async function routeRequest(input: Pick<RunState, "runId">, ports: RouteR
     // Answered here: the turn joins the session now ("Finalize" only ends the run).
     decision.mode === "answer" ? rememberTurn(ports, { ...record, result: decision.answer }) : undefined,
   ]);
-  await ports.events.append(runId, [{ type: "agent.thought", data: { agent: "router", text: `Mode: ${decision.mode}. ${decision.reason}`.trim() } }]);
+  await ports.events.append(runId, [
+    { type: "agent.thought", data: { agent: "router", text: `Mode: ${decision.mode}. ${decision.reason}`.trim() } },
+  ]);
   return { runId, mode: decision.mode };
 }

@@ -1,14 +1,14 @@
-import { logger } from "../observability.js";
-import { AgentError, NotFoundError, errorMessage } from "../errors.js";
-import type { StepPorts } from "../ports/index.js";
-import type { TaskRecord } from "../ports/tasks.js";
-import { fileLines, summarizerPrompt } from "../agent/prompts.js";
-import { fitText } from "../agent/largeText.js";
 import { textStream } from "../agent/deltas.js";
+import { fitText } from "../agent/largeText.js";
+import { fileLines, summarizerPrompt } from "../agent/prompts.js";
+import type { Usage } from "../contracts/run.js";
+import { AgentError, errorMessage, NotFoundError } from "../errors.js";
+import { ContextWindow } from "../memory/context.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
-import type { Usage } from "../contracts/run.js";
-import { ContextWindow } from "../memory/context.js";
+import { logger } from "../observability.js";
+import type { StepPorts } from "../ports/index.js";
+import type { TaskRecord } from "../ports/tasks.js";
 
 /** "Summarize" reads the run, its task results and files, makes one journaled model call streamed to clients, and writes the session. */
 export type SummarizePorts = StepPorts<"config" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
@@ -36,7 +36,9 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   if (done.length > 0 && done.every((t) => t.status === "failed")) {
     // Nothing succeeded: there is no answer to write. The run fails, saying what went wrong.
     throw new AgentError(
-      [`All ${done.length} task(s) failed:`, ...done.map((t) => `- ${t.title}: ${(t.result ?? "no result").slice(0, 300)}`)].join("\n").slice(0, 1_900),
+      [`All ${done.length} task(s) failed:`, ...done.map((t) => `- ${t.title}: ${(t.result ?? "no result").slice(0, 300)}`)]
+        .join("\n")
+        .slice(0, 1_900),
       "all_tasks_failed",
     );
   }
@@ -85,8 +87,15 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
 }
 
 /** One line (or block) per task: its title, and its result whole when they all fit `budgetChars`. */
-function resultLines(tasks: TaskRecord[], budgetChars: number, label = (t: TaskRecord) => `${t.title}: ${t.status === "failed" ? "FAILED: " : ""}`): string[] {
-  const texts = shareBudget(tasks.map((t) => (t.result ?? "").trim()), budgetChars);
+function resultLines(
+  tasks: TaskRecord[],
+  budgetChars: number,
+  label = (t: TaskRecord) => `${t.title}: ${t.status === "failed" ? "FAILED: " : ""}`,
+): string[] {
+  const texts = shareBudget(
+    tasks.map((t) => (t.result ?? "").trim()),
+    budgetChars,
+  );
   return tasks.map((t, i) => `- ${label(t)}${texts[i]}`);
 }
 

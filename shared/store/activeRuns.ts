@@ -28,7 +28,9 @@ export class ActiveRunStore implements ActiveRuns {
   }
 
   async count(tenantId: string): Promise<number> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.activeRuns(tenantId), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.activeRuns(tenantId), ConsistentRead: true }),
+    );
     return Number(Item?.count ?? 0);
   }
 

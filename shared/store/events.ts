@@ -1,11 +1,10 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { randomBytes } from "node:crypto";
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { EventBody, type RunEvent } from "../contracts/events.js";
+import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
-
-import { expiresAt, type Table, ifConditionHolds } from "./table.js";
-import { TERMINAL_EVENTS } from "../contracts/terminal.js";
+import { expiresAt, ifConditionHolds, type Table } from "./table.js";
 
 /** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */
 const MAX_EVENTS_PER_ITEM = 50;
@@ -22,13 +21,17 @@ const FILL_AFTER_MS = 5_000;
 /** What a reader writes at a number nobody wrote, so the log reads without a gap. */
 const LOST_EVENT: EventBody = {
   type: "run.resumed",
-  data: { redrive: false, reason: "Nothing was written at this number: its writer stopped between taking the number and writing the event." },
+  data: {
+    redrive: false,
+    reason: "Nothing was written at this number: its writer stopped between taking the number and writing the event.",
+  },
 };
 
 /** The counter's attributes, by name (some are reserved words in expressions). */
 const COUNTER_NAMES: Record<string, string> = { "#seq": "seq", "#ttl": "ttl", "#closed": "closed", "#closedAt": "closedAt" };
 /** The counter's names an expression uses (DynamoDB refuses names it does not use). */
-const namesIn = (...expressions: string[]) => Object.fromEntries(Object.entries(COUNTER_NAMES).filter(([name]) => expressions.some((e) => new RegExp(`${name}\\b`).test(e))));
+const namesIn = (...expressions: string[]) =>
+  Object.fromEntries(Object.entries(COUNTER_NAMES).filter(([name]) => expressions.some((e) => new RegExp(`${name}\\b`).test(e))));
 
 interface Pending {
   bodies: EventBody[];
@@ -100,7 +103,14 @@ export class EventLog implements RunEvents {
       parts.map(
         (part, i) =>
           new Promise<RunEvent[]>((resolve, reject) => {
-            const pending = { bodies: part, close: (options.close ?? false) && i === parts.length - 1, reopen: options.reopen ?? false, key: options.key, resolve, reject };
+            const pending = {
+              bodies: part,
+              close: (options.close ?? false) && i === parts.length - 1,
+              reopen: options.reopen ?? false,
+              key: options.key,
+              resolve,
+              reject,
+            };
             const queue = this.queues.get(runId);
             if (queue) return void queue.push(pending);
             this.queues.set(runId, [pending]);
@@ -122,7 +132,8 @@ export class EventLog implements RunEvents {
         const close = batch.some((p) => p.close);
         const written = await this.write(runId, bodies, { close, reopen: batch.some((p) => p.reopen), key: batch[0]!.key });
         let seq = written?.first ?? 0;
-        for (const p of batch) p.resolve(written === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at: written.at }) as RunEvent));
+        for (const p of batch)
+          p.resolve(written === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at: written.at }) as RunEvent));
       } catch (error) {
         for (const p of batch) p.reject(error);
       }
@@ -136,14 +147,21 @@ export class EventLog implements RunEvents {
    * records the number it takes under the key first and the item carries the key, so a crash
    * between the two leaves a record that points at an item that is not the key's: the retry appends.
    */
-  private async write(runId: string, bodies: EventBody[], options: { close: boolean; reopen: boolean; key?: string }): Promise<{ first: number; at: string } | undefined> {
+  private async write(
+    runId: string,
+    bodies: EventBody[],
+    options: { close: boolean; reopen: boolean; key?: string },
+  ): Promise<{ first: number; at: string } | undefined> {
     const { close, reopen, key } = options;
     if (key !== undefined && (await this.appendedBefore(runId, key))) return undefined;
     for (let attempt = 0; ; attempt++) {
       const first = await this.take(runId, bodies.length, { close, reopen });
       if (first === undefined) return close ? this.writeLostClose(runId, bodies) : undefined;
       const at = new Date().toISOString();
-      if (key !== undefined) await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.eventKey(runId, key), first, ttl: expiresAt(this.retentionDays) } }));
+      if (key !== undefined)
+        await this.table.doc.send(
+          new PutCommand({ TableName: this.table.name, Item: { ...keys.eventKey(runId, key), first, ttl: expiresAt(this.retentionDays) } }),
+        );
       // The item names its writer: a put the SDK sent again after its answer was lost finds its own item there.
       const writer = randomBytes(9).toString("base64url");
       if (await this.putItem(runId, first, bodies, at, { close, key, writer })) return { first, at };
@@ -174,7 +192,12 @@ export class EventLog implements RunEvents {
           UpdateExpression: update,
           ConditionExpression: condition,
           ExpressionAttributeNames: namesIn(update, condition ?? ""),
-          ExpressionAttributeValues: { ":zero": 0, ":count": count, ":ttl": expiresAt(this.retentionDays), ...(options.close ? { ":true": true, ":one": 1 } : {}) },
+          ExpressionAttributeValues: {
+            ":zero": 0,
+            ":count": count,
+            ":ttl": expiresAt(this.retentionDays),
+            ...(options.close ? { ":true": true, ":one": 1 } : {}),
+          },
           ReturnValues: "UPDATED_NEW",
         }),
       ),
@@ -184,7 +207,13 @@ export class EventLog implements RunEvents {
   }
 
   /** Puts one item at `first` if no item is there; false if one is. */
-  private async putItem(runId: string, first: number, bodies: EventBody[], at: string, options: { close?: boolean; key?: string; writer?: string } = {}): Promise<boolean> {
+  private async putItem(
+    runId: string,
+    first: number,
+    bodies: EventBody[],
+    at: string,
+    options: { close?: boolean; key?: string; writer?: string } = {},
+  ): Promise<boolean> {
     const written = await ifConditionHolds(
       this.table.doc.send(
         new PutCommand({
@@ -273,8 +302,16 @@ export class EventLog implements RunEvents {
   }
 
   private async counter(runId: string): Promise<{ seq: number; closed: boolean; closedAt?: number } | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.eventCounter(runId), ConsistentRead: true }));
-    return Item ? { seq: Number(Item.seq ?? 0), closed: Item.closed === true, closedAt: typeof Item.closedAt === "number" ? Item.closedAt : undefined } : undefined;
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.eventCounter(runId), ConsistentRead: true }),
+    );
+    return Item
+      ? {
+          seq: Number(Item.seq ?? 0),
+          closed: Item.closed === true,
+          closedAt: typeof Item.closedAt === "number" ? Item.closedAt : undefined,
+        }
+      : undefined;
   }
 
   private async lastItem(runId: string): Promise<Record<string, unknown> | undefined> {
@@ -293,10 +330,17 @@ export class EventLog implements RunEvents {
 
   /** Whether the item the key's record points at is the key's own (the keyed append was written). */
   private async appendedBefore(runId: string, key: string): Promise<boolean> {
-    const { Item: taken } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.eventKey(runId, key), ConsistentRead: true }));
+    const { Item: taken } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.eventKey(runId, key), ConsistentRead: true }),
+    );
     if (typeof taken?.first !== "number") return false;
     const { Item: at } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.event(runId, taken.first), ConsistentRead: true, ProjectionExpression: "dedupeKey" }),
+      new GetCommand({
+        TableName: this.table.name,
+        Key: keys.event(runId, taken.first),
+        ConsistentRead: true,
+        ProjectionExpression: "dedupeKey",
+      }),
     );
     return at?.dedupeKey === key;
   }
@@ -356,7 +400,11 @@ export class EventLog implements RunEvents {
   }
 
   /** One listing of the items after `after`: the gap-free events, and the first gap if one stops them. */
-  private async listFrom(runId: string, after: number, limit: number): Promise<{ events: RunEvent[]; missing?: { from: number; to: number; laterAt: string } }> {
+  private async listFrom(
+    runId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ events: RunEvent[]; missing?: { from: number; to: number; laterAt: string } }> {
     const events: RunEvent[] = [];
     let next = after + 1;
     // The item holding `after + 1` starts at most MAX_EVENTS_PER_ITEM - 1 numbers before it.
@@ -366,7 +414,11 @@ export class EventLog implements RunEvents {
         new QueryCommand({
           TableName: this.table.name,
           KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)), ":to": `${keys.eventPrefix}~` },
+          ExpressionAttributeValues: {
+            ":pk": keys.eventsPk(runId),
+            ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)),
+            ":to": `${keys.eventPrefix}~`,
+          },
           ExclusiveStartKey: exclusiveStartKey,
           Limit: Math.ceil(limit / 2) + 1,
           ConsistentRead: true,

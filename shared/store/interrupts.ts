@@ -1,9 +1,9 @@
-import { readVersioned } from "../contracts/schemaVersion.js";
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
-import { missingInterrupt, type Interrupts } from "../ports/interrupts.js";
+import { readVersioned } from "../contracts/schemaVersion.js";
+import { type Interrupts, missingInterrupt } from "../ports/interrupts.js";
 import { keys } from "./keys.js";
-import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
+import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
 
 /** Interrupts and their task tokens. Reads for clients strip the token. */
 export class InterruptStore implements Interrupts {
@@ -18,7 +18,11 @@ export class InterruptStore implements Interrupts {
       this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...keys.interrupt(interrupt.runId, interrupt.interruptId), ...Interrupt.parse(interrupt), ttl: expiresAt(this.retentionDays) },
+          Item: {
+            ...keys.interrupt(interrupt.runId, interrupt.interruptId),
+            ...Interrupt.parse(interrupt),
+            ttl: expiresAt(this.retentionDays),
+          },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       ),
@@ -68,11 +72,15 @@ export class InterruptStore implements Interrupts {
   }
 
   async transition(runId: string, interruptId: string, status: Interrupt["status"], extra: Record<string, unknown> = {}): Promise<boolean> {
-    const applied = await this.table.setIf(keys.interrupt(runId, interruptId), { status, ...extra }, {
-      expression: "#status = :pending",
-      names: { "#status": "status" },
-      values: { ":pending": "pending" },
-    });
+    const applied = await this.table.setIf(
+      keys.interrupt(runId, interruptId),
+      { status, ...extra },
+      {
+        expression: "#status = :pending",
+        names: { "#status": "status" },
+        values: { ":pending": "pending" },
+      },
+    );
     return applied !== undefined;
   }
 }

@@ -1,5 +1,5 @@
 import { ScopeJournal } from "../agent/scopeJournal.js";
-import { scopeEntryPrefix, type JournalCommit, type RunJournal } from "../ports/journal.js";
+import { type JournalCommit, type RunJournal, scopeEntryPrefix } from "../ports/journal.js";
 import { keys } from "./keys.js";
 import { expiresAt, sameTurnBatcher, type Table } from "./table.js";
 import { stepItem, taskItem } from "./tasks.js";
@@ -33,7 +33,8 @@ export class Journal implements RunJournal {
    */
   private async readScopes(wanted: readonly { runId: string; scope: string }[]): Promise<JournalItem[][]> {
     // A scope without a family ("react") is a family of its own.
-    const familyOf = ({ runId, scope }: { runId: string; scope: string }) => `${runId}\n${scope.includes("#") ? scope.slice(0, scope.lastIndexOf("#")) : scope}`;
+    const familyOf = ({ runId, scope }: { runId: string; scope: string }) =>
+      `${runId}\n${scope.includes("#") ? scope.slice(0, scope.lastIndexOf("#")) : scope}`;
     const families = new Map<string, { runId: string; scope: string }[]>();
     for (const load of wanted) families.set(familyOf(load), [...(families.get(familyOf(load)) ?? []), load]);
     const read = new Map<string, Promise<JournalItem[]>>();
@@ -42,7 +43,11 @@ export class Journal implements RunJournal {
       const prefix = keys.journalPrefix(scopeEntryPrefix(scopes.size === 1 ? loads[0]!.scope : family.slice(family.indexOf("\n") + 1)));
       read.set(family, this.table.queryPrefix<JournalItem>(keys.journalPk(loads[0]!.runId), prefix));
     }
-    return Promise.all(wanted.map(async (load) => (await read.get(familyOf(load))!).filter((item) => item.sk.startsWith(keys.journalPrefix(scopeEntryPrefix(load.scope))))));
+    return Promise.all(
+      wanted.map(async (load) =>
+        (await read.get(familyOf(load))!).filter((item) => item.sk.startsWith(keys.journalPrefix(scopeEntryPrefix(load.scope)))),
+      ),
+    );
   }
 
   private fromItems(runId: string, scope: string, items: JournalItem[]): ScopeJournal {

@@ -56,7 +56,10 @@ export const keys = {
     return { tenantId: tenantId ?? "", sessionId: sessionId ?? "" };
   },
   session: (tenantId: string, sessionId: string) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: "META" }),
-  sessionTurn: (tenantId: string, sessionId: string, turn: number) => ({ pk: `SESSION#${tenantId}#${sessionId}`, sk: `TURN#${pad(turn, 8)}` }),
+  sessionTurn: (tenantId: string, sessionId: string, turn: number) => ({
+    pk: `SESSION#${tenantId}#${sessionId}`,
+    sk: `TURN#${pad(turn, 8)}`,
+  }),
   sessionTurnPrefix: "TURN#",
   /** Session messages written before turns were items of their own (read, never written). */
   sessionMessagePrefix: "MSG#",
@@ -77,11 +80,25 @@ export const keys = {
   /** A stream token is stored by its hash: the table never holds one that works. */
   streamToken: (token: string) => ({ pk: `STREAMTOKEN#${sha256(token)}`, sk: "META" }),
   /** The listing index's keys, carried by run items and session META items. */
-  runListing: (run: { tenantId: string; createdAt: string; runId: string }) => ({ listPk: runsListPk(run.tenantId), listSk: `${run.createdAt}#${run.runId}` }),
-  sessionListing: (tenantId: string, createdAt: string, sessionId: string) => ({ listPk: sessionsListPk(tenantId), listSk: `${createdAt}#${sessionId}` }),
+  runListing: (run: { tenantId: string; createdAt: string; runId: string }) => ({
+    listPk: runsListPk(run.tenantId),
+    listSk: `${run.createdAt}#${run.runId}`,
+  }),
+  sessionListing: (tenantId: string, createdAt: string, sessionId: string) => ({
+    listPk: sessionsListPk(tenantId),
+    listSk: `${createdAt}#${sessionId}`,
+  }),
   runsListPk,
   sessionsListPk,
   /** The table key of the item a listing cursor (`<createdAt>#<id>`) points at. */
-  runAfter: (tenantId: string, listSk: string) => ({ ...keys.run(listSk.slice(listSk.indexOf("#") + 1)), listPk: runsListPk(tenantId), listSk }),
-  sessionAfter: (tenantId: string, listSk: string) => ({ ...keys.session(tenantId, listSk.slice(listSk.indexOf("#") + 1)), listPk: sessionsListPk(tenantId), listSk }),
+  runAfter: (tenantId: string, listSk: string) => ({
+    ...keys.run(listSk.slice(listSk.indexOf("#") + 1)),
+    listPk: runsListPk(tenantId),
+    listSk,
+  }),
+  sessionAfter: (tenantId: string, listSk: string) => ({
+    ...keys.session(tenantId, listSk.slice(listSk.indexOf("#") + 1)),
+    listPk: sessionsListPk(tenantId),
+    listSk,
+  }),
 };

@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, type QueryCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { RunRecord, type RunStatus } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
@@ -48,10 +48,16 @@ export class Listings {
   constructor(private readonly table: Table) {}
 
   /** The tenant's runs, newest first; optionally only one session's, or one status. */
-  async runs(tenantId: string, options: { status?: RunStatus; sessionId?: string; limit: number; cursor?: string }): Promise<Page<RunRecord>> {
+  async runs(
+    tenantId: string,
+    options: { status?: RunStatus; sessionId?: string; limit: number; cursor?: string },
+  ): Promise<Page<RunRecord>> {
     const pkValue = keys.runsListPk(tenantId);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
-    const filters = { ...(options.status ? { status: options.status } : {}), ...(options.sessionId ? { sessionId: options.sessionId } : {}) };
+    const filters = {
+      ...(options.status ? { status: options.status } : {}),
+      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    };
     const names = Object.keys(filters);
     const items = await this.query(
       {
@@ -124,7 +130,13 @@ export class Listings {
     let dropped = false;
     while (more && items.length < limit) {
       const page = await this.table.doc.send(
-        new QueryCommand({ ...input, TableName: this.table.name, ScanIndexForward: false, Limit: limit - items.length + (input.FilterExpression ? 10 : 0), ExclusiveStartKey: exclusiveStartKey }),
+        new QueryCommand({
+          ...input,
+          TableName: this.table.name,
+          ScanIndexForward: false,
+          Limit: limit - items.length + (input.FilterExpression ? 10 : 0),
+          ExclusiveStartKey: exclusiveStartKey,
+        }),
       );
       for (const item of page.Items ?? []) {
         if (items.length < limit) items.push(item);

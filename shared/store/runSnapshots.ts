@@ -2,12 +2,12 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
 import type { FileMeta } from "../ports/files.js";
+import { compareTasks, type TaskRecord } from "../ports/tasks.js";
 import { interruptOf } from "./interrupts.js";
 import { keys } from "./keys.js";
 import { runRecordOf } from "./runs.js";
 import { metaOf } from "./s3Files.js";
 import type { Table } from "./table.js";
-import { compareTasks, type TaskRecord } from "../ports/tasks.js";
 
 /** A run as `GET /v1/runs/{id}` shows it: the record and the items beside it. */
 export interface RunSnapshot {

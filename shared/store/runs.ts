@@ -1,9 +1,9 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { readVersioned } from "../contracts/schemaVersion.js";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
+import { readVersioned } from "../contracts/schemaVersion.js";
 import type { RunPatch, Runs } from "../ports/runs.js";
 import { keys } from "./keys.js";
-import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
+import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
 
 type Patch = RunPatch;
 
@@ -28,9 +28,7 @@ export class RunStore implements Runs {
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true }));
     return Item ? runRecordOf(Item) : undefined;
   }
 
@@ -92,7 +90,11 @@ export class RunStore implements Runs {
           Key: keys.run(runId),
           UpdateExpression: `SET ${fields.map((_, i) => `#p${i} = :p${i}, `).join("")}#updatedAt = :now, slotReleased = :true`,
           ConditionExpression: condition.expression,
-          ExpressionAttributeNames: { ...condition.names, ...Object.fromEntries(fields.map(([k], i) => [`#p${i}`, k])), "#updatedAt": "updatedAt" },
+          ExpressionAttributeNames: {
+            ...condition.names,
+            ...Object.fromEntries(fields.map(([k], i) => [`#p${i}`, k])),
+            "#updatedAt": "updatedAt",
+          },
           ExpressionAttributeValues: {
             ...condition.values,
             ...Object.fromEntries(fields.map(([, v], i) => [`:p${i}`, v])),

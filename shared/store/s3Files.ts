@@ -1,20 +1,30 @@
 import { randomBytes } from "node:crypto";
-import { CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3ServiceException, UploadPartCommand, type S3Client } from "@aws-sdk/client-s3";
-import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import {
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
+  UploadPartCommand,
+} from "@aws-sdk/client-s3";
 import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { BadRequestError } from "../errors.js";
 import {
   contentTypeOf,
-  newFileMeta,
-  toBytes,
-  UPLOAD_LINK_SECONDS,
-  UPLOAD_PART_BYTES,
   type FileMeta,
   type FileStore,
   type FileTransfer,
+  newFileMeta,
   type PendingUpload,
   type PutFileOptions,
   type StoredFile,
+  toBytes,
+  UPLOAD_LINK_SECONDS,
+  UPLOAD_PART_BYTES,
   type UploadedPart,
   type UploadMeta,
   type UploadRequest,
@@ -54,7 +64,9 @@ export class S3FileStore implements FileStore, FileTransfer {
       if (existing?.idempotencyKey === options.idempotencyKey) return metaOf(existing);
     }
     const objectKey = `${await this.tenantFor(runId)}/${runId}/${name}`;
-    await this.options.s3.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: objectKey, Body: bytes, ContentType: meta.contentType }));
+    await this.options.s3.send(
+      new PutObjectCommand({ Bucket: this.options.bucket, Key: objectKey, Body: bytes, ContentType: meta.contentType }),
+    );
     await this.putMeta(runId, meta, objectKey, options.idempotencyKey);
     return meta;
   }
@@ -69,7 +81,9 @@ export class S3FileStore implements FileStore, FileTransfer {
   }
 
   async list(runId: string): Promise<FileMeta[]> {
-    const items = await this.options.table.queryPrefix<Record<string, any>>(keys.runPk(runId), keys.filePrefix, { attributes: META_ATTRIBUTES });
+    const items = await this.options.table.queryPrefix<Record<string, any>>(keys.runPk(runId), keys.filePrefix, {
+      attributes: META_ATTRIBUTES,
+    });
     return items.map(metaOf);
   }
 
@@ -77,9 +91,21 @@ export class S3FileStore implements FileStore, FileTransfer {
     const fileId = newFileId();
     const objectKey = `${tenantId}/uploads/${fileId}/${name}`;
     await this.options.s3.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: objectKey, Body: body, ContentType: contentType }));
-    const upload: UploadMeta = { fileId, name, description: "Uploaded", contentType, bytes: body.byteLength, createdAt: new Date().toISOString() };
+    const upload: UploadMeta = {
+      fileId,
+      name,
+      description: "Uploaded",
+      contentType,
+      bytes: body.byteLength,
+      createdAt: new Date().toISOString(),
+    };
     const { table } = this.options;
-    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...keys.upload(tenantId, fileId), ...upload, objectKey, ttl: expiresAt(this.options.retentionDays) } }));
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: { ...keys.upload(tenantId, fileId), ...upload, objectKey, ttl: expiresAt(this.options.retentionDays) },
+      }),
+    );
     return upload;
   }
 
@@ -97,12 +123,30 @@ export class S3FileStore implements FileStore, FileTransfer {
     if (request.bytes <= UPLOAD_PART_BYTES) {
       urls = [await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: objectKey }), link)];
     } else {
-      ({ UploadId: uploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: objectKey, ContentType: request.contentType })));
+      ({ UploadId: uploadId } = await s3.send(
+        new CreateMultipartUploadCommand({ Bucket: bucket, Key: objectKey, ContentType: request.contentType }),
+      ));
       const count = Math.ceil(request.bytes / UPLOAD_PART_BYTES);
-      urls = await Promise.all(Array.from({ length: count }, (_, i) => getSignedUrl(s3, new UploadPartCommand({ Bucket: bucket, Key: objectKey, UploadId: uploadId, PartNumber: i + 1 }), link)));
+      urls = await Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          getSignedUrl(s3, new UploadPartCommand({ Bucket: bucket, Key: objectKey, UploadId: uploadId, PartNumber: i + 1 }), link),
+        ),
+      );
     }
-    const meta: UploadMeta = { fileId, name: request.name, description: "Uploaded", contentType: request.contentType, bytes: request.bytes, createdAt: new Date().toISOString() };
-    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...keys.upload(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) } }));
+    const meta: UploadMeta = {
+      fileId,
+      name: request.name,
+      description: "Uploaded",
+      contentType: request.contentType,
+      bytes: request.bytes,
+      createdAt: new Date().toISOString(),
+    };
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: { ...keys.upload(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) },
+      }),
+    );
     return {
       fileId,
       name: request.name,
@@ -116,22 +160,39 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   async completeUpload(tenantId: string, fileId: string, parts: UploadedPart[]): Promise<UploadMeta | undefined> {
     const { s3, bucket, table } = this.options;
-    const { Item: item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.upload(tenantId, fileId), ConsistentRead: true }));
+    const { Item: item } = await table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.upload(tenantId, fileId), ConsistentRead: true }),
+    );
     if (!item) return undefined;
     const meta: UploadMeta = { ...metaOf(item), fileId };
     if (!item.pending) return meta; // completed already: the same answer again
     try {
       if (item.uploadId) {
         const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
-        await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: item.objectKey, UploadId: item.uploadId, MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) } }));
+        await s3.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: bucket,
+            Key: item.objectKey,
+            UploadId: item.uploadId,
+            MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+          }),
+        );
       }
       const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: item.objectKey }));
       if (head.ContentLength !== meta.bytes) {
-        throw new BadRequestError(`The uploaded file has ${head.ContentLength} bytes; ${meta.bytes} were announced. Upload it again.`, undefined, "upload_size_mismatch");
+        throw new BadRequestError(
+          `The uploaded file has ${head.ContentLength} bytes; ${meta.bytes} were announced. Upload it again.`,
+          undefined,
+          "upload_size_mismatch",
+        );
       }
     } catch (error) {
       if (error instanceof S3ServiceException && (error.$metadata.httpStatusCode ?? 500) < 500) {
-        throw new BadRequestError(`The upload cannot be completed: ${error.name === "NotFound" ? "no bytes were uploaded" : error.message}. PUT every part to its link, then complete with each part's ETag.`, undefined, "upload_incomplete");
+        throw new BadRequestError(
+          `The upload cannot be completed: ${error.name === "NotFound" ? "no bytes were uploaded" : error.message}. PUT every part to its link, then complete with each part's ETag.`,
+          undefined,
+          "upload_incomplete",
+        );
       }
       throw error;
     }
@@ -144,23 +205,36 @@ export class S3FileStore implements FileStore, FileTransfer {
     const unique = [...new Set(fileIds)];
     if (unique.length === 0) return [];
     const { table } = this.options;
-    const { Responses } = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: unique.map((id) => keys.upload(tenantId, id)) } } }));
+    const { Responses } = await table.doc.send(
+      new BatchGetCommand({ RequestItems: { [table.name]: { Keys: unique.map((id) => keys.upload(tenantId, id)) } } }),
+    );
     // An upload not yet completed is not a file yet.
     const found = new Map((Responses?.[table.name] ?? []).filter((item) => !item.pending).map((item) => [item.fileId as string, item]));
-    return unique.filter((id) => found.has(id)).map((id) => {
-      const item = found.get(id)!;
-      return { ...metaOf(item), fileId: id, objectKey: item.objectKey };
-    });
+    return unique
+      .filter((id) => found.has(id))
+      .map((id) => {
+        const item = found.get(id)!;
+        return { ...metaOf(item), fileId: id, objectKey: item.objectKey };
+      });
   }
 
   async attach(tenantId: string, runId: string, uploads: UploadMeta[]): Promise<FileMeta[]> {
     this.tenants.set(runId, Promise.resolve(tenantId));
-    const stored = await this.uploads(tenantId, uploads.map((u) => u.fileId));
+    const stored = await this.uploads(
+      tenantId,
+      uploads.map((u) => u.fileId),
+    );
     return Promise.all(
       stored.map(async ({ fileId: _id, objectKey: source, ...meta }) => {
         const objectKey = `${tenantId}/${runId}/${meta.name}`;
         // A copy, not a pointer: the run's files live (and expire) with the run.
-        await this.options.s3.send(new CopyObjectCommand({ Bucket: this.options.bucket, Key: objectKey, CopySource: `${this.options.bucket}/${encodeURIComponent(source).replace(/%2F/g, "/")}` }));
+        await this.options.s3.send(
+          new CopyObjectCommand({
+            Bucket: this.options.bucket,
+            Key: objectKey,
+            CopySource: `${this.options.bucket}/${encodeURIComponent(source).replace(/%2F/g, "/")}`,
+          }),
+        );
         await this.putMeta(runId, meta, objectKey);
         return meta;
       }),
@@ -187,7 +261,12 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   private async putMeta(runId: string, meta: FileMeta, objectKey: string, idempotencyKey?: string): Promise<void> {
     const { table } = this.options;
-    await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...keys.file(runId, meta.name), ...meta, objectKey, idempotencyKey, ttl: expiresAt(this.options.retentionDays) } }));
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: { ...keys.file(runId, meta.name), ...meta, objectKey, idempotencyKey, ttl: expiresAt(this.options.retentionDays) },
+      }),
+    );
   }
 
   private async tenantFor(runId: string): Promise<string> {

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { SessionClaim, SessionMessage, SessionRuns, Sessions } from "../ports/sessions.js";
 import { keys } from "./keys.js";
-import { expiresAt, type Table, ifConditionHolds } from "./table.js";
+import { expiresAt, ifConditionHolds, type Table } from "./table.js";
 
 type Message = { role: "user" | "assistant"; content: string };
 type TurnItem = { runId: string; exchange?: Message[]; rolledBack?: boolean; at: string };
@@ -21,7 +21,12 @@ export class SessionStore implements Sessions {
     private readonly retentionDays: number,
   ) {}
 
-  async claim(tenantId: string, sessionId: string, runId: string, options: { queue: boolean; newSession?: boolean }): Promise<SessionClaim> {
+  async claim(
+    tenantId: string,
+    sessionId: string,
+    runId: string,
+    options: { queue: boolean; newSession?: boolean },
+  ): Promise<SessionClaim> {
     const key = keys.session(tenantId, sessionId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const meta = options.newSession && attempt === 0 ? undefined : await this.meta(tenantId, sessionId);
@@ -51,7 +56,14 @@ export class SessionStore implements Sessions {
         },
         ["waiting = list_append(waiting, :me)", "turnCount = turnCount + :one"],
       );
-      if (set) return { outcome: "queued", turn: Number(set.turnCount), activeRunId: meta.activeRun, behind: waiting.at(-1) ?? meta.activeRun, position: waiting.length + 1 };
+      if (set)
+        return {
+          outcome: "queued",
+          turn: Number(set.turnCount),
+          activeRunId: meta.activeRun,
+          behind: waiting.at(-1) ?? meta.activeRun,
+          position: waiting.length + 1,
+        };
     }
     throw new Error(`session ${sessionId} changed ${MAX_ATTEMPTS} times while a run claimed it`);
   }
@@ -68,12 +80,20 @@ export class SessionStore implements Sessions {
         // The first waiting run takes over; with none, the session is idle.
         const [next, ...rest] = waiting;
         const done = next
-          ? await this.table.setIf(key, { activeRun: next, waiting: rest, ...now }, { expression: "activeRun = :me AND size(waiting) = :length", values: { ":me": runId, ":length": waiting.length } })
+          ? await this.table.setIf(
+              key,
+              { activeRun: next, waiting: rest, ...now },
+              { expression: "activeRun = :me AND size(waiting) = :length", values: { ":me": runId, ":length": waiting.length } },
+            )
           : await this.remove(key, "activeRun", "activeRun = :me AND size(waiting) = :zero", { ":me": runId, ":zero": 0 });
         if (done) return { activeRunId: next, waiting: rest };
       } else if (place >= 0) {
         const rest = waiting.filter((id) => id !== runId);
-        const done = await this.table.setIf(key, { waiting: rest, ...now }, { expression: "size(waiting) = :length AND contains(waiting, :me)", values: { ":me": runId, ":length": waiting.length } });
+        const done = await this.table.setIf(
+          key,
+          { waiting: rest, ...now },
+          { expression: "size(waiting) = :length AND contains(waiting, :me)", values: { ":me": runId, ":length": waiting.length } },
+        );
         if (done) return { activeRunId: meta?.activeRun, waiting: rest };
       } else {
         return current;
@@ -92,7 +112,13 @@ export class SessionStore implements Sessions {
       this.table.doc.send(
         new PutCommand({
           TableName: this.table.name,
-          Item: { ...keys.sessionTurn(tenantId, sessionId, turn), runId, exchange: messages, at: new Date().toISOString(), ttl: expiresAt(this.retentionDays) },
+          Item: {
+            ...keys.sessionTurn(tenantId, sessionId, turn),
+            runId,
+            exchange: messages,
+            at: new Date().toISOString(),
+            ttl: expiresAt(this.retentionDays),
+          },
           // A retry writes it again; a rolled-back turn stays out.
           ConditionExpression: "attribute_not_exists(pk) OR (runId = :run AND attribute_not_exists(rolledBack))",
           ExpressionAttributeValues: { ":run": runId },
@@ -106,7 +132,13 @@ export class SessionStore implements Sessions {
     await this.table.doc.send(
       new PutCommand({
         TableName: this.table.name,
-        Item: { ...keys.sessionTurn(tenantId, sessionId, turn), runId, rolledBack: true, at: new Date().toISOString(), ttl: expiresAt(this.retentionDays) },
+        Item: {
+          ...keys.sessionTurn(tenantId, sessionId, turn),
+          runId,
+          rolledBack: true,
+          at: new Date().toISOString(),
+          ttl: expiresAt(this.retentionDays),
+        },
       }),
     );
   }
@@ -114,7 +146,10 @@ export class SessionStore implements Sessions {
   /** The conversation: messages written before turns were numbered, then the turns in submission order. */
   async messages(tenantId: string, sessionId: string): Promise<SessionMessage[]> {
     const pk = keys.sessionPk(tenantId, sessionId);
-    const [legacy, turns] = await Promise.all([this.table.queryPrefix<LegacyMessage>(pk, keys.sessionMessagePrefix), this.table.queryPrefix<TurnItem>(pk, keys.sessionTurnPrefix)]);
+    const [legacy, turns] = await Promise.all([
+      this.table.queryPrefix<LegacyMessage>(pk, keys.sessionMessagePrefix),
+      this.table.queryPrefix<TurnItem>(pk, keys.sessionTurnPrefix),
+    ]);
     const all = [
       ...legacy.map(({ role, content, runId, at }) => ({ role, content, runId, at })),
       ...turns.filter((t) => !t.rolledBack).flatMap((t) => (t.exchange ?? []).map((m) => ({ ...m, runId: t.runId, at: t.at }))),
@@ -129,12 +164,22 @@ export class SessionStore implements Sessions {
     return items.length > 0;
   }
 
-  private async meta(tenantId: string, sessionId: string): Promise<{ activeRun?: string; waiting?: string[]; turnCount?: number } | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.session(tenantId, sessionId), ConsistentRead: true }));
+  private async meta(
+    tenantId: string,
+    sessionId: string,
+  ): Promise<{ activeRun?: string; waiting?: string[]; turnCount?: number } | undefined> {
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.session(tenantId, sessionId), ConsistentRead: true }),
+    );
     return Item as { activeRun?: string; waiting?: string[]; turnCount?: number } | undefined;
   }
 
-  private async remove(key: { pk: string; sk: string }, attribute: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
+  private async remove(
+    key: { pk: string; sk: string },
+    attribute: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
     const written = await ifConditionHolds(
       this.table.doc.send(
         new UpdateCommand({

@@ -13,6 +13,11 @@ export class TenantSettingsStore {
   }
 
   async put(tenantId: string, settings: TenantSettings): Promise<void> {
-    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.tenantSettings(tenantId), ...settings, updatedAt: new Date().toISOString() } }));
+    await this.table.doc.send(
+      new PutCommand({
+        TableName: this.table.name,
+        Item: { ...keys.tenantSettings(tenantId), ...settings, updatedAt: new Date().toISOString() },
+      }),
+    );
   }
 }

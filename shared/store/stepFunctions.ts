@@ -4,12 +4,12 @@ import {
   GetExecutionHistoryCommand,
   RedriveExecutionCommand,
   SendTaskSuccessCommand,
+  type SFNClient,
   StartExecutionCommand,
   StopExecutionCommand,
-  type SFNClient,
 } from "@aws-sdk/client-sfn";
-import type { ExecutionState, Executions } from "../ports/executions.js";
 import { executionInput } from "../contracts/steps.js";
+import type { ExecutionState, Executions } from "../ports/executions.js";
 
 const EXECUTION_ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut"]);
 /** Answers of Step Functions that say "not possible now", not "something broke". */
@@ -36,7 +36,9 @@ export class StepFunctionsExecutions implements Executions {
   }
 
   async start(runId: string): Promise<boolean> {
-    return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: executionInput(runId) })));
+    return refusedAsFalse(
+      this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: executionInput(runId) })),
+    );
   }
 
   async startContinuation(executionArn: string, input: string): Promise<boolean> {
@@ -48,7 +50,9 @@ export class StepFunctionsExecutions implements Executions {
 
   async historyLength(executionArn: string): Promise<number> {
     // Event ids count up from 1: the newest event's id is the history's length.
-    const page = await this.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1, reverseOrder: true, includeExecutionData: false }));
+    const page = await this.sfn.send(
+      new GetExecutionHistoryCommand({ executionArn, maxResults: 1, reverseOrder: true, includeExecutionData: false }),
+    );
     return page.events?.[0]?.id ?? 0;
   }
 
@@ -85,7 +89,9 @@ export class StepFunctionsExecutions implements Executions {
     let final = false;
     let nextToken: string | undefined;
     do {
-      const page = await this.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken, includeExecutionData: false }));
+      const page = await this.sfn.send(
+        new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken, includeExecutionData: false }),
+      );
       for (const event of page.events ?? []) {
         if (event.type?.endsWith("StateEntered")) count++;
         if (event.type && EXECUTION_ENDED.has(event.type)) final = true;

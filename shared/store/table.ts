@@ -1,6 +1,12 @@
-import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { ConditionalCheckFailedException, DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import DataLoader from "dataloader";
 
 type Key = { pk: string; sk: string };
@@ -97,10 +103,16 @@ export class Table {
     const unique = [...new Map(wanted.map((key) => [id(key), { pk: key.pk, sk: key.sk }])).values()];
     // pk and sk are read too: they tell which key an item answers.
     const projection = attributes.length
-      ? { ProjectionExpression: ["pk", "sk", ...attributes].map((_, i) => `#a${i}`).join(", "), ExpressionAttributeNames: Object.fromEntries(["pk", "sk", ...attributes].map((name, i) => [`#a${i}`, name])) }
+      ? {
+          ProjectionExpression: ["pk", "sk", ...attributes].map((_, i) => `#a${i}`).join(", "),
+          ExpressionAttributeNames: Object.fromEntries(["pk", "sk", ...attributes].map((name, i) => [`#a${i}`, name])),
+        }
       : {};
     await this.untilProcessed<Record<string, any>>("BatchGetItem", unique, async (keysLeft) => {
-      const result: { Responses?: Record<string, Record<string, any>[]>; UnprocessedKeys?: Record<string, { Keys?: Record<string, any>[] }> } = await this.doc.send(
+      const result: {
+        Responses?: Record<string, Record<string, any>[]>;
+        UnprocessedKeys?: Record<string, { Keys?: Record<string, any>[] }>;
+      } = await this.doc.send(
         new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keysLeft, ConsistentRead: true, ...projection } } }),
       );
       for (const item of result.Responses?.[this.name] ?? []) found.set(id(item as Key), item);
@@ -134,7 +146,11 @@ export class Table {
     for (const chunks of waves) {
       await Promise.all(
         chunks.map(async (chunk) => {
-          const write = (indexes: number[]) => this.writeBatch(indexes.map((i) => requests[i]!)).then(() => true as const, (error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+          const write = (indexes: number[]) =>
+            this.writeBatch(indexes.map((i) => requests[i]!)).then(
+              () => true as const,
+              (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+            );
           const outcome = await write(chunk);
           for (const i of chunk) outcomes[i] = outcome;
           // A request DynamoDB refuses (an item too large) fails only its own caller: the others are written one by one.
@@ -148,7 +164,9 @@ export class Table {
   /** One BatchWriteItem (see untilProcessed). */
   private writeBatch(requests: WriteRequest[]): Promise<void> {
     return this.untilProcessed("BatchWriteItem", requests, async (left) => {
-      const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.name]: left } }));
+      const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(
+        new BatchWriteCommand({ RequestItems: { [this.name]: left } }),
+      );
       return result.UnprocessedItems?.[this.name];
     });
   }
@@ -157,7 +175,12 @@ export class Table {
    * A batch request, sent again with what DynamoDB hands back unprocessed (it may, under load) after
    * a growing pause, until nothing is left; after `maxAttempts` sends the rest is an error.
    */
-  private async untilProcessed<T>(operation: string, entries: T[], send: (left: T[]) => Promise<T[] | undefined>, maxAttempts = 8): Promise<void> {
+  private async untilProcessed<T>(
+    operation: string,
+    entries: T[],
+    send: (left: T[]) => Promise<T[] | undefined>,
+    maxAttempts = 8,
+  ): Promise<void> {
     let left: T[] | undefined = entries;
     for (let attempt = 0; left?.length; attempt++) {
       if (attempt >= maxAttempts) throw new Error(`${operation} left ${left.length} item(s) unprocessed after ${maxAttempts} attempts`);
@@ -167,7 +190,11 @@ export class Table {
   }
 
   /** All items under a key prefix, in key order (follows pagination). */
-  async queryPrefix<T>(pk: string, skPrefix: string, options: { limit?: number; startSk?: string; attributes?: string[] } = {}): Promise<T[]> {
+  async queryPrefix<T>(
+    pk: string,
+    skPrefix: string,
+    options: { limit?: number; startSk?: string; attributes?: string[] } = {},
+  ): Promise<T[]> {
     // Listings read only the attributes they show, not whole items.
     const projection = options.attributes?.length
       ? {

@@ -1,10 +1,14 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { compareTasks, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
-import { compareTasks, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 
 /** A task record's item (the journal writes it in one batch with the entries of the task's end). */
-export const taskItem = (runId: string, task: TaskRecord, ttl: number) => ({ ...keys.task(runId, task.iteration, task.taskId), ...task, ttl });
+export const taskItem = (runId: string, task: TaskRecord, ttl: number) => ({
+  ...keys.task(runId, task.iteration, task.taskId),
+  ...task,
+  ttl,
+});
 
 /** A step context's item (the journal writes it in one batch with the planner's entries). */
 export const stepItem = (runId: string, step: StepContext, ttl: number) => ({ ...keys.step(runId, step.iteration), ...step, ttl });
@@ -20,12 +24,16 @@ export class TaskStore implements Tasks {
   }
 
   async get(runId: string, iteration: number, taskId: string): Promise<TaskRecord | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.task(runId, iteration, taskId), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.task(runId, iteration, taskId), ConsistentRead: true }),
+    );
     return Item as TaskRecord | undefined;
   }
 
   async step(runId: string, iteration: number): Promise<StepContext | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.step(runId, iteration), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.step(runId, iteration), ConsistentRead: true }),
+    );
     return Item as StepContext | undefined;
   }
 
@@ -35,7 +43,10 @@ export class TaskStore implements Tasks {
    */
   async stepAndRunStatus(runId: string, iteration: number): Promise<{ step?: StepContext; status?: string }> {
     // Parallel executors of a step ask at once: their reads share one request (see getConsistent).
-    const [step, run] = await Promise.all([this.table.getConsistent<StepContext>(keys.step(runId, iteration)), this.table.getConsistent(keys.run(runId))]);
+    const [step, run] = await Promise.all([
+      this.table.getConsistent<StepContext>(keys.step(runId, iteration)),
+      this.table.getConsistent(keys.run(runId)),
+    ]);
     return { step, status: run?.status };
   }
 

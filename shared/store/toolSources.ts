@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { ToolSourceRecord } from "../contracts/toolSources.js";
 import { keys } from "./keys.js";
-import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
+import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
 
 /** A tenant's MCP tool sources (`TENANT#t` / `TOOLSRC#name`). Header values are stored sealed. */
 export class ToolSourceStore {
@@ -26,7 +26,9 @@ export class ToolSourceStore {
   }
 
   async get(tenantId: string, name: string): Promise<ToolSourceRecord | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.toolSource(tenantId, name), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.toolSource(tenantId, name), ConsistentRead: true }),
+    );
     return Item ? toolSourceOf(Item) : undefined;
   }
 
@@ -38,7 +40,9 @@ export class ToolSourceStore {
 
   /** False when there was none. */
   async delete(tenantId: string, name: string): Promise<boolean> {
-    const { Attributes } = await this.table.doc.send(new DeleteCommand({ TableName: this.table.name, Key: keys.toolSource(tenantId, name), ReturnValues: "ALL_OLD" }));
+    const { Attributes } = await this.table.doc.send(
+      new DeleteCommand({ TableName: this.table.name, Key: keys.toolSource(tenantId, name), ReturnValues: "ALL_OLD" }),
+    );
     return Attributes !== undefined;
   }
 

@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { newWebhookSecret } from "../webhooks/signing.js";
 import type { Delivery, DeliveryAttempt, SigningSecret, Webhooks } from "../ports/webhooks.js";
+import { newWebhookSecret } from "../webhooks/signing.js";
 import { keys } from "./keys.js";
-import { expiresAt, itemData, type Table, ifConditionHolds } from "./table.js";
+import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
 
 export class WebhookStore implements Webhooks {
   constructor(
@@ -12,13 +12,19 @@ export class WebhookStore implements Webhooks {
 
   /** The tenant's active signing secrets, creating the first one on first use. */
   async secrets(tenantId: string, now = new Date()): Promise<SigningSecret[]> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.webhookSecrets(tenantId), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.webhookSecrets(tenantId), ConsistentRead: true }),
+    );
     const active = ((Item?.secrets ?? []) as SigningSecret[]).filter((s) => !s.expiresAt || new Date(s.expiresAt) > now);
     if (active.length > 0) return active;
     const first = { secret: newWebhookSecret(), createdAt: now.toISOString() };
     const written = await ifConditionHolds(
       this.table.doc.send(
-        new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookSecrets(tenantId), secrets: [first] }, ConditionExpression: "attribute_not_exists(pk)" }),
+        new PutCommand({
+          TableName: this.table.name,
+          Item: { ...keys.webhookSecrets(tenantId), secrets: [first] },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
       ),
     );
     if (written) return [first];
@@ -29,7 +35,10 @@ export class WebhookStore implements Webhooks {
   async rotate(tenantId: string, overlapHours: number, now = new Date()): Promise<SigningSecret[]> {
     const current = await this.secrets(tenantId, now);
     const until = new Date(now.getTime() + overlapHours * 3_600_000).toISOString();
-    const secrets = [{ secret: newWebhookSecret(), createdAt: now.toISOString() }, ...current.map((s) => ({ ...s, expiresAt: s.expiresAt && s.expiresAt < until ? s.expiresAt : until }))];
+    const secrets = [
+      { secret: newWebhookSecret(), createdAt: now.toISOString() },
+      ...current.map((s) => ({ ...s, expiresAt: s.expiresAt && s.expiresAt < until ? s.expiresAt : until })),
+    ];
     await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookSecrets(tenantId), secrets } }));
     return secrets;
   }
@@ -42,13 +51,18 @@ export class WebhookStore implements Webhooks {
   /** The receiver answered 410 Gone: stop sending to it. */
   async disable(tenantId: string, url: string): Promise<void> {
     await this.table.doc.send(
-      new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookEndpoint(tenantId, url), url, disabled: true, disabledAt: new Date().toISOString() } }),
+      new PutCommand({
+        TableName: this.table.name,
+        Item: { ...keys.webhookEndpoint(tenantId, url), url, disabled: true, disabledAt: new Date().toISOString() },
+      }),
     );
   }
 
   /** A person asked to send to it again (a redelivery): the endpoint is back in use. */
   async enable(tenantId: string, url: string): Promise<void> {
-    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookEndpoint(tenantId, url), url, disabled: false } }));
+    await this.table.doc.send(
+      new PutCommand({ TableName: this.table.name, Item: { ...keys.webhookEndpoint(tenantId, url), url, disabled: false } }),
+    );
   }
 
   /** Creates the delivery record unless it exists (the same event is queued at least once). */
@@ -67,7 +81,9 @@ export class WebhookStore implements Webhooks {
   }
 
   async getDelivery(runId: string, deliveryId: string): Promise<Delivery | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.delivery(runId, deliveryId), ConsistentRead: true }));
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.delivery(runId, deliveryId), ConsistentRead: true }),
+    );
     return Item ? strip(Item) : undefined;
   }
 
@@ -75,14 +91,25 @@ export class WebhookStore implements Webhooks {
     return (await this.table.queryPrefix<Record<string, unknown>>(keys.runPk(runId), keys.deliveryPrefix)).map(strip);
   }
 
-  async recordAttempt(runId: string, deliveryId: string, attempt: DeliveryAttempt, status: Delivery["status"], nextAttemptAt?: string): Promise<void> {
+  async recordAttempt(
+    runId: string,
+    deliveryId: string,
+    attempt: DeliveryAttempt,
+    status: Delivery["status"],
+    nextAttemptAt?: string,
+  ): Promise<void> {
     await this.table.doc.send(
       new UpdateCommand({
         TableName: this.table.name,
         Key: keys.delivery(runId, deliveryId),
         UpdateExpression: "SET attempts = list_append(attempts, :attempt), #status = :status, updatedAt = :now, nextAttemptAt = :next",
         ExpressionAttributeNames: { "#status": "status" },
-        ExpressionAttributeValues: { ":attempt": [attempt], ":status": status, ":now": new Date().toISOString(), ":next": nextAttemptAt ?? null },
+        ExpressionAttributeValues: {
+          ":attempt": [attempt],
+          ":status": status,
+          ":now": new Date().toISOString(),
+          ":next": nextAttemptAt ?? null,
+        },
       }),
     );
   }

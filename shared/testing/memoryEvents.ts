@@ -1,7 +1,7 @@
 import { EventBody, type RunEvent } from "../contracts/events.js";
+import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { stored } from "./clone.js";
-import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 
 /** The events port in memory: one gap-free sequence per run, closed by the terminal event. */
 export class MemoryEvents implements RunEvents {
@@ -29,7 +29,11 @@ export class MemoryEvents implements RunEvents {
   }
 
   async list(runId: string, after = 0, limit = 100): Promise<RunEvent[]> {
-    return stored(this.log(runId).events.filter((e) => e.seq > after).slice(0, limit));
+    return stored(
+      this.log(runId)
+        .events.filter((e) => e.seq > after)
+        .slice(0, limit),
+    );
   }
 
   /** Every event of the run, in order (for assertions). */

@@ -8,7 +8,10 @@ const MACHINE = "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise";
  */
 export class MemoryExecutions implements Executions {
   /** `transitions`: the states it entered, as its history would count them (set by a test). */
-  readonly executions = new Map<string, { runId: string; status: ExecutionState; redrives: number; transitions?: number; historyLength?: number }>();
+  readonly executions = new Map<
+    string,
+    { runId: string; status: ExecutionState; redrives: number; transitions?: number; historyLength?: number }
+  >();
   /** Live task tokens and what completed them. */
   readonly tokens = new Map<string, { output?: unknown }>();
   readonly calls: { action: string; target: string }[] = [];

@@ -1,4 +1,14 @@
-import { newFileMeta, toBytes, type FileMeta, type FileStore, type FileTransfer, type PendingUpload, type PutFileOptions, type StoredFile, type UploadMeta } from "../ports/files.js";
+import {
+  type FileMeta,
+  type FileStore,
+  type FileTransfer,
+  newFileMeta,
+  type PendingUpload,
+  type PutFileOptions,
+  type StoredFile,
+  toBytes,
+  type UploadMeta,
+} from "../ports/files.js";
 
 /** The files port in memory, for unit tests of the core. */
 export class MemoryFileStore implements FileStore, FileTransfer {
@@ -35,7 +45,14 @@ export class MemoryFileStore implements FileStore, FileTransfer {
 
   async upload(tenantId: string, name: string, body: Uint8Array, contentType: string): Promise<UploadMeta> {
     const fileId = `file_${this.uploaded.size + 1}`;
-    const file: StoredFile = { name, description: "Uploaded", contentType, bytes: body.byteLength, createdAt: new Date().toISOString(), body };
+    const file: StoredFile = {
+      name,
+      description: "Uploaded",
+      contentType,
+      bytes: body.byteLength,
+      createdAt: new Date().toISOString(),
+      body,
+    };
     this.uploaded.set(fileId, { tenantId, file });
     const { body: _body, ...meta } = file;
     return { ...meta, fileId };
@@ -60,8 +77,15 @@ export class MemoryFileStore implements FileStore, FileTransfer {
   }
 
   async attach(tenantId: string, runId: string, uploads: UploadMeta[]): Promise<FileMeta[]> {
-    const found = await this.uploads(tenantId, uploads.map((u) => u.fileId));
-    return Promise.all(found.map((u) => this.put(runId, u.name, this.uploaded.get(u.fileId)!.file.body, { contentType: u.contentType, description: u.description })));
+    const found = await this.uploads(
+      tenantId,
+      uploads.map((u) => u.fileId),
+    );
+    return Promise.all(
+      found.map((u) =>
+        this.put(runId, u.name, this.uploaded.get(u.fileId)!.file.body, { contentType: u.contentType, description: u.description }),
+      ),
+    );
   }
 
   async downloadUrl(runId: string, name: string): Promise<string | undefined> {

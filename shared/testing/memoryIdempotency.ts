@@ -4,7 +4,11 @@ import type { IdempotencyClaim, IdempotencyKeys } from "../ports/idempotency.js"
 export class MemoryIdempotency implements IdempotencyKeys {
   readonly claims = new Map<string, { runId: string; bodyHash: string; inProgressUntil?: number }>();
 
-  async claim(tenantId: string, key: string, claim: { runId: string; bodyHash: string; inProgressSeconds: number }): Promise<IdempotencyClaim> {
+  async claim(
+    tenantId: string,
+    key: string,
+    claim: { runId: string; bodyHash: string; inProgressSeconds: number },
+  ): Promise<IdempotencyClaim> {
     const now = Math.floor(Date.now() / 1000);
     const existing = this.claims.get(`${tenantId}|${key}`);
     if (existing && !(existing.inProgressUntil !== undefined && existing.inProgressUntil < now)) {

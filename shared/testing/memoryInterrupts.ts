@@ -1,5 +1,5 @@
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
-import { missingInterrupt, type Interrupts } from "../ports/interrupts.js";
+import { type Interrupts, missingInterrupt } from "../ports/interrupts.js";
 import { stored } from "./clone.js";
 
 /** The interrupts port in memory: opened once, each status change pending → something once. */
@@ -23,7 +23,9 @@ export class MemoryInterrupts implements Interrupts {
   }
 
   async list(runId: string): Promise<Interrupt[]> {
-    return stored([...this.items.values()].filter((i) => i.interrupt.runId === runId).map((i) => i.interrupt)).sort((a, b) => a.interruptId.localeCompare(b.interruptId));
+    return stored([...this.items.values()].filter((i) => i.interrupt.runId === runId).map((i) => i.interrupt)).sort((a, b) =>
+      a.interruptId.localeCompare(b.interruptId),
+    );
   }
 
   async attachToken(runId: string, interruptId: string, taskToken: string): Promise<Interrupt> {

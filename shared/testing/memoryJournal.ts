@@ -1,5 +1,5 @@
 import { ScopeJournal } from "../agent/scopeJournal.js";
-import { scopeEntryPrefix, type JournalCommit, type RunJournal } from "../ports/journal.js";
+import { type JournalCommit, type RunJournal, scopeEntryPrefix } from "../ports/journal.js";
 import { stored } from "./clone.js";
 import type { MemoryTasks } from "./memoryTasks.js";
 

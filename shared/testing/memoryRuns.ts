@@ -1,7 +1,7 @@
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import type { RunPatch, Runs } from "../ports/runs.js";
 import { stored } from "./clone.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** The runs port in memory: every change conditional on the status, as the DynamoDB adapter. */
 export class MemoryRuns implements Runs {

@@ -40,16 +40,26 @@ export class MemorySessions implements Sessions {
     return { activeRunId, waiting: [...waiting] };
   }
 
-  async appendTurn(tenantId: string, sessionId: string, runId: string, turn: number, messages: { role: "user" | "assistant"; content: string }[]): Promise<void> {
+  async appendTurn(
+    tenantId: string,
+    sessionId: string,
+    runId: string,
+    turn: number,
+    messages: { role: "user" | "assistant"; content: string }[],
+  ): Promise<void> {
     const session = this.session(tenantId, sessionId);
     const existing = session.turns.find((t) => t.turn === turn);
     if (existing && (existing.runId !== runId || existing.rolledBack)) return;
-    session.turns = [...session.turns.filter((t) => t.turn !== turn), { turn, runId, messages, at: new Date().toISOString() }].sort((a, b) => a.turn - b.turn);
+    session.turns = [...session.turns.filter((t) => t.turn !== turn), { turn, runId, messages, at: new Date().toISOString() }].sort(
+      (a, b) => a.turn - b.turn,
+    );
   }
 
   async removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void> {
     const session = this.session(tenantId, sessionId);
-    session.turns = [...session.turns.filter((t) => t.turn !== turn), { turn, runId, rolledBack: true, at: new Date().toISOString() }].sort((a, b) => a.turn - b.turn);
+    session.turns = [...session.turns.filter((t) => t.turn !== turn), { turn, runId, rolledBack: true, at: new Date().toISOString() }].sort(
+      (a, b) => a.turn - b.turn,
+    );
   }
 
   async messages(tenantId: string, sessionId: string): Promise<SessionMessage[]> {

@@ -1,5 +1,5 @@
-import { newWebhookSecret } from "../webhooks/signing.js";
 import type { Delivery, DeliveryAttempt, SigningSecret, Webhooks } from "../ports/webhooks.js";
+import { newWebhookSecret } from "../webhooks/signing.js";
 import { stored } from "./clone.js";
 
 /** The webhooks port in memory: secrets, disabled endpoints, and delivery records created once. */
@@ -19,7 +19,10 @@ export class MemoryWebhooks implements Webhooks {
   async rotate(tenantId: string, overlapHours: number, now = new Date()): Promise<SigningSecret[]> {
     const current = await this.secrets(tenantId, now);
     const until = new Date(now.getTime() + overlapHours * 3_600_000).toISOString();
-    const secrets = [{ secret: newWebhookSecret(), createdAt: now.toISOString() }, ...current.map((s) => ({ ...s, expiresAt: s.expiresAt && s.expiresAt < until ? s.expiresAt : until }))];
+    const secrets = [
+      { secret: newWebhookSecret(), createdAt: now.toISOString() },
+      ...current.map((s) => ({ ...s, expiresAt: s.expiresAt && s.expiresAt < until ? s.expiresAt : until })),
+    ];
     this.secretsOf.set(tenantId, secrets);
     return stored(secrets);
   }
@@ -50,7 +53,13 @@ export class MemoryWebhooks implements Webhooks {
     return stored([...this.deliveries.values()].filter((d) => d.runId === runId)).sort((a, b) => a.deliveryId.localeCompare(b.deliveryId));
   }
 
-  async recordAttempt(runId: string, deliveryId: string, attempt: DeliveryAttempt, status: Delivery["status"], nextAttemptAt?: string): Promise<void> {
+  async recordAttempt(
+    runId: string,
+    deliveryId: string,
+    attempt: DeliveryAttempt,
+    status: Delivery["status"],
+    nextAttemptAt?: string,
+  ): Promise<void> {
     const delivery = this.deliveries.get(`${runId}|${deliveryId}`);
     if (!delivery) throw new Error(`no delivery ${deliveryId}`);
     delivery.attempts.push(stored(attempt));

@@ -10,7 +10,9 @@ export interface ScriptedReply {
 }
 
 /** What to reply: from the request (a pure function replays the same way after a crash), or the next of a list. */
-export type Script = ((request: ChatRequest, index: number) => ScriptedReply | Error | Promise<ScriptedReply | Error>) | (ScriptedReply | Error)[];
+export type Script =
+  | ((request: ChatRequest, index: number) => ScriptedReply | Error | Promise<ScriptedReply | Error>)
+  | (ScriptedReply | Error)[];
 
 /**
  * The model port, scripted (as openai-agents-js ships ScriptedModel): replies come from the script,
@@ -33,7 +35,11 @@ export class ScriptedModel implements ChatModel {
     if (reply.stream && reply.text) request.onText?.(reply.text);
     return {
       content: reply.text ?? null,
-      toolCalls: (reply.calls ?? []).map((call, i) => ({ id: call.id ?? `call_${index + 1}_${i + 1}`, name: call.name, arguments: typeof call.args === "string" ? call.args : JSON.stringify(call.args) })),
+      toolCalls: (reply.calls ?? []).map((call, i) => ({
+        id: call.id ?? `call_${index + 1}_${i + 1}`,
+        name: call.name,
+        arguments: typeof call.args === "string" ? call.args : JSON.stringify(call.args),
+      })),
       finishReason: reply.calls?.length ? "tool_calls" : "stop",
       usage: reply.usage ?? { promptTokens: 10, completionTokens: 5 },
     };

@@ -49,8 +49,8 @@ export const readArtifact = defineTool({
     if (offset === 0 && content.length <= length) return content;
     if (offset >= content.length) return `Error: ${filename} has ${content.length} characters; offset ${offset} is past its end.`;
     const end = Math.min(content.length, offset + length);
-    const next = end < content.length ? ` Read on with read_artifact {"filename": "${filename}", "offset": ${end}}.` : " That is the end of the file.";
+    const next =
+      end < content.length ? ` Read on with read_artifact {"filename": "${filename}", "offset": ${end}}.` : " That is the end of the file.";
     return `${content.slice(offset, end)}\n[characters ${offset}–${end} of ${content.length}.${next}]`;
   },
 });
-

@@ -5,7 +5,8 @@ import { defineTool } from "./tool.js";
 export const askUser = defineTool({
   name: "ask_user",
   persona: "Assistant",
-  description: "Ask the user a question when you cannot continue without their answer (a missing detail, a choice only they can make). The run pauses until they answer.",
+  description:
+    "Ask the user a question when you cannot continue without their answer (a missing detail, a choice only they can make). The run pauses until they answer.",
   access: "read",
   asksUser: true,
   parameters: z.object({ question: z.string().min(1).max(2_000) }),

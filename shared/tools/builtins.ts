@@ -1,10 +1,10 @@
+import type { ToolCatalog } from "../ports/toolCatalog.js";
+import type { Tool } from "../ports/tools.js";
 import { readArtifact, writeArtifact } from "./artifacts.js";
 import { askUser } from "./askUser.js";
 import { calculator } from "./calculator.js";
 import { ToolRegistry } from "./registry.js";
 import { textStats } from "./textStats.js";
-import type { Tool } from "../ports/tools.js";
-import type { ToolCatalog } from "../ports/toolCatalog.js";
 
 /** The tools every executor and ReAct agent has. They do real work and need no network. */
 export const builtinTools: readonly Tool[] = [calculator, textStats, writeArtifact, readArtifact];

@@ -63,8 +63,8 @@ export function evaluate(expression: string): number {
     return value;
   };
   const unary = (): number => {
-    if (peek() === "-") return next(), -unary();
-    if (peek() === "+") return next(), unary();
+    if (peek() === "-") return (next(), -unary());
+    if (peek() === "+") return (next(), unary());
     return power();
   };
   const power = (): number => {

@@ -1,7 +1,7 @@
 import { countMetric } from "../observability.js";
 import type { ToolCatalog } from "../ports/toolCatalog.js";
-import { ToolRegistry } from "./registry.js";
 import type { Tool } from "../ports/tools.js";
+import { ToolRegistry } from "./registry.js";
 
 /** The catalog, with every tool call and tool error counted by tool name. */
 export function meteredCatalog(catalog: ToolCatalog): ToolCatalog {

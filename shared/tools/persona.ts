@@ -27,7 +27,11 @@ export function personaOf(args: unknown, tool: Tool | undefined, toolName: strin
 /** `text_stats` → "Text stats specialist"; a source's tool is named by the tool's own part. */
 export function defaultPersona(toolName: string): string {
   const own = toolName.includes("__") ? toolName.slice(toolName.lastIndexOf("__") + 2) : toolName;
-  const words = own.replace(/([a-z])([A-Z])/g, "$1 $2").split(/[^a-zA-Z0-9]+/).filter(Boolean).slice(0, MAX_WORDS - 1);
+  const words = own
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .split(/[^a-zA-Z0-9]+/)
+    .filter(Boolean)
+    .slice(0, MAX_WORDS - 1);
   const phrase = words.join(" ").toLowerCase() || "tool";
   return `${phrase[0]!.toUpperCase()}${phrase.slice(1)} specialist`;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { formatPlan, StepStatus, type Plan } from "../contracts/plan.js";
+import { formatPlan, type Plan, StepStatus } from "../contracts/plan.js";
 import { defineTool } from "./tool.js";
 
 const StepInput = z.union([
@@ -40,7 +40,10 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
       if (args.command === "update" && !current) throw new Error("there is no plan to update; use create");
       const previous = new Map(current?.steps.map((s) => [s.title, s]) ?? []);
       const steps = args.steps.map((input) => {
-        const step = typeof input === "string" ? { title: input.slice(0, 500), tasks: [input] } : { ...input, tasks: input.tasks?.length ? input.tasks : [input.title] };
+        const step =
+          typeof input === "string"
+            ? { title: input.slice(0, 500), tasks: [input] }
+            : { ...input, tasks: input.tasks?.length ? input.tasks : [input.title] };
         const kept = args.command === "update" ? previous.get(step.title) : undefined;
         return {
           title: step.title,
@@ -69,7 +72,12 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
       if (args.met === undefined) throw new Error("check needs met: true when the results meet the step's done_when, false when not");
       // A step not met is not completed: it is revised (update) and runs again.
       const verdict = { met: args.met, reason: (args.reason ?? "").slice(0, 1000) };
-      return { ...current, steps: current.steps.map((step, i) => (i === index ? { ...step, verdict, status: args.met ? ("completed" as const) : ("in_progress" as const) } : step)) };
+      return {
+        ...current,
+        steps: current.steps.map((step, i) =>
+          i === index ? { ...step, verdict, status: args.met ? ("completed" as const) : ("in_progress" as const) } : step,
+        ),
+      };
     }
     case "finish":
       if (!current) throw new Error("there is no plan to finish");

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { ToolCall, ToolSpec } from "../llm/types.js";
 import { errorMessage } from "../errors.js";
-import { PERSONA_ARGUMENT, withoutPersona, withPersonaProperty } from "./persona.js";
+import type { ToolCall, ToolSpec } from "../llm/types.js";
 import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
+import { PERSONA_ARGUMENT, withoutPersona, withPersonaProperty } from "./persona.js";
 
 /** JD Genie's max_observe: what the model sees of one tool output. */
 export const MAX_OBSERVE_CHARS = 10_000;

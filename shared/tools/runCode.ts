@@ -1,9 +1,9 @@
 import { z } from "zod";
+import type { SandboxResult } from "../contracts/sandbox.js";
 import { DocumentError, documentKind, sheetCsvFiles } from "../documents/documents.js";
+import type { StoredFile } from "../ports/files.js";
 import { sanitizeFilePath } from "../ports/files.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
-import type { SandboxResult } from "../contracts/sandbox.js";
-import type { StoredFile } from "../ports/files.js";
 import { defineTool } from "./tool.js";
 
 export interface RunCodeLimits {
@@ -44,7 +44,8 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       const { sheets, unread } = await sheetsOf(stored, new Set(available.map((f) => f.name)));
       const mounted = [...stored.map((file) => ({ name: file.name, body: file.body })), ...sheets];
       const total = mounted.reduce((sum, f) => sum + f.body.byteLength, 0);
-      if (total > MAX_SANDBOX_INPUT_BYTES) return `Error: the files come to ${total} bytes; the sandbox takes at most ${MAX_SANDBOX_INPUT_BYTES}. Name fewer files.`;
+      if (total > MAX_SANDBOX_INPUT_BYTES)
+        return `Error: the files come to ${total} bytes; the sandbox takes at most ${MAX_SANDBOX_INPUT_BYTES}. Name fewer files.`;
       progress?.({ type: "code", data: { part: "source", language: "python", text: code } });
       const encoded = mounted.map((f) => ({ name: f.name, base64: Buffer.from(f.body).toString("base64") }));
       const result = await sandbox.run({ code, files: encoded, ...limits }, signal);
@@ -52,7 +53,10 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       for (const output of result.outputs) {
         const name = sanitizeFilePath(output.name);
         if (!name) continue;
-        const meta = await files.put(runId, name, Buffer.from(output.base64, "base64"), { description: "Written by run_code", idempotencyKey });
+        const meta = await files.put(runId, name, Buffer.from(output.base64, "base64"), {
+          description: "Written by run_code",
+          idempotencyKey,
+        });
         saved.push(`${meta.name} (${meta.bytes} bytes)`);
       }
       const described = describeResult(result, saved, unread);
@@ -63,7 +67,10 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
 }
 
 /** Each workbook's sheets as CSV files beside it (a name the run already has is left to its file); what could not be read, and why. */
-async function sheetsOf(stored: StoredFile[], taken: Set<string>): Promise<{ sheets: { name: string; body: Uint8Array }[]; unread: string[] }> {
+async function sheetsOf(
+  stored: StoredFile[],
+  taken: Set<string>,
+): Promise<{ sheets: { name: string; body: Uint8Array }[]; unread: string[] }> {
   const sheets: { name: string; body: Uint8Array }[] = [];
   const unread: string[] = [];
   for (const file of stored) {

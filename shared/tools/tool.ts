@@ -1,7 +1,6 @@
-import { z } from "zod";
-import type { Tool, ToolContext } from "../ports/tools.js";
+import type { z } from "zod";
 import type { ToolGrant } from "../contracts/toolGrants.js";
-
+import type { Tool, ToolContext } from "../ports/tools.js";
 
 export function defineTool<S extends z.ZodType>(tool: {
   name: string;

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { fetchPage, type FetchLimits } from "../web/fetchPage.js";
+import { slugOf } from "../ports/files.js";
+import { type FetchLimits, fetchPage } from "../web/fetchPage.js";
 import { pageText } from "../web/readable.js";
 import { keywords, type SearchHit, type SearchProvider } from "../web/search.js";
-import { slugOf } from "../ports/files.js";
 import { defineTool } from "./tool.js";
 
 /** What one page may give the model (the agent's tool-output limit cuts again and keeps the whole). */
@@ -19,7 +19,10 @@ export function webFetchTool(limits: FetchLimits) {
       const page = await fetchPage(url, limits, signal);
       const text = pageText(page.body, page.contentType, page.url);
       if (!text) return `Error: ${page.url} is not a text page (${page.contentType || "no content type"}).`;
-      const markdown = text.markdown.length > MAX_PAGE_CHARS ? `${text.markdown.slice(0, MAX_PAGE_CHARS)}\n[cut at ${MAX_PAGE_CHARS} characters]` : text.markdown;
+      const markdown =
+        text.markdown.length > MAX_PAGE_CHARS
+          ? `${text.markdown.slice(0, MAX_PAGE_CHARS)}\n[cut at ${MAX_PAGE_CHARS} characters]`
+          : text.markdown;
       return `Source: ${page.url}\nTitle: ${text.title}\n\n${markdown}`;
     },
   });
@@ -29,7 +32,10 @@ export function webFetchTool(limits: FetchLimits) {
 export function webSearchTool(provider: SearchProvider) {
   return defineTool({
     name: "web_search",
-    description: provider.name === "files" ? "Search the run's own files for a query; results are numbered with their file names." : "Search the web; results are numbered with title, address and a snippet.",
+    description:
+      provider.name === "files"
+        ? "Search the run's own files for a query; results are numbered with their file names."
+        : "Search the web; results are numbered with title, address and a snippet.",
     access: "read",
     grants: provider.name === "files" ? ["files:read"] : [],
     parameters: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(20).default(5) }),
@@ -70,7 +76,9 @@ export function deepSearchTool(provider: SearchProvider) {
       const results = await Promise.all(asked.map((q) => provider.search(q, 5, scope).catch(() => [] as SearchHit[])));
       const best = rankHits(results);
       if (best.length === 0) return `No sources found for "${question}" (searched: ${asked.join(" | ")}).`;
-      const pages = await Promise.all(best.slice(0, PAGES).map((hit) => provider.open(hit, scope).catch((error: Error) => ({ error: error.message, url: hit.url }))));
+      const pages = await Promise.all(
+        best.slice(0, PAGES).map((hit) => provider.open(hit, scope).catch((error: Error) => ({ error: error.message, url: hit.url }))),
+      );
       const sources: { title: string; url: string }[] = [];
       const notes: string[] = [];
       for (const page of pages) {
@@ -78,14 +86,42 @@ export function deepSearchTool(provider: SearchProvider) {
         sources.push({ title: page.title, url: page.url });
         for (const paragraph of bestParagraphs(page.markdown, words)) notes.push(`- ${paragraph} [${sources.length}]`);
       }
-      progress?.({ type: "search.progress", data: { stage: "pages", count: sources.length, detail: sources.map((s) => s.url).join(" | ") || `none of ${pages.length} could be read` } });
+      progress?.({
+        type: "search.progress",
+        data: {
+          stage: "pages",
+          count: sources.length,
+          detail: sources.map((s) => s.url).join(" | ") || `none of ${pages.length} could be read`,
+        },
+      });
       if (sources.length === 0) return `Found ${best.length} results for "${question}" but none could be read.`;
       // Kept once per call (a replayed read writes nothing again): a report can name it as material.
       const name = `notes-${slugOf(question, "search")}.md`;
-      const markdown = [`# Notes on: ${question}`, "", ...notes, "", "## Sources", "", ...sources.map((s, i) => `${i + 1}. [${s.title.replace(/[[\]]/g, "")}](${s.url})`), ""].join("\n");
+      const markdown = [
+        `# Notes on: ${question}`,
+        "",
+        ...notes,
+        "",
+        "## Sources",
+        "",
+        ...sources.map((s, i) => `${i + 1}. [${s.title.replace(/[[\]]/g, "")}](${s.url})`),
+        "",
+      ].join("\n");
       await files.put(runId, name, markdown, { description: `Notes of deep_search: ${question}`.slice(0, 500), idempotencyKey });
-      progress?.({ type: "search.progress", data: { stage: "notes", count: notes.length, detail: `${notes.length} notes from ${sources.length} sources, saved as ${name}` } });
-      return [`Notes on: ${question}`, "", ...notes, "", "Sources:", ...sources.map((s, i) => `${i + 1}. ${s.title} — ${s.url}`), "", `Saved as ${name}.`].join("\n");
+      progress?.({
+        type: "search.progress",
+        data: { stage: "notes", count: notes.length, detail: `${notes.length} notes from ${sources.length} sources, saved as ${name}` },
+      });
+      return [
+        `Notes on: ${question}`,
+        "",
+        ...notes,
+        "",
+        "Sources:",
+        ...sources.map((s, i) => `${i + 1}. ${s.title} — ${s.url}`),
+        "",
+        `Saved as ${name}.`,
+      ].join("\n");
     },
   });
 }
@@ -105,7 +141,10 @@ function rankHits(results: SearchHit[][]): SearchHit[] {
 
 /** The paragraphs with the most of the question's words, in the page's order, each cut to 400 characters. */
 function bestParagraphs(markdown: string, words: string[]): string[] {
-  const paragraphs = markdown.split(/\n\s*\n/).map((p) => p.replace(/\s+/g, " ").trim()).filter((p) => p.length > 20 && !p.startsWith("#"));
+  const paragraphs = markdown
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, " ").trim())
+    .filter((p) => p.length > 20 && !p.startsWith("#"));
   const scored = paragraphs.map((text, index) => ({ text, index, score: words.filter((w) => text.toLowerCase().includes(w)).length }));
   return scored
     .filter((p) => p.score > 0)

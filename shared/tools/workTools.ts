@@ -1,17 +1,17 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { Config } from "../config.js";
+import type { Tool } from "../ports/tools.js";
 import { LambdaSandbox } from "../sandbox/lambdaSandbox.js";
-import { fixedKey, SecretKey, type ApiKeySource } from "../secrets/secretKey.js";
+import { type ApiKeySource, fixedKey, SecretKey } from "../secrets/secretKey.js";
 import type { FetchLimits } from "../web/fetchPage.js";
-import { BraveProvider, RunFilesProvider, SearxngProvider, TavilyProvider, type SearchProvider } from "../web/search.js";
+import { BraveProvider, RunFilesProvider, type SearchProvider, SearxngProvider, TavilyProvider } from "../web/search.js";
+import { askUser } from "./askUser.js";
+import { builtinTools } from "./builtins.js";
 import { chartTool } from "./chart.js";
 import { runCodeTool } from "./runCode.js";
-import type { Tool } from "../ports/tools.js";
 import { deepSearchTool, webFetchTool, webSearchTool } from "./web.js";
 import { writeReport } from "./writeReport.js";
-import { builtinTools } from "./builtins.js";
-import { askUser } from "./askUser.js";
 
 /** The tools that do real work beyond the table: the code interpreter, web research, reports, charts. */
 export function workTools(config: Config): Tool[] {
@@ -63,5 +63,7 @@ function searchKey(config: Config, api: "TAVILY" | "BRAVE"): ApiKeySource {
   if (secretArn) return new SecretKey(new SecretsManagerClient({ region: config.AWS_REGION }), secretArn);
   const key = config[`${api}_API_KEY`];
   if (key) return fixedKey(key);
-  throw new Error(`WEB_SEARCH_PROVIDER=${api.toLowerCase()} needs ${api}_API_KEY (or ${api}_API_KEY_SECRET_ARN, a Secrets Manager secret holding it)`);
+  throw new Error(
+    `WEB_SEARCH_PROVIDER=${api.toLowerCase()} needs ${api}_API_KEY (or ${api}_API_KEY_SECRET_ARN, a Secrets Manager secret holding it)`,
+  );
 }

@@ -3,15 +3,16 @@ import xssModule from "xss";
 
 // A CommonJS package: its named exports hang off the default export at run time.
 const xss = xssModule as unknown as typeof import("xss");
+
 import { z } from "zod";
-import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
+import { ChartInput, type RenderedChart, renderChart, svgToPng } from "../charts/charts.js";
 import { readableText } from "../documents/documents.js";
-import { ChartInput, renderChart, svgToPng, type RenderedChart } from "../charts/charts.js";
-import { outline, pptxOf, slidesHtml } from "../reports/slides.js";
-import { slugOf, type FileStore } from "../ports/files.js";
-import { defineTool } from "./tool.js";
+import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
+import { type FileStore, slugOf } from "../ports/files.js";
 import type { ToolContext } from "../ports/tools.js";
 import { escapeHtml } from "../reports/html.js";
+import { outline, pptxOf, slidesHtml } from "../reports/slides.js";
+import { defineTool } from "./tool.js";
 
 export const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });
 export type Source = z.infer<typeof Source>;
@@ -60,10 +61,19 @@ ${list}
 }
 
 /** Markdown as written, its charts as images (files saved beside it), the sources as a numbered list at the end. */
-export function renderMarkdownReport(title: string, markdown: string, sources: Source[] = [], chartFiles: { title: string; name: string }[] = []): string {
+export function renderMarkdownReport(
+  title: string,
+  markdown: string,
+  sources: Source[] = [],
+  chartFiles: { title: string; name: string }[] = [],
+): string {
   const heading = /^\s*#\s/.test(markdown) ? "" : `# ${title}\n\n`;
-  const figures = chartFiles.length ? `\n\n## Charts\n\n${chartFiles.map((c) => `![${c.title.replace(/[[\]]/g, "")}](${encodeURI(c.name)})`).join("\n\n")}` : "";
-  const list = sources.length ? `\n\n## Sources\n\n${sources.map((s, i) => `${i + 1}. [${s.title ?? s.url}](${s.url})`).join("\n")}\n` : "\n";
+  const figures = chartFiles.length
+    ? `\n\n## Charts\n\n${chartFiles.map((c) => `![${c.title.replace(/[[\]]/g, "")}](${encodeURI(c.name)})`).join("\n\n")}`
+    : "";
+  const list = sources.length
+    ? `\n\n## Sources\n\n${sources.map((s, i) => `${i + 1}. [${s.title ?? s.url}](${s.url})`).join("\n")}\n`
+    : "\n";
   return `${heading}${markdown.trimEnd()}${figures}${list}`;
 }
 
@@ -103,7 +113,12 @@ export const writeReport = defineTool({
     title: z.string().min(1).max(200),
     format: z.enum(["markdown", "html", "pptx"]).default("html"),
     content: z.string().min(1).max(300_000).optional().describe("The finished report in Markdown"),
-    task: z.string().min(1).max(4_000).optional().describe("What the report must cover, to have it written from the material (in place of content)"),
+    task: z
+      .string()
+      .min(1)
+      .max(4_000)
+      .optional()
+      .describe("What the report must cover, to have it written from the material (in place of content)"),
     material: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to write from"),
     notes: z.string().max(100_000).optional().describe("Earlier results and figures to write from"),
     sources: z.array(Source).max(50).optional(),
@@ -111,16 +126,20 @@ export const writeReport = defineTool({
   }),
   async run({ title, format, content, task, material, notes, sources, charts = [] }, context) {
     const name = reportFileName(title, format);
-    if (content === undefined && task === undefined) throw new Error("give either content (the finished report) or task (what to write, with material or notes)");
+    if (content === undefined && task === undefined)
+      throw new Error("give either content (the finished report) or task (what to write, with material or notes)");
     // Drawn first: a chart that cannot be drawn fails the call before the model writes anything.
     const drawn = await Promise.all(charts.map((chart) => renderChart(chart, context.runId, context.files)));
     const markdown = content ?? (await writeLive({ name, format, title, task: task!, material: material ?? [], notes }, context));
     const { runId, files, idempotencyKey } = context;
-    const put = (file: string, body: string | Uint8Array, contentType?: string, description = `Report: ${title}`) => files.put(runId, file, body, { description, contentType, idempotencyKey });
+    const put = (file: string, body: string | Uint8Array, contentType?: string, description = `Report: ${title}`) =>
+      files.put(runId, file, body, { description, contentType, idempotencyKey });
     let saved: Awaited<ReturnType<typeof put>>;
     if (format === "html") saved = await put(name, renderHtmlReport(title, markdown, sources, drawn), "text/html");
     else if (format === "pptx") {
-      const sourceList = sources?.length ? `\n\n## Sources\n\n${sources.map((s, i) => `${i + 1}. ${s.title ? `${s.title}: ` : ""}${s.url}`).join("\n")}` : "";
+      const sourceList = sources?.length
+        ? `\n\n## Sources\n\n${sources.map((s, i) => `${i + 1}. ${s.title ? `${s.title}: ` : ""}${s.url}`).join("\n")}`
+        : "";
       const charted = await Promise.all(drawn.map(async (chart) => ({ title: chart.title, png: await svgToPng(chart.svg) })));
       const slides = outline(title, markdown + sourceList, charted);
       saved = await put(name, await pptxOf(title, slides));
@@ -150,7 +169,9 @@ interface LiveReport {
 /** Has the run's model write the report from the material, streaming it as report.delta events as it comes. */
 async function writeLive(report: LiveReport, { runId, files, model, progress, signal }: ToolContext): Promise<string> {
   if (!model) throw new Error("this agent has no model to write with: give the finished report in content");
-  const deltas = new DeltaCoalescer((text) => progress?.({ type: "report.delta", data: { name: report.name, format: report.format, text } }));
+  const deltas = new DeltaCoalescer((text) =>
+    progress?.({ type: "report.delta", data: { name: report.name, format: report.format, text } }),
+  );
   try {
     const reply = await model.complete({
       role: "executor",
@@ -173,14 +194,16 @@ async function writerRequest(report: LiveReport, runId: string, files: FileStore
   const parts = [`Title: ${report.title}`, `Task: ${report.task}`];
   let budget: number = MATERIAL_LIMITS.total;
   const take = (text: string, limit: number) => {
-    const kept = text.length <= Math.min(limit, budget) ? text : `${text.slice(0, Math.min(limit, budget))}\n[cut: ${text.length} characters in all]`;
+    const kept =
+      text.length <= Math.min(limit, budget) ? text : `${text.slice(0, Math.min(limit, budget))}\n[cut: ${text.length} characters in all]`;
     budget = Math.max(0, budget - kept.length);
     return kept;
   };
   if (report.notes?.trim()) parts.push(`Notes:\n${take(report.notes.trim(), MATERIAL_LIMITS.total)}`);
   for (const name of report.material) {
     const file = await files.get(runId, name);
-    if (!file) throw new Error(`no file named ${name} to write from. Files: ${(await files.list(runId)).map((f) => f.name).join(", ") || "none"}`);
+    if (!file)
+      throw new Error(`no file named ${name} to write from. Files: ${(await files.list(runId)).map((f) => f.name).join(", ") || "none"}`);
     parts.push(`Material: ${name}\n${take(await readableText(runId, file), MATERIAL_LIMITS.perFile)}`);
   }
   return parts.join("\n\n");

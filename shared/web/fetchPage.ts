@@ -1,8 +1,8 @@
 import http from "node:http";
 import https from "node:https";
+import { StepwiseError } from "../errors.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import { pinnedLookup } from "../webhooks/deliver.js";
-import { StepwiseError } from "../errors.js";
 
 export interface FetchLimits {
   timeoutMs: number;
@@ -64,14 +64,23 @@ interface Reply {
   body: string;
 }
 
-function get(url: URL, addresses: Awaited<ReturnType<typeof assertDeliverableUrl>>, signal: AbortSignal, limits: FetchLimits): Promise<Reply> {
+function get(
+  url: URL,
+  addresses: Awaited<ReturnType<typeof assertDeliverableUrl>>,
+  signal: AbortSignal,
+  limits: FetchLimits,
+): Promise<Reply> {
   const { request } = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       {
         method: "GET",
-        headers: { accept: "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5", "user-agent": "Stepwise-web_fetch/0.1", "accept-encoding": "identity" },
+        headers: {
+          accept: "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+          "user-agent": "Stepwise-web_fetch/0.1",
+          "accept-encoding": "identity",
+        },
         signal,
         agent: false,
         lookup: pinnedLookup(addresses),

@@ -1,6 +1,6 @@
-import { fileText, type FileStore } from "../ports/files.js";
+import { type FileStore, fileText } from "../ports/files.js";
 import type { ApiKeySource } from "../secrets/secretKey.js";
-import { fetchPage, type FetchLimits } from "./fetchPage.js";
+import { type FetchLimits, fetchPage } from "./fetchPage.js";
 import { pageText, type ReadablePage } from "./readable.js";
 
 export interface SearchHit {
@@ -45,8 +45,13 @@ abstract class WebSearchProvider implements SearchProvider {
    */
   protected async call(url: URL, init: RequestInit, scope: SearchScope): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.limits.timeoutMs);
-    const response = await fetch(url, { ...init, headers: { accept: "application/json", ...init.headers }, signal: scope.signal ? AbortSignal.any([scope.signal, timeout]) : timeout });
-    if (!response.ok) throw Object.assign(new Error(`the ${this.name} search API answered ${response.status}`), { status: response.status });
+    const response = await fetch(url, {
+      ...init,
+      headers: { accept: "application/json", ...init.headers },
+      signal: scope.signal ? AbortSignal.any([scope.signal, timeout]) : timeout,
+    });
+    if (!response.ok)
+      throw Object.assign(new Error(`the ${this.name} search API answered ${response.status}`), { status: response.status });
     return response.json();
   }
 
@@ -88,7 +93,10 @@ export class SearxngProvider extends WebSearchProvider {
     url.searchParams.set("q", query);
     url.searchParams.set("format", "json");
     const body = (await this.call(url, {}, scope)) as { results?: { title?: string; url?: string; content?: string }[] };
-    return this.hits((body.results ?? []).map((r) => ({ ...r, snippet: r.content })), limit);
+    return this.hits(
+      (body.results ?? []).map((r) => ({ ...r, snippet: r.content })),
+      limit,
+    );
   }
 }
 
@@ -108,11 +116,18 @@ export class TavilyProvider extends WebSearchProvider {
     const body = (await this.withKey(this.apiKey, (key) =>
       this.call(
         endpoint(this.baseUrl, "search"),
-        { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ query, max_results: limit, search_depth: "basic" }) },
+        {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ query, max_results: limit, search_depth: "basic" }),
+        },
         scope,
       ),
     )) as { results?: { title?: string; url?: string; content?: string }[] };
-    return this.hits((body.results ?? []).map((r) => ({ ...r, snippet: r.content })), limit);
+    return this.hits(
+      (body.results ?? []).map((r) => ({ ...r, snippet: r.content })),
+      limit,
+    );
   }
 }
 
@@ -132,9 +147,14 @@ export class BraveProvider extends WebSearchProvider {
     const url = endpoint(this.baseUrl, "res/v1/web/search");
     url.searchParams.set("q", query);
     url.searchParams.set("count", String(Math.min(limit, 20)));
-    const body = (await this.withKey(this.apiKey, (key) => this.call(url, { headers: { "x-subscription-token": key } }, scope))) as { web?: { results?: { title?: string; url?: string; description?: string }[] } };
+    const body = (await this.withKey(this.apiKey, (key) => this.call(url, { headers: { "x-subscription-token": key } }, scope))) as {
+      web?: { results?: { title?: string; url?: string; description?: string }[] };
+    };
     // Brave marks the query's words in snippets with <strong>: plain text for the model.
-    return this.hits((body.web?.results ?? []).map((r) => ({ ...r, snippet: r.description?.replace(/<\/?strong>/g, "") })), limit);
+    return this.hits(
+      (body.web?.results ?? []).map((r) => ({ ...r, snippet: r.description?.replace(/<\/?strong>/g, "") })),
+      limit,
+    );
   }
 }
 
@@ -144,14 +164,28 @@ export class RunFilesProvider implements SearchProvider {
 
   async search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]> {
     const words = keywords(query);
-    const metas = (await scope.files.list(scope.runId)).filter((f) => /^(text\/|application\/json)/.test(f.contentType) && f.bytes <= 2_000_000);
+    const metas = (await scope.files.list(scope.runId)).filter(
+      (f) => /^(text\/|application\/json)/.test(f.contentType) && f.bytes <= 2_000_000,
+    );
     const scored = await Promise.all(
       metas.map(async (meta) => {
         const text = fileText((await scope.files.get(scope.runId, meta.name))!);
         const lower = text.toLowerCase();
-        const score = words.reduce((sum, word) => sum + occurrences(lower, word), 0) + words.filter((w) => meta.name.toLowerCase().includes(w)).length * 5;
+        const score =
+          words.reduce((sum, word) => sum + occurrences(lower, word), 0) +
+          words.filter((w) => meta.name.toLowerCase().includes(w)).length * 5;
         const at = Math.max(0, Math.min(...words.map((w) => lower.indexOf(w)).filter((i) => i >= 0), lower.length) - 80);
-        return { score, hit: { title: meta.name, url: `file:${meta.name}`, snippet: text.slice(at, at + 300).replace(/\s+/g, " ").trim() } };
+        return {
+          score,
+          hit: {
+            title: meta.name,
+            url: `file:${meta.name}`,
+            snippet: text
+              .slice(at, at + 300)
+              .replace(/\s+/g, " ")
+              .trim(),
+          },
+        };
       }),
     );
     return scored
@@ -169,7 +203,11 @@ export class RunFilesProvider implements SearchProvider {
   }
 }
 
-const STOP_WORDS = new Set("a an and are as at be by for from how in is it of on or the to what when where which who why with does do did this that these those about into than then".split(" "));
+const STOP_WORDS = new Set(
+  "a an and are as at be by for from how in is it of on or the to what when where which who why with does do did this that these those about into than then".split(
+    " ",
+  ),
+);
 
 /** The words of a query worth matching: lowercase, no stop words, no duplicates. */
 export function keywords(text: string): string[] {

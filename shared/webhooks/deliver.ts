@@ -6,8 +6,8 @@
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
-import { signWebhook } from "./signing.js";
 import type { ResolvedAddress } from "../net/ssrfGuard.js";
+import { signWebhook } from "./signing.js";
 
 export const WEBHOOK_USER_AGENT = "Stepwise-Webhooks/1.0";
 const RESPONSE_BODY_BYTES = 1024;
@@ -84,7 +84,13 @@ export async function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResu
   };
 }
 
-async function postWithFetch(fetchImpl: typeof fetch, url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Reply> {
+async function postWithFetch(
+  fetchImpl: typeof fetch,
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+): Promise<Reply> {
   const response = await fetchImpl(url, { method: "POST", headers, body, redirect: "manual", signal });
   return {
     status: response.status,

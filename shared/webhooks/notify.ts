@@ -1,18 +1,18 @@
-import { countMetric } from "../observability.js";
+import type { NotifyMessage } from "../contracts/notify.js";
 import type { RunRecord } from "../contracts/run.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import { buildWebhookPayload, type NotifiedStatus, type WebhookInterrupt, webhookEventType } from "../contracts/webhook.js";
 import { errorMessage } from "../errors.js";
-import { reconcileExecutionEnd, type EndRunPorts } from "../run/lifecycle.js";
+import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
+import { countMetric } from "../observability.js";
 import type { Ports } from "../ports/index.js";
 import type { Delivery } from "../ports/webhooks.js";
+import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
+import { type EndRunPorts, reconcileExecutionEnd } from "../run/lifecycle.js";
+import { leaveSession, type SessionQueuePorts } from "../run/sessionQueue.js";
 import { deliverOnce } from "./deliver.js";
-import { buildWebhookPayload, webhookEventType, type NotifiedStatus, type WebhookInterrupt } from "../contracts/webhook.js";
-import type { NotifyMessage } from "../contracts/notify.js";
 import type { ExecutionStatusEvent } from "./queue.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
-import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
-import { leaveSession, type SessionQueuePorts } from "../run/sessionQueue.js";
-import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue">;
@@ -65,7 +65,11 @@ export async function onQueueMessage(ports: NotifyPorts, message: NotifyMessage)
     const run = await ports.runs.get(message.runId);
     const interrupt = run && (await ports.interrupts.get(message.runId, message.interruptId));
     if (!run || !interrupt) return;
-    const summary: WebhookInterrupt = { interruptId: interrupt.interruptId, kind: interrupt.kind, summary: interrupt.summary.split("\n")[0] };
+    const summary: WebhookInterrupt = {
+      interruptId: interrupt.interruptId,
+      kind: interrupt.kind,
+      summary: interrupt.summary.split("\n")[0],
+    };
     await notify(ports, run, "awaiting_input", `msg_${run.runId}_${interrupt.interruptId}`, [summary]);
     return;
   }
@@ -77,7 +81,13 @@ export async function onQueueMessage(ports: NotifyPorts, message: NotifyMessage)
 }
 
 /** Records the message once (its id is the webhook-id, stable across retries) and tries it. */
-async function notify(ports: DeliveryPorts, run: RunRecord, status: NotifiedStatus, deliveryId: string, interrupts?: WebhookInterrupt[]): Promise<void> {
+async function notify(
+  ports: DeliveryPorts,
+  run: RunRecord,
+  status: NotifiedStatus,
+  deliveryId: string,
+  interrupts?: WebhookInterrupt[],
+): Promise<void> {
   const subscription = run.webhook;
   if (!subscription || !run.links) return;
   const type = webhookEventType(status);
@@ -121,12 +131,20 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
   const { config, webhooks } = ports;
   const at = new Date().toISOString();
   if (await webhooks.isDisabled(run.tenantId, delivery.url)) {
-    return webhooks.recordAttempt(run.runId, delivery.deliveryId, { attempt: attemptNumber, at, ok: false, error: "endpoint disabled after 410 Gone", durationMs: 0 }, "disabled");
+    return webhooks.recordAttempt(
+      run.runId,
+      delivery.deliveryId,
+      { attempt: attemptNumber, at, ok: false, error: "endpoint disabled after 410 Gone", durationMs: 0 },
+      "disabled",
+    );
   }
   let result: Awaited<ReturnType<typeof deliverOnce>>;
   try {
     // Checked again on every attempt: DNS may have changed since the run was submitted.
-    const addresses = await assertDeliverableUrl(delivery.url, { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, allowHttp: config.WEBHOOK_ALLOW_HTTP });
+    const addresses = await assertDeliverableUrl(delivery.url, {
+      allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
+      allowHttp: config.WEBHOOK_ALLOW_HTTP,
+    });
     const secrets = (await webhooks.secrets(run.tenantId)).map((s) => s.secret);
     result = await deliverOnce({
       url: delivery.url,
@@ -142,8 +160,19 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
     const permanent = error instanceof WebhookUrlError && error.code !== "webhook_host_unresolvable";
     result = { ok: false, error: errorMessage(error), durationMs: 0 };
     if (permanent) {
-      await webhooks.recordAttempt(run.runId, delivery.deliveryId, { attempt: attemptNumber, at, ok: false, error: result.error, durationMs: 0 }, "dead");
-      return ports.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason: result.error! });
+      await webhooks.recordAttempt(
+        run.runId,
+        delivery.deliveryId,
+        { attempt: attemptNumber, at, ok: false, error: result.error, durationMs: 0 },
+        "dead",
+      );
+      return ports.notifyQueue.deadLetter({
+        kind: "deliver",
+        runId: run.runId,
+        deliveryId: delivery.deliveryId,
+        attempt: attemptNumber,
+        reason: result.error!,
+      });
     }
   }
   const record = { attempt: attemptNumber, at, ok: result.ok, status: result.status, error: result.error, durationMs: result.durationMs };
@@ -151,7 +180,12 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
   if (result.ok) return webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "delivered");
 
   const schedule = config.WEBHOOK_RETRY_SCHEDULE === "fast" ? FAST_RETRY_SCHEDULE : DEFAULT_RETRY_SCHEDULE;
-  const next = nextAttemptDelayMs(attemptNumber - (delivery.seriesStart ?? 0), { status: result.status, retryAfter: result.retryAfter }, Math.random, schedule);
+  const next = nextAttemptDelayMs(
+    attemptNumber - (delivery.seriesStart ?? 0),
+    { status: result.status, retryAfter: result.retryAfter },
+    Math.random,
+    schedule,
+  );
   if (next === "disable") {
     await webhooks.disable(run.tenantId, delivery.url);
     return webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "disabled");
@@ -159,9 +193,18 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
   if (next === "give_up") {
     await webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "dead");
     const reason = `no success after ${attemptNumber - (delivery.seriesStart ?? 0)} attempts: ${result.error ?? `HTTP ${result.status}`}`;
-    return ports.notifyQueue.deadLetter({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber, reason });
+    return ports.notifyQueue.deadLetter({
+      kind: "deliver",
+      runId: run.runId,
+      deliveryId: delivery.deliveryId,
+      attempt: attemptNumber,
+      reason,
+    });
   }
   const notBefore = new Date(Date.now() + next).toISOString();
   await webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "pending", notBefore);
-  await ports.notifyQueue.send({ kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber + 1, notBefore }, next);
+  await ports.notifyQueue.send(
+    { kind: "deliver", runId: run.runId, deliveryId: delivery.deliveryId, attempt: attemptNumber + 1, notBefore },
+    next,
+  );
 }

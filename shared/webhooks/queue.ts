@@ -1,7 +1,7 @@
-import { countMetric, logger } from "../observability.js";
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
 import { NotifyMessage } from "../contracts/notify.js";
+import { countMetric, logger } from "../observability.js";
 import type { Notifier } from "../ports/notifier.js";
 
 /** EventBridge's "Step Functions Execution Status Change" event, as the rule puts it on the queue. */

@@ -80,7 +80,8 @@ export function verifyWebhook({
   const id = headerOf(headers, "webhook-id");
   const timestamp = headerOf(headers, "webhook-timestamp");
   const signatureHeader = headerOf(headers, "webhook-signature");
-  if (!id || !timestamp || !signatureHeader) throw new WebhookVerificationError("missing webhook-id, webhook-timestamp or webhook-signature header");
+  if (!id || !timestamp || !signatureHeader)
+    throw new WebhookVerificationError("missing webhook-id, webhook-timestamp or webhook-signature header");
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError("webhook-timestamp is not unix seconds");
   const skew = nowSeconds - Number(timestamp);
   if (skew > toleranceSeconds) throw new WebhookVerificationError("webhook-timestamp is too old");

@@ -1,6 +1,6 @@
 // The local stack (`npm start`'s entry point) in a child process for the benchmark, with the probe
 // preloaded: request counts per local server, CPU time and peak RSS are read over IPC.
-import { fork, type ChildProcess } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { createInterface } from "node:readline";
 import { START_NODE_FLAGS, type StackEndpoints } from "../support/localStack.js";
 import type { ProbeReading } from "./probe.js";

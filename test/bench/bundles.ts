@@ -6,16 +6,17 @@
  * function that runs no agent, 2 MB for one that does (the sandbox apart: it ships Pyodide), and a
  * cold import within 150 ms.
  */
-import { App } from "aws-cdk-lib";
-import { Asset } from "aws-cdk-lib/aws-s3-assets";
+
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { App } from "aws-cdk-lib";
+import type { Asset } from "aws-cdk-lib/aws-s3-assets";
+import { AGENT_STEPS } from "../../infra/handlers.js";
 import { StepwiseStack } from "../../infra/stack.js";
 import { StepwiseFunction } from "../../infra/stepwiseFunction.js";
-import { AGENT_STEPS } from "../../infra/handlers.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** Under the project, so a bundle that leaves a module external resolves it as in the package. */
@@ -42,10 +43,16 @@ function coldImport(file: string): { wallMs: number; cpuMs: number } {
   const cpu: number[] = [];
   for (let i = 0; i < IMPORTS; i++) {
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-      env: { PATH: process.env.PATH, AWS_REGION: "eu-west-1", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", TABLE_NAME: "bench" },
+      env: {
+        PATH: process.env.PATH,
+        AWS_REGION: "eu-west-1",
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+        TABLE_NAME: "bench",
+      },
       encoding: "utf8",
     });
-    if (run.status !== 0) throw new Error(`${file} does not load: ${run.stderr.split("\n").find((line) => /Error/.test(line)) ?? run.stderr}`);
+    if (run.status !== 0)
+      throw new Error(`${file} does not load: ${run.stderr.split("\n").find((line) => /Error/.test(line)) ?? run.stderr}`);
     const [wall, used] = JSON.parse(run.stdout) as [number, number];
     times.push(wall);
     cpu.push(used);
@@ -59,7 +66,10 @@ export function bundleFigures(): BundleFigures[] {
   mkdirSync(workDir, { recursive: true });
   const outdir = path.join(workDir, "cdk.out");
   const app = new App({ outdir });
-  const stack = new StepwiseStack(app, "Stepwise", { env: { account: "123456789012", region: "eu-west-1" }, openAiApiKeySecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key-AbCdEf" });
+  const stack = new StepwiseStack(app, "Stepwise", {
+    env: { account: "123456789012", region: "eu-west-1" },
+    openAiApiKeySecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key-AbCdEf",
+  });
   app.synth();
   const figures: BundleFigures[] = [];
   for (const fn of stack.node.findAll().filter((c): c is StepwiseFunction => c instanceof StepwiseFunction)) {
@@ -79,7 +89,10 @@ export function bundleFigures(): BundleFigures[] {
     }
     figures.push(figure);
   }
-  for (const [name, layer] of [["(tokenizer layer)", stack.steps.tokenizer], ["(work products layer)", stack.steps.workProducts]] as const) {
+  for (const [name, layer] of [
+    ["(tokenizer layer)", stack.steps.tokenizer],
+    ["(work products layer)", stack.steps.workProducts],
+  ] as const) {
     const asset = layer.node.tryFindChild("Code") as Asset;
     const layerZip = path.join(workDir, `${name.replace(/\W/g, "")}.zip`);
     execFileSync("zip", ["-qrX", layerZip, "."], { cwd: path.join(outdir, asset.assetPath) });
@@ -90,19 +103,27 @@ export function bundleFigures(): BundleFigures[] {
 }
 
 export function printBundles(figures: BundleFigures[]): void {
-  console.log(`function            agent  zipped     target    ${`cold import (median of ${IMPORTS})`.padEnd(30)} target\n(this machine's load average: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores; wall times grow with it, CPU times much less)`);
+  console.log(
+    `function            agent  zipped     target    ${`cold import (median of ${IMPORTS})`.padEnd(30)} target\n(this machine's load average: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores; wall times grow with it, CPU times much less)`,
+  );
   for (const f of figures) {
     if (f.name.endsWith(" layer)")) {
-      const what = f.name === "(tokenizer layer)" ? "its tables are read on the first count" : "each library is loaded when a tool first needs it";
-      console.log(`${f.name.padEnd(19)} ${"".padEnd(6)} ${`${(f.zippedBytes / MB).toFixed(2)} MB`.padStart(9)}  (one layer the agent functions share; ${what})`);
+      const what =
+        f.name === "(tokenizer layer)" ? "its tables are read on the first count" : "each library is loaded when a tool first needs it";
+      console.log(
+        `${f.name.padEnd(19)} ${"".padEnd(6)} ${`${(f.zippedBytes / MB).toFixed(2)} MB`.padStart(9)}  (one layer the agent functions share; ${what})`,
+      );
       continue;
     }
     const limit = f.name === "Sandbox" ? undefined : f.agent ? 2 * MB : MB;
     const size = `${(f.zippedBytes / MB).toFixed(2)} MB`.padStart(9);
     const sizeTarget = limit === undefined ? "(Pyodide)" : f.zippedBytes <= limit ? `≤ ${limit / MB} MB ✓` : `≤ ${limit / MB} MB ✗`;
-    const time = f.importMs === undefined ? "does not load" : `${f.importMs.toFixed(0)} ms (CPU ${f.importCpuMs!.toFixed(0)} ms)`.padStart(7);
+    const time =
+      f.importMs === undefined ? "does not load" : `${f.importMs.toFixed(0)} ms (CPU ${f.importCpuMs!.toFixed(0)} ms)`.padStart(7);
     const timeTarget = f.importMs !== undefined && f.importMs <= 150 ? "≤ 150 ms ✓" : "≤ 150 ms ✗";
-    console.log(`${f.name.padEnd(19)} ${(f.agent ? "yes" : "no").padEnd(6)} ${size}  ${sizeTarget.padEnd(9)} ${time.padEnd(30)} ${timeTarget}`);
+    console.log(
+      `${f.name.padEnd(19)} ${(f.agent ? "yes" : "no").padEnd(6)} ${size}  ${sizeTarget.padEnd(9)} ${time.padEnd(30)} ${timeTarget}`,
+    );
     if (f.loadError) console.log(`  ${f.loadError}`);
   }
 }

@@ -19,12 +19,36 @@ const MEMORY_GB = 0.5;
 
 /** us-east-1 defaults. Token-bucket quotas are given by their refill rate (the sustained rate). */
 const QUOTAS = {
-  startExecution: { perSecond: 300, name: "Step Functions StartExecution (refill 300/s, bucket 1,300)", lift: "a quota increase (Service Quotas), or fewer executions per run" },
-  transitions: { perSecond: 5_000, name: "Step Functions state transitions (5,000/s)", lift: "a quota increase; fewer, fatter Lambda turns" },
-  lambda: { concurrent: 1_000, name: "Lambda concurrent executions (1,000 per Region)", lift: "a quota increase (tens of thousands are granted); streams closing sooner (STREAM_MAX_SECONDS)" },
-  table: { perSecond: 40_000, name: "DynamoDB on-demand table (40,000 read and 40,000 write units/s)", lift: "a table quota increase; fewer stream polls (a longer STREAM_POLL_MS)" },
-  tenantIndex: { perSecond: 1_000, name: "one tenant's partition of the run-listing index (1,000 writes/s)", lift: "spreading one tenant's listing keys over shards (write sharding)" },
-  httpApi: { perSecond: 10_000, name: "HTTP API requests (10,000/s per account)", lift: "a quota increase; streams instead of polling GETs" },
+  startExecution: {
+    perSecond: 300,
+    name: "Step Functions StartExecution (refill 300/s, bucket 1,300)",
+    lift: "a quota increase (Service Quotas), or fewer executions per run",
+  },
+  transitions: {
+    perSecond: 5_000,
+    name: "Step Functions state transitions (5,000/s)",
+    lift: "a quota increase; fewer, fatter Lambda turns",
+  },
+  lambda: {
+    concurrent: 1_000,
+    name: "Lambda concurrent executions (1,000 per Region)",
+    lift: "a quota increase (tens of thousands are granted); streams closing sooner (STREAM_MAX_SECONDS)",
+  },
+  table: {
+    perSecond: 40_000,
+    name: "DynamoDB on-demand table (40,000 read and 40,000 write units/s)",
+    lift: "a table quota increase; fewer stream polls (a longer STREAM_POLL_MS)",
+  },
+  tenantIndex: {
+    perSecond: 1_000,
+    name: "one tenant's partition of the run-listing index (1,000 writes/s)",
+    lift: "spreading one tenant's listing keys over shards (write sharding)",
+  },
+  httpApi: {
+    perSecond: 10_000,
+    name: "HTTP API requests (10,000/s per account)",
+    lift: "a quota increase; streams instead of polling GETs",
+  },
 } as const;
 
 const PRICE = { transition: 0.000025, gbSecond: 0.0000133334, invocation: 0.2 / 1e6, write: 0.625 / 1e6, read: 0.125 / 1e6 };
@@ -50,7 +74,12 @@ interface PerRun {
 
 function perRun(report: WorkloadReport): PerRun {
   const runs = report.runs;
-  const split = runs.map((r) => Object.entries(r.operations).reduce((acc, [op, n]) => (READS.has(op) ? { ...acc, reads: acc.reads + n } : { ...acc, writes: acc.writes + n }), { reads: 0, writes: 0 }));
+  const split = runs.map((r) =>
+    Object.entries(r.operations).reduce(
+      (acc, [op, n]) => (READS.has(op) ? { ...acc, reads: acc.reads + n } : { ...acc, writes: acc.writes + n }),
+      { reads: 0, writes: 0 },
+    ),
+  );
   const ownSeconds = median(runs.map((r) => r.totalMs)) / 1000;
   return {
     workload: report.workload,
@@ -73,9 +102,24 @@ function usage(run: PerRun, inFlight: number) {
   return [
     { quota: QUOTAS.startExecution, used: startsPerSecond, of: QUOTAS.startExecution.perSecond, unit: "/s" },
     { quota: QUOTAS.transitions, used: (inFlight * run.transitions) / run.seconds, of: QUOTAS.transitions.perSecond, unit: "/s" },
-    { quota: QUOTAS.lambda, used: (inFlight * lambdaSecondsPerRun) / run.seconds + inFlight * WATCHERS_PER_RUN, of: QUOTAS.lambda.concurrent, unit: " at once" },
-    { quota: QUOTAS.table, used: Math.max((inFlight * run.reads) / run.seconds + streamReads, (inFlight * run.writes) / run.seconds), of: QUOTAS.table.perSecond, unit: " units/s" },
-    { quota: QUOTAS.tenantIndex, used: startsPerSecond * LISTING_WRITES_PER_RUN, of: QUOTAS.tenantIndex.perSecond, unit: "/s (one tenant)" },
+    {
+      quota: QUOTAS.lambda,
+      used: (inFlight * lambdaSecondsPerRun) / run.seconds + inFlight * WATCHERS_PER_RUN,
+      of: QUOTAS.lambda.concurrent,
+      unit: " at once",
+    },
+    {
+      quota: QUOTAS.table,
+      used: Math.max((inFlight * run.reads) / run.seconds + streamReads, (inFlight * run.writes) / run.seconds),
+      of: QUOTAS.table.perSecond,
+      unit: " units/s",
+    },
+    {
+      quota: QUOTAS.tenantIndex,
+      used: startsPerSecond * LISTING_WRITES_PER_RUN,
+      of: QUOTAS.tenantIndex.perSecond,
+      unit: "/s (one tenant)",
+    },
     { quota: QUOTAS.httpApi, used: startsPerSecond * API_REQUESTS_PER_RUN, of: QUOTAS.httpApi.perSecond, unit: "/s" },
   ];
 }
@@ -92,24 +136,35 @@ function costPer1000(run: PerRun): { stepFunctions: number; lambda: number; dyna
 export async function benchCapacity(): Promise<void> {
   const runs = Number(process.env.BENCH_RUNS ?? 3);
   const measured = [perRun(await benchWorkload(W1, { runs, latencyMs: 0 })), perRun(await benchWorkload(W16, { runs, latencyMs: 0 }))];
-  console.log(`\n# Capacity on paper (${runs} runs each measured locally; model ${MODEL_SECONDS} s per call; ${WATCHERS_PER_RUN} watcher per run)`);
+  console.log(
+    `\n# Capacity on paper (${runs} runs each measured locally; model ${MODEL_SECONDS} s per call; ${WATCHERS_PER_RUN} watcher per run)`,
+  );
   console.log("| workload | transitions | invocations | own Lambda s | model calls | table reads | table writes | lasts |");
   console.log("|---|---|---|---|---|---|---|---|");
   for (const r of measured) {
-    console.log(`| ${r.workload.name} | ${r.transitions} | ${r.invocations} | ${r.ownLambdaSeconds.toFixed(1)} | ${r.modelCalls} | ${r.reads} | ${r.writes} | ${r.seconds.toFixed(0)} s |`);
+    console.log(
+      `| ${r.workload.name} | ${r.transitions} | ${r.invocations} | ${r.ownLambdaSeconds.toFixed(1)} | ${r.modelCalls} | ${r.reads} | ${r.writes} | ${r.seconds.toFixed(0)} s |`,
+    );
   }
   for (const r of measured) {
     for (const inFlight of [1_000, 10_000]) {
       const rows = usage(r, inFlight).sort((a, b) => b.used / b.of - a.used / a.of);
-      console.log(`\n${r.workload.name}, ${inFlight.toLocaleString("en-US")} runs in flight: binds first: ${rows[0]!.quota.name} at ${((100 * rows[0]!.used) / rows[0]!.of).toFixed(0)} % (lift: ${rows[0]!.quota.lift})`);
-      for (const row of rows) console.log(`  ${((100 * row.used) / row.of).toFixed(0).padStart(5)} %  ${row.quota.name}: ${Math.round(row.used).toLocaleString("en-US")}${row.unit}`);
+      console.log(
+        `\n${r.workload.name}, ${inFlight.toLocaleString("en-US")} runs in flight: binds first: ${rows[0]!.quota.name} at ${((100 * rows[0]!.used) / rows[0]!.of).toFixed(0)} % (lift: ${rows[0]!.quota.lift})`,
+      );
+      for (const row of rows)
+        console.log(
+          `  ${((100 * row.used) / row.of).toFixed(0).padStart(5)} %  ${row.quota.name}: ${Math.round(row.used).toLocaleString("en-US")}${row.unit}`,
+        );
     }
   }
   console.log("\n| workload | Step Functions | Lambda | DynamoDB | per 1,000 runs, without the model's tokens |");
   console.log("|---|---|---|---|---|");
   for (const r of measured) {
     const cost = costPer1000(r);
-    console.log(`| ${r.workload.name} | $${cost.stepFunctions.toFixed(2)} | $${cost.lambda.toFixed(2)} | $${cost.dynamo.toFixed(3)} | $${(cost.stepFunctions + cost.lambda + cost.dynamo).toFixed(2)} |`);
+    console.log(
+      `| ${r.workload.name} | $${cost.stepFunctions.toFixed(2)} | $${cost.lambda.toFixed(2)} | $${cost.dynamo.toFixed(3)} | $${(cost.stepFunctions + cost.lambda + cost.dynamo).toFixed(2)} |`,
+    );
   }
 }
 

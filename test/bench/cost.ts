@@ -37,7 +37,9 @@ try {
         run = await client.run(runId);
       }
       const executionArn = `${stack.endpoints!.stateMachineArn.replace(":stateMachine:", ":execution:")}:${runId}`;
-      const { events = [] } = await behind.sfn.send(new (await import("@aws-sdk/client-sfn")).GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }));
+      const { events = [] } = await behind.sfn.send(
+        new (await import("@aws-sdk/client-sfn")).GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }),
+      );
       const entered = new Map<string, number>();
       let ms = 0;
       let invocations = 0;

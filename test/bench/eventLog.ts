@@ -6,11 +6,11 @@
  * executors, checks the log the run leaves (gap-free, each event once, the terminal event last),
  * and says whether issue 23's targets are met. Figures only; nothing asserts a duration.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { EventLog } from "../../shared/store/events.js";
 import { Table } from "../../shared/store/table.js";
-import { startBenchStack, type BenchStack } from "./benchStack.js";
+import { type BenchStack, startBenchStack } from "./benchStack.js";
 
 const APPENDS = Number(process.env.BENCH_EVENTLOG_APPENDS ?? 30);
 const DELTA_MS = Number(process.env.BENCH_EVENTLOG_DELTA_MS ?? 300);
@@ -34,11 +34,28 @@ async function executorsAppend(stack: BenchStack, executors: number): Promise<Fi
   const children: ChildProcess[] = [];
   try {
     for (let w = 0; w < executors; w++) {
-      const config = { endpoint: dynamodb, region, ...credentials, table: tableName, runId, writer: `task_${w}`, appends: APPENDS, deltaMs: DELTA_MS };
-      children.push(fork("test/bench/eventLogWriter.ts", [JSON.stringify(config)], { execArgv: ["--import", "tsx"], env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+      const config = {
+        endpoint: dynamodb,
+        region,
+        ...credentials,
+        table: tableName,
+        runId,
+        writer: `task_${w}`,
+        appends: APPENDS,
+        deltaMs: DELTA_MS,
+      };
+      children.push(
+        fork("test/bench/eventLogWriter.ts", [JSON.stringify(config)], {
+          execArgv: ["--import", "tsx"],
+          env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+          stdio: ["ignore", "inherit", "inherit", "ipc"],
+        }),
+      );
     }
     // Every executor loaded and connected before any appends: the appends start together.
-    await Promise.all(children.map((child) => new Promise((resolve, reject) => (child.once("message", resolve), child.once("exit", reject)))));
+    await Promise.all(
+      children.map((child) => new Promise((resolve, reject) => (child.once("message", resolve), child.once("exit", reject)))),
+    );
     const results = await Promise.all(
       children.map(
         (child) =>
@@ -66,14 +83,24 @@ async function executorsAppend(stack: BenchStack, executors: number): Promise<Fi
       events.at(-1)!.type === "run.succeeded" &&
       [...perWriter.values()].every((n) => n === APPENDS) &&
       perWriter.size === executors;
-    return { executors, appends: latencies.length, puts: count("PutItemCommand"), requests, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), logWhole };
+    return {
+      executors,
+      appends: latencies.length,
+      puts: count("PutItemCommand"),
+      requests,
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+      logWhole,
+    };
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   }
 }
 
 export async function benchEventLog(): Promise<void> {
-  console.log(`\n# Event log: executors in separate processes appending to one run (${APPENDS} appends each, one every ${DELTA_MS} ms), on the local stack`);
+  console.log(
+    `\n# Event log: executors in separate processes appending to one run (${APPENDS} appends each, one every ${DELTA_MS} ms), on the local stack`,
+  );
   const stack = await startBenchStack({});
   try {
     await executorsAppend(stack, 4); // warm-up: dynalite's first requests

@@ -2,11 +2,22 @@
 // EventLog against the local stack's DynamoDB endpoint, appending as an executor streaming a
 // model's reply does (an `agent.delta` every DELTA_MS, a tool call and its result every few).
 // Told "go" over IPC, it answers with each append's time and the requests it sent, by operation.
+
+import type { EventBody } from "../../shared/contracts/events.js";
 import { EventLog } from "../../shared/store/events.js";
 import { Table } from "../../shared/store/table.js";
-import type { EventBody } from "../../shared/contracts/events.js";
 
-const { endpoint, region, accessKeyId, secretAccessKey, table: tableName, runId, writer, appends, deltaMs } = JSON.parse(process.argv[2]!) as {
+const {
+  endpoint,
+  region,
+  accessKeyId,
+  secretAccessKey,
+  table: tableName,
+  runId,
+  writer,
+  appends,
+  deltaMs,
+} = JSON.parse(process.argv[2]!) as {
   endpoint: string;
   region: string;
   accessKeyId: string;
@@ -29,9 +40,12 @@ const source = { agent: "executor" as const, taskId: writer };
 
 function bodiesOf(i: number): EventBody[] {
   if (i === 0) return [{ type: "task.started", data: { taskId: writer, title: writer, iteration: 1, stepIndex: 0 } }];
-  if (i % 10 === 5) return [{ type: "tool.called", data: { ...source, callId: `${writer}-${i}`, tool: "calculator", arguments: { expression: "2+2" } } }];
-  if (i % 10 === 6) return [{ type: "tool.result", data: { ...source, callId: `${writer}-${i - 1}`, tool: "calculator", ok: true, output: "4" } }];
-  if (i === appends - 1) return [{ type: "task.completed", data: { taskId: writer, title: writer, iteration: 1, status: "succeeded", result: "4" } }];
+  if (i % 10 === 5)
+    return [{ type: "tool.called", data: { ...source, callId: `${writer}-${i}`, tool: "calculator", arguments: { expression: "2+2" } } }];
+  if (i % 10 === 6)
+    return [{ type: "tool.result", data: { ...source, callId: `${writer}-${i - 1}`, tool: "calculator", ok: true, output: "4" } }];
+  if (i === appends - 1)
+    return [{ type: "task.completed", data: { taskId: writer, title: writer, iteration: 1, status: "succeeded", result: "4" } }];
   return [{ type: "agent.delta", data: { ...source, text: `${writer} part ${i} of the reply, a few words streamed at a time. ` } }];
 }
 

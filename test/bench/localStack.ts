@@ -16,7 +16,7 @@ const BATCH = 10;
 
 function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
   return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
 }
 
@@ -30,8 +30,16 @@ try {
     const atStart = memoryOf(stack.pid);
     for (let i = 0; i < RUNS; i += BATCH) {
       const ids = await Promise.all(
-        Array.from({ length: Math.min(BATCH, RUNS - i) }, async (_, j) =>
-          (await client.submit((i + j) % 2 ? { input: "What is 17*23?", mode: "react" } : { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" })).runId,
+        Array.from(
+          { length: Math.min(BATCH, RUNS - i) },
+          async (_, j) =>
+            (
+              await client.submit(
+                (i + j) % 2
+                  ? { input: "What is 17*23?", mode: "react" }
+                  : { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" },
+              )
+            ).runId,
         ),
       );
       await Promise.all(ids.map((id) => client.waitForEnd(id, 300_000)));

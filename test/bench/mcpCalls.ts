@@ -25,17 +25,22 @@ async function time(times: number, fn: () => Promise<unknown>): Promise<number[]
 export async function mcpCallFigures(times = 50): Promise<string[]> {
   const server = await serveMcpOverHttp(() => {
     const mcp = new McpServer({ name: "bench", version: "1.0.0" });
-    mcp.registerTool("add", { description: "Adds.", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }));
+    mcp.registerTool("add", { description: "Adds.", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
+      content: [{ type: "text", text: String(a + b) }],
+    }));
     return mcp;
   });
   const endpoint = { url: server.url, headers: {} };
   const policy = { allowLoopback: true, allowHttp: true };
   const call = { timeoutMs: 10_000, idempotencyKey: "bench" };
   try {
-    const perCall = await time(times, () => withMcp(endpoint, policy, 10_000, (client) => callMcpTool(client, "add", { a: 1, b: 2 }, call)));
+    const perCall = await time(times, () =>
+      withMcp(endpoint, policy, 10_000, (client) => callMcpTool(client, "add", { a: 1, b: 2 }, call)),
+    );
     const listing = await time(times, () => withMcp(endpoint, policy, 10_000, (client) => listMcpTools(client, 10_000)));
     const reused = await withMcp(endpoint, policy, 10_000, (client) => time(times, () => callMcpTool(client, "add", { a: 1, b: 2 }, call)));
-    const line = (what: string, xs: number[]) => `${what.padEnd(44)} median ${median(xs).toFixed(1)} ms, min ${Math.min(...xs).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
+    const line = (what: string, xs: number[]) =>
+      `${what.padEnd(44)} median ${median(xs).toFixed(1)} ms, min ${Math.min(...xs).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
     return [
       line("tools/call, a session per call (agents)", perCall),
       line("tools/call on one open session", reused),

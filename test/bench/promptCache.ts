@@ -8,7 +8,7 @@ import { startOfflineModel } from "../../infra/local/offlineModel/server.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
-import { startModelProxy, type ProxiedRequest } from "../support/modelProxy.js";
+import { type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
 
 const RUNS = Number(process.env.BENCH_PROMPT_RUNS ?? 3);
 
@@ -24,7 +24,9 @@ function commonPrefix(a: string, b: string): number {
 }
 
 export async function benchPromptCache(): Promise<void> {
-  console.log(`\n# Prompt prefix reuse per role (${RUNS} plan_solve and ${RUNS} react runs; share of prompt tokens repeating the previous request's prefix)`);
+  console.log(
+    `\n# Prompt prefix reuse per role (${RUNS} plan_solve and ${RUNS} react runs; share of prompt tokens repeating the previous request's prefix)`,
+  );
   const model = await startOfflineModel();
   const proxy = await startModelProxy(model.url);
   const stack = await startStack({ OPENAI_BASE_URL: proxy.url, STEPWISE_MODEL: "stepwise-offline", OFFLINE_MODEL_LATENCY_MS: "0" }, []);
@@ -32,7 +34,11 @@ export async function benchPromptCache(): Promise<void> {
     const client = new Client(stack.url, stack.apiKey);
     for (let i = 0; i < RUNS; i++) {
       for (const mode of ["plan_solve", "react"] as const) {
-        const { runId } = await client.submit({ input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode, sessionId: `bench-cache-${mode}` });
+        const { runId } = await client.submit({
+          input: "Compute 17*23 and (120/8)+2^5, then write a short report",
+          mode,
+          sessionId: `bench-cache-${mode}`,
+        });
         await client.waitFor(runId, ["succeeded", "failed"], 120_000);
       }
     }
@@ -54,6 +60,8 @@ export async function benchPromptCache(): Promise<void> {
   console.log("role        requests  mean share  min share");
   for (const [role, values] of shares) {
     const mean = values.reduce((a, b) => a + b, 0) / values.length;
-    console.log(`${role.padEnd(10)}  ${String(values.length + 1).padStart(8)}  ${(mean * 100).toFixed(1).padStart(9)}%  ${(Math.min(...values) * 100).toFixed(1).padStart(8)}%`);
+    console.log(
+      `${role.padEnd(10)}  ${String(values.length + 1).padStart(8)}  ${(mean * 100).toFixed(1).padStart(9)}%  ${(Math.min(...values) * 100).toFixed(1).padStart(8)}%`,
+    );
   }
 }

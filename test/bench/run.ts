@@ -78,26 +78,31 @@ if (wanted("workloads")) {
 }
 
 if (wanted("context")) {
-console.log(`# Context budget on a long session (${TURNS} react runs in one session)`);
-const budgeted = await session("800");
-const full = await session("100000000");
-console.log("run  prompt tokens (budget 800)  prompt tokens (full history)");
-for (let i = 0; i < TURNS; i++) console.log(`${String(i + 1).padStart(3)}  ${String(budgeted.tokens[i]).padStart(27)}  ${String(full.tokens[i]).padStart(28)}`);
-const same = budgeted.answers.every((answer, i) => answer === full.answers[i]);
-console.log(`total prompt tokens: budget ${sum(budgeted.tokens)}, full ${sum(full.tokens)} (${((1 - sum(budgeted.tokens) / sum(full.tokens)) * 100).toFixed(1)}% fewer)`);
-console.log(`answers identical: ${same ? "yes" : "NO"} (${TURNS} of ${TURNS} compared)`);
+  console.log(`# Context budget on a long session (${TURNS} react runs in one session)`);
+  const budgeted = await session("800");
+  const full = await session("100000000");
+  console.log("run  prompt tokens (budget 800)  prompt tokens (full history)");
+  for (let i = 0; i < TURNS; i++)
+    console.log(`${String(i + 1).padStart(3)}  ${String(budgeted.tokens[i]).padStart(27)}  ${String(full.tokens[i]).padStart(28)}`);
+  const same = budgeted.answers.every((answer, i) => answer === full.answers[i]);
+  console.log(
+    `total prompt tokens: budget ${sum(budgeted.tokens)}, full ${sum(full.tokens)} (${((1 - sum(budgeted.tokens) / sum(full.tokens)) * 100).toFixed(1)}% fewer)`,
+  );
+  console.log(`answers identical: ${same ? "yes" : "NO"} (${TURNS} of ${TURNS} compared)`);
 }
 
 if (wanted("overhead")) {
-console.log(`\n# Orchestration overhead with an instant model (${RUNS} runs each, after one warm-up)`);
-for (const mode of ["react", "plan_solve"] as const) {
-  const durations = await overhead(mode);
-  console.log(`${mode.padEnd(10)} median ${median(durations).toFixed(0)} ms, min ${Math.min(...durations).toFixed(0)} ms, max ${Math.max(...durations).toFixed(0)} ms (submit to succeeded, polled every 100 ms)`);
-}
+  console.log(`\n# Orchestration overhead with an instant model (${RUNS} runs each, after one warm-up)`);
+  for (const mode of ["react", "plan_solve"] as const) {
+    const durations = await overhead(mode);
+    console.log(
+      `${mode.padEnd(10)} median ${median(durations).toFixed(0)} ms, min ${Math.min(...durations).toFixed(0)} ms, max ${Math.max(...durations).toFixed(0)} ms (submit to succeeded, polled every 100 ms)`,
+    );
+  }
 }
 
 if (wanted("mcp")) {
-  console.log(`\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)`);
+  console.log("\n# MCP tool calls over Streamable HTTP on loopback (50 each, after one warm-up)");
   const { mcpCallFigures } = await import("./mcpCalls.js");
   for (const line of await mcpCallFigures()) console.log(line);
 }

@@ -7,7 +7,8 @@ import { handler } from "../../functions/sandbox/handler.js";
 import { prewarm, stopSpare } from "../../shared/sandbox/runPython.js";
 
 const WARM_RUNS = Number(process.env.BENCH_SANDBOX_RUNS ?? 5);
-const CODE = "import csv, io, statistics\nrows = list(csv.reader(io.StringIO('a\\n1\\n2\\n3\\n')))[1:]\nstatistics.mean(float(r[0]) for r in rows)";
+const CODE =
+  "import csv, io, statistics\nrows = list(csv.reader(io.StringIO('a\\n1\\n2\\n3\\n')))[1:]\nstatistics.mean(float(r[0]) for r in rows)";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -25,7 +26,9 @@ export async function benchSandbox(): Promise<void> {
       warm.push({ start: result.startMs, run: result.runMs, total: performance.now() - t });
       if (result.value !== "2.0") throw new Error(`unexpected result ${JSON.stringify(result)}`);
     }
-    console.log(`cold: ${coldTotal.toFixed(0)} ms per call (interpreter start ${cold.startMs.toFixed(0)} ms, code ${cold.runMs.toFixed(0)} ms)`);
+    console.log(
+      `cold: ${coldTotal.toFixed(0)} ms per call (interpreter start ${cold.startMs.toFixed(0)} ms, code ${cold.runMs.toFixed(0)} ms)`,
+    );
     console.log(
       `warm: median ${median(warm.map((w) => w.total)).toFixed(0)} ms per call (interpreter start ${median(warm.map((w) => w.start)).toFixed(1)} ms, code ${median(warm.map((w) => w.run)).toFixed(0)} ms), min ${Math.min(...warm.map((w) => w.total)).toFixed(0)} ms, max ${Math.max(...warm.map((w) => w.total)).toFixed(0)} ms`,
     );
@@ -51,7 +54,9 @@ export async function benchSandboxMemory(calls = 20): Promise<void> {
     const lambda = new LambdaClient({ endpoint: endpoints.lambda, region: endpoints.region, credentials: endpoints.credentials });
     const before = rssMb(stack.pid);
     for (let i = 0; i < calls; i++) {
-      const response = await lambda.send(new InvokeCommand({ FunctionName: "stepwise-sandbox", Payload: Buffer.from(JSON.stringify({ code: CODE, memoryMb: 512 })) }));
+      const response = await lambda.send(
+        new InvokeCommand({ FunctionName: "stepwise-sandbox", Payload: Buffer.from(JSON.stringify({ code: CODE, memoryMb: 512 })) }),
+      );
       if (response.FunctionError) throw new Error(Buffer.from(response.Payload!).toString());
     }
     const after = rssMb(stack.pid);

@@ -22,7 +22,9 @@ const USD_PER_MILLION_READS = 0.125;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 export async function benchStreamWindow(): Promise<void> {
-  console.log(`\n# Stream windows: a run watched through ${WINDOW_SECONDS}-second connections on the local stack, then the trade-off per window`);
+  console.log(
+    `\n# Stream windows: a run watched through ${WINDOW_SECONDS}-second connections on the local stack, then the trade-off per window`,
+  );
   const stack = await startStack({ STREAM_MAX_SECONDS: String(WINDOW_SECONDS), OFFLINE_MODEL_LATENCY_MS: "1500" });
   try {
     const client = new Client(stack.url, stack.apiKey);
@@ -34,7 +36,11 @@ export async function benchStreamWindow(): Promise<void> {
     while (!ended) {
       const asked = performance.now();
       const res = await fetch(`${stack.url}/v1/runs/${runId}/stream`, {
-        headers: { authorization: `Bearer ${stack.apiKey}`, accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
+        headers: {
+          authorization: `Bearer ${stack.apiKey}`,
+          accept: "text/event-stream",
+          ...(lastEventId ? { "last-event-id": lastEventId } : {}),
+        },
       });
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();

@@ -11,8 +11,8 @@
  */
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { Client } from "../support/client.js";
-import { startScriptedModel, type ScriptStep } from "../support/scriptedModel.js";
-import { ScriptRouter, last, type Turn } from "../support/scriptedRoles.js";
+import { type ScriptStep, startScriptedModel } from "../support/scriptedModel.js";
+import { last, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
 import { startBenchStack } from "./benchStack.js";
 
 export interface Workload {
@@ -138,7 +138,8 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         startSpread.push(Math.max(...firsts) - Math.min(...firsts));
         const lastReply = Math.max(...phase.tasks.map((calls) => timing(calls.at(-1)!).repliedAt!));
         join.push(timing(phase.after).receivedAt - lastReply);
-        for (const calls of phase.tasks) for (let c = 1; c < calls.length; c++) toolRound.push(timing(calls[c]!).receivedAt - timing(calls[c - 1]!).repliedAt!);
+        for (const calls of phase.tasks)
+          for (let c = 1; c < calls.length; c++) toolRound.push(timing(calls[c]!).receivedAt - timing(calls[c - 1]!).repliedAt!);
       }
       const figures: RunFigures = {
         totalMs: endedAt - submittedAt,
@@ -153,9 +154,13 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         summaryToTerminalEvent: terminalAt - timing(summary).repliedAt!,
         summaryToEnd: endedAt - timing(summary).repliedAt!,
         dynamoRequests: (after.requestsByPort[dynamoPort] ?? 0) - (before.requestsByPort[dynamoPort] ?? 0),
-        operations: Object.fromEntries(Object.entries(after.operations).map(([op, n]) => [op, n - (before.operations[op] ?? 0)]).filter(([, n]) => (n as number) > 0)),
+        operations: Object.fromEntries(
+          Object.entries(after.operations)
+            .map(([op, n]) => [op, n - (before.operations[op] ?? 0)])
+            .filter(([, n]) => (n as number) > 0),
+        ),
         getRunRequests: (afterGet.requestsByPort[dynamoPort] ?? 0) - (after.requestsByPort[dynamoPort] ?? 0),
-        stateTransitions: view.usage?.stateTransitions ?? NaN,
+        stateTransitions: view.usage?.stateTransitions ?? Number.NaN,
         invocations,
         lambdaMs,
         cpuMs: after.cpuMs - before.cpuMs,
@@ -217,7 +222,10 @@ function splitPhases(turns: Turn[]): Phase[] {
   let tasks = new Map<string, Turn[]>();
   for (const turn of turns) {
     if (turn.role === "executor") {
-      const key = turn.messages.find((m) => m.role === "user")!.content.split("Your task:").at(-1)!;
+      const key = turn.messages
+        .find((m) => m.role === "user")!
+        .content.split("Your task:")
+        .at(-1)!;
       tasks.set(key, [...(tasks.get(key) ?? []), turn]);
       continue;
     }
@@ -236,7 +244,7 @@ function maxConcurrent(spans: { receivedAt: number; repliedAt?: number }[]): num
   return most;
 }
 
-const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : NaN);
+const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : Number.NaN);
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : "-");
 
 export function printReport(r: WorkloadReport): void {
@@ -244,25 +252,44 @@ export function printReport(r: WorkloadReport): void {
   const all = (pick: (f: RunFigures) => number[]) => r.runs.flatMap(pick);
   const total = m((f) => f.totalMs);
   const w = r.workload;
-  console.log(`\n## ${w.name}: ${w.steps} step(s) × ${w.tasksPerStep} tasks, model latency ${r.latencyMs} ms, median of ${r.runs.length} runs after a warm-up`);
-  console.log(`wall time (submit → execution end)  ${fmt(total)} ms  (min ${fmt(Math.min(...r.runs.map((f) => f.totalMs)))}, max ${fmt(Math.max(...r.runs.map((f) => f.totalMs)))})`);
+  console.log(
+    `\n## ${w.name}: ${w.steps} step(s) × ${w.tasksPerStep} tasks, model latency ${r.latencyMs} ms, median of ${r.runs.length} runs after a warm-up`,
+  );
+  console.log(
+    `wall time (submit → execution end)  ${fmt(total)} ms  (min ${fmt(Math.min(...r.runs.map((f) => f.totalMs)))}, max ${fmt(Math.max(...r.runs.map((f) => f.totalMs)))})`,
+  );
   const ratio = total / r.criticalPathMs;
   const worstSpread = Math.max(...all((f) => f.startSpread));
   console.log(`critical path (${criticalCalls(w)} model calls)        ${r.criticalPathMs} ms  → ratio ${ratio.toFixed(2)} ×`);
-  console.log(`gaps (median, ms): submit → first model call ${fmt(m((f) => f.submitToFirstCall))}; plan reply → first task call (dispatch) ${fmt(median(all((f) => f.dispatch)))}; tasks started within ${fmt(median(all((f) => f.startSpread)))} (worst ${fmt(worstSpread)}); tool round ${fmt(median(all((f) => f.toolRound)))}; last task reply → next planner call (join) ${fmt(median(all((f) => f.join)))}; last planner reply → summarizer call (handover) ${fmt(m((f) => f.handover))}; summary reply → terminal event ${fmt(m((f) => f.summaryToTerminalEvent))}, → execution end ${fmt(m((f) => f.summaryToEnd))}`);
-  console.log(`tasks in flight at once ${fmt(m((f) => f.maxInFlight))} of ${w.tasksPerStep}; model calls ${fmt(m((f) => f.modelCalls))} (critical path needs ${criticalCalls(w)}, the workload ${1 + w.steps * (2 * w.tasksPerStep + 1) + 1})`);
-  console.log(`DynamoDB requests per run ${fmt(m((f) => f.dynamoRequests))}; per GET /v1/runs/{id} ${fmt(m((f) => f.getRunRequests))}; state transitions ${fmt(m((f) => f.stateTransitions))}`);
+  console.log(
+    `gaps (median, ms): submit → first model call ${fmt(m((f) => f.submitToFirstCall))}; plan reply → first task call (dispatch) ${fmt(median(all((f) => f.dispatch)))}; tasks started within ${fmt(median(all((f) => f.startSpread)))} (worst ${fmt(worstSpread)}); tool round ${fmt(median(all((f) => f.toolRound)))}; last task reply → next planner call (join) ${fmt(median(all((f) => f.join)))}; last planner reply → summarizer call (handover) ${fmt(m((f) => f.handover))}; summary reply → terminal event ${fmt(m((f) => f.summaryToTerminalEvent))}, → execution end ${fmt(m((f) => f.summaryToEnd))}`,
+  );
+  console.log(
+    `tasks in flight at once ${fmt(m((f) => f.maxInFlight))} of ${w.tasksPerStep}; model calls ${fmt(m((f) => f.modelCalls))} (critical path needs ${criticalCalls(w)}, the workload ${1 + w.steps * (2 * w.tasksPerStep + 1) + 1})`,
+  );
+  console.log(
+    `DynamoDB requests per run ${fmt(m((f) => f.dynamoRequests))}; per GET /v1/runs/{id} ${fmt(m((f) => f.getRunRequests))}; state transitions ${fmt(m((f) => f.stateTransitions))}`,
+  );
   const ops = [...new Set(r.runs.flatMap((f) => Object.keys(f.operations)))].sort();
   console.log(`  by operation (median): ${ops.map((op) => `${op} ${fmt(m((f) => f.operations[op] ?? 0))}`).join(", ")}`);
-  console.log(`CPU per run ${fmt(m((f) => f.cpuMs))} ms, of which the main thread ${fmt(m((f) => f.mainThreadBusyMs))} ms (the handlers, the API and the interpreter share it; dynalite has a thread of its own); peak RSS ${fmt(r.maxRssMiB)} MiB (now ${fmt(r.rssAfterMiB)} MiB); start-up ${fmt(r.startMs)} ms`);
+  console.log(
+    `CPU per run ${fmt(m((f) => f.cpuMs))} ms, of which the main thread ${fmt(m((f) => f.mainThreadBusyMs))} ms (the handlers, the API and the interpreter share it; dynalite has a thread of its own); peak RSS ${fmt(r.maxRssMiB)} MiB (now ${fmt(r.rssAfterMiB)} MiB); start-up ${fmt(r.startMs)} ms`,
+  );
   const { targets } = w;
   /** "met (75)" or "not met (1.31 ×)". */
   const verdict = (value: number, limit: number, shown = fmt(value)) => `${value <= limit ? "met" : "not met"} (${shown})`;
   console.log(
     [
       `targets: ratio ≤ ${targets.ratio} × ${verdict(ratio, targets.ratio, `${ratio.toFixed(2)} ×`)}`,
-      targets.startSpreadMs !== undefined ? `all tasks started within ${targets.startSpreadMs} ms ${verdict(worstSpread, targets.startSpreadMs)}` : "",
-      targets.dynamoRequests !== undefined ? `DynamoDB requests ≤ ${targets.dynamoRequests} ${verdict(m((f) => f.dynamoRequests), targets.dynamoRequests)}` : "",
+      targets.startSpreadMs !== undefined
+        ? `all tasks started within ${targets.startSpreadMs} ms ${verdict(worstSpread, targets.startSpreadMs)}`
+        : "",
+      targets.dynamoRequests !== undefined
+        ? `DynamoDB requests ≤ ${targets.dynamoRequests} ${verdict(
+            m((f) => f.dynamoRequests),
+            targets.dynamoRequests,
+          )}`
+        : "",
     ]
       .filter(Boolean)
       .join("; "),

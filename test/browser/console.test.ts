@@ -1,11 +1,11 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "../support/browser.js";
 import { salesWorkbook } from "../support/documents.js";
 import { startDropProxy } from "../support/dropProxy.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /** Screenshots land here (test output, not committed); the README links the committed copies in test/screenshots/. */
 const OUTPUT = path.resolve("test/output/screenshots");
@@ -69,7 +69,9 @@ describe("the web console in Chromium", () => {
 
   /** The console's event log, as (seq, type) in the order it showed them. */
   const shownEvents = (page: Page) =>
-    page.locator("#event-log li").evaluateAll((items) => items.map((li) => ({ seq: Number((li as any).dataset.seq), type: (li as any).dataset.type })));
+    page
+      .locator("#event-log li")
+      .evaluateAll((items) => items.map((li) => ({ seq: Number((li as any).dataset.seq), type: (li as any).dataset.type })));
 
   it("signs in, runs plan_solve live (plan, overlapping task lanes, tool calls, answer), approves a write, downloads the report", async () => {
     const page = await browser.context.newPage();
@@ -79,8 +81,12 @@ describe("the web console in Chromium", () => {
     // The plan, two task lanes of the first step that overlap in time, the tool calls.
     await expect.poll(() => page.locator(".plan li.step").count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     const firstStep = page.getByRole("list", { name: "Step 1 tasks" }).getByRole("listitem");
-    await expect.poll(() => firstStep.evaluateAll((lanes) => lanes.filter((l) => (l as any).dataset.end).length), { timeout: 60_000 }).toBe(2);
-    const lanes = await firstStep.evaluateAll((items) => items.map((l) => ({ start: Date.parse((l as any).dataset.start!), end: Date.parse((l as any).dataset.end!) })));
+    await expect
+      .poll(() => firstStep.evaluateAll((lanes) => lanes.filter((l) => (l as any).dataset.end).length), { timeout: 60_000 })
+      .toBe(2);
+    const lanes = await firstStep.evaluateAll((items) =>
+      items.map((l) => ({ start: Date.parse((l as any).dataset.start!), end: Date.parse((l as any).dataset.end!) })),
+    );
     expect(lanes[0]!.start < lanes[1]!.end && lanes[1]!.start < lanes[0]!.end).toBe(true);
     await expect.poll(() => page.locator(".entry.tool-called strong", { hasText: /^→ calculator$/ }).count()).toBe(2);
     await expect.poll(() => page.locator(".entry.tool-result", { hasText: "391" }).count()).toBe(1);
@@ -131,7 +137,14 @@ describe("the web console in Chromium", () => {
     // The runs list: status, mode, age, estimated cost (none: the offline model has no price), session;
     // updated live; filtered by session and status.
     const cells = await page.locator(`tr[data-run-id="${runId}"] td`).allTextContents();
-    expect(cells).toEqual([expect.stringContaining("Compute 17*23"), "succeeded", "plan_solve", expect.stringMatching(/ago$/), "—", expect.stringMatching(/^ses_/)]);
+    expect(cells).toEqual([
+      expect.stringContaining("Compute 17*23"),
+      "succeeded",
+      "plan_solve",
+      expect.stringMatching(/ago$/),
+      "—",
+      expect.stringMatching(/^ses_/),
+    ]);
     expect(await page.getByRole("columnheader").allTextContents()).toContain("Est. cost");
     const sessionId = `ses_browser_${Date.now()}`;
     const fresh = await api("/v1/runs", { input: "Hello from the API", mode: "react", sessionId });
@@ -199,7 +212,9 @@ describe("the web console in Chromium", () => {
     await page.getByLabel("Task", { exact: true }).fill("Analyse the attached CSV");
     await page.getByLabel("Mode").selectOption("react");
     await page.getByLabel("Approve tool calls").selectOption("write");
-    await page.getByLabel("Files to attach").setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from("region,amount\nnorth,120\nsouth,80\n") });
+    await page
+      .getByLabel("Files to attach")
+      .setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from("region,amount\nnorth,120\nsouth,80\n") });
     await page.getByRole("button", { name: "Submit" }).click();
     await page.waitForURL(/#\/runs\/run_/);
     const runId = page.url().split("#/runs/")[1]!;
@@ -234,7 +249,9 @@ describe("the web console in Chromium", () => {
     await card.getByRole("button", { name: "Run with these arguments" }).click();
     // What the edited code printed, beneath the code that ran (the tool result's preview is cut
     // at 2,000 characters, and says first how the arguments were changed: the code, whole).
-    await expect.poll(() => page.locator(".entry.code .code-output", { hasText: "checked by a person" }).count(), { timeout: 60_000 }).toBe(1);
+    await expect
+      .poll(() => page.locator(".entry.code .code-output", { hasText: "checked by a person" }).count(), { timeout: 60_000 })
+      .toBe(1);
     expect(await page.locator(".entry.code pre.code code").textContent()).toContain('print("checked by a person")');
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
@@ -269,11 +286,16 @@ describe("the web console in Chromium", () => {
     await plan.getByLabel("Message").fill("Add more detail");
     await plan.getByRole("button", { name: "Reject" }).click();
     // The planner revises the plan and asks again: a new card.
-    await expect.poll(async () => (await plan.count()) === 1 && (await plan.getAttribute("data-interrupt-id")) !== first, { timeout: 60_000 }).toBe(true);
+    await expect
+      .poll(async () => (await plan.count()) === 1 && (await plan.getAttribute("data-interrupt-id")) !== first, { timeout: 60_000 })
+      .toBe(true);
     await plan.getByRole("button", { name: "Approve" }).click();
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
-    expect(events.filter((e: any) => e.type === "interrupt.resolved").map((e: any) => [e.data.decision, e.data.message])).toEqual([["reject", "Add more detail"], ["approve", undefined]]);
+    expect(events.filter((e: any) => e.type === "interrupt.resolved").map((e: any) => [e.data.decision, e.data.message])).toEqual([
+      ["reject", "Add more detail"],
+      ["approve", undefined],
+    ]);
     expect(events.at(-1).type).toBe("run.succeeded");
     await page.close();
   });
@@ -306,12 +328,16 @@ describe("the web console in Chromium", () => {
 
     // The agent ran Python over the attached file, and its figures are the answer.
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
-    await expect.poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent()).toContain('"sales.csv"');
+    await expect
+      .poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent())
+      .toContain('"sales.csv"');
     await expect.poll(() => page.locator(".answer").textContent()).toContain("sales.csv: 5 rows, 3 columns");
     // Markdown drawn in the answer and in the agent's text: the table of figures is a table.
     const table = page.locator(".answer table").first();
     expect(await table.locator("th").allTextContents()).toEqual(expect.arrayContaining(["column", "sum", "mean"]));
-    expect(await table.locator("tr", { hasText: "amount" }).locator("td").allTextContents()).toEqual(expect.arrayContaining(["amount", "450.00"]));
+    expect(await table.locator("tr", { hasText: "amount" }).locator("td").allTextContents()).toEqual(
+      expect.arrayContaining(["amount", "450.00"]),
+    );
     expect(await page.locator(".entry .text table").count()).toBeGreaterThan(0);
     expect(await page.locator(".entry .text").filter({ hasText: "| column |" }).count()).toBe(0);
     // The code the agent ran, as a Python block, with its output beneath it.
@@ -323,7 +349,9 @@ describe("the web console in Chromium", () => {
     expect(await block.locator("pre.code-output").textContent()).toContain("sales.csv: 5 rows, 3 columns");
     // The file is the run's, and downloads with the bytes that were attached.
     const run = await api(`/v1/runs/${runId}`);
-    expect(run.files).toEqual(expect.arrayContaining([expect.objectContaining({ name: "sales.csv", contentType: "text/csv", bytes: sales.length })]));
+    expect(run.files).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: "sales.csv", contentType: "text/csv", bytes: sales.length })]),
+    );
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download sales.csv" }).click()]);
     expect(await readFile(await download.path(), "utf8")).toBe(sales);
     await page.close();
@@ -333,9 +361,17 @@ describe("the web console in Chromium", () => {
     const page = await browser.context.newPage();
     await signIn(page);
     await openNewRun(page);
-    await page.getByLabel("Task", { exact: true }).fill("Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals");
+    await page
+      .getByLabel("Task", { exact: true })
+      .fill("Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals");
     await page.getByLabel("Mode").selectOption("react");
-    await page.getByLabel("Files to attach").setInputFiles({ name: "sales.xlsx", mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", buffer: await salesWorkbook() });
+    await page
+      .getByLabel("Files to attach")
+      .setInputFiles({
+        name: "sales.xlsx",
+        mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        buffer: await salesWorkbook(),
+      });
     await page.getByRole("button", { name: "Submit" }).click();
     await page.waitForURL(/#\/runs\/run_/);
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
@@ -372,7 +408,9 @@ describe("the web console in Chromium", () => {
     const sideways = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
     const row = page.locator(`tr[data-run-id="${runId}"]`);
     expect(await row.evaluate((tr) => (globalThis as any).getComputedStyle(tr).display)).toBe("block");
-    expect(await row.locator("td", { hasText: "plan_solve" }).evaluate((td) => (globalThis as any).getComputedStyle(td, "::before").content)).toBe('"Mode"');
+    expect(
+      await row.locator("td", { hasText: "plan_solve" }).evaluate((td) => (globalThis as any).getComputedStyle(td, "::before").content),
+    ).toBe('"Mode"');
     expect((await row.boundingBox())!.width).toBeLessThanOrEqual(390);
     expect(await sideways()).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(OUTPUT, "runs-phone.png"), fullPage: true });
@@ -385,15 +423,19 @@ describe("the web console in Chromium", () => {
     expect(await top(".plan-section")).toBeLessThan(await top(".answer-section"));
     expect(await top(".answer-section")).toBeLessThan(await top(".usage-section"));
     // The tasks on a time axis, each with how long it took; the file the run wrote named in the activity.
-    expect(await page.locator(".lane .lane-duration").allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^\d+(\.\d)? s$/)]));
+    expect(await page.locator(".lane .lane-duration").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^\d+(\.\d)? s$/)]),
+    );
     expect(await page.locator(".axis-track .tick").first().textContent()).toBe("0.0 s");
     expect(await page.locator(".entry.file-created").allTextContents()).toEqual([expect.stringContaining("report.md")]);
     await page.getByRole("button", { name: "Preview report.md" }).click();
     await page.locator(".preview h1").waitFor();
-    await expect.poll(async () => {
-      const box = (await page.locator(".preview").boundingBox())!;
-      return box.y >= 0 && box.y < 844;
-    }).toBe(true);
+    await expect
+      .poll(async () => {
+        const box = (await page.locator(".preview").boundingBox())!;
+        return box.y >= 0 && box.y < 844;
+      })
+      .toBe(true);
     expect(await sideways()).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(OUTPUT, "run-phone-preview.png") });
     await page.close();
@@ -410,7 +452,9 @@ describe("the web console in Chromium", () => {
     const mcp = page.getByRole("link", { name: "MCP" });
     expect(await mcp.getAttribute("href")).toBe(`${proxy.url}/mcp`);
     expect(await mcp.getAttribute("title")).toContain(`get_run {"runId": "${runId}"}`);
-    expect(await page.getByRole("link", { name: "AG-UI stream" }).getAttribute("href")).toBe(`${proxy.url}/v1/runs/${runId}/stream?protocol=ag-ui`);
+    expect(await page.getByRole("link", { name: "AG-UI stream" }).getAttribute("href")).toBe(
+      `${proxy.url}/v1/runs/${runId}/stream?protocol=ag-ui`,
+    );
     // … and the A2A agent's card, where this run is the task of the same id.
     const a2a = page.getByRole("link", { name: "A2A" });
     expect(await a2a.getAttribute("href")).toBe("/.well-known/agent-card.json");
@@ -424,11 +468,15 @@ describe("the web console in Chromium", () => {
     const slow = await startStack({ OFFLINE_MODEL_LATENCY_MS: "3000" });
     const page = await browser.context.newPage();
     try {
-      const runId = (await (await fetch(`${slow.url}/v1/runs`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${slow.apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ input: "Compute 17*23 and (120/8)+2^5", mode: "plan_solve" }),
-      })).json() as any).runId;
+      const runId = (
+        (await (
+          await fetch(`${slow.url}/v1/runs`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${slow.apiKey}`, "content-type": "application/json" },
+            body: JSON.stringify({ input: "Compute 17*23 and (120/8)+2^5", mode: "plan_solve" }),
+          })
+        ).json()) as any
+      ).runId;
       await page.goto(slow.url);
       await page.getByLabel("API key").fill(slow.apiKey);
       await page.getByRole("button", { name: "Sign in" }).click();

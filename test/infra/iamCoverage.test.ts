@@ -1,10 +1,10 @@
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../shared/config.js";
+import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
+import { stepwiseTools } from "../../shared/tools/workTools.js";
 import { actionMatches, iamActionsFor, SdkCallGraph } from "../support/sdkCalls.js";
 import { allowedActions, functionsOf, synthesize } from "../support/template.js";
-import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
-import { loadConfig } from "../../shared/config.js";
-import { stepwiseTools } from "../../shared/tools/workTools.js";
 
 /**
  * Every AWS call a function's code can make is allowed by that function's role: the calls are read
@@ -43,10 +43,14 @@ describe("IAM coverage", () => {
   it("reads the calls from the code: the callback step resumes runs, the API starts and stops them, agents call only the table, the queue and the key", () => {
     const commands = (entry: string) => graph.callsOf(entry).map((c) => c.command);
     expect(commands("functions/steps/awaitInterrupt.ts")).toContain("SendTaskSuccess");
-    expect(commands("functions/api/handler.ts")).toEqual(expect.arrayContaining(["StartExecution", "StopExecution", "SendTaskSuccess", "GetExecutionHistory"]));
+    expect(commands("functions/api/handler.ts")).toEqual(
+      expect.arrayContaining(["StartExecution", "StopExecution", "SendTaskSuccess", "GetExecutionHistory"]),
+    );
     expect(commands("functions/steps/plan.ts")).toEqual(expect.arrayContaining(["Update", "SendMessage", "GetSecretValue"]));
     // Reads, the log's fill of a number a crashed writer took, and the MCP server's runs (start, decide, cancel).
-    expect(commands("functions/stream/handler.ts")).toEqual(expect.arrayContaining(["Get", "Put", "Query", "StartExecution", "SendTaskSuccess", "StopExecution"]));
+    expect(commands("functions/stream/handler.ts")).toEqual(
+      expect.arrayContaining(["Get", "Put", "Query", "StartExecution", "SendTaskSuccess", "StopExecution"]),
+    );
     // The MCP server never calls the model itself: runs do, in their own functions.
     expect(commands("functions/stream/handler.ts")).not.toContain("GetSecretValue");
     expect(commands("functions/steps/plan.ts")).not.toContain("StartExecution");
@@ -81,13 +85,22 @@ describe("IAM coverage", () => {
     const statements = Object.values(resources)
       .filter((r) => r.Type === "AWS::IAM::Policy" && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === role))
       .flatMap((p) => p.Properties.PolicyDocument.Statement);
-    const invokable = statements.filter((st: any) => [st.Action].flat().includes("lambda:InvokeFunction")).flatMap((st: any) => [st.Resource].flat());
+    const invokable = statements
+      .filter((st: any) => [st.Action].flat().includes("lambda:InvokeFunction"))
+      .flatMap((st: any) => [st.Resource].flat());
     // arn:…:function:Name:* — every version of the function, those of earlier deploys too.
-    const everyVersion = new Set(invokable.filter((r: any) => r["Fn::Join"]?.[1]?.[1] === ":*").map((r: any) => r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0]));
+    const everyVersion = new Set(
+      invokable.filter((r: any) => r["Fn::Join"]?.[1]?.[1] === ":*").map((r: any) => r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0]),
+    );
     for (const id of steps) expect(everyVersion.has(id), id).toBe(true);
-    const other = invokable.filter((r: any) => !(r["Fn::Join"]?.[1]?.[1] === ":*" && steps.includes(r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0])) && !versions.includes(r.Ref));
+    const other = invokable.filter(
+      (r: any) =>
+        !(r["Fn::Join"]?.[1]?.[1] === ":*" && steps.includes(r["Fn::Join"][1][0]["Fn::GetAtt"]?.[0])) && !versions.includes(r.Ref),
+    );
     expect(other).toEqual([]);
-    expect(statements.flatMap((st: any) => [st.Action].flat()).filter((a: string) => !/^(lambda:InvokeFunction|xray:|logs:)/.test(a))).toEqual([]);
+    expect(
+      statements.flatMap((st: any) => [st.Action].flat()).filter((a: string) => !/^(lambda:InvokeFunction|xray:|logs:)/.test(a)),
+    ).toEqual([]);
   });
 
   it("each tool declares the grants its code needs (S3 and Lambda calls), every tool an agent may get is checked, and the stack grants the declarations", () => {
@@ -106,13 +119,21 @@ describe("IAM coverage", () => {
     expect(tools.map((t) => t.name).sort()).toEqual(Object.values(modules).flat().sort());
     for (const [file, names] of Object.entries(modules)) {
       const declared = declaredGrants(tools.filter((t) => names.includes(t.name))).flatMap((g) => TOOL_GRANT_ACTIONS[g]);
-      const needed = graph.callsOfMembers(file).filter((c) => ["client-s3", "client-lambda"].includes(c.sdkPackage)).flatMap(iamActionsFor);
+      const needed = graph
+        .callsOfMembers(file)
+        .filter((c) => ["client-s3", "client-lambda"].includes(c.sdkPackage))
+        .flatMap(iamActionsFor);
       // Every call the tools' code can make is declared (what the graph reads is at least what runs).
-      expect(needed.filter((action) => !declared.includes(action as never)), file).toEqual([]);
+      expect(
+        needed.filter((action) => !declared.includes(action as never)),
+        file,
+      ).toEqual([]);
     }
     // The stack grants the agents what the declarations say (infra/stepwise.ts): run_code's sandbox among them.
     expect(tools.find((t) => t.name === "run_code")!.grants).toContain("sandbox:invoke");
-    expect(allowedActions(template, ours.find((f) => f.path.endsWith("/Steps/ExecuteTask"))!.roleLogicalId)).toContain("lambda:InvokeFunction");
+    expect(allowedActions(template, ours.find((f) => f.path.endsWith("/Steps/ExecuteTask"))!.roleLogicalId)).toContain(
+      "lambda:InvokeFunction",
+    );
   });
 
   it("the callback step's permission to resume is its own policy, on the state machine only", () => {

@@ -26,7 +26,10 @@ describe("cdk-nag AwsSolutionsChecks", () => {
   });
 
   it("the checks do run: a queue without SSL enforcement fails synth, naming the rule", () => {
-    const synth = synthWithNag({ openAiBaseUrl: "https://models.example.com/v1" }, (stack) => new Queue(stack, "Careless", { enforceSSL: false }));
+    const synth = synthWithNag(
+      { openAiBaseUrl: "https://models.example.com/v1" },
+      (stack) => new Queue(stack, "Careless", { enforceSSL: false }),
+    );
     expect(synth).toThrow(/AwsSolutions-SQS4/);
   });
 });

@@ -15,7 +15,10 @@ describe("logging and tracing", () => {
     for (const fn of ours) {
       const props = resources[fn.logicalId]!.Properties;
       expect(props.TracingConfig, fn.path).toEqual(fn.path.endsWith("/Sandbox") ? undefined : { Mode: "Active" });
-      expect(props.Environment.Variables, fn.path).toMatchObject({ POWERTOOLS_SERVICE_NAME: "stepwise", POWERTOOLS_METRICS_NAMESPACE: "Stepwise" });
+      expect(props.Environment.Variables, fn.path).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: "stepwise",
+        POWERTOOLS_METRICS_NAMESPACE: "Stepwise",
+      });
     }
   });
 
@@ -47,7 +50,8 @@ describe("agent protocols", () => {
     expect(routes["GET /.well-known/agent-card.json"]!.AuthorizationType ?? "NONE").toBe("NONE");
     const stream = ours.find((f) => f.path.endsWith("/Stream"))!;
     const streamActions = allowedActions(template, stream.roleLogicalId);
-    for (const action of ["states:StartExecution", "states:StopExecution", "states:SendTaskSuccess", "s3:PutObject"]) expect(streamActions, action).toContain(action);
+    for (const action of ["states:StartExecution", "states:StopExecution", "states:SendTaskSuccess", "s3:PutObject"])
+      expect(streamActions, action).toContain(action);
   });
 });
 
@@ -57,7 +61,8 @@ describe("alarms and dashboard", () => {
 
   it("alarm on dead letters, failed/timed-out/throttled executions, API 5xx", () => {
     expect(named("ApproximateNumberOfMessagesVisible")).toHaveLength(2); // both dead-letter queues
-    for (const metric of ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled", "5xx"]) expect(named(metric), metric).toHaveLength(1);
+    for (const metric of ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled", "5xx"])
+      expect(named(metric), metric).toHaveLength(1);
   });
 
   it("alarm on errors and throttles of every function, and on DynamoDB throttling", () => {
@@ -84,7 +89,9 @@ describe("limits", () => {
     for (const fn of ours) expect(resources[fn.logicalId]!.Properties.ReservedConcurrentExecutions, fn.path).toBeUndefined();
     const reserved = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, apiReservedConcurrency: 30, streamReservedConcurrency: 20 });
     const reservedResources = reserved.template.toJSON().Resources as Record<string, { Properties: any }>;
-    const reservation = (suffix: string) => reservedResources[functionsOf(reserved.stack).find((f) => f.path.endsWith(suffix))!.logicalId]!.Properties.ReservedConcurrentExecutions;
+    const reservation = (suffix: string) =>
+      reservedResources[functionsOf(reserved.stack).find((f) => f.path.endsWith(suffix))!.logicalId]!.Properties
+        .ReservedConcurrentExecutions;
     expect([reservation("/Api"), reservation("/Stream"), reservation("/Notify")]).toEqual([30, 20, undefined]);
   });
 
@@ -117,9 +124,15 @@ describe("code", () => {
 });
 
 describe("deploys leave running runs alone", () => {
-  const full = template.toJSON().Resources as Record<string, { Type: string; Properties: any; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+  const full = template.toJSON().Resources as Record<
+    string,
+    { Type: string; Properties: any; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+  >;
   const steps = ours.filter((f) => f.path.includes("/Steps/"));
-  const idsOf = (type: string) => Object.entries(full).filter(([, r]) => r.Type === type).map(([id]) => id);
+  const idsOf = (type: string) =>
+    Object.entries(full)
+      .filter(([, r]) => r.Type === type)
+      .map(([id]) => id);
 
   it("every step function is published as a version that later deploys keep, behind the alias live", () => {
     const versions = idsOf("AWS::Lambda::Version").map((id) => full[id]!);
@@ -128,14 +141,20 @@ describe("deploys leave running runs alone", () => {
       expect(own, fn.path).toHaveLength(1);
       expect([own[0]!.DeletionPolicy, own[0]!.UpdateReplacePolicy], fn.path).toEqual(["Retain", "Retain"]);
       const aliases = ofType("AWS::Lambda::Alias").filter((a) => a.Properties.FunctionName.Ref === fn.logicalId);
-      expect(aliases.map((a) => a.Properties.Name), fn.path).toEqual(["live"]);
+      expect(
+        aliases.map((a) => a.Properties.Name),
+        fn.path,
+      ).toEqual(["live"]);
     }
   });
 
   it("every Task state invokes a version-qualified ARN, so an execution calls the code it started with", () => {
     const [machine] = ofType("AWS::StepFunctions::StateMachine");
     const parts = machine!.Properties.DefinitionString["Fn::Join"][1] as unknown[];
-    const refs = parts.filter((p): p is { Ref: string } => typeof p === "object" && p !== null && "Ref" in p && !String((p as { Ref: string }).Ref).startsWith("AWS::"));
+    const refs = parts.filter(
+      (p): p is { Ref: string } =>
+        typeof p === "object" && p !== null && "Ref" in p && !String((p as { Ref: string }).Ref).startsWith("AWS::"),
+    );
     expect(refs.length).toBeGreaterThanOrEqual(steps.length);
     for (const ref of refs) expect(full[ref.Ref]?.Type, ref.Ref).toBe("AWS::Lambda::Version");
     expect(parts.some((p) => typeof p === "object" && p !== null && "Fn::GetAtt" in p)).toBe(false);
@@ -146,10 +165,18 @@ describe("deploys leave running runs alone", () => {
     expect(more).toEqual([]);
     const version = full[versionId!]!;
     const machineId = idsOf("AWS::StepFunctions::StateMachine")[0]!;
-    expect(version.Properties).toMatchObject({ StateMachineArn: { Ref: machineId }, StateMachineRevisionId: { "Fn::GetAtt": [machineId, "StateMachineRevisionId"] } });
+    expect(version.Properties).toMatchObject({
+      StateMachineArn: { Ref: machineId },
+      StateMachineRevisionId: { "Fn::GetAtt": [machineId, "StateMachineRevisionId"] },
+    });
     expect([version.DeletionPolicy, version.UpdateReplacePolicy]).toEqual(["Retain", "Retain"]);
     const [aliasId] = idsOf("AWS::StepFunctions::StateMachineAlias");
-    expect(full[aliasId!]!.Properties).toEqual(expect.objectContaining({ Name: "live", RoutingConfiguration: [{ StateMachineVersionArn: { "Fn::GetAtt": [versionId, "Arn"] }, Weight: 100 }] }));
+    expect(full[aliasId!]!.Properties).toEqual(
+      expect.objectContaining({
+        Name: "live",
+        RoutingConfiguration: [{ StateMachineVersionArn: { "Fn::GetAtt": [versionId, "Arn"] }, Weight: 100 }],
+      }),
+    );
     const api = ours.find((f) => f.path.endsWith("/Api"))!;
     expect(full[api.logicalId]!.Properties.Environment.Variables.STATE_MACHINE_ARN).toEqual({ "Fn::GetAtt": [aliasId, "Arn"] });
     const starts = ofType("AWS::IAM::Policy")
@@ -164,10 +191,17 @@ describe("least privilege", () => {
   it("no role may Scan the table or read its streams; the API may seal (GenerateDataKey) and open (Decrypt) with the key, nothing more", () => {
     for (const fn of ours) {
       const actions = allowedActions(template, fn.roleLogicalId);
-      expect(actions.filter((a) => /^dynamodb:(Scan|.*Stream.*|GetRecords|GetShardIterator)$/.test(a)), fn.path).toEqual([]);
+      expect(
+        actions.filter((a) => /^dynamodb:(Scan|.*Stream.*|GetRecords|GetShardIterator)$/.test(a)),
+        fn.path,
+      ).toEqual([]);
     }
     const api = ours.find((f) => f.path.endsWith("/Api"))!;
-    expect(allowedActions(template, api.roleLogicalId).filter((a) => a.startsWith("kms:")).sort()).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
+    expect(
+      allowedActions(template, api.roleLogicalId)
+        .filter((a) => a.startsWith("kms:"))
+        .sort(),
+    ).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
   });
 
   it("download links last at most an hour (a presigned link dies with the credentials that signed it)", () => {
@@ -181,21 +215,35 @@ const BRAVE_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secr
 describe("API keys in Secrets Manager", () => {
   it.each([
     ["tavily", { tavilyApiKeySecretArn: TAVILY_KEY_SECRET_ARN }, TAVILY_KEY_SECRET_ARN, "TAVILY_API_KEY_SECRET_ARN"],
-    ["brave", { braveApiKeySecretArn: BRAVE_KEY_SECRET_ARN, tavilyApiKeySecretArn: TAVILY_KEY_SECRET_ARN }, BRAVE_KEY_SECRET_ARN, "BRAVE_API_KEY_SECRET_ARN"],
-  ])("webSearchProvider=%s: the agents may read the model's key and the search API's key (only the chosen provider's), nothing else may, and the template holds only the ARN", (provider, keys, searchKey, variable) => {
-    const { stack: deployed, template: t } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, webSearchProvider: provider, ...keys } as any);
-    const fns = functionsOf(deployed).filter((f) => f.entry);
-    const agents = fns.filter((f) => f.path.includes("/Steps/"));
-    expect(agents.length).toBeGreaterThan(5);
-    for (const fn of agents) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN, searchKey].sort());
-    for (const fn of fns.filter((f) => !agents.includes(f))) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([]);
-    const executeTask = t.toJSON().Resources[agents.find((f) => f.path.endsWith("/ExecuteTask"))!.logicalId].Properties.Environment.Variables;
-    expect(executeTask).toMatchObject({ WEB_SEARCH_PROVIDER: provider, [variable]: searchKey });
-    expect(executeTask.TAVILY_API_KEY ?? executeTask.BRAVE_API_KEY).toBeUndefined();
-  });
+    [
+      "brave",
+      { braveApiKeySecretArn: BRAVE_KEY_SECRET_ARN, tavilyApiKeySecretArn: TAVILY_KEY_SECRET_ARN },
+      BRAVE_KEY_SECRET_ARN,
+      "BRAVE_API_KEY_SECRET_ARN",
+    ],
+  ])(
+    "webSearchProvider=%s: the agents may read the model's key and the search API's key (only the chosen provider's), nothing else may, and the template holds only the ARN",
+    (provider, keys, searchKey, variable) => {
+      const { stack: deployed, template: t } = synthesize({
+        openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+        webSearchProvider: provider,
+        ...keys,
+      } as any);
+      const fns = functionsOf(deployed).filter((f) => f.entry);
+      const agents = fns.filter((f) => f.path.includes("/Steps/"));
+      expect(agents.length).toBeGreaterThan(5);
+      for (const fn of agents) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN, searchKey].sort());
+      for (const fn of fns.filter((f) => !agents.includes(f))) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([]);
+      const executeTask =
+        t.toJSON().Resources[agents.find((f) => f.path.endsWith("/ExecuteTask"))!.logicalId].Properties.Environment.Variables;
+      expect(executeTask).toMatchObject({ WEB_SEARCH_PROVIDER: provider, [variable]: searchKey });
+      expect(executeTask.TAVILY_API_KEY ?? executeTask.BRAVE_API_KEY).toBeUndefined();
+    },
+  );
 
   it("without a search API, no search key is readable", () => {
-    for (const fn of functionsOf(stack).filter((f) => f.path.includes("/Steps/"))) expect(readableSecrets(template, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN]);
+    for (const fn of functionsOf(stack).filter((f) => f.path.includes("/Steps/")))
+      expect(readableSecrets(template, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN]);
   });
 });
 
@@ -248,7 +296,8 @@ describe("configuration parity: every deployment setting reaches every function'
     const env = (logicalId: string) => (t.toJSON().Resources[logicalId].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
     const fns = functionsOf(configured).filter((f) => f.entry);
     for (const fn of fns) {
-      for (const [key, variable] of Object.entries(FUNCTION_ENVIRONMENT)) expect(env(fn.logicalId)[variable], `${fn.path} ${variable}`).toBe(samples[key as keyof typeof samples]);
+      for (const [key, variable] of Object.entries(FUNCTION_ENVIRONMENT))
+        expect(env(fn.logicalId)[variable], `${fn.path} ${variable}`).toBe(samples[key as keyof typeof samples]);
     }
   });
 
@@ -259,7 +308,9 @@ describe("configuration parity: every deployment setting reaches every function'
     const rows = section.split("\n").filter((l) => l.startsWith("| `"));
     const deployable = new Set(Object.values(FUNCTION_ENVIRONMENT));
     // Rows for the local stack, and variables the stack sets itself, are not deployment settings.
-    const documented = rows.filter((r) => !r.includes("local stack") && !r.includes("set by the stack")).flatMap((r) => [...r.split("|")[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!));
+    const documented = rows
+      .filter((r) => !r.includes("local stack") && !r.includes("set by the stack"))
+      .flatMap((r) => [...r.split("|")[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!));
     expect(documented.length).toBeGreaterThan(8);
     // An API key (the model's, a search API's) is never in a deployment: its secret's ARN is (openAiApiKeySecretArn, …).
     expect(documented.filter((v) => !deployable.has(v as any) && !deployable.has(`${v}_SECRET_ARN` as any))).toEqual([]);
@@ -279,11 +330,17 @@ describe("browsers (CORS)", () => {
 describe("settings are checked at synth", () => {
   it.each([
     [{}, /needs a model: give openAiApiKeySecretArn .* or openAiBaseUrl/],
-    [{ openAiApiKeySecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key" }, /openAiApiKeySecretArn must be the secret's complete ARN/],
+    [
+      { openAiApiKeySecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key" },
+      /openAiApiKeySecretArn must be the secret's complete ARN/,
+    ],
     [{ openAiBaseUrl: "https://x.example.com/v1", maxConcurrency: "41" }, /maxConcurrency/],
     [{ openAiBaseUrl: "https://x.example.com/v1", functionCallMode: "xml" }, /functionCallMode/],
     [{ openAiBaseUrl: "not a url" }, /openAiBaseUrl/],
-    [{ openAiBaseUrl: "https://x.example.com/v1", corsAllowedOrigins: "https://app.example.com/console" }, /corsAllowedOrigins must be origins/],
+    [
+      { openAiBaseUrl: "https://x.example.com/v1", corsAllowedOrigins: "https://app.example.com/console" },
+      /corsAllowedOrigins must be origins/,
+    ],
     [{ openAiBaseUrl: "https://x.example.com/v1", streamTokenSeconds: "86400" }, /streamTokenSeconds/],
     [{ openAiBaseUrl: "https://x.example.com/v1", modelPriceInputPerMtok: "-1" }, /modelPriceInputPerMtok/],
     // Upper bounds: a run's own budgets stop there, and Step Functions ends an execution at 25,000 history events.
@@ -291,7 +348,10 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", maxAgentRounds: "51" }, /maxAgentRounds/],
     [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "25001" }, /historyEventBudget/],
     [{ openAiBaseUrl: "https://x.example.com/v1", webSearchProvider: "tavily" }, /webSearchProvider=tavily needs tavilyApiKeySecretArn/],
-    [{ openAiBaseUrl: "https://x.example.com/v1", webSearchProvider: "brave", braveApiKeySecretArn: "brave-key" }, /braveApiKeySecretArn must be the secret's complete ARN/],
+    [
+      { openAiBaseUrl: "https://x.example.com/v1", webSearchProvider: "brave", braveApiKeySecretArn: "brave-key" },
+      /braveApiKeySecretArn must be the secret's complete ARN/,
+    ],
     // A lower bound too: a ReAct turn that waits for a person must fit in a new execution.
     [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "85" }, /historyEventBudget/],
   ])("%j fails with a clear message", (context, message) => {
@@ -307,12 +367,22 @@ describe("the code sandbox", () => {
     const subnets = props.VpcConfig.SubnetIds.map((ref: { Ref: string }) => resources[ref.Ref]!);
     expect(subnets.length).toBeGreaterThanOrEqual(2);
     for (const subnet of subnets) expect(subnet.Properties.MapPublicIpOnLaunch).toBe(false);
-    for (const type of ["AWS::EC2::InternetGateway", "AWS::EC2::NatGateway", "AWS::EC2::VPCEndpoint", "AWS::EC2::Route", "AWS::EC2::EgressOnlyInternetGateway", "AWS::EC2::TransitGatewayAttachment", "AWS::EC2::VPCPeeringConnection"]) {
+    for (const type of [
+      "AWS::EC2::InternetGateway",
+      "AWS::EC2::NatGateway",
+      "AWS::EC2::VPCEndpoint",
+      "AWS::EC2::Route",
+      "AWS::EC2::EgressOnlyInternetGateway",
+      "AWS::EC2::TransitGatewayAttachment",
+      "AWS::EC2::VPCPeeringConnection",
+    ]) {
       expect(ofType(type), type).toHaveLength(0);
     }
     const [group] = props.VpcConfig.SecurityGroupIds.map((ref: { "Fn::GetAtt": [string] }) => resources[ref["Fn::GetAtt"][0]]!.Properties);
     // CDK's rule that matches no traffic: the group lets nothing out (and nothing in).
-    expect(group.SecurityGroupEgress).toEqual([{ CidrIp: "255.255.255.255/32", Description: "Disallow all traffic", FromPort: 252, IpProtocol: "icmp", ToPort: 86 }]);
+    expect(group.SecurityGroupEgress).toEqual([
+      { CidrIp: "255.255.255.255/32", Description: "Disallow all traffic", FromPort: 252, IpProtocol: "icmp", ToPort: 86 },
+    ]);
     expect(group.SecurityGroupIngress).toBeUndefined();
     template.hasResourceProperties("AWS::EC2::FlowLog", { ResourceType: "VPC", TrafficType: "ALL" });
   });
@@ -322,7 +392,9 @@ describe("the code sandbox", () => {
     const managed = role.ManagedPolicyArns.map((arn: any) => JSON.stringify(arn).match(/policy\/service-role\/(\w+)/)![1]).sort();
     expect(managed).toEqual(["AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole"]);
     expect(role.Policies).toBeUndefined();
-    const attached = ofType("AWS::IAM::Policy").filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === sandbox.roleLogicalId));
+    const attached = ofType("AWS::IAM::Policy").filter((p) =>
+      p.Properties.Roles.some((r: { Ref: string }) => r.Ref === sandbox.roleLogicalId),
+    );
     expect(attached).toEqual([]);
   });
 

@@ -19,7 +19,14 @@ describe("the work products' layer", () => {
     const modules = path.join(work, "opt/nodejs/node_modules");
     buildLayer(modules);
     // The helper as the function's bundle holds it: in a folder with no node_modules above it.
-    buildSync({ entryPoints: ["shared/lazyImport.ts"], bundle: true, platform: "node", format: "esm", outfile: path.join(work, "task/lazyImport.mjs"), logLevel: "error" });
+    buildSync({
+      entryPoints: ["shared/lazyImport.ts"],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      outfile: path.join(work, "task/lazyImport.mjs"),
+      logLevel: "error",
+    });
     const script = path.join(work, "task/index.mjs");
     writeFileSync(
       script,
@@ -43,9 +50,24 @@ const pptx = await deck.write({ outputType: "nodebuffer" });
 console.log(JSON.stringify({ sheet: read.worksheets[0].name, legacy: legacy.SheetNames[0], csv, mammoth: typeof mammoth.convertToHtml, unpdf: typeof extractText, bar: svg.includes('aria-label="r: north; v: 220"'), pptx: pptx.subarray(0, 2).toString() }));
 `,
     );
-    const run = spawnSync(process.execPath, [script], { cwd: work, encoding: "utf8", env: { ...process.env, NODE_PATH: modules }, timeout: 120_000 });
+    const run = spawnSync(process.execPath, [script], {
+      cwd: work,
+      encoding: "utf8",
+      env: { ...process.env, NODE_PATH: modules },
+      timeout: 120_000,
+    });
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout.trim().split("\n").at(-1)!)).toEqual({ sheet: "Sales", legacy: "Legacy", csv: [["a", "b, c"]], mammoth: "function", unpdf: "function", bar: true, pptx: "PK" });
-    expect(spawnSync("ls", [path.join(modules, "@resvg")], { encoding: "utf8" }).stdout.split("\n")).toEqual(expect.arrayContaining(["resvg-js", "resvg-js-linux-arm64-gnu"]));
+    expect(JSON.parse(run.stdout.trim().split("\n").at(-1)!)).toEqual({
+      sheet: "Sales",
+      legacy: "Legacy",
+      csv: [["a", "b, c"]],
+      mammoth: "function",
+      unpdf: "function",
+      bar: true,
+      pptx: "PK",
+    });
+    expect(spawnSync("ls", [path.join(modules, "@resvg")], { encoding: "utf8" }).stdout.split("\n")).toEqual(
+      expect.arrayContaining(["resvg-js", "resvg-js-linux-arm64-gnu"]),
+    );
   }, 240_000);
 });

@@ -4,7 +4,7 @@ import { EventSchemas } from "@ag-ui/core/schemas";
 import { lastValueFrom, toArray } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * `GET /v1/runs/{id}/stream` as AG-UI events (`?protocol=ag-ui` or an AG-UI Accept), read with
@@ -38,13 +38,17 @@ const streamUrl = (query = "?protocol=ag-ui") => `${stack.url}/v1/runs/${runId}/
 
 /** The stream read by the official client: its SSE parsing, its JSON decoding and its order checks. */
 async function agUiEvents(init: { query?: string; headers?: Record<string, string> } = {}): Promise<BaseEvent[]> {
-  const http$ = runHttpRequest(() => fetch(streamUrl(init.query), { headers: { authorization: `Bearer ${stack.apiKey}`, ...init.headers } }));
+  const http$ = runHttpRequest(() =>
+    fetch(streamUrl(init.query), { headers: { authorization: `Bearer ${stack.apiKey}`, ...init.headers } }),
+  );
   return lastValueFrom(transformHttpEventStream(http$).pipe(verifyEvents(), toArray()));
 }
 
 /** The raw frames: id and AG-UI event. */
 async function frames(lastEventId?: string): Promise<{ id: string; event: Record<string, unknown> }[]> {
-  const res = await fetch(streamUrl(), { headers: { authorization: `Bearer ${stack.apiKey}`, ...(lastEventId ? { "last-event-id": lastEventId } : {}) } });
+  const res = await fetch(streamUrl(), {
+    headers: { authorization: `Bearer ${stack.apiKey}`, ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
+  });
   expect(res.status).toBe(200);
   const text = await res.text();
   return text
@@ -69,9 +73,27 @@ describe("the AG-UI view of a run", () => {
     for (const event of events) expect(EventSchemas.safeParse(event).error, JSON.stringify(event)).toBeUndefined();
     const types = events.map((e) => e.type);
     expect(types[0]).toBe("RUN_STARTED");
-    expect(types).toEqual(expect.arrayContaining(["STATE_SNAPSHOT", "STEP_STARTED", "STEP_FINISHED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        "STATE_SNAPSHOT",
+        "STEP_STARTED",
+        "STEP_FINISHED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+      ]),
+    );
     // Two AG-UI runs on the session's thread: up to the pause, then after the decision.
-    const finished = events.filter((e) => e.type === "RUN_FINISHED") as unknown as { runId: string; threadId: string; outcome: { type: string; interrupts?: { id: string; reason: string }[] }; result?: { answer: string } }[];
+    const finished = events.filter((e) => e.type === "RUN_FINISHED") as unknown as {
+      runId: string;
+      threadId: string;
+      outcome: { type: string; interrupts?: { id: string; reason: string }[] };
+      result?: { answer: string };
+    }[];
     expect(finished.map((e) => e.outcome.type)).toEqual(["interrupt", "success"]);
     expect(finished[0]!.outcome.interrupts).toMatchObject([{ id: interruptId, reason: "tool_approval" }]);
     expect(finished.map((e) => e.runId)).toEqual([runId, `${runId}.1`]);
@@ -80,7 +102,8 @@ describe("the AG-UI view of a run", () => {
     // Every tool call the log has is here once, started, given its arguments, ended and answered.
     const log = (await client.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as { type: string }[];
     const calls = log.filter((e) => e.type === "tool.called").length;
-    for (const type of ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]) expect(types.filter((t) => t === type)).toHaveLength(calls);
+    for (const type of ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"])
+      expect(types.filter((t) => t === type)).toHaveLength(calls);
   });
 
   it("is chosen by the Accept header too; without either, the native stream", async () => {
@@ -118,7 +141,9 @@ describe("the AG-UI view of a run", () => {
       return { seen, result };
     };
     const first = await turn("Compute 17*23");
-    expect(first.seen.map((e) => e.type)).toEqual(expect.arrayContaining(["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_RESULT", "TEXT_MESSAGE_CONTENT", "RUN_FINISHED"]));
+    expect(first.seen.map((e) => e.type)).toEqual(
+      expect.arrayContaining(["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_RESULT", "TEXT_MESSAGE_CONTENT", "RUN_FINISHED"]),
+    );
     expect(first.result.result).toMatchObject({ answer: expect.stringContaining("391") });
     // The agent keeps the assistant's streamed message in its thread.
     expect(agent.messages.some((m) => m.role === "assistant" && typeof m.content === "string" && m.content.includes("391"))).toBe(true);
@@ -135,18 +160,31 @@ describe("the AG-UI view of a run", () => {
     agent.addMessage({ id: "m0", role: "user", content: REPORT_INPUT });
     const paused = await run({ runId: "agui-first", forwardedProps: { mode: "plan_solve", approval: { tools: "write" } } });
     // One AG-UI run under the input's run id, closed by the interrupt outcome: the stream ends there.
-    expect(paused.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED").map((e) => [e.type, e.runId])).toEqual([["RUN_STARTED", "agui-first"], ["RUN_FINISHED", "agui-first"]]);
+    expect(paused.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED").map((e) => [e.type, e.runId])).toEqual([
+      ["RUN_STARTED", "agui-first"],
+      ["RUN_FINISHED", "agui-first"],
+    ]);
     expect(paused[0]).toMatchObject({ threadId, protocolVersion: "1.0" });
-    const outcome = paused.at(-1)!.outcome as { type: string; interrupts: { id: string; reason: string; message: string; toolCallId: string; responseSchema: object }[] };
+    const outcome = paused.at(-1)!.outcome as {
+      type: string;
+      interrupts: { id: string; reason: string; message: string; toolCallId: string; responseSchema: object }[];
+    };
     expect(outcome.type).toBe("interrupt");
-    expect(outcome.interrupts).toMatchObject([{ reason: "tool_approval", message: expect.stringContaining("write_artifact"), responseSchema: { required: ["decision"] } }]);
+    expect(outcome.interrupts).toMatchObject([
+      { reason: "tool_approval", message: expect.stringContaining("write_artifact"), responseSchema: { required: ["decision"] } },
+    ]);
     const [interrupt] = outcome.interrupts;
     // The interrupt names the paused call, which the stream started and left unanswered.
-    expect(paused.find((e) => e.type === "TOOL_CALL_START" && e.toolCallId === interrupt!.toolCallId)).toMatchObject({ toolCallName: "write_artifact" });
+    expect(paused.find((e) => e.type === "TOOL_CALL_START" && e.toolCallId === interrupt!.toolCallId)).toMatchObject({
+      toolCallName: "write_artifact",
+    });
     expect(paused.some((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === interrupt!.toolCallId)).toBe(false);
     expect(agent.pendingInterrupts.map((i) => i.id)).toEqual([interrupt!.id]);
     const [stepwiseRun] = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
-    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({ status: "awaiting_input", interrupts: [{ interruptId: interrupt!.id, status: "pending" }] });
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({
+      status: "awaiting_input",
+      interrupts: [{ interruptId: interrupt!.id, status: "pending" }],
+    });
 
     // The client will not go on past the pause without answering it.
     await expect(agent.runAgent({ runId: "agui-unanswered" })).rejects.toThrow(/pending interrupt/);
@@ -154,21 +192,39 @@ describe("the AG-UI view of a run", () => {
     const bad = await fetch(`${stack.url}/v1/ag-ui`, {
       method: "POST",
       headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ threadId, runId: "agui-bad", messages: agent.messages, resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { decision: "maybe" } }] }),
+      body: JSON.stringify({
+        threadId,
+        runId: "agui-bad",
+        messages: agent.messages,
+        resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { decision: "maybe" } }],
+      }),
     });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("responseSchema");
     expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([{ status: "pending" }]);
 
-    const resumed = await run({ runId: "agui-second", resume: buildResumeArray(agent.pendingInterrupts, { [interrupt!.id]: { status: "resolved", payload: { decision: "approve" } } }) });
-    expect(resumed.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED").map((e) => [e.type, e.runId])).toEqual([["RUN_STARTED", "agui-second"], ["RUN_FINISHED", "agui-second"]]);
+    const resumed = await run({
+      runId: "agui-second",
+      resume: buildResumeArray(agent.pendingInterrupts, { [interrupt!.id]: { status: "resolved", payload: { decision: "approve" } } }),
+    });
+    expect(resumed.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED").map((e) => [e.type, e.runId])).toEqual([
+      ["RUN_STARTED", "agui-second"],
+      ["RUN_FINISHED", "agui-second"],
+    ]);
     expect(resumed.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === interrupt!.toolCallId)).toBeDefined();
-    expect(resumed.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: { answer: expect.stringContaining("391"), files: ["report.md"] } });
+    expect(resumed.at(-1)).toMatchObject({
+      type: "RUN_FINISHED",
+      outcome: { type: "success" },
+      result: { answer: expect.stringContaining("391"), files: ["report.md"] },
+    });
     expect(agent.pendingInterrupts).toEqual([]);
     // The same Stepwise run went on (no new one), approved, to its answer and its file.
     const runs = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
     expect(runs.map((r) => r.runId)).toEqual([stepwiseRun!.runId]);
-    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({ status: "succeeded", interrupts: [{ status: "resolved", resolution: { decision: "approve" } }] });
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({
+      status: "succeeded",
+      interrupts: [{ status: "resolved", resolution: { decision: "approve" } }],
+    });
   });
 
   it("a resume that cancels the pause rejects the paused write: no file is written, the run still answers", async () => {
@@ -177,10 +233,14 @@ describe("the AG-UI view of a run", () => {
     agent.addMessage({ id: "m0", role: "user", content: REPORT_INPUT });
     await runValidated(agent, { forwardedProps: { mode: "plan_solve", approval: { tools: "write" } } });
     const [pause] = agent.pendingInterrupts;
-    const resumed = await runValidated(agent, { resume: buildResumeArray(agent.pendingInterrupts, { [pause!.id]: { status: "cancelled" } }) });
+    const resumed = await runValidated(agent, {
+      resume: buildResumeArray(agent.pendingInterrupts, { [pause!.id]: { status: "cancelled" } }),
+    });
     expect(resumed.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: { files: [] } });
     const [stepwiseRun] = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
-    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([{ interruptId: pause!.id, status: "resolved", resolution: { decision: "reject" } }]);
+    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([
+      { interruptId: pause!.id, status: "resolved", resolution: { decision: "reject" } },
+    ]);
   });
 
   it("refuses an AG-UI input that makes no run with 400, and starts nothing", async () => {
@@ -188,11 +248,18 @@ describe("the AG-UI view of a run", () => {
     const res = await fetch(`${stack.url}/v1/ag-ui`, {
       method: "POST",
       headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ threadId: "not a session id!", runId: "r1", messages: [{ id: "1", role: "user", content: "hi" }], tools: [], context: [], state: {}, forwardedProps: {} }),
+      body: JSON.stringify({
+        threadId: "not a session id!",
+        runId: "r1",
+        messages: [{ id: "1", role: "user", content: "hi" }],
+        tools: [],
+        context: [],
+        state: {},
+        forwardedProps: {},
+      }),
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { message: string } }).error.message).toContain("threadId");
     expect((await client.request("GET", "/v1/runs?limit=100")).body.runs.length).toBe(before);
   });
 });
-

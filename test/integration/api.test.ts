@@ -1,7 +1,7 @@
 import { DynamoDBClient, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The HTTP API's contract at its edges: tenants are isolated, and every bad request gets a 4xx
@@ -33,7 +33,8 @@ afterAll(async () => {
 async function tableSnapshot(): Promise<string[]> {
   const items: string[] = [];
   for await (const page of paginateScan({ client: dynamo }, { TableName: stack.endpoints!.tableName, ConsistentRead: true })) {
-    for (const item of page.Items ?? []) items.push(JSON.stringify(Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))));
+    for (const item of page.Items ?? [])
+      items.push(JSON.stringify(Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))));
   }
   return items.sort();
 }
@@ -102,7 +103,11 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     ["deepThink not a boolean", { input: "x", deepThink: "yes" }, "deepThink"],
     ["metadata with a non-string value", { input: "x", metadata: { team: 7 } }, "metadata"],
     ["metadata not an object", { input: "x", metadata: "team=7" }, "metadata"],
-    ["too many metadata keys", { input: "x", metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) }, "metadata"],
+    [
+      "too many metadata keys",
+      { input: "x", metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) },
+      "metadata",
+    ],
     ["sessionId with bad characters", { input: "x", sessionId: "../etc/passwd" }, "sessionId"],
     ["sessionId too long", { input: "x", sessionId: "s".repeat(65) }, "sessionId"],
   ])("%s → 400 naming the problem", async (_name, body, field) => {
@@ -172,7 +177,12 @@ describe("bad requests get a clear 4xx and change nothing", () => {
   });
 
   it("and a valid request from the same tenant afterwards works: one run, which succeeds", async () => {
-    const created = await bad.request("POST", "/v1/runs", { input: "What is 2+2?", mode: "react", metadata: { team: "qa" }, sessionId: "ses-qa_1" });
+    const created = await bad.request("POST", "/v1/runs", {
+      input: "What is 2+2?",
+      mode: "react",
+      metadata: { team: "qa" },
+      sessionId: "ses-qa_1",
+    });
     expect(created.status).toBe(202);
     expect(created.headers.get("location")).toBe(created.body.links.self);
     const { run } = await bad.waitForEnd(created.body.runId);
@@ -250,11 +260,17 @@ describe("GET /v1/tools", () => {
     const res = await main.request("GET", "/v1/tools");
     expect(res.status).toBe(200);
     const byName = Object.fromEntries(res.body.tools.map((t: any) => [t.name, t]));
-    expect(Object.keys(byName)).toEqual(expect.arrayContaining(["calculator", "text_stats", "write_artifact", "read_artifact", "ask_user"]));
+    expect(Object.keys(byName)).toEqual(
+      expect.arrayContaining(["calculator", "text_stats", "write_artifact", "read_artifact", "ask_user"]),
+    );
     expect(byName.write_artifact.access).toBe("write");
     expect(byName.calculator.access).toBe("read");
     expect(byName.ask_user.asksUser).toBe(true);
-    expect(byName.calculator.parameters).toMatchObject({ type: "object", properties: { expression: { type: "string" } }, required: ["expression"] });
+    expect(byName.calculator.parameters).toMatchObject({
+      type: "object",
+      properties: { expression: { type: "string" } },
+      required: ["expression"],
+    });
   });
 
   it("needs a key like every route", async () => {

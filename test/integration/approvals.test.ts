@@ -1,8 +1,8 @@
-import { DynamoDBClient, paginateQuery, paginateScan, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import { type AttributeValue, DynamoDBClient, paginateQuery, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * Human in the loop (DESIGN.md §6), over HTTP against the whole local stack: plan approval, tool
@@ -84,7 +84,8 @@ async function waitForEvents(runId: string, done: (events: RunEvent[]) => boolea
   for (;;) {
     const events = await on.allEvents(runId);
     if (done(events)) return events;
-    if (Date.now() > deadline) throw new Error(`run ${runId}: the awaited events did not come; log: ${events.map((e) => e.type).join(" ")}`);
+    if (Date.now() > deadline)
+      throw new Error(`run ${runId}: the awaited events did not come; log: ${events.map((e) => e.type).join(" ")}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -97,9 +98,15 @@ async function runItems(runId: string): Promise<string[]> {
   const items: string[] = [];
   const pages = paginateQuery(
     { client: dynamo },
-    { TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": { S: `RUN#${runId}` } }, ConsistentRead: true },
+    {
+      TableName: table,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": { S: `RUN#${runId}` } },
+      ConsistentRead: true,
+    },
   );
-  for await (const page of pages) for (const item of page.Items ?? []) items.push(JSON.stringify(Object.entries(item).sort(([a], [b]) => a.localeCompare(b))));
+  for await (const page of pages)
+    for (const item of page.Items ?? []) items.push(JSON.stringify(Object.entries(item).sort(([a], [b]) => a.localeCompare(b))));
   return items.sort();
 }
 
@@ -130,7 +137,8 @@ async function scanTokens(): Promise<{ pk: string; sk: string; token: string }[]
 function strings(value: unknown, path = "$"): { path: string; text: string }[] {
   if (typeof value === "string") return [{ path, text: value }];
   if (Array.isArray(value)) return value.flatMap((v, i) => strings(v, `${path}[${i}]`));
-  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => [...strings(k, `${path}.<key>`), ...strings(v, `${path}.${k}`)]);
+  if (value && typeof value === "object")
+    return Object.entries(value).flatMap(([k, v]) => [...strings(k, `${path}.<key>`), ...strings(v, `${path}.${k}`)]);
   return [];
 }
 
@@ -174,7 +182,12 @@ describe("plan approval", () => {
 
     const decided = await client.decide(runId, interrupt.interruptId, { decision: "approve" });
     expect(decided.status).toBe(202);
-    expect(decided.body).toMatchObject({ interruptId: interrupt.interruptId, kind: "plan_approval", status: "resolved", resolution: { decision: "approve" } });
+    expect(decided.body).toMatchObject({
+      interruptId: interrupt.interruptId,
+      kind: "plan_approval",
+      status: "resolved",
+      resolution: { decision: "approve" },
+    });
 
     const end = await client.waitForEnd(runId);
     expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
@@ -183,7 +196,11 @@ describe("plan approval", () => {
     expect(end.run.files.map((f: any) => f.name)).toContain("report.md");
     // One approval of this plan is enough: the same plan is not asked about again after step 1.
     expect(end.run.interrupts).toHaveLength(1);
-    expect(end.run.interrupts[0]).toMatchObject({ interruptId: interrupt.interruptId, status: "resolved", resolution: { decision: "approve" } });
+    expect(end.run.interrupts[0]).toMatchObject({
+      interruptId: interrupt.interruptId,
+      status: "resolved",
+      resolution: { decision: "approve" },
+    });
     expect(end.run.pendingInterrupts).toEqual([]);
     const types = end.events.map((e) => e.type);
     const resolvedAt = types.indexOf("interrupt.resolved");
@@ -505,25 +522,144 @@ describe("wrong decisions", () => {
     const planBefore = { items: await runItems(planRun), events: await client.allEvents(planRun) };
     const askBefore = { items: await runItems(askRun), events: await client.allEvents(askRun) };
 
-    const cases: { name: string; runId: string; interruptId: string; body: unknown; as?: RecordingClient; status: number; code?: string }[] = [
-      { name: "unknown interrupt id", runId: planRun, interruptId: "int_000000000000000000000000", body: { decision: "approve" }, status: 404, code: "not_found" },
-      { name: "another run's interrupt", runId: planRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "x" }, status: 404, code: "not_found" },
-      { name: "edit on a plan approval", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "edit", arguments: { plan: {} } }, status: 409, code: "conflict" },
-      { name: "answer on a plan approval", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "answer", message: "yes" }, status: 409, code: "conflict" },
-      { name: "approve on ask_user", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "approve" }, status: 409, code: "conflict" },
-      { name: "reject on ask_user", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "reject", message: "no" }, status: 409, code: "conflict" },
+    const cases: {
+      name: string;
+      runId: string;
+      interruptId: string;
+      body: unknown;
+      as?: RecordingClient;
+      status: number;
+      code?: string;
+    }[] = [
+      {
+        name: "unknown interrupt id",
+        runId: planRun,
+        interruptId: "int_000000000000000000000000",
+        body: { decision: "approve" },
+        status: 404,
+        code: "not_found",
+      },
+      {
+        name: "another run's interrupt",
+        runId: planRun,
+        interruptId: askInterrupt.interruptId,
+        body: { decision: "answer", message: "x" },
+        status: 404,
+        code: "not_found",
+      },
+      {
+        name: "edit on a plan approval",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "edit", arguments: { plan: {} } },
+        status: 409,
+        code: "conflict",
+      },
+      {
+        name: "answer on a plan approval",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "answer", message: "yes" },
+        status: 409,
+        code: "conflict",
+      },
+      {
+        name: "approve on ask_user",
+        runId: askRun,
+        interruptId: askInterrupt.interruptId,
+        body: { decision: "approve" },
+        status: 409,
+        code: "conflict",
+      },
+      {
+        name: "reject on ask_user",
+        runId: askRun,
+        interruptId: askInterrupt.interruptId,
+        body: { decision: "reject", message: "no" },
+        status: 409,
+        code: "conflict",
+      },
       { name: "answer without a message", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer" }, status: 400 },
-      { name: "answer with a blank message", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "   " }, status: 400 },
-      { name: "answer with arguments", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "x", arguments: { a: 1 } }, status: 400 },
-      { name: "arguments with approve", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve", arguments: { steps: [] } }, status: 400 },
-      { name: "unknown field", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve", comment: "lgtm" }, status: 400, code: "validation_failed" },
-      { name: "unknown decision", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "maybe" }, status: 400, code: "validation_failed" },
+      {
+        name: "answer with a blank message",
+        runId: askRun,
+        interruptId: askInterrupt.interruptId,
+        body: { decision: "answer", message: "   " },
+        status: 400,
+      },
+      {
+        name: "answer with arguments",
+        runId: askRun,
+        interruptId: askInterrupt.interruptId,
+        body: { decision: "answer", message: "x", arguments: { a: 1 } },
+        status: 400,
+      },
+      {
+        name: "arguments with approve",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "approve", arguments: { steps: [] } },
+        status: 400,
+      },
+      {
+        name: "unknown field",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "approve", comment: "lgtm" },
+        status: 400,
+        code: "validation_failed",
+      },
+      {
+        name: "unknown decision",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "maybe" },
+        status: 400,
+        code: "validation_failed",
+      },
       { name: "no decision", runId: planRun, interruptId: planInterrupt.interruptId, body: {}, status: 400, code: "validation_failed" },
-      { name: "message not a string", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve", message: 5 }, status: 400, code: "validation_failed" },
-      { name: "not JSON", runId: planRun, interruptId: planInterrupt.interruptId, body: "{decision: approve", status: 400, code: "invalid_json" },
-      { name: "another tenant's run", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve" }, as: other, status: 404, code: "not_found" },
-      { name: "another tenant's ask_user", runId: askRun, interruptId: askInterrupt.interruptId, body: { decision: "answer", message: "hi" }, as: other, status: 404, code: "not_found" },
-      { name: "no API key", runId: planRun, interruptId: planInterrupt.interruptId, body: { decision: "approve" }, as: new RecordingClient(stack.url, ""), status: 401 },
+      {
+        name: "message not a string",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "approve", message: 5 },
+        status: 400,
+        code: "validation_failed",
+      },
+      {
+        name: "not JSON",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: "{decision: approve",
+        status: 400,
+        code: "invalid_json",
+      },
+      {
+        name: "another tenant's run",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "approve" },
+        as: other,
+        status: 404,
+        code: "not_found",
+      },
+      {
+        name: "another tenant's ask_user",
+        runId: askRun,
+        interruptId: askInterrupt.interruptId,
+        body: { decision: "answer", message: "hi" },
+        as: other,
+        status: 404,
+        code: "not_found",
+      },
+      {
+        name: "no API key",
+        runId: planRun,
+        interruptId: planInterrupt.interruptId,
+        body: { decision: "approve" },
+        as: new RecordingClient(stack.url, ""),
+        status: 401,
+      },
     ];
     for (const c of cases) {
       const res = await (c.as ?? client).decide(c.runId, c.interruptId, c.body);
@@ -551,18 +687,27 @@ describe("wrong decisions", () => {
     const secondTry = await client.decide(planRun, planInterrupt.interruptId, { decision: "approve" });
     expect(firstTry.status).toBe(202);
     expect(secondTry.status).toBe(202);
-    expect(firstTry.body).toMatchObject({ interruptId: planInterrupt.interruptId, status: "resolved", resolution: { decision: "approve" } });
+    expect(firstTry.body).toMatchObject({
+      interruptId: planInterrupt.interruptId,
+      status: "resolved",
+      resolution: { decision: "approve" },
+    });
     expect(secondTry.body).toEqual(firstTry.body);
 
     const changedMind = await client.decide(planRun, planInterrupt.interruptId, { decision: "reject", message: "wait, no" });
     expect(changedMind.status).toBe(409);
-    expect(changedMind.body.error).toMatchObject({ code: "conflict", details: { status: "resolved", resolution: { decision: "approve" } } });
+    expect(changedMind.body.error).toMatchObject({
+      code: "conflict",
+      details: { status: "resolved", resolution: { decision: "approve" } },
+    });
 
     // The run cannot end before its write is approved (tools: "write"), so this all happened while it was live.
     const write = await client.waitForPending(planRun, 1);
     expect(write.pending[0]).toMatchObject({ kind: "tool_approval", toolName: "write_artifact" });
     const resolvedEvents = ofType(write.events, "interrupt.resolved").filter((e) => e.data.interruptId === planInterrupt.interruptId);
-    expect(resolvedEvents.map((e) => e.data)).toEqual([{ interruptId: planInterrupt.interruptId, kind: "plan_approval", decision: "approve" }]);
+    expect(resolvedEvents.map((e) => e.data)).toEqual([
+      { interruptId: planInterrupt.interruptId, kind: "plan_approval", decision: "approve" },
+    ]);
     expect(write.events.slice(0, eventsBefore.length)).toEqual(eventsBefore);
     expect(write.run.interrupts.find((i: any) => i.interruptId === planInterrupt.interruptId)).toMatchObject({
       status: "resolved",

@@ -1,15 +1,15 @@
-import { DescribeStateMachineCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { DescribeStateMachineCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stateMachineDefinition } from "../../infra/local/synth.js";
 import type { StepName } from "../../infra/handlers.js";
+import { type CachedDefinition, localDefinition as cachedLocalDefinition, definitionHash } from "../../infra/local/definitionCache.js";
+import { stateMachineDefinition } from "../../infra/local/synth.js";
 import { FINAL_STEP_ERRORS } from "../../shared/errors.js";
-import { definitionHash, localDefinition as cachedLocalDefinition, type CachedDefinition } from "../../infra/local/definitionCache.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * Parity (DESIGN §2): the ASL the local stack runs is byte for byte the ASL `cdk synth` deploys.
@@ -35,12 +35,16 @@ let steps: Map<string, StepName>;
 beforeAll(async () => {
   outDir = await mkdtemp(path.join(tmpdir(), "stepwise-synth-"));
   // A model endpoint is required at synth; it sets only the functions' environment, not the ASL.
-  const synth = run("npx", ["cdk", "synth", "--quiet", "--no-notices", "-c", "openAiBaseUrl=https://models.example.com/v1", "--output", outDir], {
-    cwd: root,
-    // The deploy-time settings that would change the template are left at their defaults, as the local stack does.
-    env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", STEPWISE_MODEL: "" },
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const synth = run(
+    "npx",
+    ["cdk", "synth", "--quiet", "--no-notices", "-c", "openAiBaseUrl=https://models.example.com/v1", "--output", outDir],
+    {
+      cwd: root,
+      // The deploy-time settings that would change the template are left at their defaults, as the local stack does.
+      env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", STEPWISE_MODEL: "" },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const started = startStack({}, [], { exposeEndpoints: true });
   const [, running] = await Promise.all([synth, started]);
   stack = running;
@@ -104,11 +108,22 @@ type State = { Type: string; Next?: string; End?: boolean; Catch?: { ErrorEquals
 
 describe("the state machine's structure", () => {
   const states = () => asl.States as Record<string, State>;
-  const catchesTo = (state: State, target: string) => (state.Catch ?? []).some((c) => c.Next === target && c.ErrorEquals.includes("States.ALL"));
+  const catchesTo = (state: State, target: string) =>
+    (state.Catch ?? []).some((c) => c.Next === target && c.ErrorEquals.includes("States.ALL"));
 
   it("has the states users read in the console", () => {
     expect(asl.StartAt).toBe("Start run");
-    for (const name of ["Start run", "Choose mode", "Route request", "Agent turn", "Plan", "Execute tasks", "Summarize", "Finalize", "Record failure"]) {
+    for (const name of [
+      "Start run",
+      "Choose mode",
+      "Route request",
+      "Agent turn",
+      "Plan",
+      "Execute tasks",
+      "Summarize",
+      "Finalize",
+      "Record failure",
+    ]) {
       expect(states()[name], name).toBeDefined();
     }
     expect(states()["Start run"]!.Type).toBe("Task");
@@ -142,7 +157,9 @@ describe("the state machine's structure", () => {
   it("routes the errors no retry can change to Record failure, and lets any other error fail the execution at its own state", () => {
     const catchers = Object.entries(states())
       .filter(([name, state]) => (state.Type === "Task" || state.Type === "Map") && name !== "Record failure")
-      .map(([name, state]) => [name, (state.Catch ?? []).filter((c) => c.Next === "Record failure").flatMap((c) => c.ErrorEquals)] as const);
+      .map(
+        ([name, state]) => [name, (state.Catch ?? []).filter((c) => c.Next === "Record failure").flatMap((c) => c.ErrorEquals)] as const,
+      );
     // A catch-all would make the execution end in "Run failed", from where a redrive cannot run the failed state again.
     for (const [name, errors] of catchers) expect(errors.sort(), name).toEqual([...FINAL_STEP_ERRORS].sort());
     expect(states()["Record failure"]!.Next).toBe("Run failed");

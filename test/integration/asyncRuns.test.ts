@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Behind } from "../support/aws.js";
 import { Client, type SseFrame } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver, scripts } from "../support/receiver.js";
 
 /**
@@ -56,7 +56,8 @@ async function waitForEvents(on: Client, runId: string, done: (events: RunEvent[
   for (;;) {
     const events = await on.allEvents(runId);
     if (done(events)) return events;
-    if (Date.now() > deadline) throw new Error(`run ${runId}: no ${what} after ${timeoutMs} ms; log: ${events.map((e) => e.type).join(" ")}`);
+    if (Date.now() > deadline)
+      throw new Error(`run ${runId}: no ${what} after ${timeoutMs} ms; log: ${events.map((e) => e.type).join(" ")}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -158,7 +159,10 @@ describe("cancel", () => {
     while (Date.now() < watchUntil) {
       const now = await canceller.allEvents(runId);
       const terminalAt = now.findIndex((e) => TERMINAL_EVENTS.has(e.type));
-      expect(now.slice(terminalAt + 1).map((e) => `${e.seq}:${e.type}`), "events after run.cancelled").toEqual([]);
+      expect(
+        now.slice(terminalAt + 1).map((e) => `${e.seq}:${e.type}`),
+        "events after run.cancelled",
+      ).toEqual([]);
       await new Promise((r) => setTimeout(r, 200));
     }
     expect((await canceller.run(runId)).status).toBe("cancelled");
@@ -168,14 +172,23 @@ describe("cancel", () => {
     const { runId } = await canceller.submit(REPORT);
     // The second plan step ("Write the report") has started: its executor is asking the model
     // (800 ms) before it calls write_artifact. Cancel now.
-    await waitForEvents(canceller, runId, (events) => events.some((e) => e.type === "task.started" && e.data.iteration === 1), "step 2's task.started", 45_000);
+    await waitForEvents(
+      canceller,
+      runId,
+      (events) => events.some((e) => e.type === "task.started" && e.data.iteration === 1),
+      "step 2's task.started",
+      45_000,
+    );
     expect((await canceller.request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(202);
     // Watched over a window longer than the executor's model call and tool call (see above).
     const watchUntil = Date.now() + 4_000;
     while (Date.now() < watchUntil) {
       const events = await canceller.allEvents(runId);
       const writes = events.filter((e) => (e.type === "tool.called" || e.type === "tool.result") && e.data.tool === "write_artifact");
-      expect(writes.map((e) => `${e.seq}:${e.type}`), "write_artifact after the cancel").toEqual([]);
+      expect(
+        writes.map((e) => `${e.seq}:${e.type}`),
+        "write_artifact after the cancel",
+      ).toEqual([]);
       expect((await canceller.run(runId)).files).toEqual([]);
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -285,7 +298,10 @@ describe("idempotent submit", () => {
     const answers = await Promise.all([post(SIMPLE, key), post(SIMPLE, key), post(SIMPLE, key)]);
     const accepted = answers.filter((a) => a.status === 202);
     // A request that finds the key claimed before the run is recorded is told to retry (409).
-    expect(answers.every((a) => a.status === 202 || (a.status === 409 && /retry/i.test(a.body.error.message))), JSON.stringify(answers.map((a) => a.body))).toBe(true);
+    expect(
+      answers.every((a) => a.status === 202 || (a.status === 409 && /retry/i.test(a.body.error.message))),
+      JSON.stringify(answers.map((a) => a.body)),
+    ).toBe(true);
     expect(accepted.length).toBeGreaterThan(0);
     expect(new Set(accepted.map((a) => a.body.runId)).size).toBe(1);
     created.push(accepted[0]!.body.runId);
@@ -363,7 +379,10 @@ describe("stream lifetime", () => {
   it("a client that drops the stream stops its handler at once (logged: stream ended, client disconnected)", async () => {
     const { runId } = await client.submit(SIMPLE);
     const controller = new AbortController();
-    const res = await fetch(`${stack.url}/v1/runs/${runId}/stream`, { headers: { authorization: `Bearer ${stack.apiKey}` }, signal: controller.signal });
+    const res = await fetch(`${stack.url}/v1/runs/${runId}/stream`, {
+      headers: { authorization: `Bearer ${stack.apiKey}` },
+      signal: controller.signal,
+    });
     expect(res.status).toBe(200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
@@ -398,7 +417,11 @@ describe("stream lifetime", () => {
       expect(segment.closed).toBe(true);
       frames.push(...segment.frames);
       const lastItem = segment.items.at(-1);
-      segments.push({ frames: segment.frames.length, ms: Date.now() - started, last: lastItem?.kind === "comment" ? lastItem.text : lastItem?.frame.event });
+      segments.push({
+        frames: segment.frames.length,
+        ms: Date.now() - started,
+        last: lastItem?.kind === "comment" ? lastItem.text : lastItem?.frame.event,
+      });
       if (segment.frames.length > 0 && TERMINAL_EVENTS.has(segment.frames.at(-1)!.event!)) break;
       // Not the end of the run: the server closed at its time limit, and said where to resume.
       expect(lastItem?.kind, JSON.stringify(segments)).toBe("comment");
@@ -424,7 +447,9 @@ describe("stream lifetime", () => {
     expect(frames.at(-1)!.event).toBe("run.succeeded");
     // The handler logged each end with its reason.
     const reasons = await eventually(() => {
-      const found = logLines(short, "stream ended").filter((l) => l.runId === runId).map((l) => l.reason as string);
+      const found = logLines(short, "stream ended")
+        .filter((l) => l.runId === runId)
+        .map((l) => l.reason as string);
       return found.length >= segments.length ? found : undefined;
     }, `${segments.length} 'stream ended' log lines`);
     expect(reasons).toEqual([...Array<string>(segments.length - 1).fill("time limit"), "run ended"]);

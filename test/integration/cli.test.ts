@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The `stepwise` command against the local stack, run as a user would: a child process of the
@@ -147,7 +147,12 @@ describe("stepwise run --approve-tools write --yes", () => {
     expect(stdout).toContain("Approved automatically (--yes).");
     expect(stdout).toContain("✓ approved (tool call)");
     // In that order, and before the tool's result.
-    const order = ["? s2.t1 wants to run write_artifact", "Approved automatically", "✓ approved (tool call)", "[s2.t1] ← Saved report.md"].map((s) => stdout.indexOf(s));
+    const order = [
+      "? s2.t1 wants to run write_artifact",
+      "Approved automatically",
+      "✓ approved (tool call)",
+      "[s2.t1] ← Saved report.md",
+    ].map((s) => stdout.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(stdout).not.toContain("curl");
 
@@ -155,7 +160,12 @@ describe("stepwise run --approve-tools write --yes", () => {
     const run = JSON.parse(got.stdout);
     expect(run.approval).toEqual({ plan: false, tools: "write" });
     expect(run.interrupts).toEqual([
-      expect.objectContaining({ kind: "tool_approval", toolName: "write_artifact", status: "resolved", resolution: expect.objectContaining({ decision: "approve" }) }),
+      expect.objectContaining({
+        kind: "tool_approval",
+        toolName: "write_artifact",
+        status: "resolved",
+        resolution: expect.objectContaining({ decision: "approve" }),
+      }),
     ]);
   });
 });
@@ -164,7 +174,10 @@ describe("stepwise, other paths", () => {
   it("--json prints the events as JSON lines, ending with run.succeeded", async () => {
     const result = await cli(["run", "What is 17*23?", "--mode", "react", "--json", ...conn()]);
     expect(result.code, result.stderr).toBe(0);
-    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events[0].type).toBe("run.started");
     expect(events.at(-1)).toMatchObject({ type: "run.succeeded", data: { result: expect.stringContaining("391") } });

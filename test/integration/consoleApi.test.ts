@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import { DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CreateRunRequest } from "../../shared/contracts/api.js";
-import { RunList, SessionList, StreamToken } from "../../shared/contracts/responses.js";
 import { OPERATIONS } from "../../functions/api/openapi.js";
 import { routes } from "../../functions/api/routes.js";
+import { CreateRunRequest } from "../../shared/contracts/api.js";
+import { RunList, SessionList, StreamToken } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /** The API the console, the CLI and other clients build on: listings, stream tokens, OpenAPI, CORS. */
 describe("client API", () => {
@@ -133,13 +133,15 @@ describe("client API", () => {
     const { dynamodb, region, tableName, credentials } = stack.endpoints!;
     const dynamo = new DynamoDBClient({ endpoint: dynamodb, region, credentials });
     try {
-      await dynamo.send(new UpdateItemCommand({
-        TableName: tableName,
-        Key: { pk: { S: `STREAMTOKEN#${createHash("sha256").update(fresh).digest("hex")}` }, sk: { S: "META" } },
-        UpdateExpression: "SET expiresAtMs = :past",
-        ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeValues: { ":past": { N: String(Date.now() - 1) } },
-      }));
+      await dynamo.send(
+        new UpdateItemCommand({
+          TableName: tableName,
+          Key: { pk: { S: `STREAMTOKEN#${createHash("sha256").update(fresh).digest("hex")}` }, sk: { S: "META" } },
+          UpdateExpression: "SET expiresAtMs = :past",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":past": { N: String(Date.now() - 1) } },
+        }),
+      );
     } finally {
       dynamo.destroy();
     }
@@ -159,7 +161,9 @@ describe("client API", () => {
     expect(res.body.openapi).toBe("3.1.0");
 
     const sample = (path: string) => path.replace(/\{(\w+)\}/g, "x1");
-    const documented = Object.entries(res.body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })));
+    const documented = Object.entries(res.body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })),
+    );
     // Every route of the router is documented …
     for (const route of routes) {
       const matches = documented.filter((op) => op.method === route.method && route.pattern.test(sample(op.path)));
@@ -167,7 +171,10 @@ describe("client API", () => {
     }
     // … and every documented operation exists (the stream and the AG-UI run are served by the stream handler).
     for (const op of documented) {
-      const exists = op.path.endsWith("/stream") || op.path === "/v1/ag-ui" || routes.some((route) => route.method === op.method && route.pattern.test(sample(op.path)));
+      const exists =
+        op.path.endsWith("/stream") ||
+        op.path === "/v1/ag-ui" ||
+        routes.some((route) => route.method === op.method && route.pattern.test(sample(op.path)));
       expect(exists, `${op.method} ${op.path}`).toBe(true);
     }
     // Each operation names its errors, and the examples are valid requests.
@@ -187,23 +194,35 @@ describe("client API", () => {
 
   it("answers CORS for the configured origin only", async () => {
     const preflight = (origin: string) =>
-      fetch(`${stack.url}/v1/runs`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" } });
+      fetch(`${stack.url}/v1/runs`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+      });
     const allowed = await preflight("https://app.example.com");
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(allowed.headers.get("access-control-allow-headers")).toContain("authorization");
     const refused = await preflight("https://evil.example.net");
     expect(refused.headers.get("access-control-allow-origin")).toBeNull();
-    const get = await fetch(`${stack.url}/v1/runs`, { headers: { origin: "https://app.example.com", authorization: `Bearer ${stack.apiKey}` } });
+    const get = await fetch(`${stack.url}/v1/runs`, {
+      headers: { origin: "https://app.example.com", authorization: `Bearer ${stack.apiKey}` },
+    });
     expect(get.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
-    const streamPreflight = await fetch(`${stack.url}/v1/runs/run_x/stream`, { method: "OPTIONS", headers: { origin: "https://app.example.com", "access-control-request-method": "GET" } });
+    const streamPreflight = await fetch(`${stack.url}/v1/runs/run_x/stream`, {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example.com", "access-control-request-method": "GET" },
+    });
     expect(streamPreflight.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
   });
 
   it("answers /health without a key, and serves the console at /", async () => {
     const health = await new Client(stack.url, "").request("GET", "/health");
     expect(health.status).toBe(200);
-    expect(health.body).toEqual({ status: "ok", version: expect.stringMatching(/^\d+\.\d+\.\d+/), checks: { table: "ok", stateMachine: "ok" } });
+    expect(health.body).toEqual({
+      status: "ok",
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      checks: { table: "ok", stateMachine: "ok" },
+    });
     const page = await fetch(`${stack.url}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");

@@ -4,11 +4,11 @@ import path from "node:path";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { Receiver, type Endpoint } from "../support/receiver.js";
-import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type Endpoint, Receiver } from "../support/receiver.js";
 
 /**
  * Crash recovery (issue 13): `npm start` on a kept data folder is killed — its whole process tree,
@@ -69,7 +69,10 @@ function expectGapFree(runId: string, events: RunEvent[]) {
   const seqs = events.map((e) => e.seq);
   expect(seqs, `${runId}: event numbers`).toEqual(seqs.map((_, i) => i + 1));
   const terminal = events.filter((e) => TERMINAL_EVENTS.has(e.type));
-  expect(terminal.map((e) => e.seq), `${runId}: one terminal event, the last`).toEqual([events.length]);
+  expect(
+    terminal.map((e) => e.seq),
+    `${runId}: one terminal event, the last`,
+  ).toEqual([events.length]);
 }
 
 describe("kill -9 of the whole stack with runs in flight, then restart on the same data folder", () => {
@@ -108,9 +111,13 @@ describe("kill -9 of the whole stack with runs in flight, then restart on the sa
     expect(second.logs.join("\n")).toMatch(/resumed \d+ run\(s\) that were in flight/);
 
     // The interrupts opened before the crash are decided after it, and move their runs on.
-    const planReply = await after.request("POST", `/v1/runs/${planApproval}/interrupts/${planPending[0].interruptId}`, { decision: "approve" });
+    const planReply = await after.request("POST", `/v1/runs/${planApproval}/interrupts/${planPending[0].interruptId}`, {
+      decision: "approve",
+    });
     expect(planReply.status).toBe(202);
-    const toolReply = await after.request("POST", `/v1/runs/${toolApproval}/interrupts/${toolPending[0].interruptId}`, { decision: "approve" });
+    const toolReply = await after.request("POST", `/v1/runs/${toolApproval}/interrupts/${toolPending[0].interruptId}`, {
+      decision: "approve",
+    });
     expect(toolReply.status).toBe(202);
 
     const ended = await Promise.all(runIds.map((id) => approveUntilEnd(after, id, 120_000)));
@@ -119,13 +126,21 @@ describe("kill -9 of the whole stack with runs in flight, then restart on the sa
     for (const runId of runIds) expectGapFree(runId, await after.allEvents(runId));
 
     // Each run's terminal webhook arrived (once per delivery id: the webhook-id is stable).
-    await Promise.all(runIds.map((runId) => hook.waitForRequest((r) => JSON.parse(r.body).data.runId === runId && JSON.parse(r.body).type === "run.succeeded", 30_000)));
+    await Promise.all(
+      runIds.map((runId) =>
+        hook.waitForRequest((r) => JSON.parse(r.body).data.runId === runId && JSON.parse(r.body).type === "run.succeeded", 30_000),
+      ),
+    );
 
     // The tenant's slots are all free again.
     const behind = new Behind(second.endpoints!);
     try {
       const { Item } = await behind.dynamo.send(
-        new GetItemCommand({ TableName: second.endpoints!.tableName, Key: { pk: { S: "TENANT#local" }, sk: { S: "ACTIVE_RUNS" } }, ConsistentRead: true }),
+        new GetItemCommand({
+          TableName: second.endpoints!.tableName,
+          Key: { pk: { S: "TENANT#local" }, sk: { S: "ACTIVE_RUNS" } },
+          ConsistentRead: true,
+        }),
       );
       expect(Number(Item?.count?.N ?? 0)).toBe(0);
     } finally {

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMPTY_ANSWER_CORRECTION, EMPTY_ANSWER_ERROR } from "../../shared/agent/loop.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, last, marker, ScriptRouter } from "../support/scriptedRoles.js";
 
 /**
@@ -28,7 +28,14 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (stack && !(await fetch(stack.url).then(() => true, () => false))) console.error(stack.logs.join("").slice(-5_000));
+  if (
+    stack &&
+    !(await fetch(stack.url).then(
+      () => true,
+      () => false,
+    ))
+  )
+    console.error(stack.logs.join("").slice(-5_000));
   await stack?.stop();
   await scripted?.close();
 });
@@ -43,7 +50,9 @@ describe("a plan whose executors answer with nothing", () => {
   router.on("all-empty", (turn) => {
     if (turn.role === "planner") {
       const planned = turn.messages.some((m) => m.role === "user" && m.content.includes("Current plan:"));
-      return planned ? answer("Continue.") : callTools([{ name: "planning", arguments: { command: "create", steps: [{ title: "Work", tasks: ["Task A", "Task B"] }] } }]);
+      return planned
+        ? answer("Continue.")
+        : callTools([{ name: "planning", arguments: { command: "create", steps: [{ title: "Work", tasks: ["Task A", "Task B"] }] } }]);
     }
     if (turn.role === "executor") return { text: "" };
     return answer("There is nothing to summarize.");
@@ -108,7 +117,11 @@ describe("a ReAct answer over 400 KB", () => {
 });
 
 describe("450 KB of tool arguments", () => {
-  router.on("huge-args", (turn) => (last(turn).role === "tool" ? answer("The text was too long to measure.") : callTools([{ name: "text_stats", arguments: { text: HUGE } }])));
+  router.on("huge-args", (turn) =>
+    last(turn).role === "tool"
+      ? answer("The text was too long to measure.")
+      : callTools([{ name: "text_stats", arguments: { text: HUGE } }]),
+  );
   let run: any;
   let events: RunEvent[];
   beforeAll(async () => {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * Files through the whole local stack: upload over the API, attach to a run, list, and download
@@ -33,11 +33,20 @@ async function upload(client: Client, name: string, body: Uint8Array | string, t
 
 /** GET through the API's redirect; returns the presigned location and the bytes behind it. */
 async function download(client: Client, runId: string, name: string) {
-  const res = await fetch(`${client.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${client.apiKey}` }, redirect: "manual" });
+  const res = await fetch(`${client.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, {
+    headers: { authorization: `Bearer ${client.apiKey}` },
+    redirect: "manual",
+  });
   expect(res.status).toBe(302);
   const location = res.headers.get("location")!;
   const object = await fetch(location);
-  return { location, status: object.status, type: object.headers.get("content-type"), disposition: object.headers.get("content-disposition"), bytes: new Uint8Array(await object.arrayBuffer()) };
+  return {
+    location,
+    status: object.status,
+    type: object.headers.get("content-type"),
+    disposition: object.headers.get("content-disposition"),
+    bytes: new Uint8Array(await object.arrayBuffer()),
+  };
 }
 
 describe("files", () => {
@@ -57,7 +66,11 @@ describe("files", () => {
     const listed = await main.request("GET", `/v1/runs/${runId}/files`);
     expect(listed.status).toBe(200);
     const big = listed.body.files.find((f: any) => f.name === "big.bin");
-    expect(big).toMatchObject({ bytes: bytes.byteLength, contentType: "application/octet-stream", download: `${stack.url}/v1/runs/${runId}/files/big.bin` });
+    expect(big).toMatchObject({
+      bytes: bytes.byteLength,
+      contentType: "application/octet-stream",
+      download: `${stack.url}/v1/runs/${runId}/files/big.bin`,
+    });
 
     const got = await download(main, runId, "big.bin");
     expect(got.status).toBe(200);
@@ -110,11 +123,23 @@ describe("files", () => {
     expect((await upload(main, "", "x")).status).toBe(400);
     expect((await upload(main, "../..", "x")).status).toBe(400);
     expect((await upload(main, "empty.txt", "")).status).toBe(400);
-    const noName = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "text/plain" }, body: "x" });
+    const noName = await fetch(`${stack.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "text/plain" },
+      body: "x",
+    });
     expect(noName.status).toBe(400);
-    const broken = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "multipart/form-data; boundary=zzz" }, body: "--zzz\r\nnonsense" });
+    const broken = await fetch(`${stack.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "multipart/form-data; boundary=zzz" },
+      body: "--zzz\r\nnonsense",
+    });
     expect(broken.status).toBe(400);
-    const noBoundary = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "multipart/form-data" }, body: "x" });
+    const noBoundary = await fetch(`${stack.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "multipart/form-data" },
+      body: "x",
+    });
     expect(noBoundary.status).toBe(400);
 
     const unknown = await main.request("POST", "/v1/runs", { input: "hi", files: ["file_doesnotexist"] });
@@ -183,7 +208,14 @@ describe("files", () => {
     const first = await fetch(large.body.parts[0].url, { method: "PUT", body: new Uint8Array(16 * 1024 * 1024) });
     const etag = first.headers.get("etag")!;
     expect((await complete(large.body.fileId, [{ partNumber: 1, etag }])).status).toBe(400);
-    expect((await complete(large.body.fileId, [{ partNumber: 1, etag }, { partNumber: 2, etag: '"0"' }])).body.error.code).toBe("upload_incomplete");
+    expect(
+      (
+        await complete(large.body.fileId, [
+          { partNumber: 1, etag },
+          { partNumber: 2, etag: '"0"' },
+        ])
+      ).body.error.code,
+    ).toBe("upload_incomplete");
     expect((await other.request("POST", `/v1/files/${large.body.fileId}/complete`, { parts: [] })).status).toBe(404);
     expect((await main.request("POST", "/v1/files", { name: "x.bin", bytes: -1 })).status).toBe(400);
     expect((await main.request("POST", "/v1/files", { name: "../..", bytes: 3 })).status).toBe(400);

@@ -2,11 +2,11 @@ import { request as httpRequest } from "node:http";
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes, type Route } from "../../functions/api/routes.js";
+import { type Route, routes } from "../../functions/api/routes.js";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
 import { arbitraryFor, bodySchema, HOSTILE_STRINGS, paramNames, pathFor } from "../support/fuzz.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * Hostile requests to EVERY route of the API's router table (routes added later are fuzzed
@@ -41,7 +41,9 @@ async function snapshot(): Promise<string> {
   const items: unknown[] = [];
   let start: Record<string, any> | undefined;
   do {
-    const page = await behind.dynamo.send(new ScanCommand({ TableName: stack.endpoints!.tableName, ExclusiveStartKey: start, ConsistentRead: true }));
+    const page = await behind.dynamo.send(
+      new ScanCommand({ TableName: stack.endpoints!.tableName, ExclusiveStartKey: start, ConsistentRead: true }),
+    );
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start);
@@ -52,7 +54,8 @@ async function snapshot(): Promise<string> {
 async function settle(): Promise<void> {
   for (const runId of await behind.runIds()) {
     const run = await client.run(runId).catch(() => undefined);
-    if (run && !["succeeded", "failed", "cancelled", "timed_out"].includes(run.status)) await client.waitForEnd(runId, 60_000).catch(() => undefined);
+    if (run && !["succeeded", "failed", "cancelled", "timed_out"].includes(run.status))
+      await client.waitForEnd(runId, 60_000).catch(() => undefined);
   }
 }
 
@@ -101,8 +104,11 @@ function requestsFor(route: Route): fc.Arbitrary<RawRequest> {
     );
   const schema = bodySchema(route);
   const body = fc.oneof(
-    { weight: schema ? 5 : 1, arbitrary: (schema ? arbitraryFor(schema) : fc.jsonValue({ maxDepth: 3 })).map((v) => JSON.stringify(v) ?? "") },
-    { weight: 1, arbitrary: fc.constantFrom("", "{", "[1,", "null", "\u0000", "{\"input\":", "x".repeat(300_000)) },
+    {
+      weight: schema ? 5 : 1,
+      arbitrary: (schema ? arbitraryFor(schema) : fc.jsonValue({ maxDepth: 3 })).map((v) => JSON.stringify(v) ?? ""),
+    },
+    { weight: 1, arbitrary: fc.constantFrom("", "{", "[1,", "null", "\u0000", '{"input":', "x".repeat(300_000)) },
   );
   const auth = fc.constantFrom("main", "main", "main", "other", "none", "garbage");
   return fc
@@ -112,7 +118,13 @@ function requestsFor(route: Route): fc.Arbitrary<RawRequest> {
       body: fc.option(body, { freq: 4 }),
       contentType: fc.constantFrom("application/json", "application/json", "text/plain", ""),
       auth,
-      query: fc.option(fc.dictionary(fc.constantFrom("after", "limit", "x", "cursor"), fc.oneof(fc.constantFrom(...HOSTILE_STRINGS), fc.integer().map(String))), { freq: 3 }),
+      query: fc.option(
+        fc.dictionary(
+          fc.constantFrom("after", "limit", "x", "cursor"),
+          fc.oneof(fc.constantFrom(...HOSTILE_STRINGS), fc.integer().map(String)),
+        ),
+        { freq: 3 },
+      ),
       idempotencyKey: fc.option(fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom(...HOSTILE_STRINGS)), { freq: 4 }),
     })
     .map(({ values, method, body, contentType, auth, query, idempotencyKey }) => {
@@ -134,7 +146,9 @@ async function expectRejectedChangesNothing(req: RawRequest): Promise<void> {
   if (res.status >= 400) {
     // MCP's and A2A's own refusals are JSON-RPC errors (a numeric code), as their clients expect.
     const code = JSON.parse(res.body).error.code;
-    expect(code, "an error body names the error").toEqual(/^\/(mcp|a2a)\b/.test(req.path) && typeof code === "number" ? expect.any(Number) : expect.any(String));
+    expect(code, "an error body names the error").toEqual(
+      /^\/(mcp|a2a)\b/.test(req.path) && typeof code === "number" ? expect.any(Number) : expect.any(String),
+    );
     expect(await snapshot(), `${req.method} ${req.path.slice(0, 200)} was rejected (${res.status}) but changed the table`).toBe(before);
   } else if (req.method !== "GET") {
     await settle();
@@ -147,21 +161,43 @@ describe("fuzzing every route from the router table and the zod contracts", () =
     for (const route of routes) expect(pathFor(route, Object.fromEntries(paramNames(route).map((n) => [n, "abc"])))).toMatch(route.pattern);
   });
 
-  it.each(routes.map((route) => [`${route.method} ${route.pattern.source}`, route] as const))("%s: no 5xx, and a rejected request changes nothing", async (_, route) => {
-    await fc.assert(fc.asyncProperty(requestsFor(route), expectRejectedChangesNothing), { numRuns: 30, endOnFailure: true });
-  });
+  it.each(routes.map((route) => [`${route.method} ${route.pattern.source}`, route] as const))(
+    "%s: no 5xx, and a rejected request changes nothing",
+    async (_, route) => {
+      await fc.assert(fc.asyncProperty(requestsFor(route), expectRejectedChangesNothing), { numRuns: 30, endOnFailure: true });
+    },
+  );
 
   it("paths the router has no route for, malformed or huge, are 4xx", async () => {
-    const paths = ["//", "///", "/v1//runs", "/%", "/%zz", "/v1/runs/%00", `/v1/runs/${"a".repeat(1_100)}/interrupts/${"b".repeat(1_100)}`, `/${"x".repeat(8_000)}`, "/v1/runs/../runs", "/v1/runs?after=-1"];
+    const paths = [
+      "//",
+      "///",
+      "/v1//runs",
+      "/%",
+      "/%zz",
+      "/v1/runs/%00",
+      `/v1/runs/${"a".repeat(1_100)}/interrupts/${"b".repeat(1_100)}`,
+      `/${"x".repeat(8_000)}`,
+      "/v1/runs/../runs",
+      "/v1/runs?after=-1",
+    ];
     for (const path of paths) {
       for (const method of ["GET", "POST", "DELETE"]) {
-        await expectRejectedChangesNothing({ method, path, headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" }, body: method === "POST" ? "{}" : undefined });
+        await expectRejectedChangesNothing({
+          method,
+          path,
+          headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
+          body: method === "POST" ? "{}" : undefined,
+        });
       }
     }
   });
 
   it("an interrupt or delivery id over 1 KB is a 400 naming the parameter, not a storage error", async () => {
-    for (const path of [`/v1/runs/${real.runId}/interrupts/${"i".repeat(1_100)}`, `/v1/runs/${real.runId}/webhooks/${"d".repeat(1_100)}/redeliver`]) {
+    for (const path of [
+      `/v1/runs/${real.runId}/interrupts/${"i".repeat(1_100)}`,
+      `/v1/runs/${real.runId}/webhooks/${"d".repeat(1_100)}/redeliver`,
+    ]) {
       const res = await client.request("POST", path, { decision: "approve" });
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(/path\.(interruptId|deliveryId)/);

@@ -1,17 +1,17 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import packageJson from "../../package.json" with { type: "json" };
+import { afterAll, describe, expect, it } from "vitest";
 import { health } from "../../functions/api/health.js";
 import type { Request } from "../../functions/api/routes.js";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
+import packageJson from "../../package.json" with { type: "json" };
 import { Table } from "../../shared/store/table.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
 import { TEST_CREDENTIALS } from "../support/dynalite.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -61,7 +61,11 @@ describe("GET /health while the local stack starts", () => {
     expect(await health.json()).toEqual({ status: "unavailable", version: packageJson.version, checks: { stack: "starting" } });
 
     const auth = { authorization: `Bearer ${apiKey}` };
-    const submit = await fetch(`${url}/v1/runs`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ input: "Compute 2+2" }) });
+    const submit = await fetch(`${url}/v1/runs`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ input: "Compute 2+2" }),
+    });
     expect(submit.status).toBe(503);
     expect(submit.headers.get("retry-after")).toBe("1");
     expect(((await submit.json()) as any).error.code).toBe("starting");
@@ -91,7 +95,15 @@ describe("GET /health's checks", () => {
     };
     try {
       // The table does not exist yet, and there is no state machine to start runs on.
-      expect(await check({})).toEqual({ status: 503, retryAfter: "1", body: { status: "unavailable", version: packageJson.version, checks: { table: "ResourceNotFoundException", stateMachine: "not configured" } } });
+      expect(await check({})).toEqual({
+        status: 503,
+        retryAfter: "1",
+        body: {
+          status: "unavailable",
+          version: packageJson.version,
+          checks: { table: "ResourceNotFoundException", stateMachine: "not configured" },
+        },
+      });
       await ensureTable(admin, "stepwise");
       expect((await check({})).body.checks).toEqual({ table: "ok", stateMachine: "not configured" });
       expect(await check({ STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" })).toEqual({

@@ -1,7 +1,7 @@
-import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient, type HistoryEvent } from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, type HistoryEvent, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The history budget (shared/run/historyBudget.ts): Step Functions stops an execution at 25,000
@@ -49,7 +49,8 @@ async function history(executionArn: string, from = sfn): Promise<HistoryEvent[]
   return events;
 }
 
-const entered = (events: HistoryEvent[]) => events.filter((e) => e.type?.endsWith("StateEntered")).map((e) => e.stateEnteredEventDetails!.name!);
+const entered = (events: HistoryEvent[]) =>
+  events.filter((e) => e.type?.endsWith("StateEntered")).map((e) => e.stateEnteredEventDetails!.name!);
 
 describe("a run whose plan would pass its execution's history budget", () => {
   it("continues in a new execution: one run, one gap-free event log, every execution within the budget", async () => {
@@ -88,7 +89,9 @@ describe("a run whose plan would pass its execution's history budget", () => {
     const { runId } = await client.submit({ input: FIVE_TASKS, mode: "plan_solve" });
     const { run, events } = await client.waitForEnd(runId, 120_000);
     expect(run.status).toBe("failed");
-    expect(run.error.message).toMatch(new RegExp(`5 tasks needs about \\d+ Step Functions history events.*HISTORY_EVENT_BUDGET = ${BUDGET}`));
+    expect(run.error.message).toMatch(
+      new RegExp(`5 tasks needs about \\d+ Step Functions history events.*HISTORY_EVENT_BUDGET = ${BUDGET}`),
+    );
     expect(events.filter((e) => e.type === "task.started")).toEqual([]);
     expect(events.at(-1)!.type).toBe("run.failed");
   });
@@ -118,13 +121,18 @@ describe("a person's decisions within the history budget", () => {
   const executionOf = (runId: string, n: number) =>
     `${second.stack.endpoints!.stateMachineArn.replace(":stateMachine:", ":execution:")}:${runId}${n > 1 ? `-${n}` : ""}`;
 
-  it("a task whose approval its execution cannot hold waits for it in the run's next execution, asked once", { timeout: 180_000 }, async () => {
+  it("a task whose approval its execution cannot hold waits for it in the run's next execution, asked once", {
+    timeout: 180_000,
+  }, async () => {
     const { client: api, sfn: states } = second;
     const { runId } = await api.submit({ input: TWO_STEPS, mode: "plan_solve", approval: { tools: "write" } });
     const { pending } = await api.waitForPending(runId, 1, 60_000);
     expect(pending[0]).toMatchObject({ kind: "tool_approval", toolName: "write_artifact", taskId: "s2.t1" });
     // The question was asked in the first execution; the second waits for the answer.
-    await vi.waitFor(async () => expect(entered(await history(executionOf(runId, 2), states))).toContain("Wait for tool approval"), { timeout: 60_000, interval: 200 });
+    await vi.waitFor(async () => expect(entered(await history(executionOf(runId, 2), states))).toContain("Wait for tool approval"), {
+      timeout: 60_000,
+      interval: 200,
+    });
     const first = await history(executionOf(runId, 1), states);
     expect(entered(first)).not.toContain("Wait for tool approval");
     // Its executor asked, the history could not hold the wait, and "Plan" handed the task on.
@@ -151,13 +159,20 @@ describe("a person's decisions within the history budget", () => {
     // One question, one answer, the report written once, one gap-free log.
     expect(events.filter((e) => e.type === "interrupt.opened")).toHaveLength(1);
     expect(events.filter((e) => e.type === "tool.called" && (e.data as { tool: string }).tool === "write_artifact")).toHaveLength(1);
-    expect(events.filter((e) => e.type === "task.completed").map((e) => (e.data as { taskId: string }).taskId).sort()).toEqual(["s1.t1", "s1.t2", "s2.t1"]);
+    expect(
+      events
+        .filter((e) => e.type === "task.completed")
+        .map((e) => (e.data as { taskId: string }).taskId)
+        .sort(),
+    ).toEqual(["s1.t1", "s1.t2", "s2.t1"]);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events.at(-1)!.type).toBe("run.succeeded");
     expect(run.files.map((f: { name: string }) => f.name)).toContain("report.md");
   });
 
-  it("a ReAct run that waits for people again and again goes on in a new execution, every one within the budget", { timeout: 180_000 }, async () => {
+  it("a ReAct run that waits for people again and again goes on in a new execution, every one within the budget", {
+    timeout: 180_000,
+  }, async () => {
     const { client: api, sfn: states } = second;
     const { runId } = await api.submit({ input: EIGHT_SUMS, mode: "react", approval: { tools: "all" } });
     // Each question is approved as it comes, until the run ends.
@@ -179,7 +194,8 @@ describe("a person's decisions within the history budget", () => {
     const { run, events } = await api.waitForEnd(runId, 120_000);
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
     expect(decided.slice(0, 8)).toEqual(["1+1", "2+2", "3+3", "4+4", "5+5", "6+6", "7+7", "8+8"]);
-    for (const [i, sum] of ["2", "4", "6", "8", "10", "12", "14", "16"].entries()) expect(run.result).toContain(`${i + 1}+${i + 1} = ${sum}`);
+    for (const [i, sum] of ["2", "4", "6", "8", "10", "12", "14", "16"].entries())
+      expect(run.result).toContain(`${i + 1}+${i + 1} = ${sum}`);
 
     // The first execution handed the run on between two turns; the next went on with a turn.
     expect(run.executionArn).toBe(executionOf(runId, 2));

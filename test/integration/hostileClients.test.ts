@@ -1,10 +1,15 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GATEWAY_MAX_BODY_BYTES, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES, MULTIPART_ROOM_BYTES } from "../../functions/api/bodyLimits.js";
+import {
+  GATEWAY_MAX_BODY_BYTES,
+  LAMBDA_SYNC_EVENT_BYTES,
+  MAX_JSON_BODY_BYTES,
+  MULTIPART_ROOM_BYTES,
+} from "../../functions/api/bodyLimits.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * Clients that send what no well-behaved client would (issue 21, item 4), against the whole local
@@ -52,7 +57,10 @@ function push(path: string, bytes: number, headers: Record<string, string>, decl
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;
-    const req = httpRequest(`${stack.url}${path}`, { method: "POST", headers: { ...headers, ...(declare ? { "content-length": String(bytes) } : {}) } });
+    const req = httpRequest(`${stack.url}${path}`, {
+      method: "POST",
+      headers: { ...headers, ...(declare ? { "content-length": String(bytes) } : {}) },
+    });
     req.on("response", (res) => {
       answered = true;
       const chunks: Buffer[] = [];
@@ -93,7 +101,11 @@ describe("a multipart upload cut off", () => {
     const whole = Buffer.from(await request.arrayBuffer());
     const type = request.headers.get("content-type")!;
     for (const cut of [whole.subarray(0, 20_000), whole.subarray(0, whole.length - 10)]) {
-      const res = await fetch(`${stack.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type }, body: cut });
+      const res = await fetch(`${stack.url}/v1/files`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type },
+        body: cut,
+      });
       expect(res.status).toBe(400);
       expect(((await res.json()) as any).error.code).toBe("invalid_multipart");
     }
@@ -104,7 +116,11 @@ describe("a multipart upload cut off", () => {
     await new Promise<void>((resolve) => {
       const req = httpRequest(`${stack.url}/v1/files`, {
         method: "POST",
-        headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "multipart/form-data; boundary=xyz", "content-length": "100000" },
+        headers: {
+          authorization: `Bearer ${stack.apiKey}`,
+          "content-type": "multipart/form-data; boundary=xyz",
+          "content-length": "100000",
+        },
       });
       req.on("error", () => resolve());
       req.on("close", () => resolve());
@@ -170,7 +186,9 @@ describe("bodies over the limits", () => {
     const before = memoryOfStack(true);
     const res = await push("/v1/files?name=huge.bin", 200 * MiB, { ...key(), "content-type": "application/octet-stream" }, false);
     const after = memoryOfStack();
-    console.log(`stack memory, 200 MiB chunked upload: RSS ${before.rssMiB.toFixed(0)} → ${after.rssMiB.toFixed(0)} MiB, peak during it ${after.peakMiB.toFixed(0)} MiB; ${(res.sent / MiB).toFixed(0)} MiB written before the answer`);
+    console.log(
+      `stack memory, 200 MiB chunked upload: RSS ${before.rssMiB.toFixed(0)} → ${after.rssMiB.toFixed(0)} MiB, peak during it ${after.peakMiB.toFixed(0)} MiB; ${(res.sent / MiB).toFixed(0)} MiB written before the answer`,
+    );
     expect(res.status).toBe(413);
     // At most the route's limit (10 MiB) is held, twice perhaps while it is joined: far under 200 MiB.
     expect(after.peakMiB - before.rssMiB).toBeLessThan(100);

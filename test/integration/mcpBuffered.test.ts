@@ -2,7 +2,7 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * `/mcp` on the API function, as the HTTP API's URL serves it on AWS (STEPWISE_LOCAL_MCP=api routes
@@ -24,13 +24,22 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const textOf = (result: CallToolResult) => result.content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text).join("\n");
+const textOf = (result: CallToolResult) =>
+  result.content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
 
 it("answers in JSON, not a stream: the API function's buffered reply", async () => {
   const res = await fetch(`${stack.url}/mcp`, {
     method: "POST",
     headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "probe", version: "1" } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "probe", version: "1" } },
+    }),
   });
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
@@ -39,12 +48,18 @@ it("answers in JSON, not a stream: the API function's buffered reply", async () 
 
 it("a run longer than the API's limit: run_task answers 'still running' with the run id, get_run then follows it to its answer", async () => {
   client = new McpClient({ name: "stepwise-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${stack.apiKey}` } } }));
-  const first = (await client.callTool({ name: "run_task", arguments: { input: "Compute 17*23", mode: "react" } }, undefined, { timeout: 120_000 })) as CallToolResult;
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${stack.apiKey}` } },
+    }),
+  );
+  const first = (await client.callTool({ name: "run_task", arguments: { input: "Compute 17*23", mode: "react" } }, undefined, {
+    timeout: 120_000,
+  })) as CallToolResult;
   const { runId, status } = first.structuredContent as { runId: string; status: string };
   expect(["queued", "running"]).toContain(status);
   expect(first.isError).toBe(false);
-  expect(textOf(first)).toContain(`call get_run with its runId`);
+  expect(textOf(first)).toContain("call get_run with its runId");
 
   // Each get_run waits at most one buffered call's time; a slow machine may need a few.
   let done: CallToolResult | undefined;

@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startKeyProxy } from "../support/keyProxy.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The MCP conformance suite's server scenarios (`@modelcontextprotocol/conformance`, its active
@@ -62,22 +62,38 @@ afterAll(async () => {
 it("passes the conformance suite's server scenarios except the features Stepwise does not offer", async () => {
   const cli = path.resolve("node_modules/@modelcontextprotocol/conformance/dist/index.js");
   // Asynchronous: the proxy lives in this process. The suite exits non-zero when a scenario fails.
-  await promisify(execFile)(process.execPath, [cli, "server", "--url", `${proxy!.url}/mcp`, "-o", outputDir], { timeout: 400_000 }).catch((error) => {
-    if (!error.stdout?.includes("=== SUMMARY ===")) throw error;
-  });
+  await promisify(execFile)(process.execPath, [cli, "server", "--url", `${proxy!.url}/mcp`, "-o", outputDir], { timeout: 400_000 }).catch(
+    (error) => {
+      if (!error.stdout?.includes("=== SUMMARY ===")) throw error;
+    },
+  );
 
   const results = readdirSync(outputDir).map((dir) => {
     const scenario = dir.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
-    const checks = JSON.parse(readFileSync(path.join(outputDir, dir, "checks.json"), "utf8")) as { status: string; id: string; errorMessage?: string }[];
+    const checks = JSON.parse(readFileSync(path.join(outputDir, dir, "checks.json"), "utf8")) as {
+      status: string;
+      id: string;
+      errorMessage?: string;
+    }[];
     return { scenario, passed: checks.filter((c) => c.status === "SUCCESS").length, failed: checks.filter((c) => c.status === "FAILURE") };
   });
-  const failing = results.filter((r) => r.failed.length > 0).map((r) => r.scenario).sort();
-  const passing = results.filter((r) => r.failed.length === 0).map((r) => r.scenario).sort();
+  const failing = results
+    .filter((r) => r.failed.length > 0)
+    .map((r) => r.scenario)
+    .sort();
+  const passing = results
+    .filter((r) => r.failed.length === 0)
+    .map((r) => r.scenario)
+    .sort();
   const checks = results.reduce((n, r) => ({ passed: n.passed + r.passed, failed: n.failed + r.failed.length }), { passed: 0, failed: 0 });
-  console.log(`MCP conformance: ${passing.length} of ${results.length} scenarios pass (${checks.passed} checks passed, ${checks.failed} failed); unsupported: ${failing.join(", ")}`);
+  console.log(
+    `MCP conformance: ${passing.length} of ${results.length} scenarios pass (${checks.passed} checks passed, ${checks.failed} failed); unsupported: ${failing.join(", ")}`,
+  );
 
   expect(results.length).toBe(30);
-  expect(passing).toEqual(expect.arrayContaining(["server-initialize", "ping", "tools-list", "tools-call-error", "server-sse-multiple-streams"]));
+  expect(passing).toEqual(
+    expect.arrayContaining(["server-initialize", "ping", "tools-list", "tools-call-error", "server-sse-multiple-streams"]),
+  );
   const unexpected = results.filter((r) => r.failed.length > 0 && !(r.scenario in UNSUPPORTED));
   expect(unexpected.map((r) => ({ scenario: r.scenario, failed: r.failed.map((c) => `${c.id}: ${c.errorMessage}`) }))).toEqual([]);
   expect(failing).toEqual(Object.keys(UNSUPPORTED).sort());

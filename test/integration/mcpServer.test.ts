@@ -1,9 +1,9 @@
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * Stepwise as an MCP server (`/mcp`), driven by the official SDK client over Streamable HTTP
@@ -27,7 +27,10 @@ afterAll(async () => {
 });
 
 async function connect(options: { key?: string; elicitation?: boolean } = {}): Promise<McpClient> {
-  const client = new McpClient({ name: "stepwise-test", version: "1.0.0" }, { capabilities: options.elicitation ? { elicitation: { form: {} } } : {} });
+  const client = new McpClient(
+    { name: "stepwise-test", version: "1.0.0" },
+    { capabilities: options.elicitation ? { elicitation: { form: {} } } : {} },
+  );
   const transport = new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${options.key ?? stack.apiKey}` } },
   });
@@ -37,7 +40,11 @@ async function connect(options: { key?: string; elicitation?: boolean } = {}): P
 }
 
 const LONG = { timeout: 170_000, resetTimeoutOnProgress: true };
-const textOf = (result: CallToolResult) => result.content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text).join("\n");
+const textOf = (result: CallToolResult) =>
+  result.content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
 
 describe("MCP server", () => {
   it("lists its tools with input schemas", async () => {
@@ -46,7 +53,9 @@ describe("MCP server", () => {
     expect(tools.map((t) => t.name).sort()).toEqual(["cancel_run", "decide", "get_run", "run_task"]);
     const runTask = tools.find((t) => t.name === "run_task")!;
     expect(runTask.inputSchema.required).toEqual(["input"]);
-    expect(Object.keys(runTask.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["input", "mode", "files", "sessionId", "approval"]));
+    expect(Object.keys(runTask.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(["input", "mode", "files", "sessionId", "approval"]),
+    );
     expect(client.getServerVersion()?.name).toBe("stepwise");
   });
 
@@ -78,7 +87,11 @@ describe("MCP server", () => {
       asked.push({ message: request.params.message, schema: (request.params as { requestedSchema?: unknown }).requestedSchema });
       return { action: "accept", content: { decision: "approve" } };
     });
-    const result = (await client.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } } }, undefined, LONG)) as CallToolResult;
+    const result = (await client.callTool(
+      { name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } } },
+      undefined,
+      LONG,
+    )) as CallToolResult;
     expect(asked).toHaveLength(1);
     expect(asked[0]!.message).toContain("write_artifact");
     expect(asked[0]!.schema).toMatchObject({ properties: { decision: { enum: ["approve", "reject"] } }, required: ["decision"] });
@@ -92,7 +105,11 @@ describe("MCP server", () => {
   it("declining the elicitation rejects the call: no file is written, the run still answers", async () => {
     const client = await connect({ elicitation: true });
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
-    const result = (await client.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } } }, undefined, LONG)) as CallToolResult;
+    const result = (await client.callTool(
+      { name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } } },
+      undefined,
+      LONG,
+    )) as CallToolResult;
     expect(result.structuredContent).toMatchObject({ status: "succeeded", files: [] });
     const runId = (result.structuredContent as { runId: string }).runId;
     const run = (await new Client(stack.url, stack.apiKey).request("GET", `/v1/runs/${runId}`)).body;
@@ -101,15 +118,26 @@ describe("MCP server", () => {
 
   it("without elicitation the result says how to decide; after reconnecting, decide and get_run finish the run", async () => {
     const first = await connect();
-    const waiting = (await first.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } } }, undefined, LONG)) as CallToolResult;
-    const structured = waiting.structuredContent as { runId: string; status: string; pendingInterrupts: { interruptId: string; kind: string }[] };
+    const waiting = (await first.callTool(
+      { name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } } },
+      undefined,
+      LONG,
+    )) as CallToolResult;
+    const structured = waiting.structuredContent as {
+      runId: string;
+      status: string;
+      pendingInterrupts: { interruptId: string; kind: string }[];
+    };
     expect(structured.status).toBe("awaiting_input");
     expect(structured.pendingInterrupts).toMatchObject([{ kind: "tool_approval" }]);
     expect(textOf(waiting)).toContain("decide tool");
     await first.close();
 
     const second = await connect();
-    const decided = (await second.callTool({ name: "decide", arguments: { runId: structured.runId, interruptId: structured.pendingInterrupts[0]!.interruptId, decision: "approve" } })) as CallToolResult;
+    const decided = (await second.callTool({
+      name: "decide",
+      arguments: { runId: structured.runId, interruptId: structured.pendingInterrupts[0]!.interruptId, decision: "approve" },
+    })) as CallToolResult;
     expect((decided.structuredContent as { pendingInterrupts: unknown[] }).pendingInterrupts).toEqual([]);
     const done = (await second.callTool({ name: "get_run", arguments: { runId: structured.runId } }, undefined, LONG)) as CallToolResult;
     expect(done.structuredContent).toMatchObject({ runId: structured.runId, status: "succeeded" });
@@ -136,7 +164,10 @@ describe("MCP server", () => {
 
     const second = await connect();
     const again: number[] = [];
-    const done = (await second.callTool({ name: "get_run", arguments: { runId } }, undefined, { ...LONG, onprogress: (p) => again.push(p.progress) })) as CallToolResult;
+    const done = (await second.callTool({ name: "get_run", arguments: { runId } }, undefined, {
+      ...LONG,
+      onprogress: (p) => again.push(p.progress),
+    })) as CallToolResult;
     expect(done.structuredContent).toMatchObject({ runId, status: "succeeded" });
     expect(textOf(done)).toContain("391");
     expect(done.content.filter((c) => c.type === "resource_link").map((c) => (c as { name: string }).name)).toEqual(["report.md"]);
@@ -150,7 +181,11 @@ describe("MCP server", () => {
     expect(client.getServerCapabilities()?.tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
     expect((await client.listTools()).tools.find((t) => t.name === "run_task")!.execution).toEqual({ taskSupport: "optional" });
     const messages: { type: string; task?: { taskId: string; status: string }; result?: CallToolResult }[] = [];
-    const stream = client.experimental.tasks.callToolStream({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve" } }, CallToolResultSchema, { ...LONG, task: { ttl: 600_000 } });
+    const stream = client.experimental.tasks.callToolStream(
+      { name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve" } },
+      CallToolResultSchema,
+      { ...LONG, task: { ttl: 600_000 } },
+    );
     for await (const message of stream) messages.push(message as (typeof messages)[number]);
     expect(messages[0]).toMatchObject({ type: "taskCreated", task: { taskId: expect.stringMatching(/^run_/), status: "working" } });
     const taskId = messages[0]!.task!.taskId;
@@ -168,7 +203,11 @@ describe("MCP server", () => {
 
   it("a paused run's task is input_required; tasks/cancel cancels the run; another key's client does not see the task", async () => {
     const client = await connect();
-    const stream = client.experimental.tasks.callToolStream({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } } }, CallToolResultSchema, { ...LONG, task: {} });
+    const stream = client.experimental.tasks.callToolStream(
+      { name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } } },
+      CallToolResultSchema,
+      { ...LONG, task: {} },
+    );
     const created = (await stream.next()).value as { type: string; task: { taskId: string } };
     await stream.return(undefined);
     expect(created.type).toBe("taskCreated");
@@ -187,7 +226,11 @@ describe("MCP server", () => {
 
   it("cancel_run stops a waiting run", async () => {
     const client = await connect();
-    const waiting = (await client.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } } }, undefined, LONG)) as CallToolResult;
+    const waiting = (await client.callTool(
+      { name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } } },
+      undefined,
+      LONG,
+    )) as CallToolResult;
     const { runId } = waiting.structuredContent as { runId: string };
     const cancelled = (await client.callTool({ name: "cancel_run", arguments: { runId } })) as CallToolResult;
     expect(cancelled.structuredContent).toMatchObject({ runId, status: "cancelled" });
@@ -195,7 +238,11 @@ describe("MCP server", () => {
 
   it("is tenant-scoped: another key's client cannot see the run; no key is 401", async () => {
     const mine = await connect();
-    const waiting = (await mine.callTool({ name: "run_task", arguments: { input: "Compute 2+2", mode: "react" } }, undefined, LONG)) as CallToolResult;
+    const waiting = (await mine.callTool(
+      { name: "run_task", arguments: { input: "Compute 2+2", mode: "react" } },
+      undefined,
+      LONG,
+    )) as CallToolResult;
     const { runId } = waiting.structuredContent as { runId: string };
     const theirs = await connect({ key: stack.keys.other });
     const seen = (await theirs.callTool({ name: "get_run", arguments: { runId, wait: false } })) as CallToolResult;
@@ -213,7 +260,10 @@ describe("MCP server", () => {
 
   it("GET and DELETE are refused with 405 (no server-initiated stream, no session to end)", async () => {
     for (const method of ["GET", "DELETE"]) {
-      const res = await fetch(`${stack.url}/mcp`, { method, headers: { authorization: `Bearer ${stack.apiKey}`, accept: "text/event-stream" } });
+      const res = await fetch(`${stack.url}/mcp`, {
+        method,
+        headers: { authorization: `Bearer ${stack.apiKey}`, accept: "text/event-stream" },
+      });
       expect(res.status).toBe(405);
       expect(res.headers.get("allow")).toBe("POST");
     }

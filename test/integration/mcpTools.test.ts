@@ -1,12 +1,12 @@
+import { createServer } from "node:net";
 import { DynamoDBClient, paginateScan } from "@aws-sdk/client-dynamodb";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { serveMcpOverHttp, type McpHttpServer } from "../../infra/local/mcpHttp.js";
+import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * MCP tool sources over HTTP against the whole local stack and real MCP servers built here with
@@ -42,17 +42,20 @@ const inFlight = { now: 0, max: 0, meet: false };
 
 function demoServer(): McpServer {
   const server = new McpServer({ name: "demo", version: "1.0.0" });
-  const track = async <T,>(work: () => Promise<T>): Promise<T> => {
+  const track = async <T>(work: () => Promise<T>): Promise<T> => {
     inFlight.max = Math.max(inFlight.max, ++inFlight.now);
     try {
-      for (const until = Date.now() + 10_000; inFlight.meet && inFlight.now < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      for (const until = Date.now() + 10_000; inFlight.meet && inFlight.now < 2 && Date.now() < until; )
+        await new Promise((r) => setTimeout(r, 10));
       return await work();
     } finally {
       inFlight.now--;
     }
   };
-  server.registerTool("add", { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } }, ({ a, b }) =>
-    track(async () => ({ content: [{ type: "text" as const, text: String(a + b) }] })),
+  server.registerTool(
+    "add",
+    { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } },
+    ({ a, b }) => track(async () => ({ content: [{ type: "text" as const, text: String(a + b) }] })),
   );
   // No annotations: a write tool.
   server.registerTool("upper", { description: "Upper-cases a text and files it.", inputSchema: { text: z.string() } }, ({ text }) =>
@@ -62,7 +65,12 @@ function demoServer(): McpServer {
     track(async () => ({ isError: true, content: [{ type: "text" as const, text: "the database is on fire" }] })),
   );
   server.registerTool("chart", { description: "Draws a chart.", inputSchema: {}, annotations: { readOnlyHint: true } }, () =>
-    track(async () => ({ content: [{ type: "text" as const, text: "Here is the chart." }, { type: "image" as const, data: PNG, mimeType: "image/png" }] })),
+    track(async () => ({
+      content: [
+        { type: "text" as const, text: "Here is the chart." },
+        { type: "image" as const, data: PNG, mimeType: "image/png" },
+      ],
+    })),
   );
   server.registerTool("slow", { description: "Takes a minute.", inputSchema: {}, annotations: { readOnlyHint: true } }, (_args, extra) =>
     track(
@@ -99,8 +107,13 @@ let extra: McpHttpServer;
 const runIds: string[] = [];
 
 beforeAll(async () => {
-  [demo, extra] = await Promise.all([serveMcpOverHttp(demoServer, { requiredHeaders: { authorization: `Bearer ${TOKEN}` } }), serveMcpOverHttp(pingServer)]);
-  stack = await startStack({ MCP_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"], { exposeEndpoints: true });
+  [demo, extra] = await Promise.all([
+    serveMcpOverHttp(demoServer, { requiredHeaders: { authorization: `Bearer ${TOKEN}` } }),
+    serveMcpOverHttp(pingServer),
+  ]);
+  stack = await startStack({ MCP_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"], {
+    exposeEndpoints: true,
+  });
   client = new RecordingClient(stack.url, stack.apiKey);
   other = new RecordingClient(stack.url, stack.keys.other!);
 }, 120_000);
@@ -133,8 +146,16 @@ describe("registering a tool source", () => {
       { body: { name: "meta", url: "http://169.254.169.254/latest/mcp" }, status: 422, code: "forbidden_tool_source_address" },
       { body: { name: "private", url: "http://10.1.2.3/mcp" }, status: 422, code: "forbidden_tool_source_address" },
       { body: { name: "down", url: `http://127.0.0.1:${await closedPort()}/mcp` }, status: 422, code: "tool_source_unreachable" },
-      { body: { name: "wrongkey", url: demo.url, headers: { authorization: "Bearer nope-nope-nope" } }, status: 422, code: "tool_source_unreachable" },
-      { body: { name: "unknown", url: demo.url, headers: { authorization: `Bearer ${TOKEN}` }, tools: ["nope"] }, status: 422, code: "unknown_tools" },
+      {
+        body: { name: "wrongkey", url: demo.url, headers: { authorization: "Bearer nope-nope-nope" } },
+        status: 422,
+        code: "tool_source_unreachable",
+      },
+      {
+        body: { name: "unknown", url: demo.url, headers: { authorization: `Bearer ${TOKEN}` }, tools: ["nope"] },
+        status: 422,
+        code: "unknown_tools",
+      },
       { body: { name: "Bad Name", url: demo.url }, status: 400, code: "validation_failed" },
       { body: { name: "two__parts", url: demo.url }, status: 400, code: "validation_failed" },
       { body: { name: "ftp", url: "ftp://example.com/mcp" }, status: 400, code: "invalid_tool_source_url" },
@@ -146,7 +167,11 @@ describe("registering a tool source", () => {
       const res = await client.request("POST", "/v1/tool-sources", body);
       expect({ body, status: res.status, code: res.body?.error?.code }).toEqual({ body, status, code });
     }
-    const wrongKey = await client.request("POST", "/v1/tool-sources", { name: "wrongkey", url: demo.url, headers: { authorization: "Bearer nope-nope-nope" } });
+    const wrongKey = await client.request("POST", "/v1/tool-sources", {
+      name: "wrongkey",
+      url: demo.url,
+      headers: { authorization: "Bearer nope-nope-nope" },
+    });
     expect(wrongKey.body.error.message).toContain("401");
     expect((await client.request("GET", "/v1/tool-sources")).body).toEqual({ sources: [] });
     expect((await client.request("GET", "/v1/tool-sources/meta")).status).toBe(404);
@@ -154,7 +179,12 @@ describe("registering a tool source", () => {
   });
 
   it("registers a server with a secret header: 201 with its tools and access, the header shown as ***; duplicate name 409", async () => {
-    const res = await client.request("POST", "/v1/tool-sources", { name: "demo", url: demo.url, headers: { authorization: `Bearer ${TOKEN}` }, access: { chart: "write" } });
+    const res = await client.request("POST", "/v1/tool-sources", {
+      name: "demo",
+      url: demo.url,
+      headers: { authorization: `Bearer ${TOKEN}` },
+      access: { chart: "write" },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ name: "demo", url: demo.url, headers: { authorization: "***" }, access: { chart: "write" } });
     const byName = Object.fromEntries(res.body.tools.map((t: any) => [t.name, t]));
@@ -165,7 +195,11 @@ describe("registering a tool source", () => {
     // The server got the header: it answers nothing without it.
     expect(demo.requests.some((h) => h.authorization === `Bearer ${TOKEN}`)).toBe(true);
 
-    const again = await client.request("POST", "/v1/tool-sources", { name: "demo", url: demo.url, headers: { authorization: `Bearer ${TOKEN}` } });
+    const again = await client.request("POST", "/v1/tool-sources", {
+      name: "demo",
+      url: demo.url,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(again.status).toBe(409);
     const one = await client.request("GET", "/v1/tool-sources/demo");
     expect(one.body).toMatchObject({ name: "demo", headers: { authorization: "***" } });
@@ -197,24 +231,34 @@ describe("runs that use MCP tools", () => {
     Object.assign(inFlight, { max: 0, meet: true });
     const runId = await submit({
       mode: "plan_solve",
-      input: 'use demo__add {"a": 2, "b": 3} and use demo__slow {} and use demo__fail {} and use demo__whoami {} and use demo__add {"a": 40, "b": 2, "persona": "Math tutor"}',
+      input:
+        'use demo__add {"a": 2, "b": 3} and use demo__slow {} and use demo__fail {} and use demo__whoami {} and use demo__add {"a": 40, "b": 2, "persona": "Math tutor"}',
     });
     const { run, events } = await client.waitForEnd(runId, 120_000).finally(() => (inFlight.meet = false));
     expect(run.status).toBe("succeeded");
     const called = ofType(events, "tool.called").filter((e) => e.data.tool.startsWith("demo__"));
     expect(called.map((e) => e.data.tool).sort()).toEqual(["demo__add", "demo__add", "demo__fail", "demo__slow", "demo__whoami"]);
     // Persona: the model's own, else one derived from the tool; never among the arguments.
-    expect(called.find((e) => (e.data.arguments as any).a === 40)).toMatchObject({ data: { persona: "Math tutor", arguments: { a: 40, b: 2 } } });
+    expect(called.find((e) => (e.data.arguments as any).a === 40)).toMatchObject({
+      data: { persona: "Math tutor", arguments: { a: 40, b: 2 } },
+    });
     expect(called.find((e) => (e.data.arguments as any).a === 2)?.data.persona).toBe("Add specialist");
 
     const results = Object.fromEntries(ofType(events, "tool.result").map((e) => [e.data.callId, e.data]));
     const resultOf = (tool: string) => called.filter((c) => c.data.tool === tool).map((c) => results[c.data.callId]!);
-    expect(resultOf("demo__add").map((r) => [r.ok, r.output]).sort()).toEqual([
+    expect(
+      resultOf("demo__add")
+        .map((r) => [r.ok, r.output])
+        .sort(),
+    ).toEqual([
       [true, "42"],
       [true, "5"],
     ]);
     expect(resultOf("demo__fail")[0]).toMatchObject({ ok: false, output: expect.stringContaining("the database is on fire") });
-    expect(resultOf("demo__slow")[0]).toMatchObject({ ok: false, output: expect.stringContaining(`no answer within ${CALL_TIMEOUT_MS} ms`) });
+    expect(resultOf("demo__slow")[0]).toMatchObject({
+      ok: false,
+      output: expect.stringContaining(`no answer within ${CALL_TIMEOUT_MS} ms`),
+    });
     expect(resultOf("demo__whoami")[0]!.output).toBe("You sent: ***");
     // Several calls were on the server at once: the executors ran in parallel.
     expect(inFlight.max).toBeGreaterThanOrEqual(2);
@@ -231,7 +275,10 @@ describe("runs that use MCP tools", () => {
     const result = ofType(events, "tool.result").find((e) => e.data.tool === "demo__chart")!;
     const name = /saved as file (\S+\.png)/.exec(result.data.output)?.[1];
     expect(name, result.data.output).toBeDefined();
-    expect(run.files.find((f: any) => f.name === name)).toMatchObject({ contentType: "image/png", bytes: Buffer.from(PNG, "base64").byteLength });
+    expect(run.files.find((f: any) => f.name === name)).toMatchObject({
+      contentType: "image/png",
+      bytes: Buffer.from(PNG, "base64").byteLength,
+    });
     expect(run.result).toContain("Here is the chart.");
   });
 
@@ -240,7 +287,9 @@ describe("runs that use MCP tools", () => {
     expect(added.status).toBe(201);
     const first = await submit({ mode: "react", input: "use extra__ping {}" });
     const used = await client.waitForEnd(first, 60_000);
-    expect(ofType(used.events, "tool.result").find((e) => e.data.tool === "extra__ping")).toMatchObject({ data: { ok: true, output: "pong" } });
+    expect(ofType(used.events, "tool.result").find((e) => e.data.tool === "extra__ping")).toMatchObject({
+      data: { ok: true, output: "pong" },
+    });
     expect(used.run.result).toContain("pong");
 
     expect((await client.request("DELETE", "/v1/tool-sources/extra")).status).toBe(204);

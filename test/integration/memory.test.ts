@@ -1,19 +1,19 @@
 import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reactPrompt } from "../../shared/agent/prompts.js";
+import { loadConfig } from "../../shared/config.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { ChatMessage } from "../../shared/llm/types.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { keys } from "../../shared/store/keys.js";
 import { reactTools } from "../../shared/tools/builtins.js";
+import { ToolRegistry } from "../../shared/tools/registry.js";
+import { workTools } from "../../shared/tools/workTools.js";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, jsonAnswer, jsonCalls, last, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
-import { loadConfig } from "../../shared/config.js";
-import { workTools } from "../../shared/tools/workTools.js";
-import { ToolRegistry } from "../../shared/tools/registry.js";
 
 /**
  * Agent memory and context, end to end against the local stack with a scripted model: sessions
@@ -23,7 +23,8 @@ import { ToolRegistry } from "../../shared/tools/registry.js";
  */
 
 type Events = RunEvent[];
-const ofType = <T extends RunEvent["type"]>(events: Events, type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+const ofType = <T extends RunEvent["type"]>(events: Events, type: T) =>
+  events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 const userText = (turn: Turn) => turn.messages.filter((m) => m.role === "user").map((m) => m.content);
 const allText = (turn: Turn) => turn.messages.map((m) => m.content).join("\n");
 const toolMessages = (turn: Turn) => turn.messages.filter((m) => m.role === "tool");
@@ -61,8 +62,16 @@ describe("with native tool calling", () => {
     const ANSWER_1 = "The secret word is heliotrope.";
     // The model "recalls" only what its messages show it: an earlier answer naming the word.
     const recall = (turn: Turn) =>
-      answer(turn.messages.some((m) => m.role === "assistant" && m.content.includes("heliotrope")) ? "You told me: the secret word is heliotrope." : "I know of no secret word.");
-    router.on("s1", () => answer(ANSWER_1)).on("s2", recall).on("s3", recall).on("s-other", recall);
+      answer(
+        turn.messages.some((m) => m.role === "assistant" && m.content.includes("heliotrope"))
+          ? "You told me: the secret word is heliotrope."
+          : "I know of no secret word.",
+      );
+    router
+      .on("s1", () => answer(ANSWER_1))
+      .on("s2", recall)
+      .on("s3", recall)
+      .on("s-other", recall);
 
     let first: Awaited<ReturnType<typeof runToEnd>>;
     let second: Awaited<ReturnType<typeof runToEnd>>;
@@ -154,7 +163,9 @@ describe("with native tool calling", () => {
     const taskOf = (turn: Turn) => /Your task: (.*)$/m.exec(turn.messages.find((m) => m.role === "user")?.content ?? "")?.[1];
     // The text in many pieces, so `slowMs` (paid before every chunk) adds up to a clear delay.
     const slowly = (text: string, pieces: number, slowMs: number) => ({
-      text: Array.from({ length: pieces }, (_, i) => text.slice(Math.floor((i * text.length) / pieces), Math.floor(((i + 1) * text.length) / pieces))),
+      text: Array.from({ length: pieces }, (_, i) =>
+        text.slice(Math.floor((i * text.length) / pieces), Math.floor(((i + 1) * text.length) / pieces)),
+      ),
       slowMs,
     });
 
@@ -167,7 +178,14 @@ describe("with native tool calling", () => {
         return callTools([
           {
             name: "planning",
-            arguments: { command: "create", title: "Three topics", steps: [{ title: "Research", tasks: Object.values(TASKS) }, { title: "Report", tasks: [REPORT_TASK] }] },
+            arguments: {
+              command: "create",
+              title: "Three topics",
+              steps: [
+                { title: "Research", tasks: Object.values(TASKS) },
+                { title: "Report", tasks: [REPORT_TASK] },
+              ],
+            },
           },
         ]);
       }
@@ -218,7 +236,11 @@ describe("with native tool calling", () => {
       expect(planning).toBeDefined();
       const text = last(planning!).content;
       const lines = text.split("\n").filter((l) => l.startsWith("- ["));
-      expect(lines).toEqual([`- [s1.t1] ${TASKS.t1}: ${RESULTS.t1}`, `- [s1.t2] ${TASKS.t2}: ${RESULTS.t2}`, `- [s1.t3] ${TASKS.t3}: ${RESULTS.t3}`]);
+      expect(lines).toEqual([
+        `- [s1.t1] ${TASKS.t1}: ${RESULTS.t1}`,
+        `- [s1.t2] ${TASKS.t2}: ${RESULTS.t2}`,
+        `- [s1.t3] ${TASKS.t3}: ${RESULTS.t3}`,
+      ]);
     });
 
     it("each executor of step 1 was sent the request, the plan and its own task, never a sibling's result", () => {
@@ -237,7 +259,8 @@ describe("with native tool calling", () => {
     it("t1's second model call came after t2 and t3 had finished, and still saw only its own work", () => {
       const t1Calls = step1Executors().filter((t) => taskOf(t) === TASKS.t1);
       expect(t1Calls).toHaveLength(2);
-      const completedAt = (taskId: string) => Date.parse(ofType(events, "task.completed").find((e) => e.data.iteration === 0 && e.data.taskId === taskId)!.at);
+      const completedAt = (taskId: string) =>
+        Date.parse(ofType(events, "task.completed").find((e) => e.data.iteration === 0 && e.data.taskId === taskId)!.at);
       expect(t1Calls[1]!.at).toBeGreaterThan(completedAt("s1.t2"));
       expect(t1Calls[1]!.at).toBeGreaterThan(completedAt("s1.t3"));
       expect(t1Calls[1]!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
@@ -308,8 +331,12 @@ describe("with native tool calling", () => {
     });
 
     it("records tool.called and tool.result for all three, results in call order", () => {
-      expect(ofType(events, "tool.called").map((e) => [e.data.callId, (e.data.arguments as any).expression])).toEqual(CALLS.map((c) => [c.id, c.expression]));
-      expect(ofType(events, "tool.result").map((e) => [e.data.callId, e.data.ok, e.data.output])).toEqual(CALLS.map((c) => [c.id, true, c.output]));
+      expect(ofType(events, "tool.called").map((e) => [e.data.callId, (e.data.arguments as any).expression])).toEqual(
+        CALLS.map((c) => [c.id, c.expression]),
+      );
+      expect(ofType(events, "tool.result").map((e) => [e.data.callId, e.data.ok, e.data.output])).toEqual(
+        CALLS.map((c) => [c.id, true, c.output]),
+      );
       expect(run.usage.toolCalls).toBe(3);
       expect(run.usage.llmCalls).toBe(2);
     });
@@ -326,14 +353,20 @@ describe("with native tool calling", () => {
       const lastMessage = last(turn);
       if (turn.role === "planner") {
         if (lastMessage.role === "tool") return answer("Plan noted.");
-        return callTools([{ name: "planning", arguments: { command: "create", title: "Two steps", steps: ["Do step one", "Do step two"] } }]);
+        return callTools([
+          { name: "planning", arguments: { command: "create", title: "Two steps", steps: ["Do step one", "Do step two"] } },
+        ]);
       }
       if (turn.role === "executor") return answer("Step one done: 1-OK.");
       return answer("Summary: step one was done.");
     });
 
     it("maxRounds: 2 ends a ReAct run that keeps calling tools, cleanly, saying why", async () => {
-      const { run, events } = await runToEnd(client, { input: `${marker("rounds")} Keep counting.`, mode: "react", budgets: { maxRounds: 2 } });
+      const { run, events } = await runToEnd(client, {
+        input: `${marker("rounds")} Keep counting.`,
+        mode: "react",
+        budgets: { maxRounds: 2 },
+      });
       expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
       expect(run.result).toMatch(/Stopped after 2 rounds, the round budget/);
       expect(run.result).toContain("Working on step 2.");
@@ -343,7 +376,11 @@ describe("with native tool calling", () => {
     });
 
     it("maxPlanIterations: 1 stops a plan after one step; the summary says the plan iteration budget was reached", async () => {
-      const { run } = await runToEnd(client, { input: `${marker("iterations")} Do two steps.`, mode: "plan_solve", budgets: { maxPlanIterations: 1 } });
+      const { run } = await runToEnd(client, {
+        input: `${marker("iterations")} Do two steps.`,
+        mode: "plan_solve",
+        budgets: { maxPlanIterations: 1 },
+      });
       expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
       expect(run.result).toContain("Summary: step one was done.");
       expect(run.result).toMatch(/plan iteration budget \(1\) was reached/);
@@ -372,7 +409,11 @@ describe("with native tool calling", () => {
     });
 
     it("accepts the limits themselves (20 plan iterations, 50 rounds)", async () => {
-      const res = await client.request("POST", "/v1/runs", { input: `${marker("limits")} Hello`, mode: "react", budgets: { maxPlanIterations: 20, maxRounds: 50 } });
+      const res = await client.request("POST", "/v1/runs", {
+        input: `${marker("limits")} Hello`,
+        mode: "react",
+        budgets: { maxPlanIterations: 20, maxRounds: 50 },
+      });
       expect(res.status).toBe(202);
       const { run } = await client.waitForEnd(res.body.runId);
       expect(run.status).toBe("succeeded");
@@ -384,19 +425,27 @@ describe("with native tool calling", () => {
       if (turn.role === "planner") {
         if (last(turn).role === "tool") return answer("Plan noted.");
         if (last(turn).content.includes("Results of step 1")) return callTools([{ name: "planning", arguments: { command: "finish" } }]);
-        return callTools([{ name: "planning", arguments: { command: "create", title: "Two", steps: [{ title: "Both", tasks: ["Find X", "Find Y"] }] } }]);
+        return callTools([
+          { name: "planning", arguments: { command: "create", title: "Two", steps: [{ title: "Both", tasks: ["Find X", "Find Y"] }] } },
+        ]);
       }
       if (turn.role === "executor") return answer(turn.messages[1]!.content.endsWith("Find X") ? "X is 11." : "Y is 22.");
       return { status: 500 }; // the summarizer, every time
     });
-    router.on("fault429", (_turn, turns) => (turns.length === 1 ? { status: 429, retryAfter: 1 } : answer("Answered after the rate limit.")));
+    router.on("fault429", (_turn, turns) =>
+      turns.length === 1 ? { status: 429, retryAfter: 1 } : answer("Answered after the rate limit."),
+    );
 
     it("a summarizer failing three times in a row (500s) still ends the run with the mechanical summary of the task results", async () => {
       const INPUT = `${marker("fault500")} Find X and Y.`;
       const { run, events } = await runToEnd(client, { input: INPUT, mode: "plan_solve" });
       expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
       expect(router.of("fault500", "summarizer")).toHaveLength(3); // the first try and the client's two retries
-      expect(run.result).toBe([`Request: ${INPUT}`, "", "Results of the tasks:", "- Find X (succeeded): X is 11.", "- Find Y (succeeded): Y is 22.", ""].join("\n"));
+      expect(run.result).toBe(
+        [`Request: ${INPUT}`, "", "Results of the tasks:", "- Find X (succeeded): X is 11.", "- Find Y (succeeded): Y is 22.", ""].join(
+          "\n",
+        ),
+      );
       expect(ofType(events, "run.succeeded")[0]!.data.result).toBe(run.result);
     });
 
@@ -414,10 +463,13 @@ describe("with native tool calling", () => {
   });
 
   describe("a tool output over 10,000 characters", () => {
-    const BIG = Array.from({ length: 250 }, (_, i) => `line ${String(i).padStart(3, "0")} ${"x".repeat(90)}`).join("\n").padEnd(25_000, "y");
+    const BIG = Array.from({ length: 250 }, (_, i) => `line ${String(i).padStart(3, "0")} ${"x".repeat(90)}`)
+      .join("\n")
+      .padEnd(25_000, "y");
     router.on("long", (turn) => {
       const results = toolMessages(turn).length;
-      if (results === 0) return callTools([{ id: "call_big_write", name: "write_artifact", arguments: { filename: "big.txt", content: BIG } }]);
+      if (results === 0)
+        return callTools([{ id: "call_big_write", name: "write_artifact", arguments: { filename: "big.txt", content: BIG } }]);
       if (results === 1) return callTools([{ id: "call_big_read", name: "read_artifact", arguments: { filename: "big.txt" } }]);
       return answer("I read the file.");
     });
@@ -467,7 +519,10 @@ describe("with native tool calling", () => {
       turn.messages.forEach((message, i) => {
         if (message.role !== "tool") return;
         const call = turn.messages.slice(0, i).findLast((m) => m.role !== "tool");
-        expect(call?.tool_calls?.map((c) => c.id), `request #${turn.index}`).toContain(message.tool_call_id);
+        expect(
+          call?.tool_calls?.map((c) => c.id),
+          `request #${turn.index}`,
+        ).toContain(message.tool_call_id);
       });
     }
   });
@@ -483,14 +538,19 @@ describe("in JSON contract mode, with a small context budget", () => {
   // system prompt, tools and current request plus one and a half earlier turns: the newest turn
   // fits, the one before does not. (Other agents' fixed parts differ by far less than half a turn.)
   const counter = tokenCounterFor("scripted");
-  const INPUTS = [1, 2, 3, 4].map((k) => `${marker(`ctx${k}`)} Notes of turn ${k}: ${Array.from({ length: 420 }, (_, i) => `item${k}x${i}`).join(" ")}`);
+  const INPUTS = [1, 2, 3, 4].map(
+    (k) => `${marker(`ctx${k}`)} Notes of turn ${k}: ${Array.from({ length: 420 }, (_, i) => `item${k}x${i}`).join(" ")}`,
+  );
   const ANSWERS = [1, 2, 3, 4].map((k) => `Noted turn ${k}.`);
   const unit = (message: ChatMessage) => counter.countMessages([message]) - counter.countMessages([]);
   const turnTokens = Math.max(...INPUTS.map((content) => unit({ role: "user", content })));
   const BUDGET =
     // The agent's whole catalog: the built-ins and the work tools the stack adds.
     counter.count(JSON.stringify([...reactTools().specs(), ...new ToolRegistry(workTools(loadConfig({ TABLE_NAME: "t" }))).specs()])) +
-    counter.countMessages([{ role: "system", content: reactPrompt({ files: [] }) }, { role: "user", content: INPUTS[3]! }]) +
+    counter.countMessages([
+      { role: "system", content: reactPrompt({ files: [] }) },
+      { role: "user", content: INPUTS[3]! },
+    ]) +
     turnTokens +
     unit({ role: "assistant", content: ANSWERS[0]! }) +
     Math.floor(turnTokens / 2);
@@ -527,7 +587,9 @@ describe("in JSON contract mode, with a small context budget", () => {
       expect(run.result).toBe("6*7 is 42.");
       const [called] = ofType(events, "tool.called");
       expect(called!.data).toMatchObject({ agent: "react", tool: "calculator", arguments: { expression: "6*7" } });
-      expect(ofType(events, "tool.result").map((e) => [e.data.callId, e.data.ok, e.data.output])).toEqual([[called!.data.callId, true, "6*7 = 42"]]);
+      expect(ofType(events, "tool.result").map((e) => [e.data.callId, e.data.ok, e.data.output])).toEqual([
+        [called!.data.callId, true, "6*7 = 42"],
+      ]);
 
       const [first, corrected, afterTool] = router.of("j-ok");
       const system = first!.messages[0]!;
@@ -544,7 +606,11 @@ describe("in JSON contract mode, with a small context budget", () => {
       expect(last(afterTool!)).toMatchObject({ role: "user", content: expect.stringContaining("Result of calculator") });
       expect(last(afterTool!).content).toContain("6*7 = 42");
       // Stream clients see the answer as text, never the contract's JSON.
-      expect(ofType(events, "agent.delta").map((e) => e.data.text).join("")).toBe("6*7 is 42.");
+      expect(
+        ofType(events, "agent.delta")
+          .map((e) => e.data.text)
+          .join(""),
+      ).toBe("6*7 is 42.");
     });
 
     it("three malformed replies in a row fail the run with a run.failed event naming the JSON contract", async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOfflineModel, type OfflineModel } from "../../infra/local/offlineModel/server.js";
+import { type OfflineModel, startOfflineModel } from "../../infra/local/offlineModel/server.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { FAULTS, startModelProxy, type ModelProxy } from "../support/modelProxy.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { FAULTS, type ModelProxy, startModelProxy } from "../support/modelProxy.js";
 
 /**
  * Real providers fail in the middle of things. Twenty runs go through a proxy that fails one model
@@ -24,8 +24,13 @@ const REQUESTS = [
 beforeAll(async () => {
   model = await startOfflineModel({ latencyMs: 10 });
   // Every fifth call fails, the kinds in turn.
-  proxy = await startModelProxy(model.url, (index) => (faulty && index % 5 === 2 ? FAULTS[Math.floor(index / 5) % FAULTS.length] : undefined));
-  stack = await startStack({ OPENAI_BASE_URL: proxy.url, STEPWISE_MODEL: "stepwise-offline", LLM_TIMEOUT_MS: "3000", LLM_MAX_RETRIES: "3" }, []);
+  proxy = await startModelProxy(model.url, (index) =>
+    faulty && index % 5 === 2 ? FAULTS[Math.floor(index / 5) % FAULTS.length] : undefined,
+  );
+  stack = await startStack(
+    { OPENAI_BASE_URL: proxy.url, STEPWISE_MODEL: "stepwise-offline", LLM_TIMEOUT_MS: "3000", LLM_MAX_RETRIES: "3" },
+    [],
+  );
   client = new Client(stack.url, stack.apiKey);
 }, 120_000);
 
@@ -59,7 +64,9 @@ describe("model faults mid-stream and before it", { timeout: 600_000 }, () => {
       runs.push(...submitted);
     }
     const ended = await Promise.all(runs.map(async ({ runId, input }) => ({ input, run: await client.run(runId) })));
-    expect(ended.map(({ run }) => `${run.status}${run.error ? ` ${JSON.stringify(run.error)}` : ""}`)).toEqual(ended.map(() => "succeeded"));
+    expect(ended.map(({ run }) => `${run.status}${run.error ? ` ${JSON.stringify(run.error)}` : ""}`)).toEqual(
+      ended.map(() => "succeeded"),
+    );
     for (const { input, run } of ended) expect(run.result).toBe(expected.get(input));
 
     // Every kind of fault was met, about one call in five.

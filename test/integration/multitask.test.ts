@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
 
 /**
@@ -12,9 +12,11 @@ import { answer, callTools, marker, ScriptRouter, type Turn } from "../support/s
  * what the next run's model request held.
  */
 
-const ofType = <T extends RunEvent["type"]>(events: RunEvent[], type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+const ofType = <T extends RunEvent["type"]>(events: RunEvent[], type: T) =>
+  events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 /** A request's conversation without its system prompt: what the model was shown of the session. */
-const conversation = (turn: Turn) => turn.messages.filter((m) => m.role === "user" || (m.role === "assistant" && !m.tool_calls)).map((m) => [m.role, m.content]);
+const conversation = (turn: Turn) =>
+  turn.messages.filter((m) => m.role === "user" || (m.role === "assistant" && !m.tool_calls)).map((m) => [m.role, m.content]);
 
 describe("multitask: a second message on a busy session", () => {
   const router = new ScriptRouter();
@@ -70,7 +72,11 @@ describe("multitask: a second message on a busy session", () => {
     const input = laterRun("rj-b");
     const refused = await client.request("POST", "/v1/runs", { input, mode: "react", sessionId: busy.sessionId });
     expect(refused.status).toBe(409);
-    expect(refused.body.error.details).toMatchObject({ activeRunId: busy.runId, status: "awaiting_input", links: { self: expect.stringContaining(busy.runId) } });
+    expect(refused.body.error.details).toMatchObject({
+      activeRunId: busy.runId,
+      status: "awaiting_input",
+      links: { self: expect.stringContaining(busy.runId) },
+    });
     expect((await client.request("GET", "/v1/runs?limit=100")).body.runs.length).toBe(before);
     expect(await session(busy.sessionId)).toMatchObject({ activeRunId: busy.runId, waitingRunIds: [], messages: [] });
     expect(router.of("rj-b")).toHaveLength(0);
@@ -198,7 +204,12 @@ describe("multitask: two API processes taking the same session's submits at once
 
   beforeAll(async () => {
     scripted = await startScriptedModel(router.script);
-    stack = await startStack({ OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: "test", STEPWISE_MODEL: "scripted", STEPWISE_LOCAL_API_CONTAINERS: "2" });
+    stack = await startStack({
+      OPENAI_BASE_URL: scripted.url,
+      OPENAI_API_KEY: "test",
+      STEPWISE_MODEL: "scripted",
+      STEPWISE_LOCAL_API_CONTAINERS: "2",
+    });
     client = new Client(stack.url, stack.apiKey);
   });
 
@@ -211,7 +222,11 @@ describe("multitask: two API processes taking the same session's submits at once
     expect(stack.apiContainerPids).toHaveLength(2);
     const sessions = Array.from({ length: 8 }, (_, i) => `race-${i}-${Date.now().toString(36)}`);
     // Requests go to the API processes in turn: each session's pair meets in two processes.
-    const answers = await Promise.all(sessions.flatMap((sessionId) => [1, 2].map((n) => client.request("POST", "/v1/runs", { input: `${marker(`r${n}`)} Say hi.`, mode: "react", sessionId }))));
+    const answers = await Promise.all(
+      sessions.flatMap((sessionId) =>
+        [1, 2].map((n) => client.request("POST", "/v1/runs", { input: `${marker(`r${n}`)} Say hi.`, mode: "react", sessionId })),
+      ),
+    );
     for (let i = 0; i < sessions.length; i++) {
       const pair = answers.slice(2 * i, 2 * i + 2);
       expect(pair.map((a) => a.status).sort()).toEqual([202, 409]);
@@ -223,8 +238,15 @@ describe("multitask: two API processes taking the same session's submits at once
 
   it("two submits racing to enqueue behind a busy session: both wait, one after the other, and run in that order", async () => {
     const sessionId = `race-q-${Date.now().toString(36)}`;
-    router.on("q-a", (_turn, turns) => (turns.length === 1 ? callTools([{ name: "write_report", arguments: { title: "T", content: "x" } }]) : answer("q-a: done.")));
-    const first = await client.submit({ input: `${marker("q-a")} Write a report.`, mode: "react", sessionId, approval: { tools: "write" } });
+    router.on("q-a", (_turn, turns) =>
+      turns.length === 1 ? callTools([{ name: "write_report", arguments: { title: "T", content: "x" } }]) : answer("q-a: done."),
+    );
+    const first = await client.submit({
+      input: `${marker("q-a")} Write a report.`,
+      mode: "react",
+      sessionId,
+      approval: { tools: "write" },
+    });
     const { pending } = await client.waitForPending(first.runId, 1, 60_000);
     const inputs = ["q-b", "q-c"].map((name) => `${marker(name)} Then this.`);
     const [b, c] = await Promise.all(inputs.map((input) => client.submit({ input, mode: "react", sessionId, multitask: "enqueue" })));
@@ -242,6 +264,13 @@ describe("multitask: two API processes taking the same session's submits at once
       [firstWaiting, secondWaiting].map((r) => (r.input.includes("q-b") ? "q-b" : "q-c")),
     );
     const messages = (await client.request("GET", `/v1/sessions/${sessionId}`)).body.messages;
-    expect(messages.map((m: any) => m.runId)).toEqual([first.runId, first.runId, waitingRunIds[0], waitingRunIds[0], waitingRunIds[1], waitingRunIds[1]]);
+    expect(messages.map((m: any) => m.runId)).toEqual([
+      first.runId,
+      first.runId,
+      waitingRunIds[0],
+      waitingRunIds[0],
+      waitingRunIds[1],
+      waitingRunIds[1],
+    ]);
   });
 });

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, marker, ScriptRouter } from "../support/scriptedRoles.js";
 
 /**
@@ -44,7 +44,11 @@ afterAll(async () => {
 
 describe("kill -9 of the stack while a run is queued behind another in its session", () => {
   it("after a restart on the same data folder, both finish in submission order and the second sees the first", async () => {
-    router.on("k-a", (_turn, turns) => (turns.length === 1 ? callTools([{ name: "write_report", arguments: { title: "Squares", content: "12*12 = 144" } }]) : answer("k-a: report written.")));
+    router.on("k-a", (_turn, turns) =>
+      turns.length === 1
+        ? callTools([{ name: "write_report", arguments: { title: "Squares", content: "12*12 = 144" } }])
+        : answer("k-a: report written."),
+    );
     router.on("k-b", () => answer("k-b: done."));
     const inputA = `${marker("k-a")} Write a short report on 12*12.`;
     const inputB = `${marker("k-b")} Then say hello.`;
@@ -63,14 +67,22 @@ describe("kill -9 of the stack while a run is queued behind another in its sessi
     const after = new Client(second.url, apiKey);
     // Still waiting: the queued run did not start on its own at the restart.
     expect((await after.run(b.runId)).status).toBe("queued");
-    expect((await after.request("GET", `/v1/sessions/${sessionId}`)).body).toMatchObject({ activeRunId: a.runId, waitingRunIds: [b.runId] });
+    expect((await after.request("GET", `/v1/sessions/${sessionId}`)).body).toMatchObject({
+      activeRunId: a.runId,
+      waitingRunIds: [b.runId],
+    });
     expect(router.of("k-b")).toHaveLength(0);
 
     expect((await after.decide(a.runId, pending[0].interruptId, { decision: "approve" })).status).toBe(202);
     expect((await after.waitForEnd(a.runId, 90_000)).run.status).toBe("succeeded");
     expect((await after.waitForEnd(b.runId, 90_000)).run.status).toBe("succeeded");
     expect(router.turns.map((t) => t.marker)).toEqual(["k-a", "k-a", "k-b"]);
-    expect(router.of("k-b")[0]!.messages.filter((m) => m.role !== "system").map((m) => [m.role, m.content])).toEqual([
+    expect(
+      router
+        .of("k-b")[0]!
+        .messages.filter((m) => m.role !== "system")
+        .map((m) => [m.role, m.content]),
+    ).toEqual([
       ["user", inputA],
       ["assistant", "k-a: report written."],
       ["user", inputB],

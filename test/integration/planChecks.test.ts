@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * plan_solve asks and checks, through the whole local stack with the offline model: the planner
@@ -41,7 +41,10 @@ describe("plan_solve asks and checks", { timeout: 180_000 }, () => {
   });
 
   it("an executor asks; its Map item waits alone while the other task of the step finishes", async () => {
-    const { runId } = await client.submit({ input: 'use ask_user {"question": "Which unit should the answer use?"} and use calculator {"expression": "6*7"}', mode: "plan_solve" });
+    const { runId } = await client.submit({
+      input: 'use ask_user {"question": "Which unit should the answer use?"} and use calculator {"expression": "6*7"}',
+      mode: "plan_solve",
+    });
     const { pending } = await client.waitForPending(runId, 1, 60_000);
     expect(pending[0]).toMatchObject({ kind: "ask_user", question: "Which unit should the answer use?" });
     // The sibling task ran to its end meanwhile.
@@ -50,7 +53,10 @@ describe("plan_solve asks and checks", { timeout: 180_000 }, () => {
       await new Promise((r) => setTimeout(r, 100));
       view = await client.run(runId);
     }
-    expect(view.tasks.find((t: { title: string }) => t.title.includes("6*7"))).toMatchObject({ status: "succeeded", result: expect.stringContaining("42") });
+    expect(view.tasks.find((t: { title: string }) => t.title.includes("6*7"))).toMatchObject({
+      status: "succeeded",
+      result: expect.stringContaining("42"),
+    });
     expect(view.status).toBe("awaiting_input");
 
     expect((await client.decide(runId, pending[0].interruptId, { decision: "answer", message: "metres" })).status).toBe(202);
@@ -60,7 +66,10 @@ describe("plan_solve asks and checks", { timeout: 180_000 }, () => {
   });
 
   it("a step whose done_when is not met is revised and runs again; it is completed only once met", async () => {
-    const { runId } = await client.submit({ input: 'use calculator {"expression": "2+"} and use calculator {"expression": "6*7"}', mode: "plan_solve" });
+    const { runId } = await client.submit({
+      input: 'use calculator {"expression": "2+"} and use calculator {"expression": "6*7"}',
+      mode: "plan_solve",
+    });
     const { run, events } = await client.waitForEnd(runId, 120_000);
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
     const history = plans(events);

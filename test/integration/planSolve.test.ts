@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * A plan_solve run end to end, over HTTP, against the whole local stack: the offline model plans
@@ -131,7 +131,11 @@ describe("plan_solve run", () => {
   it("says each fact once: streamed text is agent.delta only, never repeated as an agent.thought", () => {
     const deltas = ofType("agent.delta");
     expect(deltas.length).toBeGreaterThan(0);
-    const streamedBy = (source: string) => deltas.filter((e) => (e.data.taskId ?? e.data.agent) === source).map((e) => e.data.text).join("");
+    const streamedBy = (source: string) =>
+      deltas
+        .filter((e) => (e.data.taskId ?? e.data.agent) === source)
+        .map((e) => e.data.text)
+        .join("");
     for (const thought of ofType("agent.thought")) {
       expect(streamedBy(thought.data.taskId ?? thought.data.agent), `agent.thought ${thought.seq}`).not.toContain(thought.data.text.trim());
     }
@@ -141,11 +145,21 @@ describe("plan_solve run", () => {
     const ids = run.tasks.map((t: any) => t.taskId);
     expect(ids).toEqual(["s1.t1", "s1.t2", "s2.t1"]);
     expect(new Set(ofType("task.started").map((e) => e.data.taskId))).toEqual(new Set(ids));
-    expect(new Set(ofType("tool.called").filter((e) => e.data.agent === "executor").map((e) => e.data.taskId))).toEqual(new Set(ids));
+    expect(
+      new Set(
+        ofType("tool.called")
+          .filter((e) => e.data.agent === "executor")
+          .map((e) => e.data.taskId),
+      ),
+    ).toEqual(new Set(ids));
   });
 
   it("ran step 2 only after step 1 had finished", () => {
-    const lastOfStep1 = Math.max(...ofType("task.completed").filter((e) => e.data.iteration === 0).map((e) => e.seq));
+    const lastOfStep1 = Math.max(
+      ...ofType("task.completed")
+        .filter((e) => e.data.iteration === 0)
+        .map((e) => e.seq),
+    );
     const step2 = ofType("task.started").filter((e) => e.data.iteration === 1);
     expect(step2).toHaveLength(1);
     expect(step2[0]!.seq).toBeGreaterThan(lastOfStep1);

@@ -1,11 +1,11 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { serveMcpOverHttp, type McpHttpServer } from "../../infra/local/mcpHttp.js";
-import { startOfflineModel, type OfflineModel } from "../../infra/local/offlineModel/server.js";
+import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
+import { type OfflineModel, startOfflineModel } from "../../infra/local/offlineModel/server.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { startModelProxy, type ModelProxy, type ProxiedRequest } from "../support/modelProxy.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
 
 /**
  * The prompt audit: the README's walk-throughs run through the whole local stack, with every model
@@ -27,13 +27,25 @@ const SALES = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.
 
 function everything(): McpServer {
   const server = new McpServer({ name: "everything", version: "1.0.0" });
-  server.registerTool("add", { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } }, async ({ a, b }) => ({
-    content: [{ type: "text", text: String(a + b) }],
-  }));
-  server.registerTool("echo", { description: "Says the message back.", inputSchema: { message: z.string() }, annotations: { readOnlyHint: true } }, async ({ message }) => ({
-    content: [{ type: "text", text: `Echo: ${message}` }],
-  }));
-  server.registerTool("save_note", { description: "Saves a note on the server.", inputSchema: { text: z.string().min(1) } }, async ({ text }) => ({ content: [{ type: "text", text: `Saved: ${text}` }] }));
+  server.registerTool(
+    "add",
+    { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } },
+    async ({ a, b }) => ({
+      content: [{ type: "text", text: String(a + b) }],
+    }),
+  );
+  server.registerTool(
+    "echo",
+    { description: "Says the message back.", inputSchema: { message: z.string() }, annotations: { readOnlyHint: true } },
+    async ({ message }) => ({
+      content: [{ type: "text", text: `Echo: ${message}` }],
+    }),
+  );
+  server.registerTool(
+    "save_note",
+    { description: "Saves a note on the server.", inputSchema: { text: z.string().min(1) } },
+    async ({ text }) => ({ content: [{ type: "text", text: `Saved: ${text}` }] }),
+  );
   return server;
 }
 
@@ -52,9 +64,12 @@ afterAll(async () => {
   await Promise.all([mcp?.close(), proxy?.close(), model?.close()]);
 });
 
-const systemOf = (request: ProxiedRequest): string => request.body.messages.find((m: { role: string }) => m.role === "system")?.content ?? "";
-const lastUser = (request: ProxiedRequest): string => request.body.messages.findLast((m: { role: string }) => m.role === "user")?.content ?? "";
-const offered = (request: ProxiedRequest): string[] => (request.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name).sort();
+const systemOf = (request: ProxiedRequest): string =>
+  request.body.messages.find((m: { role: string }) => m.role === "system")?.content ?? "";
+const lastUser = (request: ProxiedRequest): string =>
+  request.body.messages.findLast((m: { role: string }) => m.role === "user")?.content ?? "";
+const offered = (request: ProxiedRequest): string[] =>
+  (request.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name).sort();
 
 /** Runs one walk-through and returns the model requests it made, by role. */
 async function walk(body: Record<string, unknown>, whilePending?: (runId: string) => Promise<void>) {
@@ -66,7 +81,11 @@ async function walk(body: Record<string, unknown>, whilePending?: (runId: string
   const requests = proxy.requests.slice(from);
   const byRole = (role: string) => requests.filter((r) => r.role === role);
   expect(requests.every((r) => r.role !== "unknown")).toBe(true);
-  const files = (await client.request("GET", `/v1/runs/${runId}/files`)).body.files as { name: string; contentType: string; bytes: number }[];
+  const files = (await client.request("GET", `/v1/runs/${runId}/files`)).body.files as {
+    name: string;
+    contentType: string;
+    bytes: number;
+  }[];
   return { run, events, byRole, files };
 }
 
@@ -100,9 +119,17 @@ describe("every model request tells the truth about tools and files", { timeout:
   });
 
   it("the CSV walk-through: the planner is told the uploaded file's name, type, size and origin; the answer carries the figures", async () => {
-    const upload = await fetch(`${stack.url}/v1/files?name=sales.csv`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "text/csv" }, body: SALES });
+    const upload = await fetch(`${stack.url}/v1/files?name=sales.csv`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "text/csv" },
+      body: SALES,
+    });
     const { fileId } = (await upload.json()) as { fileId: string };
-    const { byRole, run } = await walk({ input: "Analyse the attached CSV and write an HTML report of the totals", mode: "plan_solve", files: [fileId] });
+    const { byRole, run } = await walk({
+      input: "Analyse the attached CSV and write an HTML report of the totals",
+      mode: "plan_solve",
+      files: [fileId],
+    });
     const fileLine = `- sales.csv (text/csv, ${SALES.length} bytes, Uploaded)`;
     for (const role of ["planner", "executor", "summarizer"]) {
       expect(byRole(role).length, role).toBeGreaterThan(0);
@@ -136,7 +163,10 @@ describe("every model request tells the truth about tools and files", { timeout:
   });
 
   it("MCP tools named in the request are planned because the planner's prompt lists them", async () => {
-    const { run, byRole } = await walk({ input: 'use everything__add {"a": 2, "b": 3} and use everything__echo {"message": "hi"}', mode: "plan_solve" });
+    const { run, byRole } = await walk({
+      input: 'use everything__add {"a": 2, "b": 3} and use everything__echo {"message": "hi"}',
+      mode: "plan_solve",
+    });
     expect(systemOf(byRole("planner")[0]!)).toContain("- everything__add (read): Adds two numbers.");
     expect(run.plan.steps[0].tasks).toEqual(['use everything__add {"a": 2, "b": 3}', 'use everything__echo {"message": "hi"}']);
     expect(run.result).toContain("Echo: hi");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /** ReAct runs, and how `auto` chooses between ReAct and Plan-and-Solve. */
 let stack: RunningStack;
@@ -39,8 +39,12 @@ describe("react run", () => {
   });
 
   it("records its calculator call and result as the react agent's", () => {
-    const called = events.filter((e): e is Extract<RunEvent, { type: "tool.called" }> => e.type === "tool.called" && e.data.tool === "calculator");
-    const results = events.filter((e): e is Extract<RunEvent, { type: "tool.result" }> => e.type === "tool.result" && e.data.tool === "calculator");
+    const called = events.filter(
+      (e): e is Extract<RunEvent, { type: "tool.called" }> => e.type === "tool.called" && e.data.tool === "calculator",
+    );
+    const results = events.filter(
+      (e): e is Extract<RunEvent, { type: "tool.result" }> => e.type === "tool.result" && e.data.tool === "calculator",
+    );
     expect(called).toHaveLength(1);
     expect(called[0]!.data).toMatchObject({ agent: "react", arguments: { expression: "12*(3+4)" } });
     expect(called[0]!.data.taskId).toBeUndefined();
@@ -55,7 +59,9 @@ describe("react run", () => {
     expect(events.at(-1)).toMatchObject({ type: "run.succeeded", data: { result: run.result } });
     expect(events.some((e) => e.type === "plan.updated" || e.type === "task.started")).toBe(false);
     // every tool event comes from the react agent
-    expect(events.filter((e) => e.type === "tool.called" || e.type === "tool.result").every((e) => (e.data as any).agent === "react")).toBe(true);
+    expect(events.filter((e) => e.type === "tool.called" || e.type === "tool.result").every((e) => (e.data as any).agent === "react")).toBe(
+      true,
+    );
   });
 });
 

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The README's curl walk-throughs, run as a person pastes them: each bash block is copied from the
@@ -86,7 +86,8 @@ describe("the README's walk-throughs, as written", () => {
     expect(report).toMatch(/<html/i);
     expect(report).toContain("450");
     // The answer carries the figures the analysis printed: amount's total and the sum by region.
-    const runId = /"runId":"(run_[^"]+)"/.exec(out.slice(out.indexOf("event: run.succeeded")))?.[1] ?? (await api("/v1/runs?limit=1")).runs[0].runId;
+    const runId =
+      /"runId":"(run_[^"]+)"/.exec(out.slice(out.indexOf("event: run.succeeded")))?.[1] ?? (await api("/v1/runs?limit=1")).runs[0].runId;
     const run = await api(`/v1/runs/${runId}`);
     expect(run.result).toContain("sales.csv: 5 rows, 3 columns");
     expect(run.result).toMatch(/\| amount \| 450\.00 \|/);
@@ -98,7 +99,8 @@ describe("the README's walk-throughs, as written", () => {
     const { code, out } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
     expect(code, out).toBe(0);
     // `uniq -c` counts each run of the same event: the runs of one type add up.
-    const counted = (type: string) => [...out.matchAll(/^\s*(\d+) event: (\S+)$/gm)].filter((m) => m[2] === type).reduce((sum, m) => sum + Number(m[1]), 0);
+    const counted = (type: string) =>
+      [...out.matchAll(/^\s*(\d+) event: (\S+)$/gm)].filter((m) => m[2] === type).reduce((sum, m) => sum + Number(m[1]), 0);
     expect(counted("code")).toBeGreaterThanOrEqual(2);
     expect(counted("report.delta")).toBeGreaterThanOrEqual(1);
     expect(out.indexOf("event: report.delta")).toBeLessThan(out.lastIndexOf("event: file.created"));

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { respond, type BrainRequest } from "../../infra/local/offlineModel/brain.js";
+import { type BrainRequest, respond } from "../../infra/local/offlineModel/brain.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { startScriptedModel, type ScriptedModel, type ScriptStep } from "../support/scriptedModel.js";
-import { answer, callTools, last, marker, ScriptRouter, textOf, type Turn } from "../support/scriptedRoles.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ScriptedModel, type ScriptStep, startScriptedModel } from "../support/scriptedModel.js";
+import { answer, callTools, last, marker, ScriptRouter, type Turn, textOf } from "../support/scriptedRoles.js";
 
 /**
  * Mode auto without deepThink: the router model chooses answer, react or plan_solve with its
@@ -15,7 +15,10 @@ import { answer, callTools, last, marker, ScriptRouter, textOf, type Turn } from
 
 const offline = (turn: Turn): ScriptStep => {
   const reply = respond({ messages: turn.request.messages, tools: turn.request.tools } as unknown as BrainRequest);
-  return { ...(reply.content !== null ? { text: reply.content } : {}), toolCalls: reply.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) };
+  return {
+    ...(reply.content !== null ? { text: reply.content } : {}),
+    toolCalls: reply.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
+  };
 };
 
 const router = new ScriptRouter(offline);
@@ -35,7 +38,8 @@ afterAll(async () => {
 });
 
 type Events = RunEvent[];
-const ofType = <T extends RunEvent["type"]>(events: Events, type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+const ofType = <T extends RunEvent["type"]>(events: Events, type: T) =>
+  events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 
 async function runToEnd(body: Record<string, unknown>): Promise<{ runId: string; run: any; events: Events }> {
   const { runId } = await client.submit(body);
@@ -48,7 +52,11 @@ const choose = (args: Record<string, unknown>) => callTools([{ name: "choose_mod
 describe("the router chooses answer", () => {
   const INPUT = `${marker("r-answer")} Who are you?`;
   const ANSWER = "I am Stepwise, a team of agents.";
-  router.on("r-answer", (turn) => (turn.role === "router" ? choose({ mode: "answer", answer: ANSWER, reason: "a question about me" }) : { status: 400, message: `a ${turn.role} was asked` }));
+  router.on("r-answer", (turn) =>
+    turn.role === "router"
+      ? choose({ mode: "answer", answer: ANSWER, reason: "a question about me" })
+      : { status: 400, message: `a ${turn.role} was asked` },
+  );
   let result: Awaited<ReturnType<typeof runToEnd>>;
   beforeAll(async () => {
     result = await runToEnd({ input: INPUT }); // mode auto is the default
@@ -101,7 +109,12 @@ describe("the router chooses plan_solve", () => {
       case "planner":
         if (last(turn).role === "tool") return answer("Plan noted.");
         if (last(turn).content.includes("Results of step 1")) return callTools([{ name: "planning", arguments: { command: "finish" } }]);
-        return callTools([{ name: "planning", arguments: { command: "create", title: "Compare", steps: [{ title: "Look", tasks: ["Look at one", "Look at two"] }] } }]);
+        return callTools([
+          {
+            name: "planning",
+            arguments: { command: "create", title: "Compare", steps: [{ title: "Look", tasks: ["Look at one", "Look at two"] }] },
+          },
+        ]);
       case "executor":
         return answer(last(turn).content.endsWith("Look at one") ? "One is big." : "Two is small.");
       default:
@@ -118,7 +131,11 @@ describe("the router chooses plan_solve", () => {
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
     expect(run.mode).toBe("plan_solve");
     expect(ofType(events, "agent.thought")[0]!.data).toEqual({ agent: "router", text: "Mode: plan_solve. two parts" });
-    expect(run.plan).toMatchObject({ title: "Compare", finished: true, steps: [{ title: "Look", tasks: ["Look at one", "Look at two"], status: "completed" }] });
+    expect(run.plan).toMatchObject({
+      title: "Compare",
+      finished: true,
+      steps: [{ title: "Look", tasks: ["Look at one", "Look at two"], status: "completed" }],
+    });
     expect(ofType(events, "plan.updated").length).toBeGreaterThan(0);
     expect(run.tasks.map((t: any) => [t.taskId, t.result])).toEqual([
       ["s1.t1", "One is big."],
@@ -159,9 +176,13 @@ describe("the router chooses react", () => {
 });
 
 describe("when the router gives no usable choice, ReAct handles the request", () => {
-  router.on("r-noanswer", (turn) => (turn.role === "router" ? choose({ mode: "answer", reason: "forgot the answer" }) : answer("Handled by the agent.")));
+  router.on("r-noanswer", (turn) =>
+    turn.role === "router" ? choose({ mode: "answer", reason: "forgot the answer" }) : answer("Handled by the agent."),
+  );
   router.on("r-text", (turn) => (turn.role === "router" ? answer("I think plan_solve.") : answer("Handled by the agent.")));
-  router.on("r-down", (turn) => (turn.role === "router" ? { status: 400, message: "the router is down" } : answer("Handled by the agent.")));
+  router.on("r-down", (turn) =>
+    turn.role === "router" ? { status: 400, message: "the router is down" } : answer("Handled by the agent."),
+  );
 
   it.each([
     ["answer without an answer", "r-noanswer", /chose to answer but gave no answer/],
@@ -191,7 +212,9 @@ describe("the router answers with text instead of a tool call", () => {
 });
 
 describe("modes fixed by the request skip the router", () => {
-  router.on("r-fixed", (turn) => (turn.role === "router" ? { status: 400, message: "the router must not be asked" } : answer("Done without routing.")));
+  router.on("r-fixed", (turn) =>
+    turn.role === "router" ? { status: 400, message: "the router must not be asked" } : answer("Done without routing."),
+  );
 
   it.each([
     ["mode react", { mode: "react" }, "react"],
@@ -201,7 +224,12 @@ describe("modes fixed by the request skip the router", () => {
     const { run } = await runToEnd({ input: `${marker("r-fixed")} Do it.`, ...body });
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
     expect(run.mode).toBe(mode);
-    expect(router.of("r-fixed").slice(before).map((t) => t.role)).toEqual(["react"]);
+    expect(
+      router
+        .of("r-fixed")
+        .slice(before)
+        .map((t) => t.role),
+    ).toEqual(["react"]);
   });
 });
 
@@ -211,7 +239,11 @@ describe("the router sees the session's earlier turns", () => {
   router.on("r-s2", (turn) => {
     if (turn.role !== "router") return { status: 400, message: "only the router" };
     const knows = turn.messages.some((m) => m.role === "assistant" && m.content.includes("Paris"));
-    return choose({ mode: "answer", answer: knows ? "You asked about France; its capital is Paris." : "I do not know.", reason: "from the session" });
+    return choose({
+      mode: "answer",
+      answer: knows ? "You asked about France; its capital is Paris." : "I do not know.",
+      reason: "from the session",
+    });
   });
 
   it("and can answer from them directly", async () => {
@@ -243,15 +275,18 @@ describe("the offline model", () => {
     expect(events.some((e) => e.type === "tool.called" || e.type === "plan.updated")).toBe(false);
   });
 
-  it.each(["Hello, who are you?", "What is Stepwise?", "what can you do?"])('answers "%s" directly, about Stepwise, without an agent', async (input) => {
-    const before = router.turns.length;
-    const { run, events } = await runToEnd({ input });
-    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
-    expect(run.mode).toBe("answer");
-    expect(run.result).toContain("I am Stepwise");
-    expect(router.turns.slice(before).map((t) => t.role)).toEqual(["router"]);
-    expect(events.some((e) => e.type === "tool.called" || e.type === "task.started")).toBe(false);
-  });
+  it.each(["Hello, who are you?", "What is Stepwise?", "what can you do?"])(
+    'answers "%s" directly, about Stepwise, without an agent',
+    async (input) => {
+      const before = router.turns.length;
+      const { run, events } = await runToEnd({ input });
+      expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+      expect(run.mode).toBe("answer");
+      expect(run.result).toContain("I am Stepwise");
+      expect(router.turns.slice(before).map((t) => t.role)).toEqual(["router"]);
+      expect(events.some((e) => e.type === "tool.called" || e.type === "task.started")).toBe(false);
+    },
+  );
 
   it("routes a greeting followed by a task to an agent, not to a direct answer", async () => {
     const { run, events } = await runToEnd({ input: "Hello, compute 17*23" });
@@ -260,11 +295,17 @@ describe("the offline model", () => {
   });
 
   it("a plan rejected with a reason: the planner model is told the reason, and the offline planner drops the step it names", async () => {
-    const { runId } = await client.submit({ input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve", approval: { plan: true } });
+    const { runId } = await client.submit({
+      input: "Compute 17*23 and (120/8)+2^5, then write a short report",
+      mode: "plan_solve",
+      approval: { plan: true },
+    });
     const first = (await client.waitForPending(runId, 1)).pending[0];
     expect(first.arguments.plan.steps.map((s: any) => s.title)).toEqual(["Gather the facts", "Write the report"]);
     const plannerTurns = router.turns.filter((t) => t.role === "planner").length;
-    expect((await client.decide(runId, first.interruptId, { decision: "reject", message: "no report, just the numbers" })).status).toBe(202);
+    expect((await client.decide(runId, first.interruptId, { decision: "reject", message: "no report, just the numbers" })).status).toBe(
+      202,
+    );
 
     const second = (await client.waitForPending(runId, 1)).pending[0];
     expect(second.interruptId).not.toBe(first.interruptId);
@@ -278,7 +319,10 @@ describe("the offline model", () => {
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
     expect(ofType(events, "tool.called").map((e) => e.data.tool)).not.toContain("write_artifact");
     // The planner's words reach clients once, as they stream (agent.delta; no agent.thought repeating them).
-    const plannerText = ofType(events, "agent.delta").filter((e) => e.data.agent === "planner").map((e) => e.data.text).join("");
+    const plannerText = ofType(events, "agent.delta")
+      .filter((e) => e.data.agent === "planner")
+      .map((e) => e.data.text)
+      .join("");
     expect(plannerText).toContain('dropped "Write the report"');
   });
 

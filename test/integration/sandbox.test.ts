@@ -1,20 +1,23 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
 import type { SandboxRequest } from "../../shared/contracts/sandbox.js";
+import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
 
 /**
  * The Python sandbox itself (what the sandbox function runs): a real Pyodide interpreter in a
  * process of its own. Python-level escapes are the first fence, tried here from inside Python; what
  * an attacker past them meets is tried in sandboxEscapes.test.ts.
  */
-const run = (code: string, extra: Partial<SandboxRequest> = {}) => runPython({ code, timeoutMs: 20_000, memoryMb: 256, ...extra }, { keepWarm: true });
+const run = (code: string, extra: Partial<SandboxRequest> = {}) =>
+  runPython({ code, timeoutMs: 20_000, memoryMb: 256, ...extra }, { keepWarm: true });
 const csv = (text: string) => ({ name: "sales.csv", base64: Buffer.from(text).toString("base64") });
 
 afterAll(() => stopSpare());
 
 describe("the Python sandbox", { timeout: 120_000 }, () => {
   it("runs the standard library and reports stdout and the last value", async () => {
-    const result = await run("import csv, json, statistics, math, datetime, re\nprint('mean', statistics.mean([1, 2, 3, 4]))\nmath.sqrt(81)");
+    const result = await run(
+      "import csv, json, statistics, math, datetime, re\nprint('mean', statistics.mean([1, 2, 3, 4]))\nmath.sqrt(81)",
+    );
     expect(result).toMatchObject({ stdout: "mean 2.5\n", value: "9.0", error: null, timedOut: false });
   });
 
@@ -32,7 +35,9 @@ describe("the Python sandbox", { timeout: 120_000 }, () => {
     const result = await run(code, { files: [csv(data)] });
     expect(result.error).toBeNull();
     expect(result.stdout).toBe("5 450.0 99.5\n");
-    expect(result.outputs.map((o) => [o.name, Buffer.from(o.base64, "base64").toString()])).toEqual([["totals.csv", "region,total\neast,50.0\nnorth,220.0\nsouth,180.0\n"]]);
+    expect(result.outputs.map((o) => [o.name, Buffer.from(o.base64, "base64").toString()])).toEqual([
+      ["totals.csv", "region,total\neast,50.0\nnorth,220.0\nsouth,180.0\n"],
+    ]);
   });
 
   it("mounts the files read-only", async () => {
@@ -62,13 +67,25 @@ describe("the Python sandbox", { timeout: 120_000 }, () => {
     ["the host file system", "open('/etc/passwd').read()", /FileNotFoundError|No such file/],
     ["host files by another way", "import os\nos.listdir('/home')\nopen('/proc/self/environ').read()", /Error/],
     ["a socket", "import socket\nsocket.create_connection(('example.com', 80), timeout=2)", /PermissionError|Operation not permitted/],
-    ["urllib", "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/', timeout=2).read()", /URLError|Operation not permitted|PermissionError/],
+    [
+      "urllib",
+      "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/', timeout=2).read()",
+      /URLError|Operation not permitted|PermissionError/,
+    ],
     ["the JS bridge (js)", "import js\njs.process.env", /ImportError: js is not available/],
     ["the JS bridge (pyodide)", "from pyodide.code import run_js\nrun_js('process.env')", /ImportError: pyodide(\.code)? is not available/],
     ["Pyodide's core module", "import _pyodide_core", /ImportError/],
     ["a kept module", "import sys\nsys.modules['js']", /KeyError: 'js'/],
-    ["a built-in module made without the import system", "import _imp, importlib.machinery\n_imp.create_builtin(importlib.machinery.ModuleSpec('_pyodide_core', None))", /ImportError: _pyodide_core is not available/],
-    ["the same through the built-in importer", "from importlib.machinery import BuiltinImporter, ModuleSpec\nBuiltinImporter.create_module(ModuleSpec('_pyodide_core', None))", /ImportError: _pyodide_core is not available/],
+    [
+      "a built-in module made without the import system",
+      "import _imp, importlib.machinery\n_imp.create_builtin(importlib.machinery.ModuleSpec('_pyodide_core', None))",
+      /ImportError: _pyodide_core is not available/,
+    ],
+    [
+      "the same through the built-in importer",
+      "from importlib.machinery import BuiltinImporter, ModuleSpec\nBuiltinImporter.create_module(ModuleSpec('_pyodide_core', None))",
+      /ImportError: _pyodide_core is not available/,
+    ],
   ])("refuses %s, reporting the error", async (_name, code, error) => {
     const result = await run(code);
     expect(result.error).toMatch(error);
@@ -95,7 +112,8 @@ describe("the Python sandbox", { timeout: 120_000 }, () => {
   });
 
   it("hands back files in output/ subfolders as sub/name", async () => {
-    const code = "import os\nos.makedirs('output/charts/2026')\nopen('output/charts/2026/q1.csv', 'w').write('a\\n')\nopen('output/top.txt', 'w').write('t')";
+    const code =
+      "import os\nos.makedirs('output/charts/2026')\nopen('output/charts/2026/q1.csv', 'w').write('a\\n')\nopen('output/top.txt', 'w').write('t')";
     const result = await run(code);
     expect(result.error).toBeNull();
     expect(result.outputs.map((o) => o.name).sort()).toEqual(["charts/2026/q1.csv", "top.txt"]);
@@ -112,10 +130,7 @@ describe("the Python sandbox", { timeout: 120_000 }, () => {
     const result = await run(code);
     expect(result.error).toBeNull();
     expect(result.outputs.map((o) => o.name)).toEqual(["kept.csv"]);
-    expect(result.refused.sort()).toEqual([
-      "dangling: a symbolic link, not saved",
-      "passwd: a symbolic link, not saved",
-    ]);
+    expect(result.refused.sort()).toEqual(["dangling: a symbolic link, not saved", "passwd: a symbolic link, not saved"]);
   });
 
   it("keeps outputs up to the limits and says which it left out", async () => {

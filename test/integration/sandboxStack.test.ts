@@ -1,15 +1,15 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { KMSClient, ListKeysCommand } from "@aws-sdk/client-kms";
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { ListStateMachinesCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The sandbox inside the whole local stack: what a tenant's code meets there. The stack's own
@@ -52,16 +52,58 @@ describe("the sandbox in the local stack", { timeout: 240_000 }, () => {
     const endpoints = stack.endpoints!;
     const wrong = { accessKeyId: endpoints.credentials.accessKeyId, secretAccessKey: "guessed" };
     const calls: [string, (credentials: typeof wrong) => Promise<unknown>][] = [
-      ["DynamoDB", (c) => new DynamoDBClient({ endpoint: endpoints.dynamodb, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(new ListTablesCommand({}))],
-      ["Step Functions", (c) => new SFNClient({ endpoint: endpoints.sfn, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(new ListStateMachinesCommand({}))],
-      ["SQS", (c) => new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(new GetQueueAttributesCommand({ QueueUrl: endpoints.notifyQueueUrl }))],
-      ["S3", (c) => new S3Client({ endpoint: endpoints.s3, region: endpoints.region, credentials: c, forcePathStyle: true, maxAttempts: 1 }).send(new ListObjectsV2Command({ Bucket: endpoints.filesBucket }))],
-      ["KMS", (c) => new KMSClient({ endpoint: endpoints.kms, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(new ListKeysCommand({}))],
-      ["Lambda", (c) => new LambdaClient({ endpoint: endpoints.lambda, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(new InvokeCommand({ FunctionName: "stepwise-sandbox", Payload: Buffer.from('{"code":"1"}') }))],
+      [
+        "DynamoDB",
+        (c) =>
+          new DynamoDBClient({ endpoint: endpoints.dynamodb, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(
+            new ListTablesCommand({}),
+          ),
+      ],
+      [
+        "Step Functions",
+        (c) =>
+          new SFNClient({ endpoint: endpoints.sfn, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(
+            new ListStateMachinesCommand({}),
+          ),
+      ],
+      [
+        "SQS",
+        (c) =>
+          new SQSClient({ endpoint: endpoints.sqs, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(
+            new GetQueueAttributesCommand({ QueueUrl: endpoints.notifyQueueUrl }),
+          ),
+      ],
+      [
+        "S3",
+        (c) =>
+          new S3Client({ endpoint: endpoints.s3, region: endpoints.region, credentials: c, forcePathStyle: true, maxAttempts: 1 }).send(
+            new ListObjectsV2Command({ Bucket: endpoints.filesBucket }),
+          ),
+      ],
+      [
+        "KMS",
+        (c) =>
+          new KMSClient({ endpoint: endpoints.kms, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(
+            new ListKeysCommand({}),
+          ),
+      ],
+      [
+        "Lambda",
+        (c) =>
+          new LambdaClient({ endpoint: endpoints.lambda, region: endpoints.region, credentials: c, maxAttempts: 1 }).send(
+            new InvokeCommand({ FunctionName: "stepwise-sandbox", Payload: Buffer.from('{"code":"1"}') }),
+          ),
+      ],
     ];
     for (const [service, call] of calls) {
-      await expect(call(wrong), `${service} with a guessed secret`).rejects.toMatchObject({ $metadata: { httpStatusCode: expect.any(Number) } });
-      const unsigned = await fetch(endpointOf(service), { method: "POST", headers: { "content-type": "application/x-amz-json-1.0" }, body: "{}" });
+      await expect(call(wrong), `${service} with a guessed secret`).rejects.toMatchObject({
+        $metadata: { httpStatusCode: expect.any(Number) },
+      });
+      const unsigned = await fetch(endpointOf(service), {
+        method: "POST",
+        headers: { "content-type": "application/x-amz-json-1.0" },
+        body: "{}",
+      });
       expect(unsigned.status, `${service} unsigned`).toBeGreaterThanOrEqual(400);
       expect(unsigned.status, `${service} unsigned`).toBeLessThan(500);
     }
@@ -89,7 +131,8 @@ describe("the sandbox in the local stack", { timeout: 240_000 }, () => {
     expect(run.status).toBe("succeeded");
     const events = (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
     const output = events.find((e) => e.type === "tool.result" && e.data.tool === "run_code").data.output as string;
-    for (const name of ["the JS bridge", "the core module", "a built-in made directly", "the host files", "a socket"]) expect(output).toMatch(new RegExp(`${name} refused: \\w+`));
+    for (const name of ["the JS bridge", "the core module", "a built-in made directly", "the host files", "a socket"])
+      expect(output).toMatch(new RegExp(`${name} refused: \\w+`));
     expect(output).not.toContain("REACHED");
     // The call's process is gone; at most the spare interpreter waits. The data folder is as it was.
     expect(sandboxProcesses().length).toBeLessThanOrEqual(1);
@@ -100,6 +143,13 @@ describe("the sandbox in the local stack", { timeout: 240_000 }, () => {
 
 function endpointOf(service: string): string {
   const endpoints = stack.endpoints!;
-  const byService: Record<string, string> = { DynamoDB: endpoints.dynamodb, "Step Functions": endpoints.sfn, SQS: endpoints.sqs, S3: `${endpoints.s3}/${endpoints.filesBucket}`, KMS: endpoints.kms, Lambda: `${endpoints.lambda}/2015-03-31/functions/stepwise-sandbox/invocations` };
+  const byService: Record<string, string> = {
+    DynamoDB: endpoints.dynamodb,
+    "Step Functions": endpoints.sfn,
+    SQS: endpoints.sqs,
+    S3: `${endpoints.s3}/${endpoints.filesBucket}`,
+    KMS: endpoints.kms,
+    Lambda: `${endpoints.lambda}/2015-03-31/functions/stepwise-sandbox/invocations`,
+  };
   return byService[service]!;
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -22,7 +22,15 @@ describe("npm start in a terminal", () => {
   function start(env: Record<string, string>) {
     const child = spawn(process.execPath, [...START_NODE_FLAGS, "infra/local/main.ts"], {
       detached: true,
-      env: { ...process.env, PORT: "0", STEPWISE_DATA_DIR: "memory", STEPWISE_API_KEY: "sk_test_startup", OPENAI_API_KEY: "", OPENAI_BASE_URL: "", ...env },
+      env: {
+        ...process.env,
+        PORT: "0",
+        STEPWISE_DATA_DIR: "memory",
+        STEPWISE_API_KEY: "sk_test_startup",
+        OPENAI_API_KEY: "",
+        OPENAI_BASE_URL: "",
+        ...env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     started.push(child);
@@ -57,7 +65,9 @@ describe("npm start in a terminal", () => {
     expect(banner).toContain("npm link");
 
     const headers = { authorization: "Bearer sk_test_startup", "content-type": "application/json" };
-    const { runId } = (await (await fetch(`${url}/v1/runs`, { method: "POST", headers, body: JSON.stringify({ input: "Compute 2+2", mode: "react" }) })).json()) as { runId: string };
+    const { runId } = (await (
+      await fetch(`${url}/v1/runs`, { method: "POST", headers, body: JSON.stringify({ input: "Compute 2+2", mode: "react" }) })
+    ).json()) as { runId: string };
     await stack.waitFor(new RegExp(`run ${runId} succeeded`));
     const after = stack.output().slice(banner.length).split("\n").filter(Boolean);
     expect(after).toEqual(
@@ -91,7 +101,9 @@ describe("npm start in a terminal", () => {
     const stack = start({ PORT: String(port) });
     expect(await stack.exited).toBe(1);
     const lines = stack.output().trimEnd().split("\n");
-    expect(lines.at(-1)).toBe(`Port ${port} is already in use (another Stepwise?). Stop that program, or choose another port: PORT=${port + 1} npm start`);
+    expect(lines.at(-1)).toBe(
+      `Port ${port} is already in use (another Stepwise?). Stop that program, or choose another port: PORT=${port + 1} npm start`,
+    );
     expect(stack.output()).not.toMatch(/\n\s+at /);
   });
 
@@ -103,7 +115,9 @@ describe("npm start in a terminal", () => {
     await new Promise((resolve) => server.close(resolve));
     const stack = start({ OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: "sk-test" });
     const banner = await stack.waitFor(/Ctrl-C stops it/);
-    expect(banner).toContain(`model:    gpt-4o-mini at http://127.0.0.1:${port}/v1 — WARNING: not reachable (ECONNREFUSED); runs will fail until it is (check OPENAI_BASE_URL)`);
+    expect(banner).toContain(
+      `model:    gpt-4o-mini at http://127.0.0.1:${port}/v1 — WARNING: not reachable (ECONNREFUSED); runs will fail until it is (check OPENAI_BASE_URL)`,
+    );
     stack.child.kill("SIGINT");
     expect(await stack.exited).toBe(0);
   });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { startScriptedModel, type ScriptedModel } from "../support/scriptedModel.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, marker, ScriptRouter } from "../support/scriptedRoles.js";
 
 /**
@@ -20,7 +20,9 @@ let stack: RunningStack;
 let client: Client;
 let behind: Behind;
 
-router.on("busy", (_turn, turns) => (turns.length <= 2 ? { status: 503, message: "The engine is overloaded." } : answer("Fine after the outage.")));
+router.on("busy", (_turn, turns) =>
+  turns.length <= 2 ? { status: 503, message: "The engine is overloaded." } : answer("Fine after the outage."),
+);
 router.on("refused", () => ({ status: 400, message: "This model does not accept that request." }));
 // A tool call, then the model refuses until an operator fixes it (say, a revoked key replaced).
 let keyFixed = false;
@@ -34,7 +36,11 @@ router.on("fixable", (_turn, turns) =>
 
 beforeAll(async () => {
   scripted = await startScriptedModel(router.script);
-  stack = await startStack({ OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: "test", STEPWISE_MODEL: "scripted", LLM_MAX_RETRIES: "0" }, [], { exposeEndpoints: true });
+  stack = await startStack(
+    { OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: "test", STEPWISE_MODEL: "scripted", LLM_MAX_RETRIES: "0" },
+    [],
+    { exposeEndpoints: true },
+  );
   client = new Client(stack.url, stack.apiKey);
   behind = new Behind(stack.endpoints!);
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client, type SseFrame } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The live stream (`GET /v1/runs/{id}/stream`): resume with Last-Event-ID or ?after= with no gap
@@ -78,7 +78,9 @@ describe("live stream of a plan_solve run", () => {
     const items = viaHeader.rest.items;
     const lastFrame = items.findLastIndex((i) => i.kind === "frame");
     const firstFrame = items.findIndex((i) => i.kind === "frame");
-    const heartbeats = items.map((item, index) => ({ item, index })).filter(({ item }) => item.kind === "comment" && item.text === "heartbeat");
+    const heartbeats = items
+      .map((item, index) => ({ item, index }))
+      .filter(({ item }) => item.kind === "comment" && item.text === "heartbeat");
     expect(heartbeats.length).toBeGreaterThan(0);
     // at least one heartbeat came while the run was still going: after one event and before a later one
     expect(heartbeats.some(({ index }) => index > firstFrame && index < lastFrame)).toBe(true);

@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack.js";
+import { type LocalStack, startLocalStack } from "../../infra/local/stack.js";
 import { Client } from "../support/client.js";
 
 /**
@@ -20,7 +20,12 @@ let sfn: SFNClient;
 beforeAll(async () => {
   // In this process: the test deploys through the stack's handle, as `cdk deploy` would on AWS.
   process.env.POWERTOOLS_LOG_LEVEL = "WARN";
-  stack = await startLocalStack({ port: 0, apiKeys: { [KEY]: "versions" }, modelLatencyMs: 20, stateMachine: { interruptTimeoutSeconds: 3600 } });
+  stack = await startLocalStack({
+    port: 0,
+    apiKeys: { [KEY]: "versions" },
+    modelLatencyMs: 20,
+    stateMachine: { interruptTimeoutSeconds: 3600 },
+  });
   client = new Client(stack.url, KEY);
   const { sfn: endpoint, region, credentials } = stack.endpoints;
   sfn = new SFNClient({ endpoint, region, credentials });
@@ -51,7 +56,9 @@ describe("a deploy while a run waits for approval", () => {
     expect(fresh.run.result).toContain(MARK);
 
     // Step Functions says the same: each execution started through the alias, on its version.
-    const described = await Promise.all([old.run, fresh.run].map((run) => sfn.send(new DescribeExecutionCommand({ executionArn: run.executionArn }))));
+    const described = await Promise.all(
+      [old.run, fresh.run].map((run) => sfn.send(new DescribeExecutionCommand({ executionArn: run.executionArn }))),
+    );
     expect(described.map((d) => [d.stateMachineAliasArn, d.stateMachineVersionArn])).toEqual([
       [stack.endpoints.stateMachineAliasArn, `${stack.endpoints.stateMachineArn}:1`],
       [stack.endpoints.stateMachineAliasArn, `${stack.endpoints.stateMachineArn}:2`],

@@ -2,8 +2,8 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
-import { closedPortUrl, Receiver, scripts, type Endpoint, type ReceivedRequest } from "../support/receiver.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+import { closedPortUrl, type Endpoint, type ReceivedRequest, Receiver, scripts } from "../support/receiver.js";
 
 /**
  * Webhooks (DESIGN.md §7) over HTTP against the whole local stack, received by a scriptable
@@ -60,7 +60,10 @@ function signatureMatches(request: Pick<ReceivedRequest, "headers" | "body">, se
   const id = String(request.headers["webhook-id"]);
   const timestamp = String(request.headers["webhook-timestamp"]);
   const entries = String(request.headers["webhook-signature"]).split(" ");
-  expect(entries.every((e) => e.startsWith("v1,")), `webhook-signature: ${request.headers["webhook-signature"]}`).toBe(true);
+  expect(
+    entries.every((e) => e.startsWith("v1,")),
+    `webhook-signature: ${request.headers["webhook-signature"]}`,
+  ).toBe(true);
   return entries.map((entry) => {
     const offered = entry.slice(3);
     return secrets.flatMap((secret, index) => (expectedSignature(secret, id, timestamp, request.body) === offered ? [index] : []));
@@ -75,7 +78,10 @@ function expectValidlySigned(request: ReceivedRequest, secrets: string[]) {
   expect(request.headers["webhook-timestamp"]).toMatch(/^\d+$/);
   const skew = Math.abs(Math.floor(request.at / 1000) - Number(request.headers["webhook-timestamp"]));
   expect(skew).toBeLessThanOrEqual(5 * 60);
-  expect(signatureMatches(request, secrets).some((m) => m.length > 0), "no v1 signature verifies").toBe(true);
+  expect(
+    signatureMatches(request, secrets).some((m) => m.length > 0),
+    "no v1 signature verifies",
+  ).toBe(true);
 }
 
 async function secretsOf(on: Client): Promise<{ secret: string; createdAt: string; expiresAt?: string }[]> {
@@ -106,7 +112,13 @@ async function webhookLog(runId: string, on: Client = client): Promise<WebhookLo
 }
 
 /** Polls the run's delivery log until `done` holds. */
-async function waitForLog(runId: string, done: (log: WebhookLog) => boolean, what: string, timeoutMs = 30_000, on: Client = client): Promise<WebhookLog> {
+async function waitForLog(
+  runId: string,
+  done: (log: WebhookLog) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+  on: Client = client,
+): Promise<WebhookLog> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const log = await webhookLog(runId, on);
@@ -164,7 +176,12 @@ describe("a delivered webhook", () => {
     expect(signatureMatches({ ...request, body: request.body.replace("succeeded", "failed") }, secrets)).toEqual([[]]);
     expect(signatureMatches({ ...request, headers: { ...request.headers, "webhook-id": "msg_other" } }, secrets)).toEqual([[]]);
     expect(signatureMatches({ ...request, headers: { ...request.headers, "webhook-timestamp": "1" } }, secrets)).toEqual([[]]);
-    expect(signatureMatches(request, (await secretsOf(other)).map((s) => s.secret))).toEqual([[]]);
+    expect(
+      signatureMatches(
+        request,
+        (await secretsOf(other)).map((s) => s.secret),
+      ),
+    ).toEqual([[]]);
   });
 
   it("carries {type, timestamp, data} saying run.succeeded, with links.self to the run", async () => {
@@ -178,7 +195,11 @@ describe("a delivered webhook", () => {
       sessionId: run.sessionId,
       result: run.result,
       metadata: { order: "42" },
-      links: { self: `${stack.url}/v1/runs/${runId}`, events: `${stack.url}/v1/runs/${runId}/events`, stream: `${stack.url}/v1/runs/${runId}/stream` },
+      links: {
+        self: `${stack.url}/v1/runs/${runId}`,
+        events: `${stack.url}/v1/runs/${runId}/events`,
+        stream: `${stack.url}/v1/runs/${runId}/stream`,
+      },
     });
     expect(payload.data.result).toEqual(expect.stringContaining("4"));
     // links.self is the run, readable with the API key.
@@ -192,7 +213,13 @@ describe("a delivered webhook", () => {
     expect(log.webhook).toEqual({ url: endpoint.url });
     expect(log.deliveries).toHaveLength(1);
     const [delivery] = log.deliveries;
-    expect(delivery).toMatchObject({ deliveryId: request.headers["webhook-id"], runId, type: "run.succeeded", url: endpoint.url, status: "delivered" });
+    expect(delivery).toMatchObject({
+      deliveryId: request.headers["webhook-id"],
+      runId,
+      type: "run.succeeded",
+      url: endpoint.url,
+      status: "delivered",
+    });
     expect(delivery!.attempts).toEqual([expect.objectContaining({ attempt: 1, ok: true, status: 200 })]);
     expect(delivery).not.toHaveProperty("body");
     expect(endpoint.requests).toHaveLength(1);
@@ -208,9 +235,16 @@ describe("a delivered webhook", () => {
     expect(again!.headers["webhook-id"]).toBe(deliveryId);
     expect(again!.body).toBe(request.body);
     expect(Number(again!.headers["webhook-timestamp"])).toBeGreaterThanOrEqual(Number(request.headers["webhook-timestamp"]));
-    expectValidlySigned(again!, (await secretsOf(client)).map((s) => s.secret));
+    expectValidlySigned(
+      again!,
+      (await secretsOf(client)).map((s) => s.secret),
+    );
 
-    const log = await waitForLog(runId, (l) => l.deliveries[0]?.status === "delivered" && l.deliveries[0].attempts.length === 2, "second attempt");
+    const log = await waitForLog(
+      runId,
+      (l) => l.deliveries[0]?.status === "delivered" && l.deliveries[0].attempts.length === 2,
+      "second attempt",
+    );
     expect(log.deliveries).toHaveLength(1);
     expect(log.deliveries[0]!.attempts.map((a) => [a.attempt, a.ok, a.status])).toEqual([
       [1, true, 200],
@@ -314,7 +348,13 @@ describe("a dead receiver", () => {
     for (const { runId, deliveryId } of expected) {
       const mine = letters.filter((l) => l.runId === runId);
       expect(mine).toHaveLength(1);
-      expect(mine[0]).toMatchObject({ kind: "deliver", runId, deliveryId, attempt: MAX_ATTEMPTS, reason: expect.stringContaining(`${MAX_ATTEMPTS} attempts`) });
+      expect(mine[0]).toMatchObject({
+        kind: "deliver",
+        runId,
+        deliveryId,
+        attempt: MAX_ATTEMPTS,
+        reason: expect.stringContaining(`${MAX_ATTEMPTS} attempts`),
+      });
     }
     // Nothing more was attempted after the message was dead-lettered.
     expect(failing.requests).toHaveLength(MAX_ATTEMPTS);
@@ -374,7 +414,10 @@ describe("the events filter", () => {
   });
 
   it("an unknown event type in the filter is a 400", async () => {
-    const res = await client.request("POST", "/v1/runs", { ...SIMPLE, webhook: { url: receiver.endpoint().url, events: ["run.exploded"] } });
+    const res = await client.request("POST", "/v1/runs", {
+      ...SIMPLE,
+      webhook: { url: receiver.endpoint().url, events: ["run.exploded"] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/events/);
   });
@@ -404,7 +447,11 @@ describe("run.awaiting_input", () => {
     expectValidlySigned(done, secrets);
     expect(done.headers["webhook-id"]).not.toBe(waiting.headers["webhook-id"]);
 
-    const log = await waitForLog(runId, (l) => l.deliveries.length === 2 && l.deliveries.every((d) => d.status === "delivered"), "two delivered messages");
+    const log = await waitForLog(
+      runId,
+      (l) => l.deliveries.length === 2 && l.deliveries.every((d) => d.status === "delivered"),
+      "two delivered messages",
+    );
     expect(log.deliveries.map((d) => d.type).sort()).toEqual(["run.awaiting_input", "run.succeeded"]);
     expect(endpoint.requests).toHaveLength(2);
   }, 60_000);
@@ -459,7 +506,10 @@ describe("refused webhook URLs", () => {
     const key = `refused-${Math.random().toString(36).slice(2)}`;
     const res = await client.request("POST", "/v1/runs", { ...SIMPLE, webhook: { url } }, { "idempotency-key": key });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
-    expect(res.body.error).toMatchObject({ code: expect.stringMatching(/^(invalid_webhook_url|forbidden_webhook_address)$/), message: expect.any(String) });
+    expect(res.body.error).toMatchObject({
+      code: expect.stringMatching(/^(invalid_webhook_url|forbidden_webhook_address)$/),
+      message: expect.any(String),
+    });
     expect(res.body.error.message.length).toBeGreaterThan(10);
     expect(await behind.runIds()).toEqual(before);
     // The Idempotency-Key was not claimed either: a different body with it is a new run, not a 409.

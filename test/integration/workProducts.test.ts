@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
 import { legacyWorkbook, pdfDocument, salesWorkbook } from "../support/documents.js";
 import { libreOffice } from "../support/libreoffice.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The work products through the whole local stack with the offline model: an uploaded workbook
@@ -31,13 +31,19 @@ afterAll(async () => {
 });
 
 async function upload(name: string, body: Uint8Array, type: string) {
-  const res = await fetch(`${stack.url}/v1/files?name=${name}`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type }, body });
+  const res = await fetch(`${stack.url}/v1/files?name=${name}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type },
+    body,
+  });
   expect(res.status).toBe(201);
   return ((await res.json()) as { fileId: string }).fileId;
 }
 
 async function download(runId: string, name: string): Promise<Buffer> {
-  const res = await fetch(`${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+  const res = await fetch(`${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, {
+    headers: { authorization: `Bearer ${stack.apiKey}` },
+  });
   expect(res.status).toBe(200);
   return Buffer.from(await res.arrayBuffer());
 }
@@ -47,7 +53,11 @@ const events = async (runId: string) => (await main.request("GET", `/v1/runs/${r
 describe("work products in runs", { timeout: 300_000 }, () => {
   it("an uploaded .xlsx becomes an HTML report and a .pptx deck with a chart, written live", async () => {
     const fileId = await upload("sales.xlsx", await salesWorkbook(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
-    const { runId } = await main.submit({ input: "Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals", mode: "plan_solve", files: [fileId] });
+    const { runId } = await main.submit({
+      input: "Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals",
+      mode: "plan_solve",
+      files: [fileId],
+    });
     const run = await main.waitFor(runId, undefined, 240_000);
     expect(run.status).toBe("succeeded");
     const log = await events(runId);
@@ -70,12 +80,18 @@ describe("work products in runs", { timeout: 300_000 }, () => {
     // The HTML report embeds the chart: an SVG with a bar per region.
     const html = (await download(runId, "data-analysis-report.html")).toString();
     const svg = Buffer.from(/src="data:image\/svg\+xml;base64,([^"]+)"/.exec(html)![1]!, "base64").toString();
-    expect([...svg.matchAll(/aria-label="region: (\w+); total amount: ([\d.]+)"/g)].map((m) => `${m[1]} ${m[2]}`).sort()).toEqual(["east 50", "north 220", "south 180"]);
+    expect([...svg.matchAll(/aria-label="region: (\w+); total amount: ([\d.]+)"/g)].map((m) => `${m[1]} ${m[2]}`).sort()).toEqual([
+      "east 50",
+      "north 220",
+      "south 180",
+    ]);
 
     // The deck: titles in the slide XML, the chart's image on its own slide.
     const pptx = await download(runId, "data-analysis-report.pptx");
     const zip = await JSZip.loadAsync(pptx);
-    const slideNames = Object.keys(zip.files).filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n)).sort((a, b) => Number(/\d+/.exec(a)) - Number(/\d+/.exec(b)));
+    const slideNames = Object.keys(zip.files)
+      .filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n))
+      .sort((a, b) => Number(/\d+/.exec(a)) - Number(/\d+/.exec(b)));
     const titles = await Promise.all(slideNames.map(async (n) => /<a:t>([^<]*)<\/a:t>/.exec(await zip.file(n)!.async("string"))?.[1]));
     expect(titles[0]).toBe("Data analysis report");
     expect(titles).toContain("Summary");
@@ -89,7 +105,11 @@ describe("work products in runs", { timeout: 300_000 }, () => {
     if ("missing" in office) return console.log(`LibreOffice part skipped: ${office.missing}`);
     const input = path.join(work, "deck.pptx");
     writeFileSync(input, pptx);
-    const converted = spawnSync(office.soffice, [`-env:UserInstallation=file://${path.join(work, "profile")}`, "--headless", "--convert-to", "pdf", "--outdir", work, input], { encoding: "utf8", timeout: 180_000 });
+    const converted = spawnSync(
+      office.soffice,
+      [`-env:UserInstallation=file://${path.join(work, "profile")}`, "--headless", "--convert-to", "pdf", "--outdir", work, input],
+      { encoding: "utf8", timeout: 180_000 },
+    );
     expect(converted.status, converted.stderr).toBe(0);
     const pdf = await getDocumentProxy(new Uint8Array(readFileSync(path.join(work, "deck.pdf"))));
     expect(pdf.numPages).toBe(slideNames.length);
@@ -117,7 +137,11 @@ describe("work products in runs", { timeout: 300_000 }, () => {
   });
 
   it("a deep search over the run's files shows its stages and keeps its notes", async () => {
-    const fileId = await upload("energy.md", new TextEncoder().encode("# Energy\n\nSolar power capacity grew by 30 percent in 2026.\n\nWind power grew too.\n"), "text/markdown");
+    const fileId = await upload(
+      "energy.md",
+      new TextEncoder().encode("# Energy\n\nSolar power capacity grew by 30 percent in 2026.\n\nWind power grew too.\n"),
+      "text/markdown",
+    );
     const { runId } = await main.submit({ input: "Research how fast solar power capacity grew", mode: "plan_solve", files: [fileId] });
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../support/client.js";
-import { startStack, type RunningStack } from "../support/localStack.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The work tools through the whole local stack with the offline model: a plan_solve run analyses
@@ -27,13 +27,20 @@ afterAll(async () => {
 });
 
 async function upload(name: string, body: string, type: string) {
-  const res = await fetch(`${stack.url}/v1/files?name=${name}`, { method: "POST", headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type }, body });
+  const res = await fetch(`${stack.url}/v1/files?name=${name}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": type },
+    body,
+  });
   expect(res.status).toBe(201);
   return ((await res.json()) as { fileId: string }).fileId;
 }
 
 async function download(runId: string, name: string) {
-  const res = await fetch(`${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${stack.apiKey}` }, redirect: "manual" });
+  const res = await fetch(`${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(name)}`, {
+    headers: { authorization: `Bearer ${stack.apiKey}` },
+    redirect: "manual",
+  });
   expect(res.status).toBe(302);
   const object = await fetch(res.headers.get("location")!);
   expect(object.status).toBe(200);
@@ -47,7 +54,11 @@ async function events(runId: string) {
 describe("work tools in runs", { timeout: 240_000 }, () => {
   it("plan_solve: analyses the uploaded CSV in Python with the right figures and writes an HTML report", async () => {
     const fileId = await upload("sales.csv", SALES, "text/csv");
-    const { runId } = await main.submit({ input: "Analyse the attached CSV and write an HTML report of the totals", mode: "plan_solve", files: [fileId] });
+    const { runId } = await main.submit({
+      input: "Analyse the attached CSV and write an HTML report of the totals",
+      mode: "plan_solve",
+      files: [fileId],
+    });
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");
 
@@ -74,7 +85,9 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
     expect(html.type).toBe("text/html");
     expect(html.text).toMatch(/<td>north<\/td>\s*<td>220.00<\/td>/);
     expect(html.text).not.toMatch(/<script/i);
-    expect((await download(runId, "sales-amount-by-region.csv")).text).toBe("region,total_amount\r\neast,50.0\r\nnorth,220.0\r\nsouth,180.0\r\n");
+    expect((await download(runId, "sales-amount-by-region.csv")).text).toBe(
+      "region,total_amount\r\neast,50.0\r\nnorth,220.0\r\nsouth,180.0\r\n",
+    );
 
     // The report was written live: its text arrived as report.delta events before its file.created.
     const reportCreated = log.find((e) => e.type === "file.created" && e.data.name === report.name);
@@ -87,7 +100,12 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
     const created = log.filter((e) => e.type === "file.created").map((e) => e.data);
     expect(created).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ name: report.name, contentType: "text/html", bytes: report.bytes, download: `${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(report.name)}` }),
+        expect.objectContaining({
+          name: report.name,
+          contentType: "text/html",
+          bytes: report.bytes,
+          download: `${stack.url}/v1/runs/${runId}/files/${encodeURIComponent(report.name)}`,
+        }),
         expect.objectContaining({ name: "sales-amount-by-region.csv" }),
       ]),
     );
@@ -95,7 +113,10 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
   });
 
   it("an endless loop is stopped at the time limit, the error is the tool's output, and the run goes on", async () => {
-    const { runId } = await main.submit({ input: "Run this Python:\n```python\nprint('counting', flush=True)\nwhile True:\n    pass\n```", mode: "react" });
+    const { runId } = await main.submit({
+      input: "Run this Python:\n```python\nprint('counting', flush=True)\nwhile True:\n    pass\n```",
+      mode: "react",
+    });
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");
     const result = (await events(runId)).find((e) => e.type === "tool.result" && e.data.tool === "run_code");
@@ -153,7 +174,7 @@ describe("files on the command line", { timeout: 240_000 }, () => {
     const files = await cli(["files", runId]);
     expect(files.code).toBe(0);
     expect(files.stdout).toContain(`sales.csv\ttext/csv\t${SALES.length} bytes\t${stack.url}/v1/runs/${runId}/files/sales.csv\n`);
-    expect(files.stdout).toContain(`sales-amount-by-region.csv\ttext/csv`);
+    expect(files.stdout).toContain("sales-amount-by-region.csv\ttext/csv");
 
     const got = await cli(["get", runId]);
     const view = JSON.parse(got.stdout);

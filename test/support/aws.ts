@@ -43,7 +43,12 @@ export class Behind {
     // The local queue hands out at most 10 a call; read until a call brings nothing new.
     for (let round = 0; round < 20; round++) {
       const { Messages = [] } = await this.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: this.endpoints.deadLetterQueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0, WaitTimeSeconds: 0 }),
+        new ReceiveMessageCommand({
+          QueueUrl: this.endpoints.deadLetterQueueUrl,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 0,
+          WaitTimeSeconds: 0,
+        }),
       );
       let fresh = 0;
       for (const m of Messages) {

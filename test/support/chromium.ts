@@ -43,9 +43,12 @@ function playwrightChromiums(env: NodeJS.ProcessEnv): string[] {
   }
   builds.sort((a, b) => Number(b.split("-").at(-1)) - Number(a.split("-").at(-1)));
   return builds.flatMap((build) =>
-    ["chrome-linux64/chrome", "chrome-linux/chrome", "chrome-headless-shell-linux64/chrome-headless-shell", "chrome-linux/headless_shell"].map((file) =>
-      path.join(cache, build, file),
-    ),
+    [
+      "chrome-linux64/chrome",
+      "chrome-linux/chrome",
+      "chrome-headless-shell-linux64/chrome-headless-shell",
+      "chrome-linux/headless_shell",
+    ].map((file) => path.join(cache, build, file)),
   );
 }
 

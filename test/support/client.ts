@@ -138,8 +138,7 @@ export class Client {
           if (line.startsWith(":")) {
             comments.push(line.slice(1).trim());
             items.push({ kind: "comment", text: line.slice(1).trim() });
-          }
-          else if (line.startsWith("id:")) frame.id = line.slice(3).trim();
+          } else if (line.startsWith("id:")) frame.id = line.slice(3).trim();
           else if (line.startsWith("event:")) frame.event = line.slice(6).trim();
           else if (line.startsWith("data:")) {
             frame.data += (hasData ? "\n" : "") + line.slice(5).trimStart();
@@ -187,7 +186,9 @@ export class Client {
         }
       }
       if (Date.now() > deadline) {
-        throw new Error(`run ${runId} is ${run.status} with ${run.pendingInterrupts.length} pending interrupt(s) after ${timeoutMs} ms, not ${count}`);
+        throw new Error(
+          `run ${runId} is ${run.status} with ${run.pendingInterrupts.length} pending interrupt(s) after ${timeoutMs} ms, not ${count}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -1,6 +1,6 @@
+import { readFileSync } from "node:fs";
 import ExcelJS from "exceljs";
 import JSZip from "jszip";
-import { readFileSync } from "node:fs";
 
 /**
  * Documents as people send them, made in the test: an .xlsx written by ExcelJS (two sheets, a
@@ -55,12 +55,19 @@ const ROOT_RELS = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 /** A Word document: a Heading 1, then each paragraph (a "- " paragraph is a list item). */
 export async function wordDocument(heading: string, paragraphs: string[]): Promise<Buffer> {
   const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
-  const paragraph = (text: string, style?: string) => `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${escape(text)}</w:t></w:r></w:p>`;
-  const body = [paragraph(heading, "Heading1"), ...paragraphs.map((p) => (p.startsWith("- ") ? paragraph(p.slice(2), "ListBullet") : paragraph(p)))].join("");
+  const paragraph = (text: string, style?: string) =>
+    `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${escape(text)}</w:t></w:r></w:p>`;
+  const body = [
+    paragraph(heading, "Heading1"),
+    ...paragraphs.map((p) => (p.startsWith("- ") ? paragraph(p.slice(2), "ListBullet") : paragraph(p))),
+  ].join("");
   const zip = new JSZip();
   zip.file("[Content_Types].xml", CONTENT_TYPES);
   zip.file("_rels/.rels", ROOT_RELS);
-  zip.file("word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`);
+  zip.file(
+    "word/document.xml",
+    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
+  );
   return zip.generateAsync({ type: "nodebuffer" });
 }
 
@@ -73,7 +80,9 @@ export function pdfDocument(pages: string[]): Buffer {
   ];
   pages.forEach((text, i) => {
     const stream = `BT /F1 18 Tf 72 720 Td (${text.replace(/[()\\]/g, "\\$&")}) Tj ET`;
-    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`);
+    objects.push(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`,
+    );
     objects.push(`<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`);
   });
   let out = "%PDF-1.4\n";

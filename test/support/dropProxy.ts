@@ -1,11 +1,13 @@
-import { createServer, connect, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 
 /**
  * A TCP proxy in front of the local stack that can cut every open connection at once: a real
  * network drop, as a browser sees it. Counts the stream requests that pass through it.
  */
-export async function startDropProxy(target: string): Promise<{ url: string; streamRequests(): number; dropAll(): void; close(): Promise<void> }> {
+export async function startDropProxy(
+  target: string,
+): Promise<{ url: string; streamRequests(): number; dropAll(): void; close(): Promise<void> }> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   let streams = 0;

@@ -1,5 +1,5 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { randomBytes } from "node:crypto";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll } from "vitest";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import { Table } from "../../shared/store/table.js";

@@ -1,10 +1,10 @@
 import type { Executions } from "../../shared/ports/executions.js";
 import type { Ports } from "../../shared/ports/index.js";
 import type { ToolCatalog } from "../../shared/ports/toolCatalog.js";
+import type { Tool } from "../../shared/ports/tools.js";
 import { EventedFileStore } from "../../shared/run/fileEvents.js";
 import type { memoryPorts } from "../../shared/testing/memoryPorts.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
-import type { Tool } from "../../shared/ports/tools.js";
 
 /** The process running a step died (an injected fault). */
 export class Crash extends Error {
@@ -86,7 +86,12 @@ function crashingTools(catalog: ToolCatalog, life: Life, faults: Faults): ToolCa
 }
 
 /** The in-memory ports as one attempt of a step sees them (with these executions, e.g. the real state machine's). */
-export function attemptPorts(memory: ReturnType<typeof memoryPorts>, life: Life, faults: Faults, executions: Executions = memory.fakes.executions): Ports {
+export function attemptPorts(
+  memory: ReturnType<typeof memoryPorts>,
+  life: Life,
+  faults: Faults,
+  executions: Executions = memory.fakes.executions,
+): Ports {
   const { ports, fakes } = memory;
   const events = guarded(fakes.events, life, faults, { append: "event append" });
   const runs = guarded(fakes.runs, life, faults);

@@ -92,7 +92,12 @@ export function arbitraryFor(schema: JsonSchema, depth = 0): fc.Arbitrary<unknow
       });
       return fc.oneof(
         { weight: 6, arbitrary: known },
-        { weight: 1, arbitrary: fc.tuple(known, fc.string({ minLength: 1, maxLength: 20 }), anyJson).map(([o, k, v]) => ({ ...(o as object), [k]: v })) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(known, fc.string({ minLength: 1, maxLength: 20 }), anyJson)
+            .map(([o, k, v]) => ({ ...(o as object), [k]: v })),
+        },
         { weight: 1, arbitrary: wrong },
       );
     }
@@ -110,12 +115,14 @@ export const paramNames = (route: Route): string[] => [...route.pattern.source.m
 
 /** A concrete path for the route, each named group replaced by the given (already encoded) value. */
 export function pathFor(route: Route, values: Record<string, string>): string {
-  return route.pattern.source
-    .replace(/^\^/, "")
-    .replace(/\$$/, "")
-    .replace(/\(\?<(\w+)>[^)]*\)/g, (_, name: string) => values[name] ?? "x")
-    // A group of alternatives (`favicon\.(svg|ico)`): the first one.
-    .replace(/\(([^?)|][^)|]*)(\|[^)]*)?\)/g, "$1")
-    .replace(/\\\//g, "/")
-    .replace(/\\(.)/g, "$1");
+  return (
+    route.pattern.source
+      .replace(/^\^/, "")
+      .replace(/\$$/, "")
+      .replace(/\(\?<(\w+)>[^)]*\)/g, (_, name: string) => values[name] ?? "x")
+      // A group of alternatives (`favicon\.(svg|ico)`): the first one.
+      .replace(/\(([^?)|][^)|]*)(\|[^)]*)?\)/g, "$1")
+      .replace(/\\\//g, "/")
+      .replace(/\\(.)/g, "$1")
+  );
 }

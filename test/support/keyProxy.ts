@@ -9,7 +9,13 @@ export async function startKeyProxy(target: string, apiKey: string): Promise<{ u
   const upstream = new URL(target);
   const server = createServer((req, res) => {
     const forwarded = request(
-      { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host, authorization: `Bearer ${apiKey}` } },
+      {
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host, authorization: `Bearer ${apiKey}` },
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);

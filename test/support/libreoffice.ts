@@ -17,5 +17,8 @@ export function libreOffice(): { soffice: string } | { missing: string } {
   const soffice = found();
   return soffice
     ? { soffice }
-    : { missing: "LibreOffice is not installed and cannot be here (no apt-get as root or password-less sudo): sudo apt-get install -y --no-install-recommends libreoffice-impress" };
+    : {
+        missing:
+          "LibreOffice is not installed and cannot be here (no apt-get as root or password-less sudo): sudo apt-get install -y --no-install-recommends libreoffice-impress",
+      };
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { LocalStack } from "../../infra/local/stack.js";
 
@@ -55,7 +55,9 @@ export async function startStack(
       STEPWISE_READY_JSON: "1",
       STEPWISE_LOG_FORMAT: "json",
       STEPWISE_API_KEY: `sk_test_main_${Math.random().toString(36).slice(2)}`,
-      STEPWISE_API_KEYS: Object.entries(keys).map(([t, k]) => `${t}=${k}`).join(","),
+      STEPWISE_API_KEYS: Object.entries(keys)
+        .map(([t, k]) => `${t}=${k}`)
+        .join(","),
       OFFLINE_MODEL_LATENCY_MS: "50",
       OPENAI_API_KEY: "",
       OPENAI_BASE_URL: "",
@@ -97,13 +99,26 @@ export async function startStack(
   const lines = createInterface({ input: child.stdout! });
   let timer: NodeJS.Timeout | undefined;
   try {
-    const ready = await new Promise<{ url: string; apiKey: string; endpoints?: StackEndpoints; containerPids: number[]; apiContainerPids: number[] }>((resolve, reject) => {
+    const ready = await new Promise<{
+      url: string;
+      apiKey: string;
+      endpoints?: StackEndpoints;
+      containerPids: number[];
+      apiContainerPids: number[];
+    }>((resolve, reject) => {
       lines.on("line", (line) => {
         logs.push(line);
         if (line.startsWith("{")) {
           try {
             const parsed = JSON.parse(line);
-            if (parsed.ready) resolve({ url: parsed.url, apiKey: parsed.apiKey, endpoints: parsed.endpoints, containerPids: parsed.containerPids ?? [], apiContainerPids: parsed.apiContainerPids ?? [] });
+            if (parsed.ready)
+              resolve({
+                url: parsed.url,
+                apiKey: parsed.apiKey,
+                endpoints: parsed.endpoints,
+                containerPids: parsed.containerPids ?? [],
+                apiContainerPids: parsed.apiContainerPids ?? [],
+              });
           } catch {
             // a log line that happens to start with "{"
           }

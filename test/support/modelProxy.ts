@@ -41,7 +41,10 @@ export function roleOf(body: { messages?: { role: string; content?: unknown }[] 
 }
 
 /** `fault(i, request)` decides what happens to the i-th request (0-based); undefined passes it on. */
-export async function startModelProxy(target: string, fault: (index: number, request: ProxiedRequest) => Fault | undefined = () => undefined): Promise<ModelProxy> {
+export async function startModelProxy(
+  target: string,
+  fault: (index: number, request: ProxiedRequest) => Fault | undefined = () => undefined,
+): Promise<ModelProxy> {
   const requests: ProxiedRequest[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
@@ -92,7 +95,11 @@ export async function startModelProxy(target: string, fault: (index: number, req
   }
 
   async function forward(method: string, path: string, raw: string, res: ServerResponse): Promise<void> {
-    const upstream = await fetch(`${target}${path}`, { method, headers: { "content-type": "application/json" }, body: method === "POST" ? raw : undefined });
+    const upstream = await fetch(`${target}${path}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: method === "POST" ? raw : undefined,
+    });
     res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
     res.end(Buffer.from(await upstream.arrayBuffer()));
   }

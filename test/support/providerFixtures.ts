@@ -20,7 +20,13 @@ export interface ProviderFixture {
 }
 
 const base = (model: string) => ({ id: `chatcmpl-${model}`, object: "chat.completion.chunk", created: 1_764_000_000, model });
-const choice = (delta: object, finish: string | null = null, extra: object = {}) => ({ index: 0, delta, finish_reason: finish, logprobs: null, ...extra });
+const choice = (delta: object, finish: string | null = null, extra: object = {}) => ({
+  index: 0,
+  delta,
+  finish_reason: finish,
+  logprobs: null,
+  ...extra,
+});
 /** The answer split into pieces anywhere, mid-word included. */
 const answerPieces = ["17*2", "3 is 3", "91 and", " 2+2 is", " 4."];
 /** An argument string split at uneven places. */
@@ -29,11 +35,22 @@ const split = (text: string, at: number[]) => [0, ...at].map((from, i, cuts) => 
 /** OpenAI: a role chunk, each call's id and name with empty arguments then pieces, a finish chunk, usage last with no choices. */
 function openai(): ProviderFixture {
   const b = { ...base("gpt-4o-mini-2024-07-18"), system_fingerprint: "fp_0ba0d124f1", service_tier: "default" };
-  const chunk = (delta: object, finish: string | null = null) => ({ ...b, choices: [choice(delta, finish)], usage: null, obfuscation: "x1" });
+  const chunk = (delta: object, finish: string | null = null) => ({
+    ...b,
+    choices: [choice(delta, finish)],
+    usage: null,
+    obfuscation: "x1",
+  });
   const usage = (prompt: number, completion: number) => ({
     ...b,
     choices: [],
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    },
   });
   return {
     traits: "ids and names first, arguments in pieces, usage in a last chunk without choices",
@@ -46,18 +63,43 @@ function openai(): ProviderFixture {
       chunk({}, "tool_calls"),
       usage(120, 40),
     ],
-    answer: [chunk({ role: "assistant", content: "", refusal: null }), ...answerPieces.map((content) => chunk({ content })), chunk({}, "stop"), usage(200, 12)],
+    answer: [
+      chunk({ role: "assistant", content: "", refusal: null }),
+      ...answerPieces.map((content) => chunk({ content })),
+      chunk({}, "stop"),
+      usage(200, 12),
+    ],
     promptTokens: 320,
   };
 }
 
 /** Azure OpenAI: a first chunk with no choices and prompt filter results, content filter results on each choice, an empty model name at first. */
 function azure(): ProviderFixture {
-  const filters = { hate: { filtered: false, severity: "safe" }, self_harm: { filtered: false, severity: "safe" }, sexual: { filtered: false, severity: "safe" }, violence: { filtered: false, severity: "safe" } };
+  const filters = {
+    hate: { filtered: false, severity: "safe" },
+    self_harm: { filtered: false, severity: "safe" },
+    sexual: { filtered: false, severity: "safe" },
+    violence: { filtered: false, severity: "safe" },
+  };
   const b = base("gpt-4o-2024-11-20");
-  const first = { id: "", object: "", created: 0, model: "", choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: filters }] };
-  const chunk = (delta: object, finish: string | null = null) => ({ ...b, system_fingerprint: "fp_ee1d74bde0", choices: [choice(delta, finish, { content_filter_results: finish ? {} : filters })] });
-  const usage = (prompt: number, completion: number) => ({ ...b, choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
+  const first = {
+    id: "",
+    object: "",
+    created: 0,
+    model: "",
+    choices: [],
+    prompt_filter_results: [{ prompt_index: 0, content_filter_results: filters }],
+  };
+  const chunk = (delta: object, finish: string | null = null) => ({
+    ...b,
+    system_fingerprint: "fp_ee1d74bde0",
+    choices: [choice(delta, finish, { content_filter_results: finish ? {} : filters })],
+  });
+  const usage = (prompt: number, completion: number) => ({
+    ...b,
+    choices: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+  });
   return {
     traits: "a choiceless first chunk with prompt filter results, filter results on every choice",
     toolCalls: [
@@ -70,7 +112,13 @@ function azure(): ProviderFixture {
       chunk({}, "tool_calls"),
       usage(130, 41),
     ],
-    answer: [first, chunk({ role: "assistant", content: "" }), ...answerPieces.map((content) => chunk({ content })), chunk({}, "stop"), usage(210, 13)],
+    answer: [
+      first,
+      chunk({ role: "assistant", content: "" }),
+      ...answerPieces.map((content) => chunk({ content })),
+      chunk({}, "stop"),
+      usage(210, 13),
+    ],
     promptTokens: 340,
   };
 }
@@ -78,8 +126,19 @@ function azure(): ProviderFixture {
 /** DeepSeek: reasoning_content before the content, usage on the finish chunk itself, cache hit counts. */
 function deepseek(): ProviderFixture {
   const b = { ...base("deepseek-reasoner"), system_fingerprint: "fp_a1b2c3_prod0820_fp8_kvcache" };
-  const chunk = (delta: object, finish: string | null = null, usage: object | null = null) => ({ ...b, choices: [choice(delta, finish)], usage });
-  const usage = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: prompt - 64, completion_tokens_details: { reasoning_tokens: 20 } });
+  const chunk = (delta: object, finish: string | null = null, usage: object | null = null) => ({
+    ...b,
+    choices: [choice(delta, finish)],
+    usage,
+  });
+  const usage = (prompt: number, completion: number) => ({
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_cache_hit_tokens: 64,
+    prompt_cache_miss_tokens: prompt - 64,
+    completion_tokens_details: { reasoning_tokens: 20 },
+  });
   return {
     traits: "reasoning_content, then tool calls; usage in the finish chunk",
     reasoning: "The user wants two products. I should use the calculator.Both results are in.",
@@ -87,7 +146,12 @@ function deepseek(): ProviderFixture {
       chunk({ role: "assistant", content: null, reasoning_content: "" }),
       chunk({ content: null, reasoning_content: "The user wants two products. " }),
       chunk({ content: null, reasoning_content: "I should use the calculator." }),
-      ...ARGS.map((args, i) => chunk({ content: null, tool_calls: [{ index: i, id: `call_0_ds${i}`, type: "function", function: { name: "calculator", arguments: args } }] })),
+      ...ARGS.map((args, i) =>
+        chunk({
+          content: null,
+          tool_calls: [{ index: i, id: `call_0_ds${i}`, type: "function", function: { name: "calculator", arguments: args } }],
+        }),
+      ),
       chunk({ content: null }, "tool_calls", usage(150, 60)),
     ],
     answer: [
@@ -104,7 +168,11 @@ function deepseek(): ProviderFixture {
 function qwenVllm(): ProviderFixture {
   const b = base("Qwen/Qwen3-32B");
   const chunk = (delta: object, finish: string | null = null) => ({ ...b, choices: [choice(delta, finish, { stop_reason: null })] });
-  const usage = (prompt: number, completion: number) => ({ ...b, choices: [], usage: { prompt_tokens: prompt, total_tokens: prompt + completion, completion_tokens: completion, prompt_tokens_details: null } });
+  const usage = (prompt: number, completion: number) => ({
+    ...b,
+    choices: [],
+    usage: { prompt_tokens: prompt, total_tokens: prompt + completion, completion_tokens: completion, prompt_tokens_details: null },
+  });
   return {
     traits: "reasoning_content; one call at a time, arguments from the first character; stop_reason beside finish_reason",
     reasoning: "Two calculations.Done.",
@@ -118,7 +186,13 @@ function qwenVllm(): ProviderFixture {
       chunk({ content: "" }, "tool_calls"),
       usage(160, 50),
     ],
-    answer: [chunk({ role: "assistant", content: "" }), chunk({ reasoning_content: "Done." }), ...answerPieces.map((content) => chunk({ content })), chunk({ content: "" }, "stop"), usage(250, 20)],
+    answer: [
+      chunk({ role: "assistant", content: "" }),
+      chunk({ reasoning_content: "Done." }),
+      ...answerPieces.map((content) => chunk({ content })),
+      chunk({ content: "" }, "stop"),
+      usage(250, 20),
+    ],
     promptTokens: 410,
   };
 }
@@ -126,19 +200,48 @@ function qwenVllm(): ProviderFixture {
 /** Qwen through DashScope's compatible mode: later parts of a call repeat an empty id and a null name. */
 function qwenDashscope(): ProviderFixture {
   const b = base("qwen-plus");
-  const chunk = (delta: object, finish: string | null = null) => ({ ...b, choices: [choice(delta, finish)], usage: null, system_fingerprint: null });
-  const usage = (prompt: number, completion: number) => ({ ...b, choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: 0 } } });
+  const chunk = (delta: object, finish: string | null = null) => ({
+    ...b,
+    choices: [choice(delta, finish)],
+    usage: null,
+    system_fingerprint: null,
+  });
+  const usage = (prompt: number, completion: number) => ({
+    ...b,
+    choices: [],
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      prompt_tokens_details: { cached_tokens: 0 },
+    },
+  });
   return {
-    traits: "continuation parts repeat id \"\" and name null; usage in a last chunk",
+    traits: 'continuation parts repeat id "" and name null; usage in a last chunk',
     toolCalls: [
-      chunk({ content: null, role: "assistant", tool_calls: [{ index: 0, id: "call_ds0", type: "function", function: { name: "calculator", arguments: "" } }] }),
-      ...split(ARGS[0]!, [7]).map((part) => chunk({ content: null, tool_calls: [{ index: 0, id: "", type: "function", function: { name: null, arguments: part } }] })),
-      chunk({ content: null, tool_calls: [{ index: 1, id: "call_ds1", type: "function", function: { name: "calculator", arguments: "" } }] }),
-      ...split(ARGS[1]!, [3]).map((part) => chunk({ content: null, tool_calls: [{ index: 1, id: "", type: "function", function: { name: null, arguments: part } }] })),
+      chunk({
+        content: null,
+        role: "assistant",
+        tool_calls: [{ index: 0, id: "call_ds0", type: "function", function: { name: "calculator", arguments: "" } }],
+      }),
+      ...split(ARGS[0]!, [7]).map((part) =>
+        chunk({ content: null, tool_calls: [{ index: 0, id: "", type: "function", function: { name: null, arguments: part } }] }),
+      ),
+      chunk({
+        content: null,
+        tool_calls: [{ index: 1, id: "call_ds1", type: "function", function: { name: "calculator", arguments: "" } }],
+      }),
+      ...split(ARGS[1]!, [3]).map((part) =>
+        chunk({ content: null, tool_calls: [{ index: 1, id: "", type: "function", function: { name: null, arguments: part } }] }),
+      ),
       chunk({ content: null }, "tool_calls"),
       usage(170, 45),
     ],
-    answer: [...answerPieces.map((content, i) => chunk(i ? { content } : { role: "assistant", content })), chunk({ content: "" }, "stop"), usage(260, 18)],
+    answer: [
+      ...answerPieces.map((content, i) => chunk(i ? { content } : { role: "assistant", content })),
+      chunk({ content: "" }, "stop"),
+      usage(260, 18),
+    ],
     promptTokens: 430,
   };
 }
@@ -152,7 +255,16 @@ function ollama(): ProviderFixture {
     reasoning: "Let me compute both.",
     toolCalls: [
       chunk({ role: "assistant", content: "", reasoning: "Let me compute both." }),
-      chunk({ role: "assistant", content: "", tool_calls: ARGS.map((args, i) => ({ id: `call_ol${i}x7`, index: i, type: "function", function: { name: "calculator", arguments: args } })) }),
+      chunk({
+        role: "assistant",
+        content: "",
+        tool_calls: ARGS.map((args, i) => ({
+          id: `call_ol${i}x7`,
+          index: i,
+          type: "function",
+          function: { name: "calculator", arguments: args },
+        })),
+      }),
       chunk({ role: "assistant", content: "" }, "stop"),
     ],
     answer: [...answerPieces.map((content) => chunk({ role: "assistant", content })), chunk({ role: "assistant", content: "" }, "stop")],
@@ -174,7 +286,11 @@ function anthropic(): ProviderFixture {
       ]),
       { ...chunk({}, "tool_calls"), usage: { prompt_tokens: 180, completion_tokens: 70, total_tokens: 250 } },
     ],
-    answer: [chunk({ role: "assistant", content: "" }), ...answerPieces.map((content) => chunk({ content })), { ...chunk({}, "stop"), usage: { prompt_tokens: 270, completion_tokens: 15, total_tokens: 285 } }],
+    answer: [
+      chunk({ role: "assistant", content: "" }),
+      ...answerPieces.map((content) => chunk({ content })),
+      { ...chunk({}, "stop"), usage: { prompt_tokens: 270, completion_tokens: 15, total_tokens: 285 } },
+    ],
     promptTokens: 450,
   };
 }
@@ -182,12 +298,19 @@ function anthropic(): ProviderFixture {
 /** Gemini's OpenAI compatibility: both calls whole in one chunk with no index and the same id, usage on the finish chunk. */
 function gemini(): ProviderFixture {
   const b = base("gemini-2.5-flash");
-  const chunk = (delta: object, finish: string | null = null, usage?: object) => ({ ...b, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) });
+  const chunk = (delta: object, finish: string | null = null, usage?: object) => ({
+    ...b,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...(usage ? { usage } : {}),
+  });
   return {
     traits: "calls without index, ids repeated, finish_reason stop after tool calls",
     toolCalls: [
       chunk(
-        { role: "assistant", tool_calls: ARGS.map((args) => ({ id: "function-call-1", type: "function", function: { name: "calculator", arguments: args } })) },
+        {
+          role: "assistant",
+          tool_calls: ARGS.map((args) => ({ id: "function-call-1", type: "function", function: { name: "calculator", arguments: args } })),
+        },
         "stop",
         { prompt_tokens: 190, completion_tokens: 30, total_tokens: 220 },
       ),

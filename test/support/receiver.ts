@@ -111,7 +111,13 @@ export class Receiver {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const path = (req.url ?? "/").split("?")[0]!;
-      const request = { at: Date.now(), method: req.method ?? "", path, headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      const request = {
+        at: Date.now(),
+        method: req.method ?? "",
+        path,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
       const endpoint = receiver.endpoints.get(path);
       if (!endpoint) {
         receiver.stray.push(request);

@@ -1,5 +1,5 @@
-import { emptyUsage, type RunRecord } from "../../shared/contracts/run.js";
 import type { Interrupt } from "../../shared/contracts/interrupts.js";
+import { emptyUsage, type RunRecord } from "../../shared/contracts/run.js";
 
 /** A run record as submitRun writes it, with `fields` changed. */
 export function runRecord(runId: string, fields: Partial<RunRecord> = {}): RunRecord {
@@ -23,5 +23,16 @@ export function runRecord(runId: string, fields: Partial<RunRecord> = {}): RunRe
 
 /** A pending interrupt as a step opens it. */
 export function pendingInterrupt(runId: string, interruptId: string, fields: Partial<Interrupt> = {}): Interrupt {
-  return { schemaVersion: 1, interruptId, runId, kind: "tool_approval", status: "pending", summary: "Run write_artifact", toolName: "write_artifact", arguments: { filename: "a.md", content: "x" }, createdAt: new Date().toISOString(), ...fields } as Interrupt;
+  return {
+    schemaVersion: 1,
+    interruptId,
+    runId,
+    kind: "tool_approval",
+    status: "pending",
+    summary: "Run write_artifact",
+    toolName: "write_artifact",
+    arguments: { filename: "a.md", content: "x" },
+    createdAt: new Date().toISOString(),
+    ...fields,
+  } as Interrupt;
 }

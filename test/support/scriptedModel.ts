@@ -201,7 +201,10 @@ async function play(step: ScriptStep, request: ScriptedRequest, index: number, r
   // Shaped like OpenAI's stream: a role chunk, content deltas, each call's id and name then its
   // arguments in pieces, a finish chunk, and (when asked for) a usage chunk with no choices.
   const includeUsage = request.stream_options?.include_usage === true;
-  const chunk = (delta: ChatCompletionChunk.Choice.Delta, finish: ChatCompletionChunk.Choice["finish_reason"] = null): ChatCompletionChunk => ({
+  const chunk = (
+    delta: ChatCompletionChunk.Choice.Delta,
+    finish: ChatCompletionChunk.Choice["finish_reason"] = null,
+  ): ChatCompletionChunk => ({
     ...meta,
     object: "chat.completion.chunk",
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],

@@ -47,7 +47,15 @@ export class ScriptRouter {
   /** Pass this to startScriptedModel. */
   readonly script = (request: ScriptedRequest, index: number): ScriptStep => {
     const messages = (request.messages ?? []).map(seen);
-    const turn: Turn = { index, at: Date.now(), request, role: roleOf(request, messages), marker: lastMarker(messages), messages, tools: toolNames(request, messages) };
+    const turn: Turn = {
+      index,
+      at: Date.now(),
+      request,
+      role: roleOf(request, messages),
+      marker: lastMarker(messages),
+      messages,
+      tools: toolNames(request, messages),
+    };
     this.turns.push(turn);
     const scenario = (turn.marker && this.scenarios.get(turn.marker)) || this.fallback;
     const mine = this.turns.filter((t) => t.marker === turn.marker);
@@ -70,12 +78,19 @@ function lastMarker(messages: SeenMessage[]): string | undefined {
 }
 
 function seen(message: ScriptedRequest["messages"][number]): SeenMessage {
-  const m = message as { role: string; content?: unknown; tool_call_id?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
+  const m = message as {
+    role: string;
+    content?: unknown;
+    tool_call_id?: string;
+    tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  };
   return {
     role: m.role,
     content: textOf(m.content),
     ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
-    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
+    ...(m.tool_calls?.length
+      ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) }
+      : {}),
   };
 }
 
@@ -107,7 +122,10 @@ function roleOf(request: ScriptedRequest, messages: SeenMessage[]): AgentRoleSee
 // --- Replies -------------------------------------------------------------------------------------
 
 /** Native tool calling: a reply with tool calls (and optional text). */
-export const callTools = (calls: { name: string; arguments: object; id?: string }[], text?: string): ScriptStep => ({ toolCalls: calls, ...(text ? { text } : {}) });
+export const callTools = (calls: { name: string; arguments: object; id?: string }[], text?: string): ScriptStep => ({
+  toolCalls: calls,
+  ...(text ? { text } : {}),
+});
 export const answer = (text: string): ScriptStep => ({ text });
 
 /** JSON contract mode: the same moves, written as the contract's JSON. */

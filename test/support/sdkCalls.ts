@@ -111,7 +111,8 @@ export class SdkCallGraph {
         const sdk = SDK_FILE.exec(fileName);
         if (sdk) {
           const command = /^(\w+)Command$/.exec(symbol.name)?.[1] ?? /^paginate(\w+)$/.exec(symbol.name)?.[1];
-          if (command && !calls.has(`${sdk[1]}:${command}`)) calls.set(`${sdk[1]}:${command}`, { sdkPackage: sdk[1]!, command, at: this.where(id), path: trail(current, id) });
+          if (command && !calls.has(`${sdk[1]}:${command}`))
+            calls.set(`${sdk[1]}:${command}`, { sdkPackage: sdk[1]!, command, at: this.where(id), path: trail(current, id) });
           continue;
         }
         if (!this.isProjectFile(declaration.getSourceFile())) continue;
@@ -122,7 +123,14 @@ export class SdkCallGraph {
       if (isBuiltField(node)) return; // runs where the field is read
       // Runs where it is called (unless it is what is asked about: the members of the module read).
       if (isFunctionMember(node) && this.implementsOurInterface(node.parent) && !(runMembers && node.getSourceFile() === file)) return;
-      if (ts.isTypeNode(node) || ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
+      if (
+        ts.isTypeNode(node) ||
+        ts.isInterfaceDeclaration(node) ||
+        ts.isTypeAliasDeclaration(node) ||
+        ts.isImportDeclaration(node) ||
+        ts.isExportDeclaration(node)
+      )
+        return;
       if (ts.isIdentifier(node)) reference(node);
       ts.forEachChild(node, visit);
     };
@@ -149,12 +157,19 @@ export class SdkCallGraph {
     if (ts.isClassDeclaration(declaration) || ts.isClassExpression(declaration)) {
       // `new X()` runs the constructor, field initializers and the base class's constructor.
       const parts: ts.Node[] = declaration.members.filter(
-        (m) => ts.isConstructorDeclaration(m) || ts.isClassStaticBlockDeclaration(m) || (ts.isPropertyDeclaration(m) && m.initializer !== undefined),
+        (m) =>
+          ts.isConstructorDeclaration(m) ||
+          ts.isClassStaticBlockDeclaration(m) ||
+          (ts.isPropertyDeclaration(m) && m.initializer !== undefined),
       );
-      for (const clause of declaration.heritageClauses ?? []) if (clause.token === ts.SyntaxKind.ExtendsKeyword) parts.push(...clause.types.map((t) => t.expression));
+      for (const clause of declaration.heritageClauses ?? [])
+        if (clause.token === ts.SyntaxKind.ExtendsKeyword) parts.push(...clause.types.map((t) => t.expression));
       return parts;
     }
-    if (ts.isMethodSignature(declaration) || (ts.isPropertySignature(declaration) && declaration.type && ts.isFunctionTypeNode(declaration.type))) {
+    if (
+      ts.isMethodSignature(declaration) ||
+      (ts.isPropertySignature(declaration) && declaration.type && ts.isFunctionTypeNode(declaration.type))
+    ) {
       // A call through an interface: its implementations of that name may run (any of that name, if it has none).
       const name = declaration.name.getText();
       const owner = ts.isInterfaceDeclaration(declaration.parent) ? this.checker.getSymbolAtLocation(declaration.parent.name) : undefined;
@@ -211,7 +226,8 @@ export class SdkCallGraph {
 
   /** The interfaces a class declares it implements, or the one an object literal is typed by. */
   private interfacesOf(owner: ts.Node): ts.Symbol[] {
-    const resolve = (symbol: ts.Symbol | undefined) => (symbol && symbol.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(symbol) : symbol);
+    const resolve = (symbol: ts.Symbol | undefined) =>
+      symbol && symbol.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(symbol) : symbol;
     if (ts.isClassDeclaration(owner) || ts.isClassExpression(owner)) {
       return (owner.heritageClauses ?? [])
         .filter((clause) => clause.token === ts.SyntaxKind.ImplementsKeyword)
@@ -222,7 +238,10 @@ export class SdkCallGraph {
       const symbol = this.checker.getContextualType(owner)?.getSymbol();
       // A literal handed to a factory that returns it as one of our interfaces (`defineTool({ run… })`
       // is a Tool) implements that interface: its members run where the interface's are called.
-      const made = ts.isCallExpression(owner.parent) && owner.parent.arguments.includes(owner) ? this.checker.getTypeAtLocation(owner.parent).getSymbol() : undefined;
+      const made =
+        ts.isCallExpression(owner.parent) && owner.parent.arguments.includes(owner)
+          ? this.checker.getTypeAtLocation(owner.parent).getSymbol()
+          : undefined;
       return [symbol, made].filter((s): s is ts.Symbol => s !== undefined && (s.flags & ts.SymbolFlags.Interface) !== 0);
     }
     return [];
@@ -297,12 +316,21 @@ export function iamActionsFor(call: SdkCall): string[] {
   const special = ACTIONS_BY_COMMAND[`${call.sdkPackage}:${call.command}`];
   if (special) return special;
   const prefix = SERVICE_PREFIX[call.sdkPackage];
-  if (!prefix) throw new Error(`No IAM service prefix known for @aws-sdk/${call.sdkPackage} (${call.command} at ${call.at}): add it to test/support/sdkCalls.ts`);
+  if (!prefix)
+    throw new Error(
+      `No IAM service prefix known for @aws-sdk/${call.sdkPackage} (${call.command} at ${call.at}): add it to test/support/sdkCalls.ts`,
+    );
   return [`${prefix}:${call.command}`];
 }
 
 /** Whether an IAM action pattern (with `*` and `?`) grants the action; IAM compares case-insensitively. */
 export function actionMatches(pattern: string, action: string): boolean {
-  const regex = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`, "i");
+  const regex = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".")}$`,
+    "i",
+  );
   return regex.test(action);
 }

@@ -27,8 +27,30 @@ export const tavilyAnswer = (base: string) => ({
 /** Brave Web Search API, `GET https://api.search.brave.com/res/v1/web/search` (api-dashboard.search.brave.com, "Web search" response). */
 export const braveAnswer = (base: string) => ({
   type: "search",
-  query: { original: "How fast did solar power capacity grow?", show_strict_warning: false, is_navigational: false, is_news_breaking: false, spellcheck_off: true, country: "us", bad_results: false, should_fallback: false, postal_code: "", city: "", header_country: "", more_results_available: true, state: "" },
-  mixed: { type: "mixed", main: [{ type: "web", index: 0, all: false }, { type: "web", index: 1, all: false }], top: [], side: [] },
+  query: {
+    original: "How fast did solar power capacity grow?",
+    show_strict_warning: false,
+    is_navigational: false,
+    is_news_breaking: false,
+    spellcheck_off: true,
+    country: "us",
+    bad_results: false,
+    should_fallback: false,
+    postal_code: "",
+    city: "",
+    header_country: "",
+    more_results_available: true,
+    state: "",
+  },
+  mixed: {
+    type: "mixed",
+    main: [
+      { type: "web", index: 0, all: false },
+      { type: "web", index: 1, all: false },
+    ],
+    top: [],
+    side: [],
+  },
   web: {
     type: "search",
     results: [
@@ -45,10 +67,23 @@ export const braveAnswer = (base: string) => ({
         type: "search_result",
         subtype: "generic",
         is_live: false,
-        meta_url: { scheme: "http", netloc: "127.0.0.1", hostname: "127.0.0.1", favicon: "https://imgs.search.brave.com/f.png", path: "› article" },
+        meta_url: {
+          scheme: "http",
+          netloc: "127.0.0.1",
+          hostname: "127.0.0.1",
+          favicon: "https://imgs.search.brave.com/f.png",
+          path: "› article",
+        },
         age: "March 14, 2026",
       },
-      { title: "Not a web page", url: "ftp://example.com/x", description: "", type: "search_result", subtype: "generic", family_friendly: true },
+      {
+        title: "Not a web page",
+        url: "ftp://example.com/x",
+        description: "",
+        type: "search_result",
+        subtype: "generic",
+        family_friendly: true,
+      },
     ],
     family_friendly: true,
   },

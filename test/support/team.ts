@@ -1,5 +1,5 @@
 import type { ChatRequest } from "../../shared/llm/types.js";
-import { ScriptedModel, lastUserText, systemText, type ScriptedReply } from "../../shared/testing/scriptedModel.js";
+import { lastUserText, ScriptedModel, type ScriptedReply, systemText } from "../../shared/testing/scriptedModel.js";
 
 /** The tool messages the agent has had back so far in this conversation. */
 const toolResults = (request: ChatRequest) => request.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
@@ -19,12 +19,23 @@ export function teamReply(request: ChatRequest): ScriptedReply {
   const system = systemText(request);
   const user = lastUserText(request);
   const results = toolResults(request);
-  if (system.startsWith("You are the router")) return { calls: [{ id: "route_1", name: "choose_mode", args: { mode: "plan_solve", reason: "two parts" } }] };
+  if (system.startsWith("You are the router"))
+    return { calls: [{ id: "route_1", name: "choose_mode", args: { mode: "plan_solve", reason: "two parts" } }] };
   if (system.startsWith("You are the planner")) {
     if (user.includes("All steps are completed")) return { calls: [{ id: "finish_1", name: "planning", args: { command: "finish" } }] };
     if (user.includes("Results of step")) return { text: "The plan stands." };
     return {
-      calls: [{ id: "plan_1", name: "planning", args: { command: "create", title: "Sum and report", steps: [{ title: "Compute and write", tasks: ["Add 2 and 2 with the calculator", "Write the report file sum.md"] }] } }],
+      calls: [
+        {
+          id: "plan_1",
+          name: "planning",
+          args: {
+            command: "create",
+            title: "Sum and report",
+            steps: [{ title: "Compute and write", tasks: ["Add 2 and 2 with the calculator", "Write the report file sum.md"] }],
+          },
+        },
+      ],
     };
   }
   if (system.startsWith("You are an executor")) {
@@ -32,8 +43,10 @@ export function teamReply(request: ChatRequest): ScriptedReply {
     if (user.includes("Your task: Add")) return { calls: [{ id: "calc_1", name: "calculator", args: { expression: "2+2" } }] };
     return { calls: [{ id: "write_1", name: "write_artifact", args: { filename: "sum.md", content: "# Sum\n2 + 2 = 4\n" } }] };
   }
-  if (system.startsWith("You are the summarizer")) return { text: `Summary of the results:\n${user.split("Task results:")[1]?.trim() ?? ""}` };
+  if (system.startsWith("You are the summarizer"))
+    return { text: `Summary of the results:\n${user.split("Task results:")[1]?.trim() ?? ""}` };
   // A ReAct agent.
-  if (results.length === 0) return { calls: [{ id: "write_1", name: "write_artifact", args: { filename: "answer-notes.md", content: "2 + 2 = 4" } }] };
+  if (results.length === 0)
+    return { calls: [{ id: "write_1", name: "write_artifact", args: { filename: "answer-notes.md", content: "2 + 2 = 4" } }] };
   return { text: `2 + 2 = 4 (${results.join(" ")})` };
 }

@@ -1,8 +1,8 @@
+import type { CfnElement } from "aws-cdk-lib";
 import { App, type Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
-import type { CfnElement } from "aws-cdk-lib";
 import { StepwiseStack, type StepwiseStackProps } from "../../infra/stack.js";
 import { StepwiseFunction } from "../../infra/stepwiseFunction.js";
 
@@ -51,7 +51,8 @@ export function allowedActions(template: Template, roleLogicalId: string): strin
   const resources = template.toJSON().Resources as Record<string, { Type: string; Properties?: any }>;
   const documents: any[] = [];
   for (const resource of Object.values(resources)) {
-    if (resource.Type === "AWS::IAM::Policy" && (resource.Properties.Roles ?? []).some((r: any) => r.Ref === roleLogicalId)) documents.push(resource.Properties.PolicyDocument);
+    if (resource.Type === "AWS::IAM::Policy" && (resource.Properties.Roles ?? []).some((r: any) => r.Ref === roleLogicalId))
+      documents.push(resource.Properties.PolicyDocument);
   }
   for (const policy of resources[roleLogicalId]?.Properties?.Policies ?? []) documents.push(policy.PolicyDocument);
   return documents

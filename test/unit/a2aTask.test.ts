@@ -1,7 +1,7 @@
 import { TaskState } from "@a2a-js/sdk";
 import { describe, expect, it } from "vitest";
 import type { Interrupt } from "../../shared/contracts/interrupts.js";
-import { RunStatus, emptyUsage, type RunRecord } from "../../shared/contracts/run.js";
+import { emptyUsage, type RunRecord, RunStatus } from "../../shared/contracts/run.js";
 import { pushBody, pushHeaders, taskOf } from "../../shared/protocols/a2a.js";
 
 /** The A2A view of a run (shared/protocols/a2a.ts): states, the pause as a status message, artifacts, push bodies. */
@@ -35,7 +35,8 @@ const pause = (fields: Partial<Interrupt> = {}): Interrupt => ({
   ...fields,
 });
 
-const text = (task: ReturnType<typeof taskOf>) => task.status!.message!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("");
+const text = (task: ReturnType<typeof taskOf>) =>
+  task.status!.message!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("");
 
 describe("a run as an A2A task", () => {
   it.each([
@@ -60,13 +61,31 @@ describe("a run as an A2A task", () => {
     expect(text(task)).toContain("write_artifact report.md");
     expect(text(task)).toContain("'approve', or 'reject: <why>'");
     const data = task.status!.message!.parts.find((p) => p.content?.$case === "data")!.content!.value;
-    expect(data).toEqual({ interrupts: [{ interruptId: "int_1", kind: "tool_approval", summary: "write_artifact report.md", toolName: "write_artifact", arguments: { name: "report.md" }, decisions: ["approve", "reject"] }] });
-    const question = taskOf(run({ status: "awaiting_input" }), [pause({ kind: "ask_user", question: "Which year?", toolName: undefined })], [], "");
+    expect(data).toEqual({
+      interrupts: [
+        {
+          interruptId: "int_1",
+          kind: "tool_approval",
+          summary: "write_artifact report.md",
+          toolName: "write_artifact",
+          arguments: { name: "report.md" },
+          decisions: ["approve", "reject"],
+        },
+      ],
+    });
+    const question = taskOf(
+      run({ status: "awaiting_input" }),
+      [pause({ kind: "ask_user", question: "Which year?", toolName: undefined })],
+      [],
+      "",
+    );
     expect(text(question)).toContain("Which year?\nReply on this task with your answer.");
   });
 
   it("a pause already decided (the run not yet resumed) is working, not input-required", () => {
-    expect(taskOf(run({ status: "awaiting_input" }), [pause({ status: "resolved" })], [], "").status!.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(taskOf(run({ status: "awaiting_input" }), [pause({ status: "resolved" })], [], "").status!.state).toBe(
+      TaskState.TASK_STATE_WORKING,
+    );
   });
 
   it("completed: the answer, then each file as a link to the API; other states have no artifacts", () => {
@@ -80,14 +99,28 @@ describe("a run as an A2A task", () => {
   });
 
   it("failed says why", () => {
-    expect(text(taskOf(run({ status: "failed", error: { code: "x", message: "The model could not be reached" } }), [], [], ""))).toBe("The model could not be reached");
+    expect(text(taskOf(run({ status: "failed", error: { code: "x", message: "The model could not be reached" } }), [], [], ""))).toBe(
+      "The model could not be reached",
+    );
   });
 
   it("a push body is the task as a StreamResponse (1.0) or the 0.3 task, with the config's token or credentials", () => {
     const task = taskOf(run({ status: "succeeded", result: "4" }), [], [], "");
-    expect(JSON.parse(pushBody({ id: "c", wireVersion: "1.0" }, task))).toMatchObject({ task: { id: "run_1", status: { state: "TASK_STATE_COMPLETED" } } });
-    expect(JSON.parse(pushBody({ id: "c", wireVersion: "0.3" }, task))).toMatchObject({ kind: "task", id: "run_1", status: { state: "completed" } });
-    expect(pushHeaders({ id: "c", token: "t", wireVersion: "1.0" })).toEqual({ "content-type": "application/a2a+json", "x-a2a-notification-token": "t" });
-    expect(pushHeaders({ id: "c", token: "t", authentication: { scheme: "Bearer", credentials: "k" }, wireVersion: "0.3" })).toEqual({ "content-type": "application/json", authorization: "Bearer k" });
+    expect(JSON.parse(pushBody({ id: "c", wireVersion: "1.0" }, task))).toMatchObject({
+      task: { id: "run_1", status: { state: "TASK_STATE_COMPLETED" } },
+    });
+    expect(JSON.parse(pushBody({ id: "c", wireVersion: "0.3" }, task))).toMatchObject({
+      kind: "task",
+      id: "run_1",
+      status: { state: "completed" },
+    });
+    expect(pushHeaders({ id: "c", token: "t", wireVersion: "1.0" })).toEqual({
+      "content-type": "application/a2a+json",
+      "x-a2a-notification-token": "t",
+    });
+    expect(pushHeaders({ id: "c", token: "t", authentication: { scheme: "Bearer", credentials: "k" }, wireVersion: "0.3" })).toEqual({
+      "content-type": "application/json",
+      authorization: "Bearer k",
+    });
   });
 });

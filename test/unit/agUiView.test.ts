@@ -12,14 +12,21 @@ import { AgUiRequestedRun, AgUiView } from "../../shared/protocols/agUi.js";
  * client is sent is valid on its own (@ag-ui/core's schemas, @ag-ui/client's order checks).
  */
 
-const log = (bodies: EventBody[]): RunEvent[] => bodies.map((body, i) => ({ ...body, seq: i + 1, at: "2026-11-26T00:00:00.000Z" }) as RunEvent);
+const log = (bodies: EventBody[]): RunEvent[] =>
+  bodies.map((body, i) => ({ ...body, seq: i + 1, at: "2026-11-26T00:00:00.000Z" }) as RunEvent);
 
-const called = (callId: string, tool: string): EventBody => ({ type: "tool.called", data: { agent: "react", callId, tool, arguments: {} } });
+const called = (callId: string, tool: string): EventBody => ({
+  type: "tool.called",
+  data: { agent: "react", callId, tool, arguments: {} },
+});
 const opened = (interruptId: string, callId: string): EventBody => ({
   type: "interrupt.opened",
   data: { interruptId, kind: "tool_approval", summary: `Run write_artifact (${callId})`, toolName: "write_artifact", callId },
 });
-const result = (callId: string): EventBody => ({ type: "tool.result", data: { agent: "react", callId, tool: "write_artifact", ok: true, output: "saved" } });
+const result = (callId: string): EventBody => ({
+  type: "tool.result",
+  data: { agent: "react", callId, tool: "write_artifact", ok: true, output: "saved" },
+});
 
 /** Two write calls of one round, each paused: the second pause comes before the first is decided. */
 const TWO_PAUSES = log([
@@ -38,7 +45,10 @@ const TWO_PAUSES = log([
 function requested(events: RunEvent[], runId: string, continues?: string[]) {
   const answer = new AgUiRequestedRun(new AgUiView("ses_t", "run_t"), runId, continues && new Set(continues));
   const frames = events.map((e) => (answer.done ? "" : answer.frames(e))).join("");
-  const agUi = frames.split("\n\n").filter(Boolean).map((block) => JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as BaseEvent & Record<string, unknown>);
+  const agUi = frames
+    .split("\n\n")
+    .filter(Boolean)
+    .map((block) => JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as BaseEvent & Record<string, unknown>);
   return { agUi, done: answer.done };
 }
 
@@ -52,16 +62,31 @@ describe("the AG-UI run an HttpAgent is sent", () => {
     const { agUi, done } = requested(TWO_PAUSES, "input-1");
     await valid(agUi);
     expect(done).toBe(true);
-    expect(agUi.map((e) => e.type)).toEqual(["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"]);
+    expect(agUi.map((e) => e.type)).toEqual([
+      "RUN_STARTED",
+      "TOOL_CALL_START",
+      "TOOL_CALL_ARGS",
+      "TOOL_CALL_END",
+      "TOOL_CALL_START",
+      "TOOL_CALL_ARGS",
+      "TOOL_CALL_END",
+      "RUN_FINISHED",
+    ]);
     expect(agUi[0]).toMatchObject({ runId: "input-1", threadId: "ses_t", protocolVersion: "1.0" });
-    expect(agUi.at(-1)).toMatchObject({ runId: "input-1", outcome: { type: "interrupt", interrupts: [{ id: "int_a", reason: "tool_approval", toolCallId: "c1" }] } });
+    expect(agUi.at(-1)).toMatchObject({
+      runId: "input-1",
+      outcome: { type: "interrupt", interrupts: [{ id: "int_a", reason: "tool_approval", toolCallId: "c1" }] },
+    });
   });
 
   it("a resume of the first pause gets the next AG-UI run, which ends at the pause the client has not seen yet", async () => {
     const { agUi } = requested(TWO_PAUSES, "input-2", ["int_a"]);
     await valid(agUi);
     expect(agUi.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_FINISHED"]);
-    expect(agUi.at(-1)).toMatchObject({ runId: "input-2", outcome: { type: "interrupt", interrupts: [{ id: "int_b", toolCallId: "c2" }] } });
+    expect(agUi.at(-1)).toMatchObject({
+      runId: "input-2",
+      outcome: { type: "interrupt", interrupts: [{ id: "int_b", toolCallId: "c2" }] },
+    });
   });
 
   it("a resume of the last pause gets the rest, to the run's end", async () => {
@@ -72,7 +97,13 @@ describe("the AG-UI run an HttpAgent is sent", () => {
   });
 
   it("a run stopped for a newer message of its session finishes with the cancelled outcome", async () => {
-    const { agUi } = requested(log([{ type: "run.started", data: { input: "x", mode: "react" } } as EventBody, { type: "run.interrupted", data: { reason: "a newer message" } }]), "input-4");
+    const { agUi } = requested(
+      log([
+        { type: "run.started", data: { input: "x", mode: "react" } } as EventBody,
+        { type: "run.interrupted", data: { reason: "a newer message" } },
+      ]),
+      "input-4",
+    );
     await valid(agUi);
     expect(agUi.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "cancelled" } });
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { calculator, evaluate, formatNumber } from "../../shared/tools/calculator.js";
 import { testToolContext } from "../../shared/testing/toolContext.js";
+import { calculator, evaluate, formatNumber } from "../../shared/tools/calculator.js";
 
 const context = testToolContext();
 

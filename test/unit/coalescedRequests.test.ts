@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { Journal } from "../../shared/store/journal.js";
 import { RunStore } from "../../shared/store/runs.js";
-import { TaskStore } from "../../shared/store/tasks.js";
 import { Table } from "../../shared/store/table.js";
+import { TaskStore } from "../../shared/store/tasks.js";
 import { freshId, useDynalite } from "../support/dynalite.js";
 import { runRecord } from "../support/records.js";
 
@@ -37,7 +37,15 @@ async function stepWithTasks(taskCount: number) {
   const runId = freshId("run");
   await runs.create(runRecord(runId, { status: "running" }));
   const taskIds = Array.from({ length: taskCount }, (_, i) => `s1.t${i + 1}`);
-  const step = { iteration: 0, stepIndex: 0, tenantId: "t", request: "Compute", priorResults: [], maxRounds: 5, tasks: taskIds.map((taskId) => ({ taskId, title: taskId, text: taskId })) };
+  const step = {
+    iteration: 0,
+    stepIndex: 0,
+    tenantId: "t",
+    request: "Compute",
+    priorResults: [],
+    maxRounds: 5,
+    tasks: taskIds.map((taskId) => ({ taskId, title: taskId, text: taskId })),
+  };
   // t1 and t10 have records: a prefix of one scope must not hand its records to the other.
   const t1 = await journal.load(runId, "task#0#s1.t1");
   const t10 = await journal.load(runId, "task#0#s1.t10");
@@ -117,8 +125,14 @@ describe("writes asked for together", () => {
   it("writes to one key in one turn keep their order; a refused item fails only its own caller", async () => {
     const table = dynamo.table();
     const runId = freshId("run");
-    await Promise.all([table.batchWrite([item(runId, "a", 1)]), table.batchWrite([item(runId, "a", 2), item(runId, "b", 1)]), table.batchWrite([{ DeleteRequest: { Key: { pk: `RUN#${runId}#T`, sk: "b" } } }])]);
-    expect((await table.queryPrefix<{ sk: string; value: number }>(`RUN#${runId}#T`, "")).map(({ sk, value }) => [sk, value])).toEqual([["a", 2]]);
+    await Promise.all([
+      table.batchWrite([item(runId, "a", 1)]),
+      table.batchWrite([item(runId, "a", 2), item(runId, "b", 1)]),
+      table.batchWrite([{ DeleteRequest: { Key: { pk: `RUN#${runId}#T`, sk: "b" } } }]),
+    ]);
+    expect((await table.queryPrefix<{ sk: string; value: number }>(`RUN#${runId}#T`, "")).map(({ sk, value }) => [sk, value])).toEqual([
+      ["a", 2],
+    ]);
 
     const tooLarge = table.batchWrite([item(runId, "big", "x".repeat(410_000))]);
     const fine = table.batchWrite([item(runId, "c", 3)]);
@@ -140,7 +154,9 @@ describe("a busy table (what DynamoDB hands back unprocessed)", () => {
         const busy = calls.length <= unprocessedTimes;
         if (command.constructor.name === "BatchGetCommand") {
           const { Keys } = RequestItems[name];
-          return busy ? { Responses: { [name]: [] }, UnprocessedKeys: { [name]: { Keys } } } : { Responses: { [name]: Keys.map((k: any) => ({ ...k, value: 1 })) } };
+          return busy
+            ? { Responses: { [name]: [] }, UnprocessedKeys: { [name]: { Keys } } }
+            : { Responses: { [name]: Keys.map((k: any) => ({ ...k, value: 1 })) } };
         }
         return busy ? { UnprocessedItems: { [name]: RequestItems[name] } } : {};
       },
@@ -160,10 +176,14 @@ describe("a busy table (what DynamoDB hands back unprocessed)", () => {
   it("a read or a write still unprocessed after 8 attempts fails, saying so", async () => {
     vi.useFakeTimers();
     try {
-      const read = busyTable(Infinity);
-      const reading = expect(read.table.getConsistent({ pk: "RUN#a", sk: "META" })).rejects.toThrow("BatchGetItem left 1 item(s) unprocessed after 8 attempts");
-      const write = busyTable(Infinity);
-      const writing = expect(write.table.batchWrite([{ PutRequest: { Item: { pk: "RUN#a", sk: "J#1" } } }])).rejects.toThrow("BatchWriteItem left 1 item(s) unprocessed after 8 attempts");
+      const read = busyTable(Number.POSITIVE_INFINITY);
+      const reading = expect(read.table.getConsistent({ pk: "RUN#a", sk: "META" })).rejects.toThrow(
+        "BatchGetItem left 1 item(s) unprocessed after 8 attempts",
+      );
+      const write = busyTable(Number.POSITIVE_INFINITY);
+      const writing = expect(write.table.batchWrite([{ PutRequest: { Item: { pk: "RUN#a", sk: "J#1" } } }])).rejects.toThrow(
+        "BatchWriteItem left 1 item(s) unprocessed after 8 attempts",
+      );
       await vi.runAllTimersAsync();
       await Promise.all([reading, writing]);
       expect(read.calls).toHaveLength(8);

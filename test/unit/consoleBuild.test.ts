@@ -15,7 +15,9 @@ describe("the console's build", () => {
   it("bundles the shared API client and the plain contract values, never zod or Node-only code", async () => {
     const inputs = JSON.parse(await readFile(path.join(dir, ".inputs.json"), "utf8")) as string[];
     const normalized = inputs.map((input) => path.relative(process.cwd(), path.resolve("infra/console", input)));
-    expect(normalized).toEqual(expect.arrayContaining(["shared/apiClient/client.ts", "shared/apiClient/eventStream.ts", "shared/contracts/terminal.ts"]));
+    expect(normalized).toEqual(
+      expect.arrayContaining(["shared/apiClient/client.ts", "shared/apiClient/eventStream.ts", "shared/contracts/terminal.ts"]),
+    );
     expect(normalized.filter((input) => /node_modules\/zod\/|^node:/.test(input))).toEqual([]);
   });
 

@@ -12,13 +12,21 @@ const SHORT = "https://example.com/a.png";
 const SYSTEM = `You are a test agent. Your manual is at ${LONG}`;
 
 const windowOf = (budgetTokens = 100_000) => new ContextWindow({ model: MODEL, budgetTokens });
-const call = (id: string, args: object | string) => ({ id, name: "fetch", arguments: typeof args === "string" ? args : JSON.stringify(args) });
+const call = (id: string, args: object | string) => ({
+  id,
+  name: "fetch",
+  arguments: typeof args === "string" ? args : JSON.stringify(args),
+});
 
 describe("ContextWindow: URL compression", () => {
   const conversation: ChatMessage[] = [
     { role: "user", content: `Summarise ${LONG} and look at ${SHORT}` },
     // As the loop keeps it: the call as the model wrote it, with the placeholder it was shown.
-    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "fetch", arguments: JSON.stringify({ url: "[url:1]" }) } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "fetch", arguments: JSON.stringify({ url: "[url:1]" }) } }],
+    },
     { role: "tool", tool_call_id: "c1", content: `Fetched ${LONG}; it links to ${OTHER}.` },
   ];
 
@@ -51,9 +59,14 @@ describe("ContextWindow: URL compression", () => {
   it("keeps each URL's number across builds, so a later round (or a replay) maps placeholders the same way", () => {
     const window = windowOf();
     window.build(SYSTEM, conversation);
-    const later = window.build(SYSTEM, [...conversation, { role: "user", content: `Now ${OTHER} first, then a new one: ${OTHER}/more-${"x".repeat(10)} and ${LONG}` }]);
+    const later = window.build(SYSTEM, [
+      ...conversation,
+      { role: "user", content: `Now ${OTHER} first, then a new one: ${OTHER}/more-${"x".repeat(10)} and ${LONG}` },
+    ]);
     expect(later.at(-1)).toEqual({ role: "user", content: "Now [url:2] first, then a new one: [url:3] and [url:1]" });
-    expect(JSON.parse(window.restoreArguments(call("c3", { url: "[url:3]" })).arguments)).toEqual({ url: `${OTHER}/more-${"x".repeat(10)}` });
+    expect(JSON.parse(window.restoreArguments(call("c3", { url: "[url:3]" })).arguments)).toEqual({
+      url: `${OTHER}/more-${"x".repeat(10)}`,
+    });
 
     // A new window (a retried step) that builds the same conversation gets the same numbers.
     const replay = windowOf();

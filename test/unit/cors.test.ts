@@ -10,17 +10,33 @@ describe("CORS for the API and the stream", () => {
     const config = { CORS_ALLOWED_ORIGINS: "" };
     expect(allowedOrigin(request("https://app.example.com"), config)).toBeUndefined();
     expect(withCors({ statusCode: 200, headers: {} }, request("https://app.example.com"), config).headers).toEqual({});
-    expect(preflight(request("https://app.example.com", "OPTIONS", { "access-control-request-method": "GET" }), config, "GET")).toEqual({ statusCode: 204, headers: { vary: "Origin" }, body: "" });
+    expect(preflight(request("https://app.example.com", "OPTIONS", { "access-control-request-method": "GET" }), config, "GET")).toEqual({
+      statusCode: 204,
+      headers: { vary: "Origin" },
+      body: "",
+    });
   });
 
   it("allows the configured origins, and the console's own origin where the stream is on another", () => {
-    const config = { CORS_ALLOWED_ORIGINS: "https://app.example.com, https://admin.example.com/", CONSOLE_ORIGIN: "https://abc.execute-api.eu-west-1.amazonaws.com" };
+    const config = {
+      CORS_ALLOWED_ORIGINS: "https://app.example.com, https://admin.example.com/",
+      CONSOLE_ORIGIN: "https://abc.execute-api.eu-west-1.amazonaws.com",
+    };
     expect(allowedOrigin(request("https://admin.example.com"), config)).toBe("https://admin.example.com");
-    expect(allowedOrigin(request("https://abc.execute-api.eu-west-1.amazonaws.com"), config)).toBe("https://abc.execute-api.eu-west-1.amazonaws.com");
+    expect(allowedOrigin(request("https://abc.execute-api.eu-west-1.amazonaws.com"), config)).toBe(
+      "https://abc.execute-api.eu-west-1.amazonaws.com",
+    );
     expect(allowedOrigin(request("https://evil.example.net"), config)).toBeUndefined();
     expect(allowedOrigin(request(undefined), config)).toBeUndefined();
-    const answer = preflight(request("https://app.example.com", "OPTIONS", { "access-control-request-method": "POST" }), config, "GET, POST");
-    expect(answer?.headers).toMatchObject({ "access-control-allow-origin": "https://app.example.com", "access-control-allow-methods": "GET, POST" });
+    const answer = preflight(
+      request("https://app.example.com", "OPTIONS", { "access-control-request-method": "POST" }),
+      config,
+      "GET, POST",
+    );
+    expect(answer?.headers).toMatchObject({
+      "access-control-allow-origin": "https://app.example.com",
+      "access-control-allow-methods": "GET, POST",
+    });
   });
 
   it("answers any origin only when told to with *", () => {

@@ -21,7 +21,13 @@ describe("estimated cost", () => {
     const table = JSON.stringify({ "my-local-llama": [1, 2] });
     expect(estimatedCostUsd(usage, 0, config({ STEPWISE_MODEL: "my-local-llama", MODEL_PRICES: table }))).toBe(1.2);
     expect(estimatedCostUsd(usage, 0, config({ STEPWISE_MODEL: "gpt-4o-mini", MODEL_PRICES: table }))).toBeUndefined();
-    expect(estimatedCostUsd(usage, 0, config({ STEPWISE_MODEL: "stepwise-offline", MODEL_PRICE_INPUT_PER_MTOK: "2", MODEL_PRICE_OUTPUT_PER_MTOK: "10" }))).toBe(3);
+    expect(
+      estimatedCostUsd(
+        usage,
+        0,
+        config({ STEPWISE_MODEL: "stepwise-offline", MODEL_PRICE_INPUT_PER_MTOK: "2", MODEL_PRICE_OUTPUT_PER_MTOK: "10" }),
+      ),
+    ).toBe(3);
   });
 
   it("refuses a price table that is not model → [input, output]", () => {

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { DeltaCoalescer } from "../../shared/llm/deltaCoalescer.js";
 import type { EventBody } from "../../shared/contracts/events.js";
+import { DeltaCoalescer } from "../../shared/llm/deltaCoalescer.js";
 
 describe("DeltaCoalescer", () => {
   it("holds back a placeholder split across flushes until it is whole, then writes it restored", async () => {

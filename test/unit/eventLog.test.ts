@@ -1,11 +1,11 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import type { EventBody } from "../../shared/contracts/events.js";
 import { EventLog } from "../../shared/store/events.js";
-import { Table } from "../../shared/store/table.js";
 import { keys } from "../../shared/store/keys.js";
-import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { Table } from "../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../support/dynalite.js";
 
 /**
@@ -27,7 +27,10 @@ afterAll(async () => {
   await dynamo?.close();
 });
 
-const thought = (writer: string, i: number): EventBody => ({ type: "agent.thought", data: { agent: "executor", taskId: writer, text: `${writer}-${i}` } });
+const thought = (writer: string, i: number): EventBody => ({
+  type: "agent.thought",
+  data: { agent: "executor", taskId: writer, text: `${writer}-${i}` },
+});
 
 describe("EventLog", () => {
   it("two writers appending at once get one gap-free sequence, each writer's events in its own order", async () => {
@@ -41,7 +44,8 @@ describe("EventLog", () => {
     const listed = await new EventLog(table, 1).list("run_gapfree", 0, 1_000);
     expect(listed.map((e) => e.seq)).toEqual(Array.from({ length: 45 }, (_, i) => i + 1));
     expect(appended.map((e) => e.seq).sort((x, y) => x - y)).toEqual(listed.map((e) => e.seq));
-    const textsOf = (writer: string) => listed.filter((e) => e.type === "agent.thought" && e.data.taskId === writer).map((e) => (e.data as { text: string }).text);
+    const textsOf = (writer: string) =>
+      listed.filter((e) => e.type === "agent.thought" && e.data.taskId === writer).map((e) => (e.data as { text: string }).text);
     expect(textsOf("a")).toEqual(Array.from({ length: 15 }, (_, i) => `a-${i}`));
     expect(textsOf("b")).toEqual(Array.from({ length: 30 }, (_, i) => `b-${i}`));
     // Listing from the middle of an item that holds several events starts right after `after`.
@@ -74,7 +78,10 @@ describe("EventLog", () => {
     await log.append("run_torn", [thought("a", 0)]);
     // What a writer that died after recording the number it took (1, since taken by another) left behind.
     await table.doc.send(new PutCommand({ TableName: "events-test", Item: { ...keys.eventKey("run_torn", "call_1:a.md"), first: 1 } }));
-    const created: EventBody = { type: "file.created", data: { name: "a.md", contentType: "text/markdown", bytes: 1, description: "", download: "/f" } };
+    const created: EventBody = {
+      type: "file.created",
+      data: { name: "a.md", contentType: "text/markdown", bytes: 1, description: "", download: "/f" },
+    };
     expect((await new EventLog(table, 1).append("run_torn", [created], { key: "call_1:a.md" })).map((e) => e.seq)).toEqual([2]);
     expect(await new EventLog(table, 1).append("run_torn", [created], { key: "call_1:a.md" })).toEqual([]);
     expect((await log.list("run_torn")).map((e) => `${e.seq}:${e.type}`)).toEqual(["1:agent.thought", "2:file.created"]);
@@ -92,10 +99,17 @@ describe("EventLog", () => {
       return new EventLog(own, 1);
     });
     // Twenty executors append five times each, all at once, each waiting for its last append.
-    await Promise.all(writers.map(async (log, w) => { for (let i = 0; i < 5; i++) await log.append("run_many", [thought(`w${w}`, i)]); }));
+    await Promise.all(
+      writers.map(async (log, w) => {
+        for (let i = 0; i < 5; i++) await log.append("run_many", [thought(`w${w}`, i)]);
+      }),
+    );
     const listed = await new EventLog(table, 1).list("run_many", 0, 1_000);
     expect(listed.map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
-    for (let w = 0; w < 20; w++) expect(listed.filter((e) => e.type === "agent.thought" && e.data.taskId === `w${w}`).map((e) => (e.data as { text: string }).text)).toEqual([0, 1, 2, 3, 4].map((i) => `w${w}-${i}`));
+    for (let w = 0; w < 20; w++)
+      expect(
+        listed.filter((e) => e.type === "agent.thought" && e.data.taskId === `w${w}`).map((e) => (e.data as { text: string }).text),
+      ).toEqual([0, 1, 2, 3, 4].map((i) => `w${w}-${i}`));
     expect(sent.filter((c) => c === "PutItemCommand")).toHaveLength(100);
     expect(sent.filter((c) => c === "UpdateItemCommand")).toHaveLength(100);
     expect(sent.filter((c) => c !== "PutItemCommand" && c !== "UpdateItemCommand")).toEqual([]);
@@ -105,7 +119,14 @@ describe("EventLog", () => {
     const log = new EventLog(table, 1);
     await log.append("run_hole", [thought("a", 0)]);
     // A writer takes number 2 and stops before its put.
-    await table.doc.send(new UpdateCommand({ TableName: "events-test", Key: keys.eventCounter("run_hole"), UpdateExpression: "ADD seq :one", ExpressionAttributeValues: { ":one": 1 } }));
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: "events-test",
+        Key: keys.eventCounter("run_hole"),
+        UpdateExpression: "ADD seq :one",
+        ExpressionAttributeValues: { ":one": 1 },
+      }),
+    );
     await log.append("run_hole", [thought("a", 1), thought("a", 2)]);
     // Readers wait for number 2 before they show 3 and 4: listing and tip say so.
     expect((await new EventLog(table, 1).list("run_hole")).map((e) => e.seq)).toEqual([1]);
@@ -121,11 +142,24 @@ describe("EventLog", () => {
   it("after a restart, with no writer running, every number taken and never written is filled at once", async () => {
     const log = new EventLog(table, 1);
     await log.append("run_restart", [thought("a", 0), thought("a", 1)]); // one item holding 1 and 2
-    await table.doc.send(new UpdateCommand({ TableName: "events-test", Key: keys.eventCounter("run_restart"), UpdateExpression: "ADD seq :two", ExpressionAttributeValues: { ":two": 2 } }));
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: "events-test",
+        Key: keys.eventCounter("run_restart"),
+        UpdateExpression: "ADD seq :two",
+        ExpressionAttributeValues: { ":two": 2 },
+      }),
+    );
     await log.append("run_restart", [thought("a", 2)]); // 5; 3 and 4 were taken by a writer that stopped
     expect((await log.list("run_restart")).map((e) => e.seq)).toEqual([1, 2]);
     await new EventLog(table, 1).fillLost("run_restart");
-    expect((await log.list("run_restart")).map((e) => `${e.seq}:${e.type}`)).toEqual(["1:agent.thought", "2:agent.thought", "3:run.resumed", "4:run.resumed", "5:agent.thought"]);
+    expect((await log.list("run_restart")).map((e) => `${e.seq}:${e.type}`)).toEqual([
+      "1:agent.thought",
+      "2:agent.thought",
+      "3:run.resumed",
+      "4:run.resumed",
+      "5:agent.thought",
+    ]);
   });
 
   it("a put whose answer was lost and which the SDK sends again counts once: the writer finds its own item", async () => {
@@ -136,7 +170,8 @@ describe("EventLog", () => {
     flaky.doc.middlewareStack.add(
       (next, context) => async (args) => {
         const result = await next(args);
-        if (context.commandName === "PutItemCommand" && lost++ === 0) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET", $metadata: {} });
+        if (context.commandName === "PutItemCommand" && lost++ === 0)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET", $metadata: {} });
         return result;
       },
       { step: "deserialize" },
@@ -145,7 +180,9 @@ describe("EventLog", () => {
     expect(lost).toBe(2); // the put was sent twice
     expect(appended.map((e) => e.seq)).toEqual([1]);
     await new EventLog(table, 1).append("run_lost_answer", [thought("b", 0)]);
-    expect((await new EventLog(table, 1).list("run_lost_answer")).map((e) => `${e.seq}:${"taskId" in e.data ? e.data.taskId : ""}`)).toEqual(["1:a", "2:b"]);
+    expect(
+      (await new EventLog(table, 1).list("run_lost_answer")).map((e) => `${e.seq}:${"taskId" in e.data ? e.data.taskId : ""}`),
+    ).toEqual(["1:a", "2:b"]);
   });
 
   it("a writer too slow to write its number before a reader filled it appends again at a new number: its events once, after what was shown", async () => {
@@ -166,11 +203,18 @@ describe("EventLog", () => {
     while (!held) await new Promise((resolve) => setTimeout(resolve, 5));
     await fast.append("run_slow", [thought("fast", 0)]); // 2
     expect(await fast.list("run_slow")).toEqual([]);
-    expect((await new EventLog(table, 1, { fillAfterMs: 0 }).list("run_slow")).map((e) => `${e.seq}:${e.type}`)).toEqual(["1:run.resumed", "2:agent.thought"]);
+    expect((await new EventLog(table, 1, { fillAfterMs: 0 }).list("run_slow")).map((e) => `${e.seq}:${e.type}`)).toEqual([
+      "1:run.resumed",
+      "2:agent.thought",
+    ]);
     release();
     expect((await late).map((e) => e.seq)).toEqual([3]);
     const listed = await fast.list("run_slow");
-    expect(listed.map((e) => `${e.seq}:${e.type}:${e.type === "agent.thought" ? e.data.taskId : ""}`)).toEqual(["1:run.resumed:", "2:agent.thought:fast", "3:agent.thought:slow"]);
+    expect(listed.map((e) => `${e.seq}:${e.type}:${e.type === "agent.thought" ? e.data.taskId : ""}`)).toEqual([
+      "1:run.resumed:",
+      "2:agent.thought:fast",
+      "3:agent.thought:slow",
+    ]);
   });
 
   it("a terminal append whose writer stopped after taking its number: the log reads open before it, and ending the run again writes it, once, last", async () => {
@@ -178,7 +222,12 @@ describe("EventLog", () => {
     await log.append("run_lost_end", [thought("a", 0)]);
     // The writer of the terminal event closed the counter at 2 and stopped before its put.
     await table.doc.send(
-      new UpdateCommand({ TableName: "events-test", Key: keys.eventCounter("run_lost_end"), UpdateExpression: "SET seq = :two, closed = :true, closedAt = :two", ExpressionAttributeValues: { ":two": 2, ":true": true } }),
+      new UpdateCommand({
+        TableName: "events-test",
+        Key: keys.eventCounter("run_lost_end"),
+        UpdateExpression: "SET seq = :two, closed = :true, closedAt = :two",
+        ExpressionAttributeValues: { ":two": 2, ":true": true },
+      }),
     );
     expect(await log.append("run_lost_end", [thought("a", 1)])).toEqual([]);
     expect(await new EventLog(table, 1).tip("run_lost_end")).toEqual({ seq: 1, closed: false });
@@ -191,7 +240,12 @@ describe("EventLog", () => {
 
   it("a log written before the counter (items, no counter) goes on after its last event", async () => {
     for (const seq of [1, 2, 3]) {
-      await table.doc.send(new PutCommand({ TableName: "events-test", Item: { ...keys.event("run_old", seq), events: [{ ...thought("old", seq), seq, at: new Date().toISOString() }] } }));
+      await table.doc.send(
+        new PutCommand({
+          TableName: "events-test",
+          Item: { ...keys.event("run_old", seq), events: [{ ...thought("old", seq), seq, at: new Date().toISOString() }] },
+        }),
+      );
     }
     expect(await new EventLog(table, 1).tip("run_old")).toEqual({ seq: 3, closed: false });
     expect((await new EventLog(table, 1).append("run_old", [thought("new", 0)])).map((e) => e.seq)).toEqual([4]);

@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Config } from "../../shared/config.js";
-import { agentTurnFits, handBackVerdict, HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET, newExecutionHoldsHandBacks } from "../../shared/run/historyBudget.js";
+import {
+  agentTurnFits,
+  HISTORY_EVENT_LIMIT,
+  handBackVerdict,
+  MIN_HISTORY_EVENT_BUDGET,
+  newExecutionHoldsHandBacks,
+} from "../../shared/run/historyBudget.js";
 
 /**
  * The history budget's promises that the integration test cannot sweep: a task deferred to a new
@@ -16,10 +22,14 @@ const continuedTurnBeforeHandBack = 1 + 5 + 2 + 3;
 describe("history budget", () => {
   it("a task handed to a new execution gets its hand-back there, for any budget and number of tasks waiting", () => {
     fc.assert(
-      fc.property(fc.integer({ min: MIN_HISTORY_EVENT_BUDGET, max: HISTORY_EVENT_LIMIT }), fc.integer({ min: 1, max: 40 }), (budget, tasks) => {
-        if (!newExecutionHoldsHandBacks(tasks, budget)) return; // the run fails with the budget named instead
-        expect(handBackVerdict(continuedMapBeforeHandBacks(tasks), tasks, budget)).toBe("fits");
-      }),
+      fc.property(
+        fc.integer({ min: MIN_HISTORY_EVENT_BUDGET, max: HISTORY_EVENT_LIMIT }),
+        fc.integer({ min: 1, max: 40 }),
+        (budget, tasks) => {
+          if (!newExecutionHoldsHandBacks(tasks, budget)) return; // the run fails with the budget named instead
+          expect(handBackVerdict(continuedMapBeforeHandBacks(tasks), tasks, budget)).toBe("fits");
+        },
+      ),
     );
   });
 
@@ -35,6 +45,8 @@ describe("history budget", () => {
     expect(handBackVerdict(20_000, 40, HISTORY_EVENT_LIMIT)).toBe("fits");
     expect(handBackVerdict(24_500, 40, HISTORY_EVENT_LIMIT)).toBe("continue");
     expect(Config.safeParse({ TABLE_NAME: "t", HISTORY_EVENT_BUDGET: String(MIN_HISTORY_EVENT_BUDGET - 1) }).success).toBe(false);
-    expect(Config.parse({ TABLE_NAME: "t", HISTORY_EVENT_BUDGET: String(MIN_HISTORY_EVENT_BUDGET) }).HISTORY_EVENT_BUDGET).toBe(MIN_HISTORY_EVENT_BUDGET);
+    expect(Config.parse({ TABLE_NAME: "t", HISTORY_EVENT_BUDGET: String(MIN_HISTORY_EVENT_BUDGET) }).HISTORY_EVENT_BUDGET).toBe(
+      MIN_HISTORY_EVENT_BUDGET,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply, type ContractReply } from "../../shared/llm/jsonContract.js";
+import { type ContractReply, contractPrompt, MAX_CONSECUTIVE_FAILURES, parseContractReply } from "../../shared/llm/jsonContract.js";
 
 const calculator = {
   name: "calculator",
@@ -48,20 +48,35 @@ describe("parseContractReply", () => {
     ["prose with braces of its own before", "Using {curly} notation and a } stray brace: " + CALL_JSON],
     ["trailing commas", '{"tool_calls": [{"name": "calculator", "arguments": {"expression": "17*23",},},],}'],
     ["arguments sent as a JSON string", '{"tool_calls": [{"name": "calculator", "arguments": "{\\"expression\\": \\"17*23\\"}"}]}'],
-    ["an extra key next to tool_calls", '{"thought": "multiply", "tool_calls": [{"name": "calculator", "arguments": {"expression": "17*23"}}]}'],
+    [
+      "an extra key next to tool_calls",
+      '{"thought": "multiply", "tool_calls": [{"name": "calculator", "arguments": {"expression": "17*23"}}]}',
+    ],
   ])("tolerates %s", (_, text) => {
     expect(parseContractReply(text)).toEqual({ ok: true, value: callCalculator });
   });
 
   it("reads nested arguments and strings holding braces, quotes and fences", () => {
-    const args = { filename: "a.md", content: 'He said "{not json}" } { ```json\n{"answer": "fake"}\n```', meta: { tags: ["x", { deep: [1, 2] }] } };
+    const args = {
+      filename: "a.md",
+      content: 'He said "{not json}" } { ```json\n{"answer": "fake"}\n```',
+      meta: { tags: ["x", { deep: [1, 2] }] },
+    };
     const text = "Saving:\n```json\n" + JSON.stringify({ tool_calls: [{ name: "write_artifact", arguments: args }] }, null, 2) + "\n```";
     expect(parseContractReply(text)).toEqual({ ok: true, value: { toolCalls: [{ name: "write_artifact", arguments: args }] } });
   });
 
   it("reads several calls in one reply, in order", () => {
     const text = '{"tool_calls": [{"name": "a", "arguments": {}}, {"name": "b"}]}';
-    expect(parseContractReply(text)).toEqual({ ok: true, value: { toolCalls: [{ name: "a", arguments: {} }, { name: "b", arguments: {} }] } });
+    expect(parseContractReply(text)).toEqual({
+      ok: true,
+      value: {
+        toolCalls: [
+          { name: "a", arguments: {} },
+          { name: "b", arguments: {} },
+        ],
+      },
+    });
   });
 
   it("takes the first valid object when there are several", () => {
@@ -84,7 +99,11 @@ describe("parseContractReply", () => {
     ["both shapes at once", '{"tool_calls": [{"name": "a"}], "answer": "x"}', /both "tool_calls" and "answer"/],
     ["no calls", '{"tool_calls": []}', /tool_calls must list at least one call/],
     ["a call without a name", '{"tool_calls": [{"arguments": {}}]}', /tool_calls\[0\]\.name must be the tool's name/],
-    ["arguments that are not an object", '{"tool_calls": [{"name": "a", "arguments": [1, 2]}]}', /tool_calls\[0\]\.arguments must be a JSON object/],
+    [
+      "arguments that are not an object",
+      '{"tool_calls": [{"name": "a", "arguments": [1, 2]}]}',
+      /tool_calls\[0\]\.arguments must be a JSON object/,
+    ],
     ["an answer that is not a string", '{"answer": 391}', /answer must be a string/],
   ])("explains %s", (_, text, ...mentions) => {
     expectError(text, ...mentions);
@@ -106,7 +125,11 @@ describe("parseContractReply", () => {
   const toolCall = fc.record({
     name: fc.string({ minLength: 1, maxLength: 20 }),
     // "__proto__" is dropped on purpose by the parser (no prototype pollution): not a round-trip key.
-    arguments: fc.dictionary(fc.string({ maxLength: 10 }).filter((key) => key !== "__proto__"), jsonValue, { maxKeys: 4 }),
+    arguments: fc.dictionary(
+      fc.string({ maxLength: 10 }).filter((key) => key !== "__proto__"),
+      jsonValue,
+      { maxKeys: 4 },
+    ),
   });
   const reply: fc.Arbitrary<ContractReply> = fc.oneof(
     fc.array(toolCall, { minLength: 1, maxLength: 3 }).map((toolCalls) => ({ toolCalls })),

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentError } from "../../shared/errors.js";
+import { contractPrompt, parseContractReply } from "../../shared/llm/jsonContract.js";
 import { JsonContractModel } from "../../shared/llm/jsonContractModel.js";
 import { OpenAIModel } from "../../shared/llm/openaiModel.js";
 import type { ChatMessage, ToolSpec } from "../../shared/llm/types.js";
-import { contractPrompt, parseContractReply } from "../../shared/llm/jsonContract.js";
-import { startScriptedModel, type Script, type ScriptedModel } from "../support/scriptedModel.js";
+import { type Script, type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 
 const calculatorParameters = { type: "object", properties: { expression: { type: "string" } }, required: ["expression"] };
 const tools: ToolSpec[] = [
@@ -39,7 +39,11 @@ describe("JsonContractModel", () => {
   it("sends the contract instead of tools and turns a JSON tool call into a native one", async () => {
     const model = await modelFor([{ malformed: CALL }]);
     const response = await model.complete({ messages: question, tools });
-    expect(response).toMatchObject({ content: null, finishReason: "tool_calls", toolCalls: [{ id: "call_0_0", name: "calculator", arguments: '{"expression":"2+2"}' }] });
+    expect(response).toMatchObject({
+      content: null,
+      finishReason: "tool_calls",
+      toolCalls: [{ id: "call_0_0", name: "calculator", arguments: '{"expression":"2+2"}' }],
+    });
     expect(sent(0)).not.toHaveProperty("tools");
     expect(sent(0)).not.toHaveProperty("tool_choice");
     expect(sent(0).messages).toEqual([{ role: "system", content: `You are a helpful agent.\n\n${CONTRACT}` }, question[1]]);
@@ -67,7 +71,9 @@ describe("JsonContractModel", () => {
     const failure = await model.complete({ messages: question, tools }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(AgentError);
     expect(failure).toMatchObject({ code: "json_contract_failed" });
-    expect((failure as AgentError).message).toMatch(/^The model did not follow the JSON contract 3 times in a row: .*neither "tool_calls" nor "answer" \(its keys: result\)/);
+    expect((failure as AgentError).message).toMatch(
+      /^The model did not follow the JSON contract 3 times in a row: .*neither "tool_calls" nor "answer" \(its keys: result\)/,
+    );
     expect(server!.requests).toHaveLength(3);
     // Each correction is on top of the previous ones: 2 original messages + 2 per failure.
     expect(sent(2).messages).toHaveLength(6);
@@ -109,7 +115,12 @@ describe("JsonContractModel", () => {
     const model = await modelFor([{ text: ['{"answer": ', '"It is 4."}'], usage: { prompt_tokens: 100, completion_tokens: 9 } }]);
     const seen: string[] = [];
     const response = await model.complete({ messages: question, tools, onText: (delta) => seen.push(delta) });
-    expect(response).toEqual({ content: "It is 4.", toolCalls: [], finishReason: "stop", usage: { promptTokens: 100, completionTokens: 9 } });
+    expect(response).toEqual({
+      content: "It is 4.",
+      toolCalls: [],
+      finishReason: "stop",
+      usage: { promptTokens: 100, completionTokens: 9 },
+    });
     expect(seen).toEqual(["It is 4."]);
   });
 
@@ -127,7 +138,11 @@ describe("JsonContractModel", () => {
     const model = await modelFor(() => ({ malformed: reply }));
     const later: ChatMessage[] = [
       { role: "user", content: "Go." },
-      { role: "assistant", content: null, tool_calls: [{ id: "call_0_0", type: "function", function: { name: "calculator", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_0_0", type: "function", function: { name: "calculator", arguments: "{}" } }],
+      },
       { role: "tool", tool_call_id: "call_0_0", content: "error: no expression" },
     ];
     const first = await model.complete({ messages: later, tools });
@@ -153,7 +168,11 @@ describe("JsonContractModel", () => {
       messages: [
         { role: "user", content: "Hi" },
         { role: "assistant", content: "Hello!" },
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "calculator", arguments: "not json" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "calculator", arguments: "not json" } }],
+        },
         { role: "tool", tool_call_id: "c1", content: "4" },
       ],
     });

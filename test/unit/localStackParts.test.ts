@@ -41,7 +41,9 @@ describe("path parameters", () => {
       ["runId", "run%2Fx"],
       ["sessionId", "s".repeat(65)],
     ]) {
-      expect(() => validatePathParams({ [name!]: value }), name).toThrow(expect.objectContaining({ statusCode: 400, message: expect.stringContaining(`path.${name}`) }));
+      expect(() => validatePathParams({ [name!]: value }), name).toThrow(
+        expect.objectContaining({ statusCode: 400, message: expect.stringContaining(`path.${name}`) }),
+      );
     }
   });
 
@@ -52,7 +54,15 @@ describe("path parameters", () => {
 });
 
 describe("the local Step Functions endpoint's execution store", () => {
-  const record = { executionArn: "arn:x:run_1", stateMachineArn: "arn:sm", name: "run_1", input: "{}", status: "RUNNING" as const, startDate: 1, redriveCount: 0 };
+  const record = {
+    executionArn: "arn:x:run_1",
+    stateMachineArn: "arn:sm",
+    name: "run_1",
+    input: "{}",
+    status: "RUNNING" as const,
+    startDate: 1,
+    redriveCount: 0,
+  };
 
   it("keeps executions and their history across instances (a restart)", () => {
     const dir = tempDir();

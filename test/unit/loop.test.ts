@@ -1,21 +1,21 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { EMPTY_ANSWER_CORRECTION, runAgentLoop, type LoopOptions } from "../../shared/agent/loop.js";
+import { EMPTY_ANSWER_CORRECTION, type LoopOptions, runAgentLoop } from "../../shared/agent/loop.js";
+import { ScopeJournal } from "../../shared/agent/scopeJournal.js";
 import { loadConfig } from "../../shared/config.js";
 import type { EventBody } from "../../shared/contracts/events.js";
-import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../shared/llm/types.js";
 import { JsonContractModel } from "../../shared/llm/jsonContractModel.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../shared/llm/types.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
+import { fileText } from "../../shared/ports/files.js";
+import type { Tool } from "../../shared/ports/tools.js";
 import { currentRequest } from "../../shared/requestContext.js";
 import type { Services } from "../../shared/services.js";
-import { ScopeJournal } from "../../shared/agent/scopeJournal.js";
+import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
+import { readArtifact } from "../../shared/tools/artifacts.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { defineTool } from "../../shared/tools/tool.js";
-import type { Tool } from "../../shared/ports/tools.js";
-import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
-import { fileText } from "../../shared/ports/files.js";
-import { readArtifact } from "../../shared/tools/artifacts.js";
 
 /**
  * The agent loop with its stores replaced by in-memory fakes (the journal keeps its records in a
@@ -48,7 +48,11 @@ function harness(
       if (step.stream && step.text) request.onText?.(step.text);
       const response: ChatResponse = {
         content: step.text ?? null,
-        toolCalls: (step.calls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: typeof c.args === "string" ? c.args : JSON.stringify(c.args) })),
+        toolCalls: (step.calls ?? []).map((c) => ({
+          id: c.id,
+          name: c.name,
+          arguments: typeof c.args === "string" ? c.args : JSON.stringify(c.args),
+        })),
         finishReason: step.calls?.length ? "tool_calls" : "stop",
         usage: { promptTokens: 10, completionTokens: 5 },
       };
@@ -99,7 +103,8 @@ function harness(
   return { run, requests, events, usage, files, state };
 }
 
-const ofType = <T extends EventBody["type"]>(events: EventBody[], type: T) => events.filter((e): e is Extract<EventBody, { type: T }> => e.type === type);
+const ofType = <T extends EventBody["type"]>(events: EventBody[], type: T) =>
+  events.filter((e): e is Extract<EventBody, { type: T }> => e.type === type);
 
 /** A tool that waits `ms` and tracks how many of its calls run at once. */
 function waitingTool() {
@@ -145,10 +150,19 @@ describe("agent loop: parallel tool calls", () => {
     expect(state.finished[0]).toBe("B"); // they finished out of order …
     expect(state.finished.at(-1)).toBe("A");
     const tail = h.requests[1]!.messages.slice(-4); // … and come back in call order
-    expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(WAITS.map((w) => ["tool", w.id, `${w.label} done`]));
+    expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(
+      WAITS.map((w) => ["tool", w.id, `${w.label} done`]),
+    );
     expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(WAITS.map((w) => w.id));
     expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
-      WAITS.map((w) => ({ agent: "executor", taskId: "t1", callId: w.id, tool: "wait", arguments: { label: w.label, ms: w.ms }, persona: "Wait specialist" })),
+      WAITS.map((w) => ({
+        agent: "executor",
+        taskId: "t1",
+        callId: w.id,
+        tool: "wait",
+        arguments: { label: w.label, ms: w.ms },
+        persona: "Wait specialist",
+      })),
     );
     expect(h.usage[0]).toMatchObject({ llmCalls: 2, toolCalls: 4, promptTokens: 20, completionTokens: 10 });
   });
@@ -165,7 +179,11 @@ describe("agent loop: parallel tool calls", () => {
       },
     });
     const h = harness((request) =>
-      request.messages.at(-1)!.content === "Write it." ? { text: "The report." } : request.messages.at(-1)!.role === "tool" ? { text: "Written." } : { calls: [{ id: "w1", name: "write", args: {} }] },
+      request.messages.at(-1)!.content === "Write it."
+        ? { text: "The report." }
+        : request.messages.at(-1)!.role === "tool"
+          ? { text: "Written." }
+          : { calls: [{ id: "w1", name: "write", args: {} }] },
     );
     expect(await h.run({ tools: [writer] })).toMatchObject({ kind: "answer", text: "Written." });
     expect(h.requests).toHaveLength(3);
@@ -192,7 +210,9 @@ describe("agent loop: long tool output", () => {
 
   it("cuts it for the model, with a pointer to the artifact that keeps it whole", async () => {
     expect(OUTPUT.length).toBeGreaterThan(20_000);
-    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "Seen." } : { calls: [{ id: "call/1:x", name: "big", args: {} }] }));
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "Seen." } : { calls: [{ id: "call/1:x", name: "big", args: {} }] },
+    );
     await h.run({ tools: [big] });
 
     // Named by scope, round and call: call ids are only unique within one agent's conversation.
@@ -216,12 +236,16 @@ describe("agent loop: long tool output", () => {
       if (last.role !== "tool") return { calls: [{ id: "c0", name: "big", args: {} }] };
       const offset = next(last.content as string);
       const name = /"filename": "([^"]+)"/.exec(last.content as string)?.[1];
-      return offset ? { calls: [{ id: `c${offset}`, name: "read_artifact", args: { filename: name, offset: Number(offset) } }] } : { text: "Read it all." };
+      return offset
+        ? { calls: [{ id: `c${offset}`, name: "read_artifact", args: { filename: name, offset: Number(offset) } }] }
+        : { text: "Read it all." };
     });
     const outcome = await h.run({ tools: [big, readArtifact], maxRounds: 20 });
     expect(outcome).toMatchObject({ kind: "answer", text: "Read it all." });
     // What the model was shown, stitched together: the head, then each read, is the whole output.
-    const shown = h.requests.slice(1).map((r) => (r.messages.at(-1)!.content as string).replace(/\n\[(Output truncated|characters \d+–\d+ of)[^\]]*\]$/, ""));
+    const shown = h.requests
+      .slice(1)
+      .map((r) => (r.messages.at(-1)!.content as string).replace(/\n\[(Output truncated|characters \d+–\d+ of)[^\]]*\]$/, ""));
     expect(shown.join("")).toBe(OUTPUT);
     expect(h.requests.length).toBeGreaterThan(4);
     for (const r of h.requests.slice(2)) expect(String(r.messages.at(-1)!.content)).not.toContain("[Output truncated");
@@ -230,10 +254,18 @@ describe("agent loop: long tool output", () => {
 
 describe("agent loop: prompts", () => {
   const LONG = "https://files.example.com/exports/2024/12/customers-full-export.csv?signature=0123456789abcdef";
-  const echo = defineTool({ name: "echo", description: "Echo.", access: "read", parameters: z.object({ url: z.string() }), run: async ({ url }) => `fetched ${url}` });
+  const echo = defineTool({
+    name: "echo",
+    description: "Echo.",
+    access: "read",
+    parameters: z.object({ url: z.string() }),
+    run: async ({ url }) => `fetched ${url}`,
+  });
 
   it("shows the model placeholders for long URLs and gives tools the real URL back", async () => {
-    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "echo", args: { url: "[url:1]" } }] }));
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "echo", args: { url: "[url:1]" } }] },
+    );
     await h.run({ tools: [echo], conversation: [{ role: "user", content: `Fetch ${LONG} please` }] });
     expect(h.requests[0]!.messages[1]).toEqual({ role: "user", content: "Fetch [url:1] please" });
     expect(ofType(h.events, "tool.called")[0]!.data.arguments).toEqual({ url: LONG });
@@ -264,7 +296,9 @@ describe("agent loop: prompts", () => {
   it("builds the system prompt afresh for every model call", async () => {
     let built = 0;
     const { tool } = waitingTool();
-    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] }));
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] },
+    );
     await h.run({ tools: [tool], system: () => `System prompt #${++built}` });
     expect(h.requests.map((r) => r.messages[0])).toEqual([
       { role: "system", content: "System prompt #1" },
@@ -304,7 +338,10 @@ describe("agent loop: prompts", () => {
 describe("agent loop: budget, deadline and replay", () => {
   it("stops after maxRounds with a budget outcome naming the last progress", async () => {
     const { tool } = waitingTool();
-    const h = harness((_request, i) => ({ text: `step ${i + 1}`, calls: [{ id: `c${i}`, name: "wait", args: { label: `L${i}`, ms: 1 } }] }));
+    const h = harness((_request, i) => ({
+      text: `step ${i + 1}`,
+      calls: [{ id: `c${i}`, name: "wait", args: { label: `L${i}`, ms: 1 } }],
+    }));
     const outcome = await h.run({ tools: [tool], maxRounds: 3 });
     expect(outcome).toEqual({ kind: "budget", rounds: 3, text: "Stopped after 3 rounds, the round budget. Last progress: step 3" });
     expect(h.requests).toHaveLength(3);
@@ -319,7 +356,13 @@ describe("agent loop: budget, deadline and replay", () => {
 
   it("stops without running the tools when the run ends (a cancel) while the model is thinking", async () => {
     let runs = 0;
-    const counted = defineTool({ name: "count", description: "Counts.", access: "write", parameters: z.object({}), run: async () => `run ${++runs}` });
+    const counted = defineTool({
+      name: "count",
+      description: "Counts.",
+      access: "write",
+      parameters: z.object({}),
+      run: async () => `run ${++runs}`,
+    });
     const h = harness(() => {
       h.state.status = "cancelled";
       return { calls: [{ id: "c1", name: "count", args: {} }] };
@@ -331,12 +374,20 @@ describe("agent loop: budget, deadline and replay", () => {
   });
 
   it("a cancel during a tool round aborts the next model call: the loop ends without its answer", async () => {
-    const cancelling = defineTool({ name: "look", description: "Looks.", access: "read", parameters: z.object({}), run: async () => ((h.state.status = "cancelled"), "seen") });
+    const cancelling = defineTool({
+      name: "look",
+      description: "Looks.",
+      access: "read",
+      parameters: z.object({}),
+      run: async () => ((h.state.status = "cancelled"), "seen"),
+    });
     let aborted = false;
     const h = harness((request, i) => {
       if (i === 0) return { calls: [{ id: "c1", name: "look", args: {} }] };
       // The second call thinks until it is aborted.
-      return new Promise((_resolve, reject) => request.signal!.addEventListener("abort", () => ((aborted = true), reject(request.signal!.reason))));
+      return new Promise((_resolve, reject) =>
+        request.signal!.addEventListener("abort", () => ((aborted = true), reject(request.signal!.reason))),
+      );
     });
     expect(await h.run({ tools: [cancelling] })).toEqual({ kind: "ended", rounds: 1 });
     expect(aborted).toBe(true);
@@ -372,7 +423,9 @@ describe("agent loop: budget, deadline and replay", () => {
     const h = harness(
       (request, i) => {
         if (i === 0) return { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] };
-        return new Promise((_resolve, reject) => request.signal!.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted")))));
+        return new Promise((_resolve, reject) =>
+          request.signal!.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted")))),
+        );
       },
       {},
       undefined,
@@ -393,8 +446,16 @@ describe("agent loop: budget, deadline and replay", () => {
 
   it("replays a finished loop from its journal: no model call, no tool run, no new events", async () => {
     let runs = 0;
-    const counted = defineTool({ name: "count", description: "Counts.", access: "write", parameters: z.object({}), run: async () => `run ${++runs}` });
-    const h = harness((request) => (request.messages.at(-1)!.role === "tool" ? { text: "Counted." } : { calls: [{ id: "c1", name: "count", args: {} }] }));
+    const counted = defineTool({
+      name: "count",
+      description: "Counts.",
+      access: "write",
+      parameters: z.object({}),
+      run: async () => `run ${++runs}`,
+    });
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "Counted." } : { calls: [{ id: "c1", name: "count", args: {} }] },
+    );
     const first = await h.run({ tools: [counted] });
     const recorded = { requests: h.requests.length, events: h.events.length, usage: h.usage.length };
     const again = await h.run({ tools: [counted] });
@@ -422,7 +483,11 @@ describe("agent loop: what the model says and what it costs", () => {
   it("streamed text is one fact: agent.delta only, no agent.thought repeating it; unstreamed text is one agent.thought", async () => {
     const streamed = harness(() => ({ text: "Streamed answer.", stream: true }));
     await streamed.run({ tools: [] });
-    expect(ofType(streamed.events, "agent.delta").map((e) => e.data.text).join("")).toBe("Streamed answer.");
+    expect(
+      ofType(streamed.events, "agent.delta")
+        .map((e) => e.data.text)
+        .join(""),
+    ).toBe("Streamed answer.");
     expect(ofType(streamed.events, "agent.thought")).toEqual([]);
 
     const whole = harness(() => ({ text: "Whole answer." }));
@@ -433,7 +498,10 @@ describe("agent loop: what the model says and what it costs", () => {
 
   it("a model call that fails is counted in usage (with what it reported it cost), and the error still ends the step", async () => {
     const h = harness(() => {
-      throw Object.assign(new Error("the model broke its contract 3 times"), { paidCalls: 3, usage: { promptTokens: 30, completionTokens: 9 } });
+      throw Object.assign(new Error("the model broke its contract 3 times"), {
+        paidCalls: 3,
+        usage: { promptTokens: 30, completionTokens: 9 },
+      });
     });
     await expect(h.run({ tools: [] })).rejects.toThrow("3 times");
     expect(h.usage).toEqual([{ llmCalls: 3, promptTokens: 30, completionTokens: 9, toolCalls: 0 }]);
@@ -449,7 +517,11 @@ describe("agent loop: what the model says and what it costs", () => {
     expect(await h.run({ tools: [pad] })).toMatchObject({ kind: "answer", text: "Fine." });
     expect(h.usage[0]).toMatchObject({ llmCalls: 2, promptTokens: 20, completionTokens: 10 });
 
-    const failing = harness(() => ({ text: "never json" }), {}, (model) => new JsonContractModel(model));
+    const failing = harness(
+      () => ({ text: "never json" }),
+      {},
+      (model) => new JsonContractModel(model),
+    );
     await expect(failing.run({ tools: [pad] })).rejects.toThrow(/JSON contract 3 times/);
     expect(failing.usage).toEqual([{ llmCalls: 3, promptTokens: 30, completionTokens: 15, toolCalls: 0 }]);
   });
@@ -458,7 +530,13 @@ describe("agent loop: what the model says and what it costs", () => {
 describe("agent loop in JSON contract mode", () => {
   it("gives every tool call of a run its own id, even when the history is cut between rounds", async () => {
     // Earlier session turns that fit in round 1, and are dropped once this run's tool results grow.
-    const pad = defineTool({ name: "pad", description: "Pads.", access: "read", parameters: z.object({}), run: async () => "word ".repeat(400) });
+    const pad = defineTool({
+      name: "pad",
+      description: "Pads.",
+      access: "read",
+      parameters: z.object({}),
+      run: async () => "word ".repeat(400),
+    });
     const history: ChatMessage[] = [
       { role: "user", content: "old ".repeat(300) },
       { role: "assistant", content: "Answer one." },
@@ -467,9 +545,14 @@ describe("agent loop in JSON contract mode", () => {
     ];
     const conversation: ChatMessage[] = [...history, { role: "user", content: "Now pad three times." }];
     const counter = tokenCounterFor("gpt-4o-mini");
-    const budget = counter.countMessages([{ role: "system", content: "You are a test agent." }, ...conversation]) + counter.count(JSON.stringify(new ToolRegistry([pad]).specs())) + 5;
+    const budget =
+      counter.countMessages([{ role: "system", content: "You are a test agent." }, ...conversation]) +
+      counter.count(JSON.stringify(new ToolRegistry([pad]).specs())) +
+      5;
     const h = harness(
-      (_request, i) => ({ text: i < 3 ? JSON.stringify({ tool_calls: [{ name: "pad", arguments: {} }] }) : JSON.stringify({ answer: "Padded." }) }),
+      (_request, i) => ({
+        text: i < 3 ? JSON.stringify({ tool_calls: [{ name: "pad", arguments: {} }] }) : JSON.stringify({ answer: "Padded." }),
+      }),
       { CONTEXT_BUDGET_TOKENS: budget },
       (model) => new JsonContractModel(model),
     );

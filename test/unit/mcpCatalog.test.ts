@@ -1,6 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { serveMcpOverHttp, type McpHttpServer } from "../../infra/local/mcpHttp.js";
+import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { EventBody } from "../../shared/contracts/events.js";
 import type { ToolSourceRecord } from "../../shared/contracts/toolSources.js";
 import type { EnvelopeCipher } from "../../shared/secrets/envelope.js";
@@ -14,7 +14,9 @@ let server: McpHttpServer;
 beforeAll(async () => {
   server = await serveMcpOverHttp(() => {
     const mcp = new McpServer({ name: "t", version: "1.0.0" });
-    mcp.registerTool("ping", { description: "Pong.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: "text", text: "pong" }] }));
+    mcp.registerTool("ping", { description: "Pong.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: "text", text: "pong" }],
+    }));
     return mcp;
   });
 });
@@ -35,7 +37,9 @@ function harness(sources: ToolSourceRecord[]) {
   const catalog = new McpToolCatalog({
     sources: store,
     cipher: {} as EnvelopeCipher,
-    events: { append: async (runId: string, bodies: EventBody[]) => void events.push(...bodies.map((body) => ({ runId, body }))) } as unknown as EventLog,
+    events: {
+      append: async (runId: string, bodies: EventBody[]) => void events.push(...bodies.map((body) => ({ runId, body }))),
+    } as unknown as EventLog,
     policy: { allowLoopback: true, allowHttp: true },
     callTimeoutMs: 5_000,
     connectTimeoutMs: 5_000,
@@ -44,7 +48,15 @@ function harness(sources: ToolSourceRecord[]) {
   return { catalog, listed, events };
 }
 
-const source = (name: string, url: string): ToolSourceRecord => ({ schemaVersion: 1, tenantId: "acme", name, url, headerNames: [], discovered: [], createdAt: "" });
+const source = (name: string, url: string): ToolSourceRecord => ({
+  schemaVersion: 1,
+  tenantId: "acme",
+  name,
+  url,
+  headerNames: [],
+  discovered: [],
+  createdAt: "",
+});
 
 describe("McpToolCatalog", () => {
   it("gives built-ins plus the tenant's MCP tools, and reuses the list for at most 5 s", async () => {

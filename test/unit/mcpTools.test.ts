@@ -1,17 +1,17 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { serveMcpOverHttp, type McpHttpServer } from "../../infra/local/mcpHttp.js";
+import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
+import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
+import { testToolContext } from "../../shared/testing/toolContext.js";
 import { callMcpTool, listMcpTools, withMcp } from "../../shared/tools/mcp/client.js";
 import { accessOf, mcpTool } from "../../shared/tools/mcp/mcpTool.js";
 import { redactor } from "../../shared/tools/mcp/redact.js";
 import { mapCallResult } from "../../shared/tools/mcp/results.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
-import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
-import { testToolContext } from "../../shared/testing/toolContext.js";
 
 const policy = { allowLoopback: true, allowHttp: true };
 /** What the server's `record` tool received, by call. */
@@ -21,10 +21,14 @@ let server: McpHttpServer;
 beforeAll(async () => {
   server = await serveMcpOverHttp(() => {
     const mcp = new McpServer({ name: "unit", version: "1.0.0" });
-    mcp.registerTool("record", { description: "Records its arguments.", inputSchema: z.object({ n: z.number().int().min(1) }).strict() }, async (args, extra) => {
-      received.push({ args, meta: extra._meta });
-      return { content: [{ type: "text", text: `got ${args.n}` }], structuredContent: { n: args.n } };
-    });
+    mcp.registerTool(
+      "record",
+      { description: "Records its arguments.", inputSchema: z.object({ n: z.number().int().min(1) }).strict() },
+      async (args, extra) => {
+        received.push({ args, meta: extra._meta });
+        return { content: [{ type: "text", text: `got ${args.n}` }], structuredContent: { n: args.n } };
+      },
+    );
     return mcp;
   });
 });
@@ -32,7 +36,13 @@ afterAll(() => server?.close());
 
 async function recordTool() {
   const [definition] = await withMcp({ url: server.url, headers: {} }, policy, 5_000, (client) => listMcpTools(client, 5_000));
-  return mcpTool(definition!, "unit__record", { name: "unit", endpoint: { url: server.url, headers: {} }, policy, callTimeoutMs: 5_000, redact: (t) => t });
+  return mcpTool(definition!, "unit__record", {
+    name: "unit",
+    endpoint: { url: server.url, headers: {} },
+    policy,
+    callTimeoutMs: 5_000,
+    redact: (t) => t,
+  });
 }
 
 describe("an MCP tool in a registry", () => {
@@ -43,7 +53,10 @@ describe("an MCP tool in a registry", () => {
     expect(parameters.properties.persona).toMatchObject({ type: "string" });
     expect(parameters.additionalProperties).toBe(false);
 
-    const outcome = await registry.execute({ id: "c1", name: "unit__record", arguments: '{"n": 3, "persona": "Archivist"}' }, testToolContext({ idempotencyKey: "run:scope:0:c1" }));
+    const outcome = await registry.execute(
+      { id: "c1", name: "unit__record", arguments: '{"n": 3, "persona": "Archivist"}' },
+      testToolContext({ idempotencyKey: "run:scope:0:c1" }),
+    );
     expect(outcome).toEqual({ ok: true, output: 'got 3\n{"n":3}' });
     expect(received.at(-1)).toEqual({ args: { n: 3 }, meta: { idempotencyKey: "run:scope:0:c1" } });
   });
@@ -78,7 +91,9 @@ describe("transports", () => {
         const transport = new SSEServerTransport("/messages", res);
         sessions.set(transport.sessionId, transport);
         const mcp = new McpServer({ name: "legacy", version: "1.0.0" });
-        mcp.registerTool("hello", { description: "Greets.", inputSchema: {} }, async () => ({ content: [{ type: "text", text: "hello from SSE" }] }));
+        mcp.registerTool("hello", { description: "Greets.", inputSchema: {} }, async () => ({
+          content: [{ type: "text", text: "hello from SSE" }],
+        }));
         await mcp.connect(transport);
       } else if (url.pathname === "/messages" && req.method === "POST") {
         await sessions.get(url.searchParams.get("sessionId") ?? "")?.handlePostMessage(req, res);
@@ -101,8 +116,12 @@ describe("transports", () => {
   });
 
   it("refuses addresses the SSRF guard forbids before connecting", async () => {
-    await expect(withMcp({ url: "http://169.254.169.254/mcp", headers: {} }, policy, 1_000, async () => "connected")).rejects.toThrow(/cloud metadata/);
-    await expect(withMcp({ url: server.url, headers: {} }, { allowLoopback: false, allowHttp: true }, 1_000, async () => "connected")).rejects.toThrow(/loopback/);
+    await expect(withMcp({ url: "http://169.254.169.254/mcp", headers: {} }, policy, 1_000, async () => "connected")).rejects.toThrow(
+      /cloud metadata/,
+    );
+    await expect(
+      withMcp({ url: server.url, headers: {} }, { allowLoopback: false, allowHttp: true }, 1_000, async () => "connected"),
+    ).rejects.toThrow(/loopback/);
   });
 });
 
@@ -139,7 +158,10 @@ describe("mapCallResult", () => {
   });
 
   it("passes isError on and cuts text over the limit", async () => {
-    expect(await mapCallResult({ isError: true, content: [{ type: "text", text: "boom" }] }, target())).toEqual({ isError: true, text: "boom" });
+    expect(await mapCallResult({ isError: true, content: [{ type: "text", text: "boom" }] }, target())).toEqual({
+      isError: true,
+      text: "boom",
+    });
     const long = await mapCallResult({ content: [{ type: "text", text: "x".repeat(400_000) }] }, target());
     expect(long.text.length).toBeLessThan(301_000);
     expect(long.text).toMatch(/\[cut at 300000 characters\]$/);

@@ -21,13 +21,20 @@ beforeAll(async () => {
     req.resume();
     if (req.headers.authorization !== `Bearer ${acceptedKey}`) {
       res.writeHead(401, { "content-type": "application/json" });
-      return void res.end(JSON.stringify({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }));
+      return void res.end(
+        JSON.stringify({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }),
+      );
     }
     accepted++;
     // A streamed reply, as Chat Completions sends one with stream: true.
     res.writeHead(200, { "content-type": "text/event-stream" });
-    const chunk = (delta: object, finish: string | null, usage?: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
-    res.end(chunk({ role: "assistant", content: "ok" }, null) + chunk({}, "stop", { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }) + "data: [DONE]\n\n");
+    const chunk = (delta: object, finish: string | null, usage?: object) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+    res.end(
+      chunk({ role: "assistant", content: "ok" }, null) +
+        chunk({}, "stop", { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }) +
+        "data: [DONE]\n\n",
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
@@ -45,7 +52,10 @@ describe("the model key", () => {
   it("is read again after the provider refused it (401): the fixed key is used on the next call", async () => {
     const { state, client } = secret("old-key");
     const key = new SecretKey(client, "arn:secret");
-    const model = forgettingRefusedKey(new OpenAIModel({ model: "m", baseURL: url, apiKey: () => key.read(), maxRetries: 0, timeoutMs: 10_000 }), key);
+    const model = forgettingRefusedKey(
+      new OpenAIModel({ model: "m", baseURL: url, apiKey: () => key.read(), maxRetries: 0, timeoutMs: 10_000 }),
+      key,
+    );
     const ask = () => model.complete({ messages: [{ role: "user", content: "hi" }] });
     await expect(ask()).rejects.toThrow(/401/);
     state.value = "new-key"; // the operator fixes the secret
@@ -70,7 +80,12 @@ describe("the model key", () => {
 
   it("a failed read is not kept: the next call reads again", async () => {
     let fail = true;
-    const client = { send: async () => { if (fail) throw new Error("throttled"); return { SecretString: "k" }; } } as any;
+    const client = {
+      send: async () => {
+        if (fail) throw new Error("throttled");
+        return { SecretString: "k" };
+      },
+    } as any;
     const key = new SecretKey(client, "arn:secret");
     await expect(key.read()).rejects.toThrow("throttled");
     fail = false;

@@ -1,4 +1,4 @@
-import { PutItemCommand, UpdateItemCommand, type AttributeValue } from "@aws-sdk/client-dynamodb";
+import { type AttributeValue, PutItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
 import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
 import { useDynalite } from "../support/dynalite.js";
@@ -41,9 +41,18 @@ describe("the local table's nesting limit", () => {
     const client = dynalite.table().doc;
     await client.send(new PutItemCommand({ TableName: "stepwise", Item: { ...key, doc: nestedItemValue(31) } }));
     const refused = { name: "ValidationException", message: expect.stringContaining("Nesting Levels have exceeded supported limits") };
-    await expect(client.send(new PutItemCommand({ TableName: "stepwise", Item: { ...key, doc: nestedItemValue(32) } }))).rejects.toMatchObject(refused);
+    await expect(
+      client.send(new PutItemCommand({ TableName: "stepwise", Item: { ...key, doc: nestedItemValue(32) } })),
+    ).rejects.toMatchObject(refused);
     const update = (containers: number) =>
-      client.send(new UpdateItemCommand({ TableName: "stepwise", Key: key, UpdateExpression: "SET doc = :doc", ExpressionAttributeValues: { ":doc": nestedItemValue(containers) } }));
+      client.send(
+        new UpdateItemCommand({
+          TableName: "stepwise",
+          Key: key,
+          UpdateExpression: "SET doc = :doc",
+          ExpressionAttributeValues: { ":doc": nestedItemValue(containers) },
+        }),
+      );
     await update(31);
     await expect(update(32)).rejects.toMatchObject(refused);
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { plannerPrompt } from "../../shared/agent/prompts.js";
 import { respond } from "../../infra/local/offlineModel/brain.js";
 import { findToolDirectives } from "../../infra/local/offlineModel/directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "../../infra/local/offlineModel/planRevision.js";
+import { plannerPrompt } from "../../shared/agent/prompts.js";
 import { defaultPersona, personaOf } from "../../shared/tools/persona.js";
 
 const tool = (name: string) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
@@ -19,7 +19,10 @@ describe("use <tool> {json arguments}", () => {
   });
 
   it("an executor calls any offered tool a directive names, and only offered ones", () => {
-    const reply = respond({ messages: [{ role: "user", content: 'Your task: use web__fetch {"url": "https://example.com"}' }], tools: [tool("web__fetch"), tool("calculator")] });
+    const reply = respond({
+      messages: [{ role: "user", content: 'Your task: use web__fetch {"url": "https://example.com"}' }],
+      tools: [tool("web__fetch"), tool("calculator")],
+    });
     expect(reply.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["web__fetch", { url: "https://example.com" }]]);
     const notOffered = respond({ messages: [{ role: "user", content: "use run_code {}" }], tools: [tool("text_stats")] });
     expect(notOffered.toolCalls.map((c) => c.name)).toEqual(["text_stats"]);
@@ -27,14 +30,29 @@ describe("use <tool> {json arguments}", () => {
 
   it("the planner makes each directive a task of the first step, so they run in parallel", () => {
     const team = plannerPrompt({ tools: ["a__x", "b__y"].map((name) => ({ name, description: name, access: "read" as const })) });
-    const reply = respond({ messages: [{ role: "system", content: team }, { role: "user", content: 'Request: use a__x {"n": 1} and use b__y {}' }], tools: [tool("planning")] });
+    const reply = respond({
+      messages: [
+        { role: "system", content: team },
+        { role: "user", content: 'Request: use a__x {"n": 1} and use b__y {}' },
+      ],
+      tools: [tool("planning")],
+    });
     const plan = reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] };
     expect(plan.steps[0]!.tasks).toEqual(['use a__x {"n": 1}', "use b__y {}"]);
   });
 });
 
 describe("plan revision after a rejection", () => {
-  const shown = ["Plan: p", "Steps:", "1. [not_started] Gather the facts", "   - Evaluate 1+1 with the calculator", "   - Measure the request text with text_stats", "   done when: all done", "2. [not_started] Write the report", "   - Write a report of the results to report.md with write_artifact"].join("\n");
+  const shown = [
+    "Plan: p",
+    "Steps:",
+    "1. [not_started] Gather the facts",
+    "   - Evaluate 1+1 with the calculator",
+    "   - Measure the request text with text_stats",
+    "   done when: all done",
+    "2. [not_started] Write the report",
+    "   - Write a report of the results to report.md with write_artifact",
+  ].join("\n");
 
   it("reads the reason and the shown steps", () => {
     expect(rejectionReason("The user rejected this plan: no report. please. Revise it with the planning tool.")).toBe("no report. please");

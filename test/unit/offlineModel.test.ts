@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { respond } from "../../infra/local/offlineModel/brain.js";
 import { findExpressions } from "../../infra/local/offlineModel/expressions.js";
 import { createPlan } from "../../infra/local/offlineModel/planner.js";
-import { startOfflineModel, type OfflineModel } from "../../infra/local/offlineModel/server.js";
+import { type OfflineModel, startOfflineModel } from "../../infra/local/offlineModel/server.js";
 import { plannerPrompt, type ToolLine } from "../../shared/agent/prompts.js";
 
 const MODEL = "stepwise-offline";
@@ -31,7 +31,12 @@ const user = (content: string): ChatCompletionMessageParam => ({ role: "user", c
 const line = (name: string, access: "read" | "write" = "read"): ToolLine => ({ name, description: `the ${name} tool.`, access });
 /** The planner's system prompt as Stepwise builds it, listing what its executors can call. */
 const plannerSystem = (tools = ["calculator", "text_stats", "write_artifact"], files: { name: string; contentType: string }[] = []) =>
-  system(plannerPrompt({ tools: tools.map((t) => line(t, t.startsWith("write") ? "write" : "read")), files: files.map((f) => ({ ...f, bytes: 10, origin: "Uploaded" })) }));
+  system(
+    plannerPrompt({
+      tools: tools.map((t) => line(t, t.startsWith("write") ? "write" : "read")),
+      files: files.map((f) => ({ ...f, bytes: 10, origin: "Uploaded" })),
+    }),
+  );
 
 const MULTI_REQUEST = "Compute 17*23 and (120/8)+2^5, then write a short report";
 
@@ -114,7 +119,12 @@ describe("offline model server", () => {
   it("answers the router with text once the tool has replied", async () => {
     const first = await complete([system("router"), user("What is 2+2?")], [chooseMode]);
     const answer = await complete(
-      [system("router"), user("What is 2+2?"), first.choices[0]!.message, { role: "tool", tool_call_id: first.choices[0]!.message.tool_calls![0]!.id, content: "ok" }],
+      [
+        system("router"),
+        user("What is 2+2?"),
+        first.choices[0]!.message,
+        { role: "tool", tool_call_id: first.choices[0]!.message.tool_calls![0]!.id, content: "ok" },
+      ],
       [chooseMode],
     );
     expect(answer.choices[0]!.finish_reason).toBe("stop");
@@ -157,18 +167,32 @@ describe("offline model server", () => {
     expect(waiting.choices[0]!.message.content).toBe("Proceeding with the next step.");
     expect(waiting.choices[0]!.message.tool_calls).toBeUndefined();
 
-    const check = (index: number) => `Check step ${index + 1} against its done_when (all done): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}.`;
+    const check = (index: number) =>
+      `Check step ${index + 1} against its done_when (all done): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}.`;
     const results = "Results of step 1 (Gather the facts):\n- [s1.t1] Evaluate 17*23 with the calculator: 17*23 = 391";
     const met = await complete([...history, user(`${results}\n\n${check(0)}`)], [planning]);
-    expect(met.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments))).toEqual([
-      { command: "check", step_index: 0, met: true, reason: "every task returned a result (1)" },
-    ]);
-    const last = await complete([...history, user(`${results}\n\n${check(1)}\n\nAll steps are completed once this last step's check is met: then call finish.`)], [planning]);
-    expect(last.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments).command)).toEqual(["check", "finish"]);
+    expect(
+      met.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments)),
+    ).toEqual([{ command: "check", step_index: 0, met: true, reason: "every task returned a result (1)" }]);
+    const last = await complete(
+      [...history, user(`${results}\n\n${check(1)}\n\nAll steps are completed once this last step's check is met: then call finish.`)],
+      [planning],
+    );
+    expect(
+      last.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments).command),
+    ).toEqual(["check", "finish"]);
   });
 
   it("judges a step with a failed tool not met and revises it to the failed task, so the step runs again", () => {
-    const shown = ["Current plan:", "Plan: p", "Steps:", "1. [in_progress] Gather the facts", '   - use calculator {"expression": "2+"}', "   - Evaluate 2+2 with the calculator", "   done when: every task has a result"].join("\n");
+    const shown = [
+      "Current plan:",
+      "Plan: p",
+      "Steps:",
+      "1. [in_progress] Gather the facts",
+      '   - use calculator {"expression": "2+"}',
+      "   - Evaluate 2+2 with the calculator",
+      "   done when: every task has a result",
+    ].join("\n");
     const text = [
       shown,
       "",
@@ -181,7 +205,16 @@ describe("offline model server", () => {
     const reply = respond({ messages: [system("planner"), user(text)], tools: [planning] });
     expect(reply.toolCalls.map((c) => c.arguments)).toEqual([
       { command: "check", step_index: 0, met: false, reason: expect.stringContaining("1 of 2 task(s) did not succeed") },
-      { command: "update", steps: [{ title: "Gather the facts", tasks: ['Explain why this could not be done: calculator {"expression": "2+"}'], done_when: "every task has a result" }] },
+      {
+        command: "update",
+        steps: [
+          {
+            title: "Gather the facts",
+            tasks: ['Explain why this could not be done: calculator {"expression": "2+"}'],
+            done_when: "every task has a result",
+          },
+        ],
+      },
     ]);
   });
 
@@ -189,10 +222,22 @@ describe("offline model server", () => {
     const askUser = tool("ask_user", { question: { type: "string" } });
     const request = user("Request: Ask me which city to use, then compute 2+2");
     const asked = respond({ messages: [plannerSystem(), request], tools: [planning, askUser] });
-    expect(asked.toolCalls).toEqual([expect.objectContaining({ name: "ask_user", arguments: { question: "Before I plan: which city to use?" } })]);
-    const call = { role: "assistant" as const, content: null, tool_calls: [{ id: asked.toolCalls[0]!.id, type: "function", function: { name: "ask_user", arguments: "{}" } }] };
-    const planned = respond({ messages: [plannerSystem(), request, call, { role: "tool", tool_call_id: asked.toolCalls[0]!.id, content: "Paris" }], tools: [planning, askUser] });
-    expect(planned.toolCalls[0]).toMatchObject({ name: "planning", arguments: { command: "create", title: expect.stringContaining("(you said: Paris)") } });
+    expect(asked.toolCalls).toEqual([
+      expect.objectContaining({ name: "ask_user", arguments: { question: "Before I plan: which city to use?" } }),
+    ]);
+    const call = {
+      role: "assistant" as const,
+      content: null,
+      tool_calls: [{ id: asked.toolCalls[0]!.id, type: "function", function: { name: "ask_user", arguments: "{}" } }],
+    };
+    const planned = respond({
+      messages: [plannerSystem(), request, call, { role: "tool", tool_call_id: asked.toolCalls[0]!.id, content: "Paris" }],
+      tools: [planning, askUser],
+    });
+    expect(planned.toolCalls[0]).toMatchObject({
+      name: "planning",
+      arguments: { command: "create", title: expect.stringContaining("(you said: Paris)") },
+    });
     // Not offered: it plans at once.
     expect(respond({ messages: [plannerSystem(), request], tools: [planning] }).toolCalls[0]!.name).toBe("planning");
   });
@@ -225,7 +270,8 @@ describe("offline model server", () => {
   });
 
   it("writes the report from the result lines when the task asks for one", async () => {
-    const task = "Your task: Write a report of the results to report.md with write_artifact\n\nResults so far:\n- 17*23 = 391\n- (120/8)+2^5 = 47";
+    const task =
+      "Your task: Write a report of the results to report.md with write_artifact\n\nResults so far:\n- 17*23 = 391\n- (120/8)+2^5 = 47";
     const { name, args } = onlyCall(await complete([user(task)], executorTools));
     expect(name).toBe("write_artifact");
     expect(args.filename).toBe("report.md");
@@ -258,10 +304,22 @@ describe("offline model server", () => {
     const request = user("Ask me which city to use, then compute 2+2");
     const first = (await complete([system("react"), request], tools)).choices[0]!.message;
     expect(first.tool_calls!.map((c: any) => c.function.name)).toEqual(["ask_user"]);
-    const answered = [system("react"), request, first, { role: "tool", tool_call_id: first.tool_calls![0]!.id, content: "The user answered: Paris" }] as ChatCompletionMessageParam[];
+    const answered = [
+      system("react"),
+      request,
+      first,
+      { role: "tool", tool_call_id: first.tool_calls![0]!.id, content: "The user answered: Paris" },
+    ] as ChatCompletionMessageParam[];
     const second = (await complete(answered, tools)).choices[0]!.message;
-    expect(second.tool_calls!.map((c: any) => [c.function.name, JSON.parse(c.function.arguments)])).toContainEqual(["calculator", { expression: "2+2" }]);
-    const results = second.tool_calls!.map((c: any) => ({ role: "tool", tool_call_id: c.id, content: c.function.name === "calculator" ? "2+2 = 4" : "8 words" }));
+    expect(second.tool_calls!.map((c: any) => [c.function.name, JSON.parse(c.function.arguments)])).toContainEqual([
+      "calculator",
+      { expression: "2+2" },
+    ]);
+    const results = second.tool_calls!.map((c: any) => ({
+      role: "tool",
+      tool_call_id: c.id,
+      content: c.function.name === "calculator" ? "2+2 = 4" : "8 words",
+    }));
     const third = (await complete([...answered, second, ...results] as ChatCompletionMessageParam[], tools)).choices[0]!.message;
     expect(third.tool_calls ?? []).toEqual([]);
     expect(third.content).toContain("The user answered: Paris");
@@ -312,9 +370,18 @@ describe("offline model server", () => {
 
   it("keeps each task result whole in the answer: the figures and tables under a result's first line", async () => {
     const table = "| column | sum | mean |\n|---|---|---|\n| amount | 450.00 | 90.00 |";
-    const message = ["Request: Analyse the attached CSV", "", "Task results:", `- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}`, "", "Files: sales.csv"].join("\n");
+    const message = [
+      "Request: Analyse the attached CSV",
+      "",
+      "Task results:",
+      `- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}`,
+      "",
+      "Files: sales.csv",
+    ].join("\n");
     const { content } = reassemble(await streamChunks([system("summarizer"), user(message)]));
-    expect(content).toContain(`- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}\n`);
+    expect(content).toContain(
+      `- Analyse the attached CSV files in Python with run_code: Analysis done:\n### sales.csv: 5 rows\n\n${table}\n`,
+    );
     expect(content).toContain("Files: sales.csv");
   });
 
@@ -338,9 +405,15 @@ describe("offline model server", () => {
   });
 
   it("rejects bad requests and unknown paths with OpenAI's error shape", async () => {
-    const badJson = await fetch(`${model.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+    const badJson = await fetch(`${model.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(badJson.status).toBe(400);
-    expect(await badJson.json()).toMatchObject({ error: { type: "invalid_request_error", param: null, code: null, message: expect.any(String) } });
+    expect(await badJson.json()).toMatchObject({
+      error: { type: "invalid_request_error", param: null, code: null, message: expect.any(String) },
+    });
 
     const missing = await client.chat.completions
       .create({ model: MODEL } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)
@@ -377,14 +450,21 @@ describe("offline model server", () => {
 describe("the offline model knows only its request", () => {
   const ANALYSE = "Analyse the attached CSV and write an HTML report of the totals";
   const sales = { name: "sales.csv", contentType: "text/csv" };
-  const firstStepTasks = (reply: ReturnType<typeof respond>) => (reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps[0]!.tasks;
+  const firstStepTasks = (reply: ReturnType<typeof respond>) =>
+    (reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps[0]!.tasks;
 
   it("plans run_code over a file only when the planner's prompt offers run_code and names the file", () => {
-    const offered = respond({ messages: [plannerSystem(["run_code", "write_report"], [sales]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    const offered = respond({
+      messages: [plannerSystem(["run_code", "write_report"], [sales]), user(`Request: ${ANALYSE}`)],
+      tools: [planning],
+    });
     expect(firstStepTasks(offered)).toEqual(["Analyse sales.csv in Python with run_code"]);
     expect((offered.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps[1]!.tasks[0]).toMatch(/write_report/);
 
-    const noSandbox = respond({ messages: [plannerSystem(["calculator", "text_stats"], [sales]), user(`Request: ${ANALYSE}`)], tools: [planning] });
+    const noSandbox = respond({
+      messages: [plannerSystem(["calculator", "text_stats"], [sales]), user(`Request: ${ANALYSE}`)],
+      tools: [planning],
+    });
     expect(JSON.stringify(noSandbox.toolCalls[0]!.arguments)).not.toMatch(/run_code|write_report|write_artifact/);
 
     const noFile = respond({ messages: [plannerSystem(["run_code", "write_report"]), user(`Request: ${ANALYSE}`)], tools: [planning] });
@@ -392,7 +472,9 @@ describe("the offline model knows only its request", () => {
   });
 
   it("plans calculator and text_stats tasks only for the tools the planner's prompt lists", () => {
-    const withoutCalculator = firstStepTasks(respond({ messages: [plannerSystem(["text_stats"]), user(`Request: ${MULTI_REQUEST}`)], tools: [planning] }));
+    const withoutCalculator = firstStepTasks(
+      respond({ messages: [plannerSystem(["text_stats"]), user(`Request: ${MULTI_REQUEST}`)], tools: [planning] }),
+    );
     expect(withoutCalculator.join(" ")).not.toMatch(/calculator/);
     const nothing = respond({ messages: [plannerSystem([]), user(`Request: ${MULTI_REQUEST}`)], tools: [planning] });
     const steps = (nothing.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] }).steps;
@@ -403,7 +485,10 @@ describe("the offline model knows only its request", () => {
   it("reads a file only when its name reached it", () => {
     const task = "Your task: Analyse the attached CSV files in Python with run_code";
     const runCode = tool("run_code", { code: { type: "string" } });
-    const listed = respond({ messages: [system("Files of this run (read_artifact reads them):\n- sales.csv (text/csv, 95 bytes, Uploaded)"), user(task)], tools: [runCode] });
+    const listed = respond({
+      messages: [system("Files of this run (read_artifact reads them):\n- sales.csv (text/csv, 95 bytes, Uploaded)"), user(task)],
+      tools: [runCode],
+    });
     expect(listed.toolCalls[0]).toMatchObject({ name: "run_code", arguments: { files: ["sales.csv"] } });
     const unlisted = respond({ messages: [system("Files of this run: none."), user(task)], tools: [runCode] });
     expect(unlisted.toolCalls).toEqual([]);
@@ -411,16 +496,29 @@ describe("the offline model knows only its request", () => {
   });
 
   it.each([
-    ["an .xls workbook", "Files of this run (read_artifact reads them):\n- sales.xls (application/vnd.ms-excel, 6656 bytes, Uploaded)", ["sales.xls"]],
-    ["an .xlsx workbook beside a CSV file", "Files of this run (read_artifact reads them):\n- sales.xlsx (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, 7323 bytes, Uploaded)\n- extra.csv (text/csv, 20 bytes, Uploaded)", ["sales.xlsx", "extra.csv"]],
+    [
+      "an .xls workbook",
+      "Files of this run (read_artifact reads them):\n- sales.xls (application/vnd.ms-excel, 6656 bytes, Uploaded)",
+      ["sales.xls"],
+    ],
+    [
+      "an .xlsx workbook beside a CSV file",
+      "Files of this run (read_artifact reads them):\n- sales.xlsx (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, 7323 bytes, Uploaded)\n- extra.csv (text/csv, 20 bytes, Uploaded)",
+      ["sales.xlsx", "extra.csv"],
+    ],
   ])("analyses %s in Python: each named table file is mounted", (_, listing, files) => {
     const runCode = tool("run_code", { code: { type: "string" } });
-    const reply = respond({ messages: [system(listing), user("Your task: Analyse the attached spreadsheet in Python with run_code")], tools: [runCode] });
+    const reply = respond({
+      messages: [system(listing), user("Your task: Analyse the attached spreadsheet in Python with run_code")],
+      tools: [runCode],
+    });
     expect(reply.toolCalls[0]).toMatchObject({ name: "run_code", arguments: { files } });
   });
 
   it("names in its answer about itself only the tools the router's prompt lists", () => {
-    const routerSystem = system("You are the router.\n\nTools of the executor agents:\n- calculator (read): math.\n- everything__add (read): adds.");
+    const routerSystem = system(
+      "You are the router.\n\nTools of the executor agents:\n- calculator (read): math.\n- everything__add (read): adds.",
+    );
     const reply = respond({ messages: [routerSystem, user("Hello, who are you?")], tools: [chooseMode] });
     expect(reply.toolCalls).toEqual([]);
     expect(reply.content).toContain("calculator, everything__add");

@@ -3,21 +3,32 @@ import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpenAIModel, type OpenAIModelOptions } from "../../shared/llm/openaiModel.js";
 import type { ToolSpec } from "../../shared/llm/types.js";
-import { startScriptedModel, type Script, type ScriptedModel } from "../support/scriptedModel.js";
+import { type Script, type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 
 type Delta = ChatCompletionChunk.Choice.Delta;
 
 const tools: ToolSpec[] = [
-  { type: "function", function: { name: "calculator", description: "math", parameters: { type: "object", properties: { expression: { type: "string" } } } } },
+  {
+    type: "function",
+    function: { name: "calculator", description: "math", parameters: { type: "object", properties: { expression: { type: "string" } } } },
+  },
 ];
 const messages = [{ role: "user" as const, content: "What is 2+2?" }];
 // Quotes, escapes, a newline, a BMP symbol and an astral one (a surrogate pair a split can cut).
 const ARGS = JSON.stringify({ expression: "(120/8)+2^5", note: 'unicode ✓ 😀 "quoted" \\ and \n newline' });
 
 function chunk(delta: Delta | null, finish: ChatCompletionChunk.Choice["finish_reason"] = null): ChatCompletionChunk {
-  return { id: "chatcmpl-t", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta: delta as Delta, finish_reason: finish, logprobs: null }] };
+  return {
+    id: "chatcmpl-t",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "m",
+    choices: [{ index: 0, delta: delta as Delta, finish_reason: finish, logprobs: null }],
+  };
 }
-const toolDelta = (index: number, part: Omit<NonNullable<Delta["tool_calls"]>[number], "index">): Delta => ({ tool_calls: [{ index, ...part }] });
+const toolDelta = (index: number, part: Omit<NonNullable<Delta["tool_calls"]>[number], "index">): Delta => ({
+  tool_calls: [{ index, ...part }],
+});
 const usageChunk = (prompt: number, completion: number): ChatCompletionChunk => ({
   id: "chatcmpl-t",
   object: "chat.completion.chunk",
@@ -43,7 +54,11 @@ describe("OpenAIModel over a scripted OpenAI-compatible server", () => {
     // Request i streams the arguments cut at position i: the id and name with the first part, then the rest.
     const model = await modelFor((_request, i) => ({
       chunks: [
-        chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_x", type: "function", function: { name: "calculator", arguments: ARGS.slice(0, i) } }] }),
+        chunk({
+          role: "assistant",
+          content: null,
+          tool_calls: [{ index: 0, id: "call_x", type: "function", function: { name: "calculator", arguments: ARGS.slice(0, i) } }],
+        }),
         chunk(toolDelta(0, { function: { arguments: ARGS.slice(i) } })),
         chunk({}, "tool_calls"),
       ],
@@ -73,7 +88,11 @@ describe("OpenAIModel over a scripted OpenAI-compatible server", () => {
       },
     ]);
     const response = await model.complete({ messages, tools });
-    expect(response).toMatchObject({ content: null, finishReason: "tool_calls", toolCalls: [{ id: "call_1", name: "calculator", arguments: '{"expression":"2+2"}' }] });
+    expect(response).toMatchObject({
+      content: null,
+      finishReason: "tool_calls",
+      toolCalls: [{ id: "call_1", name: "calculator", arguments: '{"expression":"2+2"}' }],
+    });
   });
 
   it("keeps two parallel tool calls apart when their deltas interleave by index", async () => {
@@ -106,7 +125,11 @@ describe("OpenAIModel over a scripted OpenAI-compatible server", () => {
 
   it("surfaces the error after a 500 on every attempt", async () => {
     const model = await modelFor([{ status: 500 }, { status: 500 }, { status: 500 }], { maxRetries: 2 });
-    await expect(model.complete({ messages })).rejects.toMatchObject({ name: "Stepwise.ModelUnavailable", cause: { status: 500 }, message: expect.stringContaining("The server had an error") });
+    await expect(model.complete({ messages })).rejects.toMatchObject({
+      name: "Stepwise.ModelUnavailable",
+      cause: { status: 500 },
+      message: expect.stringContaining("The server had an error"),
+    });
     expect(server!.requests).toHaveLength(3);
   });
 
@@ -147,7 +170,11 @@ describe("a reply that fails after it started", () => {
     ["a chunk is not JSON", { raw: `${partial}data: {"choices": [{"delta": {"content": "wer\n\n` }, /not valid JSON/],
     ["a 200 that is an HTML page", { raw: "<html><body>Bad gateway</body></html>", contentType: "text/html" }, /not a stream of events/],
     ["the stream ends without a finish reason", { raw: `${partial}data: [DONE]\n\n` }, /ended before it was complete/],
-    ["an error event inside the stream", { raw: `${partial}data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n` }, /error event: overloaded/],
+    [
+      "an error event inside the stream",
+      { raw: `${partial}data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n` },
+      /error event: overloaded/,
+    ],
   ] as const)("%s: retried like a 429, the partial reply discarded", async (_name, fault, message) => {
     const model = await modelFor([fault, { text: "The whole answer." }], { maxRetries: 1 });
     const seen: string[] = [];
@@ -156,11 +183,17 @@ describe("a reply that fails after it started", () => {
     expect(server!.requests).toHaveLength(2);
     // Once every retry fails the same way: a retryable ModelUnavailable a person can read.
     const failing = await modelFor([fault, fault], { maxRetries: 1 });
-    await expect(failing.complete({ messages })).rejects.toMatchObject({ name: "Stepwise.ModelUnavailable", message: expect.stringMatching(message) });
+    await expect(failing.complete({ messages })).rejects.toMatchObject({
+      name: "Stepwise.ModelUnavailable",
+      message: expect.stringMatching(message),
+    });
   });
 
   it("a reply that stalls mid-stream is cut after the timeout and retried", async () => {
-    const model = await modelFor([{ chunks: [chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop")], slowMs: 400 }, { text: "Hello." }], { maxRetries: 1, timeoutMs: 150 });
+    const model = await modelFor(
+      [{ chunks: [chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop")], slowMs: 400 }, { text: "Hello." }],
+      { maxRetries: 1, timeoutMs: 150 },
+    );
     expect((await model.complete({ messages })).content).toBe("Hello.");
   });
 });
@@ -182,15 +215,25 @@ describe("reasoning models", () => {
 
 describe("the scripted server without streaming", () => {
   it("answers a non-streaming request with a whole completion", async () => {
-    server = await startScriptedModel([{ text: "Let me check.", toolCalls: [{ name: "calculator", arguments: { expression: "2+2" } }] }, { status: 400, message: "bad" }]);
+    server = await startScriptedModel([
+      { text: "Let me check.", toolCalls: [{ name: "calculator", arguments: { expression: "2+2" } }] },
+      { status: 400, message: "bad" },
+    ]);
     const client = new OpenAI({ baseURL: server.url, apiKey: "test", maxRetries: 0 });
     const completion = await client.chat.completions.create({ model: "scripted", messages });
     expect(completion.choices[0]).toMatchObject({
       finish_reason: "tool_calls",
-      message: { role: "assistant", content: "Let me check.", tool_calls: [{ id: "call_0_0", type: "function", function: { name: "calculator", arguments: '{"expression":"2+2"}' } }] },
+      message: {
+        role: "assistant",
+        content: "Let me check.",
+        tool_calls: [{ id: "call_0_0", type: "function", function: { name: "calculator", arguments: '{"expression":"2+2"}' } }],
+      },
     });
     expect(completion.usage?.total_tokens).toBeGreaterThan(0);
-    await expect(client.chat.completions.create({ model: "scripted", messages })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("bad") });
+    await expect(client.chat.completions.create({ model: "scripted", messages })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("bad"),
+    });
     await expect(client.chat.completions.create({ model: "scripted", messages })).rejects.toThrow(/request #3 has none/);
   });
 });

@@ -11,7 +11,9 @@ import { START_NODE_FLAGS } from "../support/localStack.js";
  */
 const pkg = JSON.parse(readFileSync("package.json", "utf8"));
 const lock = JSON.parse(readFileSync("package-lock.json", "utf8"));
-const installed = Object.entries(lock.packages as Record<string, { engines?: { node?: string }; hasInstallScript?: boolean; optional?: boolean }>)
+const installed = Object.entries(
+  lock.packages as Record<string, { engines?: { node?: string }; hasInstallScript?: boolean; optional?: boolean }>,
+)
   .filter(([path]) => path.startsWith("node_modules/"))
   .map(([path, entry]) => ({ name: path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length), ...entry }));
 
@@ -48,7 +50,9 @@ describe("package support", () => {
     expect(typeof (Promise as unknown as { withResolvers?: unknown }).withResolvers).toBe("function");
     // unpdf 1.7.0 and vega-lite 6.4.3: the last versions that do not ask for Node 22 (package.json pins them).
     const { compile } = await import("vega-lite");
-    expect(compile({ data: { values: [{ a: 1 }] }, mark: "point", encoding: { x: { field: "a", type: "quantitative" } } }).spec.marks).toHaveLength(1);
+    expect(
+      compile({ data: { values: [{ a: 1 }] }, mark: "point", encoding: { x: { field: "a", type: "quantitative" } } }).spec.marks,
+    ).toHaveLength(1);
     expect(await documentMarkdown("one.pdf", pdfDocument(["Node 20 reads this"]))).toBe("## Page 1\n\nNode 20 reads this");
     const { createParser } = await import("eventsource-parser");
     const ids: string[] = [];

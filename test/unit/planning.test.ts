@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Plan, type Plan as PlanType } from "../../shared/contracts/plan.js";
-import { applyPlanning, planningTool, PlanningArgs, type PlanBoard } from "../../shared/tools/planning.js";
-import { ToolRegistry } from "../../shared/tools/registry.js";
 import { testToolContext } from "../../shared/testing/toolContext.js";
+import { applyPlanning, type PlanBoard, PlanningArgs, planningTool } from "../../shared/tools/planning.js";
+import { ToolRegistry } from "../../shared/tools/registry.js";
 
 const created = (): PlanType =>
   applyPlanning(undefined, {
@@ -198,10 +198,7 @@ describe("every plan the planning tool accepts can be stored", () => {
     const text = (max: number) => fc.integer({ min: 1, max }).map((n) => "x".repeat(n));
     const step = fc.oneof(
       text(700),
-      fc.record(
-        { title: text(500), tasks: fc.array(text(2000), { maxLength: 3 }), done_when: text(1000) },
-        { requiredKeys: ["title"] },
-      ),
+      fc.record({ title: text(500), tasks: fc.array(text(2000), { maxLength: 3 }), done_when: text(1000) }, { requiredKeys: ["title"] }),
     );
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 5 }), fc.option(text(500), { nil: undefined }), (steps, title) => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { ToolContext } from "../../shared/ports/tools.js";
+import { testToolContext } from "../../shared/testing/toolContext.js";
 import { builtinTools } from "../../shared/tools/builtins.js";
 import { calculator } from "../../shared/tools/calculator.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { defineTool } from "../../shared/tools/tool.js";
-import type { ToolContext } from "../../shared/ports/tools.js";
-import { testToolContext } from "../../shared/testing/toolContext.js";
 
 const context: ToolContext = testToolContext();
 const call = (name: string, args: string, id = "call_1") => ({ id, name, arguments: args });
@@ -48,17 +48,15 @@ describe("ToolRegistry.execute", () => {
     expect(lastArgs).toEqual({ text: "ab", times: 1 });
   });
 
-  it.each([
-    ['{"expression": "1+1"'],
-    ["{expression: '1+1'}"],
-    ["not json"],
-    ['{"expression":"1"} trailing'],
-  ])("invalid JSON arguments become an error for the model: %s", async (args) => {
-    const outcome = await registry.execute(call("calculator", args), context);
-    expect(outcome.ok).toBe(false);
-    expect(outcome.output).toMatch(/^Error: the arguments of calculator are not valid JSON/);
-    expect(outcome.output).toContain(args.slice(0, 20)); // the model sees what it sent
-  });
+  it.each([['{"expression": "1+1"'], ["{expression: '1+1'}"], ["not json"], ['{"expression":"1"} trailing']])(
+    "invalid JSON arguments become an error for the model: %s",
+    async (args) => {
+      const outcome = await registry.execute(call("calculator", args), context);
+      expect(outcome.ok).toBe(false);
+      expect(outcome.output).toMatch(/^Error: the arguments of calculator are not valid JSON/);
+      expect(outcome.output).toContain(args.slice(0, 20)); // the model sees what it sent
+    },
+  );
 
   it("schema violations name the field and the problem", async () => {
     const wrongType = await registry.execute(call("calculator", '{"expression": 42}'), context);

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { functionEnvironment, parseSettings } from "../../infra/config.js";
 import { loadConfig } from "../../shared/config.js";
 import { OpenAIModel } from "../../shared/llm/openaiModel.js";
 import { RoleModel } from "../../shared/llm/roleModel.js";
 import { settingsFor } from "../../shared/llm/roleSettings.js";
-import { parseSettings, functionEnvironment } from "../../infra/config.js";
-import { startScriptedModel, type Script, type ScriptedModel } from "../support/scriptedModel.js";
+import { type Script, type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 
 const messages = [{ role: "user" as const, content: "Hi" }];
 let servers: ScriptedModel[] = [];
@@ -23,7 +23,11 @@ describe("per-role generation settings", () => {
   it("sends each role's settings: JD Genie's defaults, then every role's, then the role's own", async () => {
     const server = await serve(() => ({ text: "ok" }));
     const model = new RoleModel(new OpenAIModel({ model: "main-model", baseURL: server.url, maxRetries: 0 }), {
-      roles: { default: { temperature: 0.3 }, planner: { model: "planner-model", reasoningEffort: "low", maxOutputTokens: 1600 }, react: { temperature: null } },
+      roles: {
+        default: { temperature: 0.3 },
+        planner: { model: "planner-model", reasoningEffort: "low", maxOutputTokens: 1600 },
+        react: { temperature: null },
+      },
     });
     for (const role of ["summarizer", "planner", "executor", "react"] as const) await model.complete({ messages, role });
     const [summarizer, planner, executor, react] = server.requests;
@@ -37,7 +41,10 @@ describe("per-role generation settings", () => {
 
   it("names the output limit max_completion_tokens where the endpoint wants it (OpenAI, Azure)", async () => {
     const server = await serve(() => ({ text: "ok" }));
-    await new OpenAIModel({ model: "o4-mini", baseURL: server.url, maxRetries: 0, maxTokensField: "max_completion_tokens" }).complete({ messages, settings: { maxOutputTokens: 500 } });
+    await new OpenAIModel({ model: "o4-mini", baseURL: server.url, maxRetries: 0, maxTokensField: "max_completion_tokens" }).complete({
+      messages,
+      settings: { maxOutputTokens: 500 },
+    });
     expect(server.requests[0]).toMatchObject({ max_completion_tokens: 500 });
     expect(server.requests[0]).not.toHaveProperty("max_tokens");
     expect(loadConfig({ TABLE_NAME: "t" }).STEPWISE_MAX_TOKENS_FIELD).toBe("auto");
@@ -45,11 +52,25 @@ describe("per-role generation settings", () => {
 
   it("reads role settings from the environment and from deployment settings, and says what is wrong", () => {
     const json = '{"summarizer":{"temperature":0.2},"planner":{"model":"qwen-plus"}}';
-    expect(loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json }).STEPWISE_ROLE_SETTINGS).toEqual({ summarizer: { temperature: 0.2 }, planner: { model: "qwen-plus" } });
-    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"summariser":{}}' })).toThrow(/STEPWISE_ROLE_SETTINGS.*summariser/);
-    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"planner":{"temperature":7}}' })).toThrow(/STEPWISE_ROLE_SETTINGS\.planner\.temperature/);
-    const deployed = parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: { planner: { reasoningEffort: "high" } }, fallbackModel: "small" });
-    expect(functionEnvironment(deployed)).toMatchObject({ STEPWISE_ROLE_SETTINGS: '{"planner":{"reasoningEffort":"high"}}', STEPWISE_FALLBACK_MODEL: "small" });
+    expect(loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json }).STEPWISE_ROLE_SETTINGS).toEqual({
+      summarizer: { temperature: 0.2 },
+      planner: { model: "qwen-plus" },
+    });
+    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"summariser":{}}' })).toThrow(
+      /STEPWISE_ROLE_SETTINGS.*summariser/,
+    );
+    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"planner":{"temperature":7}}' })).toThrow(
+      /STEPWISE_ROLE_SETTINGS\.planner\.temperature/,
+    );
+    const deployed = parseSettings({
+      openAiBaseUrl: "https://models.example.com/v1",
+      roleSettings: { planner: { reasoningEffort: "high" } },
+      fallbackModel: "small",
+    });
+    expect(functionEnvironment(deployed)).toMatchObject({
+      STEPWISE_ROLE_SETTINGS: '{"planner":{"reasoningEffort":"high"}}',
+      STEPWISE_FALLBACK_MODEL: "small",
+    });
     expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: "not json" })).toThrow(/roleSettings/);
   });
 });
@@ -71,7 +92,9 @@ describe("the fallback model", () => {
   it("is not asked when the first model rejects the request (a 400 fails the same everywhere)", async () => {
     const first = await serve([{ status: 400, message: "bad request" }]);
     const second = await serve([{ text: "never" }]);
-    const model = new RoleModel(new OpenAIModel({ model: "big", baseURL: first.url, maxRetries: 0 }), { fallback: new OpenAIModel({ model: "small", baseURL: second.url, maxRetries: 0 }) });
+    const model = new RoleModel(new OpenAIModel({ model: "big", baseURL: first.url, maxRetries: 0 }), {
+      fallback: new OpenAIModel({ model: "small", baseURL: second.url, maxRetries: 0 }),
+    });
     await expect(model.complete({ messages })).rejects.toMatchObject({ name: "Stepwise.ModelRejected" });
     expect(second.requests).toHaveLength(0);
   });

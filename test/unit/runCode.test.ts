@@ -8,19 +8,38 @@ import { runCodeTool } from "../../shared/tools/runCode.js";
 function runWith(result: Partial<SandboxResult>) {
   const sandbox = {
     async run() {
-      return { stdout: "", stderr: "", value: null, error: null, timedOut: false, outputs: [], refused: [], runMs: 1, startMs: 1, ...result };
+      return {
+        stdout: "",
+        stderr: "",
+        value: null,
+        error: null,
+        timedOut: false,
+        outputs: [],
+        refused: [],
+        runMs: 1,
+        startMs: 1,
+        ...result,
+      };
     },
   };
   const files = new MemoryFileStore();
   const tool = runCodeTool(sandbox, { timeoutMs: 1_000, memoryMb: 128, maxOutputChars: 1_000 });
-  const output = tool.run(tool.parameters.parse({ code: "print(1)" }), testToolContext({ runId: "run_1", idempotencyKey: "run_1:react:0:call_1", files }));
+  const output = tool.run(
+    tool.parameters.parse({ code: "print(1)" }),
+    testToolContext({ runId: "run_1", idempotencyKey: "run_1:react:0:call_1", files }),
+  );
   return { files, output };
 }
 const body = (text: string) => Buffer.from(text).toString("base64");
 
 describe("run_code's outputs", () => {
   it("keeps files of output/ subfolders as sub/name, and says which it saved", async () => {
-    const { files, output } = runWith({ outputs: [{ name: "charts/q1.csv", base64: body("a\n") }, { name: "top.txt", base64: body("t") }] });
+    const { files, output } = runWith({
+      outputs: [
+        { name: "charts/q1.csv", base64: body("a\n") },
+        { name: "top.txt", base64: body("t") },
+      ],
+    });
     expect(await output).toBe("files written: charts/q1.csv (2 bytes), top.txt (1 bytes)");
     expect((await files.list("run_1")).map((f) => f.name)).toEqual(["charts/q1.csv", "top.txt"]);
   });

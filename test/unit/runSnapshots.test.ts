@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import { LocalS3 } from "../../infra/local/s3.js";
 import { emptyUsage, type RunRecord } from "../../shared/contracts/run.js";
+import { journalEntryId } from "../../shared/ports/journal.js";
 import { EventLog } from "../../shared/store/events.js";
 import { InterruptStore } from "../../shared/store/interrupts.js";
-import { journalEntryId } from "../../shared/ports/journal.js";
 import { Journal } from "../../shared/store/journal.js";
-import { RunStore } from "../../shared/store/runs.js";
 import { RunSnapshots } from "../../shared/store/runSnapshots.js";
+import { RunStore } from "../../shared/store/runs.js";
 import { S3FileStore } from "../../shared/store/s3Files.js";
 import { Table } from "../../shared/store/table.js";
 import { TaskStore } from "../../shared/store/tasks.js";
@@ -32,7 +32,9 @@ beforeAll(async () => {
   await ensureTable(new DynamoDBClient(config), "snapshots-test");
   table = Table.connect("snapshots-test", config);
   requests = [];
-  table.doc.middlewareStack.add((next, context) => (args) => (requests.push(String(context.commandName)), next(args)), { step: "initialize" });
+  table.doc.middlewareStack.add((next, context) => (args) => (requests.push(String(context.commandName)), next(args)), {
+    step: "initialize",
+  });
 });
 
 afterAll(async () => {
@@ -69,7 +71,15 @@ describe("RunSnapshots", () => {
     await new RunStore(table, 1).create(run(runId, "tenant-a"));
     const tasks = new TaskStore(table, 1);
     for (const taskId of ["s1.t2", "s1.t10", "s1.t1"]) {
-      await tasks.put(runId, { iteration: 0, stepIndex: 0, taskId, title: taskId, text: `do ${taskId}`, status: "succeeded", result: `done ${taskId}` });
+      await tasks.put(runId, {
+        iteration: 0,
+        stepIndex: 0,
+        taskId,
+        title: taskId,
+        text: `do ${taskId}`,
+        status: "succeeded",
+        result: `done ${taskId}`,
+      });
     }
     await tasks.put(runId, { iteration: 1, stepIndex: 1, taskId: "s2.t1", title: "s2.t1", text: "do s2.t1", status: "pending" });
     await files.put(runId, "report.md", "# Report\n", { description: "The report" });
@@ -85,9 +95,12 @@ describe("RunSnapshots", () => {
     });
     // A journal and an event log far larger than the run itself.
     const big = "x".repeat(300_000);
-    await new Journal(table, 1).commit(runId, { entries: Array.from({ length: 8 }, (_, i) => ({ id: journalEntryId("task#0#s1.t1", i, "llm"), value: { text: big } })) });
+    await new Journal(table, 1).commit(runId, {
+      entries: Array.from({ length: 8 }, (_, i) => ({ id: journalEntryId("task#0#s1.t1", i, "llm"), value: { text: big } })),
+    });
     const events = new EventLog(table, 1);
-    for (let i = 0; i < 40; i++) await events.append(runId, [{ type: "agent.thought", data: { agent: "executor", text: `thought ${i} ${"y".repeat(2_000)}` } }]);
+    for (let i = 0; i < 40; i++)
+      await events.append(runId, [{ type: "agent.thought", data: { agent: "executor", text: `thought ${i} ${"y".repeat(2_000)}` } }]);
 
     requests.length = 0;
     const snapshot = await new RunSnapshots(table).get(runId);
@@ -95,9 +108,13 @@ describe("RunSnapshots", () => {
     expect(requests).toEqual(["QueryCommand"]);
     expect(snapshot!.run).toMatchObject({ runId, tenantId: "tenant-a", status: "running" });
     expect(snapshot!.tasks.map((t) => t.taskId)).toEqual(["s1.t1", "s1.t2", "s1.t10", "s2.t1"]);
-    expect(snapshot!.files).toEqual([expect.objectContaining({ name: "report.md", description: "The report", contentType: "text/markdown" })]);
+    expect(snapshot!.files).toEqual([
+      expect.objectContaining({ name: "report.md", description: "The report", contentType: "text/markdown" }),
+    ]);
     expect(snapshot!.files[0]).not.toHaveProperty("objectKey");
-    expect(snapshot!.interrupts).toEqual([expect.objectContaining({ interruptId: "int_1", status: "pending", summary: "Write report.md" })]);
+    expect(snapshot!.interrupts).toEqual([
+      expect.objectContaining({ interruptId: "int_1", status: "pending", summary: "Write report.md" }),
+    ]);
     expect(snapshot!.interrupts[0]).not.toHaveProperty("taskToken");
     // The log and the journal are still whole where their readers look.
     expect((await events.list(runId, 0, 100)).map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));

@@ -5,8 +5,8 @@ import path from "node:path";
 import JSZip from "jszip";
 import { getDocumentProxy } from "unpdf";
 import { afterAll, describe, expect, it } from "vitest";
-import { outline, SLIDE_LIMITS } from "../../shared/reports/slides.js";
 import { fileText } from "../../shared/ports/files.js";
+import { outline, SLIDE_LIMITS } from "../../shared/reports/slides.js";
 import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
 import { testToolContext } from "../../shared/testing/toolContext.js";
 import { writeReport } from "../../shared/tools/writeReport.js";
@@ -31,7 +31,11 @@ const REPORT = [
   "",
   ...Array.from({ length: 8 }, (_, i) => `- Action ${i + 1}: ${"follow up with the team ".repeat(i === 0 ? 10 : 1).trim()}`),
 ].join("\n");
-const CHART = { title: "Sales by region", spec: { mark: "bar", encoding: { x: { field: "region", type: "nominal" }, y: { field: "total", type: "quantitative" } } }, data: "totals.csv" };
+const CHART = {
+  title: "Sales by region",
+  spec: { mark: "bar", encoding: { x: { field: "region", type: "nominal" }, y: { field: "total", type: "quantitative" } } },
+  data: "totals.csv",
+};
 
 const work = mkdtempSync(path.join(tmpdir(), "stepwise-slides-test-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -40,7 +44,13 @@ async function deck() {
   const files = new MemoryFileStore();
   await files.put("run_s", "totals.csv", "region,total\nnorth,220\nsouth,180\n");
   const output = await writeReport.run(
-    writeReport.parameters.parse({ title: "Q1 sales", format: "pptx", content: REPORT, charts: [CHART], sources: [{ url: "https://example.com/q1", title: "Q1 ledger" }] }),
+    writeReport.parameters.parse({
+      title: "Q1 sales",
+      format: "pptx",
+      content: REPORT,
+      charts: [CHART],
+      sources: [{ url: "https://example.com/q1", title: "Q1 ledger" }],
+    }),
     testToolContext({ runId: "run_s", files }),
   );
   return { files, output, pptx: (await files.get("run_s", "q1-sales.pptx"))! };
@@ -64,9 +74,13 @@ describe("slides", () => {
 
   it("write_report's pptx: slide XML with the titles, bullets, chart image and notes; an HTML rendering beside it", async () => {
     const { output, pptx, files } = await deck();
-    expect(output).toMatch(/^Saved the report q1-sales\.pptx \(\d+ bytes, application\/vnd\.openxmlformats-officedocument\.presentationml\.presentation\)\.$/);
+    expect(output).toMatch(
+      /^Saved the report q1-sales\.pptx \(\d+ bytes, application\/vnd\.openxmlformats-officedocument\.presentationml\.presentation\)\.$/,
+    );
     const zip = await JSZip.loadAsync(pptx.body);
-    const slideFiles = Object.keys(zip.files).filter((name) => /^ppt\/slides\/slide\d+\.xml$/.test(name)).sort((a, b) => Number(/\d+/.exec(a)) - Number(/\d+/.exec(b)));
+    const slideFiles = Object.keys(zip.files)
+      .filter((name) => /^ppt\/slides\/slide\d+\.xml$/.test(name))
+      .sort((a, b) => Number(/\d+/.exec(a)) - Number(/\d+/.exec(b)));
     const slides = await Promise.all(slideFiles.map((name) => zip.file(name)!.async("string")));
     expect(slides.map((xml) => texts(xml)[0])).toEqual(["Q1 sales", "Totals", "Actions", "Actions (cont.)", "Sources", "Sales by region"]);
     expect(texts(slides[1]!)).toEqual(["Totals", "region · total", "north · 220", "south · 180"]);
@@ -79,7 +93,11 @@ describe("slides", () => {
     const png = await zip.file(`ppt/media/${media}`)!.async("nodebuffer");
     expect(png.subarray(1, 4).toString()).toBe("PNG");
     // Speaker notes carry the section's text.
-    const notes = await Promise.all(Object.keys(zip.files).filter((n) => /^ppt\/notesSlides\/notesSlide\d+\.xml$/.test(n)).map((n) => zip.file(n)!.async("string")));
+    const notes = await Promise.all(
+      Object.keys(zip.files)
+        .filter((n) => /^ppt\/notesSlides\/notesSlide\d+\.xml$/.test(n))
+        .map((n) => zip.file(n)!.async("string")),
+    );
     expect(notes.some((xml) => texts(xml).join(" ").includes("| north | 220 |"))).toBe(true);
     const preview = fileText((await files.get("run_s", "q1-sales.slides.html"))!);
     expect(preview.match(/<section class="slide/g)).toHaveLength(6);
@@ -96,7 +114,11 @@ describe("slides", () => {
     const input = path.join(work, "q1-sales.pptx");
     writeFileSync(input, pptx.body);
     // A profile of its own: no clash with another LibreOffice, nothing left in the home folder.
-    const converted = spawnSync(office.soffice, [`-env:UserInstallation=file://${path.join(work, "profile")}`, "--headless", "--convert-to", "pdf", "--outdir", work, input], { encoding: "utf8", timeout: 180_000 });
+    const converted = spawnSync(
+      office.soffice,
+      [`-env:UserInstallation=file://${path.join(work, "profile")}`, "--headless", "--convert-to", "pdf", "--outdir", work, input],
+      { encoding: "utf8", timeout: 180_000 },
+    );
     expect(converted.status, converted.stderr).toBe(0);
     const pdf = await getDocumentProxy(new Uint8Array(readFileSync(path.join(work, "q1-sales.pdf"))));
     expect(pdf.numPages).toBe(6);

@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
-import { runEventFrames, sseFrame, type SseOptions } from "../../shared/run/sse.js";
-import type { Services } from "../../shared/services.js";
 import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
+import { runEventFrames, type SseOptions, sseFrame } from "../../shared/run/sse.js";
+import type { Services } from "../../shared/services.js";
 
 /**
  * An event-stream parser that follows the WHATWG HTML spec ("Interpreting an event stream"):

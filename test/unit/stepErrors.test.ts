@@ -4,7 +4,7 @@ import { z } from "zod";
 import { AgentError, BadRequestError, RETRYABLE_STEP_ERRORS, StepError, StepErrorCode, toStepError } from "../../shared/errors.js";
 import { withDeadline } from "../../shared/llm/deadline.js";
 import { OpenAIModel } from "../../shared/llm/openaiModel.js";
-import { startScriptedModel, type ScriptedModel, type ScriptStep } from "../support/scriptedModel.js";
+import { type ScriptedModel, type ScriptStep, startScriptedModel } from "../support/scriptedModel.js";
 
 /** The error a step leaves with is named by its code: what the state machine's Retry/Catch match. */
 describe("toStepError", () => {
@@ -12,7 +12,17 @@ describe("toStepError", () => {
   it.each([
     ["DynamoDB throttling", new ProvisionedThroughputExceededException({ message: "slow down", ...meta }), StepErrorCode.AwsUnavailable],
     ["an AWS error that is ours to fix", new ResourceNotFoundException({ message: "no table", ...meta }), StepErrorCode.Internal],
-    ["invalid step input (zod)", (() => { try { z.object({ runId: z.string() }).parse({}); } catch (e) { return e; } })(), StepErrorCode.InvalidInput],
+    [
+      "invalid step input (zod)",
+      (() => {
+        try {
+          z.object({ runId: z.string() }).parse({});
+        } catch (e) {
+          return e;
+        }
+      })(),
+      StepErrorCode.InvalidInput,
+    ],
     ["a caller mistake", new BadRequestError("no such run"), StepErrorCode.InvalidInput],
     ["the agent gave up", new AgentError("three malformed replies"), StepErrorCode.AgentFailed],
     ["a plain bug", new TypeError("x is undefined"), StepErrorCode.Internal],
@@ -46,14 +56,18 @@ describe("model errors, after the client's own retries", () => {
     [401, StepErrorCode.ModelRejected],
   ])("HTTP %i → %s", async (status, code) => {
     steps = [{ status }];
-    const error = await model().complete({ messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const error = await model()
+      .complete({ messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(error).toBeInstanceOf(StepError);
     expect(error.name).toBe(code);
   });
 
   it("a call still running at the Lambda's deadline is aborted with Stepwise.OutOfTime", async () => {
     steps = [{ hang: true }];
-    const error = await withDeadline(model(), Date.now() + 300).complete({ messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    const error = await withDeadline(model(), Date.now() + 300)
+      .complete({ messages: [{ role: "user", content: "hi" }] })
+      .catch((e) => e);
     expect(error).toBeInstanceOf(StepError);
     expect(error.name).toBe(StepErrorCode.OutOfTime);
   });

@@ -35,7 +35,7 @@ function assemble(chunks: ChatCompletionChunk[]) {
   return { result: assembler.result(), texts };
 }
 
-const ARGS = JSON.stringify({ expression: "(120/8)+2^5", note: "unicode ✓ \"quoted\" \\ and \n newline" });
+const ARGS = JSON.stringify({ expression: "(120/8)+2^5", note: 'unicode ✓ "quoted" \\ and \n newline' });
 
 describe("StreamAssembler", () => {
   it("reassembles tool-call arguments split at every position, exactly", () => {
@@ -161,6 +161,11 @@ describe("StreamAssembler", () => {
   });
 
   it("an empty stream is an empty answer, not a crash", () => {
-    expect(new StreamAssembler().result()).toEqual({ content: null, toolCalls: [], finishReason: null, usage: { promptTokens: 0, completionTokens: 0 } });
+    expect(new StreamAssembler().result()).toEqual({
+      content: null,
+      toolCalls: [],
+      finishReason: null,
+      usage: { promptTokens: 0, completionTokens: 0 },
+    });
   });
 });

@@ -23,9 +23,12 @@ describe("stream tokens (against dynalite)", () => {
     expect(await tokens.verify(token, Date.parse(expiresAt))).toBeUndefined();
   });
 
-  it.each(["", "st_short", `st_${"a".repeat(32)}`, "sk_local_0123456789abcdef0123456789abcdef", `st_${"é".repeat(30)}`])("refuses %j", async (token) => {
-    expect(await tokens.verify(token)).toBeUndefined();
-  });
+  it.each(["", "st_short", `st_${"a".repeat(32)}`, "sk_local_0123456789abcdef0123456789abcdef", `st_${"é".repeat(30)}`])(
+    "refuses %j",
+    async (token) => {
+      expect(await tokens.verify(token)).toBeUndefined();
+    },
+  );
 
   it("gives every request its own token", async () => {
     const a = await tokens.issue({ tenantId: "t1", runId: "run_a" }, 60);

@@ -1,16 +1,16 @@
-import { executionInput } from "../../shared/contracts/steps.js";
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { createHash } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ExecutionDoesNotExist, type SFNClient } from "@aws-sdk/client-sfn";
-import { createHash } from "node:crypto";
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import { decideInterrupt } from "../../shared/agent/interrupts.js";
 import { loadConfig } from "../../shared/config.js";
-import { createServices, type Services } from "../../shared/services.js";
-import { cancelRun, submitRun } from "../../shared/run/submit.js";
-import { Table } from "../../shared/store/table.js";
 import type { NotifyMessage } from "../../shared/contracts/notify.js";
+import { executionInput } from "../../shared/contracts/steps.js";
+import { cancelRun, submitRun } from "../../shared/run/submit.js";
+import { createServices, type Services } from "../../shared/services.js";
+import { Table } from "../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../support/dynalite.js";
 
 /**
@@ -51,7 +51,10 @@ function fakeSfn(script: Record<string, (input: any) => unknown>) {
 function services(sfn: SFNClient, overrides: Partial<Services> = {}) {
   const sent: NotifyMessage[] = [];
   const config = loadConfig({ TABLE_NAME: "stepwise", STATE_MACHINE_ARN: STATE_MACHINE, MAX_ACTIVE_RUNS_PER_TENANT: "2" });
-  const notifyQueue = { send: async (m: NotifyMessage) => void sent.push(m), deadLetter: async () => undefined } as unknown as Services["notifyQueue"];
+  const notifyQueue = {
+    send: async (m: NotifyMessage) => void sent.push(m),
+    deadLetter: async () => undefined,
+  } as unknown as Services["notifyQueue"];
   return { services: createServices(config, { table, sfn, notifyQueue, ...overrides }), sent };
 }
 
@@ -60,7 +63,9 @@ const request = { input: "What is 2+2?", mode: "react" as const };
 const tenant = () => `t${++tenantCounter}_${Date.now()}`;
 
 async function activeRuns(tenantId: string): Promise<number> {
-  const { Item } = await table.doc.send(new GetCommand({ TableName: "stepwise", Key: { pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }, ConsistentRead: true }));
+  const { Item } = await table.doc.send(
+    new GetCommand({ TableName: "stepwise", Key: { pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }, ConsistentRead: true }),
+  );
   return Number(Item?.count ?? 0);
 }
 
@@ -108,7 +113,12 @@ describe("creating a run that fails gives back the Idempotency-Key and the tenan
     await submitRun(s, tenantId, request, { links });
     await expect(submitRun(s, tenantId, request, { links, idempotencyKey: "key-3" })).rejects.toMatchObject({ statusCode: 429 });
     expect(await activeRuns(tenantId)).toBe(2);
-    const { Item } = await table.doc.send(new GetCommand({ TableName: "stepwise", Key: { pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update("key-3").digest("hex")}` } }));
+    const { Item } = await table.doc.send(
+      new GetCommand({
+        TableName: "stepwise",
+        Key: { pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update("key-3").digest("hex")}` },
+      }),
+    );
     expect(Item).toBeUndefined();
   });
 
@@ -118,7 +128,12 @@ describe("creating a run that fails gives back the Idempotency-Key and the tenan
     const key = { pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update("key-4").digest("hex")}` };
     const bodyHash = createHash("sha256").update(JSON.stringify(request)).digest("hex");
     const claim = (inProgressUntil: number) =>
-      table.doc.send(new PutCommand({ TableName: "stepwise", Item: { ...key, runId: "run_died", bodyHash, inProgressUntil, ttl: inProgressUntil + 86_400 } }));
+      table.doc.send(
+        new PutCommand({
+          TableName: "stepwise",
+          Item: { ...key, runId: "run_died", bodyHash, inProgressUntil, ttl: inProgressUntil + 86_400 },
+        }),
+      );
     await claim(Math.floor(Date.now() / 1000) + 60);
     await expect(submitRun(s, tenantId, request, { links, idempotencyKey: "key-4" })).rejects.toMatchObject({ statusCode: 409 });
     await claim(Math.floor(Date.now() / 1000) - 1);
@@ -144,7 +159,15 @@ describe("a run whose execution has gone", () => {
     const { services: s } = services(sfn.client);
     const { run } = await submitRun(s, tenant(), request, { links });
     await s.runs.update(run.runId, { status: "awaiting_input" });
-    await s.interrupts.open({ schemaVersion: 1, status: "pending", createdAt: new Date().toISOString(), interruptId: "int_1", runId: run.runId, kind: "tool_approval", summary: "Run write_artifact" });
+    await s.interrupts.open({
+      schemaVersion: 1,
+      status: "pending",
+      createdAt: new Date().toISOString(),
+      interruptId: "int_1",
+      runId: run.runId,
+      kind: "tool_approval",
+      summary: "Run write_artifact",
+    });
     await s.interrupts.attachToken(run.runId, "int_1", "AQdead");
     return { s, run: (await s.runs.get(run.runId))! };
   }
@@ -160,7 +183,12 @@ describe("a run whose execution has gone", () => {
   });
 
   it("a decision on its dead token when the execution failed redrives it", async () => {
-    const sfn = fakeSfn({ StartExecution: started, SendTaskSuccess: timedOut, DescribeExecution: () => ({ status: "FAILED" }), RedriveExecution: () => ({ redriveDate: new Date() }) });
+    const sfn = fakeSfn({
+      StartExecution: started,
+      SendTaskSuccess: timedOut,
+      DescribeExecution: () => ({ status: "FAILED" }),
+      RedriveExecution: () => ({ redriveDate: new Date() }),
+    });
     const { s, run } = await waitingRun(sfn);
     await decideInterrupt(s, run, "int_1", { decision: "approve" }, () => undefined);
     expect(sfn.calls.at(-1)).toMatchObject({ action: "RedriveExecution", input: { executionArn: run.executionArn } });
@@ -168,7 +196,12 @@ describe("a run whose execution has gone", () => {
 
   it("a decision on its dead token when the execution cannot go on is a 409, and the run ends instead of waiting forever", async () => {
     const notRedrivable = () => Promise.reject(Object.assign(new Error("not redrivable"), { name: "ExecutionNotRedrivable" }));
-    const sfn = fakeSfn({ StartExecution: started, SendTaskSuccess: timedOut, DescribeExecution: () => ({ status: "FAILED" }), RedriveExecution: notRedrivable });
+    const sfn = fakeSfn({
+      StartExecution: started,
+      SendTaskSuccess: timedOut,
+      DescribeExecution: () => ({ status: "FAILED" }),
+      RedriveExecution: notRedrivable,
+    });
     const { s, run } = await waitingRun(sfn);
     await expect(decideInterrupt(s, run, "int_1", { decision: "approve" }, () => undefined)).rejects.toMatchObject({ statusCode: 409 });
     expect((await s.runs.get(run.runId))?.status).toBe("failed");

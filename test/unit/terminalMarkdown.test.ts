@@ -20,7 +20,11 @@ describe("Markdown in the terminal", () => {
   });
 
   it("lists with their markers and nesting, code blocks line by line, arithmetic and symbols as written", () => {
-    expect(plain("1. first **bold**\n2. second\n   - nested `code`\n\n```python\ndef f(x):\n    return x\n```\n\n17*23 = 391 and 2*5 = 10 & <ok>")).toEqual([
+    expect(
+      plain(
+        "1. first **bold**\n2. second\n   - nested `code`\n\n```python\ndef f(x):\n    return x\n```\n\n17*23 = 391 and 2*5 = 10 & <ok>",
+      ),
+    ).toEqual([
       "1. first bold",
       "2. second",
       "   - nested code",
@@ -39,7 +43,12 @@ describe("Markdown in the terminal", () => {
 
   it("the answer of `stepwise run` is drawn, its table included", () => {
     const renderer = new Renderer({ color: false });
-    const event = { seq: 9, at: "2026-01-01T00:00:00.000Z", type: "run.succeeded", data: { result: "Totals:\n\n| region | amount |\n|---|---:|\n| north | 220 |", files: [] } } as unknown as RunEvent;
+    const event = {
+      seq: 9,
+      at: "2026-01-01T00:00:00.000Z",
+      type: "run.succeeded",
+      data: { result: "Totals:\n\n| region | amount |\n|---|---:|\n| north | 220 |", files: [] },
+    } as unknown as RunEvent;
     expect(renderer.event(event).join("\n")).toContain("Answer:\nTotals:\n\n┌────────┬────────┐\n│ region │ amount │");
   });
 });

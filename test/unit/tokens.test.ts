@@ -4,7 +4,7 @@ import cl100k_base from "js-tiktoken/ranks/cl100k_base";
 import o200k_base from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../shared/llm/types.js";
-import { encodingForModel, tokenCounterFor, type EncodingName } from "../../shared/memory/tokens.js";
+import { type EncodingName, encodingForModel, tokenCounterFor } from "../../shared/memory/tokens.js";
 
 // The cookbook's example ("How to count tokens with tiktoken"), whose counts OpenAI's API confirmed:
 // 129 prompt tokens on gpt-3.5-turbo / gpt-4, 124 on gpt-4o / gpt-4o-mini.
@@ -12,7 +12,11 @@ const COOKBOOK_MESSAGES: ChatMessage[] = [
   { role: "system", content: "You are a helpful, pattern-following assistant that translates corporate jargon into plain English." },
   { role: "system", name: "example_user", content: "New synergies will help drive top-line growth." },
   { role: "system", name: "example_assistant", content: "Things working well together will increase revenue." },
-  { role: "system", name: "example_user", content: "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage." },
+  {
+    role: "system",
+    name: "example_user",
+    content: "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage.",
+  },
   { role: "system", name: "example_assistant", content: "Let's talk later when we're less busy about how to do better." },
   { role: "user", content: "This late pivot means we don't have time to boil the ocean for the client deliverable." },
 ];
@@ -65,7 +69,10 @@ describe.each(["o200k_base", "cl100k_base"] as const)("count with %s", (encoding
 
   it("matches js-tiktoken on random text", () => {
     const text = fc.oneof(fc.string({ unit: "grapheme", maxLength: 60 }), fc.string({ unit: "binary", maxLength: 60 }));
-    fc.assert(fc.property(text, (t) => counter.count(t) === referenceCount(encoding, t)), { numRuns: 300 });
+    fc.assert(
+      fc.property(text, (t) => counter.count(t) === referenceCount(encoding, t)),
+      { numRuns: 300 },
+    );
   });
 
   // Long pieces without spaces, where byte-pair merging is slowest and ties between equal pairs are common.
@@ -130,11 +137,25 @@ describe("tokenCounterFor", () => {
     const counter = tokenCounterFor("gpt-4o");
     const message = fc.oneof(
       fc.record({ role: fc.constant("user" as const), content: fc.string({ unit: "grapheme", maxLength: 200 }) }),
-      fc.record({ role: fc.constant("assistant" as const), content: fc.constant(null), tool_calls: fc.array(fc.record({ id: fc.string(), type: fc.constant("function" as const), function: fc.record({ name: fc.string({ minLength: 1 }), arguments: fc.string({ unit: "binary" }) }) }), { maxLength: 3 }) }),
+      fc.record({
+        role: fc.constant("assistant" as const),
+        content: fc.constant(null),
+        tool_calls: fc.array(
+          fc.record({
+            id: fc.string(),
+            type: fc.constant("function" as const),
+            function: fc.record({ name: fc.string({ minLength: 1 }), arguments: fc.string({ unit: "binary" }) }),
+          }),
+          { maxLength: 3 },
+        ),
+      }),
     );
-    fc.assert(fc.property(fc.array(message, { maxLength: 6 }), (messages) => {
-      expect(counter.atMost(messages as ChatMessage[])).toBeGreaterThanOrEqual(counter.countMessages(messages as ChatMessage[]));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 6 }), (messages) => {
+        expect(counter.atMost(messages as ChatMessage[])).toBeGreaterThanOrEqual(counter.countMessages(messages as ChatMessage[]));
+      }),
+      { numRuns: 300 },
+    );
     expect(counter.atMost([{ role: "user", content: "你好，世界 🌍" }])).toBe(3 + 3 + 4 + Buffer.byteLength("你好，世界 🌍"));
   });
 

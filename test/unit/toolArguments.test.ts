@@ -1,12 +1,13 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { argumentViews, parseEdited } from "../../infra/toolArguments.js";
 import { editableText, editInEditor, parseEditableText } from "../../infra/cli/argumentEditor.js";
 import { highlightAnsi } from "../../infra/cli/highlight.js";
 import { Renderer } from "../../infra/cli/render.js";
+import { argumentViews, parseEdited } from "../../infra/toolArguments.js";
 
 /** A tool call's arguments as the person approving it sees and edits them (console and CLI). */
-const code = 'import csv, statistics\n\ndef number(value):\n    try:\n        return float(value)\n    except ValueError:\n        return None\nprint("done")\n';
+const code =
+  'import csv, statistics\n\ndef number(value):\n    try:\n        return float(value)\n    except ValueError:\n        return None\nprint("done")\n';
 const runCodeDescription = "Run Python 3 (standard library: csv, json, …).";
 
 describe("tool arguments, readably", () => {
@@ -24,7 +25,12 @@ describe("tool arguments, readably", () => {
       { name: "limit", kind: "json", text: "5" },
       { name: "note", kind: "text", text: "a long note" },
     ]);
-    expect(argumentViews({ code: "x", language: "JavaScript" })[0]).toEqual({ name: "code", kind: "code", language: "javascript", text: "x" });
+    expect(argumentViews({ code: "x", language: "JavaScript" })[0]).toEqual({
+      name: "code",
+      kind: "code",
+      language: "javascript",
+      text: "x",
+    });
     expect(argumentViews({ code: "x" })[0]).toEqual({ name: "code", kind: "code", language: undefined, text: "x" });
     expect(argumentViews("not an object")).toEqual([]);
   });
@@ -37,7 +43,13 @@ describe("tool arguments, readably", () => {
   });
 
   it("the CLI shows code line by line, coloured by language on a terminal", () => {
-    const interrupt = { interruptId: "int_1", kind: "tool_approval", summary: "", toolName: "run_code", arguments: { code, files: ["sales.csv"] } } as const;
+    const interrupt = {
+      interruptId: "int_1",
+      kind: "tool_approval",
+      summary: "",
+      toolName: "run_code",
+      arguments: { code, files: ["sales.csv"] },
+    } as const;
     const plain = new Renderer({ color: false }).interrupt(interrupt);
     expect(plain).toEqual([
       "? The agent wants to run run_code (int_1)",
@@ -57,13 +69,21 @@ describe("tool arguments, readably", () => {
   it("the CLI's editor file round-trips the values unescaped, and says what is wrong with a bad one", () => {
     const views = argumentViews({ code, files: ["sales.csv"], title: "Q1" }, runCodeDescription);
     const text = editableText(views);
-    expect(text).toContain(`===== code (code, python) =====\n${code}\n===== files (JSON) =====\n[\n  "sales.csv"\n]\n===== title (text) =====\nQ1\n`);
+    expect(text).toContain(
+      `===== code (code, python) =====\n${code}\n===== files (JSON) =====\n[\n  "sales.csv"\n]\n===== title (text) =====\nQ1\n`,
+    );
     expect(parseEditableText(text, views)).toEqual({ arguments: { code, files: ["sales.csv"], title: "Q1" } });
     const changed = text.replace('print("done")', 'print("changed")').replace('"sales.csv"', '"other.csv"');
-    expect(parseEditableText(changed, views)).toEqual({ arguments: { code: code.replace("done", "changed"), files: ["other.csv"], title: "Q1" } });
+    expect(parseEditableText(changed, views)).toEqual({
+      arguments: { code: code.replace("done", "changed"), files: ["other.csv"], title: "Q1" },
+    });
     expect(parseEditableText("", views)).toBeUndefined();
-    expect(parseEditableText(text.replace("[\n  \"sales.csv\"\n]", "[oops"), views)).toEqual({ error: expect.stringMatching(/^'files' is not valid JSON/) });
-    expect(parseEditableText(text.replace("===== title (text) =====\nQ1\n", ""), views)).toEqual({ error: "The ===== title ===== line is missing." });
+    expect(parseEditableText(text.replace('[\n  "sales.csv"\n]', "[oops"), views)).toEqual({
+      error: expect.stringMatching(/^'files' is not valid JSON/),
+    });
+    expect(parseEditableText(text.replace("===== title (text) =====\nQ1\n", ""), views)).toEqual({
+      error: "The ===== title ===== line is missing.",
+    });
   });
 
   it("opens $EDITOR (with its flags) on the file and reads back what it saved", () => {

@@ -8,13 +8,18 @@ const counter = tokenCounterFor("gpt-4o");
 
 // --- Generating valid conversations ---
 
-type UnitSpec = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tools"; results: string[]; reversed: boolean };
+type UnitSpec =
+  | { kind: "user"; text: string }
+  | { kind: "assistant"; text: string }
+  | { kind: "tools"; results: string[]; reversed: boolean };
 
 const text = fc.oneof(fc.lorem({ maxCount: 30 }), fc.string({ maxLength: 60 }));
 const userSpec = text.map((t): UnitSpec => ({ kind: "user", text: t }));
 const assistantSpec = text.map((t): UnitSpec => ({ kind: "assistant", text: t }));
 // Results may come back in any order; the API only requires that they follow the call.
-const toolsSpec = fc.record({ results: fc.array(text, { minLength: 1, maxLength: 3 }), reversed: fc.boolean() }).map((r): UnitSpec => ({ kind: "tools", ...r }));
+const toolsSpec = fc
+  .record({ results: fc.array(text, { minLength: 1, maxLength: 3 }), reversed: fc.boolean() })
+  .map((r): UnitSpec => ({ kind: "tools", ...r }));
 
 const conversationSpec = fc.record({
   system: fc.array(text, { minLength: 0, maxLength: 2 }),
@@ -31,7 +36,11 @@ function materialize(units: UnitSpec[], nextId: () => string): ChatMessage[] {
     const call: ChatMessage = {
       role: "assistant",
       content: null,
-      tool_calls: ids.map((id, i) => ({ id, type: "function", function: { name: `tool_${i}`, arguments: JSON.stringify({ input: unit.results[i] }) } })),
+      tool_calls: ids.map((id, i) => ({
+        id,
+        type: "function",
+        function: { name: `tool_${i}`, arguments: JSON.stringify({ input: unit.results[i] }) },
+      })),
     };
     const results: ChatMessage[] = ids.map((id, i) => ({ role: "tool", tool_call_id: id, content: unit.results[i]! }));
     return [call, ...(unit.reversed ? results.reverse() : results)];
@@ -122,7 +131,8 @@ describe("fitToBudget (properties)", () => {
 
   it("returns everything when everything fits and the history starts with a user message", () => {
     run(({ messages, history, budget, output }) => {
-      if (counter.countMessages(messages) <= budget && (history.length === 0 || history[0]!.role === "user")) expect(output).toEqual(messages);
+      if (counter.countMessages(messages) <= budget && (history.length === 0 || history[0]!.role === "user"))
+        expect(output).toEqual(messages);
     });
   });
 
@@ -133,11 +143,12 @@ describe("fitToBudget (properties)", () => {
   });
 
   it("gives the same answer uncounted, when the prompt's bytes fit, as counting every message does", () => {
-    const countingOnly = { ...counter, atMost: () => Infinity };
+    const countingOnly = { ...counter, atMost: () => Number.POSITIVE_INFINITY };
     run(({ messages }) => {
       const bytes = counter.atMost(messages);
       expect(bytes).toBeGreaterThanOrEqual(counter.countMessages(messages));
-      for (const budget of [bytes, bytes + 100]) expect(fitToBudget(messages, budget, counter)).toEqual(fitToBudget(messages, budget, countingOnly));
+      for (const budget of [bytes, bytes + 100])
+        expect(fitToBudget(messages, budget, counter)).toEqual(fitToBudget(messages, budget, countingOnly));
     });
   });
 });

@@ -4,7 +4,12 @@ import type { HttpEvent } from "../../functions/http.js";
 
 /** The upload parser behind POST /v1/files, with a configured limit. */
 const event = (body: Buffer, contentType: string, name?: string) =>
-  ({ body: body.toString("base64"), isBase64Encoded: true, headers: { "content-type": contentType }, queryStringParameters: name ? { name } : undefined }) as unknown as HttpEvent;
+  ({
+    body: body.toString("base64"),
+    isBase64Encoded: true,
+    headers: { "content-type": contentType },
+    queryStringParameters: name ? { name } : undefined,
+  }) as unknown as HttpEvent;
 
 async function multipart(fileName: string, bytes: number) {
   const form = new FormData();
@@ -27,7 +32,10 @@ describe("parseUpload", () => {
   it("a body cut off inside the file part → 400 invalid_multipart (the file stream's error is heard)", async () => {
     const whole = await multipart("data.bin", 5000);
     const cut = Buffer.from(whole.body!, "base64").subarray(0, 3000);
-    await expect(parseUpload(event(cut, whole.headers["content-type"]!), 10_000)).rejects.toMatchObject({ statusCode: 400, code: "invalid_multipart" });
+    await expect(parseUpload(event(cut, whole.headers["content-type"]!), 10_000)).rejects.toMatchObject({
+      statusCode: 400,
+      code: "invalid_multipart",
+    });
   });
 
   it("keeps the client's content type, or takes it from the name", async () => {

@@ -67,7 +67,11 @@ describe("restoreUrls", () => {
 
   it("restores deeply inside tool-call arguments and leaves other values alone", () => {
     const args = { image_url: "[url:1]", layers: [{ src: "[url:2]", opacity: 0.5 }, null, true], note: "keep [url:9] and url:1" };
-    expect(restoreUrls(args, table)).toEqual({ image_url: LONG, layers: [{ src: OTHER, opacity: 0.5 }, null, true], note: "keep [url:9] and url:1" });
+    expect(restoreUrls(args, table)).toEqual({
+      image_url: LONG,
+      layers: [{ src: OTHER, opacity: 0.5 }, null, true],
+      note: "keep [url:9] and url:1",
+    });
     expect(args.image_url).toBe("[url:1]"); // a copy: the input is not changed
   });
 
@@ -85,7 +89,10 @@ describe("restoreUrls", () => {
   });
 
   it("restores any compressed text to the original (property)", () => {
-    const segment = fc.oneof(fc.constantFrom(LONG, OTHER, SHORT, " ", ", ", ". ", "(", ")", "[", "](", '"', "，"), fc.lorem({ maxCount: 3 }));
+    const segment = fc.oneof(
+      fc.constantFrom(LONG, OTHER, SHORT, " ", ", ", ". ", "(", ")", "[", "](", '"', "，"),
+      fc.lorem({ maxCount: 3 }),
+    );
     fc.assert(
       fc.property(fc.array(segment, { maxLength: 12 }), (segments) => {
         const text = segments.join("");

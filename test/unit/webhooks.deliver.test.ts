@@ -1,9 +1,9 @@
-import http from "node:http";
 import { createHmac } from "node:crypto";
+import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { deliverOnce, WEBHOOK_USER_AGENT, type DeliverOnceInput } from "../../shared/webhooks/deliver.js";
 import { buildWebhookPayload, MAX_RESULT_CHARS, WebhookPayload } from "../../shared/contracts/webhook.js";
+import { type DeliverOnceInput, deliverOnce, WEBHOOK_USER_AGENT } from "../../shared/webhooks/deliver.js";
 import { newWebhookSecret, verifyWebhook } from "../../shared/webhooks/signing.js";
 
 interface Received {
@@ -167,7 +167,9 @@ describe("deliverOnce with pinned addresses", () => {
   it("connects to the vetted address without resolving the host again", async () => {
     const port = new URL(origin).port;
     // `.invalid` never resolves (RFC 2606): only the pinned address can make this work.
-    const pinned = await deliverOnce(message("/ok", { url: `http://hooks.invalid:${port}/ok`, pinnedAddresses: [{ address: "127.0.0.1", family: 4 }] }));
+    const pinned = await deliverOnce(
+      message("/ok", { url: `http://hooks.invalid:${port}/ok`, pinnedAddresses: [{ address: "127.0.0.1", family: 4 }] }),
+    );
     expect(pinned).toMatchObject({ ok: true, status: 200 });
     expect(received[0]!.headers.host).toBe(`hooks.invalid:${port}`);
 
@@ -176,13 +178,17 @@ describe("deliverOnce with pinned addresses", () => {
   });
 
   it("fails when no vetted address fits", async () => {
-    const result = await deliverOnce(message("/ok", { url: `http://hooks.invalid:1/ok`, pinnedAddresses: [] }));
+    const result = await deliverOnce(message("/ok", { url: "http://hooks.invalid:1/ok", pinnedAddresses: [] }));
     expect(result).toMatchObject({ ok: false, error: expect.stringMatching(/no vetted address/) });
   });
 });
 
 describe("webhook payload", () => {
-  const links = { self: "https://api.example.com/v1/runs/run_1", events: "https://api.example.com/v1/runs/run_1/events", stream: "https://s.example.com/v1/runs/run_1/stream" };
+  const links = {
+    self: "https://api.example.com/v1/runs/run_1",
+    events: "https://api.example.com/v1/runs/run_1/events",
+    stream: "https://s.example.com/v1/runs/run_1/stream",
+  };
 
   it("is delivered as a {type, timestamp, data} envelope the receiver can parse", async () => {
     const payload = buildWebhookPayload({
@@ -228,6 +234,8 @@ describe("webhook payload", () => {
     expect(payload.data.result).toBe("x".repeat(MAX_RESULT_CHARS - 1)); // the emoji's surrogate pair is not split
     expect(payload.data.resultTruncated).toBe(true);
     expect(Buffer.byteLength(JSON.stringify(payload))).toBeLessThan(8 * 1024);
-    expect(buildWebhookPayload({ runId: "r", status: "succeeded", sessionId: "s", result: "short", links, metadata: {} }).data).not.toHaveProperty("resultTruncated");
+    expect(
+      buildWebhookPayload({ runId: "r", status: "succeeded", sessionId: "s", result: "short", links, metadata: {} }).data,
+    ).not.toHaveProperty("resultTruncated");
   });
 });

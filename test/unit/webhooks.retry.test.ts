@@ -96,8 +96,12 @@ describe("nextAttemptDelayMs", () => {
   it("clamps Retry-After to [1 s, 24 h]", () => {
     const pastDate = new Date(Date.now() - HOUR).toUTCString();
     expect(nextAttemptDelayMs(1, { status: 429, retryAfter: "0" }, lowest)).toBe(3750); // backoff is already above 1 s
-    expect(nextAttemptDelayMs(1, { status: 429, retryAfter: "0" }, lowest, { ...DEFAULT_RETRY_SCHEDULE, firstRetryDelayMs: 10 })).toBe(SECOND);
-    expect(nextAttemptDelayMs(1, { status: 503, retryAfter: pastDate }, lowest, { ...DEFAULT_RETRY_SCHEDULE, firstRetryDelayMs: 10 })).toBe(SECOND);
+    expect(nextAttemptDelayMs(1, { status: 429, retryAfter: "0" }, lowest, { ...DEFAULT_RETRY_SCHEDULE, firstRetryDelayMs: 10 })).toBe(
+      SECOND,
+    );
+    expect(nextAttemptDelayMs(1, { status: 503, retryAfter: pastDate }, lowest, { ...DEFAULT_RETRY_SCHEDULE, firstRetryDelayMs: 10 })).toBe(
+      SECOND,
+    );
     expect(nextAttemptDelayMs(1, { status: 429, retryAfter: String(7 * 24 * 3600) }, lowest)).toBe(24 * HOUR);
   });
 
@@ -122,7 +126,9 @@ describe("nextAttemptDelayMs", () => {
     const delays = fast.slice(0, -1) as number[];
     expect(delays.every((d) => typeof d === "number" && d <= FAST_RETRY_SCHEDULE.maxDelayMs)).toBe(true);
     expect(delays.reduce((a, b) => a + b, 0)).toBeLessThan(SECOND);
-    expect(nextAttemptDelayMs(1, { status: 429, retryAfter: "3600" }, lowest, FAST_RETRY_SCHEDULE)).toBe(FAST_RETRY_SCHEDULE.maxRetryAfterMs);
+    expect(nextAttemptDelayMs(1, { status: 429, retryAfter: "3600" }, lowest, FAST_RETRY_SCHEDULE)).toBe(
+      FAST_RETRY_SCHEDULE.maxRetryAfterMs,
+    );
     expect(nextAttemptDelayMs(2, { status: 410 }, lowest, FAST_RETRY_SCHEDULE)).toBe("disable");
   });
 
@@ -139,8 +145,15 @@ describe("nextAttemptDelayMs", () => {
     const response = fc.option(
       fc.record(
         {
-          status: fc.oneof(fc.constantFrom(429, 500, 502, 503, 504, 302, 404), fc.integer({ min: 100, max: 599 }).filter((s) => s !== 410)),
-          retryAfter: fc.oneof(fc.nat({ max: 10 ** 7 }).map(String), fc.date({ noInvalidDate: true }).map((d) => d.toUTCString()), fc.string()),
+          status: fc.oneof(
+            fc.constantFrom(429, 500, 502, 503, 504, 302, 404),
+            fc.integer({ min: 100, max: 599 }).filter((s) => s !== 410),
+          ),
+          retryAfter: fc.oneof(
+            fc.nat({ max: 10 ** 7 }).map(String),
+            fc.date({ noInvalidDate: true }).map((d) => d.toUTCString()),
+            fc.string(),
+          ),
         },
         { requiredKeys: [] },
       ),
@@ -151,7 +164,10 @@ describe("nextAttemptDelayMs", () => {
         schedule,
         fc.integer({ min: 1, max: 1000 }),
         response,
-        fc.oneof(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), fc.constantFrom(Number.NaN, -1, 2, Infinity)),
+        fc.oneof(
+          fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+          fc.constantFrom(Number.NaN, -1, 2, Number.POSITIVE_INFINITY),
+        ),
         (s, attempt, res, draw) => {
           const next = nextAttemptDelayMs(attempt, res, () => draw, s);
           if (attempt >= s.maxAttempts) {

@@ -13,9 +13,7 @@ async function referenceVerify(secret: string, headers: Record<string, string>, 
   const content = new TextEncoder().encode(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, content));
   const expected = btoa(String.fromCharCode(...mac));
-  return (headers["webhook-signature"] ?? "")
-    .split(" ")
-    .some((entry) => entry.startsWith("v1,") && entry.slice(3) === expected);
+  return (headers["webhook-signature"] ?? "").split(" ").some((entry) => entry.startsWith("v1,") && entry.slice(3) === expected);
 }
 
 // The specification's published test vector.
@@ -124,7 +122,9 @@ describe("verifyWebhook", () => {
     ["id", { ...headers, "webhook-id": "msg_other" }, body],
     ["signature", { ...headers, "webhook-signature": flippedSignature }, body],
   ])("rejects a tampered %s, as the independent receiver does", async (_, tampered, tamperedBody) => {
-    expect(() => verifyWebhook({ headers: tampered, body: tamperedBody, secrets: [secret], nowSeconds: NOW })).toThrow(/no webhook-signature matches/);
+    expect(() => verifyWebhook({ headers: tampered, body: tamperedBody, secrets: [secret], nowSeconds: NOW })).toThrow(
+      /no webhook-signature matches/,
+    );
     expect(await referenceVerify(secret, tampered, tamperedBody)).toBe(false);
   });
 

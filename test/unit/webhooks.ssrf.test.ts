@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   assertDeliverableUrl,
-  forbiddenAddressReason,
-  WebhookUrlError,
   type DeliverableUrlOptions,
+  forbiddenAddressReason,
   type HostLookup,
+  WebhookUrlError,
 } from "../../shared/net/ssrfGuard.js";
 
 const STRICT: DeliverableUrlOptions = { allowLoopback: false, allowHttp: false };
@@ -185,7 +185,9 @@ describe("assertDeliverableUrl", () => {
 
   it("accepts http only when allowed", async () => {
     const lookup = fakeDns({ "hooks.example.com": ["93.184.216.34"] });
-    await expect(assertDeliverableUrl("http://hooks.example.com/", { allowHttp: true, allowLoopback: false, lookup })).resolves.toHaveLength(1);
+    await expect(
+      assertDeliverableUrl("http://hooks.example.com/", { allowHttp: true, allowLoopback: false, lookup }),
+    ).resolves.toHaveLength(1);
   });
 
   it("accepts loopback only with allowLoopback, and nothing else private", async () => {

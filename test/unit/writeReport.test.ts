@@ -2,11 +2,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { ToolProgress } from "../../shared/contracts/events.js";
 import type { ChatModel, ChatRequest } from "../../shared/llm/types.js";
-import { salesWorkbook } from "../support/documents.js";
 import { fileText } from "../../shared/ports/files.js";
-import { testToolContext } from "../../shared/testing/toolContext.js";
 import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
+import { testToolContext } from "../../shared/testing/toolContext.js";
 import { writeReport } from "../../shared/tools/writeReport.js";
+import { salesWorkbook } from "../support/documents.js";
 
 describe("write_report", () => {
   it("renders HTML from Markdown: headings, tables, numbered sources, inline CSS, no scripts", async () => {
@@ -25,7 +25,12 @@ describe("write_report", () => {
       "<SCRIPT SRC=https://evil.example/x.js></SCRIPT>",
     ].join("\n");
     const output = await writeReport.run(
-      { title: "Sales <2026>", format: "html", content, sources: [{ url: "https://example.com/a", title: "Source A" }, { url: "https://example.com/b" }] },
+      {
+        title: "Sales <2026>",
+        format: "html",
+        content,
+        sources: [{ url: "https://example.com/a", title: "Source A" }, { url: "https://example.com/b" }],
+      },
       testToolContext({ files }),
     );
     expect(output).toBe(`Saved the report sales-2026.html (${(await files.get("run_test", "sales-2026.html"))!.bytes} bytes, text/html).`);
@@ -35,7 +40,9 @@ describe("write_report", () => {
     expect(html).toContain("<title>Sales &#60;2026&#62;</title>");
     expect(html).toMatch(/<h2[^>]*>Totals<\/h2>/);
     expect(html).toMatch(/<td>north<\/td>\s*<td>220<\/td>/);
-    expect(html).toContain('<ol class="sources"><li><a href="https://example.com/a" rel="noopener noreferrer">Source A</a></li><li><a href="https://example.com/b"');
+    expect(html).toContain(
+      '<ol class="sources"><li><a href="https://example.com/a" rel="noopener noreferrer">Source A</a></li><li><a href="https://example.com/b"',
+    );
     expect(html).toMatch(/<style>[^<]+<\/style>/);
     expect(html).toContain("default-src 'none'");
     expect(html).not.toMatch(/<link|src="http/i);
@@ -43,7 +50,10 @@ describe("write_report", () => {
 
   it("stores Markdown as written, with a title and numbered sources", async () => {
     const files = new MemoryFileStore();
-    await writeReport.run({ title: "Notes", format: "markdown", content: "Body text.", sources: [{ url: "https://example.com/a", title: "A" }] }, testToolContext({ files }));
+    await writeReport.run(
+      { title: "Notes", format: "markdown", content: "Body text.", sources: [{ url: "https://example.com/a", title: "A" }] },
+      testToolContext({ files }),
+    );
     const file = (await files.get("run_test", "notes.md"))!;
     expect(file.contentType).toBe("text/markdown");
     expect(fileText(file)).toBe("# Notes\n\nBody text.\n\n## Sources\n\n1. [A](https://example.com/a)\n");
@@ -85,7 +95,12 @@ describe("write_report written live", () => {
       seen.push("delta");
     };
     const output = await writeReport.run(
-      writeReport.parameters.parse({ title: "Sales review", task: "Review sales by region", material: ["sales.xlsx"], notes: "north 220, south 180" }),
+      writeReport.parameters.parse({
+        title: "Sales review",
+        task: "Review sales by region",
+        material: ["sales.xlsx"],
+        notes: "north 220, south 180",
+      }),
       testToolContext({ files: watched, model, progress }),
     );
     expect(output).toMatch(/^Saved the report sales-review\.html/);
@@ -114,7 +129,10 @@ describe("write_report written live", () => {
 
   it("finished text still works without a model", async () => {
     const files = new MemoryFileStore();
-    await writeReport.run(writeReport.parameters.parse({ title: "Done", format: "markdown", content: "All done." }), testToolContext({ files }));
+    await writeReport.run(
+      writeReport.parameters.parse({ title: "Done", format: "markdown", content: "All done." }),
+      testToolContext({ files }),
+    );
     expect(fileText((await files.get("run_test", "done.md"))!)).toBe("# Done\n\nAll done.\n");
   });
 });

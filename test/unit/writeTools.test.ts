@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fileText } from "../../shared/ports/files.js";
+import type { Tool } from "../../shared/ports/tools.js";
 import { EventedFileStore } from "../../shared/run/fileEvents.js";
 import { MemoryEvents } from "../../shared/testing/memoryEvents.js";
 import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
@@ -7,7 +8,6 @@ import { MemoryRuns } from "../../shared/testing/memoryRuns.js";
 import { testToolContext } from "../../shared/testing/toolContext.js";
 import { writeArtifact } from "../../shared/tools/artifacts.js";
 import { runCodeTool } from "../../shared/tools/runCode.js";
-import type { Tool } from "../../shared/ports/tools.js";
 import { writeReport } from "../../shared/tools/writeReport.js";
 
 /**
@@ -18,7 +18,17 @@ import { writeReport } from "../../shared/tools/writeReport.js";
 
 const sandbox = {
   async run() {
-    return { stdout: "ok\n", stderr: "", value: null, error: null, timedOut: false, outputs: [{ name: "out.csv", base64: Buffer.from("a,b\n1,2\n").toString("base64") }], refused: [], runMs: 1, startMs: 1 };
+    return {
+      stdout: "ok\n",
+      stderr: "",
+      value: null,
+      error: null,
+      timedOut: false,
+      outputs: [{ name: "out.csv", base64: Buffer.from("a,b\n1,2\n").toString("base64") }],
+      refused: [],
+      runMs: 1,
+      startMs: 1,
+    };
   },
 };
 

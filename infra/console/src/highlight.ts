@@ -11,7 +11,18 @@ import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import type { LANGUAGES } from "../../toolArguments.js";
 
-const languages: Record<(typeof LANGUAGES)[number], typeof python> = { bash, css, javascript, json, markdown, python, sql, typescript, xml, yaml };
+const languages: Record<(typeof LANGUAGES)[number], typeof python> = {
+  bash,
+  css,
+  javascript,
+  json,
+  markdown,
+  python,
+  sql,
+  typescript,
+  xml,
+  yaml,
+};
 for (const [name, language] of Object.entries(languages)) hljs.registerLanguage(name, language);
 
 /** Highlighted HTML (every character of the code escaped) for a known language; undefined otherwise. */

@@ -11,10 +11,10 @@ import {
   toolResultsSinceLastUser,
 } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
-import { EXPLAIN } from "./planner.js";
 import { findExpressions } from "./expressions.js";
-import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { EXPLAIN } from "./planner.js";
 import { researchMove } from "./research.js";
+import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
@@ -29,7 +29,9 @@ interface Assignment {
 export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
   const revised = labelledText(lastUserText(messages), "Your task:");
   if (revised?.startsWith(EXPLAIN.trim())) {
-    return say(`This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`);
+    return say(
+      `This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`,
+    );
   }
   const work = workMove(messages, offered) ?? researchMove(messages, offered);
   if (work) return work;
@@ -52,10 +54,16 @@ function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { 
   // "use <tool> {…}" names the calls outright, for any tool offered (MCP tools included).
   // They are the whole task: once the person answered, a named question is not asked again.
   const named = findToolDirectives(task).filter((directive) => offered.has(directive.name));
-  if (named.length > 0) return named.filter((d) => !(answered && d.name === "ask_user")).map(({ name, arguments: args }) => ({ name, arguments: args }));
+  if (named.length > 0)
+    return named.filter((d) => !(answered && d.name === "ask_user")).map(({ name, arguments: args }) => ({ name, arguments: args }));
   // A request that says "ask me" gets a question first (the run waits for the answer).
   if (!answered && /\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
-    return [{ name: "ask_user", arguments: { question: `You asked me to check with you first. What should I know before I do this: ${cut(task, 200)}` } }];
+    return [
+      {
+        name: "ask_user",
+        arguments: { question: `You asked me to check with you first. What should I know before I do this: ${cut(task, 200)}` },
+      },
+    ];
   }
   if (/\breport/i.test(task) && offered.has("write_artifact")) return [writeReport(assignment)];
   const expressions = findExpressions(task);

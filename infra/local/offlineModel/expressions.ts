@@ -7,10 +7,7 @@ const FUNCTION_OPENING = String.raw`(?:${FUNCTION_NAMES.join("|")})\s*\(`;
 /** A maximal stretch of characters that could belong to an expression. */
 const CANDIDATE_RUN = new RegExp(String.raw`(?:\b${FUNCTION_OPENING}|\bpi\b|\d|[-+*/^%(). \t])+`, "gi");
 
-const TOKEN = new RegExp(
-  String.raw`\s*(?:(\d+(?:\.\d+)?|\.\d+|pi\b)|(${FUNCTION_OPENING})|([-+*/^%()]))`,
-  "iy",
-);
+const TOKEN = new RegExp(String.raw`\s*(?:(\d+(?:\.\d+)?|\.\d+|pi\b)|(${FUNCTION_OPENING})|([-+*/^%()]))`, "iy");
 const BINARY_OPERATORS = new Set(["+", "-", "*", "/", "^", "%"]);
 
 type Token = "number" | "call" | string;

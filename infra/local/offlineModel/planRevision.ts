@@ -31,13 +31,17 @@ export function shownSteps(text: string): ShownStep[] {
 }
 
 const IGNORED = new Set(
-  "please dont don't without need want instead this that with plan step steps task tasks more less just only skip drop remove should would could there their them then than also make have from into about write add need any the".split(" "),
+  "please dont don't without need want instead this that with plan step steps task tasks more less just only skip drop remove should would could there their them then than also make have from into about write add need any the".split(
+    " ",
+  ),
 );
 
 /** The words of a text that can name a step ("reports" names "report"). */
 function words(text: string): Set<string> {
   return new Set(
-    (text.toLowerCase().match(/\p{L}[\p{L}\d'-]*/gu) ?? []).filter((w) => w.length >= 4 && !IGNORED.has(w)).map((w) => w.replace(/(?:es|s)$/, "")),
+    (text.toLowerCase().match(/\p{L}[\p{L}\d'-]*/gu) ?? [])
+      .filter((w) => w.length >= 4 && !IGNORED.has(w))
+      .map((w) => w.replace(/(?:es|s)$/, "")),
   );
 }
 
@@ -49,14 +53,27 @@ export function reviseSteps(steps: ShownStep[], reason: string): { steps: ShownS
   // A step is named by its title, or when every one of its tasks is named.
   const kept = steps.filter((s) => !(names(said, s.title) || s.tasks.every((t) => names(said, t))));
   if (said.size && kept.length > 0 && kept.length < steps.length) {
-    return { steps: kept, change: `dropped ${steps.filter((s) => !kept.includes(s)).map((s) => `"${s.title}"`).join(", ")}` };
+    return {
+      steps: kept,
+      change: `dropped ${steps
+        .filter((s) => !kept.includes(s))
+        .map((s) => `"${s.title}"`)
+        .join(", ")}`,
+    };
   }
   const trimmed = steps.map((s) => ({ ...s, tasks: s.tasks.length > 1 ? s.tasks.filter((t) => !names(said, t)) : s.tasks }));
   const dropped = steps.flatMap((s, i) => s.tasks.filter((t) => !trimmed[i]!.tasks.includes(t)));
   if (said.size && dropped.length > 0 && trimmed.every((s) => s.tasks.length > 0)) {
-    return { steps: trimmed, change: `dropped the task${dropped.length > 1 ? "s" : ""} ${dropped.map((t) => `"${cut(t, 60)}"`).join(", ")}` };
+    return {
+      steps: trimmed,
+      change: `dropped the task${dropped.length > 1 ? "s" : ""} ${dropped.map((t) => `"${cut(t, 60)}"`).join(", ")}`,
+    };
   }
   const note = cut(reason || "the plan was rejected without a reason", 200);
-  const added = { title: `Address the feedback: ${cut(note, 120)}`, tasks: [`Take this feedback into account: "${note}"`], done_when: "The feedback is addressed." };
+  const added = {
+    title: `Address the feedback: ${cut(note, 120)}`,
+    tasks: [`Take this feedback into account: "${note}"`],
+    done_when: "The feedback is addressed.",
+  };
   return { steps: [...steps, added], change: `added the step "${added.title}"` };
 }

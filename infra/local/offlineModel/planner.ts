@@ -3,10 +3,10 @@
 
 import { assistantToolCalls, cut, firstUserText, isFailure, listedFiles, listedTools, oneLine, requestIn, textOf } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
-import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { findExpressions } from "./expressions.js";
-import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { researchSteps } from "./research.js";
+import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 import { workSteps } from "./workTools.js";
 
 /** The orchestrator shows an existing plan under this heading in a fresh planning conversation. */
@@ -28,7 +28,10 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
     if (missing !== undefined && offered.has("ask_user") && !asked) {
       return callTools([{ name: "ask_user", arguments: { question: `Before I plan: ${missing || "what should I know first"}?` } }]);
     }
-    const answer = asked && messages.at(-1)?.role === "tool" ? oneLine(textOf(messages.at(-1)!.content)).replace(/^The user answered:\s*/i, "") : undefined;
+    const answer =
+      asked && messages.at(-1)?.role === "tool"
+        ? oneLine(textOf(messages.at(-1)!.content)).replace(/^The user answered:\s*/i, "")
+        : undefined;
     const created = createPlan(request, listedTools(messages), listedFiles(messages));
     if (answer) created.title = `${created.title as string} (you said: ${cut(answer, 80)})`;
     return callTools([{ name: "planning", arguments: created }]);
@@ -56,7 +59,9 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
 function checkStep(text: string, index: number): Decision {
   const results = text.split(/\r?\n/).filter((line) => /^- \[[\w.]+\] /.test(line));
   // A person's rejection is their decision, not a failure to redo.
-  const failed = results.filter((line) => /: FAILED: |The tool reported:|Not every tool call succeeded/.test(line) && !/Rejected by the user/.test(line));
+  const failed = results.filter(
+    (line) => /: FAILED: |The tool reported:|Not every tool call succeeded/.test(line) && !/Rejected by the user/.test(line),
+  );
   const met = failed.length === 0;
   const reason = met
     ? `every task returned a result (${results.length})`
@@ -84,7 +89,11 @@ function checkStep(text: string, index: number): Decision {
  */
 export function createPlan(request: string, team: ReadonlySet<string>, files: readonly string[]): Record<string, unknown> {
   const facts = factTasks(request, team);
-  const gather = { title: "Gather the facts", tasks: facts.length ? facts : [`Answer the request: ${cut(oneLine(request), 200)}`], done_when: "Every task of this step has returned a result." };
+  const gather = {
+    title: "Gather the facts",
+    tasks: facts.length ? facts : [`Answer the request: ${cut(oneLine(request), 200)}`],
+    done_when: "Every task of this step has returned a result.",
+  };
   const report = {
     title: "Write the report",
     tasks: ["Write a report of the results to report.md with write_artifact"],

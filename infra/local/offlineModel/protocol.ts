@@ -24,9 +24,7 @@ const Message = z.looseObject({
 });
 const Tool = z.looseObject({
   type: z.string(),
-  function: z
-    .looseObject({ name: z.string(), description: z.string().optional(), parameters: z.unknown().optional() })
-    .optional(),
+  function: z.looseObject({ name: z.string(), description: z.string().optional(), parameters: z.unknown().optional() }).optional(),
 });
 
 export const ChatCompletionRequest = z.looseObject({
@@ -74,7 +72,11 @@ export function estimateTokens(text: string): number {
 
 export function usageOf(messages: readonly ChatMessage[], reply: BrainReply): Usage {
   const promptText = messages
-    .map((message) => textOf(message.content) + (message.tool_calls ?? []).map((call) => (call.function?.name ?? "") + (call.function?.arguments ?? "")).join(""))
+    .map(
+      (message) =>
+        textOf(message.content) +
+        (message.tool_calls ?? []).map((call) => (call.function?.name ?? "") + (call.function?.arguments ?? "")).join(""),
+    )
     .join("");
   const completionText = (reply.content ?? "") + reply.toolCalls.map((call) => call.name + JSON.stringify(call.arguments)).join("");
   const prompt_tokens = estimateTokens(promptText);

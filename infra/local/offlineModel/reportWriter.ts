@@ -2,7 +2,7 @@
 // it, in its order: a summary line from the task, the notes as findings, each file of the material.
 
 import { lastUserText, systemText } from "./conversation.js";
-import { say, type ChatMessage, type Decision } from "./types.js";
+import { type ChatMessage, type Decision, say } from "./types.js";
 
 /** write_report's writer says so in the first line of its instructions. */
 export const isReportWriting = (messages: readonly ChatMessage[]) => /^You are a report writer\b/.test(systemText(messages));
@@ -11,7 +11,8 @@ export function writeReportText(messages: readonly ChatMessage[]): Decision {
   const request = lastUserText(messages);
   // The request is blocks separated by blank lines: "Title: …", "Task: …", "Notes:\n…", "Material: name\n…".
   const blocks = request.split(/\n\n(?=(?:Title|Task|Notes|Material):)/);
-  const field = (label: string) => blocks.filter((block) => block.startsWith(`${label}:`)).map((block) => block.slice(label.length + 1).replace(/^ /, ""));
+  const field = (label: string) =>
+    blocks.filter((block) => block.startsWith(`${label}:`)).map((block) => block.slice(label.length + 1).replace(/^ /, ""));
   const task = field("Task")[0]?.trim() ?? "";
   const sections = [`## Summary\n\nThis report answers: ${task || "(no task was given)"}`];
   const notes = field("Notes")[0]?.trim();

@@ -2,8 +2,17 @@
 // document (or the run's only one) with read_artifact and answers with its first lines; "research …"
 // or "deep search …" runs deep_search on the question, whose notes become a file of the run.
 
-import { cut, labelledText, lastUserText, listedFiles, requestIn, toolResultsSinceLastUser, assistantToolCalls, isFailure } from "./conversation.js";
-import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import {
+  assistantToolCalls,
+  cut,
+  isFailure,
+  labelledText,
+  lastUserText,
+  listedFiles,
+  requestIn,
+  toolResultsSinceLastUser,
+} from "./conversation.js";
+import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 
 const SUMMARY = /\bsummari[sz]e\b/i;
 const RESEARCH = /\b(research|deep search|deep_search)\b/i;
@@ -16,16 +25,33 @@ function documentOf(task: string, request: string, files: readonly string[]): st
 }
 
 /** The question of a research request: the request without its leading verb. */
-const questionOf = (text: string) => cut(text.replace(/^\s*(please\s+)?(do\s+a\s+)?(deep[ _]search|research)\s*(on|about|into|:)?\s*/i, "").trim(), 400) || text.trim();
+const questionOf = (text: string) =>
+  cut(text.replace(/^\s*(please\s+)?(do\s+a\s+)?(deep[ _]search|research)\s*(on|about|into|:)?\s*/i, "").trim(), 400) || text.trim();
 
 /** Plan steps for a summary of a document or a research question, when the executors have the tool; else undefined. */
-export function researchSteps(request: string, team: ReadonlySet<string>, files: readonly string[]): Array<Record<string, unknown>> | undefined {
+export function researchSteps(
+  request: string,
+  team: ReadonlySet<string>,
+  files: readonly string[],
+): Array<Record<string, unknown>> | undefined {
   const document = documentOf(request, request, files);
   if (SUMMARY.test(request) && document && team.has("read_artifact")) {
-    return [{ title: `Summarize ${document}`, tasks: [`Summarize ${document} with read_artifact`], done_when: "The summary names the document's main points." }];
+    return [
+      {
+        title: `Summarize ${document}`,
+        tasks: [`Summarize ${document} with read_artifact`],
+        done_when: "The summary names the document's main points.",
+      },
+    ];
   }
   if (RESEARCH.test(request) && team.has("deep_search")) {
-    return [{ title: "Research the question", tasks: [`Research with deep_search: ${questionOf(request)}`], done_when: "Notes with numbered sources are saved." }];
+    return [
+      {
+        title: "Research the question",
+        tasks: [`Research with deep_search: ${questionOf(request)}`],
+        done_when: "Notes with numbered sources are saved.",
+      },
+    ];
   }
   return undefined;
 }
@@ -43,7 +69,10 @@ export function researchMove(messages: readonly ChatMessage[], offered: Readonly
       if (isFailure(output)) return say(`The document could not be read: ${output.trim().split("\n")[0]}`);
       const name = String((last.arguments as { filename?: unknown }).filename ?? "the document");
       // Its first lines of text (headings such as "## Page 1" apart), in order: what it opens with.
-      const lines = output.split("\n").map((line) => line.trim()).filter((line) => line && !line.startsWith("#") && !line.startsWith("[characters"));
+      const lines = output
+        .split("\n")
+        .map((line) => line.trim())
+        .filter((line) => line && !line.startsWith("#") && !line.startsWith("[characters"));
       return say([`Summary of ${name}:`, ...lines.slice(0, 5).map((line) => `- ${cut(line, 300)}`)].join("\n"));
     }
     if (last?.name === "deep_search") return say(output.trim());

@@ -2,7 +2,7 @@
 
 import { lastUserText, listedTools, requestIn } from "./conversation.js";
 import { findExpressions } from "./expressions.js";
-import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 
 export function route(messages: readonly ChatMessage[]): Decision {
   if (messages.at(-1)?.role === "tool") return say("Mode chosen.");
@@ -21,7 +21,8 @@ const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|than
 /** Only a greeting or thanks ("Hello there!", "Thanks a lot."). */
 const ONLY_GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you)( there| a lot| so much)?[\s!.,]*$/i;
 /** Questions about the assistant itself ("who are you?", "what is Stepwise?", "what can you do?"). */
-const ABOUT_ME = /\b(who|what) are you\b|\bwhat can you do\b|\bhow do you work\b|\b(what|who) is stepwise\b|\bwhat does stepwise do\b|\bhow does stepwise work\b|\babout stepwise\b|\bare you stepwise\b/i;
+const ABOUT_ME =
+  /\b(who|what) are you\b|\bwhat can you do\b|\bhow do you work\b|\b(what|who) is stepwise\b|\bwhat does stepwise do\b|\bhow does stepwise work\b|\babout stepwise\b|\bare you stepwise\b/i;
 
 /** What Stepwise is, naming the tools its agents have (those the router's prompt lists). */
 export function aboutStepwise(tools: ReadonlySet<string>): string {
@@ -41,11 +42,18 @@ function directAnswer(request: string, messages: readonly ChatMessage[]): string
   const hello = GREETING.test(request) ? "Hello! " : "";
   if (ABOUT_ME.test(request)) return `${hello}${aboutStepwise(listedTools(messages))}`;
   if (ONLY_GREETING.test(request)) {
-    return /^\s*thank/i.test(request) ? "You are welcome! Tell me what to work on next." : "Hello! Tell me what to work on: I can calculate, measure texts and write reports.";
+    return /^\s*thank/i.test(request)
+      ? "You are welcome! Tell me what to work on next."
+      : "Hello! Tell me what to work on: I can calculate, measure texts and write reports.";
   }
   if (/\bwhat did i (just )?ask\b|\bremind me\b/i.test(request)) {
-    const earlier = messages.filter((m) => m.role === "user").slice(0, -1).map((m) => (typeof m.content === "string" ? m.content : ""));
-    return earlier.length ? `Earlier in this session you asked: ${earlier.map((q) => `"${q}"`).join(", then ")}.` : "This is the first request of this session.";
+    const earlier = messages
+      .filter((m) => m.role === "user")
+      .slice(0, -1)
+      .map((m) => (typeof m.content === "string" ? m.content : ""));
+    return earlier.length
+      ? `Earlier in this session you asked: ${earlier.map((q) => `"${q}"`).join(", then ")}.`
+      : "This is the first request of this session.";
   }
   return undefined;
 }

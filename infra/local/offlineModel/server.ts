@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import { respond } from "./brain.js";
 import {
+  type ApiError,
+  type ChatCompletionRequest,
   completionBody,
   invalidRequest,
   MODEL_ID,
@@ -13,8 +15,6 @@ import {
   parseCompletionRequest,
   streamChunks,
   usageOf,
-  type ApiError,
-  type ChatCompletionRequest,
 } from "./protocol.js";
 
 export interface OfflineModelOptions {

@@ -2,7 +2,7 @@
 // may span lines: a table of figures).
 
 import { firstUserText, labelledText, lastUserText, oneLine } from "./conversation.js";
-import { say, type ChatMessage, type Decision } from "./types.js";
+import { type ChatMessage, type Decision, say } from "./types.js";
 
 export function summarize(messages: readonly ChatMessage[]): Decision {
   const userText = lastUserText(messages);

@@ -3,8 +3,18 @@
 // a fenced ```python block is run as given, and an analysis that asks for a report (or any request
 // for an HTML report) ends with write_report in HTML.
 
-import { assistantToolCalls, cut, isFailure, labelledText, lastUserText, listedFiles, oneLine, requestIn, toolResultsSinceLastUser } from "./conversation.js";
-import { callTools, say, type ChatMessage, type Decision } from "./types.js";
+import {
+  assistantToolCalls,
+  cut,
+  isFailure,
+  labelledText,
+  lastUserText,
+  listedFiles,
+  oneLine,
+  requestIn,
+  toolResultsSinceLastUser,
+} from "./conversation.js";
+import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 
 const ANALYSIS = /\banaly[sz]/i;
 const DATA = /\b(csv|xlsx?|spreadsheets?|workbooks?|files?|data|attached|upload(ed)?)\b/i;
@@ -16,13 +26,18 @@ const TABLES = /\.(csv|xlsx?)$/i;
 
 /** The request asks to analyse its files (and maybe to report on them). */
 export const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
-const wantsHtmlReport = (text: string) => /\bwrite_report\b/.test(text) || (REPORT.test(text) && (/\bhtml\b/i.test(text) || wantsAnalysis(text)));
+const wantsHtmlReport = (text: string) =>
+  /\bwrite_report\b/.test(text) || (REPORT.test(text) && (/\bhtml\b/i.test(text) || wantsAnalysis(text)));
 
 /**
  * Plan steps for an analysis request, or undefined to plan as usual: only when the executors have
  * run_code (the planner's prompt lists it) and, for an analysis, a CSV file of the run is named there.
  */
-export function workSteps(request: string, team: ReadonlySet<string>, files: readonly string[]): Array<Record<string, unknown>> | undefined {
+export function workSteps(
+  request: string,
+  team: ReadonlySet<string>,
+  files: readonly string[],
+): Array<Record<string, unknown>> | undefined {
   if (!team.has("run_code")) return undefined;
   const csvs = files.filter((name) => TABLES.test(name));
   const code = pythonBlock(request);
@@ -35,9 +50,17 @@ export function workSteps(request: string, team: ReadonlySet<string>, files: rea
     },
   ];
   if (SLIDES.test(request) && team.has("write_report")) {
-    steps.push({ title: "Write the report and slides", tasks: ["Write an HTML report and slides (pptx) of the analysis, with a chart, with write_report"], done_when: "The HTML report and the deck are files of the run." });
+    steps.push({
+      title: "Write the report and slides",
+      tasks: ["Write an HTML report and slides (pptx) of the analysis, with a chart, with write_report"],
+      done_when: "The HTML report and the deck are files of the run.",
+    });
   } else if (REPORT.test(request) && team.has("write_report")) {
-    steps.push({ title: "Write the report", tasks: ["Write an HTML report of the analysis with write_report"], done_when: "The HTML report is a file of the run." });
+    steps.push({
+      title: "Write the report",
+      tasks: ["Write an HTML report of the analysis with write_report"],
+      done_when: "The HTML report is a file of the run.",
+    });
   }
   return steps;
 }
@@ -72,7 +95,10 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
     const csvs = listedFiles(messages).filter((name) => TABLES.test(name));
     const named = csvs.filter((name) => task.includes(name) || request.includes(name));
     const files = named.length ? named : csvs;
-    if (files.length === 0) return say("There is no CSV file or spreadsheet in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.");
+    if (files.length === 0)
+      return say(
+        "There is no CSV file or spreadsheet in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.",
+      );
     return callTools([{ name: "run_code", arguments: { code: analysisCode(files), files } }]);
   }
   if (wantsHtmlReport(task) && offered.has("write_report")) {
@@ -94,7 +120,19 @@ function reportCalls(request: string, task: string, findings: string, files: rea
     const table = /-([\w]+)-by-([\w]+)\.csv$/.exec(name);
     if (!table) return [];
     const [, value, key] = table;
-    return [{ title: `${value} by ${key}`, data: name, spec: { mark: "bar", encoding: { x: { field: key, type: "nominal", sort: "-y" }, y: { field: `total_${value}`, type: "quantitative", title: `total ${value}` } } } }];
+    return [
+      {
+        title: `${value} by ${key}`,
+        data: name,
+        spec: {
+          mark: "bar",
+          encoding: {
+            x: { field: key, type: "nominal", sort: "-y" },
+            y: { field: `total_${value}`, type: "quantitative", title: `total ${value}` },
+          },
+        },
+      },
+    ];
   });
   const report = { title, task: request.trim(), notes: findings.trim(), ...(charts.length ? { charts } : {}) };
   const calls: Decision["calls"] = [{ name: "write_report", arguments: { ...report, format: "html" } }];

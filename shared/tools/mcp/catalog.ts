@@ -1,13 +1,13 @@
-import type { RunEvents } from "../../ports/events.js";
-import type { ToolSourceStore } from "../../store/toolSources.js";
 import type { ToolSourceRecord } from "../../contracts/toolSources.js";
-import type { EnvelopeCipher } from "../../secrets/envelope.js";
+import { errorMessage } from "../../errors.js";
+import type { RunEvents } from "../../ports/events.js";
 import type { ToolAudience, ToolCatalog } from "../../ports/toolCatalog.js";
+import type { Tool } from "../../ports/tools.js";
+import type { EnvelopeCipher } from "../../secrets/envelope.js";
+import type { ToolSourceStore } from "../../store/toolSources.js";
 import { agentTools, reactTools } from "../builtins.js";
 import { ToolRegistry } from "../registry.js";
-import type { Tool } from "../../ports/tools.js";
-import { errorMessage } from "../../errors.js";
-import { listMcpTools, withMcp, type McpNetworkPolicy } from "./client.js";
+import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
 import { mcpTool } from "./mcpTool.js";
 import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
@@ -87,12 +87,24 @@ export class McpToolCatalog implements ToolCatalog {
       const headers = await this.headersOf(source);
       redact = redactor(Object.values(headers));
       const endpoint = { url: source.url, headers };
-      const definitions = await withMcp(endpoint, this.options.policy, this.options.connectTimeoutMs, (client) => listMcpTools(client, this.options.connectTimeoutMs));
+      const definitions = await withMcp(endpoint, this.options.policy, this.options.connectTimeoutMs, (client) =>
+        listMcpTools(client, this.options.connectTimeoutMs),
+      );
       const allowed = source.tools ? new Set(source.tools) : undefined;
       const offered = definitions.filter((d) => !allowed || allowed.has(d.name));
-      const names = exposedToolNames(source.name, offered.map((d) => d.name));
+      const names = exposedToolNames(
+        source.name,
+        offered.map((d) => d.name),
+      );
       const byOwnName = new Map(offered.map((d) => [d.name, d]));
-      const runtime = { name: source.name, endpoint, policy: this.options.policy, callTimeoutMs: this.options.callTimeoutMs, access: source.access, redact };
+      const runtime = {
+        name: source.name,
+        endpoint,
+        policy: this.options.policy,
+        callTimeoutMs: this.options.callTimeoutMs,
+        access: source.access,
+        redact,
+      };
       return { tools: [...names].map(([exposed, own]) => mcpTool(byOwnName.get(own)!, exposed, runtime)) };
     } catch (error) {
       return { source: source.name, reason: redact(errorMessage(error)).slice(0, 500) };
@@ -105,7 +117,9 @@ export class McpToolCatalog implements ToolCatalog {
     const cacheKey = `${sealed.encryptedKey}:${sealed.ciphertext}`;
     let opened = this.openedHeaders.get(cacheKey);
     if (!opened) {
-      opened = this.options.cipher.open(sealed, headerContext(source.tenantId, source.name)).then((json) => JSON.parse(json) as Record<string, string>);
+      opened = this.options.cipher
+        .open(sealed, headerContext(source.tenantId, source.name))
+        .then((json) => JSON.parse(json) as Record<string, string>);
       opened.catch(() => this.openedHeaders.delete(cacheKey));
       this.openedHeaders.set(cacheKey, opened);
     }

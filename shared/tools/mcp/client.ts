@@ -55,7 +55,9 @@ export async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy
 
 /** The SDK's message leaves the HTTP status out; a person fixing the source needs it. */
 function withStatus(error: unknown): unknown {
-  return error instanceof StreamableHTTPError && error.code !== undefined ? new Error(`HTTP ${error.code}: ${error.message}`, { cause: error }) : error;
+  return error instanceof StreamableHTTPError && error.code !== undefined
+    ? new Error(`HTTP ${error.code}: ${error.message}`, { cause: error })
+    : error;
 }
 
 /** A 4xx to the first POST, other than one about credentials or rate: maybe an HTTP+SSE server. */
@@ -65,7 +67,12 @@ function isOlderServerAnswer(error: unknown): boolean {
 }
 
 /** Runs `fn` on a fresh session and always closes it: nothing stays open in a frozen Lambda. */
-export async function withMcp<T>(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeoutMs: number, fn: (client: Client) => Promise<T>): Promise<T> {
+export async function withMcp<T>(
+  endpoint: McpEndpoint,
+  policy: McpNetworkPolicy,
+  timeoutMs: number,
+  fn: (client: Client) => Promise<T>,
+): Promise<T> {
   const client = await connectMcp(endpoint, policy, timeoutMs);
   try {
     return await fn(client);
@@ -95,12 +102,16 @@ export interface McpCallOptions {
 }
 
 /** tools/call with the per-call timeout. */
-export async function callMcpTool(client: Client, name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
-  const result = await client.callTool(
-    { name, arguments: args, _meta: { idempotencyKey: options.idempotencyKey } },
-    undefined,
-    { timeout: options.timeoutMs, signal: options.signal },
-  );
+export async function callMcpTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  options: McpCallOptions,
+): Promise<CallToolResult> {
+  const result = await client.callTool({ name, arguments: args, _meta: { idempotencyKey: options.idempotencyKey } }, undefined, {
+    timeout: options.timeoutMs,
+    signal: options.signal,
+  });
   // Servers of the 2024-10-07 protocol may answer with `toolResult`; keep it as text.
   return "content" in result ? (result as CallToolResult) : { content: [{ type: "text", text: JSON.stringify(result.toolResult) }] };
 }

@@ -2,7 +2,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
 import type { Tool, ToolContext } from "../../ports/tools.js";
-import { callMcpTool, withMcp, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition } from "./client.js";
+import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, withMcp } from "./client.js";
 import { mapCallResult } from "./results.js";
 
 const validators = new AjvJsonSchemaValidator();
@@ -41,15 +41,27 @@ export function mcpTool(definition: McpToolDefinition, exposedName: string, sour
     inputSchema,
     parameters: jsonSchemaParameters(inputSchema),
     async run(args: Record<string, unknown>, context: ToolContext): Promise<string> {
-      const signal = context.signal ? AbortSignal.any([context.signal, AbortSignal.timeout(source.callTimeoutMs)]) : AbortSignal.timeout(source.callTimeoutMs);
+      const signal = context.signal
+        ? AbortSignal.any([context.signal, AbortSignal.timeout(source.callTimeoutMs)])
+        : AbortSignal.timeout(source.callTimeoutMs);
       let outcome;
       try {
         outcome = await withMcp(source.endpoint, source.policy, source.callTimeoutMs, async (client) => {
-          const result = await callMcpTool(client, definition.name, args, { timeoutMs: source.callTimeoutMs, signal, idempotencyKey: context.idempotencyKey });
-          return mapCallResult(result, { runId: context.runId, files: context.files, toolName: exposedName, idempotencyKey: context.idempotencyKey });
+          const result = await callMcpTool(client, definition.name, args, {
+            timeoutMs: source.callTimeoutMs,
+            signal,
+            idempotencyKey: context.idempotencyKey,
+          });
+          return mapCallResult(result, {
+            runId: context.runId,
+            files: context.files,
+            toolName: exposedName,
+            idempotencyKey: context.idempotencyKey,
+          });
         });
       } catch (error) {
-        if (signal.aborted && !context.signal?.aborted) throw new Error(`no answer within ${source.callTimeoutMs} ms (the per-call timeout)`);
+        if (signal.aborted && !context.signal?.aborted)
+          throw new Error(`no answer within ${source.callTimeoutMs} ms (the per-call timeout)`);
         throw new Error(source.redact(error instanceof Error ? error.message : String(error)));
       }
       // isError: the tool ran and failed; the model sees why (as an error text) and may adapt.

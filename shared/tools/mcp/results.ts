@@ -64,7 +64,13 @@ export async function mapCallResult(result: CallToolResult, target: ResultTarget
         if ("text" in resource && typeof resource.text === "string") {
           parts.push(await saveFile(Buffer.from(resource.text, "utf8"), resource.mimeType ?? "text/plain", `Resource ${resource.uri}`));
         } else if ("blob" in resource && typeof resource.blob === "string") {
-          parts.push(await saveFile(Buffer.from(resource.blob, "base64"), resource.mimeType ?? "application/octet-stream", `Resource ${resource.uri}`));
+          parts.push(
+            await saveFile(
+              Buffer.from(resource.blob, "base64"),
+              resource.mimeType ?? "application/octet-stream",
+              `Resource ${resource.uri}`,
+            ),
+          );
         }
         break;
       }

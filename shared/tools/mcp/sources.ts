@@ -1,9 +1,9 @@
-import { toolSourceView, type CreateToolSourceRequest, type SourceToolInfo, type ToolSourceRecord } from "../../contracts/toolSources.js";
+import { type CreateToolSourceRequest, type SourceToolInfo, type ToolSourceRecord, toolSourceView } from "../../contracts/toolSources.js";
 import { BadRequestError, ConflictError, errorMessage, NotFoundError, UnprocessableError } from "../../errors.js";
-import type { Services } from "../../services.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../../net/ssrfGuard.js";
+import type { Services } from "../../services.js";
 import { headerContext } from "./catalog.js";
-import { listMcpTools, withMcp, type McpNetworkPolicy } from "./client.js";
+import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
 import { accessOf } from "./mcpTool.js";
 import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
@@ -19,7 +19,8 @@ export function networkPolicy(services: Services): McpNetworkPolicy {
 export async function registerToolSource(services: Services, tenantId: string, request: CreateToolSourceRequest) {
   const policy = networkPolicy(services);
   await checkUrl(request.url, policy);
-  if (await services.toolSources.get(tenantId, request.name)) throw new ConflictError(`There is a tool source named ${request.name} already; delete it first.`);
+  if (await services.toolSources.get(tenantId, request.name))
+    throw new ConflictError(`There is a tool source named ${request.name} already; delete it first.`);
 
   const headers = request.headers ?? {};
   const redact = redactor(Object.values(headers));
@@ -30,20 +31,35 @@ export async function registerToolSource(services: Services, tenantId: string, r
     );
   } catch (error) {
     if (error instanceof WebhookUrlError) throw urlError(error);
-    throw new UnprocessableError(`The MCP server at ${request.url} could not be reached or did not list its tools: ${redact(errorMessage(error)).slice(0, 500)}`, "tool_source_unreachable");
+    throw new UnprocessableError(
+      `The MCP server at ${request.url} could not be reached or did not list its tools: ${redact(errorMessage(error)).slice(0, 500)}`,
+      "tool_source_unreachable",
+    );
   }
   const own = new Set(definitions.map((d) => d.name));
   const unknown = [...(request.tools ?? []), ...Object.keys(request.access ?? {})].filter((name) => !own.has(name));
   if (unknown.length) {
-    throw new UnprocessableError(`The server has no tool named ${[...new Set(unknown)].join(", ")}. Its tools: ${[...own].join(", ") || "none"}.`, "unknown_tools", { unknown });
+    throw new UnprocessableError(
+      `The server has no tool named ${[...new Set(unknown)].join(", ")}. Its tools: ${[...own].join(", ") || "none"}.`,
+      "unknown_tools",
+      { unknown },
+    );
   }
   const allowed = request.tools ? new Set(request.tools) : undefined;
   const offered = definitions.filter((d) => !allowed || allowed.has(d.name));
-  const names = exposedToolNames(request.name, offered.map((d) => d.name));
+  const names = exposedToolNames(
+    request.name,
+    offered.map((d) => d.name),
+  );
   const byOwnName = new Map(offered.map((d) => [d.name, d]));
   const discovered: SourceToolInfo[] = [...names].map(([name, tool]) => {
     const definition = byOwnName.get(tool)!;
-    return { name, tool, description: redact(definition.description ?? definition.title ?? tool).slice(0, 1_024), access: accessOf(definition, request.access) };
+    return {
+      name,
+      tool,
+      description: redact(definition.description ?? definition.title ?? tool).slice(0, 1_024),
+      access: accessOf(definition, request.access),
+    };
   });
 
   const record: ToolSourceRecord = {
@@ -52,13 +68,16 @@ export async function registerToolSource(services: Services, tenantId: string, r
     name: request.name,
     url: request.url,
     headerNames: Object.keys(headers),
-    ...(Object.keys(headers).length ? { sealedHeaders: await services.secrets.seal(JSON.stringify(headers), headerContext(tenantId, request.name)) } : {}),
+    ...(Object.keys(headers).length
+      ? { sealedHeaders: await services.secrets.seal(JSON.stringify(headers), headerContext(tenantId, request.name)) }
+      : {}),
     ...(request.tools ? { tools: request.tools } : {}),
     ...(request.access ? { access: request.access } : {}),
     discovered,
     createdAt: new Date().toISOString(),
   };
-  if (!(await services.toolSources.create(record))) throw new ConflictError(`There is a tool source named ${request.name} already; delete it first.`);
+  if (!(await services.toolSources.create(record)))
+    throw new ConflictError(`There is a tool source named ${request.name} already; delete it first.`);
   services.tools.invalidate?.(tenantId);
   return toolSourceView(record);
 }
@@ -78,7 +97,9 @@ async function checkUrl(url: string, policy: McpNetworkPolicy): Promise<void> {
 }
 
 function urlError(error: WebhookUrlError) {
-  const message = error.message.replace(/webhook (URL|host)/g, "tool source $1").replace("authenticate with the webhook signature", "send credentials in 'headers'");
+  const message = error.message
+    .replace(/webhook (URL|host)/g, "tool source $1")
+    .replace("authenticate with the webhook signature", "send credentials in 'headers'");
   if (error.code === "invalid_webhook_url") return new BadRequestError(message, undefined, "invalid_tool_source_url");
   if (error.code === "forbidden_webhook_address") return new UnprocessableError(message, "forbidden_tool_source_address");
   return new UnprocessableError(message, "tool_source_unreachable");

@@ -1,15 +1,25 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RunEvent } from "../../../shared/contracts/events.js";
-import { sseFrame } from "../../../shared/run/sse.js";
 import { StepwiseClient } from "../../../shared/apiClient/client.js";
 import { ApiError, apiError, ConnectionError } from "../../../shared/apiClient/errors.js";
+import type { RunEvent } from "../../../shared/contracts/events.js";
+import { sseFrame } from "../../../shared/run/sse.js";
 
 const sampleEvents: RunEvent[] = [
   { type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" }, seq: 1, at: "2026-01-01T00:00:00.000Z" },
-  { type: "tool.called", data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: { expression: "17*23" } }, seq: 2, at: "2026-01-01T00:00:01.000Z" },
-  { type: "tool.result", data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", ok: true, output: "17*23 = 391" }, seq: 3, at: "2026-01-01T00:00:02.000Z" },
+  {
+    type: "tool.called",
+    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: { expression: "17*23" } },
+    seq: 2,
+    at: "2026-01-01T00:00:01.000Z",
+  },
+  {
+    type: "tool.result",
+    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", ok: true, output: "17*23 = 391" },
+    seq: 3,
+    at: "2026-01-01T00:00:02.000Z",
+  },
   { type: "run.succeeded", data: { result: "17*23 = 391", files: [] }, seq: 4, at: "2026-01-01T00:00:03.000Z" },
 ];
 
@@ -31,15 +41,31 @@ async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
 
 describe("apiError", () => {
   it("takes the code, message and details of the API's error body", () => {
-    const error = apiError(409, JSON.stringify({ error: { code: "session_busy", message: "The session has a run in flight.", details: { activeRunId: "run_1" } } }));
+    const error = apiError(
+      409,
+      JSON.stringify({ error: { code: "session_busy", message: "The session has a run in flight.", details: { activeRunId: "run_1" } } }),
+    );
     expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 409, code: "session_busy", message: "The session has a run in flight.", details: { activeRunId: "run_1" }, isAuth: false });
+    expect(error).toMatchObject({
+      status: 409,
+      code: "session_busy",
+      message: "The session has a run in flight.",
+      details: { activeRunId: "run_1" },
+      isAuth: false,
+    });
   });
 
   it("says what came instead when the body is not the API's (a proxy's page, storage's XML)", () => {
-    expect(apiError(502, "<html>Bad gateway</html>")).toMatchObject({ status: 502, code: "http_502", message: "HTTP 502: <html>Bad gateway</html>" });
+    expect(apiError(502, "<html>Bad gateway</html>")).toMatchObject({
+      status: 502,
+      code: "http_502",
+      message: "HTTP 502: <html>Bad gateway</html>",
+    });
     expect(apiError(500, "")).toMatchObject({ code: "http_500", message: "HTTP 500" });
-    expect(apiError(400, JSON.stringify({ error: { code: 7 } }))).toMatchObject({ code: "http_400", message: expect.stringContaining("HTTP 400") });
+    expect(apiError(400, JSON.stringify({ error: { code: 7 } }))).toMatchObject({
+      code: "http_400",
+      message: expect.stringContaining("HTTP 400"),
+    });
     expect(apiError(401, "{}").isAuth).toBe(true);
     expect(apiError(403, "{}").isAuth).toBe(true);
   });
@@ -53,14 +79,23 @@ describe("StepwiseClient requests", () => {
       for await (const chunk of req) body += chunk;
       seen.push({ method: req.method, url: req.url, authorization: req.headers.authorization, type: req.headers["content-type"], body });
       if (req.url === "/v1/runs") {
-        res.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify({ runId: "run_1", sessionId: "ses_1", status: "queued", links: {} }));
+        res
+          .writeHead(202, { "content-type": "application/json" })
+          .end(JSON.stringify({ runId: "run_1", sessionId: "ses_1", status: "queued", links: {} }));
       } else {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: "No run with id run_x." } }));
+        res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { code: "not_found", message: "No run with id run_x." } }));
       }
     });
     const client = new StepwiseClient(`${url}/`, "sk_1");
     expect(await client.createRun({ input: "Hello", mode: "react" })).toMatchObject({ runId: "run_1" });
-    await expect(client.getRun("run_x")).rejects.toMatchObject({ name: "ApiError", status: 404, code: "not_found", message: "No run with id run_x." });
+    await expect(client.getRun("run_x")).rejects.toMatchObject({
+      name: "ApiError",
+      status: 404,
+      code: "not_found",
+      message: "No run with id run_x.",
+    });
     expect(seen).toEqual([
       { method: "POST", url: "/v1/runs", authorization: "Bearer sk_1", type: "application/json", body: '{"input":"Hello","mode":"react"}' },
       { method: "GET", url: "/v1/runs/run_x", authorization: "Bearer sk_1", type: undefined, body: "" },
@@ -87,7 +122,9 @@ describe("StepwiseClient requests", () => {
       let body = "";
       for await (const chunk of req) body += chunk;
       seen.push({ url: req.url, type: req.headers["content-type"], body });
-      res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ fileId: "file_1", name: "a b.csv", contentType: "text/csv", bytes: 4 }));
+      res
+        .writeHead(201, { "content-type": "application/json" })
+        .end(JSON.stringify({ fileId: "file_1", name: "a b.csv", contentType: "text/csv", bytes: 4 }));
     });
     const client = new StepwiseClient(url, "k");
     expect(await client.uploadFile("a b.csv", new Blob(["x,y\n"]), "text/csv")).toMatchObject({ fileId: "file_1" });
@@ -105,14 +142,18 @@ describe("StepwiseClient requests", () => {
     });
     const client = new StepwiseClient(url, "k");
     expect(await client.cancelRun("run_1")).toBeUndefined();
-    await expect(client.getRun("run_1")).rejects.toSatisfy((e) => e instanceof ConnectionError && /not JSON; is http:\/\/127\.0\.0\.1:\d+ a Stepwise API/.test(e.message));
+    await expect(client.getRun("run_1")).rejects.toSatisfy(
+      (e) => e instanceof ConnectionError && /not JSON; is http:\/\/127\.0\.0\.1:\d+ a Stepwise API/.test(e.message),
+    );
     // A port nobody listens on any more.
     server!.closeAllConnections();
     await new Promise<void>((resolve) => server!.close(() => resolve()));
     const closed = await serve(() => undefined);
     await new Promise<void>((resolve) => server!.close(() => resolve()));
     server = undefined;
-    await expect(new StepwiseClient(closed, "k").getRun("run_1")).rejects.toSatisfy((e) => e instanceof ConnectionError && e.message === `Could not reach the Stepwise API at ${closed} (ECONNREFUSED).`);
+    await expect(new StepwiseClient(closed, "k").getRun("run_1")).rejects.toSatisfy(
+      (e) => e instanceof ConnectionError && e.message === `Could not reach the Stepwise API at ${closed} (ECONNREFUSED).`,
+    );
   });
 });
 
@@ -159,7 +200,9 @@ describe("StepwiseClient.follow", () => {
     const url = await serve((req, res) => {
       seen.push(req.headers);
       if (req.headers.authorization !== "Bearer good") {
-        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "unauthorized", message: "The API key is not valid." } }));
+        res
+          .writeHead(401, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { code: "unauthorized", message: "The API key is not valid." } }));
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" }).end(sseFrame(sampleEvents[3]!));
@@ -178,14 +221,25 @@ describe("StepwiseClient.follow", () => {
     let tokens = 0;
     const url = await serve((req, res) => {
       const target = new URL(req.url!, "http://x");
-      requests.push({ method: req.method, url: target, authorization: req.headers.authorization, lastEventId: req.headers["last-event-id"] as string | undefined });
+      requests.push({
+        method: req.method,
+        url: target,
+        authorization: req.headers.authorization,
+        lastEventId: req.headers["last-event-id"] as string | undefined,
+      });
       if (target.pathname === "/v1/runs/run_1/stream-token") {
-        res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ token: `st_${++tokens}`, expiresAt: "2026-01-01T00:05:00.000Z" }));
+        res
+          .writeHead(201, { "content-type": "application/json" })
+          .end(JSON.stringify({ token: `st_${++tokens}`, expiresAt: "2026-01-01T00:05:00.000Z" }));
         return;
       }
       // The first connection ends after two events (its token then expires); the second finishes.
       res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(target.searchParams.get("token") === "st_1" ? `retry: 10\n\n${sampleEvents.slice(0, 2).map(sseFrame).join("")}` : sampleEvents.slice(2).map(sseFrame).join(""));
+      res.end(
+        target.searchParams.get("token") === "st_1"
+          ? `retry: 10\n\n${sampleEvents.slice(0, 2).map(sseFrame).join("")}`
+          : sampleEvents.slice(2).map(sseFrame).join(""),
+      );
     });
     const client = new StepwiseClient(url, "sk_secret", { streamAuth: "token" });
     expect(await collect(client.follow("run_1", { streamUrl: `${url}/v1/runs/run_1/stream` }))).toEqual(sampleEvents);
@@ -194,7 +248,11 @@ describe("StepwiseClient.follow", () => {
       ["st_1", null, null],
       ["st_2", "2", null],
     ]);
-    expect(requests.filter((r) => r.url.pathname.endsWith("/stream-token")).every((r) => r.method === "POST" && r.authorization === "Bearer sk_secret")).toBe(true);
+    expect(
+      requests
+        .filter((r) => r.url.pathname.endsWith("/stream-token"))
+        .every((r) => r.method === "POST" && r.authorization === "Bearer sk_secret"),
+    ).toBe(true);
     expect(requests.some((r) => r.url.href.includes("sk_secret"))).toBe(false);
   });
 
@@ -211,7 +269,9 @@ describe("StepwiseClient.follow", () => {
         // One event, then the service fails for good.
         res.writeHead(200, { "content-type": "text/event-stream" }).end(`retry: 5\n\n${sseFrame(sampleEvents[0]!)}`);
       } else {
-        res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "unavailable", message: "Try again." } }));
+        res
+          .writeHead(503, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { code: "unavailable", message: "Try again." } }));
       }
     });
     const client = new StepwiseClient(url, "k");

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { readEventStream, type SseCursor, type SseMessage } from "../../../shared/apiClient/eventStream.js";
 import type { RunEvent } from "../../../shared/contracts/events.js";
 import { sseFrame } from "../../../shared/run/sse.js";
-import { readEventStream, type SseCursor, type SseMessage } from "../../../shared/apiClient/eventStream.js";
 
 const encoder = new TextEncoder();
 const bytes = (chunk: string | Uint8Array) => (typeof chunk === "string" ? encoder.encode(chunk) : chunk);
@@ -39,7 +39,12 @@ function splitAt(text: string, cuts: number[]): string[] {
 
 const sampleEvents: RunEvent[] = [
   { type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" }, seq: 1, at: "2026-01-01T00:00:00.000Z" },
-  { type: "tool.called", data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: { expression: "17*23" } }, seq: 2, at: "2026-01-01T00:00:01.000Z" },
+  {
+    type: "tool.called",
+    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: { expression: "17*23" } },
+    seq: 2,
+    at: "2026-01-01T00:00:01.000Z",
+  },
   { type: "run.succeeded", data: { result: "17*23 = 391 — ünïcødé ✓ 🎉\nsecond line", files: [] }, seq: 3, at: "2026-01-01T00:00:03.000Z" },
 ];
 /** A stream as the server writes it: retry first, frames, heartbeats between them. */
@@ -122,7 +127,10 @@ describe("readEventStream", () => {
 
   it("ids: kept for later events, set by blocks without data, reset by an empty id, ignored with NUL", async () => {
     const cursor: SseCursor = { lastEventId: "" };
-    const messages = await read(["id: 1\ndata: a\n\n", "data: b\n\n", "id: 5\n\n", "id: 6\u0000x\ndata: c\n\n", "id\ndata: d\n\n", "id: 9\n\n"], cursor);
+    const messages = await read(
+      ["id: 1\ndata: a\n\n", "data: b\n\n", "id: 5\n\n", "id: 6\u0000x\ndata: c\n\n", "id\ndata: d\n\n", "id: 9\n\n"],
+      cursor,
+    );
     expect(messages.map((m) => [m.data, m.lastEventId])).toEqual([
       ["a", "1"],
       ["b", "1"],
@@ -149,7 +157,9 @@ describe("readEventStream", () => {
     expect(await read(["\ufeffdata: a\nfoo: bar\n\n", "data: cut off\n"])).toEqual([{ type: "message", data: "a", lastEventId: "" }]);
     // A BOM split across chunks still counts as the stream's first character.
     const bom = encoder.encode("\ufeffdata: b\n\n");
-    expect(await read([bom.subarray(0, 1), bom.subarray(1, 2), bom.subarray(2)])).toEqual([{ type: "message", data: "b", lastEventId: "" }]);
+    expect(await read([bom.subarray(0, 1), bom.subarray(1, 2), bom.subarray(2)])).toEqual([
+      { type: "message", data: "b", lastEventId: "" },
+    ]);
   });
 
   it("stopping early cancels the body (the connection closes)", async () => {

@@ -24,7 +24,8 @@ async function waiting(kind: Interrupt["kind"] = "tool_approval") {
   // The "Wait for …" state stores its task token.
   const taskToken = fakes.executions.issueToken("AQtoken_1");
   await awaitInterrupt({ runId, interruptId: interrupt.interruptId, taskToken }, ports);
-  const decide = async (request: Parameters<typeof decideInterrupt>[3]) => decideInterrupt(ports, (await ports.runs.get(runId))!, "int_1", request, findTool);
+  const decide = async (request: Parameters<typeof decideInterrupt>[3]) =>
+    decideInterrupt(ports, (await ports.runs.get(runId))!, "int_1", request, findTool);
   return { ...fixture, decide, taskToken };
 }
 
@@ -39,7 +40,12 @@ describe("decideInterrupt", () => {
     const decided = await decide(request);
     expect(decided).toMatchObject({ status: "resolved", resolution: { decision: request.decision } });
     expect(await ports.interrupts.get(runId, "int_1")).toMatchObject({ status: "resolved", resolution: request });
-    expect(fakes.events.all(runId).filter((e) => e.type === "interrupt.resolved").map((e) => e.data)).toEqual([expect.objectContaining({ interruptId: "int_1", decision: request.decision })]);
+    expect(
+      fakes.events
+        .all(runId)
+        .filter((e) => e.type === "interrupt.resolved")
+        .map((e) => e.data),
+    ).toEqual([expect.objectContaining({ interruptId: "int_1", decision: request.decision })]);
     expect(await ports.runs.status(runId)).toBe("running");
     expect(fakes.executions.tokens.get(taskToken)?.output).toEqual({ interruptId: "int_1" });
   });

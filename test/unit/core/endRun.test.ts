@@ -45,13 +45,26 @@ describe("endRun", () => {
 
     const failed = await withRun({ status: "running" });
     const cause = JSON.stringify({ errorType: "Stepwise.ModelError", errorMessage: "the model is down" });
-    expect(await recordFailure({ runId: failed.runId, error: { Error: "Stepwise.ModelError", Cause: cause } }, failed.ports)).toMatchObject({ status: "failed", cause: "Stepwise.ModelError: the model is down" });
-    expect(failed.fakes.events.all(failed.runId).at(-1)).toMatchObject({ type: "run.failed", data: { error: { code: "Stepwise.ModelError", message: "Stepwise.ModelError: the model is down" } } });
+    expect(await recordFailure({ runId: failed.runId, error: { Error: "Stepwise.ModelError", Cause: cause } }, failed.ports)).toMatchObject(
+      { status: "failed", cause: "Stepwise.ModelError: the model is down" },
+    );
+    expect(failed.fakes.events.all(failed.runId).at(-1)).toMatchObject({
+      type: "run.failed",
+      data: { error: { code: "Stepwise.ModelError", message: "Stepwise.ModelError: the model is down" } },
+    });
 
     const late = await withRun({ status: "awaiting_input" });
-    await openInterrupt(late.ports, { interruptId: "int_1", runId: late.runId, kind: "plan_approval", summary: "Approve the plan\nsteps…" });
+    await openInterrupt(late.ports, {
+      interruptId: "int_1",
+      runId: late.runId,
+      kind: "plan_approval",
+      summary: "Approve the plan\nsteps…",
+    });
     await recordTimeout({ runId: late.runId }, late.ports);
-    expect(await late.ports.runs.get(late.runId)).toMatchObject({ status: "timed_out", error: { message: "No decision arrived in time for: Approve the plan" } });
+    expect(await late.ports.runs.get(late.runId)).toMatchObject({
+      status: "timed_out",
+      error: { message: "No decision arrived in time for: Approve the plan" },
+    });
     expect((await late.ports.interrupts.get(late.runId, "int_1"))?.status).toBe("timed_out");
   });
 });

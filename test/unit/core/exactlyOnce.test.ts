@@ -1,14 +1,14 @@
-import { paginateGetExecutionHistory, SFNClient } from "@aws-sdk/client-sfn";
 import path from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
+import { paginateGetExecutionHistory, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { stepHandlerWith, type StepDefinition } from "../../../functions/steps/stepHandler.js";
+import { type StepDefinition, stepHandlerWith } from "../../../functions/steps/stepHandler.js";
 import { STEP_HANDLERS, type StepName } from "../../../infra/handlers.js";
 import { LOCAL_REGION } from "../../../infra/local/account.js";
 import { localDefinition } from "../../../infra/local/definitionCache.js";
 import { invokeHandler } from "../../../infra/local/lambda.js";
-import { LocalStepFunctions, type ExecutionStatusChange } from "../../../infra/local/stepFunctions.js";
+import { type ExecutionStatusChange, LocalStepFunctions } from "../../../infra/local/stepFunctions.js";
 import type { Ports } from "../../../shared/ports/index.js";
 import { StepFunctionsExecutions } from "../../../shared/store/stepFunctions.js";
 import { memoryPorts } from "../../../shared/testing/memoryPorts.js";
@@ -71,7 +71,9 @@ let executions: StepFunctionsExecutions;
  * function timeouts" (Step Functions developer guide, "Handle Lambda service exceptions").
  */
 function processDied(label: string): Error {
-  const error = new Error(JSON.stringify({ errorType: "Runtime.ExitError", errorMessage: `Runtime exited with error: signal: killed (${label})` }));
+  const error = new Error(
+    JSON.stringify({ errorType: "Runtime.ExitError", errorMessage: `Runtime exited with error: signal: killed (${label})` }),
+  );
   error.name = "Lambda.Unknown";
   return error;
 }
@@ -138,13 +140,16 @@ async function runWithCrashAt(mode: "react" | "plan_solve", crashAt?: number): P
     const execution = await ended;
     let retries = 0;
     for await (const page of paginateGetExecutionHistory({ client: sfn }, { executionArn })) {
-      retries += (page.events ?? []).filter((event) => event.type === "TaskFailed" && event.taskFailedEventDetails?.error === "Lambda.Unknown").length;
+      retries += (page.events ?? []).filter(
+        (event) => event.type === "TaskFailed" && event.taskFailedEventDetails?.error === "Lambda.Unknown",
+      ).length;
     }
     const run = await fakes.runs.get(runId);
     const writesPerFile: Record<string, number> = {};
     for (const write of fakes.files.writes) writesPerFile[write.name] = (writesPerFile[write.name] ?? 0) + 1;
     const announcedPerFile: Record<string, number> = {};
-    for (const event of fakes.events.all(runId)) if (event.type === "file.created") announcedPerFile[event.data.name] = (announcedPerFile[event.data.name] ?? 0) + 1;
+    for (const event of fakes.events.all(runId))
+      if (event.type === "file.created") announcedPerFile[event.data.name] = (announcedPerFile[event.data.name] ?? 0) + 1;
     return {
       execution: execution.error ? `${execution.status} ${execution.error}: ${execution.cause}` : execution.status,
       status: run?.status,
@@ -174,13 +179,40 @@ describe.each(["react", "plan_solve"] as const)("a %s run crashed at every fault
       const outcome = await runWithCrashAt(mode, k);
       if (!outcome.crashedAt) break; // past the last point: this run had no crash
       crashed.push(outcome.crashedAt);
-      const seen = { k, at: outcome.crashedAt, execution: outcome.execution, status: outcome.status, result: outcome.result, writes: outcome.writesPerFile, announced: outcome.announcedPerFile, slots: outcome.slotsTaken };
-      expect(seen).toEqual({ ...seen, execution: "SUCCEEDED", status: "succeeded", result: clean.result, writes: clean.writesPerFile, announced: clean.announcedPerFile, slots: 0 });
+      const seen = {
+        k,
+        at: outcome.crashedAt,
+        execution: outcome.execution,
+        status: outcome.status,
+        result: outcome.result,
+        writes: outcome.writesPerFile,
+        announced: outcome.announcedPerFile,
+        slots: outcome.slotsTaken,
+      };
+      expect(seen).toEqual({
+        ...seen,
+        execution: "SUCCEEDED",
+        status: "succeeded",
+        result: clean.result,
+        writes: clean.writesPerFile,
+        announced: clean.announcedPerFile,
+        slots: 0,
+      });
       expect(outcome.retries).toBeGreaterThanOrEqual(1);
     }
     // Every kind of point was hit, the write tool's own among them.
     expect(crashed.length).toBe(clean.points);
-    for (const label of ["before model call", "after model call", "before tool write_artifact", "after tool write_artifact", "before event append", "after event append", "before journal write", "after journal write", "Finalize output"]) {
+    for (const label of [
+      "before model call",
+      "after model call",
+      "before tool write_artifact",
+      "after tool write_artifact",
+      "before event append",
+      "after event append",
+      "before journal write",
+      "after journal write",
+      "Finalize output",
+    ]) {
       expect(crashed).toContain(label);
     }
   });

@@ -21,8 +21,18 @@ describe("executeTask", () => {
     const before = fakes.events.all(runId).length;
     const result = await executeTask(input(0), ports);
     expect(result).toMatchObject({ done: true, status: "succeeded", preview: "Done: 2+2 = 4" });
-    expect(await ports.tasks.get(runId, 0, "s1.t1")).toMatchObject({ status: "succeeded", result: "Done: 2+2 = 4", usage: { llmCalls: 2, toolCalls: 1 } });
-    expect(eventTypes(fakes, runId).slice(before)).toEqual(["task.started", "tool.called", "tool.result", "agent.thought", "task.completed"]);
+    expect(await ports.tasks.get(runId, 0, "s1.t1")).toMatchObject({
+      status: "succeeded",
+      result: "Done: 2+2 = 4",
+      usage: { llmCalls: 2, toolCalls: 1 },
+    });
+    expect(eventTypes(fakes, runId).slice(before)).toEqual([
+      "task.started",
+      "tool.called",
+      "tool.result",
+      "agent.thought",
+      "task.completed",
+    ]);
     const completed = fakes.events.all(runId).at(-1)!;
     expect(completed.data).toMatchObject({ taskId: "s1.t1", status: "succeeded", result: "Done: 2+2 = 4" });
   });
@@ -33,7 +43,9 @@ describe("executeTask", () => {
     const file = await fakes.files.get(runId, "sum.md");
     expect(fileText(file!)).toBe("# Sum\n2 + 2 = 4\n");
     const created = fakes.events.all(runId).filter((e) => e.type === "file.created");
-    expect(created.map((e) => e.data)).toEqual([expect.objectContaining({ name: "sum.md", download: `http://api.test/v1/runs/${runId}/files/sum.md` })]);
+    expect(created.map((e) => e.data)).toEqual([
+      expect.objectContaining({ name: "sum.md", download: `http://api.test/v1/runs/${runId}/files/sum.md` }),
+    ]);
   });
 
   it("run again after it finished (a retried state), it replays: no model call, no second tool run, the same result", async () => {
@@ -60,7 +72,11 @@ describe("executeTask", () => {
   it("a rejected write is not run; the executor hears why and answers without it", async () => {
     const { ports, fakes, runId, input } = await planned({ approval: { tools: "write" } });
     const waiting = await executeTask(input(1), ports);
-    await ports.interrupts.resolve(runId, waiting.interruptId!, { decision: "reject", message: "not now", resolvedAt: new Date().toISOString() });
+    await ports.interrupts.resolve(runId, waiting.interruptId!, {
+      decision: "reject",
+      message: "not now",
+      resolvedAt: new Date().toISOString(),
+    });
     const result = await executeTask(input(1), ports);
     expect(result).toMatchObject({ done: true, status: "succeeded" });
     expect(await fakes.files.get(runId, "sum.md")).toBeUndefined();
@@ -68,7 +84,9 @@ describe("executeTask", () => {
   });
 
   it("a model that answers with nothing twice fails the task with a clear error; the run goes on", async () => {
-    const silent = new ScriptedModel((request, index) => (request.messages[0]?.content?.toString().startsWith("You are an executor") ? { text: "" } : teamReply(request)));
+    const silent = new ScriptedModel((request, index) =>
+      request.messages[0]?.content?.toString().startsWith("You are an executor") ? { text: "" } : teamReply(request),
+    );
     const { ports, runId, input } = await planned({}, silent);
     const result = await executeTask(input(0), ports);
     expect(result).toMatchObject({ done: true, status: "failed" });
@@ -80,7 +98,11 @@ describe("executeTask", () => {
     const { ports, runId, input, model } = await planned();
     await ports.runs.update(runId, { status: "cancelled" });
     const calls = model.requests.length;
-    expect(await executeTask(input(0), ports)).toMatchObject({ done: true, status: "failed", preview: "The run ended before this task finished." });
+    expect(await executeTask(input(0), ports)).toMatchObject({
+      done: true,
+      status: "failed",
+      preview: "The run ended before this task finished.",
+    });
     expect(model.requests.length).toBe(calls);
   });
 });

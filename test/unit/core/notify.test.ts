@@ -4,7 +4,7 @@ import type { RunRecord } from "../../../shared/contracts/run.js";
 import { endRun } from "../../../shared/run/lifecycle.js";
 import { onExecutionStatus, onQueueMessage } from "../../../shared/webhooks/notify.js";
 import { verifyWebhook } from "../../../shared/webhooks/signing.js";
-import { Receiver, scripts, type Script } from "../../support/receiver.js";
+import { Receiver, type Script, scripts } from "../../support/receiver.js";
 import { withRun } from "./fixture.js";
 
 /**
@@ -52,7 +52,14 @@ describe("notify", () => {
   it("an A2A client's push config: the same signed delivery, with the A2A task as the body and the config's token as a header", async () => {
     const push = { id: "cfg-1", token: "tok", wireVersion: "1.0" as const };
     const endpoint = receiver.endpoint(scripts.ok());
-    const { ports, fakes, runId, run } = await withRun({ status: "running", webhook: { url: endpoint.url, a2a: push }, links: { self: `https://api.example.com/v1/runs/run_x`, events: "e", stream: "s" } }, { config });
+    const { ports, fakes, runId, run } = await withRun(
+      {
+        status: "running",
+        webhook: { url: endpoint.url, a2a: push },
+        links: { self: "https://api.example.com/v1/runs/run_x", events: "e", stream: "s" },
+      },
+      { config },
+    );
     await ports.files.put(runId, "report.md", "# Report");
     await ports.runs.update(runId, { result: "391" });
     await endRun(ports, runId, "succeeded");
@@ -71,14 +78,28 @@ describe("notify", () => {
   it("an interrupted run: its webhook is run.interrupted, sent when its execution has ended, and the run waiting behind it starts then", async () => {
     const { ports, fakes, runId, run, endpoint } = await subscribed(scripts.ok(), { sessionId: "ses_1", turn: 1 });
     await fakes.sessions.claim("tenant_1", "ses_1", runId, { queue: false });
-    await fakes.runs.create({ ...run, runId: "run_next", status: "queued", turn: 2, queuedBehind: runId, webhook: undefined, executionArn: fakes.executions.arnFor("run_next") });
+    await fakes.runs.create({
+      ...run,
+      runId: "run_next",
+      status: "queued",
+      turn: 2,
+      queuedBehind: runId,
+      webhook: undefined,
+      executionArn: fakes.executions.arnFor("run_next"),
+    });
     await fakes.sessions.claim("tenant_1", "ses_1", "run_next", { queue: true });
-    await endRun(ports, runId, "interrupted", { error: { code: "interrupted", message: "A newer message interrupted the run." }, byRunId: "run_next" });
+    await endRun(ports, runId, "interrupted", {
+      error: { code: "interrupted", message: "A newer message interrupted the run." },
+      byRunId: "run_next",
+    });
     expect(await fakes.executions.describe(fakes.executions.arnFor("run_next"))).toBe("missing");
 
     await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
     expect(endpoint.requests).toHaveLength(1);
-    expect(JSON.parse(endpoint.requests[0]!.body)).toMatchObject({ type: "run.interrupted", data: { runId, status: "interrupted", error: { code: "interrupted" } } });
+    expect(JSON.parse(endpoint.requests[0]!.body)).toMatchObject({
+      type: "run.interrupted",
+      data: { runId, status: "interrupted", error: { code: "interrupted" } },
+    });
     expect(await fakes.sessions.runs("tenant_1", "ses_1")).toEqual({ activeRunId: "run_next", waiting: [] });
     expect(await fakes.executions.describe(fakes.executions.arnFor("run_next"))).toBe("RUNNING");
     // What it finished (nothing here) is its turn, so the next run reads the request it follows.
@@ -95,7 +116,10 @@ describe("notify", () => {
 
   it("a resumed run that fails again reports its second ending under a new webhook-id", async () => {
     const { ports, runId, run, endpoint } = await subscribed();
-    await onExecutionStatus(ports, statusEvent(run, "FAILED", { error: "Stepwise.ModelUnavailable", cause: "The model could not be reached" }));
+    await onExecutionStatus(
+      ports,
+      statusEvent(run, "FAILED", { error: "Stepwise.ModelUnavailable", cause: "The model could not be reached" }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 5)); // the second ending happens at a later millisecond
     expect(await ports.runs.reopen(runId, ["failed"])).toBe(true);
     await onExecutionStatus(ports, statusEvent(run, "FAILED", { error: "Stepwise.ModelUnavailable", cause: "Still unreachable" }));
@@ -115,14 +139,28 @@ describe("notify", () => {
 
   it("a run waiting for a person sends run.awaiting_input listing the interrupt", async () => {
     const { ports, fakes, runId, endpoint } = await subscribed();
-    await openInterrupt(ports, { interruptId: "int_1", runId, kind: "ask_user", question: "Which city?", summary: "The agent asks: Which city?" });
+    await openInterrupt(ports, {
+      interruptId: "int_1",
+      runId,
+      kind: "ask_user",
+      question: "Which city?",
+      summary: "The agent asks: Which city?",
+    });
     for (const message of fakes.notifyQueue.take()) await onQueueMessage(ports, message);
-    expect(endpoint.bodies()).toEqual([expect.objectContaining({ type: "run.awaiting_input", data: expect.objectContaining({ interrupts: [{ interruptId: "int_1", kind: "ask_user", summary: "The agent asks: Which city?" }] }) })]);
+    expect(endpoint.bodies()).toEqual([
+      expect.objectContaining({
+        type: "run.awaiting_input",
+        data: expect.objectContaining({ interrupts: [{ interruptId: "int_1", kind: "ask_user", summary: "The agent asks: Which city?" }] }),
+      }),
+    ]);
   });
 
   it("only the subscribed event types are sent; a run without a webhook sends nothing", async () => {
     const endpoint = receiver.endpoint();
-    const { ports, fakes, runId, run } = await withRun({ status: "running", webhook: { url: endpoint.url, events: ["run.failed"] } }, { config });
+    const { ports, fakes, runId, run } = await withRun(
+      { status: "running", webhook: { url: endpoint.url, events: ["run.failed"] } },
+      { config },
+    );
     await endRun(ports, runId, "succeeded");
     await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
     expect(endpoint.requests).toHaveLength(0);
@@ -139,7 +177,10 @@ describe("notify", () => {
     await endRun(ports, runId, "succeeded");
     await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
     const [retry] = fakes.notifyQueue.sent.splice(0);
-    expect(retry).toMatchObject({ message: { kind: "deliver", runId, attempt: 2, notBefore: expect.any(String) }, delayMs: expect.any(Number) });
+    expect(retry).toMatchObject({
+      message: { kind: "deliver", runId, attempt: 2, notBefore: expect.any(String) },
+      delayMs: expect.any(Number),
+    });
     expect(retry!.delayMs).toBeGreaterThan(0);
     await onQueueMessage(ports, { ...retry!.message, notBefore: undefined } as never);
     const id = endpoint.requests[0]!.headers["webhook-id"];
@@ -148,7 +189,10 @@ describe("notify", () => {
       [id, 503],
       [id, 200],
     ]);
-    expect((await fakes.webhooks.listDeliveries(runId))[0]).toMatchObject({ status: "delivered", attempts: [{ ok: false, status: 503 }, { ok: true }] });
+    expect((await fakes.webhooks.listDeliveries(runId))[0]).toMatchObject({
+      status: "delivered",
+      attempts: [{ ok: false, status: 503 }, { ok: true }],
+    });
   });
 
   it("410 Gone disables the endpoint for the tenant: nothing more is sent to it", async () => {

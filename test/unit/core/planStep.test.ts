@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { plan } from "../../../shared/steps/plan.js";
 import { startRun } from "../../../shared/steps/startRun.js";
-import { eventTypes, withRun } from "./fixture.js";
 import { lastUserText, ScriptedModel } from "../../../shared/testing/scriptedModel.js";
+import { eventTypes, withRun } from "./fixture.js";
 
 /** "Plan" over in-memory ports: what the planner's turn leaves behind and what it hands the Map. */
 
@@ -29,22 +29,36 @@ describe("planStep", () => {
   });
 
   it("the planner is offered the same tools on every call; once a plan exists, ask_user is refused instead of pausing the run", async () => {
-    const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" }, {
-      model: new ScriptedModel((request) => {
-        const user = lastUserText(request);
-        if (!user.includes("Results of step")) return { calls: [{ id: "p1", name: "planning", args: { command: "create", title: "T", steps: [{ title: "S", tasks: ["Add 2 and 2"] }] } }] };
-        if (request.messages.at(-1)!.role !== "tool") return { calls: [{ id: "q1", name: "ask_user", args: { question: "Which unit?" } }] };
-        return { calls: [{ id: "f1", name: "planning", args: { command: "finish" } }] };
-      }),
-    });
+    const { ports, runId, model } = await withRun(
+      { requestedMode: "plan_solve", status: "running", mode: "plan_solve" },
+      {
+        model: new ScriptedModel((request) => {
+          const user = lastUserText(request);
+          if (!user.includes("Results of step"))
+            return {
+              calls: [
+                { id: "p1", name: "planning", args: { command: "create", title: "T", steps: [{ title: "S", tasks: ["Add 2 and 2"] }] } },
+              ],
+            };
+          if (request.messages.at(-1)!.role !== "tool")
+            return { calls: [{ id: "q1", name: "ask_user", args: { question: "Which unit?" } }] };
+          return { calls: [{ id: "f1", name: "planning", args: { command: "finish" } }] };
+        }),
+      },
+    );
     const first = await plan({ runId, mode: "plan_solve" }, ports);
     await ports.tasks.put(runId, { ...(await ports.tasks.get(runId, 0, "s1.t1"))!, status: "succeeded", result: "4" });
-    const next = await plan({ ...first, taskResults: [{ runId, iteration: 0, task: first.tasks[0]!, done: true, status: "succeeded" }] }, ports);
+    const next = await plan(
+      { ...first, taskResults: [{ runId, iteration: 0, task: first.tasks[0]!, done: true, status: "succeeded" }] },
+      ports,
+    );
     expect(next).toMatchObject({ next: "summarize" });
     expect(await ports.runs.status(runId)).toBe("running");
     const names = model.requests.map((r) => r.tools!.map((t) => (t.type === "function" ? t.function.name : "")));
     expect(new Set(names.map((n) => n.join()))).toEqual(new Set(["planning,ask_user"]));
-    expect(JSON.stringify(model.requests.at(-1)!.messages.at(-1))).toContain("ask_user is for a requirement missing before the plan exists");
+    expect(JSON.stringify(model.requests.at(-1)!.messages.at(-1))).toContain(
+      "ask_user is for a requirement missing before the plan exists",
+    );
   });
 
   it("a retried Plan replays the planner's recorded turn: the same tasks, no second model call", async () => {
@@ -76,7 +90,12 @@ describe("planStep", () => {
   });
 
   it("with plan approval, the plan waits for a person: an interrupt, the run awaiting_input, the notifier told, no task dispatched", async () => {
-    const { ports, fakes, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", approval: { plan: true, tools: "none" } });
+    const { ports, fakes, runId, model } = await withRun({
+      requestedMode: "plan_solve",
+      status: "running",
+      mode: "plan_solve",
+      approval: { plan: true, tools: "none" },
+    });
     const output = await plan({ runId, mode: "plan_solve" }, ports);
     expect(output).toMatchObject({ next: "approve", tasks: [], stepIndex: -1 });
     expect(await ports.interrupts.get(runId, output.interruptId!)).toMatchObject({ kind: "plan_approval", status: "pending" });
@@ -93,9 +112,18 @@ describe("planStep", () => {
   });
 
   it("a rejected plan goes back to the planner with the person's reason, and the revision asks again", async () => {
-    const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", approval: { plan: true, tools: "none" } });
+    const { ports, runId, model } = await withRun({
+      requestedMode: "plan_solve",
+      status: "running",
+      mode: "plan_solve",
+      approval: { plan: true, tools: "none" },
+    });
     const output = await plan({ runId, mode: "plan_solve" }, ports);
-    await ports.interrupts.resolve(runId, output.interruptId!, { decision: "reject", message: "use fewer tasks", resolvedAt: new Date().toISOString() });
+    await ports.interrupts.resolve(runId, output.interruptId!, {
+      decision: "reject",
+      message: "use fewer tasks",
+      resolvedAt: new Date().toISOString(),
+    });
     const revised = await plan(output, ports);
     expect(revised).toMatchObject({ next: "approve", revision: 1 });
     expect(revised.interruptId).not.toBe(output.interruptId);
@@ -104,7 +132,12 @@ describe("planStep", () => {
   });
 
   it("at the plan iteration budget, the run goes to the summarizer with the reason recorded", async () => {
-    const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", budgets: { maxPlanIterations: 1 } });
+    const { ports, runId, model } = await withRun({
+      requestedMode: "plan_solve",
+      status: "running",
+      mode: "plan_solve",
+      budgets: { maxPlanIterations: 1 },
+    });
     const first = await plan({ runId, mode: "plan_solve" }, ports);
     const taskResults = first.tasks.map((task) => ({ runId, iteration: 0, task, done: true, status: "failed" as const }));
     const next = await plan({ ...first, taskResults }, ports);

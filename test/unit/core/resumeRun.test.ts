@@ -28,12 +28,15 @@ describe("resumeRun", () => {
     expect(await ports.events.append(runId, [{ type: "agent.thought", data: { agent: "react", text: "going on" } }])).toHaveLength(1);
   });
 
-  it.each(["Stepwise.InvalidInput", "Stepwise.AgentFailed"])("a run that failed with %s is refused with 409 and nothing changes", async (code) => {
-    const { ports, fakes, runId, run } = await failedRun(code);
-    await expect(resumeRun(ports, run)).rejects.toMatchObject({ statusCode: 409, message: expect.stringContaining(code) });
-    expect(fakes.executions.calls.filter((c) => c.action === "redrive")).toHaveLength(0);
-    expect((await ports.runs.get(runId))!.status).toBe("failed");
-    expect(eventTypes(fakes, runId)).toEqual(["run.failed"]);
-    expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
-  });
+  it.each(["Stepwise.InvalidInput", "Stepwise.AgentFailed"])(
+    "a run that failed with %s is refused with 409 and nothing changes",
+    async (code) => {
+      const { ports, fakes, runId, run } = await failedRun(code);
+      await expect(resumeRun(ports, run)).rejects.toMatchObject({ statusCode: 409, message: expect.stringContaining(code) });
+      expect(fakes.executions.calls.filter((c) => c.action === "redrive")).toHaveLength(0);
+      expect((await ports.runs.get(runId))!.status).toBe("failed");
+      expect(eventTypes(fakes, runId)).toEqual(["run.failed"]);
+      expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
+    },
+  );
 });

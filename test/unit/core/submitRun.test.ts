@@ -16,7 +16,12 @@ describe("submitRun", () => {
     const { ports, fakes } = setup();
     const { run, replayed } = await submitRun(ports, "tenant_a", request, { links });
     expect(replayed).toBe(false);
-    expect(await ports.runs.get(run.runId)).toMatchObject({ status: "queued", input: "What is 2+2?", tenantId: "tenant_a", executionArn: ports.executions.arnFor(run.runId) });
+    expect(await ports.runs.get(run.runId)).toMatchObject({
+      status: "queued",
+      input: "What is 2+2?",
+      tenantId: "tenant_a",
+      executionArn: ports.executions.arnFor(run.runId),
+    });
     expect(await fakes.executions.describe(run.executionArn)).toBe("RUNNING");
     expect(await fakes.activeRuns.count("tenant_a")).toBe(1);
     expect(run.links?.self).toBe(`http://api.test/v1/runs/${run.runId}`);
@@ -37,7 +42,9 @@ describe("submitRun", () => {
   it("the same Idempotency-Key with another body is a 409 that creates nothing", async () => {
     const { ports, fakes } = setup();
     await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" });
-    await expect(submitRun(ports, "tenant_a", { ...request, input: "Something else" }, { links, idempotencyKey: "key-1" })).rejects.toMatchObject({ statusCode: 409 });
+    await expect(
+      submitRun(ports, "tenant_a", { ...request, input: "Something else" }, { links, idempotencyKey: "key-1" }),
+    ).rejects.toMatchObject({ statusCode: 409 });
     expect(fakes.runs.records.size).toBe(1);
     expect(await fakes.activeRuns.count("tenant_a")).toBe(1);
   });
@@ -87,7 +94,9 @@ describe("submitRun", () => {
   it("an unknown upload or a webhook to a private address is a 400 that takes nothing", async () => {
     const { ports, fakes } = setup();
     await expect(submitRun(ports, "tenant_a", { ...request, files: ["file_nope"] }, { links })).rejects.toMatchObject({ statusCode: 400 });
-    await expect(submitRun(ports, "tenant_a", { ...request, webhook: { url: "http://169.254.169.254/latest" } }, { links })).rejects.toMatchObject({ statusCode: 400 });
+    await expect(
+      submitRun(ports, "tenant_a", { ...request, webhook: { url: "http://169.254.169.254/latest" } }, { links }),
+    ).rejects.toMatchObject({ statusCode: 400 });
     expect(fakes.runs.records.size).toBe(0);
     expect(await fakes.activeRuns.count("tenant_a")).toBe(0);
     expect(fakes.executions.calls).toEqual([]);
@@ -98,6 +107,8 @@ describe("submitRun", () => {
     const upload = await fakes.files.upload("tenant_a", "data.csv", Buffer.from("a,b\n1,2\n"), "text/csv");
     const { run } = await submitRun(ports, "tenant_a", { ...request, files: [upload.fileId] }, { links });
     expect((await fakes.files.list(run.runId)).map((f) => f.name)).toEqual(["data.csv"]);
-    await expect(submitRun(ports, "tenant_b", { ...request, files: [upload.fileId] }, { links })).rejects.toMatchObject({ statusCode: 400 });
+    await expect(submitRun(ports, "tenant_b", { ...request, files: [upload.fileId] }, { links })).rejects.toMatchObject({
+      statusCode: 400,
+    });
   });
 });

@@ -8,23 +8,37 @@ import { freshId, useDynalite } from "../../support/dynalite.js";
 /** The events port's contract, the same cases for the in-memory fake and the DynamoDB adapter. */
 
 const dynamo = useDynalite();
-const thought = (writer: string, i: number): EventBody => ({ type: "agent.thought", data: { agent: "executor", taskId: writer, text: `${writer}-${i}` } });
+const thought = (writer: string, i: number): EventBody => ({
+  type: "agent.thought",
+  data: { agent: "executor", taskId: writer, text: `${writer}-${i}` },
+});
 
 describe.each([
   // Two writers: two Lambdas appending to one run, each with its own idea of where the log ends.
-  { name: "in memory", writers: (): [RunEvents, RunEvents] => { const log = new MemoryEvents(); return [log, log]; } },
-  { name: "DynamoDB adapter on dynalite", writers: (): [RunEvents, RunEvents] => [new EventLog(dynamo.table(), 1), new EventLog(dynamo.table(), 1)] },
+  {
+    name: "in memory",
+    writers: (): [RunEvents, RunEvents] => {
+      const log = new MemoryEvents();
+      return [log, log];
+    },
+  },
+  {
+    name: "DynamoDB adapter on dynalite",
+    writers: (): [RunEvents, RunEvents] => [new EventLog(dynamo.table(), 1), new EventLog(dynamo.table(), 1)],
+  },
 ])("events port: $name", ({ writers }) => {
   it("appends at once from two writers get one gap-free sequence, each writer's events in its own order", async () => {
     const [a, b] = writers();
     const runId = freshId("run");
     const writes = [];
-    for (let i = 0; i < 6; i++) writes.push(a.append(runId, [thought("a", i)]), b.append(runId, [thought("b", 2 * i), thought("b", 2 * i + 1)]));
+    for (let i = 0; i < 6; i++)
+      writes.push(a.append(runId, [thought("a", i)]), b.append(runId, [thought("b", 2 * i), thought("b", 2 * i + 1)]));
     const appended = (await Promise.all(writes)).flat();
     const listed = await a.list(runId, 0, 100);
     expect(listed.map((e) => e.seq)).toEqual(Array.from({ length: 18 }, (_, i) => i + 1));
     expect(appended.map((e) => e.seq).sort((x, y) => x - y)).toEqual(listed.map((e) => e.seq));
-    const textsOf = (writer: string) => listed.filter((e) => e.type === "agent.thought" && e.data.taskId === writer).map((e) => (e.data as { text: string }).text);
+    const textsOf = (writer: string) =>
+      listed.filter((e) => e.type === "agent.thought" && e.data.taskId === writer).map((e) => (e.data as { text: string }).text);
     expect(textsOf("a")).toEqual(Array.from({ length: 6 }, (_, i) => `a-${i}`));
     expect(textsOf("b")).toEqual(Array.from({ length: 12 }, (_, i) => `b-${i}`));
     expect((await b.list(runId, 10, 3)).map((e) => e.seq)).toEqual([11, 12, 13]);
@@ -55,7 +69,10 @@ describe.each([
   it("an append with a key happens once per run, whoever repeats it", async () => {
     const [a, b] = writers();
     const runId = freshId("run");
-    const created = (name: string): EventBody => ({ type: "file.created", data: { name, contentType: "text/markdown", bytes: 3, description: "", download: `/v1/runs/${runId}/files/${name}` } });
+    const created = (name: string): EventBody => ({
+      type: "file.created",
+      data: { name, contentType: "text/markdown", bytes: 3, description: "", download: `/v1/runs/${runId}/files/${name}` },
+    });
     expect((await a.append(runId, [created("a.md")], { key: "call_1:a.md" })).map((e) => e.seq)).toEqual([1]);
     await a.append(runId, [thought("a", 0)]);
     expect(await b.append(runId, [created("a.md")], { key: "call_1:a.md" })).toEqual([]);

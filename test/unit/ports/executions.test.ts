@@ -19,7 +19,10 @@ const definition = JSON.stringify({
     "Wait for a person": {
       Type: "Task",
       Resource: "arn:aws:states:::lambda:invoke.waitForTaskToken",
-      Parameters: { FunctionName: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:ask`, Payload: { "token.$": "$$.Task.Token", "runId.$": "$$.Execution.Name" } },
+      Parameters: {
+        FunctionName: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:ask`,
+        Payload: { "token.$": "$$.Task.Token", "runId.$": "$$.Execution.Name" },
+      },
       End: true,
     },
   },
@@ -30,9 +33,14 @@ const tokens = new Map<string, string>();
 let local: LocalStepFunctions | undefined;
 let sfn: SFNClient | undefined;
 beforeAll(async () => {
-  local = new LocalStepFunctions("Contract", definition, async (_fn, input) => void tokens.set((input as { runId: string }).runId, (input as { token: string }).token), {
-    credentials: TEST_CREDENTIALS,
-  });
+  local = new LocalStepFunctions(
+    "Contract",
+    definition,
+    async (_fn, input) => void tokens.set((input as { runId: string }).runId, (input as { token: string }).token),
+    {
+      credentials: TEST_CREDENTIALS,
+    },
+  );
   sfn = new SFNClient({ endpoint: await local.listen(), region: LOCAL_REGION, credentials: TEST_CREDENTIALS });
 });
 afterAll(async () => {

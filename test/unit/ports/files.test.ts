@@ -1,7 +1,7 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalS3 } from "../../../infra/local/s3.js";
-import { fileText, type FileStore } from "../../../shared/ports/files.js";
+import { type FileStore, fileText } from "../../../shared/ports/files.js";
 import { S3FileStore } from "../../../shared/store/s3Files.js";
 import { MemoryFileStore } from "../../../shared/testing/memoryFiles.js";
 import { freshId, useDynalite } from "../../support/dynalite.js";
@@ -41,7 +41,10 @@ describe.each([
     await files.put(runId, "a.csv", "x,y\n1,2\n");
     expect(meta).toMatchObject({ name: "b.md", contentType: "text/markdown", bytes: 3, description: "second" });
     expect(fileText((await files.get(runId, "b.md"))!)).toBe("# B");
-    expect((await files.list(runId)).map((f) => [f.name, f.contentType])).toEqual([["a.csv", "text/csv"], ["b.md", "text/markdown"]]);
+    expect((await files.list(runId)).map((f) => [f.name, f.contentType])).toEqual([
+      ["a.csv", "text/csv"],
+      ["b.md", "text/markdown"],
+    ]);
     expect(await files.get(runId, "missing.md")).toBeUndefined();
   });
 

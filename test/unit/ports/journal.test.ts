@@ -20,7 +20,10 @@ describe.each([
       return { journal: new MemoryJournal(tasks), tasks };
     },
   },
-  { name: "DynamoDB adapter on dynalite", make: () => ({ journal: new Journal(dynamo.table(), 1), tasks: new TaskStore(dynamo.table(), 1) }) },
+  {
+    name: "DynamoDB adapter on dynalite",
+    make: () => ({ journal: new Journal(dynamo.table(), 1), tasks: new TaskStore(dynamo.table(), 1) }),
+  },
 ])("journal port: $name", ({ make }) => {
   it("a step that runs again replays what was recorded instead of producing it again", async () => {
     const { journal } = make();
@@ -43,7 +46,15 @@ describe.each([
     const scope = await journal.load(runId, "task#0#s1.t1");
     await scope.once(0, "tool", "call_1", async () => ({ ok: true, output: "done" }), { defer: true });
     expect((await journal.load(runId, "task#0#s1.t1")).has(0, "tool", "call_1")).toBe(false);
-    const task = { iteration: 0, stepIndex: 0, taskId: "s1.t1", title: "Add", text: "Add 2 and 2", status: "succeeded" as const, result: "4" };
+    const task = {
+      iteration: 0,
+      stepIndex: 0,
+      taskId: "s1.t1",
+      title: "Add",
+      text: "Add 2 and 2",
+      status: "succeeded" as const,
+      result: "4",
+    };
     await scope.flush({ tasks: [task] });
     expect((await journal.load(runId, "task#0#s1.t1")).get(0, "tool", "call_1")).toEqual({ ok: true, output: "done" });
     expect(await tasks.get(runId, 0, "s1.t1")).toMatchObject(task);
@@ -75,7 +86,11 @@ describe.each([
   it("task records list in iteration then task-number order (t10 after t9), one iteration or all", async () => {
     const { tasks } = make();
     const runId = freshId("run");
-    for (const [iteration, taskId] of [[1, "s2.t1"], [0, "s1.t10"], [0, "s1.t9"]] as const) {
+    for (const [iteration, taskId] of [
+      [1, "s2.t1"],
+      [0, "s1.t10"],
+      [0, "s1.t9"],
+    ] as const) {
       await tasks.put(runId, { iteration, stepIndex: iteration, taskId, title: taskId, text: taskId, status: "pending" });
     }
     expect((await tasks.list(runId)).map((t) => t.taskId)).toEqual(["s1.t9", "s1.t10", "s2.t1"]);

@@ -43,7 +43,11 @@ describe.each([
     make: () => {
       const queueUrl = local!.createQueue(freshId("notify"));
       const deadLetterUrl = local!.createQueue(freshId("dead"));
-      return { notifier: new NotifyQueue(sqs!, queueUrl, deadLetterUrl) as Notifier, visible: () => receive(queueUrl), deadLettered: () => receive(deadLetterUrl) };
+      return {
+        notifier: new NotifyQueue(sqs!, queueUrl, deadLetterUrl) as Notifier,
+        visible: () => receive(queueUrl),
+        deadLettered: () => receive(deadLetterUrl),
+      };
     },
   },
 ])("notifier port: $name", ({ make }) => {

@@ -38,7 +38,10 @@ describe.each([
     expect(await runs.update(runId, { result: "4" }, ["running"], { llmCalls: 1, promptTokens: 10 })).toBe(true);
     expect(await runs.update(runId, { result: "5" }, ["queued"])).toBe(false);
     await runs.addUsage(runId, { llmCalls: 2, toolCalls: 1 });
-    expect(await runs.get(runId)).toMatchObject({ result: "4", usage: { llmCalls: 3, promptTokens: 10, toolCalls: 1, completionTokens: 0 } });
+    expect(await runs.get(runId)).toMatchObject({
+      result: "4",
+      usage: { llmCalls: 3, promptTokens: 10, toolCalls: 1, completionTokens: 0 },
+    });
     expect(await runs.update(freshId("run"), { result: "x" })).toBe(false);
   });
 
@@ -46,7 +49,11 @@ describe.each([
     const runs = make();
     const runId = freshId("run");
     await runs.create(runRecord(runId, { status: "running" }));
-    const ended = await runs.end(runId, { status: "failed", error: { code: "boom", message: "it broke" }, endedAt: new Date().toISOString() }, ["queued", "running", "awaiting_input"]);
+    const ended = await runs.end(
+      runId,
+      { status: "failed", error: { code: "boom", message: "it broke" }, endedAt: new Date().toISOString() },
+      ["queued", "running", "awaiting_input"],
+    );
     expect(ended).toMatchObject({ status: "failed", error: { code: "boom" } });
     expect(await runs.end(runId, { status: "succeeded" }, ["queued", "running", "awaiting_input"])).toBeUndefined();
     expect(await runs.reopen(runId, ["succeeded"])).toBe(false);

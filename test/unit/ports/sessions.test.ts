@@ -19,7 +19,9 @@ describe.each([
   it("claims racing for an idle session: exactly one run is active, the others are told who", async () => {
     const sessions = make();
     const [tenant, session] = [freshId("tenant"), freshId("ses")];
-    const claims = await Promise.all(["run_a", "run_b", "run_c", "run_d"].map((id) => sessions.claim(tenant, session, id, { queue: false })));
+    const claims = await Promise.all(
+      ["run_a", "run_b", "run_c", "run_d"].map((id) => sessions.claim(tenant, session, id, { queue: false })),
+    );
     const active = claims.filter((c) => c.outcome === "active");
     expect(active).toHaveLength(1);
     const winner = ["run_a", "run_b", "run_c", "run_d"][claims.indexOf(active[0]!)];
@@ -43,9 +45,15 @@ describe.each([
 
     // A waiting run that leaves drops out; the active one hands on to the first waiting.
     await sessions.release(tenant, session, waiting[2]!);
-    expect(await sessions.release(tenant, session, "run_0")).toEqual({ activeRunId: waiting[0], waiting: [waiting[1], waiting[3], waiting[4]] });
+    expect(await sessions.release(tenant, session, "run_0")).toEqual({
+      activeRunId: waiting[0],
+      waiting: [waiting[1], waiting[3], waiting[4]],
+    });
     // Releasing again changes nothing.
-    expect(await sessions.release(tenant, session, "run_0")).toEqual({ activeRunId: waiting[0], waiting: [waiting[1], waiting[3], waiting[4]] });
+    expect(await sessions.release(tenant, session, "run_0")).toEqual({
+      activeRunId: waiting[0],
+      waiting: [waiting[1], waiting[3], waiting[4]],
+    });
     for (const id of [waiting[0], waiting[1], waiting[3], waiting[4]]) await sessions.release(tenant, session, id!);
     expect(await sessions.runs(tenant, session)).toEqual({ activeRunId: undefined, waiting: [] });
     expect(await sessions.claim(tenant, session, "run_6", { queue: false })).toEqual({ outcome: "active", turn: 7 });

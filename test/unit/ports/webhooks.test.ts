@@ -41,7 +41,9 @@ describe.each([
     const rotated = await webhooks.rotate(tenant, 24, now);
     expect(rotated.map((s) => s.secret)).toEqual([expect.not.stringMatching(old!.secret), old!.secret]);
     expect(rotated[1]!.expiresAt).toBe("2026-11-26T10:00:00.000Z");
-    expect((await webhooks.secrets(tenant, new Date("2026-11-26T09:00:00.000Z"))).map((s) => s.secret)).toEqual(rotated.map((s) => s.secret));
+    expect((await webhooks.secrets(tenant, new Date("2026-11-26T09:00:00.000Z"))).map((s) => s.secret)).toEqual(
+      rotated.map((s) => s.secret),
+    );
     expect((await webhooks.secrets(tenant, new Date("2026-11-26T11:00:00.000Z"))).map((s) => s.secret)).toEqual([rotated[0]!.secret]);
   });
 

@@ -1,9 +1,9 @@
 import type { ResolveInterruptRequest } from "../../../../shared/contracts/interrupts.js";
 import type { InterruptView, ToolList } from "../../../../shared/contracts/responses.js";
+import { type ArgumentView, argumentViews, parseEdited } from "../../../toolArguments.js";
 import { client } from "../api.js";
-import { argumentViews, parseEdited, type ArgumentView } from "../../../toolArguments.js";
-import { highlightHtml } from "../highlight.js";
 import { announce, field, h, render } from "../dom.js";
+import { highlightHtml } from "../highlight.js";
 
 /**
  * A card per pending interrupt: Approve / Reject (with a message) / Edit the arguments (checked
@@ -33,7 +33,10 @@ export function approvalCard(runId: string, interrupt: InterruptView, tools: () 
     buttons.push(b);
     return b;
   };
-  const withMessage = (decision: ResolveInterruptRequest["decision"]) => ({ decision, ...(message.value.trim() ? { message: message.value.trim() } : {}) });
+  const withMessage = (decision: ResolveInterruptRequest["decision"]) => ({
+    decision,
+    ...(message.value.trim() ? { message: message.value.trim() } : {}),
+  });
   const headingId = `int-${interrupt.interruptId}`;
 
   if (interrupt.kind === "ask_user") {
@@ -45,7 +48,15 @@ export function approvalCard(runId: string, interrupt: InterruptView, tools: () 
       h("p", { class: "question" }, interrupt.question ?? interrupt.summary),
       field("Answer", answer),
       error,
-      h("div", { class: "row" }, button("Answer", () => (answer.value.trim() ? decide({ decision: "answer", message: answer.value.trim() }) : answer.focus()), "primary")),
+      h(
+        "div",
+        { class: "row" },
+        button(
+          "Answer",
+          () => (answer.value.trim() ? decide({ decision: "answer", message: answer.value.trim() }) : answer.focus()),
+          "primary",
+        ),
+      ),
     );
   }
 
@@ -57,7 +68,12 @@ export function approvalCard(runId: string, interrupt: InterruptView, tools: () 
       h("pre", { class: "summary" }, interrupt.summary),
       field("Message", message),
       error,
-      h("div", { class: "row" }, button("Approve", () => decide(withMessage("approve")), "primary"), button("Reject", () => decide(withMessage("reject")), "danger")),
+      h(
+        "div",
+        { class: "row" },
+        button("Approve", () => decide(withMessage("approve")), "primary"),
+        button("Reject", () => decide(withMessage("reject")), "danger"),
+      ),
     );
   }
 
@@ -83,26 +99,54 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
   const fields: { view: ArgumentView; control: HTMLTextAreaElement }[] = [];
   let views = argumentViews(interrupt.arguments);
   const draw = () => {
-    render(shown, views.map((view) => h("div", { class: "argument" }, h("h4", {}, view.name, view.kind === "code" && view.language ? h("small", { class: "muted" }, ` ${view.language}`) : null), argumentBody(view))));
+    render(
+      shown,
+      views.map((view) =>
+        h(
+          "div",
+          { class: "argument" },
+          h("h4", {}, view.name, view.kind === "code" && view.language ? h("small", { class: "muted" }, ` ${view.language}`) : null),
+          argumentBody(view),
+        ),
+      ),
+    );
     fields.length = 0;
     for (const view of views) {
       const lines = view.text.split("\n").length;
-      const control = h("textarea", { name: view.name, rows: Math.min(Math.max(lines, view.kind === "text" ? 2 : 1), 24), spellcheck: view.kind === "text" ? "true" : "false", class: view.kind === "text" ? "" : "mono", value: view.text });
+      const control = h("textarea", {
+        name: view.name,
+        rows: Math.min(Math.max(lines, view.kind === "text" ? 2 : 1), 24),
+        spellcheck: view.kind === "text" ? "true" : "false",
+        class: view.kind === "text" ? "" : "mono",
+        value: view.text,
+      });
       fields.push({ view, control });
     }
-    render(editor, fields.map(({ view, control }) => field(view.name, control, view.kind === "json" ? "JSON" : undefined)), h("div", { class: "row" }, sendEdited));
+    render(
+      editor,
+      fields.map(({ view, control }) => field(view.name, control, view.kind === "json" ? "JSON" : undefined)),
+      h("div", { class: "row" }, sendEdited),
+    );
   };
-  const sendEdited = h("button", { type: "button", class: "primary", onclick: async () => {
-    const edited: Record<string, unknown> = {};
-    for (const { view, control } of fields) {
-      const parsed = parseEdited(view, control.value);
-      if ("error" in parsed) return showProblem(parsed.error, control);
-      edited[view.name] = parsed.value;
-    }
-    const problem = await checkArguments(edited, interrupt.toolName, tools);
-    if (problem) return showProblem(problem, fields.find((f) => problem.includes(`'${f.view.name}'`))?.control ?? fields[0]?.control);
-    await decide({ ...withMessage("edit"), arguments: edited });
-  } }, "Run with these arguments");
+  const sendEdited = h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      onclick: async () => {
+        const edited: Record<string, unknown> = {};
+        for (const { view, control } of fields) {
+          const parsed = parseEdited(view, control.value);
+          if ("error" in parsed) return showProblem(parsed.error, control);
+          edited[view.name] = parsed.value;
+        }
+        const problem = await checkArguments(edited, interrupt.toolName, tools);
+        if (problem) return showProblem(problem, fields.find((f) => problem.includes(`'${f.view.name}'`))?.control ?? fields[0]?.control);
+        await decide({ ...withMessage("edit"), arguments: edited });
+      },
+    },
+    "Run with these arguments",
+  );
   const showProblem = (problem: string, control?: HTMLElement) => {
     error.textContent = problem;
     error.hidden = false;
@@ -117,13 +161,16 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
   edit.setAttribute("aria-expanded", "false");
   draw();
   // The tool's description names the language of its code (run_code: Python), once the list is here.
-  void tools().then((list) => {
-    const description = list.find((t) => t.name === interrupt.toolName)?.description;
-    if (description && editor.hidden) {
-      views = argumentViews(interrupt.arguments, description);
-      draw();
-    }
-  }, () => undefined);
+  void tools().then(
+    (list) => {
+      const description = list.find((t) => t.name === interrupt.toolName)?.description;
+      if (description && editor.hidden) {
+        views = argumentViews(interrupt.arguments, description);
+        draw();
+      }
+    },
+    () => undefined,
+  );
   return h(
     "article",
     { class: "card interrupt", "aria-labelledby": headingId, dataset: { interruptId: interrupt.interruptId } },
@@ -132,7 +179,13 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
     editor,
     field("Message", message),
     error,
-    h("div", { class: "row" }, button("Approve", () => decide(withMessage("approve")), "primary"), button("Reject", () => decide(withMessage("reject")), "danger"), edit),
+    h(
+      "div",
+      { class: "row" },
+      button("Approve", () => decide(withMessage("approve")), "primary"),
+      button("Reject", () => decide(withMessage("reject")), "danger"),
+      edit,
+    ),
   );
 }
 
@@ -147,7 +200,11 @@ function argumentBody(view: ArgumentView): HTMLElement {
 }
 
 /** What is wrong with edited arguments, checked against the tool's JSON schema (the API checks again). */
-async function checkArguments(value: Record<string, unknown>, toolName: string | undefined, tools: () => Promise<ToolInfo[]>): Promise<string | undefined> {
+async function checkArguments(
+  value: Record<string, unknown>,
+  toolName: string | undefined,
+  tools: () => Promise<ToolInfo[]>,
+): Promise<string | undefined> {
   const tool = (await tools().catch(() => [])).find((t) => t.name === toolName);
   if (!tool) return undefined;
   // The parts of the tool's JSON schema checked here.
@@ -158,7 +215,8 @@ async function checkArguments(value: Record<string, unknown>, toolName: string |
     if (!spec) return `${tool.name} has no argument '${name}'.`;
     const types = ([] as string[]).concat(spec.type ?? []);
     const actual = Array.isArray(v) ? "array" : v === null ? "null" : Number.isInteger(v) ? "integer" : typeof v;
-    if (types.length && !types.includes(actual) && !(actual === "integer" && types.includes("number"))) return `'${name}' must be ${types.join(" or ")}, not ${actual}.`;
+    if (types.length && !types.includes(actual) && !(actual === "integer" && types.includes("number")))
+      return `'${name}' must be ${types.join(" or ")}, not ${actual}.`;
   }
   return undefined;
 }

@@ -5,10 +5,22 @@ import { announce, field, h, render } from "../dom.js";
 /** Submit a task: input, mode, deep think, approvals, session, files to attach (uploaded first, then named by the run). */
 export function newRunPage(app: HTMLElement) {
   const input = h("textarea", { name: "input", rows: 5, required: true, maxlength: 32000 });
-  const mode = h("select", { name: "mode" }, h("option", { value: "auto" }, "auto (the router decides)"), h("option", { value: "react" }, "react (one agent)"), h("option", { value: "plan_solve" }, "plan_solve (planner and parallel executors)"));
+  const mode = h(
+    "select",
+    { name: "mode" },
+    h("option", { value: "auto" }, "auto (the router decides)"),
+    h("option", { value: "react" }, "react (one agent)"),
+    h("option", { value: "plan_solve" }, "plan_solve (planner and parallel executors)"),
+  );
   const deepThink = h("input", { type: "checkbox", name: "deepThink" });
   const approvePlan = h("input", { type: "checkbox", name: "approvePlan" });
-  const tools = h("select", { name: "tools" }, h("option", { value: "none" }, "none"), h("option", { value: "write" }, "write tools"), h("option", { value: "all" }, "all tools"));
+  const tools = h(
+    "select",
+    { name: "tools" },
+    h("option", { value: "none" }, "none"),
+    h("option", { value: "write" }, "write tools"),
+    h("option", { value: "all" }, "all tools"),
+  );
   const session = h("input", { type: "text", name: "sessionId", placeholder: "a new session", pattern: "[A-Za-z0-9_-]{1,64}" });
   const attach = h("input", { type: "file", name: "files", multiple: true });
   // Offered when the session named has a run in flight: what this run does about it.
@@ -30,7 +42,13 @@ export function newRunPage(app: HTMLElement) {
   });
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const submit = h("button", { type: "submit" }, "Submit");
-  const checkbox = (label: string, control: HTMLInputElement) => h("div", { class: "field check" }, control, h("label", { for: (control.id ||= `c${label.length}${Math.random().toString(36).slice(2, 6)}`) }, label));
+  const checkbox = (label: string, control: HTMLInputElement) =>
+    h(
+      "div",
+      { class: "field check" },
+      control,
+      h("label", { for: (control.id ||= `c${label.length}${Math.random().toString(36).slice(2, 6)}`) }, label),
+    );
 
   render(
     app,
@@ -73,10 +91,20 @@ export function newRunPage(app: HTMLElement) {
       field("Task", input, "What should the agents do? Up to 32,000 characters."),
       field("Mode", mode),
       checkbox("Deep think (plan and solve when the router decides)", deepThink),
-      h("fieldset", {}, h("legend", {}, "Approvals"), checkbox("Approve the plan before it runs", approvePlan), field("Approve tool calls", tools)),
+      h(
+        "fieldset",
+        {},
+        h("legend", {}, "Approvals"),
+        checkbox("Approve the plan before it runs", approvePlan),
+        field("Approve tool calls", tools),
+      ),
       field("Session", session, "Continue a conversation: runs in one session share their turns."),
       busy,
-      field("Files to attach", attach, "Uploaded when you submit (POST /v1/files); the agents can read them, and they are listed with the run's files."),
+      field(
+        "Files to attach",
+        attach,
+        "Uploaded when you submit (POST /v1/files); the agents can read them, and they are listed with the run's files.",
+      ),
       error,
       submit,
     ),

@@ -63,15 +63,24 @@ export function runPage(app: HTMLElement, runId: string) {
     meta,
     error,
     waiting,
-    h("div", { class: "grid" },
-      h("div", { class: "col" }, plan, timeline, h("section", { "aria-labelledby": "activity-h", class: "activity-section" }, h("h2", { id: "activity-h" }, "Activity"), activity)),
+    h(
+      "div",
+      { class: "grid" },
+      h(
+        "div",
+        { class: "col" },
+        plan,
+        timeline,
+        h("section", { "aria-labelledby": "activity-h", class: "activity-section" }, h("h2", { id: "activity-h" }, "Activity"), activity),
+      ),
       h("div", { class: "col side" }, answer, files, usage),
     ),
     h("details", { class: "card" }, h("summary", {}, "Event log"), eventLog),
   );
 
   const showError = (err: unknown) => {
-    error.textContent = err instanceof ApiError && err.status === 401 ? "Your API key is no longer accepted. Sign in again." : (err as Error).message;
+    error.textContent =
+      err instanceof ApiError && err.status === 401 ? "Your API key is no longer accepted. Sign in again." : (err as Error).message;
     error.hidden = false;
   };
 
@@ -92,8 +101,12 @@ export function runPage(app: HTMLElement, runId: string) {
       h("code", {}, view.runId),
       " · session ",
       h("a", { href: `#/runs?sessionId=${enc(view.sessionId)}` }, view.sessionId),
-      view.status === "queued" && view.queuedBehind ? [" · waits for ", h("a", { href: `#/runs/${enc(view.queuedBehind)}` }, view.queuedBehind), " to end"] : null,
-      view.links.console ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")] : null,
+      view.status === "queued" && view.queuedBehind
+        ? [" · waits for ", h("a", { href: `#/runs/${enc(view.queuedBehind)}` }, view.queuedBehind), " to end"]
+        : null,
+      view.links.console
+        ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")]
+        : null,
       " · ",
       protocolLinks(view.runId, view.links.stream),
     );
@@ -103,7 +116,10 @@ export function runPage(app: HTMLElement, runId: string) {
     const cards = view.pendingInterrupts.map((i) => i.interruptId).join(" ");
     if (cards !== shownCards) {
       shownCards = cards;
-      render(waiting, view.pendingInterrupts.map((i) => approvalCard(runId, i, tools, () => void refresh())));
+      render(
+        waiting,
+        view.pendingInterrupts.map((i) => approvalCard(runId, i, tools, () => void refresh())),
+      );
     }
     drawPlan();
     drawAnswer();
@@ -131,13 +147,38 @@ export function runPage(app: HTMLElement, runId: string) {
       plan,
       h("h2", { id: "plan-h" }, "Plan"),
       !p
-        ? h("p", { class: "muted" }, view?.mode === "plan_solve" || view?.requestedMode === "plan_solve" ? "Planning…" : "No plan: this run is handled by one agent.")
-        : h("ol", { class: "plan" }, p.steps.map((step) =>
-            h("li", { class: `step ${step.status}`, dataset: { status: step.status } }, h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")), " ", step.title,
-              h("ul", {}, step.tasks.map((t) => h("li", {}, t))),
-              step.verdict
-                ? h("p", { class: `verdict ${step.verdict.met ? "met" : "not-met"}` }, `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`)
-                : null))),
+        ? h(
+            "p",
+            { class: "muted" },
+            view?.mode === "plan_solve" || view?.requestedMode === "plan_solve"
+              ? "Planning…"
+              : "No plan: this run is handled by one agent.",
+          )
+        : h(
+            "ol",
+            { class: "plan" },
+            p.steps.map((step) =>
+              h(
+                "li",
+                { class: `step ${step.status}`, dataset: { status: step.status } },
+                h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")),
+                " ",
+                step.title,
+                h(
+                  "ul",
+                  {},
+                  step.tasks.map((t) => h("li", {}, t)),
+                ),
+                step.verdict
+                  ? h(
+                      "p",
+                      { class: `verdict ${step.verdict.met ? "met" : "not-met"}` },
+                      `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
+                    )
+                  : null,
+              ),
+            ),
+          ),
     );
   }
 
@@ -145,8 +186,19 @@ export function runPage(app: HTMLElement, runId: string) {
     const all = [...lanes.values()];
     if (all.length === 0) {
       const oneAgent = view?.mode !== undefined && view.mode !== null && view.mode !== "plan_solve";
-      return render(timeline, h("h2", { id: "timeline-h" }, "Tasks"),
-        h("p", { class: "muted" }, oneAgent ? "No parallel tasks: one agent handles this run." : ended(view) ? "This run had no parallel tasks." : "No parallel tasks yet."));
+      return render(
+        timeline,
+        h("h2", { id: "timeline-h" }, "Tasks"),
+        h(
+          "p",
+          { class: "muted" },
+          oneAgent
+            ? "No parallel tasks: one agent handles this run."
+            : ended(view)
+              ? "This run had no parallel tasks."
+              : "No parallel tasks yet.",
+        ),
+      );
     }
     const now = new Date().toISOString();
     const t = (iso: string) => Date.parse(iso);
@@ -160,20 +212,50 @@ export function runPage(app: HTMLElement, runId: string) {
         const min = Math.min(...group.map((l) => t(l.start)));
         const max = Math.max(...group.map((l) => t(l.end ?? now)), min + 1);
         const span = max - min;
-        return [h("h3", { class: "step-h" }, `Step ${iteration + 1}`), h("div", { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
-          group.map((lane) => {
-            const left = ((t(lane.start) - min) / span) * 100;
-            const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / span) * 100, 1);
-            const took = seconds(t(lane.end ?? now) - t(lane.start));
-            return h("div", { class: "lane", role: "listitem", dataset: { taskId: lane.taskId, start: lane.start, end: lane.end ?? "", status: lane.status } },
-              h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
-              h("span", { class: "lane-track" }, h("span", { class: `lane-bar ${lane.status}`, style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` }, title: `${lane.start} → ${lane.end ?? "running"}` })),
-              h("span", { class: "lane-duration" }, lane.end ? took : `${took}…`),
-              h("span", { class: "visually-hidden" }, ` ${lane.status}`));
-          }),
-          // The step's time axis: where each bar starts and ends, in seconds from the step's start.
-          h("div", { class: "lane axis", "aria-hidden": "true" }, h("span"),
-            h("span", { class: "axis-track" }, [0, 0.5, 1].map((at) => h("span", { class: "tick", style: { left: `${at * 100}%` } }, seconds(span * at)))), h("span")))];
+        return [
+          h("h3", { class: "step-h" }, `Step ${iteration + 1}`),
+          h(
+            "div",
+            { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
+            group.map((lane) => {
+              const left = ((t(lane.start) - min) / span) * 100;
+              const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / span) * 100, 1);
+              const took = seconds(t(lane.end ?? now) - t(lane.start));
+              return h(
+                "div",
+                {
+                  class: "lane",
+                  role: "listitem",
+                  dataset: { taskId: lane.taskId, start: lane.start, end: lane.end ?? "", status: lane.status },
+                },
+                h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
+                h(
+                  "span",
+                  { class: "lane-track" },
+                  h("span", {
+                    class: `lane-bar ${lane.status}`,
+                    style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` },
+                    title: `${lane.start} → ${lane.end ?? "running"}`,
+                  }),
+                ),
+                h("span", { class: "lane-duration" }, lane.end ? took : `${took}…`),
+                h("span", { class: "visually-hidden" }, ` ${lane.status}`),
+              );
+            }),
+            // The step's time axis: where each bar starts and ends, in seconds from the step's start.
+            h(
+              "div",
+              { class: "lane axis", "aria-hidden": "true" },
+              h("span"),
+              h(
+                "span",
+                { class: "axis-track" },
+                [0, 0.5, 1].map((at) => h("span", { class: "tick", style: { left: `${at * 100}%` } }, seconds(span * at))),
+              ),
+              h("span"),
+            ),
+          ),
+        ];
       }),
     );
   }
@@ -201,10 +283,25 @@ export function runPage(app: HTMLElement, runId: string) {
     render(
       files,
       h("h2", { id: "files-h" }, "Files"),
-      h("ul", { class: "files" }, view.files.map((file) =>
-        h("li", {}, h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
-          h("button", { type: "button", onclick: () => download(file) }, `Download ${file.name}`),
-          previewOf(file) ? h("button", { type: "button", class: "link", onclick: () => showPreview(previewOf(file)!, preview) }, `Preview ${file.name}`) : null))),
+      h(
+        "ul",
+        { class: "files" },
+        view.files.map((file) =>
+          h(
+            "li",
+            {},
+            h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
+            h("button", { type: "button", onclick: () => download(file) }, `Download ${file.name}`),
+            previewOf(file)
+              ? h(
+                  "button",
+                  { type: "button", class: "link", onclick: () => showPreview(previewOf(file)!, preview) },
+                  `Preview ${file.name}`,
+                )
+              : null,
+          ),
+        ),
+      ),
       preview,
     );
   }
@@ -255,19 +352,31 @@ export function runPage(app: HTMLElement, runId: string) {
     render(
       usage,
       h("h2", { id: "usage-h" }, "Usage"),
-      h("dl", { class: "usage" },
-        h("dt", {}, "Tokens"), h("dd", {}, `${u.promptTokens + u.completionTokens} (${u.promptTokens} in, ${u.completionTokens} out)`),
-        h("dt", {}, "Model calls"), h("dd", {}, String(u.llmCalls)),
-        h("dt", {}, "Tool calls"), h("dd", {}, String(u.toolCalls)),
-        h("dt", {}, "State transitions"), h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
-        h("dt", {}, "Estimated cost"), h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd))),
+      h(
+        "dl",
+        { class: "usage" },
+        h("dt", {}, "Tokens"),
+        h("dd", {}, `${u.promptTokens + u.completionTokens} (${u.promptTokens} in, ${u.completionTokens} out)`),
+        h("dt", {}, "Model calls"),
+        h("dd", {}, String(u.llmCalls)),
+        h("dt", {}, "Tool calls"),
+        h("dd", {}, String(u.toolCalls)),
+        h("dt", {}, "State transitions"),
+        h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
+        h("dt", {}, "Estimated cost"),
+        h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd)),
+      ),
     );
   }
 
   const who = (data: { agent?: string; taskId?: string; persona?: string }) =>
     h("span", { class: "who" }, [data.agent, data.taskId, data.persona].filter(Boolean).join(" · "));
   const add = (event: RunEvent, ...children: (Node | string | null)[]) => {
-    const item = h("li", { class: `entry ${event.type.replace(".", "-")}`, dataset: { seq: String(event.seq), type: event.type } }, ...children);
+    const item = h(
+      "li",
+      { class: `entry ${event.type.replace(".", "-")}`, dataset: { seq: String(event.seq), type: event.type } },
+      ...children,
+    );
     activity.append(item);
     return item;
   };
@@ -312,7 +421,12 @@ export function runPage(app: HTMLElement, runId: string) {
         add(event, who(d), h("strong", {}, `→ ${d.tool}`), h("pre", { class: "args" }, JSON.stringify(d.arguments, null, 2)));
         break;
       case "tool.result":
-        add(event, who(d), h("strong", { class: d.ok ? "ok" : "bad" }, `${d.ok ? "✓" : "✗"} ${d.tool}`), h("pre", { class: "output" }, String(d.output).slice(0, 2000)));
+        add(
+          event,
+          who(d),
+          h("strong", { class: d.ok ? "ok" : "bad" }, `${d.ok ? "✓" : "✗"} ${d.tool}`),
+          h("pre", { class: "output" }, String(d.output).slice(0, 2000)),
+        );
         break;
       case "code": {
         if (d.part === "source") {
@@ -348,7 +462,14 @@ export function runPage(app: HTMLElement, runId: string) {
         add(event, who(d), h("strong", {}, `Search (${d.stage}): `), d.detail);
         break;
       case "task.started":
-        lanes.set(`${d.iteration}:${d.taskId}`, { key: `${d.iteration}:${d.taskId}`, taskId: d.taskId, title: d.title, iteration: d.iteration, start: event.at, status: "running" });
+        lanes.set(`${d.iteration}:${d.taskId}`, {
+          key: `${d.iteration}:${d.taskId}`,
+          taskId: d.taskId,
+          title: d.title,
+          iteration: d.iteration,
+          start: event.at,
+          status: "running",
+        });
         drawTimeline();
         break;
       case "task.completed": {
@@ -365,7 +486,11 @@ export function runPage(app: HTMLElement, runId: string) {
         break;
       case "interrupt.opened":
         // A tool call's arguments are shown readably on its card, not as the summary's JSON.
-        add(event, h("strong", {}, "Waiting for you: "), d.kind === "tool_approval" && d.toolName ? `allow ${d.toolName}?` : d.summary.split("\n")[0]);
+        add(
+          event,
+          h("strong", {}, "Waiting for you: "),
+          d.kind === "tool_approval" && d.toolName ? `allow ${d.toolName}?` : d.summary.split("\n")[0],
+        );
         announce("The run is waiting for your decision.");
         void refresh();
         break;
@@ -410,7 +535,13 @@ export function runPage(app: HTMLElement, runId: string) {
   /** The run's events, live, until its end or until the page closes; reconnecting for as long as it takes. */
   async function follow(streamUrl: string) {
     try {
-      const events = client.follow(runId, { streamUrl, signal: leaving.signal, maxFailures: Infinity, onOpen: () => showConnection("live"), onReconnect: () => showConnection("reconnecting") });
+      const events = client.follow(runId, {
+        streamUrl,
+        signal: leaving.signal,
+        maxFailures: Number.POSITIVE_INFINITY,
+        onOpen: () => showConnection("live"),
+        onReconnect: () => showConnection("reconnecting"),
+      });
       for await (const event of events) onEvent(event);
       showConnection("ended");
     } catch (err) {
@@ -443,10 +574,30 @@ function protocolLinks(runId: string, stream: string) {
   const mcp = `${new URL(stream).origin}/mcp`;
   const a2a = `${new URL(stream).origin}/a2a`;
   return [
-    h("a", { href: mcp, class: "protocol-link", title: `An MCP client at ${mcp} follows this run with get_run {"runId": "${runId}"}` }, "MCP"),
+    h(
+      "a",
+      { href: mcp, class: "protocol-link", title: `An MCP client at ${mcp} follows this run with get_run {"runId": "${runId}"}` },
+      "MCP",
+    ),
     " · ",
-    h("a", { href: "/.well-known/agent-card.json", class: "protocol-link", title: `An A2A client (this agent card) reads this run as task ${runId} at ${a2a}: GetTask, SubscribeToTask, CancelTask` }, "A2A"),
+    h(
+      "a",
+      {
+        href: "/.well-known/agent-card.json",
+        class: "protocol-link",
+        title: `An A2A client (this agent card) reads this run as task ${runId} at ${a2a}: GetTask, SubscribeToTask, CancelTask`,
+      },
+      "A2A",
+    ),
     " · ",
-    h("a", { href: `${stream}?protocol=ag-ui`, class: "protocol-link", title: "This run's events as AG-UI events (send the API key as a bearer token)" }, "AG-UI stream"),
+    h(
+      "a",
+      {
+        href: `${stream}?protocol=ag-ui`,
+        class: "protocol-link",
+        title: "This run's events as AG-UI events (send the API key as a bearer token)",
+      },
+      "AG-UI stream",
+    ),
   ];
 }

@@ -8,7 +8,11 @@ const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "faile
 /** The tenant's runs, newest first, filtered by status and session, refreshed every few seconds. */
 export function runsPage(app: HTMLElement) {
   const params = new URLSearchParams(location.hash.split("?")[1] ?? "");
-  const status = h("select", { name: "status" }, ...STATUSES.map((s) => h("option", { value: s, selected: s === (params.get("status") ?? "") }, s ? s.replace("_", " ") : "any")));
+  const status = h(
+    "select",
+    { name: "status" },
+    ...STATUSES.map((s) => h("option", { value: s, selected: s === (params.get("status") ?? "") }, s ? s.replace("_", " ") : "any")),
+  );
   const session = h("input", { type: "text", name: "sessionId", value: params.get("sessionId") ?? "", placeholder: "ses_…" });
   const body = h("tbody");
   const error = h("p", { class: "error", role: "alert", hidden: true });
@@ -20,9 +24,17 @@ export function runsPage(app: HTMLElement) {
     render(
       body,
       rows.length === 0
-        ? h("tr", { class: "empty" }, h("td", { colspan: 6 }, filtered()
-            ? ["No runs match this filter. ", h("button", { type: "button", class: "link", onclick: clearFilters }, "Show all runs")]
-            : ["No runs yet. ", h("a", { href: "#/new" }, "Start one.")]))
+        ? h(
+            "tr",
+            { class: "empty" },
+            h(
+              "td",
+              { colspan: 6 },
+              filtered()
+                ? ["No runs match this filter. ", h("button", { type: "button", class: "link", onclick: clearFilters }, "Show all runs")]
+                : ["No runs yet. ", h("a", { href: "#/new" }, "Start one.")],
+            ),
+          )
         : rows.map((run) =>
             h(
               "tr",
@@ -32,14 +44,27 @@ export function runsPage(app: HTMLElement) {
               h("td", { dataset: { label: "Status" } }, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
               h("td", { dataset: { label: "Mode" } }, run.mode ?? run.requestedMode),
               h("td", { dataset: { label: "Age" } }, h("time", { datetime: run.createdAt, title: run.createdAt }, timeAgo(run.createdAt))),
-              h("td", { class: "num", dataset: { label: "Est. cost" }, title: run.estimatedCostUsd === undefined ? "No price for this model" : "An estimate from the model's price per token" }, usd(run.estimatedCostUsd)),
+              h(
+                "td",
+                {
+                  class: "num",
+                  dataset: { label: "Est. cost" },
+                  title: run.estimatedCostUsd === undefined ? "No price for this model" : "An estimate from the model's price per token",
+                },
+                usd(run.estimatedCostUsd),
+              ),
               h("td", { dataset: { label: "Session" } }, h("code", {}, run.sessionId)),
             ),
           ),
     );
   const load = async (reset: boolean) => {
     try {
-      const page = await client.listRuns({ limit: 20, status: status.value, sessionId: session.value.trim(), cursor: (reset ? null : cursor) ?? undefined });
+      const page = await client.listRuns({
+        limit: 20,
+        status: status.value,
+        sessionId: session.value.trim(),
+        cursor: (reset ? null : cursor) ?? undefined,
+      });
       if (reset) {
         // A refresh replaces the newest page and keeps the older pages already loaded.
         const first = rows.length === 0;
@@ -76,7 +101,12 @@ export function runsPage(app: HTMLElement) {
   render(
     app,
     h("div", { class: "row spread" }, h("h1", {}, "Runs"), h("a", { class: "button", href: "#/new" }, "New run")),
-    h("form", { class: "filters", role: "search", onsubmit: (e: Event) => (e.preventDefault(), refilter()) }, field("Status", status), field("Session", session)),
+    h(
+      "form",
+      { class: "filters", role: "search", onsubmit: (e: Event) => (e.preventDefault(), refilter()) },
+      field("Status", status),
+      field("Session", session),
+    ),
     error,
     h(
       "div",
