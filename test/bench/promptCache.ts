@@ -1,7 +1,7 @@
 /**
  * Prompt caching: providers reuse the longest prefix a request shares with one they saw shortly
  * before. For each agent role, the share of each request's prompt tokens that repeat the previous
- * request's prefix (tools, then messages, in the order providers read them), over the README's
+ * request's prefix (tools, then messages, in the order providers read them), over the docs' (docs/walkthroughs.md)
  * plan_solve and react walk-throughs. Prints figures; asserts nothing.
  */
 import { startOfflineModel } from "../../infra/local/offlineModel/server.js";

@@ -7,7 +7,7 @@ import { salesWorkbook } from "../support/documents.js";
 import { startDropProxy } from "../support/dropProxy.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
-/** Screenshots land here (test output, not committed); the README links the committed copies in test/screenshots/. */
+/** Screenshots land here (test output, not committed); docs/local-stack.md links the committed copies in test/screenshots/. */
 const OUTPUT = path.resolve("test/output/screenshots");
 
 describe("the web console in Chromium", () => {
@@ -365,13 +365,11 @@ describe("the web console in Chromium", () => {
       .getByLabel("Task", { exact: true })
       .fill("Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals");
     await page.getByLabel("Mode").selectOption("react");
-    await page
-      .getByLabel("Files to attach")
-      .setInputFiles({
-        name: "sales.xlsx",
-        mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        buffer: await salesWorkbook(),
-      });
+    await page.getByLabel("Files to attach").setInputFiles({
+      name: "sales.xlsx",
+      mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      buffer: await salesWorkbook(),
+    });
     await page.getByRole("button", { name: "Submit" }).click();
     await page.waitForURL(/#\/runs\/run_/);
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");

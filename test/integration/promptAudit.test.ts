@@ -8,7 +8,7 @@ import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
 
 /**
- * The prompt audit: the README's walk-throughs run through the whole local stack, with every model
+ * The prompt audit: the walk-throughs (docs/walkthroughs.md) run through the whole local stack, with every model
  * request recorded on its way to the offline model. Each role's request is checked against what
  * the run offers: the planner and router are told every tool their agents have (built-in, work
  * and MCP tools, with read or write) and the run's files (name, type, size, origin); executors

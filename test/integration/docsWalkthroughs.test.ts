@@ -6,18 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
- * The README's curl walk-throughs, run as a person pastes them: each bash block is copied from the
- * README when the test runs, so the two cannot drift. Only the README's placeholders for what
- * `npm start` prints are filled in: its address (http://127.0.0.1:3000, here the test stack's) and
- * its key (sk_local_…).
+ * The walk-throughs of the docs, run as a person pastes them: each bash block is copied from its
+ * page when the test runs, so the two cannot drift. Only the placeholders for what `npm start`
+ * prints are filled in: its address (http://127.0.0.1:3000, here the test stack's) and its key
+ * (sk_local_…).
  */
-const README = await readFile("README.md", "utf8");
+const pages = {
+  readme: await readFile("README.md", "utf8"),
+  walkthroughs: await readFile("docs/walkthroughs.md", "utf8"),
+  protocols: await readFile("docs/protocols.md", "utf8"),
+};
 
-/** The bash blocks of the README section under this heading (up to the next heading of any level). */
-function bashBlocks(heading: string): string[] {
-  const lines = README.split("\n");
+/** The bash blocks of a page's section under this heading (up to the next heading of any level). */
+function bashBlocks(page: keyof typeof pages, heading: string): string[] {
+  const lines = pages[page].split("\n");
   const start = lines.indexOf(heading);
-  if (start < 0) throw new Error(`README has no heading '${heading}'`);
+  if (start < 0) throw new Error(`${page} has no heading '${heading}'`);
   const blocks: string[] = [];
   let block: string[] | undefined;
   let fenced = false;
@@ -32,12 +36,12 @@ function bashBlocks(heading: string): string[] {
   return blocks;
 }
 
-describe("the README's walk-throughs, as written", () => {
+describe("the walk-throughs of the README and docs/, as written", () => {
   let stack: RunningStack;
   let dir: string;
   beforeAll(async () => {
     stack = await startStack();
-    dir = await mkdtemp(path.join(tmpdir(), "stepwise-readme-"));
+    dir = await mkdtemp(path.join(tmpdir(), "stepwise-walkthroughs-"));
   });
   afterAll(async () => {
     await stack?.stop();
@@ -61,7 +65,7 @@ describe("the README's walk-throughs, as written", () => {
     (await fetch(`${stack.url}${pathname}`, { headers: { authorization: `Bearer ${stack.apiKey}` } })).json() as Promise<any>;
 
   it("the first run: submit, watch the stream to the end, fetch the result", async () => {
-    const [block] = bashBlocks("## Walk-through (local)");
+    const [block] = bashBlocks("walkthroughs", "## The first run");
     expect(block).toContain("curl -N http://127.0.0.1:3000/v1/runs/$RUN/stream");
     const { code, out } = await paste(block!);
     expect(code).toBe(0);
@@ -75,8 +79,18 @@ describe("the README's walk-throughs, as written", () => {
     expect(result.result).toContain("(120/8)+2^5 = 47");
   }, 120_000);
 
+  it("the README's API example: submit, then the stream to the run's end", async () => {
+    const [block] = bashBlocks("readme", "## The API in brief");
+    const { code, out } = await paste(block!);
+    expect(code, out).toBe(0);
+    expect(out.indexOf("event: run.started")).toBeGreaterThan(-1);
+    expect(out.indexOf("event: run.succeeded")).toBeGreaterThan(out.indexOf("event: run.started"));
+    const runId = /"runId":"(run_[^"]+)"/.exec(out)![1]!;
+    expect((await api(`/v1/runs/${runId}`)).result).toContain("391");
+  }, 120_000);
+
   it("analysing a file: upload, a Python analysis and an HTML report, its figures in the answer, the download", async () => {
-    const [block] = bashBlocks("### Analysing a file (upload, Python, HTML report, download)");
+    const [block] = bashBlocks("walkthroughs", "## Analysing a file (upload, Python, HTML report, download)");
     const { code, out } = await paste(block!, { KEY: stack.apiKey });
     expect(code).toBe(0);
     expect(out).toContain("event: file.created");
@@ -94,8 +108,8 @@ describe("the README's walk-throughs, as written", () => {
   }, 180_000);
 
   it("from a spreadsheet to slides: a workbook uploaded, the report and the deck written live, downloaded", async () => {
-    const [block] = bashBlocks("### From a spreadsheet to slides");
-    // Pasted in the project folder, as the README says: its packages are what `require` finds.
+    const [block] = bashBlocks("walkthroughs", "## From a spreadsheet to slides");
+    // Pasted in the project folder, as the page says: its packages are what `require` finds.
     const { code, out } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
     expect(code, out).toBe(0);
     // `uniq -c` counts each run of the same event: the runs of one type add up.
@@ -113,8 +127,8 @@ describe("the README's walk-throughs, as written", () => {
   }, 240_000);
 
   it("an AG-UI HttpAgent: its run pauses for a write, the next run approves it through resume, the answer comes", async () => {
-    const block = bashBlocks("### Agent protocols: AG-UI").find((b) => b.includes("HttpAgent"));
-    // Pasted in the project folder, as the README says: its packages are what `require` finds.
+    const block = bashBlocks("protocols", "## AG-UI").find((b) => b.includes("HttpAgent"));
+    // Pasted in the project folder, as the page says: its packages are what `require` finds.
     const { code, out } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
     expect(code, out).toBe(0);
     expect(out).toMatch(/paused: \[\s*'Run write_artifact/);
@@ -123,7 +137,7 @@ describe("the README's walk-throughs, as written", () => {
   }, 120_000);
 
   it("approving a write: pasted as one block, it waits for the question and approves", async () => {
-    const [block] = bashBlocks("### Approving a write");
+    const [block] = bashBlocks("walkthroughs", "## Approving a write");
     const { code, out } = await paste(block!, { KEY: stack.apiKey });
     expect(code).toBe(0);
     const runId = /"runId":"(run_[^"]+)"/.exec(out)![1]!;
