@@ -365,11 +365,13 @@ describe("the web console in Chromium", () => {
       .getByLabel("Task", { exact: true })
       .fill("Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals");
     await page.getByLabel("Mode").selectOption("react");
-    await page.getByLabel("Files to attach").setInputFiles({
-      name: "sales.xlsx",
-      mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-      buffer: await salesWorkbook(),
-    });
+    await page
+      .getByLabel("Files to attach")
+      .setInputFiles({
+        name: "sales.xlsx",
+        mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        buffer: await salesWorkbook(),
+      });
     await page.getByRole("button", { name: "Submit" }).click();
     await page.waitForURL(/#\/runs\/run_/);
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
