@@ -15,13 +15,6 @@ export const agentTools = () => new ToolRegistry([...builtinTools, askUser]);
 /** ReAct agents talk to the user directly, so they may also ask them. */
 export const reactTools = () => new ToolRegistry([...builtinTools, askUser]);
 
-/** The catalog when a tenant has no tool sources: the built-ins only. */
-export const builtinCatalog: ToolCatalog = {
-  async registryFor(_tenantId, audience) {
-    return audience === "react" ? reactTools() : agentTools();
-  },
-};
-
 /**
  * A catalog with tools built from services (the code sandbox, the web, reports) added to what the
  * inner catalog gives (built-ins and the tenant's tool sources); a name the inner catalog already

@@ -10,7 +10,6 @@ import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../sh
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { fileText } from "../../shared/ports/files.js";
 import type { Tool } from "../../shared/ports/tools.js";
-import { currentRequest } from "../../shared/requestContext.js";
 import type { Services } from "../../shared/services.js";
 import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
 import { readArtifact } from "../../shared/tools/artifacts.js";
@@ -108,7 +107,7 @@ const ofType = <T extends EventBody["type"]>(events: EventBody[], type: T) =>
 
 /** A tool that waits `ms` and tracks how many of its calls run at once. */
 function waitingTool() {
-  const state = { inFlight: 0, maxInFlight: 0, started: [] as string[], finished: [] as string[], contexts: [] as unknown[] };
+  const state = { inFlight: 0, maxInFlight: 0, started: [] as string[], finished: [] as string[] };
   const tool = defineTool({
     name: "wait",
     description: "Waits.",
@@ -118,8 +117,6 @@ function waitingTool() {
       state.inFlight++;
       state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
       state.started.push(label);
-      const request = currentRequest();
-      state.contexts.push({ runId: request?.runId, scope: request?.scope });
       await delay(ms);
       state.finished.push(label);
       state.inFlight--;
@@ -195,12 +192,6 @@ describe("agent loop: parallel tool calls", () => {
     const { tool, state } = waitingTool();
     await harness(callsThenAnswer, { TOOL_CONCURRENCY: 3 }).run({ tools: [tool] });
     expect(state.maxInFlight).toBe(3);
-  });
-
-  it("runs the calls with the run's request context, each parallel call included", async () => {
-    const { tool, state } = waitingTool();
-    await harness(callsThenAnswer).run({ tools: [tool], scope: "react", role: "react", taskId: undefined });
-    expect(state.contexts).toEqual(WAITS.map(() => ({ runId: "run_test", scope: "react" })));
   });
 });
 
