@@ -12,7 +12,7 @@ import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { countStateTransitions } from "../../shared/run/history.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
-import { interruptView, type Links, runLinks, runView } from "../../shared/run/view.js";
+import { interruptView, runLinks, runView } from "../../shared/run/view.js";
 import type { Services } from "../../shared/services.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { a2aResult, agentCardResult } from "../a2a.js";

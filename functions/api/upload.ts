@@ -1,5 +1,5 @@
 import busboy from "busboy";
-import { BadRequestError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
+import { BadRequestError, PayloadTooLargeError } from "../../shared/errors.js";
 import { contentTypeOf, sanitizeFileName } from "../../shared/ports/files.js";
 import { type HttpEvent, header } from "../http.js";
 

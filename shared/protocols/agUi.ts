@@ -190,9 +190,10 @@ export function agUiFrames(view: AgUiView, event: RunEvent, after: { seq: number
  * POST /v1/runs). A thread id that is not a session id is refused.
  */
 export function createRunFromAgUi(input: { threadId: string; messages: object[]; forwardedProps?: unknown }): CreateRunRequest {
-  // Read by key: the IAM-coverage graph takes `.messages`, `.content` and `.text` reads for a model call's.
   let content: unknown;
-  for (const message of input["messages"] as Record<string, unknown>[]) if (message["role"] === "user") content = message["content"];
+  // biome-ignore lint/complexity/useLiteralKeys: the IAM-coverage graph takes `.messages` and `.content` reads for a model call's
+  for (const message of input["messages"] as Record<string, unknown>[]) if (message.role === "user") content = message["content"];
+  // biome-ignore lint/complexity/useLiteralKeys: the IAM-coverage graph takes a `.text` read for a model call's
   const partText = (part: Record<string, unknown>) => (typeof part["text"] === "string" ? part["text"] : "");
   const text = typeof content === "string" ? content : Array.isArray(content) ? content.map(partText).join("\n") : "";
   const props = (input.forwardedProps ?? {}) as { mode?: unknown; approval?: unknown };

@@ -235,7 +235,7 @@ function judged(plan: Plan, executed: { title: string; index: number; failed: nu
   const at = plan.steps.findIndex((s) => s.title === executed.title);
   const index = at >= 0 ? at : executed.index;
   const step = plan.steps[index];
-  if (!step || step.status !== "in_progress") return plan; // the planner marked it itself
+  if (step?.status !== "in_progress") return plan; // the planner marked it itself
   if (step.verdict) return markStep(plan, index, step.verdict.met ? "completed" : "not_started");
   return markStep(
     plan,
