@@ -649,7 +649,10 @@ let built: object | undefined;
 export function buildOpenApiDocument(): object {
   if (built) return built;
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationObject(op);
+  for (const op of OPERATIONS) {
+    paths[op.path] ??= {};
+    paths[op.path][op.method] = operationObject(op);
+  }
   built = {
     openapi: "3.1.0",
     info: {

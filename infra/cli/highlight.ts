@@ -35,7 +35,7 @@ const COLOURS: Record<string, number> = {
   symbol: 33,
 };
 const ENTITIES: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
-const unescape = (text: string) => text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]!);
+const decodeEntities = (text: string) => text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity] ?? entity);
 
 /** The code with colours for its language; as it is when the language is unknown. */
 export function highlightAnsi(code: string, language: string | undefined): string {
@@ -51,7 +51,7 @@ export function highlightAnsi(code: string, language: string | undefined): strin
     } else if (token === "</span>") {
       stack.pop();
       out += `\x1b[${stack.at(-1) ?? 39}m`;
-    } else out += unescape(token);
+    } else out += decodeEntities(token);
   }
   return `${out}\x1b[39m`;
 }

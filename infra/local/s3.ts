@@ -87,7 +87,10 @@ export class LocalS3 {
     try {
       const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
       // As the stack's bucket CORS rule: a page may upload through a link and read the part's ETag.
-      if (req.headers.origin) res.setHeader("access-control-allow-origin", "*"), res.setHeader("access-control-expose-headers", "ETag");
+      if (req.headers.origin) {
+        res.setHeader("access-control-allow-origin", "*");
+        res.setHeader("access-control-expose-headers", "ETag");
+      }
       if (req.method === "OPTIONS") {
         res.writeHead(204, {
           "access-control-allow-methods": "GET, PUT",

@@ -9,14 +9,12 @@ import { type ExecutionRecord, type ExecutionStatus, ExecutionStore, type Resume
 import { type LocalCredentials, refuseUnsigned } from "./sigv4.mjs";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
-if (!(Promise as any).withResolvers) {
-  (Promise as any).withResolvers = function withResolvers<T>() {
-    let resolve!: (value: T) => void;
-    let reject!: (reason?: unknown) => void;
-    const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
-    return { promise, resolve, reject };
-  };
-}
+const promiseStatics = Promise as unknown as { withResolvers?: unknown };
+promiseStatics.withResolvers ??= <T>() => {
+  const resolvers: { resolve?: (value: T) => void; reject?: (reason?: unknown) => void } = {};
+  const promise = new Promise<T>((resolve, reject) => Object.assign(resolvers, { resolve, reject }));
+  return { promise, ...resolvers };
+};
 const { StateMachine, ExecutionAbortedError, ExecutionTimeoutError } = await import("aws-local-stepfunctions");
 
 /** Runs one Task state: the local stand-in for Lambda (input is the state's processed input). */
@@ -364,7 +362,9 @@ export class LocalStepFunctions extends EventEmitter {
   private forgetHistory(execution: Execution) {
     if (this.store.persistent) {
       // The history logger may still be writing the last events: let it finish first.
-      setImmediate(() => execution.status !== "RUNNING" && (execution.history = undefined));
+      setImmediate(() => {
+        if (execution.status !== "RUNNING") execution.history = undefined;
+      });
       return;
     }
     this.ended.push(execution.executionArn);

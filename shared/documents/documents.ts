@@ -86,6 +86,7 @@ export async function sheetCsvFiles(name: string, bytes: Uint8Array): Promise<{ 
   checked(name, bytes);
   const base = name.replace(/\.[^.]+$/, "");
   return (await readSheets(name, bytes)).map((sheet) => ({
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters in a sheet name become _ in the file name
     name: `${base}.${sheet.name.replace(/[/\\\u0000-\u001f]/g, "_")}.csv`,
     csv: sheetCsv(sheet),
   }));

@@ -59,13 +59,17 @@ function counterFor(name: EncodingName): TokenCounter {
   if (!counter) {
     // Building the rank table takes 0.2-0.4 s, so it happens on the first count, not at import.
     let encoding: Encoding | undefined;
+    const countNow = (text: string) => {
+      encoding ??= loadEncoding(ranksOf(name));
+      return countTokens(encoding, text);
+    };
     const counted = new Map<string, number>();
     const count = (text: string) => {
       // Prompts repeat their long parts every round (system prompt, the task, earlier turns): count each once.
-      if (text.length < MEMO_MIN_CHARS) return countTokens((encoding ??= loadEncoding(ranksOf(name))), text);
+      if (text.length < MEMO_MIN_CHARS) return countNow(text);
       let tokens = counted.get(text);
       if (tokens === undefined) {
-        tokens = countTokens((encoding ??= loadEncoding(ranksOf(name))), text);
+        tokens = countNow(text);
         if (counted.size >= MEMO_ENTRIES) counted.delete(counted.keys().next().value!);
         counted.set(text, tokens);
       }

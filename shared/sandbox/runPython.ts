@@ -55,12 +55,13 @@ class PythonProcess {
   private async start(): Promise<void> {
     const how = await isolation([this.entry, path.join(PYODIDE_DIR, "pyodide.asm.wasm")]);
     this.ownUser = how.ownUser;
-    const scratch = (this.scratch = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-")));
+    const scratch = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-"));
+    this.scratch = scratch;
     for (const folder of [scratch, path.join(scratch, "files"), path.join(scratch, "output")]) {
       mkdirSync(folder, { recursive: true });
       this.own(folder);
     }
-    const child = (this.child = spawnIsolated(
+    const child = spawnIsolated(
       {
         entry: this.entry,
         args: [pathToFileURL(path.join(PYODIDE_DIR, "pyodide.mjs")).href, scratch, String(this.memoryMb * 1024 * 1024)],
@@ -70,7 +71,8 @@ class PythonProcess {
       },
       how,
       this.uid,
-    ));
+    );
+    this.child = child;
     this.hold(this.held);
     // "close", not "exit": the process has ended and everything it wrote to its pipes has been read.
     child.once("close", (code, signal) => this.onExit({ code, signal }));

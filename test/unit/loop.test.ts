@@ -370,14 +370,20 @@ describe("agent loop: budget, deadline and replay", () => {
       description: "Looks.",
       access: "read",
       parameters: z.object({}),
-      run: async () => ((h.state.status = "cancelled"), "seen"),
+      run: async () => {
+        h.state.status = "cancelled";
+        return "seen";
+      },
     });
     let aborted = false;
     const h = harness((request, i) => {
       if (i === 0) return { calls: [{ id: "c1", name: "look", args: {} }] };
       // The second call thinks until it is aborted.
       return new Promise((_resolve, reject) =>
-        request.signal!.addEventListener("abort", () => ((aborted = true), reject(request.signal!.reason))),
+        request.signal!.addEventListener("abort", () => {
+          aborted = true;
+          reject(request.signal!.reason);
+        }),
       );
     });
     expect(await h.run({ tools: [cancelling] })).toEqual({ kind: "ended", rounds: 1 });
@@ -415,7 +421,10 @@ describe("agent loop: budget, deadline and replay", () => {
       (request, i) => {
         if (i === 0) return { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] };
         return new Promise((_resolve, reject) =>
-          request.signal!.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted")))),
+          request.signal!.addEventListener("abort", () => {
+            aborted = true;
+            reject(new Error("aborted"));
+          }),
         );
       },
       {},

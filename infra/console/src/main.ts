@@ -22,7 +22,18 @@ function route() {
       ? [
           h("a", { href: "#/runs" }, "Runs"),
           h("a", { href: "#/new" }, "New run"),
-          h("button", { type: "button", class: "link", onclick: () => (apiKey.clear(), (location.hash = "#/signin")) }, "Sign out"),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "link",
+              onclick: () => {
+                apiKey.clear();
+                location.hash = "#/signin";
+              },
+            },
+            "Sign out",
+          ),
         ]
       : null,
   );
