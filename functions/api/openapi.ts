@@ -576,8 +576,8 @@ function operationObject(op: Operation) {
       name,
       in: "path",
       required: true,
-      description: PATH_PARAMETERS[name!]!.description,
-      schema: schemaOf(PATH_PARAMETERS[name!]!.schema, "input"),
+      description: PATH_PARAMETERS[name].description,
+      schema: schemaOf(PATH_PARAMETERS[name].schema, "input"),
     })),
     ...Object.entries((op.query ? schemaOf(op.query, "input").properties : {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
       name,

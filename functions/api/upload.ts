@@ -33,7 +33,7 @@ function rawFile(event: HttpEvent, body: Buffer, type: string): Upload {
       "missing_file_name",
     );
   const name = cleanName(given);
-  const mime = type.split(";")[0]!.trim().toLowerCase();
+  const mime = type.split(";")[0].trim().toLowerCase();
   return { name, contentType: contentTypeFor(name, mime), body };
 }
 

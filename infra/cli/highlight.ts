@@ -45,7 +45,7 @@ export function highlightAnsi(code: string, language: string | undefined): strin
   let out = "";
   for (const [token, cls] of html.matchAll(/<span class="([^"]*)">|<\/span>|[^<]+/g)) {
     if (cls !== undefined) {
-      const colour = COLOURS[cls.replace(/^hljs-/, "").split(/[\s.]/)[0]!] ?? stack.at(-1) ?? 39;
+      const colour = COLOURS[cls.replace(/^hljs-/, "").split(/[\s.]/)[0]] ?? stack.at(-1) ?? 39;
       stack.push(colour);
       out += `\x1b[${colour}m`;
     } else if (token === "</span>") {

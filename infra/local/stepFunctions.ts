@@ -61,7 +61,9 @@ interface MachineVersion {
   arn: string;
   definition: string;
   states: Record<string, any>;
-  /** The definition by start state: as written, and started elsewhere to resume. */
+  /** The definition as written. */
+  start: InstanceType<typeof StateMachine>;
+  /** The definition by start state, started elsewhere to resume. */
   machines: Map<string, InstanceType<typeof StateMachine>>;
 }
 
@@ -134,6 +136,7 @@ export class LocalStepFunctions extends EventEmitter {
       arn: `${this.stateMachineArn}:${number}`,
       definition,
       states: parsed.States,
+      start: machine,
       machines: new Map([[parsed.StartAt, machine]]),
     };
     this.versions.push(version);
@@ -299,7 +302,7 @@ export class LocalStepFunctions extends EventEmitter {
   private launch(execution: Execution, from?: ResumePoint) {
     const { executionArn, name } = execution;
     const version = this.versionOf(execution);
-    const machine = from ? this.machineFrom(version, from.state) : version.machines.values().next().value!;
+    const machine = from ? this.machineFrom(version, from.state) : version.start;
     const originalInput = JSON.parse(execution.input);
     execution.history ??= this.store.history(name);
     execution.historyLength = execution.history.length;
@@ -321,7 +324,7 @@ export class LocalStepFunctions extends EventEmitter {
       },
     });
     execution.abort = run.abort;
-    void this.record(execution, run.eventLogs);
+    void this.record(execution, execution.history, run.eventLogs);
     run.result.then(
       (output) => this.finish(execution, "SUCCEEDED", { output: JSON.stringify(output) }),
       (error: unknown) => {
@@ -423,8 +426,7 @@ export class LocalStepFunctions extends EventEmitter {
     return {};
   }
 
-  private async record(execution: Execution, logs: AsyncGenerator<any>) {
-    const history = execution.history!;
+  private async record(execution: Execution, history: NonNullable<Execution["history"]>, logs: AsyncGenerator<any>) {
     try {
       for await (const log of logs) {
         const event = toHistoryEvent(log, execution.historyLength + 1);

@@ -229,7 +229,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
     const results: EventBody[] = [];
     calls.forEach((call, i) => {
-      const { value, replayed: wasReplayed } = outcomes[i]!;
+      const { value, replayed: wasReplayed } = outcomes[i];
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
         results.push({

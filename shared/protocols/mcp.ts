@@ -281,8 +281,8 @@ async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage
   const { runId, interruptId } = ELICIT_ID.exec((answer as { id: string }).id)!.groups!;
   if (!("result" in answer)) return;
   const result = answer.result as Record<string, unknown>;
-  const run = await ownRun(context.services, context.tenantId, runId!);
-  const interrupt = await context.services.interrupts.get(run.runId, interruptId!);
+  const run = await ownRun(context.services, context.tenantId, runId);
+  const interrupt = await context.services.interrupts.get(run.runId, interruptId);
   if (interrupt?.status !== "pending") return;
   const refused = declined(interrupt.kind, "Declined through MCP elicitation.");
   // The form's fields.
@@ -295,7 +295,7 @@ async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage
         ? (decisionFromAnswer(interrupt.kind, fields) ?? refused)
         : undefined;
   if (request)
-    await decide(context, run, interruptId!, request).catch((error) =>
+    await decide(context, run, interruptId, request).catch((error) =>
       error instanceof StepwiseError && error.statusCode === 409 ? undefined : Promise.reject(error),
     );
 }

@@ -150,7 +150,7 @@ export class Table {
       await Promise.all(
         chunks.map(async (chunk) => {
           const write = (indexes: number[]) =>
-            this.writeBatch(indexes.map((i) => requests[i]!)).then(
+            this.writeBatch(indexes.map((i) => requests[i])).then(
               () => true as const,
               (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
             );

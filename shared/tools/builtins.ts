@@ -25,7 +25,7 @@ export function catalogWith(inner: ToolCatalog, extra: readonly Tool[]): ToolCat
     async registryFor(tenantId, audience, ...rest) {
       const registry = await inner.registryFor(tenantId, audience, ...rest);
       const known = new Set(registry.names);
-      return new ToolRegistry([...registry.names.map((name) => registry.get(name)!), ...extra.filter((tool) => !known.has(tool.name))]);
+      return new ToolRegistry([...registry.tools, ...extra.filter((tool) => !known.has(tool.name))]);
     },
     // A source added or removed is seen at once: pass the inner catalog's cache reset through.
     invalidate: (tenantId) => inner.invalidate?.(tenantId),

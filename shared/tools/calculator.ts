@@ -86,7 +86,7 @@ export function evaluate(expression: string): number {
     }
     if (/^[\d.]/.test(token)) return Number(token);
     const name = token.toLowerCase();
-    if (Object.hasOwn(CONSTANTS, name)) return CONSTANTS[name]!;
+    if (Object.hasOwn(CONSTANTS, name)) return CONSTANTS[name];
     const fn = Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name] : undefined;
     if (!fn) throw new SyntaxError(`unknown symbol '${token}' in ${expression}`);
     expect("(");

@@ -62,7 +62,7 @@ function tokenize(text: string): Token[] | undefined {
   while (TOKEN.lastIndex < text.length) {
     const match = TOKEN.exec(text);
     if (!match) return text.slice(TOKEN.lastIndex).trim() === "" ? tokens : undefined;
-    tokens.push(match[1] ? "number" : match[2] ? "call" : match[3]!);
+    tokens.push(match[1] ? "number" : match[2] ? "call" : match[3]);
   }
   return tokens;
 }
@@ -79,7 +79,7 @@ function parses(tokens: Token[]): boolean {
   };
   const sum = (): boolean => {
     if (!operand()) return false;
-    while (position < tokens.length && BINARY_OPERATORS.has(tokens[position]!)) {
+    while (position < tokens.length && BINARY_OPERATORS.has(tokens[position])) {
       position++;
       if (!operand()) return false;
     }

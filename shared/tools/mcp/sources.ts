@@ -50,7 +50,8 @@ export async function registerToolSource(services: Services, tenantId: string, r
   );
   const byOwnName = new Map(offered.map((d) => [d.name, d]));
   const discovered: SourceToolInfo[] = [...names].map(([name, tool]) => {
-    const definition = byOwnName.get(tool)!;
+    const definition = byOwnName.get(tool);
+    if (!definition) throw new Error(`exposedToolNames named ${tool}, which the server did not offer`);
     return {
       name,
       tool,
