@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { respond } from "../../infra/local/offlineModel/brain.js";
-import { findToolDirectives } from "../../infra/local/offlineModel/directives.js";
-import { rejectionReason, reviseSteps, shownSteps } from "../../infra/local/offlineModel/planRevision.js";
+import { respond } from "../../infra/offlineModel/brain.js";
+import { findToolDirectives } from "../../infra/offlineModel/directives.js";
+import { rejectionReason, reviseSteps, shownSteps } from "../../infra/offlineModel/planRevision.js";
 import { plannerPrompt } from "../../shared/agent/prompts.js";
 import { defaultPersona, personaOf } from "../../shared/tools/persona.js";
 

@@ -6,10 +6,10 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { respond } from "../../infra/local/offlineModel/brain.js";
-import { findExpressions } from "../../infra/local/offlineModel/expressions.js";
-import { createPlan } from "../../infra/local/offlineModel/planner.js";
-import { type OfflineModel, startOfflineModel } from "../../infra/local/offlineModel/server.js";
+import { respond } from "../../infra/offlineModel/brain.js";
+import { findExpressions } from "../../infra/offlineModel/expressions.js";
+import { createPlan } from "../../infra/offlineModel/planner.js";
+import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import { plannerPrompt, type ToolLine } from "../../shared/agent/prompts.js";
 
 const MODEL = "stepwise-offline";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { functionEnvironment, parseSettings } from "../../infra/config.js";
+import { functionEnvironment, parseSettings } from "../../infra/aws/config.js";
 import { loadConfig } from "../../shared/config.js";
 import { OpenAIModel } from "../../shared/llm/openaiModel.js";
 import { RoleModel } from "../../shared/llm/roleModel.js";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { editableText, editInEditor, parseEditableText } from "../../infra/cli/argumentEditor.js";
 import { highlightAnsi } from "../../infra/cli/highlight.js";
 import { Renderer } from "../../infra/cli/render.js";
-import { argumentViews, parseEdited } from "../../infra/toolArguments.js";
+import { argumentViews, parseEdited } from "../../infra/display/toolArguments.js";
 
 /** A tool call's arguments as the person approving it sees and edits them (console and CLI). */
 const code =

@@ -4,7 +4,7 @@ import { paginateGetExecutionHistory, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { type StepDefinition, stepHandlerWith } from "../../../functions/steps/stepHandler.js";
-import { STEP_HANDLERS, type StepName } from "../../../infra/handlers.js";
+import { STEP_HANDLERS, type StepName } from "../../../infra/aws/handlers.js";
 import { LOCAL_REGION } from "../../../infra/local/account.js";
 import { localDefinition } from "../../../infra/local/definitionCache.js";
 import { invokeHandler } from "../../../infra/local/lambda.js";
@@ -27,7 +27,7 @@ import { teamModel } from "../../support/team.js";
  * happened exactly once.
  *
  * One crash per run: a crashed invocation surfaces as Lambda.Unknown, which the definition retries
- * at most twice per entry into a state (infra/orchestration.ts, STEP_RETRIES), so a single crash is
+ * at most twice per entry into a state (infra/aws/orchestration.ts, STEP_RETRIES), so a single crash is
  * always retried; three in a row in one state would fail the execution ("Execute task": the task).
  */
 

@@ -5,8 +5,8 @@ import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { LambdaInvoke } from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
-import { FINAL_STEP_ERRORS, RETRYABLE_STEP_ERRORS } from "../shared/errors.js";
-import { LIVE_ALIAS } from "../shared/store/stepFunctions.js";
+import { FINAL_STEP_ERRORS, RETRYABLE_STEP_ERRORS } from "../../shared/errors.js";
+import { LIVE_ALIAS } from "../../shared/store/stepFunctions.js";
 import type { StepName } from "./handlers.js";
 
 /**

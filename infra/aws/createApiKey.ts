@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
-import { ApiKeyStore, newApiKey } from "../shared/store/apiKeys.js";
-import { Table } from "../shared/store/table.js";
+import { ApiKeyStore, newApiKey } from "../../shared/store/apiKeys.js";
+import { Table } from "../../shared/store/table.js";
 
 /**
  * `npm run create-api-key -- --tenant acme --table <TableName>`: registers a new API key for a

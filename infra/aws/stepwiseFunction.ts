@@ -7,7 +7,7 @@ import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from "aws-cdk-
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
  * Defaults every Stepwise Lambda shares: Node 22 on arm64, ESM bundles, X-Ray active tracing, the

@@ -14,10 +14,10 @@ import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { loadConfig } from "../shared/config.js";
-import { declaredGrants } from "../shared/contracts/toolGrants.js";
-import { TABLE_INDEXES } from "../shared/store/listings.js";
-import { stepwiseTools } from "../shared/tools/workTools.js";
+import { loadConfig } from "../../shared/config.js";
+import { declaredGrants } from "../../shared/contracts/toolGrants.js";
+import { TABLE_INDEXES } from "../../shared/store/listings.js";
+import { stepwiseTools } from "../../shared/tools/workTools.js";
 import { AgentFunctions } from "./agentFunctions.js";
 import { type DeploymentSettings, functionEnvironment, parseSettings } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
@@ -52,7 +52,7 @@ const NOTIFY_TIMEOUT = Duration.seconds(90);
 /**
  * Stepwise in your own CDK app: the table, the agent functions, the state machine, the HTTP API,
  * the streaming Function URL, webhooks (EventBridge → SQS → notifier), alarms and a dashboard.
- * Settings are checked at synth (infra/config.ts) and reach the functions' environment.
+ * Settings are checked at synth (infra/aws/config.ts) and reach the functions' environment.
  */
 export class Stepwise extends Construct {
   readonly table: Table;
@@ -63,7 +63,7 @@ export class Stepwise extends Construct {
   readonly api: StepwiseFunction;
   readonly stream: StepwiseFunction;
   readonly notify: StepwiseFunction;
-  /** Runs Python for run_code (infra/toolResources.ts). */
+  /** Runs Python for run_code (infra/aws/toolResources.ts). */
   readonly sandbox: StepwiseFunction;
   /** The agents' files: bytes in S3, kept as long as the runs. */
   readonly filesBucket: Bucket;

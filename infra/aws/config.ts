@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { RoleSettingsInput } from "../shared/llm/roleSettings.js";
-import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../shared/run/historyBudget.js";
+import { RoleSettingsInput } from "../../shared/llm/roleSettings.js";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/run/historyBudget.js";
 
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")]);

@@ -11,7 +11,7 @@ import type { Construct } from "constructs";
 import { buildSync } from "esbuild";
 import { BUNDLING, WORK_PRODUCT_LIBRARIES } from "./stepwiseFunction.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(import.meta.url);
 /** The PNG renderer: a native package, shipped with its Linux arm64 binary. */
 const RESVG = "@resvg/resvg-js";

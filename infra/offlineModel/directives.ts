@@ -1,6 +1,6 @@
 // "use <tool> {json arguments}": how a request names a tool call for the offline model, so any
 // tool offered (MCP tools included) can be shown and tested without a model key.
-import { closingBrace } from "../../../shared/llm/jsonContract.js";
+import { closingBrace } from "../../shared/llm/jsonContract.js";
 
 export interface ToolDirective {
   name: string;

@@ -1,5 +1,5 @@
 // Runs the offline model on its own, for poking at it with curl or a client:
-//   PORT=8787 LATENCY_MS=200 npx tsx infra/local/offlineModel/cli.ts
+//   PORT=8787 LATENCY_MS=200 npx tsx infra/offlineModel/cli.ts
 
 import { startOfflineModel } from "./server.js";
 

@@ -5,7 +5,7 @@ import { DockerImage } from "aws-cdk-lib";
 import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
 import type { Construct } from "constructs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** The tokenizer's rank tables shared/memory/tokens.ts reads (1.6 MB zipped together). */
 const TABLES = ["o200k_base", "cl100k_base"];
 

@@ -6,7 +6,7 @@ import { Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
-import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../shared/contracts/toolGrants.js";
+import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../../shared/contracts/toolGrants.js";
 import { SANDBOX_HANDLER } from "./handlers.js";
 import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
 
@@ -15,7 +15,7 @@ export interface ToolResourcesProps {
   readonly retentionDays: number;
   /** Only named in the functions' settings: the sandbox gets no grant on it. */
   readonly table: ITable;
-  /** The deployment's settings (infra/config.ts), for the sandbox as for every function. */
+  /** The deployment's settings (infra/aws/config.ts), for the sandbox as for every function. */
   readonly environment?: Record<string, string>;
   /** Executions kept for the sandbox (none by default: an account with a reduced quota cannot reserve any). */
   readonly sandboxReservedConcurrency?: number;
