@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Config } from "../../shared/config.js";
-import { estimatedCostUsd } from "../../shared/run/cost.js";
+import { estimatedCostUsd } from "../../shared/views/cost.js";
 
 /** The estimated cost: only for a priced model, from the price table (a setting). */
 describe("estimated cost", () => {

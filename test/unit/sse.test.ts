@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
-import { runEventFrames, type SseOptions, sseFrame } from "../../shared/run/sse.js";
+import { runEventFrames, type SseOptions, sseFrame } from "../../shared/protocols/sse.js";
 import type { Services } from "../../shared/services.js";
 
 /**

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { StepwiseClient } from "../../../shared/apiClient/client.js";
 import { ApiError, apiError, ConnectionError } from "../../../shared/apiClient/errors.js";
 import type { RunEvent } from "../../../shared/contracts/events.js";
-import { sseFrame } from "../../../shared/run/sse.js";
+import { sseFrame } from "../../../shared/protocols/sse.js";
 
 const sampleEvents: RunEvent[] = [
   { type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" }, seq: 1, at: "2026-01-01T00:00:00.000Z" },

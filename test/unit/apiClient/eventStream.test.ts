@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readEventStream, type SseCursor, type SseMessage } from "../../../shared/apiClient/eventStream.js";
 import type { RunEvent } from "../../../shared/contracts/events.js";
-import { sseFrame } from "../../../shared/run/sse.js";
+import { sseFrame } from "../../../shared/protocols/sse.js";
 
 const encoder = new TextEncoder();
 const bytes = (chunk: string | Uint8Array) => (typeof chunk === "string" ? encoder.encode(chunk) : chunk);
