@@ -3,14 +3,14 @@ import { fileText } from "../../../../shared/ports/files.js";
 import { executeTask } from "../../../../shared/steps/executeTask.js";
 import { plan } from "../../../../shared/steps/plan.js";
 import { ScriptedModel } from "../../../../shared/testing/scriptedModel.js";
-import { eventTypes, withRun } from "../../../support/memoryRun.js";
+import { eventTypes, planOutcome, withRun } from "../../../support/memoryRun.js";
 import { teamReply } from "../../../support/team.js";
 
 /** "Execute task" over in-memory ports: what one executor stores, announces and hands back to the Map. */
 
 async function planned(fields = {}, model?: ScriptedModel) {
   const fixture = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", ...fields }, { model });
-  const output = await plan({ runId: fixture.runId, mode: "plan_solve" }, fixture.ports);
+  const output = planOutcome(await plan({ runId: fixture.runId, mode: "plan_solve" }, fixture.ports), "execute");
   const input = (i: number) => ({ runId: fixture.runId, iteration: output.iteration, task: output.tasks[i]! });
   return { ...fixture, output, input };
 }
@@ -84,7 +84,7 @@ describe("executeTask", () => {
   });
 
   it("a model that answers with nothing twice fails the task with a clear error; the run goes on", async () => {
-    const silent = new ScriptedModel((request, index) =>
+    const silent = new ScriptedModel((request) =>
       request.messages[0]?.content?.toString().startsWith("You are an executor") ? { text: "" } : teamReply(request),
     );
     const { ports, runId, input } = await planned({}, silent);
