@@ -7,9 +7,9 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { health } from "../../functions/api/health.js";
 import type { Request } from "../../functions/api/routes.js";
+import { connectTable } from "../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import packageJson from "../../package.json" with { type: "json" };
-import { Table } from "../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../support/dynalite.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -87,7 +87,7 @@ describe("GET /health's checks", () => {
   it("answers 503 naming each dependency that does not answer, and 200 once all do", async () => {
     const dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
     const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS, maxAttempts: 1 };
-    const table = Table.connect("stepwise", clientConfig);
+    const table = connectTable("stepwise", clientConfig);
     const admin = new DynamoDBClient(clientConfig);
     const check = async (config: { STATE_MACHINE_ARN?: string }) => {
       const result = await health({ services: { table, config } } as unknown as Request);

@@ -9,7 +9,7 @@ import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
 
 export function networkPolicy(services: Services): McpNetworkPolicy {
-  return { allowLoopback: services.config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: services.config.TOOL_SOURCE_ALLOW_HTTP };
+  return services.settings.toolSources.policy;
 }
 
 /**
@@ -26,8 +26,8 @@ export async function registerToolSource(services: Services, tenantId: string, r
   const redact = redactor(Object.values(headers));
   let definitions;
   try {
-    definitions = await withMcp({ url: request.url, headers }, policy, services.config.MCP_CONNECT_TIMEOUT_MS, (client) =>
-      listMcpTools(client, services.config.MCP_CONNECT_TIMEOUT_MS),
+    definitions = await withMcp({ url: request.url, headers }, policy, services.settings.toolSources.connectTimeoutMs, (client) =>
+      listMcpTools(client, services.settings.toolSources.connectTimeoutMs),
     );
   } catch (error) {
     if (error instanceof WebhookUrlError) throw urlError(error);
