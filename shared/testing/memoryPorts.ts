@@ -30,7 +30,7 @@ export function fixedCatalog(tools: readonly Tool[]): ToolCatalog {
   };
 }
 
-/** Every port in memory, wired as createServices wires the adapters, with the fakes' own handles for assertions. */
+/** Every port in memory, wired as functions/services.ts wires the adapters, with the fakes' own handles for assertions. */
 export function memoryPorts(options: { settings?: SettingsOverrides; model?: Ports["model"]; tools?: readonly Tool[] } = {}) {
   const settings = testSettings(options.settings);
   const runs = new MemoryRuns();
