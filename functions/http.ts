@@ -41,7 +41,7 @@ export function header(event: HttpEvent, name: string): string | undefined {
 export async function authenticate(event: HttpEvent, services: Pick<BaseServices, "apiKeys">): Promise<string> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header(event, "authorization") ?? "");
   if (!match) throw new UnauthorizedError();
-  const tenant = await services.apiKeys.tenantOf(match[1]!);
+  const tenant = await services.apiKeys.tenantOf(match[1]);
   if (!tenant) throw new UnauthorizedError("The API key is not valid.");
   return tenant;
 }

@@ -32,7 +32,8 @@ export function countMetric(
     metrics.addMetric(name, unit, value);
     return;
   }
-  const single = (dimensioned ??= metrics.singleMetric());
+  dimensioned ??= metrics.singleMetric();
+  const single = dimensioned;
   for (const [key, dimension] of Object.entries(dimensions)) single.addDimension(key, dimension);
   single.addMetric(name, unit, value);
 }

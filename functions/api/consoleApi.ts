@@ -1,6 +1,5 @@
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
-import { NotFoundError } from "../../shared/errors.js";
 import { estimatedCostUsd } from "../../shared/run/cost.js";
 import type { Services } from "../../shared/services.js";
 import { consoleAsset } from "../console/assets.js";
@@ -55,7 +54,7 @@ async function listSessions({ event, services, tenantId }: Request): Promise<Htt
 
 /** A token that opens this run's stream for a few minutes, for EventSource (no headers) — never the API key in a URL. */
 async function createStreamToken({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
+  const run = await ownRun(services, tenantId, params.runId);
   const grant = await services.streamTokens.issue({ tenantId, runId: run.runId }, services.settings.stream.tokenSeconds);
   return json(201, grant);
 }

@@ -55,15 +55,15 @@ async function presignUpload({ event, services, tenantId }: Request): Promise<Ht
 
 async function completeUpload({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const body = parseBody(event, CompleteUploadRequest);
-  const upload = /^file_[a-z0-9]{1,60}$/.test(params.fileId!)
-    ? await services.transfers.completeUpload(tenantId, params.fileId!, body.parts)
+  const upload = /^file_[a-z0-9]{1,60}$/.test(params.fileId)
+    ? await services.transfers.completeUpload(tenantId, params.fileId, body.parts)
     : undefined;
   if (!upload) throw new NotFoundError(`No upload with id ${params.fileId}.`);
   return json(201, upload);
 }
 
 async function listFiles({ event, services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
+  const run = await ownRun(services, tenantId, params.runId);
   const api = linksFor(event, services).api;
   const files = await services.files.list(run.runId);
   return json(200, { runId: run.runId, files: files.map((f) => ({ ...f, download: fileLink(api, run.runId, f.name) })) });
@@ -75,8 +75,8 @@ async function listFiles({ event, services, tenantId, params }: Request): Promis
  * follow a redirect to another origin, but it can fetch the link.
  */
 async function downloadFile({ event, services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
-  const name = decoded(params.name!);
+  const run = await ownRun(services, tenantId, params.runId);
+  const name = decoded(params.name);
   // Longer names than any file can have would be refused by the table, not found.
   const url = name === undefined || name.length > 200 ? undefined : await services.transfers.downloadUrl(run.runId, name);
   if (!url) throw new NotFoundError(`Run ${run.runId} has no file named ${name ?? params.name}.`);

@@ -576,8 +576,8 @@ function operationObject(op: Operation) {
       name,
       in: "path",
       required: true,
-      description: PATH_PARAMETERS[name!]!.description,
-      schema: schemaOf(PATH_PARAMETERS[name!]!.schema, "input"),
+      description: PATH_PARAMETERS[name].description,
+      schema: schemaOf(PATH_PARAMETERS[name].schema, "input"),
     })),
     ...Object.entries((op.query ? schemaOf(op.query, "input").properties : {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
       name,
@@ -649,7 +649,10 @@ let built: object | undefined;
 export function buildOpenApiDocument(): object {
   if (built) return built;
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationObject(op);
+  for (const op of OPERATIONS) {
+    paths[op.path] ??= {};
+    paths[op.path][op.method] = operationObject(op);
+  }
   built = {
     openapi: "3.1.0",
     info: {

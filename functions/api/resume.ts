@@ -9,7 +9,7 @@ import type { Request, Route } from "./routes.js";
  * 202 with the run's status; 409 when there is nothing to resume or it cannot be.
  */
 async function resume({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await services.runs.get(params.runId!);
+  const run = await services.runs.get(params.runId);
   if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${params.runId}.`);
   const resumed = await resumeRun(services, run);
   return json(202, { runId: resumed.runId, status: resumed.status });

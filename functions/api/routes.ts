@@ -11,7 +11,7 @@ import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { estimatedCostUsd } from "../../shared/run/cost.js";
 import { countStateTransitions } from "../../shared/run/history.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
-import { interruptView, type Links, runLinks, runView } from "../../shared/run/view.js";
+import { interruptView, runLinks, runView } from "../../shared/run/view.js";
 import type { Services } from "../../shared/services.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { a2aResult, agentCardResult } from "../a2a.js";
@@ -128,13 +128,13 @@ async function a2a({ event, services, tenantId }: Request): Promise<HttpResult> 
 }
 
 async function cancel({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
+  const run = await ownRun(services, tenantId, params.runId);
   await cancelRun(services, run, "Cancelled through the API.");
   return json(202, { runId: run.runId, status: "cancelled" });
 }
 
 async function listWebhooks({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
+  const run = await ownRun(services, tenantId, params.runId);
   const deliveries = await services.webhooks.listDeliveries(run.runId);
   return json(200, {
     runId: run.runId,
@@ -158,8 +158,8 @@ function shownWebhook({ a2a, ...webhook }: NonNullable<RunRecord["webhook"]>) {
 }
 
 async function redeliver({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
-  const delivery = await services.webhooks.getDelivery(run.runId, params.deliveryId!);
+  const run = await ownRun(services, tenantId, params.runId);
+  const delivery = await services.webhooks.getDelivery(run.runId, params.deliveryId);
   if (!delivery) throw new NotFoundError(`No webhook delivery ${params.deliveryId} on run ${run.runId}.`);
   if (delivery.status === "pending") throw new ConflictError("This delivery is still being attempted.", { status: delivery.status });
   // Redelivering to an endpoint that answered 410 is the way to turn it back on.
@@ -170,7 +170,7 @@ async function redeliver({ services, tenantId, params }: Request): Promise<HttpR
 }
 
 async function getSession({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const sessionId = validSessionId(params.sessionId!);
+  const sessionId = validSessionId(params.sessionId);
   const [messages, runs] = await Promise.all([
     services.sessions.messages(tenantId, sessionId),
     services.sessions.runs(tenantId, sessionId),
@@ -180,7 +180,7 @@ async function getSession({ services, tenantId, params }: Request): Promise<Http
 }
 
 async function deleteSession({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const sessionId = validSessionId(params.sessionId!);
+  const sessionId = validSessionId(params.sessionId);
   const { activeRunId } = await services.sessions.runs(tenantId, sessionId);
   // Its runs in flight and waiting would lose their place: they end first.
   if (activeRunId)
@@ -197,17 +197,14 @@ function validSessionId(sessionId: string): string {
 /** The tools agents can use: built-ins and each source's, with JSON schema, source and read or write. */
 async function listTools({ services, tenantId }: Request): Promise<HttpResult> {
   const registry = await services.tools.registryFor(tenantId, "react");
-  const tools = registry.names.map((name) => {
-    const tool = registry.get(name)!;
-    return {
-      name: tool.name,
-      description: tool.description,
-      source: tool.source ?? "builtin",
-      access: tool.access,
-      asksUser: tool.asksUser ?? false,
-      parameters: registry.schemaOf(tool),
-    };
-  });
+  const tools = registry.tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    source: tool.source ?? "builtin",
+    access: tool.access,
+    asksUser: tool.asksUser ?? false,
+    parameters: registry.schemaOf(tool),
+  }));
   return json(200, { tools });
 }
 
@@ -221,14 +218,14 @@ async function listToolSources({ services, tenantId }: Request): Promise<HttpRes
 }
 
 async function getToolSource({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const source = ToolSourceName.safeParse(params.name).success ? await services.toolSources.get(tenantId, params.name!) : undefined;
+  const source = ToolSourceName.safeParse(params.name).success ? await services.toolSources.get(tenantId, params.name) : undefined;
   if (!source) throw new NotFoundError(`No tool source named ${params.name}.`);
   return json(200, toolSourceView(source));
 }
 
 async function removeToolSource({ services, tenantId, params }: Request): Promise<HttpResult> {
   if (!ToolSourceName.safeParse(params.name).success) throw new NotFoundError(`No tool source named ${params.name}.`);
-  await deleteToolSource(services, tenantId, params.name!);
+  await deleteToolSource(services, tenantId, params.name);
   return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
 }
 
@@ -251,7 +248,7 @@ async function rotateWebhookSecret({ services, tenantId }: Request): Promise<Htt
 }
 
 async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {
-  const { run, tasks, files, interrupts } = await ownRunSnapshot(services, tenantId, params.runId!);
+  const { run, tasks, files, interrupts } = await ownRunSnapshot(services, tenantId, params.runId);
   const transitions = await stateTransitionsOf(services, run);
   return json(200, {
     ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions),
@@ -260,7 +257,7 @@ async function getRun({ event, services, tenantId, params }: Request): Promise<H
 }
 
 async function listEvents({ event, services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
+  const run = await ownRun(services, tenantId, params.runId);
   const query = parseQuery(event, EventsQuery);
   const events = await services.events.list(run.runId, query.after, query.limit);
   const last = events.at(-1)?.seq ?? query.after;
@@ -268,10 +265,10 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
 }
 
 async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
-  const run = await ownRun(services, tenantId, params.runId!);
+  const run = await ownRun(services, tenantId, params.runId);
   const body = parseBody(event, ResolveInterruptRequest);
   const tools = await services.tools.registryFor(tenantId, "react");
-  const interrupt = await decideInterrupt(services, run, params.interruptId!, body, (name) => tools.get(name));
+  const interrupt = await decideInterrupt(services, run, params.interruptId, body, (name) => tools.get(name));
   return json(202, interruptView(interrupt));
 }
 

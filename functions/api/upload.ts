@@ -1,5 +1,5 @@
 import busboy from "busboy";
-import { BadRequestError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
+import { BadRequestError, PayloadTooLargeError } from "../../shared/errors.js";
 import { contentTypeOf, sanitizeFileName } from "../../shared/ports/files.js";
 import { type HttpEvent, header } from "../http.js";
 
@@ -33,7 +33,7 @@ function rawFile(event: HttpEvent, body: Buffer, type: string): Upload {
       "missing_file_name",
     );
   const name = cleanName(given);
-  const mime = type.split(";")[0]!.trim().toLowerCase();
+  const mime = type.split(";")[0].trim().toLowerCase();
   return { name, contentType: contentTypeFor(name, mime), body };
 }
 

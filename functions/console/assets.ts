@@ -47,7 +47,7 @@ export async function consoleAsset({ event, services }: Request): Promise<HttpRe
   return {
     statusCode: 200,
     headers: {
-      "content-type": TYPES[name]!,
+      "content-type": TYPES[name],
       "cache-control": "no-cache",
       ...securityHeaders(services.settings.links.stream, filesOrigin(services.settings)),
     },

@@ -40,9 +40,9 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
       const early = preflight(event, services.settings.cors, "GET");
       if (early) return early;
       if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
-      const tenantId = await streamReader(event, services, match[1]!);
+      const tenantId = await streamReader(event, services, match[1]);
       logger.appendKeys({ tenant: tenantId, runId: match[1] });
-      const run = await services.runs.get(match[1]!);
+      const run = await services.runs.get(match[1]);
       if (!run || run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${match[1]}.`);
 
       const rawCursor = header(event, "last-event-id") ?? event.queryStringParameters?.after ?? "0";
@@ -57,7 +57,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
       const view = agUi ? new AgUiView(run.sessionId, run.runId) : undefined;
       const frame = view ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor!) : undefined;
 
-      return eventStream(event, services, run, cursor.data!, frame, context);
+      return eventStream(event, services, run, cursor.data, frame, context);
     } catch (error) {
       return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().settings.cors);
     }

@@ -131,7 +131,7 @@ export class Approvals {
             say("Type y to approve, n and a reason to reject, or e and the new arguments as JSON.");
             break;
           }
-          let text = edit[2]!.trim();
+          let text = edit[2].trim();
           if (!text) {
             // The values in the person's editor, code as code; one line of JSON where none runs.
             const views = argumentViews(interrupt.arguments);
@@ -228,7 +228,7 @@ export class Approvals {
     const lines = [
       `Waiting for a decision on ${interrupt.interruptId} (${interrupt.kind}); this terminal cannot ask, so decide with:`,
       `  curl -X POST '${url}' -H "Authorization: Bearer $STEPWISE_API_KEY" -H 'Content-Type: application/json' \\`,
-      `    -d '${(examples[interrupt.kind] ?? [`{"decision":"approve"}`])[0]!.replaceAll("'", "'\\''")}'`,
+      `    -d '${(examples[interrupt.kind] ?? [`{"decision":"approve"}`])[0].replaceAll("'", "'\\''")}'`,
       ...(examples[interrupt.kind] ?? []).slice(1).map((body) => `  or -d '${body.replaceAll("'", "'\\''")}'`),
       `or: stepwise decide ${this.ctx.runId} ${interrupt.interruptId} ${interrupt.kind === "ask_user" ? 'answer "your answer"' : "approve"}`,
       "Still watching; the run goes on once it is decided.",

@@ -145,8 +145,8 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
     throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
-    if (values[option as keyof typeof values] !== undefined && !commands!.includes(name)) {
-      throw new UsageError(`--${option} goes with ${commands!.map((c) => `'${c}'`).join(" or ")}, not '${name}'.`);
+    if (values[option as keyof typeof values] !== undefined && !commands.includes(name)) {
+      throw new UsageError(`--${option} goes with ${commands.map((c) => `'${c}'`).join(" or ")}, not '${name}'.`);
     }
   }
   const conn = connection(values.url, values["api-key"], env);

@@ -34,8 +34,10 @@ export function parseEditableText(
   // Each value is followed by one newline, the last one by the file's final newline.
   for (const line of text.replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n")) {
     const marker = MARKER.exec(line);
-    if (marker) values.set(marker[1]!, (current = []));
-    else if (current) current.push(line);
+    if (marker) {
+      current = [];
+      values.set(marker[1] ?? "", current);
+    } else if (current) current.push(line);
     else if (line.trim() && !line.startsWith("#")) return { error: `Text before the first ===== line: ${line.slice(0, 60)}` };
   }
   const edited: Record<string, unknown> = {};

@@ -139,7 +139,7 @@ export class Session {
       else this.print(this.renderer.outcome(run));
     }
     if (run && !this.options.json) this.print(this.renderer.summary(run));
-    if (terminal) return TERMINAL_EXIT[terminal]!;
+    if (terminal) return TERMINAL_EXIT[terminal];
     return run?.status === "succeeded" ? EXIT.ok : EXIT.runFailed;
   }
 

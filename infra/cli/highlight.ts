@@ -35,7 +35,7 @@ const COLOURS: Record<string, number> = {
   symbol: 33,
 };
 const ENTITIES: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
-const unescape = (text: string) => text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]!);
+const decodeEntities = (text: string) => text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity] ?? entity);
 
 /** The code with colours for its language; as it is when the language is unknown. */
 export function highlightAnsi(code: string, language: string | undefined): string {
@@ -45,13 +45,13 @@ export function highlightAnsi(code: string, language: string | undefined): strin
   let out = "";
   for (const [token, cls] of html.matchAll(/<span class="([^"]*)">|<\/span>|[^<]+/g)) {
     if (cls !== undefined) {
-      const colour = COLOURS[cls.replace(/^hljs-/, "").split(/[\s.]/)[0]!] ?? stack.at(-1) ?? 39;
+      const colour = COLOURS[cls.replace(/^hljs-/, "").split(/[\s.]/)[0]] ?? stack.at(-1) ?? 39;
       stack.push(colour);
       out += `\x1b[${colour}m`;
     } else if (token === "</span>") {
       stack.pop();
       out += `\x1b[${stack.at(-1) ?? 39}m`;
-    } else out += unescape(token);
+    } else out += decodeEntities(token);
   }
   return `${out}\x1b[39m`;
 }

@@ -95,7 +95,7 @@ export class LinePrompter implements Prompter {
       this.output.write("\n");
       return undefined;
     }
-    const line = this.lines.shift()!;
+    const line = this.lines.shift();
     this.output.write(`${line}\n`);
     return line;
   }

@@ -107,7 +107,11 @@ export class Renderer {
   /** Lines for text still waiting to be shown (when the run moves on, and at the end of a stream). */
   flushAll(): string[] {
     const open = new Map<string, { source: TextSource; reasoning?: Held; text?: Held }>();
-    const entry = (source: TextSource) => open.get(sourceKey(source)) ?? open.set(sourceKey(source), { source }).get(sourceKey(source))!;
+    const entry = (source: TextSource) => {
+      const found = open.get(sourceKey(source)) ?? { source };
+      open.set(sourceKey(source), found);
+      return found;
+    };
     for (const block of this.reasoning.open()) entry(block.source).reasoning = block;
     for (const block of this.streamed.open()) entry(block.source).text = block;
     return [...open.values()].flatMap(({ source, reasoning, text }) => this.unshown(source, reasoning, text));
@@ -389,7 +393,7 @@ export function runList(page: RunList, now = Date.now()): string {
     run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`,
     oneLine(run.input).slice(0, 60),
   ]);
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  "));
   return `${lines.join("\n")}\n${page.nextCursor ? "(more: raise --limit, or filter with --status / --session)\n" : ""}`;
 }

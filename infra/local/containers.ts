@@ -49,7 +49,7 @@ export class LocalContainers {
   async invoke(entry: string, event: unknown): Promise<unknown> {
     if (this.closing) throw new Error("the local stack is stopping");
     const index = this.next++ % this.containers.length;
-    const container = this.containers[index]!;
+    const container = this.containers[index];
     await container.ready;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

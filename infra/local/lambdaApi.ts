@@ -23,7 +23,7 @@ export class LocalLambdaApi {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       if (await refuseUnsigned(req, Buffer.concat(chunks), this.credentials, res, "application/json")) return;
       const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(new URL(req.url ?? "/", "http://localhost").pathname);
-      const name = match ? decodeURIComponent(match[1]!).split(":").at(-1)! : undefined;
+      const name = match ? decodeURIComponent(match[1]).split(":").at(-1) : undefined;
       const entry = name ? this.functions[name] : undefined;
       if (req.method !== "POST" || !entry) {
         res.writeHead(404, { "content-type": "application/json", "x-amzn-errortype": "ResourceNotFoundException" });

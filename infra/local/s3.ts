@@ -87,7 +87,10 @@ export class LocalS3 {
     try {
       const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
       // As the stack's bucket CORS rule: a page may upload through a link and read the part's ETag.
-      if (req.headers.origin) res.setHeader("access-control-allow-origin", "*"), res.setHeader("access-control-expose-headers", "ETag");
+      if (req.headers.origin) {
+        res.setHeader("access-control-allow-origin", "*");
+        res.setHeader("access-control-expose-headers", "ETag");
+      }
       if (req.method === "OPTIONS") {
         res.writeHead(204, {
           "access-control-allow-methods": "GET, PUT",
@@ -133,14 +136,13 @@ export class LocalS3 {
         case "GET":
         case "HEAD": {
           const object = this.read(id);
+          const disposition = url.searchParams.get("response-content-disposition");
           res.writeHead(200, {
             "content-type": url.searchParams.get("response-content-type") ?? object.contentType,
             "content-length": String(object.body.byteLength),
             etag: object.etag,
             "last-modified": object.lastModified.toUTCString(),
-            ...(url.searchParams.has("response-content-disposition")
-              ? { "content-disposition": url.searchParams.get("response-content-disposition")! }
-              : {}),
+            ...(disposition === null ? {} : { "content-disposition": disposition }),
           });
           return void res.end(req.method === "GET" ? object.body : undefined);
         }
@@ -200,10 +202,10 @@ export class LocalS3 {
     }
     if (method !== "POST") throw new S3Error(405, "MethodNotAllowed", `${method} is not supported on an upload`);
     const listed = [...body.toString("utf8").matchAll(/<Part>([\s\S]*?)<\/Part>/g)].map(([, part]) => ({
-      partNumber: Number(/<PartNumber>(\d+)<\/PartNumber>/.exec(part!)?.[1]),
+      partNumber: Number(/<PartNumber>(\d+)<\/PartNumber>/.exec(part)?.[1]),
       etag:
         /<ETag>([\s\S]*?)<\/ETag>/
-          .exec(part!)?.[1]
+          .exec(part)?.[1]
           ?.replace(/&quot;/g, '"')
           .trim() ?? "",
     }));
@@ -214,7 +216,7 @@ export class LocalS3 {
       const part = upload.parts.get(partNumber);
       if (!part || part.etag.replace(/"/g, "") !== etag.replace(/"/g, ""))
         throw new S3Error(400, "InvalidPart", `Part ${partNumber} was not uploaded, or its ETag does not match.`);
-      if (i > 0 && partNumber <= listed[i - 1]!.partNumber)
+      if (i > 0 && partNumber <= listed[i - 1].partNumber)
         throw new S3Error(400, "InvalidPartOrder", "The list of parts was not in ascending order.");
       if (i < listed.length - 1 && part.body.byteLength < MIN_PART_BYTES)
         throw new S3Error(400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size");
@@ -278,7 +280,7 @@ export class LocalS3 {
     const canonicalQuery = [...query.entries()]
       .filter(([name]) => name !== "X-Amz-Signature")
       .map(([name, value]) => [rfc3986(name), rfc3986(value)])
-      .sort(([a, x], [b, y]) => (a! < b! ? -1 : a! > b! ? 1 : x! < y! ? -1 : 1))
+      .sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : 1))
       .map(([name, value]) => `${name}=${value}`)
       .join("&");
     const canonicalHeaders = signedHeaders
@@ -293,7 +295,7 @@ export class LocalS3 {
     const canonicalRequest = [method, url.pathname, canonicalQuery, canonicalHeaders, signedHeaders, "UNSIGNED-PAYLOAD"].join("\n");
     const scope = `${date}/${region}/${service}/aws4_request`;
     const stringToSign = ["AWS4-HMAC-SHA256", query.get("X-Amz-Date"), scope, sha256(canonicalRequest)].join("\n");
-    const key = hmac(hmac(hmac(hmac(`AWS4${this.options.secretAccessKey}`, date!), region!), service!), "aws4_request");
+    const key = hmac(hmac(hmac(hmac(`AWS4${this.options.secretAccessKey}`, date), region), service), "aws4_request");
     return createHmac("sha256", key).update(stringToSign).digest("hex");
   }
 

@@ -80,7 +80,7 @@ export class LocalSqs {
   /** Lambda's event source mapping: poll the queue and hand batches to the handler. */
   subscribe(
     queueUrl: string,
-    handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
+    handler: (event: SQSEvent) => Promise<SQSBatchResponse | undefined>,
     options: { visibilityMs: number; pollMs?: number },
   ) {
     const queue = this.byUrl(queueUrl);

@@ -208,7 +208,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // A port in use rejects here (EADDRINUSE), so the parts started so far are closed below.
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(options.port ?? 3000, "127.0.0.1", () => (server.off("error", reject), resolve()));
+      server.listen(options.port ?? 3000, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
     closers.push(() => closeServer(server));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -9,14 +9,12 @@ import { type ExecutionRecord, type ExecutionStatus, ExecutionStore, type Resume
 import { type LocalCredentials, refuseUnsigned } from "./sigv4.mjs";
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers, which Node 20 lacks.
-if (!(Promise as any).withResolvers) {
-  (Promise as any).withResolvers = function withResolvers<T>() {
-    let resolve!: (value: T) => void;
-    let reject!: (reason?: unknown) => void;
-    const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
-    return { promise, resolve, reject };
-  };
-}
+const promiseStatics = Promise as unknown as { withResolvers?: unknown };
+promiseStatics.withResolvers ??= <T>() => {
+  const resolvers: { resolve?: (value: T) => void; reject?: (reason?: unknown) => void } = {};
+  const promise = new Promise<T>((resolve, reject) => Object.assign(resolvers, { resolve, reject }));
+  return { promise, ...resolvers };
+};
 const { StateMachine, ExecutionAbortedError, ExecutionTimeoutError } = await import("aws-local-stepfunctions");
 
 /** Runs one Task state: the local stand-in for Lambda (input is the state's processed input). */
@@ -63,7 +61,9 @@ interface MachineVersion {
   arn: string;
   definition: string;
   states: Record<string, any>;
-  /** The definition by start state: as written, and started elsewhere to resume. */
+  /** The definition as written. */
+  start: InstanceType<typeof StateMachine>;
+  /** The definition by start state, started elsewhere to resume. */
   machines: Map<string, InstanceType<typeof StateMachine>>;
 }
 
@@ -136,6 +136,7 @@ export class LocalStepFunctions extends EventEmitter {
       arn: `${this.stateMachineArn}:${number}`,
       definition,
       states: parsed.States,
+      start: machine,
       machines: new Map([[parsed.StartAt, machine]]),
     };
     this.versions.push(version);
@@ -301,7 +302,7 @@ export class LocalStepFunctions extends EventEmitter {
   private launch(execution: Execution, from?: ResumePoint) {
     const { executionArn, name } = execution;
     const version = this.versionOf(execution);
-    const machine = from ? this.machineFrom(version, from.state) : version.machines.values().next().value!;
+    const machine = from ? this.machineFrom(version, from.state) : version.start;
     const originalInput = JSON.parse(execution.input);
     execution.history ??= this.store.history(name);
     execution.historyLength = execution.history.length;
@@ -323,7 +324,7 @@ export class LocalStepFunctions extends EventEmitter {
       },
     });
     execution.abort = run.abort;
-    void this.record(execution, run.eventLogs);
+    void this.record(execution, execution.history, run.eventLogs);
     run.result.then(
       (output) => this.finish(execution, "SUCCEEDED", { output: JSON.stringify(output) }),
       (error: unknown) => {
@@ -364,7 +365,9 @@ export class LocalStepFunctions extends EventEmitter {
   private forgetHistory(execution: Execution) {
     if (this.store.persistent) {
       // The history logger may still be writing the last events: let it finish first.
-      setImmediate(() => execution.status !== "RUNNING" && (execution.history = undefined));
+      setImmediate(() => {
+        if (execution.status !== "RUNNING") execution.history = undefined;
+      });
       return;
     }
     this.ended.push(execution.executionArn);
@@ -423,8 +426,7 @@ export class LocalStepFunctions extends EventEmitter {
     return {};
   }
 
-  private async record(execution: Execution, logs: AsyncGenerator<any>) {
-    const history = execution.history!;
+  private async record(execution: Execution, history: NonNullable<Execution["history"]>, logs: AsyncGenerator<any>) {
     try {
       for await (const log of logs) {
         const event = toHistoryEvent(log, execution.historyLength + 1);

@@ -116,7 +116,10 @@ export function priorResultsOf(tasks: TaskRecord[], iteration: number, before: s
       .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`),
   ];
   let total = 0;
-  return lines.filter((line) => (total += line.length) <= MAX_TOTAL);
+  return lines.filter((line) => {
+    total += line.length;
+    return total <= MAX_TOTAL;
+  });
 }
 
 /** A step the planner did not describe (a Map item given by hand, or a run from before step contexts): read it from the run. */
@@ -155,11 +158,10 @@ export async function finishTask(
     known.record ?? ports.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
     fitText(ports.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
   ]);
-  result = kept;
   const record: TaskRecord = {
     ...existing,
     status,
-    result,
+    result: kept,
     endedAt: new Date().toISOString(),
     ...(known.usage ? { usage: known.usage } : {}),
   };
@@ -167,10 +169,10 @@ export async function finishTask(
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
     known.events,
     ports.events.append(run.runId, [
-      { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: result.slice(0, 2_000) } },
+      { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: kept.slice(0, 2_000) } },
     ]),
   ]);
-  return { ...input, done: true, status, preview: result.slice(0, 200) };
+  return { ...input, done: true, status, preview: kept.slice(0, 200) };
 }
 
 /** A task the planner did not record (a Map item given by hand): its title is all there is. */

@@ -105,11 +105,12 @@ export async function decideInterrupt(
     resolvedAt: new Date().toISOString(),
   };
   if (interrupt.status !== "pending" || !(await ports.interrupts.resolve(runId, interruptId, resolution))) {
-    const current = (await ports.interrupts.get(runId, interruptId))!;
-    if (current.status === "resolved" && sameDecision(current.resolution!, resolution)) return current;
+    // Interrupts are never deleted: the one read above, if the second read finds none.
+    const current = (await ports.interrupts.get(runId, interruptId)) ?? interrupt;
+    if (current.status === "resolved" && current.resolution && sameDecision(current.resolution, resolution)) return current;
     throw new ConflictError(
-      current.status === "resolved"
-        ? `Interrupt ${interruptId} was already resolved with ${current.resolution!.decision}.`
+      current.status === "resolved" && current.resolution
+        ? `Interrupt ${interruptId} was already resolved with ${current.resolution.decision}.`
         : `Interrupt ${interruptId} is ${current.status} and can no longer be decided.`,
       { status: current.status, resolution: current.resolution },
     );

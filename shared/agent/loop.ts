@@ -5,7 +5,6 @@ import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, ty
 import { ContextWindow } from "../memory/context.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
-import { withRequestContext } from "../requestContext.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { textStream } from "./deltas.js";
 import { BackgroundEvents, CallGuard } from "./overlap.js";
@@ -88,11 +87,7 @@ export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the
  * case (read tools): see overlap.ts. Before a write tool or a person's decision, the journal is
  * written first (the call is recorded before its side effect) and the status checked.
  */
-export function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
-  return withRequestContext({ runId: run.runId, scope: options.scope }, () => loop(run, options));
-}
-
-async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
+export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const { ports } = run;
   const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
@@ -235,7 +230,7 @@ async function loop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
     const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
     const results: EventBody[] = [];
     calls.forEach((call, i) => {
-      const { value, replayed: wasReplayed } = outcomes[i]!;
+      const { value, replayed: wasReplayed } = outcomes[i];
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
         results.push({

@@ -41,7 +41,11 @@ export class CallGuard {
     }
     const ended = quietly(
       this.writtenAndStillGoing().then(
-        (active) => !active && (abort.abort(RUN_ENDED), true),
+        (active) => {
+          if (active) return false;
+          abort.abort(RUN_ENDED);
+          return true;
+        },
         (error: unknown): never => {
           abort.abort(error);
           throw error;

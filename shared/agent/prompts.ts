@@ -30,10 +30,7 @@ const MAX_FILES = 50;
 
 /** The tools of a set, one line each, in the set's order. */
 export function toolLines(tools: ToolSet): ToolLine[] {
-  return tools.names.map((name) => {
-    const tool = tools.get(name)!;
-    return { name, description: firstLine(tool.description), access: tool.access };
-  });
+  return tools.tools.map((tool) => ({ name: tool.name, description: firstLine(tool.description), access: tool.access }));
 }
 
 /** The files as prompts name them. */

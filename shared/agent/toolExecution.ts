@@ -151,7 +151,7 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
   const worker = async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await fn(items[index]!, index);
+      results[index] = await fn(items[index], index);
     }
   };
   await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));

@@ -97,7 +97,7 @@ function countMarks(svg: string): number {
   let count = 0;
   for (const group of svg.matchAll(/<g class="mark-(\w+) role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/g)) {
     const element = group[1] === "rect" ? "path" : group[1] === "symbol" ? "path" : group[1];
-    count += group[2]!.split(`<${element}`).length - 1;
+    count += group[2].split(`<${element}`).length - 1;
   }
   return count;
 }

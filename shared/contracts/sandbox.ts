@@ -4,6 +4,7 @@ import { z } from "zod";
 export const SandboxFile = z.object({
   name: z
     .string()
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a file name with a control character is refused
     .regex(/^[^/\\\u0000-\u001f]{1,120}$/)
     .refine((n) => n !== "." && n !== "..", "a plain file name"),
   base64: z.string(),

@@ -104,6 +104,6 @@ export function buildWebhookPayload(input: WebhookPayloadInput): WebhookPayload 
 /** The first `max` UTF-16 units, never splitting a surrogate pair. */
 function cut(text: string, max: number): string {
   if (text.length <= max) return text;
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]) ? max - 1 : max;
   return text.slice(0, end);
 }

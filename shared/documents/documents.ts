@@ -86,6 +86,7 @@ export async function sheetCsvFiles(name: string, bytes: Uint8Array): Promise<{ 
   checked(name, bytes);
   const base = name.replace(/\.[^.]+$/, "");
   return (await readSheets(name, bytes)).map((sheet) => ({
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters in a sheet name become _ in the file name
     name: `${base}.${sheet.name.replace(/[/\\\u0000-\u001f]/g, "_")}.csv`,
     csv: sheetCsv(sheet),
   }));
@@ -157,7 +158,7 @@ async function biffSheets(name: string, bytes: Uint8Array): Promise<Sheet[]> {
   }
   checkSheetCount(name, workbook.SheetNames.length);
   return workbook.SheetNames.map((sheetName) => {
-    const sheet = workbook.Sheets[sheetName]!;
+    const sheet = workbook.Sheets[sheetName];
     const extent = sheet["!fullref"] ?? sheet["!ref"];
     checkRowCount(name, sheetName, extent ? XLSX.utils.decode_range(extent).e.r + 1 : 0);
     // From A1, as exceljs gives them: a sheet whose data starts lower keeps its empty rows and columns.

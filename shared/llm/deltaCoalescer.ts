@@ -14,7 +14,7 @@ export class DeltaCoalescer {
 
   constructor(
     /** Writes one coalesced piece of text (as an event); its failure is ignored (progress text is best effort). */
-    private readonly write: (text: string) => Promise<unknown> | void,
+    private readonly write: (text: string) => unknown,
     private readonly options: { restore?: (text: string) => string; intervalMs?: number } = {},
   ) {}
 

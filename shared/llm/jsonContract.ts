@@ -171,7 +171,7 @@ function withoutTrailingCommas(json: string): string {
   let out = "";
   let inString = false;
   for (let i = 0; i < json.length; i++) {
-    const char = json[i]!;
+    const char = json[i];
     if (inString) {
       if (char === "\\") {
         out += char + (json[i + 1] ?? "");
@@ -188,7 +188,7 @@ function withoutTrailingCommas(json: string): string {
 
 function nextNonSpace(text: string, from: number): number {
   let i = from;
-  while (i < text.length && /\s/.test(text[i]!)) i++;
+  while (i < text.length && /\s/.test(text[i])) i++;
   return i;
 }
 

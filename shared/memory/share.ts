@@ -8,10 +8,10 @@ export const MIN_SHARE_CHARS = 1_500;
  */
 export function shareBudget(texts: readonly string[], budgetChars: number, whereWhole: (index: number) => string = () => ""): string[] {
   const out = [...texts];
-  const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+  const order = texts.map((_, i) => i).sort((a, b) => texts[a].length - texts[b].length);
   let left = budgetChars;
   order.forEach((index, k) => {
-    const text = texts[index]!;
+    const text = texts[index];
     const share = Math.max(MIN_SHARE_CHARS, Math.floor(left / (order.length - k)));
     if (text.length > share) {
       const where = whereWhole(index);

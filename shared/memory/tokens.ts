@@ -59,13 +59,17 @@ function counterFor(name: EncodingName): TokenCounter {
   if (!counter) {
     // Building the rank table takes 0.2-0.4 s, so it happens on the first count, not at import.
     let encoding: Encoding | undefined;
+    const countNow = (text: string) => {
+      encoding ??= loadEncoding(ranksOf(name));
+      return countTokens(encoding, text);
+    };
     const counted = new Map<string, number>();
     const count = (text: string) => {
       // Prompts repeat their long parts every round (system prompt, the task, earlier turns): count each once.
-      if (text.length < MEMO_MIN_CHARS) return countTokens((encoding ??= loadEncoding(ranksOf(name))), text);
+      if (text.length < MEMO_MIN_CHARS) return countNow(text);
       let tokens = counted.get(text);
       if (tokens === undefined) {
-        tokens = countTokens((encoding ??= loadEncoding(ranksOf(name))), text);
+        tokens = countNow(text);
         if (counted.size >= MEMO_ENTRIES) counted.delete(counted.keys().next().value!);
         counted.set(text, tokens);
       }
@@ -132,7 +136,7 @@ function loadEncoding(bpe: TiktokenBPE): Encoding {
   for (const line of bpe.bpe_ranks.split("\n")) {
     if (!line) continue;
     const [, first, ...tokens] = line.split(" ");
-    let rank = Number.parseInt(first!, 10);
+    let rank = Number.parseInt(first, 10);
     for (const token of tokens) ranks.set(Buffer.from(token, "base64").toString("latin1"), rank++);
   }
   return { pattern: new RegExp(bpe.pat_str, "gu"), ranks };
@@ -165,9 +169,9 @@ function mergedLength(piece: string, ranks: Map<string, number>): number {
   // Heap keys order by rank, then by position; a key stays valid while pairRank[s] still equals its rank.
   const key = (rank: number, s: number) => rank * (n + 1) + s;
   const updatePair = (s: number) => {
-    const right = next[s]!;
-    pairRank[s] = right < n ? (ranks.get(piece.slice(s, next[right]!)) ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
-    if (pairRank[s] !== Number.POSITIVE_INFINITY) heap.push(key(pairRank[s]!, s));
+    const right = next[s];
+    pairRank[s] = right < n ? (ranks.get(piece.slice(s, next[right])) ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+    if (pairRank[s] !== Number.POSITIVE_INFINITY) heap.push(key(pairRank[s], s));
   };
   for (let s = 0; s < n - 1; s++) updatePair(s);
   let parts = n;
@@ -176,13 +180,13 @@ function mergedLength(piece: string, ranks: Map<string, number>): number {
     const s = k % (n + 1);
     const rank = (k - s) / (n + 1);
     if (!alive[s] || pairRank[s] !== rank) continue; // stale: one of the two parts has changed since
-    const absorbed = next[s]!;
+    const absorbed = next[s];
     alive[absorbed] = 0;
-    next[s] = next[absorbed]!;
-    prev[next[s]!] = s;
+    next[s] = next[absorbed];
+    prev[next[s]] = s;
     parts--;
     updatePair(s);
-    if (s > 0) updatePair(prev[s]!);
+    if (s > 0) updatePair(prev[s]);
   }
   return parts;
 }
@@ -200,8 +204,8 @@ class MinHeap {
     let i = items.push(value) - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (items[parent]! <= value) break;
-      items[i] = items[parent]!;
+      if (items[parent] <= value) break;
+      items[i] = items[parent];
       i = parent;
     }
     items[i] = value;
@@ -209,16 +213,17 @@ class MinHeap {
 
   pop(): number {
     const items = this.items;
-    const top = items[0]!;
-    const last = items.pop()!;
+    const top = items[0];
+    const last = items.pop();
+    if (last === undefined) throw new RangeError("pop() on an empty heap");
     if (items.length > 0) {
       let i = 0;
       for (;;) {
         let child = 2 * i + 1;
         if (child >= items.length) break;
-        if (child + 1 < items.length && items[child + 1]! < items[child]!) child++;
-        if (items[child]! >= last) break;
-        items[i] = items[child]!;
+        if (child + 1 < items.length && items[child + 1] < items[child]) child++;
+        if (items[child] >= last) break;
+        items[i] = items[child];
         i = child;
       }
       items[i] = last;

@@ -37,19 +37,19 @@ export function fitToBudget(messages: ChatMessage[], budgetTokens: number, count
   let remaining = fitsUncounted ? Number.POSITIVE_INFINITY : budgetTokens - counter.countMessages([...system, ...current]);
   let keepFrom = fitsUncounted ? 0 : units.length;
   while (keepFrom > 0) {
-    const cost = counter.countMessages(units[keepFrom - 1]!) - priming;
+    const cost = counter.countMessages(units[keepFrom - 1]) - priming;
     if (cost > remaining) break;
     remaining -= cost;
     keepFrom--;
   }
-  while (keepFrom < units.length && units[keepFrom]![0]!.role !== "user") keepFrom++;
+  while (keepFrom < units.length && units[keepFrom][0].role !== "user") keepFrom++;
 
   return [...system, ...units.slice(keepFrom).flat(), ...current];
 }
 
 function leadingSystemCount(messages: ChatMessage[]): number {
   let count = 0;
-  while (count < messages.length && (messages[count]!.role === "system" || messages[count]!.role === "developer")) count++;
+  while (count < messages.length && (messages[count].role === "system" || messages[count].role === "developer")) count++;
   return count;
 }
 
@@ -58,7 +58,7 @@ function historyUnits(history: ChatMessage[]): ChatMessage[][] {
   const units: ChatMessage[][] = [];
   let i = 0;
   while (i < history.length) {
-    const message = history[i]!;
+    const message = history[i];
     i++;
     if (message.role === "tool") continue; // an orphan: no call right before it asked for it
     if (message.role !== "assistant" || !message.tool_calls?.length) {
@@ -69,7 +69,7 @@ function historyUnits(history: ChatMessage[]): ChatMessage[][] {
     const unanswered = new Set(message.tool_calls.map((call) => call.id));
     const unit: ChatMessage[] = [message];
     for (; i < history.length; i++) {
-      const result = history[i]!;
+      const result = history[i];
       if (result.role !== "tool") break;
       if (unanswered.delete(result.tool_call_id)) unit.push(result);
     }

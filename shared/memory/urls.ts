@@ -57,9 +57,10 @@ function restoreValue(value: unknown, table: UrlTable): unknown {
 }
 
 /** Drops what follows a URL in prose: a sentence's punctuation, a closing bracket it did not open. */
-function trimUrlEnd(url: string): string {
+function trimUrlEnd(found: string): string {
+  let url = found;
   for (;;) {
-    const last = url.at(-1)!;
+    const last = url.at(-1) ?? "";
     const opening = CLOSING_TO_OPENING[last];
     const unbalanced = opening !== undefined && count(url, last) > count(url, opening);
     if (!TRAILING_PUNCTUATION.test(url) && !unbalanced) return url;

@@ -180,7 +180,7 @@ function parseIPv4(text: string): number[] | undefined {
 /** 16 bytes of a valid IPv6 address ("::" shorthand, embedded dotted IPv4 and zone ids included). */
 function parseIPv6(text: string): number[] | undefined {
   if (isIP(text) !== 6) return undefined;
-  let address = text.split("%")[0]!;
+  let address = text.split("%")[0];
   let tail: number[] = [];
   if (address.includes(".")) {
     const cut = address.lastIndexOf(":") + 1;

@@ -59,6 +59,8 @@ export interface ToolOutcome {
 /** The tools one agent may use (ToolRegistry): their specs for the model, and a call run safely. */
 export interface ToolSet {
   readonly names: string[];
+  /** Every tool, in the order of `names`. */
+  readonly tools: Tool[];
   get(name: string): Tool | undefined;
   /** The tool's JSON schema (as its source gave it, or from its zod schema). */
   schemaOf(tool: Tool): Record<string, unknown>;

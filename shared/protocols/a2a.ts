@@ -94,7 +94,7 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
       ...(i.toolName ? { toolName: i.toolName, arguments: i.arguments ?? {} } : {}),
       decisions: DECISIONS_BY_KIND[i.kind].filter((d) => d !== "edit"),
     }));
-    return agentMessage(run, `pause:${pending[0]!.interruptId}`, [textPart(lines.join("\n\n") + more), dataPart({ interrupts: pauses })]);
+    return agentMessage(run, `pause:${pending[0].interruptId}`, [textPart(lines.join("\n\n") + more), dataPart({ interrupts: pauses })]);
   }
   if (run.status === "failed" || run.status === "timed_out")
     return agentMessage(run, "error", [textPart(run.error?.message ?? `The run ${run.status === "timed_out" ? "timed out" : "failed"}.`)]);

@@ -190,9 +190,10 @@ export function agUiFrames(view: AgUiView, event: RunEvent, after: { seq: number
  * POST /v1/runs). A thread id that is not a session id is refused.
  */
 export function createRunFromAgUi(input: { threadId: string; messages: object[]; forwardedProps?: unknown }): CreateRunRequest {
-  // Read by key: the IAM-coverage graph takes `.messages`, `.content` and `.text` reads for a model call's.
   let content: unknown;
-  for (const message of input["messages"] as Record<string, unknown>[]) if (message["role"] === "user") content = message["content"];
+  // biome-ignore lint/complexity/useLiteralKeys: the IAM-coverage graph takes `.messages` and `.content` reads for a model call's
+  for (const message of input["messages"] as Record<string, unknown>[]) if (message.role === "user") content = message["content"];
+  // biome-ignore lint/complexity/useLiteralKeys: the IAM-coverage graph takes a `.text` read for a model call's
   const partText = (part: Record<string, unknown>) => (typeof part["text"] === "string" ? part["text"] : "");
   const text = typeof content === "string" ? content : Array.isArray(content) ? content.map(partText).join("\n") : "";
   const props = (input.forwardedProps ?? {}) as { mode?: unknown; approval?: unknown };
@@ -203,7 +204,7 @@ export function createRunFromAgUi(input: { threadId: string; messages: object[];
     approval: props.approval,
   });
   const where = (path: string) =>
-    path === "sessionId" ? "threadId" : ["mode", "approval"].includes(path.split(".")[0]!) ? `forwardedProps.${path}` : path || "input";
+    path === "sessionId" ? "threadId" : ["mode", "approval"].includes(path.split(".")[0]) ? `forwardedProps.${path}` : path || "input";
   if (!parsed.success)
     throw new BadRequestError(
       `The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${where(i.path.join("."))}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`,
@@ -276,10 +277,12 @@ export async function resumeFromAgUi(
   };
   for await (const run of candidates()) {
     const interrupts = new Map((await services.interrupts.list(run.runId)).map((i) => [i.interruptId, i]));
-    const answered = entries.filter((e) => interrupts.has(e.interruptId));
+    const answered = entries.flatMap((entry) => {
+      const interrupt = interrupts.get(entry.interruptId);
+      return interrupt ? [{ entry, interrupt }] : [];
+    });
     if (answered.length === 0) continue;
-    const decisions = answered.flatMap((entry) => {
-      const interrupt = interrupts.get(entry.interruptId)!;
+    const decisions = answered.flatMap(({ entry, interrupt }) => {
       if (interrupt.status !== "pending") return []; // decided already (elsewhere, or a repeated resume): the run went on
       const request =
         entry.status === "cancelled"
@@ -291,10 +294,7 @@ export async function resumeFromAgUi(
         );
       return [{ interrupt, request }];
     });
-    const latest = answered
-      .map((e) => interrupts.get(e.interruptId)!.createdAt)
-      .sort()
-      .at(-1)!;
+    const latest = answered.reduce((max, { interrupt }) => (interrupt.createdAt > max ? interrupt.createdAt : max), "");
     const skipped = [...interrupts.values()].filter((i) => i.status === "pending" && !named.has(i.interruptId) && i.createdAt <= latest);
     if (skipped.length > 0)
       throw new BadRequestError(
@@ -303,7 +303,7 @@ export async function resumeFromAgUi(
     for (const { interrupt, request } of decisions) await decidePause(services, tenantId, run, interrupt.interruptId, request);
     return {
       run,
-      continues: new Set(answered.map((e) => e.interruptId)),
+      continues: new Set(answered.map(({ entry }) => entry.interruptId)),
       ignored: entries.filter((e) => !interrupts.has(e.interruptId)).map((e) => e.interruptId),
     };
   }

@@ -30,8 +30,9 @@ export function outline(title: string, markdown: string, charts: DeckChart[] = [
   const slides: Slide[] = [{ title, bullets: [], notes: "" }];
   const sections = sectionsOf(markdown);
   // Text before the first heading is the title slide's subtitle and notes.
-  if (sections[0]?.title === "") {
-    const intro = sections.shift()!;
+  const intro = sections[0];
+  if (intro?.title === "") {
+    sections.shift();
     slides[0] = { title, bullets: intro.bullets.slice(0, 2).map(cut), notes: intro.source };
   }
   for (const section of sections) {
@@ -167,7 +168,7 @@ function bulletsOf(token: Token): string[] {
     case "blockquote":
       return [plain((token as Tokens.Blockquote).text)];
     case "code":
-      return [(token as Tokens.Code).text.split("\n")[0]!];
+      return [(token as Tokens.Code).text.split("\n")[0]];
     default:
       return [];
   }

@@ -96,7 +96,7 @@ export function spawnIsolated(options: IsolatedProcessOptions, how: Isolation, u
     wrap.push(UNSHARE, "--net", ...user, "--");
   }
   const [command, ...args] = [...wrap, ...node];
-  return spawn(command!, args, { env: {}, cwd: "/", detached: true, stdio: ["pipe", "pipe", "pipe", "pipe"] });
+  return spawn(command, args, { env: {}, cwd: "/", detached: true, stdio: ["pipe", "pipe", "pipe", "pipe"] });
 }
 
 /** Kills the process and anything in its group, at once. */

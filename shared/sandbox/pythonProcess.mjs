@@ -98,7 +98,7 @@ function copyOut(from, to, prefix, refused) {
 // The driver: lock the interpreter down, run the code as a script (the value of a last expression is
 // reported like a notebook does), and write the outcome where the host can read it.
 function DRIVER() {
-  return String.raw`
+  return `
 def __sandbox_main():
     import ast, gc, json, os, sys, traceback, _imp
     blocked = ("js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "micropip", "pyodide_http")

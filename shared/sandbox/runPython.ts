@@ -55,12 +55,13 @@ class PythonProcess {
   private async start(): Promise<void> {
     const how = await isolation([this.entry, path.join(PYODIDE_DIR, "pyodide.asm.wasm")]);
     this.ownUser = how.ownUser;
-    const scratch = (this.scratch = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-")));
+    const scratch = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-"));
+    this.scratch = scratch;
     for (const folder of [scratch, path.join(scratch, "files"), path.join(scratch, "output")]) {
       mkdirSync(folder, { recursive: true });
       this.own(folder);
     }
-    const child = (this.child = spawnIsolated(
+    const child = spawnIsolated(
       {
         entry: this.entry,
         args: [pathToFileURL(path.join(PYODIDE_DIR, "pyodide.mjs")).href, scratch, String(this.memoryMb * 1024 * 1024)],
@@ -70,7 +71,8 @@ class PythonProcess {
       },
       how,
       this.uid,
-    ));
+    );
+    this.child = child;
     this.hold(this.held);
     // "close", not "exit": the process has ended and everything it wrote to its pipes has been read.
     child.once("close", (code, signal) => this.onExit({ code, signal }));
@@ -80,7 +82,7 @@ class PythonProcess {
     controlPipe.on("data", (text: string) => {
       if (this.control.length < MAX_CONTROL_BYTES) this.control += text;
     });
-    const startupErrors = collect(child.stderr!, 4_000);
+    const startupErrors = collect(pipesOf(child).stderr, 4_000);
     await new Promise<void>((resolve, reject) => {
       const check = () => {
         if (this.control.startsWith("ready\n")) resolve();
@@ -98,23 +100,24 @@ class PythonProcess {
 
   /** Runs the request's code in this process, which is gone afterwards. */
   async run(request: z.output<typeof SandboxRequest>): Promise<Omit<SandboxResult, "startMs">> {
-    const child = this.child!;
-    const scratch = this.scratch!;
+    const { child, scratch } = this;
+    if (!child || !scratch) throw new Error("The sandbox process is used before it started.");
+    const pipes = pipesOf(child);
     for (const file of request.files) {
       const target = path.join(scratch, "files", file.name);
       writeFileSync(target, Buffer.from(file.base64, "base64"), { mode: 0o444 });
       this.own(target);
     }
-    const stdout = collect(child.stdout!, request.maxOutputChars);
-    const stderr = collect(child.stderr!, request.maxOutputChars);
+    const stdout = collect(pipes.stdout, request.maxOutputChars);
+    const stderr = collect(pipes.stderr, request.maxOutputChars);
     const began = performance.now();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup(child);
     }, request.timeoutMs);
-    child.stdin!.on("error", () => undefined); // the process may be gone before it reads its job
-    child.stdin!.end(JSON.stringify({ code: request.code }));
+    pipes.stdin.on("error", () => undefined); // the process may be gone before it reads its job
+    pipes.stdin.end(JSON.stringify({ code: request.code }));
     const { code, signal } = await this.exited;
     clearTimeout(timer);
     const runMs = performance.now() - began;
@@ -253,4 +256,11 @@ function parseLine(line: string | undefined): unknown {
 
 function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n[cut at ${max} of more characters]`;
+}
+
+/** The child's standard pipes: it is spawned with stdio "pipe", so Node opens all three. */
+function pipesOf(child: ChildProcess) {
+  const { stdin, stdout, stderr } = child;
+  if (!stdin || !stdout || !stderr) throw new Error("The sandbox process has no standard pipes.");
+  return { stdin, stdout, stderr };
 }

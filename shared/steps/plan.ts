@@ -120,9 +120,9 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   // done_when (planning "check"); without a verdict it is marked by its tasks' outcomes.
   let resultsText = "";
   let executed: { title: string; index: number; failed: number } | undefined;
-  if (results && board.plan?.steps[input.stepIndex!]) {
-    const index = input.stepIndex!;
-    const step = board.plan.steps[index]!;
+  const index = input.stepIndex;
+  const step = index === undefined ? undefined : board.plan?.steps[index];
+  if (results && board.plan && index !== undefined && step) {
     executed = { title: step.title, index, failed: results.filter((t) => t.status !== "succeeded").length };
     board.plan = {
       ...board.plan,
@@ -168,7 +168,8 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     return { ...output, next: "approve", interruptId: turn.interruptId, stepIndex: -1, tasks: [] };
   }
   if (executed && board.plan) board.plan = judged(board.plan, executed);
-  const plan = board.plan!;
+  const plan = board.plan;
+  if (!plan) throw new Error(`Run ${run.runId}: the planner's turn left no plan.`);
   if (budgetLeft && !plan.finished && record.approval?.plan && fingerprint(plan) !== approvedPlan) {
     const interruptId = interruptIdFor(run.runId, "plan", iteration, revision);
     await Promise.all([
@@ -187,7 +188,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
   const tasks =
     stepIndex >= 0
-      ? nextPlan.steps[stepIndex]!.tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({
+      ? nextPlan.steps[stepIndex].tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({
           taskId: taskIdFor(iteration, i),
           title: text.slice(0, 300),
           text,
@@ -235,7 +236,7 @@ function judged(plan: Plan, executed: { title: string; index: number; failed: nu
   const at = plan.steps.findIndex((s) => s.title === executed.title);
   const index = at >= 0 ? at : executed.index;
   const step = plan.steps[index];
-  if (!step || step.status !== "in_progress") return plan; // the planner marked it itself
+  if (step?.status !== "in_progress") return plan; // the planner marked it itself
   if (step.verdict) return markStep(plan, index, step.verdict.met ? "completed" : "not_started");
   return markStep(
     plan,
@@ -302,7 +303,7 @@ async function revisePlan(
       steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }],
       finished: false,
     };
-    if (outcome.kind === "answer" && outcome.text) board.plan.steps[0]!.notes = outcome.text.slice(0, 1000);
+    if (outcome.kind === "answer" && outcome.text) board.plan.steps[0].notes = outcome.text.slice(0, 1000);
   }
   return outcome;
 }

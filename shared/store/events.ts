@@ -124,13 +124,13 @@ export class EventLog implements RunEvents {
 
   /** Writes what is queued for the run, as few items as fit, until the queue is empty. */
   private async drain(runId: string): Promise<void> {
-    const queue = this.queues.get(runId)!;
+    const queue = this.queues.get(runId) ?? [];
     while (queue.length > 0) {
       const batch = takeBatch(queue);
       try {
         const bodies = batch.flatMap((p) => p.bodies);
         const close = batch.some((p) => p.close);
-        const written = await this.write(runId, bodies, { close, reopen: batch.some((p) => p.reopen), key: batch[0]!.key });
+        const written = await this.write(runId, bodies, { close, reopen: batch.some((p) => p.reopen), key: batch[0].key });
         let seq = written?.first ?? 0;
         for (const p of batch)
           p.resolve(written === undefined ? [] : p.bodies.map((body) => ({ ...body, seq: seq++, at: written.at }) as RunEvent));
@@ -280,7 +280,7 @@ export class EventLog implements RunEvents {
       runId,
       closed ? "SET #seq = :end, #closed = :true, #closedAt = :at" : "SET #seq = :end REMOVE #closed, #closedAt",
       "attribute_not_exists(#seq) OR #seq < :end",
-      { ":end": end, ...(closed ? { ":true": true, ":at": eventsOf(last)[0]!.seq } : {}) },
+      { ":end": end, ...(closed ? { ":true": true, ":at": eventsOf(last)[0].seq } : {}) },
     );
   }
 
@@ -467,16 +467,21 @@ function chunk(bodies: EventBody[]): EventBody[][] {
 
 /** As many queued appends as fit one item (whole appends; one too big for an item goes alone). */
 function takeBatch(queue: Pending[]): Pending[] {
-  const batch = [queue.shift()!];
-  if (batch[0]!.key !== undefined) return batch; // a keyed append goes alone
-  let count = batch[0]!.bodies.length;
-  let bytes = JSON.stringify(batch[0]!.bodies).length;
-  while (queue.length > 0 && !batch.at(-1)!.close) {
-    const next = queue[0]!;
+  const first = queue.shift();
+  if (!first) return [];
+  const batch = [first];
+  if (first.key !== undefined) return batch; // a keyed append goes alone
+  let count = first.bodies.length;
+  let bytes = JSON.stringify(first.bodies).length;
+  let last = first;
+  while (queue.length > 0 && !last.close) {
+    const next = queue[0];
     if (next.key !== undefined) break;
     const size = JSON.stringify(next.bodies).length;
     if (count + next.bodies.length > MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES) break;
-    batch.push(queue.shift()!);
+    queue.shift();
+    batch.push(next);
+    last = next;
     count += next.bodies.length;
     bytes += size;
   }

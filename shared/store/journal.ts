@@ -40,8 +40,8 @@ export class Journal implements RunJournal {
     const read = new Map<string, Promise<JournalItem[]>>();
     for (const [family, loads] of families) {
       const scopes = new Set(loads.map((load) => load.scope));
-      const prefix = keys.journalPrefix(scopeEntryPrefix(scopes.size === 1 ? loads[0]!.scope : family.slice(family.indexOf("\n") + 1)));
-      read.set(family, this.table.queryPrefix<JournalItem>(keys.journalPk(loads[0]!.runId), prefix));
+      const prefix = keys.journalPrefix(scopeEntryPrefix(scopes.size === 1 ? loads[0].scope : family.slice(family.indexOf("\n") + 1)));
+      read.set(family, this.table.queryPrefix<JournalItem>(keys.journalPk(loads[0].runId), prefix));
     }
     return Promise.all(
       wanted.map(async (load) =>

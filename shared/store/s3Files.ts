@@ -210,12 +210,10 @@ export class S3FileStore implements FileStore, FileTransfer {
     );
     // An upload not yet completed is not a file yet.
     const found = new Map((Responses?.[table.name] ?? []).filter((item) => !item.pending).map((item) => [item.fileId as string, item]));
-    return unique
-      .filter((id) => found.has(id))
-      .map((id) => {
-        const item = found.get(id)!;
-        return { ...metaOf(item), fileId: id, objectKey: item.objectKey };
-      });
+    return unique.flatMap((id) => {
+      const item = found.get(id);
+      return item ? [{ ...metaOf(item), fileId: id, objectKey: item.objectKey }] : [];
+    });
   }
 
   async attach(tenantId: string, runId: string, uploads: UploadMeta[]): Promise<FileMeta[]> {

@@ -122,7 +122,8 @@ export class Table {
    * flushing their journals) go out together, 25 to a request; resolves once all of these are written.
    */
   async batchWrite(requests: WriteRequest[]): Promise<void> {
-    const writer = (this.writer ??= sameTurnBatcher((batch: readonly WriteRequest[]) => this.writeTogether(batch)));
+    this.writer ??= sameTurnBatcher((batch: readonly WriteRequest[]) => this.writeTogether(batch));
+    const writer = this.writer;
     await Promise.all(requests.map((request) => writer.load(request)));
   }
 
@@ -134,16 +135,18 @@ export class Table {
       const key = writeKeyOf(request);
       const wave = timesSeen.get(key) ?? 0;
       timesSeen.set(key, wave + 1);
-      const chunks = (waves[wave] ??= [[]]);
-      if (chunks.at(-1)!.length === 25) chunks.push([]);
-      chunks.at(-1)!.push(i);
+      waves[wave] ??= [];
+      const chunks = waves[wave];
+      const last = chunks.at(-1);
+      if (last && last.length < 25) last.push(i);
+      else chunks.push([i]);
     });
     const outcomes: (true | Error)[] = [];
     for (const chunks of waves) {
       await Promise.all(
         chunks.map(async (chunk) => {
           const write = (indexes: number[]) =>
-            this.writeBatch(indexes.map((i) => requests[i]!)).then(
+            this.writeBatch(indexes.map((i) => requests[i])).then(
               () => true as const,
               (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
             );

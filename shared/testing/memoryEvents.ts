@@ -42,8 +42,8 @@ export class MemoryEvents implements RunEvents {
   }
 
   private log(runId: string) {
-    let log = this.logs.get(runId);
-    if (!log) this.logs.set(runId, (log = { events: [], closed: false, keys: new Set() }));
+    const log = this.logs.get(runId) ?? { events: [], closed: false, keys: new Set() };
+    this.logs.set(runId, log);
     return log;
   }
 }

@@ -69,7 +69,8 @@ export class MemoryWebhooks implements Webhooks {
   }
 
   async reopen(delivery: Delivery): Promise<number> {
-    const record = this.deliveries.get(`${delivery.runId}|${delivery.deliveryId}`)!;
+    const record = this.deliveries.get(`${delivery.runId}|${delivery.deliveryId}`);
+    if (!record) throw new Error(`No webhook delivery ${delivery.deliveryId} on run ${delivery.runId}.`);
     const seriesStart = delivery.attempts.length;
     Object.assign(record, { status: "pending", seriesStart, updatedAt: new Date().toISOString() });
     return seriesStart + 1;

@@ -15,13 +15,6 @@ export const agentTools = () => new ToolRegistry([...builtinTools, askUser]);
 /** ReAct agents talk to the user directly, so they may also ask them. */
 export const reactTools = () => new ToolRegistry([...builtinTools, askUser]);
 
-/** The catalog when a tenant has no tool sources: the built-ins only. */
-export const builtinCatalog: ToolCatalog = {
-  async registryFor(_tenantId, audience) {
-    return audience === "react" ? reactTools() : agentTools();
-  },
-};
-
 /**
  * A catalog with tools built from services (the code sandbox, the web, reports) added to what the
  * inner catalog gives (built-ins and the tenant's tool sources); a name the inner catalog already
@@ -32,7 +25,7 @@ export function catalogWith(inner: ToolCatalog, extra: readonly Tool[]): ToolCat
     async registryFor(tenantId, audience, ...rest) {
       const registry = await inner.registryFor(tenantId, audience, ...rest);
       const known = new Set(registry.names);
-      return new ToolRegistry([...registry.names.map((name) => registry.get(name)!), ...extra.filter((tool) => !known.has(tool.name))]);
+      return new ToolRegistry([...registry.tools, ...extra.filter((tool) => !known.has(tool.name))]);
     },
     // A source added or removed is seen at once: pass the inner catalog's cache reset through.
     invalidate: (tenantId) => inner.invalidate?.(tenantId),

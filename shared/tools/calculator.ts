@@ -63,9 +63,10 @@ export function evaluate(expression: string): number {
     return value;
   };
   const unary = (): number => {
-    if (peek() === "-") return (next(), -unary());
-    if (peek() === "+") return (next(), unary());
-    return power();
+    const sign = peek();
+    if (sign !== "-" && sign !== "+") return power();
+    next();
+    return sign === "-" ? -unary() : unary();
   };
   const power = (): number => {
     const base = atom();
@@ -85,12 +86,15 @@ export function evaluate(expression: string): number {
     }
     if (/^[\d.]/.test(token)) return Number(token);
     const name = token.toLowerCase();
-    if (Object.hasOwn(CONSTANTS, name)) return CONSTANTS[name]!;
+    if (Object.hasOwn(CONSTANTS, name)) return CONSTANTS[name];
     const fn = Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name] : undefined;
     if (!fn) throw new SyntaxError(`unknown symbol '${token}' in ${expression}`);
     expect("(");
     const args = [sum()];
-    while (peek() === ",") next(), args.push(sum());
+    while (peek() === ",") {
+      next();
+      args.push(sum());
+    }
     expect(")");
     return fn(...args);
   };

@@ -8,7 +8,7 @@ export function meteredCatalog(catalog: ToolCatalog): ToolCatalog {
   return {
     async registryFor(tenantId, audience, run) {
       const registry = await catalog.registryFor(tenantId, audience, run);
-      return new ToolRegistry(registry.names.map((name) => meteredTool(registry.get(name)!)));
+      return new ToolRegistry(registry.tools.map((tool) => meteredTool(tool)));
     },
     invalidate: (tenantId) => catalog.invalidate?.(tenantId),
   };

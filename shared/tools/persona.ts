@@ -33,7 +33,7 @@ export function defaultPersona(toolName: string): string {
     .filter(Boolean)
     .slice(0, MAX_WORDS - 1);
   const phrase = words.join(" ").toLowerCase() || "tool";
-  return `${phrase[0]!.toUpperCase()}${phrase.slice(1)} specialist`;
+  return `${phrase[0].toUpperCase()}${phrase.slice(1)} specialist`;
 }
 
 /** The arguments without the persona, for the tool itself. */

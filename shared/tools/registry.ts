@@ -14,10 +14,10 @@ const derivedSchemas = new WeakMap<object, Record<string, unknown>>();
  * (which can correct itself), never a crash of the run.
  */
 export class ToolRegistry implements ToolSet {
-  private readonly tools: Map<string, Tool>;
+  private readonly byName: Map<string, Tool>;
 
   constructor(tools: Tool[]) {
-    this.tools = new Map(tools.map((tool) => [tool.name, tool]));
+    this.byName = new Map(tools.map((tool) => [tool.name, tool]));
   }
 
   /** The tool's own JSON schema: as its source gave it (MCP), or derived from its zod schema. */
@@ -39,15 +39,19 @@ export class ToolRegistry implements ToolSet {
   }
 
   get names(): string[] {
-    return [...this.tools.keys()];
+    return [...this.byName.keys()];
+  }
+
+  get tools(): Tool[] {
+    return [...this.byName.values()];
   }
 
   get(name: string): Tool | undefined {
-    return this.tools.get(name);
+    return this.byName.get(name);
   }
 
   specs(): ToolSpec[] {
-    return [...this.tools.values()].map((tool) => ({
+    return [...this.byName.values()].map((tool) => ({
       type: "function",
       function: {
         name: tool.name,
@@ -59,7 +63,7 @@ export class ToolRegistry implements ToolSet {
   }
 
   async execute(call: ToolCall, context: ToolContext): Promise<ToolOutcome> {
-    const tool = this.tools.get(call.name);
+    const tool = this.byName.get(call.name);
     if (!tool) return { ok: false, output: `Error: there is no tool named '${call.name}'. Tools: ${this.names.join(", ")}.` };
     let raw: unknown;
     try {

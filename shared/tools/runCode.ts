@@ -40,7 +40,13 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       const names = wanted ?? available.map((f) => f.name);
       const missing = names.filter((name) => !available.some((f) => f.name === name));
       if (missing.length) return `Error: no file named ${missing.join(", ")}. Files: ${available.map((f) => f.name).join(", ") || "none"}.`;
-      const stored = await Promise.all(names.map(async (name) => (await files.get(runId, name))!));
+      const stored = await Promise.all(
+        names.map(async (name) => {
+          const file = await files.get(runId, name);
+          if (!file) throw new Error(`the file ${name} was deleted while the code was being prepared`);
+          return file;
+        }),
+      );
       const { sheets, unread } = await sheetsOf(stored, new Set(available.map((f) => f.name)));
       const mounted = [...stored.map((file) => ({ name: file.name, body: file.body })), ...sheets];
       const total = mounted.reduce((sum, f) => sum + f.body.byteLength, 0);

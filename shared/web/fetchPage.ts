@@ -37,12 +37,11 @@ export async function fetchPage(url: string, limits: FetchLimits, signal?: Abort
   const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
   let current = url;
   for (let hop = 0; ; hop++) {
-    let addresses;
-    try {
-      addresses = await assertDeliverableUrl(current, { allowLoopback: limits.allowLoopback, allowHttp: limits.allowHttp });
-    } catch (error) {
-      throw new FetchError(`refused ${current}: ${(error as Error).message.replace(/webhook /gi, "")}`);
-    }
+    const addresses = await assertDeliverableUrl(current, { allowLoopback: limits.allowLoopback, allowHttp: limits.allowHttp }).catch(
+      (error): never => {
+        throw new FetchError(`refused ${current}: ${(error as Error).message.replace(/webhook /gi, "")}`);
+      },
+    );
     const reply = await get(new URL(current), addresses, stop, limits).catch((error) => {
       if (deadline.aborted) throw new FetchError(`${current} did not answer within ${limits.timeoutMs / 1000} s`);
       throw error instanceof FetchError ? error : new FetchError(`${current} could not be fetched: ${(error as Error).message}`);

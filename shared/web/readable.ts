@@ -38,7 +38,7 @@ export function markdownTable(rows: string[][]): string {
   const cell = (text: string) => text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\r?\n/g, "<br>");
   const line = (row: string[]) => `| ${Array.from({ length: width }, (_, i) => cell(row[i] ?? "")).join(" | ")} |`;
   const [header, ...body] = rows;
-  return [line(header!), `|${Array<string>(width).fill(" --- ").join("|")}|`, ...body.map(line)].join("\n");
+  return [line(header), `|${Array<string>(width).fill(" --- ").join("|")}|`, ...body.map(line)].join("\n");
 }
 
 /** HTML as Markdown (ATX headings, fenced code, '-' bullets, tables); scripts, styles and forms dropped. */
@@ -50,7 +50,7 @@ export function readable(html: string, url: string): ReadablePage {
   // Relative links become absolute, so the notes still point somewhere.
   for (const link of document.querySelectorAll("a[href]")) {
     try {
-      link.setAttribute("href", new URL(link.getAttribute("href")!, url).href);
+      link.setAttribute("href", new URL(link.getAttribute("href"), url).href);
     } catch {}
   }
   const fallbackTitle = document.querySelector("title")?.textContent?.trim() ?? "";

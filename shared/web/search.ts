@@ -68,9 +68,9 @@ abstract class WebSearchProvider implements SearchProvider {
   /** Web hits only (http and https), at most `limit`, snippets cut. */
   protected hits(results: { title?: string; url?: string; snippet?: string }[], limit: number): SearchHit[] {
     return results
-      .filter((r) => typeof r.url === "string" && /^https?:/.test(r.url))
+      .filter((r): r is typeof r & { url: string } => typeof r.url === "string" && /^https?:/.test(r.url))
       .slice(0, limit)
-      .map((r) => ({ title: r.title || r.url!, url: r.url!, snippet: (r.snippet ?? "").slice(0, 300) }));
+      .map((r) => ({ title: r.title || r.url, url: r.url, snippet: (r.snippet ?? "").slice(0, 300) }));
   }
 }
 

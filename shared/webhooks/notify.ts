@@ -33,7 +33,8 @@ export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStat
   // An execution the run continued from (its history budget was spent) ends as the next one starts.
   if (current.executionArn !== detail.executionArn) return;
   await Promise.all([reconcileExecutionEnd(ports, runId, detail), recordStateTransitions(ports, runId, detail.executionArn)]);
-  const run = (await ports.runs.get(runId))!;
+  const run = await ports.runs.get(runId);
+  if (!run) throw new Error(`Run ${runId} is gone: it was read a moment ago.`);
   if (TERMINAL_STATUSES.has(run.status)) await leaveSession(ports, run);
   await notify(ports, run, run.status as NotifiedStatus, endingId(run));
 }

@@ -76,7 +76,11 @@ function perRun(report: WorkloadReport): PerRun {
   const runs = report.runs;
   const split = runs.map((r) =>
     Object.entries(r.operations).reduce(
-      (acc, [op, n]) => (READS.has(op) ? { ...acc, reads: acc.reads + n } : { ...acc, writes: acc.writes + n }),
+      (acc, [op, n]) => {
+        if (READS.has(op)) acc.reads += n;
+        else acc.writes += n;
+        return acc;
+      },
       { reads: 0, writes: 0 },
     ),
   );

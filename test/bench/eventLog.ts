@@ -54,7 +54,13 @@ async function executorsAppend(stack: BenchStack, executors: number): Promise<Fi
     }
     // Every executor loaded and connected before any appends: the appends start together.
     await Promise.all(
-      children.map((child) => new Promise((resolve, reject) => (child.once("message", resolve), child.once("exit", reject)))),
+      children.map(
+        (child) =>
+          new Promise((resolve, reject) => {
+            child.once("message", resolve);
+            child.once("exit", reject);
+          }),
+      ),
     );
     const results = await Promise.all(
       children.map(

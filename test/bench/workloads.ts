@@ -240,7 +240,10 @@ function maxConcurrent(spans: { receivedAt: number; repliedAt?: number }[]): num
   const edges = spans.flatMap((s) => [[s.receivedAt, 1] as const, [s.repliedAt!, -1] as const]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let now = 0;
   let most = 0;
-  for (const [, d] of edges) most = Math.max(most, (now += d));
+  for (const [, d] of edges) {
+    now += d;
+    most = Math.max(most, now);
+  }
   return most;
 }
 

@@ -228,7 +228,8 @@ describe("the web console in Chromium", () => {
     const shown = card.locator("pre.code-arg code.language-python");
     await expect.poll(() => shown.locator(".hljs-keyword").count()).toBeGreaterThan(0);
     expect(await shown.textContent()).toBe(agentCode);
-    expect(await shown.evaluate((el) => (el as any).innerText.split("\n").length)).toBeGreaterThan(3);
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText gives the lines as rendered, which textContent (above) does not
+    expect((await shown.innerText()).split("\n").length).toBeGreaterThan(3);
     expect(await shown.evaluate((el) => (globalThis as any).getComputedStyle(el).fontFamily)).toMatch(/mono/i);
     expect(await card.textContent()).not.toContain("\\n");
     await card.screenshot({ path: path.join(OUTPUT, "approve-code-laptop.png") });
@@ -365,13 +366,11 @@ describe("the web console in Chromium", () => {
       .getByLabel("Task", { exact: true })
       .fill("Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals");
     await page.getByLabel("Mode").selectOption("react");
-    await page
-      .getByLabel("Files to attach")
-      .setInputFiles({
-        name: "sales.xlsx",
-        mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        buffer: await salesWorkbook(),
-      });
+    await page.getByLabel("Files to attach").setInputFiles({
+      name: "sales.xlsx",
+      mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      buffer: await salesWorkbook(),
+    });
     await page.getByRole("button", { name: "Submit" }).click();
     await page.waitForURL(/#\/runs\/run_/);
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");

@@ -136,7 +136,7 @@ describe("the state machine's structure", () => {
     const byMode = Object.fromEntries(choices.map((c) => [c.StringEquals, c.Next]));
     expect(byMode).toMatchObject({ react: "Agent turn", plan_solve: "Plan", route: "Route request" });
     expect(states()["Route request"]!.Next).toBe("Choose mode");
-    expect(states()["Summarize"]!.Next).toBe("Finalize");
+    expect(states().Summarize!.Next).toBe("Finalize");
   });
 
   it("executes a step's tasks in a Map with bounded concurrency, each task catching its own failure", () => {

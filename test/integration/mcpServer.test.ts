@@ -146,7 +146,6 @@ describe("MCP server", () => {
 
   it("a client that disconnects mid-run reconnects and follows the same run with get_run to its answer", async () => {
     const first = await connect();
-    let runId: string | undefined;
     const progress: number[] = [];
     // The first progress notification: the run is under way; the client goes away.
     const call = first.callTool({ name: "run_task", arguments: { input: REPORT_INPUT, mode: "plan_solve" } }, undefined, {
@@ -159,7 +158,7 @@ describe("MCP server", () => {
     await expect(call).rejects.toThrow();
     expect(progress.length).toBeGreaterThan(0);
     const client = new Client(stack.url, stack.apiKey);
-    [{ runId }] = (await client.request("GET", "/v1/runs?limit=1")).body.runs;
+    const [{ runId }] = (await client.request("GET", "/v1/runs?limit=1")).body.runs;
     expect((await client.request("GET", `/v1/runs/${runId}`)).body.status).not.toBe("cancelled");
 
     const second = await connect();

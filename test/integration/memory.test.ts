@@ -346,7 +346,7 @@ describe("with native tool calling", () => {
   });
 
   describe("budgets", () => {
-    router.on("rounds", (turn, turns) => {
+    router.on("rounds", (_turn, turns) => {
       const n = turns.length;
       return callTools([{ name: "calculator", arguments: { expression: `${n}+1` } }], `Working on step ${n}.`);
     });

@@ -24,7 +24,10 @@ function bashBlocks(heading: string): string[] {
   for (const line of lines.slice(start + 1)) {
     if (line.startsWith("```")) {
       if (!fenced && line === "```bash") block = [];
-      else if (fenced && block) blocks.push(`${block.join("\n")}\n`), (block = undefined);
+      else if (fenced && block) {
+        blocks.push(`${block.join("\n")}\n`);
+        block = undefined;
+      }
       fenced = !fenced;
     } else if (block) block.push(line);
     else if (!fenced && /^#{1,6} /.test(line)) break;

@@ -128,8 +128,7 @@ export class Client {
         break;
       }
       buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
+      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const frame: { id?: string; event?: string; data: string } = { data: "" };

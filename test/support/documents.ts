@@ -54,9 +54,9 @@ const ROOT_RELS = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 
 /** A Word document: a Heading 1, then each paragraph (a "- " paragraph is a list item). */
 export async function wordDocument(heading: string, paragraphs: string[]): Promise<Buffer> {
-  const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  const xmlText = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
   const paragraph = (text: string, style?: string) =>
-    `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${escape(text)}</w:t></w:r></w:p>`;
+    `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${xmlText(text)}</w:t></w:r></w:p>`;
   const body = [
     paragraph(heading, "Heading1"),
     ...paragraphs.map((p) => (p.startsWith("- ") ? paragraph(p.slice(2), "ListBullet") : paragraph(p))),

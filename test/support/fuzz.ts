@@ -39,6 +39,7 @@ export const HOSTILE_STRINGS = [
   "RUN#x",
   "__proto__",
   "constructor",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text of a Log4Shell probe, not a template
   "${jndi:ldap://x}",
   "%",
   "%zz",

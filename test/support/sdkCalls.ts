@@ -60,8 +60,8 @@ export class SdkCallGraph {
 
   /** The SDK commands the handler in `entry` (project-relative) can send. */
   callsOf(entry: string): SdkCall[] {
-    let calls = this.cache.get(entry);
-    if (!calls) this.cache.set(entry, (calls = this.read(entry)));
+    const calls = this.cache.get(entry) ?? this.read(entry);
+    this.cache.set(entry, calls);
     return calls;
   }
 
@@ -70,8 +70,8 @@ export class SdkCallGraph {
    * `run`, which an agent calls through the Tool interface (callsOf counts it only where called).
    */
   callsOfMembers(module: string): SdkCall[] {
-    let calls = this.cache.get(`members:${module}`);
-    if (!calls) this.cache.set(`members:${module}`, (calls = this.read(module, true)));
+    const calls = this.cache.get(`members:${module}`) ?? this.read(module, true);
+    this.cache.set(`members:${module}`, calls);
     return calls;
   }
 

@@ -42,10 +42,10 @@ describe("parseContractReply", () => {
   });
 
   it.each([
-    ["a ```json fence", "```json\n" + CALL_JSON + "\n```"],
-    ["a bare ``` fence with prose", "Here you go:\n```\n" + CALL_JSON + "\n```\nLet me know."],
-    ["prose before and after", "I will compute it now. " + CALL_JSON + " That should do it."],
-    ["prose with braces of its own before", "Using {curly} notation and a } stray brace: " + CALL_JSON],
+    ["a ```json fence", `\`\`\`json\n${CALL_JSON}\n\`\`\``],
+    ["a bare ``` fence with prose", `Here you go:\n\`\`\`\n${CALL_JSON}\n\`\`\`\nLet me know.`],
+    ["prose before and after", `I will compute it now. ${CALL_JSON} That should do it.`],
+    ["prose with braces of its own before", `Using {curly} notation and a } stray brace: ${CALL_JSON}`],
     ["trailing commas", '{"tool_calls": [{"name": "calculator", "arguments": {"expression": "17*23",},},],}'],
     ["arguments sent as a JSON string", '{"tool_calls": [{"name": "calculator", "arguments": "{\\"expression\\": \\"17*23\\"}"}]}'],
     [
@@ -62,7 +62,7 @@ describe("parseContractReply", () => {
       content: 'He said "{not json}" } { ```json\n{"answer": "fake"}\n```',
       meta: { tags: ["x", { deep: [1, 2] }] },
     };
-    const text = "Saving:\n```json\n" + JSON.stringify({ tool_calls: [{ name: "write_artifact", arguments: args }] }, null, 2) + "\n```";
+    const text = `Saving:\n\`\`\`json\n${JSON.stringify({ tool_calls: [{ name: "write_artifact", arguments: args }] }, null, 2)}\n\`\`\``;
     expect(parseContractReply(text)).toEqual({ ok: true, value: { toolCalls: [{ name: "write_artifact", arguments: args }] } });
   });
 

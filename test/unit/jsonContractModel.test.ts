@@ -50,7 +50,7 @@ describe("JsonContractModel", () => {
   });
 
   it("recovers from a malformed reply: the correction carries the parser's error", async () => {
-    const model = await modelFor([{ malformed: GARBAGE }, { malformed: "```json\n" + CALL + "\n```" }]);
+    const model = await modelFor([{ malformed: GARBAGE }, { malformed: `\`\`\`json\n${CALL}\n\`\`\`` }]);
     const response = await model.complete({ messages: question, tools });
     expect(response.toolCalls).toEqual([{ id: "call_0_0", name: "calculator", arguments: '{"expression":"2+2"}' }]);
     expect(response.finishReason).toBe("tool_calls");

@@ -9,7 +9,6 @@ import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../sh
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { fileText } from "../../shared/ports/files.js";
 import type { Tool } from "../../shared/ports/tools.js";
-import { currentRequest } from "../../shared/requestContext.js";
 import type { Services } from "../../shared/services.js";
 import { defaultSettings, settingsFromEnv } from "../../shared/settings.js";
 import { MemoryFileStore } from "../../shared/testing/memoryFiles.js";
@@ -108,7 +107,7 @@ const ofType = <T extends EventBody["type"]>(events: EventBody[], type: T) =>
 
 /** A tool that waits `ms` and tracks how many of its calls run at once. */
 function waitingTool() {
-  const state = { inFlight: 0, maxInFlight: 0, started: [] as string[], finished: [] as string[], contexts: [] as unknown[] };
+  const state = { inFlight: 0, maxInFlight: 0, started: [] as string[], finished: [] as string[] };
   const tool = defineTool({
     name: "wait",
     description: "Waits.",
@@ -118,8 +117,6 @@ function waitingTool() {
       state.inFlight++;
       state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
       state.started.push(label);
-      const request = currentRequest();
-      state.contexts.push({ runId: request?.runId, scope: request?.scope });
       await delay(ms);
       state.finished.push(label);
       state.inFlight--;
@@ -195,12 +192,6 @@ describe("agent loop: parallel tool calls", () => {
     const { tool, state } = waitingTool();
     await harness(callsThenAnswer, { toolConcurrency: 3 }).run({ tools: [tool] });
     expect(state.maxInFlight).toBe(3);
-  });
-
-  it("runs the calls with the run's request context, each parallel call included", async () => {
-    const { tool, state } = waitingTool();
-    await harness(callsThenAnswer).run({ tools: [tool], scope: "react", role: "react", taskId: undefined });
-    expect(state.contexts).toEqual(WAITS.map(() => ({ runId: "run_test", scope: "react" })));
   });
 });
 
@@ -379,14 +370,20 @@ describe("agent loop: budget, deadline and replay", () => {
       description: "Looks.",
       access: "read",
       parameters: z.object({}),
-      run: async () => ((h.state.status = "cancelled"), "seen"),
+      run: async () => {
+        h.state.status = "cancelled";
+        return "seen";
+      },
     });
     let aborted = false;
     const h = harness((request, i) => {
       if (i === 0) return { calls: [{ id: "c1", name: "look", args: {} }] };
       // The second call thinks until it is aborted.
       return new Promise((_resolve, reject) =>
-        request.signal!.addEventListener("abort", () => ((aborted = true), reject(request.signal!.reason))),
+        request.signal!.addEventListener("abort", () => {
+          aborted = true;
+          reject(request.signal!.reason);
+        }),
       );
     });
     expect(await h.run({ tools: [cancelling] })).toEqual({ kind: "ended", rounds: 1 });
@@ -424,7 +421,10 @@ describe("agent loop: budget, deadline and replay", () => {
       (request, i) => {
         if (i === 0) return { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] };
         return new Promise((_resolve, reject) =>
-          request.signal!.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted")))),
+          request.signal!.addEventListener("abort", () => {
+            aborted = true;
+            reject(new Error("aborted"));
+          }),
         );
       },
       {},

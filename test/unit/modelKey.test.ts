@@ -44,7 +44,12 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 function secret(initial: string) {
   const state = { value: initial, reads: 0 };
-  const client = { send: async () => (state.reads++, { SecretString: state.value }) } as any;
+  const client = {
+    send: async () => {
+      state.reads++;
+      return { SecretString: state.value };
+    },
+  } as any;
   return { state, client };
 }
 

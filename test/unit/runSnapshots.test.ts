@@ -33,9 +33,15 @@ beforeAll(async () => {
   await ensureTable(new DynamoDBClient(config), "snapshots-test");
   table = connectTable("snapshots-test", config);
   requests = [];
-  table.doc.middlewareStack.add((next, context) => (args) => (requests.push(String(context.commandName)), next(args)), {
-    step: "initialize",
-  });
+  table.doc.middlewareStack.add(
+    (next, context) => (args) => {
+      requests.push(String(context.commandName));
+      return next(args);
+    },
+    {
+      step: "initialize",
+    },
+  );
 });
 
 afterAll(async () => {

@@ -90,8 +90,8 @@ describe("fitToBudget (properties)", () => {
     run(({ system, current, output }) => {
       expect(output.slice(0, system.length)).toEqual(system);
       expect(output.slice(output.length - current.length)).toEqual(current);
-      output.slice(0, system.length).forEach((message, i) => expect(message).toBe(system[i]));
-      output.slice(output.length - current.length).forEach((message, i) => expect(message).toBe(current[i]));
+      for (const [i, message] of output.slice(0, system.length).entries()) expect(message).toBe(system[i]);
+      for (const [i, message] of output.slice(output.length - current.length).entries()) expect(message).toBe(current[i]);
     });
   });
 

@@ -245,7 +245,12 @@ describe("web_search and deep_search", () => {
     async (name, goodKey, provider) => {
       // A stand-in for Secrets Manager that answers GetSecretValue with what the secret holds now.
       const secret = { value: "expired-key", reads: 0 };
-      const client = { send: async () => (secret.reads++, { SecretString: secret.value }) } as never;
+      const client = {
+        send: async () => {
+          secret.reads++;
+          return { SecretString: secret.value };
+        },
+      } as never;
       const search = webSearchTool(provider(new SecretKey(client, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:search-AbCdEf")));
       expect(secret.reads).toBe(0);
       const refused = await call(search, { query: "solar power" });

@@ -83,7 +83,10 @@ describe("write_report written live", () => {
     await files.put("run_test", "sales.xlsx", await salesWorkbook());
     const seen: string[] = [];
     const watched = Object.assign(Object.create(files) as MemoryFileStore, {
-      put: (...args: Parameters<MemoryFileStore["put"]>) => (seen.push(`file ${args[1]}`), files.put(...args)),
+      put: (...args: Parameters<MemoryFileStore["put"]>) => {
+        seen.push(`file ${args[1]}`);
+        return files.put(...args);
+      },
     });
     const deltas: string[] = [];
     const pieces = ["## Summary\n\nNorth ", "leads with 220.\n\n", "## Figures\n\n| region | total |\n|---|---|\n| north | 220 |\n"];

@@ -12,8 +12,8 @@ let cleanup: Cleanup | undefined;
 function route() {
   cleanup?.();
   cleanup = undefined;
-  const app = document.getElementById("app")!;
-  const nav = document.getElementById("nav")!;
+  const app = elementById("app");
+  const nav = elementById("nav");
   const path = location.hash.replace(/^#/, "") || "/runs";
   const signedIn = apiKey.get() !== null;
   render(
@@ -22,7 +22,18 @@ function route() {
       ? [
           h("a", { href: "#/runs" }, "Runs"),
           h("a", { href: "#/new" }, "New run"),
-          h("button", { type: "button", class: "link", onclick: () => (apiKey.clear(), (location.hash = "#/signin")) }, "Sign out"),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "link",
+              onclick: () => {
+                apiKey.clear();
+                location.hash = "#/signin";
+              },
+            },
+            "Sign out",
+          ),
         ]
       : null,
   );
@@ -40,3 +51,10 @@ function route() {
 
 window.addEventListener("hashchange", route);
 route();
+
+/** An element index.html always has. */
+function elementById(id: string): HTMLElement {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`The page has no #${id} element.`);
+  return found;
+}

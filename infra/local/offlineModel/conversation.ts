@@ -37,7 +37,7 @@ export function labelledText(text: string, label: string): string | undefined {
   const lines = text.split(/\r?\n/).map((line) => line.trim());
   const index = lines.findIndex((line) => line.toLowerCase().startsWith(label.toLowerCase()));
   if (index < 0) return undefined;
-  const sameLine = lines[index]!.slice(label.length).trim();
+  const sameLine = lines[index].slice(label.length).trim();
   if (sameLine) return sameLine;
   const blockEnd = lines.findIndex((line, i) => i > index && line === "");
   const block = lines.slice(index + 1, blockEnd < 0 ? undefined : blockEnd).join("\n");

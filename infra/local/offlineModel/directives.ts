@@ -15,12 +15,12 @@ const DIRECTIVE = /\buse\s+([A-Za-z0-9_-]{1,64})\b/g;
 export function findToolDirectives(text: string): ToolDirective[] {
   const found: ToolDirective[] = [];
   for (const match of text.matchAll(DIRECTIVE)) {
-    const afterName = match.index! + match[0].length;
+    const afterName = match.index + match[0].length;
     const braceAt = text.slice(afterName).search(/\S/) + afterName;
     const json = text[braceAt] === "{" ? balancedObject(text, braceAt) : undefined;
     const args = json === undefined ? {} : parseObject(json);
     if (args === undefined) continue;
-    found.push({ name: match[1]!, arguments: args, text: json === undefined ? match[0] : text.slice(match.index!, braceAt + json.length) });
+    found.push({ name: match[1], arguments: args, text: json === undefined ? match[0] : text.slice(match.index, braceAt + json.length) });
   }
   return found;
 }

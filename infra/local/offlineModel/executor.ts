@@ -106,7 +106,7 @@ function reportToolResults(results: string[]): string {
   const parts = results.map((result) => {
     // A failure's first line is the fact (e.g. the user's reason for a rejection); what follows is
     // an instruction to the model, not something to repeat in an answer.
-    const text = cut((isFailure(result) ? result.trim().split("\n")[0]! : result).trim(), 300);
+    const text = cut((isFailure(result) ? result.trim().split("\n")[0] : result).trim(), 300);
     return isFailure(result) ? `The tool reported: ${text}` : text;
   });
   const failureNote = results.some(isFailure) ? " Not every tool call succeeded." : "";

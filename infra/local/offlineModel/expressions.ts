@@ -51,7 +51,7 @@ function dropUnbalancedEdgeParenthesis(text: string): string {
 /** True when the text parses as arithmetic and does more than state a number. */
 export function isExpression(text: string): boolean {
   const tokens = tokenize(text);
-  if (!tokens || !tokens.some((token) => token === "call" || BINARY_OPERATORS.has(token))) return false;
+  if (!tokens?.some((token) => token === "call" || BINARY_OPERATORS.has(token))) return false;
   if (!tokens.some((token) => token === "call" || token === "number")) return false;
   return parses(tokens);
 }
@@ -62,7 +62,7 @@ function tokenize(text: string): Token[] | undefined {
   while (TOKEN.lastIndex < text.length) {
     const match = TOKEN.exec(text);
     if (!match) return text.slice(TOKEN.lastIndex).trim() === "" ? tokens : undefined;
-    tokens.push(match[1] ? "number" : match[2] ? "call" : match[3]!);
+    tokens.push(match[1] ? "number" : match[2] ? "call" : match[3]);
   }
   return tokens;
 }
@@ -79,7 +79,7 @@ function parses(tokens: Token[]): boolean {
   };
   const sum = (): boolean => {
     if (!operand()) return false;
-    while (position < tokens.length && BINARY_OPERATORS.has(tokens[position]!)) {
+    while (position < tokens.length && BINARY_OPERATORS.has(tokens[position])) {
       position++;
       if (!operand()) return false;
     }

@@ -23,7 +23,7 @@ export function shownSteps(text: string): ShownStep[] {
   const steps: ShownStep[] = [];
   for (const line of text.split(/\r?\n/)) {
     const step = /^\d+\. \[[a-z_]+\] (.+)$/.exec(line);
-    if (step) steps.push({ title: step[1]!.trim(), tasks: [] });
+    if (step) steps.push({ title: step[1].trim(), tasks: [] });
     else if (steps.length && line.startsWith("   - ")) steps.at(-1)!.tasks.push(line.slice(5).trim());
     else if (steps.length && line.startsWith("   done when: ")) steps.at(-1)!.done_when = line.slice(14).trim();
   }
@@ -62,7 +62,7 @@ export function reviseSteps(steps: ShownStep[], reason: string): { steps: ShownS
     };
   }
   const trimmed = steps.map((s) => ({ ...s, tasks: s.tasks.length > 1 ? s.tasks.filter((t) => !names(said, t)) : s.tasks }));
-  const dropped = steps.flatMap((s, i) => s.tasks.filter((t) => !trimmed[i]!.tasks.includes(t)));
+  const dropped = steps.flatMap((s, i) => s.tasks.filter((t) => !trimmed[i].tasks.includes(t)));
   if (said.size && dropped.length > 0 && trimmed.every((s) => s.tasks.length > 0)) {
     return {
       steps: trimmed,

@@ -65,7 +65,7 @@ function checkStep(text: string, index: number): Decision {
   const met = failed.length === 0;
   const reason = met
     ? `every task returned a result (${results.length})`
-    : `${failed.length} of ${results.length} task(s) did not succeed: ${cut(oneLine(failed[0]!.replace(/^- \[[\w.]+\] /, "")), 160)}`;
+    : `${failed.length} of ${results.length} task(s) did not succeed: ${cut(oneLine(failed[0].replace(/^- \[[\w.]+\] /, "")), 160)}`;
   const calls: Decision["calls"] = [{ name: "planning", arguments: { command: "check", step_index: index, met, reason } }];
   if (met && text.includes(LAST_STEP_MARKER)) calls.push({ name: "planning", arguments: { command: "finish" } });
   if (!met) {

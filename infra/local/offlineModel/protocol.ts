@@ -54,7 +54,7 @@ export function parseCompletionRequest(body: unknown): { request: ChatCompletion
   }
   const parsed = ChatCompletionRequest.safeParse(body);
   if (parsed.success) return { request: parsed.data };
-  const issue = parsed.error.issues[0]!;
+  const issue = parsed.error.issues[0];
   const param = issue.path.map(String).join(".") || null;
   return { error: invalidRequest(`Invalid value for '${param ?? "body"}': ${issue.message}`, param, "invalid_value") };
 }

@@ -20,7 +20,7 @@ export function writeReportText(messages: readonly ChatMessage[]): Decision {
   for (const material of field("Material")) {
     const [name, ...body] = material.split("\n");
     // A document read as Markdown has its own '## ' headings (sheets, pages): one level down here.
-    sections.push(`## From ${name!.trim()}\n\n${body.join("\n").trim().replace(/^## /gm, "### ")}`);
+    sections.push(`## From ${name.trim()}\n\n${body.join("\n").trim().replace(/^## /gm, "### ")}`);
   }
   return say(sections.join("\n\n"));
 }

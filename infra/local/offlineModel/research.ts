@@ -61,10 +61,9 @@ export function researchMove(messages: readonly ChatMessage[], offered: Readonly
   const userText = lastUserText(messages);
   const task = labelledText(userText, "Your task:") ?? requestIn(userText);
   const request = labelledText(userText, "Request:") ?? task;
-  const results = toolResultsSinceLastUser(messages);
-  if (results.length > 0) {
+  const output = toolResultsSinceLastUser(messages).at(-1);
+  if (output !== undefined) {
     const last = assistantToolCalls(messages).at(-1);
-    const output = results.at(-1)!;
     if (last?.name === "read_artifact" && SUMMARY.test(task)) {
       if (isFailure(output)) return say(`The document could not be read: ${output.trim().split("\n")[0]}`);
       const name = String((last.arguments as { filename?: unknown }).filename ?? "the document");

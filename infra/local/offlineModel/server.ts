@@ -65,7 +65,10 @@ function answer(res: ServerResponse, request: ChatCompletionRequest): void {
   const reply = respond({ messages: request.messages, tools: request.tools });
   const usage = usageOf(request.messages, reply);
   const meta = { id: `chatcmpl-${randomUUID().replaceAll("-", "")}`, created: nowSeconds(), model: request.model ?? MODEL_ID };
-  if (!request.stream) return sendJson(res, 200, completionBody(meta, reply, usage));
+  if (!request.stream) {
+    sendJson(res, 200, completionBody(meta, reply, usage));
+    return;
+  }
   const includeUsage = request.stream_options?.include_usage === true;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   for (const chunk of streamChunks(meta, reply, includeUsage ? usage : undefined)) {

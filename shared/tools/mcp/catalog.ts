@@ -55,7 +55,7 @@ export class McpToolCatalog implements ToolCatalog {
     const { tools, unavailable } = await this.tenantTools(tenantId);
     if (run) await this.reportUnavailable(run.runId, unavailable);
     const builtinNames = new Set(base.names);
-    return new ToolRegistry([...base.names.map((name) => base.get(name)!), ...tools.filter((tool) => !builtinNames.has(tool.name))]);
+    return new ToolRegistry([...base.tools, ...tools.filter((tool) => !builtinNames.has(tool.name))]);
   }
 
   /** Forget a tenant's list (after this container changed its sources). */

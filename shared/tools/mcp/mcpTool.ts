@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
 import type { Tool, ToolContext } from "../../ports/tools.js";
 import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, withMcp } from "./client.js";
-import { mapCallResult } from "./results.js";
+import { type MappedResult, mapCallResult } from "./results.js";
 
 const validators = new AjvJsonSchemaValidator();
 const MAX_DESCRIPTION = 1_024;
@@ -44,7 +44,7 @@ export function mcpTool(definition: McpToolDefinition, exposedName: string, sour
       const signal = context.signal
         ? AbortSignal.any([context.signal, AbortSignal.timeout(source.callTimeoutMs)])
         : AbortSignal.timeout(source.callTimeoutMs);
-      let outcome;
+      let outcome: MappedResult;
       try {
         outcome = await withMcp(source.endpoint, source.policy, source.callTimeoutMs, async (client) => {
           const result = await callMcpTool(client, definition.name, args, {

@@ -46,7 +46,7 @@ export async function mapCallResult(result: CallToolResult, target: ResultTarget
   let fileCount = 0;
   const saveFile = async (body: Buffer, contentType: string, what: string): Promise<string> => {
     if (body.byteLength > MAX_FILE_BYTES) return `[${what} of ${body.byteLength} bytes not kept: the limit is ${MAX_FILE_BYTES} bytes]`;
-    const name = `${stem}-${++fileCount}.${EXTENSIONS[contentType.split(";")[0]!.trim().toLowerCase()] ?? "bin"}`;
+    const name = `${stem}-${++fileCount}.${EXTENSIONS[contentType.split(";")[0].trim().toLowerCase()] ?? "bin"}`;
     await target.files.put(target.runId, name, body, { contentType, description: `${what} from ${target.toolName}` });
     return `[${what} saved as file ${name} (${contentType}, ${body.byteLength} bytes)]`;
   };

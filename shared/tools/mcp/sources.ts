@@ -24,18 +24,15 @@ export async function registerToolSource(services: Services, tenantId: string, r
 
   const headers = request.headers ?? {};
   const redact = redactor(Object.values(headers));
-  let definitions;
-  try {
-    definitions = await withMcp({ url: request.url, headers }, policy, services.settings.toolSources.connectTimeoutMs, (client) =>
-      listMcpTools(client, services.settings.toolSources.connectTimeoutMs),
-    );
-  } catch (error) {
+  const definitions = await withMcp({ url: request.url, headers }, policy, services.settings.toolSources.connectTimeoutMs, (client) =>
+    listMcpTools(client, services.settings.toolSources.connectTimeoutMs),
+  ).catch((error): never => {
     if (error instanceof WebhookUrlError) throw urlError(error);
     throw new UnprocessableError(
       `The MCP server at ${request.url} could not be reached or did not list its tools: ${redact(errorMessage(error)).slice(0, 500)}`,
       "tool_source_unreachable",
     );
-  }
+  });
   const own = new Set(definitions.map((d) => d.name));
   const unknown = [...(request.tools ?? []), ...Object.keys(request.access ?? {})].filter((name) => !own.has(name));
   if (unknown.length) {
@@ -53,7 +50,8 @@ export async function registerToolSource(services: Services, tenantId: string, r
   );
   const byOwnName = new Map(offered.map((d) => [d.name, d]));
   const discovered: SourceToolInfo[] = [...names].map(([name, tool]) => {
-    const definition = byOwnName.get(tool)!;
+    const definition = byOwnName.get(tool);
+    if (!definition) throw new Error(`exposedToolNames named ${tool}, which the server did not offer`);
     return {
       name,
       tool,

@@ -96,7 +96,11 @@ describe("readEventStream", () => {
 
   it("a CR ending a chunk ends its line at once, and an LF opening the next chunk belongs to it", async () => {
     let controller!: ReadableStreamDefaultController<Uint8Array>;
-    const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        controller = c;
+      },
+    });
     const reader = readEventStream(body, { lastEventId: "" });
     controller.enqueue(bytes("data: a\r"));
     controller.enqueue(bytes("\r"));
@@ -166,7 +170,9 @@ describe("readEventStream", () => {
     let cancelled = false;
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => controller.enqueue(bytes("data: one\n\ndata: two\n\n")),
-      cancel: () => void (cancelled = true),
+      cancel: () => {
+        cancelled = true;
+      },
     });
     for await (const message of readEventStream(body, { lastEventId: "" })) if (message.data === "one") break;
     expect(cancelled).toBe(true);

@@ -5,7 +5,10 @@ describe("StreamedText", () => {
   it("gathers an agent's deltas into one block, apart from other agents and tasks, and a view made once per block", () => {
     const text = new StreamedText<string[]>();
     const opened: string[] = [];
-    const open = (name: string) => () => (opened.push(name), [name]);
+    const open = (name: string) => () => {
+      opened.push(name);
+      return [name];
+    };
     text.add({ agent: "executor", taskId: "t1" }, "17*", open("t1"));
     text.add({ agent: "executor", taskId: "t2" }, "47", open("t2"));
     const block = text.add({ agent: "executor", taskId: "t1" }, "23 = 391", open("t1 again"));

@@ -84,7 +84,7 @@ describe("executeTask", () => {
   });
 
   it("a model that answers with nothing twice fails the task with a clear error; the run goes on", async () => {
-    const silent = new ScriptedModel((request, index) =>
+    const silent = new ScriptedModel((request) =>
       request.messages[0]?.content?.toString().startsWith("You are an executor") ? { text: "" } : teamReply(request),
     );
     const { ports, runId, input } = await planned({}, silent);

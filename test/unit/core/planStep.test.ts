@@ -8,7 +8,7 @@ import { eventTypes, withRun } from "./fixture.js";
 
 describe("planStep", () => {
   it("creates the plan, stores and announces it, and dispatches its first step's tasks with their step context", async () => {
-    const { ports, fakes, runId, model } = await withRun({ requestedMode: "plan_solve" });
+    const { ports, fakes, runId } = await withRun({ requestedMode: "plan_solve" });
     const state = await startRun({ runId }, ports);
     expect(state).toEqual({ runId, mode: "plan_solve" });
 
@@ -132,7 +132,7 @@ describe("planStep", () => {
   });
 
   it("at the plan iteration budget, the run goes to the summarizer with the reason recorded", async () => {
-    const { ports, runId, model } = await withRun({
+    const { ports, runId } = await withRun({
       requestedMode: "plan_solve",
       status: "running",
       mode: "plan_solve",

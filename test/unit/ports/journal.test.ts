@@ -32,10 +32,20 @@ describe.each([
     const first = await journal.load(runId, "react");
     expect(first.size).toBe(0);
     const answer = { content: "4", toolCalls: [], usage: { promptTokens: 3, completionTokens: 1 } };
-    expect(await first.once(0, "llm", "", async () => (produced++, answer))).toEqual({ value: answer, replayed: false });
+    expect(
+      await first.once(0, "llm", "", async () => {
+        produced++;
+        return answer;
+      }),
+    ).toEqual({ value: answer, replayed: false });
 
     const again = await journal.load(runId, "react");
-    expect(await again.once(0, "llm", "", async () => (produced++, { content: "other" }))).toEqual({ value: answer, replayed: true });
+    expect(
+      await again.once(0, "llm", "", async () => {
+        produced++;
+        return { content: "other" };
+      }),
+    ).toEqual({ value: answer, replayed: true });
     expect(produced).toBe(1);
     expect(again.usage()).toEqual({ promptTokens: 3, completionTokens: 1, llmCalls: 1, toolCalls: 0 });
   });

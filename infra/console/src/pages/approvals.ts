@@ -16,7 +16,7 @@ export function approvalCard(runId: string, interrupt: InterruptView, tools: () 
   const message = h("input", { type: "text", name: "message", placeholder: "optional for Approve; the reason for Reject" });
   const buttons: HTMLButtonElement[] = [];
   const decide = async (body: ResolveInterruptRequest) => {
-    buttons.forEach((b) => (b.disabled = true));
+    for (const b of buttons) b.disabled = true;
     error.hidden = true;
     try {
       await client.resolveInterrupt(runId, interrupt.interruptId, body);
@@ -25,7 +25,7 @@ export function approvalCard(runId: string, interrupt: InterruptView, tools: () 
     } catch (err) {
       error.textContent = (err as Error).message;
       error.hidden = false;
-      buttons.forEach((b) => (b.disabled = false));
+      for (const b of buttons) b.disabled = false;
     }
   };
   const button = (label: string, onclick: () => void, cls = "") => {

@@ -42,13 +42,13 @@ export function newRunPage(app: HTMLElement) {
   });
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const submit = h("button", { type: "submit" }, "Submit");
+  /** The control's id (given one if it has none), for its label to point at. */
+  const idOf = (control: HTMLInputElement, label: string) => {
+    control.id ||= `c${label.length}${Math.random().toString(36).slice(2, 6)}`;
+    return control.id;
+  };
   const checkbox = (label: string, control: HTMLInputElement) =>
-    h(
-      "div",
-      { class: "field check" },
-      control,
-      h("label", { for: (control.id ||= `c${label.length}${Math.random().toString(36).slice(2, 6)}`) }, label),
-    );
+    h("div", { class: "field check" }, control, h("label", { for: idOf(control, label) }, label));
 
   render(
     app,

@@ -103,7 +103,14 @@ export function runsPage(app: HTMLElement) {
     h("div", { class: "row spread" }, h("h1", {}, "Runs"), h("a", { class: "button", href: "#/new" }, "New run")),
     h(
       "form",
-      { class: "filters", role: "search", onsubmit: (e: Event) => (e.preventDefault(), refilter()) },
+      {
+        class: "filters",
+        role: "search",
+        onsubmit: (e: Event) => {
+          e.preventDefault();
+          return refilter();
+        },
+      },
       field("Status", status),
       field("Session", session),
     ),
