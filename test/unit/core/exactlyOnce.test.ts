@@ -57,8 +57,8 @@ interface RunUnderTest {
 }
 
 const root = path.resolve(import.meta.dirname, "../../..");
-/** Each step function's definition (state, input schema, step), from its handler module. */
-const steps = new Map<StepName, StepDefinition<z.ZodType, Ports, unknown>>();
+/** Each step function's definition (state, input and output schemas, step), from its handler module. */
+const steps = new Map<StepName, StepDefinition<z.ZodType, z.ZodType, Ports>>();
 const runs = new Map<string, RunUnderTest>();
 let functions: Map<string, StepName>;
 let local: LocalStepFunctions;
@@ -104,7 +104,7 @@ beforeAll(async () => {
   const machine = await localDefinition({});
   functions = machine.functions;
   for (const [name, entry] of Object.entries(STEP_HANDLERS)) {
-    const module = (await import(path.join(root, entry))) as { step: StepDefinition<z.ZodType, Ports, unknown> };
+    const module = (await import(path.join(root, entry))) as { step: StepDefinition<z.ZodType, z.ZodType, Ports> };
     steps.set(name as StepName, module.step);
   }
   // Retries at once: the definition's backoff (seconds, with jitter) would only slow the test.

@@ -4,13 +4,13 @@ import { executeTask } from "../../../shared/steps/executeTask.js";
 import { plan } from "../../../shared/steps/plan.js";
 import { ScriptedModel } from "../../../shared/testing/scriptedModel.js";
 import { teamReply } from "../../support/team.js";
-import { eventTypes, withRun } from "./fixture.js";
+import { eventTypes, planOutcome, withRun } from "./fixture.js";
 
 /** "Execute task" over in-memory ports: what one executor stores, announces and hands back to the Map. */
 
 async function planned(fields = {}, model?: ScriptedModel) {
   const fixture = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve", ...fields }, { model });
-  const output = await plan({ runId: fixture.runId, mode: "plan_solve" }, fixture.ports);
+  const output = planOutcome(await plan({ runId: fixture.runId, mode: "plan_solve" }, fixture.ports), "execute");
   const input = (i: number) => ({ runId: fixture.runId, iteration: output.iteration, task: output.tasks[i]! });
   return { ...fixture, output, input };
 }

@@ -1,4 +1,6 @@
+import { expect } from "vitest";
 import type { RunRecord } from "../../../shared/contracts/run.js";
+import type { PlanOutput } from "../../../shared/contracts/steps.js";
 import type { Tool } from "../../../shared/ports/tools.js";
 import { memoryPorts } from "../../../shared/testing/memoryPorts.js";
 import type { ScriptedModel } from "../../../shared/testing/scriptedModel.js";
@@ -29,3 +31,9 @@ export async function withRun(
 /** The run's event types in order. */
 export const eventTypes = (fakes: { events: { all(runId: string): { type: string }[] } }, runId: string) =>
   fakes.events.all(runId).map((e) => e.type);
+
+/** The Plan step's output, checked to be the outcome the test expects (and typed as it). */
+export function planOutcome<N extends PlanOutput["next"]>(output: PlanOutput, next: N): Extract<PlanOutput, { next: N }> {
+  expect(output.next).toBe(next);
+  return output as Extract<PlanOutput, { next: N }>;
+}

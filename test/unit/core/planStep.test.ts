@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { plan } from "../../../shared/steps/plan.js";
 import { startRun } from "../../../shared/steps/startRun.js";
 import { lastUserText, ScriptedModel } from "../../../shared/testing/scriptedModel.js";
-import { eventTypes, withRun } from "./fixture.js";
+import { eventTypes, planOutcome, withRun } from "./fixture.js";
 
 /** "Plan" over in-memory ports: what the planner's turn leaves behind and what it hands the Map. */
 
@@ -12,8 +12,8 @@ describe("planStep", () => {
     const state = await startRun({ runId }, ports);
     expect(state).toEqual({ runId, mode: "plan_solve" });
 
-    const output = await plan(state, ports);
-    expect(output).toMatchObject({ next: "execute", iteration: 0, stepIndex: 0 });
+    const output = planOutcome(await plan(state, ports), "execute");
+    expect(output).toMatchObject({ iteration: 0, stepIndex: 0 });
     expect(output.tasks).toEqual([
       { taskId: "s1.t1", title: "Add 2 and 2 with the calculator" },
       { taskId: "s1.t2", title: "Write the report file sum.md" },
@@ -46,7 +46,7 @@ describe("planStep", () => {
         }),
       },
     );
-    const first = await plan({ runId, mode: "plan_solve" }, ports);
+    const first = planOutcome(await plan({ runId, mode: "plan_solve" }, ports), "execute");
     await ports.tasks.put(runId, { ...(await ports.tasks.get(runId, 0, "s1.t1"))!, status: "succeeded", result: "4" });
     const next = await plan(
       { ...first, taskResults: [{ runId, iteration: 0, task: first.tasks[0]!, done: true, status: "succeeded" }] },
@@ -73,14 +73,14 @@ describe("planStep", () => {
 
   it("back from the Map, the step's results mark it completed, and a finished plan hands over to the summarizer", async () => {
     const { ports, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" });
-    const first = await plan({ runId, mode: "plan_solve" }, ports);
+    const first = planOutcome(await plan({ runId, mode: "plan_solve" }, ports), "execute");
     for (const task of first.tasks) {
       const record = (await ports.tasks.get(runId, 0, task.taskId))!;
       await ports.tasks.put(runId, { ...record, status: "succeeded", result: `result of ${task.taskId}` });
     }
     const taskResults = first.tasks.map((task) => ({ runId, iteration: 0, task, done: true, status: "succeeded" as const }));
     const next = await plan({ ...first, taskResults }, ports);
-    expect(next).toMatchObject({ next: "summarize", iteration: 1, stepIndex: -1, tasks: [] });
+    expect(next).toEqual({ runId, mode: "plan_solve", next: "summarize", iteration: 1, revision: 0 });
     const run = await ports.runs.get(runId);
     expect(run?.plan?.finished).toBe(true);
     expect(run?.plan?.steps[0]?.status).toBe("completed");
@@ -96,16 +96,16 @@ describe("planStep", () => {
       mode: "plan_solve",
       approval: { plan: true, tools: "none" },
     });
-    const output = await plan({ runId, mode: "plan_solve" }, ports);
-    expect(output).toMatchObject({ next: "approve", tasks: [], stepIndex: -1 });
-    expect(await ports.interrupts.get(runId, output.interruptId!)).toMatchObject({ kind: "plan_approval", status: "pending" });
+    const output = planOutcome(await plan({ runId, mode: "plan_solve" }, ports), "approve");
+    expect(output).not.toHaveProperty("tasks");
+    expect(await ports.interrupts.get(runId, output.interruptId)).toMatchObject({ kind: "plan_approval", status: "pending" });
     expect(await ports.runs.status(runId)).toBe("awaiting_input");
     expect(fakes.notifyQueue.take()).toEqual([{ kind: "awaiting_input", runId, interruptId: output.interruptId }]);
     expect(await ports.tasks.list(runId)).toEqual([]);
 
     // Approved: the same plan runs, without asking the planner again.
     const calls = model.requests.length;
-    await ports.interrupts.resolve(runId, output.interruptId!, { decision: "approve", resolvedAt: new Date().toISOString() });
+    await ports.interrupts.resolve(runId, output.interruptId, { decision: "approve", resolvedAt: new Date().toISOString() });
     const approved = await plan(output, ports);
     expect(approved).toMatchObject({ next: "execute", tasks: [{ taskId: "s1.t1" }, { taskId: "s1.t2" }] });
     expect(model.requests.length).toBe(calls);
@@ -118,14 +118,14 @@ describe("planStep", () => {
       mode: "plan_solve",
       approval: { plan: true, tools: "none" },
     });
-    const output = await plan({ runId, mode: "plan_solve" }, ports);
-    await ports.interrupts.resolve(runId, output.interruptId!, {
+    const output = planOutcome(await plan({ runId, mode: "plan_solve" }, ports), "approve");
+    await ports.interrupts.resolve(runId, output.interruptId, {
       decision: "reject",
       message: "use fewer tasks",
       resolvedAt: new Date().toISOString(),
     });
-    const revised = await plan(output, ports);
-    expect(revised).toMatchObject({ next: "approve", revision: 1 });
+    const revised = planOutcome(await plan(output, ports), "approve");
+    expect(revised).toMatchObject({ revision: 1 });
     expect(revised.interruptId).not.toBe(output.interruptId);
     const planner = model.requests.at(-1)!;
     expect(JSON.stringify(planner.messages)).toContain("The user rejected this plan: use fewer tasks");
@@ -138,7 +138,7 @@ describe("planStep", () => {
       mode: "plan_solve",
       budgets: { maxPlanIterations: 1 },
     });
-    const first = await plan({ runId, mode: "plan_solve" }, ports);
+    const first = planOutcome(await plan({ runId, mode: "plan_solve" }, ports), "execute");
     const taskResults = first.tasks.map((task) => ({ runId, iteration: 0, task, done: true, status: "failed" as const }));
     const next = await plan({ ...first, taskResults }, ports);
     expect(next.next).toBe("summarize");
