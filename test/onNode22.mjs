@@ -37,7 +37,17 @@ const node = path.join(bin, "node");
 console.log(`\nThe suite's Lambda-facing part on Node ${execFileSync(node, ["--version"], { encoding: "utf8" }).trim()}:`);
 const run = spawnSync(
   node,
-  [path.join(root, "node_modules/vitest/vitest.mjs"), "run", "--project", "node", "--project", "office", ...NODE22_FILES],
+  [
+    path.join(root, "node_modules/vitest/vitest.mjs"),
+    "run",
+    "--project",
+    "unit",
+    "--project",
+    "node",
+    "--project",
+    "office",
+    ...NODE22_FILES,
+  ],
   {
     cwd: root,
     stdio: "inherit",
