@@ -1,6 +1,6 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
-const OFFICE_TESTS = ["test/unit/slides.test.ts", "test/integration/workProducts.test.ts"];
+const OFFICE_TESTS = ["test/unit/shared/reports/slides.test.ts", "test/integration/workProducts.test.ts"];
 
 export default defineConfig({
   test: {
