@@ -55,7 +55,8 @@ export class LocalKms {
           .end(JSON.stringify({ __type: type, message: (error as Error).message }));
       }
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 

@@ -145,7 +145,9 @@ export class LocalStepFunctions extends EventEmitter {
 
   /** The version the alias points at: the last one published. */
   get liveVersion(): MachineVersion {
-    return this.versions.at(-1)!;
+    const live = this.versions.at(-1);
+    if (!live) throw new Error("No version of the state machine is published yet.");
+    return live;
   }
 
   /** The definition new runs get (the live version's). */
@@ -155,7 +157,8 @@ export class LocalStepFunctions extends EventEmitter {
 
   async listen(port = 0): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(port, "127.0.0.1", resolve));
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
@@ -189,9 +192,10 @@ export class LocalStepFunctions extends EventEmitter {
     // Stopping the process is not stopping the runs: kept executions stay RUNNING on disk and continue at the next start.
     this.closing = true;
     for (const execution of this.executions.values()) if (execution.status === "RUNNING") execution.abort?.();
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise((resolve) => this.server!.close(resolve));
+    const { server } = this;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   }
 
@@ -371,8 +375,8 @@ export class LocalStepFunctions extends EventEmitter {
       return;
     }
     this.ended.push(execution.executionArn);
-    while (this.ended.length > ENDED_HISTORIES_KEPT) {
-      const old = this.executions.get(this.ended.shift()!);
+    for (const arn of this.ended.splice(0, Math.max(0, this.ended.length - ENDED_HISTORIES_KEPT))) {
+      const old = this.executions.get(arn);
       if (old && old.status !== "RUNNING") old.history = undefined;
     }
   }
@@ -394,8 +398,9 @@ export class LocalStepFunctions extends EventEmitter {
 
   /** With `retryDelayMs`, the wait of every state's Retry (none: the definition's). */
   private retryIntervals(states: Record<string, any>): Record<string, number> | undefined {
-    if (this.retryDelayMs === undefined) return undefined;
-    return Object.fromEntries([...allStates(states)].filter(([, state]) => state.Retry).map(([name]) => [name, this.retryDelayMs!]));
+    const delayMs = this.retryDelayMs;
+    if (delayMs === undefined) return undefined;
+    return Object.fromEntries([...allStates(states)].filter(([, state]) => state.Retry).map(([name]) => [name, delayMs]));
   }
 
   private async waitForCallback(executionArn: string, input: { FunctionName: string; Payload: unknown }): Promise<any> {

@@ -171,8 +171,11 @@ export function artifactsOf(run: RunRecord, files: readonly FileMeta[], api: str
   ];
 }
 
+/** An A2A task as Stepwise builds it: always with a status. */
+export type TaskWithStatus = Task & { status: NonNullable<Task["status"]> };
+
 /** The run as an A2A task. Its history is the message that started it. */
-export function taskOf(run: RunRecord, interrupts: readonly Interrupt[], files: readonly FileMeta[], api: string): Task {
+export function taskOf(run: RunRecord, interrupts: readonly Interrupt[], files: readonly FileMeta[], api: string): TaskWithStatus {
   const pending = pendingOf(interrupts);
   const input: Message = {
     messageId: `${run.runId}:input`,

@@ -4,7 +4,7 @@ import { EventBody, type RunEvent } from "../contracts/events.js";
 import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
-import { expiresAt, ifConditionHolds, type Table } from "./table.js";
+import { expiresAt, ifConditionHolds, type Table, updatedItem } from "./table.js";
 
 /** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */
 const MAX_EVENTS_PER_ITEM = 50;
@@ -203,7 +203,7 @@ export class EventLog implements RunEvents {
       ),
     );
     if (!updated) return undefined;
-    return Number(updated.Attributes!.seq) - count + 1;
+    return Number(updatedItem(updated).seq) - count + 1;
   }
 
   /** Puts one item at `first` if no item is there; false if one is. */

@@ -3,7 +3,7 @@ import { Interrupt, type Resolution } from "../contracts/interrupts.js";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { type Interrupts, missingInterrupt } from "../ports/interrupts.js";
 import { keys } from "./keys.js";
-import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
+import { expiresAt, ifConditionHolds, itemData, type Table, updatedItem } from "./table.js";
 
 /** Interrupts and their task tokens. Reads for clients strip the token. */
 export class InterruptStore implements Interrupts {
@@ -63,7 +63,7 @@ export class InterruptStore implements Interrupts {
       ),
     );
     if (!updated) throw missingInterrupt(runId, interruptId);
-    return interruptOf(updated.Attributes!);
+    return interruptOf(updatedItem(updated));
   }
 
   /** pending → resolved, once. False if it was not pending any more. */
