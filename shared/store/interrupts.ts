@@ -28,7 +28,9 @@ export class InterruptStore implements Interrupts {
       ),
     );
     if (written) return { created: true, interrupt };
-    return { created: false, interrupt: (await this.get(interrupt.runId, interrupt.interruptId))! };
+    const existing = await this.get(interrupt.runId, interrupt.interruptId);
+    if (!existing) throw new Error(`Interrupt ${interrupt.interruptId} was there when written, yet cannot be read.`);
+    return { created: false, interrupt: existing };
   }
 
   async get(runId: string, interruptId: string): Promise<Interrupt | undefined> {

@@ -77,7 +77,8 @@ export class S3FileStore implements FileStore, FileTransfer {
     // Files stored before S3 kept their bytes in the item.
     if (!item.objectKey) return { ...metaOf(item), body: item.body ?? toBytes(String(item.content ?? "")) };
     const object = await this.options.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: item.objectKey }));
-    return { ...metaOf(item), body: await object.Body!.transformToByteArray() };
+    if (!object.Body) throw new Error(`S3 returned no body for ${item.objectKey}.`);
+    return { ...metaOf(item), body: await object.Body.transformToByteArray() };
   }
 
   async list(runId: string): Promise<FileMeta[]> {
