@@ -166,6 +166,7 @@ export class LocalSqs {
     return batch;
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: the request's JSON body, whose fields depend on the action (each case reads the ones the AWS API defines for it)
   private dispatch(action: string, input: any): unknown {
     switch (action) {
       case "SendMessage": {

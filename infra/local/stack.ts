@@ -315,7 +315,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
         } else {
-          sendResult(res, (await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event))) as any);
+          sendResult(
+            res,
+            (await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event))) as Parameters<
+              typeof sendResult
+            >[1],
+          );
         }
       } catch (error) {
         if (!res.headersSent)

@@ -12,7 +12,7 @@ export { LOCAL_ACCOUNT, LOCAL_REGION };
 
 type CfnValue = string | { "Fn::GetAtt"?: [string, string]; Ref?: string };
 interface CfnTemplate {
-  Resources: Record<string, { Type: string; Properties?: Record<string, any> }>;
+  Resources: Record<string, { Type: string; Properties?: { FunctionName?: { Ref?: string }; DefinitionString?: unknown } }>;
 }
 
 export interface SynthesizedStack {
