@@ -127,5 +127,3 @@ export const RecordFailureInput = z.object({
   error: CaughtError,
 });
 export type RecordFailureInput = z.infer<typeof RecordFailureInput>;
-
-export const FinalizeOutput = z.object({ runId: z.string(), status: z.string() });

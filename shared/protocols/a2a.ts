@@ -26,7 +26,6 @@ import type { FileMeta } from "../ports/files.js";
 
 /** Where the JSON-RPC endpoint lives, under the stream's base URL (it streams there on AWS). */
 export const A2A_PATH = "/a2a";
-export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
 
 const STATES: Record<RunStatus, TaskState> = {
   queued: TaskState.TASK_STATE_SUBMITTED,
