@@ -1,5 +1,5 @@
-import type { Links } from "../../shared/run/view.js";
 import type { Services } from "../../shared/services.js";
+import type { Links } from "../../shared/views/runView.js";
 import { baseUrl, type HttpEvent } from "../http.js";
 
 /** The API, stream and console addresses a run's view links to. */

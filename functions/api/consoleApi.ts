@@ -1,7 +1,7 @@
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
-import { estimatedCostUsd } from "../../shared/run/cost.js";
 import type { Services } from "../../shared/services.js";
+import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { consoleAsset } from "../console/assets.js";
 import { type HttpResult, json } from "../http.js";
 import { health } from "./health.js";

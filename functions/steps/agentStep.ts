@@ -26,6 +26,6 @@ function agentPorts(_event: unknown, context: Context | undefined): StepPorts<ke
 }
 
 /** A step that runs an agent (a model with tools). */
-export function agentStepHandler<S extends z.ZodType, R>(step: StepDefinition<S, StepPorts<keyof Ports>, R>) {
+export function agentStepHandler<I extends z.ZodType, O extends z.ZodType>(step: StepDefinition<I, O, StepPorts<keyof Ports>>) {
   return stepHandlerWith(step, agentPorts);
 }

@@ -1,6 +1,6 @@
-import { AgentTurnInput } from "../../shared/contracts/steps.js";
+import { AgentTurnInput, AgentTurnOutput } from "../../shared/contracts/steps.js";
 import { agentTurn } from "../../shared/steps/agentTurn.js";
 import { agentStepHandler } from "./agentStep.js";
 
-export const step = { state: "AgentTurn", schema: AgentTurnInput, run: agentTurn };
+export const step = { state: "AgentTurn", input: AgentTurnInput, output: AgentTurnOutput, run: agentTurn };
 export const handler = agentStepHandler(step);

@@ -1,7 +1,7 @@
-import { AwaitInterruptInput } from "../../shared/contracts/steps.js";
+import { AwaitInterruptInput, AwaitInterruptOutput } from "../../shared/contracts/steps.js";
 import { awaitInterrupt } from "../../shared/steps/awaitInterrupt.js";
 import { stepHandler } from "./stepHandler.js";
 
 /** Runs for every "Wait for …" callback state: stores the task token with the interrupt. */
-export const step = { state: "AwaitInterrupt", schema: AwaitInterruptInput, run: awaitInterrupt };
+export const step = { state: "AwaitInterrupt", input: AwaitInterruptInput, output: AwaitInterruptOutput, run: awaitInterrupt };
 export const handler = stepHandler(step);

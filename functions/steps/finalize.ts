@@ -1,6 +1,6 @@
-import { RunRef } from "../../shared/contracts/steps.js";
+import { FinalizeOutput, RunRef } from "../../shared/contracts/steps.js";
 import { finalize } from "../../shared/steps/finalize.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const step = { state: "Finalize", schema: RunRef, run: finalize };
+export const step = { state: "Finalize", input: RunRef, output: FinalizeOutput, run: finalize };
 export const handler = stepHandler(step);

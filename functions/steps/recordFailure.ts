@@ -1,6 +1,6 @@
-import { RecordFailureInput } from "../../shared/contracts/steps.js";
+import { RecordFailureInput, RecordFailureOutput } from "../../shared/contracts/steps.js";
 import { recordFailure } from "../../shared/steps/recordFailure.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const step = { state: "RecordFailure", schema: RecordFailureInput, run: recordFailure };
+export const step = { state: "RecordFailure", input: RecordFailureInput, output: RecordFailureOutput, run: recordFailure };
 export const handler = stepHandler(step);

@@ -1,7 +1,7 @@
-import { RecordTaskFailureInput } from "../../shared/contracts/steps.js";
+import { RecordTaskFailureInput, TaskResult } from "../../shared/contracts/steps.js";
 import { recordTaskFailure } from "../../shared/steps/recordTaskFailure.js";
 import { stepHandler } from "./stepHandler.js";
 
 /** The executor crashed or timed out: the task fails, the run goes on and the planner sees it. */
-export const step = { state: "RecordTaskFailure", schema: RecordTaskFailureInput, run: recordTaskFailure };
+export const step = { state: "RecordTaskFailure", input: RecordTaskFailureInput, output: TaskResult, run: recordTaskFailure };
 export const handler = stepHandler(step);

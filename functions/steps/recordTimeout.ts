@@ -1,6 +1,6 @@
-import { RunRef } from "../../shared/contracts/steps.js";
+import { FinalizeOutput, RunRef } from "../../shared/contracts/steps.js";
 import { recordTimeout } from "../../shared/steps/recordTimeout.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const step = { state: "RecordTimeout", schema: RunRef, run: recordTimeout };
+export const step = { state: "RecordTimeout", input: RunRef, output: FinalizeOutput, run: recordTimeout };
 export const handler = stepHandler(step);

@@ -2,5 +2,5 @@ import { RunState } from "../../shared/contracts/steps.js";
 import { routeRequest } from "../../shared/steps/routeRequest.js";
 import { agentStepHandler } from "./agentStep.js";
 
-export const step = { state: "RouteRequest", schema: RunState, run: routeRequest };
+export const step = { state: "RouteRequest", input: RunState, output: RunState, run: routeRequest };
 export const handler = agentStepHandler(step);

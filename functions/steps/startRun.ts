@@ -1,6 +1,6 @@
-import { StartRunInput } from "../../shared/contracts/steps.js";
+import { StartRunInput, StartRunOutput } from "../../shared/contracts/steps.js";
 import { startRun } from "../../shared/steps/startRun.js";
 import { stepHandler } from "./stepHandler.js";
 
-export const step = { state: "StartRun", schema: StartRunInput, run: startRun };
+export const step = { state: "StartRun", input: StartRunInput, output: StartRunOutput, run: startRun };
 export const handler = stepHandler(step);

@@ -12,11 +12,12 @@ import { observability } from "../observability.js";
 /** What a step receives: its ports, and when its Lambda's time runs out. */
 export type PortsFor<P> = (event: unknown, context: Context | undefined) => P;
 
-/** One Task of the state machine: the step function's name, its input's schema, and its step (shared/steps/). */
-export interface StepDefinition<S extends z.ZodType, P, R> {
+/** One Task of the state machine: the step function's name, the schemas of its input and output, and its step (shared/steps/). */
+export interface StepDefinition<I extends z.ZodType, O extends z.ZodType, P> {
   state: string;
-  schema: S;
-  run: (input: z.infer<S>, ports: P) => Promise<R>;
+  input: I;
+  output: O;
+  run: (input: z.infer<I>, ports: P) => Promise<z.input<O>>;
 }
 
 /**
@@ -24,12 +25,16 @@ export interface StepDefinition<S extends z.ZodType, P, R> {
  * ports `portsFor` gives, return the next state's (small) input. Errors leave as StepErrors, whose
  * name (the Lambda errorType) is the code the state machine's Retry and Catch match on.
  */
-export function stepHandlerWith<S extends z.ZodType, P, R>({ state, schema, run }: StepDefinition<S, P, R>, portsFor: PortsFor<P>) {
-  return middy(async (event: unknown, context: Context): Promise<R> => {
+export function stepHandlerWith<I extends z.ZodType, O extends z.ZodType, P>(
+  { state, input: inputSchema, output: outputSchema, run }: StepDefinition<I, O, P>,
+  portsFor: PortsFor<P>,
+) {
+  return middy(async (event: unknown, context: Context): Promise<z.infer<O>> => {
     try {
       checkSchemaVersion(`The state of "${state}"`, (event as { schemaVersion?: unknown } | undefined)?.schemaVersion);
-      const input = schema.parse(event) as z.infer<S>;
-      return stamped(await run(input, portsFor(event, context)));
+      const input = inputSchema.parse(event) as z.infer<I>;
+      // The output is checked too: the next state's input is exactly its schema's shape.
+      return stamped(outputSchema.parse(await run(input, portsFor(event, context))) as z.infer<O>);
     } catch (error) {
       const stepError = toStepError(error);
       logger[stepError.retryable ? "warn" : "error"]("step failed", { errorType: stepError.name, error: stepError.cause ?? stepError });
@@ -53,6 +58,6 @@ function stamped<R>(output: R): R {
 }
 
 /** A step that runs no agent: the base services only (functions/steps/agentStep.ts adds the model and tools). */
-export function stepHandler<S extends z.ZodType, R>(step: StepDefinition<S, BaseServices, R>) {
+export function stepHandler<I extends z.ZodType, O extends z.ZodType>(step: StepDefinition<I, O, BaseServices>) {
   return stepHandlerWith(step, () => getBaseServices());
 }

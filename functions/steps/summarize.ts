@@ -1,6 +1,6 @@
-import { RunState } from "../../shared/contracts/steps.js";
+import { RunRef, SummarizeOutput } from "../../shared/contracts/steps.js";
 import { summarize } from "../../shared/steps/summarize.js";
 import { agentStepHandler } from "./agentStep.js";
 
-export const step = { state: "Summarize", schema: RunState.pick({ runId: true }), run: summarize };
+export const step = { state: "Summarize", input: RunRef, output: SummarizeOutput, run: summarize };
 export const handler = agentStepHandler(step);

@@ -8,7 +8,7 @@ import type { RunRecord } from "../../shared/contracts/run.js";
 import { BadRequestError, NotFoundError, StepwiseError, UnauthorizedError } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
 import { AgUiRequestedRun, AgUiView, agUiFrames, createRunFromAgUi, parseAgUiCursor, resumeFromAgUi } from "../../shared/protocols/agUi.js";
-import { runEventFrames, type StreamEnd } from "../../shared/run/sse.js";
+import { runEventFrames, type StreamEnd } from "../../shared/protocols/sse.js";
 import { submitRun } from "../../shared/run/submit.js";
 import { a2aResult } from "../a2a.js";
 import { linksFor } from "../api/access.js";

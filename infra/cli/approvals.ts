@@ -9,7 +9,7 @@ import { ApiError } from "../../shared/apiClient/errors.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
-import { argumentViews } from "../toolArguments.js";
+import { argumentViews } from "../display/toolArguments.js";
 import { editInEditor, parseEditableText } from "./argumentEditor.js";
 import type { EventQueue } from "./eventQueue.js";
 import { LinePrompter, type Prompter, TtyPrompter } from "./prompters.js";

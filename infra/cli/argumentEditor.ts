@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type ArgumentView, parseEdited } from "../toolArguments.js";
+import { type ArgumentView, parseEdited } from "../display/toolArguments.js";
 
 /**
  * A tool call's arguments edited in the person's editor, as values: each argument under a marker

@@ -9,7 +9,7 @@ import { timeAgo } from "../../shared/apiClient/timeAgo.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";
-import { argumentViews } from "../toolArguments.js";
+import { argumentViews } from "../display/toolArguments.js";
 import { highlightAnsi } from "./highlight.js";
 import { terminalMarkdown } from "./markdown.js";
 

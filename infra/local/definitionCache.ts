@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { StepName } from "../handlers.js";
+import type { StepName } from "../aws/handlers.js";
 
 const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../..");
 
@@ -19,20 +19,19 @@ export interface CachedDefinition {
 }
 
 /**
- * The files the synthesized state machine depends on: the CDK app (infra/, without the CLI and
- * the local emulators, but with the synthesis itself) and the lockfile (the aws-cdk-lib version).
+ * The files the synthesized state machine depends on: the CDK app (infra/aws), the synthesis
+ * itself and the lockfile (the aws-cdk-lib version).
  */
 function sourceFiles(): string[] {
   const files: string[] = [path.join(root, "package-lock.json"), path.join(root, "infra/local/synth.ts")];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (!["local", "cli"].includes(entry.name) || dir !== path.join(root, "infra")) walk(full);
-      } else if (entry.name.endsWith(".ts")) files.push(full);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith(".ts")) files.push(full);
     }
   };
-  walk(path.join(root, "infra"));
+  walk(path.join(root, "infra/aws"));
   return files;
 }
 

@@ -57,7 +57,7 @@ export async function startDynamo(options: {
   };
 }
 
-/** The stack's table, as infra/stack.ts declares it (pk/sk strings). */
+/** The stack's table, as infra/aws/stack.ts declares it (pk/sk strings). */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));

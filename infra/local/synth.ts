@@ -1,8 +1,8 @@
 import type { CfnElement } from "aws-cdk-lib";
 import { App, Duration } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
-import type { StepName } from "../handlers.js";
-import { StepwiseStack, type StepwiseStackProps } from "../stack.js";
+import type { StepName } from "../aws/handlers.js";
+import { StepwiseStack, type StepwiseStackProps } from "../aws/stack.js";
 
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 import type { StateMachineSettings } from "./definitionCache.js";

@@ -1,4 +1,4 @@
-import { STEP_HANDLERS, type StepName } from "../handlers.js";
+import { STEP_HANDLERS, type StepName } from "../aws/handlers.js";
 
 /** The version number the first deploy publishes (of each step function and of the state machine). */
 export const FIRST_VERSION = 1;

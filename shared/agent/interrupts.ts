@@ -7,6 +7,7 @@ import { countMetric } from "../observability.js";
 import type { Ports } from "../ports/index.js";
 import type { Tool } from "../ports/tools.js";
 import { type ResumePorts, resumeAfterDeadToken } from "../run/resume.js";
+import { checkEditedArguments } from "./toolApproval.js";
 
 /** Deterministic: a retried step finds the interrupt it opened instead of opening another. */
 export function interruptIdFor(...parts: (string | number)[]): string {
@@ -57,8 +58,8 @@ export async function openInterrupt(
 
 /**
  * A person's decision on an interrupt (the API). Validates it against the kind (and an edit's
- * arguments against the tool's schema), records it once, and resumes the waiting callback task.
- * Repeating the same decision is a no-op; a different one after resolution is a conflict.
+ * arguments against the tool's schema: toolApproval.ts), records it once, and resumes the waiting
+ * callback task. Repeating the same decision is a no-op; a different one after resolution is a conflict.
  */
 export async function decideInterrupt(
   ports: DecidePorts,
@@ -78,21 +79,7 @@ export async function decideInterrupt(
       { allowed },
     );
   }
-  if (request.decision === "edit") {
-    if (!request.arguments) throw new BadRequestError("An edit needs the new 'arguments' for the tool.");
-    const tool = interrupt.toolName ? findTool(interrupt.toolName) : undefined;
-    const parsed = tool?.parameters.safeParse(request.arguments);
-    if (parsed && !parsed.success) {
-      const details = parsed.error.issues.map((i) => ({ path: ["arguments", ...i.path.map(String)].join("."), message: i.message }));
-      throw new BadRequestError(
-        `The edited arguments do not fit ${interrupt.toolName}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`,
-        details,
-        "validation_failed",
-      );
-    }
-  } else if (request.arguments) {
-    throw new BadRequestError("'arguments' go only with the edit decision.");
-  }
+  checkEditedArguments(interrupt, request, findTool);
   if (request.decision === "answer" && !request.message?.trim()) throw new BadRequestError("An answer needs a 'message'.");
 
   if (interrupt.status === "pending" && TERMINAL_STATUSES.has(run.status)) {

@@ -9,7 +9,8 @@ import { personaOf, withoutPersona } from "../tools/persona.js";
 import { textStream } from "./deltas.js";
 import { BackgroundEvents, CallGuard } from "./overlap.js";
 import type { ScopeJournal } from "./scopeJournal.js";
-import { decisionsOn, idempotencyKeyOf, needsApproval, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
+import { needsApproval } from "./toolApproval.js";
+import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "config" | "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue">;

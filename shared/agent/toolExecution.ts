@@ -3,10 +3,11 @@ import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
 import type { Ports } from "../ports/index.js";
-import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
+import type { ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import { type InterruptPorts, interruptIdFor, openInterrupt } from "./interrupts.js";
 import type { ScopeJournal } from "./scopeJournal.js";
+import { applyDecision, pauseKindOf, pauseRequest } from "./toolApproval.js";
 
 export interface ToolRound {
   runId: string;
@@ -24,8 +25,8 @@ export interface ToolRound {
 }
 
 /**
- * Calls that need a person come first: the first one not yet decided stops the round and the run
- * waits for it (an interrupt). Returns the decisions already made, by call id.
+ * Calls that need a person (toolApproval.ts) come first: the first one not yet decided stops the
+ * round and the run waits for it (an interrupt). Returns the decisions already made, by call id.
  */
 export async function decisionsOn(
   round: ToolRound,
@@ -35,7 +36,7 @@ export async function decisionsOn(
   const decisions = new Map<string, Resolution>();
   for (const call of calls) {
     const tool = round.tools.get(call.name);
-    const kind = tool?.asksUser ? "ask_user" : tool && needsApproval(tool, round.approval) ? "tool_approval" : undefined;
+    const kind = pauseKindOf(tool, round.approval);
     if (!kind || round.journal.has(round.round, "tool", call.id)) continue;
     const interruptId = interruptIdFor(runId, round.scope, round.round, call.id);
     const args = parseArguments(call.arguments) as { question?: unknown } | undefined;
@@ -49,9 +50,7 @@ export async function decisionsOn(
         toolName: call.name,
         callId: call.id,
         arguments: args,
-        question: kind === "ask_user" ? String(args?.question ?? "") : undefined,
-        summary:
-          kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
+        ...pauseRequest(kind, call, args),
       }));
     if (interrupt.status === "pending") return { waitingFor: interruptId, decisions };
     decisions.set(call.id, interrupt.resolution ?? { decision: "reject", message: `the request ${interrupt.status}`, resolvedAt: "" });
@@ -105,36 +104,10 @@ async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOu
   return { ...outcome, output: limitToolOutput(outcome.output, MAX_OBSERVE_CHARS, name).forModel };
 }
 
-export function needsApproval(tool: Tool, policy: ApprovalPolicy["tools"] = "none"): boolean {
-  return policy === "all" || (policy === "write" && tool.access === "write");
-}
-
-/** What a person decided becomes the tool's result, so the model sees it and adapts. */
-async function applyDecision(call: ToolCall, resolution: Resolution, tools: ToolSet, context: ToolContext): Promise<ToolOutcome> {
-  switch (resolution.decision) {
-    case "approve":
-      return tools.execute(call, context);
-    case "edit": {
-      const outcome = await tools.execute({ ...call, arguments: JSON.stringify(resolution.arguments ?? {}) }, context);
-      return { ...outcome, output: `The user changed the arguments to ${JSON.stringify(resolution.arguments)}. ${outcome.output}` };
-    }
-    case "answer":
-      return { ok: true, output: `The user answered: ${resolution.message ?? ""}` };
-    case "reject": {
-      // The user's words are the fact; the instruction after them is for the model only.
-      const shown = `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}.`;
-      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_REJECT}` };
-    }
-  }
-}
-
 /** The same for every attempt of one call: run, scope, round and call id. */
 export function idempotencyKeyOf(round: Pick<ToolRound, "runId" | "scope" | "round">, call: ToolCall): string {
   return `${round.runId}:${round.scope}:${round.round}:${call.id}`;
 }
-
-/** Said to the model after a rejection; never shown to clients. */
-export const MODEL_INSTRUCTION_ON_REJECT = "(Instruction: do not repeat this call; continue without it or choose another way.)";
 
 export function parseArguments(args: string): unknown {
   try {

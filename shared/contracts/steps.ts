@@ -64,16 +64,30 @@ export const TaskResult = ExecuteTaskInput.extend({
 });
 export type TaskResult = z.infer<typeof TaskResult>;
 
-/** "Plan": what to do next ("continue": run the next tasks in a new execution, the history being full). */
-export const PlanOutput = RunState.extend({
+/** Where a plan-and-solve run stands after "Plan": its iteration, and the plans a person rejected in it. */
+const PlanProgress = RunState.extend({
   iteration: z.number().int().min(0),
-  /** Counts the plans a person rejected in this iteration. */
   revision: z.number().int().min(0),
-  next: z.enum(["execute", "summarize", "approve", "continue"]),
-  interruptId: z.string().optional(),
-  stepIndex: z.number().int().min(-1),
+});
+/** The plan step whose tasks run next: its index in the plan and the Map's items. */
+const PlanStep = PlanProgress.extend({
+  stepIndex: z.number().int().min(0),
   tasks: z.array(TaskRef).max(40),
 });
+
+/**
+ * "Plan": what to do next, one shape per outcome ("More tasks to run?" branches on `next`):
+ * run the step's tasks in this execution, or in the run's next one (this one's history is full);
+ * wait for a person (the plan's approval, or the planner's question); or write the answer.
+ */
+const ExecuteStep = PlanStep.extend({ next: z.literal("execute") });
+const ContinueStep = PlanStep.extend({ next: z.literal("continue") });
+export const PlanOutput = z.discriminatedUnion("next", [
+  ExecuteStep,
+  ContinueStep,
+  PlanProgress.extend({ next: z.literal("approve"), interruptId: z.string().min(1) }),
+  PlanProgress.extend({ next: z.literal("summarize") }),
+]);
 export type PlanOutput = z.infer<typeof PlanOutput>;
 
 /** "Plan" input: the run state, and after "Execute tasks" the previous output with the results. */
@@ -81,6 +95,7 @@ export const PlanInput = RunState.extend({
   iteration: z.number().int().min(0).optional(),
   revision: z.number().int().min(0).optional(),
   interruptId: z.string().optional(),
+  /** The step the Map ran; states written by earlier versions say -1 for "none". */
   stepIndex: z.number().int().optional(),
   next: z.string().optional(),
   tasks: z.array(TaskRef).optional(),
@@ -89,7 +104,7 @@ export const PlanInput = RunState.extend({
 export type PlanInput = z.infer<typeof PlanInput>;
 
 /** Where a run's next execution goes on: the plan's next tasks, or a ReAct run's next turn. */
-export const ContinuedState = z.union([PlanOutput, AgentTurnInput]);
+export const ContinuedState = z.union([ExecuteStep, AgentTurnInput]);
 export type ContinuedState = z.infer<typeof ContinuedState>;
 
 /**
@@ -100,14 +115,14 @@ export const StartRunInput = RunRef.extend({ continued: ContinuedState.optional(
 export type StartRunInput = z.infer<typeof StartRunInput>;
 
 /** The execution input of a run's next execution: the Plan's output, or the ReAct turn, it goes on from. */
-export function continuedInput(state: PlanOutput | AgentTurnOutput): string {
+export function continuedInput(state: ContinueRunInput["state"]): string {
   const continued: ContinuedState =
     "tasks" in state ? { ...state, next: "execute" } : { runId: state.runId, mode: state.mode, turn: state.turn };
   return JSON.stringify({ runId: state.runId, schemaVersion: SCHEMA_VERSION, continued });
 }
 
 /** "Continue in a new execution": the Plan's (or the Agent turn's) output, and the execution that ends here. */
-export const ContinueRunInput = z.object({ state: z.union([PlanOutput, AgentTurnOutput]), executionArn: z.string().min(1) });
+export const ContinueRunInput = z.object({ state: z.union([ContinueStep, AgentTurnOutput]), executionArn: z.string().min(1) });
 export type ContinueRunInput = z.infer<typeof ContinueRunInput>;
 
 /** What a "Wait for …" callback task's Lambda receives. */
@@ -127,3 +142,16 @@ export const RecordFailureInput = z.object({
   error: CaughtError,
 });
 export type RecordFailureInput = z.infer<typeof RecordFailureInput>;
+
+/** "Finalize" and "Record timeout": the run's end status. */
+export const FinalizeOutput = RunRef.extend({ status: z.string() });
+/** "Record failure": the run's end status, and the error the "Run failed" state reports. */
+export const RecordFailureOutput = FinalizeOutput.extend({ error: z.string(), cause: z.string() });
+/** "Summarize": the answer is written; the files the run produced. */
+export const SummarizeOutput = RunRef.extend({ files: z.array(z.string()) });
+/** "Continue in a new execution": the execution the run goes on in (none when the run ended meanwhile). */
+export const ContinueRunOutput = RunRef.extend({ executionArn: z.string().optional() });
+/** "Start run": the mode to run in, or (in a continued execution) the plan's next tasks or the ReAct run's next turn. */
+export const StartRunOutput = ContinuedState;
+/** The Lambda of a "Wait for …" callback state returns nothing: the person's decision is the state's output. */
+export const AwaitInterruptOutput = z.void();

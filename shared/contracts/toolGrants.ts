@@ -1,7 +1,7 @@
 /**
  * What a tool needs from AWS, declared with the tool (`grants` in defineTool), and the IAM actions
  * each stands for. The stack grants the agent functions what their tools declare, on its own
- * resources (infra/toolResources.ts); the IAM-coverage test checks every declaration against the
+ * resources (infra/aws/toolResources.ts); the IAM-coverage test checks every declaration against the
  * calls the tool's code can make.
  */
 export const TOOL_GRANT_ACTIONS = {

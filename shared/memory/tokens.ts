@@ -34,7 +34,7 @@ const NON_TEXT_PART_TOKENS = 85;
 /**
  * A rank table (1-2 MB of text), read when the first count needs it rather than parsed with the
  * code at start. Resolved at run time, so bundlers leave the tables out of the bundle: on AWS they
- * ship once, in the agent functions' tokenizer layer (infra/tokenizerLayer.ts).
+ * ship once, in the agent functions' tokenizer layer (infra/aws/tokenizerLayer.ts).
  */
 const ranksOf = (name: EncodingName): TiktokenBPE => createRequire(import.meta.url)(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
 

@@ -31,7 +31,7 @@ export const scopeEntryPrefix = (scope: string) => `${scope}#`;
 /**
  * The journal port: what each model and tool call returned, per agent scope and round, so a step
  * that runs again replays instead of repeating. Adapter: Journal (DynamoDB); fake:
- * shared/testing/memoryJournal.ts; contract: test/unit/ports/journal.test.ts.
+ * shared/testing/memoryJournal.ts; contract: test/unit/shared/ports/journal.test.ts.
  */
 export interface RunJournal {
   /** One scope's entries (and those of scopes under it), ready to replay and record. */

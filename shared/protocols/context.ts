@@ -1,5 +1,5 @@
-import type { Links } from "../run/view.js";
 import type { Services } from "../services.js";
+import type { Links } from "../views/runView.js";
 
 /**
  * What the HTTP front decides for one call of an agent protocol served over HTTP (MCP, A2A): the

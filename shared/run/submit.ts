@@ -5,10 +5,10 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import type { Ports } from "../ports/index.js";
+import { type Links, runLinks } from "../views/runView.js";
 import { type EndRunPorts, endRun } from "./lifecycle.js";
 import { type ResumePorts, stopExecutionOf } from "./resume.js";
 import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
-import { type Links, runLinks } from "./view.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
 export type SubmitPorts = EndRunPorts & Pick<Ports, "config" | "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue">;

@@ -58,13 +58,15 @@ function continueStep(input: PlanInput, deferred: TaskResult[], budget: number):
       "history_budget",
     );
   }
+  const stepIndex = stepRun(input);
+  if (stepIndex === undefined) throw new Error(`run ${input.runId}: deferred tasks came back without the plan step they belong to`);
   return {
     runId: input.runId,
     mode: "plan_solve",
     iteration: input.iteration ?? 0,
     revision: input.revision ?? 0,
     next: "continue",
-    stepIndex: input.stepIndex ?? -1,
+    stepIndex,
     tasks: deferred.map(({ task }) => task),
   };
 }
@@ -81,7 +83,8 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   const deciding = input.next === "approve" && input.interruptId && !returningFromMap;
   // One round trip before the model: the run, this iteration's planner journal (every revision),
   // the last step's results, a person's decision on the plan, and the run's files (for the prompt).
-  const fromStep = returningFromMap && input.stepIndex !== undefined && input.stepIndex >= 0;
+  const ranStep = returningFromMap ? stepRun(input) : undefined;
+  const fromStep = ranStep !== undefined;
   const [record, journals, results, decision, files] = await Promise.all([
     ports.runs.get(run.runId),
     ports.journal.load(run.runId, `plan#${iteration}`),
@@ -120,9 +123,9 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   // done_when (planning "check"); without a verdict it is marked by its tasks' outcomes.
   let resultsText = "";
   let executed: { title: string; index: number; failed: number } | undefined;
-  const index = input.stepIndex;
-  const step = index === undefined ? undefined : board.plan?.steps[index];
-  if (results && board.plan && index !== undefined && step) {
+  const step = ranStep === undefined ? undefined : board.plan?.steps[ranStep];
+  if (results && board.plan && step && ranStep !== undefined) {
+    const index = ranStep;
     executed = { title: step.title, index, failed: results.filter((t) => t.status !== "succeeded").length };
     board.plan = {
       ...board.plan,
@@ -165,7 +168,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   if (turn?.kind === "interrupted") {
     // The planner asked a person before it planned: the run waits; the answer brings it back here.
     await Promise.all([ports.runs.update(run.runId, {}, undefined, turn.usage), turn.journal.flush(), turn.events]);
-    return { ...output, next: "approve", interruptId: turn.interruptId, stepIndex: -1, tasks: [] };
+    return { ...output, next: "approve", interruptId: turn.interruptId };
   }
   if (executed && board.plan) board.plan = judged(board.plan, executed);
   const plan = board.plan;
@@ -179,21 +182,18 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
       turn?.events,
     ]);
     await openInterrupt(ports, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
-    return { ...output, next: "approve", interruptId, stepIndex: -1, tasks: [] };
+    return { ...output, next: "approve", interruptId };
   }
 
   const lastStep = await stepContextReads;
   const stepIndex =
     budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
   const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
-  const tasks =
-    stepIndex >= 0
-      ? nextPlan.steps[stepIndex].tasks.slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({
-          taskId: taskIdFor(iteration, i),
-          title: text.slice(0, 300),
-          text,
-        }))
-      : [];
+  const tasks = (nextPlan.steps[stepIndex]?.tasks ?? []).slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({
+    taskId: taskIdFor(iteration, i),
+    title: text.slice(0, 300),
+    text,
+  }));
   // The next step's context and task records go with the planner's last journal entries (one
   // commit); the run, its event and that commit are written at the same time.
   const nextStep =
@@ -220,12 +220,13 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     (turn?.journal ?? journals).flush(nextStep),
     turn?.events,
   ]);
-  return {
-    ...output,
-    next: stepIndex >= 0 ? "execute" : "summarize",
-    stepIndex,
-    tasks: tasks.map(({ taskId, title }) => ({ taskId, title })),
-  };
+  if (stepIndex < 0) return { ...output, next: "summarize" };
+  return { ...output, next: "execute", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
+}
+
+/** The plan step the Map just ran, from "Plan"'s input (states of earlier versions say -1 for none). */
+function stepRun(input: PlanInput): number | undefined {
+  return input.stepIndex !== undefined && input.stepIndex >= 0 ? input.stepIndex : undefined;
 }
 
 /**

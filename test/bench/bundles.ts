@@ -14,9 +14,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { App } from "aws-cdk-lib";
 import type { Asset } from "aws-cdk-lib/aws-s3-assets";
-import { AGENT_STEPS } from "../../infra/handlers.js";
-import { StepwiseStack } from "../../infra/stack.js";
-import { StepwiseFunction } from "../../infra/stepwiseFunction.js";
+import { AGENT_STEPS } from "../../infra/aws/handlers.js";
+import { StepwiseStack } from "../../infra/aws/stack.js";
+import { StepwiseFunction } from "../../infra/aws/stepwiseFunction.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** Under the project, so a bundle that leaves a module external resolves it as in the package. */

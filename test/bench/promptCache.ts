@@ -4,7 +4,7 @@
  * request's prefix (tools, then messages, in the order providers read them), over the README's
  * plan_solve and react walk-throughs. Prints figures; asserts nothing.
  */
-import { startOfflineModel } from "../../infra/local/offlineModel/server.js";
+import { startOfflineModel } from "../../infra/offlineModel/server.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";

@@ -10,9 +10,9 @@ import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
 
 const WINDOW_SECONDS = 2;
-/** What the stream's SSE `retry:` asks clients to wait before reconnecting (shared/run/sse.ts). */
+/** What the stream's SSE `retry:` asks clients to wait before reconnecting (shared/protocols/sse.ts). */
 const RETRY_MS = 1_000;
-/** STREAM_POLL_MS's default, and the stream function's memory (infra/stepwiseFunction.ts). */
+/** STREAM_POLL_MS's default, and the stream function's memory (infra/aws/stepwiseFunction.ts). */
 const POLL_MS = 250;
 const MEMORY_GB = 0.5;
 /** Lambda's price per GB-second (x86, us-east-1) and DynamoDB on-demand's per million read units. */

@@ -129,7 +129,7 @@ describe("IAM coverage", () => {
         file,
       ).toEqual([]);
     }
-    // The stack grants the agents what the declarations say (infra/stepwise.ts): run_code's sandbox among them.
+    // The stack grants the agents what the declarations say (infra/aws/stepwise.ts): run_code's sandbox among them.
     expect(tools.find((t) => t.name === "run_code")!.grants).toContain("sandbox:invoke");
     expect(allowedActions(template, ours.find((f) => f.path.endsWith("/Steps/ExecuteTask"))!.roleLogicalId)).toContain(
       "lambda:InvokeFunction",

@@ -2,12 +2,12 @@ import { App, Validations } from "aws-cdk-lib";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { describe, expect, it } from "vitest";
-import { StepwiseStack, type StepwiseStackProps } from "../../infra/stack.js";
+import { StepwiseStack, type StepwiseStackProps } from "../../infra/aws/stack.js";
 import { MODEL_KEY_SECRET_ARN } from "../support/template.js";
 
 /**
  * cdk-nag's AWS Solutions checks over the whole app: synth fails on any finding that is not
- * acknowledged, and every acknowledgment carries a reason (infra/nag.ts).
+ * acknowledged, and every acknowledgment carries a reason (infra/aws/nag.ts).
  */
 function synthWithNag(props: StepwiseStackProps, extra: (stack: StepwiseStack) => void = () => undefined): () => void {
   const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });

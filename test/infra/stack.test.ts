@@ -1,7 +1,7 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/config.js";
-import { AGENT_STEPS } from "../../infra/handlers.js";
+import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
+import { AGENT_STEPS } from "../../infra/aws/handlers.js";
 import { allowedActions, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { buildSync } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildLayer } from "../../infra/workProductsLayer.js";
+import { buildLayer } from "../../infra/aws/workProductsLayer.js";
 
 /**
  * The agents' layer of work-product libraries, loaded as a Lambda loads it: from a folder with no

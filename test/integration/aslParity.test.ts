@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { DescribeStateMachineCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StepName } from "../../infra/handlers.js";
+import type { StepName } from "../../infra/aws/handlers.js";
 import { type CachedDefinition, localDefinition as cachedLocalDefinition, definitionHash } from "../../infra/local/definitionCache.js";
 import { stateMachineDefinition } from "../../infra/local/synth.js";
 import { FINAL_STEP_ERRORS } from "../../shared/errors.js";

@@ -341,7 +341,7 @@ describe("with native tool calling", () => {
       expect(run.usage.llmCalls).toBe(2);
     });
     // How many run at once (TOOL_CONCURRENCY) cannot be seen from outside with built-in tools that
-    // finish in microseconds; test/unit/loop.test.ts observes it with tools that wait.
+    // finish in microseconds; test/unit/shared/agent/loop.test.ts observes it with tools that wait.
   });
 
   describe("budgets", () => {

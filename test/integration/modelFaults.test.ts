@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OfflineModel, startOfflineModel } from "../../infra/local/offlineModel/server.js";
+import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { FAULTS, type ModelProxy, startModelProxy } from "../support/modelProxy.js";

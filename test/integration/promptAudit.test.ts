@@ -2,7 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
-import { type OfflineModel, startOfflineModel } from "../../infra/local/offlineModel/server.js";
+import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";

@@ -6,7 +6,7 @@ import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel
 import { answer, callTools, marker, ScriptRouter } from "../support/scriptedRoles.js";
 
 /**
- * How a failing step meets the state machine's Retry and Catch (infra/orchestration.ts): a model
+ * How a failing step meets the state machine's Retry and Catch (infra/aws/orchestration.ts): a model
  * that is briefly unavailable is retried by the state machine after the client gave up (the journal
  * makes the repeat safe) and the run succeeds; a model that refuses the request fails the run at
  * once, with the typed code on the run and as the Step Functions execution's error and cause.

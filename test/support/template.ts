@@ -3,8 +3,8 @@ import { App, type Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
-import { StepwiseStack, type StepwiseStackProps } from "../../infra/stack.js";
-import { StepwiseFunction } from "../../infra/stepwiseFunction.js";
+import { StepwiseStack, type StepwiseStackProps } from "../../infra/aws/stack.js";
+import { StepwiseFunction } from "../../infra/aws/stepwiseFunction.js";
 
 /** A complete ARN, as Secrets Manager gives it (name + 6-character suffix). */
 export const MODEL_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key-AbCdEf";

@@ -9,7 +9,7 @@ import sql from "highlight.js/lib/languages/sql";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
-import type { LANGUAGES } from "../../toolArguments.js";
+import type { LANGUAGES } from "../../display/toolArguments.js";
 
 const languages: Record<(typeof LANGUAGES)[number], typeof python> = {
   bash,

@@ -1,5 +1,5 @@
 import { filterXSS } from "xss";
-import { markdown } from "../../markdown.js";
+import { markdown } from "../../display/markdown.js";
 
 /** Markdown or HTML from an agent, made safe to show: rendered, then everything active stripped. */
 export function safeHtml(text: string, contentType = "text/markdown"): string {

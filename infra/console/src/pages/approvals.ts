@@ -1,6 +1,6 @@
 import type { ResolveInterruptRequest } from "../../../../shared/contracts/interrupts.js";
 import type { InterruptView, ToolList } from "../../../../shared/contracts/responses.js";
-import { type ArgumentView, argumentViews, parseEdited } from "../../../toolArguments.js";
+import { type ArgumentView, argumentViews, parseEdited } from "../../../display/toolArguments.js";
 import { client } from "../api.js";
 import { announce, field, h, render } from "../dom.js";
 import { highlightHtml } from "../highlight.js";

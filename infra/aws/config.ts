@@ -1,0 +1,223 @@
+import { z } from "zod";
+import { RoleSettingsInput } from "../../shared/llm/roleSettings.js";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/run/historyBudget.js";
+
+const positiveInt = z.coerce.number().int().positive();
+const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")]);
+/** "*", or origins (scheme://host[:port], no path) separated by commas. */
+const CORS_ORIGINS = /^\s*(\*|https?:\/\/[^\s/,]+(\s*,\s*https?:\/\/[^\s/,]+)*)\s*$/;
+/** A complete Secrets Manager ARN: …:secret:<name>-<6 characters>, as IAM policies need it. */
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+const secretArn = (setting: string) =>
+  z
+    .string()
+    .regex(
+      SECRET_ARN,
+      `${setting} must be the secret's complete ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>), as \`aws secretsmanager describe-secret\` prints it`,
+    );
+
+/**
+ * What a deployment can set: StepwiseProps and `cdk deploy -c name=value` take the same names,
+ * checked here at synth. Settings in FUNCTION_ENVIRONMENT reach every function's environment.
+ */
+export const DeploymentSettings = z
+  .object({
+    /** Model name sent to the provider. */
+    model: z.string().min(1).optional(),
+    /** An OpenAI-compatible endpoint; unset means api.openai.com. */
+    openAiBaseUrl: z.url().optional(),
+    /** The Secrets Manager secret (a plain string) holding the model API key. */
+    openAiApiKeySecretArn: secretArn("openAiApiKeySecretArn").optional(),
+    functionCallMode: z.enum(["native", "json"]).optional(),
+    /** Per-role generation settings (model, temperature, maxOutputTokens, reasoningEffort), as an object or its JSON. */
+    roleSettings: RoleSettingsInput.optional(),
+    /** A second model on the same endpoint, used when the first stays unavailable after its retries. */
+    fallbackModel: z.string().min(1).optional(),
+    /** The output limit's field name: auto (max_completion_tokens for OpenAI and Azure, else max_tokens). */
+    maxTokensField: z.enum(["auto", "max_tokens", "max_completion_tokens"]).optional(),
+    /** Default budgets, bounded as a run's own are (shared/contracts/run.ts, RunBudgets). */
+    maxPlanIterations: positiveInt.max(20).optional(),
+    maxAgentRounds: positiveInt.max(50).optional(),
+    /**
+     * History events one execution may use before the run continues in a new one (Step Functions
+     * stops an execution at 25,000; shared/run/historyBudget.ts).
+     */
+    historyEventBudget: positiveInt.min(MIN_HISTORY_EVENT_BUDGET).max(HISTORY_EVENT_LIMIT).optional(),
+    contextBudgetTokens: positiveInt.optional(),
+    toolConcurrency: positiveInt.optional(),
+    maxActiveRunsPerTenant: positiveInt.optional(),
+    maxInputChars: positiveInt.optional(),
+    llmTimeoutMs: positiveInt.optional(),
+    llmMaxRetries: z.coerce.number().int().min(0).max(10).optional(),
+    retentionDays: positiveInt.optional(),
+    streamMaxSeconds: positiveInt.max(840).optional(),
+    streamHeartbeatMs: positiveInt.optional(),
+    mcpCallTimeoutMs: positiveInt.optional(),
+    mcpConnectTimeoutMs: positiveInt.optional(),
+    toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
+    /** Files: the upload size limit (bytes; at most 5 GiB), how long a download link works (seconds). */
+    maxUploadBytes: positiveInt.max(5 * 1024 * 1024 * 1024).optional(),
+    // A presigned link stops working when the credentials that signed it expire: a Lambda role's
+    // session credentials can be as young as an hour old, so links last at most one hour.
+    downloadLinkSeconds: positiveInt.max(3_600).optional(),
+    /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
+    sandboxTimeoutMs: positiveInt.max(85_000).optional(),
+    sandboxMemoryMb: positiveInt.max(1_536).optional(),
+    /** Concurrent executions reserved for the sandbox function (none by default). */
+    sandboxReservedConcurrency: positiveInt.optional(),
+    /** web_fetch limits, and whether plain http may be fetched (loopback never on AWS). */
+    webFetchTimeoutMs: positiveInt.optional(),
+    webFetchMaxBytes: positiveInt.optional(),
+    webFetchMaxRedirects: z.coerce.number().int().min(0).max(10).optional(),
+    webFetchAllowHttp: flag.optional(),
+    /** web_search and deep_search: which provider (none: not offered), SearXNG's address, the search APIs' keys (Secrets Manager secrets, like the model's). */
+    webSearchProvider: z.enum(["none", "searxng", "files", "tavily", "brave"]).optional(),
+    searxngUrl: z.url().optional(),
+    tavilyApiKeySecretArn: secretArn("tavilyApiKeySecretArn").optional(),
+    braveApiKeySecretArn: secretArn("braveApiKeySecretArn").optional(),
+    /** Browsers: origins that may call the API and the stream (none by default: the console is same-origin). */
+    corsAllowedOrigins: z
+      .string()
+      .regex(
+        CORS_ORIGINS,
+        "corsAllowedOrigins must be origins separated by commas (scheme and host, optionally a port, no path), e.g. https://app.example.com,https://admin.example.com, or * for any",
+      )
+      .optional(),
+    /** How long a browser's stream token stays valid (seconds; short-lived by design). */
+    streamTokenSeconds: positiveInt.max(3_600).optional(),
+    /** The model's prices in USD per million prompt / completion tokens, for the estimated cost. */
+    modelPriceInputPerMtok: z.coerce.number().min(0).optional(),
+    modelPriceOutputPerMtok: z.coerce.number().min(0).optional(),
+    /** The price table for estimated costs: JSON, model → [USD per million prompt tokens, completion tokens]. */
+    modelPrices: z
+      .string()
+      .refine((text) => {
+        try {
+          const table = JSON.parse(text);
+          return (
+            typeof table === "object" &&
+            table !== null &&
+            Object.values(table).every((p) => Array.isArray(p) && p.length === 2 && p.every((n) => typeof n === "number" && n >= 0))
+          );
+        } catch {
+          return false;
+        }
+      }, 'modelPrices must be JSON like {"gpt-4o-mini": [0.15, 0.6]}')
+      .optional(),
+    /** Executors at once in "Execute tasks" (an inline Map allows 40). */
+    maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
+    /** How long a run waits for a person. */
+    interruptTimeoutHours: z.coerce
+      .number()
+      .positive()
+      .max(24 * 7)
+      .optional(),
+    /** Concurrency reserved for the public API and the stream (none by default: see the README on the account's quota). */
+    apiReservedConcurrency: positiveInt.optional(),
+    streamReservedConcurrency: positiveInt.optional(),
+    /** HTTP API stage throttling (requests per second, burst). */
+    apiRateLimit: positiveInt.optional(),
+    apiBurstLimit: positiveInt.optional(),
+    /** Alarms notify this address through an SNS topic the stack creates. */
+    alarmEmail: z.email().optional(),
+    /** The table cannot be deleted by accident (default true). */
+    deletionProtection: flag.optional(),
+  })
+  .refine((s) => s.webSearchProvider !== "searxng" || s.searxngUrl, {
+    message:
+      "webSearchProvider=searxng needs searxngUrl (the SearXNG instance's address), e.g. `cdk deploy -c webSearchProvider=searxng -c searxngUrl=https://search.example.com`",
+  })
+  .refine((s) => s.webSearchProvider !== "tavily" || s.tavilyApiKeySecretArn, {
+    message:
+      "webSearchProvider=tavily needs tavilyApiKeySecretArn (a Secrets Manager secret holding the Tavily API key), e.g. `cdk deploy -c webSearchProvider=tavily -c tavilyApiKeySecretArn=arn:aws:secretsmanager:…`",
+  })
+  .refine((s) => s.webSearchProvider !== "brave" || s.braveApiKeySecretArn, {
+    message:
+      "webSearchProvider=brave needs braveApiKeySecretArn (a Secrets Manager secret holding the Brave Search API key), e.g. `cdk deploy -c webSearchProvider=brave -c braveApiKeySecretArn=arn:aws:secretsmanager:…`",
+  })
+  .refine((s) => s.openAiApiKeySecretArn || s.openAiBaseUrl, {
+    message:
+      "Stepwise needs a model: give openAiApiKeySecretArn (a Secrets Manager secret holding the API key) or openAiBaseUrl (an OpenAI-compatible endpoint that needs no key), e.g. `cdk deploy -c openAiApiKeySecretArn=arn:aws:secretsmanager:…`",
+  });
+export type DeploymentSettings = z.infer<typeof DeploymentSettings>;
+
+/** Each setting's variable in the functions' environment (shared/config.ts reads them). */
+export const FUNCTION_ENVIRONMENT = {
+  model: "STEPWISE_MODEL",
+  openAiBaseUrl: "OPENAI_BASE_URL",
+  openAiApiKeySecretArn: "OPENAI_API_KEY_SECRET_ARN",
+  functionCallMode: "STEPWISE_FUNCTION_CALL_MODE",
+  roleSettings: "STEPWISE_ROLE_SETTINGS",
+  fallbackModel: "STEPWISE_FALLBACK_MODEL",
+  maxTokensField: "STEPWISE_MAX_TOKENS_FIELD",
+  maxPlanIterations: "MAX_PLAN_ITERATIONS",
+  historyEventBudget: "HISTORY_EVENT_BUDGET",
+  maxAgentRounds: "MAX_AGENT_ROUNDS",
+  contextBudgetTokens: "CONTEXT_BUDGET_TOKENS",
+  toolConcurrency: "TOOL_CONCURRENCY",
+  maxActiveRunsPerTenant: "MAX_ACTIVE_RUNS_PER_TENANT",
+  maxInputChars: "MAX_INPUT_CHARS",
+  llmTimeoutMs: "LLM_TIMEOUT_MS",
+  llmMaxRetries: "LLM_MAX_RETRIES",
+  retentionDays: "RETENTION_DAYS",
+  streamMaxSeconds: "STREAM_MAX_SECONDS",
+  streamHeartbeatMs: "STREAM_HEARTBEAT_MS",
+  mcpCallTimeoutMs: "MCP_CALL_TIMEOUT_MS",
+  mcpConnectTimeoutMs: "MCP_CONNECT_TIMEOUT_MS",
+  toolCatalogCacheMs: "TOOL_CATALOG_CACHE_MS",
+  maxUploadBytes: "MAX_UPLOAD_BYTES",
+  downloadLinkSeconds: "DOWNLOAD_LINK_SECONDS",
+  sandboxTimeoutMs: "SANDBOX_TIMEOUT_MS",
+  sandboxMemoryMb: "SANDBOX_MEMORY_MB",
+  webFetchTimeoutMs: "WEB_FETCH_TIMEOUT_MS",
+  webFetchMaxBytes: "WEB_FETCH_MAX_BYTES",
+  webFetchMaxRedirects: "WEB_FETCH_MAX_REDIRECTS",
+  webFetchAllowHttp: "WEB_FETCH_ALLOW_HTTP",
+  webSearchProvider: "WEB_SEARCH_PROVIDER",
+  searxngUrl: "SEARXNG_URL",
+  tavilyApiKeySecretArn: "TAVILY_API_KEY_SECRET_ARN",
+  braveApiKeySecretArn: "BRAVE_API_KEY_SECRET_ARN",
+  corsAllowedOrigins: "CORS_ALLOWED_ORIGINS",
+  streamTokenSeconds: "STREAM_TOKEN_SECONDS",
+  modelPriceInputPerMtok: "MODEL_PRICE_INPUT_PER_MTOK",
+  modelPriceOutputPerMtok: "MODEL_PRICE_OUTPUT_PER_MTOK",
+  modelPrices: "MODEL_PRICES",
+} as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
+
+/** Checks settings (props or context) and says exactly what is wrong. */
+export function parseSettings(input: Record<string, unknown>): DeploymentSettings {
+  const known = new Set(Object.keys(DeploymentSettings.def.shape));
+  const defined = Object.fromEntries(Object.entries(input).filter(([k, v]) => known.has(k) && v !== undefined && v !== ""));
+  const parsed = DeploymentSettings.safeParse(defined);
+  if (!parsed.success) {
+    throw new Error(
+      `Invalid Stepwise settings: ${parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ")}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** The settings given as `-c name=value` (or in cdk.json), with the model ones also from the environment. */
+export function settingsFromContext(
+  tryGetContext: (key: string) => unknown,
+  env: Record<string, string | undefined> = process.env,
+): DeploymentSettings {
+  const keys = Object.keys(DeploymentSettings.def.shape) as (keyof DeploymentSettings)[];
+  const given: Record<string, unknown> = Object.fromEntries(keys.map((key) => [key, tryGetContext(key)]));
+  given.model ??= env.STEPWISE_MODEL;
+  given.openAiBaseUrl ??= env.OPENAI_BASE_URL;
+  given.openAiApiKeySecretArn ??= env.OPENAI_API_KEY_SECRET_ARN;
+  return parseSettings(given);
+}
+
+/** The functions' environment for these settings (only what is set; shared/config.ts has the defaults). */
+export function functionEnvironment(settings: DeploymentSettings): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(FUNCTION_ENVIRONMENT)
+      .filter(([key]) => settings[key as keyof DeploymentSettings] !== undefined)
+      .map(([key, variable]) => {
+        const value = settings[key as keyof DeploymentSettings];
+        return [variable, typeof value === "object" ? JSON.stringify(value) : String(value)];
+      }),
+  );
+}

@@ -1,0 +1,347 @@
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
+import { Rule } from "aws-cdk-lib/aws-events";
+import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
+import { type IRole, Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Key } from "aws-cdk-lib/aws-kms";
+import { FunctionUrlAuthType, type IFunction, InvokeMode } from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
+import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
+import { Construct } from "constructs";
+import { loadConfig } from "../../shared/config.js";
+import { declaredGrants } from "../../shared/contracts/toolGrants.js";
+import { TABLE_INDEXES } from "../../shared/store/listings.js";
+import { stepwiseTools } from "../../shared/tools/workTools.js";
+import { AgentFunctions } from "./agentFunctions.js";
+import { type DeploymentSettings, functionEnvironment, parseSettings } from "./config.js";
+import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
+import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
+import { Monitoring } from "./monitoring.js";
+import { acknowledgeNagFindings } from "./nag.js";
+import { Orchestration } from "./orchestration.js";
+import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
+import { ToolResources } from "./toolResources.js";
+
+export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interruptTimeoutHours"> {
+  /** How long a run waits for a person (approvals, questions). Default 24 hours. */
+  readonly interruptTimeout?: Duration;
+  /** The same, in hours (what `-c interruptTimeoutHours=…` sets). */
+  readonly interruptTimeoutHours?: number;
+}
+
+/** The DynamoDB actions Stepwise code uses (no Scan, no streams); the IAM-coverage test checks each role. */
+const TABLE_READ = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"];
+const TABLE_WRITE = [
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:ConditionCheckItem",
+];
+
+/** Each webhook attempt may take WEBHOOK_TIMEOUT_MS (10 s): a batch of 5 fits the notifier's 90 s. */
+const NOTIFY_BATCH = 5;
+const NOTIFY_TIMEOUT = Duration.seconds(90);
+
+/**
+ * Stepwise in your own CDK app: the table, the agent functions, the state machine, the HTTP API,
+ * the streaming Function URL, webhooks (EventBridge → SQS → notifier), alarms and a dashboard.
+ * Settings are checked at synth (infra/aws/config.ts) and reach the functions' environment.
+ */
+export class Stepwise extends Construct {
+  readonly table: Table;
+  readonly steps: AgentFunctions;
+  readonly stateMachine: StateMachine;
+  /** The state machine alias new runs start through (each deploy moves it to its version). */
+  readonly stateMachineAliasArn: string;
+  readonly api: StepwiseFunction;
+  readonly stream: StepwiseFunction;
+  readonly notify: StepwiseFunction;
+  /** Runs Python for run_code (infra/aws/toolResources.ts). */
+  readonly sandbox: StepwiseFunction;
+  /** The agents' files: bytes in S3, kept as long as the runs. */
+  readonly filesBucket: Bucket;
+  readonly httpApi: HttpApi;
+  readonly streamUrl: string;
+  readonly deadLetters: Queue;
+  readonly monitoring: Monitoring;
+  /** Every function of the construct, by name. */
+  readonly functions: Record<string, StepwiseFunction>;
+
+  constructor(scope: Construct, id: string, props: StepwiseProps = {}) {
+    super(scope, id);
+    const { interruptTimeout, ...rest } = props;
+    const settings = parseSettings(rest);
+
+    this.table = new Table(this, "Table", {
+      partitionKey: { name: "pk", type: AttributeType.STRING },
+      sortKey: { name: "sk", type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: "ttl",
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: settings.deletionProtection ?? true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    for (const index of TABLE_INDEXES) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+      });
+    }
+    const table = this.table;
+
+    // Notifications: Step Functions status changes (EventBridge) and our own messages share one queue;
+    // what cannot be delivered ends in a dead-letter queue, where nothing is lost.
+    this.deadLetters = new Queue(this, "DeadLetters", {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const notifications = new Queue(this, "Notifications", {
+      visibilityTimeout: Duration.seconds(NOTIFY_TIMEOUT.toSeconds() * 6), // AWS's advice for Lambda event sources
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: 5 },
+    });
+    // Status changes EventBridge could not put on the queue.
+    const eventDeadLetters = new Queue(this, "EventDeadLetters", {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl };
+    // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
+    const toolSourceKey = new Key(this, "ToolSourceSecrets", {
+      enableKeyRotation: true,
+      description: "Stepwise: tool source header secrets",
+    });
+    // The agents' tools: the files bucket (bytes in S3, metadata in the table) and the code sandbox.
+    // The sandbox has the deployment's settings and the key's name like every function, but no grant on the key.
+    const tools = new ToolResources(this, "Tools", {
+      retentionDays: settings.retentionDays ?? 30,
+      table,
+      sandboxReservedConcurrency: settings.sandboxReservedConcurrency,
+      environment: { ...functionEnvironment(settings), TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn },
+    });
+    const environment = {
+      ...functionEnvironment(settings),
+      ...queueEnvironment,
+      TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,
+      ...tools.environment,
+    };
+
+    this.steps = new AgentFunctions(this, "Steps", { table, environment });
+    const toolGrants = declaredGrants(stepwiseTools(loadConfig({ ...environment, TABLE_NAME: table.tableName })));
+    // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
+    const searchKeyArn =
+      settings.webSearchProvider === "tavily"
+        ? settings.tavilyApiKeySecretArn
+        : settings.webSearchProvider === "brave"
+          ? settings.braveApiKeySecretArn
+          : undefined;
+    const keySecrets: ISecret[] = [];
+    if (settings.openAiApiKeySecretArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn));
+    if (searchKeyArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "SearchApiKey", searchKeyArn));
+    for (const fn of Object.values(this.steps.functions)) {
+      table.grant(fn, ...TABLE_READ, ...TABLE_WRITE);
+      notifications.grantSendMessages(fn);
+      for (const secret of keySecrets) secret.grantRead(fn);
+      toolSourceKey.grantDecrypt(fn);
+      // The agent loop keeps whole tool outputs and long texts as files; the tools get what they declare.
+      tools.grantFiles(fn);
+      tools.grantTools(fn, toolGrants);
+    }
+    const orchestration = new Orchestration(this, "Orchestration", {
+      functions: this.steps.functions,
+      maxConcurrency: settings.maxConcurrency,
+      interruptTimeout:
+        interruptTimeout ??
+        (settings.interruptTimeoutHours ? Duration.minutes(Math.round(settings.interruptTimeoutHours * 60)) : undefined),
+    });
+    this.stateMachine = orchestration.stateMachine;
+    this.stateMachineAliasArn = orchestration.aliasArn;
+    const stateMachine = this.stateMachine;
+    // "Wait for …" resumes the run itself when the decision came before its token was stored. Its own
+    // policy, not the role's default one: the function must exist before the state machine that
+    // names it, and the default policy is created with the function (grantTaskResponse → a cycle).
+    new Policy(this, "AwaitInterruptResumes", {
+      roles: [roleOf(this.steps.functions.AwaitInterrupt)],
+      statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
+    });
+    // The history budget: Plan, Execute task and Agent turn read how long the execution's history
+    // is, and "Continue in a new execution" starts the run's next execution through the alias (own
+    // policies, as above).
+    const executions = Stack.of(this).formatArn({
+      service: "states",
+      resource: "execution",
+      resourceName: `${stateMachine.stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    new Policy(this, "StepsReadHistoryLength", {
+      roles: [roleOf(this.steps.functions.Plan), roleOf(this.steps.functions.ExecuteTask), roleOf(this.steps.functions.AgentTurn)],
+      statements: [new PolicyStatement({ actions: ["states:GetExecutionHistory"], resources: [executions] })],
+    });
+    new Policy(this, "ContinueRunStartsExecutions", {
+      roles: [roleOf(this.steps.functions.ContinueRun)],
+      statements: [
+        new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+      ],
+    });
+
+    this.stream = new StepwiseFunction(this, "Stream", {
+      entry: STREAM_HANDLER,
+      table,
+      environment,
+      timeout: Duration.minutes(15),
+      // No reserved concurrency unless set: Lambda keeps 100 of the account's executions unreserved,
+      // and new accounts have a quota too small to reserve any (README, "Configuration").
+      overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency },
+    });
+    // Reads, and the event log's fill of a number a crashed writer took (a conditional put of a "lost" event).
+    table.grant(this.stream, ...TABLE_READ, "dynamodb:PutItem");
+    const streamUrl = this.stream.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+    });
+    this.streamUrl = streamUrl.url;
+
+    this.api = new StepwiseFunction(this, "Api", {
+      entry: API_HANDLER,
+      table,
+      environment: {
+        ...environment,
+        STATE_MACHINE_ARN: orchestration.aliasArn,
+        STREAM_URL: streamUrl.url,
+        CONSOLE_LINKS: "true",
+        CONSOLE_ASSETS_DIR,
+      },
+      timeout: Duration.seconds(29),
+      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
+    });
+    table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
+    // New runs start through the alias, so they run on the last deploy's versions. Step Functions
+    // authorizes a call through an alias on the state machine's ARN, and a qualified ARN in a policy
+    // scopes it down to that alias: both are named.
+    this.api.addToRolePolicy(
+      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+    );
+    stateMachine.grantExecution(
+      this.api,
+      "states:DescribeExecution",
+      "states:StopExecution",
+      "states:GetExecutionHistory",
+      "states:RedriveExecution",
+    );
+    // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
+    toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");
+    tools.grantFiles(this.api);
+    stateMachine.grantTaskResponse(this.api);
+    notifications.grantSendMessages(this.api);
+    // The MCP server and the A2A agent stream from the stream function (/mcp, /a2a): they start, decide and cancel runs as the API does.
+    this.stream.addEnvironment("STATE_MACHINE_ARN", orchestration.aliasArn);
+    table.grant(this.stream, "dynamodb:UpdateItem", "dynamodb:DeleteItem");
+    this.stream.addToRolePolicy(
+      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+    );
+    stateMachine.grantExecution(this.stream, "states:DescribeExecution", "states:StopExecution", "states:RedriveExecution");
+    stateMachine.grantTaskResponse(this.stream);
+    toolSourceKey.grant(this.stream, "kms:Decrypt");
+    tools.grantFiles(this.stream);
+    notifications.grantSendMessages(this.stream);
+
+    // It starts the next waiting run of a session (through the alias, as the API does).
+    this.notify = new StepwiseFunction(this, "Notify", {
+      entry: NOTIFY_HANDLER,
+      table,
+      environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn },
+      timeout: NOTIFY_TIMEOUT,
+    });
+    table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
+    // An ended execution's state transitions are counted once, from its history, for the run's usage.
+    stateMachine.grantExecution(this.notify, "states:GetExecutionHistory");
+    // A run's end hands its session to the next waiting run: its execution starts here.
+    this.notify.addToRolePolicy(
+      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+    );
+    notifications.grantSendMessages(this.notify);
+    this.deadLetters.grantSendMessages(this.notify);
+    this.notify.addEventSource(new SqsEventSource(notifications, { batchSize: NOTIFY_BATCH, reportBatchItemFailures: true }));
+    new Rule(this, "ExecutionEnded", {
+      description: "Stepwise: a run's execution ended (also crashes and aborts): notify.",
+      eventPattern: {
+        source: ["aws.states"],
+        detailType: ["Step Functions Execution Status Change"],
+        detail: { stateMachineArn: [stateMachine.stateMachineArn], status: ["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"] },
+      },
+      targets: [new SqsQueue(notifications, { deadLetterQueue: eventDeadLetters })],
+    });
+
+    this.httpApi = new HttpApi(this, "HttpApi", {
+      description: "Stepwise agent API",
+      createDefaultStage: false,
+      // CORS is answered by the handlers, from CORS_ALLOWED_ORIGINS (the console is same-origin and needs none).
+    });
+    new HttpStage(this, "HttpApiStage", {
+      httpApi: this.httpApi,
+      stageName: "$default",
+      autoDeploy: true,
+      throttle: { rateLimit: settings.apiRateLimit ?? 50, burstLimit: settings.apiBurstLimit ?? 100 },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(new LogGroup(this, "HttpApiAccessLogs", { retention: RetentionDays.ONE_MONTH })),
+      },
+    });
+    const apiIntegration = new HttpLambdaIntegration("ApiIntegration", this.api);
+    this.httpApi.addRoutes({ path: "/v1/{proxy+}", integration: apiIntegration });
+    addConsoleRoutes(this.httpApi, apiIntegration);
+    // The console streams from the Function URL: another origin, allowed by name (beside corsAllowedOrigins).
+    this.stream.addEnvironment("CONSOLE_ORIGIN", this.httpApi.apiEndpoint);
+    this.stream.addEnvironment("API_URL", this.httpApi.apiEndpoint);
+    // MCP on the API answers within its 30 s; the stream URL's /mcp streams progress and elicitation.
+    this.httpApi.addRoutes({ path: "/mcp", methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE], integration: apiIntegration });
+    // A2A: the public agent card, and /a2a on the API (answers within its 30 s); the card names the stream URL's /a2a, which streams.
+    this.httpApi.addRoutes({ path: "/.well-known/agent-card.json", methods: [HttpMethod.GET], integration: apiIntegration });
+    this.httpApi.addRoutes({ path: "/a2a", methods: [HttpMethod.POST], integration: apiIntegration });
+
+    this.sandbox = tools.sandbox;
+    this.filesBucket = tools.bucket;
+    this.functions = { ...this.steps.functions, Api: this.api, Stream: this.stream, Notify: this.notify, Sandbox: this.sandbox };
+    this.monitoring = new Monitoring(this, "Monitoring", {
+      functions: this.functions,
+      stateMachine,
+      table,
+      deadLetterQueues: { DeadLetters: this.deadLetters, EventDeadLetters: eventDeadLetters },
+      httpApi: this.httpApi,
+      alarmEmail: settings.alarmEmail,
+    });
+
+    acknowledgeNagFindings(this, {
+      stateMachine,
+      httpApi: this.httpApi,
+      deadLetterQueues: [this.deadLetters, eventDeadLetters],
+      accessLogBuckets: [tools.accessLogs],
+      sandbox: tools.sandbox,
+    });
+
+    new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
+    new CfnOutput(this, "StreamUrl", { value: streamUrl.url });
+    new CfnOutput(this, "StateMachineArn", { value: stateMachine.stateMachineArn });
+    new CfnOutput(this, "StateMachineAliasArn", { value: orchestration.aliasArn });
+    new CfnOutput(this, "TableName", { value: table.tableName });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetters.queueUrl });
+    new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });
+    new CfnOutput(this, "DashboardName", { value: this.monitoring.dashboard.dashboardName });
+  }
+}
+
+/** A function's execution role: every function this stack creates has one (only imported ones lack it). */
+function roleOf(fn: IFunction): IRole {
+  if (!fn.role) throw new Error(`${fn.node.path} has no execution role`);
+  return fn.role;
+}

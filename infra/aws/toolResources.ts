@@ -1,0 +1,149 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { FlowLogDestination, SecurityGroup, SubnetType, Vpc } from "aws-cdk-lib/aws-ec2";
+import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
+import { Tracing } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
+import { Construct } from "constructs";
+import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../../shared/contracts/toolGrants.js";
+import { SANDBOX_HANDLER } from "./handlers.js";
+import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
+
+export interface ToolResourcesProps {
+  /** Days a run's files are kept: the same retention as the run's items in the table. */
+  readonly retentionDays: number;
+  /** Only named in the functions' settings: the sandbox gets no grant on it. */
+  readonly table: ITable;
+  /** The deployment's settings (infra/aws/config.ts), for the sandbox as for every function. */
+  readonly environment?: Record<string, string>;
+  /** Executions kept for the sandbox (none by default: an account with a reduced quota cannot reserve any). */
+  readonly sandboxReservedConcurrency?: number;
+}
+
+/** What the agents' tools need beyond the table: the files bucket and the code sandbox. */
+export class ToolResources extends Construct {
+  readonly bucket: Bucket;
+  /** The files bucket's server access logs (kept 90 days). */
+  readonly accessLogs: Bucket;
+  /**
+   * Runs Python for run_code, in a network with no route out. Its role may only write its logs (and
+   * let Lambda attach the function to that network): no table, no bucket, no tracing, nothing else.
+   */
+  readonly sandbox: StepwiseFunction;
+  /** The sandbox's network: isolated subnets, no internet or NAT gateway, no endpoints. */
+  readonly sandboxVpc: Vpc;
+  /** Settings for every function that reads or writes files. */
+  readonly environment: Record<string, string>;
+
+  constructor(scope: Construct, id: string, props: ToolResourcesProps) {
+    super(scope, id);
+    this.accessLogs = new Bucket(this, "FilesAccessLogs", {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      lifecycleRules: [{ id: "log-retention", expiration: Duration.days(90) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.bucket = new Bucket(this, "Files", {
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: "files/",
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      versioned: false,
+      lifecycleRules: [
+        { id: "run-retention", expiration: Duration.days(props.retentionDays) },
+        { id: "abandoned-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      // Presigned uploads and downloads from the console (same API, another origin on AWS).
+      cors: [
+        {
+          allowedMethods: [HttpMethods.GET, HttpMethods.PUT],
+          allowedOrigins: ["*"],
+          allowedHeaders: ["*"],
+          exposedHeaders: ["ETag"],
+          maxAge: 3600,
+        },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // A tenant's code may reach JavaScript in its process: the network it finds leads nowhere (no
+    // gateway, no NAT, no VPC endpoints; the security group allows no traffic out) and the process
+    // has no credentials (its environment is empty), so no AWS API can be called from it.
+    this.sandboxVpc = new Vpc(this, "SandboxNetwork", {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: "sandbox", subnetType: SubnetType.PRIVATE_ISOLATED }],
+      restrictDefaultSecurityGroup: false,
+    });
+    this.sandboxVpc.addFlowLog("FlowLogs", {
+      destination: FlowLogDestination.toCloudWatchLogs(
+        new LogGroup(this, "SandboxNetworkFlowLogs", { retention: RetentionDays.ONE_MONTH }),
+      ),
+    });
+    const noEgress = new SecurityGroup(this, "SandboxNoEgress", {
+      vpc: this.sandboxVpc,
+      allowAllOutbound: false,
+      description: "Stepwise sandbox: no traffic in or out",
+    });
+    this.sandbox = new StepwiseFunction(this, "Sandbox", {
+      entry: SANDBOX_HANDLER,
+      table: props.table,
+      environment: props.environment,
+      timeout: Duration.seconds(90),
+      overrides: {
+        description: "Stepwise code sandbox: Python on Pyodide, a process per call, no route out; its role may only write its logs",
+        vpc: this.sandboxVpc,
+        vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
+        securityGroups: [noEgress],
+        // X-Ray's daemon would need a route out; the sandbox is not traced.
+        tracing: Tracing.DISABLED,
+        reservedConcurrentExecutions: props.sandboxReservedConcurrency,
+        // Room for the interpreter's process (its memory limit), the spare one and Node itself.
+        memorySize: 2048,
+        bundling: {
+          ...BUNDLING,
+          // Pyodide loads its WebAssembly and standard library from its package folder, and the
+          // interpreter runs in a worker script: both ship beside the bundle, unbundled.
+          externalModules: ["pyodide"],
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) => [
+              `cp "${inputDir}/shared/sandbox/pythonProcess.mjs" "${outputDir}/pythonProcess.mjs"`,
+              `mkdir -p "${outputDir}/node_modules" && cp -r "${inputDir}/node_modules/pyodide" "${outputDir}/node_modules/pyodide"`,
+            ],
+          },
+        },
+      },
+    });
+
+    this.environment = {
+      FILES_BUCKET: this.bucket.bucketName,
+      RETENTION_DAYS: String(props.retentionDays),
+      SANDBOX_FUNCTION_NAME: this.sandbox.functionName,
+    };
+  }
+
+  /**
+   * What the agents' tools declare they need (shared/contracts/toolGrants.ts), on this stack's
+   * resources: the files bucket's objects, and the sandbox function (run_code invokes it).
+   */
+  grantTools(grantee: IGrantable, grants: readonly ToolGrant[]): void {
+    for (const grant of grants) {
+      if (grant === "sandbox:invoke") this.sandbox.grantInvoke(grantee);
+      else Grant.addToPrincipal({ grantee, actions: [...TOOL_GRANT_ACTIONS[grant]], resourceArns: [this.bucket.arnForObjects("*")] });
+    }
+  }
+
+  /**
+   * Put, get and copy objects (CopyObject needs read on the source and write on the target), and
+   * presign downloads: only s3:GetObject and s3:PutObject on the bucket's objects. The code never
+   * lists, deletes or tags objects (the lifecycle rule expires them).
+   */
+  grantFiles(grantee: IGrantable): void {
+    Grant.addToPrincipal({ grantee, actions: ["s3:GetObject", "s3:PutObject"], resourceArns: [this.bucket.arnForObjects("*")] });
+  }
+}

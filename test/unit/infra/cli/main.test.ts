@@ -1,0 +1,329 @@
+import { describe, expect, it } from "vitest";
+import { parseJsonObject, parseYesNo } from "../../../../infra/cli/approvals.js";
+import { parseCommandLine, UsageError } from "../../../../infra/cli/args.js";
+import { Renderer, useColor } from "../../../../infra/cli/render.js";
+import type { RunEvent } from "../../../../shared/contracts/events.js";
+import type { Plan } from "../../../../shared/contracts/plan.js";
+
+const sampleEvents: RunEvent[] = [
+  { type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" }, seq: 1, at: "2026-01-01T00:00:00.000Z" },
+  {
+    type: "tool.called",
+    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: { expression: "17*23" } },
+    seq: 2,
+    at: "2026-01-01T00:00:01.000Z",
+  },
+  {
+    type: "tool.result",
+    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", ok: true, output: "17*23 = 391" },
+    seq: 3,
+    at: "2026-01-01T00:00:02.000Z",
+  },
+  { type: "run.succeeded", data: { result: "17*23 = 391 — ünïcødé ✓\nsecond line", files: [] }, seq: 4, at: "2026-01-01T00:00:03.000Z" },
+];
+
+const plan: Plan = {
+  title: "Plan for: the facts",
+  steps: [
+    {
+      title: "Gather the facts",
+      tasks: ["Evaluate 17*23 with the calculator", "Evaluate (120/8)+2^5 with the calculator"],
+      status: "completed",
+    },
+    { title: "Write the report", tasks: ["Write report.md"], status: "in_progress" },
+    { title: "Proofread", tasks: ["Read it again"], status: "not_started" },
+    { title: "Publish", tasks: ["Send it"], status: "blocked", notes: "waiting for a key" },
+  ],
+  finished: false,
+};
+const planEvent: RunEvent = { type: "plan.updated", data: { plan }, seq: 5, at: "2026-01-01T00:00:00.000Z" };
+
+describe("Renderer", () => {
+  it("a plan.updated event renders each step with its status marker, tasks the first time", () => {
+    const renderer = new Renderer({ color: false });
+    const lines = renderer.event(planEvent);
+    expect(lines).toContain("Plan: Plan for: the facts");
+    expect(lines).toContain("  [x] 1. Gather the facts");
+    expect(lines).toContain("  [>] 2. Write the report");
+    expect(lines).toContain("  [ ] 3. Proofread");
+    expect(lines).toContain("  [!] 4. Publish");
+    expect(lines.join("\n")).toContain("- Evaluate 17*23 with the calculator");
+    expect(lines.join("\n")).toContain("notes: waiting for a key");
+    expect(lines.join("\n")).not.toContain("\x1b[");
+    // The same plan again (only statuses changed): steps without their tasks.
+    const next = renderer.event({
+      ...planEvent,
+      data: { plan: { ...plan, steps: plan.steps.map((s) => ({ ...s, status: "completed" as const })), finished: true } },
+    });
+    expect(next).toContain("  [x] 4. Publish");
+    expect(next.join("\n")).not.toContain("Evaluate 17*23");
+    expect(next.join("\n")).toContain("(finished)");
+  });
+
+  it("tasks, tool calls and results, thoughts, interrupts and the answer read as lines", () => {
+    const renderer = new Renderer({ color: false });
+    const at = "2026-01-01T00:00:00.000Z";
+    const render = (event: Omit<RunEvent, "seq" | "at">) => renderer.event({ ...event, seq: 1, at } as RunEvent).join("\n");
+    expect(render({ type: "task.started", data: { taskId: "t2", title: "Evaluate (120/8)+2^5", iteration: 0, stepIndex: 0 } })).toBe(
+      "▶ t2 started (step 1): Evaluate (120/8)+2^5",
+    );
+    expect(render(sampleEvents[1]!)).toBe('  [t1] → calculator {"expression":"17*23"}');
+    expect(render(sampleEvents[2]!)).toBe("  [t1] ← 17*23 = 391");
+    expect(
+      render({
+        type: "tool.called",
+        data: {
+          agent: "executor",
+          taskId: "t2",
+          callId: "c2",
+          tool: "everything__add",
+          arguments: { a: 2, b: 3 },
+          persona: "Financial analyst",
+        },
+      }),
+    ).toBe('  [t2] → everything__add (Financial analyst) {"a":2,"b":3}');
+    expect(
+      render({ type: "tool_source.unavailable", data: { source: "crm", reason: "Its tools are left out of this run: HTTP 503" } }),
+    ).toBe("⚠ tool source crm unavailable: Its tools are left out of this run: HTTP 503");
+    expect(
+      render({
+        type: "tool.result",
+        data: { agent: "react", callId: "c", tool: "calculator", ok: false, output: "Error: division by zero" },
+      }),
+    ).toBe("  [react] ✗ calculator: Error: division by zero");
+    expect(render({ type: "agent.thought", data: { agent: "planner", text: "Plan recorded." } })).toBe("  [planner] Plan recorded.");
+    expect(
+      render({ type: "task.completed", data: { taskId: "t1", title: "x", iteration: 0, status: "failed", result: "no tool fits" } }),
+    ).toBe("✗ t1 failed: no tool fits");
+    expect(
+      render({
+        type: "interrupt.opened",
+        data: {
+          interruptId: "int_1",
+          kind: "tool_approval",
+          summary: "",
+          taskId: "t1",
+          toolName: "write_artifact",
+          arguments: { filename: "a.md" },
+        },
+      }),
+    ).toContain("? t1 wants to run write_artifact (int_1)\n    filename: a.md");
+    expect(
+      render({
+        type: "file.created",
+        data: {
+          name: "report.md",
+          contentType: "text/markdown",
+          bytes: 133,
+          description: "Report",
+          download: "/v1/runs/run_1/files/report.md",
+        },
+      }),
+    ).toBe("  + file report.md (133 bytes, text/markdown)");
+    expect(render({ type: "run.resumed", data: { redrive: false, reason: "Stepwise restarted" } })).toBe(
+      "Run resumed: Stepwise restarted.",
+    );
+    expect(
+      render({
+        type: "interrupt.resolved",
+        data: { interruptId: "int_1", kind: "plan_approval", decision: "reject", message: "too long" },
+      }),
+    ).toBe("✗ rejected (plan): too long");
+    expect(render(sampleEvents[3]!)).toContain("Answer:\n17*23 = 391 — ünïcødé ✓\nsecond line");
+    expect(render({ type: "run.failed", data: { error: { code: "agent_error", message: "boom" } } })).toContain(
+      "✗ The run failed (agent_error): boom",
+    );
+  });
+
+  it("colours only when asked to, and never with NO_COLOR", () => {
+    expect(new Renderer({ color: true }).event(planEvent).join("\n")).toContain("\x1b[");
+    expect(useColor({ isTTY: true }, {})).toBe(true);
+    expect(useColor({ isTTY: true }, { NO_COLOR: "1" })).toBe(false);
+    expect(useColor({ isTTY: false }, {})).toBe(false);
+    expect(useColor({}, {})).toBe(false);
+  });
+});
+
+describe("command line", () => {
+  it("run: the task and options become the request body; URL and key fall back to the environment", () => {
+    const command = parseCommandLine(
+      [
+        "run",
+        "Compute 17*23",
+        "--mode",
+        "plan_solve",
+        "--deep-think",
+        "--session",
+        "ses_1",
+        "--approve-plan",
+        "--approve-tools",
+        "write",
+        "--yes",
+        "--json",
+      ],
+      { STEPWISE_URL: "https://api.example.com/", STEPWISE_API_KEY: "sk_env" },
+    );
+    expect(command).toEqual({
+      name: "run",
+      conn: { url: "https://api.example.com", apiKey: "sk_env", urlFromFlag: false },
+      task: "Compute 17*23",
+      body: { input: "Compute 17*23", mode: "plan_solve", deepThink: true, sessionId: "ses_1", approval: { plan: true, tools: "write" } },
+      yes: true,
+      json: true,
+      uploads: [],
+    });
+    expect(parseCommandLine(["run", "Analyse it", "--file", "a.csv", "--file", "b.csv"], {})).toMatchObject({
+      uploads: ["a.csv", "b.csv"],
+    });
+    expect(parseCommandLine(["run", "Then 5*5", "--session", "chat-1", "--multitask", "enqueue"], {})).toMatchObject({
+      body: { sessionId: "chat-1", multitask: "enqueue" },
+    });
+    expect(parseCommandLine(["watch", "run_1", "--url", "http://x:1", "--api-key", "k"], { STEPWISE_API_KEY: "env" })).toMatchObject({
+      name: "watch",
+      runId: "run_1",
+      conn: { url: "http://x:1", apiKey: "k", urlFromFlag: true },
+    });
+    expect(parseCommandLine(["run", "What", "is", "2+2?"], {})).toMatchObject({
+      conn: { url: "http://127.0.0.1:3000" },
+      body: { input: "What is 2+2?", mode: "auto" },
+    });
+    expect(parseCommandLine([], {})).toEqual({ name: "help" });
+    expect(parseCommandLine(["run", "--help"], {})).toEqual({ name: "help" });
+  });
+
+  it.each([
+    [["frob"]],
+    [["run"]],
+    [["run", "x", "--mode", "fast"]],
+    [["run", "x", "--approve-tools", "some"]],
+    [["run", "x", "--session", "s", "--multitask", "later"]],
+    [["run", "x", "--multitask", "enqueue"]],
+    [["list", "--multitask", "enqueue"]],
+    [["run", "x", "--bogus"]],
+    [["watch"]],
+    [["watch", "a", "b"]],
+    [["get", "run_1", "--yes"]],
+    [["watch", "run_1", "--mode", "react"]],
+    [["run", "x", "--url", "not a url"]],
+  ])("%j is a usage error", (argv) => {
+    expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
+  });
+
+  it("approval answers", () => {
+    expect(parseYesNo("y")).toEqual({ decision: "approve" });
+    expect(parseYesNo(" YES ")).toEqual({ decision: "approve" });
+    expect(parseYesNo("n")).toEqual({ decision: "reject" });
+    expect(parseYesNo("no: too many steps")).toEqual({ decision: "reject", message: "too many steps" });
+    expect(parseYesNo("n skip the report")).toEqual({ decision: "reject", message: "skip the report" });
+    expect(parseYesNo("maybe")).toBeUndefined();
+    expect(parseYesNo("nope")).toBeUndefined();
+    expect(parseJsonObject('{"a": 1}')).toEqual({ a: 1 });
+    expect(parseJsonObject("[1]")).toEqual(expect.stringContaining("JSON object"));
+    expect(parseJsonObject("{a")).toEqual(expect.stringContaining("not JSON"));
+  });
+});
+
+describe("each fact once", () => {
+  const at = "2026-01-01T00:00:00.000Z";
+  const feed = (renderer: Renderer, items: Omit<RunEvent, "seq" | "at">[]) =>
+    items.flatMap((e, i) => renderer.event({ ...e, seq: i + 1, at } as RunEvent));
+
+  it("shows streamed text once, as the deltas said it; the thought after it adds nothing", () => {
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.delta", data: { agent: "executor", taskId: "t1", text: "Done. 17*" } },
+      { type: "agent.delta", data: { agent: "executor", taskId: "t2", text: "Done. 47" } },
+      { type: "agent.delta", data: { agent: "executor", taskId: "t1", text: "23 = 391" } },
+      { type: "agent.thought", data: { agent: "executor", taskId: "t1", text: "Done. 17*23 = 391" } },
+      { type: "task.completed", data: { taskId: "t1", title: "x", iteration: 0, status: "succeeded", result: "Done. 17*23 = 391" } },
+      { type: "agent.thought", data: { agent: "executor", taskId: "t2", text: "Done. 47" } },
+      { type: "task.completed", data: { taskId: "t2", title: "y", iteration: 0, status: "succeeded", result: "Done. 47" } },
+    ]);
+    expect(lines).toEqual(["  [t1] Done. 17*23 = 391", "  [t2] Done. 47", "✓ t1 done", "✓ t2 done"]);
+  });
+
+  it("shows a model's reasoning collapsed to one line before the text it led to", () => {
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.reasoning", data: { agent: "summarizer", text: "The user wants totals. " } },
+      { type: "agent.reasoning", data: { agent: "summarizer", text: "North leads." } },
+      { type: "agent.delta", data: { agent: "summarizer", text: "North: 220" } },
+      { type: "run.succeeded", data: { result: "North: 220", files: [] } },
+    ]);
+    expect(lines[0]).toBe("  [summarizer] ▸ reasoning (35 characters): The user wants totals. North leads.");
+    expect(lines[1]).toBe("  [summarizer] North: 220");
+  });
+
+  it("without deltas, the thought is the text; without either, the task's result is on its line", () => {
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.thought", data: { agent: "planner", text: "Plan recorded." } },
+      { type: "task.completed", data: { taskId: "t3", title: "z", iteration: 0, status: "succeeded", result: "42" } },
+    ]);
+    expect(lines).toEqual(["  [planner] Plan recorded.", "✓ t3 done: 42"]);
+  });
+
+  it("deltas with no thought after them still show, when the agent moves on or the stream ends", () => {
+    const renderer = new Renderer({ color: false });
+    const lines = feed(renderer, [
+      { type: "agent.delta", data: { agent: "react", text: "Let me compute." } },
+      { type: "tool.called", data: { agent: "react", callId: "c1", tool: "calculator", arguments: { expression: "1+1" } } },
+      { type: "agent.delta", data: { agent: "react", text: "It is 2." } },
+    ]);
+    expect(lines).toEqual(["  [react] Let me compute.", '  [react] → calculator {"expression":"1+1"}']);
+    expect(renderer.flushAll()).toEqual(["  [react] It is 2."]);
+  });
+
+  it("does not list files the answer already names", () => {
+    const renderer = new Renderer({ color: false });
+    feed(renderer, [{ type: "run.succeeded", data: { result: "Done.\nFiles: report.md", files: ["report.md"] } }]);
+    const run = {
+      files: [
+        { name: "report.md", bytes: 10 },
+        { name: "data.csv", bytes: 5 },
+      ],
+      usage: {},
+      result: "",
+    } as any;
+    expect(renderer.summary(run).filter((l) => l.startsWith("Files:"))).toEqual(["Files: data.csv (5 bytes)"]);
+  });
+});
+
+describe("command line: list, cancel, decide, open", () => {
+  const env = { STEPWISE_URL: "http://x:1", STEPWISE_API_KEY: "k" };
+  it.each([
+    [["list"], { name: "list", query: { limit: 20 } }],
+    [
+      ["list", "--status", "awaiting_input", "--session", "ses_1", "--limit", "5"],
+      { name: "list", query: { status: "awaiting_input", sessionId: "ses_1", limit: 5 } },
+    ],
+    [["cancel", "run_1"], { name: "cancel", runId: "run_1" }],
+    [["open", "run_1"], { name: "open", runId: "run_1" }],
+    [["decide", "run_1", "int_1", "approve"], { name: "decide", runId: "run_1", interruptId: "int_1", body: { decision: "approve" } }],
+    [
+      ["decide", "run_1", "int_1", "reject", "no", "files", "today"],
+      { name: "decide", body: { decision: "reject", message: "no files today" } },
+    ],
+    [["decide", "run_1", "int_1", "answer", "Paris"], { name: "decide", body: { decision: "answer", message: "Paris" } }],
+    [
+      ["decide", "run_1", "int_1", "edit", "--arguments", '{"filename":"a.md"}'],
+      { name: "decide", body: { decision: "edit", arguments: { filename: "a.md" } } },
+    ],
+  ])("%j", (argv, expected) => {
+    expect(parseCommandLine(argv, env)).toMatchObject(expected);
+  });
+
+  it.each([
+    [["list", "--status", "done"], "--status is one of"],
+    [["list", "--limit", "0"], "--limit is a whole number"],
+    [["list", "extra"], "takes no arguments"],
+    [["cancel"], "takes one run id"],
+    [["decide", "run_1", "int_1"], "takes a run id, an interrupt id and a decision"],
+    [["decide", "run_1", "int_1", "maybe"], "The decision is one of"],
+    [["decide", "run_1", "int_1", "answer"], "'answer' needs the answer"],
+    [["decide", "run_1", "int_1", "edit"], "'edit' needs the new arguments"],
+    [["decide", "run_1", "int_1", "edit", "--arguments", "{nope"], "--arguments is not JSON"],
+    [["decide", "run_1", "int_1", "approve", "--arguments", "{}"], "--arguments goes with 'edit'"],
+    [["cancel", "run_1", "--status", "failed"], "--status goes with 'list'"],
+  ])("%j is a usage error", (argv, message) => {
+    expect(() => parseCommandLine(argv, env)).toThrow(UsageError);
+    expect(() => parseCommandLine(argv, env)).toThrow(message);
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { respond } from "../../../../infra/offlineModel/brain.js";
+import { findToolDirectives } from "../../../../infra/offlineModel/directives.js";
+import { rejectionReason, reviseSteps, shownSteps } from "../../../../infra/offlineModel/planRevision.js";
+import { plannerPrompt } from "../../../../shared/agent/prompts.js";
+import { defaultPersona, personaOf } from "../../../../shared/tools/persona.js";
+
+const tool = (name: string) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
+
+describe("use <tool> {json arguments}", () => {
+  it("finds each directive with its arguments, braces inside strings included", () => {
+    expect(findToolDirectives('use everything__add {"a": 2, "b": 3} and use echo {"message": "a } b"} then use ping')).toEqual([
+      { name: "everything__add", arguments: { a: 2, b: 3 }, text: 'use everything__add {"a": 2, "b": 3}' },
+      { name: "echo", arguments: { message: "a } b" }, text: 'use echo {"message": "a } b"}' },
+      { name: "ping", arguments: {}, text: "use ping" },
+    ]);
+    expect(findToolDirectives('use broken {"a": ')).toEqual([{ name: "broken", arguments: {}, text: "use broken" }]);
+    expect(findToolDirectives('use list {"not": json}')).toEqual([]);
+  });
+
+  it("an executor calls any offered tool a directive names, and only offered ones", () => {
+    const reply = respond({
+      messages: [{ role: "user", content: 'Your task: use web__fetch {"url": "https://example.com"}' }],
+      tools: [tool("web__fetch"), tool("calculator")],
+    });
+    expect(reply.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["web__fetch", { url: "https://example.com" }]]);
+    const notOffered = respond({ messages: [{ role: "user", content: "use run_code {}" }], tools: [tool("text_stats")] });
+    expect(notOffered.toolCalls.map((c) => c.name)).toEqual(["text_stats"]);
+  });
+
+  it("the planner makes each directive a task of the first step, so they run in parallel", () => {
+    const team = plannerPrompt({ tools: ["a__x", "b__y"].map((name) => ({ name, description: name, access: "read" as const })) });
+    const reply = respond({
+      messages: [
+        { role: "system", content: team },
+        { role: "user", content: 'Request: use a__x {"n": 1} and use b__y {}' },
+      ],
+      tools: [tool("planning")],
+    });
+    const plan = reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] };
+    expect(plan.steps[0]!.tasks).toEqual(['use a__x {"n": 1}', "use b__y {}"]);
+  });
+});
+
+describe("plan revision after a rejection", () => {
+  const shown = [
+    "Plan: p",
+    "Steps:",
+    "1. [not_started] Gather the facts",
+    "   - Evaluate 1+1 with the calculator",
+    "   - Measure the request text with text_stats",
+    "   done when: all done",
+    "2. [not_started] Write the report",
+    "   - Write a report of the results to report.md with write_artifact",
+  ].join("\n");
+
+  it("reads the reason and the shown steps", () => {
+    expect(rejectionReason("The user rejected this plan: no report. please. Revise it with the planning tool.")).toBe("no report. please");
+    expect(rejectionReason("The user rejected this plan. Revise it with the planning tool.")).toBe("");
+    expect(rejectionReason("Revise the plan if the results call for it")).toBeUndefined();
+    expect(shownSteps(shown).map((s) => [s.title, s.tasks.length, s.done_when])).toEqual([
+      ["Gather the facts", 2, "all done"],
+      ["Write the report", 1, undefined],
+    ]);
+  });
+
+  it("drops the step the reason names, else the task, else adds a step for the reason", () => {
+    const steps = shownSteps(shown);
+    expect(reviseSteps(steps, "No reports please").steps.map((s) => s.title)).toEqual(["Gather the facts"]);
+    const noStats = reviseSteps(steps, "skip text_stats");
+    expect(noStats.steps[0]!.tasks).toEqual(["Evaluate 1+1 with the calculator"]);
+    expect(noStats.steps).toHaveLength(2);
+    const added = reviseSteps(steps, "Add more detail");
+    expect(added.steps.map((s) => s.title)).toEqual(["Gather the facts", "Write the report", "Address the feedback: Add more detail"]);
+  });
+});
+
+describe("personas", () => {
+  it("takes the model's job title (at most 6 words), else one derived from the tool", () => {
+    expect(personaOf({ persona: "  Senior   data analyst " }, undefined, "calculator")).toBe("Senior data analyst");
+    expect(personaOf({ persona: "one two three four five six seven" }, undefined, "calculator")).toBe("one two three four five six");
+    expect(personaOf({}, undefined, "text_stats")).toBe("Text stats specialist");
+    expect(personaOf({ persona: "" }, undefined, "crm__createLead")).toBe("Create lead specialist");
+    expect(defaultPersona("everything__add")).toBe("Add specialist");
+  });
+});

@@ -1,0 +1,566 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { EMPTY_ANSWER_CORRECTION, type LoopOptions, runAgentLoop } from "../../../../shared/agent/loop.js";
+import { ScopeJournal } from "../../../../shared/agent/scopeJournal.js";
+import { loadConfig } from "../../../../shared/config.js";
+import type { EventBody } from "../../../../shared/contracts/events.js";
+import { JsonContractModel } from "../../../../shared/llm/jsonContractModel.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../../../shared/llm/types.js";
+import { tokenCounterFor } from "../../../../shared/memory/tokens.js";
+import { fileText } from "../../../../shared/ports/files.js";
+import type { Tool } from "../../../../shared/ports/tools.js";
+import type { Services } from "../../../../shared/services.js";
+import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
+import { readArtifact } from "../../../../shared/tools/artifacts.js";
+import { ToolRegistry } from "../../../../shared/tools/registry.js";
+import { defineTool } from "../../../../shared/tools/tool.js";
+
+/**
+ * The agent loop with its stores replaced by in-memory fakes (the journal keeps its records in a
+ * map that outlives one loop, as DynamoDB would), a scripted model and tools that wait: what the
+ * loop sends the model, which tools run when, and what it records.
+ */
+
+type Step = { text?: string; calls?: { id: string; name: string; args: unknown }[]; stream?: boolean };
+type ModelFn = (request: ChatRequest, index: number) => Step | Promise<Step>;
+
+function harness(
+  model: ModelFn,
+  config: Partial<Services["config"]> = {},
+  wrap: (model: ChatModel) => ChatModel = (m) => m,
+  /** How the journal's records are written (at once, by default). */
+  commit: () => Promise<void> = async () => undefined,
+) {
+  const requests: { messages: ChatMessage[]; tools?: unknown[] }[] = [];
+  const events: EventBody[] = [];
+  const usage: Record<string, number>[] = [];
+  const files = new MemoryFileStore();
+  const journals = new Map<string, Map<string, unknown>>();
+  /** The run record's status, as the loop reads it before each round and before running tools. */
+  const state = { status: "running" };
+  const chat: ChatModel = {
+    name: "gpt-4o-mini",
+    async complete(request) {
+      requests.push(structuredClone({ messages: request.messages, tools: request.tools }));
+      const step = await model(request, requests.length - 1);
+      if (step.stream && step.text) request.onText?.(step.text);
+      const response: ChatResponse = {
+        content: step.text ?? null,
+        toolCalls: (step.calls ?? []).map((c) => ({
+          id: c.id,
+          name: c.name,
+          arguments: typeof c.args === "string" ? c.args : JSON.stringify(c.args),
+        })),
+        finishReason: step.calls?.length ? "tool_calls" : "stop",
+        usage: { promptTokens: 10, completionTokens: 5 },
+      };
+      return response;
+    },
+  };
+  const services = {
+    config: { CONTEXT_BUDGET_TOKENS: 100_000, TOOL_CONCURRENCY: 2, ...config },
+    model: wrap(chat),
+    journal: {
+      async load(runId: string, scope: string) {
+        if (!journals.has(scope)) journals.set(scope, new Map());
+        return new ScopeJournal({ commit }, runId, scope, journals.get(scope)!);
+      },
+    },
+    runs: {
+      get: async (runId: string) => ({ runId, status: state.status }),
+      status: async () => state.status,
+      // What a failed model call cost is added to the run before the error ends the step.
+      update: async (_runId: string, _patch: unknown, _onlyIf: unknown, u?: Record<string, number>) => void (u && usage.push(u)),
+    },
+    events: { append: async (_runId: string, bodies: EventBody[]) => void events.push(...bodies) },
+    files,
+    interrupts: { get: async () => undefined },
+  } as unknown as Services;
+
+  // As the agents do: write what the loop leaves unwritten, wait for its events, count its usage.
+  const run = async (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) => {
+    const { usage: spent, journal, events: appended, ...outcome } = await loopOnce(options, deadline);
+    await Promise.all([journal.flush(), appended]);
+    if (spent.llmCalls) usage.push(spent);
+    return outcome;
+  };
+  const loopOnce = (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) =>
+    runAgentLoop(
+      { runId: "run_test", ports: services, deadline },
+      {
+        scope: "task#0#t1",
+        role: "executor",
+        taskId: "t1",
+        system: () => "You are a test agent.",
+        conversation: [{ role: "user", content: "Do the task." }],
+        maxRounds: 10,
+        ...options,
+        tools: new ToolRegistry(options.tools),
+      },
+    );
+  return { run, requests, events, usage, files, state };
+}
+
+const ofType = <T extends EventBody["type"]>(events: EventBody[], type: T) =>
+  events.filter((e): e is Extract<EventBody, { type: T }> => e.type === type);
+
+/** A tool that waits `ms` and tracks how many of its calls run at once. */
+function waitingTool() {
+  const state = { inFlight: 0, maxInFlight: 0, started: [] as string[], finished: [] as string[] };
+  const tool = defineTool({
+    name: "wait",
+    description: "Waits.",
+    access: "read",
+    parameters: z.object({ label: z.string(), ms: z.number() }),
+    async run({ label, ms }) {
+      state.inFlight++;
+      state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+      state.started.push(label);
+      await delay(ms);
+      state.finished.push(label);
+      state.inFlight--;
+      return `${label} done`;
+    },
+  });
+  return { tool, state };
+}
+
+const WAITS = [
+  // A outlasts B, C and D run one after another by a wide margin, also on a loaded machine.
+  { id: "c1", label: "A", ms: 600 },
+  { id: "c2", label: "B", ms: 10 },
+  { id: "c3", label: "C", ms: 60 },
+  { id: "c4", label: "D", ms: 5 },
+];
+const waitCalls = () => WAITS.map((w) => ({ id: w.id, name: "wait", args: { label: w.label, ms: w.ms } }));
+const callsThenAnswer: ModelFn = (request) => (request.messages.at(-1)!.role === "tool" ? { text: "All done." } : { calls: waitCalls() });
+
+describe("agent loop: parallel tool calls", () => {
+  it("runs one response's calls at most toolConcurrency at once, and feeds the results back in call order", async () => {
+    const { tool, state } = waitingTool();
+    const h = harness(callsThenAnswer);
+    const outcome = await h.run({ tools: [tool], toolConcurrency: 2 });
+
+    expect(outcome).toEqual({ kind: "answer", text: "All done.", rounds: 2 });
+    expect(state.maxInFlight).toBe(2);
+    expect(state.finished[0]).toBe("B"); // they finished out of order …
+    expect(state.finished.at(-1)).toBe("A");
+    const tail = h.requests[1]!.messages.slice(-4); // … and come back in call order
+    expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(
+      WAITS.map((w) => ["tool", w.id, `${w.label} done`]),
+    );
+    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(WAITS.map((w) => w.id));
+    expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
+      WAITS.map((w) => ({
+        agent: "executor",
+        taskId: "t1",
+        callId: w.id,
+        tool: "wait",
+        arguments: { label: w.label, ms: w.ms },
+        persona: "Wait specialist",
+      })),
+    );
+    expect(h.usage[0]).toMatchObject({ llmCalls: 2, toolCalls: 4, promptTokens: 20, completionTokens: 10 });
+  });
+
+  it("counts a tool's own model calls (a report written live) in the run's usage", async () => {
+    const writer = defineTool({
+      name: "write",
+      description: "Writes with the model.",
+      access: "write",
+      parameters: z.object({}),
+      async run(_args, context) {
+        const reply = await context.model!.complete({ role: "executor", messages: [{ role: "user", content: "Write it." }] });
+        return reply.content ?? "";
+      },
+    });
+    const h = harness((request) =>
+      request.messages.at(-1)!.content === "Write it."
+        ? { text: "The report." }
+        : request.messages.at(-1)!.role === "tool"
+          ? { text: "Written." }
+          : { calls: [{ id: "w1", name: "write", args: {} }] },
+    );
+    expect(await h.run({ tools: [writer] })).toMatchObject({ kind: "answer", text: "Written." });
+    expect(h.requests).toHaveLength(3);
+    expect(h.usage.at(-1)).toMatchObject({ llmCalls: 3, toolCalls: 1, promptTokens: 30, completionTokens: 15 });
+  });
+
+  it("takes the limit from TOOL_CONCURRENCY when the agent gives none (default 2)", async () => {
+    expect(loadConfig({ TABLE_NAME: "t" }).TOOL_CONCURRENCY).toBe(2);
+    const { tool, state } = waitingTool();
+    await harness(callsThenAnswer, { TOOL_CONCURRENCY: 3 }).run({ tools: [tool] });
+    expect(state.maxInFlight).toBe(3);
+  });
+});
+
+describe("agent loop: long tool output", () => {
+  const OUTPUT = Array.from({ length: 400 }, (_, i) => `row ${i}: ${"v".repeat(60)}`).join("\n");
+  const big = defineTool({ name: "big", description: "Big output.", access: "read", parameters: z.object({}), run: async () => OUTPUT });
+
+  it("cuts it for the model, with a pointer to the artifact that keeps it whole", async () => {
+    expect(OUTPUT.length).toBeGreaterThan(20_000);
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "Seen." } : { calls: [{ id: "call/1:x", name: "big", args: {} }] },
+    );
+    await h.run({ tools: [big] });
+
+    // Named by scope, round and call: call ids are only unique within one agent's conversation.
+    const name = "tool-output-task_0_t1-0-call_1_x.txt";
+    expect(fileText((await h.files.get("run_test", name))!)).toBe(OUTPUT);
+    const shown = h.requests[1]!.messages.at(-1)!;
+    expect(shown.role).toBe("tool");
+    const content = shown.content as string;
+    expect(content.length).toBeLessThanOrEqual(10_000);
+    expect(OUTPUT.startsWith(content.slice(0, content.indexOf("\n[Output truncated")))).toBe(true);
+    expect(content).toContain(`"${name}"`);
+    expect(content).toContain(`of ${OUTPUT.length} characters`);
+    const [event] = ofType(h.events, "tool.result");
+    expect(event!.data.output.length).toBeLessThanOrEqual(2_000);
+  });
+
+  it("a cut output can be read to its end: read_artifact from the offset each reply names, never cut again", async () => {
+    const next = (text: string) => /"offset": (\d+)\}/.exec(text)?.[1];
+    const h = harness((request) => {
+      const last = request.messages.at(-1)!;
+      if (last.role !== "tool") return { calls: [{ id: "c0", name: "big", args: {} }] };
+      const offset = next(last.content as string);
+      const name = /"filename": "([^"]+)"/.exec(last.content as string)?.[1];
+      return offset
+        ? { calls: [{ id: `c${offset}`, name: "read_artifact", args: { filename: name, offset: Number(offset) } }] }
+        : { text: "Read it all." };
+    });
+    const outcome = await h.run({ tools: [big, readArtifact], maxRounds: 20 });
+    expect(outcome).toMatchObject({ kind: "answer", text: "Read it all." });
+    // What the model was shown, stitched together: the head, then each read, is the whole output.
+    const shown = h.requests
+      .slice(1)
+      .map((r) => (r.messages.at(-1)!.content as string).replace(/\n\[(Output truncated|characters \d+–\d+ of)[^\]]*\]$/, ""));
+    expect(shown.join("")).toBe(OUTPUT);
+    expect(h.requests.length).toBeGreaterThan(4);
+    for (const r of h.requests.slice(2)) expect(String(r.messages.at(-1)!.content)).not.toContain("[Output truncated");
+  });
+});
+
+describe("agent loop: prompts", () => {
+  const LONG = "https://files.example.com/exports/2024/12/customers-full-export.csv?signature=0123456789abcdef";
+  const echo = defineTool({
+    name: "echo",
+    description: "Echo.",
+    access: "read",
+    parameters: z.object({ url: z.string() }),
+    run: async ({ url }) => `fetched ${url}`,
+  });
+
+  it("shows the model placeholders for long URLs and gives tools the real URL back", async () => {
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "echo", args: { url: "[url:1]" } }] },
+    );
+    await h.run({ tools: [echo], conversation: [{ role: "user", content: `Fetch ${LONG} please` }] });
+    expect(h.requests[0]!.messages[1]).toEqual({ role: "user", content: "Fetch [url:1] please" });
+    expect(ofType(h.events, "tool.called")[0]!.data.arguments).toEqual({ url: LONG });
+    expect(ofType(h.events, "tool.result")[0]!.data.output).toBe(`fetched ${LONG}`);
+    expect(h.requests[1]!.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "fetched [url:1]" });
+    expect(JSON.stringify(h.requests)).not.toContain(LONG);
+  });
+
+  it("restores placeholders in what a person reads: the answer, its deltas (a placeholder split across them too) and thoughts", async () => {
+    const h = harness((request) => {
+      // The placeholder arrives cut in three pieces, as tokens do.
+      for (const piece of ["The data is at [u", "rl:", "1] now."]) request.onText?.(piece);
+      return { text: "The data is at [url:1] now." };
+    });
+    const outcome = await h.run({ tools: [], conversation: [{ role: "user", content: `Where is ${LONG}?` }] });
+    expect(h.requests[0]!.messages[1]).toEqual({ role: "user", content: "Where is [url:1]?" });
+    expect(outcome).toMatchObject({ kind: "answer", text: `The data is at ${LONG} now.` });
+    const deltas = ofType(h.events, "agent.delta").map((e) => e.data.text);
+    expect(deltas.join("")).toBe(`The data is at ${LONG} now.`);
+    expect(deltas.join("")).not.toContain("[u");
+
+    const unstreamed = harness(() => ({ text: "See [url:1]." }));
+    const answered = await unstreamed.run({ tools: [], conversation: [{ role: "user", content: `Where is ${LONG}?` }] });
+    expect(answered).toMatchObject({ text: `See ${LONG}.` });
+    expect(ofType(unstreamed.events, "agent.thought")[0]!.data.text).toBe(`See ${LONG}.`);
+  });
+
+  it("builds the system prompt afresh for every model call", async () => {
+    let built = 0;
+    const { tool } = waitingTool();
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "ok" } : { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] },
+    );
+    await h.run({ tools: [tool], system: () => `System prompt #${++built}` });
+    expect(h.requests.map((r) => r.messages[0])).toEqual([
+      { role: "system", content: "System prompt #1" },
+      { role: "system", content: "System prompt #2" },
+    ]);
+  });
+
+  it("fits the history to CONTEXT_BUDGET_TOKENS, keeping the current request", async () => {
+    const history: ChatMessage[] = [
+      { role: "user", content: `Earlier: ${"blah ".repeat(300)}` },
+      { role: "assistant", content: "Earlier answer." },
+    ];
+    const h = harness(() => ({ text: "ok" }), { CONTEXT_BUDGET_TOKENS: 100 });
+    await h.run({ tools: [], conversation: [...history, { role: "user", content: "Now this." }] });
+    expect(h.requests[0]!.messages).toEqual([
+      { role: "system", content: "You are a test agent." },
+      { role: "user", content: "Now this." },
+    ]);
+    const roomy = harness(() => ({ text: "ok" }));
+    await roomy.run({ tools: [], conversation: [...history, { role: "user", content: "Now this." }] });
+    expect(roomy.requests[0]!.messages).toHaveLength(4);
+  });
+
+  it("coalesces streamed text into agent.delta events of the agent", async () => {
+    const h = harness((request) => {
+      for (const piece of ["Hel", "lo ", "wor", "ld"]) request.onText?.(piece);
+      return { text: "Hello world" };
+    });
+    await h.run({ tools: [] });
+    const deltas = ofType(h.events, "agent.delta");
+    expect(deltas.map((e) => e.data.text).join("")).toBe("Hello world");
+    expect(deltas.length).toBeLessThan(4);
+    expect(deltas[0]!.data).toMatchObject({ agent: "executor", taskId: "t1" });
+  });
+});
+
+describe("agent loop: budget, deadline and replay", () => {
+  it("stops after maxRounds with a budget outcome naming the last progress", async () => {
+    const { tool } = waitingTool();
+    const h = harness((_request, i) => ({
+      text: `step ${i + 1}`,
+      calls: [{ id: `c${i}`, name: "wait", args: { label: `L${i}`, ms: 1 } }],
+    }));
+    const outcome = await h.run({ tools: [tool], maxRounds: 3 });
+    expect(outcome).toEqual({ kind: "budget", rounds: 3, text: "Stopped after 3 rounds, the round budget. Last progress: step 3" });
+    expect(h.requests).toHaveLength(3);
+  });
+
+  it("hands back (paused) instead of starting a round after the deadline", async () => {
+    const h = harness(() => ({ text: "never" }));
+    const outcome = await h.run({ tools: [] }, Date.now() - 1);
+    expect(outcome).toEqual({ kind: "paused", rounds: 0 });
+    expect(h.requests).toHaveLength(0);
+  });
+
+  it("stops without running the tools when the run ends (a cancel) while the model is thinking", async () => {
+    let runs = 0;
+    const counted = defineTool({
+      name: "count",
+      description: "Counts.",
+      access: "write",
+      parameters: z.object({}),
+      run: async () => `run ${++runs}`,
+    });
+    const h = harness(() => {
+      h.state.status = "cancelled";
+      return { calls: [{ id: "c1", name: "count", args: {} }] };
+    });
+    const outcome = await h.run({ tools: [counted] });
+    expect(outcome).toEqual({ kind: "ended", rounds: 0 });
+    expect(runs).toBe(0);
+    expect(ofType(h.events, "tool.result")).toHaveLength(0);
+  });
+
+  it("a cancel during a tool round aborts the next model call: the loop ends without its answer", async () => {
+    const cancelling = defineTool({
+      name: "look",
+      description: "Looks.",
+      access: "read",
+      parameters: z.object({}),
+      run: async () => {
+        h.state.status = "cancelled";
+        return "seen";
+      },
+    });
+    let aborted = false;
+    const h = harness((request, i) => {
+      if (i === 0) return { calls: [{ id: "c1", name: "look", args: {} }] };
+      // The second call thinks until it is aborted.
+      return new Promise((_resolve, reject) =>
+        request.signal!.addEventListener("abort", () => {
+          aborted = true;
+          reject(request.signal!.reason);
+        }),
+      );
+    });
+    expect(await h.run({ tools: [cancelling] })).toEqual({ kind: "ended", rounds: 1 });
+    expect(aborted).toBe(true);
+    expect(ofType(h.events, "agent.thought")).toHaveLength(0);
+    expect(h.usage).toEqual([{ llmCalls: 1, promptTokens: 10, completionTokens: 5, toolCalls: 1 }]); // the aborted call is no failure to charge
+  });
+
+  it("the next model call does not wait for the last round's records to be written; the loop ends only once they are", async () => {
+    const { tool } = waitingTool();
+    let written = 0;
+    let release!: () => void;
+    const slowWrite = new Promise<void>((resolve) => (release = resolve));
+    const h = harness(
+      (_request, i) => (i === 0 ? { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] } : { text: "Done." }),
+      {},
+      undefined,
+      async () => {
+        await slowWrite;
+        written++;
+      },
+    );
+    const outcome = h.run({ tools: [tool] });
+    await vi.waitFor(() => expect(h.requests).toHaveLength(2));
+    expect(written).toBe(0);
+    release();
+    expect(await outcome).toEqual({ kind: "answer", text: "Done.", rounds: 2 });
+    expect(written).toBeGreaterThan(0);
+  });
+
+  it("a failed write of the last round's records fails the loop with that error, and aborts the call in flight", async () => {
+    const { tool } = waitingTool();
+    let aborted = false;
+    const h = harness(
+      (request, i) => {
+        if (i === 0) return { calls: [{ id: "c1", name: "wait", args: { label: "A", ms: 1 } }] };
+        return new Promise((_resolve, reject) =>
+          request.signal!.addEventListener("abort", () => {
+            aborted = true;
+            reject(new Error("aborted"));
+          }),
+        );
+      },
+      {},
+      undefined,
+      async () => {
+        throw new Error("ProvisionedThroughputExceededException");
+      },
+    );
+    await expect(h.run({ tools: [tool] })).rejects.toThrow("ProvisionedThroughputExceededException");
+    expect(aborted).toBe(true);
+  });
+
+  it("does not call the model for a run that has already ended", async () => {
+    const h = harness(() => ({ text: "never" }));
+    h.state.status = "timed_out";
+    expect(await h.run({ tools: [] })).toEqual({ kind: "ended", rounds: 0 });
+    expect(h.requests).toHaveLength(0);
+  });
+
+  it("replays a finished loop from its journal: no model call, no tool run, no new events", async () => {
+    let runs = 0;
+    const counted = defineTool({
+      name: "count",
+      description: "Counts.",
+      access: "write",
+      parameters: z.object({}),
+      run: async () => `run ${++runs}`,
+    });
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool" ? { text: "Counted." } : { calls: [{ id: "c1", name: "count", args: {} }] },
+    );
+    const first = await h.run({ tools: [counted] });
+    const recorded = { requests: h.requests.length, events: h.events.length, usage: h.usage.length };
+    const again = await h.run({ tools: [counted] });
+    expect(again).toEqual(first);
+    expect(runs).toBe(1);
+    expect({ requests: h.requests.length, events: h.events.length, usage: h.usage.length }).toEqual(recorded);
+  });
+});
+
+describe("agent loop: what the model says and what it costs", () => {
+  it("an empty answer is sent back once with a correction; a real answer then ends the loop", async () => {
+    const h = harness((_request, i) => (i === 0 ? { text: "" } : { text: "Here it is." }));
+    expect(await h.run({ tools: [] })).toEqual({ kind: "answer", text: "Here it is.", rounds: 2 });
+    expect(h.requests[1]!.messages.at(-1)).toEqual({ role: "user", content: EMPTY_ANSWER_CORRECTION });
+    expect(h.usage[0]).toMatchObject({ llmCalls: 2 }); // the empty answer was paid for too
+  });
+
+  it("a second empty answer ends the loop as empty (the agent fails with a clear error), after exactly one correction", async () => {
+    const h = harness(() => ({ text: "  " }));
+    expect(await h.run({ tools: [] })).toEqual({ kind: "empty", rounds: 2 });
+    expect(h.requests).toHaveLength(2);
+    expect(h.requests[1]!.messages.filter((m) => m.content === EMPTY_ANSWER_CORRECTION)).toHaveLength(1);
+  });
+
+  it("streamed text is one fact: agent.delta only, no agent.thought repeating it; unstreamed text is one agent.thought", async () => {
+    const streamed = harness(() => ({ text: "Streamed answer.", stream: true }));
+    await streamed.run({ tools: [] });
+    expect(
+      ofType(streamed.events, "agent.delta")
+        .map((e) => e.data.text)
+        .join(""),
+    ).toBe("Streamed answer.");
+    expect(ofType(streamed.events, "agent.thought")).toEqual([]);
+
+    const whole = harness(() => ({ text: "Whole answer." }));
+    await whole.run({ tools: [] });
+    expect(ofType(whole.events, "agent.delta")).toEqual([]);
+    expect(ofType(whole.events, "agent.thought").map((e) => e.data.text)).toEqual(["Whole answer."]);
+  });
+
+  it("a model call that fails is counted in usage (with what it reported it cost), and the error still ends the step", async () => {
+    const h = harness(() => {
+      throw Object.assign(new Error("the model broke its contract 3 times"), {
+        paidCalls: 3,
+        usage: { promptTokens: 30, completionTokens: 9 },
+      });
+    });
+    await expect(h.run({ tools: [] })).rejects.toThrow("3 times");
+    expect(h.usage).toEqual([{ llmCalls: 3, promptTokens: 30, completionTokens: 9, toolCalls: 0 }]);
+  });
+
+  it("JSON contract mode: a response after corrections counts every paid request, and so does a failure after three", async () => {
+    const h = harness(
+      (_request, i) => ({ text: i === 0 ? "not json" : JSON.stringify({ answer: "Fine." }) }),
+      {},
+      (model) => new JsonContractModel(model),
+    );
+    const pad = defineTool({ name: "pad", description: "Pads.", access: "read", parameters: z.object({}), run: async () => "x" });
+    expect(await h.run({ tools: [pad] })).toMatchObject({ kind: "answer", text: "Fine." });
+    expect(h.usage[0]).toMatchObject({ llmCalls: 2, promptTokens: 20, completionTokens: 10 });
+
+    const failing = harness(
+      () => ({ text: "never json" }),
+      {},
+      (model) => new JsonContractModel(model),
+    );
+    await expect(failing.run({ tools: [pad] })).rejects.toThrow(/JSON contract 3 times/);
+    expect(failing.usage).toEqual([{ llmCalls: 3, promptTokens: 30, completionTokens: 15, toolCalls: 0 }]);
+  });
+});
+
+describe("agent loop in JSON contract mode", () => {
+  it("gives every tool call of a run its own id, even when the history is cut between rounds", async () => {
+    // Earlier session turns that fit in round 1, and are dropped once this run's tool results grow.
+    const pad = defineTool({
+      name: "pad",
+      description: "Pads.",
+      access: "read",
+      parameters: z.object({}),
+      run: async () => "word ".repeat(400),
+    });
+    const history: ChatMessage[] = [
+      { role: "user", content: "old ".repeat(300) },
+      { role: "assistant", content: "Answer one." },
+      { role: "user", content: "older ".repeat(300) },
+      { role: "assistant", content: "Answer two." },
+    ];
+    const conversation: ChatMessage[] = [...history, { role: "user", content: "Now pad three times." }];
+    const counter = tokenCounterFor("gpt-4o-mini");
+    const budget =
+      counter.countMessages([{ role: "system", content: "You are a test agent." }, ...conversation]) +
+      counter.count(JSON.stringify(new ToolRegistry([pad]).specs())) +
+      5;
+    const h = harness(
+      (_request, i) => ({
+        text: i < 3 ? JSON.stringify({ tool_calls: [{ name: "pad", arguments: {} }] }) : JSON.stringify({ answer: "Padded." }),
+      }),
+      { CONTEXT_BUDGET_TOKENS: budget },
+      (model) => new JsonContractModel(model),
+    );
+    expect(await h.run({ tools: [pad], conversation })).toMatchObject({ kind: "answer", text: "Padded." });
+    expect(JSON.stringify(h.requests[0]!.messages)).toContain("Answer one."); // the history was there at first
+    const ids = ofType(h.events, "tool.called").map((e) => e.data.callId);
+    expect(ids).toHaveLength(3);
+    // Known bug: JsonContractModel numbers calls by the assistant messages in the (cut) prompt.
+    expect(new Set(ids).size, `call ids ${ids.join(", ")}`).toBe(3);
+  });
+});

@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { functionEnvironment, parseSettings } from "../../../../infra/aws/config.js";
+import { loadConfig } from "../../../../shared/config.js";
+import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
+import { RoleModel } from "../../../../shared/llm/roleModel.js";
+import { settingsFor } from "../../../../shared/llm/roleSettings.js";
+import { type Script, type ScriptedModel, startScriptedModel } from "../../../support/scriptedModel.js";
+
+const messages = [{ role: "user" as const, content: "Hi" }];
+let servers: ScriptedModel[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+
+async function serve(script: Script) {
+  const server = await startScriptedModel(script);
+  servers.push(server);
+  return server;
+}
+
+describe("per-role generation settings", () => {
+  it("sends each role's settings: JD Genie's defaults, then every role's, then the role's own", async () => {
+    const server = await serve(() => ({ text: "ok" }));
+    const model = new RoleModel(new OpenAIModel({ model: "main-model", baseURL: server.url, maxRetries: 0 }), {
+      roles: {
+        default: { temperature: 0.3 },
+        planner: { model: "planner-model", reasoningEffort: "low", maxOutputTokens: 1600 },
+        react: { temperature: null },
+      },
+    });
+    for (const role of ["summarizer", "planner", "executor", "react"] as const) await model.complete({ messages, role });
+    const [summarizer, planner, executor, react] = server.requests;
+    expect(summarizer).toMatchObject({ model: "main-model", temperature: 0.3, max_tokens: 8192 });
+    expect(planner).toMatchObject({ model: "planner-model", temperature: 0.3, max_tokens: 1600, reasoning_effort: "low" });
+    expect(executor).toMatchObject({ model: "main-model", temperature: 0.3, max_tokens: 8192 });
+    expect(executor).not.toHaveProperty("reasoning_effort");
+    expect(react).not.toHaveProperty("temperature");
+    expect(settingsFor("summarizer")).toEqual({ maxOutputTokens: 8192, temperature: 0.01 });
+  });
+
+  it("names the output limit max_completion_tokens where the endpoint wants it (OpenAI, Azure)", async () => {
+    const server = await serve(() => ({ text: "ok" }));
+    await new OpenAIModel({ model: "o4-mini", baseURL: server.url, maxRetries: 0, maxTokensField: "max_completion_tokens" }).complete({
+      messages,
+      settings: { maxOutputTokens: 500 },
+    });
+    expect(server.requests[0]).toMatchObject({ max_completion_tokens: 500 });
+    expect(server.requests[0]).not.toHaveProperty("max_tokens");
+    expect(loadConfig({ TABLE_NAME: "t" }).STEPWISE_MAX_TOKENS_FIELD).toBe("auto");
+  });
+
+  it("reads role settings from the environment and from deployment settings, and says what is wrong", () => {
+    const json = '{"summarizer":{"temperature":0.2},"planner":{"model":"qwen-plus"}}';
+    expect(loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json }).STEPWISE_ROLE_SETTINGS).toEqual({
+      summarizer: { temperature: 0.2 },
+      planner: { model: "qwen-plus" },
+    });
+    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"summariser":{}}' })).toThrow(
+      /STEPWISE_ROLE_SETTINGS.*summariser/,
+    );
+    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"planner":{"temperature":7}}' })).toThrow(
+      /STEPWISE_ROLE_SETTINGS\.planner\.temperature/,
+    );
+    const deployed = parseSettings({
+      openAiBaseUrl: "https://models.example.com/v1",
+      roleSettings: { planner: { reasoningEffort: "high" } },
+      fallbackModel: "small",
+    });
+    expect(functionEnvironment(deployed)).toMatchObject({
+      STEPWISE_ROLE_SETTINGS: '{"planner":{"reasoningEffort":"high"}}',
+      STEPWISE_FALLBACK_MODEL: "small",
+    });
+    expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: "not json" })).toThrow(/roleSettings/);
+  });
+});
+
+describe("the fallback model", () => {
+  it("answers when the first model stays unavailable after its retries, and says so", async () => {
+    const first = await serve([{ status: 503 }, { status: 503 }]);
+    const second = await serve([{ text: "From the fallback." }]);
+    const model = new RoleModel(new OpenAIModel({ model: "big", baseURL: first.url, maxRetries: 1 }), {
+      roles: { planner: { model: "big-planner" } },
+      fallback: new OpenAIModel({ model: "small", baseURL: second.url, maxRetries: 0 }),
+    });
+    const response = await model.complete({ messages, role: "planner" });
+    expect(response).toMatchObject({ content: "From the fallback.", model: "small", fallback: true });
+    expect(first.requests).toHaveLength(2);
+    expect(second.requests[0]).toMatchObject({ model: "small" });
+  });
+
+  it("is not asked when the first model rejects the request (a 400 fails the same everywhere)", async () => {
+    const first = await serve([{ status: 400, message: "bad request" }]);
+    const second = await serve([{ text: "never" }]);
+    const model = new RoleModel(new OpenAIModel({ model: "big", baseURL: first.url, maxRetries: 0 }), {
+      fallback: new OpenAIModel({ model: "small", baseURL: second.url, maxRetries: 0 }),
+    });
+    await expect(model.complete({ messages })).rejects.toMatchObject({ name: "Stepwise.ModelRejected" });
+    expect(second.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,126 @@
+import { TaskState } from "@a2a-js/sdk";
+import { describe, expect, it } from "vitest";
+import type { Interrupt } from "../../../../shared/contracts/interrupts.js";
+import { emptyUsage, type RunRecord, RunStatus } from "../../../../shared/contracts/run.js";
+import { pushBody, pushHeaders, taskOf } from "../../../../shared/protocols/a2a.js";
+
+/** The A2A view of a run (shared/protocols/a2a.ts): states, the pause as a status message, artifacts, push bodies. */
+
+const run = (fields: Partial<RunRecord> = {}): RunRecord => ({
+  schemaVersion: 1,
+  runId: "run_1",
+  tenantId: "t",
+  sessionId: "ses_1",
+  status: "running",
+  requestedMode: "auto",
+  input: "Compute 17*23",
+  metadata: {},
+  usage: emptyUsage(),
+  executionArn: "arn",
+  createdAt: "2026-11-26T00:00:00.000Z",
+  updatedAt: "2026-11-26T00:00:01.000Z",
+  ...fields,
+});
+
+const pause = (fields: Partial<Interrupt> = {}): Interrupt => ({
+  schemaVersion: 1,
+  interruptId: "int_1",
+  runId: "run_1",
+  kind: "tool_approval",
+  status: "pending",
+  summary: "write_artifact report.md",
+  toolName: "write_artifact",
+  arguments: { name: "report.md" },
+  createdAt: "2026-11-26T00:00:01.000Z",
+  ...fields,
+});
+
+const text = (task: ReturnType<typeof taskOf>) =>
+  task.status!.message!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("");
+
+describe("a run as an A2A task", () => {
+  it.each([
+    ["queued", TaskState.TASK_STATE_SUBMITTED],
+    ["running", TaskState.TASK_STATE_WORKING],
+    ["succeeded", TaskState.TASK_STATE_COMPLETED],
+    ["failed", TaskState.TASK_STATE_FAILED],
+    ["timed_out", TaskState.TASK_STATE_FAILED],
+    ["cancelled", TaskState.TASK_STATE_CANCELED],
+    ["interrupted", TaskState.TASK_STATE_CANCELED],
+  ] as const)("%s is %s", (status, state) => {
+    expect(taskOf(run({ status }), [], [], "https://api").status!.state).toBe(state);
+  });
+
+  it("maps every run status", () => {
+    for (const status of RunStatus.options) expect(taskOf(run({ status }), [pause()], [], "").status!.state).toBeGreaterThan(0);
+  });
+
+  it("a pending pause is input-required: the status message names it and how to reply, with a data part listing the pauses", () => {
+    const task = taskOf(run({ status: "awaiting_input" }), [pause()], [], "https://api");
+    expect(task.status!.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(text(task)).toContain("write_artifact report.md");
+    expect(text(task)).toContain("'approve', or 'reject: <why>'");
+    const data = task.status!.message!.parts.find((p) => p.content?.$case === "data")!.content!.value;
+    expect(data).toEqual({
+      interrupts: [
+        {
+          interruptId: "int_1",
+          kind: "tool_approval",
+          summary: "write_artifact report.md",
+          toolName: "write_artifact",
+          arguments: { name: "report.md" },
+          decisions: ["approve", "reject"],
+        },
+      ],
+    });
+    const question = taskOf(
+      run({ status: "awaiting_input" }),
+      [pause({ kind: "ask_user", question: "Which year?", toolName: undefined })],
+      [],
+      "",
+    );
+    expect(text(question)).toContain("Which year?\nReply on this task with your answer.");
+  });
+
+  it("a pause already decided (the run not yet resumed) is working, not input-required", () => {
+    expect(taskOf(run({ status: "awaiting_input" }), [pause({ status: "resolved" })], [], "").status!.state).toBe(
+      TaskState.TASK_STATE_WORKING,
+    );
+  });
+
+  it("completed: the answer, then each file as a link to the API; other states have no artifacts", () => {
+    const files = [{ name: "report.md", description: "Report", contentType: "text/markdown", bytes: 10, createdAt: "" }];
+    const task = taskOf(run({ status: "succeeded", result: "391" }), [], files, "https://api");
+    expect(task.artifacts.map((a) => [a.artifactId, a.parts[0]!.content])).toEqual([
+      ["answer", { $case: "text", value: "391" }],
+      ["file:report.md", { $case: "url", value: "https://api/v1/runs/run_1/files/report.md" }],
+    ]);
+    expect(taskOf(run({ status: "running" }), [], files, "https://api").artifacts).toEqual([]);
+  });
+
+  it("failed says why", () => {
+    expect(text(taskOf(run({ status: "failed", error: { code: "x", message: "The model could not be reached" } }), [], [], ""))).toBe(
+      "The model could not be reached",
+    );
+  });
+
+  it("a push body is the task as a StreamResponse (1.0) or the 0.3 task, with the config's token or credentials", () => {
+    const task = taskOf(run({ status: "succeeded", result: "4" }), [], [], "");
+    expect(JSON.parse(pushBody({ id: "c", wireVersion: "1.0" }, task))).toMatchObject({
+      task: { id: "run_1", status: { state: "TASK_STATE_COMPLETED" } },
+    });
+    expect(JSON.parse(pushBody({ id: "c", wireVersion: "0.3" }, task))).toMatchObject({
+      kind: "task",
+      id: "run_1",
+      status: { state: "completed" },
+    });
+    expect(pushHeaders({ id: "c", token: "t", wireVersion: "1.0" })).toEqual({
+      "content-type": "application/a2a+json",
+      "x-a2a-notification-token": "t",
+    });
+    expect(pushHeaders({ id: "c", token: "t", authentication: { scheme: "Bearer", credentials: "k" }, wireVersion: "0.3" })).toEqual({
+      "content-type": "application/json",
+      authorization: "Bearer k",
+    });
+  });
+});

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { openInterrupt } from "../../../../shared/agent/interrupts.js";
+import { endRun } from "../../../../shared/run/lifecycle.js";
+import { cancelRun } from "../../../../shared/run/submit.js";
+import { finalize } from "../../../../shared/steps/finalize.js";
+import { recordFailure } from "../../../../shared/steps/recordFailure.js";
+import { recordTimeout } from "../../../../shared/steps/recordTimeout.js";
+import { eventTypes, withRun } from "../../../support/memoryRun.js";
+
+/** How a run ends (the one place: endRun), over in-memory ports. */
+
+describe("endRun", () => {
+  it("ends the run once: terminal status, the terminal event last, its slot given back once, its open interrupts closed", async () => {
+    const { ports, fakes, runId } = await withRun({ status: "running" });
+    await openInterrupt(ports, { interruptId: "int_1", runId, kind: "ask_user", question: "?", summary: "?" });
+    expect(await fakes.activeRuns.count("tenant_1")).toBe(1);
+
+    expect(await endRun(ports, runId, "cancelled", { error: { code: "cancelled", message: "by the user" } })).toBe(true);
+    expect(await endRun(ports, runId, "cancelled")).toBe(false);
+    expect(await endRun(ports, runId, "succeeded")).toBe(false);
+
+    expect(await ports.runs.get(runId)).toMatchObject({ status: "cancelled", error: { code: "cancelled" }, endedAt: expect.any(String) });
+    expect(eventTypes(fakes, runId).filter((t) => t.startsWith("run."))).toEqual(["run.cancelled"]);
+    expect(eventTypes(fakes, runId).at(-1)).toBe("run.cancelled");
+    expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
+    expect((await ports.interrupts.get(runId, "int_1"))?.status).toBe("cancelled");
+    // The log is closed: a late step's event is dropped.
+    expect(await ports.events.append(runId, [{ type: "agent.thought", data: { agent: "react", text: "late" } }])).toEqual([]);
+  });
+
+  it("a step that died after ending the run but before its event: the repeat writes the event, and the slot is not given back twice", async () => {
+    const { ports, fakes, runId } = await withRun({ status: "running" });
+    await fakes.activeRuns.acquire("tenant_1", 10); // another run of the tenant
+    await ports.runs.end(runId, { status: "failed", error: { code: "boom", message: "it broke" } }, ["running"]);
+    await fakes.activeRuns.release("tenant_1"); // what the dead step had done
+    expect(await endRun(ports, runId, "failed", { error: { code: "boom", message: "it broke" } })).toBe(false);
+    expect(eventTypes(fakes, runId)).toEqual(["run.failed"]);
+    expect(await fakes.activeRuns.count("tenant_1")).toBe(1);
+  });
+
+  it("Finalize succeeds with the stored answer; Record failure and Record timeout say why", async () => {
+    const ok = await withRun({ status: "running", result: "4", files: ["sum.md"] });
+    expect(await finalize({ runId: ok.runId }, ok.ports)).toEqual({ runId: ok.runId, status: "succeeded" });
+    expect(ok.fakes.events.all(ok.runId).at(-1)).toMatchObject({ type: "run.succeeded", data: { result: "4", files: ["sum.md"] } });
+
+    const failed = await withRun({ status: "running" });
+    const cause = JSON.stringify({ errorType: "Stepwise.ModelError", errorMessage: "the model is down" });
+    expect(await recordFailure({ runId: failed.runId, error: { Error: "Stepwise.ModelError", Cause: cause } }, failed.ports)).toMatchObject(
+      { status: "failed", cause: "Stepwise.ModelError: the model is down" },
+    );
+    expect(failed.fakes.events.all(failed.runId).at(-1)).toMatchObject({
+      type: "run.failed",
+      data: { error: { code: "Stepwise.ModelError", message: "Stepwise.ModelError: the model is down" } },
+    });
+
+    const late = await withRun({ status: "awaiting_input" });
+    await openInterrupt(late.ports, {
+      interruptId: "int_1",
+      runId: late.runId,
+      kind: "plan_approval",
+      summary: "Approve the plan\nsteps…",
+    });
+    await recordTimeout({ runId: late.runId }, late.ports);
+    expect(await late.ports.runs.get(late.runId)).toMatchObject({
+      status: "timed_out",
+      error: { message: "No decision arrived in time for: Approve the plan" },
+    });
+    expect((await late.ports.interrupts.get(late.runId, "int_1"))?.status).toBe("timed_out");
+  });
+});
+
+describe("cancelRun", () => {
+  it("stops the execution; the run ends cancelled with its slot back", async () => {
+    const { ports, fakes, runId, run } = await withRun({ status: "running" });
+    await cancelRun(ports, run, "not needed");
+    expect(await ports.runs.status(runId)).toBe("cancelled");
+    expect(await fakes.executions.describe(run.executionArn)).toBe("ABORTED");
+    expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
+    // Step Functions reports the stop: no extra notification is queued.
+    expect(fakes.notifyQueue.take()).toEqual([]);
+    await expect(cancelRun(ports, (await ports.runs.get(runId))!, "again")).rejects.toMatchObject({ statusCode: 409 });
+  });
+
+  it("a run whose execution has gone is cancelled all the same, and its terminal webhook is queued once", async () => {
+    const { ports, fakes, runId, run } = await withRun({ status: "running" });
+    fakes.executions.setStatus(runId, "missing");
+    await cancelRun(ports, run, "not needed");
+    expect(await ports.runs.status(runId)).toBe("cancelled");
+    expect(fakes.notifyQueue.take()).toEqual([{ kind: "ended", runId }]);
+  });
+});

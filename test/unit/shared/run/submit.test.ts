@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { submitRun } from "../../../../shared/run/submit.js";
+import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
+
+/** Submitting a run (the API's core) over in-memory ports: what is recorded, started, taken and given back. */
+
+const links = { api: "http://api.test", stream: "http://stream.test", console: false };
+const request = { input: "What is 2+2?", mode: "react" as const };
+
+function setup(limit = "2") {
+  return memoryPorts({ config: { MAX_ACTIVE_RUNS_PER_TENANT: limit } });
+}
+
+describe("submitRun", () => {
+  it("records the run queued, starts its execution named after it, and takes one of the tenant's slots", async () => {
+    const { ports, fakes } = setup();
+    const { run, replayed } = await submitRun(ports, "tenant_a", request, { links });
+    expect(replayed).toBe(false);
+    expect(await ports.runs.get(run.runId)).toMatchObject({
+      status: "queued",
+      input: "What is 2+2?",
+      tenantId: "tenant_a",
+      executionArn: ports.executions.arnFor(run.runId),
+    });
+    expect(await fakes.executions.describe(run.executionArn)).toBe("RUNNING");
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(1);
+    expect(run.links?.self).toBe(`http://api.test/v1/runs/${run.runId}`);
+  });
+
+  it("the same Idempotency-Key and body give back the same run: no second run, execution or slot", async () => {
+    const { ports, fakes } = setup();
+    const first = await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" });
+    const again = await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" });
+    expect(again).toMatchObject({ replayed: true, run: { runId: first.run.runId } });
+    expect(fakes.runs.records.size).toBe(1);
+    expect(fakes.executions.calls.filter((c) => c.action === "start")).toHaveLength(1);
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(1);
+    // Another tenant's key of the same name is its own.
+    expect((await submitRun(ports, "tenant_b", request, { links, idempotencyKey: "key-1" })).replayed).toBe(false);
+  });
+
+  it("the same Idempotency-Key with another body is a 409 that creates nothing", async () => {
+    const { ports, fakes } = setup();
+    await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" });
+    await expect(
+      submitRun(ports, "tenant_a", { ...request, input: "Something else" }, { links, idempotencyKey: "key-1" }),
+    ).rejects.toMatchObject({ statusCode: 409 });
+    expect(fakes.runs.records.size).toBe(1);
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(1);
+  });
+
+  it("when the execution cannot be started: 503, the run ends failed, its slot and key are given back, and a retry with the key creates a run", async () => {
+    const { ports, fakes } = setup();
+    const start = fakes.executions.start.bind(fakes.executions);
+    fakes.executions.start = async () => {
+      throw new Error("Step Functions is unavailable");
+    };
+    const error = await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" }).catch((e) => e);
+    expect(error).toMatchObject({ statusCode: 503 });
+    const [failed] = fakes.runs.records.values();
+    expect(failed).toMatchObject({ status: "failed", error: { code: "start_failed" } });
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(0);
+    expect(fakes.events.all(failed!.runId).map((e) => e.type)).toEqual(["run.failed"]);
+
+    fakes.executions.start = start;
+    const retried = await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" });
+    expect(retried.replayed).toBe(false);
+    expect(retried.run.runId).not.toBe(failed!.runId);
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(1);
+  });
+
+  it("when recording the run fails, the slot and the key are given back (no run is left behind)", async () => {
+    const { ports, fakes } = setup();
+    const create = fakes.runs.create.bind(fakes.runs);
+    fakes.runs.create = async () => {
+      throw new Error("the table is unavailable");
+    };
+    await expect(submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" })).rejects.toThrow("the table is unavailable");
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(0);
+    fakes.runs.create = create;
+    expect((await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-1" })).replayed).toBe(false);
+  });
+
+  it("over the tenant's limit: 429 with a retry hint; nothing is recorded and the key is free", async () => {
+    const { ports, fakes } = setup("1");
+    await submitRun(ports, "tenant_a", request, { links });
+    const error = await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-2" }).catch((e) => e);
+    expect(error).toMatchObject({ statusCode: 429, retryAfterSeconds: 5 });
+    expect(fakes.runs.records.size).toBe(1);
+    expect(fakes.idempotency.claims.size).toBe(0);
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(1);
+  });
+
+  it("an unknown upload or a webhook to a private address is a 400 that takes nothing", async () => {
+    const { ports, fakes } = setup();
+    await expect(submitRun(ports, "tenant_a", { ...request, files: ["file_nope"] }, { links })).rejects.toMatchObject({ statusCode: 400 });
+    await expect(
+      submitRun(ports, "tenant_a", { ...request, webhook: { url: "http://169.254.169.254/latest" } }, { links }),
+    ).rejects.toMatchObject({ statusCode: 400 });
+    expect(fakes.runs.records.size).toBe(0);
+    expect(await fakes.activeRuns.count("tenant_a")).toBe(0);
+    expect(fakes.executions.calls).toEqual([]);
+  });
+
+  it("a tenant's uploads become the run's files", async () => {
+    const { ports, fakes } = setup();
+    const upload = await fakes.files.upload("tenant_a", "data.csv", Buffer.from("a,b\n1,2\n"), "text/csv");
+    const { run } = await submitRun(ports, "tenant_a", { ...request, files: [upload.fileId] }, { links });
+    expect((await fakes.files.list(run.runId)).map((f) => f.name)).toEqual(["data.csv"]);
+    await expect(submitRun(ports, "tenant_b", { ...request, files: [upload.fileId] }, { links })).rejects.toMatchObject({
+      statusCode: 400,
+    });
+  });
+});

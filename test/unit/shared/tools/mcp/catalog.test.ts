@@ -1,0 +1,95 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { type McpHttpServer, serveMcpOverHttp } from "../../../../../infra/local/mcpHttp.js";
+import type { EventBody } from "../../../../../shared/contracts/events.js";
+import type { ToolSourceRecord } from "../../../../../shared/contracts/toolSources.js";
+import type { EnvelopeCipher } from "../../../../../shared/secrets/envelope.js";
+import type { EventLog } from "../../../../../shared/store/events.js";
+import type { ToolSourceStore } from "../../../../../shared/store/toolSources.js";
+import { McpToolCatalog } from "../../../../../shared/tools/mcp/catalog.js";
+
+/** The catalog over in-memory sources: built-ins plus live MCP tools, the 5 s cache, unavailable sources reported once per run. */
+
+let server: McpHttpServer;
+beforeAll(async () => {
+  server = await serveMcpOverHttp(() => {
+    const mcp = new McpServer({ name: "t", version: "1.0.0" });
+    mcp.registerTool("ping", { description: "Pong.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: "text", text: "pong" }],
+    }));
+    return mcp;
+  });
+});
+afterAll(() => server?.close());
+afterEach(() => vi.useRealTimers());
+
+function harness(sources: ToolSourceRecord[]) {
+  const listed: string[] = [];
+  const marked = new Set<string>();
+  const events: { runId: string; body: EventBody }[] = [];
+  const store = {
+    list: async (tenantId: string) => {
+      listed.push(tenantId);
+      return sources.filter((s) => s.tenantId === tenantId);
+    },
+    markUnavailableOnce: async (runId: string, source: string) => !marked.has(`${runId}/${source}`) && !!marked.add(`${runId}/${source}`),
+  } as unknown as ToolSourceStore;
+  const catalog = new McpToolCatalog({
+    sources: store,
+    cipher: {} as EnvelopeCipher,
+    events: {
+      append: async (runId: string, bodies: EventBody[]) => void events.push(...bodies.map((body) => ({ runId, body }))),
+    } as unknown as EventLog,
+    policy: { allowLoopback: true, allowHttp: true },
+    callTimeoutMs: 5_000,
+    connectTimeoutMs: 5_000,
+    cacheMs: 5_000,
+  });
+  return { catalog, listed, events };
+}
+
+const source = (name: string, url: string): ToolSourceRecord => ({
+  schemaVersion: 1,
+  tenantId: "acme",
+  name,
+  url,
+  headerNames: [],
+  discovered: [],
+  createdAt: "",
+});
+
+describe("McpToolCatalog", () => {
+  it("gives built-ins plus the tenant's MCP tools, and reuses the list for at most 5 s", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const { catalog, listed } = harness([source("t", server.url)]);
+    const executor = await catalog.registryFor("acme", "executor");
+    expect(executor.names).toEqual(expect.arrayContaining(["calculator", "text_stats", "t__ping"]));
+    expect(executor.names).toContain("ask_user"); // executors may ask the user too (their Map item waits alone)
+    expect((await catalog.registryFor("acme", "react")).names).toEqual(expect.arrayContaining(["ask_user", "t__ping"]));
+    expect((await catalog.registryFor("other", "react")).names).not.toContain("t__ping");
+    expect(listed).toEqual(["acme", "other"]);
+    vi.advanceTimersByTime(4_900);
+    await catalog.registryFor("acme", "executor");
+    expect(listed).toEqual(["acme", "other"]);
+    vi.advanceTimersByTime(200);
+    await catalog.registryFor("acme", "executor");
+    expect(listed).toEqual(["acme", "other", "acme"]);
+    catalog.invalidate("acme");
+    await catalog.registryFor("acme", "executor");
+    expect(listed).toEqual(["acme", "other", "acme", "acme"]);
+  });
+
+  it("leaves out a source it cannot reach and tells each run once", async () => {
+    const { catalog, events } = harness([source("t", server.url), source("gone", "http://127.0.0.1:9/mcp")]);
+    const names = (await catalog.registryFor("acme", "executor", { runId: "run_1" })).names;
+    expect(names).toContain("t__ping");
+    expect(names.some((n) => n.startsWith("gone__"))).toBe(false);
+    await catalog.registryFor("acme", "executor", { runId: "run_1" });
+    await catalog.registryFor("acme", "executor", { runId: "run_2" });
+    await catalog.registryFor("acme", "executor");
+    expect(events.map((e) => [e.runId, e.body.type, (e.body.data as { source: string }).source])).toEqual([
+      ["run_1", "tool_source.unavailable", "gone"],
+      ["run_2", "tool_source.unavailable", "gone"],
+    ]);
+  });
+});

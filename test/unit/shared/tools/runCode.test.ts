@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { SandboxResult } from "../../../../shared/contracts/sandbox.js";
+import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
+import { testToolContext } from "../../../../shared/testing/toolContext.js";
+import { runCodeTool } from "../../../../shared/tools/runCode.js";
+
+/** run_code over a sandbox that reports what a call left in output/: what becomes a file of the run, and what the model reads. */
+function runWith(result: Partial<SandboxResult>) {
+  const sandbox = {
+    async run() {
+      return {
+        stdout: "",
+        stderr: "",
+        value: null,
+        error: null,
+        timedOut: false,
+        outputs: [],
+        refused: [],
+        runMs: 1,
+        startMs: 1,
+        ...result,
+      };
+    },
+  };
+  const files = new MemoryFileStore();
+  const tool = runCodeTool(sandbox, { timeoutMs: 1_000, memoryMb: 128, maxOutputChars: 1_000 });
+  const output = tool.run(
+    tool.parameters.parse({ code: "print(1)" }),
+    testToolContext({ runId: "run_1", idempotencyKey: "run_1:react:0:call_1", files }),
+  );
+  return { files, output };
+}
+const body = (text: string) => Buffer.from(text).toString("base64");
+
+describe("run_code's outputs", () => {
+  it("keeps files of output/ subfolders as sub/name, and says which it saved", async () => {
+    const { files, output } = runWith({
+      outputs: [
+        { name: "charts/q1.csv", base64: body("a\n") },
+        { name: "top.txt", base64: body("t") },
+      ],
+    });
+    expect(await output).toBe("files written: charts/q1.csv (2 bytes), top.txt (1 bytes)");
+    expect((await files.list("run_1")).map((f) => f.name)).toEqual(["charts/q1.csv", "top.txt"]);
+  });
+
+  it("tells the model which entries were not saved and why", async () => {
+    const { files, output } = runWith({
+      outputs: [{ name: "kept.csv", base64: body("x") }],
+      refused: ["passwd: a symbolic link, not saved", "pipe: not a regular file (a device, socket or pipe), not saved"],
+    });
+    expect(await output).toBe(
+      "files written: kept.csv (1 bytes)\n\nnot saved from output/:\n- passwd: a symbolic link, not saved\n- pipe: not a regular file (a device, socket or pipe), not saved",
+    );
+    expect((await files.list("run_1")).map((f) => f.name)).toEqual(["kept.csv"]);
+  });
+
+  it("cleans every part of an output's path: no format characters, no hidden parts", async () => {
+    const { files, output } = runWith({ outputs: [{ name: "re\u202Eport/.hidden\u200B.txt", base64: body("x") }] });
+    await output;
+    expect((await files.list("run_1")).map((f) => f.name)).toEqual(["report/hidden.txt"]);
+  });
+});
