@@ -1,19 +1,17 @@
-import type { Config } from "../shared/config.js";
+import type { Settings } from "../shared/settings.js";
 import { type HttpEvent, type HttpResult, header } from "./http.js";
 
-type CorsConfig = Pick<Config, "CORS_ALLOWED_ORIGINS" | "CONSOLE_ORIGIN">;
+type CorsSettings = Settings["cors"];
 
 /**
  * CORS for the API and the stream, from CORS_ALLOWED_ORIGINS (comma-separated origins, or "*").
  * The console is served from the API's own origin and needs none; the default allows no other.
  * The stream, on another origin on AWS (its Function URL), also allows the console's (CONSOLE_ORIGIN).
  */
-export function allowedOrigin(event: HttpEvent, config: CorsConfig): string | undefined {
+export function allowedOrigin(event: HttpEvent, cors: CorsSettings): string | undefined {
   const origin = header(event, "origin");
   if (!origin) return undefined;
-  const allowed = [...config.CORS_ALLOWED_ORIGINS.split(","), config.CONSOLE_ORIGIN ?? ""]
-    .map((o) => o.trim().replace(/\/$/, ""))
-    .filter(Boolean);
+  const allowed = [...cors.allowedOrigins.split(","), cors.consoleOrigin ?? ""].map((o) => o.trim().replace(/\/$/, "")).filter(Boolean);
   if (allowed.includes("*")) return "*";
   return allowed.includes(origin) ? origin : undefined;
 }
@@ -23,9 +21,9 @@ const ALLOW_HEADERS =
 const EXPOSE_HEADERS = "location, retry-after, idempotent-replayed, mcp-session-id";
 
 /** The answer to a preflight (OPTIONS with Access-Control-Request-Method), or undefined for any other request. */
-export function preflight(event: HttpEvent, config: CorsConfig, methods: string): HttpResult | undefined {
+export function preflight(event: HttpEvent, cors: CorsSettings, methods: string): HttpResult | undefined {
   if (event.requestContext.http.method !== "OPTIONS" || !header(event, "access-control-request-method")) return undefined;
-  const origin = allowedOrigin(event, config);
+  const origin = allowedOrigin(event, cors);
   return {
     statusCode: 204,
     headers: {
@@ -47,9 +45,9 @@ export function preflight(event: HttpEvent, config: CorsConfig, methods: string)
 export function withCors<T extends { headers?: Record<string, string | number | boolean> }>(
   result: T,
   event: HttpEvent,
-  config: CorsConfig,
+  cors: CorsSettings,
 ): T {
-  const origin = allowedOrigin(event, config);
+  const origin = allowedOrigin(event, cors);
   if (!origin) return result;
   return {
     ...result,

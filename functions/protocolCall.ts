@@ -25,7 +25,7 @@ export async function protocolResult(
   tenantId: string,
   options: ProtocolCall,
 ): Promise<WebResult> {
-  const cap = options.streaming ? services.config.STREAM_MAX_SECONDS * 1000 : Number.POSITIVE_INFINITY;
+  const cap = options.streaming ? services.settings.stream.maxSeconds * 1000 : Number.POSITIVE_INFINITY;
   const response = await handle(toWebRequest(event), {
     services,
     tenantId,

@@ -4,6 +4,6 @@ import { baseUrl, type HttpEvent } from "../http.js";
 
 /** The API, stream and console addresses a run's view links to. */
 export function linksFor(event: HttpEvent, services: Services): Links {
-  const api = (services.config.API_URL ?? baseUrl(event)).replace(/\/$/, "");
-  return { api, stream: (services.config.STREAM_URL ?? api).replace(/\/$/, ""), console: services.config.CONSOLE_LINKS };
+  const api = (services.settings.links.api ?? baseUrl(event)).replace(/\/$/, "");
+  return { api, stream: (services.settings.links.stream ?? api).replace(/\/$/, ""), console: services.settings.links.stepFunctionsConsole };
 }

@@ -1,4 +1,3 @@
-import type { Config } from "../../shared/config.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import { PayloadTooLargeError } from "../../shared/errors.js";
 import type { Route } from "./routes.js";
@@ -24,12 +23,12 @@ export const eventTooLarge = () =>
 export const MULTIPART_ROOM_BYTES = 64 * 1024;
 
 /** An A2A message carries its files' bytes in base64: room for the largest inline upload, encoded. */
-export const a2aMaxBodyBytes = (config: Config) =>
-  Math.ceil((Math.min(config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES) * 4) / 3) + MULTIPART_ROOM_BYTES;
+export const a2aMaxBodyBytes = (maxUploadBytes: number) =>
+  Math.ceil((Math.min(maxUploadBytes, INLINE_UPLOAD_BYTES) * 4) / 3) + MULTIPART_ROOM_BYTES;
 
 /** The longest body a route takes: its own limit (JSON's by default), never more than API Gateway passes on. */
-export function bodyLimitOf(route: Pick<Route, "maxBodyBytes">, config: Config): number {
-  return Math.min(route.maxBodyBytes?.(config) ?? MAX_JSON_BODY_BYTES, GATEWAY_MAX_BODY_BYTES);
+export function bodyLimitOf(route: Pick<Route, "maxBodyBytes">, maxUploadBytes: number): number {
+  return Math.min(route.maxBodyBytes?.(maxUploadBytes) ?? MAX_JSON_BODY_BYTES, GATEWAY_MAX_BODY_BYTES);
 }
 
 export const bodyTooLarge = (limit: number) => new PayloadTooLargeError(`The request body is over ${limit} bytes, this route's limit.`);

@@ -33,7 +33,7 @@ export function runSummary(run: RunRecord, services: Services) {
     mode: run.mode ?? null,
     input: run.input.length > 200 ? `${run.input.slice(0, 199)}…` : run.input,
     usage: { ...run.usage, ...(run.stateTransitions !== undefined ? { stateTransitions: run.stateTransitions } : {}) },
-    estimatedCostUsd: estimatedCostUsd(run.usage, run.stateTransitions, services.config),
+    estimatedCostUsd: estimatedCostUsd(run.usage, run.stateTransitions, services.settings),
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     endedAt: run.endedAt ?? null,
@@ -55,6 +55,6 @@ async function listSessions({ event, services, tenantId }: Request): Promise<Htt
 /** A token that opens this run's stream for a few minutes, for EventSource (no headers) — never the API key in a URL. */
 async function createStreamToken({ services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId);
-  const grant = await services.streamTokens.issue({ tenantId, runId: run.runId }, services.config.STREAM_TOKEN_SECONDS);
+  const grant = await services.streamTokens.issue({ tenantId, runId: run.runId }, services.settings.stream.tokenSeconds);
   return json(201, grant);
 }

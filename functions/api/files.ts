@@ -1,4 +1,3 @@
-import type { Config } from "../../shared/config.js";
 import { CompleteUploadRequest, PresignedUploadRequest } from "../../shared/contracts/files.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
@@ -10,7 +9,7 @@ import { parseBody, type Request, type Route } from "./routes.js";
 import { cleanName, contentTypeFor, parseUpload } from "./upload.js";
 
 /** The largest file that goes through the API itself; larger ones go straight to the bucket. */
-export const inlineUploadBytes = (config: Config) => Math.min(config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES);
+export const inlineUploadBytes = (maxUploadBytes: number) => Math.min(maxUploadBytes, INLINE_UPLOAD_BYTES);
 
 /** Files: upload before a run, list a run's files, download one through a short-lived link. */
 export const fileRoutes: Route[] = [
@@ -18,7 +17,7 @@ export const fileRoutes: Route[] = [
     method: "POST",
     pattern: /^\/v1\/files$/,
     handle: uploadFile,
-    maxBodyBytes: (config) => inlineUploadBytes(config) + MULTIPART_ROOM_BYTES,
+    maxBodyBytes: (maxUploadBytes) => inlineUploadBytes(maxUploadBytes) + MULTIPART_ROOM_BYTES,
   },
   { method: "POST", pattern: /^\/v1\/files\/(?<fileId>[^/]+)\/complete$/, handle: completeUpload },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files$/, handle: listFiles },
@@ -34,7 +33,7 @@ async function uploadFile(request: Request): Promise<HttpResult> {
   const { event, services, tenantId } = request;
   const type = header(event, "content-type") ?? "";
   if (/^application\/json\b/i.test(type) && !event.queryStringParameters?.name) return presignUpload(request);
-  const file = await parseUpload(event, inlineUploadBytes(services.config), presignHint);
+  const file = await parseUpload(event, inlineUploadBytes(services.settings.files.maxUploadBytes), presignHint);
   const upload = await services.transfers.upload(tenantId, file.name, file.body, file.contentType);
   return json(201, upload);
 }
@@ -43,7 +42,7 @@ const presignHint = "Larger files go straight to storage: POST /v1/files with JS
 
 async function presignUpload({ event, services, tenantId }: Request): Promise<HttpResult> {
   const body = parseBody(event, PresignedUploadRequest);
-  const max = services.config.MAX_UPLOAD_BYTES;
+  const max = services.settings.files.maxUploadBytes;
   if (body.bytes > max) throw new PayloadTooLargeError(`The file is over ${max} bytes, the upload limit.`);
   const name = cleanName(body.name);
   const pending = await services.transfers.beginUpload(tenantId, {

@@ -13,8 +13,8 @@ const METHODS = "GET, POST, DELETE";
 
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
 export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
-  const { config } = getServices();
-  return preflight(event, config, METHODS) ?? withCors(await route(event), event, config);
+  const { cors } = getServices().settings;
+  return preflight(event, cors, METHODS) ?? withCors(await route(event), event, cors);
 })
   .use(observability(() => ({})))
   .use(requestLog());
@@ -57,7 +57,7 @@ async function admit(event: HttpEvent): Promise<Admission> {
     }
     const params = validatePathParams(found.match?.groups);
     const tenantId = found.route.public ? "" : await authenticate(event, services);
-    const maxBodyBytes = bodyLimitOf(found.route, services.config);
+    const maxBodyBytes = bodyLimitOf(found.route, services.settings.files.maxUploadBytes);
     if (Number(header(event, "content-length") ?? 0) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     return { found: found.route, params, tenantId, maxBodyBytes };
   } catch (error) {
@@ -72,8 +72,8 @@ async function admit(event: HttpEvent): Promise<Admission> {
  * Nothing is read before the key is checked, and nothing past the route's limit.
  */
 export async function admitHead(head: HttpEvent): Promise<{ denied: HttpResult } | { maxBodyBytes: number; tooLarge: HttpResult }> {
-  const { config } = getServices();
-  const admission = preflight(head, config, METHODS) ? { maxBodyBytes: MAX_JSON_BODY_BYTES } : await admit(head);
-  if ("denied" in admission) return { denied: withCors(admission.denied, head, config) };
-  return { maxBodyBytes: admission.maxBodyBytes, tooLarge: withCors(errorResult(bodyTooLarge(admission.maxBodyBytes)), head, config) };
+  const { cors } = getServices().settings;
+  const admission = preflight(head, cors, METHODS) ? { maxBodyBytes: MAX_JSON_BODY_BYTES } : await admit(head);
+  if ("denied" in admission) return { denied: withCors(admission.denied, head, cors) };
+  return { maxBodyBytes: admission.maxBodyBytes, tooLarge: withCors(errorResult(bodyTooLarge(admission.maxBodyBytes)), head, cors) };
 }

@@ -16,7 +16,7 @@ export async function health({ services }: Request): Promise<HttpResult> {
     .send(new GetCommand({ TableName: services.table.name, Key: keys.healthProbe }))
     .then(() => (checks.table = "ok"))
     .catch((error: Error) => (checks.table = error.name || "unavailable"));
-  checks.stateMachine = services.config.STATE_MACHINE_ARN ? "ok" : "not configured";
+  checks.stateMachine = services.settings.stateMachineArn ? "ok" : "not configured";
   const ok = Object.values(checks).every((c) => c === "ok");
   return json(ok ? 200 : 503, { status: ok ? "ok" : "unavailable", version: VERSION, checks }, ok ? {} : { "retry-after": "1" });
 }

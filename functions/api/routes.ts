@@ -1,6 +1,5 @@
 import type { z } from "zod";
 import { decideInterrupt } from "../../shared/agent/interrupts.js";
-import type { Config } from "../../shared/config.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
@@ -47,7 +46,7 @@ export type Route = {
   body?: z.ZodType;
   query?: z.ZodType;
   public?: boolean;
-  maxBodyBytes?: (config: Config) => number;
+  maxBodyBytes?: (maxUploadBytes: number) => number;
 };
 
 export const routes: Route[] = [
@@ -93,11 +92,11 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     throw new BadRequestError("Idempotency-Key must be 1 to 255 visible ASCII characters.");
   }
   const body = parseBody(event, CreateRunRequest);
-  if (body.input.length > services.config.MAX_INPUT_CHARS) {
-    throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.config.MAX_INPUT_CHARS}`);
+  if (body.input.length > services.settings.limits.maxInputChars) {
+    throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.settings.limits.maxInputChars}`);
   }
   try {
-    const defaultMultitask = body.sessionId && !body.multitask ? (await services.settings.get(tenantId)).multitask : undefined;
+    const defaultMultitask = body.sessionId && !body.multitask ? (await services.tenantSettings.get(tenantId)).multitask : undefined;
     const { run, replayed } = await submitRun(services, tenantId, body, {
       links: linksFor(event, services),
       idempotencyKey,
@@ -231,12 +230,12 @@ async function removeToolSource({ services, tenantId, params }: Request): Promis
 }
 
 async function getSettings({ services, tenantId }: Request): Promise<HttpResult> {
-  return json(200, { multitask: "reject", ...(await services.settings.get(tenantId)) });
+  return json(200, { multitask: "reject", ...(await services.tenantSettings.get(tenantId)) });
 }
 
 async function putSettings({ event, services, tenantId }: Request): Promise<HttpResult> {
-  const settings = { ...(await services.settings.get(tenantId)), ...parseBody(event, TenantSettings) };
-  await services.settings.put(tenantId, settings);
+  const settings = { ...(await services.tenantSettings.get(tenantId)), ...parseBody(event, TenantSettings) };
+  await services.tenantSettings.put(tenantId, settings);
   return json(200, { multitask: "reject", ...settings });
 }
 
@@ -245,7 +244,7 @@ async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResu
 }
 
 async function rotateWebhookSecret({ services, tenantId }: Request): Promise<HttpResult> {
-  return json(200, { secrets: await services.webhooks.rotate(tenantId, services.config.WEBHOOK_SECRET_OVERLAP_HOURS) });
+  return json(200, { secrets: await services.webhooks.rotate(tenantId, services.settings.webhooks.secretOverlapHours) });
 }
 
 async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {
@@ -253,7 +252,7 @@ async function getRun({ event, services, tenantId, params }: Request): Promise<H
   const transitions = await stateTransitionsOf(services, run);
   return json(200, {
     ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions),
-    estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.config),
+    estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.settings),
   });
 }
 

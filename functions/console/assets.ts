@@ -32,7 +32,7 @@ const cache = new Map<string, Promise<string>>();
 export async function consoleAsset({ event, services }: Request): Promise<HttpResult> {
   const asked = event.rawPath.replace(/^\/+|\/+$/g, "") || "index.html";
   const name = ALIASES[asked] ?? asked;
-  const dir = services.config.CONSOLE_ASSETS_DIR;
+  const dir = services.settings.consoleAssetsDir;
   if (!dir || !TYPES[name]) throw new NotFoundError("The console is not installed here; build it with `npm run build:console`.");
   const file = path.join(dir, name);
   let body = cache.get(file);
@@ -49,14 +49,13 @@ export async function consoleAsset({ event, services }: Request): Promise<HttpRe
     headers: {
       "content-type": TYPES[name],
       "cache-control": "no-cache",
-      ...securityHeaders(services.config.STREAM_URL, filesOrigin(services.config)),
+      ...securityHeaders(services.settings.links.stream, filesOrigin(services.settings)),
     },
     body: text,
   };
 }
 
 /** Where presigned download links point: the S3 endpoint the SDK is given, else the bucket's own. */
-function filesOrigin(config: Request["services"]["config"]): string {
-  const endpoint = process.env.AWS_ENDPOINT_URL_S3;
-  return endpoint ? new URL(endpoint).origin : `https://${config.FILES_BUCKET}.s3.${config.AWS_REGION}.amazonaws.com`;
+function filesOrigin({ files, region }: Request["services"]["settings"]): string {
+  return files.s3Endpoint ? new URL(files.s3Endpoint).origin : `https://${files.bucket}.s3.${region}.amazonaws.com`;
 }

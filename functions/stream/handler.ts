@@ -37,7 +37,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
       const services = getBaseServices();
       const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
       if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
-      const early = preflight(event, services.config, "GET");
+      const early = preflight(event, services.settings.cors, "GET");
       if (early) return early;
       if (event.requestContext.http.method !== "GET") throw new NotFoundError("Streams are read with GET.");
       const tenantId = await streamReader(event, services, match[1]);
@@ -59,7 +59,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
 
       return eventStream(event, services, run, cursor.data, frame, context);
     } catch (error) {
-      return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().config);
+      return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().settings.cors);
     }
   })
   .use(observability(() => ({})))
@@ -77,16 +77,16 @@ function eventStream(
   context: LambdaContext,
   done?: () => boolean,
 ) {
-  const { config } = services;
+  const { settings } = services;
   const remaining = context?.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY;
   const controller = new AbortController();
   const started = Date.now();
   let ending: StreamEnd = "client disconnected";
   async function* frames() {
     ending = yield* runEventFrames(services, run.runId, after, {
-      pollMs: config.STREAM_POLL_MS,
-      heartbeatMs: config.STREAM_HEARTBEAT_MS,
-      maxMs: Math.min(config.STREAM_MAX_SECONDS * 1000, remaining - 10_000),
+      pollMs: settings.stream.pollMs,
+      heartbeatMs: settings.stream.heartbeatMs,
+      maxMs: Math.min(settings.stream.maxSeconds * 1000, remaining - 10_000),
       signal: controller.signal,
       frame,
       done,
@@ -105,7 +105,7 @@ function eventStream(
       body,
     },
     event,
-    config,
+    settings.cors,
   );
 }
 
@@ -119,7 +119,7 @@ function eventStream(
  */
 async function agUiRun(event: HttpEvent, context: LambdaContext) {
   const services = getServices();
-  const early = preflight(event, services.config, "POST");
+  const early = preflight(event, services.settings.cors, "POST");
   if (early) return early;
   if (event.requestContext.http.method !== "POST")
     throw new StepwiseError("Start an AG-UI run with POST.", { statusCode: 405, code: "method_not_allowed" });
@@ -158,7 +158,7 @@ function wantsAgUi(event: HttpEvent): boolean {
  */
 async function protocolCall(result: typeof mcpResult, event: HttpEvent, context: LambdaContext) {
   const services = getServices();
-  const early = preflight(event, services.config, "POST");
+  const early = preflight(event, services.settings.cors, "POST");
   if (early) return early;
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
@@ -168,7 +168,7 @@ async function protocolCall(result: typeof mcpResult, event: HttpEvent, context:
       remainingMs: context?.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY,
     }),
     event,
-    services.config,
+    services.settings.cors,
   );
 }
 

@@ -141,7 +141,7 @@ export const DeploymentSettings = z
   });
 export type DeploymentSettings = z.infer<typeof DeploymentSettings>;
 
-/** Each setting's variable in the functions' environment (shared/config.ts reads them). */
+/** Each setting's variable in the functions' environment (shared/settings.ts reads them). */
 export const FUNCTION_ENVIRONMENT = {
   model: "STEPWISE_MODEL",
   openAiBaseUrl: "OPENAI_BASE_URL",
@@ -210,7 +210,7 @@ export function settingsFromContext(
   return parseSettings(given);
 }
 
-/** The functions' environment for these settings (only what is set; shared/config.ts has the defaults). */
+/** The functions' environment for these settings (only what is set; shared/settings.ts has the defaults). */
 export function functionEnvironment(settings: DeploymentSettings): Record<string, string> {
   return Object.fromEntries(
     Object.entries(FUNCTION_ENVIRONMENT)

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
+import { connectTable } from "../../functions/awsClients.js";
 import { ApiKeyStore, newApiKey } from "../../shared/store/apiKeys.js";
-import { Table } from "../../shared/store/table.js";
 
 /**
  * `npm run create-api-key -- --tenant acme --table <TableName>`: registers a new API key for a
@@ -16,5 +16,5 @@ if (!values.tenant || !/^[\w-]{1,64}$/.test(values.tenant) || !table) {
   process.exit(2);
 }
 const key = newApiKey();
-await new ApiKeyStore(Table.connect(table, values.region ? { region: values.region } : {})).register(key, values.tenant);
+await new ApiKeyStore(connectTable(table, values.region ? { region: values.region } : {})).register(key, values.tenant);
 console.log(key);

@@ -1,3 +1,5 @@
+import { LambdaClient } from "@aws-sdk/client-lambda";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
@@ -14,8 +16,8 @@ import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-import { loadConfig } from "../../shared/config.js";
 import { declaredGrants } from "../../shared/contracts/toolGrants.js";
+import { settingsFromEnv } from "../../shared/settings.js";
 import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import { stepwiseTools } from "../../shared/tools/workTools.js";
 import { AgentFunctions } from "./agentFunctions.js";
@@ -138,7 +140,12 @@ export class Stepwise extends Construct {
     };
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment });
-    const toolGrants = declaredGrants(stepwiseTools(loadConfig({ ...environment, TABLE_NAME: table.tableName })));
+    const toolGrants = declaredGrants(
+      stepwiseTools(settingsFromEnv({ ...environment, TABLE_NAME: table.tableName }), {
+        lambda: new LambdaClient({}),
+        secretsManager: new SecretsManagerClient({}),
+      }),
+    );
     // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
     const searchKeyArn =
       settings.webSearchProvider === "tavily"

@@ -69,7 +69,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,
     maxRounds: step.maxRounds,
-    toolConcurrency: ports.config.TOOL_CONCURRENCY,
+    toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: step.approvalTools,
     journal: own,
     runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),

@@ -3,7 +3,7 @@ import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
 import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { textStream } from "./deltas.js";
@@ -13,7 +13,8 @@ import { needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
 /** The ports every agent's think/act loop uses. */
-export type LoopPorts = Pick<Ports, "config" | "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue">;
+export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue"> &
+  SettingsOf<"budgets">;
 
 /** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
 export interface RunScope<P extends LoopPorts = LoopPorts> {
@@ -92,7 +93,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
   const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
   const specs = options.tools.specs();
-  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
+  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   /** What a person reads: the model's placeholders back to the real URLs. */
   const restore = (text: string) => window.restoreText(text);
   const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
@@ -206,7 +207,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       journal,
       ports: { ...ports, model: countedModel(ports.model, usage) },
       approval: options.toolApproval,
-      concurrency: options.toolConcurrency ?? ports.config.TOOL_CONCURRENCY,
+      concurrency: options.toolConcurrency ?? ports.settings.budgets.toolConcurrency,
     };
     // Calls with side effects or a person in the loop: the model's reply is recorded first, and a
     // cancel that came while the model was thinking stops them.

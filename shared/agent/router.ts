@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
 
 /** The router: one journaled model call, its usage on the run. */
-export type RouterPorts = Pick<Ports, "config" | "model" | "journal" | "runs" | "events" | "tools" | "files">;
+export type RouterPorts = Pick<Ports, "model" | "journal" | "runs" | "events" | "tools" | "files"> & SettingsOf<"budgets">;
 
 import type { ChatMessage } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
@@ -60,7 +60,7 @@ export async function chooseMode(
   ]);
   try {
     const tools = new ToolRegistry([chooseModeTool]).specs();
-    const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
+    const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
     const system = routerPrompt({ tools: toolLines(team), files: fileLines(files) });
     const messages = window.build(system, [...history, { role: "user", content: record.input }], tools);
     const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text));

@@ -1,6 +1,6 @@
 import type { RunRecord } from "../contracts/run.js";
 import type { ChatMessage } from "../llm/types.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 
 /** The session's earlier turns, as chat messages (multi-turn memory across runs; Genie has none). */
 export async function sessionHistory(ports: Pick<Ports, "sessions">, run: RunRecord): Promise<ChatMessage[]> {
@@ -27,9 +27,9 @@ export async function rememberTurn(ports: Pick<Ports, "sessions">, run: RunRecor
 }
 
 /** Budgets of a run: its own, else the service defaults. */
-export function budgetsOf(ports: Pick<Ports, "config">, run: RunRecord) {
+export function budgetsOf(ports: SettingsOf<"budgets">, run: RunRecord) {
   return {
-    maxPlanIterations: run.budgets?.maxPlanIterations ?? ports.config.MAX_PLAN_ITERATIONS,
-    maxRounds: run.budgets?.maxRounds ?? ports.config.MAX_AGENT_ROUNDS,
+    maxPlanIterations: run.budgets?.maxPlanIterations ?? ports.settings.budgets.maxPlanIterations,
+    maxRounds: run.budgets?.maxRounds ?? ports.settings.budgets.maxAgentRounds,
   };
 }

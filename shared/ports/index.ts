@@ -1,5 +1,5 @@
-import type { Config } from "../config.js";
 import type { ChatModel } from "../llm/types.js";
+import type { Settings } from "../settings.js";
 import type { ActiveRuns } from "./activeRuns.js";
 import type { RunEvents } from "./events.js";
 import type { Executions } from "./executions.js";
@@ -20,8 +20,8 @@ import type { Webhooks } from "./webhooks.js";
  * fakes of shared/testing/.
  */
 export interface Ports {
-  /** Settings (budgets, limits); a value, not a port, but the core reads it beside them. */
-  config: Config;
+  /** The deployment's settings (budgets, limits); a value, not a port, but the core reads it beside them. */
+  settings: Settings;
   runs: Runs;
   events: RunEvents;
   journal: RunJournal;
@@ -39,6 +39,9 @@ export interface Ports {
   webhooks: Webhooks;
   idempotency: IdempotencyKeys;
 }
+
+/** The settings a piece of the core reads: only the groups named. */
+export type SettingsOf<K extends keyof Settings> = { settings: Pick<Settings, K> };
 
 /** The ports a step uses, and when its Lambda's time runs out. */
 export type StepPorts<K extends keyof Ports> = Pick<Ports, K> & {

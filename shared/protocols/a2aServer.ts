@@ -266,9 +266,9 @@ class StepwiseA2AHandler implements A2ARequestHandler {
 
   /** Checks a push config's URL as every webhook URL is checked (no private addresses), and keeps what the receiver needs. */
   private async pushConfig(config: TaskPushNotificationConfig): Promise<A2APush> {
-    const { config: settings } = this.services;
+    const { settings } = this.services;
     if (!config.url) throw new RequestMalformedError("A push notification config needs a url.");
-    await assertDeliverableUrl(config.url, { allowLoopback: settings.WEBHOOK_ALLOW_LOOPBACK, allowHttp: settings.WEBHOOK_ALLOW_HTTP });
+    await assertDeliverableUrl(config.url, settings.webhooks.policy);
     const authentication = config.authentication?.scheme
       ? { scheme: config.authentication.scheme, credentials: config.authentication.credentials }
       : undefined;
@@ -310,12 +310,12 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       throw new RequestMalformedError(
         `Invalid message: ${request.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`,
       );
-    if (request.data.input.length > this.services.config.MAX_INPUT_CHARS)
+    if (request.data.input.length > this.services.settings.limits.maxInputChars)
       throw new RequestMalformedError(
-        `The message's text has ${request.data.input.length} characters; the limit is ${this.services.config.MAX_INPUT_CHARS}.`,
+        `The message's text has ${request.data.input.length} characters; the limit is ${this.services.settings.limits.maxInputChars}.`,
       );
     const { tenantId } = this.context;
-    const defaultMultitask = request.data.sessionId ? (await this.services.settings.get(tenantId)).multitask : undefined;
+    const defaultMultitask = request.data.sessionId ? (await this.services.tenantSettings.get(tenantId)).multitask : undefined;
     const uploads = await Promise.all(files.map((f) => this.services.transfers.upload(tenantId, f.name, f.body, f.contentType)));
     const fileIds = uploads.map((u) => u.fileId);
     const submitted = { ...request.data, ...(fileIds.length ? { files: fileIds } : {}) };
@@ -328,7 +328,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   private partsOf(parts: Part[]): { text: string; files: { name: string; body: Uint8Array; contentType: string }[] } {
     const texts: string[] = [];
     const files: { name: string; body: Uint8Array; contentType: string }[] = [];
-    const limit = Math.min(this.services.config.MAX_UPLOAD_BYTES, INLINE_UPLOAD_BYTES);
+    const limit = Math.min(this.services.settings.files.maxUploadBytes, INLINE_UPLOAD_BYTES);
     for (const [index, part] of parts.entries()) {
       const content = part.content;
       if (content?.$case === "text") texts.push(content.value);
@@ -449,7 +449,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         if (line) yield { payload: { $case: "statusUpdate", value: progressUpdate({ runId, sessionId: task.contextId }, event, line) } };
       }
       if (logged.length < 100)
-        await setTimeout(this.services.config.STREAM_POLL_MS, undefined, { signal: this.signal }).catch(() => undefined);
+        await setTimeout(this.services.settings.stream.pollMs, undefined, { signal: this.signal }).catch(() => undefined);
     }
   }
 }

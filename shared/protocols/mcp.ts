@@ -129,7 +129,7 @@ function mcpServer(
   taskCalls: ReadonlySet<string | number>,
 ): McpServer {
   const { services, tenantId } = context;
-  const tasks = new RunTaskStore(services, tenantId, services.config.RETENTION_DAYS * 86_400_000, (run) => describeRun(context, run));
+  const tasks = new RunTaskStore(services, tenantId, services.settings.retentionDays * 86_400_000, (run) => describeRun(context, run));
   const server = new McpServer(
     { name: "stepwise", version: context.version },
     {
@@ -258,7 +258,7 @@ async function followRun(context: McpContext, run: RunRecord, extra: ToolExtra, 
       }
     }
     if (extra.signal.aborted || Date.now() >= deadline) return describeRun(context, current);
-    if (events.length < 100) await new Promise((resolve) => setTimeout(resolve, services.config.STREAM_POLL_MS));
+    if (events.length < 100) await new Promise((resolve) => setTimeout(resolve, services.settings.stream.pollMs));
   }
 }
 

@@ -2,12 +2,13 @@ import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { ConflictError, errorMessage, FINAL_STEP_ERRORS, NotFoundError } from "../errors.js";
 import type { ExecutionState } from "../ports/executions.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
 import { TooManyRunsError } from "./submit.js";
 
 /** The ports resuming and stopping use: runs, the event log, slots, executions and the notifier. */
-export type ResumePorts = Pick<Ports, "config" | "runs" | "events" | "activeRuns" | "interrupts" | "executions" | "notifyQueue">;
+export type ResumePorts = Pick<Ports, "runs" | "events" | "activeRuns" | "interrupts" | "executions" | "notifyQueue"> &
+  SettingsOf<"limits">;
 
 export function executionState(ports: Pick<Ports, "executions">, run: RunRecord): Promise<ExecutionState> {
   return ports.executions.describe(run.executionArn);
@@ -71,8 +72,8 @@ export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, ru
       execution: state,
     });
   }
-  if (!(await ports.activeRuns.acquire(run.tenantId, ports.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
-    throw new TooManyRunsError(ports.config.MAX_ACTIVE_RUNS_PER_TENANT, 5);
+  if (!(await ports.activeRuns.acquire(run.tenantId, ports.settings.limits.maxActiveRunsPerTenant))) {
+    throw new TooManyRunsError(ports.settings.limits.maxActiveRunsPerTenant, 5);
   }
   const reopened = await ports.runs.reopen(run.runId, ["failed"]);
   if (!reopened) {

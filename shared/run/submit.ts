@@ -4,14 +4,16 @@ import { type A2APush, emptyUsage, type Multitask, type RunRecord } from "../con
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 import { type Links, runLinks } from "../views/runView.js";
 import { type EndRunPorts, endRun } from "./lifecycle.js";
 import { type ResumePorts, stopExecutionOf } from "./resume.js";
 import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
-export type SubmitPorts = EndRunPorts & Pick<Ports, "config" | "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue">;
+export type SubmitPorts = EndRunPorts &
+  Pick<Ports, "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue"> &
+  SettingsOf<"stateMachineArn" | "webhooks" | "limits">;
 
 /** Sortable, unguessable ids: time first so listings read in order. */
 export const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
@@ -44,12 +46,9 @@ export async function submitRun(
   request: CreateRunRequest,
   options: { links: Links; idempotencyKey?: string; defaultMultitask?: Multitask; a2aPush?: A2APush },
 ): Promise<{ run: RunRecord; replayed: boolean }> {
-  if (!ports.config.STATE_MACHINE_ARN) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
+  if (!ports.settings.stateMachineArn) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
-    await assertDeliverableUrl(request.webhook.url, {
-      allowLoopback: ports.config.WEBHOOK_ALLOW_LOOPBACK,
-      allowHttp: ports.config.WEBHOOK_ALLOW_HTTP,
-    });
+    await assertDeliverableUrl(request.webhook.url, ports.settings.webhooks.policy);
   }
 
   const uploads = await uploadsOf(ports, tenantId, request.files ?? []);
@@ -66,8 +65,8 @@ export async function submitRun(
   const sessionId = request.sessionId ?? newId("ses");
   const multitask = request.multitask ?? options.defaultMultitask ?? "reject";
   try {
-    if (!(await ports.activeRuns.acquire(tenantId, ports.config.MAX_ACTIVE_RUNS_PER_TENANT))) {
-      throw new TooManyRunsError(ports.config.MAX_ACTIVE_RUNS_PER_TENANT, RETRY_AFTER_SECONDS);
+    if (!(await ports.activeRuns.acquire(tenantId, ports.settings.limits.maxActiveRunsPerTenant))) {
+      throw new TooManyRunsError(ports.settings.limits.maxActiveRunsPerTenant, RETRY_AFTER_SECONDS);
     }
     slotTaken = true;
     const claim = await ports.sessions.claim(tenantId, sessionId, runId, { queue: multitask !== "reject", newSession: !request.sessionId });

@@ -20,7 +20,7 @@ export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): P
   if (output.done) return output;
   const run = await ports.runs.get(input.runId);
   const used = run ? await ports.executions.historyLength(run.executionArn) : 0;
-  if (agentTurnFits(used, ports.config.HISTORY_EVENT_BUDGET)) return output;
+  if (agentTurnFits(used, ports.settings.budgets.historyEvents)) return output;
   // The next execution's turn finds a question still open and waits for it there.
   return { runId: output.runId, mode: output.mode, done: false, turn: output.turn, next: "continue" };
 }
@@ -45,7 +45,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
     conversation: [...history, { role: "user", content: record.input }],
     tools,
     maxRounds: budgetsOf(ports, record).maxRounds,
-    toolConcurrency: ports.config.TOOL_CONCURRENCY,
+    toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: record.approval?.tools,
   });
   const turn = (input.turn ?? 0) + 1;

@@ -15,7 +15,7 @@ export async function executeTask(input: ExecuteTaskInput, ports: ExecuteTaskPor
   const output = await runExecutor({ runId: input.runId, ports, deadline: ports.deadline }, input);
   if (output.done || !input.executionArn) return output;
   const used = await ports.executions.historyLength(input.executionArn);
-  if (handBackVerdict(used, input.tasks ?? 1, ports.config.HISTORY_EVENT_BUDGET) === "fits") return output;
+  if (handBackVerdict(used, input.tasks ?? 1, ports.settings.budgets.historyEvents) === "fits") return output;
   const { interruptId: _waitsThere, ...rest } = output;
   return { ...rest, done: false, deferred: true };
 }

@@ -34,7 +34,7 @@ const RAISE_BUDGET = "raise the budget (at most 25,000)";
  * execution first: the step is not finished, so the planner has nothing to judge yet.
  */
 export async function plan(input: PlanInput, ports: PlanPorts): Promise<PlanOutput> {
-  const budget = ports.config.HISTORY_EVENT_BUDGET;
+  const budget = ports.settings.budgets.historyEvents;
   const deferred = input.taskResults?.filter((result) => result.deferred) ?? [];
   if (deferred.length > 0) return continueStep(input, deferred, budget);
   const output = await planTurn({ runId: input.runId, ports, deadline: ports.deadline }, input);
@@ -134,7 +134,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     // Whole when the results fit half the prompt budget together: the planner judges the step by them.
     const texts = shareBudget(
       results.map((t) => t.result ?? ""),
-      ports.config.CONTEXT_BUDGET_TOKENS * 2,
+      ports.settings.budgets.contextTokens * 2,
     );
     resultsText = [
       `Results of step ${index + 1} (${step.title}):`,

@@ -11,7 +11,7 @@ import type { StepPorts } from "../ports/index.js";
 import type { TaskRecord } from "../ports/tasks.js";
 
 /** "Summarize" reads the run, its task results and files, makes one journaled model call streamed to clients, and writes the session. */
-export type SummarizePorts = StepPorts<"config" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
+export type SummarizePorts = StepPorts<"settings" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
 
 /** The share of the prompt budget the task results may take (the rest: instructions, session, answer). */
 const RESULTS_SHARE = 0.5;
@@ -42,7 +42,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
       "all_tasks_failed",
     );
   }
-  const results = resultLines(done, ports.config.CONTEXT_BUDGET_TOKENS * 4 * RESULTS_SHARE);
+  const results = resultLines(done, ports.settings.budgets.contextTokens * 4 * RESULTS_SHARE);
   const message = [
     `Request: ${record.input}`,
     record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
@@ -55,7 +55,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   let result: string;
   let usage: Partial<Usage> | undefined;
   const history = await sessionHistory(ports, record);
-  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.config.CONTEXT_BUDGET_TOKENS });
+  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text));
   try {
     const messages = window.build(summarizerPrompt({ files: fileLines(files) }), [...history, { role: "user", content: message }]);

@@ -59,7 +59,7 @@ export class Journal implements RunJournal {
         records.set(keys.journalEntryId(item.sk), item.value);
         continue;
       }
-      const parts = Array.from({ length: item.parts }, (_, i) => (i === 0 ? item.part : bySk.get(partSk(item.sk, i))?.part));
+      const parts = Array.from({ length: item.parts }, (_, i) => (i === 0 ? item.part : bySk.get(keys.journalPart(item.sk, i))?.part));
       if (parts.some((part) => part === undefined)) continue; // torn write: treated as not recorded, so the call runs again
       records.set(keys.journalEntryId(item.sk), JSON.parse(parts.join("")));
     }
@@ -80,7 +80,6 @@ export class Journal implements RunJournal {
 
 /** Characters of JSON per item of a split record (at most 4 bytes a character stays below 400 KB). */
 const PART_CHARS = 90_000;
-const partSk = (sk: string, i: number) => `${sk}#~part${String(i).padStart(3, "0")}`;
 
 /**
  * A record as items: one, or — for a value too large for an item (a model's 400 KB answer, 450 KB
@@ -91,5 +90,7 @@ function recordItems(key: { pk: string; sk: string }, value: unknown, ttl: numbe
   if (json.length <= PART_CHARS) return [{ ...key, value, ttl }];
   const parts = Array.from({ length: Math.ceil(json.length / PART_CHARS) }, (_, i) => json.slice(i * PART_CHARS, (i + 1) * PART_CHARS));
   // Later parts first in the batch order does not matter: a record counts only with all its parts.
-  return parts.map((part, i) => (i === 0 ? { ...key, parts: parts.length, part, ttl } : { pk: key.pk, sk: partSk(key.sk, i), part, ttl }));
+  return parts.map((part, i) =>
+    i === 0 ? { ...key, parts: parts.length, part, ttl } : { pk: key.pk, sk: keys.journalPart(key.sk, i), part, ttl },
+  );
 }

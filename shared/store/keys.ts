@@ -34,6 +34,8 @@ export const keys = {
   journalPrefix: (entryIdPrefix: string) => `JRN#${entryIdPrefix}`,
   /** The entry id a journal sort key holds. */
   journalEntryId: (sk: string) => sk.slice("JRN#".length),
+  /** Part i (from 1) of a journal record too large for one item: the first part is the record's own item. */
+  journalPart: (sk: string, i: number) => `${sk}#~part${String(i).padStart(3, "0")}`,
   task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),
   step: (runId: string, iteration: number) => ({ pk: `RUN#${runId}`, sk: `STEP#${pad(iteration, 3)}` }),
   taskPrefix: (iteration?: number) => (iteration === undefined ? "TASK#" : `TASK#${pad(iteration, 3)}#`),

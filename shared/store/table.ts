@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException, DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
   BatchGetCommand,
   BatchWriteCommand,
-  DynamoDBDocumentClient,
+  type DynamoDBDocumentClient,
   type NativeAttributeValue,
   QueryCommand,
   type QueryCommandInput,
@@ -31,7 +31,10 @@ const writeKeyOf = (request: WriteRequest) => {
   return `${pk}\n${sk}`;
 };
 
-/** The one table: a document client and its name. Repositories take this, never a global. */
+/**
+ * The one table: a document client and its name. Repositories take this, never a global. The client
+ * leaves undefined fields out and stores class instances as maps (functions/awsClients.ts builds it).
+ */
 export class Table {
   /** Coalesced consistent reads, one loader per projection ("" = whole items). */
   private readonly readers = new Map<string, DataLoader<Key, Item | undefined>>();
@@ -42,13 +45,6 @@ export class Table {
     readonly doc: DynamoDBDocumentClient,
     readonly name: string,
   ) {}
-
-  static connect(name: string, clientConfig: DynamoDBClientConfig = {}): Table {
-    const doc = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig), {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
-    });
-    return new Table(doc, name);
-  }
 
   /**
    * Sets `fields` (plus any raw `sets`) if `condition` holds. Returns the updated attributes, or

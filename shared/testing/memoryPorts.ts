@@ -1,4 +1,3 @@
-import { type Config, loadConfig } from "../config.js";
 import type { Ports } from "../ports/index.js";
 import type { ToolCatalog } from "../ports/toolCatalog.js";
 import type { Tool } from "../ports/tools.js";
@@ -20,6 +19,7 @@ import { MemorySessions } from "./memorySessions.js";
 import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryWebhooks } from "./memoryWebhooks.js";
 import { ScriptedModel } from "./scriptedModel.js";
+import { type SettingsOverrides, testSettings } from "./settings.js";
 
 /** A catalog of fixed tools, and ask_user (every agent may ask the user). */
 export function fixedCatalog(tools: readonly Tool[]): ToolCatalog {
@@ -30,13 +30,9 @@ export function fixedCatalog(tools: readonly Tool[]): ToolCatalog {
   };
 }
 
-/** Every port in memory, wired as createServices wires the adapters, with the fakes' own handles for assertions. */
-export function memoryPorts(options: { config?: Record<string, string>; model?: Ports["model"]; tools?: readonly Tool[] } = {}) {
-  const config: Config = loadConfig({
-    TABLE_NAME: "memory",
-    STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise",
-    ...options.config,
-  });
+/** Every port in memory, wired as functions/services.ts wires the adapters, with the fakes' own handles for assertions. */
+export function memoryPorts(options: { settings?: SettingsOverrides; model?: Ports["model"]; tools?: readonly Tool[] } = {}) {
+  const settings = testSettings(options.settings);
   const runs = new MemoryRuns();
   const events = new MemoryEvents();
   const tasks = new MemoryTasks(runs);
@@ -48,7 +44,7 @@ export function memoryPorts(options: { config?: Record<string, string>; model?: 
     journal: new MemoryJournal(tasks),
     interrupts: new MemoryInterrupts(),
     files,
-    executions: new MemoryExecutions(config.STATE_MACHINE_ARN),
+    executions: new MemoryExecutions(settings.stateMachineArn),
     notifyQueue: new MemoryNotifier(),
     activeRuns: new MemoryActiveRuns(),
     sessions: new MemorySessions(),
@@ -57,7 +53,7 @@ export function memoryPorts(options: { config?: Record<string, string>; model?: 
   };
   const ports: Ports = {
     ...fakes,
-    config,
+    settings,
     files: new EventedFileStore(files, events, runs),
     transfers: files,
     tools: fixedCatalog(options.tools ?? [...builtinTools, writeReport]),

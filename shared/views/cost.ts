@@ -1,20 +1,21 @@
-import type { Config } from "../config.js";
 import type { Usage } from "../contracts/run.js";
+import type { Settings } from "../settings.js";
 
 /** Step Functions Standard: $0.025 per 1,000 state transitions (retries included). */
 const USD_PER_STATE_TRANSITION = 0.025 / 1000;
 
-type PriceConfig = Pick<Config, "STEPWISE_MODEL" | "MODEL_PRICES" | "MODEL_PRICE_INPUT_PER_MTOK" | "MODEL_PRICE_OUTPUT_PER_MTOK">;
+/** The model and the prices: what an estimate needs of the settings. */
+type PriceSettings = Pick<Settings, "model" | "prices">;
 
 /**
  * The model's price in USD per million prompt / completion tokens: the two price settings when
- * given, else its line in the price table (MODEL_PRICES); undefined for a model with no price.
+ * given, else its line in the price table; undefined for a model with no price.
  */
-export function modelPrice(config: PriceConfig): { input: number; output: number } | undefined {
-  if (config.MODEL_PRICE_INPUT_PER_MTOK !== undefined || config.MODEL_PRICE_OUTPUT_PER_MTOK !== undefined) {
-    return { input: config.MODEL_PRICE_INPUT_PER_MTOK ?? 0, output: config.MODEL_PRICE_OUTPUT_PER_MTOK ?? 0 };
+export function modelPrice({ model, prices }: PriceSettings): { input: number; output: number } | undefined {
+  if (prices.inputPerMTok !== undefined || prices.outputPerMTok !== undefined) {
+    return { input: prices.inputPerMTok ?? 0, output: prices.outputPerMTok ?? 0 };
   }
-  const price = config.MODEL_PRICES[config.STEPWISE_MODEL];
+  const price = prices.table[model.name];
   return price && { input: price[0], output: price[1] };
 }
 
@@ -23,8 +24,8 @@ export function modelPrice(config: PriceConfig): { input: number; output: number
  * small beside these); undefined when the model has no price (the offline model, a model missing
  * from the table): no figure rather than a wrong one.
  */
-export function estimatedCostUsd(usage: Usage, stateTransitions: number | undefined, config: PriceConfig): number | undefined {
-  const price = modelPrice(config);
+export function estimatedCostUsd(usage: Usage, stateTransitions: number | undefined, settings: PriceSettings): number | undefined {
+  const price = modelPrice(settings);
   if (!price) return undefined;
   const model = (usage.promptTokens * price.input + usage.completionTokens * price.output) / 1_000_000;
   const cost = model + (stateTransitions ?? 0) * USD_PER_STATE_TRANSITION;

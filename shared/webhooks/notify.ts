@@ -5,7 +5,7 @@ import { buildWebhookPayload, type NotifiedStatus, type WebhookInterrupt, webhoo
 import { errorMessage } from "../errors.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 import { countMetric } from "../observability.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 import type { Delivery } from "../ports/webhooks.js";
 import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
 import { type EndRunPorts, reconcileExecutionEnd } from "../run/lifecycle.js";
@@ -15,7 +15,7 @@ import type { ExecutionStatusEvent } from "./queue.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
-export type DeliveryPorts = Pick<Ports, "config" | "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue">;
+export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> & SettingsOf<"webhooks">;
 
 /** Settling a run whose execution ended touches what ending a run does, and counts its transitions. */
 export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts;
@@ -129,7 +129,7 @@ async function a2aTaskOf(ports: DeliveryPorts, run: RunRecord) {
 /** One delivery attempt, then: done, retry later (backoff, Retry-After), disable (410) or dead-letter. */
 export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: Delivery, attemptNumber: number): Promise<void> {
   if (delivery.status !== "pending" || delivery.attempts.some((a) => a.attempt === attemptNumber)) return; // delivered once already
-  const { config, webhooks } = ports;
+  const { settings, webhooks } = ports;
   const at = new Date().toISOString();
   if (await webhooks.isDisabled(run.tenantId, delivery.url)) {
     return webhooks.recordAttempt(
@@ -142,10 +142,7 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
   let result: Awaited<ReturnType<typeof deliverOnce>>;
   try {
     // Checked again on every attempt: DNS may have changed since the run was submitted.
-    const addresses = await assertDeliverableUrl(delivery.url, {
-      allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
-      allowHttp: config.WEBHOOK_ALLOW_HTTP,
-    });
+    const addresses = await assertDeliverableUrl(delivery.url, settings.webhooks.policy);
     const secrets = (await webhooks.secrets(run.tenantId)).map((s) => s.secret);
     result = await deliverOnce({
       url: delivery.url,
@@ -153,7 +150,7 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
       timestamp: Math.floor(Date.now() / 1000),
       body: delivery.body,
       secrets,
-      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      timeoutMs: settings.webhooks.timeoutMs,
       headers: run.webhook?.a2a && run.webhook.url === delivery.url ? pushHeaders(run.webhook.a2a) : undefined,
       pinnedAddresses: addresses,
     });
@@ -180,7 +177,7 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
   countMetric(result.ok ? "WebhookDeliveries" : "WebhookFailedAttempts");
   if (result.ok) return webhooks.recordAttempt(run.runId, delivery.deliveryId, record, "delivered");
 
-  const schedule = config.WEBHOOK_RETRY_SCHEDULE === "fast" ? FAST_RETRY_SCHEDULE : DEFAULT_RETRY_SCHEDULE;
+  const schedule = settings.webhooks.retrySchedule === "fast" ? FAST_RETRY_SCHEDULE : DEFAULT_RETRY_SCHEDULE;
   const next = nextAttemptDelayMs(
     attemptNumber - (delivery.seriesStart ?? 0),
     { status: result.status, retryAfter: result.retryAfter },

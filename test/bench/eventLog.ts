@@ -8,8 +8,8 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { connectTable } from "../../functions/awsClients.js";
 import { EventLog } from "../../shared/store/events.js";
-import { Table } from "../../shared/store/table.js";
 import { type BenchStack, startBenchStack } from "./benchStack.js";
 
 const APPENDS = Number(process.env.BENCH_EVENTLOG_APPENDS ?? 30);
@@ -76,7 +76,7 @@ async function executorsAppend(stack: BenchStack, executors: number): Promise<Fi
     const count = (operation: string) => results.reduce((sum, r) => sum + (r.requests[operation] ?? 0), 0);
     const requests = results.reduce((sum, r) => sum + Object.values(r.requests).reduce((a, b) => a + b, 0), 0);
     // The run ends: its log must read 1 … n, every executor's events once and in order, the terminal event last.
-    const table = Table.connect(tableName, { endpoint: dynamodb, region, credentials });
+    const table = connectTable(tableName, { endpoint: dynamodb, region, credentials });
     const log = new EventLog(table, 1);
     await log.append(runId, [{ type: "run.succeeded", data: { result: "done", files: [] } }], { close: true });
     const events = await log.list(runId, 0, 100_000);

@@ -3,9 +3,9 @@
 // model's reply does (an `agent.delta` every DELTA_MS, a tool call and its result every few).
 // Told "go" over IPC, it answers with each append's time and the requests it sent, by operation.
 
+import { connectTable } from "../../functions/awsClients.js";
 import type { EventBody } from "../../shared/contracts/events.js";
 import { EventLog } from "../../shared/store/events.js";
-import { Table } from "../../shared/store/table.js";
 
 const {
   endpoint,
@@ -29,7 +29,7 @@ const {
   deltaMs: number;
 };
 
-const table = Table.connect(tableName, { endpoint, region, credentials: { accessKeyId, secretAccessKey } });
+const table = connectTable(tableName, { endpoint, region, credentials: { accessKeyId, secretAccessKey } });
 const requests: Record<string, number> = {};
 table.doc.middlewareStack.add((next, context) => async (args) => {
   requests[context.commandName ?? "?"] = (requests[context.commandName ?? "?"] ?? 0) + 1;

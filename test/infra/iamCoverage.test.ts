@@ -1,7 +1,8 @@
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../shared/config.js";
+import { agentClients } from "../../functions/services.js";
 import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
+import { settingsFromEnv } from "../../shared/settings.js";
 import { stepwiseTools } from "../../shared/tools/workTools.js";
 import { actionMatches, iamActionsFor, SdkCallGraph } from "../support/sdkCalls.js";
 import { allowedActions, functionsOf, synthesize } from "../support/template.js";
@@ -105,7 +106,7 @@ describe("IAM coverage", () => {
 
   it("each tool declares the grants its code needs (S3 and Lambda calls), every tool an agent may get is checked, and the stack grants the declarations", () => {
     // Every tool Stepwise may give an agent, search over the run's files included (the widest set).
-    const tools = stepwiseTools(loadConfig({ TABLE_NAME: "t", WEB_SEARCH_PROVIDER: "files" }));
+    const tools = stepwiseTools(settingsFromEnv({ TABLE_NAME: "t", WEB_SEARCH_PROVIDER: "files" }), agentClients("us-east-1"));
     const modules: Record<string, string[]> = {
       "shared/tools/calculator.ts": ["calculator"],
       "shared/tools/textStats.ts": ["text_stats"],

@@ -7,9 +7,9 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { health } from "../../functions/api/health.js";
 import type { Request } from "../../functions/api/routes.js";
+import { connectTable } from "../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
 import packageJson from "../../package.json" with { type: "json" };
-import { Table } from "../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../support/dynalite.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -87,10 +87,10 @@ describe("GET /health's checks", () => {
   it("answers 503 naming each dependency that does not answer, and 200 once all do", async () => {
     const dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
     const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS, maxAttempts: 1 };
-    const table = Table.connect("stepwise", clientConfig);
+    const table = connectTable("stepwise", clientConfig);
     const admin = new DynamoDBClient(clientConfig);
-    const check = async (config: { STATE_MACHINE_ARN?: string }) => {
-      const result = await health({ services: { table, config } } as unknown as Request);
+    const check = async (settings: { stateMachineArn?: string }) => {
+      const result = await health({ services: { table, settings } } as unknown as Request);
       return { status: result.statusCode, retryAfter: result.headers?.["retry-after"], body: JSON.parse(String(result.body)) };
     };
     try {
@@ -106,14 +106,14 @@ describe("GET /health's checks", () => {
       });
       await ensureTable(admin, "stepwise");
       expect((await check({})).body.checks).toEqual({ table: "ok", stateMachine: "not configured" });
-      expect(await check({ STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" })).toEqual({
+      expect(await check({ stateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" })).toEqual({
         status: 200,
         retryAfter: undefined,
         body: { status: "ok", version: packageJson.version, checks: { table: "ok", stateMachine: "ok" } },
       });
       // The database goes away: not ready again.
       await dynamo.close();
-      const gone = await check({ STATE_MACHINE_ARN: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" });
+      const gone = await check({ stateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise" });
       expect(gone.status).toBe(503);
       expect(gone.body.checks.table).not.toBe("ok");
     } finally {

@@ -1,10 +1,11 @@
 import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentClients } from "../../functions/services.js";
 import { reactPrompt } from "../../shared/agent/prompts.js";
-import { loadConfig } from "../../shared/config.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { ChatMessage } from "../../shared/llm/types.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
+import { settingsFromEnv } from "../../shared/settings.js";
 import { keys } from "../../shared/store/keys.js";
 import { reactTools } from "../../shared/tools/builtins.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
@@ -546,7 +547,12 @@ describe("in JSON contract mode, with a small context budget", () => {
   const turnTokens = Math.max(...INPUTS.map((content) => unit({ role: "user", content })));
   const BUDGET =
     // The agent's whole catalog: the built-ins and the work tools the stack adds.
-    counter.count(JSON.stringify([...reactTools().specs(), ...new ToolRegistry(workTools(loadConfig({ TABLE_NAME: "t" }))).specs()])) +
+    counter.count(
+      JSON.stringify([
+        ...reactTools().specs(),
+        ...new ToolRegistry(workTools(settingsFromEnv({ TABLE_NAME: "t" }), agentClients("us-east-1"))).specs(),
+      ]),
+    ) +
     counter.countMessages([
       { role: "system", content: reactPrompt({ files: [] }) },
       { role: "user", content: INPUTS[3]! },

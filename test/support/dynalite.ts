@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll } from "vitest";
+import { connectTable } from "../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../infra/local/dynamo.js";
-import { Table } from "../../shared/store/table.js";
+import type { Table } from "../../shared/store/table.js";
 
 /** What tests sign their requests to a dynalite of their own with (it refuses any other). */
 export const TEST_CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test-secret" };
@@ -18,7 +19,7 @@ export function useDynalite(tableName = "stepwise"): { table(): Table } {
     dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     await ensureTable(new DynamoDBClient(config), tableName);
-    table = Table.connect(tableName, config);
+    table = connectTable(tableName, config);
   });
   afterAll(async () => {
     table?.doc.destroy();

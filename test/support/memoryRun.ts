@@ -4,16 +4,17 @@ import type { PlanOutput } from "../../shared/contracts/steps.js";
 import type { Tool } from "../../shared/ports/tools.js";
 import { memoryPorts } from "../../shared/testing/memoryPorts.js";
 import type { ScriptedModel } from "../../shared/testing/scriptedModel.js";
+import type { SettingsOverrides } from "../../shared/testing/settings.js";
 import { runRecord } from "./records.js";
 import { teamModel } from "./team.js";
 
 /** The core over in-memory ports, with one run already submitted (queued, its execution started, its slot taken). */
 export async function withRun(
   fields: Partial<RunRecord> = {},
-  options: { model?: ScriptedModel; tools?: readonly Tool[]; config?: Record<string, string> } = {},
+  options: { model?: ScriptedModel; tools?: readonly Tool[]; settings?: SettingsOverrides } = {},
 ) {
   const model = options.model ?? teamModel();
-  const { ports, fakes } = memoryPorts({ model, tools: options.tools, config: options.config });
+  const { ports, fakes } = memoryPorts({ model, tools: options.tools, settings: options.settings });
   const runId = `run_${Math.random().toString(36).slice(2, 10)}`;
   const links = {
     self: `http://api.test/v1/runs/${runId}`,

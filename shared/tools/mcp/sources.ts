@@ -9,7 +9,7 @@ import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
 
 export function networkPolicy(services: Services): McpNetworkPolicy {
-  return { allowLoopback: services.config.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: services.config.TOOL_SOURCE_ALLOW_HTTP };
+  return services.settings.toolSources.policy;
 }
 
 /**
@@ -24,8 +24,8 @@ export async function registerToolSource(services: Services, tenantId: string, r
 
   const headers = request.headers ?? {};
   const redact = redactor(Object.values(headers));
-  const definitions = await withMcp({ url: request.url, headers }, policy, services.config.MCP_CONNECT_TIMEOUT_MS, (client) =>
-    listMcpTools(client, services.config.MCP_CONNECT_TIMEOUT_MS),
+  const definitions = await withMcp({ url: request.url, headers }, policy, services.settings.toolSources.connectTimeoutMs, (client) =>
+    listMcpTools(client, services.settings.toolSources.connectTimeoutMs),
   ).catch((error): never => {
     if (error instanceof WebhookUrlError) throw urlError(error);
     throw new UnprocessableError(

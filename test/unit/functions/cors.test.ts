@@ -7,7 +7,7 @@ const request = (origin: string | undefined, method = "GET", headers: Record<str
 
 describe("CORS for the API and the stream", () => {
   it("allows no other origin by default", () => {
-    const config = { CORS_ALLOWED_ORIGINS: "" };
+    const config = { allowedOrigins: "" };
     expect(allowedOrigin(request("https://app.example.com"), config)).toBeUndefined();
     expect(withCors({ statusCode: 200, headers: {} }, request("https://app.example.com"), config).headers).toEqual({});
     expect(preflight(request("https://app.example.com", "OPTIONS", { "access-control-request-method": "GET" }), config, "GET")).toEqual({
@@ -19,8 +19,8 @@ describe("CORS for the API and the stream", () => {
 
   it("allows the configured origins, and the console's own origin where the stream is on another", () => {
     const config = {
-      CORS_ALLOWED_ORIGINS: "https://app.example.com, https://admin.example.com/",
-      CONSOLE_ORIGIN: "https://abc.execute-api.eu-west-1.amazonaws.com",
+      allowedOrigins: "https://app.example.com, https://admin.example.com/",
+      consoleOrigin: "https://abc.execute-api.eu-west-1.amazonaws.com",
     };
     expect(allowedOrigin(request("https://admin.example.com"), config)).toBe("https://admin.example.com");
     expect(allowedOrigin(request("https://abc.execute-api.eu-west-1.amazonaws.com"), config)).toBe(
@@ -40,6 +40,6 @@ describe("CORS for the API and the stream", () => {
   });
 
   it("answers any origin only when told to with *", () => {
-    expect(allowedOrigin(request("https://anywhere.example.org"), { CORS_ALLOWED_ORIGINS: "*" })).toBe("*");
+    expect(allowedOrigin(request("https://anywhere.example.org"), { allowedOrigins: "*" })).toBe("*");
   });
 });

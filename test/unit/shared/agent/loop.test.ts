@@ -3,7 +3,6 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { EMPTY_ANSWER_CORRECTION, type LoopOptions, runAgentLoop } from "../../../../shared/agent/loop.js";
 import { ScopeJournal } from "../../../../shared/agent/scopeJournal.js";
-import { loadConfig } from "../../../../shared/config.js";
 import type { EventBody } from "../../../../shared/contracts/events.js";
 import { JsonContractModel } from "../../../../shared/llm/jsonContractModel.js";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../../../shared/llm/types.js";
@@ -11,6 +10,7 @@ import { tokenCounterFor } from "../../../../shared/memory/tokens.js";
 import { fileText } from "../../../../shared/ports/files.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
 import type { Services } from "../../../../shared/services.js";
+import { defaultSettings, settingsFromEnv } from "../../../../shared/settings.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { readArtifact } from "../../../../shared/tools/artifacts.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
@@ -27,7 +27,7 @@ type ModelFn = (request: ChatRequest, index: number) => Step | Promise<Step>;
 
 function harness(
   model: ModelFn,
-  config: Partial<Services["config"]> = {},
+  budgets: Partial<Services["settings"]["budgets"]> = {},
   wrap: (model: ChatModel) => ChatModel = (m) => m,
   /** How the journal's records are written (at once, by default). */
   commit: () => Promise<void> = async () => undefined,
@@ -59,7 +59,7 @@ function harness(
     },
   };
   const services = {
-    config: { CONTEXT_BUDGET_TOKENS: 100_000, TOOL_CONCURRENCY: 2, ...config },
+    settings: { budgets: { ...defaultSettings("t").budgets, contextTokens: 100_000, toolConcurrency: 2, ...budgets } },
     model: wrap(chat),
     journal: {
       async load(runId: string, scope: string) {
@@ -188,9 +188,9 @@ describe("agent loop: parallel tool calls", () => {
   });
 
   it("takes the limit from TOOL_CONCURRENCY when the agent gives none (default 2)", async () => {
-    expect(loadConfig({ TABLE_NAME: "t" }).TOOL_CONCURRENCY).toBe(2);
+    expect(settingsFromEnv({ TABLE_NAME: "t" }).budgets.toolConcurrency).toBe(2);
     const { tool, state } = waitingTool();
-    await harness(callsThenAnswer, { TOOL_CONCURRENCY: 3 }).run({ tools: [tool] });
+    await harness(callsThenAnswer, { toolConcurrency: 3 }).run({ tools: [tool] });
     expect(state.maxInFlight).toBe(3);
   });
 });
@@ -302,7 +302,7 @@ describe("agent loop: prompts", () => {
       { role: "user", content: `Earlier: ${"blah ".repeat(300)}` },
       { role: "assistant", content: "Earlier answer." },
     ];
-    const h = harness(() => ({ text: "ok" }), { CONTEXT_BUDGET_TOKENS: 100 });
+    const h = harness(() => ({ text: "ok" }), { contextTokens: 100 });
     await h.run({ tools: [], conversation: [...history, { role: "user", content: "Now this." }] });
     expect(h.requests[0]!.messages).toEqual([
       { role: "system", content: "You are a test agent." },
@@ -553,7 +553,7 @@ describe("agent loop in JSON contract mode", () => {
       (_request, i) => ({
         text: i < 3 ? JSON.stringify({ tool_calls: [{ name: "pad", arguments: {} }] }) : JSON.stringify({ answer: "Padded." }),
       }),
-      { CONTEXT_BUDGET_TOKENS: budget },
+      { contextTokens: budget },
       (model) => new JsonContractModel(model),
     );
     expect(await h.run({ tools: [pad], conversation })).toMatchObject({ kind: "answer", text: "Padded." });

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { functionEnvironment, parseSettings } from "../../../../infra/aws/config.js";
-import { loadConfig } from "../../../../shared/config.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
 import { RoleModel } from "../../../../shared/llm/roleModel.js";
 import { settingsFor } from "../../../../shared/llm/roleSettings.js";
+import { settingsFromEnv } from "../../../../shared/settings.js";
 import { type Script, type ScriptedModel, startScriptedModel } from "../../../support/scriptedModel.js";
 
 const messages = [{ role: "user" as const, content: "Hi" }];
@@ -47,19 +47,19 @@ describe("per-role generation settings", () => {
     });
     expect(server.requests[0]).toMatchObject({ max_completion_tokens: 500 });
     expect(server.requests[0]).not.toHaveProperty("max_tokens");
-    expect(loadConfig({ TABLE_NAME: "t" }).STEPWISE_MAX_TOKENS_FIELD).toBe("auto");
+    expect(settingsFromEnv({ TABLE_NAME: "t" }).model.maxTokensField).toBe("auto");
   });
 
   it("reads role settings from the environment and from deployment settings, and says what is wrong", () => {
     const json = '{"summarizer":{"temperature":0.2},"planner":{"model":"qwen-plus"}}';
-    expect(loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json }).STEPWISE_ROLE_SETTINGS).toEqual({
+    expect(settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json }).model.roles).toEqual({
       summarizer: { temperature: 0.2 },
       planner: { model: "qwen-plus" },
     });
-    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"summariser":{}}' })).toThrow(
+    expect(() => settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"summariser":{}}' })).toThrow(
       /STEPWISE_ROLE_SETTINGS.*summariser/,
     );
-    expect(() => loadConfig({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"planner":{"temperature":7}}' })).toThrow(
+    expect(() => settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: '{"planner":{"temperature":7}}' })).toThrow(
       /STEPWISE_ROLE_SETTINGS\.planner\.temperature/,
     );
     const deployed = parseSettings({

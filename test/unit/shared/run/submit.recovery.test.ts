@@ -3,14 +3,17 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ExecutionDoesNotExist, type SFNClient } from "@aws-sdk/client-sfn";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { baseClients, connectTable } from "../../../../functions/awsClients.js";
+import { createBaseServices } from "../../../../functions/baseServices.js";
+import { agentClients, createServices } from "../../../../functions/services.js";
 import { ensureTable, startDynamo } from "../../../../infra/local/dynamo.js";
 import { decideInterrupt } from "../../../../shared/agent/interrupts.js";
-import { loadConfig } from "../../../../shared/config.js";
 import type { NotifyMessage } from "../../../../shared/contracts/notify.js";
 import { executionInput } from "../../../../shared/contracts/steps.js";
 import { cancelRun, submitRun } from "../../../../shared/run/submit.js";
-import { createServices, type Services } from "../../../../shared/services.js";
-import { Table } from "../../../../shared/store/table.js";
+import type { Services } from "../../../../shared/services.js";
+import { settingsFromEnv } from "../../../../shared/settings.js";
+import type { Table } from "../../../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../../../support/dynalite.js";
 
 /**
@@ -28,7 +31,7 @@ beforeAll(async () => {
   dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
   const clientConfig = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
   await ensureTable(new DynamoDBClient(clientConfig), "stepwise");
-  table = Table.connect("stepwise", clientConfig);
+  table = connectTable("stepwise", clientConfig);
 });
 
 afterAll(async () => dynamo?.close());
@@ -50,12 +53,13 @@ function fakeSfn(script: Record<string, (input: any) => unknown>) {
 
 function services(sfn: SFNClient, overrides: Partial<Services> = {}) {
   const sent: NotifyMessage[] = [];
-  const config = loadConfig({ TABLE_NAME: "stepwise", STATE_MACHINE_ARN: STATE_MACHINE, MAX_ACTIVE_RUNS_PER_TENANT: "2" });
+  const settings = settingsFromEnv({ TABLE_NAME: "stepwise", STATE_MACHINE_ARN: STATE_MACHINE, MAX_ACTIVE_RUNS_PER_TENANT: "2" });
   const notifyQueue = {
     send: async (m: NotifyMessage) => void sent.push(m),
     deadLetter: async () => undefined,
   } as unknown as Services["notifyQueue"];
-  return { services: createServices(config, { table, sfn, notifyQueue, ...overrides }), sent };
+  const base = createBaseServices(settings, { ...baseClients("stepwise", "us-east-1"), table, sfn }, { notifyQueue, ...overrides });
+  return { services: createServices(base, agentClients("us-east-1"), overrides), sent };
 }
 
 const links = { api: "http://localhost", stream: "http://localhost", console: false };

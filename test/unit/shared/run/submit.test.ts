@@ -7,8 +7,8 @@ import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
 const links = { api: "http://api.test", stream: "http://stream.test", console: false };
 const request = { input: "What is 2+2?", mode: "react" as const };
 
-function setup(limit = "2") {
-  return memoryPorts({ config: { MAX_ACTIVE_RUNS_PER_TENANT: limit } });
+function setup(limit = 2) {
+  return memoryPorts({ settings: { limits: { maxActiveRunsPerTenant: limit } } });
 }
 
 describe("submitRun", () => {
@@ -82,7 +82,7 @@ describe("submitRun", () => {
   });
 
   it("over the tenant's limit: 429 with a retry hint; nothing is recorded and the key is free", async () => {
-    const { ports, fakes } = setup("1");
+    const { ports, fakes } = setup(1);
     await submitRun(ports, "tenant_a", request, { links });
     const error = await submitRun(ports, "tenant_a", request, { links, idempotencyKey: "key-2" }).catch((e) => e);
     expect(error).toMatchObject({ statusCode: 429, retryAfterSeconds: 5 });

@@ -1,9 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forgettingRefusedKey } from "../../../../functions/services.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
 import { SECRET_KEY_TTL_MS, SecretKey } from "../../../../shared/secrets/secretKey.js";
-import { forgettingRefusedKey } from "../../../../shared/services.js";
 
 /**
  * The model key from Secrets Manager is not kept for a container's life: a key fixed or rotated in

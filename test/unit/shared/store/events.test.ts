@@ -1,11 +1,12 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectTable } from "../../../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../../../infra/local/dynamo.js";
 import type { EventBody } from "../../../../shared/contracts/events.js";
 import { EventLog } from "../../../../shared/store/events.js";
 import { keys } from "../../../../shared/store/keys.js";
-import { Table } from "../../../../shared/store/table.js";
+import type { Table } from "../../../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../../../support/dynalite.js";
 
 /**
@@ -20,7 +21,7 @@ beforeAll(async () => {
   dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
   const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
   await ensureTable(new DynamoDBClient(config), "events-test");
-  table = Table.connect("events-test", config);
+  table = connectTable("events-test", config);
 });
 
 afterAll(async () => {
@@ -91,7 +92,7 @@ describe("EventLog", () => {
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     const sent: string[] = [];
     const writers = Array.from({ length: 20 }, () => {
-      const own = Table.connect("events-test", config);
+      const own = connectTable("events-test", config);
       own.doc.middlewareStack.add((next, context) => async (args) => {
         sent.push(context.commandName ?? "");
         return next(args);
@@ -164,7 +165,7 @@ describe("EventLog", () => {
 
   it("a put whose answer was lost and which the SDK sends again counts once: the writer finds its own item", async () => {
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
-    const flaky = Table.connect("events-test", config);
+    const flaky = connectTable("events-test", config);
     let lost = 0;
     // Below the SDK's retries: the first put reaches the table, then its connection "resets".
     flaky.doc.middlewareStack.add(
@@ -187,7 +188,7 @@ describe("EventLog", () => {
 
   it("a writer too slow to write its number before a reader filled it appends again at a new number: its events once, after what was shown", async () => {
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
-    const slowTable = Table.connect("events-test", config);
+    const slowTable = connectTable("events-test", config);
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let held = false;

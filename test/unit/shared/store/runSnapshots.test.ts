@@ -1,6 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectTable } from "../../../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../../../infra/local/dynamo.js";
 import { LocalS3 } from "../../../../infra/local/s3.js";
 import { emptyUsage, type RunRecord } from "../../../../shared/contracts/run.js";
@@ -11,7 +12,7 @@ import { Journal } from "../../../../shared/store/journal.js";
 import { RunSnapshots } from "../../../../shared/store/runSnapshots.js";
 import { RunStore } from "../../../../shared/store/runs.js";
 import { S3FileStore } from "../../../../shared/store/s3Files.js";
-import { Table } from "../../../../shared/store/table.js";
+import type { Table } from "../../../../shared/store/table.js";
 import { TaskStore } from "../../../../shared/store/tasks.js";
 
 /**
@@ -30,7 +31,7 @@ beforeAll(async () => {
   s3 = new LocalS3({ region: "us-east-1", ...credentials });
   const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials };
   await ensureTable(new DynamoDBClient(config), "snapshots-test");
-  table = Table.connect("snapshots-test", config);
+  table = connectTable("snapshots-test", config);
   requests = [];
   table.doc.middlewareStack.add(
     (next, context) => (args) => {

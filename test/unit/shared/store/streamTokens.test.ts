@@ -1,8 +1,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectTable } from "../../../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../../../infra/local/dynamo.js";
 import { StreamTokenStore } from "../../../../shared/store/streamTokens.js";
-import { Table } from "../../../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../../../support/dynalite.js";
 
 describe("stream tokens (against dynalite)", () => {
@@ -12,7 +12,7 @@ describe("stream tokens (against dynalite)", () => {
     dynamo = await startDynamo({ credentials: TEST_CREDENTIALS });
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     await ensureTable(new DynamoDBClient(config), "tokens");
-    tokens = new StreamTokenStore(Table.connect("tokens", config));
+    tokens = new StreamTokenStore(connectTable("tokens", config));
   });
   afterAll(() => dynamo?.close());
 

@@ -1,10 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../../shared/config.js";
+import { agentClients } from "../../../../functions/services.js";
 import type { ToolProgress } from "../../../../shared/contracts/events.js";
 import { fileText } from "../../../../shared/ports/files.js";
 import { fixedKey, SecretKey } from "../../../../shared/secrets/secretKey.js";
+import { settingsFromEnv } from "../../../../shared/settings.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
@@ -174,7 +175,8 @@ describe("web_fetch", () => {
 
 describe("web_search and deep_search", () => {
   it("are offered only with a provider configured", () => {
-    const names = (env: Record<string, string>) => workTools(loadConfig({ TABLE_NAME: "t", ...env })).map((t) => t.name);
+    const names = (env: Record<string, string>) =>
+      workTools(settingsFromEnv({ TABLE_NAME: "t", ...env }), agentClients("us-east-1")).map((t) => t.name);
     expect(names({})).not.toContain("web_search");
     expect(names({})).toEqual(expect.arrayContaining(["run_code", "web_fetch", "write_report"]));
     expect(names({ WEB_SEARCH_PROVIDER: "files" })).toEqual(expect.arrayContaining(["web_search", "deep_search"]));

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { Config } from "../../../../shared/config.js";
+import { settingsFromEnv } from "../../../../shared/settings.js";
 import { estimatedCostUsd } from "../../../../shared/views/cost.js";
 
 /** The estimated cost: only for a priced model, from the price table (a setting). */
 describe("estimated cost", () => {
-  const config = (env: Record<string, string>) => Config.parse({ TABLE_NAME: "t", ...env });
+  const config = (env: Record<string, string>) => settingsFromEnv({ TABLE_NAME: "t", ...env });
   const usage = { promptTokens: 1_000_000, completionTokens: 100_000, llmCalls: 3, toolCalls: 1 };
 
   it("prices a model of the default table, Step Functions' transitions included", () => {

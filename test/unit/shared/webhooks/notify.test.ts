@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => receiver?.close());
 
-const config = { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_ALLOW_HTTP: "true" };
+const settings = { webhooks: { policy: { allowLoopback: true, allowHttp: true } } };
 const statusEvent = (run: RunRecord, status: "SUCCEEDED" | "FAILED" | "ABORTED", failure?: { error: string; cause: string }) => ({
   "detail-type": "Step Functions Execution Status Change" as const,
   source: "aws.states" as const,
@@ -27,7 +27,7 @@ const statusEvent = (run: RunRecord, status: "SUCCEEDED" | "FAILED" | "ABORTED",
 
 async function subscribed(script: Script = scripts.ok(), fields: Partial<RunRecord> = {}) {
   const endpoint = receiver.endpoint(script);
-  const fixture = await withRun({ status: "running", webhook: { url: endpoint.url }, ...fields }, { config });
+  const fixture = await withRun({ status: "running", webhook: { url: endpoint.url }, ...fields }, { settings });
   return { ...fixture, endpoint };
 }
 
@@ -58,7 +58,7 @@ describe("notify", () => {
         webhook: { url: endpoint.url, a2a: push },
         links: { self: "https://api.example.com/v1/runs/run_x", events: "e", stream: "s" },
       },
-      { config },
+      { settings },
     );
     await ports.files.put(runId, "report.md", "# Report");
     await ports.runs.update(runId, { result: "391" });
@@ -159,14 +159,14 @@ describe("notify", () => {
     const endpoint = receiver.endpoint();
     const { ports, fakes, runId, run } = await withRun(
       { status: "running", webhook: { url: endpoint.url, events: ["run.failed"] } },
-      { config },
+      { settings },
     );
     await endRun(ports, runId, "succeeded");
     await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
     expect(endpoint.requests).toHaveLength(0);
     expect(await fakes.webhooks.listDeliveries(runId)).toEqual([]);
 
-    const quiet = await withRun({ status: "running" }, { config });
+    const quiet = await withRun({ status: "running" }, { settings });
     await endRun(quiet.ports, quiet.runId, "succeeded");
     await onExecutionStatus(quiet.ports, statusEvent(quiet.run, "SUCCEEDED"));
     expect(await quiet.fakes.webhooks.listDeliveries(quiet.runId)).toEqual([]);

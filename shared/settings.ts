@@ -1,0 +1,340 @@
+import { z } from "zod";
+import { type RoleSettings, RoleSettingsInput } from "./llm/roleSettings.js";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./run/historyBudget.js";
+import type { FetchLimits } from "./web/fetchPage.js";
+
+/** Model → [USD per million prompt tokens, per million completion tokens]. */
+export type PriceTable = Record<string, [number, number]>;
+
+/** OpenAI's list prices (USD per million prompt / completion tokens) when this table was written. */
+export const DEFAULT_MODEL_PRICES: PriceTable = {
+  "gpt-4o-mini": [0.15, 0.6],
+  "gpt-4o": [2.5, 10],
+  "gpt-4.1": [2, 8],
+  "gpt-4.1-mini": [0.4, 1.6],
+  "gpt-4.1-nano": [0.1, 0.4],
+  "o4-mini": [1.1, 4.4],
+};
+
+/** Who may be called at an address a user gave: loopback and plain http only where the deployment allows them. */
+export interface UrlPolicy {
+  allowLoopback: boolean;
+  allowHttp: boolean;
+}
+
+/** A search API's key: the Secrets Manager secret holding it (deployed), or the key itself (locally). */
+export type SearchKey = { secretArn: string } | { value: string };
+
+/** web_search and deep_search: which provider (none: the tools are not offered) and what it needs. */
+export type WebSearchSettings =
+  | { provider: "none" | "files" }
+  | { provider: "searxng"; url: string }
+  | { provider: "tavily" | "brave"; url: string; key: SearchKey };
+
+/**
+ * The deployment's settings, read from the environment once per container (settingsFromEnv) and
+ * handed to the core as a value. Endpoints for the AWS SDK clients come from the SDK's own variables
+ * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN), so no code knows where it runs.
+ */
+export interface Settings {
+  /** The AWS region of the clients and of the files bucket's address. */
+  region: string;
+  /** The one DynamoDB table. */
+  tableName: string;
+  /** The state machine runs start (unset: this function starts none). */
+  stateMachineArn?: string;
+  /** Days a run's records are kept. */
+  retentionDays: number;
+  model: {
+    /** The model every role uses unless its role settings name another. */
+    name: string;
+    /** An OpenAI-compatible endpoint (unset: OpenAI's). */
+    baseUrl?: string;
+    apiKey?: string;
+    /** On AWS the key lives in Secrets Manager (never in the template or the function's settings). */
+    apiKeySecretArn?: string;
+    /** Per-role generation settings: {"summarizer": {"temperature": 0.01}, "planner": {"model": "o4-mini", "reasoningEffort": "low"}}. */
+    roles?: RoleSettings;
+    /** A second model (same endpoint and key) that answers when the first stays unavailable after its retries. */
+    fallback?: string;
+    /** The output limit's field: OpenAI and Azure take max_completion_tokens (o-series reject max_tokens), most compatible servers max_tokens. */
+    maxTokensField: "auto" | "max_tokens" | "max_completion_tokens";
+    timeoutMs: number;
+    maxRetries: number;
+    /** How the model calls tools: natively, or by the JSON contract in the prompt. */
+    functionCallMode: "native" | "json";
+  };
+  /**
+   * Estimated cost: the price table (OpenAI's list prices by default; a model not in it gets no
+   * estimate). The two single prices, when set, price the model whatever the table says.
+   */
+  prices: { table: PriceTable; inputPerMTok?: number; outputPerMTok?: number };
+  /** Budgets, defaults from the seeds. */
+  budgets: {
+    maxPlanIterations: number;
+    maxAgentRounds: number;
+    toolConcurrency: number;
+    /** Tokens a prompt may use; older turns are cut to fit (whole turns, newest kept). */
+    contextTokens: number;
+    /**
+     * History events one execution may use (Step Functions stops at 25,000): before a plan step, an
+     * executor's hand-back or a ReAct turn would pass it, the run continues in a new execution
+     * (shared/run/historyBudget.ts).
+     */
+    historyEvents: number;
+  };
+  limits: {
+    /** Characters a run's input may have. */
+    maxInputChars: number;
+    /** Backpressure: runs a tenant may have going at once. */
+    maxActiveRunsPerTenant: number;
+  };
+  /** Where a run's links point. */
+  links: {
+    /** The API's base URL, for links made where another URL took the request (the stream function's /mcp). */
+    api?: string;
+    /** The stream's base URL (on AWS its Function URL). */
+    stream?: string;
+    /** Link runs to the Step Functions console (on AWS). */
+    stepFunctionsConsole: boolean;
+  };
+  stream: {
+    pollMs: number;
+    /** How long one stream connection lasts: a streamed Lambda is not told when its client leaves (README, "Operating"). */
+    maxSeconds: number;
+    heartbeatMs: number;
+    /** How long a browser's stream token (`POST /v1/runs/{id}/stream-token`) stays valid. */
+    tokenSeconds: number;
+  };
+  cors: {
+    /** Origins allowed to call the API and the stream from a browser (comma-separated; "*" for any). The console is same-origin and needs none. */
+    allowedOrigins: string;
+    /** The console's own origin, allowed too where the stream is on another origin (on AWS: the HTTP API's; set by the stack). */
+    consoleOrigin?: string;
+  };
+  /** Where the built console is (index.html and its assets); unset: no console. */
+  consoleAssetsDir?: string;
+  /** Webhooks: the notification queue, its dead letters, and who may be called. */
+  webhooks: {
+    queueUrl?: string;
+    deadLetterQueueUrl?: string;
+    policy: UrlPolicy;
+    retrySchedule: "default" | "fast";
+    timeoutMs: number;
+    /** How long a rotated signing secret still signs beside the new one. */
+    secretOverlapHours: number;
+  };
+  /** MCP tool sources: the KMS key that seals their header values, who may be called, how long. */
+  toolSources: {
+    kmsKeyId?: string;
+    policy: UrlPolicy;
+    callTimeoutMs: number;
+    connectTimeoutMs: number;
+    /** How long a warm container reuses a tenant's tool list (at most 5 s, so changes show quickly). */
+    catalogCacheMs: number;
+  };
+  /** Files: the bucket that holds their bytes, the upload size limit, how long a download link works. */
+  files: {
+    bucket: string;
+    /** The S3 endpoint the SDK is given (a local one), where download links point instead of the bucket's own address. */
+    s3Endpoint?: string;
+    maxUploadBytes: number;
+    downloadLinkSeconds: number;
+  };
+  /** The code sandbox: its function, and the limits of one run_code call. */
+  sandbox: { functionName: string; timeoutMs: number; memoryMb: number };
+  /** web_fetch: limits, and (as for webhooks) whether loopback and plain http may be fetched. */
+  webFetch: FetchLimits;
+  webSearch: WebSearchSettings;
+}
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const Prices = z.record(z.string().min(1), z.tuple([z.number().min(0), z.number().min(0)]));
+
+/** The environment variables, their defaults and their validation: the only place their names appear. */
+const Environment = z.object({
+  TABLE_NAME: z.string().min(1),
+  STATE_MACHINE_ARN: z.string().optional(),
+  RETENTION_DAYS: int(30),
+  STEPWISE_MODEL: z.string().min(1).default("gpt-4o-mini"),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_API_KEY_SECRET_ARN: z.string().optional(),
+  STEPWISE_ROLE_SETTINGS: RoleSettingsInput.optional(),
+  STEPWISE_FALLBACK_MODEL: z.string().min(1).optional(),
+  STEPWISE_MAX_TOKENS_FIELD: z.enum(["auto", "max_tokens", "max_completion_tokens"]).default("auto"),
+  LLM_TIMEOUT_MS: int(120_000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(2),
+  CONSOLE_LINKS: z.stringbool().default(false),
+  STREAM_URL: z.string().optional(),
+  API_URL: z.string().optional(),
+  STREAM_POLL_MS: int(250),
+  STREAM_MAX_SECONDS: int(60),
+  STREAM_HEARTBEAT_MS: int(10_000),
+  MAX_INPUT_CHARS: int(32_000),
+  STREAM_TOKEN_SECONDS: int(300),
+  CORS_ALLOWED_ORIGINS: z.string().default(""),
+  CONSOLE_ORIGIN: z.string().optional(),
+  CONSOLE_ASSETS_DIR: z.string().optional(),
+  MODEL_PRICES: z
+    .string()
+    .default(JSON.stringify(DEFAULT_MODEL_PRICES))
+    .transform((text, ctx) => {
+      try {
+        return Prices.parse(JSON.parse(text));
+      } catch {
+        ctx.addIssue({
+          code: "custom",
+          message: 'MODEL_PRICES must be JSON like {"gpt-4o-mini": [0.15, 0.6]} (USD per million prompt and completion tokens)',
+        });
+        return z.NEVER;
+      }
+    }),
+  MODEL_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).optional(),
+  MODEL_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).optional(),
+  MAX_PLAN_ITERATIONS: z.coerce.number().int().positive().max(20).default(10),
+  HISTORY_EVENT_BUDGET: z.coerce.number().int().min(MIN_HISTORY_EVENT_BUDGET).max(HISTORY_EVENT_LIMIT).default(HISTORY_EVENT_LIMIT),
+  MAX_AGENT_ROUNDS: z.coerce.number().int().positive().max(50).default(30),
+  TOOL_CONCURRENCY: int(2),
+  CONTEXT_BUDGET_TOKENS: int(100_000),
+  STEPWISE_FUNCTION_CALL_MODE: z.enum(["native", "json"]).default("native"),
+  AWS_REGION: z.string().default("us-east-1"),
+  AWS_ENDPOINT_URL_S3: z.string().optional(),
+  NOTIFY_QUEUE_URL: z.string().optional(),
+  DEAD_LETTER_QUEUE_URL: z.string().optional(),
+  WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
+  WEBHOOK_ALLOW_HTTP: z.stringbool().default(false),
+  WEBHOOK_RETRY_SCHEDULE: z.enum(["default", "fast"]).default("default"),
+  WEBHOOK_TIMEOUT_MS: int(10_000),
+  WEBHOOK_SECRET_OVERLAP_HOURS: int(24),
+  TOOL_SOURCES_KMS_KEY_ID: z.string().optional(),
+  TOOL_SOURCE_ALLOW_LOOPBACK: z.stringbool().default(false),
+  TOOL_SOURCE_ALLOW_HTTP: z.stringbool().default(false),
+  MCP_CALL_TIMEOUT_MS: int(60_000),
+  MCP_CONNECT_TIMEOUT_MS: int(10_000),
+  TOOL_CATALOG_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(5_000),
+  MAX_ACTIVE_RUNS_PER_TENANT: int(20),
+  FILES_BUCKET: z.string().min(1).default("stepwise-files"),
+  MAX_UPLOAD_BYTES: int(5 * 1024 * 1024 * 1024),
+  DOWNLOAD_LINK_SECONDS: z.coerce.number().int().positive().max(3_600).default(300),
+  SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
+  SANDBOX_TIMEOUT_MS: int(30_000),
+  SANDBOX_MEMORY_MB: int(512),
+  WEB_FETCH_TIMEOUT_MS: int(15_000),
+  WEB_FETCH_MAX_BYTES: int(2 * 1024 * 1024),
+  WEB_FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(5),
+  WEB_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
+  WEB_FETCH_ALLOW_HTTP: z.stringbool().default(true),
+  WEB_SEARCH_PROVIDER: z.enum(["none", "searxng", "files", "tavily", "brave"]).default("none"),
+  SEARXNG_URL: z.string().url().optional(),
+  /** The search APIs' keys: as they are (locally), or the Secrets Manager secrets holding them (deployed; these win when both are set). */
+  TAVILY_API_KEY: z.string().min(1).optional(),
+  BRAVE_API_KEY: z.string().min(1).optional(),
+  TAVILY_API_KEY_SECRET_ARN: z.string().min(1).optional(),
+  BRAVE_API_KEY_SECRET_ARN: z.string().min(1).optional(),
+  /** The search APIs' addresses (their public ones unless set: a proxy, or a test server). */
+  TAVILY_URL: z.string().url().default("https://api.tavily.com"),
+  BRAVE_URL: z.string().url().default("https://api.search.brave.com"),
+});
+type Environment = z.infer<typeof Environment>;
+
+/** The deployment's settings from its environment variables (README, "Configuration"); throws what is wrong with them. */
+export function settingsFromEnv(env: Record<string, string | undefined> = process.env): Settings {
+  const parsed = Environment.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  const e = parsed.data;
+  return {
+    region: e.AWS_REGION,
+    tableName: e.TABLE_NAME,
+    stateMachineArn: e.STATE_MACHINE_ARN,
+    retentionDays: e.RETENTION_DAYS,
+    model: {
+      name: e.STEPWISE_MODEL,
+      baseUrl: e.OPENAI_BASE_URL,
+      apiKey: e.OPENAI_API_KEY,
+      apiKeySecretArn: e.OPENAI_API_KEY_SECRET_ARN,
+      roles: e.STEPWISE_ROLE_SETTINGS,
+      fallback: e.STEPWISE_FALLBACK_MODEL,
+      maxTokensField: e.STEPWISE_MAX_TOKENS_FIELD,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+      maxRetries: e.LLM_MAX_RETRIES,
+      functionCallMode: e.STEPWISE_FUNCTION_CALL_MODE,
+    },
+    prices: { table: e.MODEL_PRICES, inputPerMTok: e.MODEL_PRICE_INPUT_PER_MTOK, outputPerMTok: e.MODEL_PRICE_OUTPUT_PER_MTOK },
+    budgets: {
+      maxPlanIterations: e.MAX_PLAN_ITERATIONS,
+      maxAgentRounds: e.MAX_AGENT_ROUNDS,
+      toolConcurrency: e.TOOL_CONCURRENCY,
+      contextTokens: e.CONTEXT_BUDGET_TOKENS,
+      historyEvents: e.HISTORY_EVENT_BUDGET,
+    },
+    limits: { maxInputChars: e.MAX_INPUT_CHARS, maxActiveRunsPerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT },
+    links: { api: e.API_URL, stream: e.STREAM_URL, stepFunctionsConsole: e.CONSOLE_LINKS },
+    stream: {
+      pollMs: e.STREAM_POLL_MS,
+      maxSeconds: e.STREAM_MAX_SECONDS,
+      heartbeatMs: e.STREAM_HEARTBEAT_MS,
+      tokenSeconds: e.STREAM_TOKEN_SECONDS,
+    },
+    cors: { allowedOrigins: e.CORS_ALLOWED_ORIGINS, consoleOrigin: e.CONSOLE_ORIGIN },
+    consoleAssetsDir: e.CONSOLE_ASSETS_DIR,
+    webhooks: {
+      queueUrl: e.NOTIFY_QUEUE_URL,
+      deadLetterQueueUrl: e.DEAD_LETTER_QUEUE_URL,
+      policy: { allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK, allowHttp: e.WEBHOOK_ALLOW_HTTP },
+      retrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      secretOverlapHours: e.WEBHOOK_SECRET_OVERLAP_HOURS,
+    },
+    toolSources: {
+      kmsKeyId: e.TOOL_SOURCES_KMS_KEY_ID,
+      policy: { allowLoopback: e.TOOL_SOURCE_ALLOW_LOOPBACK, allowHttp: e.TOOL_SOURCE_ALLOW_HTTP },
+      callTimeoutMs: e.MCP_CALL_TIMEOUT_MS,
+      connectTimeoutMs: e.MCP_CONNECT_TIMEOUT_MS,
+      catalogCacheMs: e.TOOL_CATALOG_CACHE_MS,
+    },
+    files: {
+      bucket: e.FILES_BUCKET,
+      s3Endpoint: e.AWS_ENDPOINT_URL_S3,
+      maxUploadBytes: e.MAX_UPLOAD_BYTES,
+      downloadLinkSeconds: e.DOWNLOAD_LINK_SECONDS,
+    },
+    sandbox: { functionName: e.SANDBOX_FUNCTION_NAME, timeoutMs: e.SANDBOX_TIMEOUT_MS, memoryMb: e.SANDBOX_MEMORY_MB },
+    webFetch: {
+      timeoutMs: e.WEB_FETCH_TIMEOUT_MS,
+      maxBytes: e.WEB_FETCH_MAX_BYTES,
+      maxRedirects: e.WEB_FETCH_MAX_REDIRECTS,
+      allowLoopback: e.WEB_FETCH_ALLOW_LOOPBACK,
+      allowHttp: e.WEB_FETCH_ALLOW_HTTP,
+    },
+    webSearch: webSearchOf(e),
+  };
+}
+
+/** The search provider with what it needs, or an error naming the variable that is missing. */
+function webSearchOf(e: Environment): WebSearchSettings {
+  const provider = e.WEB_SEARCH_PROVIDER;
+  if (provider === "none" || provider === "files") return { provider };
+  if (provider === "searxng") {
+    if (!e.SEARXNG_URL) throw new Error("WEB_SEARCH_PROVIDER=searxng needs SEARXNG_URL");
+    return { provider, url: e.SEARXNG_URL };
+  }
+  const [secretArn, value, url] =
+    provider === "tavily"
+      ? [e.TAVILY_API_KEY_SECRET_ARN, e.TAVILY_API_KEY, e.TAVILY_URL]
+      : [e.BRAVE_API_KEY_SECRET_ARN, e.BRAVE_API_KEY, e.BRAVE_URL];
+  const api = provider.toUpperCase();
+  if (secretArn) return { provider, url, key: { secretArn } };
+  if (value) return { provider, url, key: { value } };
+  throw new Error(
+    `WEB_SEARCH_PROVIDER=${provider} needs ${api}_API_KEY (or ${api}_API_KEY_SECRET_ARN, a Secrets Manager secret holding it)`,
+  );
+}
+
+/** Every default, for a deployment whose table is `tableName` (tests, and tools that need no environment). */
+export function defaultSettings(tableName: string): Settings {
+  return settingsFromEnv({ TABLE_NAME: tableName });
+}
