@@ -55,7 +55,7 @@ async function admit(event: HttpEvent): Promise<Admission> {
       );
       return { denied: { ...result, headers: { ...result.headers, allow } } };
     }
-    const params = validatePathParams(found.match!.groups);
+    const params = validatePathParams(found.match?.groups);
     const tenantId = found.route.public ? "" : await authenticate(event, services);
     const maxBodyBytes = bodyLimitOf(found.route, services.settings.files.maxUploadBytes);
     if (Number(header(event, "content-length") ?? 0) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);

@@ -55,7 +55,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
         );
       // The AG-UI view is rebuilt from the log's start, then written from where the client stopped.
       const view = agUi ? new AgUiView(run.sessionId, run.runId) : undefined;
-      const frame = view ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor!) : undefined;
+      const frame = view && agUiCursor ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor) : undefined;
 
       return eventStream(event, services, run, cursor.data, frame, context);
     } catch (error) {

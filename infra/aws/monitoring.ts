@@ -2,7 +2,7 @@ import { Duration } from "aws-cdk-lib";
 import type { HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
 import * as cw from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
-import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { type ITable, Operation } from "aws-cdk-lib/aws-dynamodb";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
@@ -70,7 +70,14 @@ export class Monitoring extends Construct {
       alarm(`${name}Throttles`, fn.metricThrottles({ period: FIVE_MINUTES }), 1, `${name}: Lambda throttled invocations.`);
     }
     const tableThrottles = props.table.metricThrottledRequestsForOperations({
-      operations: ["GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchWriteItem"].map((o) => o as any),
+      operations: [
+        Operation.GET_ITEM,
+        Operation.PUT_ITEM,
+        Operation.UPDATE_ITEM,
+        Operation.DELETE_ITEM,
+        Operation.QUERY,
+        Operation.BATCH_WRITE_ITEM,
+      ],
       period: FIVE_MINUTES,
     });
     alarm("TableThrottled", tableThrottles, 1, "DynamoDB throttled requests.");

@@ -6,9 +6,9 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
-import { Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { type IRole, Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
-import { FunctionUrlAuthType, InvokeMode } from "aws-cdk-lib/aws-lambda";
+import { FunctionUrlAuthType, type IFunction, InvokeMode } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
@@ -179,7 +179,7 @@ export class Stepwise extends Construct {
     // policy, not the role's default one: the function must exist before the state machine that
     // names it, and the default policy is created with the function (grantTaskResponse → a cycle).
     new Policy(this, "AwaitInterruptResumes", {
-      roles: [this.steps.functions.AwaitInterrupt.role!],
+      roles: [roleOf(this.steps.functions.AwaitInterrupt)],
       statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
     });
     // The history budget: Plan, Execute task and Agent turn read how long the execution's history
@@ -192,11 +192,11 @@ export class Stepwise extends Construct {
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     new Policy(this, "StepsReadHistoryLength", {
-      roles: [this.steps.functions.Plan.role!, this.steps.functions.ExecuteTask.role!, this.steps.functions.AgentTurn.role!],
+      roles: [roleOf(this.steps.functions.Plan), roleOf(this.steps.functions.ExecuteTask), roleOf(this.steps.functions.AgentTurn)],
       statements: [new PolicyStatement({ actions: ["states:GetExecutionHistory"], resources: [executions] })],
     });
     new Policy(this, "ContinueRunStartsExecutions", {
-      roles: [this.steps.functions.ContinueRun.role!],
+      roles: [roleOf(this.steps.functions.ContinueRun)],
       statements: [
         new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
       ],
@@ -345,4 +345,10 @@ export class Stepwise extends Construct {
     new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });
     new CfnOutput(this, "DashboardName", { value: this.monitoring.dashboard.dashboardName });
   }
+}
+
+/** A function's execution role: every function this stack creates has one (only imported ones lack it). */
+function roleOf(fn: IFunction): IRole {
+  if (!fn.role) throw new Error(`${fn.node.path} has no execution role`);
+  return fn.role;
 }

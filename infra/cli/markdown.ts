@@ -11,7 +11,7 @@ import type { Palette } from "./render.js";
  */
 export function terminalMarkdown(text: string, c: Palette, color: boolean): string[] {
   const lines = blocks(markdown.lexer(text), { c, color }).join("\n").split("\n");
-  while (lines.length && !lines.at(-1)!.trim()) lines.pop();
+  while (lines.at(-1)?.trim() === "") lines.pop();
   return lines;
 }
 
@@ -120,5 +120,8 @@ function inline(tokens: Token[] | undefined, style: Style): string {
 
 /** marked escapes &, <, >, " and ' in text tokens for HTML; a terminal shows them as they are. */
 function decode(text: string): string {
-  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[name]!);
+  return text.replace(
+    /&(amp|lt|gt|quot|#39);/g,
+    (_, name: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[name] ?? `&${name};`,
+  );
 }

@@ -10,13 +10,16 @@ if (process.env.STEPWISE_LOG_FORMAT !== "json") for (const stream of [process.st
 process.on("disconnect", () => process.exit(0));
 await Promise.all(entries.map(loadHandler));
 
+const send = process.send?.bind(process);
+if (!send) throw new Error("container.ts runs forked by containers.ts, with an IPC channel to answer on.");
+
 process.on("message", async (message: { id: number; entry: string; event: unknown }) => {
   try {
     const result = await invokeLambda(message.entry, message.event);
-    if (process.connected) process.send!({ id: message.id, result });
+    if (process.connected) send({ id: message.id, result });
   } catch (error) {
     const err = error as Error;
-    if (process.connected) process.send!({ id: message.id, error: { name: err.name, message: err.message } });
+    if (process.connected) send({ id: message.id, error: { name: err.name, message: err.message } });
   }
 });
-process.send!({ ready: true });
+send({ ready: true });

@@ -42,7 +42,7 @@ export class LocalContainers {
 
   /** The containers' process ids (logs and tests look at them). */
   get pids(): number[] {
-    return this.containers.map((c) => c.process.pid!);
+    return this.containers.flatMap((c) => (c.process.pid === undefined ? [] : [c.process.pid])); // none: it failed to start
   }
 
   /** Invokes `entry` in the next container in turn; rejects as `invokeLambda` does. */

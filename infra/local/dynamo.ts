@@ -29,8 +29,9 @@ export async function startDynamo(options: {
     execArgv: [],
   });
   const port = await new Promise<number>((resolve, reject) => {
-    worker.on("message", (message: { type: string; port?: number; message?: string }) => {
-      if (message.type === "listening") resolve(message.port!);
+    // What dynaliteWorker.mjs posts.
+    worker.on("message", (message: { type: "listening"; port: number } | { type: "error"; message: string } | { type: "closed" }) => {
+      if (message.type === "listening") resolve(message.port);
       if (message.type === "error") reject(new Error(`dynalite did not start: ${message.message}`));
     });
     worker.once("error", reject);

@@ -1,4 +1,5 @@
 import { LOCAL_REGION } from "./account.js";
+import type { EventLog } from "./stepFunctions.js";
 
 const STATE_TYPE_PREFIX: Record<string, string> = {
   Task: "Task",
@@ -15,9 +16,9 @@ const STATE_TYPE_PREFIX: Record<string, string> = {
  * aws-local-stepfunctions' event log → Step Functions' HistoryEvent shape; undefined for what
  * Step Functions records no event of (a caught error: the history goes on at the Catch's state).
  */
-export function toHistoryEvent(log: any, id: number): Record<string, unknown> | undefined {
+export function toHistoryEvent(log: EventLog, id: number): Record<string, unknown> | undefined {
   const base = { id, previousEventId: id - 1, timestamp: log.timestamp / 1000 };
-  const prefix = STATE_TYPE_PREFIX[log.state?.type] ?? "";
+  const prefix = "state" in log ? (STATE_TYPE_PREFIX[log.state.type] ?? "") : "";
   switch (log.type) {
     case "ExecutionStarted":
       return { ...base, type: "ExecutionStarted", executionStartedEventDetails: { input: JSON.stringify(log.input) } };

@@ -96,6 +96,7 @@ export class ExecutionStore {
 
   private file(name: string, ext: string): string {
     // Execution names are 1–80 of [A-Za-z0-9-_] on AWS; anything else is encoded to stay a file name.
-    return path.join(this.dir!, `${/^[\w-]{1,80}$/.test(name) ? name : encodeURIComponent(name)}.${ext}`);
+    if (!this.dir) throw new Error("Executions are kept in files only when the store has a folder.");
+    return path.join(this.dir, `${/^[\w-]{1,80}$/.test(name) ? name : encodeURIComponent(name)}.${ext}`);
   }
 }

@@ -55,7 +55,8 @@ export class LocalKms {
           .end(JSON.stringify({ __type: type, message: (error as Error).message }));
       }
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
@@ -63,6 +64,7 @@ export class LocalKms {
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: the request's JSON body, whose fields depend on the action (each case reads the ones the AWS API defines for it)
   private dispatch(action: string, input: Record<string, any>): Record<string, unknown> {
     switch (action) {
       case "GenerateDataKey": {

@@ -18,6 +18,7 @@ const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.met
 
 type Handler = (event: unknown, contextOrStream?: unknown, context?: unknown) => Promise<unknown>;
 const STREAMING = Symbol.for("stepwise.local.streaming");
+type StreamingHandler = Handler & { [STREAMING]?: true };
 
 /**
  * The Lambda Node.js runtime's globals for response streaming (`awslambda.streamifyResponse`,
@@ -25,12 +26,12 @@ const STREAMING = Symbol.for("stepwise.local.streaming");
  * Install before importing such a module.
  */
 export function installStreamingShim(): void {
-  const g = globalThis as any;
+  const g = globalThis as typeof globalThis & { awslambda?: Record<string, unknown> };
   // The Lambda invoke store (above) has created `awslambda` already: add to it.
   g.awslambda = g.awslambda ?? {};
   Object.assign(g.awslambda, {
     streamifyResponse(handler: Handler) {
-      (handler as any)[STREAMING] = true;
+      (handler as StreamingHandler)[STREAMING] = true;
       return handler;
     },
     HttpResponseStream: {
@@ -117,7 +118,7 @@ export async function invokeHandler(handler: Handler, functionName: string, even
 
 export async function invokeStreaming(entry: string, event: unknown, res: ServerResponse): Promise<void> {
   const handler = await loadHandler(entry);
-  if (!(handler as any)[STREAMING]) throw new Error(`${entry} is not a streaming handler`);
+  if (!(handler as StreamingHandler)[STREAMING]) throw new Error(`${entry} is not a streaming handler`);
   const context = lambdaContext(localFunctionName(entry));
   await inInvocation(context.awsRequestId, () => handler(event, new LocalResponseStream(res), context));
 }

@@ -65,7 +65,8 @@ export class LocalS3 {
 
   async listen(): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
@@ -212,6 +213,7 @@ export class LocalS3 {
     if (listed.length === 0)
       throw new S3Error(400, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema");
     const bodies: Buffer[] = [];
+    const etags: string[] = [];
     listed.forEach(({ partNumber, etag }, i) => {
       const part = upload.parts.get(partNumber);
       if (!part || part.etag.replace(/"/g, "") !== etag.replace(/"/g, ""))
@@ -221,8 +223,9 @@ export class LocalS3 {
       if (i < listed.length - 1 && part.body.byteLength < MIN_PART_BYTES)
         throw new S3Error(400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size");
       bodies.push(part.body);
+      etags.push(part.etag);
     });
-    const digests = Buffer.concat(listed.map(({ partNumber }) => Buffer.from(upload.parts.get(partNumber)!.etag.replace(/"/g, ""), "hex")));
+    const digests = Buffer.concat(etags.map((partEtag) => Buffer.from(partEtag.replace(/"/g, ""), "hex")));
     const object = {
       body: Buffer.concat(bodies),
       contentType: upload.contentType,
@@ -303,8 +306,9 @@ export class LocalS3 {
     let object = this.objects.get(id);
     if (!object && this.options.dataDir && existsSync(`${this.fileOf(id)}.json`)) {
       const meta = JSON.parse(readFileSync(`${this.fileOf(id)}.json`, "utf8"));
-      object = { ...meta, lastModified: new Date(meta.lastModified), body: readFileSync(this.fileOf(id)) };
-      this.objects.set(id, object!);
+      const loaded: StoredObject = { ...meta, lastModified: new Date(meta.lastModified), body: readFileSync(this.fileOf(id)) };
+      this.objects.set(id, loaded);
+      object = loaded;
     }
     if (!object) throw new S3Error(404, "NoSuchKey", "The specified key does not exist.");
     return object;
@@ -319,7 +323,8 @@ export class LocalS3 {
   }
 
   private fileOf(id: string): string {
-    return path.join(this.options.dataDir!, sha256(id));
+    if (!this.options.dataDir) throw new Error("LocalS3 keeps objects in files only when it has a dataDir.");
+    return path.join(this.options.dataDir, sha256(id));
   }
 }
 

@@ -60,7 +60,8 @@ export class LocalSqs {
         res.end(JSON.stringify({ __type: `com.amazonaws.sqs#${type}`, message: (error as Error).message }));
       }
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     this.endpoint = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this.endpoint;
   }
@@ -72,7 +73,7 @@ export class LocalSqs {
       name,
       url,
       messages: [],
-      deadLetter: dlq ? { queue: dlq, maxReceiveCount: deadLetter!.maxReceiveCount } : undefined,
+      deadLetter: dlq && deadLetter ? { queue: dlq, maxReceiveCount: deadLetter.maxReceiveCount } : undefined,
     });
     return url;
   }
@@ -126,9 +127,10 @@ export class LocalSqs {
 
   async close(): Promise<void> {
     for (const poller of this.pollers) clearInterval(poller);
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise((resolve) => this.server!.close(resolve));
+    const { server } = this;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   }
 
@@ -164,6 +166,7 @@ export class LocalSqs {
     return batch;
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: the request's JSON body, whose fields depend on the action (each case reads the ones the AWS API defines for it)
   private dispatch(action: string, input: any): unknown {
     switch (action) {
       case "SendMessage": {

@@ -219,6 +219,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const hold = process.env.LOCAL_START_HOLD_FILE;
     while (hold && !existsSync(hold)) await new Promise((resolve) => setTimeout(resolve, 50));
 
+    const modelName = process.env.STEPWISE_MODEL ?? (useOffline ? "stepwise-offline" : "gpt-4o-mini");
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,
       AWS_ACCESS_KEY_ID: credentials.accessKeyId,
@@ -245,7 +246,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       STATE_MACHINE_ARN: stepFunctions.aliasArn,
       // No STREAM_URL: the API and the stream share this server, so links follow the Host the client used.
       CONSOLE_ASSETS_DIR: await ensureConsoleBuilt(),
-      STEPWISE_MODEL: process.env.STEPWISE_MODEL ?? (useOffline ? "stepwise-offline" : "gpt-4o-mini"),
+      STEPWISE_MODEL: modelName,
       ...(useOffline ? { OPENAI_BASE_URL: modelUrl } : {}),
     });
 
@@ -314,7 +315,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         if (stream) {
           await invokeStreaming(STREAM_HANDLER, event, res);
         } else {
-          sendResult(res, (await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event))) as any);
+          sendResult(
+            res,
+            (await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event))) as Parameters<
+              typeof sendResult
+            >[1],
+          );
         }
       } catch (error) {
         if (!res.headersSent)
@@ -350,7 +356,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       deploy: (changed) => stepFunctions.publishVersion(versions.publish(changed)),
       containerPids: containers?.pids ?? [],
       apiContainerPids: apiContainers?.pids ?? [],
-      model: { url: modelUrl, offline: useOffline, name: process.env.STEPWISE_MODEL! },
+      model: { url: modelUrl, offline: useOffline, name: modelName },
       close,
     };
   } catch (error) {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { RunOptions } from "aws-local-stepfunctions";
 import { LIVE_ALIAS } from "../../shared/store/stepFunctions.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 import { toHistoryEvent } from "./executionHistory.js";
@@ -16,6 +17,22 @@ promiseStatics.withResolvers ??= <T>() => {
   return { promise, ...resolvers };
 };
 const { StateMachine, ExecutionAbortedError, ExecutionTimeoutError } = await import("aws-local-stepfunctions");
+
+/** The parts of an Amazon States Language state read here. */
+interface AslState {
+  Type: string;
+  Resource?: string;
+  Retry?: unknown[];
+  ItemProcessor?: { States: Record<string, AslState> };
+  Iterator?: { States: Record<string, AslState> };
+  Branches?: { States: Record<string, AslState> }[];
+}
+
+/** The library's local stand-ins for Task states, by state name. */
+type TaskHandlers = NonNullable<NonNullable<RunOptions["overrides"]>["taskResourceLocalHandlers"]>;
+type TaskOutput = Awaited<ReturnType<TaskHandlers[string]>>;
+/** What the library logs while an execution runs. */
+export type EventLog = ReturnType<InstanceType<typeof StateMachine>["run"]>["eventLogs"] extends AsyncGenerator<infer E> ? E : never;
 
 /** Runs one Task state: the local stand-in for Lambda (input is the state's processed input). */
 export type TaskInvoker = (functionArn: string, input: unknown) => Promise<unknown>;
@@ -60,7 +77,7 @@ interface MachineVersion {
   number: number;
   arn: string;
   definition: string;
-  states: Record<string, any>;
+  states: Record<string, AslState>;
   /** The definition as written. */
   start: InstanceType<typeof StateMachine>;
   /** The definition by start state, started elsewhere to resume. */
@@ -145,7 +162,9 @@ export class LocalStepFunctions extends EventEmitter {
 
   /** The version the alias points at: the last one published. */
   get liveVersion(): MachineVersion {
-    return this.versions.at(-1)!;
+    const live = this.versions.at(-1);
+    if (!live) throw new Error("No version of the state machine is published yet.");
+    return live;
   }
 
   /** The definition new runs get (the live version's). */
@@ -155,7 +174,8 @@ export class LocalStepFunctions extends EventEmitter {
 
   async listen(port = 0): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(port, "127.0.0.1", resolve));
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
@@ -189,9 +209,10 @@ export class LocalStepFunctions extends EventEmitter {
     // Stopping the process is not stopping the runs: kept executions stay RUNNING on disk and continue at the next start.
     this.closing = true;
     for (const execution of this.executions.values()) if (execution.status === "RUNNING") execution.abort?.();
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise((resolve) => this.server!.close(resolve));
+    const { server } = this;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   }
 
@@ -222,6 +243,7 @@ export class LocalStepFunctions extends EventEmitter {
     res.end(JSON.stringify(body));
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: the request's JSON body, whose fields depend on the action (each case reads the ones the AWS API defines for it)
   private async dispatch(action: string, input: any): Promise<unknown> {
     switch (action) {
       case "StartExecution":
@@ -330,8 +352,8 @@ export class LocalStepFunctions extends EventEmitter {
       (error: unknown) => {
         if (error instanceof ExecutionAbortedError) return this.finish(execution, "ABORTED", {});
         if (error instanceof ExecutionTimeoutError) return this.finish(execution, "TIMED_OUT", { error: "States.Timeout" });
-        const failure = error as { name?: string; message?: string; cause?: unknown };
-        const cause = (failure as any).cause;
+        const failure = error as { name?: string; message?: string; cause?: { name?: string; message?: string } };
+        const { cause } = failure;
         this.finish(execution, "FAILED", {
           error: cause?.name ?? failure.name ?? "Error",
           cause: cause?.message ?? failure.message ?? String(error),
@@ -371,8 +393,8 @@ export class LocalStepFunctions extends EventEmitter {
       return;
     }
     this.ended.push(execution.executionArn);
-    while (this.ended.length > ENDED_HISTORIES_KEPT) {
-      const old = this.executions.get(this.ended.shift()!);
+    for (const arn of this.ended.splice(0, Math.max(0, this.ended.length - ENDED_HISTORIES_KEPT))) {
+      const old = this.executions.get(arn);
       if (old && old.status !== "RUNNING") old.history = undefined;
     }
   }
@@ -381,27 +403,30 @@ export class LocalStepFunctions extends EventEmitter {
    * Every Task state (also inside Map) runs its Lambda in-process. A `.waitForTaskToken` task gets a
    * fresh token, invokes its function with it, and waits for SendTaskSuccess / SendTaskFailure.
    */
-  private taskHandlers(executionArn: string, states: Record<string, any>): Record<string, (input: any) => Promise<any>> {
-    const handlers: Record<string, (input: any) => Promise<any>> = {};
+  private taskHandlers(executionArn: string, states: Record<string, AslState>): TaskHandlers {
+    const handlers: TaskHandlers = {};
     for (const [name, state] of allStates(states)) {
       if (state.Type !== "Task") continue;
       handlers[name] = String(state.Resource).endsWith(".waitForTaskToken")
-        ? (input) => this.waitForCallback(executionArn, input)
-        : (input) => this.invoke(state.Resource, input) as Promise<any>;
+        ? (input) => this.waitForCallback(executionArn, input as { FunctionName: string; Payload: unknown })
+        : (input) => this.invoke(String(state.Resource), input) as Promise<TaskOutput>;
     }
     return handlers;
   }
 
   /** With `retryDelayMs`, the wait of every state's Retry (none: the definition's). */
-  private retryIntervals(states: Record<string, any>): Record<string, number> | undefined {
-    if (this.retryDelayMs === undefined) return undefined;
-    return Object.fromEntries([...allStates(states)].filter(([, state]) => state.Retry).map(([name]) => [name, this.retryDelayMs!]));
+  private retryIntervals(states: Record<string, AslState>): Record<string, number> | undefined {
+    const delayMs = this.retryDelayMs;
+    if (delayMs === undefined) return undefined;
+    return Object.fromEntries([...allStates(states)].filter(([, state]) => state.Retry).map(([name]) => [name, delayMs]));
   }
 
-  private async waitForCallback(executionArn: string, input: { FunctionName: string; Payload: unknown }): Promise<any> {
+  private async waitForCallback(executionArn: string, input: { FunctionName: string; Payload: unknown }): Promise<TaskOutput> {
     const token = `AQ${randomBytes(96).toString("base64url")}`;
     const payload = JSON.parse(JSON.stringify(input.Payload).replaceAll(TOKEN_PLACEHOLDER, token));
-    const result = new Promise((resolve, reject) => this.callbacks.set(token, { executionArn, resolve, reject }));
+    const result = new Promise<TaskOutput>(
+      (resolve, reject) => this.callbacks.set(token, { executionArn, resolve: (output) => resolve(output as TaskOutput), reject }), // JSON from SendTaskSuccess
+    );
     try {
       await this.invoke(input.FunctionName, payload);
     } catch (error) {
@@ -426,7 +451,7 @@ export class LocalStepFunctions extends EventEmitter {
     return {};
   }
 
-  private async record(execution: Execution, history: NonNullable<Execution["history"]>, logs: AsyncGenerator<any>) {
+  private async record(execution: Execution, history: NonNullable<Execution["history"]>, logs: AsyncGenerator<EventLog>) {
     try {
       for await (const log of logs) {
         const event = toHistoryEvent(log, execution.historyLength + 1);
@@ -540,7 +565,7 @@ export class LocalStepFunctions extends EventEmitter {
 }
 
 /** Every state of a definition's States, also those inside Map and Parallel states. */
-function* allStates(states: Record<string, any>): Generator<[string, any]> {
+function* allStates(states: Record<string, AslState>): Generator<[string, AslState]> {
   for (const [name, state] of Object.entries(states)) {
     yield [name, state];
     const inner = state.ItemProcessor ?? state.Iterator;

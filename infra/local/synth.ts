@@ -12,7 +12,7 @@ export { LOCAL_ACCOUNT, LOCAL_REGION };
 
 type CfnValue = string | { "Fn::GetAtt"?: [string, string]; Ref?: string };
 interface CfnTemplate {
-  Resources: Record<string, { Type: string; Properties?: Record<string, any> }>;
+  Resources: Record<string, { Type: string; Properties?: { FunctionName?: { Ref?: string }; DefinitionString?: unknown } }>;
 }
 
 export interface SynthesizedStack {
@@ -62,7 +62,8 @@ export function stateMachineDefinition({ template, steps }: SynthesizedStack): L
     functions.set(arn, step);
     return arn;
   };
-  const body = machines[0]!.Properties!.DefinitionString as string | { "Fn::Join": [string, CfnValue[]] };
+  const body = machines[0].Properties?.DefinitionString as string | { "Fn::Join": [string, CfnValue[]] } | undefined;
+  if (body === undefined) throw new Error("the state machine in the template has no DefinitionString");
   const definition = typeof body === "string" ? body : body["Fn::Join"][1].map(resolve).join(body["Fn::Join"][0]);
   return { definition, functions };
 }

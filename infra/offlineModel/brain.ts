@@ -10,8 +10,6 @@ import { route } from "./router.js";
 import { summarize } from "./summarizer.js";
 import type { BrainReply, BrainRequest, Decision, ToolCall } from "./types.js";
 
-export type { BrainReply, BrainRequest, ChatMessage, ToolCall, ToolSpec } from "./types.js";
-
 export function respond(request: BrainRequest): BrainReply {
   const decision = decide(request);
   return { content: decision.content, toolCalls: withIds(decision.calls, request) };

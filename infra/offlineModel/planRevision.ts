@@ -23,9 +23,10 @@ export function shownSteps(text: string): ShownStep[] {
   const steps: ShownStep[] = [];
   for (const line of text.split(/\r?\n/)) {
     const step = /^\d+\. \[[a-z_]+\] (.+)$/.exec(line);
+    const current = steps.at(-1);
     if (step) steps.push({ title: step[1].trim(), tasks: [] });
-    else if (steps.length && line.startsWith("   - ")) steps.at(-1)!.tasks.push(line.slice(5).trim());
-    else if (steps.length && line.startsWith("   done when: ")) steps.at(-1)!.done_when = line.slice(14).trim();
+    else if (current && line.startsWith("   - ")) current.tasks.push(line.slice(5).trim());
+    else if (current && line.startsWith("   done when: ")) current.done_when = line.slice(14).trim();
   }
   return steps;
 }

@@ -28,26 +28,25 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
     if (missing !== undefined && offered.has("ask_user") && !asked) {
       return callTools([{ name: "ask_user", arguments: { question: `Before I plan: ${missing || "what should I know first"}?` } }]);
     }
-    const answer =
-      asked && messages.at(-1)?.role === "tool"
-        ? oneLine(textOf(messages.at(-1)!.content)).replace(/^The user answered:\s*/i, "")
-        : undefined;
+    const reply = messages.at(-1);
+    const answer = asked && reply?.role === "tool" ? oneLine(textOf(reply.content)).replace(/^The user answered:\s*/i, "") : undefined;
     const created = createPlan(request, listedTools(messages), listedFiles(messages));
     if (answer) created.title = `${created.title as string} (you said: ${cut(answer, 80)})`;
     return callTools([{ name: "planning", arguments: created }]);
   }
   const last = messages.at(-1);
-  const reason = last?.role === "user" ? rejectionReason(textOf(last.content)) : undefined;
-  if (reason !== undefined) {
-    const revised = reviseSteps(shownSteps(textOf(last!.content)), reason);
+  const userText = last?.role === "user" ? textOf(last.content) : undefined;
+  const reason = userText === undefined ? undefined : rejectionReason(userText);
+  if (userText !== undefined && reason !== undefined) {
+    const revised = reviseSteps(shownSteps(userText), reason);
     return {
       content: `Revised the plan for the feedback (${reason || "no reason given"}): ${revised.change}.`,
       calls: [{ name: "planning", arguments: { command: "update", steps: revised.steps } }],
     };
   }
   if (last?.role === "tool") return say(acknowledge(textOf(last.content), commandOf(planningCalls.at(-1)?.arguments)));
-  const check = last?.role === "user" ? CHECK.exec(textOf(last.content)) : null;
-  if (check) return checkStep(textOf(last!.content), Number(check[1]));
+  const check = userText === undefined ? null : CHECK.exec(userText);
+  if (userText !== undefined && check) return checkStep(userText, Number(check[1]));
   return say("Proceeding with the next step.");
 }
 

@@ -29,6 +29,6 @@ function taskResults(text: string): string[] {
   if (start < 0) return [];
   const end = lines.findIndex((line, i) => i > start && /^Files:/.test(line));
   const block = lines.slice(start + 1, end < 0 ? undefined : end);
-  while (block.length && !block.at(-1)!.trim()) block.pop();
+  while (block.at(-1)?.trim() === "") block.pop();
   return block.some((line) => line.startsWith("- ")) ? block : [];
 }

@@ -73,12 +73,13 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
   // An executor does its own task only (the plan has a step for the report); a ReAct agent does the whole request.
   const goal = labelledText(userText, "Your task:") === undefined ? request : task;
   const results = toolResultsSinceLastUser(messages);
+  const lastResult = results.at(-1);
   const called = assistantToolCalls(messages).map((c) => c.name);
 
-  if (results.length > 0) {
+  if (lastResult !== undefined) {
     const last = called.at(-1);
     if (last === "run_code") {
-      const output = results.at(-1)!.replace(/^stdout:\n/, "");
+      const output = lastResult.replace(/^stdout:\n/, "");
       // A single agent that was asked for a report writes it from what the code printed.
       if (!isFailure(output) && wantsHtmlReport(goal) && offered.has("write_report") && !called.includes("write_report")) {
         return callTools(reportCalls(request, goal, output, listedFiles(messages)));

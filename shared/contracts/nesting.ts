@@ -13,8 +13,8 @@ export const MAX_NESTING_LEVELS = 32;
  */
 export function nestedDeeperThan(value: unknown, maxLevels = MAX_NESTING_LEVELS): boolean {
   const pending: [unknown, number][] = [[value, 1]];
-  while (pending.length > 0) {
-    const [current, level] = pending.pop()!;
+  for (let entry = pending.pop(); entry; entry = pending.pop()) {
+    const [current, level] = entry;
     if (current === null || typeof current !== "object") continue;
     if (level >= maxLevels) return true;
     for (const child of Array.isArray(current) ? current : Object.values(current)) pending.push([child, level + 1]);

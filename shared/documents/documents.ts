@@ -52,7 +52,10 @@ export async function readableText(runId: string, file: StoredFile): Promise<str
   if (known !== undefined) return known;
   const text = await documentMarkdown(file.name, file.body);
   converted.set(key, text);
-  if (converted.size > CONVERTED_KEPT) converted.delete(converted.keys().next().value!);
+  if (converted.size > CONVERTED_KEPT) {
+    const [oldest] = converted.keys(); // a Map keeps insertion order
+    converted.delete(oldest);
+  }
   return text;
 }
 
@@ -180,7 +183,7 @@ function checkRowCount(name: string, sheet: string, count: number): void {
 
 /** Trailing empty rows say nothing. */
 function withoutTrailingEmptyRows(rows: string[][]): string[][] {
-  while (rows.length && rows.at(-1)!.every((cell) => cell === "")) rows.pop();
+  while (rows.at(-1)?.every((cell) => cell === "")) rows.pop();
   return rows;
 }
 

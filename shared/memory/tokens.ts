@@ -70,7 +70,10 @@ function counterFor(name: EncodingName): TokenCounter {
       let tokens = counted.get(text);
       if (tokens === undefined) {
         tokens = countNow(text);
-        if (counted.size >= MEMO_ENTRIES) counted.delete(counted.keys().next().value!);
+        if (counted.size >= MEMO_ENTRIES) {
+          const [oldest] = counted.keys(); // a Map keeps insertion order
+          counted.delete(oldest);
+        }
         counted.set(text, tokens);
       }
       return tokens;

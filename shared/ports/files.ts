@@ -94,8 +94,6 @@ export interface UploadMeta extends FileMeta {
   fileId: string;
 }
 
-/** The largest upload S3 takes as one object through presigned links here (parts of UPLOAD_PART_BYTES). */
-export const MAX_PRESIGNED_UPLOAD_BYTES = 5 * 1024 * 1024 * 1024;
 /** A presigned upload over this size is a multipart upload, in parts of this size (the last one shorter). */
 export const UPLOAD_PART_BYTES = 16 * 1024 * 1024;
 /** How long upload links work: below the signing credentials' life (README, "Files"). */

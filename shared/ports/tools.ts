@@ -27,7 +27,7 @@ export interface ToolContext {
 }
 
 /** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */
-export interface Tool<Args = any> {
+export interface Tool<Args = unknown> {
   readonly name: string;
   readonly description: string;
   /** `write` tools change something outside the run and may need a person's approval. */

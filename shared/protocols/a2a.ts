@@ -26,7 +26,6 @@ import type { FileMeta } from "../ports/files.js";
 
 /** Where the JSON-RPC endpoint lives, under the stream's base URL (it streams there on AWS). */
 export const A2A_PATH = "/a2a";
-export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
 
 const STATES: Record<RunStatus, TaskState> = {
   queued: TaskState.TASK_STATE_SUBMITTED,
@@ -171,8 +170,11 @@ export function artifactsOf(run: RunRecord, files: readonly FileMeta[], api: str
   ];
 }
 
+/** An A2A task as Stepwise builds it: always with a status. */
+export type TaskWithStatus = Task & { status: NonNullable<Task["status"]> };
+
 /** The run as an A2A task. Its history is the message that started it. */
-export function taskOf(run: RunRecord, interrupts: readonly Interrupt[], files: readonly FileMeta[], api: string): Task {
+export function taskOf(run: RunRecord, interrupts: readonly Interrupt[], files: readonly FileMeta[], api: string): TaskWithStatus {
   const pending = pendingOf(interrupts);
   const input: Message = {
     messageId: `${run.runId}:input`,

@@ -35,7 +35,7 @@ import { logger } from "../observability.js";
 import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun, submitRun } from "../run/submit.js";
-import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, taskOf } from "./a2a.js";
+import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
 import type { ProtocolContext } from "./context.js";
 
 type A2AContext = ProtocolContext;
@@ -175,7 +175,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest): Promise<Task> {
     return guarded(async () => {
       const run = await this.accept(params);
-      let task = await this.task(run.runId);
+      let task: Task = await this.task(run.runId);
       if (params.configuration?.returnImmediately) return withHistory(task, params.configuration.historyLength);
       for await (const event of this.follow(run.runId, false)) if (event.payload?.$case === "task") task = event.payload.value;
       return withHistory(task, params.configuration?.historyLength);
@@ -249,19 +249,19 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
     return guarded(async () => {
       const run = await ownRun(this.services, this.context.tenantId, params.taskId);
-      const push = run.webhook?.a2a;
-      if (!push || push.id !== params.id)
+      const { webhook } = run;
+      if (!webhook?.a2a || webhook.a2a.id !== params.id)
         throw new TaskNotFoundError(`Task ${params.taskId} has no push notification config '${params.id}'.`);
       // The subscription stays, for no event: nothing more is sent.
-      await this.services.runs.update(run.runId, { webhook: { url: run.webhook!.url, events: [] } });
+      await this.services.runs.update(run.runId, { webhook: { url: webhook.url, events: [] } });
     });
   }
 
   /** A task's push configs: the run's webhook when an A2A client set it (one per task). */
   private async configs(taskId: string): Promise<TaskPushNotificationConfig[]> {
     const run = await ownRun(this.services, this.context.tenantId, taskId);
-    const push = run.webhook?.a2a;
-    return push && run.webhook!.events?.length !== 0 ? [configView(run.runId, run.webhook!.url, push)] : [];
+    const { webhook } = run;
+    return webhook?.a2a && webhook.events?.length !== 0 ? [configView(run.runId, webhook.url, webhook.a2a)] : [];
   }
 
   /** Checks a push config's URL as every webhook URL is checked (no private addresses), and keeps what the receiver needs. */
@@ -387,7 +387,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     return run;
   }
 
-  private async task(runId: string): Promise<Task> {
+  private async task(runId: string): Promise<TaskWithStatus> {
     const { run, interrupts, files } = await ownRunSnapshot(this.services, this.context.tenantId, runId);
     return taskOf(run, interrupts, files, this.context.links.api);
   }
@@ -408,7 +408,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       const next = event.payload.value;
       if (!task) yield event;
       else {
-        if (next.status!.state !== task.status!.state && next.artifacts.length > 0) {
+        if (next.status?.state !== task.status?.state && next.artifacts.length > 0) {
           for (const artifact of next.artifacts)
             yield {
               payload: {
@@ -435,7 +435,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     let shown = "";
     for (;;) {
       const task = await this.task(runId);
-      const state = task.status!.state;
+      const state = task.status.state;
       const key = `${state}:${task.status?.message?.messageId ?? ""}`;
       if (key !== shown) {
         shown = key;
@@ -466,7 +466,8 @@ function decisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text:
   const approve = /^\s*(approve|approved|yes|ok)\b[\s.!]*$/i.exec(text);
   if (approve) return { decision: "approve" };
   const reject = /^\s*(reject|rejected|no|deny)\b[\s:,.-]*(?<why>[\s\S]*)$/i.exec(text);
-  if (reject) return { decision: "reject", ...(reject.groups!.why!.trim() ? { message: reject.groups!.why!.trim() } : {}) };
+  const why = reject?.groups?.why?.trim();
+  if (reject) return { decision: "reject", ...(why ? { message: why } : {}) };
   throw new RequestMalformedError(
     `The task waits for an approval (${interrupt.summary.split("\n")[0]}): reply 'approve', or 'reject: <why>' (or a data part {"decision": "approve" | "reject"}).`,
   );

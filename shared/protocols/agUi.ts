@@ -294,7 +294,11 @@ export async function resumeFromAgUi(
         );
       return [{ interrupt, request }];
     });
-    const latest = answered.reduce((max, { interrupt }) => (interrupt.createdAt > max ? interrupt.createdAt : max), "");
+    const latest =
+      answered
+        .map(({ interrupt }) => interrupt.createdAt)
+        .sort()
+        .at(-1) ?? "";
     const skipped = [...interrupts.values()].filter((i) => i.status === "pending" && !named.has(i.interruptId) && i.createdAt <= latest);
     if (skipped.length > 0)
       throw new BadRequestError(

@@ -278,8 +278,9 @@ async function askThroughElicitation(transport: Transport, extra: ToolExtra, int
 
 /** The client's answer to an elicitation: accept decides as filled in, decline rejects, cancel leaves the pause open. */
 async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage): Promise<void> {
-  const { runId, interruptId } = ELICIT_ID.exec((answer as { id: string }).id)!.groups!;
-  if (!("result" in answer)) return;
+  // Answers were picked by ELICIT_ID, so both groups are there.
+  const { runId, interruptId } = ELICIT_ID.exec((answer as { id: string }).id)?.groups ?? {};
+  if (!runId || !interruptId || !("result" in answer)) return;
   const result = answer.result as Record<string, unknown>;
   const run = await ownRun(context.services, context.tenantId, runId);
   const interrupt = await context.services.interrupts.get(run.runId, interruptId);

@@ -1,6 +1,6 @@
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
-import { ConflictError, errorMessage, FINAL_STEP_ERRORS } from "../errors.js";
+import { ConflictError, errorMessage, FINAL_STEP_ERRORS, NotFoundError } from "../errors.js";
 import type { ExecutionState } from "../ports/executions.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
@@ -87,7 +87,9 @@ export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, ru
       execution: state,
     });
   }
-  return (await ports.runs.get(run.runId))!;
+  const resumed = await ports.runs.get(run.runId);
+  if (!resumed) throw new NotFoundError(`Run ${run.runId} not found.`);
+  return resumed;
 }
 
 /**

@@ -75,8 +75,9 @@ async function finishedWork(ports: Pick<Ports, "events">, run: RunRecord): Promi
       if (event.type === "task.completed" && event.data.status === "succeeded") done.push(`- ${event.data.title}: ${event.data.result}`);
       if (event.type === "tool.result" && event.data.ok && !event.data.taskId) done.push(`- ${event.data.tool}: ${event.data.output}`);
     }
-    if (page.length < 500) break;
-    after = page.at(-1)!.seq;
+    const last = page.at(-1);
+    if (page.length < 500 || !last) break;
+    after = last.seq;
   }
   const head = "(Interrupted by a newer message before it finished.)";
   return done.length ? `${head} Done so far:\n${done.join("\n")}` : head;

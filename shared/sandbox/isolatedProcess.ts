@@ -101,8 +101,9 @@ export function spawnIsolated(options: IsolatedProcessOptions, how: Isolation, u
 
 /** Kills the process and anything in its group, at once. */
 export function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return; // it never started
   try {
-    process.kill(-child.pid!, "SIGKILL");
+    process.kill(-child.pid, "SIGKILL");
   } catch {
     child.kill("SIGKILL");
   }

@@ -18,14 +18,15 @@ export class EnvelopeCipher {
   async seal(plaintext: string, context: Record<string, string>): Promise<SealedSecret> {
     if (!this.keyId) throw new Error("TOOL_SOURCES_KMS_KEY_ID is not configured: secrets cannot be stored");
     const dataKey = await this.kms.send(new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: "AES_256", EncryptionContext: context }));
-    const key = Buffer.from(dataKey.Plaintext!);
+    if (!dataKey.Plaintext || !dataKey.CiphertextBlob) throw new Error("KMS GenerateDataKey returned no data key");
+    const key = Buffer.from(dataKey.Plaintext);
     try {
       const iv = randomBytes(12);
       const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(aad(context));
       const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
       return {
         keyId: dataKey.KeyId ?? this.keyId,
-        encryptedKey: Buffer.from(dataKey.CiphertextBlob!).toString("base64"),
+        encryptedKey: Buffer.from(dataKey.CiphertextBlob).toString("base64"),
         iv: iv.toString("base64"),
         tag: cipher.getAuthTag().toString("base64"),
         ciphertext: ciphertext.toString("base64"),
@@ -39,7 +40,8 @@ export class EnvelopeCipher {
     const dataKey = await this.kms.send(
       new DecryptCommand({ CiphertextBlob: Buffer.from(sealed.encryptedKey, "base64"), KeyId: sealed.keyId, EncryptionContext: context }),
     );
-    const key = Buffer.from(dataKey.Plaintext!);
+    if (!dataKey.Plaintext) throw new Error("KMS Decrypt returned no plaintext key");
+    const key = Buffer.from(dataKey.Plaintext);
     try {
       const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(sealed.iv, "base64")).setAAD(aad(context));
       decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));

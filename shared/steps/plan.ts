@@ -89,7 +89,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     ports.runs.get(run.runId),
     ports.journal.load(run.runId, `plan#${iteration}`),
     fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
-    deciding ? ports.interrupts.get(run.runId, input.interruptId!) : undefined,
+    deciding && input.interruptId ? ports.interrupts.get(run.runId, input.interruptId) : undefined,
     ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);

@@ -41,7 +41,10 @@ export class ApiKeyStore {
     this.found.delete(hash);
     if (tenantId) {
       this.found.set(hash, { tenantId, until: Date.now() + API_KEY_CACHE_MS });
-      if (this.found.size > CACHED_KEYS) this.found.delete(this.found.keys().next().value!);
+      if (this.found.size > CACHED_KEYS) {
+        const [oldest] = this.found.keys(); // a Map keeps insertion order
+        this.found.delete(oldest);
+      }
     }
     return tenantId;
   }

@@ -4,7 +4,7 @@ import { EventBody, type RunEvent } from "../contracts/events.js";
 import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
 import { keys } from "./keys.js";
-import { expiresAt, ifConditionHolds, type Table } from "./table.js";
+import { expiresAt, ifConditionHolds, type Table, updatedItem } from "./table.js";
 
 /** Events one item holds at most; a listing looks this far back for the item holding `after + 1`. */
 const MAX_EVENTS_PER_ITEM = 50;
@@ -203,7 +203,7 @@ export class EventLog implements RunEvents {
       ),
     );
     if (!updated) return undefined;
-    return Number(updated.Attributes!.seq) - count + 1;
+    return Number(updatedItem(updated).seq) - count + 1;
   }
 
   /** Puts one item at `first` if no item is there; false if one is. */
@@ -258,7 +258,7 @@ export class EventLog implements RunEvents {
     const at = new Date().toISOString();
     if (!(await this.putItem(runId, closedAt, bodies, at, { close: true }))) return undefined;
     const last = closedAt + bodies.length - 1;
-    if (last !== counter!.seq) await this.updateCounter(runId, "SET #seq = :last", "#closedAt = :at", { ":last": last, ":at": closedAt });
+    if (last !== counter?.seq) await this.updateCounter(runId, "SET #seq = :last", "#closedAt = :at", { ":last": last, ":at": closedAt });
     return { first: closedAt, at };
   }
 
@@ -451,15 +451,17 @@ function eventsOf(item: Record<string, unknown> | undefined): RunEvent[] {
 
 /** Bodies in runs that each fit one item. */
 function chunk(bodies: EventBody[]): EventBody[][] {
-  const parts: EventBody[][] = [[]];
+  let current: EventBody[] = [];
+  const parts = [current];
   let bytes = 0;
   for (const body of bodies) {
     const size = JSON.stringify(body).length;
-    if (parts.at(-1)!.length > 0 && (parts.at(-1)!.length >= MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES)) {
-      parts.push([]);
+    if (current.length > 0 && (current.length >= MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES)) {
+      current = [];
+      parts.push(current);
       bytes = 0;
     }
-    parts.at(-1)!.push(body);
+    current.push(body);
     bytes += size;
   }
   return parts;

@@ -3,7 +3,7 @@ import { Interrupt, type Resolution } from "../contracts/interrupts.js";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { type Interrupts, missingInterrupt } from "../ports/interrupts.js";
 import { keys } from "./keys.js";
-import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
+import { expiresAt, ifConditionHolds, itemData, type Table, updatedItem } from "./table.js";
 
 /** Interrupts and their task tokens. Reads for clients strip the token. */
 export class InterruptStore implements Interrupts {
@@ -28,7 +28,9 @@ export class InterruptStore implements Interrupts {
       ),
     );
     if (written) return { created: true, interrupt };
-    return { created: false, interrupt: (await this.get(interrupt.runId, interrupt.interruptId))! };
+    const existing = await this.get(interrupt.runId, interrupt.interruptId);
+    if (!existing) throw new Error(`Interrupt ${interrupt.interruptId} was there when written, yet cannot be read.`);
+    return { created: false, interrupt: existing };
   }
 
   async get(runId: string, interruptId: string): Promise<Interrupt | undefined> {
@@ -63,7 +65,7 @@ export class InterruptStore implements Interrupts {
       ),
     );
     if (!updated) throw missingInterrupt(runId, interruptId);
-    return interruptOf(updated.Attributes!);
+    return interruptOf(updatedItem(updated));
   }
 
   /** pending → resolved, once. False if it was not pending any more. */

@@ -45,7 +45,7 @@ export class Journal implements RunJournal {
     }
     return Promise.all(
       wanted.map(async (load) =>
-        (await read.get(familyOf(load))!).filter((item) => item.sk.startsWith(keys.journalPrefix(scopeEntryPrefix(load.scope)))),
+        (await (read.get(familyOf(load)) ?? [])).filter((item) => item.sk.startsWith(keys.journalPrefix(scopeEntryPrefix(load.scope)))),
       ),
     );
   }

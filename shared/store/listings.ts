@@ -147,6 +147,7 @@ export class Listings {
     }
     // A full page may have more behind it; the last page says so by having no cursor.
     const hasMore = items.length === limit && (more || dropped);
-    return { items, ...(hasMore ? { last: String(items.at(-1)!.listSk) } : {}) };
+    const last = items.at(-1);
+    return { items, ...(hasMore && last ? { last: String(last.listSk) } : {}) };
   }
 }

@@ -3,7 +3,7 @@ import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import type { RunPatch, Runs } from "../ports/runs.js";
 import { keys } from "./keys.js";
-import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
+import { expiresAt, ifConditionHolds, itemData, type Table, updatedItem } from "./table.js";
 
 type Patch = RunPatch;
 
@@ -49,7 +49,7 @@ export class RunStore implements Runs {
       ),
     );
     if (!updated) return undefined;
-    return runRecordOf(updated.Attributes!);
+    return runRecordOf(updatedItem(updated));
   }
 
   /** Only the status (a cheap read, for agents checking between rounds whether the run has ended). */
@@ -106,7 +106,7 @@ export class RunStore implements Runs {
       ),
     );
     if (!updated) return undefined;
-    return runRecordOf(updated.Attributes!);
+    return runRecordOf(updatedItem(updated));
   }
 
   /**

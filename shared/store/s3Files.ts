@@ -30,7 +30,7 @@ import {
   type UploadRequest,
 } from "../ports/files.js";
 import { keys } from "./keys.js";
-import { expiresAt, type Table } from "./table.js";
+import { expiresAt, type Item, type Table } from "./table.js";
 
 export interface S3FileStoreOptions {
   table: Table;
@@ -77,11 +77,12 @@ export class S3FileStore implements FileStore, FileTransfer {
     // Files stored before S3 kept their bytes in the item.
     if (!item.objectKey) return { ...metaOf(item), body: item.body ?? toBytes(String(item.content ?? "")) };
     const object = await this.options.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: item.objectKey }));
-    return { ...metaOf(item), body: await object.Body!.transformToByteArray() };
+    if (!object.Body) throw new Error(`S3 returned no body for ${item.objectKey}.`);
+    return { ...metaOf(item), body: await object.Body.transformToByteArray() };
   }
 
   async list(runId: string): Promise<FileMeta[]> {
-    const items = await this.options.table.queryPrefix<Record<string, any>>(keys.runPk(runId), keys.filePrefix, {
+    const items = await this.options.table.queryPrefix<Item>(keys.runPk(runId), keys.filePrefix, {
       attributes: META_ATTRIBUTES,
     });
     return items.map(metaOf);
@@ -251,7 +252,7 @@ export class S3FileStore implements FileStore, FileTransfer {
     return getSignedUrl(this.options.s3, command, { expiresIn: this.options.downloadLinkSeconds ?? 300 });
   }
 
-  private async meta(runId: string, name: string): Promise<Record<string, any> | undefined> {
+  private async meta(runId: string, name: string): Promise<Item | undefined> {
     const { table } = this.options;
     const { Item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.file(runId, name), ConsistentRead: true }));
     return Item;
@@ -286,7 +287,7 @@ export class S3FileStore implements FileStore, FileTransfer {
 const newFileId = () => `file_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
 
 /** A file's metadata from its item (never its bytes, which older items kept inline). */
-export function metaOf(item: Record<string, any>): FileMeta {
+export function metaOf(item: Item): FileMeta {
   return {
     name: item.name,
     description: item.description ?? "",

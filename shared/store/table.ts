@@ -3,6 +3,7 @@ import {
   BatchGetCommand,
   BatchWriteCommand,
   type DynamoDBDocumentClient,
+  type NativeAttributeValue,
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
@@ -10,8 +11,12 @@ import {
 import DataLoader from "dataloader";
 
 type Key = { pk: string; sk: string };
+
+/** An item as the document client reads and writes it. */
+export type Item = Record<string, NativeAttributeValue>;
+
 /** A BatchWriteItem request: `{ PutRequest: { Item } }` or `{ DeleteRequest: { Key } }`. */
-export type WriteRequest = { PutRequest: { Item: Record<string, any> } } | { DeleteRequest: { Key: Record<string, any> } };
+export type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Item } };
 
 /**
  * A DataLoader that sends together what was asked for in one turn of the event loop: the request
@@ -32,7 +37,7 @@ const writeKeyOf = (request: WriteRequest) => {
  */
 export class Table {
   /** Coalesced consistent reads, one loader per projection ("" = whole items). */
-  private readonly readers = new Map<string, DataLoader<Key, Record<string, any> | undefined>>();
+  private readonly readers = new Map<string, DataLoader<Key, Item | undefined>>();
   /** Coalesced writes (see batchWrite), made on the first write. */
   private writer?: DataLoader<WriteRequest, true>;
 
@@ -82,7 +87,7 @@ export class Table {
    * the same two items with one request, and every read still sees each write done before it was asked.
    * `attributes`: read only these (the run's status between rounds, not the whole run).
    */
-  getConsistent<T extends Record<string, any>>(key: Key, attributes: string[] = []): Promise<T | undefined> {
+  getConsistent<T extends Item>(key: Key, attributes: string[] = []): Promise<T | undefined> {
     const projection = attributes.join(",");
     let reader = this.readers.get(projection);
     if (!reader) {
@@ -93,9 +98,9 @@ export class Table {
   }
 
   /** The items at these keys (undefined where there is none), in the keys' order (see untilProcessed). */
-  private async batchGet(wanted: readonly Key[], attributes: string[]): Promise<(Record<string, any> | undefined)[]> {
+  private async batchGet(wanted: readonly Key[], attributes: string[]): Promise<(Item | undefined)[]> {
     const id = (key: Key) => `${key.pk}\n${key.sk}`;
-    const found = new Map<string, Record<string, any>>();
+    const found = new Map<string, Item>();
     const unique = [...new Map(wanted.map((key) => [id(key), { pk: key.pk, sk: key.sk }])).values()];
     // pk and sk are read too: they tell which key an item answers.
     const projection = attributes.length
@@ -104,10 +109,10 @@ export class Table {
           ExpressionAttributeNames: Object.fromEntries(["pk", "sk", ...attributes].map((name, i) => [`#a${i}`, name])),
         }
       : {};
-    await this.untilProcessed<Record<string, any>>("BatchGetItem", unique, async (keysLeft) => {
+    await this.untilProcessed<Item>("BatchGetItem", unique, async (keysLeft) => {
       const result: {
-        Responses?: Record<string, Record<string, any>[]>;
-        UnprocessedKeys?: Record<string, { Keys?: Record<string, any>[] }>;
+        Responses?: Record<string, Item[]>;
+        UnprocessedKeys?: Record<string, { Keys?: Item[] }>;
       } = await this.doc.send(
         new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keysLeft, ConsistentRead: true, ...projection } } }),
       );
@@ -163,9 +168,7 @@ export class Table {
   /** One BatchWriteItem (see untilProcessed). */
   private writeBatch(requests: WriteRequest[]): Promise<void> {
     return this.untilProcessed("BatchWriteItem", requests, async (left) => {
-      const result: { UnprocessedItems?: Record<string, any> } = await this.doc.send(
-        new BatchWriteCommand({ RequestItems: { [this.name]: left } }),
-      );
+      const result: { UnprocessedItems?: Item } = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.name]: left } }));
       return result.UnprocessedItems?.[this.name];
     });
   }
@@ -243,3 +246,9 @@ export function itemData(item: Record<string, unknown>, ...also: string[]): Reco
 
 /** Epoch seconds for the TTL attribute. */
 export const expiresAt = (days: number, from = Date.now()) => Math.floor(from / 1000) + days * 86_400;
+
+/** The item an update returned: one asking for ALL_NEW or UPDATED_NEW values always gets them. */
+export function updatedItem<T>(updated: { Attributes?: T }): T {
+  if (!updated.Attributes) throw new Error("DynamoDB returned no attributes for an update that asked for them.");
+  return updated.Attributes;
+}

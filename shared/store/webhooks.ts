@@ -77,7 +77,9 @@ export class WebhookStore implements Webhooks {
       ),
     );
     if (written) return delivery;
-    return (await this.getDelivery(delivery.runId, delivery.deliveryId))!;
+    const existing = await this.getDelivery(delivery.runId, delivery.deliveryId);
+    if (!existing) throw new Error(`Webhook delivery ${delivery.deliveryId} was there when written, yet cannot be read.`);
+    return existing;
   }
 
   async getDelivery(runId: string, deliveryId: string): Promise<Delivery | undefined> {

@@ -19,7 +19,8 @@ export class MemoryEvents implements RunEvents {
     const at = new Date().toISOString();
     const appended = valid.map((body, i) => ({ ...stored(body), seq: log.events.length + i + 1, at }) as RunEvent);
     log.events.push(...appended);
-    if (options.close || TERMINAL_EVENTS.has(appended.at(-1)!.type)) log.closed = true;
+    const lastType = appended.at(-1)?.type;
+    if (options.close || (lastType !== undefined && TERMINAL_EVENTS.has(lastType))) log.closed = true;
     return stored(appended);
   }
 

@@ -82,9 +82,11 @@ export class MemoryFileStore implements FileStore, FileTransfer {
       uploads.map((u) => u.fileId),
     );
     return Promise.all(
-      found.map((u) =>
-        this.put(runId, u.name, this.uploaded.get(u.fileId)!.file.body, { contentType: u.contentType, description: u.description }),
-      ),
+      found.map((u) => {
+        const upload = this.uploaded.get(u.fileId);
+        if (!upload) throw new Error(`Upload ${u.fileId} was found, yet is gone.`);
+        return this.put(runId, u.name, upload.file.body, { contentType: u.contentType, description: u.description });
+      }),
     );
   }
 

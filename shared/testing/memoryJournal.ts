@@ -20,11 +20,15 @@ export class MemoryJournal implements RunJournal {
   }
 
   async commit(runId: string, { entries, tasks = [], step }: JournalCommit): Promise<void> {
-    if ((tasks.length || step) && !this.tasks) throw new Error("this journal fake was made without a tasks fake to keep task records");
-    for (const task of tasks) await this.tasks!.put(runId, task);
-    if (step) this.tasks!.putStep(runId, step);
-    if (!this.entries.has(runId)) this.entries.set(runId, new Map());
-    for (const { id, value } of entries) this.entries.get(runId)!.set(id, stored(value));
+    if (tasks.length || step) {
+      const keeper = this.tasks;
+      if (!keeper) throw new Error("this journal fake was made without a tasks fake to keep task records");
+      for (const task of tasks) await keeper.put(runId, task);
+      if (step) keeper.putStep(runId, step);
+    }
+    const kept = this.entries.get(runId) ?? new Map<string, unknown>();
+    this.entries.set(runId, kept);
+    for (const { id, value } of entries) kept.set(id, stored(value));
     this.commits++;
   }
 }

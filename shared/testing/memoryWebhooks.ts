@@ -41,8 +41,9 @@ export class MemoryWebhooks implements Webhooks {
 
   async createDelivery(delivery: Delivery): Promise<Delivery> {
     const key = `${delivery.runId}|${delivery.deliveryId}`;
-    if (!this.deliveries.has(key)) this.deliveries.set(key, stored(delivery));
-    return stored(this.deliveries.get(key)!);
+    const kept = this.deliveries.get(key) ?? stored(delivery);
+    this.deliveries.set(key, kept);
+    return stored(kept);
   }
 
   async getDelivery(runId: string, deliveryId: string): Promise<Delivery | undefined> {

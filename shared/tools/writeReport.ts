@@ -130,7 +130,7 @@ export const writeReport = defineTool({
       throw new Error("give either content (the finished report) or task (what to write, with material or notes)");
     // Drawn first: a chart that cannot be drawn fails the call before the model writes anything.
     const drawn = await Promise.all(charts.map((chart) => renderChart(chart, context.runId, context.files)));
-    const markdown = content ?? (await writeLive({ name, format, title, task: task!, material: material ?? [], notes }, context));
+    const markdown = content ?? (await writeLive({ name, format, title, task: task ?? "", material: material ?? [], notes }, context));
     const { runId, files, idempotencyKey } = context;
     const put = (file: string, body: string | Uint8Array, contentType?: string, description = `Report: ${title}`) =>
       files.put(runId, file, body, { description, contentType, idempotencyKey });

@@ -8,7 +8,7 @@ export interface ReadablePage {
 }
 
 const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-turndown.remove(["script", "style", "noscript", "iframe", "form"] as any);
+turndown.remove(["script", "style", "noscript", "iframe", "form"] as TurndownService.Filter);
 // Turndown alone keeps a table's cells as loose paragraphs: which value was in which row and column is lost.
 turndown.addRule("table", {
   filter: "table",
@@ -54,7 +54,7 @@ export function readable(html: string, url: string): ReadablePage {
     } catch {}
   }
   const fallbackTitle = document.querySelector("title")?.textContent?.trim() ?? "";
-  const article = new Readability(document as any).parse();
+  const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
   const html2 = article?.content ?? document.body?.innerHTML ?? html;
   return { title: article?.title?.trim() || fallbackTitle || url, markdown: htmlToMarkdown(html2) };
 }

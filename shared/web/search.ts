@@ -169,7 +169,8 @@ export class RunFilesProvider implements SearchProvider {
     );
     const scored = await Promise.all(
       metas.map(async (meta) => {
-        const text = fileText((await scope.files.get(scope.runId, meta.name))!);
+        const file = await scope.files.get(scope.runId, meta.name);
+        const text = file ? fileText(file) : ""; // deleted since it was listed
         const lower = text.toLowerCase();
         const score =
           words.reduce((sum, word) => sum + occurrences(lower, word), 0) +

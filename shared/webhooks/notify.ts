@@ -169,7 +169,7 @@ export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: De
         runId: run.runId,
         deliveryId: delivery.deliveryId,
         attempt: attemptNumber,
-        reason: result.error!,
+        reason: result.error ?? "the delivery failed",
       });
     }
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BrainRequest, respond } from "../../infra/offlineModel/brain.js";
+import { respond } from "../../infra/offlineModel/brain.js";
+import type { BrainRequest } from "../../infra/offlineModel/types.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";

@@ -11,7 +11,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
     // Through the CSSOM: the console's CSP forbids style attributes.
     else if (name === "style") Object.assign(element.style, value);
     else if (name.startsWith("on") && typeof value === "function") element.addEventListener(name.slice(2), value as EventListener);
-    else if (name === "value" || name === "checked" || name === "disabled" || name === "selected") (element as any)[name] = value;
+    else if (name === "value" || name === "checked" || name === "disabled" || name === "selected")
+      Object.assign(element, { [name]: value });
     else element.setAttribute(name, value === true ? "" : String(value));
   }
   append(element, children);

@@ -42,8 +42,8 @@ function route() {
     signInPage(app);
     return;
   }
-  const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
-  if (run) cleanup = runPage(app, run[1]!);
+  const runId = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path)?.[1];
+  if (runId) cleanup = runPage(app, runId);
   else if (path === "/new") newRunPage(app);
   else cleanup = runsPage(app);
   app.focus({ preventScroll: true });

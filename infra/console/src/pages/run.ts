@@ -292,18 +292,19 @@ export function runPage(app: HTMLElement, runId: string) {
             {},
             h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
             h("button", { type: "button", onclick: () => download(file) }, `Download ${file.name}`),
-            previewOf(file)
-              ? h(
-                  "button",
-                  { type: "button", class: "link", onclick: () => showPreview(previewOf(file)!, preview) },
-                  `Preview ${file.name}`,
-                )
-              : null,
+            previewButton(file, preview),
           ),
         ),
       ),
       preview,
     );
+  }
+
+  /** A button showing the file's preview in `into`, when it has one. */
+  function previewButton(file: FileView, into: HTMLElement) {
+    const shown = previewOf(file);
+    if (!shown) return null;
+    return h("button", { type: "button", class: "link", onclick: () => showPreview(shown, into) }, `Preview ${file.name}`);
   }
 
   /** What a file's preview shows: the file itself (Markdown, HTML, text), or a deck's slides as the web page saved beside it. */
