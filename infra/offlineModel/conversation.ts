@@ -49,6 +49,16 @@ export function requestIn(text: string): string {
   return labelledText(text, "Request:") ?? text.trim();
 }
 
+/**
+ * An executor's (or ReAct agent's) last user message, what it is asked to do (its `Your task:` line,
+ * else the request) and the run's request (its `Request:` line, else the task).
+ */
+export function taskOf(messages: readonly ChatMessage[]): { userText: string; task: string; request: string } {
+  const userText = lastUserText(messages);
+  const task = labelledText(userText, "Your task:") ?? requestIn(userText);
+  return { userText, task, request: labelledText(userText, "Request:") ?? task };
+}
+
 /** Lines starting with "- ": the orchestrator lists task results that way (indented ones are plan tasks). */
 export function bulletLines(text: string): string[] {
   return text

@@ -2,16 +2,7 @@
 // document (or the run's only one) with read_artifact and answers with its first lines; "research …"
 // or "deep search …" runs deep_search on the question, whose notes become a file of the run.
 
-import {
-  assistantToolCalls,
-  cut,
-  isFailure,
-  labelledText,
-  lastUserText,
-  listedFiles,
-  requestIn,
-  toolResultsSinceLastUser,
-} from "./conversation.js";
+import { assistantToolCalls, cut, isFailure, listedFiles, taskOf, toolResultsSinceLastUser } from "./conversation.js";
 import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 
 const SUMMARY = /\bsummari[sz]e\b/i;
@@ -58,9 +49,7 @@ export function researchSteps(
 
 /** The executor's (or ReAct agent's) move for a summary or research task, else undefined. */
 export function researchMove(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision | undefined {
-  const userText = lastUserText(messages);
-  const task = labelledText(userText, "Your task:") ?? requestIn(userText);
-  const request = labelledText(userText, "Request:") ?? task;
+  const { task, request } = taskOf(messages);
   const output = toolResultsSinceLastUser(messages).at(-1);
   if (output !== undefined) {
     const last = assistantToolCalls(messages).at(-1);

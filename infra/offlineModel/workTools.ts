@@ -8,10 +8,9 @@ import {
   cut,
   isFailure,
   labelledText,
-  lastUserText,
   listedFiles,
   oneLine,
-  requestIn,
+  taskOf,
   toolResultsSinceLastUser,
 } from "./conversation.js";
 import { type ChatMessage, callTools, type Decision, say } from "./types.js";
@@ -67,9 +66,7 @@ export function workSteps(
 
 /** The executor's (or ReAct agent's) move when a work tool fits, else undefined. */
 export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision | undefined {
-  const userText = lastUserText(messages);
-  const task = labelledText(userText, "Your task:") ?? requestIn(userText);
-  const request = labelledText(userText, "Request:") ?? task;
+  const { userText, task, request } = taskOf(messages);
   // An executor does its own task only (the plan has a step for the report); a ReAct agent does the whole request.
   const goal = labelledText(userText, "Your task:") === undefined ? request : task;
   const results = toolResultsSinceLastUser(messages);
