@@ -196,7 +196,7 @@ function validSessionId(sessionId: string): string {
 
 /** The tools agents can use: built-ins and each source's, with JSON schema, source and read or write. */
 async function listTools({ services, tenantId }: Request): Promise<HttpResult> {
-  const registry = await services.tools.registryFor(tenantId, "react");
+  const registry = await services.tools.registryFor(tenantId);
   const tools = registry.tools.map((tool) => ({
     name: tool.name,
     description: tool.description,
@@ -267,7 +267,7 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
 async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId);
   const body = parseBody(event, ResolveInterruptRequest);
-  const tools = await services.tools.registryFor(tenantId, "react");
+  const tools = await services.tools.registryFor(tenantId);
   const interrupt = await decideInterrupt(services, run, params.interruptId, body, (name) => tools.get(name));
   return json(202, interruptView(interrupt));
 }

@@ -40,7 +40,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const tools = await ports.tools.registryFor(step.tenantId, "executor", { runId: run.runId });
+  const tools = await ports.tools.registryFor(step.tenantId, { runId: run.runId });
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];

@@ -55,7 +55,7 @@ export async function chooseMode(
   const { ports } = run;
   const [journal, team, files] = await Promise.all([
     ports.journal.load(run.runId, "route"),
-    ports.tools.registryFor(record.tenantId, "react", { runId: run.runId }),
+    ports.tools.registryFor(record.tenantId, { runId: run.runId }),
     ports.files.list(run.runId),
   ]);
   try {

@@ -1,15 +1,12 @@
 import type { ToolSet } from "./tools.js";
 
-/** Which agent the tools are for (every agent may ask the user; sources may one day differ by audience). */
-export type ToolAudience = "executor" | "react";
-
 /**
  * The tool catalog port: the tools a tenant's agents may use now — the built-ins plus the tenant's
  * tool sources (MCP), which may change between runs and between rounds of one run.
  */
 export interface ToolCatalog {
   /** With `run`, a source that cannot be reached is reported to that run (tool_source.unavailable). */
-  registryFor(tenantId: string, audience: ToolAudience, run?: { runId: string }): Promise<ToolSet>;
+  registryFor(tenantId: string, run?: { runId: string }): Promise<ToolSet>;
   /** Drops what this container remembers of the tenant's tools (after it changed its sources). */
   invalidate?(tenantId: string): void;
 }

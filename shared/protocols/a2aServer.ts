@@ -380,7 +380,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const decision = decisionOf(interrupt, parsed.data, text);
     // A push config that comes with the reply is in place before the run goes on.
     if (webhook) await this.services.runs.update(run.runId, { webhook });
-    const tools = await this.services.tools.registryFor(this.context.tenantId, "react");
+    const tools = await this.services.tools.registryFor(this.context.tenantId);
     await decideInterrupt(this.services, run, interrupt.interruptId, decision, (name) => tools.get(name)).catch((error) => {
       throw error instanceof StepwiseError && error.statusCode === 409 ? new RequestMalformedError(error.message) : error;
     });

@@ -57,6 +57,6 @@ export async function decidePause(
   interruptId: string,
   request: ResolveInterruptRequest,
 ) {
-  const tools = await services.tools.registryFor(tenantId, "react");
+  const tools = await services.tools.registryFor(tenantId);
   return decideInterrupt(services, run, interruptId, request, (name) => tools.get(name));
 }

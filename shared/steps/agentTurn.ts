@@ -35,7 +35,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const [history, tools] = await Promise.all([
     sessionHistory(ports, record),
-    ports.tools.registryFor(record.tenantId, "react", { runId: record.runId }),
+    ports.tools.registryFor(record.tenantId, { runId: record.runId }),
   ]);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {

@@ -97,7 +97,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   // What only the next step's context needs is read while the model thinks (asked for once
   // the model call is on its way): the last step's context (it holds the results before that step;
   // with its own results, the next step's).
-  const team = quietly(ports.tools.registryFor(record.tenantId, "executor", { runId: run.runId }));
+  const team = quietly(ports.tools.registryFor(record.tenantId, { runId: run.runId }));
   const stepContextReads = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined)));
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };

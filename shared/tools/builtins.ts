@@ -9,11 +9,11 @@ import { textStats } from "./textStats.js";
 /** The tools every executor and ReAct agent has. They do real work and need no network. */
 export const builtinTools: readonly Tool[] = [calculator, textStats, writeArtifact, readArtifact];
 
-/** Executors may ask the user too: their Map item waits alone, as for a tool approval. */
+/**
+ * Every agent may also ask the user: an executor's Map item waits alone, as for a tool approval,
+ * and a ReAct agent talks to the user directly.
+ */
 export const agentTools = () => new ToolRegistry([...builtinTools, askUser]);
-
-/** ReAct agents talk to the user directly, so they may also ask them. */
-export const reactTools = () => new ToolRegistry([...builtinTools, askUser]);
 
 /**
  * A catalog with tools built from services (the code sandbox, the web, reports) added to what the
@@ -22,8 +22,8 @@ export const reactTools = () => new ToolRegistry([...builtinTools, askUser]);
  */
 export function catalogWith(inner: ToolCatalog, extra: readonly Tool[]): ToolCatalog {
   return {
-    async registryFor(tenantId, audience, ...rest) {
-      const registry = await inner.registryFor(tenantId, audience, ...rest);
+    async registryFor(tenantId, ...rest) {
+      const registry = await inner.registryFor(tenantId, ...rest);
       const known = new Set(registry.names);
       return new ToolRegistry([...registry.tools, ...extra.filter((tool) => !known.has(tool.name))]);
     },

@@ -6,8 +6,8 @@ import { ToolRegistry } from "./registry.js";
 /** The catalog, with every tool call and tool error counted by tool name. */
 export function meteredCatalog(catalog: ToolCatalog): ToolCatalog {
   return {
-    async registryFor(tenantId, audience, run) {
-      const registry = await catalog.registryFor(tenantId, audience, run);
+    async registryFor(tenantId, run) {
+      const registry = await catalog.registryFor(tenantId, run);
       return new ToolRegistry(registry.tools.map((tool) => meteredTool(tool)));
     },
     invalidate: (tenantId) => catalog.invalidate?.(tenantId),

@@ -7,7 +7,7 @@ import type { ChatMessage } from "../../shared/llm/types.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { settingsFromEnv } from "../../shared/settings.js";
 import { keys } from "../../shared/store/keys.js";
-import { reactTools } from "../../shared/tools/builtins.js";
+import { agentTools } from "../../shared/tools/builtins.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { workTools } from "../../shared/tools/workTools.js";
 import { Behind } from "../support/aws.js";
@@ -549,7 +549,7 @@ describe("in JSON contract mode, with a small context budget", () => {
     // The agent's whole catalog: the built-ins and the work tools the stack adds.
     counter.count(
       JSON.stringify([
-        ...reactTools().specs(),
+        ...agentTools().specs(),
         ...new ToolRegistry(workTools(settingsFromEnv({ TABLE_NAME: "t" }), agentClients("us-east-1"))).specs(),
       ]),
     ) +

@@ -1,11 +1,11 @@
 import type { ToolSourceRecord } from "../../contracts/toolSources.js";
 import { errorMessage } from "../../errors.js";
 import type { RunEvents } from "../../ports/events.js";
-import type { ToolAudience, ToolCatalog } from "../../ports/toolCatalog.js";
+import type { ToolCatalog } from "../../ports/toolCatalog.js";
 import type { Tool } from "../../ports/tools.js";
 import type { EnvelopeCipher } from "../../secrets/envelope.js";
 import type { ToolSourceStore } from "../../store/toolSources.js";
-import { agentTools, reactTools } from "../builtins.js";
+import { agentTools } from "../builtins.js";
 import { ToolRegistry } from "../registry.js";
 import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
 import { mcpTool } from "./mcpTool.js";
@@ -50,8 +50,8 @@ export class McpToolCatalog implements ToolCatalog {
 
   constructor(private readonly options: McpCatalogOptions) {}
 
-  async registryFor(tenantId: string, audience: ToolAudience, run?: { runId: string }): Promise<ToolRegistry> {
-    const base = audience === "react" ? reactTools() : agentTools();
+  async registryFor(tenantId: string, run?: { runId: string }): Promise<ToolRegistry> {
+    const base = agentTools();
     const { tools, unavailable } = await this.tenantTools(tenantId);
     if (run) await this.reportUnavailable(run.runId, unavailable);
     const builtinNames = new Set(base.names);

@@ -62,31 +62,29 @@ describe("McpToolCatalog", () => {
   it("gives built-ins plus the tenant's MCP tools, and reuses the list for at most 5 s", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const { catalog, listed } = harness([source("t", server.url)]);
-    const executor = await catalog.registryFor("acme", "executor");
-    expect(executor.names).toEqual(expect.arrayContaining(["calculator", "text_stats", "t__ping"]));
-    expect(executor.names).toContain("ask_user"); // executors may ask the user too (their Map item waits alone)
-    expect((await catalog.registryFor("acme", "react")).names).toEqual(expect.arrayContaining(["ask_user", "t__ping"]));
-    expect((await catalog.registryFor("other", "react")).names).not.toContain("t__ping");
+    const acme = await catalog.registryFor("acme");
+    expect(acme.names).toEqual(expect.arrayContaining(["calculator", "text_stats", "ask_user", "t__ping"]));
+    expect((await catalog.registryFor("other")).names).not.toContain("t__ping");
     expect(listed).toEqual(["acme", "other"]);
     vi.advanceTimersByTime(4_900);
-    await catalog.registryFor("acme", "executor");
+    await catalog.registryFor("acme");
     expect(listed).toEqual(["acme", "other"]);
     vi.advanceTimersByTime(200);
-    await catalog.registryFor("acme", "executor");
+    await catalog.registryFor("acme");
     expect(listed).toEqual(["acme", "other", "acme"]);
     catalog.invalidate("acme");
-    await catalog.registryFor("acme", "executor");
+    await catalog.registryFor("acme");
     expect(listed).toEqual(["acme", "other", "acme", "acme"]);
   });
 
   it("leaves out a source it cannot reach and tells each run once", async () => {
     const { catalog, events } = harness([source("t", server.url), source("gone", "http://127.0.0.1:9/mcp")]);
-    const names = (await catalog.registryFor("acme", "executor", { runId: "run_1" })).names;
+    const names = (await catalog.registryFor("acme", { runId: "run_1" })).names;
     expect(names).toContain("t__ping");
     expect(names.some((n) => n.startsWith("gone__"))).toBe(false);
-    await catalog.registryFor("acme", "executor", { runId: "run_1" });
-    await catalog.registryFor("acme", "executor", { runId: "run_2" });
-    await catalog.registryFor("acme", "executor");
+    await catalog.registryFor("acme", { runId: "run_1" });
+    await catalog.registryFor("acme", { runId: "run_2" });
+    await catalog.registryFor("acme");
     expect(events.map((e) => [e.runId, e.body.type, (e.body.data as { source: string }).source])).toEqual([
       ["run_1", "tool_source.unavailable", "gone"],
       ["run_2", "tool_source.unavailable", "gone"],
