@@ -2,8 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 import { type LocalCredentials, refuseUnsigned } from "./sigv4.mjs";
-import { LOCAL_ACCOUNT, LOCAL_REGION } from "./synth.js";
 
 export const LOCAL_KMS_KEY_ID = `arn:aws:kms:${LOCAL_REGION}:${LOCAL_ACCOUNT}:key/stepwise-local`;
 const MAGIC = Buffer.from("LKMS1");

@@ -8,8 +8,6 @@ import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
 import type { StateMachineSettings } from "./definitionCache.js";
 import { FIRST_VERSION } from "./versions.js";
 
-export { LOCAL_ACCOUNT, LOCAL_REGION };
-
 type CfnValue = string | { "Fn::GetAtt"?: [string, string]; Ref?: string };
 interface CfnTemplate {
   Resources: Record<string, { Type: string; Properties?: { FunctionName?: { Ref?: string }; DefinitionString?: unknown } }>;
