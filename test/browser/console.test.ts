@@ -2,27 +2,39 @@ import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import { launchBrowser } from "../support/browser.js";
 import { salesWorkbook } from "../support/documents.js";
 import { startDropProxy } from "../support/dropProxy.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ModelProxy, startModelProxy } from "../support/modelProxy.js";
 
 /** Screenshots land here (test output, not committed); docs/local-stack.md links the committed copies in test/screenshots/. */
 const OUTPUT = path.resolve("test/output/screenshots");
 
 describe("the web console in Chromium", () => {
+  let model: OfflineModel;
+  let modelProxy: ModelProxy;
   let stack: RunningStack;
   let proxy: Awaited<ReturnType<typeof startDropProxy>>;
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  /** While set, executors' model calls wait for it (the stack's offline model is reached through modelProxy). */
+  let holdExecutors: Promise<void> | undefined;
 
   beforeAll(async () => {
     await mkdir(OUTPUT, { recursive: true });
     try {
-      stack = await startStack();
+      model = await startOfflineModel({ latencyMs: 50 });
+      modelProxy = await startModelProxy(model.url, async (_, request) => {
+        if (request.role === "executor") await holdExecutors;
+        return undefined;
+      });
+      stack = await startStack({ OPENAI_BASE_URL: modelProxy.url, STEPWISE_MODEL: "stepwise-offline" });
       proxy = await startDropProxy(stack.url);
       browser = await launchBrowser();
     } catch (error) {
       await Promise.all([browser?.close(), proxy?.close(), stack?.stop()]);
+      await Promise.all([modelProxy?.close(), model?.close()]);
       throw error;
     }
   });
@@ -30,6 +42,7 @@ describe("the web console in Chromium", () => {
     await browser?.close();
     await proxy?.close();
     await stack?.stop();
+    await Promise.all([modelProxy?.close(), model?.close()]);
   });
 
   const api = async (pathname: string, body?: unknown) => {
@@ -462,40 +475,34 @@ describe("the web console in Chromium", () => {
   });
 
   it("updates Usage as model calls happen, not only when the run ends", async () => {
-    // A slow model (3 s a call), so the run's steps are far apart: the planner's call is counted
-    // while its executors are still waiting for theirs.
-    const slow = await startStack({ OFFLINE_MODEL_LATENCY_MS: "3000" });
+    // The executors' model calls wait until the page has shown the planner's: it is counted while
+    // the run is mid-way, with no task finished, however slow the machine.
+    let release = () => {};
+    holdExecutors = new Promise((resolve) => (release = resolve));
     const page = await browser.context.newPage();
     try {
-      const runId = (
-        (await (
-          await fetch(`${slow.url}/v1/runs`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${slow.apiKey}`, "content-type": "application/json" },
-            body: JSON.stringify({ input: "Compute 17*23 and (120/8)+2^5", mode: "plan_solve" }),
-          })
-        ).json()) as any
-      ).runId;
-      await page.goto(slow.url);
-      await page.getByLabel("API key").fill(slow.apiKey);
-      await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("heading", { name: "Runs" }).waitFor();
-      await page.goto(`${slow.url}/#/runs/${runId}`);
+      await signIn(page);
+      const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5", mode: "plan_solve" });
+      await page.goto(`${proxy.url}/#/runs/${runId}`);
       await expect.poll(() => page.locator(".usage").textContent(), { timeout: 60_000 }).toMatch(/Model calls[1-9]/);
       // Counted before any task had finished, and before the run ended.
       const shown = await shownEvents(page);
       expect(shown.map((e) => e.type)).toContain("plan.updated");
       expect(shown.map((e) => e.type)).not.toContain("task.completed");
       expect(await page.locator(".connection").textContent()).not.toBe("ended");
-      await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+      release();
+      await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
       // Every call of the run by its end (planner, executors, summarizer: at least 3; 10 or more with revisions).
+      const { usage } = await api(`/v1/runs/${runId}`);
+      expect(usage.llmCalls).toBeGreaterThanOrEqual(3);
       const modelCalls = async () => Number(/Model calls(\d+)/.exec((await page.locator(".usage").textContent()) ?? "")?.[1] ?? 0);
-      await expect.poll(modelCalls).toBeGreaterThanOrEqual(3);
+      await expect.poll(modelCalls).toBe(usage.llmCalls);
     } finally {
+      release();
+      holdExecutors = undefined;
       await page.close();
-      await slow.stop();
     }
-  }, 180_000);
+  });
 
   it("says so when the API key is wrong, and never puts the key in a URL", async () => {
     const page = await browser.context.newPage();

@@ -40,10 +40,14 @@ export function roleOf(body: { messages?: { role: string; content?: unknown }[] 
   return "unknown";
 }
 
-/** `fault(i, request)` decides what happens to the i-th request (0-based); undefined passes it on. */
+/**
+ * `fault(i, request)` decides what happens to the i-th request (0-based); undefined passes it on.
+ * It may answer with a promise: the request waits for it (a test holds chosen calls until it has
+ * seen what it needs, instead of hoping a slow model leaves it time enough).
+ */
 export async function startModelProxy(
   target: string,
-  fault: (index: number, request: ProxiedRequest) => Fault | undefined = () => undefined,
+  fault: (index: number, request: ProxiedRequest) => Fault | undefined | Promise<Fault | undefined> = () => undefined,
 ): Promise<ModelProxy> {
   const requests: ProxiedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -64,7 +68,7 @@ export async function startModelProxy(
     const body = JSON.parse(raw);
     const request: ProxiedRequest = { role: roleOf(body), body };
     const index = requests.push(request) - 1;
-    request.fault = fault(index, request);
+    request.fault = await fault(index, request);
     switch (request.fault) {
       case "429":
         return error(res, 429, "Rate limit reached for requests", { "retry-after-ms": "100" });
@@ -101,7 +105,9 @@ export async function startModelProxy(
       body: method === "POST" ? raw : undefined,
     });
     res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
-    res.end(Buffer.from(await upstream.arrayBuffer()));
+    // Chunk by chunk, as the model sent it: a streamed reply stays streamed.
+    if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
+    res.end();
   }
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
