@@ -29,9 +29,15 @@ describe("the web console in Chromium", () => {
         if (request.role === "executor") await holdExecutors;
         return undefined;
       });
-      stack = await startStack({ OPENAI_BASE_URL: modelProxy.url, STEPWISE_MODEL: "stepwise-offline" });
+      // The browser starts while the stack does; whichever started is stopped below if the other did not.
+      const [launched, started] = await Promise.allSettled([
+        launchBrowser(),
+        startStack({ OPENAI_BASE_URL: modelProxy.url, STEPWISE_MODEL: "stepwise-offline" }),
+      ]);
+      if (launched.status === "fulfilled") browser = launched.value;
+      if (started.status === "fulfilled") stack = started.value;
+      for (const result of [launched, started]) if (result.status === "rejected") throw result.reason;
       proxy = await startDropProxy(stack.url);
-      browser = await launchBrowser();
     } catch (error) {
       await Promise.all([browser?.close(), proxy?.close(), stack?.stop()]);
       await Promise.all([modelProxy?.close(), model?.close()]);
@@ -400,9 +406,10 @@ describe("the web console in Chromium", () => {
   });
 
   it("says when a filter matches no run, and fits a 390 px phone: runs as cards, the plan first, the preview in view, no sideways scroll", async () => {
+    // Submitted before the list is open, so its first load shows the run (the first test waits for a live update).
+    const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
     const page = await browser.context.newPage();
     await signIn(page);
-    const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
     await page.locator(`tr[data-run-id="${runId}"]`).waitFor({ timeout: 30_000 });
 
     // A filter that matches nothing, while runs exist: said so, with the way back.
