@@ -29,12 +29,25 @@ let other: Client;
 let rot: Client;
 let behind: Behind;
 
+/**
+ * The dead receivers' runs, submitted first: their ten attempts each, a second or more apart, go on
+ * while the other tests run ("a dead receiver" waits for them to settle).
+ */
+let dead: Promise<{ failing: Endpoint; closedUrl: string; failingRun: string; closedRun: string }>;
+
 beforeAll(async () => {
   [stack, receiver] = await Promise.all([startStack({}, ["other", "rot"]), Receiver.start()]);
   client = new Client(stack.url, stack.apiKey);
   other = new Client(stack.url, stack.keys.other!);
   rot = new Client(stack.url, stack.keys.rot!);
   behind = new Behind(stack.endpoints!);
+  dead = (async () => {
+    const failing = receiver.endpoint(scripts.always(500));
+    const closedUrl = await closedPortUrl();
+    const [failingRun, closedRun] = await Promise.all([submitWithWebhook({ url: failing.url }), submitWithWebhook({ url: closedUrl })]);
+    return { failing, closedUrl, failingRun, closedRun };
+  })();
+  dead.catch(() => undefined); // its failure is reported where it is awaited
 });
 
 afterAll(async () => {
@@ -293,74 +306,6 @@ describe("retries", () => {
   }, 60_000);
 });
 
-describe("a dead receiver", () => {
-  let failing: Endpoint;
-  let closedUrl: string;
-  let failingRun: string;
-  let closedRun: string;
-  let failingLog: WebhookLog;
-  let closedLog: WebhookLog;
-
-  beforeAll(async () => {
-    failing = receiver.endpoint(scripts.always(500));
-    closedUrl = await closedPortUrl();
-    [failingRun, closedRun] = await Promise.all([submitWithWebhook({ url: failing.url }), submitWithWebhook({ url: closedUrl })]);
-    // Ten attempts, each retry at least a second after the last (SQS delays are whole seconds).
-    [{ log: failingLog }, { log: closedLog }] = await Promise.all([waitForSettled(failingRun, 60_000), waitForSettled(closedRun, 60_000)]);
-  }, 90_000);
-
-  it("always 500: every attempt is listed, status dead, the receiver saw the same webhook-id each time", () => {
-    expect(failingLog.deliveries).toHaveLength(1);
-    const [delivery] = failingLog.deliveries;
-    expect(delivery!.status).toBe("dead");
-    expect(delivery!.attempts.map((a) => a.attempt)).toEqual(Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
-    expect(delivery!.attempts.every((a) => !a.ok && a.status === 500)).toBe(true);
-    expect(failing.requests).toHaveLength(MAX_ATTEMPTS);
-    expect(new Set(failing.requests.map((r) => r.headers["webhook-id"]))).toEqual(new Set([delivery!.deliveryId]));
-  });
-
-  it("a closed port: every attempt is listed with the connection error, status dead", () => {
-    expect(closedLog.deliveries).toHaveLength(1);
-    const [delivery] = closedLog.deliveries;
-    expect(delivery!.status).toBe("dead");
-    expect(delivery!.url).toBe(closedUrl);
-    expect(delivery!.attempts.map((a) => a.attempt)).toEqual(Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
-    for (const a of delivery!.attempts) {
-      expect(a.ok).toBe(false);
-      expect(a.status).toBeUndefined();
-      expect(a.error).toMatch(/ECONNREFUSED/);
-    }
-  });
-
-  it("both end in the dead-letter queue (read with the AWS SDK), naming the run and the delivery", async () => {
-    const expected = [
-      { runId: failingRun, deliveryId: failingLog.deliveries[0]!.deliveryId },
-      { runId: closedRun, deliveryId: closedLog.deliveries[0]!.deliveryId },
-    ];
-    const deadline = Date.now() + 15_000;
-    let letters: any[] = [];
-    for (;;) {
-      letters = await behind.deadLetters();
-      if (expected.every((e) => letters.some((l) => l.runId === e.runId))) break;
-      if (Date.now() > deadline) throw new Error(`dead-letter queue holds ${JSON.stringify(letters)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    for (const { runId, deliveryId } of expected) {
-      const mine = letters.filter((l) => l.runId === runId);
-      expect(mine).toHaveLength(1);
-      expect(mine[0]).toMatchObject({
-        kind: "deliver",
-        runId,
-        deliveryId,
-        attempt: MAX_ATTEMPTS,
-        reason: expect.stringContaining(`${MAX_ATTEMPTS} attempts`),
-      });
-    }
-    // Nothing more was attempted after the message was dead-lettered.
-    expect(failing.requests).toHaveLength(MAX_ATTEMPTS);
-  });
-});
-
 describe("410 Gone", () => {
   it("disables the endpoint: status disabled after one attempt, and a later run's webhook to it is not attempted", async () => {
     const gone = receiver.endpoint(scripts.always(410));
@@ -490,6 +435,13 @@ describe("secret rotation", () => {
 });
 
 describe("refused webhook URLs", () => {
+  /** The runs each test starts to show its key unclaimed: they run on while the next tests go, and all end. */
+  const started: string[] = [];
+  afterAll(async () => {
+    const ended = await Promise.all(started.map((runId) => client.waitForEnd(runId)));
+    expect(ended.map(({ run }) => run.status)).toEqual(started.map(() => "succeeded"));
+  });
+
   it.each([
     ["ftp://x"],
     ["not a url"],
@@ -517,6 +469,72 @@ describe("refused webhook URLs", () => {
     expect(retried.status, JSON.stringify(retried.body)).toBe(202);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();
     expect(await behind.runIds()).toEqual([...before, retried.body.runId].sort());
-    await client.waitForEnd(retried.body.runId);
+    started.push(retried.body.runId);
+  });
+});
+
+describe("a dead receiver", () => {
+  let failing: Endpoint;
+  let closedUrl: string;
+  let failingRun: string;
+  let closedRun: string;
+  let failingLog: WebhookLog;
+  let closedLog: WebhookLog;
+
+  beforeAll(async () => {
+    ({ failing, closedUrl, failingRun, closedRun } = await dead);
+    // Ten attempts, each retry at least a second after the last (SQS delays are whole seconds).
+    [{ log: failingLog }, { log: closedLog }] = await Promise.all([waitForSettled(failingRun, 60_000), waitForSettled(closedRun, 60_000)]);
+  }, 90_000);
+
+  it("always 500: every attempt is listed, status dead, the receiver saw the same webhook-id each time", () => {
+    expect(failingLog.deliveries).toHaveLength(1);
+    const [delivery] = failingLog.deliveries;
+    expect(delivery!.status).toBe("dead");
+    expect(delivery!.attempts.map((a) => a.attempt)).toEqual(Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
+    expect(delivery!.attempts.every((a) => !a.ok && a.status === 500)).toBe(true);
+    expect(failing.requests).toHaveLength(MAX_ATTEMPTS);
+    expect(new Set(failing.requests.map((r) => r.headers["webhook-id"]))).toEqual(new Set([delivery!.deliveryId]));
+  });
+
+  it("a closed port: every attempt is listed with the connection error, status dead", () => {
+    expect(closedLog.deliveries).toHaveLength(1);
+    const [delivery] = closedLog.deliveries;
+    expect(delivery!.status).toBe("dead");
+    expect(delivery!.url).toBe(closedUrl);
+    expect(delivery!.attempts.map((a) => a.attempt)).toEqual(Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
+    for (const a of delivery!.attempts) {
+      expect(a.ok).toBe(false);
+      expect(a.status).toBeUndefined();
+      expect(a.error).toMatch(/ECONNREFUSED/);
+    }
+  });
+
+  it("both end in the dead-letter queue (read with the AWS SDK), naming the run and the delivery", async () => {
+    const expected = [
+      { runId: failingRun, deliveryId: failingLog.deliveries[0]!.deliveryId },
+      { runId: closedRun, deliveryId: closedLog.deliveries[0]!.deliveryId },
+    ];
+    const deadline = Date.now() + 15_000;
+    let letters: any[] = [];
+    for (;;) {
+      letters = await behind.deadLetters();
+      if (expected.every((e) => letters.some((l) => l.runId === e.runId))) break;
+      if (Date.now() > deadline) throw new Error(`dead-letter queue holds ${JSON.stringify(letters)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    for (const { runId, deliveryId } of expected) {
+      const mine = letters.filter((l) => l.runId === runId);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]).toMatchObject({
+        kind: "deliver",
+        runId,
+        deliveryId,
+        attempt: MAX_ATTEMPTS,
+        reason: expect.stringContaining(`${MAX_ATTEMPTS} attempts`),
+      });
+    }
+    // Nothing more was attempted after the message was dead-lettered.
+    expect(failing.requests).toHaveLength(MAX_ATTEMPTS);
   });
 });
