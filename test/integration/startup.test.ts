@@ -85,9 +85,19 @@ describe("npm start in a terminal", () => {
     expect(stack.output().trimEnd().split("\n").slice(-2)).toEqual(["Stopping Stepwise…", "Stopped."]);
   });
 
-  it("keeps the JSON log lines with STEPWISE_LOG_FORMAT=json", async () => {
-    const stack = start({ STEPWISE_LOG_FORMAT: "json" });
+  // One stack for both settings (a start is the costly part): the banner's model check and the log
+  // format are independent, and neither involves the model.
+  it("with STEPWISE_LOG_FORMAT=json, keeps the JSON log lines; a model endpoint that does not answer is named in the banner, before any run", async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((resolve) => server.close(resolve));
+    const stack = start({ STEPWISE_LOG_FORMAT: "json", OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: "sk-test" });
     const banner = await stack.waitFor(/Ctrl-C stops it/);
+    expect(banner).toContain(
+      `model:    gpt-4o-mini at http://127.0.0.1:${port}/v1 — WARNING: not reachable (ECONNREFUSED); runs will fail until it is (check OPENAI_BASE_URL)`,
+    );
     const url = /Stepwise is running at (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
     await fetch(`${url}/v1/runs`, { headers: { authorization: "Bearer sk_test_startup" } });
     const line = (await stack.waitFor(/"message":"request"/)).split("\n").find((l) => l.includes('"message":"request"'))!;
@@ -105,20 +115,5 @@ describe("npm start in a terminal", () => {
       `Port ${port} is already in use (another Stepwise?). Stop that program, or choose another port: PORT=${port + 1} npm start`,
     );
     expect(stack.output()).not.toMatch(/\n\s+at /);
-  });
-
-  it("a model endpoint that does not answer is named in the banner, before any run", async () => {
-    // A port that was free a moment ago: nothing listens there.
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const port = (server.address() as AddressInfo).port;
-    await new Promise((resolve) => server.close(resolve));
-    const stack = start({ OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: "sk-test" });
-    const banner = await stack.waitFor(/Ctrl-C stops it/);
-    expect(banner).toContain(
-      `model:    gpt-4o-mini at http://127.0.0.1:${port}/v1 — WARNING: not reachable (ECONNREFUSED); runs will fail until it is (check OPENAI_BASE_URL)`,
-    );
-    stack.child.kill("SIGINT");
-    expect(await stack.exited).toBe(0);
   });
 });
