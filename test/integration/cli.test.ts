@@ -8,9 +8,16 @@ import { type RunningStack, startStack } from "../support/localStack.js";
  * NO_COLOR is set too), stdin closed.
  */
 let stack: RunningStack;
+/** The two `stepwise run` commands the first two groups read, started together as soon as the stack is up. */
+let planSolve: Promise<CliResult>;
+let approveTools: Promise<CliResult>;
 
 beforeAll(async () => {
   stack = await startStack();
+  planSolve = cli(["run", TASK, "--mode", "plan_solve", ...conn()]);
+  approveTools = cli(["run", TASK, "--mode", "plan_solve", "--approve-tools", "write", "--yes", ...conn()]);
+  // A failure to spawn is reported where each is awaited.
+  for (const started of [planSolve, approveTools]) started.catch(() => undefined);
 });
 
 afterAll(async () => {
@@ -52,7 +59,7 @@ describe("stepwise run (plan_solve)", () => {
   let result: CliResult;
 
   beforeAll(async () => {
-    result = await cli(["run", TASK, "--mode", "plan_solve", ...conn()]);
+    result = await planSolve;
   }, 120_000);
 
   it("exits 0 and says nothing on stderr", () => {
@@ -110,13 +117,12 @@ describe("stepwise run (plan_solve)", () => {
   it("watch replays the ended run and exits 0; get prints it as JSON", async () => {
     const runId = runIdIn(result.stdout)!;
     expect(runId).toBeDefined();
-    const watched = await cli(["watch", runId, ...conn()]);
+    const [watched, got] = await Promise.all([cli(["watch", runId, ...conn()]), cli(["get", runId, ...conn()])]);
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.stdout).toContain(`Run ${runId} is succeeded`);
     expect(watched.stdout).toContain("[s1.t1] ← 17*23 = 391");
     expect(watched.stdout).toContain("Answer:");
 
-    const got = await cli(["get", runId, ...conn()]);
     expect(got.code, got.stderr).toBe(0);
     const run = JSON.parse(got.stdout);
     expect(run).toMatchObject({ runId, status: "succeeded", mode: "plan_solve" });
@@ -128,7 +134,7 @@ describe("stepwise run --approve-tools write --yes", () => {
   let result: CliResult;
 
   beforeAll(async () => {
-    result = await cli(["run", TASK, "--mode", "plan_solve", "--approve-tools", "write", "--yes", ...conn()]);
+    result = await approveTools;
   }, 120_000);
 
   it("exits 0 with the answer", () => {
@@ -214,21 +220,25 @@ describe("stepwise, other paths", () => {
   }, 90_000);
 
   it("a refused API key exits 3 with a clear message; a missing task exits 2", async () => {
-    const refused = await cli(["get", "run_x", "--url", stack.url, "--api-key", "sk_wrong"]);
+    const [refused, usage] = await Promise.all([
+      cli(["get", "run_x", "--url", stack.url, "--api-key", "sk_wrong"]),
+      cli(["run", ...conn()]),
+    ]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain("The API key was refused: set STEPWISE_API_KEY or pass --api-key");
 
-    const usage = await cli(["run", ...conn()]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("'run' needs a task");
   });
 
   it("an unreachable API exits 3; the URL and key may come from the environment", async () => {
-    const down = await cli(["get", "run_x"], { STEPWISE_URL: "http://127.0.0.1:9", STEPWISE_API_KEY: "k" });
+    const [down, missing] = await Promise.all([
+      cli(["get", "run_x"], { STEPWISE_URL: "http://127.0.0.1:9", STEPWISE_API_KEY: "k" }),
+      cli(["get", "run_doesnotexist"], { STEPWISE_URL: stack.url, STEPWISE_API_KEY: stack.apiKey }),
+    ]);
     expect(down.code).toBe(3);
     expect(down.stderr).toContain("Could not reach the Stepwise API at http://127.0.0.1:9");
 
-    const missing = await cli(["get", "run_doesnotexist"], { STEPWISE_URL: stack.url, STEPWISE_API_KEY: stack.apiKey });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("No run with id run_doesnotexist");
   });
@@ -264,23 +274,29 @@ describe("stepwise list, decide, cancel, open", () => {
     expect(lines.find((line) => line.startsWith(a.runId))).toMatch(/awaiting_input\s+plan_solve\s+\d+[smh] ago\s+—\s+Compute 17\*23/);
     expect(lines.filter((line) => line.startsWith(b.runId))).toHaveLength(1);
 
-    const decided = await cli(["decide", a.runId, a.interruptId, "approve", "--message", "looks right", ...conn()]);
-    expect(decided.code, decided.stderr).toBe(0);
-    expect(decided.stdout).toContain(`approve sent for ${a.interruptId} (plan_approval)`);
-    const again = await cli(["decide", a.runId, a.interruptId, "reject", ...conn()]);
-    expect(again.code).toBe(2); // already decided: the API says 409
-    expect(again.stderr).toContain("409");
+    // Run a is decided (then watched), run b cancelled, and run a's address printed: three commands in their own order, side by side.
+    const decideThenWatch = async () => {
+      const decided = await cli(["decide", a.runId, a.interruptId, "approve", "--message", "looks right", ...conn()]);
+      expect(decided.code, decided.stderr).toBe(0);
+      expect(decided.stdout).toContain(`approve sent for ${a.interruptId} (plan_approval)`);
+      const again = await cli(["decide", a.runId, a.interruptId, "reject", ...conn()]);
+      expect(again.code).toBe(2); // already decided: the API says 409
+      expect(again.stderr).toContain("409");
 
-    const cancelled = await cli(["cancel", b.runId, ...conn()]);
-    expect(cancelled.code).toBe(0);
-    expect((await api("GET", `/v1/runs/${b.runId}`)).status).toBe("cancelled");
-
-    const opened = await cli(["open", a.runId, "--url", stack.url]);
-    expect(opened.stdout.trim()).toBe(`${stack.url}/#/runs/${a.runId}`);
-    expect((await fetch(`${stack.url}/`)).status).toBe(200);
-
-    const watched = await cli(["watch", a.runId, ...conn()]);
-    expect(watched.code).toBe(0);
-    expect(watched.stdout).toContain("✓ approved (plan): looks right");
+      const watched = await cli(["watch", a.runId, ...conn()]);
+      expect(watched.code).toBe(0);
+      expect(watched.stdout).toContain("✓ approved (plan): looks right");
+    };
+    const cancel = async () => {
+      const cancelled = await cli(["cancel", b.runId, ...conn()]);
+      expect(cancelled.code).toBe(0);
+      expect((await api("GET", `/v1/runs/${b.runId}`)).status).toBe("cancelled");
+    };
+    const open = async () => {
+      const opened = await cli(["open", a.runId, "--url", stack.url]);
+      expect(opened.stdout.trim()).toBe(`${stack.url}/#/runs/${a.runId}`);
+      expect((await fetch(`${stack.url}/`)).status).toBe(200);
+    };
+    await Promise.all([decideThenWatch(), cancel(), open()]);
   }, 120_000);
 });
