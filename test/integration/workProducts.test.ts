@@ -20,9 +20,35 @@ let stack: RunningStack;
 let main: Client;
 const work = mkdtempSync(path.join(tmpdir(), "stepwise-work-products-"));
 
+/** Each test's run, submitted together at the start: they are independent, so they run side by side. */
+let runs: Record<"xlsx" | "xls" | "pdf" | "search", Promise<string>>;
+
 beforeAll(async () => {
   stack = await startStack({ WEB_SEARCH_PROVIDER: "files" }, []);
   main = new Client(stack.url, stack.apiKey);
+  const submit = async (file: Promise<string>, input: string) =>
+    (await main.submit({ input, mode: "plan_solve", files: [await file] })).runId;
+  runs = {
+    xlsx: submit(
+      upload("sales.xlsx", await salesWorkbook(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+      "Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals",
+    ),
+    xls: submit(upload("sales.xls", legacyWorkbook(), "application/vnd.ms-excel"), "Analyse the attached spreadsheet"),
+    pdf: submit(
+      upload("brief.pdf", pdfDocument(["Revenue rose 12 percent in Q3", "Costs fell in Q4"]), "application/pdf"),
+      "Summarize the attached PDF",
+    ),
+    search: submit(
+      upload(
+        "energy.md",
+        new TextEncoder().encode("# Energy\n\nSolar power capacity grew by 30 percent in 2026.\n\nWind power grew too.\n"),
+        "text/markdown",
+      ),
+      "Research how fast solar power capacity grew",
+    ),
+  };
+  // A failed upload or submit is reported by the test that awaits it.
+  for (const run of Object.values(runs)) run.catch(() => undefined);
 });
 
 afterAll(async () => {
@@ -52,12 +78,7 @@ const events = async (runId: string) => (await main.request("GET", `/v1/runs/${r
 
 describe("work products in runs", { timeout: 300_000 }, () => {
   it("an uploaded .xlsx becomes an HTML report and a .pptx deck with a chart, written live", async () => {
-    const fileId = await upload("sales.xlsx", await salesWorkbook(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
-    const { runId } = await main.submit({
-      input: "Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals",
-      mode: "plan_solve",
-      files: [fileId],
-    });
+    const runId = await runs.xlsx;
     const run = await main.waitFor(runId, undefined, 240_000);
     expect(run.status).toBe("succeeded");
     const log = await events(runId);
@@ -116,8 +137,7 @@ describe("work products in runs", { timeout: 300_000 }, () => {
   });
 
   it("an uploaded Excel 97–2003 workbook (.xls) is analysed over its sheets, as an .xlsx is", async () => {
-    const fileId = await upload("sales.xls", legacyWorkbook(), "application/vnd.ms-excel");
-    const { runId } = await main.submit({ input: "Analyse the attached spreadsheet", mode: "plan_solve", files: [fileId] });
+    const runId = await runs.xls;
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");
     const result = (await events(runId)).find((e) => e.type === "tool.result" && e.data.tool === "run_code");
@@ -127,8 +147,7 @@ describe("work products in runs", { timeout: 300_000 }, () => {
   });
 
   it("an uploaded PDF is summarized from its text", async () => {
-    const fileId = await upload("brief.pdf", pdfDocument(["Revenue rose 12 percent in Q3", "Costs fell in Q4"]), "application/pdf");
-    const { runId } = await main.submit({ input: "Summarize the attached PDF", mode: "plan_solve", files: [fileId] });
+    const runId = await runs.pdf;
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");
     expect(run.result).toContain("Summary of brief.pdf:");
@@ -137,12 +156,7 @@ describe("work products in runs", { timeout: 300_000 }, () => {
   });
 
   it("a deep search over the run's files shows its stages and keeps its notes", async () => {
-    const fileId = await upload(
-      "energy.md",
-      new TextEncoder().encode("# Energy\n\nSolar power capacity grew by 30 percent in 2026.\n\nWind power grew too.\n"),
-      "text/markdown",
-    );
-    const { runId } = await main.submit({ input: "Research how fast solar power capacity grew", mode: "plan_solve", files: [fileId] });
+    const runId = await runs.search;
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");
     const stages = (await events(runId)).filter((e) => e.type === "search.progress").map((e) => e.data.stage);
