@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
@@ -39,7 +39,8 @@ function bashBlocks(page: keyof typeof pages, heading: string): string[] {
   return blocks;
 }
 
-describe("the walk-throughs of the README and docs/, as written", () => {
+// The walk-throughs are independent (each its own run and folder), so they run side by side.
+describe.concurrent("the walk-throughs of the README and docs/, as written", () => {
   let stack: RunningStack;
   let dir: string;
   beforeAll(async () => {
@@ -51,23 +52,24 @@ describe("the walk-throughs of the README and docs/, as written", () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  /** Runs a block in bash in a fresh folder, as pasted into a terminal; resolves with its output. */
-  function paste(block: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+  /** Runs a block in bash in a fresh folder, as pasted into a terminal; resolves with its output and the folder. */
+  async function paste(block: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; cwd: string }> {
     const script = block.replaceAll("http://127.0.0.1:3000", stack.url).replaceAll("sk_local_…", stack.apiKey);
+    const cwd = await mkdtemp(path.join(dir, "paste-"));
     return new Promise((resolve, reject) => {
-      const child = spawn("bash", ["-e", "-c", script], { cwd: dir, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn("bash", ["-e", "-c", script], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       child.stdout.on("data", (chunk) => (out += chunk));
       child.stderr.on("data", (chunk) => (out += chunk));
       child.once("error", reject);
-      child.once("exit", (code) => resolve({ code, out }));
+      child.once("exit", (code) => resolve({ code, out, cwd }));
     });
   }
 
   const api = async (pathname: string) =>
     (await fetch(`${stack.url}${pathname}`, { headers: { authorization: `Bearer ${stack.apiKey}` } })).json() as Promise<any>;
 
-  it("the first run: submit, watch the stream to the end, fetch the result", async () => {
+  it("the first run: submit, watch the stream to the end, fetch the result", async ({ expect }) => {
     const [block] = bashBlocks("walkthroughs", "## The first run");
     expect(block).toContain("curl -N http://127.0.0.1:3000/v1/runs/$RUN/stream");
     const { code, out } = await paste(block!);
@@ -82,7 +84,7 @@ describe("the walk-throughs of the README and docs/, as written", () => {
     expect(result.result).toContain("(120/8)+2^5 = 47");
   }, 120_000);
 
-  it("the README's API example: submit, then the stream to the run's end", async () => {
+  it("the README's API example: submit, then the stream to the run's end", async ({ expect }) => {
     const [block] = bashBlocks("readme", "## The API in brief");
     const { code, out } = await paste(block!);
     expect(code, out).toBe(0);
@@ -92,28 +94,29 @@ describe("the walk-throughs of the README and docs/, as written", () => {
     expect(out.slice(out.indexOf("event: run.succeeded"))).toContain("17*23 = 391");
   }, 120_000);
 
-  it("analysing a file: upload, a Python analysis and an HTML report, its figures in the answer, the download", async () => {
+  it("analysing a file: upload, a Python analysis and an HTML report, its figures in the answer, the download", async ({ expect }) => {
     const [block] = bashBlocks("walkthroughs", "## Analysing a file (upload, Python, HTML report, download)");
-    const { code, out } = await paste(block!, { KEY: stack.apiKey });
+    const { code, out, cwd } = await paste(block!, { KEY: stack.apiKey });
     expect(code).toBe(0);
     expect(out).toContain("event: file.created");
     expect(out).toContain("event: run.succeeded");
     expect(out).toContain('"name":"data-analysis-report.html"');
-    const report = await readFile(path.join(dir, "data-analysis-report.html"), "utf8");
+    const report = await readFile(path.join(cwd, "data-analysis-report.html"), "utf8");
     expect(report).toMatch(/<html/i);
     expect(report).toContain("450");
     // The answer carries the figures the analysis printed: amount's total and the sum by region.
-    const runId =
-      /"runId":"(run_[^"]+)"/.exec(out.slice(out.indexOf("event: run.succeeded")))?.[1] ?? (await api("/v1/runs?limit=1")).runs[0].runId;
+    // (The run is the one the block listed the files of; other walk-throughs run meanwhile.)
+    const runId = /"runId":"(run_[^"]+)"/.exec(out.slice(out.indexOf("event: run.succeeded")))?.[1];
+    expect(runId, out).toBeDefined();
     const run = await api(`/v1/runs/${runId}`);
     expect(run.result).toContain("sales.csv: 5 rows, 3 columns");
     expect(run.result).toMatch(/\| amount \| 450\.00 \|/);
   }, 180_000);
 
-  it("from a spreadsheet to slides: a workbook uploaded, the report and the deck written live, downloaded", async () => {
+  it("from a spreadsheet to slides: a workbook uploaded, the report and the deck written live, downloaded", async ({ expect }) => {
     const [block] = bashBlocks("walkthroughs", "## From a spreadsheet to slides");
     // Pasted in the project folder, as the page says: its packages are what `require` finds.
-    const { code, out } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
+    const { code, out, cwd } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
     expect(code, out).toBe(0);
     // `uniq -c` counts each run of the same event: the runs of one type add up.
     const counted = (type: string) =>
@@ -122,14 +125,14 @@ describe("the walk-throughs of the README and docs/, as written", () => {
     expect(counted("report.delta")).toBeGreaterThanOrEqual(1);
     expect(out.indexOf("event: report.delta")).toBeLessThan(out.lastIndexOf("event: file.created"));
     expect(out).toMatch(/event: run\.succeeded\s*$/m);
-    const html = await readFile(path.join(dir, "data-analysis-report.html"), "utf8");
+    const html = await readFile(path.join(cwd, "data-analysis-report.html"), "utf8");
     expect(html).toMatch(/<img alt="amount by region" src="data:image\/svg\+xml;base64,/);
-    const pptx = await readFile(path.join(dir, "data-analysis-report.pptx"));
+    const pptx = await readFile(path.join(cwd, "data-analysis-report.pptx"));
     expect(pptx.subarray(0, 2).toString()).toBe("PK");
-    expect(await readFile(path.join(dir, "data-analysis-report.slides.html"), "utf8")).toContain('<section class="slide');
+    expect(await readFile(path.join(cwd, "data-analysis-report.slides.html"), "utf8")).toContain('<section class="slide');
   }, 240_000);
 
-  it("an AG-UI HttpAgent: its run pauses for a write, the next run approves it through resume, the answer comes", async () => {
+  it("an AG-UI HttpAgent: its run pauses for a write, the next run approves it through resume, the answer comes", async ({ expect }) => {
     const block = bashBlocks("protocols", "## AG-UI").find((b) => b.includes("HttpAgent"));
     // Pasted in the project folder, as the page says: its packages are what `require` finds.
     const { code, out } = await paste(block!, { KEY: stack.apiKey, NODE_PATH: path.resolve("node_modules") });
@@ -139,13 +142,13 @@ describe("the walk-throughs of the README and docs/, as written", () => {
     expect(out).toContain("Files: report.md");
   }, 120_000);
 
-  it("approving a write: pasted as one block, it waits for the question and approves", async () => {
+  it("approving a write: pasted as one block, it waits for the question and approves", async ({ expect }) => {
     const [block] = bashBlocks("walkthroughs", "## Approving a write");
     const { code, out } = await paste(block!, { KEY: stack.apiKey });
     expect(code).toBe(0);
     const runId = /"runId":"(run_[^"]+)"/.exec(out)![1]!;
     expect(out).toMatch(/"status":"awaiting_input"/);
-    await expect.poll(async () => (await api(`/v1/runs/${runId}`)).status, { timeout: 60_000, interval: 500 }).toBe("succeeded");
+    await expect.poll(async () => (await api(`/v1/runs/${runId}`)).status, { timeout: 60_000, interval: 100 }).toBe("succeeded");
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.filter((e: any) => e.type === "interrupt.resolved").map((e: any) => e.data.decision)).toEqual(["approve"]);
     expect((await api(`/v1/runs/${runId}`)).files.map((f: any) => f.name)).toContain("report.md");
