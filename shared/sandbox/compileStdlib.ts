@@ -25,7 +25,8 @@ with zipfile.ZipFile(library) as source, zipfile.ZipFile(compiled, "w", zipfile.
             # The file name zipimport gives the code it compiles itself, so tracebacks read the same.
             code = compile(data, f"{library}/{entry.filename}", "exec", dont_inherit=True)
             pyc = bootstrap._code_to_hash_pyc(code, importlib.util.source_hash(data), checked=False)
-            out.writestr(entry.filename + "c", bytes(pyc), zipfile.ZIP_DEFLATED)
+            # Dated like its source: the same install builds the same bytes (the function's asset hash).
+            out.writestr(zipfile.ZipInfo(entry.filename + "c", entry.date_time), bytes(pyc), zipfile.ZIP_DEFLATED)
 with open("/tmp/compiled.zip", "wb") as file:
     file.write(compiled.getvalue())
 `);
