@@ -10,7 +10,7 @@ import { COMPILED_STDLIB } from "./runPython.js";
  * made by this trusted build and sits where Pyodide's own files do, read-only to the sandbox; no call
  * ever writes it. Unchecked hash-based .pyc files: the zip is built from the very sources it holds.
  */
-export async function compileStdlib(target = COMPILED_STDLIB): Promise<string> {
+async function compileStdlib(target = COMPILED_STDLIB): Promise<string> {
   const { loadPyodide } = await import("pyodide");
   const pyodide = await loadPyodide();
   pyodide.runPython(`
