@@ -44,7 +44,7 @@ export function installStreamingShim(): void {
 }
 
 /** What a streamed Lambda writes into, over a Node HTTP response. A closed socket ends it at once. */
-export class LocalResponseStream extends Writable {
+class LocalResponseStream extends Writable {
   constructor(private readonly res: ServerResponse) {
     super();
     res.on("close", () => {
@@ -67,7 +67,7 @@ export class LocalResponseStream extends Writable {
   }
 }
 
-export function lambdaContext(functionName: string) {
+function lambdaContext(functionName: string) {
   const deadline = Date.now() + MAX_LAMBDA_MS;
   return {
     functionName,
