@@ -1,5 +1,5 @@
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
@@ -39,7 +39,8 @@ async function tokenStored(runId: string, interruptId: string): Promise<boolean>
 }
 
 describe("a decision that arrives before the task token is stored", () => {
-  it.each([
+  // Each run waits out the 4 s on its own: they run side by side.
+  it.concurrent.for([
     {
       wait: "Wait for plan approval",
       body: { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve", approval: { plan: true } },
@@ -60,7 +61,7 @@ describe("a decision that arrives before the task token is stored", () => {
     },
   ])(
     "$wait: the run resumes by itself and succeeds",
-    async ({ body, decision, kind }) => {
+    async ({ body, decision, kind }, { expect }) => {
       const { runId } = await client.submit(body);
       const { pending } = await client.waitForPending(runId, 1);
       const interrupt = pending[0];
