@@ -7,7 +7,7 @@ import type { FetchLimits } from "./web/fetchPage.js";
 export type PriceTable = Record<string, [number, number]>;
 
 /** OpenAI's list prices (USD per million prompt / completion tokens) when this table was written. */
-export const DEFAULT_MODEL_PRICES: PriceTable = {
+const DEFAULT_MODEL_PRICES: PriceTable = {
   "gpt-4o-mini": [0.15, 0.6],
   "gpt-4o": [2.5, 10],
   "gpt-4.1": [2, 8],

@@ -14,7 +14,7 @@ import type { StepName } from "./handlers.js";
  * (Stepwise.ModelRejected, Stepwise.InvalidInput, Stepwise.AgentFailed, Stepwise.Internal) are not
  * listed and go straight to the Catch. Full jitter spreads retries of parallel executors apart.
  */
-export const STEP_RETRIES: sfn.RetryProps[] = [
+const STEP_RETRIES: sfn.RetryProps[] = [
   {
     // Lambda could not run the function (throttled, service hiccup).
     errors: [

@@ -15,13 +15,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
  * model; the whole local stack (every handler plus CDK synthesis, the database and the model in one
  * process) peaks at about 530 MB, one function holds far less (README, "Operating").
  */
-export function lambdaProps(
-  scope: Construct,
-  id: string,
-  entry: string,
-  table: ITable,
-  environment: Record<string, string>,
-): NodejsFunctionProps {
+function lambdaProps(scope: Construct, id: string, entry: string, table: ITable, environment: Record<string, string>): NodejsFunctionProps {
   return {
     logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
     entry: path.join(root, entry),

@@ -46,7 +46,7 @@ export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = p
   return stream.isTTY === true;
 }
 
-export const STEP_MARKERS: Record<StepStatus, string> = {
+const STEP_MARKERS: Record<StepStatus, string> = {
   completed: "[x]",
   in_progress: "[>]",
   not_started: "[ ]",

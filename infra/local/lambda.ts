@@ -60,7 +60,7 @@ export function installStreamingShim(): void {
 }
 
 /** What a streamed Lambda writes into, over a Node HTTP response. A closed socket ends it at once. */
-export class LocalResponseStream extends Writable {
+class LocalResponseStream extends Writable {
   constructor(private readonly res: ServerResponse) {
     super();
     res.on("close", () => {
@@ -83,7 +83,7 @@ export class LocalResponseStream extends Writable {
   }
 }
 
-export function lambdaContext(functionName: string, timeout = MAX_LAMBDA_MS) {
+function lambdaContext(functionName: string, timeout = MAX_LAMBDA_MS) {
   const deadline = Date.now() + timeout;
   return {
     functionName,

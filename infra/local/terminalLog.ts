@@ -38,7 +38,7 @@ const errorText = (error: unknown): string | undefined => {
 };
 
 /** The readable form of one line of standard output; undefined to leave it out (EMF metrics). */
-export function readableLogLine(line: string): string | undefined {
+function readableLogLine(line: string): string | undefined {
   if (!line.startsWith("{")) return line;
   let entry: Record<string, unknown>;
   try {

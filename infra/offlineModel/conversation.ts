@@ -9,7 +9,7 @@ export function textOf(content: MessageContent): string {
   return content.map((part) => part.text ?? "").join("");
 }
 
-export function lastIndexOfRole(messages: readonly ChatMessage[], role: string): number {
+function lastIndexOfRole(messages: readonly ChatMessage[], role: string): number {
   return messages.findLastIndex((message) => message.role === role);
 }
 

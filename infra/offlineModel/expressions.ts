@@ -49,7 +49,7 @@ function dropUnbalancedEdgeParenthesis(text: string): string {
 }
 
 /** True when the text parses as arithmetic and does more than state a number. */
-export function isExpression(text: string): boolean {
+function isExpression(text: string): boolean {
   const tokens = tokenize(text);
   if (!tokens?.some((token) => token === "call" || BINARY_OPERATORS.has(token))) return false;
   if (!tokens.some((token) => token === "call" || token === "number")) return false;

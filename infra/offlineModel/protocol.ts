@@ -66,7 +66,7 @@ export interface Usage {
 }
 
 /** A rough but honest count: about four characters per token. */
-export function estimateTokens(text: string): number {
+function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
@@ -150,13 +150,13 @@ export function streamChunks(meta: ResponseMeta, reply: BrainReply, usage: Usage
 }
 
 /** Splits text into pieces of up to three words, keeping every character. */
-export function textPieces(text: string): string[] {
+function textPieces(text: string): string[] {
   if (text === "") return [];
   return text.match(/\s*\S+(?:\s+\S+){0,2}\s*/g) ?? [text];
 }
 
 /** Splits a JSON string into three pieces that cut through it mid-token, as real streams do. */
-export function argumentPieces(json: string): string[] {
+function argumentPieces(json: string): string[] {
   const size = Math.max(1, Math.ceil(json.length / 3));
   const pieces: string[] = [];
   for (let start = 0; start < json.length; start += size) pieces.push(json.slice(start, start + size));

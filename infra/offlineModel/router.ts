@@ -25,7 +25,7 @@ const ABOUT_ME =
   /\b(who|what) are you\b|\bwhat can you do\b|\bhow do you work\b|\b(what|who) is stepwise\b|\bwhat does stepwise do\b|\bhow does stepwise work\b|\babout stepwise\b|\bare you stepwise\b/i;
 
 /** What Stepwise is, naming the tools its agents have (those the router's prompt lists). */
-export function aboutStepwise(tools: ReadonlySet<string>): string {
+function aboutStepwise(tools: ReadonlySet<string>): string {
   const named = [...tools].slice(0, 12);
   const using = named.length ? ` with tools (${named.join(", ")}${tools.size > named.length ? ", …" : ""})` : "";
   return (
@@ -59,7 +59,7 @@ function directAnswer(request: string, messages: readonly ChatMessage[]): string
 }
 
 /** Why the request counts as several asks, or undefined when it is a single one. */
-export function whySeveralThings(request: string): string | undefined {
+function whySeveralThings(request: string): string | undefined {
   if (/\sand\s/i.test(request)) return 'it joins asks with "and"';
   if (request.includes(";")) return "it separates asks with semicolons";
   if (/\bthen\b/i.test(request)) return 'it orders asks with "then"';

@@ -24,7 +24,7 @@ const SLIDES = /\b(slides?|slide deck|deck|pptx|powerpoint|presentation)\b/i;
 const TABLES = /\.(csv|xlsx?)$/i;
 
 /** The request asks to analyse its files (and maybe to report on them). */
-export const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
+const wantsAnalysis = (request: string) => ANALYSIS.test(request) && DATA.test(request);
 const wantsHtmlReport = (text: string) =>
   /\bwrite_report\b/.test(text) || (REPORT.test(text) && (/\bhtml\b/i.test(text) || wantsAnalysis(text)));
 
@@ -147,7 +147,7 @@ function pythonBlock(text: string): string | undefined {
  * A general first look at CSV files (a workbook's sheets are CSV files beside it): rows and columns, sum/mean/min/max of every numeric column, and
  * the first numeric column totalled by the first text column (also written to output/ as a CSV).
  */
-export function analysisCode(files: string[]): string {
+function analysisCode(files: string[]): string {
   return `import csv, glob, statistics
 
 def number(value):

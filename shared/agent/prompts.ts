@@ -50,13 +50,13 @@ function firstLine(text: string, max = 160): string {
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-export function formatTools(tools: readonly ToolLine[]): string {
+function formatTools(tools: readonly ToolLine[]): string {
   const shown = tools.slice(0, MAX_TOOLS).map((t) => `- ${t.name} (${t.access}): ${t.description}`);
   if (tools.length > MAX_TOOLS) shown.push(`- … and ${tools.length - MAX_TOOLS} more`);
   return shown.join("\n");
 }
 
-export function formatFiles(files: readonly FileLine[]): string {
+function formatFiles(files: readonly FileLine[]): string {
   const shown = files.slice(0, MAX_FILES).map((f) => {
     const facts = [f.contentType, f.bytes >= 0 ? `${f.bytes} bytes` : "", f.origin].filter(Boolean);
     return facts.length ? `- ${f.name} (${facts.join(", ")})` : `- ${f.name}`;
@@ -66,10 +66,10 @@ export function formatFiles(files: readonly FileLine[]): string {
 }
 
 /** Heading of the tool list: the offline model reads what follows it. */
-export const TOOLS_HEADING = "Tools:";
-export const TEAM_TOOLS_HEADING = "Tools of the executor agents:";
+const TOOLS_HEADING = "Tools:";
+const TEAM_TOOLS_HEADING = "Tools of the executor agents:";
 /** Heading of the file list: the offline model reads the names below it. */
-export const FILES_HEADING = "Files of this run";
+const FILES_HEADING = "Files of this run";
 
 function build(role: string, context: PromptContext, toolsHeading: string): string {
   const blocks = [role];

@@ -75,4 +75,4 @@ export async function applyDecision(call: ToolCall, resolution: Resolution, tool
 }
 
 /** Said to the model after a rejection; never shown to clients. */
-export const MODEL_INSTRUCTION_ON_REJECT = "(Instruction: do not repeat this call; continue without it or choose another way.)";
+const MODEL_INSTRUCTION_ON_REJECT = "(Instruction: do not repeat this call; continue without it or choose another way.)";

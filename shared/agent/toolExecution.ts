@@ -118,7 +118,7 @@ export function parseArguments(args: string): unknown {
 }
 
 /** Runs `fn` over items with at most `limit` in flight; results keep the items' order. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -14,7 +14,7 @@ const AgentSource = z.object({
 const CallSource = AgentSource.extend({ callId: z.string() });
 
 /** What a search stage did: queries sent, pages read, notes written. */
-export const SearchStage = z.enum(["queries", "pages", "notes"]);
+const SearchStage = z.enum(["queries", "pages", "notes"]);
 
 /** Event bodies, a discriminated union on `type` (what SSE clients receive as `event:`). */
 export const EventBody = z.discriminatedUnion("type", [
@@ -121,7 +121,7 @@ export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];
 
 /** The events a tool call reports while it runs. */
-export const PROGRESS_EVENTS = ["code", "report.delta", "search.progress"] as const;
+const PROGRESS_EVENTS = ["code", "report.delta", "search.progress"] as const;
 export type ProgressType = (typeof PROGRESS_EVENTS)[number];
 
 /** A progress event as a tool gives it: the agent and call it belongs to are added by the loop. */

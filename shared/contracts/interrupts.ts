@@ -3,7 +3,7 @@ import { z } from "zod";
 export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user"]);
 export type InterruptKind = z.infer<typeof InterruptKind>;
 
-export const Decision = z.enum(["approve", "reject", "edit", "answer"]);
+const Decision = z.enum(["approve", "reject", "edit", "answer"]);
 export type Decision = z.infer<typeof Decision>;
 
 /** Which decisions each kind of interrupt accepts. */

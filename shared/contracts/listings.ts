@@ -3,8 +3,8 @@ import { Id } from "./api.js";
 import { RunStatus } from "./run.js";
 
 /** A page of a listing: at most this many items, this many when the client does not say. */
-export const MAX_PAGE_SIZE = 100;
-export const DEFAULT_PAGE_SIZE = 20;
+const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 20;
 
 const Limit = z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE);
 const Cursor = z.string().min(1).max(512);

@@ -5,7 +5,7 @@ export const StepStatus = z.enum(["not_started", "in_progress", "completed", "bl
 export type StepStatus = z.infer<typeof StepStatus>;
 
 /** A step of the plan: its tasks run in parallel, one executor each. */
-export const PlanStep = z.object({
+const PlanStep = z.object({
   title: z.string().min(1).max(500),
   tasks: z.array(z.string().min(1).max(2000)).min(1).max(40),
   doneWhen: z.string().max(1000).optional(),

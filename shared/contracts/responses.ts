@@ -12,7 +12,7 @@ export const ErrorResponse = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
 
-export const RunLinks = z.object({
+const RunLinks = z.object({
   self: z.string(),
   events: z.string(),
   stream: z.string(),
@@ -20,7 +20,7 @@ export const RunLinks = z.object({
   console: z.string().optional(),
 });
 
-export const RunUsage = Usage.extend({ stateTransitions: z.number().int().optional() });
+const RunUsage = Usage.extend({ stateTransitions: z.number().int().optional() });
 
 export const CreateRunResponse = z.object({ runId: z.string(), sessionId: z.string(), status: RunStatus, links: RunLinks });
 export type CreateRunResponse = z.infer<typeof CreateRunResponse>;
@@ -100,7 +100,7 @@ export type RunSummary = z.infer<typeof RunSummary>;
 export const RunList = z.object({ runs: z.array(RunSummary), nextCursor: z.string().nullable() });
 export type RunList = z.infer<typeof RunList>;
 
-export const SessionSummary = z.object({ sessionId: z.string(), createdAt: z.string(), updatedAt: z.string(), lastRunId: z.string() });
+const SessionSummary = z.object({ sessionId: z.string(), createdAt: z.string(), updatedAt: z.string(), lastRunId: z.string() });
 export const SessionList = z.object({ sessions: z.array(SessionSummary), nextCursor: z.string().nullable() });
 
 export const SessionView = z.object({
@@ -114,7 +114,7 @@ export const SessionView = z.object({
 });
 export type SessionView = z.infer<typeof SessionView>;
 
-export const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
+const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
 export const EventList = z.object({ runId: z.string(), events: z.array(RunEventView), next: z.object({ after: z.number().int() }) });
 
 export const Settings = z.object({ multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]) });

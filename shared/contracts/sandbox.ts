@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** A file handed to the sandbox (read-only under /sandbox/files) or made by it (/sandbox/output). */
-export const SandboxFile = z.object({
+const SandboxFile = z.object({
   name: z
     .string()
     // biome-ignore lint/suspicious/noControlCharactersInRegex: a file name with a control character is refused

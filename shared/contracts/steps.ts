@@ -14,7 +14,7 @@ export function executionInput(runId: string): string {
   return JSON.stringify({ runId, schemaVersion: SCHEMA_VERSION });
 }
 
-export const ResolvedMode = z.enum(["react", "plan_solve", "route", "answer"]);
+const ResolvedMode = z.enum(["react", "plan_solve", "route", "answer"]);
 export type ResolvedMode = z.infer<typeof ResolvedMode>;
 
 export const RunState = z.object({
@@ -35,7 +35,7 @@ export const AgentTurnOutput = RunState.extend({
 });
 export type AgentTurnOutput = z.infer<typeof AgentTurnOutput>;
 
-export const TaskRef = z.object({
+const TaskRef = z.object({
   taskId: z.string().min(1).max(64),
   title: z.string().max(300),
 });
@@ -104,7 +104,7 @@ export const PlanInput = RunState.extend({
 export type PlanInput = z.infer<typeof PlanInput>;
 
 /** Where a run's next execution goes on: the plan's next tasks, or a ReAct run's next turn. */
-export const ContinuedState = z.union([ExecuteStep, AgentTurnInput]);
+const ContinuedState = z.union([ExecuteStep, AgentTurnInput]);
 export type ContinuedState = z.infer<typeof ContinuedState>;
 
 /**
@@ -133,7 +133,7 @@ export const AwaitInterruptInput = z.object({
 });
 
 /** The error Step Functions puts at ResultPath of a Catch. */
-export const CaughtError = z.object({ Error: z.string(), Cause: z.string().optional() });
+const CaughtError = z.object({ Error: z.string(), Cause: z.string().optional() });
 
 export const RecordTaskFailureInput = ExecuteTaskInput.extend({ error: CaughtError });
 

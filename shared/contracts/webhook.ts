@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { RunError, RunStatus } from "./run.js";
 
-export const WEBHOOK_EVENT_TYPES = [
+const WEBHOOK_EVENT_TYPES = [
   "run.succeeded",
   "run.failed",
   "run.cancelled",
@@ -13,7 +13,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "run.interrupted",
   "run.awaiting_input",
 ] as const;
-export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
+const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
 
 /** Run statuses that send a webhook: the terminal ones, and waiting for a human. */

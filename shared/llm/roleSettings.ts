@@ -35,7 +35,7 @@ export const RoleSettingsInput = z.preprocess((value) => {
  * JD Genie's values, where its documents give them: every reply at most 8,192 tokens, and the
  * summary written at temperature 0.01 (it states facts, it does not invent).
  */
-export const ROLE_DEFAULTS: RoleSettings = {
+const ROLE_DEFAULTS: RoleSettings = {
   default: { maxOutputTokens: 8_192 },
   summarizer: { temperature: 0.01 },
 };

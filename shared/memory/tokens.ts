@@ -18,11 +18,11 @@ export type EncodingName = "o200k_base" | "cl100k_base";
  * gpt-4.5, gpt-5, o-series, and non-OpenAI models, for which o200k is the closest estimate we ship)
  * falls back to DEFAULT_ENCODING.
  */
-export const MODEL_ENCODINGS: ReadonlyArray<readonly [pattern: RegExp, encoding: EncodingName]> = [
+const MODEL_ENCODINGS: ReadonlyArray<readonly [pattern: RegExp, encoding: EncodingName]> = [
   [/^(gpt-4o|chatgpt-4o|gpt-4\.\d|gpt-5|o\d)/, "o200k_base"],
   [/^(gpt-4($|-)|gpt-3\.5|gpt-35|text-embedding-(ada-002|3))/, "cl100k_base"],
 ];
-export const DEFAULT_ENCODING: EncodingName = "o200k_base";
+const DEFAULT_ENCODING: EncodingName = "o200k_base";
 
 // OpenAI's counting rules (cookbook "How to count tokens with tiktoken", verified there against the API).
 const TOKENS_PER_MESSAGE = 3; // <|start|>{role}<|message|>…<|end|>

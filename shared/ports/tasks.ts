@@ -54,7 +54,7 @@ export interface Tasks {
 }
 
 /** Task ids are "t1", "t2", … ; compare by number so t10 follows t9. */
-export function compareTaskIds(a: string, b: string): number {
+function compareTaskIds(a: string, b: string): number {
   return a.localeCompare(b, "en", { numeric: true });
 }
 

@@ -25,7 +25,7 @@ import type { FileMeta } from "../ports/files.js";
  */
 
 /** Where the JSON-RPC endpoint lives, under the stream's base URL (it streams there on AWS). */
-export const A2A_PATH = "/a2a";
+const A2A_PATH = "/a2a";
 
 const STATES: Record<RunStatus, TaskState> = {
   queued: TaskState.TASK_STATE_SUBMITTED,
@@ -40,7 +40,7 @@ const STATES: Record<RunStatus, TaskState> = {
 };
 
 /** The task's state; a run that waits for a person only while a pause is still undecided. */
-export function taskStateOf(run: RunRecord, pending: readonly Interrupt[]): TaskState {
+function taskStateOf(run: RunRecord, pending: readonly Interrupt[]): TaskState {
   if (run.status === "awaiting_input" && pending.length === 0) return TaskState.TASK_STATE_WORKING;
   return STATES[run.status];
 }
@@ -72,7 +72,7 @@ function agentMessage(run: Pick<RunRecord, "runId" | "sessionId">, id: string, p
 }
 
 /** How to answer a pause, in the words of the status message. */
-export function howToReply(interrupt: Interrupt): string {
+function howToReply(interrupt: Interrupt): string {
   if (interrupt.kind === "ask_user") return "Reply on this task with your answer.";
   return "Reply on this task with 'approve', or 'reject: <why>'.";
 }
@@ -137,10 +137,10 @@ export function progressUpdate(run: Pick<RunRecord, "runId" | "sessionId">, even
 }
 
 /** Where the API serves a run's file (a redirect to its bytes, with the API key). */
-export const fileUrl = (api: string, runId: string, name: string) => `${api}/v1/runs/${runId}/files/${encodeURIComponent(name)}`;
+const fileUrl = (api: string, runId: string, name: string) => `${api}/v1/runs/${runId}/files/${encodeURIComponent(name)}`;
 
 /** A completed task's artifacts: the answer, then each file of the run as a link. */
-export function artifactsOf(run: RunRecord, files: readonly FileMeta[], api: string): Artifact[] {
+function artifactsOf(run: RunRecord, files: readonly FileMeta[], api: string): Artifact[] {
   if (run.status !== "succeeded") return [];
   const answer: Artifact = {
     artifactId: "answer",

@@ -15,9 +15,9 @@
  *   time is up costs the last two only (7); it is counted as 13 too.
  */
 export const HISTORY_EVENT_LIMIT = 25_000;
-export const ITERATION_EVENTS = 11;
-export const TASK_EVENTS = 11;
-export const HAND_BACK_EVENTS = 13;
+const ITERATION_EVENTS = 11;
+const TASK_EVENTS = 11;
+const HAND_BACK_EVENTS = 13;
 /**
  * Kept free beyond what is counted: Plan again and its Choice, a plan approval, Summarize and
  * Finalize (or Record failure) and the execution's end (33), and a few Lambda retries (3 each).

@@ -10,7 +10,7 @@ import { TooManyRunsError } from "./submit.js";
 export type ResumePorts = Pick<Ports, "runs" | "events" | "activeRuns" | "interrupts" | "executions" | "notifyQueue"> &
   SettingsOf<"limits">;
 
-export function executionState(ports: Pick<Ports, "executions">, run: RunRecord): Promise<ExecutionState> {
+function executionState(ports: Pick<Ports, "executions">, run: RunRecord): Promise<ExecutionState> {
   return ports.executions.describe(run.executionArn);
 }
 

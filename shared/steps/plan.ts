@@ -320,7 +320,7 @@ const askUserTooLate = defineTool({
 });
 
 /** Unique within the run: the step's number (its iteration, from 1) and the task's ("s2.t1"). */
-export const taskIdFor = (iteration: number, index: number) => `s${iteration + 1}.t${index + 1}`;
+const taskIdFor = (iteration: number, index: number) => `s${iteration + 1}.t${index + 1}`;
 
 /** What a person approved: the steps and their tasks (statuses change as the run goes). */
 function fingerprint(plan: Plan): string {

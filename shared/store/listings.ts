@@ -32,11 +32,11 @@ export interface SessionSummary {
 /** The opaque cursor: the sort key of the last item shown, base64url JSON (clients never parse it). */
 const CursorBody = z.strictObject({ k: z.string().regex(/^\d{4}-\d\d-\d\dT[\d:.]+Z#[A-Za-z0-9_-]{1,80}$/) });
 
-export function encodeCursor(listSk: string): string {
+function encodeCursor(listSk: string): string {
   return Buffer.from(JSON.stringify({ k: listSk })).toString("base64url");
 }
 
-export function decodeCursor(cursor: string): string {
+function decodeCursor(cursor: string): string {
   try {
     return CursorBody.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))).k;
   } catch {

@@ -22,7 +22,7 @@ import { ScriptedModel } from "./scriptedModel.js";
 import { type SettingsOverrides, testSettings } from "./settings.js";
 
 /** A catalog of fixed tools, and ask_user (every agent may ask the user). */
-export function fixedCatalog(tools: readonly Tool[]): ToolCatalog {
+function fixedCatalog(tools: readonly Tool[]): ToolCatalog {
   return {
     async registryFor() {
       return new ToolRegistry([...tools, askUser]);

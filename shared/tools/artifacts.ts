@@ -24,7 +24,7 @@ export const writeArtifact = defineTool({
 });
 
 /** One read at most: with its closing line it stays under what the model is shown of a tool output (10,000). */
-export const MAX_READ_CHARS = 9_000;
+const MAX_READ_CHARS = 9_000;
 
 export const readArtifact = defineTool({
   name: "read_artifact",

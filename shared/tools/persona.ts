@@ -9,7 +9,7 @@ import type { Tool } from "../ports/tools.js";
 export const PERSONA_ARGUMENT = "persona";
 const MAX_WORDS = 6;
 
-export const PERSONA_SCHEMA = {
+const PERSONA_SCHEMA = {
   type: "string",
   maxLength: 60,
   description: `Optional: the job title (at most ${MAX_WORDS} words) of the specialist making this call, e.g. "Financial analyst".`,

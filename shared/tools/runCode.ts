@@ -14,7 +14,7 @@ export interface RunCodeLimits {
 }
 
 /** Lambda takes at most 6 MB per synchronous call; base64 makes bytes a third bigger. */
-export const MAX_SANDBOX_INPUT_BYTES = 4 * 1024 * 1024;
+const MAX_SANDBOX_INPUT_BYTES = 4 * 1024 * 1024;
 
 /**
  * JD Genie's code interpreter: Python (standard library) over the run's files, in a sandbox with no

@@ -14,7 +14,7 @@ import { escapeHtml } from "../reports/html.js";
 import { outline, pptxOf, slidesHtml } from "../reports/slides.js";
 import { defineTool } from "./tool.js";
 
-export const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });
+const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });
 export type Source = z.infer<typeof Source>;
 
 /** Only markup a report needs; scripts, styles, frames, forms and event handlers are dropped whole. */
@@ -32,7 +32,7 @@ blockquote{margin:0;padding:0 1rem;color:#59636e;border-left:.25em solid #d0d7de
 figure.chart{margin:1.5rem 0}figure.chart img{max-width:100%;height:auto}figcaption{font-size:.9em;color:#59636e}`;
 
 /** Markdown → one self-contained HTML page: sanitized, inline CSS, no scripts (the CSP forbids them too). */
-export function renderHtmlReport(title: string, markdown: string, sources: Source[] = [], charts: RenderedChart[] = []): string {
+function renderHtmlReport(title: string, markdown: string, sources: Source[] = [], charts: RenderedChart[] = []): string {
   const body = sanitizer.process(marked.parse(markdown, { async: false, gfm: true }) as string);
   // Charts are drawn by us (never the model's markup): embedded as images, which the CSP allows as data: URLs.
   const figures = charts.length
@@ -61,7 +61,7 @@ ${list}
 }
 
 /** Markdown as written, its charts as images (files saved beside it), the sources as a numbered list at the end. */
-export function renderMarkdownReport(
+function renderMarkdownReport(
   title: string,
   markdown: string,
   sources: Source[] = [],
@@ -78,20 +78,20 @@ export function renderMarkdownReport(
 }
 
 /** A file name from the title: lowercase words joined by '-'. */
-export function reportFileName(title: string, format: "markdown" | "html" | "pptx"): string {
+function reportFileName(title: string, format: "markdown" | "html" | "pptx"): string {
   return `${slugOf(title, "report")}.${format === "markdown" ? "md" : format}`;
 }
 
 /** The web page of a deck's slides, saved beside it: `deck.pptx` → `deck.slides.html`. */
-export function slidesPreviewName(deck: string): string {
+function slidesPreviewName(deck: string): string {
   return deck.replace(/\.pptx$/, ".slides.html");
 }
 
 /** What a report written from a task may be given to read: each file, and all of it together, at most this many characters. */
-export const MATERIAL_LIMITS = { perFile: 30_000, total: 60_000 } as const;
+const MATERIAL_LIMITS = { perFile: 30_000, total: 60_000 } as const;
 
 /** The report writer's instructions (the offline model knows a report request by its first line). */
-export const REPORT_WRITER_PROMPT = [
+const REPORT_WRITER_PROMPT = [
   "You are a report writer. Write the report the task asks for, in Markdown, from the material given and nothing else.",
   "Start with a short summary; give each part a '## ' heading; put figures in tables; keep every figure as the material states it.",
   "Write only the report: no title line (it is added), no preamble, no closing remarks.",

@@ -11,7 +11,7 @@ type PriceSettings = Pick<Settings, "model" | "prices">;
  * The model's price in USD per million prompt / completion tokens: the two price settings when
  * given, else its line in the price table; undefined for a model with no price.
  */
-export function modelPrice({ model, prices }: PriceSettings): { input: number; output: number } | undefined {
+function modelPrice({ model, prices }: PriceSettings): { input: number; output: number } | undefined {
   if (prices.inputPerMTok !== undefined || prices.outputPerMTok !== undefined) {
     return { input: prices.inputPerMTok ?? 0, output: prices.outputPerMTok ?? 0 };
   }

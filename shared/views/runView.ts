@@ -69,7 +69,7 @@ export function runView(
 }
 
 /** The run's own usage (router, planner, summarizer, ReAct agent) plus each task's (kept on the task record, not on a hot run item). */
-export function withTaskUsage(usage: RunRecord["usage"], tasks: TaskRecord[]): RunRecord["usage"] {
+function withTaskUsage(usage: RunRecord["usage"], tasks: TaskRecord[]): RunRecord["usage"] {
   const total = { ...usage };
   for (const task of tasks) {
     for (const [name, value] of Object.entries(task.usage ?? {})) {

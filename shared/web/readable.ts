@@ -45,7 +45,7 @@ export function markdownTable(rows: string[][]): string {
 export const htmlToMarkdown = (html: string): string => turndown.turndown(html).trim();
 
 /** A page's main text as Markdown: Readability finds the article, Turndown writes it. */
-export function readable(html: string, url: string): ReadablePage {
+function readable(html: string, url: string): ReadablePage {
   const { document } = parseHTML(html);
   // Relative links become absolute, so the notes still point somewhere.
   for (const link of document.querySelectorAll("a[href]")) {

@@ -127,7 +127,7 @@ async function a2aTaskOf(ports: DeliveryPorts, run: RunRecord) {
 }
 
 /** One delivery attempt, then: done, retry later (backoff, Retry-After), disable (410) or dead-letter. */
-export async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: Delivery, attemptNumber: number): Promise<void> {
+async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: Delivery, attemptNumber: number): Promise<void> {
   if (delivery.status !== "pending" || delivery.attempts.some((a) => a.attempt === attemptNumber)) return; // delivered once already
   const { settings, webhooks } = ports;
   const at = new Date().toISOString();

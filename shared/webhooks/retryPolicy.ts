@@ -84,7 +84,7 @@ export function nextAttemptDelayMs(
 }
 
 /** The jittered exponential delay before retry number `attempt`, in [0, maxDelayMs]. */
-export function backoffDelayMs(attempt: number, random: () => number, schedule: Readonly<RetrySchedule>): number {
+function backoffDelayMs(attempt: number, random: () => number, schedule: Readonly<RetrySchedule>): number {
   const ceiling = Math.min(schedule.maxDelayMs, schedule.firstRetryDelayMs * schedule.backoffFactor ** (attempt - 1));
   const jitter = clamp(schedule.jitter, 0, 1);
   const draw = random();

@@ -10,7 +10,7 @@ const SECRET_PREFIX = "whsec_";
 const MIN_KEY_BYTES = 24;
 const MAX_KEY_BYTES = 64;
 const NEW_KEY_BYTES = 32;
-export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
+const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 export type WebhookHeaders = {
   "webhook-id": string;

@@ -29,7 +29,7 @@ const MAX_LIST_PAGES = 20;
  * older HTTP+SSE server (the spec's backwards-compatibility rule), so try that transport next.
  * Every connection goes only to addresses the SSRF guard vetted.
  */
-export async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeoutMs: number): Promise<Client> {
+async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeoutMs: number): Promise<Client> {
   const addresses = await assertDeliverableUrl(endpoint.url, policy);
   const url = new URL(endpoint.url);
   const options = { requestInit: { headers: endpoint.headers, redirect: "manual" as const }, fetch: pinnedFetch(addresses) };

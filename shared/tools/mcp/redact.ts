@@ -1,5 +1,5 @@
 /** The mask shown wherever a secret would be. */
-export const MASK = "***";
+const MASK = "***";
 
 /**
  * Masks every occurrence of the secrets in a text (an error message, a tool's output): a server

@@ -3,9 +3,9 @@ import type { FileStore } from "../../ports/files.js";
 import type { CallToolResult } from "./client.js";
 
 /** Text kept of one result; the loop then cuts it for the model and keeps the whole as a file. */
-export const MAX_RESULT_CHARS = 300_000;
+const MAX_RESULT_CHARS = 300_000;
 /** Bytes of one image or embedded resource that become a file of the run. */
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 const EXTENSIONS: Record<string, string> = {
   "image/png": "png",

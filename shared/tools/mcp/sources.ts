@@ -8,7 +8,7 @@ import { accessOf } from "./mcpTool.js";
 import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
 
-export function networkPolicy(services: Services): McpNetworkPolicy {
+function networkPolicy(services: Services): McpNetworkPolicy {
   return services.settings.toolSources.policy;
 }
 
