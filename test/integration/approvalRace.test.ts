@@ -59,26 +59,22 @@ describe("a decision that arrives before the task token is stored", () => {
       decision: { decision: "answer", message: "Go ahead" },
       kind: "ask_user",
     },
-  ])(
-    "$wait: the run resumes by itself and succeeds",
-    async ({ body, decision, kind }, { expect }) => {
-      const { runId } = await client.submit(body);
-      const { pending } = await client.waitForPending(runId, 1);
-      const interrupt = pending[0];
-      expect(interrupt.kind).toBe(kind);
+  ])("$wait: the run resumes by itself and succeeds", { timeout: 120_000 }, async ({ body, decision, kind }, { expect }) => {
+    const { runId } = await client.submit(body);
+    const { pending } = await client.waitForPending(runId, 1);
+    const interrupt = pending[0];
+    expect(interrupt.kind).toBe(kind);
 
-      const decided = await client.decide(runId, interrupt.interruptId, decision);
-      expect(decided.status).toBe(202);
-      // The race really happened: the decision is recorded, the token not yet.
-      expect(await tokenStored(runId, interrupt.interruptId)).toBe(false);
+    const decided = await client.decide(runId, interrupt.interruptId, decision);
+    expect(decided.status).toBe(202);
+    // The race really happened: the decision is recorded, the token not yet.
+    expect(await tokenStored(runId, interrupt.interruptId)).toBe(false);
 
-      const end = await client.waitForEnd(runId, 90_000);
-      expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
-      expect(end.run.interrupts.map((i: any) => [i.kind, i.status])).toContainEqual([kind, "resolved"]);
-      // The waiting function did store the token, then resumed the run itself.
-      expect(await tokenStored(runId, interrupt.interruptId)).toBe(true);
-      expect(end.events.filter((e) => e.type === "interrupt.resolved")).toHaveLength(end.run.interrupts.length);
-    },
-    120_000,
-  );
+    const end = await client.waitForEnd(runId, 90_000);
+    expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
+    expect(end.run.interrupts.map((i: any) => [i.kind, i.status])).toContainEqual([kind, "resolved"]);
+    // The waiting function did store the token, then resumed the run itself.
+    expect(await tokenStored(runId, interrupt.interruptId)).toBe(true);
+    expect(end.events.filter((e) => e.type === "interrupt.resolved")).toHaveLength(end.run.interrupts.length);
+  });
 });
