@@ -105,8 +105,9 @@ export class ToolResources extends Construct {
         memorySize: 2048,
         bundling: {
           ...BUNDLING,
-          // Pyodide loads its WebAssembly and standard library from its package folder, and the
-          // interpreter runs in a worker script: both ship beside the bundle, unbundled.
+          // Pyodide loads its WebAssembly and standard library (compiled at install: build:sandbox)
+          // from its package folder, and the interpreter runs in a script of its own: both ship
+          // beside the bundle, unbundled, in the function's read-only code.
           externalModules: ["pyodide"],
           commandHooks: {
             beforeBundling: () => [],

@@ -4,14 +4,14 @@
 // code that gets past them reaches a JavaScript realm in a process that has nothing to give.
 // Plain JavaScript so that it loads the same way from the sources, the tests and the Lambda bundle.
 //
-// argv: <Pyodide's module URL> <scratch folder> <memory limit in bytes>
+// argv: <Pyodide's module URL> <scratch folder> <memory limit in bytes> <standard library zip, compiled>
 // The scratch folder holds files/ (the call's inputs, written by the parent) and output/ (what the
 // code leaves there is copied out after it ran; the parent checks every entry itself).
 // Protocol: "ready\n" on fd 3 once Pyodide is loaded; then the job ({code}) on stdin until EOF;
 // then the result ({value, error, refused}) as one JSON line on fd 3, and the process exits.
 import fs from "node:fs";
 
-const [pyodideUrl, scratch, memoryLimit] = process.argv.slice(2);
+const [pyodideUrl, scratch, memoryLimit, stdLibURL] = process.argv.slice(2);
 const memoryBytes = Number(memoryLimit);
 
 // Memory limit: WebAssembly memory lives outside the V8 heap (--max-old-space-size does not see it),
@@ -31,6 +31,7 @@ process.binding = (name) => {
 
 const { loadPyodide } = await import(pyodideUrl);
 const pyodide = await loadPyodide({
+  stdLibURL,
   env: { HOME: "/sandbox", LANG: "C.UTF-8" },
   stdout: (text) => process.stdout.write(`${text}\n`),
   stderr: (text) => process.stderr.write(`${text}\n`),
@@ -130,6 +131,8 @@ def __sandbox_main():
         code = source.read()
     os.remove("/sandbox/.main.py")
     outcome = {"error": None, "value": None}
+    # Room to report in: code that filled the memory limit leaves none for the traceback and the result.
+    reserve = bytearray(1024 * 1024)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
         tree = ast.parse(code, filename="main.py")
@@ -140,6 +143,7 @@ def __sandbox_main():
             if value is not None:
                 outcome["value"] = repr(value)
     except BaseException as error:
+        del reserve
         frames = error.__traceback__
         # Leave out this driver's own frame: the traceback starts in the user's code.
         while frames is not None and frames.tb_frame.f_code.co_filename != "main.py":

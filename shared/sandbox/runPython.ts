@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire as requireFrom } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -12,6 +12,8 @@ import { isolation, killGroup, pickSandboxUid, spawnIsolated } from "./isolatedP
 /** The process's own script, and Pyodide's package: beside the sources, or beside the Lambda bundle. */
 const ENTRY = realpathSync(fileURLToPath(new URL("./pythonProcess.mjs", import.meta.url)));
 const PYODIDE_DIR = realpathSync(path.dirname(requireFrom(import.meta.url).resolve("pyodide")));
+/** Pyodide's standard library with its bytecode, built at install time (compileStdlib.ts): no process compiles it again. */
+export const COMPILED_STDLIB = path.join(PYODIDE_DIR, "python_stdlib.compiled.zip");
 /** What Python's objects may take on the V8 side (Pyodide's own JS); its WebAssembly memory is capped apart. */
 const JS_HEAP_MB = 256;
 /** The result line on the control pipe: the value and the traceback are cut to the output limit anyway. */
@@ -53,6 +55,9 @@ class PythonProcess {
   }
 
   private async start(): Promise<void> {
+    if (!existsSync(COMPILED_STDLIB)) {
+      throw new Error("The sandbox's compiled standard library is missing; build it with `npm run build:sandbox`.");
+    }
     const how = await isolation([this.entry, path.join(PYODIDE_DIR, "pyodide.asm.wasm")]);
     this.ownUser = how.ownUser;
     const scratch = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-"));
@@ -64,7 +69,7 @@ class PythonProcess {
     const child = spawnIsolated(
       {
         entry: this.entry,
-        args: [pathToFileURL(path.join(PYODIDE_DIR, "pyodide.mjs")).href, scratch, String(this.memoryMb * 1024 * 1024)],
+        args: [pathToFileURL(path.join(PYODIDE_DIR, "pyodide.mjs")).href, scratch, String(this.memoryMb * 1024 * 1024), COMPILED_STDLIB],
         readable: [PYODIDE_DIR, scratch],
         writable: [path.join(scratch, "output")],
         heapMb: JS_HEAP_MB,
