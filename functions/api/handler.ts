@@ -1,4 +1,5 @@
 import middy from "@middy/core";
+import type { Context } from "aws-lambda";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
 import { preflight, withCors } from "../cors.js";
@@ -12,20 +13,20 @@ import { type Route, routes } from "./routes.js";
 const METHODS = "GET, POST, DELETE";
 
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
-export const handler = middy(async (event: HttpEvent): Promise<HttpResult> => {
+export const handler = middy(async (event: HttpEvent, context: Context): Promise<HttpResult> => {
   const { cors } = getServices().settings;
-  return preflight(event, cors, METHODS) ?? withCors(await route(event), event, cors);
+  return preflight(event, cors, METHODS) ?? withCors(await route(event, context), event, cors);
 })
   .use(observability(() => ({})))
   .use(requestLog());
 
-async function route(event: HttpEvent): Promise<HttpResult> {
+async function route(event: HttpEvent, context: Context): Promise<HttpResult> {
   const admission = await admit(event);
   if ("denied" in admission) return admission.denied;
   try {
     const { found, params, tenantId } = admission;
     if (tenantId) logger.appendKeys({ tenant: tenantId });
-    return await found.handle({ event, services: getServices(), tenantId, params });
+    return await found.handle({ event, services: getServices(), tenantId, params, remainingMs: () => context.getRemainingTimeInMillis() });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }

@@ -30,6 +30,8 @@ export interface Request {
   services: Services;
   tenantId: string;
   params: Record<string, string>;
+  /** The function's time left before Lambda ends the invocation (its context's getRemainingTimeInMillis). */
+  remainingMs: () => number;
 }
 
 /**
@@ -116,15 +118,18 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
   }
 }
 
-/** Time a buffered `/mcp` or `/a2a` call may follow its run: within API Gateway's 30 s (the stream URL's wait longer). */
-const MCP_API_WAIT_MS = 25_000;
+/** API Gateway's 30 s for the whole request, less room for a cold start (the stream URL's calls wait longer). */
+const API_GATEWAY_BUDGET_MS = 25_000;
 
-async function mcp({ event, services, tenantId }: Request): Promise<HttpResult> {
-  return (await mcpResult(event, services, tenantId, { streaming: false, remainingMs: MCP_API_WAIT_MS })) as HttpResult;
+/** A buffered `/mcp` or `/a2a` call answers within API Gateway's time and the function's, whichever ends first. */
+const bufferedCall = (request: Request) => ({ streaming: false, remainingMs: Math.min(API_GATEWAY_BUDGET_MS, request.remainingMs()) });
+
+async function mcp(request: Request): Promise<HttpResult> {
+  return (await mcpResult(request.event, request.services, request.tenantId, bufferedCall(request))) as HttpResult;
 }
 
-async function a2a({ event, services, tenantId }: Request): Promise<HttpResult> {
-  return (await a2aResult(event, services, tenantId, { streaming: false, remainingMs: MCP_API_WAIT_MS })) as HttpResult;
+async function a2a(request: Request): Promise<HttpResult> {
+  return (await a2aResult(request.event, request.services, request.tenantId, bufferedCall(request))) as HttpResult;
 }
 
 async function cancel({ services, tenantId, params }: Request): Promise<HttpResult> {

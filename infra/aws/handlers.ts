@@ -23,6 +23,8 @@ export type StepName = keyof typeof STEP_HANDLERS;
 export const AGENT_STEPS = ["RouteRequest", "AgentTurn", "Plan", "ExecuteTask", "Summarize"] as const satisfies readonly StepName[];
 
 export const API_HANDLER = "functions/api/handler.ts";
+/** The API function's time limit: within API Gateway's 30 s for a whole request. */
+export const API_TIMEOUT_SECONDS = 29;
 export const STREAM_HANDLER = "functions/stream/handler.ts";
 export const NOTIFY_HANDLER = "functions/notify/handler.ts";
 export const SANDBOX_HANDLER = "functions/sandbox/handler.ts";

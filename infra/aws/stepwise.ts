@@ -23,7 +23,7 @@ import { stepwiseTools } from "../../shared/tools/workTools.js";
 import { AgentFunctions } from "./agentFunctions.js";
 import { type DeploymentSettings, functionEnvironment, parseSettings } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
-import { API_HANDLER, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
+import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
@@ -229,7 +229,7 @@ export class Stepwise extends Construct {
         CONSOLE_LINKS: "true",
         CONSOLE_ASSETS_DIR,
       },
-      timeout: Duration.seconds(29),
+      timeout: Duration.seconds(API_TIMEOUT_SECONDS),
       overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
     });
     table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);

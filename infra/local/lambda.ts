@@ -4,8 +4,24 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { InvokeStore, InvokeStoreBase } from "@aws/lambda-invoke-store";
+import { API_HANDLER, API_TIMEOUT_SECONDS } from "../aws/handlers.js";
 
 const MAX_LAMBDA_MS = 15 * 60_000;
+
+/**
+ * The API function's time limit, as its context reports it: as deployed, or
+ * STEPWISE_LOCAL_API_TIMEOUT_SECONDS (shorter: a buffered `/mcp` call answers "still running"
+ * sooner). The other functions get Lambda's 15 min. Nothing is cut off at a limit here.
+ */
+const API_TIMEOUT_MS = (() => {
+  const setting = process.env.STEPWISE_LOCAL_API_TIMEOUT_SECONDS;
+  const seconds = Number(setting || API_TIMEOUT_SECONDS);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > API_TIMEOUT_SECONDS) {
+    throw new Error(`STEPWISE_LOCAL_API_TIMEOUT_SECONDS is a whole number from 1 to ${API_TIMEOUT_SECONDS}, got '${setting}'`);
+  }
+  return seconds * 1000;
+})();
+const timeoutMs = (entry: string) => (entry === API_HANDLER ? API_TIMEOUT_MS : MAX_LAMBDA_MS);
 
 // One process runs every invocation at once, as a Lambda environment with AWS_LAMBDA_MAX_CONCURRENCY
 // does: each invocation runs in its own InvokeStore context, so Powertools keeps each invocation's
@@ -67,8 +83,8 @@ class LocalResponseStream extends Writable {
   }
 }
 
-function lambdaContext(functionName: string) {
-  const deadline = Date.now() + MAX_LAMBDA_MS;
+function lambdaContext(functionName: string, timeout = MAX_LAMBDA_MS) {
+  const deadline = Date.now() + timeout;
   return {
     functionName,
     functionVersion: "$LATEST",
@@ -95,17 +111,17 @@ export function loadHandler(entry: string): Promise<Handler> {
 
 /** Invokes the handler of an entry file (loaded once) as Lambda does: see `invokeHandler`. */
 export async function invokeLambda(entry: string, event: unknown): Promise<unknown> {
-  return invokeHandler(await loadHandler(entry), localFunctionName(entry), event);
+  return invokeHandler(await loadHandler(entry), localFunctionName(entry), event, timeoutMs(entry));
 }
 
 /**
  * Invokes a handler as Lambda does for Step Functions: a thrown error becomes Error = its type and
  * Cause = the JSON `{errorType, errorMessage, trace}` that Lambda reports.
  */
-export async function invokeHandler(handler: Handler, functionName: string, event: unknown): Promise<unknown> {
+export async function invokeHandler(handler: Handler, functionName: string, event: unknown, timeout?: number): Promise<unknown> {
   try {
     // Lambda passes JSON: the handler never shares objects with the state machine.
-    const context = lambdaContext(functionName);
+    const context = lambdaContext(functionName, timeout);
     const result = await inInvocation(context.awsRequestId, () => handler(structuredClone(event), context));
     return JSON.parse(JSON.stringify(result ?? null));
   } catch (error) {

@@ -13,6 +13,8 @@ import { executionLine, readableOutput } from "./terminalLog.js";
  * separate Lambda containers; default 0: in this process), STEPWISE_LOCAL_API_CONTAINERS (the same
  * for the API's requests), STEPWISE_LOCAL_MCP ("api": /mcp is answered by the API function, buffered,
  * as at the HTTP API's URL on AWS; default "stream": by the stream function, as at the stream URL),
+ * STEPWISE_LOCAL_API_TIMEOUT_SECONDS (the API function's time limit, default as deployed: 29; a
+ * buffered `/mcp` call answers within it),
  * STEPWISE_LOG_FORMAT ("json": the handlers' JSON log lines and EMF metrics, as on AWS; by default
  * one readable line per request, log line and run start or end).
  */

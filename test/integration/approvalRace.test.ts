@@ -1,5 +1,5 @@
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
@@ -39,7 +39,8 @@ async function tokenStored(runId: string, interruptId: string): Promise<boolean>
 }
 
 describe("a decision that arrives before the task token is stored", () => {
-  it.each([
+  // Each run waits out the 4 s on its own: they run side by side.
+  it.concurrent.for([
     {
       wait: "Wait for plan approval",
       body: { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve", approval: { plan: true } },
@@ -58,26 +59,22 @@ describe("a decision that arrives before the task token is stored", () => {
       decision: { decision: "answer", message: "Go ahead" },
       kind: "ask_user",
     },
-  ])(
-    "$wait: the run resumes by itself and succeeds",
-    async ({ body, decision, kind }) => {
-      const { runId } = await client.submit(body);
-      const { pending } = await client.waitForPending(runId, 1);
-      const interrupt = pending[0];
-      expect(interrupt.kind).toBe(kind);
+  ])("$wait: the run resumes by itself and succeeds", { timeout: 120_000 }, async ({ body, decision, kind }, { expect }) => {
+    const { runId } = await client.submit(body);
+    const { pending } = await client.waitForPending(runId, 1);
+    const interrupt = pending[0];
+    expect(interrupt.kind).toBe(kind);
 
-      const decided = await client.decide(runId, interrupt.interruptId, decision);
-      expect(decided.status).toBe(202);
-      // The race really happened: the decision is recorded, the token not yet.
-      expect(await tokenStored(runId, interrupt.interruptId)).toBe(false);
+    const decided = await client.decide(runId, interrupt.interruptId, decision);
+    expect(decided.status).toBe(202);
+    // The race really happened: the decision is recorded, the token not yet.
+    expect(await tokenStored(runId, interrupt.interruptId)).toBe(false);
 
-      const end = await client.waitForEnd(runId, 90_000);
-      expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
-      expect(end.run.interrupts.map((i: any) => [i.kind, i.status])).toContainEqual([kind, "resolved"]);
-      // The waiting function did store the token, then resumed the run itself.
-      expect(await tokenStored(runId, interrupt.interruptId)).toBe(true);
-      expect(end.events.filter((e) => e.type === "interrupt.resolved")).toHaveLength(end.run.interrupts.length);
-    },
-    120_000,
-  );
+    const end = await client.waitForEnd(runId, 90_000);
+    expect(end.run.status, JSON.stringify(end.run.error)).toBe("succeeded");
+    expect(end.run.interrupts.map((i: any) => [i.kind, i.status])).toContainEqual([kind, "resolved"]);
+    // The waiting function did store the token, then resumed the run itself.
+    expect(await tokenStored(runId, interrupt.interruptId)).toBe(true);
+    expect(end.events.filter((e) => e.type === "interrupt.resolved")).toHaveLength(end.run.interrupts.length);
+  });
 });

@@ -1,5 +1,5 @@
 import { type AttributeValue, DynamoDBClient, paginateQuery, paginateScan } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, type ExpectStatic, expect, it, vi } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
@@ -428,9 +428,10 @@ describe("parallel pauses in one Map step", () => {
   );
 });
 
-describe("interrupt timeout (a 2 s stack)", () => {
+// Each test waits out the 2 s on a run of its own: they wait side by side.
+describe.concurrent("interrupt timeout (a 2 s stack)", () => {
   /** Nobody decides: the run ends timed_out, its interrupt too, and a late decision is refused. */
-  async function expectTimedOut(runId: string, kinds: string[], lateDecision: Record<string, unknown>) {
+  async function expectTimedOut(expect: ExpectStatic, runId: string, kinds: string[], lateDecision: Record<string, unknown>) {
     const { run, events } = await shortClient.waitForEnd(runId);
     expect(run.status, JSON.stringify(run.error)).toBe("timed_out");
     expect(run.error).toMatchObject({ code: "timed_out", message: expect.stringContaining("No decision arrived in time") });
@@ -465,28 +466,28 @@ describe("interrupt timeout (a 2 s stack)", () => {
     expect(await shortClient.allEvents(runId)).toEqual(events);
   }
 
-  it("plan approval nobody decides: run timed_out, run.timed_out event, interrupt timed_out, late approve → 409", async () => {
+  it("plan approval nobody decides: run timed_out, run.timed_out event, interrupt timed_out, late approve → 409", async ({ expect }) => {
     const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { plan: true } }, shortClient);
-    await expectTimedOut(runId, ["plan_approval"], { decision: "approve" });
+    await expectTimedOut(expect, runId, ["plan_approval"], { decision: "approve" });
   });
 
-  it("parallel tool approvals inside the Map time out the same way (the Map's catch), both interrupts with the run", async () => {
+  it("parallel tool approvals inside the Map time out the same way (the Map's catch), both interrupts with the run", async ({ expect }) => {
     const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "all" } }, shortClient);
-    await expectTimedOut(runId, ["tool_approval", "tool_approval"], { decision: "approve" });
+    await expectTimedOut(expect, runId, ["tool_approval", "tool_approval"], { decision: "approve" });
     const run = await shortClient.run(runId);
     expect(run.interrupts.map((i: any) => i.taskId).sort()).toEqual(["s1.t1", "s1.t2"]);
     expect(run.tasks.map((t: any) => t.status)).toEqual(["pending", "pending"]);
   });
 
-  it("a write approval of a later step times out the same way, and nothing is written", async () => {
+  it("a write approval of a later step times out the same way, and nothing is written", async ({ expect }) => {
     const runId = await submit({ input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } }, shortClient);
-    await expectTimedOut(runId, ["tool_approval"], { decision: "approve" });
+    await expectTimedOut(expect, runId, ["tool_approval"], { decision: "approve" });
     expect((await shortClient.run(runId)).files).toEqual([]);
   });
 
-  it("an ask_user question nobody answers times out the same way", async () => {
+  it("an ask_user question nobody answers times out the same way", async ({ expect }) => {
     const runId = await submit({ input: ASK_INPUT, mode: "react" }, shortClient);
-    await expectTimedOut(runId, ["ask_user"], { decision: "answer", message: "too late" });
+    await expectTimedOut(expect, runId, ["ask_user"], { decision: "answer", message: "too late" });
   });
 });
 

@@ -10,10 +10,11 @@ import { Receiver, scripts } from "../support/receiver.js";
  * backpressure (429 + Retry-After), and the stream's lifetime (a dropped client stops its handler;
  * STREAM_MAX_SECONDS ends a stream, which the client resumes with Last-Event-ID).
  *
- * Two stacks, both with a slow offline model (800 ms a call) so runs are long enough to act on
- * mid-run: `stack` allows 2 active runs per tenant (tenants kept apart per concern: the main key
- * for backpressure, "cancel", "idem", "other"); `short` ends every stream after 2 s. Tests poll for
- * states with deadlines; none sleeps.
+ * Two stacks, both with a slow offline model so runs are long enough to act on mid-run: `stack`
+ * (800 ms a call) allows 2 active runs per tenant (tenants kept apart per concern: the main key for
+ * backpressure, "cancel", "idem", "other"); `short` (500 ms a call: a report run makes at least
+ * eight calls one after another, so it lasts 4 s or more) ends every stream after 2 s. Tests poll
+ * for states with deadlines; none sleeps.
  */
 
 const REPORT = { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" } as const;
@@ -34,7 +35,7 @@ let behind: Behind;
 beforeAll(async () => {
   [stack, short, receiver] = await Promise.all([
     startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2" }, ["other", "cancel", "idem"]),
-    startStack({ OFFLINE_MODEL_LATENCY_MS: "800", STREAM_MAX_SECONDS: "2", STREAM_HEARTBEAT_MS: "500" }),
+    startStack({ OFFLINE_MODEL_LATENCY_MS: "500", STREAM_MAX_SECONDS: "2", STREAM_HEARTBEAT_MS: "500" }),
     Receiver.start(),
   ]);
   client = new Client(stack.url, stack.apiKey);
@@ -149,7 +150,8 @@ describe("cancel", () => {
     expect(after.filter((e) => TERMINAL_EVENTS.has(e.type))).toHaveLength(1);
   }, 60_000);
 
-  it("nothing happens in a run after it was cancelled mid-run: no event after run.cancelled", async () => {
+  // The two watches below are windows of absence: they run side by side (each on its own run).
+  it.concurrent("nothing happens in a run after it was cancelled mid-run: no event after run.cancelled", async ({ expect }) => {
     const runId = cancelledMidRun;
     if (!runId) throw new Error("the mid-run cancel test did not get as far as cancelling");
     // Steps that were in flight when the run was cancelled may still be finishing a model or tool call (Step Functions does not stop a running
@@ -168,7 +170,9 @@ describe("cancel", () => {
     expect((await canceller.run(runId)).status).toBe("cancelled");
   });
 
-  it("no side effect after a cancel: cancelled as the write step starts, write_artifact never runs and no file is written", async () => {
+  it.concurrent("no side effect after a cancel: cancelled as the write step starts, write_artifact never runs and no file is written", async ({
+    expect,
+  }) => {
     const { runId } = await canceller.submit(REPORT);
     // The second plan step ("Write the report") has started: its executor is asking the model
     // (800 ms) before it calls write_artifact. Cancel now.
@@ -313,8 +317,8 @@ describe("idempotent submit", () => {
 // --------------------------------------------------------------------------------------------- backpressure
 
 describe("429 when a tenant has MAX_ACTIVE_RUNS_PER_TENANT runs going", () => {
-  /** A run that holds its slot until a person decides: it waits for plan approval. */
-  const HELD = { ...REPORT, approval: { plan: true } };
+  /** A run that holds its slot until a person decides: it waits for plan approval (a one-task plan, short once approved). */
+  const HELD = { input: 'use calculator {"expression": "17*23"}', mode: "plan_solve", approval: { plan: true } } as const;
   const mine: string[] = [];
 
   afterAll(async () => {

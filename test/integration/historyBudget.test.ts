@@ -15,12 +15,15 @@ import { type RunningStack, startStack } from "../support/localStack.js";
  * needs more than any execution may use.
  */
 const BUDGET = 105;
+/** The second stack's budget (see "a person's decisions within the history budget"). */
+const APPROVALS_BUDGET = 113;
 const TWO_STEPS = "Compute 17*23 and (120/8)+2^5, then write a short report";
 const FIVE_TASKS = "Compute 1+1, 2+2, 3+3, 4+4 and 5+5, then write a report";
 
 let stack: RunningStack;
 let client: Client;
 let sfn: SFNClient;
+let second: Awaited<ReturnType<typeof stackWithBudget>>;
 
 /** A stack with the given history budget, its API client and its Step Functions endpoint. */
 async function stackWithBudget(budget: number) {
@@ -30,12 +33,21 @@ async function stackWithBudget(budget: number) {
 }
 
 beforeAll(async () => {
-  ({ stack, client, sfn } = await stackWithBudget(BUDGET));
+  // Both start at once; each is kept as soon as it is up, so afterAll stops it even if the other fails.
+  await Promise.all([
+    stackWithBudget(BUDGET).then((started) => {
+      ({ stack, client, sfn } = started);
+    }),
+    stackWithBudget(APPROVALS_BUDGET).then((started) => {
+      second = started;
+    }),
+  ]);
 });
 
 afterAll(async () => {
   sfn?.destroy();
-  await stack?.stop();
+  second?.sfn.destroy();
+  await Promise.all([stack?.stop(), second?.stack.stop()]);
 });
 
 async function history(executionArn: string, from = sfn): Promise<HistoryEvent[]> {
@@ -105,18 +117,7 @@ describe("a run whose plan would pass its execution's history budget", () => {
  * approvals in a row fills its first execution the same way and goes on in a second.
  */
 describe("a person's decisions within the history budget", () => {
-  const APPROVALS_BUDGET = 113;
   const EIGHT_SUMS = "Compute 1+1, 2+2, 3+3, 4+4, 5+5, 6+6, 7+7 and 8+8";
-  let second: Awaited<ReturnType<typeof stackWithBudget>>;
-
-  beforeAll(async () => {
-    second = await stackWithBudget(APPROVALS_BUDGET);
-  });
-
-  afterAll(async () => {
-    second?.sfn.destroy();
-    await second?.stack.stop();
-  });
 
   const executionOf = (runId: string, n: number) =>
     `${second.stack.endpoints!.stateMachineArn.replace(":stateMachine:", ":execution:")}:${runId}${n > 1 ? `-${n}` : ""}`;

@@ -8,15 +8,17 @@ import { type RunningStack, startStack } from "../support/localStack.js";
  * `/mcp` on the API function, as the HTTP API's URL serves it on AWS (STEPWISE_LOCAL_MCP=api routes
  * it there, through the same API Gateway event and handler as every API request): replies are
  * buffered JSON, and a call whose run outlasts the API's time limit answers "still running" with the
- * run id, after which get_run follows it to its answer. The offline model takes 15 s a call here, so
- * the run (two model calls) outlasts one buffered call's 25 s whatever the machine's speed.
+ * run id, after which get_run follows it to its answer. The API function's time limit is 7 s here
+ * (STEPWISE_LOCAL_API_TIMEOUT_SECONDS), so a buffered call follows its run for at most 2 s (5 s are
+ * kept to answer); the offline model takes 3 s a call, so the run (two model calls) outlasts a
+ * buffered call by 4 s or more whatever the machine's speed (a slower machine only makes it longer).
  */
 
 let stack: RunningStack;
 let client: McpClient | undefined;
 
 beforeAll(async () => {
-  stack = await startStack({ STEPWISE_LOCAL_MCP: "api", OFFLINE_MODEL_LATENCY_MS: "15000" });
+  stack = await startStack({ STEPWISE_LOCAL_MCP: "api", STEPWISE_LOCAL_API_TIMEOUT_SECONDS: "7", OFFLINE_MODEL_LATENCY_MS: "3000" });
 }, 120_000);
 
 afterAll(async () => {
@@ -61,9 +63,9 @@ it("a run longer than the API's limit: run_task answers 'still running' with the
   expect(first.isError).toBe(false);
   expect(textOf(first)).toContain("call get_run with its runId");
 
-  // Each get_run waits at most one buffered call's time; a slow machine may need a few.
+  // Each get_run waits at most one buffered call's time (2 s); a slow machine may need many.
   let done: CallToolResult | undefined;
-  for (let call = 0; call < 8 && !done; call++) {
+  for (let call = 0; call < 100 && !done; call++) {
     const result = (await client.callTool({ name: "get_run", arguments: { runId } }, undefined, { timeout: 120_000 })) as CallToolResult;
     if ((result.structuredContent as { status: string }).status !== "running") done = result;
   }

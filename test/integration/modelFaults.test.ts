@@ -27,8 +27,11 @@ beforeAll(async () => {
   proxy = await startModelProxy(model.url, (index) =>
     faulty && index % 5 === 2 ? FAULTS[Math.floor(index / 5) % FAULTS.length] : undefined,
   );
+  // A hang costs one LLM_TIMEOUT_MS. The offline model here (in this process, 10 ms a call) starts
+  // a reply within a few ms, so 1 s leaves wide room on a busy machine; a call slowed past it anyway
+  // is retried like a fault, which the test allows.
   stack = await startStack(
-    { OPENAI_BASE_URL: proxy.url, STEPWISE_MODEL: "stepwise-offline", LLM_TIMEOUT_MS: "3000", LLM_MAX_RETRIES: "3" },
+    { OPENAI_BASE_URL: proxy.url, STEPWISE_MODEL: "stepwise-offline", LLM_TIMEOUT_MS: "1000", LLM_MAX_RETRIES: "3" },
     [],
   );
   client = new Client(stack.url, stack.apiKey);

@@ -153,12 +153,16 @@ describe("multitask: a second message on a busy session", () => {
 
   it("interrupt of a run mid-thought: it stops at its next round (a model call under way is aborted), keeps the tool results it had, and the new run sees them", async () => {
     const sessionId = `mt-ir-${Date.now().toString(36)}`;
-    // The second model call is slow (a pause before each streamed chunk): the interrupt arrives while the model thinks.
+    // The second model call thinks until the interrupt is in: the interrupt arrives while the model thinks, on any machine.
+    let answerNow = () => {};
+    const interruptIsIn = new Promise<void>((resolve) => {
+      answerNow = resolve;
+    });
     router.on("ir-a", (_turn, turns) =>
       turns.length === 1
         ? callTools([{ name: "calculator", arguments: { expression: "12*12" } }])
         : turns.length === 2
-          ? { ...callTools([{ name: "calculator", arguments: { expression: "7+8" } }]), slowMs: 3_000 }
+          ? { ...callTools([{ name: "calculator", arguments: { expression: "7+8" } }]), heldUntil: interruptIsIn }
           : answer("ir-a: 144 and 15."),
     );
     const inputA = `${marker("ir-a")} Compute 12*12 and 7+8.`;
@@ -167,6 +171,9 @@ describe("multitask: a second message on a busy session", () => {
     const input = laterRun("ir-b");
     const b = await client.submit({ input, mode: "react", sessionId, multitask: "interrupt" });
     expect(b.status).toBe("queued");
+    // The run reads as ended once the submit is answered, while its model call is still under way.
+    expect((await client.run(a.runId)).status).toBe("interrupted");
+    answerNow();
     const first = await client.waitForEnd(a.runId, 90_000);
     expect(first.run.status).toBe("interrupted");
     expect((await client.waitForEnd(b.runId, 90_000)).run.status).toBe("succeeded");

@@ -20,6 +20,8 @@ export interface ScriptedUsage {
 /** Pause between streamed chunks (after the headers, before each chunk). */
 interface Paced {
   slowMs?: number;
+  /** Nothing is streamed until this settles: a model thinking until the test lets it answer. */
+  heldUntil?: Promise<unknown>;
 }
 
 /** A normal reply: text (a string streams a word at a time, a list one delta per item), tool calls, or both. */
@@ -162,10 +164,11 @@ async function play(step: ScriptStep, request: ScriptedRequest, index: number, r
   const meta = { id: `chatcmpl-scripted-${index}`, created: Math.floor(Date.now() / 1000), model: request.model || "scripted" };
   if ("chunks" in step) {
     if (!request.stream) return sendError(res, 400, "A `chunks` step needs a streaming request.");
-    return stream(res, step.chunks, step.slowMs);
+    return stream(res, step.chunks, step);
   }
 
-  const reply: ReplyStep = "malformed" in step ? { text: [step.malformed], usage: step.usage, slowMs: step.slowMs } : step;
+  const reply: ReplyStep =
+    "malformed" in step ? { text: [step.malformed], usage: step.usage, slowMs: step.slowMs, heldUntil: step.heldUntil } : step;
   const deltas = typeof reply.text === "string" ? reply.text.split(/(?<=\s)(?=\S)/) : (reply.text ?? []);
   const content = reply.text === undefined ? null : deltas.join("");
   const toolCalls: ChatCompletionMessageFunctionToolCall[] = (reply.toolCalls ?? []).map((call, i) => ({
@@ -220,11 +223,12 @@ async function play(step: ScriptStep, request: ScriptedRequest, index: number, r
     chunk({}, finishReason),
     ...(includeUsage ? [{ ...meta, object: "chat.completion.chunk" as const, choices: [], usage }] : []),
   ];
-  return stream(res, chunks, reply.slowMs);
+  return stream(res, chunks, reply);
 }
 
-async function stream(res: ServerResponse, chunks: ChatCompletionChunk[], slowMs = 0): Promise<void> {
+async function stream(res: ServerResponse, chunks: ChatCompletionChunk[], { slowMs = 0, heldUntil }: Paced): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  await heldUntil;
   for (const chunk of chunks) {
     if (slowMs > 0) await delay(slowMs);
     if (res.destroyed) return; // the client went away (abort, timeout)
