@@ -218,7 +218,7 @@ async function docxMarkdown(name: string, bytes: Uint8Array): Promise<string> {
   const { default: mammoth } = await lazyImport(() => import("mammoth"), "mammoth");
   try {
     const { value } = await mammoth.convertToHtml({ buffer: Buffer.from(bytes) });
-    return htmlToMarkdown(value);
+    return await htmlToMarkdown(value);
   } catch (error) {
     throw new DocumentError(`${name} is not a readable .docx document (${reason(error)}).`);
   }

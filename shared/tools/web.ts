@@ -17,7 +17,7 @@ export function webFetchTool(limits: FetchLimits) {
     parameters: z.object({ url: z.string().url().max(2_000) }),
     async run({ url }, { signal }) {
       const page = await fetchPage(url, limits, signal);
-      const text = pageText(page.body, page.contentType, page.url);
+      const text = await pageText(page.body, page.contentType, page.url);
       if (!text) return `Error: ${page.url} is not a text page (${page.contentType || "no content type"}).`;
       const markdown =
         text.markdown.length > MAX_PAGE_CHARS

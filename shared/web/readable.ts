@@ -1,22 +1,39 @@
-import { Readability } from "@mozilla/readability";
-import { parseHTML } from "linkedom";
-import TurndownService from "turndown";
+import type TurndownService from "turndown";
 
 export interface ReadablePage {
   title: string;
   markdown: string;
 }
 
-const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-turndown.remove(["script", "style", "noscript", "iframe", "form"] as TurndownService.Filter);
-// Turndown alone keeps a table's cells as loose paragraphs: which value was in which row and column is lost.
-turndown.addRule("table", {
-  filter: "table",
-  replacement: (_content, table) => {
-    const rows = tableRows(table as unknown as DomNode);
-    return rows.length ? `\n\n${markdownTable(rows)}\n\n` : "";
-  },
-});
+/**
+ * The HTML libraries (linkedom, Readability, Turndown: some 250 modules) load on first use, not with
+ * the agent functions: most turns read no page, and loading them cost every cold start a third of a
+ * second.
+ */
+async function loadHtmlLibraries() {
+  const [{ default: Turndown }, { parseHTML }, { Readability }] = await Promise.all([
+    import("turndown"),
+    import("linkedom"),
+    import("@mozilla/readability"),
+  ]);
+  return { turndown: markdownWriter(Turndown), parseHTML, Readability };
+}
+let libraries: ReturnType<typeof loadHtmlLibraries> | undefined;
+const htmlLibraries = () => (libraries ??= loadHtmlLibraries());
+
+function markdownWriter(Turndown: typeof TurndownService): TurndownService {
+  const turndown = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  turndown.remove(["script", "style", "noscript", "iframe", "form"] as TurndownService.Filter);
+  // Turndown alone keeps a table's cells as loose paragraphs: which value was in which row and column is lost.
+  turndown.addRule("table", {
+    filter: "table",
+    replacement: (_content, table) => {
+      const rows = tableRows(turndown, table as unknown as DomNode);
+      return rows.length ? `\n\n${markdownTable(rows)}\n\n` : "";
+    },
+  });
+  return turndown;
+}
 
 /** What the rule reads of turndown's DOM nodes. */
 interface DomNode {
@@ -25,7 +42,7 @@ interface DomNode {
 }
 
 /** A table's rows (its own, not a nested table's), each cell's content as one line of Markdown. */
-function tableRows(table: DomNode): string[][] {
+function tableRows(turndown: TurndownService, table: DomNode): string[][] {
   const children = (node: DomNode, ...names: string[]) => Array.from(node.childNodes).filter((child) => names.includes(child.nodeName));
   const rows = children(table, "TR", "THEAD", "TBODY", "TFOOT").flatMap((part) => (part.nodeName === "TR" ? [part] : children(part, "TR")));
   return rows.map((row) => children(row, "TH", "TD").map((cell) => turndown.turndown(cell as unknown as TurndownService.Node).trim()));
@@ -42,10 +59,14 @@ export function markdownTable(rows: string[][]): string {
 }
 
 /** HTML as Markdown (ATX headings, fenced code, '-' bullets, tables); scripts, styles and forms dropped. */
-export const htmlToMarkdown = (html: string): string => turndown.turndown(html).trim();
+export async function htmlToMarkdown(html: string): Promise<string> {
+  const { turndown } = await htmlLibraries();
+  return turndown.turndown(html).trim();
+}
 
 /** A page's main text as Markdown: Readability finds the article, Turndown writes it. */
-function readable(html: string, url: string): ReadablePage {
+async function readable(html: string, url: string): Promise<ReadablePage> {
+  const { turndown, parseHTML, Readability } = await htmlLibraries();
   const { document } = parseHTML(html);
   // Relative links become absolute, so the notes still point somewhere.
   for (const link of document.querySelectorAll("a[href]")) {
@@ -56,11 +77,11 @@ function readable(html: string, url: string): ReadablePage {
   const fallbackTitle = document.querySelector("title")?.textContent?.trim() ?? "";
   const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
   const html2 = article?.content ?? document.body?.innerHTML ?? html;
-  return { title: article?.title?.trim() || fallbackTitle || url, markdown: htmlToMarkdown(html2) };
+  return { title: article?.title?.trim() || fallbackTitle || url, markdown: turndown.turndown(html2).trim() };
 }
 
 /** The text of any fetched body: HTML made readable, text kept, anything else refused. */
-export function pageText(body: string, contentType: string, url: string): ReadablePage | undefined {
+export async function pageText(body: string, contentType: string, url: string): Promise<ReadablePage | undefined> {
   if (/html|xml/i.test(contentType) || (!contentType && /^\s*</.test(body))) return readable(body, url);
   if (/^(text\/|application\/(json|[\w.+-]*\+json))/i.test(contentType)) return { title: url, markdown: body.trim() };
   return undefined;

@@ -34,7 +34,7 @@ abstract class WebSearchProvider implements SearchProvider {
 
   async open(hit: SearchHit, scope: SearchScope) {
     const page = await fetchPage(hit.url, this.limits, scope.signal);
-    const text = pageText(page.body, page.contentType, page.url);
+    const text = await pageText(page.body, page.contentType, page.url);
     if (!text) throw new Error(`${page.url} is not a text page (${page.contentType})`);
     return { ...text, url: page.url };
   }

@@ -105,11 +105,13 @@ export class McpToolCatalog implements ToolCatalog {
         access: source.access,
         redact,
       };
-      const tools = [...names].map(([exposed, own]) => {
-        const definition = byOwnName.get(own);
-        if (!definition) throw new Error(`exposedToolNames named ${own}, which ${source.name} does not list`);
-        return mcpTool(definition, exposed, runtime);
-      });
+      const tools = await Promise.all(
+        [...names].map(([exposed, own]) => {
+          const definition = byOwnName.get(own);
+          if (!definition) throw new Error(`exposedToolNames named ${own}, which ${source.name} does not list`);
+          return mcpTool(definition, exposed, runtime);
+        }),
+      );
       return { tools };
     } catch (error) {
       return { source: source.name, reason: redact(errorMessage(error)).slice(0, 500) };

@@ -1,6 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool as McpToolDefinition } from "@modelcontextprotocol/sdk/types.js";
 import { assertDeliverableUrl, type HostLookup } from "../../net/ssrfGuard.js";
 import { pinnedFetch } from "./pinnedFetch.js";
@@ -24,6 +22,20 @@ const CLIENT_INFO = { name: "stepwise", version: "0.1.0" };
 /** At most this many pages of tools/list: a server that pages forever does not hold a run. */
 const MAX_LIST_PAGES = 20;
 
+/** The SDK's client loads with the first connection: the agents of a tenant with no tool source never need it. */
+async function loadClientSdk() {
+  const [{ Client }, { SSEClientTransport }, { StreamableHTTPClientTransport, StreamableHTTPError }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/sse.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  ]);
+  /** The HTTP status of a failed Streamable HTTP request, if that is what failed. */
+  const statusOf = (error: unknown) => (error instanceof StreamableHTTPError ? error.code : undefined);
+  return { Client, SSEClientTransport, StreamableHTTPClientTransport, statusOf };
+}
+let clientSdk: ReturnType<typeof loadClientSdk> | undefined;
+const mcpClientSdk = () => (clientSdk ??= loadClientSdk());
+
 /**
  * Opens an MCP session: Streamable HTTP first; a server that answers its POST with a 4xx is an
  * older HTTP+SSE server (the spec's backwards-compatibility rule), so try that transport next.
@@ -31,6 +43,7 @@ const MAX_LIST_PAGES = 20;
  */
 async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeoutMs: number): Promise<Client> {
   const addresses = await assertDeliverableUrl(endpoint.url, policy);
+  const { Client, SSEClientTransport, StreamableHTTPClientTransport, statusOf } = await mcpClientSdk();
   const url = new URL(endpoint.url);
   const options = { requestInit: { headers: endpoint.headers, redirect: "manual" as const }, fetch: pinnedFetch(addresses) };
   const client = new Client(CLIENT_INFO);
@@ -40,8 +53,9 @@ async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeo
     return client;
   } catch (error) {
     await client.close().catch(() => undefined);
-    if (!isOlderServerAnswer(error)) throw withStatus(error);
-    first = withStatus(error);
+    const status = statusOf(error);
+    if (!isOlderServerAnswer(status)) throw withStatus(error, status);
+    first = withStatus(error, status);
   }
   const legacy = new Client(CLIENT_INFO);
   try {
@@ -54,16 +68,13 @@ async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeo
 }
 
 /** The SDK's message leaves the HTTP status out; a person fixing the source needs it. */
-function withStatus(error: unknown): unknown {
-  return error instanceof StreamableHTTPError && error.code !== undefined
-    ? new Error(`HTTP ${error.code}: ${error.message}`, { cause: error })
-    : error;
+function withStatus(error: unknown, status: number | undefined): unknown {
+  return status !== undefined ? new Error(`HTTP ${status}: ${(error as Error).message}`, { cause: error }) : error;
 }
 
 /** A 4xx to the first POST, other than one about credentials or rate: maybe an HTTP+SSE server. */
-function isOlderServerAnswer(error: unknown): boolean {
-  const code = error instanceof StreamableHTTPError ? error.code : undefined;
-  return code !== undefined && code >= 400 && code < 500 && ![401, 403, 429].includes(code);
+function isOlderServerAnswer(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500 && ![401, 403, 429].includes(status);
 }
 
 /** Runs `fn` on a fresh session and always closes it: nothing stays open in a frozen Lambda. */

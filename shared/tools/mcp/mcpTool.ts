@@ -1,11 +1,13 @@
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
 import type { Tool, ToolContext } from "../../ports/tools.js";
 import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, withMcp } from "./client.js";
 import { type MappedResult, mapCallResult } from "./results.js";
 
-const validators = new AjvJsonSchemaValidator();
+/** ajv (through the MCP SDK) loads with the first MCP tool: the agents of a tenant with no tool source never need it. */
+let validators: Promise<import("@modelcontextprotocol/sdk/validation/ajv").AjvJsonSchemaValidator> | undefined;
+const jsonSchemaValidators = () =>
+  (validators ??= import("@modelcontextprotocol/sdk/validation/ajv").then(({ AjvJsonSchemaValidator }) => new AjvJsonSchemaValidator()));
 const MAX_DESCRIPTION = 1_024;
 
 export interface McpSourceRuntime {
@@ -31,7 +33,11 @@ export function accessOf(definition: McpToolDefinition, overrides: Record<string
  * tool's own JSON schema (for the model's calls and for a person's edit alike); each call opens a
  * session, calls tools/call with the call's idempotency key in `_meta`, and closes it.
  */
-export function mcpTool(definition: McpToolDefinition, exposedName: string, source: McpSourceRuntime): Tool<Record<string, unknown>> {
+export async function mcpTool(
+  definition: McpToolDefinition,
+  exposedName: string,
+  source: McpSourceRuntime,
+): Promise<Tool<Record<string, unknown>>> {
   const inputSchema = { ...definition.inputSchema } as Record<string, unknown>;
   return {
     name: exposedName,
@@ -39,7 +45,7 @@ export function mcpTool(definition: McpToolDefinition, exposedName: string, sour
     access: accessOf(definition, source.access),
     source: source.name,
     inputSchema,
-    parameters: jsonSchemaParameters(inputSchema),
+    parameters: await jsonSchemaParameters(inputSchema),
     async run(args: Record<string, unknown>, context: ToolContext): Promise<string> {
       const signal = context.signal
         ? AbortSignal.any([context.signal, AbortSignal.timeout(source.callTimeoutMs)])
@@ -72,7 +78,8 @@ export function mcpTool(definition: McpToolDefinition, exposedName: string, sour
 }
 
 /** A zod schema that checks a value against a JSON schema (ajv), so edits are validated like calls. */
-function jsonSchemaParameters(schema: Record<string, unknown>): z.ZodType<Record<string, unknown>> {
+async function jsonSchemaParameters(schema: Record<string, unknown>): Promise<z.ZodType<Record<string, unknown>>> {
+  const validators = await jsonSchemaValidators();
   let validate: ((input: unknown) => { valid: boolean; errorMessage?: string }) | undefined;
   try {
     validate = validators.getValidator(schema as never);
