@@ -185,9 +185,15 @@ export class SdkCallGraph {
   /** An object literal typed by one of our interfaces (its methods are called by our code, by name). */
   private implementsOurInterface(node: ts.Node): boolean {
     if (!ts.isObjectLiteralExpression(node)) return false;
+    return this.contextualSymbols(node).some((symbol) => (symbol.declarations ?? []).some((d) => this.isProjectFile(d.getSourceFile())));
+  }
+
+  /** The types an object literal is given by its context; an async function's return is `T | PromiseLike<T>`, so each part. */
+  private contextualSymbols(node: ts.ObjectLiteralExpression): ts.Symbol[] {
     const type = this.checker.getContextualType(node);
-    const symbol = type?.aliasSymbol ?? type?.getSymbol();
-    return (symbol?.declarations ?? []).some((d) => this.isProjectFile(d.getSourceFile()));
+    return (type?.isUnion() ? type.types : type ? [type] : [])
+      .map((part) => part.aliasSymbol ?? part.getSymbol())
+      .filter((symbol): symbol is ts.Symbol => symbol !== undefined);
   }
 
   private indexMembers(file: ts.SourceFile) {
@@ -235,14 +241,15 @@ export class SdkCallGraph {
         .filter((symbol): symbol is ts.Symbol => symbol !== undefined);
     }
     if (ts.isObjectLiteralExpression(owner)) {
-      const symbol = this.checker.getContextualType(owner)?.getSymbol();
       // A literal handed to a factory that returns it as one of our interfaces (`defineTool({ run… })`
       // is a Tool) implements that interface: its members run where the interface's are called.
       const made =
         ts.isCallExpression(owner.parent) && owner.parent.arguments.includes(owner)
           ? this.checker.getTypeAtLocation(owner.parent).getSymbol()
           : undefined;
-      return [symbol, made].filter((s): s is ts.Symbol => s !== undefined && (s.flags & ts.SymbolFlags.Interface) !== 0);
+      return [...this.contextualSymbols(owner), made].filter(
+        (s): s is ts.Symbol => s !== undefined && (s.flags & ts.SymbolFlags.Interface) !== 0,
+      );
     }
     return [];
   }
