@@ -4,23 +4,9 @@ import { parseCommandLine, UsageError } from "../../../../infra/cli/args.js";
 import { Renderer, useColor } from "../../../../infra/cli/render.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { Plan } from "../../../../shared/contracts/plan.js";
+import { calculatorRunEvents } from "../../../support/sampleRun.js";
 
-const sampleEvents: RunEvent[] = [
-  { type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" }, seq: 1, at: "2026-01-01T00:00:00.000Z" },
-  {
-    type: "tool.called",
-    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: { expression: "17*23" } },
-    seq: 2,
-    at: "2026-01-01T00:00:01.000Z",
-  },
-  {
-    type: "tool.result",
-    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", ok: true, output: "17*23 = 391" },
-    seq: 3,
-    at: "2026-01-01T00:00:02.000Z",
-  },
-  { type: "run.succeeded", data: { result: "17*23 = 391 — ünïcødé ✓\nsecond line", files: [] }, seq: 4, at: "2026-01-01T00:00:03.000Z" },
-];
+const sampleEvents = calculatorRunEvents("17*23 = 391 — ünïcødé ✓\nsecond line");
 
 const plan: Plan = {
   title: "Plan for: the facts",

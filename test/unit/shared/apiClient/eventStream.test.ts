@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readEventStream, type SseCursor, type SseMessage } from "../../../../shared/apiClient/eventStream.js";
-import type { RunEvent } from "../../../../shared/contracts/events.js";
 import { sseFrame } from "../../../../shared/protocols/sse.js";
+import { calculatorRunEvents } from "../../../support/sampleRun.js";
 
 const encoder = new TextEncoder();
 const bytes = (chunk: string | Uint8Array) => (typeof chunk === "string" ? encoder.encode(chunk) : chunk);
@@ -37,16 +37,7 @@ function splitAt(text: string, cuts: number[]): string[] {
   return parts;
 }
 
-const sampleEvents: RunEvent[] = [
-  { type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" }, seq: 1, at: "2026-01-01T00:00:00.000Z" },
-  {
-    type: "tool.called",
-    data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: { expression: "17*23" } },
-    seq: 2,
-    at: "2026-01-01T00:00:01.000Z",
-  },
-  { type: "run.succeeded", data: { result: "17*23 = 391 — ünïcødé ✓ 🎉\nsecond line", files: [] }, seq: 3, at: "2026-01-01T00:00:03.000Z" },
-];
+const sampleEvents = calculatorRunEvents("17*23 = 391 — ünïcødé ✓ 🎉\nsecond line");
 /** A stream as the server writes it: retry first, frames, heartbeats between them. */
 const serverStream = `retry: 1000\n\n${sampleEvents.map(sseFrame).join(": heartbeat\n\n")}`;
 const expected = sampleEvents.map((e) => ({ type: e.type, data: JSON.stringify(e), lastEventId: String(e.seq) }));
@@ -55,7 +46,7 @@ describe("readEventStream", () => {
   it("reads the server's frames: ids, event types, JSON data, retry; heartbeats dispatch nothing", async () => {
     const cursor: SseCursor = { lastEventId: "" };
     expect(await read([serverStream], cursor)).toEqual(expected);
-    expect(cursor).toEqual({ lastEventId: "3", retryMs: 1000 });
+    expect(cursor).toEqual({ lastEventId: "4", retryMs: 1000 });
   });
 
   it("gives the same events whatever the chunking, with LF, CRLF or CR line ends", async () => {
