@@ -2,6 +2,7 @@ import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import type { Services } from "../../shared/services.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
+import { runHeadline } from "../../shared/views/runView.js";
 import { consoleAsset } from "../console/assets.js";
 import { type HttpResult, json } from "../http.js";
 import { health } from "./health.js";
@@ -25,12 +26,7 @@ export const consoleApiRoutes: Route[] = [
 /** One line per run in `GET /v1/runs`: enough for a list, the rest is at `GET /v1/runs/{id}`. */
 export function runSummary(run: RunRecord, services: Services) {
   return {
-    runId: run.runId,
-    sessionId: run.sessionId,
-    status: run.status,
-    queuedBehind: run.status === "queued" ? (run.queuedBehind ?? null) : null,
-    requestedMode: run.requestedMode,
-    mode: run.mode ?? null,
+    ...runHeadline(run),
     input: run.input.length > 200 ? `${run.input.slice(0, 199)}…` : run.input,
     usage: { ...run.usage, ...(run.stateTransitions !== undefined ? { stateTransitions: run.stateTransitions } : {}) },
     estimatedCostUsd: estimatedCostUsd(run.usage, run.stateTransitions, services.settings),

@@ -23,6 +23,19 @@ export function runLinks(runId: string, executionArn: string, links: Links) {
   };
 }
 
+/** What a run's view and its line in a list both open with: who it is, where it stands, how it runs. */
+export function runHeadline(run: RunRecord) {
+  return {
+    runId: run.runId,
+    sessionId: run.sessionId,
+    status: run.status,
+    /** While queued: the run it waits for (the session's run in flight, or the one sent before it). */
+    queuedBehind: run.status === "queued" ? (run.queuedBehind ?? null) : null,
+    requestedMode: run.requestedMode,
+    mode: run.mode ?? null,
+  };
+}
+
 /** What `GET /v1/runs/{id}` returns: the record without tenant internals, plus tasks, files and links. */
 export function runView(
   run: RunRecord,
@@ -33,13 +46,7 @@ export function runView(
   stateTransitions?: number,
 ) {
   return {
-    runId: run.runId,
-    sessionId: run.sessionId,
-    status: run.status,
-    /** While queued: the run it waits for (the session's run in flight, or the one sent before it). */
-    queuedBehind: run.status === "queued" ? (run.queuedBehind ?? null) : null,
-    requestedMode: run.requestedMode,
-    mode: run.mode ?? null,
+    ...runHeadline(run),
     input: run.input,
     metadata: run.metadata,
     plan: run.plan ?? null,
