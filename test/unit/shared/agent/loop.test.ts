@@ -136,6 +136,19 @@ const WAITS = [
 const waitCalls = () => WAITS.map((w) => ({ id: w.id, name: "wait", args: { label: w.label, ms: w.ms } }));
 const callsThenAnswer: ModelFn = (request) => (request.messages.at(-1)!.role === "tool" ? { text: "All done." } : { calls: waitCalls() });
 
+/** A write tool that counts how often it ran. */
+function countingTool() {
+  const counter = { runs: 0 };
+  const tool = defineTool({
+    name: "count",
+    description: "Counts.",
+    access: "write",
+    parameters: z.object({}),
+    run: async () => `run ${++counter.runs}`,
+  });
+  return { tool, counter };
+}
+
 describe("agent loop: parallel tool calls", () => {
   it("runs one response's calls at most toolConcurrency at once, and feeds the results back in call order", async () => {
     const { tool, state } = waitingTool();
@@ -346,21 +359,14 @@ describe("agent loop: budget, deadline and replay", () => {
   });
 
   it("stops without running the tools when the run ends (a cancel) while the model is thinking", async () => {
-    let runs = 0;
-    const counted = defineTool({
-      name: "count",
-      description: "Counts.",
-      access: "write",
-      parameters: z.object({}),
-      run: async () => `run ${++runs}`,
-    });
+    const { tool: counted, counter } = countingTool();
     const h = harness(() => {
       h.state.status = "cancelled";
       return { calls: [{ id: "c1", name: "count", args: {} }] };
     });
     const outcome = await h.run({ tools: [counted] });
     expect(outcome).toEqual({ kind: "ended", rounds: 0 });
-    expect(runs).toBe(0);
+    expect(counter.runs).toBe(0);
     expect(ofType(h.events, "tool.result")).toHaveLength(0);
   });
 
@@ -445,14 +451,7 @@ describe("agent loop: budget, deadline and replay", () => {
   });
 
   it("replays a finished loop from its journal: no model call, no tool run, no new events", async () => {
-    let runs = 0;
-    const counted = defineTool({
-      name: "count",
-      description: "Counts.",
-      access: "write",
-      parameters: z.object({}),
-      run: async () => `run ${++runs}`,
-    });
+    const { tool: counted, counter } = countingTool();
     const h = harness((request) =>
       request.messages.at(-1)!.role === "tool" ? { text: "Counted." } : { calls: [{ id: "c1", name: "count", args: {} }] },
     );
@@ -460,7 +459,7 @@ describe("agent loop: budget, deadline and replay", () => {
     const recorded = { requests: h.requests.length, events: h.events.length, usage: h.usage.length };
     const again = await h.run({ tools: [counted] });
     expect(again).toEqual(first);
-    expect(runs).toBe(1);
+    expect(counter.runs).toBe(1);
     expect({ requests: h.requests.length, events: h.events.length, usage: h.usage.length }).toEqual(recorded);
   });
 });
