@@ -66,7 +66,7 @@ export async function htmlToMarkdown(html: string): Promise<string> {
 
 /** A page's main text as Markdown: Readability finds the article, Turndown writes it. */
 async function readable(html: string, url: string): Promise<ReadablePage> {
-  const { turndown, parseHTML, Readability } = await htmlLibraries();
+  const { parseHTML, Readability } = await htmlLibraries();
   const { document } = parseHTML(html);
   // Relative links become absolute, so the notes still point somewhere.
   for (const link of document.querySelectorAll("a[href]")) {
@@ -77,7 +77,7 @@ async function readable(html: string, url: string): Promise<ReadablePage> {
   const fallbackTitle = document.querySelector("title")?.textContent?.trim() ?? "";
   const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
   const html2 = article?.content ?? document.body?.innerHTML ?? html;
-  return { title: article?.title?.trim() || fallbackTitle || url, markdown: turndown.turndown(html2).trim() };
+  return { title: article?.title?.trim() || fallbackTitle || url, markdown: await htmlToMarkdown(html2) };
 }
 
 /** The text of any fetched body: HTML made readable, text kept, anything else refused. */

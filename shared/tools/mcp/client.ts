@@ -22,8 +22,11 @@ const CLIENT_INFO = { name: "stepwise", version: "0.1.0" };
 /** At most this many pages of tools/list: a server that pages forever does not hold a run. */
 const MAX_LIST_PAGES = 20;
 
-/** The SDK's client loads with the first connection: the agents of a tenant with no tool source never need it. */
-async function loadClientSdk() {
+/**
+ * The SDK's client, loaded when a connection is opened (the module system keeps it after the first):
+ * the agents of a tenant with no tool source never load it.
+ */
+async function mcpClientSdk() {
   const [{ Client }, { SSEClientTransport }, { StreamableHTTPClientTransport, StreamableHTTPError }] = await Promise.all([
     import("@modelcontextprotocol/sdk/client/index.js"),
     import("@modelcontextprotocol/sdk/client/sse.js"),
@@ -33,8 +36,6 @@ async function loadClientSdk() {
   const statusOf = (error: unknown) => (error instanceof StreamableHTTPError ? error.code : undefined);
   return { Client, SSEClientTransport, StreamableHTTPClientTransport, statusOf };
 }
-let clientSdk: ReturnType<typeof loadClientSdk> | undefined;
-const mcpClientSdk = () => (clientSdk ??= loadClientSdk());
 
 /**
  * Opens an MCP session: Streamable HTTP first; a server that answers its POST with a 4xx is an
