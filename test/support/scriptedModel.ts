@@ -167,8 +167,7 @@ async function play(step: ScriptStep, request: ScriptedRequest, index: number, r
     return stream(res, step.chunks, step);
   }
 
-  const reply: ReplyStep =
-    "malformed" in step ? { text: [step.malformed], usage: step.usage, slowMs: step.slowMs, heldUntil: step.heldUntil } : step;
+  const reply = asReply(step);
   const deltas = typeof reply.text === "string" ? reply.text.split(/(?<=\s)(?=\S)/) : (reply.text ?? []);
   const content = reply.text === undefined ? null : deltas.join("");
   const toolCalls: ChatCompletionMessageFunctionToolCall[] = (reply.toolCalls ?? []).map((call, i) => ({
@@ -224,6 +223,13 @@ async function play(step: ScriptStep, request: ScriptedRequest, index: number, r
     ...(includeUsage ? [{ ...meta, object: "chat.completion.chunk" as const, choices: [], usage }] : []),
   ];
   return stream(res, chunks, reply);
+}
+
+/** A malformed step is a reply whose text is that one delta, paced and counted like any other. */
+function asReply(step: ReplyStep | MalformedStep): ReplyStep {
+  if (!("malformed" in step)) return step;
+  const { malformed, ...paced } = step;
+  return { ...paced, text: [malformed] };
 }
 
 async function stream(res: ServerResponse, chunks: ChatCompletionChunk[], { slowMs = 0, heldUntil }: Paced): Promise<void> {
