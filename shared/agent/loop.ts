@@ -126,17 +126,19 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       async () => {
         const stream = textStream(ports, run.runId, source, restore);
         try {
-          return await ports.model.complete({
-            role: options.role,
-            messages: prompt,
-            tools: specs,
-            signal: check?.signal,
-            onText: (text) => {
-              streamed = true;
-              stream.onText(text);
-            },
-            onReasoning: stream.onReasoning,
-          });
+          return withoutIdleReasoning(
+            await ports.model.complete({
+              role: options.role,
+              messages: prompt,
+              tools: specs,
+              signal: check?.signal,
+              onText: (text) => {
+                streamed = true;
+                stream.onText(text);
+              },
+              onReasoning: stream.onReasoning,
+            }),
+          );
         } catch (error) {
           if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
           // A failed call was paid for too: count it on the run before the error ends this step.
@@ -281,16 +283,25 @@ function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
   };
 }
 
+/** Reasoning is kept (and journaled) only on a tool-call turn: no provider wants it back elsewhere. */
+function withoutIdleReasoning(response: ChatResponse): ChatResponse {
+  if (!response.reasoning || response.toolCalls.length) return response;
+  const { reasoning: _, ...rest } = response;
+  return rest;
+}
+
 function hasEffects(round: ToolRound, call: ToolCall): boolean {
   const tool = round.tools.get(call.name);
   if (!tool || tool.pure) return false;
   return tool.access === "write" || tool.asksUser === true || needsApproval(tool, round.approval);
 }
 
+/** The reply as it goes back to the model; a tool-call turn keeps the reasoning its provider wants back. */
 function assistantMessage(response: ChatResponse): ChatMessage {
   return {
     role: "assistant",
     content: response.content,
+    ...(response.toolCalls.length && response.reasoning ? { reasoning_content: response.reasoning } : {}),
     ...(response.toolCalls.length
       ? {
           tool_calls: response.toolCalls.map((c) => ({

@@ -2,8 +2,9 @@ import { setTimeout as delay } from "node:timers/promises";
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { errorMessage, StepError, StepErrorCode } from "../errors.js";
+import { rulesFor } from "./providerRules.js";
 import { StreamAssembler } from "./streamAssembler.js";
-import type { ChatModel, ChatRequest, ChatResponse, GenerationSettings } from "./types.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, GenerationSettings } from "./types.js";
 
 export interface OpenAIModelOptions {
   model: string;
@@ -69,9 +70,13 @@ export class OpenAIModel implements ChatModel {
   private async stream(request: ChatRequest): Promise<ChatResponse> {
     const settings = { ...this.options.settings, ...request.settings };
     const limitField = this.options.maxTokensField ?? "max_tokens";
+    const model = settings.model ?? this.name;
+    // Reasoning goes back only to a provider that requires it; others may refuse the field.
+    const replay = settings.reasoningReplay ?? rulesFor(model).reasoningReplay;
     const body: ChatCompletionCreateParamsStreaming = {
-      model: settings.model ?? this.name,
-      messages: request.messages,
+      ...settings.requestFields,
+      model,
+      messages: replay ? request.messages : withoutReasoning(request.messages),
       tools: request.tools?.length ? request.tools : undefined,
       tool_choice: request.tools?.length ? "auto" : undefined,
       stream: true,
@@ -113,8 +118,19 @@ export class OpenAIModel implements ChatModel {
           : "the answer was not a stream of events (an error page?)",
       );
     }
-    return { ...assembler.result(), model: body.model };
+    const { reasoning, ...response } = assembler.result();
+    return { ...response, model: body.model, ...(replay && reasoning ? { reasoning } : {}) };
   }
+}
+
+/** The messages without `reasoning_content` (kept by a loop whose provider wanted it back). */
+function withoutReasoning(messages: ChatMessage[]): ChatMessage[] {
+  if (!messages.some((m) => "reasoning_content" in m)) return messages;
+  return messages.map((message) => {
+    if (!("reasoning_content" in message)) return message;
+    const { reasoning_content: _, ...rest } = message as ChatMessage & { reasoning_content?: string };
+    return rest as ChatMessage;
+  });
 }
 
 function describe(error: unknown): string {

@@ -22,6 +22,11 @@ export interface ChatResponse {
   model?: string;
   /** Set when the fallback model answered because the first stayed unavailable after its retries. */
   fallback?: boolean;
+  /**
+   * The reasoning behind the reply, kept only for a provider that wants it back on tool-call turns
+   * (GenerationSettings.reasoningReplay): it goes back as that assistant message's `reasoning_content`.
+   */
+  reasoning?: string;
 }
 
 /** How a request is generated; unset fields are left to the provider. */
@@ -33,6 +38,13 @@ export interface GenerationSettings {
   maxOutputTokens?: number;
   /** For reasoning models (o-series, DeepSeek, Qwen with thinking): minimal, low, medium or high. */
   reasoningEffort?: "minimal" | "low" | "medium" | "high";
+  /**
+   * Whether an assistant tool-call turn must carry its reasoning (`reasoning_content`) when sent back
+   * (DeepSeek V4 in thinking mode refuses it otherwise); unset: as the model's family requires (providerRules.ts).
+   */
+  reasoningReplay?: boolean;
+  /** The provider's own request fields (`thinking`, `enable_thinking`, `chat_template_kwargs`, …), sent as given. */
+  requestFields?: Record<string, unknown>;
 }
 
 /** What a failed model call had already cost (set on the error it throws). */
