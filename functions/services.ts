@@ -4,6 +4,7 @@ import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { BaseServices } from "../shared/baseServices.js";
 import { JsonContractModel } from "../shared/llm/jsonContractModel.js";
 import { OpenAIModel } from "../shared/llm/openaiModel.js";
+import { withOutputLimit } from "../shared/llm/outputLimit.js";
 import { RoleModel } from "../shared/llm/roleModel.js";
 import type { ChatModel } from "../shared/llm/types.js";
 import { EnvelopeCipher } from "../shared/secrets/envelope.js";
@@ -54,7 +55,8 @@ function modelFor(settings: Settings["model"], secrets: SecretsManagerClient): C
       maxRetries: settings.maxRetries,
       maxTokensField: maxTokensField(settings),
     });
-    return key ? forgettingRefusedKey(openai, key) : openai;
+    const limited = withOutputLimit(openai);
+    return key ? forgettingRefusedKey(limited, key) : limited;
   };
   const model = new RoleModel(endpoint(settings.name), {
     roles: settings.roles,

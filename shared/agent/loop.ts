@@ -76,6 +76,10 @@ const OUTPUT_PREVIEW = 2_000;
 /** Sent once after an empty model answer. */
 export const EMPTY_ANSWER_CORRECTION = "Your reply was empty. Reply with your answer to the task, or call a tool.";
 
+/** The answer to each call of a reply cut at the output limit (the call does not run). */
+export const CUT_TOOL_CALL =
+  "Not run: your reply was cut off at the output limit while you were writing this call, so its arguments are incomplete. Send a smaller call: split the content over several calls, or write less in one.";
+
 /** What a task or run reports when the model answered with nothing twice. */
 export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the second time after being told so).";
 
@@ -167,6 +171,13 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     if (!reply || (await check?.ended())) return done({ kind: "ended", rounds: round });
     const { value: response, replayed } = reply;
     const calls = response.toolCalls.map((call) => window.restoreArguments(call));
+    if (response.finishReason === "length" && calls.length) {
+      // Cut while writing its calls: nothing runs; each call is answered so the model can send a smaller one.
+      if (!replayed) addUsage(usage, response);
+      conversation.push(assistantMessage(response));
+      for (const call of calls) conversation.push({ role: "tool", tool_call_id: call.id, content: CUT_TOOL_CALL });
+      continue;
+    }
     if (!replayed) {
       addUsage(usage, response);
       if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
