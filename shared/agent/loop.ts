@@ -1,11 +1,13 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
+import { DEFAULT_TOOL_CAP } from "../llm/roleSettings.js";
 import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 import { textStream } from "./deltas.js";
 import { BackgroundEvents, CallGuard } from "./overlap.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -34,6 +36,8 @@ export interface LoopOptions {
   /** Earlier turns (session memory) and the current user message. */
   conversation: ChatMessage[];
   tools: ToolSet;
+  /** The most tools one request may carry (the role's cap; default 128): past it the agent searches (find_tools). */
+  maxTools?: number;
   maxRounds: number;
   /** Parallel tool calls of one turn run at most this many at once. */
   toolConcurrency?: number;
@@ -92,7 +96,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
   const { ports } = run;
   const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
-  const specs = options.tools.specs();
+  const tools = withToolSearch(options.tools, options.maxTools ?? DEFAULT_TOOL_CAP);
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   /** What a person reads: the model's placeholders back to the real URLs. */
   const restore = (text: string) => window.restoreText(text);
@@ -116,6 +120,8 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const check = recorded ? undefined : await guard.beforeCall(round);
     if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
+    // What find_tools loaded in earlier rounds is offered from this one on.
+    const specs = tools.specs();
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
     const prompt = window.build(await options.system(round), conversation, specs);
     let streamed = false;
@@ -176,7 +182,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
           : []),
         ...calls.map((call) => {
           const args = parseArguments(call.arguments);
-          const persona = personaOf(args, options.tools.get(call.name), call.name);
+          const persona = personaOf(args, tools.get(call.name), call.name);
           return {
             type: "tool.called",
             data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona },
@@ -202,7 +208,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       round,
       agent: options.role,
       taskId: options.taskId,
-      tools: options.tools,
+      tools,
       emit: (bodies: EventBody[]) => events.append(bodies),
       journal,
       ports: { ...ports, model: countedModel(ports.model, usage) },
@@ -216,11 +222,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       // runs: a retry after a crash between its side effect and its result finds the intent and
       // the tool deduplicates by the same key.
       for (const call of calls) {
-        if (
-          options.tools.get(call.name)?.access === "write" &&
-          !journal.has(round, "tool", call.id) &&
-          !journal.has(round, "intent", call.id)
-        ) {
+        if (tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
           journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
         }
       }
@@ -232,6 +234,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const results: EventBody[] = [];
     calls.forEach((call, i) => {
       const { value, replayed: wasReplayed } = outcomes[i];
+      if (value.loads) tools.load?.(value.loads);
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
         results.push({

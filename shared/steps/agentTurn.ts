@@ -3,9 +3,11 @@ import { EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from 
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
+import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { agentTurnFits } from "../run/historyBudget.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
 export type AgentTurnPorts = StepPorts<keyof LoopPorts | "tools" | "sessions" | "executions">;
@@ -33,10 +35,12 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const { ports } = run;
   const record = await ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const [history, tools] = await Promise.all([
+  const [history, registry] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),
   ]);
+  const maxTools = toolCapFor("react", ports.settings.model.roles);
+  const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope: "react",
@@ -44,6 +48,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
     system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)) }),
     conversation: [...history, { role: "user", content: record.input }],
     tools,
+    maxTools,
     maxRounds: budgetsOf(ports, record).maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: record.approval?.tools,
