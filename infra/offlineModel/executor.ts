@@ -7,7 +7,9 @@ import {
   isFailure,
   labelledText,
   lastUserText,
+  oneLine,
   requestIn,
+  taskOf,
   textOf,
   toolResultsSinceLastUser,
 } from "./conversation.js";
@@ -116,6 +118,25 @@ function subjectText({ task, isReact, userText }: Assignment): string {
 function hasProse(text: string, expressions: string[]): boolean {
   const words = expressions.reduce((rest, expression) => rest.replace(expression, " "), text).match(/\p{L}{2,}/gu);
   return (words?.length ?? 0) >= 4;
+}
+
+/** An agent whose rounds are spent is asked, without tools, what it did and what it did not (shared/agent/loop.ts). */
+export const isBudgetDelivery = (messages: readonly ChatMessage[]) =>
+  /^You have used all \d+ rounds of your budget/.test(lastUserText(messages));
+
+/** The delivery at the round budget: every tool result the agent got, and the task it did not finish. */
+export function deliverAtBudget(messages: readonly ChatMessage[]): Decision {
+  const { task } = taskOf(
+    messages.slice(
+      0,
+      messages.findLastIndex((m) => m.role === "user"),
+    ),
+  );
+  const results = messages.filter((m) => m.role === "tool").map((m) => cut(oneLine(textOf(m.content)), 300));
+  const done = results.length > 0 ? results.map((r) => `- ${r}`).join("\n") : "- nothing: no tool call finished";
+  return say(
+    `I ran out of rounds before I finished.\n\nWhat I did:\n${done}\n\nWhat is not done: the rest of the task (${cut(oneLine(task), 200)}).`,
+  );
 }
 
 /** The tool results since the last user message, without find_tools' lists (how tools were found is no result). */

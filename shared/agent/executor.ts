@@ -9,7 +9,7 @@ import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { fitText } from "./largeText.js";
-import { EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
+import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -97,7 +97,9 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   }
   const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
-  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage() });
+  // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.
+  const stopReason = outcome.kind === "budget" ? budgetStop(outcome.rounds) : undefined;
+  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage(), stopReason });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
@@ -154,7 +156,7 @@ export async function finishTask(
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
-  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage> } = {},
+  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage>; stopReason?: string } = {},
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
@@ -168,12 +170,23 @@ export async function finishTask(
     result: kept,
     endedAt: new Date().toISOString(),
     ...(known.usage ? { usage: known.usage } : {}),
+    ...(known.stopReason ? { stopReason: known.stopReason } : {}),
   };
   await Promise.all([
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
     known.events,
     ports.events.append(run.runId, [
-      { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: kept.slice(0, 2_000) } },
+      {
+        type: "task.completed",
+        data: {
+          taskId: task.taskId,
+          title: task.title,
+          iteration,
+          status,
+          result: kept.slice(0, 2_000),
+          ...(known.stopReason ? { stopReason: known.stopReason } : {}),
+        },
+      },
     ]),
   ]);
   return { ...input, done: true, status, preview: kept.slice(0, 200) };

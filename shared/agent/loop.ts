@@ -111,17 +111,19 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     journal,
     events: events.settled(),
   });
-  let lastText = "";
   let emptyAnswers = 0;
 
-  for (let round = 0; round < options.maxRounds; round++) {
+  for (let round = 0; round <= options.maxRounds; round++) {
+    // The round budget is spent: one last call without tools delivers what was done and what was not.
+    const delivering = round === options.maxRounds;
+    if (delivering) conversation.push({ role: "user", content: budgetDelivery(options.maxRounds) });
     const recorded = journal.has(round, "llm");
     if (run.deadline && Date.now() > run.deadline && !recorded) return done({ kind: "paused", rounds: round });
     const check = recorded ? undefined : await guard.beforeCall(round);
     if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
     // What find_tools loaded in earlier rounds is offered from this one on.
-    const specs = tools.specs();
+    const specs = delivering ? [] : tools.specs();
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
     const prompt = window.build(await options.system(round), conversation, specs);
     let streamed = false;
@@ -170,7 +172,8 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     });
     if (!reply || (await check?.ended())) return done({ kind: "ended", rounds: round });
     const { value: response, replayed } = reply;
-    const calls = response.toolCalls.map((call) => window.restoreArguments(call));
+    // A delivery has no tools to call: calls it makes anyway are not run.
+    const calls = delivering ? [] : response.toolCalls.map((call) => window.restoreArguments(call));
     if (!replayed) {
       addUsage(usage, response);
       if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
@@ -190,8 +193,11 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
         }),
       ]);
     }
+    if (delivering) {
+      const text = restore(response.content ?? "").trim();
+      return done({ kind: "budget", rounds: round, text: text || `${budgetStop(options.maxRounds)} The model gave no summary.` });
+    }
     conversation.push(assistantMessage(response));
-    if (response.content) lastText = restore(response.content);
     if (calls.length === 0 && !response.content?.trim() && !options.allowEmptyAnswer) {
       // An empty answer is not an answer: once, the model is told so and asked again; twice, the agent fails.
       if (emptyAnswers++ === 0) {
@@ -258,12 +264,15 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     )
       return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
   }
-  return done({
-    kind: "budget",
-    rounds: options.maxRounds,
-    text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
-  });
+  throw new Error("unreachable: the last round delivers");
 }
+
+/** The last request of an agent whose rounds are spent (newAgent's forced Deliver). */
+export const budgetDelivery = (rounds: number) =>
+  `You have used all ${rounds} rounds of your budget, so you cannot call tools any more. Reply now, without tools: say what you did and found (figures, file names), and what is not done yet and why.`;
+
+/** What a run or task records when its agent stopped at the round budget. */
+export const budgetStop = (rounds: number) => `Stopped at the round budget (${rounds} rounds).`;
 
 /** A call that changes something or waits for a person (a read tool can simply run again on replay). */
 function addUsage(usage: LoopUsage, response: ChatResponse): void {

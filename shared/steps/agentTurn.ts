@@ -1,5 +1,5 @@
 import { fitText } from "../agent/largeText.js";
-import { EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
+import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
@@ -57,11 +57,13 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const answered = outcome.kind === "answer" || outcome.kind === "budget";
   const result = answered ? await fitText(ports.files, run.runId, "answer.md", outcome.text) : undefined;
   const files = answered ? (await ports.files.list(run.runId)).map((f) => f.name) : undefined;
+  // The answer is the agent's own summary of what it did and did not do; the run says why it stopped.
+  const stopped = outcome.kind === "budget" ? { stopReason: budgetStop(outcome.rounds) } : {};
   // The turn's records, events and usage together; with the answer when there is one.
   await Promise.all([
     outcome.journal.flush(),
     outcome.events,
-    ports.runs.update(run.runId, answered ? { result, files } : {}, undefined, outcome.usage),
+    ports.runs.update(run.runId, answered ? { result, files, ...stopped } : {}, undefined, outcome.usage),
     // The answer joins the session now ("Finalize" only ends the run).
     answered ? rememberTurn(ports, { ...record, result }) : undefined,
   ]);
