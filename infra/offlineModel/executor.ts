@@ -7,7 +7,10 @@ import {
   isFailure,
   labelledText,
   lastUserText,
+  oneLine,
   requestIn,
+  taskOf,
+  textOf,
   toolResultsSinceLastUser,
 } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
@@ -18,6 +21,9 @@ import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
+
+/** The search tool of a catalogue larger than a request carries (shared/tools/toolSearch.ts). */
+const FIND_TOOLS = "find_tools";
 
 interface Assignment {
   task: string;
@@ -40,20 +46,32 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
   const toolResults = toolResultsSinceLastUser(messages);
   if (toolResults.length > 0) {
-    // The person answered the question asked first: now the rest of the task ("…, then compute 2+2").
+    // The person answered the question asked first, or find_tools loaded the tools the task names:
+    // now the rest of the task ("…, then compute 2+2").
     const made = assistantToolCalls(messages.slice(messages.findLastIndex((m) => m.role === "user")));
-    const rest = made.every((call) => call.name === "ask_user") ? firstTurnCalls(assignment, offered, { answered: true }) : [];
-    return rest.length > 0 ? callTools(rest) : say(reportToolResults(toolResults));
+    const searched = made.some((call) => call.name === FIND_TOOLS);
+    const rest = made.every((call) => call.name === "ask_user" || call.name === FIND_TOOLS)
+      ? firstTurnCalls(assignment, offered, { answered: made.some((call) => call.name === "ask_user"), searched })
+      : [];
+    if (rest.length > 0) return callTools(rest);
+    const results = searched ? resultsBeyondSearch(messages) : toolResults;
+    return say(reportToolResults(results.length > 0 ? results : toolResults));
   }
   const calls = firstTurnCalls(assignment, offered);
   return calls.length > 0 ? callTools(calls) : say(`I have no tool that fits this task: ${assignment.task}`);
 }
 
-function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { answered = false } = {}): Call[] {
+function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { answered = false, searched = false } = {}): Call[] {
   const { task, isReact } = assignment;
   // "use <tool> {…}" names the calls outright, for any tool offered (MCP tools included).
   // They are the whole task: once the person answered, a named question is not asked again.
-  const named = findToolDirectives(task).filter((directive) => offered.has(directive.name));
+  const directives = findToolDirectives(task);
+  // A named tool not offered, in a catalogue larger than a request carries: searched for once, by its name.
+  const missing = [...new Set(directives.filter((d) => !offered.has(d.name)).map((d) => d.name))];
+  if (missing.length > 0 && !searched && offered.has(FIND_TOOLS)) {
+    return [{ name: FIND_TOOLS, arguments: { query: missing.join(" "), limit: Math.min(missing.length, 20) } }];
+  }
+  const named = directives.filter((directive) => offered.has(directive.name));
   if (named.length > 0)
     return named.filter((d) => !(answered && d.name === "ask_user")).map(({ name, arguments: args }) => ({ name, arguments: args }));
   // A request that says "ask me" gets a question first (the run waits for the answer).
@@ -100,6 +118,34 @@ function subjectText({ task, isReact, userText }: Assignment): string {
 function hasProse(text: string, expressions: string[]): boolean {
   const words = expressions.reduce((rest, expression) => rest.replace(expression, " "), text).match(/\p{L}{2,}/gu);
   return (words?.length ?? 0) >= 4;
+}
+
+/** An agent whose rounds are spent is asked, without tools, what it did and what it did not (shared/agent/loop.ts). */
+export const isBudgetDelivery = (messages: readonly ChatMessage[]) =>
+  /^You have used all \d+ rounds of your budget/.test(lastUserText(messages));
+
+/** The delivery at the round budget: every tool result the agent got, and the task it did not finish. */
+export function deliverAtBudget(messages: readonly ChatMessage[]): Decision {
+  const { task } = taskOf(
+    messages.slice(
+      0,
+      messages.findLastIndex((m) => m.role === "user"),
+    ),
+  );
+  const results = messages.filter((m) => m.role === "tool").map((m) => cut(oneLine(textOf(m.content)), 300));
+  const done = results.length > 0 ? results.map((r) => `- ${r}`).join("\n") : "- nothing: no tool call finished";
+  return say(
+    `I ran out of rounds before I finished.\n\nWhat I did:\n${done}\n\nWhat is not done: the rest of the task (${cut(oneLine(task), 200)}).`,
+  );
+}
+
+/** The tool results since the last user message, without find_tools' lists (how tools were found is no result). */
+function resultsBeyondSearch(messages: readonly ChatMessage[]): string[] {
+  const since = messages.slice(messages.findLastIndex((m) => m.role === "user") + 1);
+  const searches = new Set(
+    since.flatMap((m) => m.tool_calls ?? []).flatMap((call) => (call.function?.name === FIND_TOOLS && call.id ? [call.id] : [])),
+  );
+  return since.filter((m) => m.role === "tool" && !searches.has(m.tool_call_id ?? "")).map((m) => textOf(m.content));
 }
 
 function reportToolResults(results: string[]): string {

@@ -3,11 +3,13 @@ import type { RunStatus } from "../contracts/run.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
+import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf } from "../memory/session.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 import { fitText } from "./largeText.js";
-import { EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
+import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -15,7 +17,7 @@ import type { ScopeJournal } from "./scopeJournal.js";
 export type ExecuteTaskOutput = TaskResult;
 
 /** An executor: the loop's ports, its task and step records, and the tenant's tools. */
-export type ExecutorPorts = LoopPorts & Pick<Ports, "tasks" | "tools">;
+export type ExecutorPorts = LoopPorts & Pick<Ports, "tasks" | "tools"> & SettingsOf<"model">;
 
 /** Recording a task's end: its record, its event, and a file when the result is long. */
 export type FinishTaskPorts = Pick<Ports, "tasks" | "files" | "events">;
@@ -40,7 +42,8 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const tools = await ports.tools.registryFor(step.tenantId, { runId: run.runId });
+  const maxTools = toolCapFor("executor", ports.settings.model.roles);
+  const tools = withToolSearch(await ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];
@@ -68,6 +71,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     },
     conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,
+    maxTools,
     maxRounds: step.maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: step.approvalTools,
@@ -93,7 +97,9 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   }
   const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
-  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage() });
+  // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.
+  const stopReason = outcome.kind === "budget" ? budgetStop(outcome.rounds) : undefined;
+  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage(), stopReason });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
@@ -150,7 +156,7 @@ export async function finishTask(
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
-  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage> } = {},
+  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage>; stopReason?: string } = {},
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
@@ -164,12 +170,23 @@ export async function finishTask(
     result: kept,
     endedAt: new Date().toISOString(),
     ...(known.usage ? { usage: known.usage } : {}),
+    ...(known.stopReason ? { stopReason: known.stopReason } : {}),
   };
   await Promise.all([
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
     known.events,
     ports.events.append(run.runId, [
-      { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: kept.slice(0, 2_000) } },
+      {
+        type: "task.completed",
+        data: {
+          taskId: task.taskId,
+          title: task.title,
+          iteration,
+          status,
+          result: kept.slice(0, 2_000),
+          ...(known.stopReason ? { stopReason: known.stopReason } : {}),
+        },
+      },
     ]),
   ]);
   return { ...input, done: true, status, preview: kept.slice(0, 200) };

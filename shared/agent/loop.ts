@@ -1,11 +1,13 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
+import { DEFAULT_TOOL_CAP } from "../llm/roleSettings.js";
 import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 import { textStream } from "./deltas.js";
 import { BackgroundEvents, CallGuard } from "./overlap.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -34,6 +36,8 @@ export interface LoopOptions {
   /** Earlier turns (session memory) and the current user message. */
   conversation: ChatMessage[];
   tools: ToolSet;
+  /** The most tools one request may carry (the role's cap; default 128): past it the agent searches (find_tools). */
+  maxTools?: number;
   maxRounds: number;
   /** Parallel tool calls of one turn run at most this many at once. */
   toolConcurrency?: number;
@@ -96,7 +100,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
   const { ports } = run;
   const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
-  const specs = options.tools.specs();
+  const tools = withToolSearch(options.tools, options.maxTools ?? DEFAULT_TOOL_CAP);
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   /** What a person reads: the model's placeholders back to the real URLs. */
   const restore = (text: string) => window.restoreText(text);
@@ -111,15 +115,19 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     journal,
     events: events.settled(),
   });
-  let lastText = "";
   let emptyAnswers = 0;
 
-  for (let round = 0; round < options.maxRounds; round++) {
+  for (let round = 0; round <= options.maxRounds; round++) {
+    // The round budget is spent: one last call without tools delivers what was done and what was not.
+    const delivering = round === options.maxRounds;
+    if (delivering) conversation.push({ role: "user", content: budgetDelivery(options.maxRounds) });
     const recorded = journal.has(round, "llm");
     if (run.deadline && Date.now() > run.deadline && !recorded) return done({ kind: "paused", rounds: round });
     const check = recorded ? undefined : await guard.beforeCall(round);
     if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
+    // What find_tools loaded in earlier rounds is offered from this one on.
+    const specs = delivering ? [] : tools.specs();
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
     const prompt = window.build(await options.system(round), conversation, specs);
     let streamed = false;
@@ -170,7 +178,8 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     });
     if (!reply || (await check?.ended())) return done({ kind: "ended", rounds: round });
     const { value: response, replayed } = reply;
-    const calls = response.toolCalls.map((call) => window.restoreArguments(call));
+    // A delivery has no tools to call: calls it makes anyway are not run.
+    const calls = delivering ? [] : response.toolCalls.map((call) => window.restoreArguments(call));
     if (response.finishReason === "length" && calls.length) {
       // Cut while writing its calls: nothing runs; each call is answered so the model can send a smaller one.
       if (!replayed) addUsage(usage, response);
@@ -189,7 +198,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
           : []),
         ...calls.map((call) => {
           const args = parseArguments(call.arguments);
-          const persona = personaOf(args, options.tools.get(call.name), call.name);
+          const persona = personaOf(args, tools.get(call.name), call.name);
           return {
             type: "tool.called",
             data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona },
@@ -197,8 +206,11 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
         }),
       ]);
     }
+    if (delivering) {
+      const text = restore(response.content ?? "").trim();
+      return done({ kind: "budget", rounds: round, text: text || `${budgetStop(options.maxRounds)} The model gave no summary.` });
+    }
     conversation.push(assistantMessage(response));
-    if (response.content) lastText = restore(response.content);
     if (calls.length === 0 && !response.content?.trim() && !options.allowEmptyAnswer) {
       // An empty answer is not an answer: once, the model is told so and asked again; twice, the agent fails.
       if (emptyAnswers++ === 0) {
@@ -215,7 +227,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       round,
       agent: options.role,
       taskId: options.taskId,
-      tools: options.tools,
+      tools,
       emit: (bodies: EventBody[]) => events.append(bodies),
       journal,
       ports: { ...ports, model: countedModel(ports.model, usage) },
@@ -229,11 +241,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       // runs: a retry after a crash between its side effect and its result finds the intent and
       // the tool deduplicates by the same key.
       for (const call of calls) {
-        if (
-          options.tools.get(call.name)?.access === "write" &&
-          !journal.has(round, "tool", call.id) &&
-          !journal.has(round, "intent", call.id)
-        ) {
+        if (tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
           journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
         }
       }
@@ -245,6 +253,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const results: EventBody[] = [];
     calls.forEach((call, i) => {
       const { value, replayed: wasReplayed } = outcomes[i];
+      if (value.loads) tools.load?.(value.loads);
       conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
       if (!wasReplayed) {
         results.push({
@@ -268,12 +277,15 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     )
       return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
   }
-  return done({
-    kind: "budget",
-    rounds: options.maxRounds,
-    text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
-  });
+  throw new Error("unreachable: the last round delivers");
 }
+
+/** The last request of an agent whose rounds are spent (newAgent's forced Deliver). */
+export const budgetDelivery = (rounds: number) =>
+  `You have used all ${rounds} rounds of your budget, so you cannot call tools any more. Reply now, without tools: say what you did and found (figures, file names), and what is not done yet and why.`;
+
+/** What a run or task records when its agent stopped at the round budget. */
+export const budgetStop = (rounds: number) => `Stopped at the round budget (${rounds} rounds).`;
 
 /** A call that changes something or waits for a person (a read tool can simply run again on replay). */
 function addUsage(usage: LoopUsage, response: ChatResponse): void {

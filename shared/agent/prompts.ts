@@ -22,15 +22,28 @@ export interface ToolLine {
   name: string;
   description: string;
   access: "read" | "write";
+  /** The tool source it comes from (MCP); built-ins have none. */
+  source?: string;
+  /** Not offered until find_tools loads it (a catalogue over the model's tool cap). */
+  searchable?: boolean;
 }
 
-/** Tools the prompt lists; a tenant with more sources gets the first ones and a count of the rest. */
+/** Tools the prompt lists one line each; past them, the rest are summed up by source, names only. */
 const MAX_TOOLS = 80;
+/** Characters of tool names one source's summary line names; the rest are counted. */
+const MAX_SOURCE_NAMES = 3_000;
 const MAX_FILES = 50;
 
-/** The tools of a set, one line each, in the set's order. */
+/** The tools of a set, one line each, in the set's order; those only find_tools reaches are marked. */
 export function toolLines(tools: ToolSet): ToolLine[] {
-  return tools.tools.map((tool) => ({ name: tool.name, description: firstLine(tool.description), access: tool.access }));
+  const offered = tools.listed && new Set(tools.listed.tools);
+  return tools.tools.map((tool) => ({
+    name: tool.name,
+    description: firstLine(tool.description),
+    access: tool.access,
+    ...(tool.source ? { source: tool.source } : {}),
+    ...(offered && !offered.has(tool) ? { searchable: true } : {}),
+  }));
 }
 
 /** The files as prompts name them. */
@@ -50,9 +63,30 @@ function firstLine(text: string, max = 160): string {
 
 const today = () => new Date().toISOString().slice(0, 10);
 
+/**
+ * One line per tool; a catalogue larger than that is summed up: the rest, and the tools only
+ * find_tools reaches, as one line per source naming its tools (what the team can do, in short).
+ */
 function formatTools(tools: readonly ToolLine[]): string {
-  const shown = tools.slice(0, MAX_TOOLS).map((t) => `- ${t.name} (${t.access}): ${t.description}`);
-  if (tools.length > MAX_TOOLS) shown.push(`- … and ${tools.length - MAX_TOOLS} more`);
+  const whole = tools.filter((t) => !t.searchable).slice(0, MAX_TOOLS);
+  const shown = whole.map((t) => `- ${t.name} (${t.access}): ${t.description}`);
+  const listed = new Set(whole);
+  const rest = new Map<string, ToolLine[]>();
+  for (const tool of tools) {
+    if (listed.has(tool)) continue;
+    const key = `${tool.source ?? "built in"}${tool.searchable ? ", found with find_tools" : ""}`;
+    rest.set(key, [...(rest.get(key) ?? []), tool]);
+  }
+  for (const [key, group] of rest) {
+    let names = "";
+    let named = 0;
+    for (const tool of group) {
+      if (names.length + tool.name.length > MAX_SOURCE_NAMES) break;
+      names += `${named++ ? ", " : ""}${tool.name}`;
+    }
+    const more = group.length > named ? ` and ${group.length - named} more not named here` : "";
+    shown.push(`- from ${key}, ${group.length} tools: ${names}${more}`);
+  }
   return shown.join("\n");
 }
 

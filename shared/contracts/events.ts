@@ -70,6 +70,8 @@ export const EventBody = z.discriminatedUnion("type", [
       iteration: z.number().int(),
       status: z.enum(["succeeded", "failed"]),
       result: z.string(),
+      /** The executor stopped at its round budget; `result` is its summary of what was done and what was not. */
+      stopReason: z.string().optional(),
     }),
   }),
   z.object({
@@ -96,7 +98,8 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   z.object({
     type: z.literal("run.succeeded"),
-    data: z.object({ result: z.string(), files: z.array(z.string()) }),
+    /** `stopReason`: the run stopped at a budget, and its answer says what was done and what was not. */
+    data: z.object({ result: z.string(), files: z.array(z.string()), stopReason: z.string().optional() }),
   }),
   z.object({
     type: z.literal("run.failed"),

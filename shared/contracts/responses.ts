@@ -63,12 +63,16 @@ export const RunView = z.object({
       result: z.string().nullable(),
       startedAt: z.string().nullable(),
       endedAt: z.string().nullable(),
+      /** The executor stopped at its round budget (its result says what was done and what was not). */
+      stopReason: z.string().optional(),
     }),
   ),
   approval: ApprovalPolicy,
   pendingInterrupts: z.array(InterruptView),
   interrupts: z.array(InterruptView),
   result: z.string().nullable(),
+  /** Why the run stopped before its work was done (a round or plan budget); its result says what was and was not done. */
+  stopReason: z.string().optional(),
   files: z.array(FileView),
   error: RunError.nullable(),
   usage: RunUsage,

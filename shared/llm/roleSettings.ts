@@ -22,6 +22,12 @@ const RequestFields = z
     message: `must not set a field Stepwise writes itself (${OWN_FIELDS.join(", ")}); use the matching setting`,
   });
 
+/** OpenAI's limit on the tools of one request, the default cap. */
+export const DEFAULT_TOOL_CAP = 128;
+/** Room for every built-in tool and find_tools; no provider is known to take more than this many. */
+const MIN_TOOL_CAP = 16;
+const MAX_TOOL_CAP = 1_024;
+
 /** One role's generation settings; `null` leaves a default unsent (o-series models reject a temperature). */
 const Settings = z.strictObject({
   model: z.string().min(1).optional(),
@@ -31,6 +37,8 @@ const Settings = z.strictObject({
   /** Send a tool-call turn's reasoning back with it (unset: as the model's family requires, providerRules.ts). */
   reasoningReplay: z.boolean().nullable().optional(),
   requestFields: RequestFields.nullable().optional(),
+  /** Tools one request may carry (OpenAI refuses more than 128); a larger catalogue is reached by find_tools. */
+  maxTools: z.number().int().min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
 });
 
 /** Per-role settings (`default` applies to every role, a role's own over it). */
@@ -66,7 +74,8 @@ const ROLE_DEFAULTS: RoleSettings = {
 
 /** A role's settings: the defaults, then what was configured for every role, then for this one. */
 export function settingsFor(role: Role | undefined, configured: RoleSettings = {}): GenerationSettings {
-  const merged = {
+  // The tool cap shapes the request (toolCapFor), it is not a field of it.
+  const { maxTools: _cap, ...merged } = {
     ...ROLE_DEFAULTS.default,
     ...(role ? ROLE_DEFAULTS[role] : {}),
     ...configured.default,
@@ -79,4 +88,9 @@ export function settingsFor(role: Role | undefined, configured: RoleSettings = {
       : { ...configured.default?.requestFields, ...(role ? configured[role]?.requestFields : {}) };
   merged.requestFields = fields && Object.keys(fields).length ? fields : undefined;
   return Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== null && v !== undefined)) as GenerationSettings;
+}
+
+/** The most tools one request of this role may carry. */
+export function toolCapFor(role: Role | undefined, configured: RoleSettings = {}): number {
+  return (role ? configured[role]?.maxTools : undefined) ?? configured.default?.maxTools ?? DEFAULT_TOOL_CAP;
 }

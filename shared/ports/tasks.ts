@@ -16,6 +16,8 @@ export interface TaskRecord {
   endedAt?: string;
   /** The executor's model and tool calls; the run's usage is its own plus its tasks'. */
   usage?: Partial<Usage>;
+  /** The executor stopped at its round budget: `result` is its summary of what was done and what was not. */
+  stopReason?: string;
 }
 
 /**

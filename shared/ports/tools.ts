@@ -54,6 +54,8 @@ export interface ToolOutcome {
   output: string;
   /** What clients see in events when it differs from `output`: the facts, in the user's own words. */
   shown?: string;
+  /** Tools this call makes callable in the agent's following rounds (find_tools); journaled with the outcome. */
+  loads?: string[];
 }
 
 /** The tools one agent may use (ToolRegistry): their specs for the model, and a call run safely. */
@@ -68,4 +70,11 @@ export interface ToolSet {
   specs(): ToolSpec[];
   /** Runs a call; bad arguments and tool failures come back as error text, never as a throw. */
   execute(call: ToolCall, context: ToolContext): Promise<ToolOutcome>;
+  /**
+   * When not every tool fits in a request (shared/tools/toolSearch.ts): what a prompt lists (the
+   * tools always offered) and how many more find_tools reaches.
+   */
+  readonly listed?: { tools: Tool[]; searchable: number };
+  /** Offers these tools from the next request on (what find_tools found). */
+  load?(names: readonly string[]): void;
 }

@@ -1,11 +1,13 @@
 import { fitText } from "../agent/largeText.js";
-import { EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
+import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
+import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { agentTurnFits } from "../run/historyBudget.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
 export type AgentTurnPorts = StepPorts<keyof LoopPorts | "tools" | "sessions" | "executions">;
@@ -33,10 +35,12 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const { ports } = run;
   const record = await ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const [history, tools] = await Promise.all([
+  const [history, registry] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),
   ]);
+  const maxTools = toolCapFor("react", ports.settings.model.roles);
+  const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope: "react",
@@ -44,6 +48,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
     system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)) }),
     conversation: [...history, { role: "user", content: record.input }],
     tools,
+    maxTools,
     maxRounds: budgetsOf(ports, record).maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: record.approval?.tools,
@@ -52,11 +57,13 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const answered = outcome.kind === "answer" || outcome.kind === "budget";
   const result = answered ? await fitText(ports.files, run.runId, "answer.md", outcome.text) : undefined;
   const files = answered ? (await ports.files.list(run.runId)).map((f) => f.name) : undefined;
+  // The answer is the agent's own summary of what it did and did not do; the run says why it stopped.
+  const stopped = outcome.kind === "budget" ? { stopReason: budgetStop(outcome.rounds) } : {};
   // The turn's records, events and usage together; with the answer when there is one.
   await Promise.all([
     outcome.journal.flush(),
     outcome.events,
-    ports.runs.update(run.runId, answered ? { result, files } : {}, undefined, outcome.usage),
+    ports.runs.update(run.runId, answered ? { result, files, ...stopped } : {}, undefined, outcome.usage),
     // The answer joins the session now ("Finalize" only ends the run).
     answered ? rememberTurn(ports, { ...record, result }) : undefined,
   ]);

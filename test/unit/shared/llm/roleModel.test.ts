@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { functionEnvironment, parseSettings } from "../../../../infra/aws/config.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
 import { RoleModel } from "../../../../shared/llm/roleModel.js";
-import { settingsFor } from "../../../../shared/llm/roleSettings.js";
+import { settingsFor, toolCapFor } from "../../../../shared/llm/roleSettings.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
 import { type Script, type ScriptedModel, startScriptedModel } from "../../../support/scriptedModel.js";
 
@@ -101,6 +101,26 @@ describe("per-role generation settings", () => {
       STEPWISE_FALLBACK_MODEL: "small",
     });
     expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: "not json" })).toThrow(/roleSettings/);
+  });
+
+  it("caps the tools of a request per role (default 128), validated, and never sends the cap as a request field", async () => {
+    const roles = { default: { maxTools: 64 }, executor: { maxTools: 32 } };
+    expect([toolCapFor("executor", roles), toolCapFor("react", roles), toolCapFor("react"), toolCapFor(undefined, {})]).toEqual([
+      32, 64, 128, 128,
+    ]);
+    for (const bad of ['{"react":{"maxTools":8}}', '{"react":{"maxTools":2000}}', '{"react":{"maxTools":50.5}}']) {
+      expect(() => settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: bad })).toThrow(/STEPWISE_ROLE_SETTINGS\.react\.maxTools/);
+    }
+    expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: { planner: { maxTools: 0 } } })).toThrow(
+      /roleSettings.*maxTools/,
+    );
+    expect(settingsFor("executor", roles)).not.toHaveProperty("maxTools");
+    const server = await serve(() => ({ text: "ok" }));
+    await new RoleModel(new OpenAIModel({ model: "m", baseURL: server.url, maxRetries: 0 }), { roles }).complete({
+      role: "executor",
+      messages,
+    });
+    expect(server.requests[0]).not.toHaveProperty("maxTools");
   });
 });
 
