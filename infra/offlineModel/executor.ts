@@ -33,11 +33,14 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
       `This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`,
     );
   }
-  const work = workMove(messages, offered) ?? researchMove(messages, offered);
-  if (work) return work;
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
+  // Tool calls named outright are the whole task: no work or research move of its own comes first.
+  if (namedCalls(assignment.task, offered).length === 0) {
+    const work = workMove(messages, offered) ?? researchMove(messages, offered);
+    if (work) return work;
+  }
   const toolResults = toolResultsSinceLastUser(messages);
   if (toolResults.length > 0) {
     // The person answered the question asked first: now the rest of the task ("…, then compute 2+2").
@@ -53,9 +56,8 @@ function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { 
   const { task, isReact } = assignment;
   // "use <tool> {…}" names the calls outright, for any tool offered (MCP tools included).
   // They are the whole task: once the person answered, a named question is not asked again.
-  const named = findToolDirectives(task).filter((directive) => offered.has(directive.name));
-  if (named.length > 0)
-    return named.filter((d) => !(answered && d.name === "ask_user")).map(({ name, arguments: args }) => ({ name, arguments: args }));
+  const named = namedCalls(task, offered);
+  if (named.length > 0) return named.filter((call) => !(answered && call.name === "ask_user"));
   // A request that says "ask me" gets a question first (the run waits for the answer).
   if (!answered && /\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
     return [
@@ -75,6 +77,11 @@ function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { 
     calls.push({ name: "text_stats", arguments: { text: subjectText(assignment) } });
   }
   return calls;
+}
+
+/** The `use <tool> {…}` calls of a task, for the tools offered, exactly as written. */
+function namedCalls(task: string, offered: ReadonlySet<string>): Call[] {
+  return findToolDirectives(task).flatMap(({ name, arguments: args }) => (offered.has(name) ? [{ name, arguments: args }] : []));
 }
 
 function writeReport({ task, userText }: Assignment): Call {
