@@ -1,5 +1,6 @@
 // Executor / ReAct role: turns a task into tool calls, then reports the tool results.
 
+import { wordsOf } from "../../shared/text/words.js";
 import {
   assistantToolCalls,
   bulletLines,
@@ -105,8 +106,8 @@ function subjectText({ task, isReact, userText }: Assignment): string {
 
 /** Enough words beside the expressions to be worth measuring too. */
 function hasProse(text: string, expressions: string[]): boolean {
-  const words = expressions.reduce((rest, expression) => rest.replace(expression, " "), text).match(/\p{L}{2,}/gu);
-  return (words?.length ?? 0) >= 4;
+  const prose = expressions.reduce((rest, expression) => rest.replace(expression, " "), text);
+  return wordsOf(prose).filter((word) => /^\p{L}{2,}$/u.test(word.text)).length >= 4;
 }
 
 function reportToolResults(results: string[]): string {

@@ -515,6 +515,12 @@ describe("the offline model knows only its request", () => {
     expect(reply.toolCalls[0]).toMatchObject({ name: "run_code", arguments: { files } });
   });
 
+  it("researches a question asked in Chinese with deep_search, the question as asked", () => {
+    const deepSearch = tool("deep_search", { question: { type: "string" } });
+    const reply = respond({ messages: [user("请研究：2026年太阳能装机容量增长了多少？")], tools: [deepSearch] });
+    expect(reply.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["deep_search", { question: "2026年太阳能装机容量增长了多少？" }]]);
+  });
+
   it("names in its answer about itself only the tools the router's prompt lists", () => {
     const routerSystem = system(
       "You are the router.\n\nTools of the executor agents:\n- calculator (read): math.\n- everything__add (read): adds.",
