@@ -60,10 +60,16 @@ export async function decisionsOn(
 
 /**
  * Runs the round's tool calls, at most `concurrency` at once, each once (journaled: a replay returns
- * the recorded result). Results keep the calls' order. An output too long for the model is cut,
- * and the whole of it is kept as an artifact the model can read.
+ * the recorded result). Results keep the calls' order; `ended` hears of each call run now (not
+ * replayed) as soon as it ends, so a fast call is seen before a slow one. An output too long for
+ * the model is cut, and the whole of it is kept as an artifact the model can read.
  */
-export async function runToolCalls(round: ToolRound, calls: ToolCall[], decisions: Map<string, Resolution>) {
+export async function runToolCalls(
+  round: ToolRound,
+  calls: ToolCall[],
+  decisions: Map<string, Resolution>,
+  ended: (call: ToolCall, outcome: ToolOutcome) => void = () => undefined,
+) {
   const execute = async (call: ToolCall): Promise<ToolOutcome> => {
     const context: ToolContext = {
       runId: round.runId,
@@ -84,13 +90,15 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
     return keepWholeOutput(round, call, outcome);
   };
   // Results are kept in memory and written with the next round's records (see runAgentLoop).
-  return mapLimited(calls, round.concurrency, async (call) =>
-    round.tools.get(call.name)?.pure
+  return mapLimited(calls, round.concurrency, async (call) => {
+    const result = round.tools.get(call.name)?.pure
       ? { value: await execute(call), replayed: false }
-      : round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), {
+      : await round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), {
           defer: round.tools.get(call.name)?.access !== "write",
-        }),
-  );
+        });
+    if (!result.replayed) ended(call, result.value);
+    return result;
+  });
 }
 
 async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOutcome): Promise<ToolOutcome> {
