@@ -4,6 +4,7 @@ import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import { budgetsOf } from "../memory/session.js";
+import { namesOfTask } from "../ports/files.js";
 import type { Ports } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { fitText } from "./largeText.js";
@@ -142,7 +143,7 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
 
 /**
  * Records a task's end: the task record (with the journal's last records, one batch) and the
- * task.completed event. Also used when the state machine caught a crash of the executor, which
+ * task.completed event, which lists the files the task's tools wrote. Also used when the state machine caught a crash of the executor, which
  * passes nothing else: the record is read here.
  */
 export async function finishTask(
@@ -154,9 +155,10 @@ export async function finishTask(
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
-  const [existing, kept] = await Promise.all([
+  const [existing, kept, files] = await Promise.all([
     known.record ?? ports.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
     fitText(ports.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
+    ports.files.list(run.runId).then((all) => namesOfTask(all, task.taskId)),
   ]);
   const record: TaskRecord = {
     ...existing,
@@ -169,7 +171,10 @@ export async function finishTask(
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
     known.events,
     ports.events.append(run.runId, [
-      { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: kept.slice(0, 2_000) } },
+      {
+        type: "task.completed",
+        data: { taskId: task.taskId, title: task.title, iteration, status, result: kept.slice(0, 2_000), files },
+      },
     ]),
   ]);
   return { ...input, done: true, status, preview: kept.slice(0, 200) };

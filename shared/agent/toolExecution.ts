@@ -2,6 +2,7 @@ import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
+import { filesOfTask } from "../ports/files.js";
 import type { Ports } from "../ports/index.js";
 import type { ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
@@ -75,7 +76,8 @@ export async function runToolCalls(
       runId: round.runId,
       scope: round.scope,
       idempotencyKey: idempotencyKeyOf(round, call),
-      files: round.ports.files,
+      // What an executor's tools write is its task's (file.created and task.completed name it).
+      files: round.taskId ? filesOfTask(round.ports.files, round.taskId) : round.ports.files,
       model: round.ports.model,
       progress: (event) =>
         round.emit([

@@ -35,6 +35,7 @@ export const FileView = z.object({
   contentType: z.string(),
   bytes: z.number().int(),
   createdAt: z.string(),
+  taskId: z.string().optional().describe("The plan task whose tool wrote it; none for uploads and the run's own files."),
 });
 export type FileView = z.infer<typeof FileView>;
 export const FileList = z.object({ runId: z.string(), files: z.array(FileView.extend({ download: z.string() })) });
@@ -63,6 +64,7 @@ export const RunView = z.object({
       result: z.string().nullable(),
       startedAt: z.string().nullable(),
       endedAt: z.string().nullable(),
+      files: z.array(z.string()).describe("The names of the files the task's tools wrote (see files)."),
     }),
   ),
   approval: ApprovalPolicy,
