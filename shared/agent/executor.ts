@@ -5,6 +5,7 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf } from "../memory/session.js";
+import { namesOfTask } from "../ports/files.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { withToolSearch } from "../tools/toolSearch.js";
@@ -148,7 +149,7 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
 
 /**
  * Records a task's end: the task record (with the journal's last records, one batch) and the
- * task.completed event. Also used when the state machine caught a crash of the executor, which
+ * task.completed event, which lists the files the task's tools wrote. Also used when the state machine caught a crash of the executor, which
  * passes nothing else: the record is read here.
  */
 export async function finishTask(
@@ -160,9 +161,10 @@ export async function finishTask(
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
-  const [existing, kept] = await Promise.all([
+  const [existing, kept, files] = await Promise.all([
     known.record ?? ports.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
     fitText(ports.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
+    ports.files.list(run.runId).then((all) => namesOfTask(all, task.taskId)),
   ]);
   const record: TaskRecord = {
     ...existing,
@@ -184,6 +186,7 @@ export async function finishTask(
           iteration,
           status,
           result: kept.slice(0, 2_000),
+          files,
           ...(known.stopReason ? { stopReason: known.stopReason } : {}),
         },
       },

@@ -249,14 +249,10 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     }
     const gate = await decisionsOn(toolRound, calls);
     if (gate.waitingFor) return done({ kind: "interrupted", interruptId: gate.waitingFor, rounds: round });
-    const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
-    const results: EventBody[] = [];
-    calls.forEach((call, i) => {
-      const { value, replayed: wasReplayed } = outcomes[i];
-      if (value.loads) tools.load?.(value.loads);
-      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
-      if (!wasReplayed) {
-        results.push({
+    // Each result is shown as its call ends; the model reads them in the calls' order.
+    const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
+      events.append([
+        {
           type: "tool.result",
           data: {
             ...source,
@@ -265,10 +261,14 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
             ok: value.ok,
             output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW),
           },
-        });
-      }
+        },
+      ]),
+    );
+    calls.forEach((call, i) => {
+      const { value } = outcomes[i];
+      if (value.loads) tools.load?.(value.loads);
+      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
     });
-    events.append(results);
     if (
       options.endsTurn?.(
         calls,

@@ -155,7 +155,7 @@ Think step by step; call tools whenever they give a better answer than guessing.
 export const summarizerPrompt = (context: PromptContext = {}) =>
   build(
     `You are the summarizer of Stepwise.
-Write the final answer to the user's request from the task results you are given. Cite the figures and files the tasks produced; say plainly what failed or is missing. Use markdown.`,
+Write the final answer to the user's request from the task results you are given. Cite the figures the tasks found, and by name the files your answer relies on (a task's files follow its title); say plainly what failed or is missing. Use markdown.`,
     context,
     TOOLS_HEADING,
   );

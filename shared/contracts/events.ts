@@ -72,6 +72,8 @@ export const EventBody = z.discriminatedUnion("type", [
       result: z.string(),
       /** The executor stopped at its round budget; `result` is its summary of what was done and what was not. */
       stopReason: z.string().optional(),
+      /** The files the task's tools wrote (events saved before files were tied to tasks have none). */
+      files: z.array(z.string()).optional(),
     }),
   }),
   z.object({
@@ -94,7 +96,15 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   z.object({
     type: z.literal("file.created"),
-    data: z.object({ name: z.string(), contentType: z.string(), bytes: z.number().int(), description: z.string(), download: z.string() }),
+    data: z.object({
+      name: z.string(),
+      contentType: z.string(),
+      bytes: z.number().int(),
+      description: z.string(),
+      download: z.string(),
+      /** The plan task whose tool wrote it (none for the run's own files, and in events saved before files were tied to tasks). */
+      taskId: z.string().optional(),
+    }),
   }),
   z.object({
     type: z.literal("run.succeeded"),

@@ -35,6 +35,7 @@ export const FileView = z.object({
   contentType: z.string(),
   bytes: z.number().int(),
   createdAt: z.string(),
+  taskId: z.string().optional().describe("The plan task whose tool wrote it; none for uploads and the run's own files."),
 });
 export type FileView = z.infer<typeof FileView>;
 export const FileList = z.object({ runId: z.string(), files: z.array(FileView.extend({ download: z.string() })) });
@@ -65,6 +66,7 @@ export const RunView = z.object({
       endedAt: z.string().nullable(),
       /** The executor stopped at its round budget (its result says what was done and what was not). */
       stopReason: z.string().optional(),
+      files: z.array(z.string()).describe("The names of the files the task's tools wrote (see files)."),
     }),
   ),
   approval: ApprovalPolicy,

@@ -7,6 +7,7 @@ import { ContextWindow } from "../memory/context.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
 import { logger } from "../observability.js";
+import { type FileMeta, namesOfTask } from "../ports/files.js";
 import type { StepPorts } from "../ports/index.js";
 import type { TaskRecord } from "../ports/tasks.js";
 
@@ -42,7 +43,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
       "all_tasks_failed",
     );
   }
-  const results = resultLines(done, ports.settings.budgets.contextTokens * 4 * RESULTS_SHARE);
+  const results = resultLines(done, ports.settings.budgets.contextTokens * 4 * RESULTS_SHARE, labelWithFiles(files));
   const message = [
     `Request: ${record.input}`,
     record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
@@ -98,6 +99,12 @@ function resultLines(
   );
   return tasks.map((t, i) => `- ${label(t)}${texts[i]}`);
 }
+
+/** A task's title with the files its tools wrote, so the answer can cite the files it relies on. */
+const labelWithFiles = (files: readonly FileMeta[]) => (t: TaskRecord) => {
+  const own = namesOfTask(files, t.taskId);
+  return `${t.title}${own.length ? ` (files: ${own.join(", ")})` : ""}: ${t.status === "failed" ? "FAILED: " : ""}`;
+};
 
 function mechanicalSummary(input: string, tasks: TaskRecord[], files: string[]): string {
   return [

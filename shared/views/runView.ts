@@ -1,6 +1,6 @@
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
-import type { FileMeta } from "../ports/files.js";
+import { type FileMeta, namesOfTask } from "../ports/files.js";
 import type { TaskRecord } from "../ports/tasks.js";
 
 export interface Links {
@@ -60,6 +60,7 @@ export function runView(
       startedAt: t.startedAt ?? null,
       endedAt: t.endedAt ?? null,
       ...(t.stopReason ? { stopReason: t.stopReason } : {}),
+      files: namesOfTask(files, t.taskId),
     })),
     approval: run.approval ?? { plan: false, tools: "none" },
     pendingInterrupts: interrupts.filter((i) => i.status === "pending").map(interruptView),

@@ -123,7 +123,7 @@ export function runPage(app: HTMLElement, runId: string) {
     }
     drawPlan();
     drawAnswer();
-    const fileNames = view.files.map((f) => `${f.name}:${f.bytes}`).join(" ");
+    const fileNames = view.files.map((f) => `${f.name}:${f.bytes}:${f.taskId ?? ""}`).join(" ");
     if (fileNames !== shownFiles) {
       shownFiles = fileNames;
       drawFiles();
@@ -280,13 +280,11 @@ export function runPage(app: HTMLElement, runId: string) {
     if (!view || view.files.length === 0) return;
     files.hidden = false;
     const preview = h("div", { class: "prose preview", "aria-live": "polite" });
-    render(
-      files,
-      h("h2", { id: "files-h" }, "Files"),
+    const list = (shown: FileView[]) =>
       h(
         "ul",
         { class: "files" },
-        view.files.map((file) =>
+        shown.map((file) =>
           h(
             "li",
             {},
@@ -295,9 +293,14 @@ export function runPage(app: HTMLElement, runId: string) {
             previewButton(file, preview),
           ),
         ),
-      ),
-      preview,
-    );
+      );
+    // The run's own files (uploads, the answer) first, then each task's under its title.
+    const ofRun = view.files.filter((f) => !f.taskId || !view?.tasks.some((t) => t.taskId === f.taskId));
+    const byTask = view.tasks.flatMap((task) => {
+      const own = view?.files.filter((f) => f.taskId === task.taskId) ?? [];
+      return own.length ? [h("h3", { class: "file-task" }, h("span", { class: "who" }, task.taskId), ` ${task.title}`), list(own)] : [];
+    });
+    render(files, h("h2", { id: "files-h" }, "Files"), ofRun.length ? list(ofRun) : null, byTask, preview);
   }
 
   /** A button showing the file's preview in `into`, when it has one. */
@@ -477,7 +480,12 @@ export function runPage(app: HTMLElement, runId: string) {
         const lane = lanes.get(`${d.iteration}:${d.taskId}`);
         if (lane) Object.assign(lane, { end: event.at, status: d.status });
         drawTimeline();
-        add(event, h("span", { class: "who" }, d.taskId), `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`);
+        add(
+          event,
+          h("span", { class: "who" }, d.taskId),
+          `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`,
+          d.files?.length ? h("small", { class: "muted" }, ` · files: ${d.files.join(", ")}`) : null,
+        );
         void refresh();
         break;
       }
@@ -500,7 +508,13 @@ export function runPage(app: HTMLElement, runId: string) {
         void refresh();
         break;
       case "file.created":
-        add(event, h("strong", {}, "File: "), `${d.name} `, h("small", { class: "muted" }, `${d.bytes} bytes`));
+        add(
+          event,
+          d.taskId ? h("span", { class: "who" }, d.taskId) : null,
+          h("strong", {}, "File: "),
+          `${d.name} `,
+          h("small", { class: "muted" }, `${d.bytes} bytes`),
+        );
         break;
       case "tool_source.unavailable":
         add(event, h("strong", { class: "bad" }, `Tool source ${d.source} unavailable: `), d.reason);
