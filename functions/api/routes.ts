@@ -19,6 +19,7 @@ import { a2aResult, agentCardResult } from "../a2a.js";
 import { baseUrl, errorResult, type HttpEvent, type HttpResult, header, json } from "../http.js";
 import { mcpResult } from "../mcp.js";
 import { linksFor } from "./access.js";
+import { agentRoutes } from "./agents.js";
 import { a2aMaxBodyBytes, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
@@ -85,6 +86,7 @@ export const routes: Route[] = [
     public: true,
   },
   ...resumeRoutes,
+  ...agentRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
 ];

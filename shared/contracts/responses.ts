@@ -117,7 +117,10 @@ export type SessionView = z.infer<typeof SessionView>;
 const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
 export const EventList = z.object({ runId: z.string(), events: z.array(RunEventView), next: z.object({ after: z.number().int() }) });
 
-export const Settings = z.object({ multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]) });
+export const Settings = z.object({
+  multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
+  instructions: z.string().optional(),
+});
 
 export const CancelResponse = z.object({ runId: z.string(), status: z.literal("cancelled") });
 export type CancelResponse = z.infer<typeof CancelResponse>;
