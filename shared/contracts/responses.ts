@@ -66,6 +66,10 @@ export const RunView = z.object({
     }),
   ),
   approval: ApprovalPolicy,
+  /** The saved agent the run named, the exact version it resolved, and its tool allow-list (null: the whole catalogue). */
+  agent: z.object({ name: z.string(), version: z.number().int(), tools: z.array(z.string()).nullable() }).nullable(),
+  /** The operator's instructions its agents follow (the tenant's, the saved agent's, the run's). */
+  instructions: z.string().nullable(),
   pendingInterrupts: z.array(InterruptView),
   interrupts: z.array(InterruptView),
   result: z.string().nullable(),

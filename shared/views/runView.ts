@@ -61,6 +61,8 @@ export function runView(
       endedAt: t.endedAt ?? null,
     })),
     approval: run.approval ?? { plan: false, tools: "none" },
+    agent: run.agent ? { name: run.agent.name, version: run.agent.version, tools: run.agent.tools ?? null } : null,
+    instructions: run.instructions ?? null,
     pendingInterrupts: interrupts.filter((i) => i.status === "pending").map(interruptView),
     interrupts: interrupts.map(interruptView),
     result: run.result ?? null,
