@@ -13,6 +13,7 @@ import { fitText } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
+import { portsForAgent } from "./savedAgent.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 
 export type ExecuteTaskOutput = TaskResult;
@@ -42,9 +43,11 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     ports.journal.load(run.runId, scope),
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
+  // A saved agent's executors get only its tools, with its own model settings.
+  run = { ...run, ports: portsForAgent(ports, step.agent) };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const maxTools = toolCapFor("executor", ports.settings.model.roles);
-  const tools = withToolSearch(await ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
+  const maxTools = toolCapFor("executor", run.ports.settings.model.roles);
+  const tools = withToolSearch(await run.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];
@@ -68,7 +71,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     system: async (round) => {
       // The list changes only when a write tool ran in the round before.
       if (round > 0 && own.hasAny(round - 1, "intent")) files = fileLines(await ports.files.list(run.runId));
-      return executorPrompt({ tools: catalog, files });
+      return executorPrompt({ tools: catalog, files, instructions: step.instructions });
     },
     conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,
@@ -142,6 +145,8 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
     plan: record.plan,
     priorResults: priorResultsOf(tasks, iteration),
     approvalTools: record.approval?.tools,
+    instructions: record.instructions,
+    agent: record.agent,
     maxRounds: budgetsOf(run.ports, record).maxRounds,
     tasks: mine.map(({ taskId, title, text }) => ({ taskId, title, text })),
   };

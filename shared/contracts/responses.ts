@@ -70,6 +70,10 @@ export const RunView = z.object({
     }),
   ),
   approval: ApprovalPolicy,
+  /** The saved agent the run named, the exact version it resolved, and its tool allow-list (null: the whole catalogue). */
+  agent: z.object({ name: z.string(), version: z.number().int(), tools: z.array(z.string()).nullable() }).nullable(),
+  /** The operator's instructions its agents follow (the tenant's, the saved agent's, the run's). */
+  instructions: z.string().nullable(),
   pendingInterrupts: z.array(InterruptView),
   interrupts: z.array(InterruptView),
   result: z.string().nullable(),
@@ -123,7 +127,10 @@ export type SessionView = z.infer<typeof SessionView>;
 const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
 export const EventList = z.object({ runId: z.string(), events: z.array(RunEventView), next: z.object({ after: z.number().int() }) });
 
-export const Settings = z.object({ multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]) });
+export const Settings = z.object({
+  multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
+  instructions: z.string().optional(),
+});
 
 export const CancelResponse = z.object({ runId: z.string(), status: z.literal("cancelled") });
 export type CancelResponse = z.infer<typeof CancelResponse>;

@@ -1,6 +1,7 @@
 import { fitText } from "../agent/largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
 import { toolCapFor } from "../llm/roleSettings.js";
@@ -32,9 +33,10 @@ export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): P
  * spent, or the Lambda's time is nearly up (then the next turn resumes from the journal).
  */
 async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn?: number }): Promise<AgentTurnOutput> {
-  const { ports } = run;
-  const record = await ports.runs.get(run.runId);
+  const record = await run.ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  const ports = portsForAgent(run.ports, record.agent);
+  run = { ...run, ports };
   const [history, registry] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),
@@ -45,7 +47,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",
-    system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)) }),
+    system: async () =>
+      reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions }),
     conversation: [...history, { role: "user", content: record.input }],
     tools,
     maxTools,

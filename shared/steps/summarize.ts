@@ -1,6 +1,7 @@
 import { textStream } from "../agent/deltas.js";
 import { fitText } from "../agent/largeText.js";
 import { fileLines, summarizerPrompt } from "../agent/prompts.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { Usage } from "../contracts/run.js";
 import { AgentError, errorMessage, NotFoundError } from "../errors.js";
 import { ContextWindow } from "../memory/context.js";
@@ -59,12 +60,21 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text));
   try {
-    const messages = window.build(summarizerPrompt({ files: fileLines(files) }), [...history, { role: "user", content: message }]);
+    const messages = window.build(summarizerPrompt({ files: fileLines(files), instructions: record.instructions }), [
+      ...history,
+      { role: "user", content: message },
+    ]);
     const { value, replayed } = await journal.once(
       0,
       "llm",
       "",
-      () => ports.model.complete({ messages, role: "summarizer", onText: stream.onText, onReasoning: stream.onReasoning }),
+      () =>
+        portsForAgent(ports, record.agent).model.complete({
+          messages,
+          role: "summarizer",
+          onText: stream.onText,
+          onReasoning: stream.onReasoning,
+        }),
       { defer: true },
     );
     if (!replayed) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };

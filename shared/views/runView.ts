@@ -63,6 +63,8 @@ export function runView(
       files: namesOfTask(files, t.taskId),
     })),
     approval: run.approval ?? { plan: false, tools: "none" },
+    agent: run.agent ? { name: run.agent.name, version: run.agent.version, tools: run.agent.tools ?? null } : null,
+    instructions: run.instructions ?? null,
     pendingInterrupts: interrupts.filter((i) => i.status === "pending").map(interruptView),
     interrupts: interrupts.map(interruptView),
     result: run.result ?? null,
