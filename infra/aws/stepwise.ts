@@ -1,3 +1,4 @@
+import { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
@@ -143,6 +144,7 @@ export class Stepwise extends Construct {
     const toolGrants = declaredGrants(
       stepwiseTools(settingsFromEnv({ ...environment, TABLE_NAME: table.tableName }), {
         lambda: new LambdaClient({}),
+        agentCore: new BedrockAgentCoreClient({}),
         secretsManager: new SecretsManagerClient({}),
       }),
     );

@@ -6,6 +6,7 @@ import { NotFoundError } from "../errors.js";
 import { budgetsOf } from "../memory/session.js";
 import type { Ports } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
+import { endToolScope } from "../ports/tools.js";
 import { fitText } from "./largeText.js";
 import { EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
@@ -89,8 +90,10 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     await Promise.all([outcome.journal.flush(), events]);
     if (outcome.kind === "paused") return { ...input, done: false };
     if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
+    await endToolScope(tools, run.runId, scope);
     return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   }
+  await endToolScope(tools, run.runId, scope);
   const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
   return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage() });

@@ -5,6 +5,7 @@ import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/ste
 import { AgentError, NotFoundError } from "../errors.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
+import { endToolScope } from "../ports/tools.js";
 import { agentTurnFits } from "../run/historyBudget.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
@@ -60,6 +61,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
     // The answer joins the session now ("Finalize" only ends the run).
     answered ? rememberTurn(ports, { ...record, result }) : undefined,
   ]);
+  // The agent is done: the tools' state for it (an interpreter session) ends with it.
+  if (answered || outcome.kind === "ended" || outcome.kind === "empty") await endToolScope(tools, run.runId, "react");
   if (outcome.kind === "empty") throw new AgentError(EMPTY_ANSWER_ERROR, "empty_answer");
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };
