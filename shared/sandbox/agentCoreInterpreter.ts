@@ -34,6 +34,8 @@ export class AgentCoreInterpreter implements CodeSandbox {
   readonly grant = "interpreter:invoke" as const;
   /** Session key → the AgentCore session and how many it replaced (for the next one's client token). */
   private readonly sessions = new Map<string, { id: string; generation: number }>();
+  /** Why a key's last session ended under a call (a time-out, its interpreter died): the next call's notice. */
+  private readonly lost = new Map<string, string>();
 
   constructor(
     private readonly client: BedrockAgentCoreClient,
@@ -47,13 +49,18 @@ export class AgentCoreInterpreter implements CodeSandbox {
     const began = performance.now();
     let notice: string | null = null;
     let session = this.sessions.get(key);
-    if (!session) session = await this.start(key, 0);
+    if (!session) {
+      session = await this.start(key, 0);
+      const why = this.lost.get(key);
+      this.lost.delete(key);
+      if (why) notice = freshSession(why);
+    }
     try {
       await this.writeInputs(session.id, request.files, signal);
     } catch (error) {
       if (!(error instanceof SessionGone)) throw error;
       session = await this.start(key, session.generation + 1);
-      notice = `A new interpreter session: the task's previous one had ended (${error.message}). Variables and imports from earlier calls are gone; the run's files are in files/ again.`;
+      notice = freshSession(error.message);
       await this.writeInputs(session.id, request.files, signal);
     }
     const startMs = performance.now() - began;
@@ -129,6 +136,7 @@ export class AgentCoreInterpreter implements CodeSandbox {
     } catch (error) {
       if (timer.aborted && !signal?.aborted) {
         await this.end(key);
+        this.lost.set(key, "the code before ran past the time limit");
         return failed(
           `TimeoutError: the code ran for more than ${request.timeoutMs / 1000} s and was stopped. Its interpreter session was stopped too: the next call starts a new one (variables are lost; the run's files stay).`,
           { timedOut: true },
@@ -136,6 +144,7 @@ export class AgentCoreInterpreter implements CodeSandbox {
       }
       if (error instanceof SessionGone) {
         this.sessions.delete(key);
+        this.lost.set(key, `it ended while code ran: ${error.message}`);
         return failed(
           `SandboxError: the interpreter session ended while the code ran (${error.message}); it may have passed its memory limit. The next call starts a new session: variables are lost, the run's files stay.`,
         );
@@ -171,6 +180,7 @@ export class AgentCoreInterpreter implements CodeSandbox {
     const outputs: SandboxOutput[] = [];
     const refused: string[] = [];
     const wanted: { path: string; size: number }[] = [];
+    const topLevel: string[] = [];
     let bytes = 0;
     const walk = async (folder: string, prefix: string, depth: number) => {
       const listing = await this.invoke(sessionId, "listFiles", { directoryPath: folder }, signal);
@@ -178,6 +188,7 @@ export class AgentCoreInterpreter implements CodeSandbox {
       const entries = (listing.content ?? []).filter((block) => block.type === "resource_link" && block.name);
       for (const entry of entries.sort((a, b) => (a.name! < b.name! ? -1 : 1))) {
         const shown = `${prefix}${entry.name}`;
+        if (depth === 0) topLevel.push(`output/${entry.name}`);
         const directory = entry.mimeType === "inode/directory" || entry.description?.startsWith("directory");
         if (directory) {
           if (depth >= OUTPUT_LIMITS.depth) refused.push(`${shown}/: folders nest deeper than ${OUTPUT_LIMITS.depth} levels, not saved`);
@@ -204,7 +215,7 @@ export class AgentCoreInterpreter implements CodeSandbox {
       if (read.isError || !body || body.byteLength !== file.size) refused.push(`${file.path}: changed while it was read, not saved`);
       else outputs.push({ name: file.path, base64: Buffer.from(body).toString("base64") });
     }
-    await this.invoke(sessionId, "removeFiles", { paths: ["output"] }, signal).catch(() => undefined);
+    if (topLevel.length) await this.invoke(sessionId, "removeFiles", { paths: topLevel }, signal).catch(() => undefined);
     return { outputs, refused };
   }
 
@@ -228,6 +239,9 @@ export class AgentCoreInterpreter implements CodeSandbox {
     }
   }
 }
+
+const freshSession = (why: string) =>
+  `A new interpreter session: the task's previous one had ended (${why}). Variables and imports from earlier calls are gone; the run's files are in files/ again.`;
 
 function textOf(result: CodeInterpreterResult): string {
   return (result.content ?? [])

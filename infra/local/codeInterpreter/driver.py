@@ -147,6 +147,8 @@ def remove(request):
 
 OPERATIONS = {"execute": execute, "write": write, "list": list_files, "read": read, "remove": remove}
 
+for folder in ("files", "output"):
+    os.makedirs(f"/sandbox/{folder}", exist_ok=True)
 replies.write(json.dumps({"ready": True}) + "\n")
 replies.flush()
 for line in requests:

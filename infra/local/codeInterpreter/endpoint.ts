@@ -99,7 +99,7 @@ export class LocalCodeInterpreter {
         const sessionId = url.searchParams.get("sessionId") ?? "";
         if (!this.sessions.has(sessionId)) throw new ApiError(404, "ResourceNotFoundException", `Session ${sessionId} not found`);
         await this.stop(sessionId);
-        return json(res, { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId, lastUpdatedAt: Date.now() / 1000 });
+        return json(res, { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId, lastUpdatedAt: new Date().toISOString() });
       }
       if (operation === "tools/invoke" && req.method === "POST") {
         const sessionId = String(req.headers["x-amzn-code-interpreter-session-id"] ?? "");
@@ -121,7 +121,7 @@ export class LocalCodeInterpreter {
     const known = token && this.tokens.get(token);
     if (known) {
       const session = this.sessions.get(known);
-      if (session) return { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId: known, createdAt: session.createdAt.getTime() / 1000 };
+      if (session) return { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId: known, createdAt: session.createdAt.toISOString() };
     }
     const seconds = input.sessionTimeoutSeconds === undefined ? DEFAULT_SESSION_SECONDS : Number(input.sessionTimeoutSeconds);
     if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_SESSION_SECONDS)
@@ -146,7 +146,7 @@ export class LocalCodeInterpreter {
       await this.stop(sessionId);
       throw new ApiError(500, "InternalServerException", `the session could not start: ${(error as Error).message}`);
     }
-    return { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId, createdAt: session.createdAt.getTime() / 1000 };
+    return { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId, createdAt: session.createdAt.toISOString() };
   }
 
   private async stop(sessionId: string): Promise<void> {
