@@ -14,7 +14,7 @@ import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { EXPLAIN } from "./planner.js";
 import { researchMove } from "./research.js";
-import { type ChatMessage, callTools, type Decision, say } from "./types.js";
+import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
 import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
@@ -26,14 +26,14 @@ interface Assignment {
   userText: string;
 }
 
-export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>, tools?: readonly ToolSpec[]): Decision {
   const revised = labelledText(lastUserText(messages), "Your task:");
   if (revised?.startsWith(EXPLAIN.trim())) {
     return say(
       `This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`,
     );
   }
-  const work = workMove(messages, offered) ?? researchMove(messages, offered);
+  const work = workMove(messages, offered, tools) ?? researchMove(messages, offered);
   if (work) return work;
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");
