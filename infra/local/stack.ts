@@ -249,7 +249,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
       SANDBOX_FUNCTION_NAME: SANDBOX_FUNCTION,
       SANDBOX_RUNTIME: sandboxRuntime,
-      ...(agentCoreEndpoint ? { AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: agentCoreEndpoint, CODE_INTERPRETER_ID: LOCAL_CODE_INTERPRETER_ID } : {}),
+      ...(agentCoreEndpoint
+        ? { AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: agentCoreEndpoint, CODE_INTERPRETER_ID: LOCAL_CODE_INTERPRETER_ID }
+        : {}),
       NOTIFY_QUEUE_URL: notifyQueueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
       // Local receivers live on this machine: allowed here by explicit configuration, never on AWS.
@@ -393,7 +395,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 function localSandboxRuntime(configured: string | undefined): "agentcore" | "pyodide" {
   if (configured === "pyodide") return "pyodide";
   if (configured && configured !== "agentcore")
-    throw new Error(`SANDBOX_RUNTIME must be agentcore or pyodide (or unset: agentcore where this machine can run it), not "${configured}"`);
+    throw new Error(
+      `SANDBOX_RUNTIME must be agentcore or pyodide (or unset: agentcore where this machine can run it), not "${configured}"`,
+    );
   const missing = cpythonMissing();
   if (!missing) return "agentcore";
   if (configured === "agentcore") throw new Error(`SANDBOX_RUNTIME=agentcore: the local code interpreter cannot run here: ${missing}`);

@@ -65,7 +65,11 @@ export function workSteps(
 }
 
 /** The executor's (or ReAct agent's) move when a work tool fits, else undefined. */
-export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<string>, tools?: readonly ToolSpec[]): Decision | undefined {
+export function workMove(
+  messages: readonly ChatMessage[],
+  offered: ReadonlySet<string>,
+  tools?: readonly ToolSpec[],
+): Decision | undefined {
   const { userText, task, request } = taskOf(messages);
   // An executor does its own task only (the plan has a step for the report); a ReAct agent does the whole request.
   const goal = labelledText(userText, "Your task:") === undefined ? request : task;
@@ -100,7 +104,7 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
       return say(
         "There is no CSV file or spreadsheet in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.",
       );
-    const code = hasPandas(tools) ? pandasLoadCode(files[0]!) : analysisCode(files);
+    const code = hasPandas(tools) ? pandasLoadCode(files[0] ?? "") : analysisCode(files);
     return callTools([{ name: "run_code", arguments: { code, files } }]);
   }
   if (wantsHtmlReport(task) && offered.has("write_report")) {
@@ -150,7 +154,9 @@ function hasPandas(tools: readonly ToolSpec[] | undefined): boolean {
 
 /** The first call with pandas: the table into a frame, its shape and a summary (a workbook's first sheet). */
 function pandasLoadCode(file: string): string {
-  const path = /\.xlsx?$/i.test(file) ? `sorted(glob.glob(${JSON.stringify(`files/${file.replace(/\.xlsx?$/i, "")}.*.csv`)}))[0]` : JSON.stringify(`files/${file}`);
+  const path = /\.xlsx?$/i.test(file)
+    ? `sorted(glob.glob(${JSON.stringify(`files/${file.replace(/\.xlsx?$/i, "")}.*.csv`)}))[0]`
+    : JSON.stringify(`files/${file}`);
   return `import glob
 import pandas as pd
 

@@ -8,7 +8,7 @@ import {
   type ToolArguments,
   type ToolName,
 } from "@aws-sdk/client-bedrock-agentcore";
-import { SandboxRequest, type SandboxOutput, type SandboxResult } from "../contracts/sandbox.js";
+import { type SandboxOutput, SandboxRequest, type SandboxResult } from "../contracts/sandbox.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
 import { OUTPUT_LIMITS } from "./collectOutputs.js";
 
@@ -117,7 +117,9 @@ export class AgentCoreInterpreter implements CodeSandbox {
     const timer = AbortSignal.timeout(request.timeoutMs);
     const both = signal ? AbortSignal.any([signal, timer]) : timer;
     const cut = (text: string) =>
-      text.length <= request.maxOutputChars ? text : `${text.slice(0, request.maxOutputChars)}\n[cut at ${request.maxOutputChars} characters]`;
+      text.length <= request.maxOutputChars
+        ? text
+        : `${text.slice(0, request.maxOutputChars)}\n[cut at ${request.maxOutputChars} characters]`;
     const failed = (error: string, extra: Partial<SandboxResult> = {}) => ({
       stdout: "",
       stderr: "",
@@ -186,7 +188,7 @@ export class AgentCoreInterpreter implements CodeSandbox {
       const listing = await this.invoke(sessionId, "listFiles", { directoryPath: folder }, signal);
       if (listing.isError) return;
       const entries = (listing.content ?? []).filter((block) => block.type === "resource_link" && block.name);
-      for (const entry of entries.sort((a, b) => (a.name! < b.name! ? -1 : 1))) {
+      for (const entry of entries.sort((a, b) => ((a.name ?? "") < (b.name ?? "") ? -1 : 1))) {
         const shown = `${prefix}${entry.name}`;
         if (depth === 0) topLevel.push(`output/${entry.name}`);
         const directory = entry.mimeType === "inode/directory" || entry.description?.startsWith("directory");
@@ -200,7 +202,8 @@ export class AgentCoreInterpreter implements CodeSandbox {
         if (kind && kind !== "file") refused.push(`${shown}: ${kind === "link" ? "a symbolic link" : "not a regular file"}, not saved`);
         else if (/links ([2-9]|\d{2,})/.test(entry.description ?? "")) refused.push(`${shown}: a hard link, not saved`);
         else if (wanted.length >= OUTPUT_LIMITS.files) refused.push(`${shown}: more than ${OUTPUT_LIMITS.files} files, not saved`);
-        else if (bytes + size > OUTPUT_LIMITS.bytes) refused.push(`${shown}: the outputs would pass ${OUTPUT_LIMITS.bytes} bytes, not saved`);
+        else if (bytes + size > OUTPUT_LIMITS.bytes)
+          refused.push(`${shown}: the outputs would pass ${OUTPUT_LIMITS.bytes} bytes, not saved`);
         else {
           bytes += size;
           wanted.push({ path: shown, size });

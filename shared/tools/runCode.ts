@@ -55,7 +55,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       files: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to mount (default: all)"),
     }),
     // The task is done: its interpreter session (and scratch) ends with it.
-    endScope: sandbox.end ? (runId: string, scope: string) => sandbox.end!(sessionKey(runId, scope)) : undefined,
+    endScope: async (runId: string, scope: string) => sandbox.end?.(sessionKey(runId, scope)),
     async run({ code, files: wanted }, { runId, scope, files, signal, idempotencyKey, progress }) {
       const available = await files.list(runId);
       const names = wanted ?? available.map((f) => f.name);

@@ -1,8 +1,8 @@
 import type { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import type { Tool } from "../ports/tools.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
+import type { Tool } from "../ports/tools.js";
 import { AgentCoreInterpreter } from "../sandbox/agentCoreInterpreter.js";
 import { LambdaSandbox } from "../sandbox/lambdaSandbox.js";
 import { type ApiKeySource, fixedKey, SecretKey } from "../secrets/secretKey.js";

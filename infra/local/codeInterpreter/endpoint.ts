@@ -91,7 +91,7 @@ export class LocalCodeInterpreter {
       const match = /^\/code-interpreters\/([^/]+)\/(sessions\/start|sessions\/stop|tools\/invoke)$/.exec(url.pathname);
       if (!match) throw new ApiError(404, "ResourceNotFoundException", `no such operation: ${req.method} ${url.pathname}`);
       const [, identifier, operation] = match;
-      if (decodeURIComponent(identifier!) !== LOCAL_CODE_INTERPRETER_ID)
+      if (decodeURIComponent(identifier ?? "") !== LOCAL_CODE_INTERPRETER_ID)
         throw new ApiError(404, "ResourceNotFoundException", `Code interpreter ${identifier} not found`);
       const input = parseJson(body);
       if (operation === "sessions/start" && req.method === "PUT") return json(res, await this.start(input));
@@ -121,7 +121,8 @@ export class LocalCodeInterpreter {
     const known = token && this.tokens.get(token);
     if (known) {
       const session = this.sessions.get(known);
-      if (session) return { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId: known, createdAt: session.createdAt.toISOString() };
+      if (session)
+        return { codeInterpreterIdentifier: LOCAL_CODE_INTERPRETER_ID, sessionId: known, createdAt: session.createdAt.toISOString() };
     }
     const seconds = input.sessionTimeoutSeconds === undefined ? DEFAULT_SESSION_SECONDS : Number(input.sessionTimeoutSeconds);
     if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_SESSION_SECONDS)
@@ -167,7 +168,8 @@ export class LocalCodeInterpreter {
   private async invoke(python: PythonSession, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const call = async (request: Record<string, unknown>) => {
       const reply = await python.request(request).catch((error) => {
-        if (error instanceof SessionDied) throw new ApiError(404, "ResourceNotFoundException", `the session is no longer active: ${error.why}`);
+        if (error instanceof SessionDied)
+          throw new ApiError(404, "ResourceNotFoundException", `the session is no longer active: ${error.why}`);
         throw error;
       });
       if (typeof reply.error === "string") return { error: reply.error };

@@ -63,7 +63,20 @@ const userArgs = (uid: number) => (root ? ["--setuid", String(uid), "--setgid", 
 /** What every session sees of the system: read-only, nothing of the host's own files. */
 function systemArgs(): string[] {
   const args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
-  args.push("--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin");
+  args.push(
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    "--symlink",
+    "usr/lib",
+    "/lib",
+    "--symlink",
+    "usr/lib64",
+    "/lib64",
+    "--symlink",
+    "usr/bin",
+    "/bin",
+  );
   // Debian's BLAS is chosen through /etc/alternatives; matplotlib reads /etc/matplotlibrc and fonts.
   for (const etc of ["/etc/alternatives", "/etc/matplotlibrc", "/etc/fonts", "/etc/ld.so.cache"]) args.push("--ro-bind-try", etc, etc);
   args.push("--proc", "/proc", "--dev", "/dev");
@@ -103,7 +116,14 @@ export class PythonSession {
     const memoryBytes = limits.memoryMb * 1024 * 1024;
     // Rlimits: allocations past the memory limit fail (MemoryError) rather than wake the OOM killer;
     // no file bigger than the scratch; no more processes than allowed; no core dumps.
-    const prlimit = ["prlimit", `--data=${memoryBytes}`, `--fsize=${limits.scratchMb * 1024 * 1024}`, `--nproc=${limits.processes}`, "--core=0", "--"];
+    const prlimit = [
+      "prlimit",
+      `--data=${memoryBytes}`,
+      `--fsize=${limits.scratchMb * 1024 * 1024}`,
+      `--nproc=${limits.processes}`,
+      "--core=0",
+      "--",
+    ];
     const command = [...prlimit, UNSHARE, ...userArgs(uid), "--", ...bwrap];
     // The shell puts itself in the session's control groups before it becomes the sandbox: nothing
     // the code starts can leave them.
@@ -123,7 +143,9 @@ export class PythonSession {
     control.on("data", (text: string) => this.onData(text));
     this.exited = new Promise((resolve) => {
       this.child.once("close", (code, signal) => {
-        const why = this.ended ?? (signal === "SIGKILL" || code === 137 ? "it was killed (its memory limit?)" : `its interpreter exited (${signal ?? code})`);
+        const why =
+          this.ended ??
+          (signal === "SIGKILL" || code === 137 ? "it was killed (its memory limit?)" : `its interpreter exited (${signal ?? code})`);
         this.ended = why;
         this.waiting?.reject(new SessionDied(why));
         this.waiting = undefined;
@@ -242,9 +264,17 @@ function createCgroups(id: string, limits: SessionLimits): string[] {
     }
   };
   const unified = cgroupV2();
-  if (unified) make(unified, [["memory.max", String(memory)], ["memory.swap.max", "0"], ["pids.max", String(limits.processes)]]);
+  if (unified)
+    make(unified, [
+      ["memory.max", String(memory)],
+      ["memory.swap.max", "0"],
+      ["pids.max", String(limits.processes)],
+    ]);
   else {
-    make(cgroupV1("memory"), [["memory.limit_in_bytes", String(memory)], ["memory.memsw.limit_in_bytes", String(memory)]]);
+    make(cgroupV1("memory"), [
+      ["memory.limit_in_bytes", String(memory)],
+      ["memory.memsw.limit_in_bytes", String(memory)],
+    ]);
     make(cgroupV1("pids"), [["pids.max", String(limits.processes)]]);
   }
   return made;
