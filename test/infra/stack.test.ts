@@ -275,6 +275,8 @@ describe("configuration parity: every deployment setting reaches every function'
     downloadLinkSeconds: "120",
     sandboxTimeoutMs: "20000",
     sandboxMemoryMb: "256",
+    sandboxRuntime: "pyodide",
+    codeInterpreterSessionSeconds: "1800",
     webFetchTimeoutMs: "5000",
     webFetchMaxBytes: "65536",
     webFetchMaxRedirects: "2",
