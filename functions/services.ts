@@ -1,3 +1,4 @@
+import { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
@@ -23,7 +24,12 @@ export interface AgentClients extends WorkToolClients {
 }
 
 export function agentClients(region: string): AgentClients {
-  return { kms: new KMSClient({ region }), secretsManager: new SecretsManagerClient({ region }), lambda: new LambdaClient({ region }) };
+  return {
+    kms: new KMSClient({ region }),
+    secretsManager: new SecretsManagerClient({ region }),
+    lambda: new LambdaClient({ region }),
+    agentCore: new BedrockAgentCoreClient({ region }),
+  };
 }
 
 /** The model, forgetting the key when the provider refuses it (HTTP 401), so the next call reads it again. */

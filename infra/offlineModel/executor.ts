@@ -18,7 +18,7 @@ import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { EXPLAIN } from "./planner.js";
 import { researchMove } from "./research.js";
-import { type ChatMessage, callTools, type Decision, say } from "./types.js";
+import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
 import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
@@ -33,7 +33,7 @@ interface Assignment {
   userText: string;
 }
 
-export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>, tools?: readonly ToolSpec[]): Decision {
   const revised = labelledText(lastUserText(messages), "Your task:");
   if (revised?.startsWith(EXPLAIN.trim())) {
     return say(
@@ -45,7 +45,7 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
   // Tool calls named outright are the whole task: no work or research move of its own comes first.
   if (findToolDirectives(assignment.task).length === 0) {
-    const work = workMove(messages, offered) ?? researchMove(messages, offered);
+    const work = workMove(messages, offered, tools) ?? researchMove(messages, offered);
     if (work) return work;
   }
   const toolResults = toolResultsSinceLastUser(messages);

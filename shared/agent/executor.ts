@@ -8,6 +8,7 @@ import { budgetsOf } from "../memory/session.js";
 import { namesOfTask } from "../ports/files.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
+import { endToolScope } from "../ports/tools.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { fitText } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
@@ -97,8 +98,10 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     await Promise.all([outcome.journal.flush(), events]);
     if (outcome.kind === "paused") return { ...input, done: false };
     if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
+    await endToolScope(tools, run.runId, scope);
     return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   }
+  await endToolScope(tools, run.runId, scope);
   const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
   // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.

@@ -7,6 +7,7 @@ import { AgentError, NotFoundError } from "../errors.js";
 import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
+import { endToolScope } from "../ports/tools.js";
 import { agentTurnFits } from "../run/historyBudget.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 
@@ -70,6 +71,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
     // The answer joins the session now ("Finalize" only ends the run).
     answered ? rememberTurn(ports, { ...record, result }) : undefined,
   ]);
+  // The agent is done: the tools' state for it (an interpreter session) ends with it.
+  if (answered || outcome.kind === "ended" || outcome.kind === "empty") await endToolScope(tools, run.runId, "react");
   if (outcome.kind === "empty") throw new AgentError(EMPTY_ANSWER_ERROR, "empty_answer");
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };
