@@ -136,6 +136,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
               stream.onText(text);
             },
             onReasoning: stream.onReasoning,
+            onRetry: stream.onRetry,
           });
         } catch (error) {
           if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written

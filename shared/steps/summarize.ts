@@ -63,7 +63,14 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
       0,
       "llm",
       "",
-      () => ports.model.complete({ messages, role: "summarizer", onText: stream.onText, onReasoning: stream.onReasoning }),
+      () =>
+        ports.model.complete({
+          messages,
+          role: "summarizer",
+          onText: stream.onText,
+          onReasoning: stream.onReasoning,
+          onRetry: stream.onRetry,
+        }),
       { defer: true },
     );
     if (!replayed) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
