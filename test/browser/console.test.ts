@@ -7,7 +7,7 @@ import { launchBrowser } from "../support/browser.js";
 import { salesWorkbook } from "../support/documents.js";
 import { startDropProxy } from "../support/dropProxy.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { type ModelProxy, startModelProxy } from "../support/modelProxy.js";
+import { type Fault, type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
 
 /** Screenshots land here (test output, not committed); docs/local-stack.md links the committed copies in test/screenshots/. */
 const OUTPUT = path.resolve("test/output/screenshots");
@@ -20,6 +20,8 @@ describe("the web console in Chromium", () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   /** While set, executors' model calls wait for it (the stack's offline model is reached through modelProxy). */
   let holdExecutors: Promise<void> | undefined;
+  /** While set, decides how each model call fails (undefined: it goes through). */
+  let modelFault: ((request: ProxiedRequest) => Fault | undefined | Promise<Fault | undefined>) | undefined;
 
   beforeAll(async () => {
     await mkdir(OUTPUT, { recursive: true });
@@ -27,7 +29,7 @@ describe("the web console in Chromium", () => {
       model = await startOfflineModel({ latencyMs: 50 });
       modelProxy = await startModelProxy(model.url, async (_, request) => {
         if (request.role === "executor") await holdExecutors;
-        return undefined;
+        return modelFault?.(request);
       });
       // The browser starts while the stack does; whichever started is stopped below if the other did not.
       const [launched, started] = await Promise.allSettled([
@@ -523,5 +525,123 @@ describe("the web console in Chromium", () => {
     await signIn(page);
     expect(urls.filter((u) => u.includes("sk_wrong_key") || u.includes(stack.apiKey))).toEqual([]);
     await page.close();
+  });
+  /** Whether a model request belongs to the run whose task carries `marker`. */
+  const asksAbout = (request: ProxiedRequest, marker: string) => JSON.stringify(request.body.messages).includes(marker);
+  const pageWidth = (page: Page) => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])(
+    "a model that cannot be reached says so on the run at %i px: each retry as it happens, and what the run waits for",
+    async (width, height) => {
+      const marker = `model down ${width}`;
+      let pageOpen!: () => void;
+      const opened = new Promise<void>((resolve) => (pageOpen = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let failures = 0;
+      let firstFailure = 0;
+      // The run's first two calls cannot reach the model (once the page shows the run); the third waits until released.
+      modelFault = async (request) => {
+        if (!asksAbout(request, marker)) return undefined;
+        await opened;
+        if (failures++ < 2) {
+          firstFailure ||= Date.now();
+          return "refuse";
+        }
+        await released;
+        return undefined;
+      };
+      const page = await browser.context.newPage();
+      try {
+        await page.setViewportSize({ width, height });
+        await signIn(page);
+        const { runId } = await api("/v1/runs", { input: `What is 17*23? (${marker})`, mode: "react" });
+        await page.goto(`${proxy.url}/#/runs/${runId}`);
+        await expect.poll(() => page.locator(".connection").textContent(), { timeout: 30_000 }).toBe("live");
+        pageOpen();
+
+        const retries = page.locator(".entry.model-retrying");
+        await retries.first().waitFor({ timeout: 30_000 });
+        const shownAfterMs = Date.now() - firstFailure;
+        await expect.poll(() => retries.count(), { timeout: 30_000 }).toBe(2);
+        expect(await retries.allTextContents()).toEqual([
+          expect.stringMatching(/^react↻ Model call failed: the model could not be reached \(.+\)\. Retry 1 of 2 in \d\.\d s\.$/),
+          expect.stringMatching(/Retry 2 of 2 in \d\.\d s\.$/),
+        ]);
+        // While the call waits, the run's status says what for.
+        await expect
+          .poll(() => page.locator(".meta .status-detail").textContent(), { timeout: 30_000 })
+          .toMatch(/^Waiting for the model \(react\): the model could not be reached \(.+\); retry 2 of 2 at /);
+        expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+        await page.screenshot({ path: path.join(OUTPUT, `model-retry-${width}.png`) });
+        // Within seconds of the first failure, not at the end of the retries (wide margin for a busy machine).
+        expect(shownAfterMs).toBeLessThan(5_000);
+        const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+        const first = events.find((e: any) => e.type === "model.retrying");
+        expect(Date.parse(first.at) - firstFailure).toBeLessThan(5_000);
+        expect(first.data).toMatchObject({ agent: "react", attempt: 1, retries: 2 });
+
+        release();
+        await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+        await expect.poll(() => page.locator(".meta .badge").textContent()).toBe("succeeded");
+        expect(await page.locator(".meta .status-detail").count()).toBe(0);
+      } finally {
+        release();
+        modelFault = undefined;
+        await page.close();
+      }
+    },
+  );
+
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])("a streamed reply cut off and retried is withdrawn from the page at %i px, and marked in the event log", async (width, height) => {
+    const marker = `cut summary ${width}`;
+    let cut = false;
+    // The run's first summary breaks off half-way, after its first words reached the page.
+    modelFault = (request) => {
+      if (request.role !== "summarizer" || !asksAbout(request, marker) || cut) return undefined;
+      cut = true;
+      return "cut-late";
+    };
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize({ width, height });
+      await signIn(page);
+      const { runId } = await api("/v1/runs", { input: `Compute 17*23 and (120/8)+2^5 (${marker})`, mode: "plan_solve" });
+      await page.goto(`${proxy.url}/#/runs/${runId}`);
+      await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+
+      const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+      const run = await api(`/v1/runs/${runId}`);
+      expect(run.status).toBe("succeeded");
+      const withdrawnAt = events.findIndex((e: any) => e.type === "agent.withdrawn");
+      expect(events[withdrawnAt]?.data.agent).toBe("summarizer");
+      const summary = (list: any[]) => list.filter((e) => e.type === "agent.delta" && e.data.agent === "summarizer");
+      const partial = summary(events.slice(0, withdrawnAt));
+      expect(partial.length).toBeGreaterThan(0);
+      expect(
+        summary(events.slice(withdrawnAt))
+          .map((e: any) => e.data.text)
+          .join(""),
+      ).toBe(run.result);
+
+      // On the page: the summary's text once, the whole of it; the broken part struck through in the event log.
+      const texts = page.locator(".entry.agent-delta").filter({ has: page.locator(".who", { hasText: /^summarizer$/ }) });
+      expect(await texts.count()).toBe(1);
+      expect((await texts.locator(".text").textContent())?.replace(/\s+/g, " ").trim()).toContain("391");
+      expect(
+        await page.locator("#event-log li.withdrawn").evaluateAll((items) => items.map((li) => Number((li as any).dataset.seq))),
+      ).toEqual(partial.map((e: any) => e.seq));
+      expect(await page.locator('#event-log li[data-type="agent.withdrawn"]').textContent()).toContain("of summarizer withdrawn");
+      expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+    } finally {
+      modelFault = undefined;
+      await page.close();
+    }
   });
 });

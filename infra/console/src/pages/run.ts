@@ -1,5 +1,5 @@
 import { ApiError } from "../../../../shared/apiClient/errors.js";
-import { StreamedText, textSource } from "../../../../shared/apiClient/streamedText.js";
+import { StreamedText, sourceKey, type TextSource, textSource } from "../../../../shared/apiClient/streamedText.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
@@ -104,6 +104,7 @@ export function runPage(app: HTMLElement, runId: string) {
       view.status === "queued" && view.queuedBehind
         ? [" · waits for ", h("a", { href: `#/runs/${enc(view.queuedBehind)}` }, view.queuedBehind), " to end"]
         : null,
+      view.statusDetail ? [" · ", h("span", { class: "status-detail" }, view.statusDetail)] : null,
       view.links.console
         ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")]
         : null,
@@ -382,10 +383,21 @@ export function runPage(app: HTMLElement, runId: string) {
     return item;
   };
 
+  /** The event log's lines of each agent's open text block, marked if the block is withdrawn. */
+  const blockLogLines = new Map<string, HTMLElement[]>();
+
   function onEvent(event: RunEvent) {
-    eventLog.append(h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`));
+    const logLine = h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`);
+    eventLog.append(logLine);
     // Each event may follow a model call: usage (and the rest) catch up shortly after.
     if (!ended(view)) refreshSoon();
+    if (event.type === "agent.withdrawn") withdraw(event.data, logLine);
+    if (event.type === "agent.delta" || event.type === "agent.reasoning") {
+      const key = sourceKey(event.data);
+      if (!streamed.open().some((b) => sourceKey(b.source) === key) && !reasoning.open().some((b) => sourceKey(b.source) === key))
+        blockLogLines.set(key, []);
+      blockLogLines.get(key)?.push(logLine);
+    }
     // An agent doing something else ends the text it streamed (a thought ends it below) and its reasoning.
     const source = textSource(event.data);
     if (source && event.type !== "agent.delta" && event.type !== "agent.thought" && event.type !== "agent.reasoning") streamed.end(source);
@@ -462,6 +474,16 @@ export function runPage(app: HTMLElement, runId: string) {
       case "search.progress":
         add(event, who(d), h("strong", {}, `Search (${d.stage}): `), d.detail);
         break;
+      case "model.retrying":
+        add(
+          event,
+          who(d),
+          h("strong", { class: "warn" }, "↻ Model call failed: "),
+          `${d.reason}. Retry ${d.attempt} of ${d.retries} in ${(d.waitMs / 1000).toFixed(1)} s.`,
+        );
+        break;
+      case "agent.withdrawn":
+        break; // done above: the broken reply's text is gone from the page
       case "task.started":
         lanes.set(`${d.iteration}:${d.taskId}`, {
           key: `${d.iteration}:${d.taskId}`,
@@ -515,6 +537,18 @@ export function runPage(app: HTMLElement, runId: string) {
           void refresh();
         } else add(event, type);
     }
+  }
+
+  /** A reply that broke off and is retried: its text and reasoning leave the page; the event log marks them. */
+  function withdraw(source: TextSource, logLine: HTMLElement) {
+    streamed.end(source)?.view.closest("li")?.remove();
+    reasoning.end(source)?.view.element.closest("li")?.remove();
+    const lines = blockLogLines.get(sourceKey(source)) ?? [];
+    for (const line of lines) line.classList.add("withdrawn");
+    blockLogLines.delete(sourceKey(source));
+    logLine.append(
+      ` (${lines.length} event${lines.length === 1 ? "" : "s"} of ${source.agent}${source.taskId ? ` ${source.taskId}` : ""} withdrawn)`,
+    );
   }
 
   async function cancelRun() {
