@@ -210,7 +210,7 @@ describe("the web console in Chromium", () => {
     expect(await card.getByLabel("filename").inputValue()).toBe("report.md");
     await card.getByLabel("filename").fill("edited.md");
     await card.getByLabel("content").fill("# Edited\n\nChecked by a person.\n");
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download edited.md" }).click()]);
     expect(await readFile(await download.path(), "utf8")).toBe("# Edited\n\nChecked by a person.\n");
@@ -254,21 +254,36 @@ describe("the web console in Chromium", () => {
     expect(await shown.evaluate((el) => (globalThis as any).getComputedStyle(el).fontFamily)).toMatch(/mono/i);
     expect(await card.textContent()).not.toContain("\\n");
     await card.screenshot({ path: path.join(OUTPUT, "approve-code-laptop.png") });
+    // On a phone the arguments wrap inside the card: nothing cut off at its right edge.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await shown.evaluate((el) => (el.parentElement as any).scrollWidth <= (el.parentElement as any).clientWidth)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await card.screenshot({ path: path.join(OUTPUT, "approve-code-phone.png") });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // The call's code is shown once in the activity, highlighted, never also as escaped JSON.
+    const called = page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args");
+    expect(await called.locator("pre.code-arg.code code").textContent()).toBe(agentCode);
+    expect(await called.textContent()).not.toContain("\\n");
 
     // Edit: the code in a field of its own, as code; the list of files as JSON, checked first.
     await card.getByRole("button", { name: "Edit" }).click();
     const codeField = card.getByLabel("code", { exact: true });
     expect(await codeField.inputValue()).toBe(agentCode);
     const files = card.getByLabel("files", { exact: true });
+    // Editing has one primary action, Approve, and it sends the edited values.
+    expect(await card.locator("button.primary").allTextContents()).toEqual(["Approve with these arguments"]);
     await files.fill('"sales.csv"');
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'files' must be array, not string.");
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
+    // The problem is said at its field.
+    const filesField = card.locator(".field", { has: page.locator('textarea[name="files"]') });
+    await expect.poll(() => filesField.getByRole("alert").textContent()).toBe("'files' must be array, not string.");
+    expect(await card.getByRole("alert").count()).toBe(1);
     await files.fill("[sales.csv");
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toMatch(/^'files' is not valid JSON/);
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
+    await expect.poll(() => filesField.getByRole("alert").textContent()).toMatch(/^'files' is not valid JSON/);
     await files.fill('["sales.csv"]');
     await codeField.fill(`${agentCode}\nprint("checked by a person")\n`);
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
     // What the edited code printed, beneath the code that ran (the tool result's preview is cut
     // at 2,000 characters, and says first how the arguments were changed: the code, whole).
     await expect
@@ -279,7 +294,7 @@ describe("the web console in Chromium", () => {
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.find((e: any) => e.type === "interrupt.resolved").data.decision).toBe("edit");
     await page.close();
-  });
+  }, 180_000);
 
   it("answers an agent's question, and rejects a plan with a message then approves the revised one, from the page", async () => {
     const page = await browser.context.newPage();
@@ -404,6 +419,29 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.locator(".preview section").count()).toBeGreaterThan(2);
     expect(await page.locator(".preview h1").first().textContent()).toBe("Data analysis report");
     expect(await page.locator('.preview img[alt="amount by region"]').getAttribute("src")).toMatch(/^data:image\/png;base64,/);
+    // Slides that look like slides: each a 16:9 card with its title, its number in the corner.
+    const slide = page.locator(".preview section.slide").nth(1);
+    const box = (await slide.boundingBox())!;
+    expect(box.width / box.height).toBeCloseTo(16 / 9, 1);
+    expect(await slide.evaluate((s) => (globalThis as any).getComputedStyle(s).borderTopStyle)).toBe("solid");
+    expect(await slide.locator("small").evaluate((s) => (globalThis as any).getComputedStyle(s).position)).toBe("absolute");
+
+    // The HTML report's preview with its chart fits the page at every width: the chart scales, the page never widens.
+    const pageWidth = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+    const report = page.getByRole("button", { name: /^Preview .*\.html$/ }).first();
+    for (const [width, height] of [
+      [1280, 800],
+      [390, 844],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await report.click();
+      const chart = page.locator(".preview figure.chart img");
+      await chart.waitFor();
+      const [shown, preview] = await Promise.all([chart.boundingBox(), page.locator(".preview").boundingBox()]);
+      expect(shown!.width).toBeLessThanOrEqual(preview!.width);
+      expect(await pageWidth()).toBeLessThanOrEqual(width);
+      await page.locator(".files-section").screenshot({ path: path.join(OUTPUT, `report-preview-${width}.png`) });
+    }
     await page.close();
   });
 
@@ -641,6 +679,28 @@ describe("the web console in Chromium", () => {
       expect(await pageWidth(page)).toBeLessThanOrEqual(width);
     } finally {
       modelFault = undefined;
+      await page.close();
+    }
+  });
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])("shows the whole of a long task on the run page at %i px, on demand", async (width, height) => {
+    const task = `Compute 17*23 and then explain, in plain words for a reader who is new to arithmetic, how you got there (${width} px), step by step, with each intermediate product named`;
+    const { runId } = await api("/v1/runs", { input: task, mode: "react" });
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize({ width, height });
+      await signIn(page);
+      await page.goto(`${proxy.url}/#/runs/${runId}`);
+      await expect.poll(() => page.locator("h1").textContent()).toBe(`${task.slice(0, 79)}…`);
+      const whole = page.locator("details.whole-task");
+      expect(await whole.locator(".task-text").isVisible()).toBe(false);
+      await whole.getByText("Show the whole task").click();
+      expect(await whole.locator(".task-text").textContent()).toBe(task);
+      expect(await whole.locator(".task-text").isVisible()).toBe(true);
+      expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+    } finally {
       await page.close();
     }
   });
