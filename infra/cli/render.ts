@@ -97,6 +97,11 @@ export class Renderer {
     // Text streamed by an agent is shown when it does something else (or the run moves on), once.
     const source = textSource(event.data);
     if (!source) return this.tidy([...this.flushAll(), ...this.lines(event)]);
+    if (event.type === "agent.withdrawn") {
+      // Its held text is dropped unshown; text already on the terminal is said to be void.
+      const shown = [this.streamed.end(source), this.reasoning.end(source)].some((block) => (block?.view.shown ?? 0) > 0);
+      return this.tidy(shown ? [`  ${this.source(source)} ${this.c.yellow("↺ the text above is withdrawn: its reply broke off")}`] : []);
+    }
     const streamed = this.streamed.end(source);
     const held = this.unshown(source, this.reasoning.end(source), streamed);
     // A thought after deltas is the text they carried: shown already.
@@ -209,6 +214,14 @@ export class Renderer {
         ];
       }
       case "report.delta":
+        return [];
+      case "model.retrying": {
+        const { attempt, retries, reason, waitMs } = event.data;
+        return [
+          `  ${this.source(event.data)} ${c.yellow(`↻ model call failed (${this.cut(oneLine(reason))}); retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`)}`,
+        ];
+      }
+      case "agent.withdrawn":
         return [];
       case "search.progress":
         return [`  ${this.source(event.data)} ${c.dim(`search ${event.data.stage}: ${this.cut(oneLine(event.data.detail))}`)}`];

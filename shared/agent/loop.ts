@@ -149,6 +149,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
                 stream.onText(text);
               },
               onReasoning: stream.onReasoning,
+              onRetry: stream.onRetry,
             }),
           );
         } catch (error) {

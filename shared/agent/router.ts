@@ -66,7 +66,14 @@ export async function chooseMode(
     const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text));
     const { value, replayed } = await journal
       .once(0, "llm", "", () =>
-        ports.model.complete({ messages, tools, role: "router", onText: stream.onText, onReasoning: stream.onReasoning }),
+        ports.model.complete({
+          messages,
+          tools,
+          role: "router",
+          onText: stream.onText,
+          onReasoning: stream.onReasoning,
+          onRetry: stream.onRetry,
+        }),
       )
       .finally(stream.close);
     if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });

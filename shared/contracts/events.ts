@@ -31,6 +31,19 @@ export const EventBody = z.discriminatedUnion("type", [
   z.object({ type: z.literal("agent.delta"), data: AgentSource.extend({ text: z.string() }) }),
   /** A model's reasoning text as it streams (`reasoning_content`): shown to people, never fed back to a model. */
   z.object({ type: z.literal("agent.reasoning"), data: AgentSource.extend({ text: z.string() }) }),
+  /**
+   * A model call failed and waits to be tried again: the `attempt`-th retry of `retries`, why, and
+   * the wait before it (`waitMs`). Shown while the run waits; the run's `statusDetail` says it too.
+   */
+  z.object({
+    type: z.literal("model.retrying"),
+    data: AgentSource.extend({ attempt: z.number().int(), retries: z.number().int(), reason: z.string(), waitMs: z.number().int() }),
+  }),
+  /**
+   * Drop the text this agent (and task) streamed since it last did something else, `agent.delta`
+   * and `agent.reasoning` alike: the reply it belonged to broke off and is being retried.
+   */
+  z.object({ type: z.literal("agent.withdrawn"), data: AgentSource.extend({ reason: z.string() }) }),
   z.object({
     type: z.literal("tool.called"),
     // persona: the job title of who makes the call (the model's, or one derived from the tool).

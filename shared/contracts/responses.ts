@@ -51,6 +51,8 @@ export const RunView = z.object({
   queuedBehind: z.string().nullable(),
   requestedMode: RequestedMode,
   mode: z.enum(["answer", "react", "plan_solve"]).nullable(),
+  /** While running: what it waits for, when it is not working (a model call waiting to be retried). */
+  statusDetail: z.string().nullable(),
   input: z.string(),
   metadata: z.record(z.string(), z.string()),
   plan: Plan.nullable(),

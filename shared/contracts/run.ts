@@ -109,6 +109,18 @@ export const RunRecord = z.object({
   endedAt: z.string().optional(),
   /** State transitions of the ended execution, counted once from its history. */
   stateTransitions: z.number().int().optional(),
+  /** A model call of the run waits to be retried (its last `model.retrying`); null once it answered. */
+  modelWait: z
+    .object({
+      agent: z.string(),
+      taskId: z.string().optional(),
+      attempt: z.number().int(),
+      retries: z.number().int(),
+      reason: z.string(),
+      retryAt: z.string(),
+    })
+    .nullable()
+    .optional(),
   /** Sequence number of the terminal event, reserved before the run ends (so it is never lost). */
   terminalSeq: z.number().int().optional(),
 });

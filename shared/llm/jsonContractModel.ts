@@ -41,7 +41,8 @@ export class JsonContractModel implements ChatModel {
     const usage = { promptTokens: 0, completionTokens: 0 };
     let lastError = "";
     for (let attempt = 1; attempt <= MAX_CONSECUTIVE_FAILURES; attempt++) {
-      const reply = await this.inner.complete({ messages, signal: request.signal, role: request.role, settings: request.settings });
+      const { signal, role, settings, onRetry } = request;
+      const reply = await this.inner.complete({ messages, signal, role, settings, onRetry });
       usage.promptTokens += reply.usage.promptTokens;
       usage.completionTokens += reply.usage.completionTokens;
       const text = reply.content ?? "";

@@ -47,6 +47,14 @@ export interface GenerationSettings {
   requestFields?: Record<string, unknown>;
 }
 
+/** One retry of a model call: which one (1 = the first retry, of `retries`), why, and how long it waits first. */
+export interface ModelRetry {
+  attempt: number;
+  retries: number;
+  reason: string;
+  waitMs: number;
+}
+
 /** What a failed model call had already cost (set on the error it throws). */
 export interface PaidAttempts {
   paidCalls: number;
@@ -70,6 +78,8 @@ export interface ChatRequest {
   onText?: (delta: string) => void;
   /** Reasoning text as it streams in (`reasoning_content` / `reasoning`): shown, never kept in the response. */
   onReasoning?: (delta: string) => void;
+  /** The call failed and waits to be tried again; what it streamed so far (onText, onReasoning) is void. */
+  onRetry?: (retry: ModelRetry) => void;
   signal?: AbortSignal;
 }
 

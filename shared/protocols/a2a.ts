@@ -105,7 +105,7 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
 
 /**
  * A line on what the run is doing, for a working status update: the plan, each task as it starts
- * and ends, each tool call. The rest of the log (text as it streams, results) stays in the run's
+ * and ends, each tool call, each retry of a model call (and a withdrawn partial reply). The rest of the log (text as it streams, results) stays in the run's
  * own stream.
  */
 export function progressOf(event: RunEvent): string | undefined {
@@ -121,6 +121,12 @@ export function progressOf(event: RunEvent): string | undefined {
       return `${event.data.status === "succeeded" ? "Finished" : "Failed"} ${event.data.taskId}: ${event.data.title}`;
     case "tool.called":
       return `Calling ${event.data.tool}`;
+    case "model.retrying": {
+      const { agent, taskId, attempt, retries, reason, waitMs } = event.data;
+      return `The ${taskId ? `${agent} of ${taskId}` : agent}'s model call failed (${reason}): retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`;
+    }
+    case "agent.withdrawn":
+      return `The ${event.data.taskId ? `${event.data.agent} of ${event.data.taskId}` : event.data.agent}'s partial reply is withdrawn: it broke off and is retried`;
     default:
       return undefined;
   }

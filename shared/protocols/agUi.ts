@@ -79,6 +79,29 @@ export class AgUiView {
         out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta: event.data.text });
         break;
       }
+      case "agent.withdrawn": {
+        // AG-UI has no way to unsay a message: the one being written ends, and a custom event names
+        // it for the client to drop; the retried reply comes as a new message.
+        const key = `${event.data.agent}:${event.data.taskId ?? ""}`;
+        const messageId = this.texts.get(key);
+        out.push(...this.endText(key), {
+          type: "CUSTOM",
+          name: "stepwise.agent.withdrawn",
+          value: { ...event.data, messageId: messageId ?? null },
+        });
+        break;
+      }
+      case "model.retrying": {
+        // Progress that is not conversation content: one activity per agent, updated at each retry.
+        const { agent, taskId } = event.data;
+        out.push({
+          type: "ACTIVITY_SNAPSHOT",
+          messageId: `${this.runId}:model-wait:${agent}${taskId ? `:${taskId}` : ""}`,
+          activityType: "model_retry",
+          content: event.data,
+        });
+        break;
+      }
       case "tool.called":
         out.push(
           ...this.endText(`${event.data.agent}:${event.data.taskId ?? ""}`),

@@ -74,6 +74,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
           role: "summarizer",
           onText: stream.onText,
           onReasoning: stream.onReasoning,
+          onRetry: stream.onRetry,
         }),
       { defer: true },
     );

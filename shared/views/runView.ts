@@ -47,6 +47,7 @@ export function runView(
 ) {
   return {
     ...runHeadline(run),
+    statusDetail: statusDetail(run),
     input: run.input,
     metadata: run.metadata,
     plan: run.plan ?? null,
@@ -78,6 +79,14 @@ export function runView(
     endedAt: run.endedAt ?? null,
     links: runLinks(run.runId, run.executionArn, links),
   };
+}
+
+/** What a running run waits for: a model call to be retried, said as a person would. */
+function statusDetail(run: RunRecord): string | null {
+  const wait = run.status === "running" ? run.modelWait : undefined;
+  if (!wait) return null;
+  const who = wait.taskId ? `${wait.agent} ${wait.taskId}` : wait.agent;
+  return `Waiting for the model (${who}): ${wait.reason}; retry ${wait.attempt} of ${wait.retries} at ${wait.retryAt}.`;
 }
 
 /** The run's own usage (router, planner, summarizer, ReAct agent) plus each task's (kept on the task record, not on a hot run item). */

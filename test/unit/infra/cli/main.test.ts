@@ -297,6 +297,32 @@ describe("each fact once", () => {
     ]);
   });
 
+  it("a retried reply: each retry on a line, the broken text never shown, the retried text once", () => {
+    const retry = { attempt: 1, retries: 3, reason: "the reply broke off (terminated)", waitMs: 500 };
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.delta", data: { agent: "router", text: '[{"name":"choose_mode","argum' } },
+      { type: "agent.withdrawn", data: { agent: "router", reason: retry.reason } },
+      { type: "model.retrying", data: { agent: "router", ...retry } },
+      { type: "agent.delta", data: { agent: "router", text: "The whole answer." } },
+      { type: "run.succeeded", data: { result: "The whole answer.", files: [] } },
+    ]);
+    expect(lines.join("\n")).not.toContain("choose_mode");
+    expect(lines.slice(0, 2)).toEqual([
+      "  [router] ↻ model call failed (the reply broke off (terminated)); retry 1 of 3 in 0.5 s",
+      "  [router] The whole answer.",
+    ]);
+  });
+
+  it("a reply withdrawn after its text was shown says the text above is void", () => {
+    const renderer = new Renderer({ color: false });
+    const lines = feed(renderer, [
+      { type: "agent.delta", data: { agent: "summarizer", text: "North: 2" } },
+      { type: "run.resumed", data: { redrive: false } }, // a run-level event shows what is held
+      { type: "agent.withdrawn", data: { agent: "summarizer", reason: "the reply broke off" } },
+    ]);
+    expect(lines).toEqual(["  [summarizer] North: 2", "Run resumed.", "  [summarizer] ↺ the text above is withdrawn: its reply broke off"]);
+  });
+
   it("does not list files the answer already names", () => {
     const renderer = new Renderer({ color: false });
     feed(renderer, [{ type: "run.succeeded", data: { result: "Done.\nFiles: report.md", files: ["report.md"] } }]);
