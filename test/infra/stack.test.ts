@@ -65,6 +65,12 @@ describe("alarms and dashboard", () => {
       expect(named(metric), metric).toHaveLength(1);
   });
 
+  it("alarm on Step Functions throttling GetExecutionHistory (20 calls/s per account), the history budget's count", () => {
+    expect(named("ThrottledEvents").map((a) => [a.Namespace, a.Dimensions])).toEqual([
+      ["AWS/States", [{ Name: "APIName", Value: "GetExecutionHistory" }]],
+    ]);
+  });
+
   it("alarm on errors and throttles of every function, and on DynamoDB throttling", () => {
     expect(named("Errors")).toHaveLength(ours.length);
     expect(named("Throttles")).toHaveLength(ours.length);
