@@ -81,6 +81,24 @@ export class S3FileStore implements FileStore, FileTransfer {
     return { ...metaOf(item), body: await object.Body.transformToByteArray() };
   }
 
+  async getRange(runId: string, name: string, start: number, end: number): Promise<{ meta: FileMeta; body: Uint8Array } | undefined> {
+    const item = await this.meta(runId, name);
+    if (!item) return undefined;
+    const meta = metaOf(item);
+    const last = Math.min(end, meta.bytes) - 1;
+    if (!item.objectKey) {
+      const body = item.body ?? toBytes(String(item.content ?? ""));
+      return { meta, body: body.slice(start, last + 1) };
+    }
+    if (start > last) return { meta, body: new Uint8Array() };
+    // HTTP's byte ranges are inclusive at both ends.
+    const object = await this.options.s3.send(
+      new GetObjectCommand({ Bucket: this.options.bucket, Key: item.objectKey, Range: `bytes=${start}-${last}` }),
+    );
+    if (!object.Body) throw new Error(`S3 returned no body for ${item.objectKey}.`);
+    return { meta, body: await object.Body.transformToByteArray() };
+  }
+
   async list(runId: string): Promise<FileMeta[]> {
     const items = await this.options.table.queryPrefix<Item>(keys.runPk(runId), keys.filePrefix, {
       attributes: META_ATTRIBUTES,
