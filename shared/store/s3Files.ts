@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
   CompleteMultipartUploadCommand,
-  CopyObjectCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -242,16 +241,9 @@ export class S3FileStore implements FileStore, FileTransfer {
       uploads.map((u) => u.fileId),
     );
     return Promise.all(
-      stored.map(async ({ fileId: _id, objectKey: source, ...meta }) => {
-        const objectKey = `${tenantId}/${runId}/${meta.name}`;
-        // A copy, not a pointer: the run's files live (and expire) with the run.
-        await this.options.s3.send(
-          new CopyObjectCommand({
-            Bucket: this.options.bucket,
-            Key: objectKey,
-            CopySource: `${this.options.bucket}/${encodeURIComponent(source).replace(/%2F/g, "/")}`,
-          }),
-        );
+      stored.map(async ({ fileId: _id, objectKey, ...meta }) => {
+        // A reference, not a copy: a copy of a file of up to 5 GB would not fit the API's 29 s. Nothing
+        // deletes or overwrites an upload's object, and the bucket's retention counts from the upload.
         await this.putMeta(runId, meta, objectKey);
         return meta;
       }),
