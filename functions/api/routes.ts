@@ -282,9 +282,15 @@ async function resolveInterrupt({ event, services, tenantId, params }: Request):
   return json(202, interruptView(interrupt));
 }
 
-/** Counted from the execution history once the run has ended, then kept on the run. */
+/**
+ * The notifier counts a run's transitions when its execution ends (best effort: GetExecutionHistory
+ * allows 20 calls/s per account). Only when it has not, a minute after the end, is the count taken
+ * here from the execution history, then kept on the run: one count per run, not one per reader.
+ */
+const NOTIFIER_COUNTS_WITHIN_MS = 60_000;
 async function stateTransitionsOf(services: Services, run: RunRecord): Promise<number | undefined> {
   if (run.stateTransitions !== undefined || !TERMINAL_STATUSES.has(run.status)) return run.stateTransitions;
+  if (!run.endedAt || Date.now() - Date.parse(run.endedAt) < NOTIFIER_COUNTS_WITHIN_MS) return undefined;
   const counted = await countStateTransitions(services, run.executionArn).catch(() => undefined);
   if (counted?.final) await services.runs.update(run.runId, { stateTransitions: counted.count });
   return counted?.count;

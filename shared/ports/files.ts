@@ -46,6 +46,11 @@ export interface FileStore {
   /** Writes (or overwrites) a file of the run; once per idempotency key, when one is given. */
   put(runId: string, name: string, body: string | Uint8Array, options?: PutFileOptions): Promise<FileMeta>;
   get(runId: string, name: string): Promise<StoredFile | undefined>;
+  /**
+   * Bytes `start` to `end` (exclusive; cut at the file's end) without reading the rest: what a big
+   * file gives a reader that needs a slice (an S3 Range read), with the file's metadata.
+   */
+  getRange(runId: string, name: string, start: number, end: number): Promise<{ meta: FileMeta; body: Uint8Array } | undefined>;
   /** Metadata only, in name order. */
   list(runId: string): Promise<FileMeta[]>;
 }

@@ -44,6 +44,10 @@ export class EventedFileStore implements FileStore {
     return this.files.get(runId, name);
   }
 
+  getRange(runId: string, name: string, start: number, end: number): Promise<{ meta: FileMeta; body: Uint8Array } | undefined> {
+    return this.files.getRange(runId, name, start, end);
+  }
+
   list(runId: string): Promise<FileMeta[]> {
     return this.files.list(runId);
   }

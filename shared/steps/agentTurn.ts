@@ -8,7 +8,7 @@ import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { endToolScope } from "../ports/tools.js";
-import { agentTurnFits } from "../run/historyBudget.js";
+import { agentTurnFits, eventsUsed, STEP_AND_CHOICE_EVENTS, WAIT_EVENTS } from "../run/historyBudget.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
@@ -22,9 +22,14 @@ export type AgentTurnPorts = StepPorts<keyof LoopPorts | "tools" | "sessions" | 
 export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): Promise<AgentTurnOutput> {
   const output = await reactTurn({ runId: input.runId, ports, deadline: ports.deadline }, input);
   if (output.done) return output;
-  const run = await ports.runs.get(input.runId);
-  const used = run ? await ports.executions.historyLength(run.executionArn) : 0;
-  if (agentTurnFits(used, ports.settings.budgets.historyEvents)) return output;
+  const budget = ports.settings.budgets.historyEvents;
+  // This turn and "Agent finished?" are spent by the time the next turn could start.
+  const estimate = input.history === undefined ? undefined : input.history + STEP_AND_CHOICE_EVENTS;
+  const used = await eventsUsed(estimate, budget, (events) => agentTurnFits(events, budget), async () => {
+    const run = await ports.runs.get(input.runId);
+    return run ? ports.executions.historyLength(run.executionArn) : 0;
+  });
+  if (agentTurnFits(used, budget)) return { ...output, history: used + (output.interruptId ? WAIT_EVENTS : 0) };
   // The next execution's turn finds a question still open and waits for it there.
   return { runId: output.runId, mode: output.mode, done: false, turn: output.turn, next: "continue" };
 }

@@ -15,7 +15,17 @@ import { NotFoundError, UnprocessableError } from "../errors.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
 import type { StepPorts } from "../ports/index.js";
-import { HISTORY_RESERVE, handBackEvents, historyVerdict, iterationEvents, newExecutionHoldsHandBacks } from "../run/historyBudget.js";
+import {
+  eventsUsed,
+  HISTORY_RESERVE,
+  handBackEvents,
+  handBacksEvents,
+  historyVerdict,
+  iterationEvents,
+  newExecutionHoldsHandBacks,
+  STEP_AND_CHOICE_EVENTS,
+  WAIT_EVENTS,
+} from "../run/historyBudget.js";
 import { askUser } from "../tools/askUser.js";
 import { type PlanBoard, planningTool } from "../tools/planning.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -39,11 +49,21 @@ export async function plan(input: PlanInput, ports: PlanPorts): Promise<PlanOutp
   const deferred = input.taskResults?.filter((result) => result.deferred) ?? [];
   if (deferred.length > 0) return continueStep(input, deferred, budget);
   const output = await planTurn({ runId: input.runId, ports, deadline: ports.deadline }, input);
-  if (output.next !== "execute") return output;
-  const run = await ports.runs.get(input.runId);
-  const used = run ? await ports.executions.historyLength(run.executionArn) : 0;
-  const verdict = historyVerdict(used, output.tasks.length, budget);
-  if (verdict === "fits") return output;
+  // Where this execution's history stands as Plan starts: the last Plan's estimate (it counted its
+  // whole iteration, or its wait for a person), and the hand-backs of the Map just run.
+  const handBacks = input.taskResults?.reduce((sum, result) => sum + (result.handBacks ?? 0), 0) ?? 0;
+  const estimate = input.history === undefined ? undefined : input.history + handBacksEvents(handBacks);
+  if (output.next !== "execute") {
+    const spent = STEP_AND_CHOICE_EVENTS + (output.next === "approve" ? WAIT_EVENTS : 0);
+    return estimate === undefined ? output : { ...output, history: estimate + spent };
+  }
+  const tasks = output.tasks.length;
+  const used = await eventsUsed(estimate, budget, (events) => historyVerdict(events, tasks, budget) === "fits", async () => {
+    const run = await ports.runs.get(input.runId);
+    return run ? ports.executions.historyLength(run.executionArn) : 0;
+  });
+  const verdict = historyVerdict(used, tasks, budget);
+  if (verdict === "fits") return { ...output, history: used + iterationEvents(tasks) };
   if (verdict === "continue") return { ...output, next: "continue" };
   throw new UnprocessableError(
     `A plan step of ${output.tasks.length} tasks needs about ${iterationEvents(output.tasks.length) + HISTORY_RESERVE} Step Functions history events, more than one execution may use (HISTORY_EVENT_BUDGET = ${budget}): ${RAISE_BUDGET}.`,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SandboxResult } from "../contracts/sandbox.js";
 import { DocumentError, documentKind, sheetCsvFiles } from "../documents/documents.js";
-import type { StoredFile } from "../ports/files.js";
+import type { FileMeta, StoredFile } from "../ports/files.js";
 import { sanitizeFilePath } from "../ports/files.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
 import { defineTool } from "./tool.js";
@@ -61,8 +61,12 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       const names = wanted ?? available.map((f) => f.name);
       const missing = names.filter((name) => !available.some((f) => f.name === name));
       if (missing.length) return `Error: no file named ${missing.join(", ")}. Files: ${available.map((f) => f.name).join(", ") || "none"}.`;
+      // Sizes before any download: named files over the limit are refused; of all files, those that would pass it are left out, and named.
+      const { mount, skipped } = withinInputLimit(names, available);
+      if (wanted && skipped.length)
+        return `Error: the files come to ${names.reduce((sum, name) => sum + (available.find((f) => f.name === name)?.bytes ?? 0), 0)} bytes; the sandbox takes at most ${MAX_SANDBOX_INPUT_BYTES}. Name fewer files.`;
       const stored = await Promise.all(
-        names.map(async (name) => {
+        mount.map(async (name) => {
           const file = await files.get(runId, name);
           if (!file) throw new Error(`the file ${name} was deleted while the code was being prepared`);
           return file;
@@ -87,7 +91,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
         });
         saved.push(`${meta.name} (${meta.bytes} bytes)`);
       }
-      const described = describeResult(result, saved, unread);
+      const described = describeResult(result, saved, unread, skipped);
       progress?.({ type: "code", data: { part: "output", language: "python", text: described, ok: !result.error } });
       return described;
     },
@@ -118,10 +122,30 @@ async function sheetsOf(
   return { sheets, unread };
 }
 
+/** The files to mount, in order, while they fit the sandbox's input limit by their stored sizes; the rest, named with their sizes. */
+function withinInputLimit(names: string[], available: FileMeta[]): { mount: string[]; skipped: string[] } {
+  let room = MAX_SANDBOX_INPUT_BYTES;
+  const mount: string[] = [];
+  const skipped: string[] = [];
+  for (const name of names) {
+    const bytes = available.find((f) => f.name === name)?.bytes ?? 0;
+    if (bytes > room) skipped.push(`${name} (${bytes} bytes)`);
+    else {
+      mount.push(name);
+      room -= bytes;
+    }
+  }
+  return { mount, skipped };
+}
+
 /** The outcome as the model reads it: what was printed, the value, the error with its traceback, new files. */
-function describeResult(result: SandboxResult, saved: string[], unread: string[] = []): string {
+function describeResult(result: SandboxResult, saved: string[], unread: string[] = [], skipped: string[] = []): string {
   const parts: string[] = unread.map((why) => `note: no CSV of its sheets: ${why}`);
   if (result.notice) parts.unshift(`note: ${result.notice}`);
+  if (skipped.length)
+    parts.push(
+      `note: not in files/ (over the sandbox's ${MAX_SANDBOX_INPUT_BYTES} bytes of input): ${skipped.join(", ")}; read them with read_artifact`,
+    );
   if (result.stdout) parts.push(`stdout:\n${result.stdout.trimEnd()}`);
   if (result.stderr) parts.push(`stderr:\n${result.stderr.trimEnd()}`);
   if (result.value !== null) parts.push(`value: ${result.value}`);

@@ -1,8 +1,8 @@
 import { Match } from "aws-cdk-lib/assertions";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
 import { AGENT_STEPS } from "../../infra/aws/handlers.js";
-import { allowedActions, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
+import { allowedActions, CDK_JSON_CONTEXT, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
 const { stack, template } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, alarmEmail: "ops@example.com" });
@@ -63,6 +63,12 @@ describe("alarms and dashboard", () => {
     expect(named("ApproximateNumberOfMessagesVisible")).toHaveLength(2); // both dead-letter queues
     for (const metric of ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled", "5xx"])
       expect(named(metric), metric).toHaveLength(1);
+  });
+
+  it("alarm on Step Functions throttling GetExecutionHistory (20 calls/s per account), the history budget's count", () => {
+    expect(named("ThrottledEvents").map((a) => [a.Namespace, a.Dimensions])).toEqual([
+      ["AWS/States", [{ Name: "APIName", Value: "GetExecutionHistory" }]],
+    ]);
   });
 
   it("alarm on errors and throttles of every function, and on DynamoDB throttling", () => {
@@ -184,6 +190,47 @@ describe("deploys leave running runs alone", () => {
       .flatMap((p) => p.Properties.PolicyDocument.Statement)
       .filter((st: any) => [st.Action].flat().includes("states:StartExecution"));
     expect(starts.flatMap((st: any) => [st.Resource].flat())).toEqual([{ Ref: machineId }, { "Fn::GetAtt": [aliasId, "Arn"] }]);
+  });
+});
+
+describe("a change to a layer alone reaches new runs", () => {
+  /** Each step function's version resource id (what the state machine invokes), by construct path. */
+  const versionIds = (synthesized: ReturnType<typeof synthesize>) => {
+    const all = synthesized.template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+    return Object.fromEntries(
+      functionsOf(synthesized.stack)
+        .filter((f) => f.path.includes("/Steps/"))
+        .map((f) => [
+          f.path,
+          Object.entries(all).find(([, r]) => r.Type === "AWS::Lambda::Version" && r.Properties.FunctionName.Ref === f.logicalId)![0],
+        ]),
+    );
+  };
+
+  it("a new tokenizer layer (its asset hash) gives the agent steps new version ids, and leaves the other steps' alone", async () => {
+    const before = versionIds(synthesize());
+    // The same stack with only the tokenizer layer's content changed (its hash names its content).
+    vi.resetModules();
+    vi.doMock("../../infra/aws/layerHash.js", async (original) => {
+      const { layerHash } = await original<typeof import("../../infra/aws/layerHash.js")>();
+      return {
+        layerHash: (builders: string[], inputs: unknown) =>
+          builders.some((b) => b.endsWith("tokenizerLayer.ts")) ? "0".repeat(64) : layerHash(builders, inputs),
+      };
+    });
+    const changed = await import("../support/template.js");
+    const after = versionIds(changed.synthesize());
+    vi.doUnmock("../../infra/aws/layerHash.js");
+    const agentSteps = new Set<string>(AGENT_STEPS);
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    for (const [path, id] of Object.entries(before)) {
+      if (agentSteps.has(path.split("/").at(-1)!)) expect(after[path], path).not.toBe(id);
+      else expect(after[path], path).toBe(id);
+    }
+  });
+
+  it("cdk.json turns on @aws-cdk/aws-lambda:recognizeLayerVersion, which makes that so", () => {
+    expect(CDK_JSON_CONTEXT["@aws-cdk/aws-lambda:recognizeLayerVersion"]).toBe(true);
   });
 });
 
