@@ -104,6 +104,7 @@ export function filesOfTask(files: FileStore, taskId: string): FileStore {
   return {
     put: (runId, name, body, options) => files.put(runId, name, body, { ...options, taskId }),
     get: (runId, name) => files.get(runId, name),
+    getRange: (runId, name, start, end) => files.getRange(runId, name, start, end),
     list: (runId) => files.list(runId),
   };
 }

@@ -69,6 +69,8 @@ describe("run_code's inputs", () => {
   it("checks sizes before any download: of all files, one over the input limit is not fetched or mounted, and is named", async () => {
     const mounted: string[][] = [];
     const sandbox = {
+      keepsState: false,
+      grant: "sandbox:invoke" as const,
       async run(request: { files?: { name: string }[] }) {
         mounted.push((request.files ?? []).map((f) => f.name));
         return { stdout: "ok", stderr: "", value: null, error: null, timedOut: false, outputs: [], refused: [], runMs: 1, startMs: 1 };
