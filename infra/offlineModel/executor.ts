@@ -13,6 +13,7 @@ import {
 } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
+import { imageMove } from "./images.js";
 import { EXPLAIN } from "./planner.js";
 import { researchMove } from "./research.js";
 import { type ChatMessage, callTools, type Decision, say } from "./types.js";
@@ -39,7 +40,7 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
   // Tool calls named outright are the whole task: no work or research move of its own comes first.
   if (namedCalls(assignment.task, offered).length === 0) {
-    const work = workMove(messages, offered) ?? researchMove(messages, offered);
+    const work = imageMove(messages) ?? workMove(messages, offered) ?? researchMove(messages, offered);
     if (work) return work;
   }
   const toolResults = toolResultsSinceLastUser(messages);

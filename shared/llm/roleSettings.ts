@@ -7,6 +7,8 @@ const Settings = z.strictObject({
   temperature: z.number().min(0).max(2).nullable().optional(),
   maxOutputTokens: z.number().int().positive().nullable().optional(),
   reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
+  /** The model sees images: uploaded images reach it as `image_url` parts (not a generation setting; never sent). */
+  vision: z.boolean().optional(),
 });
 
 /** Per-role settings (`default` applies to every role, a role's own over it). */
@@ -48,5 +50,15 @@ export function settingsFor(role: Role | undefined, configured: RoleSettings = {
     ...configured.default,
     ...(role ? configured[role] : {}),
   };
-  return Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== null && v !== undefined)) as GenerationSettings;
+  return Object.fromEntries(
+    Object.entries(merged).filter(([name, v]) => v !== null && v !== undefined && name !== "vision"),
+  ) as GenerationSettings;
 }
+
+/** Whether the role's model is marked as seeing images (its own mark over every role's). */
+export function seesImages(role: Role, configured: RoleSettings = {}): boolean {
+  return configured[role]?.vision ?? configured.default?.vision ?? false;
+}
+
+/** Whether any role's model sees images (then the run's images must fit the image limits). */
+export const anySeesImages = (configured: RoleSettings = {}) => Object.values(configured).some((settings) => settings?.vision === true);

@@ -1,8 +1,10 @@
+import { uploadedImageParts, withImages } from "../agent/images.js";
 import { fitText } from "../agent/largeText.js";
 import { EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
+import { seesImages as roleSeesImages } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { agentTurnFits } from "../run/historyBudget.js";
@@ -33,16 +35,18 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const { ports } = run;
   const record = await ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const [history, tools] = await Promise.all([
+  const seesImages = roleSeesImages("react", ports.settings.model.roles);
+  const [history, tools, images] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),
+    seesImages ? ports.files.list(run.runId).then((files) => uploadedImageParts(ports.files, run.runId, files, ports.settings.files)) : [],
   ]);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",
-    system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)) }),
-    conversation: [...history, { role: "user", content: record.input }],
+    system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), seesImages }),
+    conversation: [...history, { role: "user", content: withImages(record.input, images) }],
     tools,
     maxRounds: budgetsOf(ports, record).maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
