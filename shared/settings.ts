@@ -150,6 +150,9 @@ export interface Settings {
     s3Endpoint?: string;
     maxUploadBytes: number;
     downloadLinkSeconds: number;
+    /** Images shown to a vision model (role setting `vision`): at most this many bytes each, and together in one request. */
+    imageMaxBytes: number;
+    imageRequestMaxBytes: number;
   };
   /**
    * The code sandbox: which runtime runs run_code (AgentCore Code Interpreter, with the data
@@ -232,6 +235,8 @@ const Environment = z.object({
   FILES_BUCKET: z.string().min(1).default("stepwise-files"),
   MAX_UPLOAD_BYTES: int(5 * 1024 * 1024 * 1024),
   DOWNLOAD_LINK_SECONDS: z.coerce.number().int().positive().max(3_600).default(300),
+  IMAGE_MAX_BYTES: int(5 * 1024 * 1024),
+  IMAGE_REQUEST_MAX_BYTES: int(20 * 1024 * 1024),
   SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
   SANDBOX_TIMEOUT_MS: int(30_000),
   SANDBOX_MEMORY_MB: int(512),
@@ -319,6 +324,8 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
       s3Endpoint: e.AWS_ENDPOINT_URL_S3,
       maxUploadBytes: e.MAX_UPLOAD_BYTES,
       downloadLinkSeconds: e.DOWNLOAD_LINK_SECONDS,
+      imageMaxBytes: e.IMAGE_MAX_BYTES,
+      imageRequestMaxBytes: e.IMAGE_REQUEST_MAX_BYTES,
     },
     sandbox: sandboxOf(e),
     webFetch: {

@@ -57,6 +57,9 @@ export const DeploymentSettings = z
     toolCatalogCacheMs: z.coerce.number().int().min(0).max(5_000).optional(),
     /** Files: the upload size limit (bytes; at most 5 GiB), how long a download link works (seconds). */
     maxUploadBytes: positiveInt.max(5 * 1024 * 1024 * 1024).optional(),
+    /** Images shown to a vision model: bytes per image and per request (a data URL in the request body). */
+    imageMaxBytes: positiveInt.max(20 * 1024 * 1024).optional(),
+    imageRequestMaxBytes: positiveInt.max(50 * 1024 * 1024).optional(),
     // A presigned link stops working when the credentials that signed it expire: a Lambda role's
     // session credentials can be as young as an hour old, so links last at most one hour.
     downloadLinkSeconds: positiveInt.max(3_600).optional(),
@@ -174,6 +177,8 @@ export const FUNCTION_ENVIRONMENT = {
   mcpConnectTimeoutMs: "MCP_CONNECT_TIMEOUT_MS",
   toolCatalogCacheMs: "TOOL_CATALOG_CACHE_MS",
   maxUploadBytes: "MAX_UPLOAD_BYTES",
+  imageMaxBytes: "IMAGE_MAX_BYTES",
+  imageRequestMaxBytes: "IMAGE_REQUEST_MAX_BYTES",
   downloadLinkSeconds: "DOWNLOAD_LINK_SECONDS",
   sandboxTimeoutMs: "SANDBOX_TIMEOUT_MS",
   sandboxMemoryMb: "SANDBOX_MEMORY_MB",

@@ -16,6 +16,7 @@ import {
 } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
+import { imageMove } from "./images.js";
 import { EXPLAIN } from "./planner.js";
 import { researchMove } from "./research.js";
 import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
@@ -45,7 +46,7 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
   // Tool calls named outright are the whole task: no work or research move of its own comes first.
   if (findToolDirectives(assignment.task).length === 0) {
-    const work = workMove(messages, offered, tools) ?? researchMove(messages, offered);
+    const work = imageMove(messages) ?? workMove(messages, offered, tools) ?? researchMove(messages, offered);
     if (work) return work;
   }
   const toolResults = toolResultsSinceLastUser(messages);

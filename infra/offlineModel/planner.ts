@@ -4,6 +4,7 @@
 import { assistantToolCalls, cut, firstUserText, isFailure, listedFiles, listedTools, oneLine, requestIn, textOf } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
+import { imageSteps } from "./images.js";
 import { rejectionReason, reviseSteps, shownSteps } from "./planRevision.js";
 import { researchSteps } from "./research.js";
 import { type ChatMessage, callTools, type Decision, say } from "./types.js";
@@ -104,7 +105,9 @@ export function createPlan(request: string, team: ReadonlySet<string>, files: re
   const words = directives.reduce((rest, directive) => rest.replace(directive.text, " "), request);
   const wantsReport = team.has("write_artifact") && (/\breport\b/i.test(words) || !named);
   // Named tool calls are planned as written: no analysis or research plan of its own replaces them.
-  const ownSteps = named ? undefined : (workSteps(request, team, files) ?? researchSteps(request, team, files));
+  const ownSteps = named
+    ? undefined
+    : (imageSteps(request, files) ?? workSteps(request, team, files) ?? researchSteps(request, team, files));
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,

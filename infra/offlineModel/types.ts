@@ -1,7 +1,11 @@
 // Shapes the offline model reads and writes. They mirror the parts of the OpenAI
 // Chat Completions request it needs, loosely, so any valid request fits.
 
-export type MessageContent = string | ReadonlyArray<{ type: string; text?: string | undefined }> | null | undefined;
+export type MessageContent =
+  | string
+  | ReadonlyArray<{ type: string; text?: string | undefined; image_url?: { url: string } | undefined }>
+  | null
+  | undefined;
 
 export interface ChatMessage {
   role: string;

@@ -3,13 +3,14 @@ import type { RunStatus } from "../contracts/run.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
-import { toolCapFor } from "../llm/roleSettings.js";
+import { seesImages as roleSeesImages, toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf } from "../memory/session.js";
 import { namesOfTask } from "../ports/files.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { endToolScope } from "../ports/tools.js";
 import { withToolSearch } from "../tools/toolSearch.js";
+import { uploadedImageParts, withImages } from "./images.js";
 import { fitText } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
@@ -20,7 +21,7 @@ import type { ScopeJournal } from "./scopeJournal.js";
 export type ExecuteTaskOutput = TaskResult;
 
 /** An executor: the loop's ports, its task and step records, and the tenant's tools. */
-export type ExecutorPorts = LoopPorts & Pick<Ports, "tasks" | "tools"> & SettingsOf<"model">;
+export type ExecutorPorts = LoopPorts & Pick<Ports, "tasks" | "tools"> & SettingsOf<"budgets" | "model" | "files">;
 
 /** Recording a task's end: its record, its event, and a file when the result is long. */
 export type FinishTaskPorts = Pick<Ports, "tasks" | "files" | "events">;
@@ -64,6 +65,10 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   }
 
   let files = asFileLines(step.files) ?? fileLines(await ports.files.list(run.runId));
+  const seesImages = roleSeesImages("executor", ports.settings.model.roles);
+  const images = seesImages
+    ? await uploadedImageParts(ports.files, run.runId, await ports.files.list(run.runId), ports.settings.files)
+    : [];
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope,
@@ -72,9 +77,9 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     system: async (round) => {
       // The list changes only when a write tool ran in the round before.
       if (round > 0 && own.hasAny(round - 1, "intent")) files = fileLines(await ports.files.list(run.runId));
-      return executorPrompt({ tools: catalog, files, instructions: step.instructions });
+      return executorPrompt({ tools: catalog, files, instructions: step.instructions, seesImages });
     },
-    conversation: [{ role: "user", content: forkContext(step, spec.text) }],
+    conversation: [{ role: "user", content: withImages(forkContext(step, spec.text), images) }],
     tools,
     maxTools,
     maxRounds: step.maxRounds,

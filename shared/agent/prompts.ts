@@ -1,3 +1,4 @@
+import { IMAGE_TYPES } from "../contracts/imageLimits.js";
 import type { FileLine, FileMeta } from "../ports/files.js";
 
 import type { ToolSet } from "../ports/tools.js";
@@ -18,6 +19,8 @@ export interface PromptContext {
   pinned?: string[];
   /** The operator's instructions for the run (the tenant's, the saved agent's, the run's). */
   instructions?: string;
+  /** Whether the agent's model sees the uploaded images (role setting `vision`); unset: not said. */
+  seesImages?: boolean;
 }
 
 /** One tool as a prompt names it. */
@@ -118,9 +121,24 @@ function build(role: string, context: PromptContext, toolsHeading: string): stri
   if (context.files?.length) {
     blocks.push(`${FILES_HEADING} (read_artifact reads them; run_code gets them as files/<name>):\n${formatFiles(context.files)}`);
   } else blocks.push(`${FILES_HEADING}: none.`);
+  // Shown: the uploaded images (a tool's images stay files); not shown: every image.
+  const images = (context.files ?? []).filter((f) => IMAGE_TYPES.has(f.contentType) && (!context.seesImages || f.origin === "Uploaded"));
+  if (images.length && context.seesImages !== undefined)
+    blocks.push(
+      imagesNote(
+        images.map((f) => f.name),
+        context.seesImages,
+      ),
+    );
   for (const pinned of context.pinned ?? []) blocks.push(pinned);
   return blocks.join("\n\n");
 }
+
+/** What the agent is told of the run's images: shown to it, or files it cannot see. */
+const imagesNote = (names: string[], seen: boolean) =>
+  seen
+    ? `The uploaded images among these files are shown to you with the request: ${names.join(", ")}.`
+    : `Images among these files are not shown to you (your model does not see images): ${names.join(", ")}. Say so if the task needs what they show.`;
 
 export const routerPrompt = (context: PromptContext = {}) =>
   build(

@@ -39,6 +39,8 @@ const Settings = z.strictObject({
   requestFields: RequestFields.nullable().optional(),
   /** Tools one request may carry (OpenAI refuses more than 128); a larger catalogue is reached by find_tools. */
   maxTools: z.number().int().min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
+  /** The model sees images: uploaded images reach it as `image_url` parts (not a generation setting; never sent). */
+  vision: z.boolean().optional(),
 });
 
 /** Per-role settings (`default` applies to every role, a role's own over it). */
@@ -74,8 +76,12 @@ const ROLE_DEFAULTS: RoleSettings = {
 
 /** A role's settings: the defaults, then what was configured for every role, then for this one. */
 export function settingsFor(role: Role | undefined, configured: RoleSettings = {}): GenerationSettings {
-  // The tool cap shapes the request (toolCapFor), it is not a field of it.
-  const { maxTools: _cap, ...merged } = {
+  // The tool cap shapes the request (toolCapFor) and the vision mark what it carries (seesImages): neither is a field of it.
+  const {
+    maxTools: _cap,
+    vision: _vision,
+    ...merged
+  } = {
     ...ROLE_DEFAULTS.default,
     ...(role ? ROLE_DEFAULTS[role] : {}),
     ...configured.default,
@@ -94,3 +100,11 @@ export function settingsFor(role: Role | undefined, configured: RoleSettings = {
 export function toolCapFor(role: Role | undefined, configured: RoleSettings = {}): number {
   return (role ? configured[role]?.maxTools : undefined) ?? configured.default?.maxTools ?? DEFAULT_TOOL_CAP;
 }
+
+/** Whether the role's model is marked as seeing images (its own mark over every role's). */
+export function seesImages(role: Role, configured: RoleSettings = {}): boolean {
+  return configured[role]?.vision ?? configured.default?.vision ?? false;
+}
+
+/** Whether any role's model sees images (then the run's images must fit the image limits). */
+export const anySeesImages = (configured: RoleSettings = {}) => Object.values(configured).some((settings) => settings?.vision === true);

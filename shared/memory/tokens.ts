@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { imageSize } from "image-size";
 import type { TiktokenBPE } from "js-tiktoken/lite";
 import type { ChatMessage } from "../llm/types.js";
 
@@ -28,7 +29,11 @@ const DEFAULT_ENCODING: EncodingName = "o200k_base";
 const TOKENS_PER_MESSAGE = 3; // <|start|>{role}<|message|>…<|end|>
 const TOKENS_PER_NAME = 1;
 const REPLY_PRIMING_TOKENS = 3; // <|start|>assistant<|message|>
-/** Estimate for non-text content parts (an image at detail "low" costs 85; we cannot see the pixels). */
+/** An image at detail "low", or one whose pixels cannot be read (a web address): OpenAI's base cost. */
+const IMAGE_BASE_TOKENS = 85;
+/** Each 512-pixel tile of an image at detail "high" or "auto" (OpenAI's vision guide). */
+const IMAGE_TILE_TOKENS = 170;
+/** Other non-text parts (audio, files): an estimate. */
 const NON_TEXT_PART_TOKENS = 85;
 
 /**
@@ -118,9 +123,47 @@ function contentTokens(content: Content, count: (text: string) => number): numbe
   for (const part of content) {
     if (part.type === "text") total += count(part.text);
     else if (part.type === "refusal") total += count(part.refusal);
+    else if (part.type === "image_url") total += imageTokens(part.image_url);
     else total += NON_TEXT_PART_TOKENS;
   }
   return total;
+}
+
+/** Counted once per image: a prompt repeats the same parts every round. */
+const imageCounts = new WeakMap<object, number>();
+
+/**
+ * OpenAI's count for an image (its vision guide): 85 at detail "low"; otherwise the image is fitted
+ * within 2048×2048, then its shorter side brought down to 768, and each 512-pixel tile costs 170
+ * more. The pixels are read from a data URL's bytes; a web address counts as detail "low".
+ */
+export function imageTokens(image: { url: string; detail?: "auto" | "low" | "high" }): number {
+  let tokens = imageCounts.get(image);
+  if (tokens !== undefined) return tokens;
+  const size = image.detail === "low" ? undefined : pixelsOf(image.url);
+  tokens = size ? IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tilesOf(size.width, size.height) : IMAGE_BASE_TOKENS;
+  imageCounts.set(image, tokens);
+  return tokens;
+}
+
+function tilesOf(width: number, height: number): number {
+  const fit = Math.min(1, 2048 / Math.max(width, height));
+  let [w, h] = [width * fit, height * fit];
+  const shorter = Math.min(1, 768 / Math.min(w, h));
+  [w, h] = [w * shorter, h * shorter];
+  return Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+/** An image's width and height from a base64 data URL, or undefined when they cannot be read. */
+function pixelsOf(url: string): { width: number; height: number } | undefined {
+  const data = /^data:image\/[\w.+-]+;base64,/.exec(url);
+  if (!data) return undefined;
+  try {
+    const { width, height } = imageSize(Buffer.from(url.slice(data[0].length), "base64"));
+    return width && height ? { width, height } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // --- Byte-pair encoding over js-tiktoken's bundled rank tables (nothing is downloaded). ---

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
+import { IMAGE_TYPES, type ImageLimits, imageOverLimit } from "../contracts/imageLimits.js";
 import { type A2APush, emptyUsage, type RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
+import { anySeesImages } from "../llm/roleSettings.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import { type Links, runLinks } from "../views/runView.js";
@@ -14,7 +16,7 @@ import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
 export type SubmitPorts = EndRunPorts &
   Pick<Ports, "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue"> &
-  SettingsOf<"stateMachineArn" | "webhooks" | "limits">;
+  SettingsOf<"stateMachineArn" | "webhooks" | "limits" | "model" | "files">;
 
 /** Sortable, unguessable ids: time first so listings read in order. */
 const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
@@ -53,6 +55,7 @@ export async function submitRun(
   }
 
   const uploads = await uploadsOf(ports, tenantId, request.files ?? []);
+  if (anySeesImages(ports.settings.model.roles)) assertImagesFit(uploads, ports.settings.files);
   const runId = newId("run");
   if (options.idempotencyKey) {
     const existing = await claimIdempotencyKey(ports, tenantId, options.idempotencyKey, request, runId);
@@ -139,6 +142,15 @@ export async function submitRun(
     if (options.idempotencyKey) await ports.idempotency.release(tenantId, options.idempotencyKey, runId);
     throw error;
   }
+}
+
+/** Refuses (400) a run whose uploaded image a vision model could not be shown: over the limit per image or per request. */
+function assertImagesFit(uploads: readonly { name: string; bytes: number; contentType: string }[], limits: ImageLimits): void {
+  const problem = imageOverLimit(
+    uploads.filter((upload) => IMAGE_TYPES.has(upload.contentType)),
+    limits,
+  );
+  if (problem) throw new BadRequestError(`${problem} Send a smaller image.`, { limits }, "image_too_large");
 }
 
 /** The uploads a run asks for, all of them the tenant's own: an unknown id is the client's mistake. */

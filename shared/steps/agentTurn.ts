@@ -1,10 +1,11 @@
+import { uploadedImageParts, withImages } from "../agent/images.js";
 import { fitText } from "../agent/largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
-import { toolCapFor } from "../llm/roleSettings.js";
+import { seesImages as roleSeesImages, toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { endToolScope } from "../ports/tools.js";
@@ -25,10 +26,15 @@ export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): P
   const budget = ports.settings.budgets.historyEvents;
   // This turn and "Agent finished?" are spent by the time the next turn could start.
   const estimate = input.history === undefined ? undefined : input.history + STEP_AND_CHOICE_EVENTS;
-  const used = await eventsUsed(estimate, budget, (events) => agentTurnFits(events, budget), async () => {
-    const run = await ports.runs.get(input.runId);
-    return run ? ports.executions.historyLength(run.executionArn) : 0;
-  });
+  const used = await eventsUsed(
+    estimate,
+    budget,
+    (events) => agentTurnFits(events, budget),
+    async () => {
+      const run = await ports.runs.get(input.runId);
+      return run ? ports.executions.historyLength(run.executionArn) : 0;
+    },
+  );
   if (agentTurnFits(used, budget)) return { ...output, history: used + (output.interruptId ? WAIT_EVENTS : 0) };
   // The next execution's turn finds a question still open and waits for it there.
   return { runId: output.runId, mode: output.mode, done: false, turn: output.turn, next: "continue" };
@@ -43,9 +49,11 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const ports = portsForAgent(run.ports, record.agent);
   run = { ...run, ports };
-  const [history, registry] = await Promise.all([
+  const seesImages = roleSeesImages("react", ports.settings.model.roles);
+  const [history, registry, images] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),
+    seesImages ? ports.files.list(run.runId).then((files) => uploadedImageParts(ports.files, run.runId, files, ports.settings.files)) : [],
   ]);
   const maxTools = toolCapFor("react", ports.settings.model.roles);
   const tools = withToolSearch(registry, maxTools);
@@ -54,8 +62,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
     scope: "react",
     role: "react",
     system: async () =>
-      reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions }),
-    conversation: [...history, { role: "user", content: record.input }],
+      reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions, seesImages }),
+    conversation: [...history, { role: "user", content: withImages(record.input, images) }],
     tools,
     maxTools,
     maxRounds: budgetsOf(ports, record).maxRounds,

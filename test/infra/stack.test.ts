@@ -319,6 +319,8 @@ describe("configuration parity: every deployment setting reaches every function'
     mcpConnectTimeoutMs: "5000",
     toolCatalogCacheMs: "2000",
     maxUploadBytes: "1048576",
+    imageMaxBytes: "1048576",
+    imageRequestMaxBytes: "4194304",
     downloadLinkSeconds: "120",
     sandboxTimeoutMs: "20000",
     sandboxMemoryMb: "256",

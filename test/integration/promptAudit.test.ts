@@ -8,6 +8,7 @@ import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/s
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
+import { png } from "../support/png.js";
 
 /**
  * The prompt audit: the walk-throughs (docs/walkthroughs.md) run through the whole local stack, with every model
@@ -56,7 +57,17 @@ beforeAll(async () => {
   model = await startOfflineModel({ latencyMs: 20 });
   proxy = await startModelProxy(model.url);
   mcp = await serveMcpOverHttp(everything, { port: 0 });
-  stack = await startStack({ OPENAI_BASE_URL: proxy.url, STEPWISE_MODEL: "stepwise-offline", SANDBOX_TIMEOUT_MS: "20000" }, []);
+  stack = await startStack(
+    {
+      OPENAI_BASE_URL: proxy.url,
+      STEPWISE_MODEL: "stepwise-offline",
+      SANDBOX_TIMEOUT_MS: "20000",
+      // Executors' model sees images; the ReAct agent's does not.
+      STEPWISE_ROLE_SETTINGS: '{"executor": {"vision": true}}',
+      IMAGE_MAX_BYTES: "20000",
+    },
+    [],
+  );
   client = new Client(stack.url, stack.apiKey);
   expect((await client.request("POST", "/v1/tool-sources", { name: "everything", url: mcp.url })).status).toBe(201);
   catalog = (await client.request("GET", "/v1/tools")).body.tools;
@@ -320,5 +331,56 @@ describe("operators' instructions and saved agents", { timeout: 300_000 }, () =>
     const [runsAfter, agentsAfter] = await Promise.all([client.request("GET", "/v1/runs"), client.request("GET", "/v1/agents")]);
     expect(runsAfter.body.runs.map((r: { runId: string }) => r.runId)).toEqual(runsBefore.body.runs.map((r: { runId: string }) => r.runId));
     expect(agentsAfter.body).toEqual(agentsBefore.body);
+  });
+});
+
+describe("images reach a model marked as seeing them, and only that one", { timeout: 300_000 }, () => {
+  const uploadImage = async (name: string, bytes: Buffer) => {
+    const res = await fetch(`${stack.url}/v1/files?name=${name}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "image/png" },
+      body: bytes,
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { fileId: string }).fileId;
+  };
+  const userParts = (request: ProxiedRequest) => request.body.messages.findLast((m: { role: string }) => m.role === "user")?.content;
+
+  it("an uploaded PNG reaches the vision-marked executor as an image_url part and is described; the ReAct agent is told it is a file", async () => {
+    const image = png(64, 32);
+    const seen = await walk({ input: "Describe the attached image", mode: "plan_solve", files: [await uploadImage("shot.png", image)] });
+    const executor = seen.byRole("executor");
+    expect(executor.length).toBeGreaterThan(0);
+    expect(userParts(executor[0]!)).toEqual([
+      { type: "text", text: expect.stringContaining("Your task: Describe the image shot.png") },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${image.toString("base64")}` } },
+    ]);
+    expect(systemOf(executor[0]!)).toContain("shown to you with the request: shot.png.");
+    // The planner and the summarizer are not marked: text only.
+    for (const request of [...seen.byRole("planner"), ...seen.byRole("summarizer")])
+      expect(JSON.stringify(request.body)).not.toContain("image_url");
+    expect(seen.run.result).toContain(`I see shot.png: image/png, 64×32 pixels, ${image.length} bytes.`);
+
+    const unseen = await walk({ input: "Describe the attached image", mode: "react", files: [await uploadImage("shot.png", image)] });
+    const react = unseen.byRole("react");
+    expect(react.length).toBeGreaterThan(0);
+    for (const request of react) {
+      expect(JSON.stringify(request.body)).not.toContain("image_url");
+      expect(systemOf(request)).toContain(`- shot.png (image/png, ${image.length} bytes, Uploaded)`);
+      expect(systemOf(request)).toContain("not shown to you (your model does not see images): shot.png.");
+    }
+    expect(unseen.run.result).toContain("I cannot see images: shot.png is a file");
+  });
+
+  it("an image over IMAGE_MAX_BYTES is refused (400) naming it, and no run is made", async () => {
+    const big = png(8, 8, 30_000);
+    const fileId = await uploadImage("big.png", big);
+    const newest = async () => (await client.request("GET", "/v1/runs")).body.runs[0]?.runId;
+    const before = await newest();
+    const res = await client.request("POST", "/v1/runs", { input: "Describe the attached image", mode: "react", files: [fileId] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("image_too_large");
+    expect(res.body.error.message).toContain(`The image big.png has ${big.length} bytes`);
+    expect(await newest()).toBe(before);
   });
 });

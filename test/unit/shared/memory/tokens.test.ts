@@ -5,6 +5,7 @@ import o200k_base from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../../../shared/llm/types.js";
 import { type EncodingName, encodingForModel, tokenCounterFor } from "../../../../shared/memory/tokens.js";
+import { png } from "../../../support/png.js";
 
 // The cookbook's example ("How to count tokens with tiktoken"), whose counts OpenAI's API confirmed:
 // 129 prompt tokens on gpt-3.5-turbo / gpt-4, 124 on gpt-4o / gpt-4o-mini.
@@ -131,6 +132,21 @@ describe("tokenCounterFor", () => {
       ],
     };
     expect(counter.countMessages([parts])).toBe(3 + 3 + counter.count("user") + counter.count("What is in this picture?") + 85);
+  });
+
+  it.each([
+    // OpenAI's vision guide's examples: 1024×1024 is 4 tiles (765); 2048×4096 becomes 768×1536, 6 tiles (1105).
+    [1024, 1024, undefined, 765],
+    [2048, 4096, undefined, 1105],
+    [2048, 4096, "high", 1105],
+    [100, 50, undefined, 255],
+    [2048, 4096, "low", 85],
+  ] as const)("counts a %i×%i image sent as a data URL (detail %s) by OpenAI's tile formula: %i", (width, height, detail, tokens) => {
+    const counter = tokenCounterFor("gpt-4o");
+    const url = `data:image/png;base64,${png(width, height).toString("base64")}`;
+    const image: ChatMessage = { role: "user", content: [{ type: "image_url", image_url: { url, ...(detail ? { detail } : {}) } }] };
+    expect(counter.countMessages([image])).toBe(3 + 3 + counter.count("user") + tokens);
+    expect(counter.atMost([image])).toBeGreaterThanOrEqual(counter.countMessages([image]));
   });
 
   it("bounds a prompt from above by its UTF-8 bytes, never below the count (any text, any script)", () => {
