@@ -7,6 +7,7 @@ import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { agentTurnFits } from "../run/historyBudget.js";
+import { carrySessionFiles } from "../run/sessionFiles.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
@@ -35,6 +36,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const { ports } = run;
   const record = await ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  // The session's earlier files, before the first prompt lists the run's files (a routed run has them from the router's step).
+  if (!input.turn && record.requestedMode !== "auto") await carrySessionFiles(ports, record);
   const [history, registry] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),

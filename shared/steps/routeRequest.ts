@@ -3,6 +3,7 @@ import type { RunState } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
+import { carrySessionFiles } from "../run/sessionFiles.js";
 
 export type RouteRequestPorts = StepPorts<keyof RouterPorts | "sessions">;
 
@@ -12,6 +13,8 @@ export async function routeRequest(input: Pick<RunState, "runId">, ports: RouteR
   const record = await ports.runs.get(runId);
   if (!record) throw new NotFoundError(`run ${runId} not found`);
   if (record.mode) return { runId, mode: record.mode };
+  // The session's earlier files, before the router's prompt lists the run's files.
+  await carrySessionFiles(ports, record);
   const decision = await chooseMode({ runId, ports }, record, await sessionHistory(ports, record));
   await Promise.all([
     ports.runs.update(runId, { mode: decision.mode, ...(decision.mode === "answer" ? { result: decision.answer, files: [] } : {}) }),
