@@ -24,6 +24,14 @@ export interface MonitoringProps {
 
 const FIVE_MINUTES = Duration.minutes(5);
 /** The custom metrics the functions publish (EMF, namespace Stepwise, dimension service). */
+/** Step Functions' API metrics: GetExecutionHistory requests it throttled (account-wide). */
+const historyApiThrottles = new cw.Metric({
+  namespace: "AWS/States",
+  metricName: "ThrottledEvents",
+  dimensionsMap: { APIName: "GetExecutionHistory" },
+  statistic: "Sum",
+  period: FIVE_MINUTES,
+});
 const custom = (metricName: string, statistic = "Sum") =>
   new cw.Metric({ namespace: "Stepwise", metricName, dimensionsMap: { service: "stepwise" }, statistic, period: FIVE_MINUTES });
 
@@ -65,6 +73,12 @@ export class Monitoring extends Construct {
     alarm("ExecutionsFailed", sm.metricFailed({ period: FIVE_MINUTES }), 1, "Runs failed (see the execution's error and cause).");
     alarm("ExecutionsTimedOut", sm.metricTimedOut({ period: FIVE_MINUTES }), 1, "Executions hit the state machine's time limit.");
     alarm("ExecutionsThrottled", sm.metricThrottled({ period: FIVE_MINUTES }), 1, "Step Functions throttled state transitions.");
+    alarm(
+      "HistoryApiThrottled",
+      historyApiThrottles,
+      1,
+      "Step Functions throttled GetExecutionHistory (20 calls/s per account, shared with every other user of the account): history checks near a budget and the notifier's counts wait or fail.",
+    );
     for (const [name, fn] of Object.entries(props.functions)) {
       alarm(`${name}Errors`, fn.metricErrors({ period: FIVE_MINUTES }), 3, `${name}: invocations failed (retried steps included).`);
       alarm(`${name}Throttles`, fn.metricThrottles({ period: FIVE_MINUTES }), 1, `${name}: Lambda throttled invocations.`);
@@ -93,6 +107,7 @@ export class Monitoring extends Construct {
         ["RunsStarted", "RunsSucceeded", "RunsFailed", "RunsTimedOut", "RunsCancelled"].map((m) => custom(m)),
       ),
       graph("Executions", [sm.metricStarted(), sm.metricSucceeded(), sm.metricFailed(), sm.metricTimedOut(), sm.metricThrottled()]),
+      graph("Step Functions API throttles", [historyApiThrottles]),
       graph("Interrupts", [custom("InterruptsOpened"), custom("InterruptsResolved")]),
       graph("Model latency (ms)", [custom("ModelLatency", "Average"), custom("ModelLatency", "p90")]),
       graph("Model tokens", [custom("ModelPromptTokens"), custom("ModelCompletionTokens")]),

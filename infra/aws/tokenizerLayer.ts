@@ -1,9 +1,10 @@
-import { cpSync, mkdirSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { DockerImage } from "aws-cdk-lib";
+import { AssetHashType, DockerImage } from "aws-cdk-lib";
 import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
 import type { Construct } from "constructs";
+import { layerHash } from "./layerHash.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** The tokenizer's rank tables shared/memory/tokens.ts reads (1.6 MB zipped together). */
@@ -22,6 +23,12 @@ export function tokenizerLayer(scope: Construct, id: string): LayerVersion {
     compatibleRuntimes: [Runtime.NODEJS_22_X],
     compatibleArchitectures: [Architecture.ARM_64],
     code: Code.fromAsset(source, {
+      // Named by the package's version, the tables taken and this file (which copies them).
+      assetHashType: AssetHashType.CUSTOM,
+      assetHash: layerHash([fileURLToPath(import.meta.url)], {
+        version: (JSON.parse(readFileSync(path.join(source, "package.json"), "utf8")) as { version: string }).version,
+        tables: TABLES,
+      }),
       // The files are copied as they are: nothing to build, so no container is ever needed.
       bundling: {
         image: DockerImage.fromRegistry("public.ecr.aws/docker/library/node:22"),

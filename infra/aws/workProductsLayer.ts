@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -8,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import { AssetHashType, DockerImage } from "aws-cdk-lib";
 import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
 import type { Construct } from "constructs";
-import { buildSync } from "esbuild";
+import { buildSync, version as esbuildVersion } from "esbuild";
+import { layerHash } from "./layerHash.js";
 import { BUNDLING, WORK_PRODUCT_LIBRARIES } from "./stepwiseFunction.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -31,10 +31,11 @@ export function workProductsLayer(scope: Construct, id: string): LayerVersion {
       "Stepwise: the work products' libraries (exceljs, SheetJS, csv-parse, mammoth, unpdf, vega, vega-lite, pptxgenjs, resvg) and the charts' font",
     compatibleRuntimes: [Runtime.NODEJS_22_X],
     compatibleArchitectures: [Architecture.ARM_64],
-    // Built from the installed packages, not from a source folder: named by their versions.
+    // Built from the installed packages, not from a source folder: named by their versions, and by
+    // the code that builds it (this file, the bundling banner, esbuild's version).
     code: Code.fromAsset(path.dirname(require.resolve(FONT)), {
       assetHashType: AssetHashType.CUSTOM,
-      assetHash: createHash("sha256").update(JSON.stringify(versions())).digest("hex"),
+      assetHash: layerHash([fileURLToPath(import.meta.url)], { versions: versions(), banner: BUNDLING.banner, esbuild: esbuildVersion }),
       bundling: {
         image: DockerImage.fromRegistry("public.ecr.aws/docker/library/node:22"),
         local: {

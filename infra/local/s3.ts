@@ -138,14 +138,19 @@ export class LocalS3 {
         case "HEAD": {
           const object = this.read(id);
           const disposition = url.searchParams.get("response-content-disposition");
-          res.writeHead(200, {
+          // A Range read (RFC 9110 §14): one range of bytes, 206 with where it lies in the whole.
+          const range = byteRange(req.headers.range, object.body.byteLength);
+          const body = range ? object.body.subarray(range.start, range.end + 1) : object.body;
+          res.writeHead(range ? 206 : 200, {
             "content-type": url.searchParams.get("response-content-type") ?? object.contentType,
-            "content-length": String(object.body.byteLength),
+            "content-length": String(body.byteLength),
             etag: object.etag,
             "last-modified": object.lastModified.toUTCString(),
+            "accept-ranges": "bytes",
+            ...(range ? { "content-range": `bytes ${range.start}-${range.end}/${object.body.byteLength}` } : {}),
             ...(disposition === null ? {} : { "content-disposition": disposition }),
           });
-          return void res.end(req.method === "GET" ? object.body : undefined);
+          return void res.end(req.method === "GET" ? body : undefined);
         }
         case "DELETE":
           this.objects.delete(id);
@@ -332,3 +337,18 @@ const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charC
 
 /** URI encoding as SigV4 wants it: everything but unreserved characters, spaces as %20. */
 const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * The one byte range a `Range: bytes=…` header asks for (first-last, first-, or -suffix), inclusive
+ * and cut at the object's end; undefined when there is none (the whole object). S3 answers a range
+ * that starts past the end with 416 InvalidRange, and ignores several ranges (the whole object).
+ */
+function byteRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header?.trim() ?? "");
+  if (!match || (match[1] === "" && match[2] === "")) return undefined;
+  const [first, last] = [match[1], match[2]];
+  const start = first === "" ? Math.max(0, size - Number(last)) : Number(first);
+  const end = first === "" || last === "" ? size - 1 : Math.min(Number(last), size - 1);
+  if (start >= size || end < start) throw new S3Error(416, "InvalidRange", "The requested range is not satisfiable");
+  return { start, end };
+}

@@ -118,6 +118,11 @@ export class LocalStepFunctions extends EventEmitter {
   private server?: Server;
   private readonly credentials: LocalCredentials;
   private readonly retryDelayMs?: number;
+  /**
+   * API requests answered, by action: what the account's Step Functions API quotas would see
+   * (GetExecutionHistory has the smallest, 20 calls/s), for tests and benchmarks to count.
+   */
+  readonly requests = new Map<string, number>();
 
   /**
    * `retryDelayMs`: every Retry waits this long instead of its interval with backoff and jitter
@@ -227,6 +232,7 @@ export class LocalStepFunctions extends EventEmitter {
     if (await refuseUnsigned(req, Buffer.concat(chunks), this.credentials, res)) return;
     const target = String(req.headers["x-amz-target"] ?? "");
     const action = target.startsWith("AWSStepFunctions.") ? target.slice("AWSStepFunctions.".length) : "";
+    this.requests.set(action, (this.requests.get(action) ?? 0) + 1);
     let status = 200;
     let body: unknown;
     try {

@@ -21,7 +21,7 @@ function decide({ messages, tools }: BrainRequest): Decision {
   if (offered.has("planning")) return plan(messages, offered);
   if (offered.size === 0 && isBudgetDelivery(messages)) return deliverAtBudget(messages);
   if (offered.size === 0) return isReportWriting(messages) ? writeReportText(messages) : summarize(messages);
-  return execute(messages, offered);
+  return execute(messages, offered, tools);
 }
 
 /** Ids come from a hash of the conversation so the same input always yields the same ids. */

@@ -1,5 +1,6 @@
 // Executor / ReAct role: turns a task into tool calls, then reports the tool results.
 
+import { wordsOf } from "../../shared/text/words.js";
 import {
   assistantToolCalls,
   bulletLines,
@@ -17,7 +18,7 @@ import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { EXPLAIN } from "./planner.js";
 import { researchMove } from "./research.js";
-import { type ChatMessage, callTools, type Decision, say } from "./types.js";
+import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
 import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
@@ -32,18 +33,21 @@ interface Assignment {
   userText: string;
 }
 
-export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>, tools?: readonly ToolSpec[]): Decision {
   const revised = labelledText(lastUserText(messages), "Your task:");
   if (revised?.startsWith(EXPLAIN.trim())) {
     return say(
       `This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`,
     );
   }
-  const work = workMove(messages, offered) ?? researchMove(messages, offered);
-  if (work) return work;
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
+  // Tool calls named outright are the whole task: no work or research move of its own comes first.
+  if (findToolDirectives(assignment.task).length === 0) {
+    const work = workMove(messages, offered, tools) ?? researchMove(messages, offered);
+    if (work) return work;
+  }
   const toolResults = toolResultsSinceLastUser(messages);
   if (toolResults.length > 0) {
     // The person answered the question asked first, or find_tools loaded the tools the task names:
@@ -71,9 +75,8 @@ function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { 
   if (missing.length > 0 && !searched && offered.has(FIND_TOOLS)) {
     return [{ name: FIND_TOOLS, arguments: { query: missing.join(" "), limit: Math.min(missing.length, 20) } }];
   }
-  const named = directives.filter((directive) => offered.has(directive.name));
-  if (named.length > 0)
-    return named.filter((d) => !(answered && d.name === "ask_user")).map(({ name, arguments: args }) => ({ name, arguments: args }));
+  const named = namedCalls(task, offered);
+  if (named.length > 0) return named.filter((call) => !(answered && call.name === "ask_user"));
   // A request that says "ask me" gets a question first (the run waits for the answer).
   if (!answered && /\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
     return [
@@ -93,6 +96,11 @@ function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { 
     calls.push({ name: "text_stats", arguments: { text: subjectText(assignment) } });
   }
   return calls;
+}
+
+/** The `use <tool> {…}` calls of a task, for the tools offered, exactly as written. */
+function namedCalls(task: string, offered: ReadonlySet<string>): Call[] {
+  return findToolDirectives(task).flatMap(({ name, arguments: args }) => (offered.has(name) ? [{ name, arguments: args }] : []));
 }
 
 function writeReport({ task, userText }: Assignment): Call {
@@ -116,8 +124,8 @@ function subjectText({ task, isReact, userText }: Assignment): string {
 
 /** Enough words beside the expressions to be worth measuring too. */
 function hasProse(text: string, expressions: string[]): boolean {
-  const words = expressions.reduce((rest, expression) => rest.replace(expression, " "), text).match(/\p{L}{2,}/gu);
-  return (words?.length ?? 0) >= 4;
+  const prose = expressions.reduce((rest, expression) => rest.replace(expression, " "), text);
+  return wordsOf(prose).filter((word) => /^\p{L}{2,}$/u.test(word.text)).length >= 4;
 }
 
 /** An agent whose rounds are spent is asked, without tools, what it did and what it did not (shared/agent/loop.ts). */

@@ -6,13 +6,16 @@ import { NotFoundError } from "../errors.js";
 import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
+import { namesOfTask } from "../ports/files.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
+import { endToolScope } from "../ports/tools.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { fitText, MAX_INLINE_TEXT } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
+import { portsForAgent } from "./savedAgent.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 
 export type ExecuteTaskOutput = TaskResult;
@@ -42,9 +45,11 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     ports.journal.load(run.runId, scope),
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
+  // A saved agent's executors get only its tools, with its own model settings.
+  run = { ...run, ports: portsForAgent(ports, step.agent) };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const maxTools = toolCapFor("executor", ports.settings.model.roles);
-  const tools = withToolSearch(await ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
+  const maxTools = toolCapFor("executor", run.ports.settings.model.roles);
+  const tools = withToolSearch(await run.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];
@@ -68,7 +73,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     system: async (round) => {
       // The list changes only when a write tool ran in the round before.
       if (round > 0 && own.hasAny(round - 1, "intent")) files = fileLines(await ports.files.list(run.runId));
-      return executorPrompt({ tools: catalog, files });
+      return executorPrompt({ tools: catalog, files, instructions: step.instructions });
     },
     conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,
@@ -94,8 +99,10 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     await Promise.all([outcome.journal.flush(), events]);
     if (outcome.kind === "paused") return { ...input, done: false };
     if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
+    await endToolScope(tools, run.runId, scope);
     return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   }
+  await endToolScope(tools, run.runId, scope);
   const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
   // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.
@@ -166,6 +173,8 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
     plan: record.plan,
     priorResults: priorResultsOf(tasks, iteration).lines,
     approvalTools: record.approval?.tools,
+    instructions: record.instructions,
+    agent: record.agent,
     maxRounds: budgetsOf(run.ports, record).maxRounds,
     tasks: mine.map(({ taskId, title, text }) => ({ taskId, title, text })),
   };
@@ -173,7 +182,7 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
 
 /**
  * Records a task's end: the task record (with the journal's last records, one batch) and the
- * task.completed event. Also used when the state machine caught a crash of the executor, which
+ * task.completed event, which lists the files the task's tools wrote. Also used when the state machine caught a crash of the executor, which
  * passes nothing else: the record is read here.
  */
 export async function finishTask(
@@ -185,9 +194,10 @@ export async function finishTask(
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
-  const [existing, kept] = await Promise.all([
+  const [existing, kept, files] = await Promise.all([
     known.record ?? ports.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
     fitText(ports.files, run.runId, resultFileName({ iteration, taskId: task.taskId }), result),
+    ports.files.list(run.runId).then((all) => namesOfTask(all, task.taskId)),
   ]);
   const record: TaskRecord = {
     ...existing,
@@ -209,6 +219,7 @@ export async function finishTask(
           iteration,
           status,
           result: kept.slice(0, 2_000),
+          files,
           ...(known.stopReason ? { stopReason: known.stopReason } : {}),
         },
       },

@@ -80,6 +80,10 @@ const OUTPUT_PREVIEW = 2_000;
 /** Sent once after an empty model answer. */
 export const EMPTY_ANSWER_CORRECTION = "Your reply was empty. Reply with your answer to the task, or call a tool.";
 
+/** The answer to each call of a reply cut at the output limit (the call does not run). */
+export const CUT_TOOL_CALL =
+  "Not run: your reply was cut off at the output limit while you were writing this call, so its arguments are incomplete. Send a smaller call: split the content over several calls, or write less in one.";
+
 /** What a task or run reports when the model answered with nothing twice. */
 export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the second time after being told so).";
 
@@ -134,17 +138,20 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       async () => {
         const stream = textStream(ports, run.runId, source, restore);
         try {
-          return await ports.model.complete({
-            role: options.role,
-            messages: prompt,
-            tools: specs,
-            signal: check?.signal,
-            onText: (text) => {
-              streamed = true;
-              stream.onText(text);
-            },
-            onReasoning: stream.onReasoning,
-          });
+          return withoutIdleReasoning(
+            await ports.model.complete({
+              role: options.role,
+              messages: prompt,
+              tools: specs,
+              signal: check?.signal,
+              onText: (text) => {
+                streamed = true;
+                stream.onText(text);
+              },
+              onReasoning: stream.onReasoning,
+              onRetry: stream.onRetry,
+            }),
+          );
         } catch (error) {
           if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
           // A failed call was paid for too: count it on the run before the error ends this step.
@@ -174,6 +181,13 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const { value: response, replayed } = reply;
     // A delivery has no tools to call: calls it makes anyway are not run.
     const calls = delivering ? [] : response.toolCalls.map((call) => window.restoreArguments(call));
+    if (response.finishReason === "length" && calls.length) {
+      // Cut while writing its calls: nothing runs; each call is answered so the model can send a smaller one.
+      if (!replayed) addUsage(usage, response);
+      conversation.push(assistantMessage(response));
+      for (const call of calls) conversation.push({ role: "tool", tool_call_id: call.id, content: CUT_TOOL_CALL });
+      continue;
+    }
     if (!replayed) {
       addUsage(usage, response);
       if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
@@ -236,14 +250,10 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     }
     const gate = await decisionsOn(toolRound, calls);
     if (gate.waitingFor) return done({ kind: "interrupted", interruptId: gate.waitingFor, rounds: round });
-    const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
-    const results: EventBody[] = [];
-    calls.forEach((call, i) => {
-      const { value, replayed: wasReplayed } = outcomes[i];
-      if (value.loads) tools.load?.(value.loads);
-      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
-      if (!wasReplayed) {
-        results.push({
+    // Each result is shown as its call ends; the model reads them in the calls' order.
+    const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
+      events.append([
+        {
           type: "tool.result",
           data: {
             ...source,
@@ -252,10 +262,14 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
             ok: value.ok,
             output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW),
           },
-        });
-      }
+        },
+      ]),
+    );
+    calls.forEach((call, i) => {
+      const { value } = outcomes[i];
+      if (value.loads) tools.load?.(value.loads);
+      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
     });
-    events.append(results);
     if (
       options.endsTurn?.(
         calls,
@@ -293,16 +307,25 @@ function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
   };
 }
 
+/** Reasoning is kept (and journaled) only on a tool-call turn: no provider wants it back elsewhere. */
+function withoutIdleReasoning(response: ChatResponse): ChatResponse {
+  if (!response.reasoning || response.toolCalls.length) return response;
+  const { reasoning: _, ...rest } = response;
+  return rest;
+}
+
 function hasEffects(round: ToolRound, call: ToolCall): boolean {
   const tool = round.tools.get(call.name);
   if (!tool || tool.pure) return false;
   return tool.access === "write" || tool.asksUser === true || needsApproval(tool, round.approval);
 }
 
+/** The reply as it goes back to the model; a tool-call turn keeps the reasoning its provider wants back. */
 function assistantMessage(response: ChatResponse): ChatMessage {
   return {
     role: "assistant",
     content: response.content,
+    ...(response.toolCalls.length && response.reasoning ? { reasoning_content: response.reasoning } : {}),
     ...(response.toolCalls.length
       ? {
           tool_calls: response.toolCalls.map((c) => ({

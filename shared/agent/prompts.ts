@@ -7,7 +7,8 @@ import type { ToolSet } from "../ports/tools.js";
  * tools, the tenant's MCP tools: name, one line, read or write), the run's files (name, type, size,
  * where they came from). Stable text comes first and changing text last, so a provider's prompt
  * cache can reuse the longest prefix: the role's instructions, then the tool list (the same for
- * the whole run), then the date, then the files (they change when a tool writes one).
+ * the whole run), then the operator's instructions (the same for the whole run, and after the part
+ * every tenant shares), then the date, then the files (they change when a tool writes one).
  */
 export interface PromptContext {
   /** The tools the agent — or, for the planner and router, the agents it directs — can call. */
@@ -15,6 +16,8 @@ export interface PromptContext {
   files?: FileLine[];
   /** Blocks that must never be cut (newAgent's pinned memory). */
   pinned?: string[];
+  /** The operator's instructions for the run (the tenant's, the saved agent's, the run's). */
+  instructions?: string;
 }
 
 /** One tool as a prompt names it. */
@@ -102,12 +105,15 @@ function formatFiles(files: readonly FileLine[]): string {
 /** Heading of the tool list: the offline model reads what follows it. */
 const TOOLS_HEADING = "Tools:";
 const TEAM_TOOLS_HEADING = "Tools of the executor agents:";
+/** Heading of the operator's instructions: the offline model reads what follows it. */
+const INSTRUCTIONS_HEADING = "Instructions from the operator (follow them in everything you write):";
 /** Heading of the file list: the offline model reads the names below it. */
 const FILES_HEADING = "Files of this run";
 
 function build(role: string, context: PromptContext, toolsHeading: string): string {
   const blocks = [role];
   if (context.tools?.length) blocks.push(`${toolsHeading}\n${formatTools(context.tools)}`);
+  if (context.instructions) blocks.push(`${INSTRUCTIONS_HEADING}\n${context.instructions}`);
   blocks.push(`Today is ${today()}.`);
   if (context.files?.length) {
     blocks.push(`${FILES_HEADING} (read_artifact reads them; run_code gets them as files/<name>):\n${formatFiles(context.files)}`);
@@ -155,7 +161,7 @@ Think step by step; call tools whenever they give a better answer than guessing.
 export const summarizerPrompt = (context: PromptContext = {}) =>
   build(
     `You are the summarizer of Stepwise.
-Write the final answer to the user's request from the task results you are given. Cite the figures and files the tasks produced; say plainly what failed or is missing. Use markdown.`,
+Write the final answer to the user's request from the task results you are given. Cite the figures the tasks found, and by name the files your answer relies on (a task's files follow its title); say plainly what failed or is missing. Use markdown.`,
     context,
     TOOLS_HEADING,
   );

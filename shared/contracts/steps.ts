@@ -20,6 +20,11 @@ export type ResolvedMode = z.infer<typeof ResolvedMode>;
 export const RunState = z.object({
   runId: z.string().min(1),
   mode: ResolvedMode,
+  /**
+   * The Step Functions history events this execution has used by the next Lambda step, estimated
+   * from the states passed (shared/run/historyBudget.ts); absent in state written before it was kept.
+   */
+  history: z.number().int().min(0).optional(),
 });
 export type RunState = z.infer<typeof RunState>;
 
@@ -49,6 +54,8 @@ export const ExecuteTaskInput = z.object({
   /** The execution this Map runs in, and how many tasks it runs (the history budget of a hand-back). */
   executionArn: z.string().min(1).optional(),
   tasks: z.number().int().min(1).max(40).optional(),
+  /** How often this task handed back so far (each one weighs on the history budget). */
+  handBacks: z.number().int().min(0).optional(),
 });
 export type ExecuteTaskInput = z.infer<typeof ExecuteTaskInput>;
 

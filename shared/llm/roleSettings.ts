@@ -1,6 +1,27 @@
 import { z } from "zod";
 import type { GenerationSettings } from "./types.js";
 
+/** Request fields Stepwise writes itself: a provider field setting cannot replace them. */
+const OWN_FIELDS = [
+  "model",
+  "messages",
+  "tools",
+  "tool_choice",
+  "stream",
+  "stream_options",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "reasoning_effort",
+];
+
+/** A provider's own request fields: `{"thinking": {"type": "disabled"}}`, `{"chat_template_kwargs": {"enable_thinking": false}}`. */
+const RequestFields = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a field name is letters, digits and underscores"), z.json())
+  .refine((fields) => !Object.keys(fields).some((key) => OWN_FIELDS.includes(key)), {
+    message: `must not set a field Stepwise writes itself (${OWN_FIELDS.join(", ")}); use the matching setting`,
+  });
+
 /** OpenAI's limit on the tools of one request, the default cap. */
 export const DEFAULT_TOOL_CAP = 128;
 /** Room for every built-in tool and find_tools; no provider is known to take more than this many. */
@@ -13,6 +34,9 @@ const Settings = z.strictObject({
   temperature: z.number().min(0).max(2).nullable().optional(),
   maxOutputTokens: z.number().int().positive().nullable().optional(),
   reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
+  /** Send a tool-call turn's reasoning back with it (unset: as the model's family requires, providerRules.ts). */
+  reasoningReplay: z.boolean().nullable().optional(),
+  requestFields: RequestFields.nullable().optional(),
   /** Tools one request may carry (OpenAI refuses more than 128); a larger catalogue is reached by find_tools. */
   maxTools: z.number().int().min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
 });
@@ -57,6 +81,12 @@ export function settingsFor(role: Role | undefined, configured: RoleSettings = {
     ...configured.default,
     ...(role ? configured[role] : {}),
   };
+  // Provider fields add up: a role's own are sent beside those set for every role (`null` sends none).
+  const fields =
+    role && configured[role]?.requestFields === null
+      ? undefined
+      : { ...configured.default?.requestFields, ...(role ? configured[role]?.requestFields : {}) };
+  merged.requestFields = fields && Object.keys(fields).length ? fields : undefined;
   return Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== null && v !== undefined)) as GenerationSettings;
 }
 

@@ -39,6 +39,42 @@ export const MIN_HISTORY_EVENT_BUDGET = CONTINUED_START_EVENTS + AGENT_START_EVE
 
 export type HistoryVerdict = "fits" | "continue" | "never";
 
+/**
+ * The estimate a run carries in its state (`history`): the events its execution has used when the
+ * next Lambda step starts, added up from the states it passed by the costs above. It misses only
+ * Lambda retries (3 each), so within a tenth of the budget (and wherever there is no estimate) the
+ * execution's own count is asked for (GetExecutionHistory, a quota of 20 calls/s per account), and
+ * that count is carried on instead. A run far from its budget never asks.
+ */
+const NEAR_BUDGET_SHARE = 0.1;
+/** "Start run" hands on: the execution's start, "Start run", "Choose mode" (as a continued execution counts it). */
+export const START_EVENTS = CONTINUED_START_EVENTS;
+/** "Route request" and "Choose mode" again. */
+export const ROUTE_EVENTS = 7;
+/** A Lambda step and the Choice after it: entered, scheduled, started, succeeded, exited; entered, exited. */
+export const STEP_AND_CHOICE_EVENTS = 7;
+/** A "Wait for …" callback Task (it also has "submitted"): the rest of a hand-back is its step again. */
+export const WAIT_EVENTS = 6;
+/** "Execute tasks" (entered, started, succeeded, exited: 4) and each task's 11. */
+export const mapEvents = (tasks: number) => 4 + TASK_EVENTS * tasks;
+/** Hand-backs a Map's executors made (each waited for a person, or ran out of time), weighed. */
+export const handBacksEvents = (handBacks: number) => HAND_BACK_EVENTS * handBacks;
+
+/**
+ * The events used so far: the carried estimate while what comes next clearly fits the budget by it
+ * (`fits`, asked with a tenth of the budget to spare), else the execution's own count (`count`,
+ * one GetExecutionHistory call).
+ */
+export async function eventsUsed(
+  estimate: number | undefined,
+  budget: number,
+  fits: (used: number) => boolean,
+  count: () => Promise<number>,
+): Promise<number> {
+  if (estimate !== undefined && fits(estimate + Math.ceil(budget * NEAR_BUDGET_SHARE))) return estimate;
+  return count();
+}
+
 /** The history events a plan iteration of `tasks` tasks adds (hand-backs apart). */
 export function iterationEvents(tasks: number): number {
   return ITERATION_EVENTS + TASK_EVENTS * tasks;

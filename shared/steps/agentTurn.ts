@@ -1,12 +1,14 @@
 import { fitText } from "../agent/largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
 import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
-import { agentTurnFits } from "../run/historyBudget.js";
+import { endToolScope } from "../ports/tools.js";
+import { agentTurnFits, eventsUsed, STEP_AND_CHOICE_EVENTS, WAIT_EVENTS } from "../run/historyBudget.js";
 import { carrySessionFiles } from "../run/sessionFiles.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 
@@ -21,9 +23,19 @@ export type AgentTurnPorts = StepPorts<keyof LoopPorts | "tools" | "sessions" | 
 export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): Promise<AgentTurnOutput> {
   const output = await reactTurn({ runId: input.runId, ports, deadline: ports.deadline }, input);
   if (output.done) return output;
-  const run = await ports.runs.get(input.runId);
-  const used = run ? await ports.executions.historyLength(run.executionArn) : 0;
-  if (agentTurnFits(used, ports.settings.budgets.historyEvents)) return output;
+  const budget = ports.settings.budgets.historyEvents;
+  // This turn and "Agent finished?" are spent by the time the next turn could start.
+  const estimate = input.history === undefined ? undefined : input.history + STEP_AND_CHOICE_EVENTS;
+  const used = await eventsUsed(
+    estimate,
+    budget,
+    (events) => agentTurnFits(events, budget),
+    async () => {
+      const run = await ports.runs.get(input.runId);
+      return run ? ports.executions.historyLength(run.executionArn) : 0;
+    },
+  );
+  if (agentTurnFits(used, budget)) return { ...output, history: used + (output.interruptId ? WAIT_EVENTS : 0) };
   // The next execution's turn finds a question still open and waits for it there.
   return { runId: output.runId, mode: output.mode, done: false, turn: output.turn, next: "continue" };
 }
@@ -33,9 +45,10 @@ export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): P
  * spent, or the Lambda's time is nearly up (then the next turn resumes from the journal).
  */
 async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn?: number }): Promise<AgentTurnOutput> {
-  const { ports } = run;
-  const record = await ports.runs.get(run.runId);
+  const record = await run.ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  const ports = portsForAgent(run.ports, record.agent);
+  run = { ...run, ports };
   // The session's earlier files, before the first prompt lists the run's files (a routed run has them from the router's step).
   if (!input.turn && record.requestedMode !== "auto") await carrySessionFiles(ports, record);
   const [history, registry] = await Promise.all([
@@ -48,7 +61,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",
-    system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)) }),
+    system: async () =>
+      reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions }),
     conversation: [...history, { role: "user", content: record.input }],
     tools,
     maxTools,
@@ -70,6 +84,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
     // The answer joins the session now ("Finalize" only ends the run).
     answered ? rememberTurn(ports, { ...record, result }) : undefined,
   ]);
+  // The agent is done: the tools' state for it (an interpreter session) ends with it.
+  if (answered || outcome.kind === "ended" || outcome.kind === "empty") await endToolScope(tools, run.runId, "react");
   if (outcome.kind === "empty") throw new AgentError(EMPTY_ANSWER_ERROR, "empty_answer");
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };

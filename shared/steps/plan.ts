@@ -5,6 +5,7 @@ import { interruptIdFor, openInterrupt } from "../agent/interrupts.js";
 import { type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { quietly } from "../agent/overlap.js";
 import { fileLines, type PromptContext, plannerPrompt, toolLines } from "../agent/prompts.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { ScopeJournal } from "../agent/scopeJournal.js";
 import { formatPlan, type Plan } from "../contracts/plan.js";
 import type { RunRecord } from "../contracts/run.js";
@@ -14,7 +15,17 @@ import { NotFoundError, UnprocessableError } from "../errors.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
 import { clip, shareBudget } from "../memory/share.js";
 import type { StepPorts } from "../ports/index.js";
-import { HISTORY_RESERVE, handBackEvents, historyVerdict, iterationEvents, newExecutionHoldsHandBacks } from "../run/historyBudget.js";
+import {
+  eventsUsed,
+  HISTORY_RESERVE,
+  handBackEvents,
+  handBacksEvents,
+  historyVerdict,
+  iterationEvents,
+  newExecutionHoldsHandBacks,
+  STEP_AND_CHOICE_EVENTS,
+  WAIT_EVENTS,
+} from "../run/historyBudget.js";
 import { carrySessionFiles } from "../run/sessionFiles.js";
 import { askUser } from "../tools/askUser.js";
 import { type PlanBoard, planningTool } from "../tools/planning.js";
@@ -39,11 +50,26 @@ export async function plan(input: PlanInput, ports: PlanPorts): Promise<PlanOutp
   const deferred = input.taskResults?.filter((result) => result.deferred) ?? [];
   if (deferred.length > 0) return continueStep(input, deferred, budget);
   const output = await planTurn({ runId: input.runId, ports, deadline: ports.deadline }, input);
-  if (output.next !== "execute") return output;
-  const run = await ports.runs.get(input.runId);
-  const used = run ? await ports.executions.historyLength(run.executionArn) : 0;
-  const verdict = historyVerdict(used, output.tasks.length, budget);
-  if (verdict === "fits") return output;
+  // Where this execution's history stands as Plan starts: the last Plan's estimate (it counted its
+  // whole iteration, or its wait for a person), and the hand-backs of the Map just run.
+  const handBacks = input.taskResults?.reduce((sum, result) => sum + (result.handBacks ?? 0), 0) ?? 0;
+  const estimate = input.history === undefined ? undefined : input.history + handBacksEvents(handBacks);
+  if (output.next !== "execute") {
+    const spent = STEP_AND_CHOICE_EVENTS + (output.next === "approve" ? WAIT_EVENTS : 0);
+    return estimate === undefined ? output : { ...output, history: estimate + spent };
+  }
+  const tasks = output.tasks.length;
+  const used = await eventsUsed(
+    estimate,
+    budget,
+    (events) => historyVerdict(events, tasks, budget) === "fits",
+    async () => {
+      const run = await ports.runs.get(input.runId);
+      return run ? ports.executions.historyLength(run.executionArn) : 0;
+    },
+  );
+  const verdict = historyVerdict(used, tasks, budget);
+  if (verdict === "fits") return { ...output, history: used + iterationEvents(tasks) };
   if (verdict === "continue") return { ...output, next: "continue" };
   throw new UnprocessableError(
     `A plan step of ${output.tasks.length} tasks needs about ${iterationEvents(output.tasks.length) + HISTORY_RESERVE} Step Functions history events, more than one execution may use (HISTORY_EVENT_BUDGET = ${budget}): ${RAISE_BUDGET}.`,
@@ -97,11 +123,13 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   // The session's earlier files, before the first plan (a routed run has them from the router's step).
   const first = iteration === 0 && !deciding && journals.size === 0 && record.requestedMode !== "auto";
   const files = first && (await carrySessionFiles(ports, record)).length ? await ports.files.list(run.runId) : listed;
+  // A saved agent's planner offers its executors only its tools, with its own model settings.
+  run = { ...run, ports: portsForAgent(ports, record.agent) };
   // The planner's prompt also names what its executors can do (the tenant's catalog, cached).
   // What only the next step's context needs is read while the model thinks (asked for once
   // the model call is on its way): the last step's context (it holds the results before that step;
   // with its own results, the next step's).
-  const team = quietly(ports.tools.registryFor(record.tenantId, { runId: run.runId }));
+  const team = quietly(run.ports.tools.registryFor(record.tenantId, { runId: run.runId }));
   const stepContextReads = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined)));
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
@@ -154,7 +182,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     !budgetLeft && !board.plan?.finished
       ? `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`
       : undefined;
-  const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files) };
+  const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files), instructions: record.instructions };
   const turn =
     budgetLeft && needsPlanner
       ? await revisePlan(run, record, board, {
@@ -214,6 +242,8 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
           plan: nextPlan,
           priorResults: prior.lines,
           approvalTools: record.approval?.tools,
+          instructions: record.instructions,
+          agent: record.agent,
           maxRounds: budgetsOf(ports, record).maxRounds,
           tasks,
           files: prompt.files,

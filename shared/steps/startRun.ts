@@ -3,19 +3,21 @@ import type { PlanOutput, RunState, StartRunInput } from "../contracts/steps.js"
 import { NotFoundError } from "../errors.js";
 import { countMetric } from "../observability.js";
 import type { StepPorts } from "../ports/index.js";
+import { START_EVENTS } from "../run/historyBudget.js";
 
 export type StartRunPorts = StepPorts<"runs" | "events">;
 
 /**
  * "Start run": mark the run running and decide its mode (or leave it to "Route request"). In a run's
  * next execution (its history budget was spent), hand on where it goes on: "Choose mode" sends the
- * plan's next tasks to "Execute tasks", and a ReAct run to its next "Agent turn".
+ * plan's next tasks to "Execute tasks", and a ReAct run to its next "Agent turn". Either way the
+ * execution's history estimate starts here.
  */
 export async function startRun(input: StartRunInput, ports: StartRunPorts): Promise<RunState | PlanOutput> {
   const { runId } = input;
   if (input.continued) {
     if (!(await ports.runs.get(runId))) throw new NotFoundError(`run ${runId} not found`);
-    return { ...input.continued, runId };
+    return { ...input.continued, runId, history: START_EVENTS };
   }
   // Only the first delivery moves queued → running and announces it (steps run at least once).
   const started = await ports.runs.startIfQueued(runId);
@@ -30,5 +32,5 @@ export async function startRun(input: StartRunInput, ports: StartRunPorts): Prom
       ports.events.append(runId, [{ type: "run.started", data: { mode: mode ?? "auto", input: record.input.slice(0, 2_000) } }]),
     ]);
   }
-  return { runId, mode: mode ?? "route" };
+  return { runId, mode: mode ?? "route", history: START_EVENTS };
 }

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
   CompleteMultipartUploadCommand,
-  CopyObjectCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -43,7 +42,7 @@ export interface S3FileStoreOptions {
   downloadLinkSeconds?: number;
 }
 
-const META_ATTRIBUTES = ["name", "description", "contentType", "bytes", "createdAt"];
+const META_ATTRIBUTES = ["name", "description", "contentType", "bytes", "createdAt", "taskId"];
 
 /**
  * The files port on S3: bytes in the bucket under `tenant/run/name`, metadata (and the object key)
@@ -79,6 +78,24 @@ export class S3FileStore implements FileStore, FileTransfer {
     const object = await this.options.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: item.objectKey }));
     if (!object.Body) throw new Error(`S3 returned no body for ${item.objectKey}.`);
     return { ...metaOf(item), body: await object.Body.transformToByteArray() };
+  }
+
+  async getRange(runId: string, name: string, start: number, end: number): Promise<{ meta: FileMeta; body: Uint8Array } | undefined> {
+    const item = await this.meta(runId, name);
+    if (!item) return undefined;
+    const meta = metaOf(item);
+    const last = Math.min(end, meta.bytes) - 1;
+    if (!item.objectKey) {
+      const body = item.body ?? toBytes(String(item.content ?? ""));
+      return { meta, body: body.slice(start, last + 1) };
+    }
+    if (start > last) return { meta, body: new Uint8Array() };
+    // HTTP's byte ranges are inclusive at both ends.
+    const object = await this.options.s3.send(
+      new GetObjectCommand({ Bucket: this.options.bucket, Key: item.objectKey, Range: `bytes=${start}-${last}` }),
+    );
+    if (!object.Body) throw new Error(`S3 returned no body for ${item.objectKey}.`);
+    return { meta, body: await object.Body.transformToByteArray() };
   }
 
   async list(runId: string): Promise<FileMeta[]> {
@@ -224,16 +241,9 @@ export class S3FileStore implements FileStore, FileTransfer {
       uploads.map((u) => u.fileId),
     );
     return Promise.all(
-      stored.map(async ({ fileId: _id, objectKey: source, ...meta }) => {
-        const objectKey = `${tenantId}/${runId}/${meta.name}`;
-        // A copy, not a pointer: the run's files live (and expire) with the run.
-        await this.options.s3.send(
-          new CopyObjectCommand({
-            Bucket: this.options.bucket,
-            Key: objectKey,
-            CopySource: `${this.options.bucket}/${encodeURIComponent(source).replace(/%2F/g, "/")}`,
-          }),
-        );
+      stored.map(async ({ fileId: _id, objectKey, ...meta }) => {
+        // A reference, not a copy: a copy of a file of up to 5 GB would not fit the API's 29 s. Nothing
+        // deletes or overwrites an upload's object, and the bucket's retention counts from the upload.
         await this.putMeta(runId, meta, objectKey);
         return meta;
       }),
@@ -294,5 +304,6 @@ export function metaOf(item: Item): FileMeta {
     contentType: item.contentType ?? contentTypeOf(item.name),
     bytes: Number(item.bytes ?? 0),
     createdAt: item.createdAt,
+    ...(typeof item.taskId === "string" ? { taskId: item.taskId } : {}),
   };
 }

@@ -41,6 +41,7 @@ export class MemoryExecutions implements Executions {
   }
 
   async historyLength(executionArn: string): Promise<number> {
+    this.calls.push({ action: "historyLength", target: executionArn });
     return this.executions.get(executionArn)?.historyLength ?? 0;
   }
 

@@ -36,6 +36,13 @@ export class MemoryFileStore implements FileStore, FileTransfer {
     return this.files.get(`${runId}/${name}`);
   }
 
+  async getRange(runId: string, name: string, start: number, end: number): Promise<{ meta: FileMeta; body: Uint8Array } | undefined> {
+    const file = this.files.get(`${runId}/${name}`);
+    if (!file) return undefined;
+    const { body, ...meta } = file;
+    return { meta, body: body.slice(start, end) };
+  }
+
   async list(runId: string): Promise<FileMeta[]> {
     return [...this.files.entries()]
       .filter(([key]) => key.startsWith(`${runId}/`))

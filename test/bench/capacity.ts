@@ -29,6 +29,11 @@ const QUOTAS = {
     name: "Step Functions state transitions (5,000/s)",
     lift: "a quota increase; fewer, fatter Lambda turns",
   },
+  history: {
+    perSecond: 20,
+    name: "Step Functions GetExecutionHistory (refill 20/s, bucket 400, per account)",
+    lift: "a quota increase; fewer counts (the history estimate asks only near an execution's budget)",
+  },
   lambda: {
     concurrent: 1_000,
     name: "Lambda concurrent executions (1,000 per Region)",
@@ -63,6 +68,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 interface PerRun {
   workload: Workload;
   transitions: number;
+  /** GetExecutionHistory calls the stack made for the run. */
+  historyCalls: number;
   invocations: number;
   ownLambdaSeconds: number;
   modelCalls: number;
@@ -88,6 +95,7 @@ function perRun(report: WorkloadReport): PerRun {
   return {
     workload: report.workload,
     transitions: median(runs.map((r) => r.stateTransitions)),
+    historyCalls: median(runs.map((r) => r.historyCalls)),
     invocations: median(runs.map((r) => r.invocations)),
     ownLambdaSeconds: median(runs.map((r) => r.lambdaMs)) / 1000,
     modelCalls: median(runs.map((r) => r.modelCalls)),
@@ -106,6 +114,7 @@ function usage(run: PerRun, inFlight: number) {
   return [
     { quota: QUOTAS.startExecution, used: startsPerSecond, of: QUOTAS.startExecution.perSecond, unit: "/s" },
     { quota: QUOTAS.transitions, used: (inFlight * run.transitions) / run.seconds, of: QUOTAS.transitions.perSecond, unit: "/s" },
+    { quota: QUOTAS.history, used: (inFlight * run.historyCalls) / run.seconds, of: QUOTAS.history.perSecond, unit: "/s" },
     {
       quota: QUOTAS.lambda,
       used: (inFlight * lambdaSecondsPerRun) / run.seconds + inFlight * WATCHERS_PER_RUN,
@@ -143,11 +152,11 @@ export async function benchCapacity(): Promise<void> {
   console.log(
     `\n# Capacity on paper (${runs} runs each measured locally; model ${MODEL_SECONDS} s per call; ${WATCHERS_PER_RUN} watcher per run)`,
   );
-  console.log("| workload | transitions | invocations | own Lambda s | model calls | table reads | table writes | lasts |");
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("| workload | transitions | history calls | invocations | own Lambda s | model calls | table reads | table writes | lasts |");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const r of measured) {
     console.log(
-      `| ${r.workload.name} | ${r.transitions} | ${r.invocations} | ${r.ownLambdaSeconds.toFixed(1)} | ${r.modelCalls} | ${r.reads} | ${r.writes} | ${r.seconds.toFixed(0)} s |`,
+      `| ${r.workload.name} | ${r.transitions} | ${r.historyCalls} | ${r.invocations} | ${r.ownLambdaSeconds.toFixed(1)} | ${r.modelCalls} | ${r.reads} | ${r.writes} | ${r.seconds.toFixed(0)} s |`,
     );
   }
   for (const r of measured) {

@@ -10,6 +10,8 @@ import { performance } from "node:perf_hooks";
 const requestsByPort = new Map<number, number>();
 /** DynamoDB requests by operation (the X-Amz-Target header: "DynamoDB_20120810.PutItem"). */
 const operations = new Map<string, number>();
+/** Step Functions API requests by action (X-Amz-Target "AWSStepFunctions.GetExecutionHistory"). */
+const sfnActions = new Map<string, number>();
 
 subscribe("http.client.request.start", (message) => {
   const { request } = message as { request: ClientRequest };
@@ -20,11 +22,16 @@ subscribe("http.client.request.start", (message) => {
     const operation = target.split(".")[1] ?? target;
     operations.set(operation, (operations.get(operation) ?? 0) + 1);
   }
+  if (typeof target === "string" && target.startsWith("AWSStepFunctions.")) {
+    const action = target.slice("AWSStepFunctions.".length);
+    sfnActions.set(action, (sfnActions.get(action) ?? 0) + 1);
+  }
 });
 
 export interface ProbeReading {
   requestsByPort: Record<number, number>;
   operations: Record<string, number>;
+  sfnActions: Record<string, number>;
   cpuMs: number;
   mainThreadBusyMs: number;
   maxRssMiB: number;
@@ -37,6 +44,7 @@ process.on("message", (message) => {
   const reading: ProbeReading = {
     requestsByPort: Object.fromEntries(requestsByPort),
     operations: Object.fromEntries(operations),
+    sfnActions: Object.fromEntries(sfnActions),
     cpuMs: (cpu.user + cpu.system) / 1000,
     mainThreadBusyMs: performance.eventLoopUtilization().active,
     maxRssMiB: process.resourceUsage().maxRSS / 1024,

@@ -30,7 +30,7 @@ export const W16: Workload = { name: "W16", steps: 1, tasksPerStep: 16, targets:
 export const criticalCalls = (w: Workload) => 1 + w.steps * 3 + 1;
 
 /** The workload's model: the planner creates the plan, executors call the calculator once, then answer. */
-function workloadScenario(w: Workload) {
+export function workloadScenario(w: Workload) {
   return (turn: Turn): ScriptStep => {
     if (turn.role === "planner") {
       const planned = turn.messages.some((m) => m.role === "user" && m.content.includes("Current plan:"));
@@ -66,6 +66,8 @@ interface RunFigures {
   operations: Record<string, number>;
   getRunRequests: number;
   stateTransitions: number;
+  /** GetExecutionHistory calls the stack made for the run (the account allows 20/s). */
+  historyCalls: number;
   /** Lambda invocations of the execution (its Task states) and the time they took, from its history. */
   invocations: number;
   lambdaMs: number;
@@ -161,6 +163,7 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         ),
         getRunRequests: (afterGet.requestsByPort[dynamoPort] ?? 0) - (after.requestsByPort[dynamoPort] ?? 0),
         stateTransitions: view.usage?.stateTransitions ?? Number.NaN,
+        historyCalls: (after.sfnActions.GetExecutionHistory ?? 0) - (before.sfnActions.GetExecutionHistory ?? 0),
         invocations,
         lambdaMs,
         cpuMs: after.cpuMs - before.cpuMs,
@@ -271,7 +274,7 @@ export function printReport(r: WorkloadReport): void {
     `tasks in flight at once ${fmt(m((f) => f.maxInFlight))} of ${w.tasksPerStep}; model calls ${fmt(m((f) => f.modelCalls))} (critical path needs ${criticalCalls(w)}, the workload ${1 + w.steps * (2 * w.tasksPerStep + 1) + 1})`,
   );
   console.log(
-    `DynamoDB requests per run ${fmt(m((f) => f.dynamoRequests))}; per GET /v1/runs/{id} ${fmt(m((f) => f.getRunRequests))}; state transitions ${fmt(m((f) => f.stateTransitions))}`,
+    `DynamoDB requests per run ${fmt(m((f) => f.dynamoRequests))}; per GET /v1/runs/{id} ${fmt(m((f) => f.getRunRequests))}; state transitions ${fmt(m((f) => f.stateTransitions))}; GetExecutionHistory calls ${fmt(m((f) => f.historyCalls))} (most ${fmt(Math.max(...r.runs.map((f) => f.historyCalls)))})`,
   );
   const ops = [...new Set(r.runs.flatMap((f) => Object.keys(f.operations)))].sort();
   console.log(`  by operation (median): ${ops.map((op) => `${op} ${fmt(m((f) => f.operations[op] ?? 0))}`).join(", ")}`);

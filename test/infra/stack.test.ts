@@ -1,8 +1,8 @@
 import { Match } from "aws-cdk-lib/assertions";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
 import { AGENT_STEPS } from "../../infra/aws/handlers.js";
-import { allowedActions, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
+import { allowedActions, CDK_JSON_CONTEXT, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
 const { stack, template } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, alarmEmail: "ops@example.com" });
@@ -63,6 +63,12 @@ describe("alarms and dashboard", () => {
     expect(named("ApproximateNumberOfMessagesVisible")).toHaveLength(2); // both dead-letter queues
     for (const metric of ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled", "5xx"])
       expect(named(metric), metric).toHaveLength(1);
+  });
+
+  it("alarm on Step Functions throttling GetExecutionHistory (20 calls/s per account), the history budget's count", () => {
+    expect(named("ThrottledEvents").map((a) => [a.Namespace, a.Dimensions])).toEqual([
+      ["AWS/States", [{ Name: "APIName", Value: "GetExecutionHistory" }]],
+    ]);
   });
 
   it("alarm on errors and throttles of every function, and on DynamoDB throttling", () => {
@@ -187,6 +193,47 @@ describe("deploys leave running runs alone", () => {
   });
 });
 
+describe("a change to a layer alone reaches new runs", () => {
+  /** Each step function's version resource id (what the state machine invokes), by construct path. */
+  const versionIds = (synthesized: ReturnType<typeof synthesize>) => {
+    const all = synthesized.template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+    return Object.fromEntries(
+      functionsOf(synthesized.stack)
+        .filter((f) => f.path.includes("/Steps/"))
+        .map((f) => [
+          f.path,
+          Object.entries(all).find(([, r]) => r.Type === "AWS::Lambda::Version" && r.Properties.FunctionName.Ref === f.logicalId)![0],
+        ]),
+    );
+  };
+
+  it("a new tokenizer layer (its asset hash) gives the agent steps new version ids, and leaves the other steps' alone", async () => {
+    const before = versionIds(synthesize());
+    // The same stack with only the tokenizer layer's content changed (its hash names its content).
+    vi.resetModules();
+    vi.doMock("../../infra/aws/layerHash.js", async (original) => {
+      const { layerHash } = await original<typeof import("../../infra/aws/layerHash.js")>();
+      return {
+        layerHash: (builders: string[], inputs: unknown) =>
+          builders.some((b) => b.endsWith("tokenizerLayer.ts")) ? "0".repeat(64) : layerHash(builders, inputs),
+      };
+    });
+    const changed = await import("../support/template.js");
+    const after = versionIds(changed.synthesize());
+    vi.doUnmock("../../infra/aws/layerHash.js");
+    const agentSteps = new Set<string>(AGENT_STEPS);
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    for (const [path, id] of Object.entries(before)) {
+      if (agentSteps.has(path.split("/").at(-1)!)) expect(after[path], path).not.toBe(id);
+      else expect(after[path], path).toBe(id);
+    }
+  });
+
+  it("cdk.json turns on @aws-cdk/aws-lambda:recognizeLayerVersion, which makes that so", () => {
+    expect(CDK_JSON_CONTEXT["@aws-cdk/aws-lambda:recognizeLayerVersion"]).toBe(true);
+  });
+});
+
 describe("least privilege", () => {
   it("no role may Scan the table or read its streams; the API may seal (GenerateDataKey) and open (Decrypt) with the key, nothing more", () => {
     for (const fn of ours) {
@@ -275,6 +322,8 @@ describe("configuration parity: every deployment setting reaches every function'
     downloadLinkSeconds: "120",
     sandboxTimeoutMs: "20000",
     sandboxMemoryMb: "256",
+    sandboxRuntime: "pyodide",
+    codeInterpreterSessionSeconds: "1800",
     webFetchTimeoutMs: "5000",
     webFetchMaxBytes: "65536",
     webFetchMaxRedirects: "2",
@@ -402,5 +451,70 @@ describe("the code sandbox", () => {
     const bounded = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, sandboxReservedConcurrency: 20 } as any);
     const fn = functionsOf(bounded.stack).find((f) => f.path.endsWith("/Sandbox"))!;
     expect((bounded.template.toJSON().Resources as any)[fn.logicalId].Properties.ReservedConcurrentExecutions).toBe(20);
+  });
+});
+
+describe("the code interpreter (AgentCore, the default where the region has it)", () => {
+  const [interpreter] = ofType("AWS::BedrockAgentCore::CodeInterpreterCustom");
+  const interpreterId = Object.entries(resources).find(([, r]) => r === interpreter)?.[0];
+  const statementsOf = (roleLogicalId: string) =>
+    ofType("AWS::IAM::Policy")
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === roleLogicalId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+  const agentCoreActions = ["StartCodeInterpreterSession", "InvokeCodeInterpreter", "StopCodeInterpreterSession"].map(
+    (a) => `bedrock-agentcore:${a}`,
+  );
+
+  it("runs its sessions in SANDBOX network mode with a role AgentCore assumes for this account that grants nothing", () => {
+    expect(interpreter?.Properties.NetworkConfiguration).toEqual({ NetworkMode: "SANDBOX" });
+    const roleId = interpreter!.Properties.ExecutionRoleArn["Fn::GetAtt"][0] as string;
+    const role = resources[roleId]!.Properties;
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: "sts:AssumeRole",
+        Effect: "Allow",
+        Principal: { Service: "bedrock-agentcore.amazonaws.com" },
+        Condition: { StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } } },
+      },
+    ]);
+    expect(role.ManagedPolicyArns).toBeUndefined();
+    expect(role.Policies).toBeUndefined();
+    expect(statementsOf(roleId)).toEqual([]);
+  });
+
+  it("the agents may start, invoke and stop sessions of this interpreter alone; no other function may", () => {
+    const onInterpreter = { "Fn::GetAtt": [interpreterId, "CodeInterpreterArn"] };
+    for (const fn of ours) {
+      const statements = statementsOf(fn.roleLogicalId).filter((s: any) =>
+        [s.Action].flat().some((a: string) => a.startsWith("bedrock-agentcore:")),
+      );
+      // The step functions get what the agents' tools declare (as the sandbox's invoke); no other function.
+      if (!fn.path.includes("/Steps/")) {
+        expect(statements, fn.path).toEqual([]);
+        continue;
+      }
+      expect(statements, fn.path).toEqual([{ Action: agentCoreActions, Effect: "Allow", Resource: onInterpreter }]);
+      const env = resources[fn.logicalId]!.Properties.Environment.Variables;
+      expect(env.SANDBOX_RUNTIME).toBe("agentcore");
+      expect(env.CODE_INTERPRETER_ID).toEqual({ "Fn::GetAtt": [interpreterId, "CodeInterpreterId"] });
+    }
+  });
+
+  it("where the region has no AgentCore, run_code stays on the sandbox function; asking for AgentCore there fails synth naming it", () => {
+    const elsewhere = synthesize({
+      openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+      env: { account: "123456789012", region: "sa-east-1" },
+    } as any);
+    const found = elsewhere.template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+    expect(Object.values(found).filter((r) => r.Type === "AWS::BedrockAgentCore::CodeInterpreterCustom")).toEqual([]);
+    const executeTask = functionsOf(elsewhere.stack).find((f) => f.path.endsWith("/Steps/ExecuteTask"))!;
+    expect(found[executeTask.logicalId]!.Properties.Environment.Variables.SANDBOX_RUNTIME).toBe("pyodide");
+    expect(() =>
+      synthesize({
+        openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+        sandboxRuntime: "agentcore",
+        env: { account: "123456789012", region: "sa-east-1" },
+      } as any),
+    ).toThrow(/sandboxRuntime=agentcore, but AgentCore Code Interpreter is not offered in sa-east-1/);
   });
 });

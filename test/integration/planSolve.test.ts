@@ -66,11 +66,12 @@ describe("plan_solve run", () => {
     expect(run.tasks.every((t: any) => t.startedAt && t.endedAt)).toBe(true);
   });
 
-  it("accounts for its usage and its execution", () => {
+  it("accounts for its usage and its execution", async () => {
     expect(run.usage.llmCalls).toBeGreaterThan(0);
     expect(run.usage.toolCalls).toBeGreaterThan(0);
     expect(run.usage.promptTokens).toBeGreaterThan(0);
-    expect(run.usage.stateTransitions).toBeGreaterThan(0);
+    // The notifier counts the transitions once the execution has ended.
+    await expect.poll(async () => (await client.run(submitted.runId)).usage.stateTransitions, { timeout: 10_000 }).toBeGreaterThan(0);
     expect(run.executionArn).toMatch(new RegExp(`^arn:aws:states:[^:]+:\\d+:execution:[^:]+:${submitted.runId}$`));
   });
 

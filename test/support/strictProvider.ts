@@ -19,8 +19,12 @@ import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { ChatMessage } from "../../shared/llm/types.js";
 import { encodingForModel, tokenCounterFor } from "../../shared/memory/tokens.js";
 
-/** Whose rules the stand-in applies (and whose error wording it answers with). */
-export type ProviderKind = "openai" | "deepseek-v4";
+/**
+ * Whose rules the stand-in applies (and whose error wording it answers with). "deepseek-reasoner"
+ * is DeepSeek's earlier reasoning model: it streams reasoning and refuses a request that sends
+ * `reasoning_content` back (its docs give the 400, not the wording).
+ */
+export type ProviderKind = "openai" | "deepseek-v4" | "deepseek-reasoner";
 
 export interface ProviderLimits {
   kind?: ProviderKind;
@@ -75,7 +79,8 @@ function refusal(message: string, param: string | null, code: string | null, typ
 
 /** Whether DeepSeek's thinking mode is on for this request: it is by default, `thinking: {type: "disabled"}` turns it off. */
 export function thinkingOn(body: any, limits: ProviderLimits): boolean {
-  return (limits.kind ?? DEFAULTS.kind) === "deepseek-v4" && body?.thinking?.type !== "disabled";
+  const kind = limits.kind ?? DEFAULTS.kind;
+  return kind === "deepseek-reasoner" || (kind === "deepseek-v4" && body?.thinking?.type !== "disabled");
 }
 
 /** What the provider answers a request with before writing a token, or undefined when it accepts it. */
@@ -97,7 +102,7 @@ export function refusalOf(body: any, limits: ProviderLimits = {}): Refusal | und
   const field = body?.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens";
   const requested: number | undefined = body?.[field] ?? undefined;
   if (requested !== undefined && requested > maxOutput) {
-    return kind === "deepseek-v4"
+    return kind !== "openai"
       ? refusal(`Invalid max_tokens value, the valid range of max_tokens is [1, ${maxOutput}]`, null, "invalid_request_error")
       : refusal(
           `max_tokens is too large: ${requested}. This model supports at most ${maxOutput} completion tokens, whereas you provided ${requested}.`,
@@ -109,7 +114,10 @@ export function refusalOf(body: any, limits: ProviderLimits = {}): Refusal | und
   const pairing = pairingRefusal(messages, kind);
   if (pairing) return pairing;
 
-  if (thinkingOn(body, limits)) {
+  if (kind === "deepseek-reasoner" && messages.some((m) => m?.reasoning_content !== undefined)) {
+    return refusal("reasoning_content is not accepted in input messages.", "messages", "invalid_request_error");
+  }
+  if (kind === "deepseek-v4" && thinkingOn(body, limits)) {
     const bare = messages.findIndex((m) => m?.role === "assistant" && m.tool_calls?.length && typeof m.reasoning_content !== "string");
     if (bare >= 0) return refusal(REASONING_NOT_PASSED_BACK, null, "invalid_request_error");
   }
@@ -117,7 +125,7 @@ export function refusalOf(body: any, limits: ProviderLimits = {}): Refusal | und
   const window = limits.windowTokens ?? DEFAULTS.windowTokens;
   const prompt = promptTokens(body, limits);
   if (prompt + (requested ?? 0) > window) {
-    return kind === "deepseek-v4"
+    return kind !== "openai"
       ? refusal(
           `This model's maximum context length is ${window} tokens. However, you requested ${prompt + (requested ?? 0)} tokens (${prompt} in the messages, ${requested ?? 0} in the completion). Please reduce the length of the messages or completion.`,
           null,
@@ -141,7 +149,7 @@ function pairingRefusal(messages: any[], kind: ProviderKind): Refusal | undefine
     const message = messages[i];
     if (message?.role === "tool") {
       if (!open?.delete(message.tool_call_id)) {
-        return kind === "deepseek-v4"
+        return kind !== "openai"
           ? refusal("Messages with role 'tool' must be a response to a preceding message with 'tool_calls'", null, "invalid_request_error")
           : refusal(
               "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
@@ -158,7 +166,7 @@ function pairingRefusal(messages: any[], kind: ProviderKind): Refusal | undefine
 }
 
 function unanswered(ids: Set<string>, kind: ProviderKind, at: number): Refusal {
-  return kind === "deepseek-v4"
+  return kind !== "openai"
     ? refusal(
         "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
         null,

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { CfnElement } from "aws-cdk-lib";
 import { App, type Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
@@ -9,13 +10,18 @@ import { StepwiseFunction } from "../../infra/aws/stepwiseFunction.js";
 /** A complete ARN, as Secrets Manager gives it (name + 6-character suffix). */
 export const MODEL_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/model-key-AbCdEf";
 
-/** The stack as `cdk synth` builds it, without bundling the Lambda code (offline and fast). */
+/** cdk.json's context (its feature flags): what `cdk synth` gives the app. */
+export const CDK_JSON_CONTEXT = (
+  JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as { context: Record<string, unknown> }
+).context;
+
+/** The stack as `cdk synth` builds it (cdk.json's flags), without bundling the Lambda code (offline and fast). */
 export function synthesize(
   props: StepwiseStackProps = { openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN },
   context: Record<string, unknown> = {},
   beforeSynth: (stack: StepwiseStack) => void = () => undefined,
 ) {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [], ...context } });
+  const app = new App({ context: { ...CDK_JSON_CONTEXT, "aws:cdk:bundling-stacks": [], ...context } });
   const stack = new StepwiseStack(app, "Stepwise", { env: { account: "123456789012", region: "eu-west-1" }, ...props });
   beforeSynth(stack);
   return { app, stack, template: Template.fromStack(stack) };

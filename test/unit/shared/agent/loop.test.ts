@@ -163,7 +163,8 @@ describe("agent loop: parallel tool calls", () => {
     expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(
       WAITS.map((w) => ["tool", w.id, `${w.label} done`]),
     );
-    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(WAITS.map((w) => w.id));
+    // Each result is shown as its call ends: B, then C and D, which ran one after another, then A.
+    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(["c2", "c3", "c4", "c1"]);
     expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
       WAITS.map((w) => ({
         agent: "executor",
@@ -175,6 +176,51 @@ describe("agent loop: parallel tool calls", () => {
       })),
     );
     expect(h.usage[0]).toMatchObject({ llmCalls: 2, toolCalls: 4, promptTokens: 20, completionTokens: 10 });
+  });
+
+  it("shows a fast call's result before a slow call of the same round ends; the journal and the model keep the calls' order", async () => {
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool"
+        ? { text: "Both done." }
+        : {
+            calls: [
+              { id: "slow", name: "slow", args: {} },
+              { id: "fast", name: "fast", args: {} },
+            ],
+          },
+    );
+    const seen = { fastResultBeforeSlowEnded: false };
+    const slow = defineTool({
+      name: "slow",
+      description: "Ends once the fast call's result is shown, or after ten seconds.",
+      access: "read",
+      parameters: z.object({}),
+      async run() {
+        for (let waited = 0; waited < 10_000; waited += 10) {
+          if (ofType(h.events, "tool.result").some((e) => e.data.callId === "fast")) {
+            seen.fastResultBeforeSlowEnded = true;
+            break;
+          }
+          await delay(10);
+        }
+        return "slow done";
+      },
+    });
+    const fast = defineTool({
+      name: "fast",
+      description: "Ends at once.",
+      access: "read",
+      parameters: z.object({}),
+      run: async () => "fast done",
+    });
+    expect(await h.run({ tools: [slow, fast], toolConcurrency: 2 })).toMatchObject({ kind: "answer", text: "Both done." });
+    expect(seen.fastResultBeforeSlowEnded).toBe(true);
+    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(["fast", "slow"]);
+    // The next model call reads the results in the calls' order.
+    expect(h.requests[1]!.messages.slice(-2).map((m) => [(m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual([
+      ["slow", "slow done"],
+      ["fast", "fast done"],
+    ]);
   });
 
   it("counts a tool's own model calls (a report written live) in the run's usage", async () => {

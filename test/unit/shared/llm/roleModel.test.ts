@@ -50,6 +50,35 @@ describe("per-role generation settings", () => {
     expect(settingsFromEnv({ TABLE_NAME: "t" }).model.maxTokensField).toBe("auto");
   });
 
+  it("sends a provider's own request fields per role (every role's and the role's own together), as given", async () => {
+    const server = await serve(() => ({ text: "ok" }));
+    const model = new RoleModel(new OpenAIModel({ model: "qwen3-8b", baseURL: server.url, maxRetries: 0 }), {
+      roles: {
+        default: { requestFields: { chat_template_kwargs: { enable_thinking: false } } },
+        planner: { requestFields: { enable_thinking: true, top_k: 20 } },
+        summarizer: { requestFields: null },
+      },
+    });
+    for (const role of ["planner", "executor", "summarizer"] as const) await model.complete({ messages, role });
+    const [planner, executor, summarizer] = server.requests as unknown as Record<string, unknown>[];
+    expect(planner).toMatchObject({ chat_template_kwargs: { enable_thinking: false }, enable_thinking: true, top_k: 20 });
+    expect(executor).toMatchObject({ chat_template_kwargs: { enable_thinking: false } });
+    expect(executor).not.toHaveProperty("enable_thinking");
+    expect(summarizer).not.toHaveProperty("chat_template_kwargs");
+  });
+
+  it("refuses provider fields that replace Stepwise's own, and reasoning settings of the wrong type, naming the setting", () => {
+    for (const [json, problem] of [
+      ['{"react":{"requestFields":{"max_tokens":10}}}', /STEPWISE_ROLE_SETTINGS\.react\.requestFields.*Stepwise writes itself/],
+      ['{"default":{"requestFields":{"bad field":1}}}', /STEPWISE_ROLE_SETTINGS\.default\.requestFields/],
+      ['{"default":{"requestFields":[1]}}', /STEPWISE_ROLE_SETTINGS\.default\.requestFields/],
+      ['{"executor":{"reasoningReplay":"yes"}}', /STEPWISE_ROLE_SETTINGS\.executor\.reasoningReplay/],
+    ] as const) {
+      expect(() => settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json })).toThrow(problem);
+      expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: json })).toThrow(/roleSettings/);
+    }
+  });
+
   it("reads role settings from the environment and from deployment settings, and says what is wrong", () => {
     const json = '{"summarizer":{"temperature":0.2},"planner":{"model":"qwen-plus"}}';
     expect(settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json }).model.roles).toEqual({

@@ -10,7 +10,8 @@ describe("planStep", () => {
   it("creates the plan, stores and announces it, and dispatches its first step's tasks with their step context", async () => {
     const { ports, fakes, runId } = await withRun({ requestedMode: "plan_solve" });
     const state = await startRun({ runId }, ports);
-    expect(state).toEqual({ runId, mode: "plan_solve" });
+    // The execution's history estimate starts here: its start, "Start run" and "Choose mode".
+    expect(state).toEqual({ runId, mode: "plan_solve", history: 10 });
 
     const output = planOutcome(await plan(state, ports), "execute");
     expect(output).toMatchObject({ iteration: 0, stepIndex: 0 });
@@ -61,6 +62,32 @@ describe("planStep", () => {
     );
   });
 
+  it("weighs the history by the estimate in the state: no count far from the budget; near it one count, which goes on in the state", async () => {
+    const { ports, fakes, runId } = await withRun({ requestedMode: "plan_solve" });
+    const counts = () => fakes.executions.calls.filter((c) => c.action === "historyLength").length;
+    const state = await startRun({ runId }, ports);
+    const first = planOutcome(await plan(state, ports), "execute");
+    expect(counts()).toBe(0);
+    expect(first.history).toBe(10 + 33);
+
+    // Back from a Map whose two executors handed back three times (13 events each), far from the budget.
+    const budget = ports.settings.budgets.historyEvents;
+    const taskResults = first.tasks.map((task, i) => ({ runId, iteration: 0, task, done: true, handBacks: i + 1 }));
+    const next = await plan({ ...first, taskResults }, ports);
+    expect(counts()).toBe(0);
+    expect(next.history).toBe(10 + 33 + 3 * 13 + 7);
+
+    // Near the budget (within a tenth of it) the execution's own count decides, and is carried on.
+    fakes.executions.executions.set(ports.executions.arnFor(runId), { runId, status: "RUNNING", redrives: 0, historyLength: 500 });
+    const near = planOutcome(await plan({ ...state, history: budget - 100 }, ports), "execute");
+    expect(counts()).toBe(1);
+    expect(near.history).toBe(500 + 33);
+    // A count that leaves no room: the tasks go on in the run's next execution.
+    fakes.executions.executions.get(ports.executions.arnFor(runId))!.historyLength = budget - 50;
+    expect((await plan({ ...state, history: budget - 100 }, ports)).next).toBe("continue");
+    expect(counts()).toBe(2);
+  });
+
   it("a retried Plan replays the planner's recorded turn: the same tasks, no second model call", async () => {
     const { ports, fakes, runId, model } = await withRun({ requestedMode: "plan_solve", status: "running", mode: "plan_solve" });
     const first = await plan({ runId, mode: "plan_solve" }, ports);
@@ -80,7 +107,8 @@ describe("planStep", () => {
     }
     const taskResults = first.tasks.map((task) => ({ runId, iteration: 0, task, done: true, status: "succeeded" as const }));
     const next = await plan({ ...first, taskResults }, ports);
-    expect(next).toEqual({ runId, mode: "plan_solve", next: "summarize", iteration: 1, revision: 0 });
+    // The estimate: the first Plan counted its iteration of two tasks (33), this Plan and its Choice 7 more.
+    expect(next).toEqual({ runId, mode: "plan_solve", next: "summarize", iteration: 1, revision: 0, history: 33 + 7 });
     const run = await ports.runs.get(runId);
     expect(run?.plan?.finished).toBe(true);
     expect(run?.plan?.steps[0]?.status).toBe("completed");

@@ -7,6 +7,8 @@ import { runCodeTool } from "../../../../shared/tools/runCode.js";
 /** run_code over a sandbox that reports what a call left in output/: what becomes a file of the run, and what the model reads. */
 function runWith(result: Partial<SandboxResult>) {
   const sandbox = {
+    keepsState: false,
+    grant: "sandbox:invoke" as const,
     async run() {
       return {
         stdout: "",
@@ -18,6 +20,7 @@ function runWith(result: Partial<SandboxResult>) {
         refused: [],
         runMs: 1,
         startMs: 1,
+        notice: null,
         ...result,
       };
     },
@@ -59,5 +62,40 @@ describe("run_code's outputs", () => {
     const { files, output } = runWith({ outputs: [{ name: "re\u202Eport/.hidden\u200B.txt", base64: body("x") }] });
     await output;
     expect((await files.list("run_1")).map((f) => f.name)).toEqual(["report/hidden.txt"]);
+  });
+});
+
+describe("run_code's inputs", () => {
+  it("checks sizes before any download: of all files, one over the input limit is not fetched or mounted, and is named", async () => {
+    const mounted: string[][] = [];
+    const sandbox = {
+      keepsState: false,
+      grant: "sandbox:invoke" as const,
+      async run(request: { files?: { name: string }[] }) {
+        mounted.push((request.files ?? []).map((f) => f.name));
+        return { stdout: "ok", stderr: "", value: null, error: null, timedOut: false, outputs: [], refused: [], runMs: 1, startMs: 1 };
+      },
+    };
+    const files = new MemoryFileStore();
+    await files.put("run_1", "small.csv", "a,b\n1,2\n");
+    await files.put("run_1", "big.log", new Uint8Array(5 * 1024 * 1024));
+    const fetched: string[] = [];
+    const get = files.get.bind(files);
+    files.get = async (runId, name) => {
+      fetched.push(name);
+      return get(runId, name);
+    };
+    const tool = runCodeTool(sandbox, { timeoutMs: 1_000, memoryMb: 128, maxOutputChars: 1_000 });
+    const context = testToolContext({ runId: "run_1", idempotencyKey: "run_1:react:0:call_1", files });
+    const output = await tool.run(tool.parameters.parse({ code: "print(1)" }), context);
+    expect(fetched).toEqual(["small.csv"]);
+    expect(mounted).toEqual([["small.csv"]]);
+    expect(output).toContain(
+      "not in files/ (over the sandbox's 4194304 bytes of input): big.log (5242880 bytes); read them with read_artifact",
+    );
+    // Named, it is refused before anything is fetched.
+    const named = await tool.run(tool.parameters.parse({ code: "print(1)", files: ["big.log"] }), context);
+    expect(named).toMatch(/^Error: the files come to 5242880 bytes/);
+    expect(fetched).toEqual(["small.csv"]);
   });
 });
