@@ -5,13 +5,14 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import { seesImages as roleSeesImages, toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf } from "../memory/session.js";
+import { shareBudget } from "../memory/share.js";
 import { namesOfTask } from "../ports/files.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { endToolScope } from "../ports/tools.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { uploadedImageParts, withImages } from "./images.js";
-import { fitText } from "./largeText.js";
+import { fitText, MAX_INLINE_TEXT } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
@@ -124,21 +125,45 @@ function forkContext(step: StepContext, task: string): string {
   ].join("\n");
 }
 
-/** Earlier steps' results as the planner hands them to the next step's executors: `before`, then these tasks'. */
-export function priorResultsOf(tasks: TaskRecord[], iteration: number, before: string[] = []): string[] {
-  const MAX_TOTAL = 200_000; // the step's context stays far below an item's 400 KB
-  const lines = [
-    ...before,
-    ...tasks
-      .filter((t) => t.iteration < iteration && t.status !== "pending")
-      .map((t) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${(t.result ?? "").slice(0, 1_500)}`),
-  ];
-  let total = 0;
-  return lines.filter((line) => {
-    total += line.length;
-    return total <= MAX_TOTAL;
-  });
+/** Characters of earlier results a step's context carries at most: it stays far below an item's 400 KB. */
+const MAX_PRIOR_RESULTS_CHARS = 200_000;
+
+/** Earlier steps' results for the next step's executors, and the files that hold whole the ones cut to fit. */
+export interface PriorResults {
+  lines: string[];
+  /** Results cut to fit, to be stored whole as run files before the executors start (the lines point to them). */
+  files: { name: string; text: string; title: string }[];
 }
+
+/**
+ * Earlier steps' results as the planner hands them to the next step's executors: `before`, then
+ * these tasks'. Whole when they fit `budgetChars` together (the executor's share of its prompt);
+ * otherwise the long ones share what is left, each cut with a line naming the run file that holds
+ * it whole and how to read it.
+ */
+export function priorResultsOf(
+  tasks: TaskRecord[],
+  iteration: number,
+  before: string[] = [],
+  budgetChars = MAX_PRIOR_RESULTS_CHARS,
+): PriorResults {
+  const ended = tasks.filter((t) => t.iteration < iteration && t.status !== "pending");
+  const room = Math.min(budgetChars, MAX_PRIOR_RESULTS_CHARS) - before.reduce((sum, line) => sum + line.length, 0);
+  const results = ended.map((t) => t.result ?? "");
+  const texts = shareBudget(results, Math.max(0, room), (i) => {
+    const name = resultFileName(ended[i]);
+    return `the whole result is the run's file ${name}: read it with read_artifact {"filename": "${name}"}, then on from the offset it gives`;
+  });
+  const files = ended.flatMap((t, i) =>
+    // A result longer than its record holds was stored whole under this name when the task ended.
+    texts[i] !== results[i] && results[i].length <= MAX_INLINE_TEXT ? [{ name: resultFileName(t), text: results[i], title: t.title }] : [],
+  );
+  return { lines: [...before, ...ended.map((t, i) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${texts[i]}`)], files };
+}
+
+/** The run file a task's whole result is kept in when it is too long to pass on inline. */
+const resultFileName = (task: Pick<TaskRecord, "iteration" | "taskId">) =>
+  `result-${task.iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_");
 
 /** A step the planner did not describe (a Map item given by hand, or a run from before step contexts): read it from the run. */
 async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number): Promise<StepContext> {
@@ -151,7 +176,7 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
     tenantId: record.tenantId,
     request: record.input,
     plan: record.plan,
-    priorResults: priorResultsOf(tasks, iteration),
+    priorResults: priorResultsOf(tasks, iteration).lines,
     approvalTools: record.approval?.tools,
     instructions: record.instructions,
     agent: record.agent,
@@ -176,7 +201,7 @@ export async function finishTask(
   const { iteration, task } = input;
   const [existing, kept, files] = await Promise.all([
     known.record ?? ports.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
-    fitText(ports.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
+    fitText(ports.files, run.runId, resultFileName({ iteration, taskId: task.taskId }), result),
     ports.files.list(run.runId).then((all) => namesOfTask(all, task.taskId)),
   ]);
   const record: TaskRecord = {

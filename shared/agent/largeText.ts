@@ -1,7 +1,7 @@
 import type { FileStore } from "../ports/files.js";
 
 /** Text kept inline on a run or task record at most (an item is at most 400 KB, and holds more). */
-const MAX_INLINE_TEXT = 100_000;
+export const MAX_INLINE_TEXT = 100_000;
 
 /**
  * A result too long for the record it goes on (a model's 400 KB answer) is stored whole as a file

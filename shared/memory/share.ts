@@ -21,3 +21,14 @@ export function shareBudget(texts: readonly string[], budgetChars: number, where
   });
   return out;
 }
+
+/**
+ * `text` in at most `maxChars` characters: whole, or its beginning and a note saying it was cut
+ * (a model must never take part of a text for the whole).
+ */
+export function clip(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const note = (kept: number) => `… [cut at ${kept} of ${text.length} characters]`;
+  const kept = Math.max(0, maxChars - note(maxChars).length);
+  return `${text.slice(0, kept)}${note(kept)}`;
+}

@@ -10,6 +10,7 @@ import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { endToolScope } from "../ports/tools.js";
 import { agentTurnFits, eventsUsed, STEP_AND_CHOICE_EVENTS, WAIT_EVENTS } from "../run/historyBudget.js";
+import { carrySessionFiles } from "../run/sessionFiles.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
@@ -49,6 +50,8 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const ports = portsForAgent(run.ports, record.agent);
   run = { ...run, ports };
+  // The session's earlier files, before the first prompt lists the run's files (a routed run has them from the router's step).
+  if (!input.turn && record.requestedMode !== "auto") await carrySessionFiles(ports, record);
   const seesImages = roleSeesImages("react", ports.settings.model.roles);
   const [history, registry, images] = await Promise.all([
     sessionHistory(ports, record),

@@ -13,7 +13,7 @@ import type { PlanInput, PlanOutput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError, UnprocessableError } from "../errors.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
-import { shareBudget } from "../memory/share.js";
+import { clip, shareBudget } from "../memory/share.js";
 import type { StepPorts } from "../ports/index.js";
 import {
   eventsUsed,
@@ -26,6 +26,7 @@ import {
   STEP_AND_CHOICE_EVENTS,
   WAIT_EVENTS,
 } from "../run/historyBudget.js";
+import { carrySessionFiles } from "../run/sessionFiles.js";
 import { askUser } from "../tools/askUser.js";
 import { type PlanBoard, planningTool } from "../tools/planning.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -111,7 +112,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   // the last step's results, a person's decision on the plan, and the run's files (for the prompt).
   const ranStep = returningFromMap ? stepRun(input) : undefined;
   const fromStep = ranStep !== undefined;
-  const [record, journals, results, decision, files] = await Promise.all([
+  const [record, journals, results, decision, listed] = await Promise.all([
     ports.runs.get(run.runId),
     ports.journal.load(run.runId, `plan#${iteration}`),
     fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
@@ -119,6 +120,9 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  // The session's earlier files, before the first plan (a routed run has them from the router's step).
+  const first = iteration === 0 && !deciding && journals.size === 0 && record.requestedMode !== "auto";
+  const files = first && (await carrySessionFiles(ports, record)).length ? await ports.files.list(run.runId) : listed;
   // A saved agent's planner offers its executors only its tools, with its own model settings.
   run = { ...run, ports: portsForAgent(ports, record.agent) };
   // The planner's prompt also names what its executors can do (the tenant's catalog, cached).
@@ -224,27 +228,33 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   }));
   // The next step's context and task records go with the planner's last journal entries (one
   // commit); the run, its event and that commit are written at the same time.
-  const nextStep =
-    stepIndex >= 0
-      ? {
-          step: {
-            iteration,
-            stepIndex,
-            tenantId: record.tenantId,
-            request: record.input,
-            plan: nextPlan,
-            priorResults: priorResultsOf(results ?? [], iteration, lastStep?.priorResults),
-            approvalTools: record.approval?.tools,
-            instructions: record.instructions,
-            agent: record.agent,
-            maxRounds: budgetsOf(ports, record).maxRounds,
-            tasks,
-            files: prompt.files,
-          },
-          tasks: tasks.map((t) => ({ iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" as const })),
-        }
-      : {};
+  // Earlier results go to the executors whole within half their prompt budget (about 4 characters
+  // a token); what does not fit is a run file they are told how to read.
+  const prior =
+    stepIndex >= 0 ? priorResultsOf(results ?? [], iteration, lastStep?.priorResults, ports.settings.budgets.contextTokens * 2) : undefined;
+  const nextStep = prior
+    ? {
+        step: {
+          iteration,
+          stepIndex,
+          tenantId: record.tenantId,
+          request: record.input,
+          plan: nextPlan,
+          priorResults: prior.lines,
+          approvalTools: record.approval?.tools,
+          instructions: record.instructions,
+          agent: record.agent,
+          maxRounds: budgetsOf(ports, record).maxRounds,
+          tasks,
+          files: prompt.files,
+        },
+        tasks: tasks.map((t) => ({ iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" as const })),
+      }
+    : {};
   await Promise.all([
+    ...(prior?.files ?? []).map((file) =>
+      ports.files.put(run.runId, file.name, file.text, { description: `The whole result of the task: ${file.title.slice(0, 200)}` }),
+    ),
     ports.runs.update(run.runId, { plan: nextPlan, approvedPlan, stopReason }, undefined, turn?.usage),
     ports.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
     (turn?.journal ?? journals).flush(nextStep),
@@ -334,7 +344,7 @@ async function revisePlan(
       steps: [{ title: "Answer the request", tasks: [record.input], status: "not_started" }],
       finished: false,
     };
-    if (outcome.kind === "answer" && outcome.text) board.plan.steps[0].notes = outcome.text.slice(0, 1000);
+    if (outcome.kind === "answer" && outcome.text) board.plan.steps[0].notes = clip(outcome.text, 1000);
   }
   return outcome;
 }

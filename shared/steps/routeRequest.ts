@@ -5,6 +5,7 @@ import { NotFoundError } from "../errors.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { ROUTE_EVENTS } from "../run/historyBudget.js";
+import { carrySessionFiles } from "../run/sessionFiles.js";
 
 export type RouteRequestPorts = StepPorts<keyof RouterPorts | "sessions">;
 
@@ -15,6 +16,8 @@ export async function routeRequest(input: Pick<RunState, "runId" | "history">, p
   const record = await ports.runs.get(runId);
   if (!record) throw new NotFoundError(`run ${runId} not found`);
   if (record.mode) return { runId, mode: record.mode, history };
+  // The session's earlier files, before the router's prompt lists the run's files.
+  await carrySessionFiles(ports, record);
   const decision = await chooseMode({ runId, ports: portsForAgent(ports, record.agent) }, record, await sessionHistory(ports, record));
   await Promise.all([
     ports.runs.update(runId, { mode: decision.mode, ...(decision.mode === "answer" ? { result: decision.answer, files: [] } : {}) }),

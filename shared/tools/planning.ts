@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { formatPlan, type Plan, StepStatus } from "../contracts/plan.js";
+import { clip } from "../memory/share.js";
 import { defineTool } from "./tool.js";
 
 const StepInput = z.union([
@@ -71,7 +72,7 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
       if (index === undefined || !current.steps[index]) throw new Error(`step_index must be between 0 and ${current.steps.length - 1}`);
       if (args.met === undefined) throw new Error("check needs met: true when the results meet the step's done_when, false when not");
       // A step not met is not completed: it is revised (update) and runs again.
-      const verdict = { met: args.met, reason: (args.reason ?? "").slice(0, 1000) };
+      const verdict = { met: args.met, reason: clip(args.reason ?? "", 1000) };
       return {
         ...current,
         steps: current.steps.map((step, i) =>

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { errorMessage } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
+import { clip } from "../memory/share.js";
 import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { PERSONA_ARGUMENT, withoutPersona, withPersonaProperty } from "./persona.js";
 
@@ -69,7 +70,7 @@ export class ToolRegistry implements ToolSet {
     try {
       raw = call.arguments.trim() ? JSON.parse(call.arguments) : {};
     } catch {
-      return { ok: false, output: `Error: the arguments of ${call.name} are not valid JSON: ${call.arguments.slice(0, 200)}` };
+      return { ok: false, output: `Error: the arguments of ${call.name} are not valid JSON: ${clip(call.arguments, 300)}` };
     }
     const args = tool.parameters.safeParse(this.ownsPersona(tool) ? raw : withoutPersona(raw));
     if (!args.success) {

@@ -1,3 +1,4 @@
+import { clip } from "../memory/share.js";
 import { type FileStore, fileText } from "../ports/files.js";
 import type { ApiKeySource } from "../secrets/secretKey.js";
 import { keywords, wordsOf } from "../text/words.js";
@@ -71,7 +72,7 @@ abstract class WebSearchProvider implements SearchProvider {
     return results
       .filter((r): r is typeof r & { url: string } => typeof r.url === "string" && /^https?:/.test(r.url))
       .slice(0, limit)
-      .map((r) => ({ title: r.title || r.url, url: r.url, snippet: (r.snippet ?? "").slice(0, 300) }));
+      .map((r) => ({ title: r.title || r.url, url: r.url, snippet: clip(r.snippet ?? "", 300) }));
   }
 }
 

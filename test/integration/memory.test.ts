@@ -2,6 +2,7 @@ import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentClients } from "../../functions/services.js";
 import { reactPrompt } from "../../shared/agent/prompts.js";
+import { StepwiseClient } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { ChatMessage } from "../../shared/llm/types.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
@@ -153,6 +154,54 @@ describe("with native tool calling", () => {
     it("an unknown session id is 404; a malformed one is 400", async () => {
       expect((await client.request("GET", "/v1/sessions/never-used-session")).status).toBe(404);
       expect((await client.request("GET", `/v1/sessions/${"x".repeat(65)}`)).status).toBe(400);
+    });
+  });
+
+  describe("files across a session", () => {
+    const SESSION = `files-${Date.now().toString(36)}`;
+    const CSV = "region,sales\nnorth,120\nsouth,95\n";
+    // The model reads notes.csv when its prompt names it, and reports what it read.
+    const readNotes = (turn: Turn) => {
+      const result = toolMessages(turn).at(-1);
+      if (result) return answer(`I read notes.csv: ${result.content}`);
+      const listed = turn.messages[0]!.content.includes("- notes.csv (");
+      return listed ? callTools([{ name: "read_artifact", arguments: { filename: "notes.csv" } }]) : answer("No notes.csv here.");
+    };
+    router
+      .on("f1", () => answer("I have the sales figures."))
+      .on("f2", readNotes)
+      .on("f-other", (turn) =>
+        toolMessages(turn).length ? answer("done") : callTools([{ name: "read_artifact", arguments: { filename: "notes.csv" } }]),
+      );
+
+    it("a follow-up turn reads the file uploaded in the first turn, with no file attached; another tenant never sees it", async () => {
+      const uploaded = await new StepwiseClient(stack.url, stack.apiKey).uploadFile("notes.csv", new TextEncoder().encode(CSV));
+      const first = await runToEnd(client, {
+        input: `${marker("f1")} Here are the sales.`,
+        mode: "react",
+        sessionId: SESSION,
+        files: [uploaded.fileId],
+      });
+      expect(first.run.status, JSON.stringify(first.run.error)).toBe("succeeded");
+
+      const second = await runToEnd(client, { input: `${marker("f2")} What were the sales by region?`, mode: "react", sessionId: SESSION });
+      expect(second.run.status, JSON.stringify(second.run.error)).toBe("succeeded");
+      // read_artifact reads a CSV file as a Markdown table.
+      expect(second.run.result).toContain("I read notes.csv: | region | sales |");
+      expect(second.run.result).toContain("| north | 120 |");
+      const [asked] = router.of("f2", "react");
+      expect(asked!.messages[0]!.content).toMatch(/- notes\.csv \(text\/csv, \d+ bytes, From an earlier turn of this session/);
+      expect(second.run.files.map((f: any) => f.name)).toContain("notes.csv");
+
+      // The same session id under another tenant is another session: nothing of this one is carried.
+      const theirs = await runToEnd(other, { input: `${marker("f-other")} Read notes.csv.`, mode: "react", sessionId: SESSION });
+      expect(theirs.run.status).toBe("succeeded");
+      const [tried] = router.of("f-other", "react");
+      expect(tried!.messages[0]!.content).not.toContain("notes.csv");
+      expect(theirs.run.files.map((f: any) => f.name)).not.toContain("notes.csv");
+      const read = ofType(theirs.events, "tool.result").find((e) => e.data.tool === "read_artifact")!;
+      expect(read.data.output).toMatch(/^Error: no file named notes\.csv/);
+      expect(read.data.output).not.toContain("north");
     });
   });
 
@@ -469,6 +518,40 @@ describe("with native tool calling", () => {
       expect(retried!.at - limited!.at).toBeGreaterThanOrEqual(900);
       expect(run.usage.llmCalls).toBe(1);
       expect(events.some((e) => e.type === "run.failed")).toBe(false);
+    });
+  });
+
+  describe("a 20,000-character table from step 1", () => {
+    // 400 rows of 50 characters: nothing in it may be lost on the way to step 2.
+    const TABLE = Array.from(
+      { length: 400 },
+      (_, i) => `| row ${String(i).padStart(3, "0")} | ${String(i * 7919).padStart(12, "0")} | ${"v".repeat(21)} |`,
+    ).join("\n");
+    router.on("table", (turn) => {
+      const lastMessage = last(turn);
+      if (turn.role === "planner") {
+        if (lastMessage.role === "tool") return answer("Plan noted.");
+        if (lastMessage.content.includes("Results of step 2")) return callTools([{ name: "planning", arguments: { command: "finish" } }]);
+        if (lastMessage.content.includes("Results of step 1")) return answer("Go on.");
+        const steps = [
+          { title: "Collect", tasks: ["Collect the table"] },
+          { title: "Analyse", tasks: ["Analyse the table"] },
+        ];
+        return callTools([{ name: "planning", arguments: { command: "create", title: "Collect, analyse", steps } }]);
+      }
+      if (turn.role === "executor")
+        return answer(allText(turn).includes("Your task: Collect the table") ? TABLE : "Row 399 is the largest.");
+      return answer("The table was collected and analysed.");
+    });
+
+    it("reaches step 2's executor whole, in its request", async () => {
+      expect(TABLE.length).toBeGreaterThanOrEqual(20_000);
+      const { run } = await runToEnd(client, { input: `${marker("table")} Collect a table, then analyse it.`, mode: "plan_solve" });
+      expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+      const analyse = router.of("table", "executor").find((t) => allText(t).includes("Your task: Analyse the table"))!;
+      const memo = analyse.messages.find((m) => m.role === "user")!.content;
+      expect(memo).toContain(`- Collect the table: ${TABLE}\n`);
+      expect(memo).not.toContain("[cut at");
     });
   });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
+import { clip } from "../../memory/share.js";
 import type { Tool, ToolContext } from "../../ports/tools.js";
 import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, withMcp } from "./client.js";
 import { type MappedResult, mapCallResult } from "./results.js";
@@ -41,7 +42,7 @@ export async function mcpTool(
   const inputSchema = { ...definition.inputSchema } as Record<string, unknown>;
   return {
     name: exposedName,
-    description: (definition.description ?? definition.title ?? definition.name).slice(0, MAX_DESCRIPTION),
+    description: clip(definition.description ?? definition.title ?? definition.name, MAX_DESCRIPTION),
     access: accessOf(definition, source.access),
     source: source.name,
     inputSchema,

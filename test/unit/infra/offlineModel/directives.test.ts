@@ -3,6 +3,7 @@ import { agentClients } from "../../../../functions/services.js";
 import { respond } from "../../../../infra/offlineModel/brain.js";
 import { findToolDirectives } from "../../../../infra/offlineModel/directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "../../../../infra/offlineModel/planRevision.js";
+import { budgetDelivery } from "../../../../shared/agent/loop.js";
 import { plannerPrompt } from "../../../../shared/agent/prompts.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
 import { defaultPersona, personaOf } from "../../../../shared/tools/persona.js";
@@ -108,6 +109,65 @@ describe("use <tool> {json arguments}", () => {
     });
     const plan = reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] };
     expect(plan.steps[0]!.tasks).toEqual(['use a__x {"n": 1}', "use b__y {}"]);
+  });
+});
+
+describe("a catalogue larger than a request carries", () => {
+  const ask = 'Your task: use bulk__tool_140 {"celsius": 100}';
+  const search = { id: "s1", type: "function", function: { name: "find_tools", arguments: '{"query":"bulk__tool_140","limit":1}' } };
+
+  it("an executor searches for a named tool that is not offered, then calls it once find_tools loaded it", () => {
+    const first = respond({ messages: [{ role: "user", content: ask }], tools: [tool("calculator"), tool("find_tools")] });
+    expect(first.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["find_tools", { query: "bulk__tool_140", limit: 1 }]]);
+    const found = [
+      { role: "user", content: ask },
+      { role: "assistant", content: null, tool_calls: [search] },
+      { role: "tool", tool_call_id: "s1", content: 'Loaded 1 tools for "bulk__tool_140"; call them from your next reply:' },
+    ];
+    const second = respond({ messages: found, tools: [tool("calculator"), tool("bulk__tool_140"), tool("find_tools")] });
+    expect(second.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["bulk__tool_140", { celsius: 100 }]]);
+    // Not found: it says so instead of searching again.
+    const missing = respond({ messages: found, tools: [tool("calculator"), tool("find_tools")] });
+    expect(missing.toolCalls.map((c) => c.name)).not.toContain("find_tools");
+  });
+
+  it("reports the called tool's result, not the search's list", () => {
+    const reply = respond({
+      messages: [
+        { role: "user", content: ask },
+        { role: "assistant", content: null, tool_calls: [search] },
+        { role: "tool", tool_call_id: "s1", content: "Loaded 1 tools" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "bulk__tool_140", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content: "100 °C is 212 °F" },
+      ],
+      tools: [tool("bulk__tool_140"), tool("find_tools")],
+    });
+    expect(reply.content).toBe("Done. 100 °C is 212 °F");
+  });
+});
+
+describe("the delivery at the round budget", () => {
+  it("says, without tools, what the agent did and what it did not", () => {
+    const reply = respond({
+      messages: [
+        { role: "user", content: "Count to ten with the calculator" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "calculator", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content: "1+1 = 2" },
+        { role: "user", content: budgetDelivery(1) },
+      ],
+    });
+    expect(reply.toolCalls).toEqual([]);
+    expect(reply.content).toBe(
+      "I ran out of rounds before I finished.\n\nWhat I did:\n- 1+1 = 2\n\nWhat is not done: the rest of the task (Count to ten with the calculator).",
+    );
   });
 });
 
