@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { parseSettings } from "../../../../infra/aws/config.js";
 import { runAgentLoop } from "../../../../shared/agent/loop.js";
 import { StepError } from "../../../../shared/errors.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
@@ -135,6 +136,8 @@ describe("window settings", () => {
       ['{"default":{"maxOutputTokens":5000000}}', /STEPWISE_ROLE_SETTINGS\.default\.maxOutputTokens/],
     ] as const) {
       expect(() => settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json })).toThrow(problem);
+      // cdk synth reads the same setting (`-c roleSettings=…`) and stops the same way.
+      expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: json })).toThrow(/roleSettings/);
     }
   });
 });
