@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseSettings } from "../../../../infra/aws/config.js";
-import { runAgentLoop } from "../../../../shared/agent/loop.js";
 import { StepError } from "../../../../shared/errors.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
 import { withOutputLimit } from "../../../../shared/llm/outputLimit.js";
@@ -11,7 +10,7 @@ import { COMPACTED_PREFIX } from "../../../../shared/memory/compaction.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
 import { defineTool } from "../../../../shared/tools/tool.js";
-import { withRun } from "../../../support/memoryRun.js";
+import { agentLoopOnRun } from "../../../support/memoryRun.js";
 import { type ScriptedModel, type ScriptedRequest, startScriptedModel } from "../../../support/scriptedModel.js";
 import { type ProviderLimits, type StrictProvider, startStrictProvider } from "../../../support/strictProvider.js";
 
@@ -52,22 +51,12 @@ async function start(limits: ProviderLimits, roles: RoleSettings) {
   const model = new RoleModel(withOutputLimit(new OpenAIModel({ model: "gpt-4o", baseURL: strict.url, apiKey: "k", maxRetries: 0 })), {
     roles,
   });
-  const { ports, runId } = await withRun({ status: "running" }, { model, settings: { model: { roles } } });
-  return async () => {
-    const { journal, events, ...outcome } = await runAgentLoop(
-      { runId, ports },
-      {
-        scope: "react",
-        role: "react",
-        system: () => "You are Stepwise, an AI agent.",
-        conversation: [{ role: "user", content: "Read the whole file." }],
-        tools: new ToolRegistry([readFile]),
-        maxRounds: 30,
-      },
-    );
-    await Promise.all([journal.flush(), events]);
-    return outcome;
-  };
+  const { go } = await agentLoopOnRun(
+    model,
+    { conversation: [{ role: "user", content: "Read the whole file." }], tools: new ToolRegistry([readFile]), maxRounds: 30 },
+    { model: { roles } },
+  );
+  return go;
 }
 
 /** The share of requests whose messages begin with all of the previous request's messages (a provider's cached prefix). */
