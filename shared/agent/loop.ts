@@ -1,11 +1,15 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
-import { DEFAULT_TOOL_CAP } from "../llm/roleSettings.js";
+import { StepError, StepErrorCode } from "../errors.js";
+import { contextOverflowOf, windowOf } from "../llm/providerRules.js";
+import { DEFAULT_TOOL_CAP, settingsFor } from "../llm/roleSettings.js";
 import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, type ToolCall } from "../llm/types.js";
+import type { RereadHint } from "../memory/compaction.js";
 import { ContextWindow } from "../memory/context.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
+import type { Settings } from "../settings.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { textStream } from "./deltas.js";
@@ -16,7 +20,7 @@ import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolR
 
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue"> &
-  SettingsOf<"budgets">;
+  SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model">> };
 
 /** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
 export interface RunScope<P extends LoopPorts = LoopPorts> {
@@ -101,7 +105,14 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
   const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
   const tools = withToolSearch(options.tools, options.maxTools ?? DEFAULT_TOOL_CAP);
-  const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
+  // The prompt's budget: the setting, within what the role's model leaves beside its output limit.
+  const limits = windowOf(settingsFor(options.role, ports.settings.model?.roles), ports.model.name);
+  const window = new ContextWindow({
+    model: ports.model.name,
+    budgetTokens: Math.min(ports.settings.budgets.contextTokens, limits.contextWindow - limits.maxOutputTokens),
+    turnStart: options.conversation.length,
+    reread: rereadHint(options.tools),
+  });
   /** What a person reads: the model's placeholders back to the real URLs. */
   const restore = (text: string) => window.restoreText(text);
   const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
@@ -129,7 +140,8 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     // What find_tools loaded in earlier rounds is offered from this one on.
     const specs = delivering ? [] : tools.specs();
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
-    const prompt = window.build(await options.system(round), conversation, specs);
+    const system = await options.system(round);
+    let prompt = window.build(system, conversation, specs);
     let streamed = false;
     const answered = journal.once<ChatResponse>(
       round,
@@ -138,20 +150,37 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       async () => {
         const stream = textStream(ports, run.runId, source, restore);
         try {
-          return withoutIdleReasoning(
-            await ports.model.complete({
-              role: options.role,
-              messages: prompt,
-              tools: specs,
-              signal: check?.signal,
-              onText: (text) => {
-                streamed = true;
-                stream.onText(text);
-              },
-              onReasoning: stream.onReasoning,
-              onRetry: stream.onRetry,
-            }),
-          );
+          for (;;) {
+            try {
+              return withoutIdleReasoning(
+                await ports.model.complete({
+                  role: options.role,
+                  messages: prompt,
+                  tools: specs,
+                  signal: check?.signal,
+                  onText: (text) => {
+                    streamed = true;
+                    stream.onText(text);
+                  },
+                  onReasoning: stream.onReasoning,
+                  onRetry: stream.onRetry,
+                }),
+              );
+            } catch (error) {
+              // Too long for the provider's window: compact one more block of the turn and ask again.
+              const overflow = contextOverflowOf(error);
+              if (!overflow || check?.signal.aborted) throw error;
+              if (!window.shrink(system, conversation, specs, overflow.window, limits.maxOutputTokens)) {
+                const size = overflow.size ?? window.countTokens(prompt);
+                throw new StepError(
+                  StepErrorCode.ModelRejected,
+                  `The prompt (${size} tokens) does not fit the model's context window (${overflow.window ?? limits.contextWindow} tokens), even with this turn's tool outputs compacted. Raise contextWindow in the role settings, or use a model with a larger window.`,
+                  error,
+                );
+              }
+              prompt = window.build(system, conversation, specs);
+            }
+          }
         } catch (error) {
           if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
           // A failed call was paid for too: count it on the run before the error ends this step.
@@ -304,6 +333,19 @@ function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
       addUsage(usage, response);
       return response;
     },
+  };
+}
+
+/** How a compacted tool output is read again: its artifact, or the same call of a read tool. */
+function rereadHint(tools: ToolSet): RereadHint {
+  return (call, output) => {
+    const pointer = output.match(/read_artifact \{[^}]*\}/)?.[0];
+    if (pointer) return `call ${pointer}`;
+    const tool = tools.get(call.name);
+    if (tool?.access !== "read" || tool.asksUser) return undefined;
+    return call.arguments.length <= 300
+      ? `call ${call.name} again with ${call.arguments}`
+      : `call ${call.name} again with the same arguments`;
   };
 }
 

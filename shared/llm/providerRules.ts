@@ -1,3 +1,6 @@
+import OpenAI from "openai";
+import type { GenerationSettings } from "./types.js";
+
 /**
  * What model families are known to need, written down as data: the context window, the most output
  * tokens one reply may ask for, and whether an assistant tool-call turn must carry its reasoning
@@ -37,4 +40,41 @@ const DEFAULT_RULES: ModelRules = { contextWindow: 128_000, maxOutputTokens: 16_
 export function rulesFor(model: string): ModelRules {
   const name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
   return { ...DEFAULT_RULES, ...FAMILIES.find(([pattern]) => pattern.test(name))?.[1] };
+}
+
+/** A role's context window and output limit: its settings, else its model family's. */
+export function windowOf(settings: GenerationSettings, model: string): { contextWindow: number; maxOutputTokens: number } {
+  const rules = rulesFor(settings.model ?? model);
+  return {
+    contextWindow: settings.contextWindow ?? rules.contextWindow,
+    maxOutputTokens: Math.min(settings.maxOutputTokens ?? rules.maxOutputTokens, settings.contextWindow ?? rules.maxOutputTokens),
+  };
+}
+
+/**
+ * A provider's refusal of a prompt too long for its window, with the window and the size it names
+ * where it names them; undefined for any other error. OpenAI's `context_length_exceeded` ("This
+ * model's maximum context length is 128000 tokens. However, your messages resulted in 130000
+ * tokens"), DeepSeek's and vLLM's same sentence with "you requested N tokens", Anthropic's "prompt
+ * is too long: 210000 tokens > 200000 maximum", Gemini's "input token count (N) exceeds the maximum
+ * number of tokens allowed (M)".
+ */
+export function contextOverflowOf(error: unknown): { window?: number; size?: number } | undefined {
+  const cause = error instanceof OpenAI.APIError ? error : (error as { cause?: unknown })?.cause;
+  if (!(cause instanceof OpenAI.APIError) || (cause.status !== 400 && cause.status !== 413)) return undefined;
+  const message = cause.message;
+  const known =
+    cause.code === "context_length_exceeded" ||
+    /maximum context length|context window|prompt is too long|input token count|too many tokens|reduce the length of the messages/i.test(
+      message,
+    );
+  if (!known) return undefined;
+  const number = (pattern: RegExp) => {
+    const found = message.match(pattern)?.slice(1).find(Boolean);
+    return found ? Number(found) : undefined;
+  };
+  return {
+    window: number(/maximum context length is (\d+)|> (\d+) maximum|maximum number of tokens allowed \((\d+)\)/i),
+    size: number(/resulted in (\d+) tokens|requested (\d+) tokens|too long: (\d+) tokens|input token count \((\d+)\)/i),
+  };
 }

@@ -29,19 +29,26 @@ const MIN_TOOL_CAP = 16;
 const MAX_TOOL_CAP = 1_024;
 
 /** One role's generation settings; `null` leaves a default unsent (o-series models reject a temperature). */
-const Settings = z.strictObject({
-  model: z.string().min(1).optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  maxOutputTokens: z.number().int().positive().nullable().optional(),
-  reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
-  /** Send a tool-call turn's reasoning back with it (unset: as the model's family requires, providerRules.ts). */
-  reasoningReplay: z.boolean().nullable().optional(),
-  requestFields: RequestFields.nullable().optional(),
-  /** Tools one request may carry (OpenAI refuses more than 128); a larger catalogue is reached by find_tools. */
-  maxTools: z.number().int().min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
-  /** The model sees images: uploaded images reach it as `image_url` parts (not a generation setting; never sent). */
-  vision: z.boolean().optional(),
-});
+const Settings = z
+  .strictObject({
+    model: z.string().min(1).optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    /** The model's context window: the prompt's budget is this minus the output limit. */
+    contextWindow: z.number().int().min(1_024).max(10_000_000).nullable().optional(),
+    maxOutputTokens: z.number().int().positive().max(1_000_000).nullable().optional(),
+    reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
+    /** Send a tool-call turn's reasoning back with it (unset: as the model's family requires, providerRules.ts). */
+    reasoningReplay: z.boolean().nullable().optional(),
+    requestFields: RequestFields.nullable().optional(),
+    /** Tools one request may carry (OpenAI refuses more than 128); a larger catalogue is reached by find_tools. */
+    maxTools: z.number().int().min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
+    /** The model sees images: uploaded images reach it as `image_url` parts (not a generation setting; never sent). */
+    vision: z.boolean().optional(),
+  })
+  .refine((s) => !s.contextWindow || !s.maxOutputTokens || s.maxOutputTokens < s.contextWindow, {
+    message: "maxOutputTokens must be less than contextWindow (the reply must leave room for the prompt)",
+    path: ["maxOutputTokens"],
+  });
 
 /** Per-role settings (`default` applies to every role, a role's own over it). */
 export const RoleSettings = z.strictObject({

@@ -34,6 +34,8 @@ export interface GenerationSettings {
   /** Another model for this request (a role's own model). */
   model?: string;
   temperature?: number;
+  /** The model's context window in tokens (prompt and reply); not sent, it sets the prompt's budget. */
+  contextWindow?: number;
   /** The reply's token limit (sent as `max_tokens` or `max_completion_tokens`). */
   maxOutputTokens?: number;
   /** For reasoning models (o-series, DeepSeek, Qwen with thinking): minimal, low, medium or high. */

@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { type LoopOptions, type RunScope, runAgentLoop } from "../../shared/agent/loop.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import type { PlanOutput } from "../../shared/contracts/steps.js";
 import type { ChatModel } from "../../shared/llm/types.js";
@@ -6,6 +7,7 @@ import type { Tool } from "../../shared/ports/tools.js";
 import { memoryPorts } from "../../shared/testing/memoryPorts.js";
 import type { ScriptedModel } from "../../shared/testing/scriptedModel.js";
 import type { SettingsOverrides } from "../../shared/testing/settings.js";
+import { ToolRegistry } from "../../shared/tools/registry.js";
 import { runRecord } from "./records.js";
 import { teamModel } from "./team.js";
 
@@ -37,4 +39,27 @@ export const eventTypes = (fakes: { events: { all(runId: string): { type: string
 export function planOutcome<N extends PlanOutput["next"]>(output: PlanOutput, next: N): Extract<PlanOutput, { next: N }> {
   expect(output.next).toBe(next);
   return output as Extract<PlanOutput, { next: N }>;
+}
+
+/**
+ * A ReAct agent's loop over a fresh running run with `model`: `go()` runs it (again, on the same
+ * journal, when called again) and writes its records, as a step does.
+ */
+export async function agentLoopOnRun(model: ChatModel, options: Partial<LoopOptions> = {}, settings?: SettingsOverrides) {
+  const { ports, runId } = await withRun({ status: "running" }, { model, settings });
+  const run: RunScope = { runId, ports };
+  const go = async () => {
+    const { journal, events, ...outcome } = await runAgentLoop(run, {
+      scope: "react",
+      role: "react",
+      system: () => "You are Stepwise, an AI agent.",
+      conversation: [{ role: "user", content: "Do the task." }],
+      tools: new ToolRegistry([]),
+      maxRounds: 5,
+      ...options,
+    });
+    await Promise.all([journal.flush(), events]);
+    return outcome;
+  };
+  return { go, run };
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type LoopOptions, type RunScope, runAgentLoop } from "../../../../shared/agent/loop.js";
+import type { LoopOptions } from "../../../../shared/agent/loop.js";
 import { StepError } from "../../../../shared/errors.js";
 import { JsonContractModel } from "../../../../shared/llm/jsonContractModel.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
@@ -9,7 +9,7 @@ import type { RoleSettings } from "../../../../shared/llm/roleSettings.js";
 import type { ChatModel } from "../../../../shared/llm/types.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
 import { defineTool } from "../../../../shared/tools/tool.js";
-import { withRun } from "../../../support/memoryRun.js";
+import { agentLoopOnRun } from "../../../support/memoryRun.js";
 import { type ScriptedModel, type ScriptedRequest, startScriptedModel } from "../../../support/scriptedModel.js";
 import {
   type ProviderLimits,
@@ -64,25 +64,8 @@ const lookup = (onRun: () => void = () => undefined) =>
     },
   });
 
-async function loop(model: ChatModel, options: Partial<LoopOptions> = {}, scope?: (run: RunScope) => void) {
-  const { ports, runId } = await withRun({ status: "running" }, { model });
-  const run: RunScope = { runId, ports };
-  scope?.(run);
-  const go = async () => {
-    const { journal, events, ...outcome } = await runAgentLoop(run, {
-      scope: "react",
-      role: "react",
-      system: () => "You are Stepwise, an AI agent.",
-      conversation: [{ role: "user", content: "Look up a and b." }],
-      tools: new ToolRegistry([lookup()]),
-      maxRounds: 5,
-      ...options,
-    });
-    await Promise.all([journal.flush(), events]);
-    return outcome;
-  };
-  return { go, run, ports, runId };
-}
+const loop = (model: ChatModel, options: Partial<LoopOptions> = {}) =>
+  agentLoopOnRun(model, { conversation: [{ role: "user", content: "Look up a and b." }], tools: new ToolRegistry([lookup()]), ...options });
 
 /** The assistant turns of a request body, with the reasoning each carried. */
 const assistantTurns = (body: any) =>

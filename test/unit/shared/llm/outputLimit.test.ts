@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { CUT_TOOL_CALL, runAgentLoop } from "../../../../shared/agent/loop.js";
+import { CUT_TOOL_CALL } from "../../../../shared/agent/loop.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
 import { CONTINUE_CUT_REPLY, MAX_CONTINUATIONS, overlap, withOutputLimit } from "../../../../shared/llm/outputLimit.js";
 import { RoleModel } from "../../../../shared/llm/roleModel.js";
 import type { RoleSettings } from "../../../../shared/llm/roleSettings.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
 import { defineTool } from "../../../../shared/tools/tool.js";
-import { withRun } from "../../../support/memoryRun.js";
+import { agentLoopOnRun } from "../../../support/memoryRun.js";
 import { type Script, type ScriptedModel, type ScriptedRequest, startScriptedModel } from "../../../support/scriptedModel.js";
 import { type ProviderLimits, type StrictProvider, startStrictProvider } from "../../../support/strictProvider.js";
 
@@ -113,19 +113,11 @@ describe("a tool call cut at the output limit", () => {
       {},
       { default: { maxOutputTokens: 200 } },
     );
-    const { ports, runId } = await withRun({ status: "running" }, { model });
-    const { journal, events, ...outcome } = await runAgentLoop(
-      { runId, ports },
-      {
-        scope: "react",
-        role: "react",
-        system: () => "You are Stepwise, an AI agent.",
-        conversation: [{ role: "user", content: "Save the table." }],
-        tools: new ToolRegistry([save]),
-        maxRounds: 5,
-      },
-    );
-    await Promise.all([journal.flush(), events]);
+    const { go } = await agentLoopOnRun(model, {
+      conversation: [{ role: "user", content: "Save the table." }],
+      tools: new ToolRegistry([save]),
+    });
+    const outcome = await go();
     expect(outcome).toMatchObject({ kind: "answer", text: "Saved." });
     expect(ran).toEqual(["part 1"]);
     expect(strict.refusals()).toEqual([]);
