@@ -50,7 +50,13 @@ export class AgentCoreInterpreter implements CodeSandbox {
     let notice: string | null = null;
     let session = this.sessions.get(key);
     if (!session) {
-      session = await this.start(key, 0);
+      try {
+        session = await this.start(key, 0);
+      } catch (error) {
+        // AgentCore's bound on sessions at once (the account's quota): a tool error, the run goes on.
+        if ((error as Error).name !== "ServiceQuotaExceededException") throw error;
+        return busy(performance.now() - began);
+      }
       const why = this.lost.get(key);
       this.lost.delete(key);
       if (why) notice = freshSession(why);
@@ -242,6 +248,20 @@ export class AgentCoreInterpreter implements CodeSandbox {
     }
   }
 }
+
+/** The answer when no session can start now: the model may wait and try again. */
+const busy = (startMs: number): SandboxResult => ({
+  stdout: "",
+  stderr: "",
+  value: null,
+  error: "SandboxError: too many code interpreter sessions are running at once; try again when another task has finished.",
+  timedOut: false,
+  outputs: [],
+  refused: [],
+  runMs: 0,
+  startMs,
+  notice: null,
+});
 
 const freshSession = (why: string) =>
   `A new interpreter session: the task's previous one had ended (${why}). Variables and imports from earlier calls are gone; the run's files are in files/ again.`;

@@ -13,12 +13,16 @@ import fs from "node:fs";
 
 const [pyodideUrl, scratch, memoryLimit, stdLibURL] = process.argv.slice(2);
 const memoryBytes = Number(memoryLimit);
+/** What one call may hand back (collectOutputs.ts checks it again): files, bytes, folder depth. */
+const OUTPUT_LIMITS = { files: 50, bytes: 4 * 1024 * 1024, depth: 5, reasons: 99 };
+/** Bytes the interpreter's in-memory files hold: they count against the memory limit too. */
+let fileBytes = 0;
 
 // Memory limit: WebAssembly memory lives outside the V8 heap (--max-old-space-size does not see it),
 // so the cap is on its growth. Emscripten turns a refused grow into a failed malloc: MemoryError.
 const grow = WebAssembly.Memory.prototype.grow;
 WebAssembly.Memory.prototype.grow = function (pages) {
-  if (this.buffer.byteLength + pages * 65536 > memoryBytes) throw new RangeError("sandbox memory limit");
+  if (this.buffer.byteLength + pages * 65536 + fileBytes > memoryBytes) throw new RangeError("sandbox memory limit");
   return grow.call(this, pages);
 };
 
@@ -48,6 +52,7 @@ for (const name of ["fetch", "WebSocket", "XMLHttpRequest", "EventSource", "Requ
   } catch {}
 }
 for (const name of ["js", "pyodide_js"]) pyodide.unregisterJsModule(name);
+boundFiles(pyodide._module.MEMFS, () => pyodide._module.HEAP8.byteLength);
 
 fs.writeSync(3, "ready\n");
 
@@ -75,24 +80,90 @@ try {
   result = { error: "The sandbox could not report a result.", value: null };
 }
 const refused = [];
-copyOut("/sandbox/output", `${scratch}/output`, "", refused);
+copyOut(refused);
 fs.writeSync(3, `${JSON.stringify({ value: result.value, error: result.error, refused, ms: performance.now() - started })}\n`);
 // Nothing the code scheduled gets a turn of the event loop: the process ends now.
 process.exit(0);
 
-/** Copies the interpreter's output/ to the scratch folder: folders and regular files, nothing else. */
-function copyOut(from, to, prefix, refused) {
-  for (const name of FS.readdir(from)) {
-    if (name === "." || name === "..") continue;
-    const mode = FS.lstat(`${from}/${name}`).mode;
-    if (FS.isDir(mode)) {
-      fs.mkdirSync(`${to}/${name}`);
-      copyOut(`${from}/${name}`, `${to}/${name}`, `${prefix}${name}/`, refused);
-    } else if (FS.isFile(mode)) {
-      fs.writeFileSync(`${to}/${name}`, FS.readFile(`${from}/${name}`));
-    } else {
-      refused.push(`${prefix}${name}: ${FS.isLink(mode) ? "a symbolic link" : "not a regular file"}, not saved`);
+/**
+ * Every file the code writes from Python lives in Emscripten's in-memory file system, as typed
+ * arrays outside WebAssembly memory: each write that would grow them past what the memory limit
+ * leaves (beside WebAssembly memory) fails with ENOSPC, and WebAssembly memory cannot grow into
+ * what the files hold. Capacities are counted per file, so removing or truncating a file frees it.
+ */
+function boundFiles(MEMFS, wasmBytes) {
+  const counted = new WeakMap();
+  const recount = (node) => {
+    const now = node?.contents?.length ?? 0;
+    fileBytes += now - (counted.get(node) ?? 0);
+    counted.set(node, now);
+  };
+  const refuse = (growth) => {
+    if (growth > 0 && wasmBytes() + fileBytes + growth > memoryBytes) throw new FS.ErrnoError(51); // ENOSPC
+  };
+  // New nodes take their operations from MEMFS.ops_table, which copied them from stream_ops and
+  // node_ops when the file system started: both places are bound.
+  const { write } = MEMFS.stream_ops;
+  MEMFS.stream_ops.write = MEMFS.ops_table.file.stream.write = function (stream, buffer, offset, length, position, canOwn) {
+    const node = stream.node;
+    const capacity = node.contents?.length ?? 0;
+    const needed = position + length;
+    // What MEMFS would allocate: the size needed, or the capacity doubled (by 1/8 past 1 MB).
+    if (needed > capacity) refuse(Math.max(needed, Math.floor(capacity * (capacity < 1024 * 1024 ? 2 : 1.125))) - capacity);
+    const written = write.call(this, stream, buffer, offset, length, position, canOwn);
+    recount(node);
+    return written;
+  };
+  const { resizeFileStorage } = MEMFS;
+  MEMFS.resizeFileStorage = (node, size) => {
+    refuse(size - (node.contents?.length ?? 0));
+    resizeFileStorage(node, size);
+    recount(node);
+  };
+  const { unlink } = MEMFS.node_ops;
+  MEMFS.node_ops.unlink = MEMFS.ops_table.dir.node.unlink = function (parent, name) {
+    const node = parent.contents?.[name];
+    unlink.call(this, parent, name);
+    if (node) {
+      fileBytes -= counted.get(node) ?? 0;
+      counted.delete(node);
     }
+  };
+}
+
+/**
+ * Copies the interpreter's output/ to the scratch folder: folders and regular files within the
+ * limits, each checked by its size before any byte is copied, so the host's scratch never holds
+ * more than the limit; what is left out is named, with why (the first 100 such lines).
+ */
+function copyOut(refused) {
+  const accepted = [];
+  let bytes = 0;
+  let left = 0;
+  const refuse = (line) => (refused.length < OUTPUT_LIMITS.reasons ? refused.push(line) : left++);
+  const walk = (from, prefix, depth) => {
+    for (const name of FS.readdir(from).sort()) {
+      if (name === "." || name === "..") continue;
+      const { mode, size } = FS.lstat(`${from}/${name}`);
+      const shown = `${prefix}${name}`;
+      if (FS.isDir(mode)) {
+        if (depth >= OUTPUT_LIMITS.depth) refuse(`${shown}/: folders nest deeper than ${OUTPUT_LIMITS.depth} levels, not saved`);
+        else walk(`${from}/${name}`, `${shown}/`, depth + 1);
+      } else if (!FS.isFile(mode)) refuse(`${shown}: ${FS.isLink(mode) ? "a symbolic link" : "not a regular file"}, not saved`);
+      else if (accepted.length >= OUTPUT_LIMITS.files) refuse(`${shown}: more than ${OUTPUT_LIMITS.files} files, not saved`);
+      else if (bytes + size > OUTPUT_LIMITS.bytes) refuse(`${shown}: the outputs would pass ${OUTPUT_LIMITS.bytes} bytes, not saved`);
+      else {
+        bytes += size;
+        accepted.push(shown);
+      }
+    }
+  };
+  walk("/sandbox/output", "", 0);
+  if (left) refused.push(`… and ${left} more entries, not saved`);
+  for (const shown of accepted) {
+    const target = `${scratch}/output/${shown}`;
+    fs.mkdirSync(target.slice(0, target.lastIndexOf("/")), { recursive: true });
+    fs.writeFileSync(target, FS.readFile(`/sandbox/output/${shown}`));
   }
 }
 

@@ -112,8 +112,9 @@ if (wanted("bundles")) {
   printBundles(bundleFigures());
 }
 if (wanted("sandbox")) {
-  const { benchSandbox, benchSandboxMemory } = await import("./sandbox.js");
+  const { benchCodeInterpreter, benchSandbox, benchSandboxMemory } = await import("./sandbox.js");
   await benchSandbox();
+  await benchCodeInterpreter();
   await benchSandboxMemory();
 }
 if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache();

@@ -70,3 +70,54 @@ export async function benchSandboxMemory(calls = 20): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === "memory") await benchSandboxMemory();
+
+/**
+ * The local code interpreter (CPython with the data libraries in bubblewrap, behind the emulated
+ * AgentCore endpoint, through the same client code as on AWS): a cold call (a new session: its
+ * sandbox starts, then the code runs), warm calls (the task's session is there), and the first
+ * `import pandas` and `import matplotlib.pyplot` of a session. Prints figures; asserts nothing.
+ */
+export async function benchCodeInterpreter(): Promise<void> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+  const { cpythonMissing } = await import("../../infra/local/codeInterpreter/pythonSession.js");
+  const missing = cpythonMissing();
+  console.log(
+    `\n# Code interpreter (CPython in bubblewrap behind the local AgentCore endpoint; a session per task; ${WARM_RUNS} warm calls)`,
+  );
+  if (missing) {
+    console.log(`not measured: ${missing}`);
+    return;
+  }
+  const { BedrockAgentCoreClient } = await import("@aws-sdk/client-bedrock-agentcore");
+  const { LOCAL_CODE_INTERPRETER_ID, LocalCodeInterpreter } = await import("../../infra/local/codeInterpreter/endpoint.js");
+  const { AgentCoreInterpreter } = await import("../../shared/sandbox/agentCoreInterpreter.js");
+  const credentials = { accessKeyId: "bench", secretAccessKey: "bench-secret" };
+  const interpreter = new LocalCodeInterpreter({ credentials });
+  const client = new BedrockAgentCoreClient({ endpoint: await interpreter.listen(), region: "us-east-1", credentials });
+  const sandbox = new AgentCoreInterpreter(client, LOCAL_CODE_INTERPRETER_ID, { sessionSeconds: 600 });
+  const timed = async (code: string, session: string) => {
+    const began = performance.now();
+    const result = await sandbox.run({ code, session, timeoutMs: 120_000 });
+    if (result.error) throw new Error(result.error);
+    return { total: performance.now() - began, code: result.runMs };
+  };
+  try {
+    const cold = await timed(CODE, "bench/cold");
+    const warm: { total: number; code: number }[] = [];
+    for (let i = 0; i < WARM_RUNS; i++) warm.push(await timed(CODE, "bench/cold"));
+    const pandas = await timed("import pandas", "bench/pandas");
+    const pandasAgain = await timed("import pandas", "bench/pandas2");
+    const pyplot = await timed("import matplotlib.pyplot", "bench/pandas");
+    console.log(`cold: ${cold.total.toFixed(0)} ms per call (a new session, then the code: ${cold.code.toFixed(0)} ms)`);
+    console.log(
+      `warm: median ${median(warm.map((w) => w.total)).toFixed(0)} ms per call (code ${median(warm.map((w) => w.code)).toFixed(0)} ms), min ${Math.min(...warm.map((w) => w.total)).toFixed(0)} ms, max ${Math.max(...warm.map((w) => w.total)).toFixed(0)} ms`,
+    );
+    console.log(
+      `import pandas: ${pandas.code.toFixed(0)} ms in a new session (${pandasAgain.code.toFixed(0)} ms in a second one); then import matplotlib.pyplot: ${pyplot.code.toFixed(0)} ms`,
+    );
+    for (const key of ["bench/cold", "bench/pandas", "bench/pandas2"]) await sandbox.end(key);
+  } finally {
+    client.destroy();
+    await interpreter.close();
+  }
+}

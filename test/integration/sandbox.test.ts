@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxRequest } from "../../shared/contracts/sandbox.js";
 import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
@@ -146,5 +147,61 @@ describe("the Python sandbox", { timeout: 120_000 }, () => {
     const result = await run("for i in range(10000):\n    print('line', i)", { maxOutputChars: 500 });
     expect(result.stdout.length).toBeLessThan(700);
     expect(result.stdout).toMatch(/\[cut at 500/);
+  });
+});
+
+describe("the Python sandbox's bounds on what the code writes", { timeout: 300_000 }, () => {
+  /** The sandbox processes' peak resident memory while `work` runs (each process's VmHWM, sampled). */
+  async function peakRssMb<T>(work: Promise<T>): Promise<{ result: T; peaks: number[] }> {
+    const peaks = new Map<number, number>();
+    const sample = () => {
+      for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+        try {
+          if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("pythonProcess.mjs")) continue;
+          const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+          peaks.set(Number(pid), Math.max(peaks.get(Number(pid)) ?? 0, hwm));
+        } catch {}
+      }
+    };
+    const timer = setInterval(sample, 50);
+    try {
+      return { result: await work, peaks: [...peaks.values()] };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it("2 GB written to output/ and /tmp in three parallel calls: files count against the memory limit, each call ends with a clear error, and the sandbox keeps serving", async () => {
+    const code = (target: string) =>
+      `chunk = b'x' * (16 * 1024 * 1024)\nwith open('${target}', 'wb') as out:\n    for _ in range(128):\n        out.write(chunk)`;
+    const { result: results, peaks } = await peakRssMb(
+      Promise.all(
+        ["output/big.bin", "/tmp/big.bin", "output/big.bin"].map((target) =>
+          runPython({ code: code(target), memoryMb: 128, timeoutMs: 200_000 }),
+        ),
+      ),
+    );
+    for (const result of results) {
+      expect(result.error).toMatch(/OSError: \[Errno \d+\] No space left on device|MemoryError/);
+      expect(JSON.stringify(result)).not.toMatch(/\/work\/|node_modules|\/tmp\/stepwise/);
+    }
+    // What was left in output/ is past the output limit: refused before a byte was copied to the host.
+    expect(results[0]!.outputs).toEqual([]);
+    // Each process: its memory limit (128 MB of WebAssembly memory and files), 256 MB of heap, and Node itself.
+    expect(peaks.length).toBeGreaterThanOrEqual(3);
+    for (const peak of peaks) expect(peak).toBeLessThan(128 + 256 + 250);
+    expect((await run("6 * 7")).value).toBe("42");
+  });
+
+  it("a file removed frees its room for the next; the files kept at once are what is bounded", async () => {
+    const kept = await run("parts = [open(f'/tmp/part{i}.bin', 'wb').write(b'x' * (60 * 1024 * 1024)) for i in range(6)]", {
+      memoryMb: 256,
+    });
+    expect(kept.error).toMatch(/OSError: \[Errno \d+\] No space left on device/);
+    const code =
+      "import os\nfor i in range(6):\n    with open('/tmp/part.bin', 'wb') as out:\n        out.write(b'x' * (60 * 1024 * 1024))\n    os.remove('/tmp/part.bin')\nprint('wrote 360 MB in turns')";
+    const result = await run(code, { memoryMb: 256 });
+    expect(result.error).toBeNull();
+    expect(result.stdout).toBe("wrote 360 MB in turns\n");
   });
 });

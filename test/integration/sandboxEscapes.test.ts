@@ -4,7 +4,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { LOCAL_CODE_INTERPRETER_ID, LocalCodeInterpreter } from "../../infra/local/codeInterpreter/endpoint.js";
+import { cpythonMissing } from "../../infra/local/codeInterpreter/pythonSession.js";
+import { AgentCoreInterpreter } from "../../shared/sandbox/agentCoreInterpreter.js";
 import { isolation } from "../../shared/sandbox/isolatedProcess.js";
 import { runPython } from "../../shared/sandbox/runPython.js";
 
@@ -209,5 +213,165 @@ describe("a sandbox process, attacked from its JavaScript realm", { timeout: 120
     expect(result.outputs.map((o) => [o.name, Buffer.from(o.base64, "base64").toString()])).toEqual([["sub/kept.txt", "kept"]]);
     if (outcomes["link to a host file"].startsWith("reached")) expect(result.refused).toContain("passwd: a symbolic link, not saved");
     if (outcomes["link to its own input"].startsWith("reached")) expect(result.refused).toContain("hard.txt: a hard link, not saved");
+  });
+});
+
+/**
+ * The same escapes against the local code interpreter (CPython with the data libraries in
+ * bubblewrap, behind the emulated AgentCore endpoint), tried from Python, which there is the whole
+ * realm: the code runs in the session's own process. Skipped, saying why, where it cannot run.
+ */
+const cpythonMissingHere = cpythonMissing();
+describe.skipIf(Boolean(cpythonMissingHere))("a code interpreter session, attacked from Python", { timeout: 300_000 }, () => {
+  const limits = { memoryMb: 512, scratchMb: 64, processes: 32 };
+  let interpreter: LocalCodeInterpreter;
+  let client: BedrockAgentCoreClient;
+  let sandbox: AgentCoreInterpreter;
+  const credentials = { accessKeyId: "stepwise-local", secretAccessKey: "escape-suite-secret" };
+
+  beforeAll(async () => {
+    interpreter = new LocalCodeInterpreter({ credentials, limits, maxSessions: 8 });
+    client = new BedrockAgentCoreClient({ endpoint: await interpreter.listen(), region: "us-east-1", credentials });
+    sandbox = new AgentCoreInterpreter(client, LOCAL_CODE_INTERPRETER_ID, { sessionSeconds: 600 });
+  });
+  // Each task's session ends with it, as run_code's do when their task ends.
+  afterEach(async () => {
+    for (const key of [
+      "escape/1",
+      "escape/2",
+      "task/first",
+      "task/second",
+      "bombs",
+      "many",
+      "flood/0",
+      "flood/1",
+      "flood/2",
+      "flood/after",
+    ])
+      await sandbox.end(key);
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await interpreter?.close();
+  });
+
+  /** Runs each try in the session; its outcome by name ("reached: …" or "refused: <error>"). */
+  async function tries(session: string, attempts: Record<string, string>, timeoutMs = 60_000): Promise<Record<string, string>> {
+    const code = [
+      "import json",
+      "outcomes = {}",
+      `for name, attempt in json.loads(${JSON.stringify(JSON.stringify(attempts))}).items():`,
+      "    try:",
+      "        scope = {}",
+      "        exec(attempt, scope)",
+      "        outcomes[name] = 'reached: ' + repr(scope.get('result'))[:200]",
+      "    except BaseException as error:",
+      "        outcomes[name] = 'refused: ' + type(error).__name__ + ': ' + str(error)[:200]",
+      "print(json.dumps(outcomes))",
+    ].join("\n");
+    const result = await sandbox.run({ code, session, timeoutMs });
+    expect(result.error).toBeNull();
+    return JSON.parse(result.stdout.trim().split("\n").at(-1)!);
+  }
+
+  it("finds an empty environment and no host file: not the data folder, the project, other sessions or /proc of the host", async () => {
+    process.env.STEPWISE_SANDBOX_CANARY = "host-secret";
+    const outcomes = await tries("escape/1", {
+      environment: "import os; result = sorted(os.environ)",
+      "the data folder": `result = open(${JSON.stringify(path.join(dataDir, "local-kms.key"))}).read()`,
+      "the project's files": `result = open(${JSON.stringify(path.resolve("package.json"))}).read()`,
+      "another call's input": `result = open(${JSON.stringify(path.join(otherCall, "files", "salaries.csv"))}).read()`,
+      "the host's /etc/passwd": "result = open('/etc/passwd').read()",
+      "init's environment": "result = open('/proc/1/environ').read()",
+      "the host's processes": "import os; result = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())",
+    });
+    expect(outcomes.environment).not.toContain("STEPWISE_SANDBOX_CANARY");
+    expect(outcomes.environment).not.toMatch(/AWS_|TABLE_NAME|OPENAI/);
+    for (const name of ["the data folder", "the project's files", "another call's input", "the host's /etc/passwd"])
+      expect(outcomes[name], name).toMatch(/^refused: FileNotFoundError/);
+    // In its own PID namespace, "init" is the sandbox itself, and only its own processes are there.
+    expect(outcomes["init's environment"]).not.toContain("host-secret");
+    expect(JSON.parse(outcomes["the host's processes"]!.slice("reached: ".length)).length).toBeLessThan(5);
+  });
+
+  it("cannot reach the stack's endpoints, write the system, or signal the host", async () => {
+    const outcomes = await tries("escape/2", {
+      "connect to loopback": `import socket; result = socket.create_connection(("127.0.0.1", ${port}), timeout=2)`,
+      "connect to the internet": `import socket; result = socket.create_connection(("1.1.1.1", 80), timeout=2)`,
+      "resolve a name": `import socket; result = socket.gethostbyname("example.com")`,
+      "write the system": "result = open('/usr/lib/planted', 'w').write('x')",
+      "signal the stack": `import os; result = os.kill(${process.pid}, 0)`,
+    });
+    for (const [name, outcome] of Object.entries(outcomes)) expect(outcome, name).toMatch(/^refused: /);
+    expect(hits).toBe(0);
+  });
+
+  it("a second task sees neither the first task's variables nor its files", async () => {
+    await sandbox.run({ code: "secret = 'first task'\nopen('notes.txt', 'w').write(secret)", session: "task/first", timeoutMs: 60_000 });
+    const outcomes = await tries("task/second", {
+      "the first task's variable": "result = secret",
+      "the first task's file": "result = open('notes.txt').read()",
+    });
+    expect(outcomes["the first task's variable"]).toMatch(/^refused: NameError/);
+    expect(outcomes["the first task's file"]).toMatch(/^refused: FileNotFoundError/);
+    // And the first task still has both.
+    expect((await sandbox.run({ code: "print(secret, open('notes.txt').read())", session: "task/first" })).stdout).toBe(
+      "first task first task\n",
+    );
+  });
+
+  it("contains a fork bomb, a memory bomb and an endless loop, each with a clear tool error, and the next call gets a fresh session that says so", async () => {
+    const forks = await sandbox.run({
+      code: "import os\npids = []\ntry:\n    while True:\n        pid = os.fork()\n        if pid == 0:\n            import time; time.sleep(30); os._exit(0)\n        pids.append(pid)\nexcept OSError as error:\n    print('stopped after', len(pids), type(error).__name__)",
+      session: "bombs",
+      timeoutMs: 60_000,
+    });
+    expect(forks.stdout).toMatch(/^stopped after \d+ BlockingIOError/);
+    expect(Number(/after (\d+)/.exec(forks.stdout)![1])).toBeLessThan(limits.processes);
+    const memory = await sandbox.run({
+      code: "chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024 * 1024))",
+      session: "bombs",
+      timeoutMs: 60_000,
+    });
+    expect(memory.error).toMatch(/MemoryError|interpreter session ended/);
+    const loop = await sandbox.run({ code: "while True:\n    pass", session: "bombs", timeoutMs: 2_000 });
+    expect(loop).toMatchObject({ timedOut: true });
+    expect(loop.error).toMatch(/^TimeoutError: the code ran for more than 2 s/);
+    const next = await sandbox.run({ code: "print('alive')", session: "bombs" });
+    expect(next.stdout).toBe("alive\n");
+    expect(next.notice).toMatch(/^A new interpreter session/);
+    for (const result of [forks, memory, loop, next]) expect(JSON.stringify(result)).not.toMatch(/\/work\/|\/tmp\/stepwise|node_modules/);
+  });
+
+  it("10,000 output files and links: the allowed ones come back, the rest are refused with reasons", async () => {
+    const result = await sandbox.run({
+      code: "import os\nfor i in range(10_000):\n    open(f'output/f{i:05d}.txt', 'w').write('x')\nos.symlink('/etc/passwd', 'output/a-link')",
+      session: "many",
+      timeoutMs: 120_000,
+    });
+    expect(result.error).toBeNull();
+    expect(result.outputs).toHaveLength(50);
+    expect(result.refused).toContain("a-link: a symbolic link, not saved");
+    expect(result.refused.some((line) => /more than 50 files, not saved/.test(line))).toBe(true);
+  });
+
+  it("writing 2 GB in three parallel calls (to output/ and /tmp): each stays within its limits, the calls end with clear errors, and it keeps serving", async () => {
+    const code = (target: string) =>
+      `chunk = b'x' * (16 * 1024 * 1024)\nwith open('${target}', 'wb') as out:\n    for _ in range(128):\n        out.write(chunk)`;
+    const results = await Promise.all(
+      ["output/big.bin", "/tmp/big.bin", "output/big.bin"].map((target, i) =>
+        sandbox.run({ code: code(target), session: `flood/${i}`, timeoutMs: 120_000 }),
+      ),
+    );
+    for (const result of results) {
+      expect(result.error).toMatch(/OSError: \[Errno (27|28)\] (File too large|No space left on device)/);
+      expect(result.outputs.reduce((sum, o) => sum + Buffer.from(o.base64, "base64").byteLength, 0)).toBeLessThanOrEqual(4 * 1024 * 1024);
+    }
+    // What was left in output/ is past the output limit: refused before anything was read.
+    expect(results[0]!.refused.join("\n")).toMatch(/big\.bin: the outputs would pass \d+ bytes, not saved/);
+    // Every session's processes and files stayed within its memory limit (its control group's peak).
+    const peaks = interpreter.started.slice(-3).map((session) => session.peakMemoryBytes());
+    for (const peak of peaks) if (peak !== undefined) expect(peak).toBeLessThanOrEqual(limits.memoryMb * 1024 * 1024);
+    expect((await sandbox.run({ code: "print(6 * 7)", session: "flood/after" })).stdout).toBe("42\n");
   });
 });

@@ -10,7 +10,8 @@ import { respond } from "../../../../infra/offlineModel/brain.js";
 import { findExpressions } from "../../../../infra/offlineModel/expressions.js";
 import { createPlan } from "../../../../infra/offlineModel/planner.js";
 import { type OfflineModel, startOfflineModel } from "../../../../infra/offlineModel/server.js";
-import { plannerPrompt, type ToolLine } from "../../../../shared/agent/prompts.js";
+import { plannerPrompt, reactPrompt, type ToolLine } from "../../../../shared/agent/prompts.js";
+import { runCodeDescription } from "../../../../shared/tools/runCode.js";
 
 const MODEL = "stepwise-offline";
 
@@ -531,5 +532,51 @@ describe("the offline model knows only its request", () => {
     expect(reply.toolCalls).toEqual([]);
     expect(reply.content).toContain("calculator, everything__add");
     expect(reply.content).not.toMatch(/text_stats|run_code/);
+  });
+});
+
+describe("the offline model writes the code its runtime can run, reading run_code's description", () => {
+  const runCodeSpec = (keepsState: boolean, libraries: readonly string[]): ChatCompletionTool => ({
+    type: "function",
+    function: {
+      name: "run_code",
+      description: runCodeDescription({ keepsState }, { timeoutMs: 30_000, memoryMb: 512, maxOutputChars: 1_000, libraries }),
+      parameters: { type: "object", properties: { code: { type: "string" } } },
+    },
+  });
+  const request = [
+    system(reactPrompt({ files: [{ name: "sales.csv", contentType: "text/csv", bytes: 90, origin: "uploaded" }] })),
+    user("Analyse the attached CSV"),
+  ];
+  const codeOf = (reply: ReturnType<typeof respond>) => (reply.toolCalls[0]!.arguments as { code: string }).code;
+
+  it("with pandas, numpy and matplotlib: loads the frame with pandas, then plots the frame it kept to output/chart.png", () => {
+    const tools = [runCodeSpec(true, ["pandas", "numpy", "matplotlib"])];
+    const first = respond({ messages: request, tools });
+    expect(codeOf(first)).toContain("import pandas as pd");
+    expect(codeOf(first)).toContain('df = pd.read_csv("files/sales.csv")');
+    const call = {
+      id: "call_1",
+      type: "function" as const,
+      function: { name: "run_code", arguments: JSON.stringify(first.toolCalls[0]!.arguments) },
+    };
+    const second = respond({
+      messages: [
+        ...request,
+        { role: "assistant", content: null, tool_calls: [call] },
+        { role: "tool", tool_call_id: "call_1", content: "stdout:\n5 rows, 3 columns" },
+      ],
+      tools,
+    });
+    expect(codeOf(second)).not.toContain("read_csv");
+    expect(codeOf(second)).toContain("df.groupby(key)[value].sum()");
+    expect(codeOf(second)).toContain('plt.savefig("output/chart.png")');
+  });
+
+  it("with the standard library only: the analysis in csv and statistics, no pandas", () => {
+    const first = respond({ messages: request, tools: [runCodeSpec(false, [])] });
+    expect(runCodeDescription({ keepsState: false }, { timeoutMs: 1, memoryMb: 1, maxOutputChars: 1 })).toMatch(/standard library only/);
+    expect(codeOf(first)).toMatch(/^import csv, glob, statistics/);
+    expect(codeOf(first)).not.toMatch(/pandas|matplotlib/);
   });
 });
