@@ -111,7 +111,7 @@ async function agentsCommand(client: StepwiseClient, command: Extract<Command, {
     await client.deleteAgent(command.agent);
     return `Deleted ${command.agent}.\n`;
   }
-  const agent = command.action === "get" ? await client.getAgent(command.agent) : await client.saveAgent(command.agent, command.config);
+  const agent = command.action === "save" ? await client.saveAgent(command.agent, command.config) : await client.getAgent(command.agent);
   return `${JSON.stringify(agent, null, 2)}\n`;
 }
 
