@@ -49,7 +49,10 @@ export async function benchPromptCache(): Promise<void> {
           await client.waitFor(runId, ["succeeded", "failed"], 120_000);
         }
       }
-      variants.push({ name: instructions ? "with the tenant's instructions" : "without instructions", requests: proxy.requests.slice(from) });
+      variants.push({
+        name: instructions ? "with the tenant's instructions" : "without instructions",
+        requests: proxy.requests.slice(from),
+      });
     }
   } finally {
     await stack.stop();
