@@ -41,9 +41,9 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   // A saved agent's executors get only its tools, with its own model settings.
-  run = { ...run, ports: portsForAgent(ports, step.agent) };
+  const asAgent = { ...run, ports: portsForAgent(ports, step.agent) };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const tools = await run.ports.tools.registryFor(step.tenantId, { runId: run.runId });
+  const tools = await asAgent.ports.tools.registryFor(step.tenantId, { runId: run.runId });
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];
@@ -60,7 +60,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
 
   let files = asFileLines(step.files) ?? fileLines(await ports.files.list(run.runId));
   const catalog = toolLines(tools);
-  const outcome = await runAgentLoop(run, {
+  const outcome = await runAgentLoop(asAgent, {
     scope,
     role: "executor",
     taskId: task.taskId,

@@ -34,23 +34,25 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const record = await run.ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const ports = portsForAgent(run.ports, record.agent);
-  run = { ...run, ports };
   const [history, tools] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),
   ]);
   const catalog = toolLines(tools);
-  const outcome = await runAgentLoop(run, {
-    scope: "react",
-    role: "react",
-    system: async () =>
-      reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions }),
-    conversation: [...history, { role: "user", content: record.input }],
-    tools,
-    maxRounds: budgetsOf(ports, record).maxRounds,
-    toolConcurrency: ports.settings.budgets.toolConcurrency,
-    toolApproval: record.approval?.tools,
-  });
+  const outcome = await runAgentLoop(
+    { ...run, ports },
+    {
+      scope: "react",
+      role: "react",
+      system: async () =>
+        reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions }),
+      conversation: [...history, { role: "user", content: record.input }],
+      tools,
+      maxRounds: budgetsOf(ports, record).maxRounds,
+      toolConcurrency: ports.settings.budgets.toolConcurrency,
+      toolApproval: record.approval?.tools,
+    },
+  );
   const turn = (input.turn ?? 0) + 1;
   const answered = outcome.kind === "answer" || outcome.kind === "budget";
   const result = answered ? await fitText(ports.files, run.runId, "answer.md", outcome.text) : undefined;
