@@ -11,10 +11,10 @@ import { parseBody, type Request, type Route } from "./routes.js";
  */
 export const agentRoutes: Route[] = [
   { method: "GET", pattern: /^\/v1\/agents$/, handle: listAgents },
-  { method: "POST", pattern: /^\/v1\/agents\/(?<agentName>[^/]+)$/, handle: createVersion, body: SaveAgentRequest },
-  { method: "GET", pattern: /^\/v1\/agents\/(?<agentRef>[^/]+)$/, handle: getAgent },
-  { method: "GET", pattern: /^\/v1\/agents\/(?<agentName>[^/]+)\/versions$/, handle: listVersions },
-  { method: "DELETE", pattern: /^\/v1\/agents\/(?<agentName>[^/]+)$/, handle: deleteAgent },
+  { method: "POST", pattern: /^\/v1\/agents\/(?<agent>[^/]+)$/, handle: createVersion, body: SaveAgentRequest },
+  { method: "GET", pattern: /^\/v1\/agents\/(?<agent>[^/]+)$/, handle: getAgent },
+  { method: "GET", pattern: /^\/v1\/agents\/(?<agent>[^/]+)\/versions$/, handle: listVersions },
+  { method: "DELETE", pattern: /^\/v1\/agents\/(?<agent>[^/]+)$/, handle: deleteAgent },
 ];
 
 async function listAgents({ services, tenantId }: Request): Promise<HttpResult> {
@@ -22,14 +22,14 @@ async function listAgents({ services, tenantId }: Request): Promise<HttpResult> 
 }
 
 async function createVersion({ event, services, tenantId, params }: Request): Promise<HttpResult> {
-  const name = AgentName.safeParse(params.agentName);
-  if (!name.success) throw new NotFoundError(`No agent can be named ${params.agentName}: ${name.error.issues[0]?.message}.`);
+  const name = AgentName.safeParse(params.agent);
+  if (!name.success) throw new NotFoundError(`No agent can be named ${params.agent}: ${name.error.issues[0]?.message}.`);
   const saved = await saveAgent(services, tenantId, name.data, parseBody(event, SaveAgentRequest));
   return json(201, saved, { location: `${baseUrl(event)}/v1/agents/${saved.name}@${saved.version}` });
 }
 
 async function getAgent({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const ref = params.agentRef.replace(/%40/gi, "@");
+  const ref = params.agent.replace(/%40/gi, "@");
   const { name, version } = AgentRef.safeParse(ref).success ? parseAgentRef(ref) : { name: "", version: undefined };
   const agent = name ? await services.savedAgents.get(tenantId, name, version) : undefined;
   if (!agent) throw new NotFoundError(`No saved agent ${ref}.`);
@@ -37,13 +37,13 @@ async function getAgent({ services, tenantId, params }: Request): Promise<HttpRe
 }
 
 async function listVersions({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const versions = AgentName.safeParse(params.agentName).success ? await services.savedAgents.versions(tenantId, params.agentName) : [];
-  if (versions.length === 0) throw new NotFoundError(`No saved agent named ${params.agentName}.`);
+  const versions = AgentName.safeParse(params.agent).success ? await services.savedAgents.versions(tenantId, params.agent) : [];
+  if (versions.length === 0) throw new NotFoundError(`No saved agent named ${params.agent}.`);
   return json(200, { versions });
 }
 
 async function deleteAgent({ services, tenantId, params }: Request): Promise<HttpResult> {
-  const deleted = AgentName.safeParse(params.agentName).success && (await services.savedAgents.delete(tenantId, params.agentName));
-  if (!deleted) throw new NotFoundError(`No saved agent named ${params.agentName}.`);
+  const deleted = AgentName.safeParse(params.agent).success && (await services.savedAgents.delete(tenantId, params.agent));
+  if (!deleted) throw new NotFoundError(`No saved agent named ${params.agent}.`);
   return { statusCode: 204, headers: { "cache-control": "no-store" }, body: "" };
 }

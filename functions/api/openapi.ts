@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SaveAgentRequest, SavedAgent } from "../../shared/contracts/agents.js";
+import { AgentRef, SaveAgentRequest, SavedAgent } from "../../shared/contracts/agents.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from "../../shared/contracts/files.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
@@ -349,7 +349,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "post",
-    path: "/v1/agents/{agentName}",
+    path: "/v1/agents/{agent}",
     summary: 'Save a new version of an agent (the first save creates it); a run names it as `agent: "name"` or `"name@version"`',
     tag: "Agents",
     body: {
@@ -370,21 +370,21 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/v1/agents/{agentRef}",
+    path: "/v1/agents/{agent}",
     summary: "A saved agent: its latest version (`analyst`) or one version (`analyst@3`)",
     tag: "Agents",
     responses: { 200: { description: "The version.", schema: SavedAgent }, 404: { description: "No such agent or version." } },
   },
   {
     method: "get",
-    path: "/v1/agents/{agentName}/versions",
+    path: "/v1/agents/{agent}/versions",
     summary: "Every version of a saved agent, oldest first",
     tag: "Agents",
     responses: { 200: { description: "Versions.", schema: z.object({ versions: z.array(SavedAgent) }) } },
   },
   {
     method: "delete",
-    path: "/v1/agents/{agentName}",
+    path: "/v1/agents/{agent}",
     summary: "Delete a saved agent, every version (runs that named it keep what they resolved)",
     tag: "Agents",
     responses: { 204: { description: "Deleted." }, 404: { description: "No such agent." } },
@@ -607,6 +607,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   sessionId: { schema: Id, description: "The session's id." },
   name: { schema: z.string().min(1).max(256), description: "A file's name (e.g. report.md) or a tool source's name." },
   fileId: { schema: z.string().regex(/^file_[a-z0-9]{1,60}$/), description: "An upload's id (file_…), as POST /v1/files answered it." },
+  agent: { schema: AgentRef, description: "A saved agent's name (analyst); where a version can be read, name@version (analyst@3)." },
 };
 
 type JsonSchema = Record<string, unknown>;

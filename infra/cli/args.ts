@@ -24,6 +24,12 @@ Usage:
   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text]
                                     Decide what a run waits for (edit takes --arguments '<json>')
   stepwise open <runId>             Print the run's page in the web console
+  stepwise agents                   List the saved agents (the latest version of each)
+  stepwise agents get <name[@version]>
+                                    Print a saved agent as JSON
+  stepwise agents save <name> '<json>'
+                                    Save a new version: {"mode", "instructions", "tools", "roles", "approval", "description"}
+  stepwise agents delete <name>     Delete a saved agent (runs that named it are unchanged)
   stepwise help                     Show this help
 
 Options for run:
@@ -36,6 +42,8 @@ Options for run:
   --approve-plan                    Pause for your approval before a plan is executed
   --approve-tools <none|write|all>  Pause for your approval before write (or all) tool calls
   --file <path>                     Upload a file for the run's agents to use (repeat for more)
+  --agent <name[@version]>          Run as a saved agent (its mode, instructions, tools and settings)
+  --instructions <text>             Instructions for this run's agents (house rules, the answer's language)
 Options for list:
   --status <status>                 Only runs in this status (queued, running, awaiting_input, succeeded, …)
   --session <id>                    Only runs of this session
@@ -75,6 +83,9 @@ export type Command =
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
   | { name: "open"; conn: Connection; runId: string }
+  | { name: "agents"; conn: Connection; action: "list" }
+  | { name: "agents"; conn: Connection; action: "get" | "delete"; agent: string }
+  | { name: "agents"; conn: Connection; action: "save"; agent: string; config: Record<string, unknown> }
   | {
       name: "decide";
       conn: Connection;
@@ -104,6 +115,8 @@ const OPTIONS = {
   "approve-plan": { type: "boolean" },
   "approve-tools": { type: "string" },
   file: { type: "string", multiple: true },
+  agent: { type: "string" },
+  instructions: { type: "string" },
   yes: { type: "boolean", short: "y" },
   json: { type: "boolean" },
   status: { type: "string" },
@@ -126,6 +139,8 @@ const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
   "approve-plan": ["run"],
   "approve-tools": ["run"],
   file: ["run"],
+  agent: ["run"],
+  instructions: ["run"],
   yes: ["run", "watch"],
   json: ["run", "watch"],
 };
@@ -141,7 +156,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { name: "help" };
-  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open"].includes(name))
+  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open", "agents"].includes(name))
     throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
@@ -175,6 +190,8 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
       ...(values["deep-think"] ? { deepThink: true } : {}),
       ...(values.session ? { sessionId: values.session } : {}),
       ...(multitask ? { multitask: multitask as CreateRunBody["multitask"] } : {}),
+      ...(values.agent ? { agent: values.agent } : {}),
+      ...(values.instructions !== undefined ? { instructions: values.instructions } : {}),
       ...(values["approve-plan"] || (tools && tools !== "none")
         ? { approval: { plan: values["approve-plan"] === true, tools: (tools ?? "none") as "none" | "write" | "all" } }
         : {}),
@@ -199,6 +216,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
     };
   }
   if (name === "decide") return decide(conn, rest, values.arguments, values.message);
+  if (name === "agents") return agents(conn, rest);
 
   if (rest.length !== 1 || !rest[0]) throw new UsageError(`'${name}' takes one run id, e.g. stepwise ${name} run_abc123`);
   const runId = validRunId(rest[0]);
@@ -241,6 +259,25 @@ function decide(conn: Connection, rest: string[], args: string | undefined, flag
     interruptId,
     body: { decision: decision as Decision, ...(parsed ? { arguments: parsed } : {}), ...(message ? { message } : {}) },
   };
+}
+
+/** `agents [get|save|delete] …`: the saved agents' routes (the API checks names and configurations). */
+function agents(conn: Connection, rest: string[]): Command {
+  const [action = "list", agent, config, ...extra] = rest;
+  if (action === "list" && !agent) return { name: "agents", conn, action };
+  if ((action === "get" || action === "delete") && agent && !config) return { name: "agents", conn, action, agent };
+  if (action === "save" && agent && config && extra.length === 0) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(config);
+    } catch (error) {
+      throw new UsageError(`The agent's configuration is not JSON: ${(error as Error).message}`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new UsageError("The agent's configuration must be a JSON object.");
+    return { name: "agents", conn, action, agent, config: parsed as Record<string, unknown> };
+  }
+  throw new UsageError(`'agents' takes: (nothing) | get <name[@version]> | save <name> '<json>' | delete <name>`);
 }
 
 /** Where the API is and the key for it: flags first, then the environment. */

@@ -10,6 +10,7 @@
  *   stepwise cancel <runId>
  *   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text] [--arguments <json>] [--message <text>]
  *   stepwise open <runId>
+ *   stepwise agents [get <name[@version]> | save <name> '<json>' | delete <name>]
  *
  * Exit codes (exitCodes.ts): 0 the run succeeded, 1 it failed / timed out / was cancelled, 2 usage
  * error (or a request the API refused as invalid, e.g. an unknown run id), 3 connection or API key
@@ -78,6 +79,9 @@ export async function main(
         await client.cancelRun(command.runId);
         io.stdout.write(`Cancelled ${command.runId}.\n`);
         return EXIT.ok;
+      case "agents":
+        io.stdout.write(await agentsCommand(client, command));
+        return EXIT.ok;
       case "decide": {
         const interrupt = await client.resolveInterrupt(command.runId, command.interruptId, command.body);
         io.stdout.write(
@@ -89,6 +93,26 @@ export async function main(
   } catch (error) {
     return reportError(error, io, command.conn);
   }
+}
+
+/** The saved agents: a list of one line each, or one agent as JSON. */
+async function agentsCommand(client: StepwiseClient, command: Extract<Command, { name: "agents" }>): Promise<string> {
+  if (command.action === "list") {
+    const { agents } = await client.listAgents();
+    if (agents.length === 0) return 'No saved agents. Save one: stepwise agents save <name> \'{"mode": "react"}\'\n';
+    return agents
+      .map(
+        (a) =>
+          `${a.name}@${a.version}  ${a.mode ?? "auto"}  ${a.tools ? `tools: ${a.tools.join(", ")}` : "all tools"}${a.description ? `  ${a.description}` : ""}\n`,
+      )
+      .join("");
+  }
+  if (command.action === "delete") {
+    await client.deleteAgent(command.agent);
+    return `Deleted ${command.agent}.\n`;
+  }
+  const agent = command.action === "save" ? await client.saveAgent(command.agent, command.config) : await client.getAgent(command.agent);
+  return `${JSON.stringify(agent, null, 2)}\n`;
 }
 
 /** Says on stderr what went wrong, and picks the exit code for it. */

@@ -47,10 +47,10 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   // A saved agent's executors get only its tools, with its own model settings.
-  run = { ...run, ports: portsForAgent(ports, step.agent) };
+  const asAgent = { ...run, ports: portsForAgent(ports, step.agent) };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const maxTools = toolCapFor("executor", run.ports.settings.model.roles);
-  const tools = withToolSearch(await run.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
+  const maxTools = toolCapFor("executor", asAgent.ports.settings.model.roles);
+  const tools = withToolSearch(await asAgent.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];
@@ -71,7 +71,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     ? await uploadedImageParts(ports.files, run.runId, await ports.files.list(run.runId), ports.settings.files)
     : [];
   const catalog = toolLines(tools);
-  const outcome = await runAgentLoop(run, {
+  const outcome = await runAgentLoop(asAgent, {
     scope,
     role: "executor",
     taskId: task.taskId,

@@ -4,7 +4,8 @@
  * console's bundle carries no schemas), failures as ApiError or ConnectionError.
  */
 import type { z } from "zod";
-import type { CreateRunRequest } from "../contracts/api.js";
+import type { SaveAgentRequest, SavedAgent } from "../contracts/agents.js";
+import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type {
@@ -15,6 +16,7 @@ import type {
   RunList,
   RunView,
   SessionView,
+  Settings,
   StreamToken,
   ToolList,
   UploadView,
@@ -87,6 +89,32 @@ export class StepwiseClient {
 
   listTools(): Promise<ToolList> {
     return this.request("GET", "/v1/tools");
+  }
+
+  listAgents(): Promise<{ agents: SavedAgent[] }> {
+    return this.request("GET", "/v1/agents");
+  }
+
+  /** A saved agent's latest version (`analyst`) or one version (`analyst@3`). */
+  getAgent(ref: string): Promise<SavedAgent> {
+    return this.request("GET", `/v1/agents/${enc(ref)}`);
+  }
+
+  /** Saves a new version (the first save creates the agent). */
+  saveAgent(name: string, config: SaveAgentRequest): Promise<SavedAgent> {
+    return this.request("POST", `/v1/agents/${enc(name)}`, config);
+  }
+
+  deleteAgent(name: string): Promise<void> {
+    return this.request("DELETE", `/v1/agents/${enc(name)}`);
+  }
+
+  getSettings(): Promise<Settings> {
+    return this.request("GET", "/v1/settings");
+  }
+
+  putSettings(settings: TenantSettings): Promise<Settings> {
+    return this.request("PUT", "/v1/settings", settings);
   }
 
   listFiles(runId: string): Promise<FileList> {

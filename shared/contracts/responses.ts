@@ -133,6 +133,7 @@ export const Settings = z.object({
   multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
   instructions: z.string().optional(),
 });
+export type Settings = z.infer<typeof Settings>;
 
 export const CancelResponse = z.object({ runId: z.string(), status: z.literal("cancelled") });
 export type CancelResponse = z.infer<typeof CancelResponse>;

@@ -49,7 +49,6 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const record = await run.ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   const ports = portsForAgent(run.ports, record.agent);
-  run = { ...run, ports };
   // The session's earlier files, before the first prompt lists the run's files (a routed run has them from the router's step).
   if (!input.turn && record.requestedMode !== "auto") await carrySessionFiles(ports, record);
   const seesImages = roleSeesImages("react", ports.settings.model.roles);
@@ -61,18 +60,21 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const maxTools = toolCapFor("react", ports.settings.model.roles);
   const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
-  const outcome = await runAgentLoop(run, {
-    scope: "react",
-    role: "react",
-    system: async () =>
-      reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions, seesImages }),
-    conversation: [...history, { role: "user", content: withImages(record.input, images) }],
-    tools,
-    maxTools,
-    maxRounds: budgetsOf(ports, record).maxRounds,
-    toolConcurrency: ports.settings.budgets.toolConcurrency,
-    toolApproval: record.approval?.tools,
-  });
+  const outcome = await runAgentLoop(
+    { ...run, ports },
+    {
+      scope: "react",
+      role: "react",
+      system: async () =>
+        reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions, seesImages }),
+      conversation: [...history, { role: "user", content: withImages(record.input, images) }],
+      tools,
+      maxTools,
+      maxRounds: budgetsOf(ports, record).maxRounds,
+      toolConcurrency: ports.settings.budgets.toolConcurrency,
+      toolApproval: record.approval?.tools,
+    },
+  );
   const turn = (input.turn ?? 0) + 1;
   const answered = outcome.kind === "answer" || outcome.kind === "budget";
   const result = answered ? await fitText(ports.files, run.runId, "answer.md", outcome.text) : undefined;

@@ -124,12 +124,12 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   const first = iteration === 0 && !deciding && journals.size === 0 && record.requestedMode !== "auto";
   const files = first && (await carrySessionFiles(ports, record)).length ? await ports.files.list(run.runId) : listed;
   // A saved agent's planner offers its executors only its tools, with its own model settings.
-  run = { ...run, ports: portsForAgent(ports, record.agent) };
+  const asAgent = { ...run, ports: portsForAgent(ports, record.agent) };
   // The planner's prompt also names what its executors can do (the tenant's catalog, cached).
   // What only the next step's context needs is read while the model thinks (asked for once
   // the model call is on its way): the last step's context (it holds the results before that step;
   // with its own results, the next step's).
-  const team = quietly(run.ports.tools.registryFor(record.tenantId, { runId: run.runId }));
+  const team = quietly(asAgent.ports.tools.registryFor(record.tenantId, { runId: run.runId }));
   const stepContextReads = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined)));
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
@@ -185,7 +185,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files), instructions: record.instructions };
   const turn =
     budgetLeft && needsPlanner
-      ? await revisePlan(run, record, board, {
+      ? await revisePlan(asAgent, record, board, {
           iteration,
           revision,
           resultsText,

@@ -7,8 +7,8 @@ export class MemorySavedAgents implements SavedAgents {
   private readonly agents = new Map<string, Map<string, SavedAgent[]>>();
 
   private of(tenantId: string): Map<string, SavedAgent[]> {
-    let tenant = this.agents.get(tenantId);
-    if (!tenant) this.agents.set(tenantId, (tenant = new Map()));
+    const tenant = this.agents.get(tenantId) ?? new Map<string, SavedAgent[]>();
+    this.agents.set(tenantId, tenant);
     return tenant;
   }
 
@@ -25,7 +25,7 @@ export class MemorySavedAgents implements SavedAgents {
   }
 
   async list(tenantId: string): Promise<SavedAgent[]> {
-    return [...this.of(tenantId).entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, versions]) => stored(versions.at(-1)!));
+    return [...this.of(tenantId).entries()].sort(([a], [b]) => (a < b ? -1 : 1)).flatMap(([, versions]) => stored(versions.slice(-1)));
   }
 
   async versions(tenantId: string, name: string): Promise<SavedAgent[]> {

@@ -521,6 +521,45 @@ describe("the web console in Chromium", () => {
     await page.close();
   });
 
+  it("saves the tenant's instructions and a saved agent on the Agents page, and runs as that agent from New run", async () => {
+    const page = await browser.context.newPage();
+    await signIn(page);
+    await page.getByRole("link", { name: "Agents", exact: true }).click();
+    await page.getByRole("heading", { name: "Agents", exact: true }).waitFor();
+    await page.getByLabel("Tenant instructions").fill("House rule: show the working.");
+    await page.getByRole("button", { name: "Save instructions" }).click();
+    await expect.poll(async () => (await api("/v1/settings")).instructions).toBe("House rule: show the working.");
+    await page.getByLabel("Name", { exact: true }).fill("adder");
+    await page.getByLabel("Configuration (JSON)").fill(JSON.stringify({ mode: "react", tools: ["calculator", "launch_rockets"] }));
+    await page.getByRole("button", { name: "Save agent" }).click();
+    // A tool the tenant lacks: the API's message is shown, and nothing is saved.
+    await expect.poll(() => page.getByRole("alert").filter({ hasText: "launch_rockets" }).isVisible()).toBe(true);
+    expect((await api("/v1/agents")).agents).toEqual([]);
+    await page.getByLabel("Configuration (JSON)").fill(JSON.stringify({ mode: "react", tools: ["calculator"], description: "Adds." }));
+    await page.getByRole("button", { name: "Save agent" }).click();
+    await expect.poll(() => page.getByRole("cell", { name: "calculator", exact: true }).isVisible()).toBe(true);
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Compute 20+22");
+    await expect.poll(() => page.getByLabel("Saved agent").locator("option").count()).toBe(2);
+    await page.getByLabel("Saved agent").selectOption("adder");
+    await page.getByLabel("Instructions", { exact: true }).fill("Run rule: be brief.");
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+    const run = await api(`/v1/runs/${runId}`);
+    expect(run).toMatchObject({
+      requestedMode: "react",
+      agent: { name: "adder", version: 1, tools: ["calculator"] },
+      instructions: "House rule: show the working.\n\nRun rule: be brief.",
+    });
+    await fetch(`${stack.url}/v1/settings`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ instructions: "" }),
+    });
+    await page.close();
+  });
+
   it("updates Usage as model calls happen, not only when the run ends", async () => {
     // The executors' model calls wait until the page has shown the planner's: it is counted while
     // the run is mid-way, with no task finished, however slow the machine.

@@ -1,11 +1,12 @@
 import { apiKey } from "./api.js";
 import { h, render } from "./dom.js";
+import { agentsPage } from "./pages/agents.js";
 import { newRunPage } from "./pages/newRun.js";
 import { runPage } from "./pages/run.js";
 import { runsPage } from "./pages/runs.js";
 import { signInPage } from "./pages/signIn.js";
 
-/** Hash routes, so the API serves one page at `/`: #/signin, #/runs, #/new, #/runs/<runId>. */
+/** Hash routes, so the API serves one page at `/`: #/signin, #/runs, #/new, #/agents, #/runs/<runId>. */
 export type Cleanup = () => void;
 let cleanup: Cleanup | undefined;
 
@@ -22,6 +23,7 @@ function route() {
       ? [
           h("a", { href: "#/runs" }, "Runs"),
           h("a", { href: "#/new" }, "New run"),
+          h("a", { href: "#/agents" }, "Agents"),
           h(
             "button",
             {
@@ -45,6 +47,7 @@ function route() {
   const runId = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path)?.[1];
   if (runId) cleanup = runPage(app, runId);
   else if (path === "/new") newRunPage(app);
+  else if (path === "/agents") agentsPage(app);
   else cleanup = runsPage(app);
   app.focus({ preventScroll: true });
 }

@@ -23,6 +23,16 @@ export function newRunPage(app: HTMLElement) {
   );
   const session = h("input", { type: "text", name: "sessionId", placeholder: "a new session", pattern: "[A-Za-z0-9_-]{1,64}" });
   const attach = h("input", { type: "file", name: "files", multiple: true });
+  // The tenant's saved agents, filled in when the list comes back.
+  const agent = h("select", { name: "agent" }, h("option", { value: "" }, "none (the whole catalogue)"));
+  void client
+    .listAgents()
+    .then(({ agents }) => {
+      for (const a of agents)
+        agent.append(h("option", { value: a.name }, `${a.name} (version ${a.version}${a.mode ? `, ${a.mode}` : ""})`));
+    })
+    .catch(() => undefined);
+  const instructions = h("textarea", { name: "instructions", rows: 3, maxlength: 4000 });
   // Offered when the session named has a run in flight: what this run does about it.
   const multitask = h(
     "select",
@@ -78,6 +88,8 @@ export function newRunPage(app: HTMLElement) {
               ...(session.value.trim() ? { sessionId: session.value.trim() } : {}),
               ...(session.value.trim() && !busy.hidden ? { multitask: multitask.value as CreateRunBody["multitask"] } : {}),
               ...(files.length ? { files } : {}),
+              ...(agent.value ? { agent: agent.value } : {}),
+              ...(instructions.value.trim() ? { instructions: instructions.value } : {}),
             });
             location.hash = `#/runs/${enc(run.runId)}`;
           } catch (err) {
@@ -90,6 +102,8 @@ export function newRunPage(app: HTMLElement) {
       },
       field("Task", input, "What should the agents do? Up to 32,000 characters."),
       field("Mode", mode),
+      field("Saved agent", agent, "Its mode (when Mode is auto), instructions, model settings, tools and approvals (Agents page)."),
+      field("Instructions", instructions, "For this run's agents, after the tenant's and the saved agent's. Up to 4,000 characters."),
       checkbox("Deep think (plan and solve when the router decides)", deepThink),
       h(
         "fieldset",

@@ -177,7 +177,25 @@ describe("command line", () => {
     expect(parseCommandLine(["run", "--help"], {})).toEqual({ name: "help" });
   });
 
+  it("run --agent and --instructions name a saved agent and the run's instructions; agents takes list, get, save and delete", () => {
+    expect(parseCommandLine(["run", "Sum it", "--agent", "analyst@2", "--instructions", "Answer in French."], {})).toMatchObject({
+      body: { input: "Sum it", agent: "analyst@2", instructions: "Answer in French." },
+    });
+    expect(parseCommandLine(["agents"], {})).toMatchObject({ name: "agents", action: "list" });
+    expect(parseCommandLine(["agents", "get", "analyst@3"], {})).toMatchObject({ action: "get", agent: "analyst@3" });
+    expect(parseCommandLine(["agents", "save", "analyst", '{"mode": "react", "tools": ["calculator"]}'], {})).toMatchObject({
+      action: "save",
+      agent: "analyst",
+      config: { mode: "react", tools: ["calculator"] },
+    });
+    expect(parseCommandLine(["agents", "delete", "analyst"], {})).toMatchObject({ action: "delete", agent: "analyst" });
+  });
+
   it.each([
+    [["agents", "save", "analyst", "{not json"]],
+    [["agents", "save", "analyst"]],
+    [["agents", "rename", "analyst"]],
+    [["agents", "--agent", "x"]],
     [["frob"]],
     [["run"]],
     [["run", "x", "--mode", "fast"]],
