@@ -137,7 +137,7 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     expect(out.indexOf("event: report.delta")).toBeLessThan(out.lastIndexOf("event: file.created"));
     expect(out).toMatch(/event: run\.succeeded\s*$/m);
     const html = await readFile(path.join(cwd, "data-analysis-report.html"), "utf8");
-    expect(html).toMatch(/<img alt="amount by region" src="data:image\/svg\+xml;base64,/);
+    expect(html).toMatch(/<img alt="amount by region" width="\d+" src="data:image\/png;base64,/);
     const pptx = await readFile(path.join(cwd, "data-analysis-report.pptx"));
     expect(pptx.subarray(0, 2).toString()).toBe("PK");
     expect(await readFile(path.join(cwd, "data-analysis-report.slides.html"), "utf8")).toContain('<section class="slide');
