@@ -59,15 +59,17 @@ export function requestLog(): middy.MiddlewareObj<HttpEvent, HttpResult> {
       started.set(request, Date.now());
       logger.appendKeys({ requestId: request.event.requestContext?.requestId });
     },
-    after: (request) => {
-      const response = request.response ?? undefined;
-      logger.info("request", {
-        method: request.event.requestContext?.http?.method,
-        path: request.event.rawPath,
-        status: response?.statusCode ?? 200,
-        ms: Date.now() - (started.get(request) ?? Date.now()),
-        runId: runIdOf(request.event, response),
-      });
-    },
+    after: (request) => logRequest(request.event, request.response ?? undefined, started.get(request)),
   };
+}
+
+/** The request's line: method, path, status, time taken (never a header, so never a key). */
+export function logRequest(event: HttpEvent, response: HttpResult | undefined, startedAt = Date.now()): void {
+  logger.info("request", {
+    method: event.requestContext?.http?.method,
+    path: event.rawPath,
+    status: response?.statusCode ?? 200,
+    ms: Date.now() - startedAt,
+    runId: runIdOf(event, response),
+  });
 }

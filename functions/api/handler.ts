@@ -4,7 +4,7 @@ import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
 import { preflight, withCors } from "../cors.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult, header } from "../http.js";
-import { observability, requestLog } from "../observability.js";
+import { logRequest, observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
 import { bodyLimitOf, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { validatePathParams } from "./params.js";
@@ -74,7 +74,12 @@ async function admit(event: HttpEvent): Promise<Admission> {
  */
 export async function admitHead(head: HttpEvent): Promise<{ denied: HttpResult } | { maxBodyBytes: number; tooLarge: HttpResult }> {
   const { cors } = getServices().settings;
+  const startedAt = Date.now();
   const admission = preflight(head, cors, METHODS) ? { maxBodyBytes: MAX_JSON_BODY_BYTES } : await admit(head);
-  if ("denied" in admission) return { denied: withCors(admission.denied, head, cors) };
+  if ("denied" in admission) {
+    // Refused before the handler runs: its request line is logged here (a 401 shows, its key never does).
+    logRequest(head, admission.denied, startedAt);
+    return { denied: withCors(admission.denied, head, cors) };
+  }
   return { maxBodyBytes: admission.maxBodyBytes, tooLarge: withCors(errorResult(bodyTooLarge(admission.maxBodyBytes)), head, cors) };
 }

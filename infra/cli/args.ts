@@ -18,7 +18,9 @@ Usage:
   stepwise run "<task>" [options]   Submit a run, show its progress, prompt for approvals, print the answer
   stepwise watch <runId> [options]  Attach to a run (replays its events, then follows it live)
   stepwise get <runId>              Print the run as JSON (its files with download links)
-  stepwise files <runId>            List the run's files with download links
+  stepwise files <runId>            List the run's files, each with a short-lived link that needs no key
+  stepwise files <runId> --download [name]
+                                    Save the run's files (or the one named) in the current folder
   stepwise list [options]           List runs, newest first
   stepwise cancel <runId>           Cancel a run
   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text]
@@ -79,7 +81,8 @@ export type Command =
   | { name: "run"; conn: Connection; task: string; body: CreateRunBody; yes: boolean; json: boolean; uploads: string[] }
   | { name: "watch"; conn: Connection; runId: string; yes: boolean; json: boolean }
   | { name: "get"; conn: Connection; runId: string }
-  | { name: "files"; conn: Connection; runId: string }
+  /** With `download`: save the files (all, or the one named) in the current folder. */
+  | { name: "files"; conn: Connection; runId: string; download?: { name?: string } }
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
   | { name: "open"; conn: Connection; runId: string }
@@ -123,11 +126,13 @@ const OPTIONS = {
   limit: { type: "string" },
   arguments: { type: "string" },
   message: { type: "string" },
+  download: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Options that belong to some commands only: given to another, they are an error, not ignored. */
 const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
+  download: ["files"],
   mode: ["run"],
   "deep-think": ["run"],
   session: ["run", "list"],
@@ -217,6 +222,13 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   }
   if (name === "decide") return decide(conn, rest, values.arguments, values.message);
   if (name === "agents") return agents(conn, rest);
+  if (name === "files" && values.download) {
+    if (rest.length < 1 || rest.length > 2 || !rest[0])
+      throw new UsageError(
+        `'files --download' takes a run id and, to save only one, a file name, e.g. stepwise files run_abc123 --download report.md`,
+      );
+    return { name, conn, runId: validRunId(rest[0]), download: rest[1] ? { name: rest[1] } : {} };
+  }
 
   if (rest.length !== 1 || !rest[0]) throw new UsageError(`'${name}' takes one run id, e.g. stepwise ${name} run_abc123`);
   const runId = validRunId(rest[0]);

@@ -5,7 +5,7 @@
  *                         [--approve-plan] [--approve-tools none|write|all] [--yes] [--json]
  *   stepwise watch <runId> [--yes] [--json]
  *   stepwise get <runId>
- *   stepwise files <runId>
+ *   stepwise files <runId> [--download [name]]
  *   stepwise list [--status <s>] [--session <id>] [--limit <n>]
  *   stepwise cancel <runId>
  *   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text] [--arguments <json>] [--message <text>]
@@ -24,7 +24,7 @@ import { StepwiseClient } from "../../shared/apiClient/client.js";
 import { ApiError, ConnectionError } from "../../shared/apiClient/errors.js";
 import { type Command, type Connection, DEFAULT_URL, HELP, parseCommandLine, UsageError } from "./args.js";
 import { EXIT } from "./exitCodes.js";
-import { printFiles, uploadAll, withDownloadLinks } from "./files.js";
+import { downloadFiles, printFiles, uploadAll, withDownloadLinks } from "./files.js";
 import { type Io, Session } from "./follow.js";
 import { runList } from "./render.js";
 
@@ -61,7 +61,8 @@ export async function main(
         io.stdout.write(`${JSON.stringify(withDownloadLinks(await client.getRun(command.runId), client.url), null, 2)}\n`);
         return EXIT.ok;
       case "files":
-        io.stdout.write(printFiles(await client.listFiles(command.runId)));
+        if (command.download) await downloadFiles(client, command.runId, command.download.name, process.cwd(), io);
+        else io.stdout.write(await printFiles(client, await client.listFiles(command.runId)));
         return EXIT.ok;
       case "run": {
         const session = new Session(client, io, command.conn, { yes: command.yes, json: command.json });

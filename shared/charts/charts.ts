@@ -72,7 +72,11 @@ export async function renderChart(input: ChartInput, runId: string, files: FileS
     ...input.spec,
     data: { values: rows },
     // A reader without Inter (an SVG opened on its own) gets a sans-serif face, not a serif default.
-    config: { font: `${FONT}, Helvetica, Arial, sans-serif`, ...(input.spec.config as object | undefined) },
+    config: {
+      font: `${FONT}, Helvetica, Arial, sans-serif`,
+      ...(single && labelsFit(input.spec, rows) ? { axisX: { labelAngle: 0 } } : {}),
+      ...(input.spec.config as object | undefined),
+    },
   };
   let svg: string;
   try {
@@ -91,6 +95,20 @@ export async function renderChart(input: ChartInput, runId: string, files: FileS
       : new ChartError(`the Vega-Lite spec cannot be drawn: ${(error as Error).message.slice(0, 300)}`);
   }
   return { title: input.title, svg, marks: countMarks(svg) };
+}
+
+/**
+ * Whether a single view's x labels (a category axis) fit side by side at the chart's width, so
+ * they read level instead of turned 90° (Vega-Lite's default for categories): about 7 px a
+ * character at the axis' 10 px, and a gap.
+ */
+function labelsFit(spec: Record<string, unknown>, rows: unknown[]): boolean {
+  const x = (spec.encoding as { x?: { field?: unknown; type?: unknown } } | undefined)?.x;
+  if (typeof x?.field !== "string" || (x.type !== "nominal" && x.type !== "ordinal")) return false;
+  const field = x.field;
+  const labels = new Set(rows.map((row) => String((row as Record<string, unknown>)[field] ?? "")));
+  const width = typeof spec.width === "number" ? spec.width : 560;
+  return [...labels].reduce((sum, label) => sum + label.length * 7 + 12, 0) <= width;
 }
 
 /** The data marks of an SVG vega drew: the items of each mark group whose role is a mark (not an axis, legend or title). */

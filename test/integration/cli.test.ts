@@ -1,4 +1,7 @@
 import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -32,9 +35,10 @@ interface CliResult {
   stderr: string;
 }
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+function cli(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["infra/cli/stepwise.mjs", ...args], {
+    const child = spawn(process.execPath, [path.resolve("infra/cli/stepwise.mjs"), ...args], {
+      cwd,
       // The caller's STEPWISE_* must not leak in: the flags say where to go.
       env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -127,6 +131,31 @@ describe("stepwise run (plan_solve)", () => {
     const run = JSON.parse(got.stdout);
     expect(run).toMatchObject({ runId, status: "succeeded", mode: "plan_solve" });
     expect(run.result).toContain("391");
+  });
+
+  it("files prints links that open without the key; files --download saves a file with the key, and never over one", async () => {
+    const runId = runIdIn(result.stdout)!;
+    const listed = await cli(["files", runId, ...conn()]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const link = /^report\.md\ttext\/markdown[^\t]*\t\d+ bytes\t(\S+)$/m.exec(listed.stdout)?.[1];
+    expect(link, listed.stdout).toBeDefined();
+    const opened = await fetch(link!);
+    expect(opened.status).toBe(200);
+    expect(await opened.text()).toContain("17*23 = 391");
+
+    const folder = await mkdtemp(path.join(tmpdir(), "stepwise-cli-download-"));
+    try {
+      const saved = await cli(["files", runId, "--download", "report.md", ...conn()], {}, folder);
+      expect(saved.code, saved.stderr).toBe(0);
+      expect(saved.stdout).toMatch(/^Saved .*report\.md \(\d+ bytes\)\.$/m);
+      expect(await readFile(path.join(folder, "report.md"), "utf8")).toContain("17*23 = 391");
+      const again = await cli(["files", runId, "--download", "report.md", ...conn()], {}, folder);
+      expect([again.code, again.stderr]).toEqual([2, expect.stringContaining("report.md exists already")]);
+      const missing = await cli(["files", runId, "--download", "nope.md", ...conn()], {}, folder);
+      expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining("has no file named nope.md")]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 

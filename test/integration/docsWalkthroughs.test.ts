@@ -52,12 +52,23 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  /** Runs a block in bash in a fresh folder, as pasted into a terminal; resolves with its output and the folder. */
-  async function paste(block: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; cwd: string }> {
-    const script = block.replaceAll("http://127.0.0.1:3000", stack.url).replaceAll("sk_local_…", stack.apiKey);
-    const cwd = await mkdtemp(path.join(dir, "paste-"));
+  /**
+   * Runs a block in bash in a fresh folder as one paste into a terminal: bash reads it line by line
+   * from its input, so a command that reads its input (a prompt) would take the rest of the paste,
+   * as it would in a terminal. Resolves with its output and the folder.
+   */
+  async function paste(
+    block: string,
+    env: Record<string, string> = {},
+    options: { replace?: [string, string][]; inProject?: boolean } = {},
+  ): Promise<{ code: number | null; out: string; cwd: string }> {
+    let script = block.replaceAll("http://127.0.0.1:3000", stack.url).replaceAll("sk_local_…", stack.apiKey);
+    for (const [from, to] of options.replace ?? []) script = script.replaceAll(from, to);
+    // A block that runs the project's own commands (npx stepwise) is pasted in the project folder, as the page says.
+    const cwd = options.inProject ? process.cwd() : await mkdtemp(path.join(dir, "paste-"));
     return new Promise((resolve, reject) => {
-      const child = spawn("bash", ["-e", "-c", script], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn("bash", ["-e", "-s"], { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+      child.stdin.end(`${script}\n`);
       let out = "";
       child.stdout.on("data", (chunk) => (out += chunk));
       child.stderr.on("data", (chunk) => (out += chunk));
@@ -126,7 +137,7 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     expect(out.indexOf("event: report.delta")).toBeLessThan(out.lastIndexOf("event: file.created"));
     expect(out).toMatch(/event: run\.succeeded\s*$/m);
     const html = await readFile(path.join(cwd, "data-analysis-report.html"), "utf8");
-    expect(html).toMatch(/<img alt="amount by region" src="data:image\/svg\+xml;base64,/);
+    expect(html).toMatch(/<img alt="amount by region" width="\d+" src="data:image\/png;base64,/);
     const pptx = await readFile(path.join(cwd, "data-analysis-report.pptx"));
     expect(pptx.subarray(0, 2).toString()).toBe("PK");
     expect(await readFile(path.join(cwd, "data-analysis-report.slides.html"), "utf8")).toContain('<section class="slide');
@@ -141,6 +152,43 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     expect(out).toContain("17*23 = 391");
     expect(out).toContain("Files: report.md");
   }, 120_000);
+
+  it("tools from an MCP server: with the server in a second terminal, the rest pasted as one block runs whole", async ({ expect }) => {
+    const [serverBlock, block] = bashBlocks("walkthroughs", "## Tools from an MCP server");
+    expect(serverBlock?.trim()).toBe("MCP_TOKEN=demo-token npx tsx infra/local/exampleMcpServer.ts");
+    // The second terminal: the server, on a port of its own here.
+    const port = String(3400 + Math.floor(Math.random() * 500));
+    const server = spawn(process.execPath, ["--import", "tsx", "infra/local/exampleMcpServer.ts"], {
+      env: { ...process.env, MCP_TOKEN: "demo-token", MCP_PORT: port },
+      stdio: "ignore",
+    });
+    try {
+      await expect
+        .poll(
+          () =>
+            fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST" }).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          { timeout: 60_000 },
+        )
+        .toBeGreaterThan(0);
+      const { code, out } = await paste(
+        block!,
+        { KEY: stack.apiKey, STEPWISE_URL: stack.url },
+        { replace: [["127.0.0.1:3100", `127.0.0.1:${port}`]], inProject: true },
+      );
+      expect(code, out).toBe(0);
+      expect(out).toContain('"name":"everything"');
+      // Every step ran, the last one included: the source was removed.
+      expect(out).toMatch(/approved/i);
+      expect(out).toContain("remember the milk");
+      const { sources } = await api("/v1/tool-sources");
+      expect((sources ?? []).map((s: any) => s.name)).not.toContain("everything");
+    } finally {
+      server.kill();
+    }
+  }, 180_000);
 
   it("approving a write: pasted as one block, it waits for the question and approves", async ({ expect }) => {
     const [block] = bashBlocks("walkthroughs", "## Approving a write");

@@ -69,9 +69,15 @@ describe("npm start in a terminal", () => {
       await fetch(`${url}/v1/runs`, { method: "POST", headers, body: JSON.stringify({ input: "Compute 2+2", mode: "react" }) })
     ).json()) as { runId: string };
     await stack.waitFor(new RegExp(`run ${runId} succeeded`));
+    // A refused request is a line too (without its key), though it never reaches the handler.
+    const refused = await fetch(`${url}/v1/runs/${runId}`, { headers: { authorization: "Bearer sk_wrong_startup_key" } });
+    expect(refused.status).toBe(401);
+    await stack.waitFor(new RegExp(`GET /v1/runs/${runId} → 401`));
+    expect(stack.output()).not.toContain("sk_wrong_startup_key");
     const after = stack.output().slice(banner.length).split("\n").filter(Boolean);
     expect(after).toEqual(
       expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  GET /v1/runs/${runId} → 401 \\(\\d+ ms\\) ${runId}$`)),
         expect.stringMatching(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  POST /v1/runs → 202 \\(\\d+ ms\\) ${runId}$`)),
         expect.stringMatching(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  run ${runId} started$`)),
         expect.stringMatching(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  run ${runId} succeeded$`)),

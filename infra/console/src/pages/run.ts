@@ -100,7 +100,7 @@ export function runPage(app: HTMLElement, runId: string) {
     }
     error.hidden = true;
     const cut = view.input.length > 80 || view.input.includes("\n");
-    title.textContent = cut ? `${view.input.split("\n")[0]!.slice(0, 79)}…` : view.input;
+    title.textContent = cut ? `${(view.input.split("\n")[0] ?? "").slice(0, 79)}…` : view.input;
     taskText.textContent = view.input;
     wholeTask.hidden = !cut;
     document.title = `${title.textContent} · Stepwise`;

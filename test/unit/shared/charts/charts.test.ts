@@ -136,3 +136,29 @@ describe("charts", () => {
     expect(chart.svg).toContain('font-family="Inter, Helvetica, Arial, sans-serif"');
   });
 });
+
+describe("chart labels", () => {
+  const spec = (field: string) => ({ mark: "bar", encoding: { x: { field, type: "nominal" }, y: { field: "n", type: "quantitative" } } });
+  /** The rotation of the x axis' labels, from the SVG vega drew (0 when level). */
+  const angle = (svg: string) => {
+    const axis = /<g class="mark-text role-axis-label"[^>]*>(.*?)<\/g>/s.exec(svg)![1]!;
+    return Number(/rotate\((-?\d+)\)/.exec(axis)?.[1] ?? 0);
+  };
+  it("reads level when the categories fit side by side, turned when they do not", async () => {
+    const few = await renderChart(
+      { title: "Few", spec: { ...spec("region"), data: { values: ["north", "south", "east"].map((region, n) => ({ region, n })) } } },
+      "run_l",
+      new MemoryFileStore(),
+    );
+    expect(angle(few.svg)).toBe(0);
+    const many = await renderChart(
+      {
+        title: "Many",
+        spec: { ...spec("name"), data: { values: Array.from({ length: 30 }, (_, n) => ({ name: `a long category name ${n}`, n })) } },
+      },
+      "run_l",
+      new MemoryFileStore(),
+    );
+    expect(angle(many.svg)).not.toBe(0);
+  });
+});

@@ -129,7 +129,7 @@ describe("a model call retried in the AG-UI view", () => {
     expect(withdrawn?.value).toMatchObject({ messageId: started[0], agent: "router" });
     // What a client keeps once it drops the withdrawn message: only the retried reply's text.
     const kept = agUi
-      .filter((e) => e.type === "TEXT_MESSAGE_CONTENT" && e.messageId !== (withdrawn?.value as { messageId: string }).messageId)
+      .filter((e) => e.type === "TEXT_MESSAGE_CONTENT" && e.messageId !== (withdrawn!.value as { messageId: string }).messageId)
       .map((e) => e.delta)
       .join("");
     expect(kept).toBe("The whole answer.");

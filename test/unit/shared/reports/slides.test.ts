@@ -1,16 +1,14 @@
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import JSZip from "jszip";
-import { getDocumentProxy } from "unpdf";
 import { afterAll, describe, expect, it } from "vitest";
 import { fileText } from "../../../../shared/ports/files.js";
 import { outline, SLIDE_LIMITS } from "../../../../shared/reports/slides.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { writeReport } from "../../../../shared/tools/writeReport.js";
-import { libreOffice } from "../../../support/libreoffice.js";
+import { libreOffice, pdfPages } from "../../../support/libreoffice.js";
 
 /**
  * Slides: write_report's pptx is a real PowerPoint file — title slide, a slide per section with
@@ -57,38 +55,6 @@ async function deck() {
     testToolContext({ runId: "run_s", files }),
   );
   return { files, output, pptx: (await files.get("run_s", "q1-sales.pptx"))! };
-}
-
-/** The deck as LibreOffice prints it with its notes pages: each page's text, spaces made single. */
-async function pdfPages(soffice: string, input: string): Promise<string[]> {
-  // A profile of its own: no clash with another LibreOffice, nothing left in the home folder.
-  const converted = spawnSync(
-    soffice,
-    [
-      `-env:UserInstallation=file://${path.join(path.dirname(input), "profile")}`,
-      "--headless",
-      "--convert-to",
-      'pdf:impress_pdf_Export:{"ExportNotesPages":{"type":"boolean","value":"true"}}',
-      "--outdir",
-      path.dirname(input),
-      input,
-    ],
-    { encoding: "utf8", timeout: 180_000 },
-  );
-  expect(converted.status, converted.stderr).toBe(0);
-  const pdf = await getDocumentProxy(new Uint8Array(readFileSync(input.replace(/\.pptx$/, ".pdf"))));
-  const pages: string[] = [];
-  for (let i = 1; i <= pdf.numPages; i++) {
-    const content = await (await pdf.getPage(i)).getTextContent();
-    pages.push(
-      content.items
-        .map((item) => ("str" in item ? item.str : ""))
-        .join(" ")
-        .replace(/\s+/g, " ")
-        .trim(),
-    );
-  }
-  return pages;
 }
 
 /** The text runs of one slide's XML, in order. */
