@@ -139,7 +139,7 @@ export class Stepwise extends Construct {
       ...tools.environment,
     };
 
-    this.steps = new AgentFunctions(this, "Steps", { table, environment });
+    this.steps = new AgentFunctions(this, "Steps", { table, environment, agentMemoryMb: settings.agentMemoryMb });
     const toolGrants = declaredGrants(
       stepwiseTools(settingsFromEnv({ ...environment, TABLE_NAME: table.tableName }), {
         lambda: new LambdaClient({}),

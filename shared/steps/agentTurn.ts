@@ -21,10 +21,15 @@ export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): P
   const budget = ports.settings.budgets.historyEvents;
   // This turn and "Agent finished?" are spent by the time the next turn could start.
   const estimate = input.history === undefined ? undefined : input.history + STEP_AND_CHOICE_EVENTS;
-  const used = await eventsUsed(estimate, budget, (events) => agentTurnFits(events, budget), async () => {
-    const run = await ports.runs.get(input.runId);
-    return run ? ports.executions.historyLength(run.executionArn) : 0;
-  });
+  const used = await eventsUsed(
+    estimate,
+    budget,
+    (events) => agentTurnFits(events, budget),
+    async () => {
+      const run = await ports.runs.get(input.runId);
+      return run ? ports.executions.historyLength(run.executionArn) : 0;
+    },
+  );
   if (agentTurnFits(used, budget)) return { ...output, history: used + (output.interruptId ? WAIT_EVENTS : 0) };
   // The next execution's turn finds a question still open and waits for it there.
   return { runId: output.runId, mode: output.mode, done: false, turn: output.turn, next: "continue" };

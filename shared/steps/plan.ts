@@ -57,10 +57,15 @@ export async function plan(input: PlanInput, ports: PlanPorts): Promise<PlanOutp
     return estimate === undefined ? output : { ...output, history: estimate + spent };
   }
   const tasks = output.tasks.length;
-  const used = await eventsUsed(estimate, budget, (events) => historyVerdict(events, tasks, budget) === "fits", async () => {
-    const run = await ports.runs.get(input.runId);
-    return run ? ports.executions.historyLength(run.executionArn) : 0;
-  });
+  const used = await eventsUsed(
+    estimate,
+    budget,
+    (events) => historyVerdict(events, tasks, budget) === "fits",
+    async () => {
+      const run = await ports.runs.get(input.runId);
+      return run ? ports.executions.historyLength(run.executionArn) : 0;
+    },
+  );
   const verdict = historyVerdict(used, tasks, budget);
   if (verdict === "fits") return { ...output, history: used + iterationEvents(tasks) };
   if (verdict === "continue") return { ...output, next: "continue" };

@@ -31,8 +31,8 @@ const MAX_READ_CHARS = 9_000;
  * Range, only the slice asked for, and counted in bytes (an agent function never holds the file).
  */
 export const WHOLE_TEXT_BYTES = 1024 * 1024;
-/** Documents (spreadsheets, Word, PDF) are converted whole: up to this size, within an agent function's memory. */
-export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+/** Documents (spreadsheets, Word, PDF) are converted whole: up to this size, within an agent function's memory (agentMemoryMb). */
+export const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
 
 export const readArtifact = defineTool({
   name: "read_artifact",

@@ -85,7 +85,9 @@ describe("run_code's inputs", () => {
     const output = await tool.run(tool.parameters.parse({ code: "print(1)" }), context);
     expect(fetched).toEqual(["small.csv"]);
     expect(mounted).toEqual([["small.csv"]]);
-    expect(output).toContain("not in files/ (over the sandbox's 4194304 bytes of input): big.log (5242880 bytes); read them with read_artifact");
+    expect(output).toContain(
+      "not in files/ (over the sandbox's 4194304 bytes of input): big.log (5242880 bytes); read them with read_artifact",
+    );
     // Named, it is refused before anything is fetched.
     const named = await tool.run(tool.parameters.parse({ code: "print(1)", files: ["big.log"] }), context);
     expect(named).toMatch(/^Error: the files come to 5242880 bytes/);
