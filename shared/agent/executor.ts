@@ -108,7 +108,7 @@ function forkContext(step: StepContext, task: string): string {
 
 /** Earlier steps' results as the planner hands them to the next step's executors: `before`, then these tasks'. */
 export function priorResultsOf(tasks: TaskRecord[], iteration: number, before: string[] = []): string[] {
-  const MAX_TOTAL = 200_000; // the step's context stays far below an item's 400 KB
+  const MAX_TOTAL_BYTES = 150_000; // with the request (up to 96 KB of CJK input) and the plan, the step context stays under ~350 KB
   const lines = [
     ...before,
     ...tasks
@@ -117,8 +117,8 @@ export function priorResultsOf(tasks: TaskRecord[], iteration: number, before: s
   ];
   let total = 0;
   return lines.filter((line) => {
-    total += line.length;
-    return total <= MAX_TOTAL;
+    total += Buffer.byteLength(line);
+    return total <= MAX_TOTAL_BYTES;
   });
 }
 
