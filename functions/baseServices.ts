@@ -11,6 +11,7 @@ import { Listings } from "../shared/store/listings.js";
 import { RunSnapshots } from "../shared/store/runSnapshots.js";
 import { RunStore } from "../shared/store/runs.js";
 import { S3FileStore } from "../shared/store/s3Files.js";
+import { SavedAgentStore } from "../shared/store/savedAgents.js";
 import { SessionStore } from "../shared/store/sessions.js";
 import { TenantSettingsStore } from "../shared/store/settings.js";
 import { StepFunctionsExecutions } from "../shared/store/stepFunctions.js";
@@ -55,6 +56,7 @@ export function createBaseServices(settings: Settings, clients: BaseClients, ove
     notifyQueue: new NotifyQueue(clients.sqs, settings.webhooks.queueUrl, settings.webhooks.deadLetterQueueUrl),
     executions: new StepFunctionsExecutions(clients.sfn, settings.stateMachineArn),
     idempotency: new IdempotencyStore(table),
+    savedAgents: new SavedAgentStore(table),
     ...overrides,
   };
 }

@@ -1,9 +1,11 @@
+import { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { BaseServices } from "../shared/baseServices.js";
 import { JsonContractModel } from "../shared/llm/jsonContractModel.js";
 import { OpenAIModel } from "../shared/llm/openaiModel.js";
+import { withOutputLimit } from "../shared/llm/outputLimit.js";
 import { RoleModel } from "../shared/llm/roleModel.js";
 import type { ChatModel } from "../shared/llm/types.js";
 import { EnvelopeCipher } from "../shared/secrets/envelope.js";
@@ -22,7 +24,12 @@ export interface AgentClients extends WorkToolClients {
 }
 
 export function agentClients(region: string): AgentClients {
-  return { kms: new KMSClient({ region }), secretsManager: new SecretsManagerClient({ region }), lambda: new LambdaClient({ region }) };
+  return {
+    kms: new KMSClient({ region }),
+    secretsManager: new SecretsManagerClient({ region }),
+    lambda: new LambdaClient({ region }),
+    agentCore: new BedrockAgentCoreClient({ region }),
+  };
 }
 
 /** The model, forgetting the key when the provider refuses it (HTTP 401), so the next call reads it again. */
@@ -54,7 +61,8 @@ function modelFor(settings: Settings["model"], secrets: SecretsManagerClient): C
       maxRetries: settings.maxRetries,
       maxTokensField: maxTokensField(settings),
     });
-    return key ? forgettingRefusedKey(openai, key) : openai;
+    const limited = withOutputLimit(openai);
+    return key ? forgettingRefusedKey(limited, key) : limited;
   };
   const model = new RoleModel(endpoint(settings.name), {
     roles: settings.roles,

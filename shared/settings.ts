@@ -31,6 +31,16 @@ export type WebSearchSettings =
   | { provider: "searxng"; url: string }
   | { provider: "tavily" | "brave"; url: string; key: SearchKey };
 
+/** run_code's runtime: "agentcore" (a Code Interpreter and its sessions) or "pyodide" (the sandbox function). */
+export type SandboxSettings = {
+  functionName: string;
+  timeoutMs: number;
+  memoryMb: number;
+} & ({ runtime: "pyodide" } | { runtime: "agentcore"; codeInterpreterId: string; sessionSeconds: number });
+
+/** What AgentCore Code Interpreter (and its local emulation) offers beside the standard library. */
+export const AGENTCORE_LIBRARIES = ["pandas", "numpy", "matplotlib"] as const;
+
 /**
  * The deployment's settings, read from the environment once per container (settingsFromEnv) and
  * handed to the core as a value. Endpoints for the AWS SDK clients come from the SDK's own variables
@@ -141,8 +151,12 @@ export interface Settings {
     maxUploadBytes: number;
     downloadLinkSeconds: number;
   };
-  /** The code sandbox: its function, and the limits of one run_code call. */
-  sandbox: { functionName: string; timeoutMs: number; memoryMb: number };
+  /**
+   * The code sandbox: which runtime runs run_code (AgentCore Code Interpreter, with the data
+   * libraries and a session per task; or the sandbox function, Pyodide with the standard library),
+   * what it needs, and the limits of one run_code call.
+   */
+  sandbox: SandboxSettings;
   /** web_fetch: limits, and (as for webhooks) whether loopback and plain http may be fetched. */
   webFetch: FetchLimits;
   webSearch: WebSearchSettings;
@@ -221,6 +235,10 @@ const Environment = z.object({
   SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
   SANDBOX_TIMEOUT_MS: int(30_000),
   SANDBOX_MEMORY_MB: int(512),
+  SANDBOX_RUNTIME: z.enum(["pyodide", "agentcore"]).default("pyodide"),
+  CODE_INTERPRETER_ID: z.string().min(1).optional(),
+  /** How long a task's interpreter session may live at most (AgentCore stops it then; at most 8 hours). */
+  CODE_INTERPRETER_SESSION_SECONDS: z.coerce.number().int().min(60).max(28_800).default(3_600),
   WEB_FETCH_TIMEOUT_MS: int(15_000),
   WEB_FETCH_MAX_BYTES: int(2 * 1024 * 1024),
   WEB_FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(5),
@@ -302,7 +320,7 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
       maxUploadBytes: e.MAX_UPLOAD_BYTES,
       downloadLinkSeconds: e.DOWNLOAD_LINK_SECONDS,
     },
-    sandbox: { functionName: e.SANDBOX_FUNCTION_NAME, timeoutMs: e.SANDBOX_TIMEOUT_MS, memoryMb: e.SANDBOX_MEMORY_MB },
+    sandbox: sandboxOf(e),
     webFetch: {
       timeoutMs: e.WEB_FETCH_TIMEOUT_MS,
       maxBytes: e.WEB_FETCH_MAX_BYTES,
@@ -312,6 +330,15 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
     },
     webSearch: webSearchOf(e),
   };
+}
+
+/** run_code's runtime with what it needs, or an error naming the variable that is missing. */
+function sandboxOf(e: Environment): SandboxSettings {
+  const limits = { functionName: e.SANDBOX_FUNCTION_NAME, timeoutMs: e.SANDBOX_TIMEOUT_MS, memoryMb: e.SANDBOX_MEMORY_MB };
+  if (e.SANDBOX_RUNTIME === "pyodide") return { ...limits, runtime: "pyodide" };
+  if (!e.CODE_INTERPRETER_ID)
+    throw new Error("SANDBOX_RUNTIME=agentcore needs CODE_INTERPRETER_ID (the AgentCore Code Interpreter's id; the stack sets it)");
+  return { ...limits, runtime: "agentcore", codeInterpreterId: e.CODE_INTERPRETER_ID, sessionSeconds: e.CODE_INTERPRETER_SESSION_SECONDS };
 }
 
 /** The search provider with what it needs, or an error naming the variable that is missing. */

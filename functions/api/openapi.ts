@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SaveAgentRequest, SavedAgent } from "../../shared/contracts/agents.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from "../../shared/contracts/files.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
@@ -333,10 +334,60 @@ export const OPERATIONS: Operation[] = [
   {
     method: "put",
     path: "/v1/settings",
-    summary: "Change the tenant's defaults (`multitask`: what a run sent to a busy session does when it names none)",
+    summary:
+      'Change the tenant\'s defaults (`multitask`: what a run sent to a busy session does when it names none; `instructions`: what every agent of its runs follows, "" removes them)',
     tag: "Service",
-    body: { schema: TenantSettings, example: { multitask: "enqueue" } },
+    body: { schema: TenantSettings, example: { multitask: "enqueue", instructions: "Answer in French. Cite a source for every figure." } },
     responses: { 200: { description: "The settings now.", schema: R.Settings, example: { multitask: "enqueue" } } },
+  },
+  {
+    method: "get",
+    path: "/v1/agents",
+    summary: "The tenant's saved agents (the latest version of each)",
+    tag: "Agents",
+    responses: { 200: { description: "Saved agents.", schema: z.object({ agents: z.array(SavedAgent) }) } },
+  },
+  {
+    method: "post",
+    path: "/v1/agents/{agentName}",
+    summary: 'Save a new version of an agent (the first save creates it); a run names it as `agent: "name"` or `"name@version"`',
+    tag: "Agents",
+    body: {
+      schema: SaveAgentRequest,
+      example: {
+        description: "Analyses spreadsheets and writes a report.",
+        mode: "plan_solve",
+        instructions: "Answer in English. Plan: read the data, compute, then report.",
+        roles: { summarizer: { temperature: 0.2 } },
+        tools: ["run_code", "read_artifact", "write_report"],
+        approval: { tools: "write" },
+      },
+    },
+    responses: {
+      201: { description: "The saved version.", schema: SavedAgent },
+      400: { description: "A tool the tenant lacks, a model the deployment does not offer, or instructions over the limit." },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/agents/{agentRef}",
+    summary: "A saved agent: its latest version (`analyst`) or one version (`analyst@3`)",
+    tag: "Agents",
+    responses: { 200: { description: "The version.", schema: SavedAgent }, 404: { description: "No such agent or version." } },
+  },
+  {
+    method: "get",
+    path: "/v1/agents/{agentName}/versions",
+    summary: "Every version of a saved agent, oldest first",
+    tag: "Agents",
+    responses: { 200: { description: "Versions.", schema: z.object({ versions: z.array(SavedAgent) }) } },
+  },
+  {
+    method: "delete",
+    path: "/v1/agents/{agentName}",
+    summary: "Delete a saved agent, every version (runs that named it keep what they resolved)",
+    tag: "Agents",
+    responses: { 204: { description: "Deleted." }, 404: { description: "No such agent." } },
   },
   {
     method: "post",

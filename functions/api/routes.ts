@@ -8,6 +8,7 @@ import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
+import { resolveRunSetup } from "../../shared/run/runSetup.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
 import type { Services } from "../../shared/services.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
@@ -18,6 +19,7 @@ import { a2aResult, agentCardResult } from "../a2a.js";
 import { baseUrl, errorResult, type HttpEvent, type HttpResult, header, json } from "../http.js";
 import { mcpResult } from "../mcp.js";
 import { linksFor } from "./access.js";
+import { agentRoutes } from "./agents.js";
 import { a2aMaxBodyBytes, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
@@ -84,6 +86,7 @@ export const routes: Route[] = [
     public: true,
   },
   ...resumeRoutes,
+  ...agentRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
 ];
@@ -98,11 +101,11 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.settings.limits.maxInputChars}`);
   }
   try {
-    const defaultMultitask = body.sessionId && !body.multitask ? (await services.tenantSettings.get(tenantId)).multitask : undefined;
-    const { run, replayed } = await submitRun(services, tenantId, body, {
+    const { request, ...setup } = await resolveRunSetup(services, tenantId, body);
+    const { run, replayed } = await submitRun(services, tenantId, request, {
       links: linksFor(event, services),
       idempotencyKey,
-      defaultMultitask,
+      ...setup,
     });
     if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
@@ -238,10 +241,12 @@ async function getSettings({ services, tenantId }: Request): Promise<HttpResult>
   return json(200, { multitask: "reject", ...(await services.tenantSettings.get(tenantId)) });
 }
 
+/** The fields sent replace the tenant's; the others stay ("" removes the instructions). */
 async function putSettings({ event, services, tenantId }: Request): Promise<HttpResult> {
-  const settings = { ...(await services.tenantSettings.get(tenantId)), ...parseBody(event, TenantSettings) };
-  await services.tenantSettings.put(tenantId, settings);
-  return json(200, { multitask: "reject", ...settings });
+  const { instructions, ...settings } = { ...(await services.tenantSettings.get(tenantId)), ...parseBody(event, TenantSettings) };
+  const kept = { ...settings, ...(instructions ? { instructions } : {}) };
+  await services.tenantSettings.put(tenantId, kept);
+  return json(200, { multitask: "reject", ...kept });
 }
 
 async function webhookSecrets({ services, tenantId }: Request): Promise<HttpResult> {

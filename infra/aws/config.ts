@@ -63,6 +63,14 @@ export const DeploymentSettings = z
     /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
     sandboxTimeoutMs: positiveInt.max(85_000).optional(),
     sandboxMemoryMb: positiveInt.max(1_536).optional(),
+    /**
+     * run_code's runtime: "agentcore" (AgentCore Code Interpreter: pandas, numpy, matplotlib, a session
+     * per task) or "pyodide" (the sandbox function: the standard library). Default: agentcore where the
+     * stack's region has it, else pyodide.
+     */
+    sandboxRuntime: z.enum(["agentcore", "pyodide"]).optional(),
+    /** How long a task's interpreter session may live at most (seconds; AgentCore allows 8 hours). */
+    codeInterpreterSessionSeconds: positiveInt.min(60).max(28_800).optional(),
     /** Concurrent executions reserved for the sandbox function (none by default). */
     sandboxReservedConcurrency: positiveInt.optional(),
     /** web_fetch limits, and whether plain http may be fetched (loopback never on AWS). */
@@ -174,6 +182,8 @@ export const FUNCTION_ENVIRONMENT = {
   downloadLinkSeconds: "DOWNLOAD_LINK_SECONDS",
   sandboxTimeoutMs: "SANDBOX_TIMEOUT_MS",
   sandboxMemoryMb: "SANDBOX_MEMORY_MB",
+  sandboxRuntime: "SANDBOX_RUNTIME",
+  codeInterpreterSessionSeconds: "CODE_INTERPRETER_SESSION_SECONDS",
   webFetchTimeoutMs: "WEB_FETCH_TIMEOUT_MS",
   webFetchMaxBytes: "WEB_FETCH_MAX_BYTES",
   webFetchMaxRedirects: "WEB_FETCH_MAX_REDIRECTS",
@@ -188,6 +198,35 @@ export const FUNCTION_ENVIRONMENT = {
   modelPriceOutputPerMtok: "MODEL_PRICE_OUTPUT_PER_MTOK",
   modelPrices: "MODEL_PRICES",
 } as const satisfies Partial<Record<keyof DeploymentSettings, string>>;
+
+/**
+ * The regions where Amazon Bedrock AgentCore Code Interpreter is offered (AWS's list when this was
+ * written; docs/operating.md): elsewhere run_code runs on the sandbox function (Pyodide).
+ */
+export const AGENTCORE_REGIONS = [
+  "us-east-1",
+  "us-east-2",
+  "us-west-2",
+  "ap-south-1",
+  "ap-southeast-1",
+  "ap-southeast-2",
+  "ap-northeast-1",
+  "eu-central-1",
+  "eu-west-1",
+] as const;
+
+/**
+ * run_code's runtime for a stack in `region` (undefined: not known at synth): as set, which must be
+ * offered there; else AgentCore where the region has it, Pyodide elsewhere.
+ */
+export function sandboxRuntimeFor(setting: DeploymentSettings["sandboxRuntime"], region: string | undefined): "agentcore" | "pyodide" {
+  const offered = region !== undefined && (AGENTCORE_REGIONS as readonly string[]).includes(region);
+  if (setting === "agentcore" && region !== undefined && !offered)
+    throw new Error(
+      `Invalid Stepwise settings: sandboxRuntime=agentcore, but AgentCore Code Interpreter is not offered in ${region} (it is in ${AGENTCORE_REGIONS.join(", ")}); use sandboxRuntime=pyodide there`,
+    );
+  return setting ?? (offered ? "agentcore" : "pyodide");
+}
 
 /** Checks settings (props or context) and says exactly what is wrong. */
 export function parseSettings(input: Record<string, unknown>): DeploymentSettings {

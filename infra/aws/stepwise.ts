@@ -1,8 +1,10 @@
+import { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import type { CfnCodeInterpreterCustom } from "aws-cdk-lib/aws-bedrockagentcore";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
@@ -21,7 +23,7 @@ import { settingsFromEnv } from "../../shared/settings.js";
 import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import { stepwiseTools } from "../../shared/tools/workTools.js";
 import { AgentFunctions } from "./agentFunctions.js";
-import { type DeploymentSettings, functionEnvironment, parseSettings } from "./config.js";
+import { type DeploymentSettings, functionEnvironment, parseSettings, sandboxRuntimeFor } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
 import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
@@ -65,8 +67,10 @@ export class Stepwise extends Construct {
   readonly api: StepwiseFunction;
   readonly stream: StepwiseFunction;
   readonly notify: StepwiseFunction;
-  /** Runs Python for run_code (infra/aws/toolResources.ts). */
+  /** Runs Python for run_code where AgentCore is not used (infra/aws/toolResources.ts). */
   readonly sandbox: StepwiseFunction;
+  /** run_code's AgentCore Code Interpreter (sandboxRuntime agentcore). */
+  readonly codeInterpreter?: CfnCodeInterpreterCustom;
   /** The agents' files: bytes in S3, kept as long as the runs. */
   readonly filesBucket: Bucket;
   readonly httpApi: HttpApi;
@@ -130,6 +134,10 @@ export class Stepwise extends Construct {
       retentionDays: settings.retentionDays ?? 30,
       table,
       sandboxReservedConcurrency: settings.sandboxReservedConcurrency,
+      sandboxRuntime: sandboxRuntimeFor(
+        settings.sandboxRuntime,
+        Token.isUnresolved(Stack.of(this).region) ? undefined : Stack.of(this).region,
+      ),
       environment: { ...functionEnvironment(settings), TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn },
     });
     const environment = {
@@ -140,12 +148,20 @@ export class Stepwise extends Construct {
     };
 
     this.steps = new AgentFunctions(this, "Steps", { table, environment, agentMemoryMb: settings.agentMemoryMb });
-    const toolGrants = declaredGrants(
-      stepwiseTools(settingsFromEnv({ ...environment, TABLE_NAME: table.tableName }), {
-        lambda: new LambdaClient({}),
-        secretsManager: new SecretsManagerClient({}),
-      }),
-    );
+    // The grants the tools declare with this deployment's runtime, and the sandbox function's: it
+    // stays deployed beside the code interpreter as the runtime the setting can switch back to.
+    const toolGrants = [
+      ...new Set([
+        ...declaredGrants(
+          stepwiseTools(settingsFromEnv({ ...environment, TABLE_NAME: table.tableName }), {
+            lambda: new LambdaClient({}),
+            agentCore: new BedrockAgentCoreClient({}),
+            secretsManager: new SecretsManagerClient({}),
+          }),
+        ),
+        "sandbox:invoke" as const,
+      ]),
+    ];
     // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
     const searchKeyArn =
       settings.webSearchProvider === "tavily"
@@ -317,6 +333,7 @@ export class Stepwise extends Construct {
     this.httpApi.addRoutes({ path: "/a2a", methods: [HttpMethod.POST], integration: apiIntegration });
 
     this.sandbox = tools.sandbox;
+    this.codeInterpreter = tools.codeInterpreter;
     this.filesBucket = tools.bucket;
     this.functions = { ...this.steps.functions, Api: this.api, Stream: this.stream, Notify: this.notify, Sandbox: this.sandbox };
     this.monitoring = new Monitoring(this, "Monitoring", {

@@ -1,7 +1,8 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Aws, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { CfnCodeInterpreterCustom } from "aws-cdk-lib/aws-bedrockagentcore";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { FlowLogDestination, SecurityGroup, SubnetType, Vpc } from "aws-cdk-lib/aws-ec2";
-import { Grant, type IGrantable } from "aws-cdk-lib/aws-iam";
+import { Grant, type IGrantable, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
@@ -19,6 +20,8 @@ export interface ToolResourcesProps {
   readonly environment?: Record<string, string>;
   /** Executions kept for the sandbox (none by default: an account with a reduced quota cannot reserve any). */
   readonly sandboxReservedConcurrency?: number;
+  /** run_code's runtime: "agentcore" adds the code interpreter the agents use (the sandbox function stays, unused). */
+  readonly sandboxRuntime: "agentcore" | "pyodide";
 }
 
 /** What the agents' tools need beyond the table: the files bucket and the code sandbox. */
@@ -33,6 +36,11 @@ export class ToolResources extends Construct {
   readonly sandbox: StepwiseFunction;
   /** The sandbox's network: isolated subnets, no internet or NAT gateway, no endpoints. */
   readonly sandboxVpc: Vpc;
+  /**
+   * AgentCore Code Interpreter (sandboxRuntime agentcore): sessions in the SANDBOX network mode (no
+   * route out), with a role that grants nothing, so the code can reach no AWS API either.
+   */
+  readonly codeInterpreter?: CfnCodeInterpreterCustom;
   /** Settings for every function that reads or writes files. */
   readonly environment: Record<string, string>;
 
@@ -125,7 +133,26 @@ export class ToolResources extends Construct {
       FILES_BUCKET: this.bucket.bucketName,
       RETENTION_DAYS: String(props.retentionDays),
       SANDBOX_FUNCTION_NAME: this.sandbox.functionName,
+      SANDBOX_RUNTIME: props.sandboxRuntime,
     };
+    if (props.sandboxRuntime === "agentcore") {
+      // The interpreter's execution role: AgentCore may assume it for this account's interpreter only,
+      // and it carries no permission at all: code in a session can call nothing with it.
+      const role = new Role(this, "CodeInterpreterRole", {
+        description: "Stepwise code interpreter: runs code, may call no AWS API",
+        assumedBy: new ServicePrincipal("bedrock-agentcore.amazonaws.com", {
+          conditions: { StringEquals: { "aws:SourceAccount": Aws.ACCOUNT_ID } },
+        }),
+      });
+      this.codeInterpreter = new CfnCodeInterpreterCustom(this, "CodeInterpreter", {
+        // Letters, digits and underscores, at most 48: unique per stack in the account and region.
+        name: `stepwise_${Stack.of(this).node.addr.slice(0, 12)}_${this.node.addr.slice(0, 12)}`,
+        description: "Stepwise run_code: Python with pandas, numpy and matplotlib; a session per task; no network",
+        networkConfiguration: { networkMode: "SANDBOX" },
+        executionRoleArn: role.roleArn,
+      });
+      this.environment.CODE_INTERPRETER_ID = this.codeInterpreter.attrCodeInterpreterId;
+    }
   }
 
   /**
@@ -135,7 +162,15 @@ export class ToolResources extends Construct {
   grantTools(grantee: IGrantable, grants: readonly ToolGrant[]): void {
     for (const grant of grants) {
       if (grant === "sandbox:invoke") this.sandbox.grantInvoke(grantee);
-      else Grant.addToPrincipal({ grantee, actions: [...TOOL_GRANT_ACTIONS[grant]], resourceArns: [this.bucket.arnForObjects("*")] });
+      else if (grant === "interpreter:invoke") {
+        if (!this.codeInterpreter) throw new Error("run_code uses the code interpreter, but sandboxRuntime is not agentcore");
+        // Start, use and stop sessions of this interpreter, and of no other.
+        Grant.addToPrincipal({
+          grantee,
+          actions: [...TOOL_GRANT_ACTIONS[grant]],
+          resourceArns: [this.codeInterpreter.attrCodeInterpreterArn],
+        });
+      } else Grant.addToPrincipal({ grantee, actions: [...TOOL_GRANT_ACTIONS[grant]], resourceArns: [this.bucket.arnForObjects("*")] });
     }
   }
 

@@ -97,6 +97,11 @@ export class Renderer {
     // Text streamed by an agent is shown when it does something else (or the run moves on), once.
     const source = textSource(event.data);
     if (!source) return this.tidy([...this.flushAll(), ...this.lines(event)]);
+    if (event.type === "agent.withdrawn") {
+      // Its held text is dropped unshown; text already on the terminal is said to be void.
+      const shown = [this.streamed.end(source), this.reasoning.end(source)].some((block) => (block?.view.shown ?? 0) > 0);
+      return this.tidy(shown ? [`  ${this.source(source)} ${this.c.yellow("↺ the text above is withdrawn: its reply broke off")}`] : []);
+    }
     const streamed = this.streamed.end(source);
     const held = this.unshown(source, this.reasoning.end(source), streamed);
     // A thought after deltas is the text they carried: shown already.
@@ -167,13 +172,14 @@ export class Renderer {
         return [`${c.cyan("▶")} ${c.bold(taskId)} started ${c.dim(`(step ${stepIndex + 1})`)}: ${title}`];
       }
       case "task.completed": {
-        const { taskId, status, result } = event.data;
+        const { taskId, status, result, files = [] } = event.data;
         const ok = status === "succeeded";
         const mark = ok ? c.green("✓") : c.red("✗");
         // The result is usually the text the task just showed: say it once.
         const said = this.lastTaskText.get(taskId) === result.trim();
         this.lastTaskText.delete(taskId);
-        return [`${mark} ${c.bold(taskId)} ${ok ? "done" : c.red("failed")}${said ? "" : `: ${this.cut(oneLine(result))}`}`];
+        const made = files.length ? c.dim(` (files: ${files.join(", ")})`) : "";
+        return [`${mark} ${c.bold(taskId)} ${ok ? "done" : c.red("failed")}${made}${said ? "" : `: ${this.cut(oneLine(result))}`}`];
       }
       case "agent.thought":
         // Only when no delta carried the text (a model that does not stream).
@@ -209,11 +215,20 @@ export class Renderer {
       }
       case "report.delta":
         return [];
+      case "model.retrying": {
+        const { attempt, retries, reason, waitMs } = event.data;
+        return [
+          `  ${this.source(event.data)} ${c.yellow(`↻ model call failed (${this.cut(oneLine(reason))}); retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`)}`,
+        ];
+      }
+      case "agent.withdrawn":
+        return [];
       case "search.progress":
         return [`  ${this.source(event.data)} ${c.dim(`search ${event.data.stage}: ${this.cut(oneLine(event.data.detail))}`)}`];
       case "file.created": {
-        const { name, bytes, contentType } = event.data;
-        return [`  ${c.cyan("+")} file ${c.bold(name)} ${c.dim(`(${bytes} bytes, ${contentType})`)}`];
+        const { name, bytes, contentType, taskId } = event.data;
+        const by = taskId ? `${this.source({ agent: "executor", taskId })} ` : "";
+        return [`  ${by}${c.cyan("+")} file ${c.bold(name)} ${c.dim(`(${bytes} bytes, ${contentType})`)}`];
       }
       case "run.resumed":
         return [
@@ -321,13 +336,17 @@ export class Renderer {
   summary(run: RunView): string[] {
     const { c } = this;
     const lines: string[] = [];
-    // Files the answer already names are not listed again.
+    // Files the answer already names are not listed again; a task's files are listed under it.
     const answer = this.answer || run.result || "";
-    const unnamed =
-      run.files.length > 0
-        ? run.files.filter((f) => !answer.includes(f.name)).map((f) => `${f.name} (${f.bytes} bytes)`)
-        : this.files.filter((f) => !answer.includes(f));
-    if (unnamed.length > 0) lines.push(`${c.bold("Files:")} ${unnamed.join(", ")}`);
+    const unnamed = run.files.filter((f) => !answer.includes(f.name));
+    const listed = (files: typeof unnamed) => files.map((f) => `${f.name} (${f.bytes} bytes)`).join(", ");
+    const ofRun =
+      run.files.length > 0 ? listed(unnamed.filter((f) => !f.taskId)) : this.files.filter((f) => !answer.includes(f)).join(", ");
+    if (ofRun) lines.push(`${c.bold("Files:")} ${ofRun}`);
+    for (const task of run.tasks ?? []) {
+      const own = unnamed.filter((f) => f.taskId === task.taskId);
+      if (own.length > 0) lines.push(`${c.bold(`Files of ${task.taskId}`)} ${c.dim(`(${task.title})`)}: ${listed(own)}`);
+    }
     const u = run.usage as Partial<Record<"promptTokens" | "completionTokens" | "llmCalls" | "toolCalls" | "stateTransitions", number>>;
     const parts = [
       u.llmCalls !== undefined ? count(u.llmCalls, "model call") : undefined,

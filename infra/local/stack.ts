@@ -14,6 +14,8 @@ import { API_HANDLER, NOTIFY_HANDLER, SANDBOX_HANDLER, STEP_HANDLERS, STREAM_HAN
 import { ensureConsoleBuilt } from "../console/build.js";
 import { startOfflineModel } from "../offlineModel/server.js";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "./account.js";
+import { LOCAL_CODE_INTERPRETER_ID, LocalCodeInterpreter } from "./codeInterpreter/endpoint.js";
+import { cpythonMissing } from "./codeInterpreter/pythonSession.js";
 import { LocalContainers } from "./containers.js";
 import { localCredentials } from "./credentials.js";
 import { localDefinition, type StateMachineSettings } from "./definitionCache.js";
@@ -82,6 +84,10 @@ export interface LocalStack {
     filesBucket: string;
     lambda: string;
     kms: string;
+    /** The AgentCore Code Interpreter endpoint, when run_code runs there (SANDBOX_RUNTIME=agentcore). */
+    agentCore?: string;
+    /** run_code's runtime: "agentcore" (CPython in bubblewrap behind the emulated endpoint) or "pyodide". */
+    sandboxRuntime: "agentcore" | "pyodide";
     /** What every endpoint above requires requests to be signed with. */
     credentials: LocalCredentials;
   };
@@ -195,6 +201,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const lambdaEndpoint = await lambdaApi.listen();
     closers.push(() => lambdaApi.close());
     closers.push(() => stopSpare());
+    // run_code's runtime: AgentCore Code Interpreter, emulated by CPython with the data libraries in
+    // bubblewrap, where this machine has them (or SANDBOX_RUNTIME says so); else Pyodide in the sandbox function.
+    const sandboxRuntime = localSandboxRuntime(process.env.SANDBOX_RUNTIME);
+    let agentCoreEndpoint: string | undefined;
+    let codeInterpreter: LocalCodeInterpreter | undefined;
+    if (sandboxRuntime === "agentcore") {
+      codeInterpreter = new LocalCodeInterpreter({ credentials });
+      agentCoreEndpoint = await codeInterpreter.listen();
+      const started = codeInterpreter;
+      closers.push(() => started.close());
+    }
     // KMS for sealed secrets (tool source headers); its key lives beside the data, or in memory.
     const kms = new LocalKms(credentials, options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
     const kmsEndpoint = await kms.listen();
@@ -231,6 +248,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       FILES_BUCKET,
       AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
       SANDBOX_FUNCTION_NAME: SANDBOX_FUNCTION,
+      SANDBOX_RUNTIME: sandboxRuntime,
+      ...(agentCoreEndpoint
+        ? { AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: agentCoreEndpoint, CODE_INTERPRETER_ID: LOCAL_CODE_INTERPRETER_ID }
+        : {}),
       NOTIFY_QUEUE_URL: notifyQueueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
       // Local receivers live on this machine: allowed here by explicit configuration, never on AWS.
@@ -350,6 +371,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         filesBucket: FILES_BUCKET,
         lambda: lambdaEndpoint,
         kms: kmsEndpoint,
+        agentCore: agentCoreEndpoint,
+        sandboxRuntime,
         credentials,
       },
       stepFunctions,
@@ -363,6 +386,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await close();
     throw error;
   }
+}
+
+/**
+ * run_code's runtime here: as configured (a runtime this machine cannot run stops the start with
+ * the reason), else the local code interpreter where it can run, else Pyodide.
+ */
+function localSandboxRuntime(configured: string | undefined): "agentcore" | "pyodide" {
+  if (configured === "pyodide") return "pyodide";
+  if (configured && configured !== "agentcore")
+    throw new Error(
+      `SANDBOX_RUNTIME must be agentcore or pyodide (or unset: agentcore where this machine can run it), not "${configured}"`,
+    );
+  const missing = cpythonMissing();
+  if (!missing) return "agentcore";
+  if (configured === "agentcore") throw new Error(`SANDBOX_RUNTIME=agentcore: the local code interpreter cannot run here: ${missing}`);
+  return "pyodide";
 }
 
 /** The execution ARN of an EventBridge status-change message, if the message is one. */

@@ -3,7 +3,7 @@
 
 import { createHash } from "node:crypto";
 import { offeredToolNames } from "./conversation.js";
-import { execute } from "./executor.js";
+import { deliverAtBudget, execute, isBudgetDelivery } from "./executor.js";
 import { plan } from "./planner.js";
 import { isReportWriting, writeReportText } from "./reportWriter.js";
 import { route } from "./router.js";
@@ -19,8 +19,9 @@ function decide({ messages, tools }: BrainRequest): Decision {
   const offered = offeredToolNames(tools);
   if (offered.has("choose_mode")) return route(messages);
   if (offered.has("planning")) return plan(messages, offered);
+  if (offered.size === 0 && isBudgetDelivery(messages)) return deliverAtBudget(messages);
   if (offered.size === 0) return isReportWriting(messages) ? writeReportText(messages) : summarize(messages);
-  return execute(messages, offered);
+  return execute(messages, offered, tools);
 }
 
 /** Ids come from a hash of the conversation so the same input always yields the same ids. */

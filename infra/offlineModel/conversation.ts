@@ -126,7 +126,12 @@ function listUnder(text: string, heading: RegExp): string[] {
  * tools of the agents it directs; for an agent, its own (which it is also sent as `tools`).
  */
 export function listedTools(messages: readonly ChatMessage[]): Set<string> {
-  const names = listUnder(systemText(messages), /^Tools( of the executor agents)?:\s*$/).map((line) => /^([\w.-]+) \(/.exec(line)?.[1]);
+  const names = listUnder(systemText(messages), /^Tools( of the executor agents)?:\s*$/).flatMap((line) => {
+    // A large catalogue is summed up by source, names only: "- from bulk, 71 tools: bulk__a, bulk__b".
+    const summed = /^from [^:]*, \d+ tools: (.*)$/.exec(line)?.[1];
+    if (summed !== undefined) return summed.replace(/ and \d+ more not named here$/, "").split(", ");
+    return [/^([\w.-]+) \(/.exec(line)?.[1]];
+  });
   return new Set(names.filter((name): name is string => Boolean(name)));
 }
 

@@ -1,5 +1,6 @@
 // Executor / ReAct role: turns a task into tool calls, then reports the tool results.
 
+import { wordsOf } from "../../shared/text/words.js";
 import {
   assistantToolCalls,
   bulletLines,
@@ -7,17 +8,23 @@ import {
   isFailure,
   labelledText,
   lastUserText,
+  oneLine,
   requestIn,
+  taskOf,
+  textOf,
   toolResultsSinceLastUser,
 } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { EXPLAIN } from "./planner.js";
 import { researchMove } from "./research.js";
-import { type ChatMessage, callTools, type Decision, say } from "./types.js";
+import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
 import { workMove } from "./workTools.js";
 
 type Call = Decision["calls"][number];
+
+/** The search tool of a catalogue larger than a request carries (shared/tools/toolSearch.ts). */
+const FIND_TOOLS = "find_tools";
 
 interface Assignment {
   task: string;
@@ -26,36 +33,50 @@ interface Assignment {
   userText: string;
 }
 
-export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision {
+export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<string>, tools?: readonly ToolSpec[]): Decision {
   const revised = labelledText(lastUserText(messages), "Your task:");
   if (revised?.startsWith(EXPLAIN.trim())) {
     return say(
       `This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`,
     );
   }
-  const work = workMove(messages, offered) ?? researchMove(messages, offered);
-  if (work) return work;
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
+  // Tool calls named outright are the whole task: no work or research move of its own comes first.
+  if (findToolDirectives(assignment.task).length === 0) {
+    const work = workMove(messages, offered, tools) ?? researchMove(messages, offered);
+    if (work) return work;
+  }
   const toolResults = toolResultsSinceLastUser(messages);
   if (toolResults.length > 0) {
-    // The person answered the question asked first: now the rest of the task ("…, then compute 2+2").
+    // The person answered the question asked first, or find_tools loaded the tools the task names:
+    // now the rest of the task ("…, then compute 2+2").
     const made = assistantToolCalls(messages.slice(messages.findLastIndex((m) => m.role === "user")));
-    const rest = made.every((call) => call.name === "ask_user") ? firstTurnCalls(assignment, offered, { answered: true }) : [];
-    return rest.length > 0 ? callTools(rest) : say(reportToolResults(toolResults));
+    const searched = made.some((call) => call.name === FIND_TOOLS);
+    const rest = made.every((call) => call.name === "ask_user" || call.name === FIND_TOOLS)
+      ? firstTurnCalls(assignment, offered, { answered: made.some((call) => call.name === "ask_user"), searched })
+      : [];
+    if (rest.length > 0) return callTools(rest);
+    const results = searched ? resultsBeyondSearch(messages) : toolResults;
+    return say(reportToolResults(results.length > 0 ? results : toolResults));
   }
   const calls = firstTurnCalls(assignment, offered);
   return calls.length > 0 ? callTools(calls) : say(`I have no tool that fits this task: ${assignment.task}`);
 }
 
-function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { answered = false } = {}): Call[] {
+function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { answered = false, searched = false } = {}): Call[] {
   const { task, isReact } = assignment;
   // "use <tool> {…}" names the calls outright, for any tool offered (MCP tools included).
   // They are the whole task: once the person answered, a named question is not asked again.
-  const named = findToolDirectives(task).filter((directive) => offered.has(directive.name));
-  if (named.length > 0)
-    return named.filter((d) => !(answered && d.name === "ask_user")).map(({ name, arguments: args }) => ({ name, arguments: args }));
+  const directives = findToolDirectives(task);
+  // A named tool not offered, in a catalogue larger than a request carries: searched for once, by its name.
+  const missing = [...new Set(directives.filter((d) => !offered.has(d.name)).map((d) => d.name))];
+  if (missing.length > 0 && !searched && offered.has(FIND_TOOLS)) {
+    return [{ name: FIND_TOOLS, arguments: { query: missing.join(" "), limit: Math.min(missing.length, 20) } }];
+  }
+  const named = namedCalls(task, offered);
+  if (named.length > 0) return named.filter((call) => !(answered && call.name === "ask_user"));
   // A request that says "ask me" gets a question first (the run waits for the answer).
   if (!answered && /\bask (me|the user)\b/i.test(task) && offered.has("ask_user")) {
     return [
@@ -75,6 +96,11 @@ function firstTurnCalls(assignment: Assignment, offered: ReadonlySet<string>, { 
     calls.push({ name: "text_stats", arguments: { text: subjectText(assignment) } });
   }
   return calls;
+}
+
+/** The `use <tool> {…}` calls of a task, for the tools offered, exactly as written. */
+function namedCalls(task: string, offered: ReadonlySet<string>): Call[] {
+  return findToolDirectives(task).flatMap(({ name, arguments: args }) => (offered.has(name) ? [{ name, arguments: args }] : []));
 }
 
 function writeReport({ task, userText }: Assignment): Call {
@@ -98,8 +124,36 @@ function subjectText({ task, isReact, userText }: Assignment): string {
 
 /** Enough words beside the expressions to be worth measuring too. */
 function hasProse(text: string, expressions: string[]): boolean {
-  const words = expressions.reduce((rest, expression) => rest.replace(expression, " "), text).match(/\p{L}{2,}/gu);
-  return (words?.length ?? 0) >= 4;
+  const prose = expressions.reduce((rest, expression) => rest.replace(expression, " "), text);
+  return wordsOf(prose).filter((word) => /^\p{L}{2,}$/u.test(word.text)).length >= 4;
+}
+
+/** An agent whose rounds are spent is asked, without tools, what it did and what it did not (shared/agent/loop.ts). */
+export const isBudgetDelivery = (messages: readonly ChatMessage[]) =>
+  /^You have used all \d+ rounds of your budget/.test(lastUserText(messages));
+
+/** The delivery at the round budget: every tool result the agent got, and the task it did not finish. */
+export function deliverAtBudget(messages: readonly ChatMessage[]): Decision {
+  const { task } = taskOf(
+    messages.slice(
+      0,
+      messages.findLastIndex((m) => m.role === "user"),
+    ),
+  );
+  const results = messages.filter((m) => m.role === "tool").map((m) => cut(oneLine(textOf(m.content)), 300));
+  const done = results.length > 0 ? results.map((r) => `- ${r}`).join("\n") : "- nothing: no tool call finished";
+  return say(
+    `I ran out of rounds before I finished.\n\nWhat I did:\n${done}\n\nWhat is not done: the rest of the task (${cut(oneLine(task), 200)}).`,
+  );
+}
+
+/** The tool results since the last user message, without find_tools' lists (how tools were found is no result). */
+function resultsBeyondSearch(messages: readonly ChatMessage[]): string[] {
+  const since = messages.slice(messages.findLastIndex((m) => m.role === "user") + 1);
+  const searches = new Set(
+    since.flatMap((m) => m.tool_calls ?? []).flatMap((call) => (call.function?.name === FIND_TOOLS && call.id ? [call.id] : [])),
+  );
+  return since.filter((m) => m.role === "tool" && !searches.has(m.tool_call_id ?? "")).map((m) => textOf(m.content));
 }
 
 function reportToolResults(results: string[]): string {

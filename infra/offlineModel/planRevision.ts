@@ -1,6 +1,7 @@
 // After a person rejects a plan with a reason, the planner revises it visibly: it drops the steps
 // (or tasks) the reason names, or else adds a step that takes the reason into account.
 
+import { isLongWord, wordsOf } from "../../shared/text/words.js";
 import { cut, oneLine } from "./conversation.js";
 
 export interface ShownStep {
@@ -40,8 +41,9 @@ const IGNORED = new Set(
 /** The words of a text that can name a step ("reports" names "report"). */
 function words(text: string): Set<string> {
   return new Set(
-    (text.toLowerCase().match(/\p{L}[\p{L}\d'-]*/gu) ?? [])
-      .filter((w) => w.length >= 4 && !IGNORED.has(w))
+    wordsOf(text)
+      .map((word) => word.text)
+      .filter((w) => isLongWord(w, 4) && !IGNORED.has(w))
       .map((w) => w.replace(/(?:es|s)$/, "")),
   );
 }

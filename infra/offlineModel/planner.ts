@@ -98,11 +98,17 @@ export function createPlan(request: string, team: ReadonlySet<string>, files: re
     tasks: ["Write a report of the results to report.md with write_artifact"],
     done_when: "report.md has been written and lists every result.",
   };
-  const wantsReport = team.has("write_artifact") && (/\breport\b/i.test(request) || findToolDirectives(request).length === 0);
+  const directives = findToolDirectives(request);
+  const named = directives.some((directive) => team.has(directive.name));
+  // A report asked for in words, not one a named call's arguments mention.
+  const words = directives.reduce((rest, directive) => rest.replace(directive.text, " "), request);
+  const wantsReport = team.has("write_artifact") && (/\breport\b/i.test(words) || !named);
+  // Named tool calls are planned as written: no analysis or research plan of its own replaces them.
+  const ownSteps = named ? undefined : (workSteps(request, team, files) ?? researchSteps(request, team, files));
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,
-    steps: workSteps(request, team, files) ?? researchSteps(request, team, files) ?? (wantsReport ? [gather, report] : [gather]),
+    steps: ownSteps ?? (wantsReport ? [gather, report] : [gather]),
   };
 }
 

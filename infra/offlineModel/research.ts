@@ -6,7 +6,7 @@ import { assistantToolCalls, cut, isFailure, listedFiles, taskOf, toolResultsSin
 import { type ChatMessage, callTools, type Decision, say } from "./types.js";
 
 const SUMMARY = /\bsummari[sz]e\b/i;
-const RESEARCH = /\b(research|deep search|deep_search)\b/i;
+const RESEARCH = /\b(research|deep search|deep_search)\b|研究|调研|调查|深度搜索/i;
 const DOCUMENTS = /\.(pdf|docx|xlsx?)$/i;
 
 /** The document a task names (or the run's only document), if any. */
@@ -17,7 +17,13 @@ function documentOf(task: string, request: string, files: readonly string[]): st
 
 /** The question of a research request: the request without its leading verb. */
 const questionOf = (text: string) =>
-  cut(text.replace(/^\s*(please\s+)?(do\s+a\s+)?(deep[ _]search|research)\s*(on|about|into|:)?\s*/i, "").trim(), 400) || text.trim();
+  cut(
+    text
+      .replace(/^\s*(please\s+)?(do\s+a\s+)?(deep[ _]search|research)\s*(on|about|into|:)?\s*/i, "")
+      .replace(/^\s*请?(深度搜索|研究|调研|调查)(一下)?\s*[:：]?\s*/, "")
+      .trim(),
+    400,
+  ) || text.trim();
 
 /** Plan steps for a summary of a document or a research question, when the executors have the tool; else undefined. */
 export function researchSteps(

@@ -1,5 +1,6 @@
 // Summarizer role: a markdown answer that cites every task result it was given, whole (a result
-// may span lines: a table of figures).
+// may span lines: a table of figures), and the files those results name (a task's own files follow
+// its title), not every file of the run.
 
 import { firstUserText, labelledText, lastUserText, oneLine } from "./conversation.js";
 import { type ChatMessage, type Decision, say } from "./types.js";
@@ -8,14 +9,16 @@ export function summarize(messages: readonly ChatMessage[]): Decision {
   const userText = lastUserText(messages);
   const request = oneLine(labelledText(userText, "Request:") ?? firstUserText(messages));
   const results = taskResults(userText);
-  const files = labelledText(userText, "Files:");
+  const files = (labelledText(userText, "Files:") ?? "").split(",").map((name) => name.trim());
+  const quoted = results.join("\n");
+  const cited = files.filter((name) => name && quoted.includes(name));
   const lines = [
     `Answer to: ${request || "(no request was given)"}`,
     "",
     "Task results:",
     ...(results.length > 0 ? results : ["- (no task results were reported)"]),
   ];
-  if (files) lines.push("", `Files: ${oneLine(files)}`);
+  if (cited.length > 0) lines.push("", `Files: ${cited.join(", ")}`);
   return say(lines.join("\n"));
 }
 

@@ -13,7 +13,7 @@ import {
   taskOf,
   toolResultsSinceLastUser,
 } from "./conversation.js";
-import { type ChatMessage, callTools, type Decision, say } from "./types.js";
+import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
 
 const ANALYSIS = /\banaly[sz]/i;
 const DATA = /\b(csv|xlsx?|spreadsheets?|workbooks?|files?|data|attached|upload(ed)?)\b/i;
@@ -65,7 +65,11 @@ export function workSteps(
 }
 
 /** The executor's (or ReAct agent's) move when a work tool fits, else undefined. */
-export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<string>): Decision | undefined {
+export function workMove(
+  messages: readonly ChatMessage[],
+  offered: ReadonlySet<string>,
+  tools?: readonly ToolSpec[],
+): Decision | undefined {
   const { userText, task, request } = taskOf(messages);
   // An executor does its own task only (the plan has a step for the report); a ReAct agent does the whole request.
   const goal = labelledText(userText, "Your task:") === undefined ? request : task;
@@ -77,6 +81,9 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
     const last = called.at(-1);
     if (last === "run_code") {
       const output = lastResult.replace(/^stdout:\n/, "");
+      // With pandas, the frame the first call loaded is plotted by the next, in the same interpreter.
+      const loaded = called.filter((name) => name === "run_code").length === 1 && hasPandas(tools) && wantsAnalysis(goal);
+      if (loaded && !isFailure(output)) return callTools([{ name: "run_code", arguments: { code: PLOT_CODE } }]);
       // A single agent that was asked for a report writes it from what the code printed.
       if (!isFailure(output) && wantsHtmlReport(goal) && offered.has("write_report") && !called.includes("write_report")) {
         return callTools(reportCalls(request, goal, output, listedFiles(messages)));
@@ -97,7 +104,8 @@ export function workMove(messages: readonly ChatMessage[], offered: ReadonlySet<
       return say(
         "There is no CSV file or spreadsheet in this run to analyse. Upload one (POST /v1/files) and pass its id in the run's files.",
       );
-    return callTools([{ name: "run_code", arguments: { code: analysisCode(files), files } }]);
+    const code = hasPandas(tools) ? pandasLoadCode(files[0] ?? "") : analysisCode(files);
+    return callTools([{ name: "run_code", arguments: { code, files } }]);
   }
   if (wantsHtmlReport(task) && offered.has("write_report")) {
     // Earlier results may span paragraphs (tables): take everything up to the task line.
@@ -137,6 +145,38 @@ function reportCalls(request: string, task: string, findings: string, files: rea
   if (SLIDES.test(task)) calls.push({ name: "write_report", arguments: { ...report, format: "pptx" } });
   return calls;
 }
+
+/** run_code's description names pandas (the runtime has the data libraries), as the offline model reads it from its request. */
+function hasPandas(tools: readonly ToolSpec[] | undefined): boolean {
+  const description = tools?.find((tool) => tool.function?.name === "run_code")?.function?.description ?? "";
+  return /\bpandas\b/.test(description) && !/\bno pandas\b/.test(description);
+}
+
+/** The first call with pandas: the table into a frame, its shape and a summary (a workbook's first sheet). */
+function pandasLoadCode(file: string): string {
+  const path = /\.xlsx?$/i.test(file)
+    ? `sorted(glob.glob(${JSON.stringify(`files/${file.replace(/\.xlsx?$/i, "")}.*.csv`)}))[0]`
+    : JSON.stringify(`files/${file}`);
+  return `import glob
+import pandas as pd
+
+df = pd.read_csv(${path})
+print(f"{len(df)} rows, {len(df.columns)} columns: {', '.join(df.columns)}")
+print(df.describe().round(2).to_string())`;
+}
+
+/** The next call: the frame loaded before, totalled by its first text column and drawn as bars. */
+const PLOT_CODE = `import matplotlib.pyplot as plt
+
+key = df.select_dtypes(exclude="number").columns[0]
+value = df.select_dtypes(include="number").columns[0]
+totals = df.groupby(key)[value].sum().sort_values(ascending=False)
+print(f"{value} by {key}:")
+print(totals.to_string())
+totals.plot(kind="bar", title=f"{value} by {key}")
+plt.ylabel(value)
+plt.tight_layout()
+plt.savefig("output/chart.png")`;
 
 /** The first fenced ```python block of a text. */
 function pythonBlock(text: string): string | undefined {

@@ -3,19 +3,24 @@ import type { RunStatus } from "../contracts/run.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
+import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf } from "../memory/session.js";
-import type { Ports } from "../ports/index.js";
+import { namesOfTask } from "../ports/files.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
+import { endToolScope } from "../ports/tools.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 import { fitText } from "./largeText.js";
-import { EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
+import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
+import { portsForAgent } from "./savedAgent.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 
 export type ExecuteTaskOutput = TaskResult;
 
 /** An executor: the loop's ports, its task and step records, and the tenant's tools. */
-export type ExecutorPorts = LoopPorts & Pick<Ports, "tasks" | "tools">;
+export type ExecutorPorts = LoopPorts & Pick<Ports, "tasks" | "tools"> & SettingsOf<"model">;
 
 /** Recording a task's end: its record, its event, and a file when the result is long. */
 export type FinishTaskPorts = Pick<Ports, "tasks" | "files" | "events">;
@@ -39,8 +44,11 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     ports.journal.load(run.runId, scope),
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
+  // A saved agent's executors get only its tools, with its own model settings.
+  run = { ...run, ports: portsForAgent(ports, step.agent) };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
-  const tools = await ports.tools.registryFor(step.tenantId, { runId: run.runId });
+  const maxTools = toolCapFor("executor", run.ports.settings.model.roles);
+  const tools = withToolSearch(await run.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
   const fresh = own.size === 0;
   const startedAt = fresh ? new Date().toISOString() : (own.get(0, "memo", "start") as string | undefined);
   const pendingEvents: Promise<unknown>[] = [];
@@ -64,10 +72,11 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     system: async (round) => {
       // The list changes only when a write tool ran in the round before.
       if (round > 0 && own.hasAny(round - 1, "intent")) files = fileLines(await ports.files.list(run.runId));
-      return executorPrompt({ tools: catalog, files });
+      return executorPrompt({ tools: catalog, files, instructions: step.instructions });
     },
     conversation: [{ role: "user", content: forkContext(step, spec.text) }],
     tools,
+    maxTools,
     maxRounds: step.maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: step.approvalTools,
@@ -89,11 +98,15 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
     await Promise.all([outcome.journal.flush(), events]);
     if (outcome.kind === "paused") return { ...input, done: false };
     if (outcome.kind === "interrupted") return { ...input, done: false, interruptId: outcome.interruptId };
+    await endToolScope(tools, run.runId, scope);
     return { ...input, done: true, status: "failed", preview: "The run ended before this task finished." };
   }
+  await endToolScope(tools, run.runId, scope);
   const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
-  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage() });
+  // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.
+  const stopReason = outcome.kind === "budget" ? budgetStop(outcome.rounds) : undefined;
+  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage(), stopReason });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
@@ -135,6 +148,8 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
     plan: record.plan,
     priorResults: priorResultsOf(tasks, iteration),
     approvalTools: record.approval?.tools,
+    instructions: record.instructions,
+    agent: record.agent,
     maxRounds: budgetsOf(run.ports, record).maxRounds,
     tasks: mine.map(({ taskId, title, text }) => ({ taskId, title, text })),
   };
@@ -142,7 +157,7 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
 
 /**
  * Records a task's end: the task record (with the journal's last records, one batch) and the
- * task.completed event. Also used when the state machine caught a crash of the executor, which
+ * task.completed event, which lists the files the task's tools wrote. Also used when the state machine caught a crash of the executor, which
  * passes nothing else: the record is read here.
  */
 export async function finishTask(
@@ -150,13 +165,14 @@ export async function finishTask(
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
-  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage> } = {},
+  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage>; stopReason?: string } = {},
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
-  const [existing, kept] = await Promise.all([
+  const [existing, kept, files] = await Promise.all([
     known.record ?? ports.tasks.get(run.runId, iteration, task.taskId).then((found) => found ?? newTaskRecord(input)),
     fitText(ports.files, run.runId, `result-${iteration}-${task.taskId}.md`.replace(/[^\w.-]/g, "_"), result),
+    ports.files.list(run.runId).then((all) => namesOfTask(all, task.taskId)),
   ]);
   const record: TaskRecord = {
     ...existing,
@@ -164,12 +180,24 @@ export async function finishTask(
     result: kept,
     endedAt: new Date().toISOString(),
     ...(known.usage ? { usage: known.usage } : {}),
+    ...(known.stopReason ? { stopReason: known.stopReason } : {}),
   };
   await Promise.all([
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
     known.events,
     ports.events.append(run.runId, [
-      { type: "task.completed", data: { taskId: task.taskId, title: task.title, iteration, status, result: kept.slice(0, 2_000) } },
+      {
+        type: "task.completed",
+        data: {
+          taskId: task.taskId,
+          title: task.title,
+          iteration,
+          status,
+          result: kept.slice(0, 2_000),
+          files,
+          ...(known.stopReason ? { stopReason: known.stopReason } : {}),
+        },
+      },
     ]),
   ]);
   return { ...input, done: true, status, preview: kept.slice(0, 200) };

@@ -1,11 +1,13 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
+import { DEFAULT_TOOL_CAP } from "../llm/roleSettings.js";
 import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, type ToolCall } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 import { textStream } from "./deltas.js";
 import { BackgroundEvents, CallGuard } from "./overlap.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -34,6 +36,8 @@ export interface LoopOptions {
   /** Earlier turns (session memory) and the current user message. */
   conversation: ChatMessage[];
   tools: ToolSet;
+  /** The most tools one request may carry (the role's cap; default 128): past it the agent searches (find_tools). */
+  maxTools?: number;
   maxRounds: number;
   /** Parallel tool calls of one turn run at most this many at once. */
   toolConcurrency?: number;
@@ -76,6 +80,10 @@ const OUTPUT_PREVIEW = 2_000;
 /** Sent once after an empty model answer. */
 export const EMPTY_ANSWER_CORRECTION = "Your reply was empty. Reply with your answer to the task, or call a tool.";
 
+/** The answer to each call of a reply cut at the output limit (the call does not run). */
+export const CUT_TOOL_CALL =
+  "Not run: your reply was cut off at the output limit while you were writing this call, so its arguments are incomplete. Send a smaller call: split the content over several calls, or write less in one.";
+
 /** What a task or run reports when the model answered with nothing twice. */
 export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the second time after being told so).";
 
@@ -92,7 +100,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
   const { ports } = run;
   const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
   const conversation = [...options.conversation];
-  const specs = options.tools.specs();
+  const tools = withToolSearch(options.tools, options.maxTools ?? DEFAULT_TOOL_CAP);
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   /** What a person reads: the model's placeholders back to the real URLs. */
   const restore = (text: string) => window.restoreText(text);
@@ -107,15 +115,19 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     journal,
     events: events.settled(),
   });
-  let lastText = "";
   let emptyAnswers = 0;
 
-  for (let round = 0; round < options.maxRounds; round++) {
+  for (let round = 0; round <= options.maxRounds; round++) {
+    // The round budget is spent: one last call without tools delivers what was done and what was not.
+    const delivering = round === options.maxRounds;
+    if (delivering) conversation.push({ role: "user", content: budgetDelivery(options.maxRounds) });
     const recorded = journal.has(round, "llm");
     if (run.deadline && Date.now() > run.deadline && !recorded) return done({ kind: "paused", rounds: round });
     const check = recorded ? undefined : await guard.beforeCall(round);
     if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
+    // What find_tools loaded in earlier rounds is offered from this one on.
+    const specs = delivering ? [] : tools.specs();
     // Built on replay too: the URL placeholders of a recorded response must map the same way.
     const prompt = window.build(await options.system(round), conversation, specs);
     let streamed = false;
@@ -126,17 +138,20 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       async () => {
         const stream = textStream(ports, run.runId, source, restore);
         try {
-          return await ports.model.complete({
-            role: options.role,
-            messages: prompt,
-            tools: specs,
-            signal: check?.signal,
-            onText: (text) => {
-              streamed = true;
-              stream.onText(text);
-            },
-            onReasoning: stream.onReasoning,
-          });
+          return withoutIdleReasoning(
+            await ports.model.complete({
+              role: options.role,
+              messages: prompt,
+              tools: specs,
+              signal: check?.signal,
+              onText: (text) => {
+                streamed = true;
+                stream.onText(text);
+              },
+              onReasoning: stream.onReasoning,
+              onRetry: stream.onRetry,
+            }),
+          );
         } catch (error) {
           if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
           // A failed call was paid for too: count it on the run before the error ends this step.
@@ -164,7 +179,15 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     });
     if (!reply || (await check?.ended())) return done({ kind: "ended", rounds: round });
     const { value: response, replayed } = reply;
-    const calls = response.toolCalls.map((call) => window.restoreArguments(call));
+    // A delivery has no tools to call: calls it makes anyway are not run.
+    const calls = delivering ? [] : response.toolCalls.map((call) => window.restoreArguments(call));
+    if (response.finishReason === "length" && calls.length) {
+      // Cut while writing its calls: nothing runs; each call is answered so the model can send a smaller one.
+      if (!replayed) addUsage(usage, response);
+      conversation.push(assistantMessage(response));
+      for (const call of calls) conversation.push({ role: "tool", tool_call_id: call.id, content: CUT_TOOL_CALL });
+      continue;
+    }
     if (!replayed) {
       addUsage(usage, response);
       if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
@@ -176,7 +199,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
           : []),
         ...calls.map((call) => {
           const args = parseArguments(call.arguments);
-          const persona = personaOf(args, options.tools.get(call.name), call.name);
+          const persona = personaOf(args, tools.get(call.name), call.name);
           return {
             type: "tool.called",
             data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona },
@@ -184,8 +207,11 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
         }),
       ]);
     }
+    if (delivering) {
+      const text = restore(response.content ?? "").trim();
+      return done({ kind: "budget", rounds: round, text: text || `${budgetStop(options.maxRounds)} The model gave no summary.` });
+    }
     conversation.push(assistantMessage(response));
-    if (response.content) lastText = restore(response.content);
     if (calls.length === 0 && !response.content?.trim() && !options.allowEmptyAnswer) {
       // An empty answer is not an answer: once, the model is told so and asked again; twice, the agent fails.
       if (emptyAnswers++ === 0) {
@@ -202,7 +228,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       round,
       agent: options.role,
       taskId: options.taskId,
-      tools: options.tools,
+      tools,
       emit: (bodies: EventBody[]) => events.append(bodies),
       journal,
       ports: { ...ports, model: countedModel(ports.model, usage) },
@@ -216,11 +242,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       // runs: a retry after a crash between its side effect and its result finds the intent and
       // the tool deduplicates by the same key.
       for (const call of calls) {
-        if (
-          options.tools.get(call.name)?.access === "write" &&
-          !journal.has(round, "tool", call.id) &&
-          !journal.has(round, "intent", call.id)
-        ) {
+        if (tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
           journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
         }
       }
@@ -228,13 +250,10 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     }
     const gate = await decisionsOn(toolRound, calls);
     if (gate.waitingFor) return done({ kind: "interrupted", interruptId: gate.waitingFor, rounds: round });
-    const outcomes = await runToolCalls(toolRound, calls, gate.decisions);
-    const results: EventBody[] = [];
-    calls.forEach((call, i) => {
-      const { value, replayed: wasReplayed } = outcomes[i];
-      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
-      if (!wasReplayed) {
-        results.push({
+    // Each result is shown as its call ends; the model reads them in the calls' order.
+    const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
+      events.append([
+        {
           type: "tool.result",
           data: {
             ...source,
@@ -243,10 +262,14 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
             ok: value.ok,
             output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW),
           },
-        });
-      }
+        },
+      ]),
+    );
+    calls.forEach((call, i) => {
+      const { value } = outcomes[i];
+      if (value.loads) tools.load?.(value.loads);
+      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
     });
-    events.append(results);
     if (
       options.endsTurn?.(
         calls,
@@ -255,12 +278,15 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     )
       return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
   }
-  return done({
-    kind: "budget",
-    rounds: options.maxRounds,
-    text: `Stopped after ${options.maxRounds} rounds, the round budget. Last progress: ${lastText || "none"}`,
-  });
+  throw new Error("unreachable: the last round delivers");
 }
+
+/** The last request of an agent whose rounds are spent (newAgent's forced Deliver). */
+export const budgetDelivery = (rounds: number) =>
+  `You have used all ${rounds} rounds of your budget, so you cannot call tools any more. Reply now, without tools: say what you did and found (figures, file names), and what is not done yet and why.`;
+
+/** What a run or task records when its agent stopped at the round budget. */
+export const budgetStop = (rounds: number) => `Stopped at the round budget (${rounds} rounds).`;
 
 /** A call that changes something or waits for a person (a read tool can simply run again on replay). */
 function addUsage(usage: LoopUsage, response: ChatResponse): void {
@@ -281,16 +307,25 @@ function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
   };
 }
 
+/** Reasoning is kept (and journaled) only on a tool-call turn: no provider wants it back elsewhere. */
+function withoutIdleReasoning(response: ChatResponse): ChatResponse {
+  if (!response.reasoning || response.toolCalls.length) return response;
+  const { reasoning: _, ...rest } = response;
+  return rest;
+}
+
 function hasEffects(round: ToolRound, call: ToolCall): boolean {
   const tool = round.tools.get(call.name);
   if (!tool || tool.pure) return false;
   return tool.access === "write" || tool.asksUser === true || needsApproval(tool, round.approval);
 }
 
+/** The reply as it goes back to the model; a tool-call turn keeps the reasoning its provider wants back. */
 function assistantMessage(response: ChatResponse): ChatMessage {
   return {
     role: "assistant",
     content: response.content,
+    ...(response.toolCalls.length && response.reasoning ? { reasoning_content: response.reasoning } : {}),
     ...(response.toolCalls.length
       ? {
           tool_calls: response.toolCalls.map((c) => ({

@@ -7,7 +7,8 @@ import type { ToolSet } from "../ports/tools.js";
  * tools, the tenant's MCP tools: name, one line, read or write), the run's files (name, type, size,
  * where they came from). Stable text comes first and changing text last, so a provider's prompt
  * cache can reuse the longest prefix: the role's instructions, then the tool list (the same for
- * the whole run), then the date, then the files (they change when a tool writes one).
+ * the whole run), then the operator's instructions (the same for the whole run, and after the part
+ * every tenant shares), then the date, then the files (they change when a tool writes one).
  */
 export interface PromptContext {
   /** The tools the agent — or, for the planner and router, the agents it directs — can call. */
@@ -15,6 +16,8 @@ export interface PromptContext {
   files?: FileLine[];
   /** Blocks that must never be cut (newAgent's pinned memory). */
   pinned?: string[];
+  /** The operator's instructions for the run (the tenant's, the saved agent's, the run's). */
+  instructions?: string;
 }
 
 /** One tool as a prompt names it. */
@@ -22,15 +25,28 @@ export interface ToolLine {
   name: string;
   description: string;
   access: "read" | "write";
+  /** The tool source it comes from (MCP); built-ins have none. */
+  source?: string;
+  /** Not offered until find_tools loads it (a catalogue over the model's tool cap). */
+  searchable?: boolean;
 }
 
-/** Tools the prompt lists; a tenant with more sources gets the first ones and a count of the rest. */
+/** Tools the prompt lists one line each; past them, the rest are summed up by source, names only. */
 const MAX_TOOLS = 80;
+/** Characters of tool names one source's summary line names; the rest are counted. */
+const MAX_SOURCE_NAMES = 3_000;
 const MAX_FILES = 50;
 
-/** The tools of a set, one line each, in the set's order. */
+/** The tools of a set, one line each, in the set's order; those only find_tools reaches are marked. */
 export function toolLines(tools: ToolSet): ToolLine[] {
-  return tools.tools.map((tool) => ({ name: tool.name, description: firstLine(tool.description), access: tool.access }));
+  const offered = tools.listed && new Set(tools.listed.tools);
+  return tools.tools.map((tool) => ({
+    name: tool.name,
+    description: firstLine(tool.description),
+    access: tool.access,
+    ...(tool.source ? { source: tool.source } : {}),
+    ...(offered && !offered.has(tool) ? { searchable: true } : {}),
+  }));
 }
 
 /** The files as prompts name them. */
@@ -50,9 +66,30 @@ function firstLine(text: string, max = 160): string {
 
 const today = () => new Date().toISOString().slice(0, 10);
 
+/**
+ * One line per tool; a catalogue larger than that is summed up: the rest, and the tools only
+ * find_tools reaches, as one line per source naming its tools (what the team can do, in short).
+ */
 function formatTools(tools: readonly ToolLine[]): string {
-  const shown = tools.slice(0, MAX_TOOLS).map((t) => `- ${t.name} (${t.access}): ${t.description}`);
-  if (tools.length > MAX_TOOLS) shown.push(`- … and ${tools.length - MAX_TOOLS} more`);
+  const whole = tools.filter((t) => !t.searchable).slice(0, MAX_TOOLS);
+  const shown = whole.map((t) => `- ${t.name} (${t.access}): ${t.description}`);
+  const listed = new Set(whole);
+  const rest = new Map<string, ToolLine[]>();
+  for (const tool of tools) {
+    if (listed.has(tool)) continue;
+    const key = `${tool.source ?? "built in"}${tool.searchable ? ", found with find_tools" : ""}`;
+    rest.set(key, [...(rest.get(key) ?? []), tool]);
+  }
+  for (const [key, group] of rest) {
+    let names = "";
+    let named = 0;
+    for (const tool of group) {
+      if (names.length + tool.name.length > MAX_SOURCE_NAMES) break;
+      names += `${named++ ? ", " : ""}${tool.name}`;
+    }
+    const more = group.length > named ? ` and ${group.length - named} more not named here` : "";
+    shown.push(`- from ${key}, ${group.length} tools: ${names}${more}`);
+  }
   return shown.join("\n");
 }
 
@@ -68,12 +105,15 @@ function formatFiles(files: readonly FileLine[]): string {
 /** Heading of the tool list: the offline model reads what follows it. */
 const TOOLS_HEADING = "Tools:";
 const TEAM_TOOLS_HEADING = "Tools of the executor agents:";
+/** Heading of the operator's instructions: the offline model reads what follows it. */
+const INSTRUCTIONS_HEADING = "Instructions from the operator (follow them in everything you write):";
 /** Heading of the file list: the offline model reads the names below it. */
 const FILES_HEADING = "Files of this run";
 
 function build(role: string, context: PromptContext, toolsHeading: string): string {
   const blocks = [role];
   if (context.tools?.length) blocks.push(`${toolsHeading}\n${formatTools(context.tools)}`);
+  if (context.instructions) blocks.push(`${INSTRUCTIONS_HEADING}\n${context.instructions}`);
   blocks.push(`Today is ${today()}.`);
   if (context.files?.length) {
     blocks.push(`${FILES_HEADING} (read_artifact reads them; run_code gets them as files/<name>):\n${formatFiles(context.files)}`);
@@ -121,7 +161,7 @@ Think step by step; call tools whenever they give a better answer than guessing.
 export const summarizerPrompt = (context: PromptContext = {}) =>
   build(
     `You are the summarizer of Stepwise.
-Write the final answer to the user's request from the task results you are given. Cite the figures and files the tasks produced; say plainly what failed or is missing. Use markdown.`,
+Write the final answer to the user's request from the task results you are given. Cite the figures the tasks found, and by name the files your answer relies on (a task's files follow its title); say plainly what failed or is missing. Use markdown.`,
     context,
     TOOLS_HEADING,
   );

@@ -49,7 +49,7 @@ const chooseModeTool = defineTool({
  */
 export async function chooseMode(
   run: { runId: string; ports: RouterPorts },
-  record: Pick<RunRecord, "input" | "tenantId">,
+  record: Pick<RunRecord, "input" | "tenantId" | "instructions">,
   history: ChatMessage[] = [],
 ): Promise<RouteDecision> {
   const { ports } = run;
@@ -61,12 +61,19 @@ export async function chooseMode(
   try {
     const tools = new ToolRegistry([chooseModeTool]).specs();
     const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
-    const system = routerPrompt({ tools: toolLines(team), files: fileLines(files) });
+    const system = routerPrompt({ tools: toolLines(team), files: fileLines(files), instructions: record.instructions });
     const messages = window.build(system, [...history, { role: "user", content: record.input }], tools);
     const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text));
     const { value, replayed } = await journal
       .once(0, "llm", "", () =>
-        ports.model.complete({ messages, tools, role: "router", onText: stream.onText, onReasoning: stream.onReasoning }),
+        ports.model.complete({
+          messages,
+          tools,
+          role: "router",
+          onText: stream.onText,
+          onReasoning: stream.onReasoning,
+          onRetry: stream.onRetry,
+        }),
       )
       .finally(stream.close);
     if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });

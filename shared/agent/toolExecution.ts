@@ -2,6 +2,7 @@ import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
+import { filesOfTask } from "../ports/files.js";
 import type { Ports } from "../ports/index.js";
 import type { ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
@@ -60,16 +61,23 @@ export async function decisionsOn(
 
 /**
  * Runs the round's tool calls, at most `concurrency` at once, each once (journaled: a replay returns
- * the recorded result). Results keep the calls' order. An output too long for the model is cut,
- * and the whole of it is kept as an artifact the model can read.
+ * the recorded result). Results keep the calls' order; `ended` hears of each call run now (not
+ * replayed) as soon as it ends, so a fast call is seen before a slow one. An output too long for
+ * the model is cut, and the whole of it is kept as an artifact the model can read.
  */
-export async function runToolCalls(round: ToolRound, calls: ToolCall[], decisions: Map<string, Resolution>) {
+export async function runToolCalls(
+  round: ToolRound,
+  calls: ToolCall[],
+  decisions: Map<string, Resolution>,
+  ended: (call: ToolCall, outcome: ToolOutcome) => void = () => undefined,
+) {
   const execute = async (call: ToolCall): Promise<ToolOutcome> => {
     const context: ToolContext = {
       runId: round.runId,
       scope: round.scope,
       idempotencyKey: idempotencyKeyOf(round, call),
-      files: round.ports.files,
+      // What an executor's tools write is its task's (file.created and task.completed name it).
+      files: round.taskId ? filesOfTask(round.ports.files, round.taskId) : round.ports.files,
       model: round.ports.model,
       progress: (event) =>
         round.emit([
@@ -84,13 +92,15 @@ export async function runToolCalls(round: ToolRound, calls: ToolCall[], decision
     return keepWholeOutput(round, call, outcome);
   };
   // Results are kept in memory and written with the next round's records (see runAgentLoop).
-  return mapLimited(calls, round.concurrency, async (call) =>
-    round.tools.get(call.name)?.pure
+  return mapLimited(calls, round.concurrency, async (call) => {
+    const result = round.tools.get(call.name)?.pure
       ? { value: await execute(call), replayed: false }
-      : round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), {
+      : await round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), {
           defer: round.tools.get(call.name)?.access !== "write",
-        }),
-  );
+        });
+    if (!result.replayed) ended(call, result.value);
+    return result;
+  });
 }
 
 async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOutcome): Promise<ToolOutcome> {

@@ -71,7 +71,8 @@ export async function renderChart(input: ChartInput, runId: string, files: FileS
     ...(single ? { width: 560, height: 320 } : {}),
     ...input.spec,
     data: { values: rows },
-    config: { font: FONT, ...(input.spec.config as object | undefined) },
+    // A reader without Inter (an SVG opened on its own) gets a sans-serif face, not a serif default.
+    config: { font: `${FONT}, Helvetica, Arial, sans-serif`, ...(input.spec.config as object | undefined) },
   };
   let svg: string;
   try {

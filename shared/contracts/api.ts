@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AgentRef, Instructions } from "./agents.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
 import { WebhookSubscription } from "./webhook.js";
@@ -28,6 +29,10 @@ export const CreateRunRequest = z.strictObject({
     .array(z.string().regex(/^file_[a-z0-9]{1,60}$/, "a file id from POST /v1/files"))
     .max(20)
     .optional(),
+  /** A saved agent (`PUT /v1/agents/{name}`): its latest version (`analyst`) or one version (`analyst@3`). */
+  agent: AgentRef.optional(),
+  /** The operator's instructions for this run, after the tenant's and the saved agent's (house rules, the answer's language, an SOP). */
+  instructions: Instructions.optional(),
 });
 export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 
@@ -35,6 +40,8 @@ export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 export const TenantSettings = z.strictObject({
   /** What a run sent to a busy session does when its request names no `multitask` (default `reject`). */
   multitask: Multitask.optional(),
+  /** Instructions every agent of the tenant's runs follows, in each role's prompt ("" removes them). */
+  instructions: Instructions.optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 

@@ -31,6 +31,19 @@ export const EventBody = z.discriminatedUnion("type", [
   z.object({ type: z.literal("agent.delta"), data: AgentSource.extend({ text: z.string() }) }),
   /** A model's reasoning text as it streams (`reasoning_content`): shown to people, never fed back to a model. */
   z.object({ type: z.literal("agent.reasoning"), data: AgentSource.extend({ text: z.string() }) }),
+  /**
+   * A model call failed and waits to be tried again: the `attempt`-th retry of `retries`, why, and
+   * the wait before it (`waitMs`). Shown while the run waits; the run's `statusDetail` says it too.
+   */
+  z.object({
+    type: z.literal("model.retrying"),
+    data: AgentSource.extend({ attempt: z.number().int(), retries: z.number().int(), reason: z.string(), waitMs: z.number().int() }),
+  }),
+  /**
+   * Drop the text this agent (and task) streamed since it last did something else, `agent.delta`
+   * and `agent.reasoning` alike: the reply it belonged to broke off and is being retried.
+   */
+  z.object({ type: z.literal("agent.withdrawn"), data: AgentSource.extend({ reason: z.string() }) }),
   z.object({
     type: z.literal("tool.called"),
     // persona: the job title of who makes the call (the model's, or one derived from the tool).
@@ -70,6 +83,10 @@ export const EventBody = z.discriminatedUnion("type", [
       iteration: z.number().int(),
       status: z.enum(["succeeded", "failed"]),
       result: z.string(),
+      /** The executor stopped at its round budget; `result` is its summary of what was done and what was not. */
+      stopReason: z.string().optional(),
+      /** The files the task's tools wrote (events saved before files were tied to tasks have none). */
+      files: z.array(z.string()).optional(),
     }),
   }),
   z.object({
@@ -92,11 +109,20 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   z.object({
     type: z.literal("file.created"),
-    data: z.object({ name: z.string(), contentType: z.string(), bytes: z.number().int(), description: z.string(), download: z.string() }),
+    data: z.object({
+      name: z.string(),
+      contentType: z.string(),
+      bytes: z.number().int(),
+      description: z.string(),
+      download: z.string(),
+      /** The plan task whose tool wrote it (none for the run's own files, and in events saved before files were tied to tasks). */
+      taskId: z.string().optional(),
+    }),
   }),
   z.object({
     type: z.literal("run.succeeded"),
-    data: z.object({ result: z.string(), files: z.array(z.string()) }),
+    /** `stopReason`: the run stopped at a budget, and its answer says what was done and what was not. */
+    data: z.object({ result: z.string(), files: z.array(z.string()), stopReason: z.string().optional() }),
   }),
   z.object({
     type: z.literal("run.failed"),

@@ -35,6 +35,7 @@ export const FileView = z.object({
   contentType: z.string(),
   bytes: z.number().int(),
   createdAt: z.string(),
+  taskId: z.string().optional().describe("The plan task whose tool wrote it; none for uploads and the run's own files."),
 });
 export type FileView = z.infer<typeof FileView>;
 export const FileList = z.object({ runId: z.string(), files: z.array(FileView.extend({ download: z.string() })) });
@@ -50,6 +51,8 @@ export const RunView = z.object({
   queuedBehind: z.string().nullable(),
   requestedMode: RequestedMode,
   mode: z.enum(["answer", "react", "plan_solve"]).nullable(),
+  /** While running: what it waits for, when it is not working (a model call waiting to be retried). */
+  statusDetail: z.string().nullable(),
   input: z.string(),
   metadata: z.record(z.string(), z.string()),
   plan: Plan.nullable(),
@@ -63,12 +66,21 @@ export const RunView = z.object({
       result: z.string().nullable(),
       startedAt: z.string().nullable(),
       endedAt: z.string().nullable(),
+      /** The executor stopped at its round budget (its result says what was done and what was not). */
+      stopReason: z.string().optional(),
+      files: z.array(z.string()).describe("The names of the files the task's tools wrote (see files)."),
     }),
   ),
   approval: ApprovalPolicy,
+  /** The saved agent the run named, the exact version it resolved, and its tool allow-list (null: the whole catalogue). */
+  agent: z.object({ name: z.string(), version: z.number().int(), tools: z.array(z.string()).nullable() }).nullable(),
+  /** The operator's instructions its agents follow (the tenant's, the saved agent's, the run's). */
+  instructions: z.string().nullable(),
   pendingInterrupts: z.array(InterruptView),
   interrupts: z.array(InterruptView),
   result: z.string().nullable(),
+  /** Why the run stopped before its work was done (a round or plan budget); its result says what was and was not done. */
+  stopReason: z.string().optional(),
   files: z.array(FileView),
   error: RunError.nullable(),
   usage: RunUsage,
@@ -117,7 +129,10 @@ export type SessionView = z.infer<typeof SessionView>;
 const RunEventView = z.intersection(EventBody, z.object({ seq: z.number().int(), at: z.string() }));
 export const EventList = z.object({ runId: z.string(), events: z.array(RunEventView), next: z.object({ after: z.number().int() }) });
 
-export const Settings = z.object({ multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]) });
+export const Settings = z.object({
+  multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
+  instructions: z.string().optional(),
+});
 
 export const CancelResponse = z.object({ runId: z.string(), status: z.literal("cancelled") });
 export type CancelResponse = z.infer<typeof CancelResponse>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RoleSettings } from "../llm/roleSettings.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
@@ -45,6 +46,21 @@ export const A2APush = z.object({
 });
 export type A2APush = z.infer<typeof A2APush>;
 
+/** Model settings per role, as a saved agent sets them (no `default`: each role is named). */
+export const AgentRoleSettings = RoleSettings.omit({ default: true });
+
+/**
+ * What a run keeps of the saved agent it named: the exact version, and what its agents need while
+ * they run (tools, model settings), so a new version or a deletion never changes a running run.
+ */
+export const RunAgent = z.object({
+  name: z.string(),
+  version: z.number().int(),
+  tools: z.array(z.string()).optional(),
+  roles: AgentRoleSettings.optional(),
+});
+export type RunAgent = z.infer<typeof RunAgent>;
+
 export const RunError = z.object({ code: z.string(), message: z.string() });
 export type RunError = z.infer<typeof RunError>;
 
@@ -69,6 +85,10 @@ export const RunRecord = z.object({
   metadata: z.record(z.string(), z.string()),
   approval: ApprovalPolicy.optional(),
   budgets: RunBudgets.optional(),
+  /** The operator's instructions every agent of the run follows (the tenant's, the saved agent's, the run's), fixed at submission. */
+  instructions: z.string().optional(),
+  /** The saved agent the run named, as it was when the run was submitted. */
+  agent: RunAgent.optional(),
   /** Why the run stopped before its plan was done (a budget), for the summary. */
   stopReason: z.string().optional(),
   /** Where signed notifications go; `a2a` when an A2A client set it (an A2A body, its token or credentials). */
@@ -89,6 +109,18 @@ export const RunRecord = z.object({
   endedAt: z.string().optional(),
   /** State transitions of the ended execution, counted once from its history. */
   stateTransitions: z.number().int().optional(),
+  /** A model call of the run waits to be retried (its last `model.retrying`); null once it answered. */
+  modelWait: z
+    .object({
+      agent: z.string(),
+      taskId: z.string().optional(),
+      attempt: z.number().int(),
+      retries: z.number().int(),
+      reason: z.string(),
+      retryAt: z.string(),
+    })
+    .nullable()
+    .optional(),
   /** Sequence number of the terminal event, reserved before the run ends (so it is never lost). */
   terminalSeq: z.number().int().optional(),
 });

@@ -30,6 +30,11 @@ export const SandboxRequest = z.strictObject({
   memoryMb: z.number().int().min(64).max(2048).default(512),
   /** stdout and stderr are each cut to this many characters. */
   maxOutputChars: z.number().int().min(100).max(1_000_000).default(20_000),
+  /**
+   * The interpreter session the call belongs to (its run and agent scope): calls with the same key
+   * share variables and files where the runtime keeps sessions; other runtimes start each call fresh.
+   */
+  session: z.string().min(1).max(300).optional(),
 });
 export type SandboxRequest = z.input<typeof SandboxRequest>;
 
@@ -47,5 +52,7 @@ export const SandboxResult = z.object({
   /** Time spent running the code, and before it (starting the interpreter, when not warm). */
   runMs: z.number(),
   startMs: z.number(),
+  /** What the model should know about the session (a new one replaced a session that had ended). */
+  notice: z.string().nullable().default(null),
 });
 export type SandboxResult = z.output<typeof SandboxResult>;

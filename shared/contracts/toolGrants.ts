@@ -11,6 +11,12 @@ export const TOOL_GRANT_ACTIONS = {
   "files:write": ["s3:PutObject"],
   /** Run code in the sandbox function (Lambda). */
   "sandbox:invoke": ["lambda:InvokeFunction"],
+  /** Start, use and stop sessions of the stack's code interpreter (AgentCore). */
+  "interpreter:invoke": [
+    "bedrock-agentcore:StartCodeInterpreterSession",
+    "bedrock-agentcore:InvokeCodeInterpreter",
+    "bedrock-agentcore:StopCodeInterpreterSession",
+  ],
 } as const;
 
 export type ToolGrant = keyof typeof TOOL_GRANT_ACTIONS;

@@ -18,7 +18,11 @@ export class DeltaCoalescer {
     private readonly options: { restore?: (text: string) => string; intervalMs?: number } = {},
   ) {}
 
+  /** Text was pushed since the start or the last discard. */
+  private pushed = false;
+
   push = (text: string): void => {
+    this.pushed ||= text !== "";
     this.buffer += text;
     this.timer ??= setTimeout(() => this.flush(false), this.options.intervalMs ?? 300);
   };
@@ -27,6 +31,19 @@ export class DeltaCoalescer {
   async close(): Promise<void> {
     this.flush(true);
     await this.writes;
+  }
+
+  /**
+   * Forgets the text not written yet (the reply it came from is void) and says whether any text was
+   * pushed since the start or the last discard; `written` resolves once what was written is.
+   */
+  discard(): { pushed: boolean; written: Promise<unknown> } {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.buffer = "";
+    const pushed = this.pushed;
+    this.pushed = false;
+    return { pushed, written: this.writes };
   }
 
   private flush(final: boolean): void {

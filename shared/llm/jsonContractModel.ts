@@ -41,12 +41,18 @@ export class JsonContractModel implements ChatModel {
     const usage = { promptTokens: 0, completionTokens: 0 };
     let lastError = "";
     for (let attempt = 1; attempt <= MAX_CONSECUTIVE_FAILURES; attempt++) {
-      const reply = await this.inner.complete({ messages, signal: request.signal, role: request.role, settings: request.settings });
+      const { signal, role, settings, onRetry } = request;
+      const reply = await this.inner.complete({ messages, signal, role, settings, onRetry });
       usage.promptTokens += reply.usage.promptTokens;
       usage.completionTokens += reply.usage.completionTokens;
       const text = reply.content ?? "";
       const parsed = parseContractReply(text);
-      if (parsed.ok) return { ...toResponse(parsed.value, turn, usage, request.onText), ...(attempt > 1 ? { calls: attempt } : {}) };
+      if (parsed.ok) {
+        const response = toResponse(parsed.value, turn, usage, request.onText);
+        // A tool-call turn keeps its reasoning where the provider wants it back, as in native mode.
+        const reasoning = response.toolCalls.length && reply.reasoning ? { reasoning: reply.reasoning } : {};
+        return { ...response, ...reasoning, ...(attempt > 1 ? { calls: attempt } : {}) };
+      }
       lastError = parsed.error;
       // The bad reply stays verbatim so the model sees what it did wrong; the error says how to fix it.
       messages.push({ role: "assistant", content: text || "(an empty reply)" }, { role: "user", content: parsed.error });
@@ -128,7 +134,13 @@ function plainHistory(messages: readonly ChatMessage[], answersAsJson: boolean):
         }),
         ...(message.function_call ? [{ name: message.function_call.name, arguments: parseOrKeep(message.function_call.arguments) }] : []),
       ];
-      if (calls.length) out.push({ role: "assistant", content: JSON.stringify({ tool_calls: calls }) });
+      const reasoning = (message as { reasoning_content?: string }).reasoning_content;
+      if (calls.length)
+        out.push({
+          role: "assistant",
+          content: JSON.stringify({ tool_calls: calls }),
+          ...(reasoning ? { reasoning_content: reasoning } : {}),
+        });
       else if (answersAsJson) out.push({ role: "assistant", content: JSON.stringify({ answer: textOf(message.content) }) });
       else out.push(message);
       lastWasResult = false;

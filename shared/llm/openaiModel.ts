@@ -2,8 +2,9 @@ import { setTimeout as delay } from "node:timers/promises";
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { errorMessage, StepError, StepErrorCode } from "../errors.js";
+import { rulesFor } from "./providerRules.js";
 import { StreamAssembler } from "./streamAssembler.js";
-import type { ChatModel, ChatRequest, ChatResponse, GenerationSettings } from "./types.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, GenerationSettings } from "./types.js";
 
 export interface OpenAIModelOptions {
   model: string;
@@ -27,11 +28,13 @@ class IncompleteReply extends Error {
 
 /**
  * A ChatModel over any OpenAI-compatible Chat Completions endpoint, always streamed so text can
- * reach clients as it is produced. The `openai` client retries 408/409/429/5xx and connection
- * failures before a reply starts; a reply that breaks off after it started (the connection
- * dropped, a chunk that is not JSON, an error event, a stall, a 200 that is no event stream) is
- * retried here the same way, its partial reply discarded. What is left after the retries is a
- * retryable Stepwise.ModelUnavailable with a message a person can read.
+ * reach clients as it is produced. Retries are made here, not inside the `openai` client, so each
+ * one is told (`onRetry`: the attempt, the reason, the wait) while the call waits: 408/409/429/5xx
+ * and connection failures before a reply starts (with the `openai` client's rules: its backoff,
+ * `x-should-retry`, `retry-after-ms` and `Retry-After`), and a reply that breaks off after it
+ * started (the connection dropped, a chunk that is not JSON, an error event, a stall, a 200 that is
+ * no event stream), its partial reply discarded. What is left after the retries is a retryable
+ * Stepwise.ModelUnavailable with a message a person can read.
  */
 export class OpenAIModel implements ChatModel {
   readonly name: string;
@@ -48,7 +51,7 @@ export class OpenAIModel implements ChatModel {
       // Local OpenAI-compatible servers need no key; the client insists on a string.
       apiKey: options.apiKey || "none",
       timeout: options.timeoutMs,
-      maxRetries: options.maxRetries,
+      maxRetries: 0, // retried in complete(), where each retry is reported
     });
   }
 
@@ -57,11 +60,10 @@ export class OpenAIModel implements ChatModel {
       try {
         return await this.stream(request);
       } catch (error) {
-        if (!(error instanceof IncompleteReply) || attempt >= this.retries || request.signal?.aborted) throw modelError(error, this.name);
-        // The client's own backoff: 0.5 s doubling, at most 8 s, with jitter.
-        await delay(Math.min(8_000, 500 * 2 ** attempt) * (0.75 + Math.random() / 4), undefined, { signal: request.signal }).catch(
-          () => undefined,
-        );
+        const waitMs = retryWaitMs(error, attempt);
+        if (waitMs === undefined || attempt >= this.retries || request.signal?.aborted) throw modelError(error, this.name);
+        request.onRetry?.({ attempt: attempt + 1, retries: this.retries, reason: retryReason(error), waitMs });
+        await delay(waitMs, undefined, { signal: request.signal }).catch(() => undefined);
       }
     }
   }
@@ -69,9 +71,13 @@ export class OpenAIModel implements ChatModel {
   private async stream(request: ChatRequest): Promise<ChatResponse> {
     const settings = { ...this.options.settings, ...request.settings };
     const limitField = this.options.maxTokensField ?? "max_tokens";
+    const model = settings.model ?? this.name;
+    // Reasoning goes back only to a provider that requires it; others may refuse the field.
+    const replay = settings.reasoningReplay ?? rulesFor(model).reasoningReplay;
     const body: ChatCompletionCreateParamsStreaming = {
-      model: settings.model ?? this.name,
-      messages: request.messages,
+      ...settings.requestFields,
+      model,
+      messages: replay ? request.messages : withoutReasoning(request.messages),
       tools: request.tools?.length ? request.tools : undefined,
       tool_choice: request.tools?.length ? "auto" : undefined,
       stream: true,
@@ -113,8 +119,69 @@ export class OpenAIModel implements ChatModel {
           : "the answer was not a stream of events (an error page?)",
       );
     }
-    return { ...assembler.result(), model: body.model };
+    const { reasoning, ...response } = assembler.result();
+    return { ...response, model: body.model, ...(replay && reasoning ? { reasoning } : {}) };
   }
+}
+
+/** The messages without `reasoning_content` (kept by a loop whose provider wanted it back). */
+function withoutReasoning(messages: ChatMessage[]): ChatMessage[] {
+  if (!messages.some((m) => "reasoning_content" in m)) return messages;
+  return messages.map((message) => {
+    if (!("reasoning_content" in message)) return message;
+    const { reasoning_content: _, ...rest } = message as ChatMessage & { reasoning_content?: string };
+    return rest as ChatMessage;
+  });
+}
+
+/**
+ * How long to wait before retrying after `error` (the `attempt`-th retry, from 0), or undefined if
+ * no retry helps: the `openai` client's rules. The server's `x-should-retry` decides when sent;
+ * else 408, 409, 429, 5xx, connection failures and broken replies are retried, after the server's
+ * `retry-after-ms` or `Retry-After` (up to a minute), or 0.5 s doubling up to 8 s, less up to 25 %.
+ */
+function retryWaitMs(error: unknown, attempt: number): number | undefined {
+  if (error instanceof OpenAI.APIUserAbortError) return undefined;
+  if (error instanceof OpenAI.APIError && !(error instanceof OpenAI.APIConnectionError)) {
+    const should = error.headers?.get("x-should-retry");
+    const status = error.status ?? 0;
+    if (should === "false" || (should !== "true" && !(status === 408 || status === 409 || status === 429 || status >= 500)))
+      return undefined;
+    const asked = retryAfterMs(error.headers);
+    if (asked !== undefined) return asked;
+  } else if (!(error instanceof OpenAI.APIConnectionError) && !(error instanceof IncompleteReply)) return undefined;
+  return Math.round(Math.min(8_000, 500 * 2 ** attempt) * (1 - Math.random() / 4));
+}
+
+/** The wait a server asks for (`retry-after-ms`, then `Retry-After` in seconds or as a date), when under a minute. */
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
+  const after = headers?.get("retry-after");
+  const asked = !Number.isNaN(ms)
+    ? ms
+    : after
+      ? /^\d+(\.\d+)?$/.test(after.trim())
+        ? Number(after) * 1000
+        : Date.parse(after) - Date.now()
+      : Number.NaN;
+  return asked >= 0 && asked < 60_000 ? Math.round(asked) : undefined;
+}
+
+/** Why a call is retried, in a few words a person can read. */
+function retryReason(error: unknown): string {
+  if (error instanceof IncompleteReply) return error.message;
+  if (error instanceof OpenAI.APIConnectionTimeoutError) return "the request timed out";
+  if (error instanceof OpenAI.APIConnectionError) return `the model could not be reached (${rootCause(error)})`;
+  if (error instanceof OpenAI.APIError)
+    return `the model answered ${error.status ?? "an error"}${error.message ? `: ${error.message}` : ""}`;
+  return errorMessage(error);
+}
+
+/** The innermost cause's code or message ("ECONNREFUSED", "fetch failed"). */
+function rootCause(error: unknown): string {
+  let inner = error as { cause?: unknown; code?: unknown; message?: unknown };
+  while (inner.cause && typeof inner.cause === "object") inner = inner.cause as typeof inner;
+  return typeof inner.code === "string" ? inner.code : errorMessage(inner);
 }
 
 function describe(error: unknown): string {

@@ -1,12 +1,44 @@
 import { z } from "zod";
 import type { GenerationSettings } from "./types.js";
 
+/** Request fields Stepwise writes itself: a provider field setting cannot replace them. */
+const OWN_FIELDS = [
+  "model",
+  "messages",
+  "tools",
+  "tool_choice",
+  "stream",
+  "stream_options",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "reasoning_effort",
+];
+
+/** A provider's own request fields: `{"thinking": {"type": "disabled"}}`, `{"chat_template_kwargs": {"enable_thinking": false}}`. */
+const RequestFields = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a field name is letters, digits and underscores"), z.json())
+  .refine((fields) => !Object.keys(fields).some((key) => OWN_FIELDS.includes(key)), {
+    message: `must not set a field Stepwise writes itself (${OWN_FIELDS.join(", ")}); use the matching setting`,
+  });
+
+/** OpenAI's limit on the tools of one request, the default cap. */
+export const DEFAULT_TOOL_CAP = 128;
+/** Room for every built-in tool and find_tools; no provider is known to take more than this many. */
+const MIN_TOOL_CAP = 16;
+const MAX_TOOL_CAP = 1_024;
+
 /** One role's generation settings; `null` leaves a default unsent (o-series models reject a temperature). */
 const Settings = z.strictObject({
   model: z.string().min(1).optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   maxOutputTokens: z.number().int().positive().nullable().optional(),
   reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
+  /** Send a tool-call turn's reasoning back with it (unset: as the model's family requires, providerRules.ts). */
+  reasoningReplay: z.boolean().nullable().optional(),
+  requestFields: RequestFields.nullable().optional(),
+  /** Tools one request may carry (OpenAI refuses more than 128); a larger catalogue is reached by find_tools. */
+  maxTools: z.number().int().min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
 });
 
 /** Per-role settings (`default` applies to every role, a role's own over it). */
@@ -42,11 +74,23 @@ const ROLE_DEFAULTS: RoleSettings = {
 
 /** A role's settings: the defaults, then what was configured for every role, then for this one. */
 export function settingsFor(role: Role | undefined, configured: RoleSettings = {}): GenerationSettings {
-  const merged = {
+  // The tool cap shapes the request (toolCapFor), it is not a field of it.
+  const { maxTools: _cap, ...merged } = {
     ...ROLE_DEFAULTS.default,
     ...(role ? ROLE_DEFAULTS[role] : {}),
     ...configured.default,
     ...(role ? configured[role] : {}),
   };
+  // Provider fields add up: a role's own are sent beside those set for every role (`null` sends none).
+  const fields =
+    role && configured[role]?.requestFields === null
+      ? undefined
+      : { ...configured.default?.requestFields, ...(role ? configured[role]?.requestFields : {}) };
+  merged.requestFields = fields && Object.keys(fields).length ? fields : undefined;
   return Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== null && v !== undefined)) as GenerationSettings;
+}
+
+/** The most tools one request of this role may carry. */
+export function toolCapFor(role: Role | undefined, configured: RoleSettings = {}): number {
+  return (role ? configured[role]?.maxTools : undefined) ?? configured.default?.maxTools ?? DEFAULT_TOOL_CAP;
 }

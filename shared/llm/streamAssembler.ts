@@ -8,6 +8,7 @@ import type { ChatResponse, ToolCall } from "./types.js";
  */
 export class StreamAssembler {
   private content = "";
+  private reasoning = "";
   private sawContent = false;
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
   private finishReason: string | null = null;
@@ -21,8 +22,8 @@ export class StreamAssembler {
 
   /**
    * Feeds one chunk; returns the text delta it carried and the reasoning delta (DeepSeek's and
-   * vLLM's `reasoning_content`, OpenRouter's and Ollama's `reasoning`), which is passed on but not
-   * kept: reasoning is never sent back to a model.
+   * vLLM's `reasoning_content`, OpenRouter's and Ollama's `reasoning`). The reasoning is kept too:
+   * the model decides whether its provider wants it back (OpenAIModel).
    */
   push(chunk: ChatCompletionChunk): { text: string; reasoning: string } {
     this.chunks++;
@@ -37,7 +38,10 @@ export class StreamAssembler {
         | (ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null; reasoning?: string | null })
         | undefined;
       const thought = delta?.reasoning_content ?? delta?.reasoning;
-      if (typeof thought === "string") reasoning += thought;
+      if (typeof thought === "string") {
+        reasoning += thought;
+        this.reasoning += thought;
+      }
       if (delta?.content) {
         this.content += delta.content;
         this.sawContent = true;
@@ -89,6 +93,7 @@ export class StreamAssembler {
       toolCalls,
       finishReason: this.finishReason,
       usage: this.usage,
+      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
     };
   }
 }

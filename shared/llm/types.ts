@@ -22,6 +22,11 @@ export interface ChatResponse {
   model?: string;
   /** Set when the fallback model answered because the first stayed unavailable after its retries. */
   fallback?: boolean;
+  /**
+   * The reasoning behind the reply, kept only for a provider that wants it back on tool-call turns
+   * (GenerationSettings.reasoningReplay): it goes back as that assistant message's `reasoning_content`.
+   */
+  reasoning?: string;
 }
 
 /** How a request is generated; unset fields are left to the provider. */
@@ -33,6 +38,21 @@ export interface GenerationSettings {
   maxOutputTokens?: number;
   /** For reasoning models (o-series, DeepSeek, Qwen with thinking): minimal, low, medium or high. */
   reasoningEffort?: "minimal" | "low" | "medium" | "high";
+  /**
+   * Whether an assistant tool-call turn must carry its reasoning (`reasoning_content`) when sent back
+   * (DeepSeek V4 in thinking mode refuses it otherwise); unset: as the model's family requires (providerRules.ts).
+   */
+  reasoningReplay?: boolean;
+  /** The provider's own request fields (`thinking`, `enable_thinking`, `chat_template_kwargs`, …), sent as given. */
+  requestFields?: Record<string, unknown>;
+}
+
+/** One retry of a model call: which one (1 = the first retry, of `retries`), why, and how long it waits first. */
+export interface ModelRetry {
+  attempt: number;
+  retries: number;
+  reason: string;
+  waitMs: number;
 }
 
 /** What a failed model call had already cost (set on the error it throws). */
@@ -58,6 +78,8 @@ export interface ChatRequest {
   onText?: (delta: string) => void;
   /** Reasoning text as it streams in (`reasoning_content` / `reasoning`): shown, never kept in the response. */
   onReasoning?: (delta: string) => void;
+  /** The call failed and waits to be tried again; what it streamed so far (onText, onReasoning) is void. */
+  onRetry?: (retry: ModelRetry) => void;
   signal?: AbortSignal;
 }
 

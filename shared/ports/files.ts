@@ -6,6 +6,8 @@ export interface FileMeta {
   contentType: string;
   bytes: number;
   createdAt: string;
+  /** The plan task whose tool wrote it (none for uploads and the files of a single agent or the run). */
+  taskId?: string;
 }
 
 /** A file as prompts name it: what an agent needs to know to use it. */
@@ -31,6 +33,8 @@ export interface PutFileOptions {
    * written with writes nothing again (a call retried after a crash), and answers the file as stored.
    */
   idempotencyKey?: string;
+  /** The plan task writing it, kept with the file (see filesOfTask). */
+  taskId?: string;
 }
 
 /**
@@ -91,8 +95,23 @@ export function newFileMeta(name: string, bytes: Uint8Array, options: PutFileOpt
     contentType: options.contentType ?? contentTypeOf(name),
     bytes: bytes.byteLength,
     createdAt: new Date().toISOString(),
+    ...(options.taskId ? { taskId: options.taskId } : {}),
   };
 }
+
+/** The run's files as one plan task's tools see them: what they write is marked as the task's. */
+export function filesOfTask(files: FileStore, taskId: string): FileStore {
+  return {
+    put: (runId, name, body, options) => files.put(runId, name, body, { ...options, taskId }),
+    get: (runId, name) => files.get(runId, name),
+    getRange: (runId, name, start, end) => files.getRange(runId, name, start, end),
+    list: (runId) => files.list(runId),
+  };
+}
+
+/** The names of the files a task wrote, in the list's order. */
+export const namesOfTask = (files: readonly FileMeta[], taskId: string): string[] =>
+  files.filter((file) => file.taskId === taskId).map((file) => file.name);
 
 /** A file uploaded through the API before any run uses it. */
 export interface UploadMeta extends FileMeta {

@@ -9,6 +9,7 @@ import type { Interrupts } from "./interrupts.js";
 import type { RunJournal } from "./journal.js";
 import type { Notifier } from "./notifier.js";
 import type { Runs } from "./runs.js";
+import type { SavedAgents } from "./savedAgents.js";
 import type { Sessions } from "./sessions.js";
 import type { Tasks } from "./tasks.js";
 import type { ToolCatalog } from "./toolCatalog.js";
@@ -38,6 +39,8 @@ export interface Ports {
   sessions: Sessions;
   webhooks: Webhooks;
   idempotency: IdempotencyKeys;
+  /** The tenants' saved agents (named configurations a run can name). */
+  savedAgents: SavedAgents;
 }
 
 /** The settings a piece of the core reads: only the groups named. */

@@ -1,5 +1,5 @@
 import type { Plan } from "../contracts/plan.js";
-import type { Usage } from "../contracts/run.js";
+import type { RunAgent, Usage } from "../contracts/run.js";
 import type { FileLine } from "./files.js";
 
 /** A sub-task's whole result; the state machine carries only a preview. */
@@ -16,6 +16,8 @@ export interface TaskRecord {
   endedAt?: string;
   /** The executor's model and tool calls; the run's usage is its own plus its tasks'. */
   usage?: Partial<Usage>;
+  /** The executor stopped at its round budget: `result` is its summary of what was done and what was not. */
+  stopReason?: string;
 }
 
 /**
@@ -33,6 +35,9 @@ export interface StepContext {
   /** Earlier steps' results, one line per task, in task order. */
   priorResults: string[];
   approvalTools?: "none" | "write" | "all";
+  /** The run's operator's instructions and saved agent (its tools and model settings), as the planner read them from the run. */
+  instructions?: string;
+  agent?: RunAgent;
   maxRounds: number;
   tasks: { taskId: string; title: string; text: string }[];
   /** The run's files when the step started (its executors run side by side and see the same list); names only in steps saved before November 2026. */

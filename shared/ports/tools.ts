@@ -45,6 +45,8 @@ export interface Tool<Args = unknown> {
   readonly asksUser?: boolean;
   /** What it needs from AWS beyond the table (shared/contracts/toolGrants.ts); the stack grants it. */
   readonly grants?: readonly ToolGrant[];
+  /** The agent of this scope is done: release what the tool keeps for it (run_code's interpreter session). */
+  endScope?(runId: string, scope: string): Promise<void>;
   run(args: Args, context: ToolContext): Promise<string>;
 }
 
@@ -54,6 +56,13 @@ export interface ToolOutcome {
   output: string;
   /** What clients see in events when it differs from `output`: the facts, in the user's own words. */
   shown?: string;
+  /** Tools this call makes callable in the agent's following rounds (find_tools); journaled with the outcome. */
+  loads?: string[];
+}
+
+/** Tells every tool of the set that the agent of `scope` is done; best effort (a session also times out). */
+export async function endToolScope(tools: ToolSet, runId: string, scope: string): Promise<void> {
+  await Promise.all(tools.tools.map((tool) => tool.endScope?.(runId, scope).catch(() => undefined)));
 }
 
 /** The tools one agent may use (ToolRegistry): their specs for the model, and a call run safely. */
@@ -68,4 +77,11 @@ export interface ToolSet {
   specs(): ToolSpec[];
   /** Runs a call; bad arguments and tool failures come back as error text, never as a throw. */
   execute(call: ToolCall, context: ToolContext): Promise<ToolOutcome>;
+  /**
+   * When not every tool fits in a request (shared/tools/toolSearch.ts): what a prompt lists (the
+   * tools always offered) and how many more find_tools reaches.
+   */
+  readonly listed?: { tools: Tool[]; searchable: number };
+  /** Offers these tools from the next request on (what find_tools found). */
+  load?(names: readonly string[]): void;
 }

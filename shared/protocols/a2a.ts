@@ -10,6 +10,7 @@ import {
   type TaskStatusUpdateEvent,
 } from "@a2a-js/sdk";
 import { V03PushNotificationSerializer } from "@a2a-js/sdk/compat/v0_3/server";
+import type { SavedAgent } from "../contracts/agents.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { Interrupt } from "../contracts/interrupts.js";
 import { DECISIONS_BY_KIND } from "../contracts/interrupts.js";
@@ -104,7 +105,7 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
 
 /**
  * A line on what the run is doing, for a working status update: the plan, each task as it starts
- * and ends, each tool call. The rest of the log (text as it streams, results) stays in the run's
+ * and ends, each tool call, each retry of a model call (and a withdrawn partial reply). The rest of the log (text as it streams, results) stays in the run's
  * own stream.
  */
 export function progressOf(event: RunEvent): string | undefined {
@@ -120,6 +121,12 @@ export function progressOf(event: RunEvent): string | undefined {
       return `${event.data.status === "succeeded" ? "Finished" : "Failed"} ${event.data.taskId}: ${event.data.title}`;
     case "tool.called":
       return `Calling ${event.data.tool}`;
+    case "model.retrying": {
+      const { agent, taskId, attempt, retries, reason, waitMs } = event.data;
+      return `The ${taskId ? `${agent} of ${taskId}` : agent}'s model call failed (${reason}): retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`;
+    }
+    case "agent.withdrawn":
+      return `The ${event.data.taskId ? `${event.data.agent} of ${event.data.taskId}` : event.data.agent}'s partial reply is withdrawn: it broke off and is retried`;
     default:
       return undefined;
   }
@@ -219,7 +226,10 @@ export function pushHeaders(push: A2APush): Record<string, string> {
 /** The API's base URL, from the run's own link (fixed at submission). */
 export const apiOf = (run: RunRecord) => run.links?.self.replace(/\/v1\/runs\/[^/]+$/, "") ?? "";
 
-/** The skills: one per way Stepwise runs a task (the message's `metadata.mode` picks one; auto by default). */
+/**
+ * The skills: one per way Stepwise runs a task (the message's `metadata.skill` or `metadata.mode`
+ * picks one; auto by default), and on the extended card one per saved agent of the caller's tenant.
+ */
 const SKILLS = [
   {
     id: "auto",
@@ -243,7 +253,16 @@ const SKILLS = [
 ];
 
 /** The agent card (A2A 1.0, with the 0.3 binding at the same URL for older clients). */
-export function agentCard(urls: { api: string; stream: string }, version: string): AgentCard {
+export function agentCard(urls: { api: string; stream: string }, version: string, savedAgents?: readonly SavedAgent[]): AgentCard {
+  const skills = [
+    ...SKILLS,
+    ...(savedAgents ?? []).map((agent) => ({
+      id: agent.name,
+      name: agent.name,
+      description: `${agent.description ?? "A saved agent."} (version ${agent.version}${agent.tools ? `; tools: ${agent.tools.join(", ")}` : ""})`,
+      examples: [],
+    })),
+  ];
   const url = `${urls.stream}${A2A_PATH}`;
   return {
     name: "Stepwise",
@@ -256,7 +275,8 @@ export function agentCard(urls: { api: string; stream: string }, version: string
     provider: { organization: "Stepwise", url: urls.api },
     version,
     documentationUrl: `${urls.api}/v1/openapi.json`,
-    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
+    // The extended card (an authenticated call) adds the tenant's saved agents as skills.
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: true },
     securitySchemes: {
       bearer: {
         scheme: {
@@ -268,7 +288,7 @@ export function agentCard(urls: { api: string; stream: string }, version: string
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
     defaultInputModes: ["text/plain", "application/json", "application/octet-stream"],
     defaultOutputModes: ["text/plain", "text/markdown", "application/octet-stream"],
-    skills: SKILLS.map((s) => ({ ...s, tags: [s.id], inputModes: [], outputModes: [], securityRequirements: [] })),
+    skills: skills.map((s) => ({ ...s, tags: [s.id], inputModes: [], outputModes: [], securityRequirements: [] })),
     signatures: [],
   };
 }

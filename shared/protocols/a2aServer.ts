@@ -34,6 +34,7 @@ import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import { logger } from "../observability.js";
 import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
+import { resolveRunSetup } from "../run/runSetup.js";
 import { cancelRun, submitRun } from "../run/submit.js";
 import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
 import type { ProtocolContext } from "./context.js";
@@ -137,7 +138,14 @@ class TenantUser implements User {
 }
 
 /** The run options a message may carry in its metadata (or the request's): the skill's mode, approvals, deep thinking. */
-const RunOptions = z.object({ mode: RequestedMode.optional(), approval: ApprovalPolicy.optional(), deepThink: z.boolean().optional() });
+const RunOptions = z.object({
+  mode: RequestedMode.optional(),
+  approval: ApprovalPolicy.optional(),
+  deepThink: z.boolean().optional(),
+  /** A saved agent: one of the skills of the extended agent card (or a version of one, analyst@3). */
+  agent: z.string().optional(),
+  instructions: z.string().optional(),
+});
 
 /** A reply's data part that decides a pause exactly (a text reply is read as approve / reject: why / the answer). */
 const ReplyData = z.object({
@@ -168,8 +176,9 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     return agentCard(this.context.links, this.context.version);
   }
 
-  async getAuthenticatedExtendedAgentCard(): Promise<never> {
-    throw new UnsupportedOperationError("This agent has no extended card: the public card is the whole card.");
+  /** The card as the caller's tenant sees it: its saved agents are skills too (a message names one in `metadata.skill`). */
+  async getAuthenticatedExtendedAgentCard() {
+    return agentCard(this.context.links, this.context.version, await this.services.savedAgents.list(this.context.tenantId));
   }
 
   sendMessage(params: SendMessageRequest): Promise<Task> {
@@ -315,11 +324,14 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         `The message's text has ${request.data.input.length} characters; the limit is ${this.services.settings.limits.maxInputChars}.`,
       );
     const { tenantId } = this.context;
-    const defaultMultitask = request.data.sessionId ? (await this.services.tenantSettings.get(tenantId)).multitask : undefined;
+    // Checked before the files are uploaded: a refused message leaves nothing behind.
+    const { request: resolved, ...setup } = await resolveRunSetup(this.services, tenantId, request.data).catch((error: unknown) => {
+      throw error instanceof StepwiseError && error.statusCode < 500 ? new RequestMalformedError(error.message) : error;
+    });
     const uploads = await Promise.all(files.map((f) => this.services.transfers.upload(tenantId, f.name, f.body, f.contentType)));
     const fileIds = uploads.map((u) => u.fileId);
-    const submitted = { ...request.data, ...(fileIds.length ? { files: fileIds } : {}) };
-    const { run } = await submitRun(this.services, tenantId, submitted, { links: this.context.links, defaultMultitask, a2aPush });
+    const submitted = { ...resolved, ...(fileIds.length ? { files: fileIds } : {}) };
+    const { run } = await submitRun(this.services, tenantId, submitted, { links: this.context.links, ...setup, a2aPush });
     await this.services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
     return run;
   }
@@ -474,8 +486,11 @@ function decisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text:
 }
 
 const pick = (metadata: Record<string, unknown> | undefined) => {
-  const { mode, approval, deepThink } = metadata ?? {};
-  return Object.fromEntries(Object.entries({ mode, approval, deepThink }).filter(([, v]) => v !== undefined));
+  const { mode, approval, deepThink, agent, instructions, skill } = metadata ?? {};
+  // A skill of the card by its id: a mode's (auto, react, plan_solve) or a saved agent's.
+  const bySkill = typeof skill !== "string" ? {} : RequestedMode.safeParse(skill).success ? { mode: skill } : { agent: skill };
+  const named = Object.fromEntries(Object.entries({ mode, approval, deepThink, agent, instructions }).filter(([, v]) => v !== undefined));
+  return { ...bySkill, ...named };
 };
 
 function configView(taskId: string, url: string, push: A2APush): TaskPushNotificationConfig {

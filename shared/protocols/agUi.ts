@@ -79,6 +79,29 @@ export class AgUiView {
         out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta: event.data.text });
         break;
       }
+      case "agent.withdrawn": {
+        // AG-UI has no way to unsay a message: the one being written ends, and a custom event names
+        // it for the client to drop; the retried reply comes as a new message.
+        const key = `${event.data.agent}:${event.data.taskId ?? ""}`;
+        const messageId = this.texts.get(key);
+        out.push(...this.endText(key), {
+          type: "CUSTOM",
+          name: "stepwise.agent.withdrawn",
+          value: { ...event.data, messageId: messageId ?? null },
+        });
+        break;
+      }
+      case "model.retrying": {
+        // Progress that is not conversation content: one activity per agent, updated at each retry.
+        const { agent, taskId } = event.data;
+        out.push({
+          type: "ACTIVITY_SNAPSHOT",
+          messageId: `${this.runId}:model-wait:${agent}${taskId ? `:${taskId}` : ""}`,
+          activityType: "model_retry",
+          content: event.data,
+        });
+        break;
+      }
       case "tool.called":
         out.push(
           ...this.endText(`${event.data.agent}:${event.data.taskId ?? ""}`),
@@ -186,8 +209,9 @@ export function agUiFrames(view: AgUiView, event: RunEvent, after: { seq: number
 
 /**
  * A RunAgentInput as a run: the thread is the session, the last user message the task,
- * `forwardedProps.mode` the mode and `forwardedProps.approval` the approval policy (as on
- * POST /v1/runs). A thread id that is not a session id is refused.
+ * `forwardedProps.mode` the mode, `forwardedProps.approval` the approval policy,
+ * `forwardedProps.agent` a saved agent and `forwardedProps.instructions` the run's instructions
+ * (as on POST /v1/runs). A thread id that is not a session id is refused.
  */
 export function createRunFromAgUi(input: { threadId: string; messages: object[]; forwardedProps?: unknown }): CreateRunRequest {
   let content: unknown;
@@ -196,15 +220,21 @@ export function createRunFromAgUi(input: { threadId: string; messages: object[];
   // biome-ignore lint/complexity/useLiteralKeys: the IAM-coverage graph takes a `.text` read for a model call's
   const partText = (part: Record<string, unknown>) => (typeof part["text"] === "string" ? part["text"] : "");
   const text = typeof content === "string" ? content : Array.isArray(content) ? content.map(partText).join("\n") : "";
-  const props = (input.forwardedProps ?? {}) as { mode?: unknown; approval?: unknown };
+  const props = (input.forwardedProps ?? {}) as { mode?: unknown; approval?: unknown; agent?: unknown; instructions?: unknown };
   const parsed = CreateRunRequest.safeParse({
     input: text,
     sessionId: input.threadId,
     mode: props.mode ?? "auto",
     approval: props.approval,
+    agent: props.agent,
+    instructions: props.instructions,
   });
   const where = (path: string) =>
-    path === "sessionId" ? "threadId" : ["mode", "approval"].includes(path.split(".")[0]) ? `forwardedProps.${path}` : path || "input";
+    path === "sessionId"
+      ? "threadId"
+      : ["mode", "approval", "agent", "instructions"].includes(path.split(".")[0])
+        ? `forwardedProps.${path}`
+        : path || "input";
   if (!parsed.success)
     throw new BadRequestError(
       `The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${where(i.path.join("."))}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`,

@@ -3,12 +3,14 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { SavedAgent } from "../contracts/agents.js";
 import { CreateRunRequest } from "../contracts/api.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { StepwiseError } from "../errors.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
+import { resolveRunSetup } from "../run/runSetup.js";
 import { cancelRun, submitRun } from "../run/submit.js";
 import type { ProtocolContext } from "./context.js";
 import { RunTaskStore } from "./mcpTasks.js";
@@ -94,7 +96,10 @@ export async function handleMcp(request: Request, context: McpContext): Promise<
     ),
   );
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !context.streaming });
-  const server = mcpServer(context, declared, transport, taskCalls);
+  // run_task's description lists the tenant's saved agents: read them only for a tools/list.
+  const listsTools = messages.some((m) => typeof m === "object" && m !== null && "method" in m && m.method === "tools/list");
+  const presets = listsTools ? await context.services.savedAgents.list(context.tenantId) : [];
+  const server = mcpServer(context, declared, transport, taskCalls, presets);
   await server.connect(transport);
   const response = await transport.handleRequest(request, { parsedBody: body });
   const initialize = messages.find((m) => typeof m === "object" && m !== null && "method" in m && m.method === "initialize") as
@@ -118,7 +123,23 @@ const RunTaskInput = {
     .object({ plan: z.boolean().optional(), tools: z.enum(["none", "write", "all"]).optional() })
     .optional()
     .describe("Pause for a person before executing the plan, and before write (or all) tool calls."),
+  agent: CreateRunRequest.shape.agent.describe(
+    "A saved agent (one of the presets listed in this tool's description): its latest version (analyst) or one version (analyst@3).",
+  ),
+  instructions: CreateRunRequest.shape.instructions.describe("Instructions for this run's agents (house rules, the answer's language)."),
 };
+
+/** run_task's description: what it does, then the tenant's saved agents a call can name. */
+function runTaskDescription(presets: readonly SavedAgent[]): string {
+  const base =
+    "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run. Called as a task, it answers with the task (the run id) at once.";
+  if (presets.length === 0) return `${base}\nSaved agents (presets): none yet.`;
+  const lines = presets.map((a) => {
+    const facts = [`version ${a.version}`, a.mode, a.tools ? `tools: ${a.tools.join(", ")}` : ""].filter(Boolean).join("; ");
+    return `- ${a.name} (${facts})${a.description ? `: ${a.description}` : ""}`;
+  });
+  return `${base}\nSaved agents (presets) to name as \`agent\`:\n${lines.join("\n")}`;
+}
 
 const RunId = { runId: z.string().describe("The run's id, as run_task gave it.") };
 
@@ -127,6 +148,7 @@ function mcpServer(
   declared: { elicitation: boolean },
   transport: Transport,
   taskCalls: ReadonlySet<string | number>,
+  presets: readonly SavedAgent[],
 ): McpServer {
   const { services, tenantId } = context;
   const tasks = new RunTaskStore(services, tenantId, services.settings.retentionDays * 86_400_000, (run) => describeRun(context, run));
@@ -146,15 +168,18 @@ function mcpServer(
     "run_task",
     {
       title: "Run a task",
-      description:
-        "Starts a Stepwise run and waits for its answer (with the files it made as resource links). A run that pauses for a person asks through elicitation when the client supports it; otherwise the result says how to decide. A run longer than the call goes on: follow it with get_run. Called as a task, it answers with the task (the run id) at once.",
+      description: runTaskDescription(presets),
       inputSchema: RunTaskInput,
       execution: { taskSupport: "optional" },
     },
     {
       createTask: async (args, extra) => {
-        const request = CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" });
-        const { run } = await submitRun(services, tenantId, request, { links: context.links });
+        const { request, ...setup } = await resolveRunSetup(
+          services,
+          tenantId,
+          CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" }),
+        );
+        const { run } = await submitRun(services, tenantId, request, { links: context.links, ...setup });
         await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
         if (taskCalls.has(extra.requestId))
           return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };

@@ -4,7 +4,7 @@ import type { Runs } from "../ports/runs.js";
 
 /**
  * The files port, telling the run's watchers about every file written (`file.created`: name, type,
- * size and where to download it), whoever wrote it: a report, code output, a whole tool output.
+ * size, where to download it and the plan task that wrote it), whoever wrote it: a report, code output, a whole tool output.
  */
 export class EventedFileStore implements FileStore {
   private readonly links = new Map<string, Promise<string>>();
@@ -25,7 +25,14 @@ export class EventedFileStore implements FileStore {
       [
         {
           type: "file.created",
-          data: { name: meta.name, contentType: meta.contentType, bytes: meta.bytes, description: meta.description, download },
+          data: {
+            name: meta.name,
+            contentType: meta.contentType,
+            bytes: meta.bytes,
+            description: meta.description,
+            download,
+            ...(meta.taskId ? { taskId: meta.taskId } : {}),
+          },
         },
       ],
       once,

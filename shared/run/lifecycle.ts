@@ -29,7 +29,14 @@ export async function endRun(
 ): Promise<boolean> {
   const terminalEvent = (record: RunRecord): EventBody =>
     status === "succeeded"
-      ? { type: "run.succeeded", data: { result: details.result ?? record.result ?? "", files: details.files ?? record.files ?? [] } }
+      ? {
+          type: "run.succeeded",
+          data: {
+            result: details.result ?? record.result ?? "",
+            files: details.files ?? record.files ?? [],
+            ...(record.stopReason ? { stopReason: record.stopReason } : {}),
+          },
+        }
       : status === "failed"
         ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
         : status === "interrupted"

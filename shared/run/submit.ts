@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
-import { type A2APush, emptyUsage, type Multitask, type RunRecord } from "../contracts/run.js";
+import { type A2APush, emptyUsage, type RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
@@ -8,6 +8,7 @@ import type { Ports, SettingsOf } from "../ports/index.js";
 import { type Links, runLinks } from "../views/runView.js";
 import { type EndRunPorts, endRun } from "./lifecycle.js";
 import { type ResumePorts, stopExecutionOf } from "./resume.js";
+import type { RunSetup } from "./runSetup.js";
 import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
@@ -44,7 +45,7 @@ export async function submitRun(
   ports: SubmitPorts,
   tenantId: string,
   request: CreateRunRequest,
-  options: { links: Links; idempotencyKey?: string; defaultMultitask?: Multitask; a2aPush?: A2APush },
+  options: { links: Links; idempotencyKey?: string; a2aPush?: A2APush } & Omit<RunSetup, "request">,
 ): Promise<{ run: RunRecord; replayed: boolean }> {
   if (!ports.settings.stateMachineArn) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
@@ -92,6 +93,8 @@ export async function submitRun(
       metadata: request.metadata ?? {},
       approval: request.approval,
       budgets: request.budgets,
+      ...(options.instructions ? { instructions: options.instructions } : {}),
+      ...(options.agent ? { agent: options.agent } : {}),
       webhook: request.webhook && { ...request.webhook, ...(options.a2aPush ? { a2a: options.a2aPush } : {}) },
       links: runLinks(runId, executionArn, options.links),
       idempotencyKey: options.idempotencyKey,

@@ -4,6 +4,10 @@ import type { CodeSandbox } from "../ports/sandbox.js";
 
 /** The sandbox function, invoked synchronously (RequestResponse). */
 export class LambdaSandbox implements CodeSandbox {
+  /** Each call is a fresh interpreter: only the run's files carry over. */
+  readonly keepsState = false;
+  readonly grant = "sandbox:invoke" as const;
+
   constructor(
     private readonly lambda: LambdaClient,
     private readonly functionName: string,

@@ -137,6 +137,7 @@ class PythonProcess {
           outputs: [],
           refused: [],
           runMs,
+          notice: null,
         };
       }
       const report = ProcessReport.safeParse(parseLine(this.control.split("\n")[1]));
@@ -145,7 +146,7 @@ class PythonProcess {
         const error = memory
           ? "MemoryError: the code used more than the sandbox's memory and was stopped."
           : `SandboxError: the interpreter stopped (${signal ?? `exit code ${code}`}) before it reported a result.`;
-        return { ...output, value: null, error, timedOut, outputs: [], refused: [], runMs };
+        return { ...output, value: null, error, timedOut, outputs: [], refused: [], runMs, notice: null };
       }
       const collected = collectOutputs(path.join(scratch, "output"));
       return {
@@ -156,6 +157,7 @@ class PythonProcess {
         outputs: collected.outputs,
         refused: [...report.data.refused, ...collected.refused],
         runMs: report.data.ms,
+        notice: null,
       };
     } finally {
       this.stop();

@@ -1,11 +1,15 @@
 import { fitText } from "../agent/largeText.js";
-import { EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
+import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
+import { toolCapFor } from "../llm/roleSettings.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
+import { endToolScope } from "../ports/tools.js";
 import { agentTurnFits, eventsUsed, STEP_AND_CHOICE_EVENTS, WAIT_EVENTS } from "../run/historyBudget.js";
+import { withToolSearch } from "../tools/toolSearch.js";
 
 /** A ReAct turn: the loop's ports, the tenant's tools and the session, and the executions to measure the history. */
 export type AgentTurnPorts = StepPorts<keyof LoopPorts | "tools" | "sessions" | "executions">;
@@ -40,20 +44,25 @@ export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): P
  * spent, or the Lambda's time is nearly up (then the next turn resumes from the journal).
  */
 async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn?: number }): Promise<AgentTurnOutput> {
-  const { ports } = run;
-  const record = await ports.runs.get(run.runId);
+  const record = await run.ports.runs.get(run.runId);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
-  const [history, tools] = await Promise.all([
+  const ports = portsForAgent(run.ports, record.agent);
+  run = { ...run, ports };
+  const [history, registry] = await Promise.all([
     sessionHistory(ports, record),
     ports.tools.registryFor(record.tenantId, { runId: record.runId }),
   ]);
+  const maxTools = toolCapFor("react", ports.settings.model.roles);
+  const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(run, {
     scope: "react",
     role: "react",
-    system: async () => reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)) }),
+    system: async () =>
+      reactPrompt({ tools: catalog, files: fileLines(await ports.files.list(run.runId)), instructions: record.instructions }),
     conversation: [...history, { role: "user", content: record.input }],
     tools,
+    maxTools,
     maxRounds: budgetsOf(ports, record).maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: record.approval?.tools,
@@ -62,14 +71,18 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const answered = outcome.kind === "answer" || outcome.kind === "budget";
   const result = answered ? await fitText(ports.files, run.runId, "answer.md", outcome.text) : undefined;
   const files = answered ? (await ports.files.list(run.runId)).map((f) => f.name) : undefined;
+  // The answer is the agent's own summary of what it did and did not do; the run says why it stopped.
+  const stopped = outcome.kind === "budget" ? { stopReason: budgetStop(outcome.rounds) } : {};
   // The turn's records, events and usage together; with the answer when there is one.
   await Promise.all([
     outcome.journal.flush(),
     outcome.events,
-    ports.runs.update(run.runId, answered ? { result, files } : {}, undefined, outcome.usage),
+    ports.runs.update(run.runId, answered ? { result, files, ...stopped } : {}, undefined, outcome.usage),
     // The answer joins the session now ("Finalize" only ends the run).
     answered ? rememberTurn(ports, { ...record, result }) : undefined,
   ]);
+  // The agent is done: the tools' state for it (an interpreter session) ends with it.
+  if (answered || outcome.kind === "ended" || outcome.kind === "empty") await endToolScope(tools, run.runId, "react");
   if (outcome.kind === "empty") throw new AgentError(EMPTY_ANSWER_ERROR, "empty_answer");
   if (outcome.kind === "paused") return { runId: run.runId, mode: "react", done: false, turn };
   if (outcome.kind === "ended") return { runId: run.runId, mode: "react", done: true, turn };

@@ -5,6 +5,7 @@ import { interruptIdFor, openInterrupt } from "../agent/interrupts.js";
 import { type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { quietly } from "../agent/overlap.js";
 import { fileLines, type PromptContext, plannerPrompt, toolLines } from "../agent/prompts.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { ScopeJournal } from "../agent/scopeJournal.js";
 import { formatPlan, type Plan } from "../contracts/plan.js";
 import type { RunRecord } from "../contracts/run.js";
@@ -118,11 +119,13 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
+  // A saved agent's planner offers its executors only its tools, with its own model settings.
+  run = { ...run, ports: portsForAgent(ports, record.agent) };
   // The planner's prompt also names what its executors can do (the tenant's catalog, cached).
   // What only the next step's context needs is read while the model thinks (asked for once
   // the model call is on its way): the last step's context (it holds the results before that step;
   // with its own results, the next step's).
-  const team = quietly(ports.tools.registryFor(record.tenantId, { runId: run.runId }));
+  const team = quietly(run.ports.tools.registryFor(record.tenantId, { runId: run.runId }));
   const stepContextReads = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined)));
   let revision = returningFromMap ? 0 : (input.revision ?? 0);
   const board: PlanBoard = { plan: record.plan };
@@ -175,7 +178,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     !budgetLeft && !board.plan?.finished
       ? `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`
       : undefined;
-  const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files) };
+  const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files), instructions: record.instructions };
   const turn =
     budgetLeft && needsPlanner
       ? await revisePlan(run, record, board, {
@@ -232,6 +235,8 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
             plan: nextPlan,
             priorResults: priorResultsOf(results ?? [], iteration, lastStep?.priorResults),
             approvalTools: record.approval?.tools,
+            instructions: record.instructions,
+            agent: record.agent,
             maxRounds: budgetsOf(ports, record).maxRounds,
             tasks,
             files: prompt.files,

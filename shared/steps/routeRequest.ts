@@ -1,4 +1,5 @@
 import { chooseMode, type RouterPorts } from "../agent/router.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { RunState } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
@@ -14,7 +15,7 @@ export async function routeRequest(input: Pick<RunState, "runId" | "history">, p
   const record = await ports.runs.get(runId);
   if (!record) throw new NotFoundError(`run ${runId} not found`);
   if (record.mode) return { runId, mode: record.mode, history };
-  const decision = await chooseMode({ runId, ports }, record, await sessionHistory(ports, record));
+  const decision = await chooseMode({ runId, ports: portsForAgent(ports, record.agent) }, record, await sessionHistory(ports, record));
   await Promise.all([
     ports.runs.update(runId, { mode: decision.mode, ...(decision.mode === "answer" ? { result: decision.answer, files: [] } : {}) }),
     // Answered here: the turn joins the session now ("Finalize" only ends the run).

@@ -1,12 +1,14 @@
 import { textStream } from "../agent/deltas.js";
 import { fitText } from "../agent/largeText.js";
 import { fileLines, summarizerPrompt } from "../agent/prompts.js";
+import { portsForAgent } from "../agent/savedAgent.js";
 import type { Usage } from "../contracts/run.js";
 import { AgentError, errorMessage, NotFoundError } from "../errors.js";
 import { ContextWindow } from "../memory/context.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
 import { logger } from "../observability.js";
+import { type FileMeta, namesOfTask } from "../ports/files.js";
 import type { StepPorts } from "../ports/index.js";
 import type { TaskRecord } from "../ports/tasks.js";
 
@@ -42,7 +44,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
       "all_tasks_failed",
     );
   }
-  const results = resultLines(done, ports.settings.budgets.contextTokens * 4 * RESULTS_SHARE);
+  const results = resultLines(done, ports.settings.budgets.contextTokens * 4 * RESULTS_SHARE, labelWithFiles(files));
   const message = [
     `Request: ${record.input}`,
     record.stopReason ? `\nStopped early: ${record.stopReason}` : "",
@@ -58,12 +60,22 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text));
   try {
-    const messages = window.build(summarizerPrompt({ files: fileLines(files) }), [...history, { role: "user", content: message }]);
+    const messages = window.build(summarizerPrompt({ files: fileLines(files), instructions: record.instructions }), [
+      ...history,
+      { role: "user", content: message },
+    ]);
     const { value, replayed } = await journal.once(
       0,
       "llm",
       "",
-      () => ports.model.complete({ messages, role: "summarizer", onText: stream.onText, onReasoning: stream.onReasoning }),
+      () =>
+        portsForAgent(ports, record.agent).model.complete({
+          messages,
+          role: "summarizer",
+          onText: stream.onText,
+          onReasoning: stream.onReasoning,
+          onRetry: stream.onRetry,
+        }),
       { defer: true },
     );
     if (!replayed) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
@@ -98,6 +110,12 @@ function resultLines(
   );
   return tasks.map((t, i) => `- ${label(t)}${texts[i]}`);
 }
+
+/** A task's title with the files its tools wrote, so the answer can cite the files it relies on. */
+const labelWithFiles = (files: readonly FileMeta[]) => (t: TaskRecord) => {
+  const own = namesOfTask(files, t.taskId);
+  return `${t.title}${own.length ? ` (files: ${own.join(", ")})` : ""}: ${t.status === "failed" ? "FAILED: " : ""}`;
+};
 
 function mechanicalSummary(input: string, tasks: TaskRecord[], files: string[]): string {
   return [

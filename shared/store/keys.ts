@@ -73,6 +73,10 @@ export const keys = {
   webhookEndpoint: (tenantId: string, url: string) => ({ pk: `TENANT#${tenantId}`, sk: `ENDPOINT#${sha256(url).slice(0, 32)}` }),
   toolSource: (tenantId: string, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `TOOLSRC#${name}` }),
   toolSourcePrefix: "TOOLSRC#",
+  /** One version of a saved agent: its versions sort in order after the name's prefix. */
+  savedAgent: (tenantId: string, name: string, version: number) => ({ pk: `TENANT#${tenantId}`, sk: `AGENT#${name}#v${pad(version, 9)}` }),
+  /** Every saved agent's versions, or one agent's ("#" ends a name, so `analyst` never reads `analyst-2`). */
+  savedAgentPrefix: (name?: string) => (name === undefined ? "AGENT#" : `AGENT#${name}#v`),
   upload: (tenantId: string, fileId: string) => ({ pk: `TENANT#${tenantId}`, sk: `UPLOAD#${fileId}` }),
   /** The key's hash, not the key: a client's key can be long and holds whatever the client put in it. */
   idempotencyClaim: (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${sha256(key)}` }),

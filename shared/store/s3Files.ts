@@ -42,7 +42,7 @@ export interface S3FileStoreOptions {
   downloadLinkSeconds?: number;
 }
 
-const META_ATTRIBUTES = ["name", "description", "contentType", "bytes", "createdAt"];
+const META_ATTRIBUTES = ["name", "description", "contentType", "bytes", "createdAt", "taskId"];
 
 /**
  * The files port on S3: bytes in the bucket under `tenant/run/name`, metadata (and the object key)
@@ -304,5 +304,6 @@ export function metaOf(item: Item): FileMeta {
     contentType: item.contentType ?? contentTypeOf(item.name),
     bytes: Number(item.bytes ?? 0),
     createdAt: item.createdAt,
+    ...(typeof item.taskId === "string" ? { taskId: item.taskId } : {}),
   };
 }

@@ -9,7 +9,10 @@ export class TenantSettingsStore {
 
   async get(tenantId: string): Promise<TenantSettings> {
     const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.tenantSettings(tenantId) }));
-    return TenantSettings.parse({ ...(Item?.multitask ? { multitask: Item.multitask } : {}) });
+    return TenantSettings.parse({
+      ...(Item?.multitask ? { multitask: Item.multitask } : {}),
+      ...(Item?.instructions ? { instructions: Item.instructions } : {}),
+    });
   }
 
   async put(tenantId: string, settings: TenantSettings): Promise<void> {

@@ -15,6 +15,7 @@ import { MemoryInterrupts } from "./memoryInterrupts.js";
 import { MemoryJournal } from "./memoryJournal.js";
 import { MemoryNotifier } from "./memoryNotifier.js";
 import { MemoryRuns } from "./memoryRuns.js";
+import { MemorySavedAgents } from "./memorySavedAgents.js";
 import { MemorySessions } from "./memorySessions.js";
 import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryWebhooks } from "./memoryWebhooks.js";
@@ -50,6 +51,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     sessions: new MemorySessions(),
     webhooks: new MemoryWebhooks(),
     idempotency: new MemoryIdempotency(),
+    savedAgents: new MemorySavedAgents(),
   };
   const ports: Ports = {
     ...fakes,

@@ -9,6 +9,8 @@ import { defineTool } from "./tool.js";
 export interface RunCodeLimits {
   timeoutMs: number;
   memoryMb: number;
+  /** The libraries the runtime offers beyond the standard library (none: the standard library only). */
+  libraries?: readonly string[];
   /** stdout and stderr are each cut to this (the agent's tool-output limit cuts the whole again). */
   maxOutputChars: number;
 }
@@ -17,25 +19,44 @@ export interface RunCodeLimits {
 const MAX_SANDBOX_INPUT_BYTES = 4 * 1024 * 1024;
 
 /**
- * JD Genie's code interpreter: Python (standard library) over the run's files, in a sandbox with no
- * network, host file system or environment. Files the code writes to output/ become files of the run.
+ * What the model is told: the libraries of the runtime in use (so it does not spend a round on an
+ * import that fails), whether variables live from one call to the next, where files are, the limits.
+ */
+export function runCodeDescription(sandbox: Pick<CodeSandbox, "keepsState">, limits: RunCodeLimits): string {
+  const libraries = limits.libraries?.length
+    ? `Python 3 with ${limits.libraries.join(", ")} and the standard library (no network, no pip). matplotlib draws without a display: save charts with plt.savefig('output/chart.png'). `
+    : "Run Python 3 (standard library only: csv, json, statistics, math, datetime, re, …; no pandas, numpy or matplotlib; no network, no pip). ";
+  const state = sandbox.keepsState
+    ? "Calls of this task share one interpreter: variables, imports and files stay for the next call. "
+    : "Each call starts a fresh interpreter: keep what the next call needs in output/. ";
+  return (
+    (limits.libraries?.length ? `Run ${libraries}` : libraries) +
+    state +
+    "The run's files are read-only in files/ (e.g. open('files/data.csv')); a spreadsheet is there too as one CSV per sheet beside it " +
+    "(.xlsx or .xls: files/sales.xlsx → files/sales.<sheet name>.csv). Files written to output/ (subfolders too) become files of the run. " +
+    "Print what you want to see; the value of a last expression is shown too. " +
+    `Limits: ${limits.timeoutMs / 1000} s, ${limits.memoryMb} MB.`
+  );
+}
+
+/**
+ * JD Genie's code interpreter: Python over the run's files, in a sandbox with no network, host file
+ * system or environment; one interpreter session per task where the runtime keeps sessions. Files
+ * the code writes to output/ become files of the run.
  */
 export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
   return defineTool({
     name: "run_code",
-    description:
-      "Run Python 3 (standard library: csv, json, statistics, math, datetime, re, …; no network, no pip). " +
-      "The run's files are read-only in files/ (e.g. open('files/data.csv')); a spreadsheet is there too as one CSV per sheet beside it " +
-      "(.xlsx or .xls: files/sales.xlsx → files/sales.<sheet name>.csv). Files written to output/ (subfolders too) become files of the run. " +
-      "Print what you want to see; the value of a last expression is shown too. " +
-      `Limits: ${limits.timeoutMs / 1000} s, ${limits.memoryMb} MB.`,
+    description: runCodeDescription(sandbox, limits),
     access: "write",
-    grants: ["files:read", "files:write", "sandbox:invoke"],
+    grants: ["files:read", "files:write", sandbox.grant],
     parameters: z.object({
       code: z.string().min(1).max(100_000).describe("The Python program"),
       files: z.array(z.string().min(1).max(120)).max(20).optional().describe("Names of the run's files to mount (default: all)"),
     }),
-    async run({ code, files: wanted }, { runId, files, signal, idempotencyKey, progress }) {
+    // The task is done: its interpreter session (and scratch) ends with it.
+    endScope: async (runId: string, scope: string) => sandbox.end?.(sessionKey(runId, scope)),
+    async run({ code, files: wanted }, { runId, scope, files, signal, idempotencyKey, progress }) {
       const available = await files.list(runId);
       const names = wanted ?? available.map((f) => f.name);
       const missing = names.filter((name) => !available.some((f) => f.name === name));
@@ -58,7 +79,8 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
         return `Error: the files come to ${total} bytes; the sandbox takes at most ${MAX_SANDBOX_INPUT_BYTES}. Name fewer files.`;
       progress?.({ type: "code", data: { part: "source", language: "python", text: code } });
       const encoded = mounted.map((f) => ({ name: f.name, base64: Buffer.from(f.body).toString("base64") }));
-      const result = await sandbox.run({ code, files: encoded, ...limits }, signal);
+      const { libraries: _shown, ...limitsOfCall } = limits;
+      const result = await sandbox.run({ code, files: encoded, ...limitsOfCall, session: sessionKey(runId, scope) }, signal);
       const saved: string[] = [];
       for (const output of result.outputs) {
         const name = sanitizeFilePath(output.name);
@@ -75,6 +97,9 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
     },
   });
 }
+
+/** One interpreter session per task: the run and the agent's scope (tenants never share a run). */
+const sessionKey = (runId: string, scope: string) => `${runId}/${scope}`;
 
 /** Each workbook's sheets as CSV files beside it (a name the run already has is left to its file); what could not be read, and why. */
 async function sheetsOf(
@@ -116,6 +141,7 @@ function withinInputLimit(names: string[], available: FileMeta[]): { mount: stri
 /** The outcome as the model reads it: what was printed, the value, the error with its traceback, new files. */
 function describeResult(result: SandboxResult, saved: string[], unread: string[] = [], skipped: string[] = []): string {
   const parts: string[] = unread.map((why) => `note: no CSV of its sheets: ${why}`);
+  if (result.notice) parts.unshift(`note: ${result.notice}`);
   if (skipped.length)
     parts.push(
       `note: not in files/ (over the sandbox's ${MAX_SANDBOX_INPUT_BYTES} bytes of input): ${skipped.join(", ")}; read them with read_artifact`,

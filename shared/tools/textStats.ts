@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isLongWord, wordsOf } from "../text/words.js";
 import { defineTool } from "./tool.js";
 
 /** Counts words, sentences and the most frequent terms of a text. */
@@ -9,10 +10,10 @@ export const textStats = defineTool({
   access: "read",
   parameters: z.object({ text: z.string().min(1).max(100_000) }),
   async run({ text }) {
-    const words = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+    const words = wordsOf(text).map((word) => word.text);
     const sentences = text.split(/[.!?。！？]+/).filter((s) => s.trim()).length;
     const counts = new Map<string, number>();
-    for (const word of words) if (word.length > 3) counts.set(word, (counts.get(word) ?? 0) + 1);
+    for (const word of words) if (isLongWord(word, 4)) counts.set(word, (counts.get(word) ?? 0) + 1);
     const top = [...counts.entries()]
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
       .slice(0, 5)

@@ -11,6 +11,7 @@ export function defineTool<S extends z.ZodType>(tool: {
   pure?: boolean;
   asksUser?: boolean;
   grants?: readonly ToolGrant[];
+  endScope?(runId: string, scope: string): Promise<void>;
   run(args: z.infer<S>, context: ToolContext): Promise<string>;
 }): Tool<z.infer<S>> {
   return tool as Tool<z.infer<S>>;

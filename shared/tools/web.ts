@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { slugOf } from "../ports/files.js";
+import { keywords, wordsOf } from "../text/words.js";
 import { type FetchLimits, fetchPage } from "../web/fetchPage.js";
 import { pageText } from "../web/readable.js";
-import { keywords, type SearchHit, type SearchProvider } from "../web/search.js";
+import type { SearchHit, SearchProvider } from "../web/search.js";
 import { defineTool } from "./tool.js";
 
 /** What one page may give the model (the agent's tool-output limit cuts again and keeps the whole). */
@@ -140,12 +141,15 @@ function rankHits(results: SearchHit[][]): SearchHit[] {
 }
 
 /** The paragraphs with the most of the question's words, in the page's order, each cut to 400 characters. */
-function bestParagraphs(markdown: string, words: string[]): string[] {
+function bestParagraphs(markdown: string, terms: string[]): string[] {
   const paragraphs = markdown
     .split(/\n\s*\n/)
     .map((p) => p.replace(/\s+/g, " ").trim())
     .filter((p) => p.length > 20 && !p.startsWith("#"));
-  const scored = paragraphs.map((text, index) => ({ text, index, score: words.filter((w) => text.toLowerCase().includes(w)).length }));
+  const scored = paragraphs.map((text, index) => {
+    const words = new Set(wordsOf(text).map((word) => word.text));
+    return { text, index, score: terms.filter((term) => words.has(term)).length };
+  });
   return scored
     .filter((p) => p.score > 0)
     .sort((a, b) => b.score - a.score || a.index - b.index)

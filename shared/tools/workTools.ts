@@ -1,9 +1,12 @@
+import type { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import type { CodeSandbox } from "../ports/sandbox.js";
 import type { Tool } from "../ports/tools.js";
+import { AgentCoreInterpreter } from "../sandbox/agentCoreInterpreter.js";
 import { LambdaSandbox } from "../sandbox/lambdaSandbox.js";
 import { type ApiKeySource, fixedKey, SecretKey } from "../secrets/secretKey.js";
-import type { SearchKey, Settings, WebSearchSettings } from "../settings.js";
+import { AGENTCORE_LIBRARIES, type SandboxSettings, type SearchKey, type Settings, type WebSearchSettings } from "../settings.js";
 import type { FetchLimits } from "../web/fetchPage.js";
 import { BraveProvider, RunFilesProvider, type SearchProvider, SearxngProvider, TavilyProvider } from "../web/search.js";
 import { askUser } from "./askUser.js";
@@ -16,9 +19,10 @@ import { writeReport } from "./writeReport.js";
 /** What the work tools are configured by. */
 export type WorkToolSettings = Pick<Settings, "sandbox" | "webFetch" | "webSearch">;
 
-/** The clients the work tools call: the sandbox function, and the secrets holding the search APIs' keys. */
+/** The clients the work tools call: the sandbox function or code interpreter, and the secrets holding the search APIs' keys. */
 export interface WorkToolClients {
   lambda: LambdaClient;
+  agentCore: BedrockAgentCoreClient;
   secretsManager: SecretsManagerClient;
 }
 
@@ -27,10 +31,11 @@ export function workTools(settings: WorkToolSettings, clients: WorkToolClients):
   const { sandbox, webFetch } = settings;
   const search = searchProvider(settings.webSearch, webFetch, clients.secretsManager);
   return [
-    runCodeTool(new LambdaSandbox(clients.lambda, sandbox.functionName), {
+    runCodeTool(codeSandbox(sandbox, clients), {
       timeoutMs: sandbox.timeoutMs,
       memoryMb: sandbox.memoryMb,
       maxOutputChars: 20_000,
+      libraries: sandbox.runtime === "agentcore" ? AGENTCORE_LIBRARIES : [],
     }),
     webFetchTool(webFetch),
     ...(search ? [webSearchTool(search), deepSearchTool(search)] : []),
@@ -45,6 +50,13 @@ export function workTools(settings: WorkToolSettings, clients: WorkToolClients):
  */
 export function stepwiseTools(settings: WorkToolSettings, clients: WorkToolClients): Tool[] {
   return [...builtinTools, askUser, ...workTools(settings, clients)];
+}
+
+/** run_code's runtime: the code interpreter's sessions, or the sandbox function. */
+function codeSandbox(sandbox: SandboxSettings, clients: WorkToolClients): CodeSandbox {
+  return sandbox.runtime === "agentcore"
+    ? new AgentCoreInterpreter(clients.agentCore, sandbox.codeInterpreterId, { sessionSeconds: sandbox.sessionSeconds })
+    : new LambdaSandbox(clients.lambda, sandbox.functionName);
 }
 
 /** The configured search provider; none configured means no search tools. */

@@ -26,17 +26,19 @@ const sanitizer = new xss.FilterXSS({
 
 const STYLE = `body{font:16px/1.6 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
 h1,h2,h3{line-height:1.25}h1{border-bottom:1px solid #d0d7de;padding-bottom:.3em}
-table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}th{background:#f6f8fa}
+table{border-collapse:collapse;margin:1rem 0;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}th{background:#f6f8fa}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;border-radius:4px}pre{padding:.8rem;overflow:auto}code{padding:.1em .3em}
 blockquote{margin:0;padding:0 1rem;color:#59636e;border-left:.25em solid #d0d7de}ol.sources{font-size:.9em;color:#59636e}a{color:#0969da}
-figure.chart{margin:1.5rem 0}figure.chart img{max-width:100%;height:auto}figcaption{font-size:.9em;color:#59636e}`;
+img{max-width:100%;height:auto}figure.chart{margin:1.5rem 0}figcaption{font-size:.9em;color:#59636e}`;
 
 /** Markdown → one self-contained HTML page: sanitized, inline CSS, no scripts (the CSP forbids them too). */
-function renderHtmlReport(title: string, markdown: string, sources: Source[] = [], charts: RenderedChart[] = []): string {
+function renderHtmlReport(title: string, markdown: string, sources: Source[] = [], charts: DrawnChart[] = []): string {
   const body = sanitizer.process(marked.parse(markdown, { async: false, gfm: true }) as string);
-  // Charts are drawn by us (never the model's markup): embedded as images, which the CSP allows as data: URLs.
+  // Charts are drawn by us (never the model's markup): embedded as PNG images, which the CSP allows as
+  // data: URLs, drawn with the bundled font (an SVG as an image cannot load it: its text would fall
+  // back to whatever font the reader has); shown at the chart's own width, or narrower on a small screen.
   const figures = charts.length
-    ? `<h2>Charts</h2>\n${charts.map((c) => `<figure class="chart"><img alt="${escapeHtml(c.title)}" src="data:image/svg+xml;base64,${Buffer.from(c.svg).toString("base64")}"><figcaption>${escapeHtml(c.title)}</figcaption></figure>`).join("\n")}`
+    ? `<h2>Charts</h2>\n${charts.map((c) => `<figure class="chart"><img alt="${escapeHtml(c.title)}" width="${c.width}" src="data:image/png;base64,${Buffer.from(c.png).toString("base64")}"><figcaption>${escapeHtml(c.title)}</figcaption></figure>`).join("\n")}`
     : "";
   const list = sources.length
     ? `<h2>Sources</h2>\n<ol class="sources">${sources.map((s) => `<li><a href="${escapeHtml(s.url)}" rel="noopener noreferrer">${escapeHtml(s.title ?? s.url)}</a></li>`).join("")}</ol>`
@@ -135,7 +137,8 @@ export const writeReport = defineTool({
     const put = (file: string, body: string | Uint8Array, contentType?: string, description = `Report: ${title}`) =>
       files.put(runId, file, body, { description, contentType, idempotencyKey });
     let saved: Awaited<ReturnType<typeof put>>;
-    if (format === "html") saved = await put(name, renderHtmlReport(title, markdown, sources, drawn), "text/html");
+    if (format === "html")
+      saved = await put(name, renderHtmlReport(title, markdown, sources, await Promise.all(drawn.map(asPng))), "text/html");
     else if (format === "pptx") {
       const sourceList = sources?.length
         ? `\n\n## Sources\n\n${sources.map((s, i) => `${i + 1}. ${s.title ? `${s.title}: ` : ""}${s.url}`).join("\n")}`
@@ -156,6 +159,18 @@ export const writeReport = defineTool({
     return `Saved the report ${saved.name} (${saved.bytes} bytes, ${saved.contentType}).`;
   },
 });
+
+/** A chart as a picture in the bundled font, with the width it was drawn at (CSS pixels). */
+interface DrawnChart {
+  title: string;
+  png: Uint8Array;
+  width: number;
+}
+
+async function asPng(chart: RenderedChart): Promise<DrawnChart> {
+  const width = Number(/<svg[^>]*\swidth="([\d.]+)"/.exec(chart.svg)?.[1] ?? 600);
+  return { title: chart.title, png: await svgToPng(chart.svg), width: Math.round(width) };
+}
 
 interface LiveReport {
   name: string;

@@ -1,6 +1,6 @@
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
-import type { FileMeta } from "../ports/files.js";
+import { type FileMeta, namesOfTask } from "../ports/files.js";
 import type { TaskRecord } from "../ports/tasks.js";
 
 export interface Links {
@@ -47,6 +47,7 @@ export function runView(
 ) {
   return {
     ...runHeadline(run),
+    statusDetail: statusDetail(run),
     input: run.input,
     metadata: run.metadata,
     plan: run.plan ?? null,
@@ -59,11 +60,16 @@ export function runView(
       result: t.result ?? null,
       startedAt: t.startedAt ?? null,
       endedAt: t.endedAt ?? null,
+      ...(t.stopReason ? { stopReason: t.stopReason } : {}),
+      files: namesOfTask(files, t.taskId),
     })),
     approval: run.approval ?? { plan: false, tools: "none" },
+    agent: run.agent ? { name: run.agent.name, version: run.agent.version, tools: run.agent.tools ?? null } : null,
+    instructions: run.instructions ?? null,
     pendingInterrupts: interrupts.filter((i) => i.status === "pending").map(interruptView),
     interrupts: interrupts.map(interruptView),
     result: run.result ?? null,
+    ...(run.stopReason ? { stopReason: run.stopReason } : {}),
     files,
     error: run.error ?? null,
     usage: { ...withTaskUsage(run.usage, tasks), ...(stateTransitions !== undefined ? { stateTransitions } : {}) },
@@ -73,6 +79,14 @@ export function runView(
     endedAt: run.endedAt ?? null,
     links: runLinks(run.runId, run.executionArn, links),
   };
+}
+
+/** What a running run waits for: a model call to be retried, said as a person would. */
+function statusDetail(run: RunRecord): string | null {
+  const wait = run.status === "running" ? run.modelWait : undefined;
+  if (!wait) return null;
+  const who = wait.taskId ? `${wait.agent} ${wait.taskId}` : wait.agent;
+  return `Waiting for the model (${who}): ${wait.reason}; retry ${wait.attempt} of ${wait.retries} at ${wait.retryAt}.`;
 }
 
 /** The run's own usage (router, planner, summarizer, ReAct agent) plus each task's (kept on the task record, not on a hot run item). */

@@ -1,5 +1,6 @@
 import { type FileStore, fileText } from "../ports/files.js";
 import type { ApiKeySource } from "../secrets/secretKey.js";
+import { keywords, wordsOf } from "../text/words.js";
 import { type FetchLimits, fetchPage } from "./fetchPage.js";
 import { pageText, type ReadablePage } from "./readable.js";
 
@@ -163,7 +164,7 @@ export class RunFilesProvider implements SearchProvider {
   readonly name = "files";
 
   async search(query: string, limit: number, scope: SearchScope): Promise<SearchHit[]> {
-    const words = keywords(query);
+    const terms = new Set(keywords(query));
     const metas = (await scope.files.list(scope.runId)).filter(
       (f) => /^(text\/|application\/json)/.test(f.contentType) && f.bytes <= 2_000_000,
     );
@@ -171,11 +172,10 @@ export class RunFilesProvider implements SearchProvider {
       metas.map(async (meta) => {
         const file = await scope.files.get(scope.runId, meta.name);
         const text = file ? fileText(file) : ""; // deleted since it was listed
-        const lower = text.toLowerCase();
-        const score =
-          words.reduce((sum, word) => sum + occurrences(lower, word), 0) +
-          words.filter((w) => meta.name.toLowerCase().includes(w)).length * 5;
-        const at = Math.max(0, Math.min(...words.map((w) => lower.indexOf(w)).filter((i) => i >= 0), lower.length) - 80);
+        const found = wordsOf(text).filter((word) => terms.has(word.text));
+        const named = new Set(wordsOf(meta.name).map((word) => word.text));
+        const score = found.length + [...terms].filter((term) => named.has(term)).length * 5;
+        const at = Math.max(0, (found[0]?.index ?? 0) - 80);
         return {
           score,
           hit: {
@@ -202,21 +202,4 @@ export class RunFilesProvider implements SearchProvider {
     if (!file) throw new Error(`no file named ${name}`);
     return { title: name, markdown: fileText(file), url: hit.url };
   }
-}
-
-const STOP_WORDS = new Set(
-  "a an and are as at be by for from how in is it of on or the to what when where which who why with does do did this that these those about into than then".split(
-    " ",
-  ),
-);
-
-/** The words of a query worth matching: lowercase, no stop words, no duplicates. */
-export function keywords(text: string): string[] {
-  return [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])].filter((w) => !STOP_WORDS.has(w));
-}
-
-function occurrences(text: string, word: string): number {
-  let count = 0;
-  for (let i = text.indexOf(word); i >= 0; i = text.indexOf(word, i + word.length)) count++;
-  return count;
 }

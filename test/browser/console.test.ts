@@ -7,7 +7,7 @@ import { launchBrowser } from "../support/browser.js";
 import { salesWorkbook } from "../support/documents.js";
 import { startDropProxy } from "../support/dropProxy.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { type ModelProxy, startModelProxy } from "../support/modelProxy.js";
+import { type Fault, type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
 
 /** Screenshots land here (test output, not committed); docs/local-stack.md links the committed copies in test/screenshots/. */
 const OUTPUT = path.resolve("test/output/screenshots");
@@ -20,6 +20,8 @@ describe("the web console in Chromium", () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   /** While set, executors' model calls wait for it (the stack's offline model is reached through modelProxy). */
   let holdExecutors: Promise<void> | undefined;
+  /** While set, decides how each model call fails (undefined: it goes through). */
+  let modelFault: ((request: ProxiedRequest) => Fault | undefined | Promise<Fault | undefined>) | undefined;
 
   beforeAll(async () => {
     await mkdir(OUTPUT, { recursive: true });
@@ -27,7 +29,7 @@ describe("the web console in Chromium", () => {
       model = await startOfflineModel({ latencyMs: 50 });
       modelProxy = await startModelProxy(model.url, async (_, request) => {
         if (request.role === "executor") await holdExecutors;
-        return undefined;
+        return modelFault?.(request);
       });
       // The browser starts while the stack does; whichever started is stopped below if the other did not.
       const [launched, started] = await Promise.allSettled([
@@ -208,7 +210,7 @@ describe("the web console in Chromium", () => {
     expect(await card.getByLabel("filename").inputValue()).toBe("report.md");
     await card.getByLabel("filename").fill("edited.md");
     await card.getByLabel("content").fill("# Edited\n\nChecked by a person.\n");
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download edited.md" }).click()]);
     expect(await readFile(await download.path(), "utf8")).toBe("# Edited\n\nChecked by a person.\n");
@@ -252,21 +254,36 @@ describe("the web console in Chromium", () => {
     expect(await shown.evaluate((el) => (globalThis as any).getComputedStyle(el).fontFamily)).toMatch(/mono/i);
     expect(await card.textContent()).not.toContain("\\n");
     await card.screenshot({ path: path.join(OUTPUT, "approve-code-laptop.png") });
+    // On a phone the arguments wrap inside the card: nothing cut off at its right edge.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await shown.evaluate((el) => (el.parentElement as any).scrollWidth <= (el.parentElement as any).clientWidth)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await card.screenshot({ path: path.join(OUTPUT, "approve-code-phone.png") });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // The call's code is shown once in the activity, highlighted, never also as escaped JSON.
+    const called = page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args");
+    expect(await called.locator("pre.code-arg.code code").textContent()).toBe(agentCode);
+    expect(await called.textContent()).not.toContain("\\n");
 
     // Edit: the code in a field of its own, as code; the list of files as JSON, checked first.
     await card.getByRole("button", { name: "Edit" }).click();
     const codeField = card.getByLabel("code", { exact: true });
     expect(await codeField.inputValue()).toBe(agentCode);
     const files = card.getByLabel("files", { exact: true });
+    // Editing has one primary action, Approve, and it sends the edited values.
+    expect(await card.locator("button.primary").allTextContents()).toEqual(["Approve with these arguments"]);
     await files.fill('"sales.csv"');
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toBe("'files' must be array, not string.");
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
+    // The problem is said at its field.
+    const filesField = card.locator(".field", { has: page.locator('textarea[name="files"]') });
+    await expect.poll(() => filesField.getByRole("alert").textContent()).toBe("'files' must be array, not string.");
+    expect(await card.getByRole("alert").count()).toBe(1);
     await files.fill("[sales.csv");
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
-    await expect.poll(() => card.getByRole("alert").textContent()).toMatch(/^'files' is not valid JSON/);
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
+    await expect.poll(() => filesField.getByRole("alert").textContent()).toMatch(/^'files' is not valid JSON/);
     await files.fill('["sales.csv"]');
     await codeField.fill(`${agentCode}\nprint("checked by a person")\n`);
-    await card.getByRole("button", { name: "Run with these arguments" }).click();
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
     // What the edited code printed, beneath the code that ran (the tool result's preview is cut
     // at 2,000 characters, and says first how the arguments were changed: the code, whole).
     await expect
@@ -277,7 +294,7 @@ describe("the web console in Chromium", () => {
     const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
     expect(events.find((e: any) => e.type === "interrupt.resolved").data.decision).toBe("edit");
     await page.close();
-  });
+  }, 180_000);
 
   it("answers an agent's question, and rejects a plan with a message then approves the revised one, from the page", async () => {
     const page = await browser.context.newPage();
@@ -402,6 +419,29 @@ describe("the web console in Chromium", () => {
     await expect.poll(() => page.locator(".preview section").count()).toBeGreaterThan(2);
     expect(await page.locator(".preview h1").first().textContent()).toBe("Data analysis report");
     expect(await page.locator('.preview img[alt="amount by region"]').getAttribute("src")).toMatch(/^data:image\/png;base64,/);
+    // Slides that look like slides: each a 16:9 card with its title, its number in the corner.
+    const slide = page.locator(".preview section.slide").nth(1);
+    const box = (await slide.boundingBox())!;
+    expect(box.width / box.height).toBeCloseTo(16 / 9, 1);
+    expect(await slide.evaluate((s) => (globalThis as any).getComputedStyle(s).borderTopStyle)).toBe("solid");
+    expect(await slide.locator("small").evaluate((s) => (globalThis as any).getComputedStyle(s).position)).toBe("absolute");
+
+    // The HTML report's preview with its chart fits the page at every width: the chart scales, the page never widens.
+    const pageWidth = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+    const report = page.getByRole("button", { name: /^Preview .*\.html$/ }).first();
+    for (const [width, height] of [
+      [1280, 800],
+      [390, 844],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await report.click();
+      const chart = page.locator(".preview figure.chart img");
+      await chart.waitFor();
+      const [shown, preview] = await Promise.all([chart.boundingBox(), page.locator(".preview").boundingBox()]);
+      expect(shown!.width).toBeLessThanOrEqual(preview!.width);
+      expect(await pageWidth()).toBeLessThanOrEqual(width);
+      await page.locator(".files-section").screenshot({ path: path.join(OUTPUT, `report-preview-${width}.png`) });
+    }
     await page.close();
   });
 
@@ -523,5 +563,145 @@ describe("the web console in Chromium", () => {
     await signIn(page);
     expect(urls.filter((u) => u.includes("sk_wrong_key") || u.includes(stack.apiKey))).toEqual([]);
     await page.close();
+  });
+  /** Whether a model request belongs to the run whose task carries `marker`. */
+  const asksAbout = (request: ProxiedRequest, marker: string) => JSON.stringify(request.body.messages).includes(marker);
+  const pageWidth = (page: Page) => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])(
+    "a model that cannot be reached says so on the run at %i px: each retry as it happens, and what the run waits for",
+    async (width, height) => {
+      const marker = `model down ${width}`;
+      let pageOpen!: () => void;
+      const opened = new Promise<void>((resolve) => (pageOpen = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let failures = 0;
+      let firstFailure = 0;
+      // The run's first two calls cannot reach the model (once the page shows the run); the third waits until released.
+      modelFault = async (request) => {
+        if (!asksAbout(request, marker)) return undefined;
+        await opened;
+        if (failures++ < 2) {
+          firstFailure ||= Date.now();
+          return "refuse";
+        }
+        await released;
+        return undefined;
+      };
+      const page = await browser.context.newPage();
+      try {
+        await page.setViewportSize({ width, height });
+        await signIn(page);
+        const { runId } = await api("/v1/runs", { input: `What is 17*23? (${marker})`, mode: "react" });
+        await page.goto(`${proxy.url}/#/runs/${runId}`);
+        await expect.poll(() => page.locator(".connection").textContent(), { timeout: 30_000 }).toBe("live");
+        pageOpen();
+
+        const retries = page.locator(".entry.model-retrying");
+        await retries.first().waitFor({ timeout: 30_000 });
+        const shownAfterMs = Date.now() - firstFailure;
+        await expect.poll(() => retries.count(), { timeout: 30_000 }).toBe(2);
+        expect(await retries.allTextContents()).toEqual([
+          expect.stringMatching(/^react↻ Model call failed: the model could not be reached \(.+\)\. Retry 1 of 2 in \d\.\d s\.$/),
+          expect.stringMatching(/Retry 2 of 2 in \d\.\d s\.$/),
+        ]);
+        // While the call waits, the run's status says what for.
+        await expect
+          .poll(() => page.locator(".meta .status-detail").textContent(), { timeout: 30_000 })
+          .toMatch(/^Waiting for the model \(react\): the model could not be reached \(.+\); retry 2 of 2 at /);
+        expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+        await page.screenshot({ path: path.join(OUTPUT, `model-retry-${width}.png`) });
+        // Within seconds of the first failure, not at the end of the retries (wide margin for a busy machine).
+        expect(shownAfterMs).toBeLessThan(5_000);
+        const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+        const first = events.find((e: any) => e.type === "model.retrying");
+        expect(Date.parse(first.at) - firstFailure).toBeLessThan(5_000);
+        expect(first.data).toMatchObject({ agent: "react", attempt: 1, retries: 2 });
+
+        release();
+        await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+        await expect.poll(() => page.locator(".meta .badge").textContent()).toBe("succeeded");
+        expect(await page.locator(".meta .status-detail").count()).toBe(0);
+      } finally {
+        release();
+        modelFault = undefined;
+        await page.close();
+      }
+    },
+  );
+
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])("a streamed reply cut off and retried is withdrawn from the page at %i px, and marked in the event log", async (width, height) => {
+    const marker = `cut summary ${width}`;
+    let cut = false;
+    // The run's first summary breaks off half-way, after its first words reached the page.
+    modelFault = (request) => {
+      if (request.role !== "summarizer" || !asksAbout(request, marker) || cut) return undefined;
+      cut = true;
+      return "cut-late";
+    };
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize({ width, height });
+      await signIn(page);
+      const { runId } = await api("/v1/runs", { input: `Compute 17*23 and (120/8)+2^5 (${marker})`, mode: "plan_solve" });
+      await page.goto(`${proxy.url}/#/runs/${runId}`);
+      await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+
+      const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+      const run = await api(`/v1/runs/${runId}`);
+      expect(run.status).toBe("succeeded");
+      const withdrawnAt = events.findIndex((e: any) => e.type === "agent.withdrawn");
+      expect(events[withdrawnAt]?.data.agent).toBe("summarizer");
+      const summary = (list: any[]) => list.filter((e) => e.type === "agent.delta" && e.data.agent === "summarizer");
+      const partial = summary(events.slice(0, withdrawnAt));
+      expect(partial.length).toBeGreaterThan(0);
+      expect(
+        summary(events.slice(withdrawnAt))
+          .map((e: any) => e.data.text)
+          .join(""),
+      ).toBe(run.result);
+
+      // On the page: the summary's text once, the whole of it; the broken part struck through in the event log.
+      const texts = page.locator(".entry.agent-delta").filter({ has: page.locator(".who", { hasText: /^summarizer$/ }) });
+      expect(await texts.count()).toBe(1);
+      expect((await texts.locator(".text").textContent())?.replace(/\s+/g, " ").trim()).toContain("391");
+      expect(
+        await page.locator("#event-log li.withdrawn").evaluateAll((items) => items.map((li) => Number((li as any).dataset.seq))),
+      ).toEqual(partial.map((e: any) => e.seq));
+      expect(await page.locator('#event-log li[data-type="agent.withdrawn"]').textContent()).toContain("of summarizer withdrawn");
+      expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+    } finally {
+      modelFault = undefined;
+      await page.close();
+    }
+  });
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])("shows the whole of a long task on the run page at %i px, on demand", async (width, height) => {
+    const task = `Compute 17*23 and then explain, in plain words for a reader who is new to arithmetic, how you got there (${width} px), step by step, with each intermediate product named`;
+    const { runId } = await api("/v1/runs", { input: task, mode: "react" });
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize({ width, height });
+      await signIn(page);
+      await page.goto(`${proxy.url}/#/runs/${runId}`);
+      await expect.poll(() => page.locator("h1").textContent()).toBe(`${task.slice(0, 79)}…`);
+      const whole = page.locator("details.whole-task");
+      expect(await whole.locator(".task-text").isVisible()).toBe(false);
+      await whole.getByText("Show the whole task").click();
+      expect(await whole.locator(".task-text").textContent()).toBe(task);
+      expect(await whole.locator(".task-text").isVisible()).toBe(true);
+      expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+    } finally {
+      await page.close();
+    }
   });
 });

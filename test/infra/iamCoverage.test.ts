@@ -105,8 +105,14 @@ describe("IAM coverage", () => {
   });
 
   it("each tool declares the grants its code needs (S3 and Lambda calls), every tool an agent may get is checked, and the stack grants the declarations", () => {
-    // Every tool Stepwise may give an agent, search over the run's files included (the widest set).
-    const tools = stepwiseTools(settingsFromEnv({ TABLE_NAME: "t", WEB_SEARCH_PROVIDER: "files" }), agentClients("us-east-1"));
+    // Every tool Stepwise may give an agent, search over the run's files included (the widest set),
+    // with each runtime of run_code (its code calls the sandbox function or the code interpreter).
+    const widest = { TABLE_NAME: "t", WEB_SEARCH_PROVIDER: "files" };
+    const tools = stepwiseTools(settingsFromEnv(widest), agentClients("us-east-1"));
+    const onAgentCore = stepwiseTools(
+      settingsFromEnv({ ...widest, SANDBOX_RUNTIME: "agentcore", CODE_INTERPRETER_ID: "ci-1" }),
+      agentClients("us-east-1"),
+    );
     const modules: Record<string, string[]> = {
       "shared/tools/calculator.ts": ["calculator"],
       "shared/tools/textStats.ts": ["text_stats"],
@@ -119,10 +125,12 @@ describe("IAM coverage", () => {
     };
     expect(tools.map((t) => t.name).sort()).toEqual(Object.values(modules).flat().sort());
     for (const [file, names] of Object.entries(modules)) {
-      const declared = declaredGrants(tools.filter((t) => names.includes(t.name))).flatMap((g) => TOOL_GRANT_ACTIONS[g]);
+      const declared = declaredGrants([...tools, ...onAgentCore].filter((t) => names.includes(t.name))).flatMap(
+        (g) => TOOL_GRANT_ACTIONS[g],
+      );
       const needed = graph
         .callsOfMembers(file)
-        .filter((c) => ["client-s3", "client-lambda"].includes(c.sdkPackage))
+        .filter((c) => ["client-s3", "client-lambda", "client-bedrock-agentcore"].includes(c.sdkPackage))
         .flatMap(iamActionsFor);
       // Every call the tools' code can make is declared (what the graph reads is at least what runs).
       expect(
@@ -132,6 +140,7 @@ describe("IAM coverage", () => {
     }
     // The stack grants the agents what the declarations say (infra/aws/stepwise.ts): run_code's sandbox among them.
     expect(tools.find((t) => t.name === "run_code")!.grants).toContain("sandbox:invoke");
+    expect(onAgentCore.find((t) => t.name === "run_code")!.grants).toContain("interpreter:invoke");
     expect(allowedActions(template, ours.find((f) => f.path.endsWith("/Steps/ExecuteTask"))!.roleLogicalId)).toContain(
       "lambda:InvokeFunction",
     );

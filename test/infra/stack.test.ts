@@ -338,6 +338,8 @@ describe("configuration parity: every deployment setting reaches every function'
     downloadLinkSeconds: "120",
     sandboxTimeoutMs: "20000",
     sandboxMemoryMb: "256",
+    sandboxRuntime: "pyodide",
+    codeInterpreterSessionSeconds: "1800",
     webFetchTimeoutMs: "5000",
     webFetchMaxBytes: "65536",
     webFetchMaxRedirects: "2",
@@ -465,5 +467,70 @@ describe("the code sandbox", () => {
     const bounded = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, sandboxReservedConcurrency: 20 } as any);
     const fn = functionsOf(bounded.stack).find((f) => f.path.endsWith("/Sandbox"))!;
     expect((bounded.template.toJSON().Resources as any)[fn.logicalId].Properties.ReservedConcurrentExecutions).toBe(20);
+  });
+});
+
+describe("the code interpreter (AgentCore, the default where the region has it)", () => {
+  const [interpreter] = ofType("AWS::BedrockAgentCore::CodeInterpreterCustom");
+  const interpreterId = Object.entries(resources).find(([, r]) => r === interpreter)?.[0];
+  const statementsOf = (roleLogicalId: string) =>
+    ofType("AWS::IAM::Policy")
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === roleLogicalId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+  const agentCoreActions = ["StartCodeInterpreterSession", "InvokeCodeInterpreter", "StopCodeInterpreterSession"].map(
+    (a) => `bedrock-agentcore:${a}`,
+  );
+
+  it("runs its sessions in SANDBOX network mode with a role AgentCore assumes for this account that grants nothing", () => {
+    expect(interpreter?.Properties.NetworkConfiguration).toEqual({ NetworkMode: "SANDBOX" });
+    const roleId = interpreter!.Properties.ExecutionRoleArn["Fn::GetAtt"][0] as string;
+    const role = resources[roleId]!.Properties;
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: "sts:AssumeRole",
+        Effect: "Allow",
+        Principal: { Service: "bedrock-agentcore.amazonaws.com" },
+        Condition: { StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } } },
+      },
+    ]);
+    expect(role.ManagedPolicyArns).toBeUndefined();
+    expect(role.Policies).toBeUndefined();
+    expect(statementsOf(roleId)).toEqual([]);
+  });
+
+  it("the agents may start, invoke and stop sessions of this interpreter alone; no other function may", () => {
+    const onInterpreter = { "Fn::GetAtt": [interpreterId, "CodeInterpreterArn"] };
+    for (const fn of ours) {
+      const statements = statementsOf(fn.roleLogicalId).filter((s: any) =>
+        [s.Action].flat().some((a: string) => a.startsWith("bedrock-agentcore:")),
+      );
+      // The step functions get what the agents' tools declare (as the sandbox's invoke); no other function.
+      if (!fn.path.includes("/Steps/")) {
+        expect(statements, fn.path).toEqual([]);
+        continue;
+      }
+      expect(statements, fn.path).toEqual([{ Action: agentCoreActions, Effect: "Allow", Resource: onInterpreter }]);
+      const env = resources[fn.logicalId]!.Properties.Environment.Variables;
+      expect(env.SANDBOX_RUNTIME).toBe("agentcore");
+      expect(env.CODE_INTERPRETER_ID).toEqual({ "Fn::GetAtt": [interpreterId, "CodeInterpreterId"] });
+    }
+  });
+
+  it("where the region has no AgentCore, run_code stays on the sandbox function; asking for AgentCore there fails synth naming it", () => {
+    const elsewhere = synthesize({
+      openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+      env: { account: "123456789012", region: "sa-east-1" },
+    } as any);
+    const found = elsewhere.template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+    expect(Object.values(found).filter((r) => r.Type === "AWS::BedrockAgentCore::CodeInterpreterCustom")).toEqual([]);
+    const executeTask = functionsOf(elsewhere.stack).find((f) => f.path.endsWith("/Steps/ExecuteTask"))!;
+    expect(found[executeTask.logicalId]!.Properties.Environment.Variables.SANDBOX_RUNTIME).toBe("pyodide");
+    expect(() =>
+      synthesize({
+        openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+        sandboxRuntime: "agentcore",
+        env: { account: "123456789012", region: "sa-east-1" },
+      } as any),
+    ).toThrow(/sandboxRuntime=agentcore, but AgentCore Code Interpreter is not offered in sa-east-1/);
   });
 });

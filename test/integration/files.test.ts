@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
+import type { RunEvent } from "../../shared/contracts/events.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -80,6 +81,34 @@ describe("files", () => {
     const text = await download(main, runId, "sales.csv");
     expect(text.type).toBe("text/csv");
     expect(Buffer.from(text.bytes).toString()).toBe("region,amount\nnorth,10\nsouth,32\n");
+  });
+
+  it("files are tied to the task that wrote them: file.created names it, task.completed lists it, the view groups them, the answer cites them", async () => {
+    const notes = await upload(main, "notes.txt", "Nothing the answer needs.", "text/plain");
+    const input = 'use write_artifact {"filename": "a.md", "content": "# A"} and use write_artifact {"filename": "b.md", "content": "# B"}';
+    const { runId } = await main.submit({ input, mode: "plan_solve", files: [notes.body.fileId] });
+    const { run, events } = await main.waitForEnd(runId);
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    const of = <T extends RunEvent["type"]>(type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+    const created = Object.fromEntries(of("file.created").map((e) => [e.data.name, e.data.taskId]));
+    expect(created).toEqual({ "notes.txt": undefined, "a.md": "s1.t1", "b.md": "s1.t2" });
+    expect(of("task.completed").map((e) => [e.data.taskId, e.data.files])).toEqual(
+      expect.arrayContaining([
+        ["s1.t1", ["a.md"]],
+        ["s1.t2", ["b.md"]],
+      ]),
+    );
+    expect(run.tasks.map((t: { taskId: string; files: string[] }) => [t.taskId, t.files])).toEqual([
+      ["s1.t1", ["a.md"]],
+      ["s1.t2", ["b.md"]],
+    ]);
+    expect(run.files.map((f: { name: string; taskId?: string }) => [f.name, f.taskId ?? null])).toEqual([
+      ["a.md", "s1.t1"],
+      ["b.md", "s1.t2"],
+      ["notes.txt", null],
+    ]);
+    // The answer cites the files it relies on: the tasks' two, not the upload no result names.
+    expect(run.result.split("\n").at(-1)).toBe("Files: a.md, b.md");
   });
 
   it("a presigned URL with a changed signature, key or an expired date is refused", async () => {

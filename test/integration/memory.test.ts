@@ -346,7 +346,9 @@ describe("with native tool calling", () => {
   });
 
   describe("budgets", () => {
-    router.on("rounds", (_turn, turns) => {
+    router.on("rounds", (turn, turns) => {
+      // The rounds are spent: the last request offers no tools and asks for the delivery.
+      if (turn.tools.length === 0) return answer("Counted to 2 with the calculator; not done: counting on, the rounds ran out.");
       const n = turns.length;
       return callTools([{ name: "calculator", arguments: { expression: `${n}+1` } }], `Working on step ${n}.`);
     });
@@ -362,18 +364,25 @@ describe("with native tool calling", () => {
       return answer("Summary: step one was done.");
     });
 
-    it("maxRounds: 2 ends a ReAct run that keeps calling tools, cleanly, saying why", async () => {
+    it("maxRounds: 2 ends a ReAct run that keeps calling tools with the agent's delivered summary and the reason recorded", async () => {
       const { run, events } = await runToEnd(client, {
         input: `${marker("rounds")} Keep counting.`,
         mode: "react",
         budgets: { maxRounds: 2 },
       });
       expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
-      expect(run.result).toMatch(/Stopped after 2 rounds, the round budget/);
-      expect(run.result).toContain("Working on step 2.");
-      expect(router.of("rounds")).toHaveLength(2);
+      // Two rounds with tools, then one call without tools that delivers what was and was not done.
+      const turns = router.of("rounds");
+      expect(turns.map((t) => t.tools.length > 0)).toEqual([true, true, false]);
+      expect(last(turns[2]!)).toMatchObject({ role: "user", content: expect.stringMatching(/^You have used all 2 rounds of your budget/) });
+      expect(toolMessages(turns[2]!)).toHaveLength(2);
+      expect(run.result).toBe("Counted to 2 with the calculator; not done: counting on, the rounds ran out.");
+      expect(run.stopReason).toBe("Stopped at the round budget (2 rounds).");
       expect(ofType(events, "tool.called")).toHaveLength(2);
-      expect(events.at(-1)).toMatchObject({ type: "run.succeeded", data: { result: run.result } });
+      expect(events.at(-1)).toMatchObject({
+        type: "run.succeeded",
+        data: { result: run.result, stopReason: "Stopped at the round budget (2 rounds)." },
+      });
     });
 
     it("maxPlanIterations: 1 stops a plan after one step; the summary says the plan iteration budget was reached", async () => {

@@ -1,3 +1,5 @@
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -14,7 +16,8 @@ import { type ModelProxy, type ProxiedRequest, startModelProxy } from "../suppor
  * and MCP tools, with read or write) and the run's files (name, type, size, origin); executors
  * and ReAct agents are offered exactly the catalog and told the files; the summarizer gets every
  * task's result whole and the files. The offline model acts only on what these requests name, so
- * the runs succeeding shows the prompts carried what was needed.
+ * the runs succeeding shows the prompts carried what was needed. Operators' instructions reach
+ * every role's prompt, and a saved agent's runs are offered only its tools, through REST, MCP and A2A.
  */
 let model: OfflineModel;
 let proxy: ModelProxy;
@@ -170,5 +173,152 @@ describe("every model request tells the truth about tools and files", { timeout:
     expect(systemOf(byRole("planner")[0]!)).toContain("- everything__add (read): Adds two numbers.");
     expect(run.plan.steps[0].tasks).toEqual(['use everything__add {"a": 2, "b": 3}', 'use everything__echo {"message": "hi"}']);
     expect(run.result).toContain("Echo: hi");
+  });
+});
+
+describe("operators' instructions and saved agents", { timeout: 300_000 }, () => {
+  const HOUSE = "House rule: answer in French and cite every figure.";
+
+  /** The instructions sit after the tool list (the part every run shares) and before the date and files (what changes). */
+  function expectInstructionsPlaced(system: string, text: string) {
+    const at = system.indexOf(text);
+    expect(at, system).toBeGreaterThan(system.lastIndexOf("- ask_user ("));
+    expect(at).toBeLessThan(system.indexOf("Today is"));
+  }
+
+  it("the tenant's and a run's instructions reach every role's prompt after the tools; over the limit is a 400 that changes nothing", async () => {
+    expect((await client.request("PUT", "/v1/settings", { instructions: HOUSE })).status).toBe(200);
+    try {
+      const tooLong = await client.request("PUT", "/v1/settings", { instructions: "x".repeat(4_001), multitask: "enqueue" });
+      expect(tooLong.status).toBe(400);
+      expect(tooLong.body.error.message).toContain("at most 4000 characters");
+      expect((await client.request("GET", "/v1/settings")).body).toEqual({ multitask: "reject", instructions: HOUSE });
+      const runRule = "Run rule: keep it short.";
+      const planned = await walk({
+        input: "Compute 17*23 and (120/8)+2^5, then write a short report",
+        mode: "auto",
+        instructions: runRule,
+      });
+      expect(planned.run.instructions).toBe(`${HOUSE}\n\n${runRule}`);
+      for (const role of ["router", "planner", "executor", "summarizer"]) {
+        expect(planned.byRole(role).length, role).toBeGreaterThan(0);
+        for (const request of planned.byRole(role)) {
+          expectInstructionsPlaced(systemOf(request), `${HOUSE}\n\n${runRule}`);
+        }
+      }
+      const reacted = await walk({ input: "Compute 2+2", mode: "react" });
+      for (const request of reacted.byRole("react")) {
+        expectInstructionsPlaced(systemOf(request), HOUSE);
+        expect(systemOf(request)).not.toContain(runRule);
+      }
+      const refused = await client.request("POST", "/v1/runs", { input: "Compute 2+2", instructions: "y".repeat(4_001) });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.message).toContain("instructions");
+    } finally {
+      await client.request("PUT", "/v1/settings", { instructions: "" });
+    }
+    expect((await client.request("GET", "/v1/settings")).body).toEqual({ multitask: "reject" });
+  });
+
+  const CALC_TOOLS = ["ask_user", "calculator", "everything__add"];
+
+  it("a saved agent's runs through REST, MCP and A2A are offered only its allow-listed tools", async () => {
+    const saved = await client.request("POST", "/v1/agents/calc", {
+      description: "Does arithmetic.",
+      mode: "react",
+      tools: CALC_TOOLS,
+      instructions: "Show the working.",
+    });
+    expect(saved.status).toBe(201);
+    expect(saved.body).toMatchObject({ name: "calc", version: 1 });
+
+    // REST
+    const rest = await walk({ input: "Compute 6*7", agent: "calc" });
+    expect(rest.run).toMatchObject({ requestedMode: "react", agent: { name: "calc", version: 1, tools: CALC_TOOLS } });
+    expect(rest.byRole("react").length).toBeGreaterThan(0);
+    for (const request of rest.byRole("react")) {
+      expect(offered(request)).toEqual(CALC_TOOLS);
+      expectInstructionsPlaced(systemOf(request), "Show the working.");
+    }
+
+    // MCP: run_task lists the presets and takes one.
+    const mcpClient = new McpClient({ name: "audit", version: "1.0.0" });
+    await mcpClient.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${stack.apiKey}` } },
+      }),
+    );
+    try {
+      const runTask = (await mcpClient.listTools()).tools.find((t) => t.name === "run_task")!;
+      expect(runTask.description).toContain("- calc (version 1; react; tools: ask_user, calculator, everything__add): Does arithmetic.");
+      const from = proxy.requests.length;
+      const result = await mcpClient.callTool({ name: "run_task", arguments: { input: "Compute 5*5", agent: "calc" } }, undefined, {
+        timeout: 120_000,
+      });
+      expect(JSON.stringify(result.content)).toContain("25");
+      const mcpRequests = proxy.requests.slice(from).filter((r) => r.role === "react");
+      expect(mcpRequests.length).toBeGreaterThan(0);
+      for (const request of mcpRequests) expect(offered(request)).toEqual(CALC_TOOLS);
+      const unknown = await mcpClient.callTool({ name: "run_task", arguments: { input: "Compute 1+1", agent: "nobody" } });
+      expect(unknown.isError).toBe(true);
+      expect(JSON.stringify(unknown.content)).toContain("No saved agent named nobody");
+    } finally {
+      await mcpClient.close();
+    }
+
+    // A2A: the extended card lists it as a skill, and a message names it.
+    const rpc = async (body: unknown) =>
+      (await (
+        await fetch(`${stack.url}/a2a`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${stack.apiKey}`, "a2a-version": "1.0" },
+          body: JSON.stringify(body),
+        })
+      ).json()) as any;
+    const card = await rpc({ jsonrpc: "2.0", id: 1, method: "GetExtendedAgentCard", params: {} });
+    expect(card.result.skills.map((s: { id: string }) => s.id)).toEqual(["auto", "react", "plan_solve", "calc"]);
+    const from = proxy.requests.length;
+    const sent = await rpc({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "SendMessage",
+      params: { message: { messageId: "m-calc", role: "ROLE_USER", parts: [{ text: "Compute 3*3" }] }, metadata: { skill: "calc" } },
+    });
+    const task = sent.result.task ?? sent.result;
+    const { run } = await client.waitForEnd(task.id, 120_000);
+    expect(run).toMatchObject({ status: "succeeded", agent: { name: "calc", version: 1 } });
+    const a2aRequests = proxy.requests.slice(from).filter((r) => r.role === "react");
+    expect(a2aRequests.length).toBeGreaterThan(0);
+    for (const request of a2aRequests) expect(offered(request)).toEqual(CALC_TOOLS);
+  });
+
+  it("a run of version 1 keeps its tools when version 2 is saved and the agent deleted while it waits", async () => {
+    expect((await client.request("POST", "/v1/agents/asker", { mode: "react", tools: CALC_TOOLS })).status).toBe(201);
+    const { byRole, run } = await walk({ input: "Ask me which city to use, then compute 2+2", agent: "asker" }, async (runId) => {
+      const { pending } = await client.waitForPending(runId, 1, 60_000);
+      const second = await client.request("POST", "/v1/agents/asker", { mode: "plan_solve", tools: ["text_stats"] });
+      expect(second.body.version).toBe(2);
+      expect((await client.request("GET", "/v1/agents/asker@1")).body.tools).toEqual(CALC_TOOLS);
+      expect((await client.request("DELETE", "/v1/agents/asker")).status).toBe(204);
+      expect((await client.decide(runId, pending[0].interruptId, { decision: "answer", message: "Paris" })).status).toBe(202);
+    });
+    expect(run).toMatchObject({ mode: "react", agent: { name: "asker", version: 1, tools: CALC_TOOLS } });
+    for (const request of byRole("react")) expect(offered(request)).toEqual(CALC_TOOLS);
+    expect((await client.request("GET", "/v1/agents/asker")).status).toBe(404);
+  });
+
+  it.each([
+    ["an unknown saved agent", "POST", "/v1/runs", { input: "Hi", agent: "nobody" }, "No saved agent named nobody"],
+    ["an unknown version", "POST", "/v1/runs", { input: "Hi", agent: "calc@9" }, "Saved agent calc has no version 9"],
+    ["a tool the tenant lacks", "POST", "/v1/agents/rogue", { tools: ["calculator", "launch_rockets"] }, "launch_rockets"],
+    ["instructions over the limit", "POST", "/v1/agents/rogue", { instructions: "z".repeat(4_001) }, "at most 4000 characters"],
+  ])("%s is a 400 naming the problem, and nothing changes", async (_, method, path, body, message) => {
+    const [runsBefore, agentsBefore] = await Promise.all([client.request("GET", "/v1/runs"), client.request("GET", "/v1/agents")]);
+    const answer = await client.request(method, path, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.message).toContain(message);
+    const [runsAfter, agentsAfter] = await Promise.all([client.request("GET", "/v1/runs"), client.request("GET", "/v1/agents")]);
+    expect(runsAfter.body.runs.map((r: { runId: string }) => r.runId)).toEqual(runsBefore.body.runs.map((r: { runId: string }) => r.runId));
+    expect(agentsAfter.body).toEqual(agentsBefore.body);
   });
 });

@@ -61,6 +61,8 @@ export async function startStack(
       OFFLINE_MODEL_LATENCY_MS: "50",
       OPENAI_API_KEY: "",
       OPENAI_BASE_URL: "",
+      // The tests that run the code interpreter say so (SANDBOX_RUNTIME=agentcore); the others keep Pyodide's output.
+      SANDBOX_RUNTIME: "pyodide",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

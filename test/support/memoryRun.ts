@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import type { PlanOutput } from "../../shared/contracts/steps.js";
+import type { ChatModel } from "../../shared/llm/types.js";
 import type { Tool } from "../../shared/ports/tools.js";
 import { memoryPorts } from "../../shared/testing/memoryPorts.js";
 import type { ScriptedModel } from "../../shared/testing/scriptedModel.js";
@@ -9,11 +10,11 @@ import { runRecord } from "./records.js";
 import { teamModel } from "./team.js";
 
 /** The core over in-memory ports, with one run already submitted (queued, its execution started, its slot taken). */
-export async function withRun(
+export async function withRun<M extends ChatModel = ScriptedModel>(
   fields: Partial<RunRecord> = {},
-  options: { model?: ScriptedModel; tools?: readonly Tool[]; settings?: SettingsOverrides } = {},
+  options: { model?: M; tools?: readonly Tool[]; settings?: SettingsOverrides } = {},
 ) {
-  const model = options.model ?? teamModel();
+  const model = options.model ?? (teamModel() as ChatModel as M);
   const { ports, fakes } = memoryPorts({ model, tools: options.tools, settings: options.settings });
   const runId = `run_${Math.random().toString(36).slice(2, 10)}`;
   const links = {

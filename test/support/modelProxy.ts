@@ -7,7 +7,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 
 export const FAULTS = ["429", "500", "503", "hang", "html", "malformed", "cut"] as const;
-export type Fault = (typeof FAULTS)[number];
+/**
+ * Besides those: "refuse" drops the connection before any answer (a model that cannot be reached);
+ * "cut-late" sends half the reply, waits a second (clients see the partial text), then drops.
+ */
+export type Fault = (typeof FAULTS)[number] | "refuse" | "cut-late";
 
 export type Role = "router" | "planner" | "executor" | "react" | "summarizer" | "writer" | "unknown";
 
@@ -85,13 +89,17 @@ export async function startModelProxy(
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(`data: {"id":"chatcmpl-x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n`);
         return void res.end('data: {"id": "chatcmpl-x", "choices": [{"delta": {"content": "lo\n\n');
-      case "cut": {
+      case "refuse":
+        return void req.socket.destroy();
+      case "cut":
+      case "cut-late": {
         const upstream = await fetch(`${target}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
         const text = await upstream.text();
         res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "text/event-stream" });
-        // Half the events, then the connection drops.
-        res.write(text.slice(0, Math.floor(text.length / 2)));
-        return void setTimeout(() => res.socket?.destroy(), 20);
+        // Half the events (whole ones, for cut-late), then the connection drops.
+        const half = text.slice(0, Math.floor(text.length / 2));
+        res.write(request.fault === "cut" ? half : half.slice(0, half.lastIndexOf("\n\n") + 2));
+        return void setTimeout(() => res.socket?.destroy(), request.fault === "cut" ? 20 : 1000);
       }
       default:
         return forward("POST", path, raw, res);

@@ -290,6 +290,7 @@ const SERVICE_PREFIX: Record<string, string> = {
   "client-s3": "s3",
   "client-kms": "kms",
   "client-lambda": "lambda",
+  "client-bedrock-agentcore": "bedrock-agentcore",
   "client-cloudwatch": "cloudwatch",
   "client-eventbridge": "events",
 };

@@ -96,7 +96,7 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
   const { message, error, button, withMessage, decide } = parts;
   const shown = h("div", { class: "arguments" });
   const editor = h("div", { class: "editor", hidden: true });
-  const fields: { view: ArgumentView; control: HTMLTextAreaElement }[] = [];
+  const fields: { view: ArgumentView; control: HTMLTextAreaElement; problem: HTMLElement }[] = [];
   let views = argumentViews(interrupt.arguments);
   const draw = () => {
     render(
@@ -120,42 +120,54 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
         class: view.kind === "text" ? "" : "mono",
         value: view.text,
       });
-      fields.push({ view, control });
+      const problem = h("p", { class: "field-error", id: `${headingId}-${view.name}-error`, role: "alert", hidden: true });
+      fields.push({ view, control, problem });
     }
     render(
       editor,
-      fields.map(({ view, control }) => field(view.name, control, view.kind === "json" ? "JSON" : undefined)),
-      h("div", { class: "row" }, sendEdited),
+      fields.map(({ view, control, problem }) => {
+        const box = field(view.name, control, view.kind === "json" ? "JSON" : undefined);
+        box.append(problem);
+        return box;
+      }),
     );
   };
-  const sendEdited = h(
-    "button",
-    {
-      type: "button",
-      class: "primary",
-      onclick: async () => {
-        const edited: Record<string, unknown> = {};
-        for (const { view, control } of fields) {
-          const parsed = parseEdited(view, control.value);
-          if ("error" in parsed) return showProblem(parsed.error, control);
-          edited[view.name] = parsed.value;
-        }
-        const problem = await checkArguments(edited, interrupt.toolName, tools);
-        if (problem) return showProblem(problem, fields.find((f) => problem.includes(`'${f.view.name}'`))?.control ?? fields[0]?.control);
-        await decide({ ...withMessage("edit"), arguments: edited });
-      },
-    },
-    "Run with these arguments",
-  );
-  const showProblem = (problem: string, control?: HTMLElement) => {
-    error.textContent = problem;
-    error.hidden = false;
-    control?.focus();
+  /** Approve while editing: the edited arguments, checked first; a problem is shown at its field. */
+  const sendEdited = async () => {
+    for (const f of fields) showProblem(f, undefined);
+    const edited: Record<string, unknown> = {};
+    for (const f of fields) {
+      const parsed = parseEdited(f.view, f.control.value);
+      if ("error" in parsed) return showProblem(f, parsed.error);
+      edited[f.view.name] = parsed.value;
+    }
+    const problem = await checkArguments(edited, interrupt.toolName, tools);
+    if (problem) {
+      const at = fields.find((f) => problem.includes(`'${f.view.name}'`));
+      if (at) return showProblem(at, problem);
+      error.textContent = problem;
+      error.hidden = false;
+      return;
+    }
+    await decide({ ...withMessage("edit"), arguments: edited });
   };
+  const showProblem = (f: (typeof fields)[number], problem: string | undefined) => {
+    f.problem.textContent = problem ?? "";
+    f.problem.hidden = !problem;
+    if (problem) {
+      f.control.setAttribute("aria-invalid", "true");
+      f.control.setAttribute("aria-describedby", f.problem.id);
+      f.control.focus();
+    } else f.control.removeAttribute("aria-invalid");
+  };
+  // One primary action: Approve runs the call as shown, or, while editing, with the edited arguments.
+  const approve = button("Approve", () => (editor.hidden ? decide(withMessage("approve")) : sendEdited()), "primary");
   const edit = button("Edit", () => {
     editor.hidden = !editor.hidden;
     shown.hidden = !editor.hidden;
     edit.setAttribute("aria-expanded", String(!editor.hidden));
+    edit.textContent = editor.hidden ? "Edit" : "Cancel edit";
+    approve.textContent = editor.hidden ? "Approve" : "Approve with these arguments";
     if (!editor.hidden) fields[0]?.control.focus();
   });
   edit.setAttribute("aria-expanded", "false");
@@ -182,7 +194,7 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
     h(
       "div",
       { class: "row" },
-      button("Approve", () => decide(withMessage("approve")), "primary"),
+      approve,
       button("Reject", () => decide(withMessage("reject")), "danger"),
       edit,
     ),
@@ -190,7 +202,7 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
 }
 
 /** One argument's value as what it is. Highlighted HTML comes from highlight.js, which escapes the code. */
-function argumentBody(view: ArgumentView): HTMLElement {
+export function argumentBody(view: ArgumentView): HTMLElement {
   if (view.kind === "text") return h("p", { class: "text-arg" }, view.text);
   const code = h("code", { class: view.kind === "code" && view.language ? `hljs language-${view.language}` : "hljs" });
   const html = highlightHtml(view.text, view.kind === "json" ? "json" : view.language);

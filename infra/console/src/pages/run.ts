@@ -1,13 +1,14 @@
 import { ApiError } from "../../../../shared/apiClient/errors.js";
-import { StreamedText, textSource } from "../../../../shared/apiClient/streamedText.js";
+import { StreamedText, sourceKey, type TextSource, textSource } from "../../../../shared/apiClient/streamedText.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
+import { argumentViews } from "../../../display/toolArguments.js";
 import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
 import { highlightHtml } from "../highlight.js";
 import { safeHtml } from "../markdown.js";
-import { approvalCard, type ToolInfo } from "./approvals.js";
+import { approvalCard, argumentBody, type ToolInfo } from "./approvals.js";
 
 const ended = (run: RunView | undefined) => run !== undefined && TERMINAL_STATUSES.has(run.status);
 
@@ -33,6 +34,8 @@ export function runPage(app: HTMLElement, runId: string) {
   const streamed = new StreamedText<HTMLElement>();
   /** A model's reasoning as it streams, per agent: one collapsed block until that agent moves on. */
   const reasoning = new StreamedText<{ element: HTMLElement; summary: HTMLElement }>();
+  /** Each tool call's arguments and its entry, by call id. */
+  const toolCalls = new Map<string, { args: unknown; shown: HTMLElement }>();
   /** A run_code call's code block, by call id: its output goes beneath it. */
   const codeBlocks = new Map<string, HTMLElement>();
   /** Reports being written, by call and file name: each delta adds to its text. */
@@ -45,6 +48,9 @@ export function runPage(app: HTMLElement, runId: string) {
 
   const title = h("h1", {}, "Run");
   const meta = h("p", { class: "meta" });
+  /** The task whole, when the title cuts it: opened on demand. */
+  const taskText = h("p", { class: "task-text" });
+  const wholeTask = h("details", { class: "whole-task", hidden: true }, h("summary", {}, "Show the whole task"), taskText);
   const connection = h("span", { class: "connection", role: "status" }, "connecting…");
   const cancel = h("button", { type: "button", class: "danger", hidden: true, onclick: () => cancelRun() }, "Cancel run");
   const waiting = h("section", { "aria-label": "Waiting for you", class: "waiting" });
@@ -60,6 +66,7 @@ export function runPage(app: HTMLElement, runId: string) {
   render(
     app,
     h("div", { class: "row spread" }, title, h("div", { class: "row" }, connection, cancel)),
+    wholeTask,
     meta,
     error,
     waiting,
@@ -92,7 +99,10 @@ export function runPage(app: HTMLElement, runId: string) {
       return;
     }
     error.hidden = true;
-    title.textContent = view.input.length > 80 ? `${view.input.slice(0, 79)}…` : view.input;
+    const cut = view.input.length > 80 || view.input.includes("\n");
+    title.textContent = cut ? `${view.input.split("\n")[0]!.slice(0, 79)}…` : view.input;
+    taskText.textContent = view.input;
+    wholeTask.hidden = !cut;
     document.title = `${title.textContent} · Stepwise`;
     render(
       meta,
@@ -104,6 +114,7 @@ export function runPage(app: HTMLElement, runId: string) {
       view.status === "queued" && view.queuedBehind
         ? [" · waits for ", h("a", { href: `#/runs/${enc(view.queuedBehind)}` }, view.queuedBehind), " to end"]
         : null,
+      view.statusDetail ? [" · ", h("span", { class: "status-detail" }, view.statusDetail)] : null,
       view.links.console
         ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")]
         : null,
@@ -123,7 +134,7 @@ export function runPage(app: HTMLElement, runId: string) {
     }
     drawPlan();
     drawAnswer();
-    const fileNames = view.files.map((f) => `${f.name}:${f.bytes}`).join(" ");
+    const fileNames = view.files.map((f) => `${f.name}:${f.bytes}:${f.taskId ?? ""}`).join(" ");
     if (fileNames !== shownFiles) {
       shownFiles = fileNames;
       drawFiles();
@@ -280,13 +291,11 @@ export function runPage(app: HTMLElement, runId: string) {
     if (!view || view.files.length === 0) return;
     files.hidden = false;
     const preview = h("div", { class: "prose preview", "aria-live": "polite" });
-    render(
-      files,
-      h("h2", { id: "files-h" }, "Files"),
+    const list = (shown: FileView[]) =>
       h(
         "ul",
         { class: "files" },
-        view.files.map((file) =>
+        shown.map((file) =>
           h(
             "li",
             {},
@@ -295,9 +304,14 @@ export function runPage(app: HTMLElement, runId: string) {
             previewButton(file, preview),
           ),
         ),
-      ),
-      preview,
-    );
+      );
+    // The run's own files (uploads, the answer) first, then each task's under its title.
+    const ofRun = view.files.filter((f) => !f.taskId || !view?.tasks.some((t) => t.taskId === f.taskId));
+    const byTask = view.tasks.flatMap((task) => {
+      const own = view?.files.filter((f) => f.taskId === task.taskId) ?? [];
+      return own.length ? [h("h3", { class: "file-task" }, h("span", { class: "who" }, task.taskId), ` ${task.title}`), list(own)] : [];
+    });
+    render(files, h("h2", { id: "files-h" }, "Files"), ofRun.length ? list(ofRun) : null, byTask, preview);
   }
 
   /** A button showing the file's preview in `into`, when it has one. */
@@ -382,10 +396,21 @@ export function runPage(app: HTMLElement, runId: string) {
     return item;
   };
 
+  /** The event log's lines of each agent's open text block, marked if the block is withdrawn. */
+  const blockLogLines = new Map<string, HTMLElement[]>();
+
   function onEvent(event: RunEvent) {
-    eventLog.append(h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`));
+    const logLine = h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`);
+    eventLog.append(logLine);
     // Each event may follow a model call: usage (and the rest) catch up shortly after.
     if (!ended(view)) refreshSoon();
+    if (event.type === "agent.withdrawn") withdraw(event.data, logLine);
+    if (event.type === "agent.delta" || event.type === "agent.reasoning") {
+      const key = sourceKey(event.data);
+      if (!streamed.open().some((b) => sourceKey(b.source) === key) && !reasoning.open().some((b) => sourceKey(b.source) === key))
+        blockLogLines.set(key, []);
+      blockLogLines.get(key)?.push(logLine);
+    }
     // An agent doing something else ends the text it streamed (a thought ends it below) and its reasoning.
     const source = textSource(event.data);
     if (source && event.type !== "agent.delta" && event.type !== "agent.thought" && event.type !== "agent.reasoning") streamed.end(source);
@@ -419,7 +444,10 @@ export function runPage(app: HTMLElement, runId: string) {
         add(event, who(d), prose(h("div", { class: "text prose" }), d.text));
         break;
       case "tool.called":
-        add(event, who(d), h("strong", {}, `→ ${d.tool}`), h("pre", { class: "args" }, JSON.stringify(d.arguments, null, 2)));
+        toolCalls.set(d.callId, {
+          args: d.arguments,
+          shown: add(event, who(d), h("strong", {}, `→ ${d.tool}`), argumentsView(d.arguments)),
+        });
         break;
       case "tool.result":
         add(
@@ -431,6 +459,9 @@ export function runPage(app: HTMLElement, runId: string) {
         break;
       case "code": {
         if (d.part === "source") {
+          // The code is shown highlighted below: the call's arguments above leave it out, not show it twice.
+          const call = toolCalls.get(d.callId);
+          call?.shown.querySelector(".args")?.replaceWith(argumentsView(call.args, d.text));
           const code = h("code", { class: `language-${d.language}` });
           const html = highlightHtml(d.text, d.language);
           if (html === undefined) code.textContent = d.text;
@@ -462,6 +493,16 @@ export function runPage(app: HTMLElement, runId: string) {
       case "search.progress":
         add(event, who(d), h("strong", {}, `Search (${d.stage}): `), d.detail);
         break;
+      case "model.retrying":
+        add(
+          event,
+          who(d),
+          h("strong", { class: "warn" }, "↻ Model call failed: "),
+          `${d.reason}. Retry ${d.attempt} of ${d.retries} in ${(d.waitMs / 1000).toFixed(1)} s.`,
+        );
+        break;
+      case "agent.withdrawn":
+        break; // done above: the broken reply's text is gone from the page
       case "task.started":
         lanes.set(`${d.iteration}:${d.taskId}`, {
           key: `${d.iteration}:${d.taskId}`,
@@ -477,7 +518,12 @@ export function runPage(app: HTMLElement, runId: string) {
         const lane = lanes.get(`${d.iteration}:${d.taskId}`);
         if (lane) Object.assign(lane, { end: event.at, status: d.status });
         drawTimeline();
-        add(event, h("span", { class: "who" }, d.taskId), `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`);
+        add(
+          event,
+          h("span", { class: "who" }, d.taskId),
+          `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`,
+          d.files?.length ? h("small", { class: "muted" }, ` · files: ${d.files.join(", ")}`) : null,
+        );
         void refresh();
         break;
       }
@@ -500,7 +546,13 @@ export function runPage(app: HTMLElement, runId: string) {
         void refresh();
         break;
       case "file.created":
-        add(event, h("strong", {}, "File: "), `${d.name} `, h("small", { class: "muted" }, `${d.bytes} bytes`));
+        add(
+          event,
+          d.taskId ? h("span", { class: "who" }, d.taskId) : null,
+          h("strong", {}, "File: "),
+          `${d.name} `,
+          h("small", { class: "muted" }, `${d.bytes} bytes`),
+        );
         break;
       case "tool_source.unavailable":
         add(event, h("strong", { class: "bad" }, `Tool source ${d.source} unavailable: `), d.reason);
@@ -515,6 +567,18 @@ export function runPage(app: HTMLElement, runId: string) {
           void refresh();
         } else add(event, type);
     }
+  }
+
+  /** A reply that broke off and is retried: its text and reasoning leave the page; the event log marks them. */
+  function withdraw(source: TextSource, logLine: HTMLElement) {
+    streamed.end(source)?.view.closest("li")?.remove();
+    reasoning.end(source)?.view.element.closest("li")?.remove();
+    const lines = blockLogLines.get(sourceKey(source)) ?? [];
+    for (const line of lines) line.classList.add("withdrawn");
+    blockLogLines.delete(sourceKey(source));
+    logLine.append(
+      ` (${lines.length} event${lines.length === 1 ? "" : "s"} of ${source.agent}${source.taskId ? ` ${source.taskId}` : ""} withdrawn)`,
+    );
   }
 
   async function cancelRun() {
@@ -564,6 +628,17 @@ export function runPage(app: HTMLElement, runId: string) {
     clearInterval(timer);
     if (refreshTimer !== undefined) clearTimeout(refreshTimer);
   };
+}
+
+/** A tool call's arguments, each as what it is (code highlighted, text wrapped, JSON pretty), but the one equal to `skip`. */
+function argumentsView(args: unknown, skip?: string) {
+  return h(
+    "div",
+    { class: "args" },
+    argumentViews(args)
+      .filter((view) => view.text !== skip)
+      .map((view) => h("div", { class: "argument" }, h("h4", {}, view.name), argumentBody(view))),
+  );
 }
 
 /**

@@ -257,6 +257,72 @@ describe("each fact once", () => {
     expect(renderer.flushAll()).toEqual(["  [react] It is 2."]);
   });
 
+  it("ties each file to the task that wrote it: as it is written, when the task ends, and after the run", () => {
+    const renderer = new Renderer({ color: false });
+    const download = "/v1/runs/r/files/a.md";
+    expect(
+      feed(renderer, [
+        {
+          type: "file.created",
+          data: { name: "a.md", contentType: "text/markdown", bytes: 3, description: "", download, taskId: "s1.t1" },
+        },
+        { type: "file.created", data: { name: "answer.md", contentType: "text/markdown", bytes: 9, description: "", download } },
+        {
+          type: "task.completed",
+          data: { taskId: "s1.t1", title: "x", iteration: 0, status: "succeeded", result: "Saved.", files: ["a.md"] },
+        },
+      ]),
+    ).toEqual([
+      "  [s1.t1] + file a.md (3 bytes, text/markdown)",
+      "  + file answer.md (9 bytes, text/markdown)",
+      "✓ s1.t1 done (files: a.md): Saved.",
+    ]);
+    const run = {
+      files: [
+        { name: "a.md", bytes: 3, taskId: "s1.t1" },
+        { name: "b.md", bytes: 4, taskId: "s1.t2" },
+        { name: "data.csv", bytes: 5 },
+      ],
+      tasks: [
+        { taskId: "s1.t1", title: "Write a" },
+        { taskId: "s1.t2", title: "Write b" },
+      ],
+      usage: {},
+      result: "",
+    } as any;
+    expect(renderer.summary(run).filter((l) => l.startsWith("Files"))).toEqual([
+      "Files: data.csv (5 bytes)",
+      "Files of s1.t1 (Write a): a.md (3 bytes)",
+      "Files of s1.t2 (Write b): b.md (4 bytes)",
+    ]);
+  });
+
+  it("a retried reply: each retry on a line, the broken text never shown, the retried text once", () => {
+    const retry = { attempt: 1, retries: 3, reason: "the reply broke off (terminated)", waitMs: 500 };
+    const lines = feed(new Renderer({ color: false }), [
+      { type: "agent.delta", data: { agent: "router", text: '[{"name":"choose_mode","argum' } },
+      { type: "agent.withdrawn", data: { agent: "router", reason: retry.reason } },
+      { type: "model.retrying", data: { agent: "router", ...retry } },
+      { type: "agent.delta", data: { agent: "router", text: "The whole answer." } },
+      { type: "run.succeeded", data: { result: "The whole answer.", files: [] } },
+    ]);
+    expect(lines.join("\n")).not.toContain("choose_mode");
+    expect(lines.slice(0, 2)).toEqual([
+      "  [router] ↻ model call failed (the reply broke off (terminated)); retry 1 of 3 in 0.5 s",
+      "  [router] The whole answer.",
+    ]);
+  });
+
+  it("a reply withdrawn after its text was shown says the text above is void", () => {
+    const renderer = new Renderer({ color: false });
+    const lines = feed(renderer, [
+      { type: "agent.delta", data: { agent: "summarizer", text: "North: 2" } },
+      { type: "run.resumed", data: { redrive: false } }, // a run-level event shows what is held
+      { type: "agent.withdrawn", data: { agent: "summarizer", reason: "the reply broke off" } },
+    ]);
+    expect(lines).toEqual(["  [summarizer] North: 2", "Run resumed.", "  [summarizer] ↺ the text above is withdrawn: its reply broke off"]);
+  });
+
   it("does not list files the answer already names", () => {
     const renderer = new Renderer({ color: false });
     feed(renderer, [{ type: "run.succeeded", data: { result: "Done.\nFiles: report.md", files: ["report.md"] } }]);

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { agentClients } from "../../../../functions/services.js";
 import { respond } from "../../../../infra/offlineModel/brain.js";
 import { findToolDirectives } from "../../../../infra/offlineModel/directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "../../../../infra/offlineModel/planRevision.js";
 import { plannerPrompt } from "../../../../shared/agent/prompts.js";
+import { settingsFromEnv } from "../../../../shared/settings.js";
 import { defaultPersona, personaOf } from "../../../../shared/tools/persona.js";
+import { stepwiseTools } from "../../../../shared/tools/workTools.js";
 
 const tool = (name: string) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
 
@@ -26,6 +29,72 @@ describe("use <tool> {json arguments}", () => {
     expect(reply.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["web__fetch", { url: "https://example.com" }]]);
     const notOffered = respond({ messages: [{ role: "user", content: "use run_code {}" }], tools: [tool("text_stats")] });
     expect(notOffered.toolCalls.map((c) => c.name)).toEqual(["text_stats"]);
+  });
+
+  /** Arguments for each tool an agent may be given, with values unlike any the offline model would pick itself. */
+  const namedArguments: Record<string, Record<string, unknown>> = {
+    calculator: { expression: "19*3" },
+    text_stats: { text: "tide tables of the north sea" },
+    write_artifact: { filename: "tides.md", content: "# Tides\n\nLow at 06:10.", description: "Tide notes" },
+    read_artifact: { filename: "tides.pdf", offset: 200 },
+    ask_user: { question: "Which harbour?" },
+    run_code: { code: "print(sum(range(10)))" },
+    web_fetch: { url: "https://example.com/tides" },
+    web_search: { query: "north sea tides", limit: 3 },
+    deep_search: { question: "How high are spring tides in Hamburg?", queries: ["Hamburg spring tide height"] },
+    write_report: { title: "Tide summary", format: "markdown", content: "Low at 06:10; high at 12:25." },
+    chart: { title: "Tide height", data: "tides.csv", spec: { mark: "line" } },
+  };
+  // Every tool Stepwise gives its agents, as the stack builds them (a new built-in without a case fails here).
+  const builtins = stepwiseTools(settingsFromEnv({ TABLE_NAME: "t", WEB_SEARCH_PROVIDER: "files" }), agentClients("us-east-1"));
+  const offered = builtins.map((t) => tool(t.name));
+  // Words that, without a directive, start the offline model's own moves: an analysis, research, a summary, a report.
+  const distraction = "Analyse the attached data, research it, summarize tides.pdf and write an HTML report";
+
+  it("names a case for every built-in tool", () => {
+    expect(builtins.map((t) => t.name).sort()).toEqual(Object.keys(namedArguments).sort());
+  });
+
+  it.each(Object.entries(namedArguments))("calls exactly the %s call a request names, then answers with its result", (name, args) => {
+    const directive = `use ${name} ${JSON.stringify(args)}`;
+    for (const text of [`Your task: ${distraction}: ${directive}`, `${distraction}: ${directive}`]) {
+      const files = {
+        role: "system",
+        content: "Files of this run:\n- data.csv (text/csv, 10 bytes, Uploaded)\n- tides.pdf (application/pdf, 10 bytes, Uploaded)",
+      };
+      const messages: Array<Record<string, unknown>> = [files, { role: "user", content: text }];
+      const first = respond({ messages: messages as never, tools: offered });
+      expect(first.toolCalls.map((c) => [c.name, c.arguments])).toEqual([[name, args]]);
+      const call = first.toolCalls[0]!;
+      const answered = respond({
+        messages: [
+          ...messages,
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: call.id, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+          },
+          { role: "tool", tool_call_id: call.id, content: `result of ${name}` },
+        ] as never,
+        tools: offered,
+      });
+      expect(answered.toolCalls).toEqual([]);
+      expect(answered.content).toContain(`result of ${name}`);
+    }
+  });
+
+  it("plans named calls as written, whatever else the request's words would plan", () => {
+    const team = plannerPrompt({ tools: builtins.map((t) => ({ name: t.name, description: t.name, access: t.access })) });
+    const directive = `use write_report ${JSON.stringify(namedArguments.write_report)}`;
+    const reply = respond({
+      messages: [
+        { role: "system", content: team },
+        { role: "user", content: `Request: Research tides and analyse the data: ${directive}` },
+      ],
+      tools: [tool("planning")],
+    });
+    const plan = reply.toolCalls[0]!.arguments as { steps: { tasks: string[] }[] };
+    expect(plan.steps.map((step) => step.tasks)).toEqual([[directive]]);
   });
 
   it("the planner makes each directive a task of the first step, so they run in parallel", () => {

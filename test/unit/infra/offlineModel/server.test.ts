@@ -348,13 +348,14 @@ describe("offline model server", () => {
     expect(reply.toolCalls.map((call) => call.name)).toEqual(["text_stats"]);
   });
 
-  it("summarizes in markdown citing every result line, streamed in several pieces", async () => {
+  it("summarizes in markdown citing every result line and the files they name, streamed in several pieces", async () => {
     const message = [
       `Request: ${MULTI_REQUEST}`,
       "Task results:",
       "- Evaluate 17*23 with the calculator: 17*23 = 391",
       "- Evaluate (120/8)+2^5 with the calculator: (120/8)+2^5 = 47",
-      "Files: report.md",
+      "- Write the report (files: report.md): Saved report.md",
+      "Files: notes.txt, report.md, tool-output-x.txt",
     ].join("\n");
     const chunks = await streamChunks([system("summarizer"), user(message)]);
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "" });
@@ -365,7 +366,8 @@ describe("offline model server", () => {
     expect(content.split("\n")[0]).toBe(`Answer to: ${MULTI_REQUEST}`);
     expect(content).toContain("- Evaluate 17*23 with the calculator: 17*23 = 391");
     expect(content).toContain("- Evaluate (120/8)+2^5 with the calculator: (120/8)+2^5 = 47");
-    expect(content).toMatch(/report\.md/);
+    // The files the answer relies on, not every file of the run.
+    expect(content.split("\n").at(-1)).toBe("Files: report.md");
   });
 
   it("keeps each task result whole in the answer: the figures and tables under a result's first line", async () => {
@@ -513,6 +515,12 @@ describe("the offline model knows only its request", () => {
       tools: [runCode],
     });
     expect(reply.toolCalls[0]).toMatchObject({ name: "run_code", arguments: { files } });
+  });
+
+  it("researches a question asked in Chinese with deep_search, the question as asked", () => {
+    const deepSearch = tool("deep_search", { question: { type: "string" } });
+    const reply = respond({ messages: [user("请研究：2026年太阳能装机容量增长了多少？")], tools: [deepSearch] });
+    expect(reply.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["deep_search", { question: "2026年太阳能装机容量增长了多少？" }]]);
   });
 
   it("names in its answer about itself only the tools the router's prompt lists", () => {

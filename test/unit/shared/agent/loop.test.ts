@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { EMPTY_ANSWER_CORRECTION, type LoopOptions, runAgentLoop } from "../../../../shared/agent/loop.js";
+import { budgetDelivery, EMPTY_ANSWER_CORRECTION, type LoopOptions, runAgentLoop } from "../../../../shared/agent/loop.js";
 import { ScopeJournal } from "../../../../shared/agent/scopeJournal.js";
 import type { EventBody } from "../../../../shared/contracts/events.js";
 import { JsonContractModel } from "../../../../shared/llm/jsonContractModel.js";
@@ -163,7 +163,8 @@ describe("agent loop: parallel tool calls", () => {
     expect(tail.map((m) => [m.role, (m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual(
       WAITS.map((w) => ["tool", w.id, `${w.label} done`]),
     );
-    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(WAITS.map((w) => w.id));
+    // Each result is shown as its call ends: B, then C and D, which ran one after another, then A.
+    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(["c2", "c3", "c4", "c1"]);
     expect(ofType(h.events, "tool.called").map((e) => e.data)).toEqual(
       WAITS.map((w) => ({
         agent: "executor",
@@ -175,6 +176,51 @@ describe("agent loop: parallel tool calls", () => {
       })),
     );
     expect(h.usage[0]).toMatchObject({ llmCalls: 2, toolCalls: 4, promptTokens: 20, completionTokens: 10 });
+  });
+
+  it("shows a fast call's result before a slow call of the same round ends; the journal and the model keep the calls' order", async () => {
+    const h = harness((request) =>
+      request.messages.at(-1)!.role === "tool"
+        ? { text: "Both done." }
+        : {
+            calls: [
+              { id: "slow", name: "slow", args: {} },
+              { id: "fast", name: "fast", args: {} },
+            ],
+          },
+    );
+    const seen = { fastResultBeforeSlowEnded: false };
+    const slow = defineTool({
+      name: "slow",
+      description: "Ends once the fast call's result is shown, or after ten seconds.",
+      access: "read",
+      parameters: z.object({}),
+      async run() {
+        for (let waited = 0; waited < 10_000; waited += 10) {
+          if (ofType(h.events, "tool.result").some((e) => e.data.callId === "fast")) {
+            seen.fastResultBeforeSlowEnded = true;
+            break;
+          }
+          await delay(10);
+        }
+        return "slow done";
+      },
+    });
+    const fast = defineTool({
+      name: "fast",
+      description: "Ends at once.",
+      access: "read",
+      parameters: z.object({}),
+      run: async () => "fast done",
+    });
+    expect(await h.run({ tools: [slow, fast], toolConcurrency: 2 })).toMatchObject({ kind: "answer", text: "Both done." });
+    expect(seen.fastResultBeforeSlowEnded).toBe(true);
+    expect(ofType(h.events, "tool.result").map((e) => e.data.callId)).toEqual(["fast", "slow"]);
+    // The next model call reads the results in the calls' order.
+    expect(h.requests[1]!.messages.slice(-2).map((m) => [(m as { tool_call_id?: string }).tool_call_id, m.content])).toEqual([
+      ["slow", "slow done"],
+      ["fast", "fast done"],
+    ]);
   });
 
   it("counts a tool's own model calls (a report written live) in the run's usage", async () => {
@@ -339,16 +385,94 @@ describe("agent loop: prompts", () => {
   });
 });
 
+describe("agent loop: a catalogue over the tool cap", () => {
+  /** 140 tools of one source, the last one the one the task needs. */
+  const catalogue = Array.from({ length: 140 }, (_, i) =>
+    defineTool({
+      name: `bulk__tool_${i + 1}`,
+      description: i === 139 ? "Converts a temperature from Celsius to Fahrenheit." : `Returns the ${i + 1}th number of a series.`,
+      access: "read",
+      parameters: z.object({}).passthrough(),
+      run: async () => `result of tool ${i + 1}`,
+    }),
+  ).map((tool) => Object.assign(tool, { source: "bulk" }));
+  const builtin = defineTool({ name: "calc", description: "Computes.", access: "read", parameters: z.object({}), run: async () => "1" });
+  const offered = (request: { tools?: unknown[] }) => (request.tools ?? []).map((t) => (t as { function: { name: string } }).function.name);
+
+  it("offers no more tools than the cap; find_tools loads the one it finds for the following rounds, also on a retried step", async () => {
+    let failOnce = true;
+    const h = harness((request, i) => {
+      if (i === 0) return { calls: [{ id: "s1", name: "find_tools", args: { query: "celsius to fahrenheit" } }] };
+      if (i === 1) return { calls: [{ id: "c1", name: "bulk__tool_140", args: {} }] };
+      if (failOnce) {
+        failOnce = false;
+        throw new Error("the step's Lambda died");
+      }
+      return { text: `done with ${request.tools?.length} tools` };
+    });
+    await expect(h.run({ tools: [builtin, ...catalogue], maxTools: 20 })).rejects.toThrow("died");
+    expect(h.requests.map((r) => r.tools?.length)).toEqual([2, 3, 3]);
+    expect(offered(h.requests[0]!)).toEqual(["calc", "find_tools"]);
+    expect(offered(h.requests[1]!)).toEqual(["calc", "bulk__tool_140", "find_tools"]);
+    const found = h.requests[1]!.messages.find((m) => m.role === "tool")!.content as string;
+    expect(found).toMatch(/^Loaded 1 tools for "celsius to fahrenheit"/);
+    expect(ofType(h.events, "tool.result").map((e) => e.data.output)).toContain("result of tool 140");
+
+    // The retried step replays the search from the journal and offers the found tool again.
+    const outcome = await h.run({ tools: [builtin, ...catalogue], maxTools: 20 });
+    expect(outcome).toMatchObject({ kind: "answer", text: "done with 3 tools" });
+    expect(h.requests).toHaveLength(4);
+    expect(offered(h.requests[3]!)).toEqual(["calc", "bulk__tool_140", "find_tools"]);
+  });
+
+  it("drops the oldest loaded tools first when the found ones would pass the cap", async () => {
+    const queries = ["11th 12th 13th", "21th 22th 23th", "31th 32th 33th"];
+    const h = harness((_request, i) =>
+      i < 3 ? { calls: [{ id: `s${i}`, name: "find_tools", args: { query: queries[i], limit: 3 } }] } : { text: "ok" },
+    );
+    await h.run({ tools: [builtin, ...catalogue], maxTools: 6 });
+    expect(h.requests.map((r) => r.tools?.length)).toEqual([2, 5, 6, 6]);
+    const tools = (n: number[]) => n.map((i) => `bulk__tool_${i}`);
+    expect(offered(h.requests[1]!)).toEqual(["calc", ...tools([11, 12, 13]), "find_tools"]);
+    expect(offered(h.requests[2]!)).toEqual(["calc", ...tools([13, 21, 22, 23]), "find_tools"]);
+    expect(offered(h.requests[3]!)).toEqual(["calc", ...tools([23, 31, 32, 33]), "find_tools"]);
+  });
+
+  it("a catalogue under the cap is offered whole, without find_tools", async () => {
+    const h = harness(() => ({ text: "ok" }));
+    await h.run({ tools: [builtin, ...catalogue.slice(0, 10)], maxTools: 20 });
+    expect(h.requests[0]!.tools).toHaveLength(11);
+    expect(offered(h.requests[0]!)).not.toContain("find_tools");
+  });
+});
+
 describe("agent loop: budget, deadline and replay", () => {
-  it("stops after maxRounds with a budget outcome naming the last progress", async () => {
+  it("after maxRounds, one last call without tools delivers what was done and what was not", async () => {
     const { tool } = waitingTool();
-    const h = harness((_request, i) => ({
-      text: `step ${i + 1}`,
-      calls: [{ id: `c${i}`, name: "wait", args: { label: `L${i}`, ms: 1 } }],
-    }));
+    const h = harness((request, i) =>
+      request.tools?.length
+        ? { text: `step ${i + 1}`, calls: [{ id: `c${i}`, name: "wait", args: { label: `L${i}`, ms: 1 } }] }
+        : // A model that calls a tool anyway: the call is not run, its text is the delivery.
+          { text: "Waited three times; not done: the fourth wait.", calls: [{ id: "late", name: "wait", args: { label: "x", ms: 1 } }] },
+    );
     const outcome = await h.run({ tools: [tool], maxRounds: 3 });
-    expect(outcome).toEqual({ kind: "budget", rounds: 3, text: "Stopped after 3 rounds, the round budget. Last progress: step 3" });
-    expect(h.requests).toHaveLength(3);
+    expect(outcome).toEqual({ kind: "budget", rounds: 3, text: "Waited three times; not done: the fourth wait." });
+    expect(h.requests).toHaveLength(4);
+    expect(h.requests.map((r) => r.tools?.length ?? 0)).toEqual([1, 1, 1, 0]);
+    expect(h.requests[3]!.messages.at(-1)).toEqual({ role: "user", content: budgetDelivery(3) });
+    expect(ofType(h.events, "tool.called").map((e) => e.data.callId)).toEqual(["c0", "c1", "c2"]);
+  });
+
+  it("a delivery with no text still ends the turn, saying it stopped at the budget", async () => {
+    const h = harness((request, i) =>
+      request.tools?.length ? { calls: [{ id: `c${i}`, name: "wait", args: { label: "L", ms: 1 } }] } : {},
+    );
+    const outcome = await h.run({ tools: [waitingTool().tool], maxRounds: 1 });
+    expect(outcome).toMatchObject({
+      kind: "budget",
+      rounds: 1,
+      text: "Stopped at the round budget (1 rounds). The model gave no summary.",
+    });
   });
 
   it("hands back (paused) instead of starting a round after the deadline", async () => {

@@ -109,7 +109,7 @@ describe("charts", () => {
     expect((await files.get("run_c", "sales-by-region.png"))!.contentType).toBe("image/png");
   });
 
-  it("write_report embeds its charts in an HTML report as images of their SVG", async () => {
+  it("write_report embeds its charts in an HTML report as pictures drawn in the bundled font, at the chart's width, scaling down", async () => {
     const files = await runFiles();
     await writeReport.run(
       writeReport.parameters.parse({
@@ -121,14 +121,18 @@ describe("charts", () => {
     );
     const html = fileText((await files.get("run_c", "q1.html"))!);
     const image =
-      /<figure class="chart"><img alt="By region" src="data:image\/svg\+xml;base64,([^"]+)"><figcaption>By region<\/figcaption><\/figure>/.exec(
+      /<figure class="chart"><img alt="By region" width="(\d+)" src="data:image\/png;base64,([^"]+)"><figcaption>By region<\/figcaption><\/figure>/.exec(
         html,
       );
     expect(image).not.toBeNull();
-    expect(barLabels(Buffer.from(image![1]!, "base64").toString())).toEqual([
-      "region: east; Sum of amount: 50",
-      "region: north; Sum of amount: 220",
-      "region: south; Sum of amount: 180",
-    ]);
+    const chart = await renderChart({ title: "By region", spec: bars, data: "sales.csv" }, "run_c", files);
+    expect(Number(image![1])).toBe(Math.round(Number(/<svg[^>]*\swidth="([\d.]+)"/.exec(chart.svg)![1])));
+    // The same picture svgToPng draws with Inter, at twice the width for sharp screens.
+    expect(Buffer.from(image![2]!, "base64").equals(Buffer.from(await svgToPng(chart.svg)))).toBe(true);
+    // Images and tables never widen the page they are on.
+    expect(html).toMatch(/img\{max-width:100%;height:auto\}/);
+    expect(html).toMatch(/table\{[^}]*overflow-x:auto/);
+    // Opened on its own, the SVG names Inter, then sans-serif faces (never a serif default).
+    expect(chart.svg).toContain('font-family="Inter, Helvetica, Arial, sans-serif"');
   });
 });

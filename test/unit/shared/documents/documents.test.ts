@@ -241,7 +241,11 @@ describe("read_artifact over documents", () => {
 });
 
 describe("run_code over a workbook", { timeout: 120_000 }, () => {
-  const sandbox = { run: (request: Parameters<typeof runPython>[0]) => runPython(request) };
+  const sandbox = {
+    keepsState: false,
+    grant: "sandbox:invoke" as const,
+    run: (request: Parameters<typeof runPython>[0]) => runPython(request),
+  };
   const tool = runCodeTool(sandbox, { timeoutMs: 30_000, memoryMb: 256, maxOutputChars: 5_000 });
 
   it("finds each sheet as a CSV beside the workbook, and shows the code, then its output, as it runs", async () => {

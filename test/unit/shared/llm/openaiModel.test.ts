@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpenAIModel, type OpenAIModelOptions } from "../../../../shared/llm/openaiModel.js";
-import type { ToolSpec } from "../../../../shared/llm/types.js";
+import type { ModelRetry, ToolSpec } from "../../../../shared/llm/types.js";
 import { type Script, type ScriptedModel, startScriptedModel } from "../../../support/scriptedModel.js";
 
 type Delta = ChatCompletionChunk.Choice.Delta;
@@ -123,6 +123,46 @@ describe("OpenAIModel over a scripted OpenAI-compatible server", () => {
     expect(server!.requests).toHaveLength(2);
   });
 
+  it("tells onRetry of each retry: its number, the reason and the wait (a server's Retry-After honoured)", async () => {
+    const model = await modelFor([{ status: 429, retryAfter: 1 }, { status: 503 }, { text: "Four." }], { maxRetries: 3 });
+    const retries: ModelRetry[] = [];
+    const response = await model.complete({ messages, onRetry: (retry) => retries.push(retry) });
+    expect(response.content).toBe("Four.");
+    expect(retries).toEqual([
+      { attempt: 1, retries: 3, reason: expect.stringContaining("answered 429"), waitMs: 1000 },
+      { attempt: 2, retries: 3, reason: expect.stringContaining("answered 503"), waitMs: expect.any(Number) },
+    ]);
+    // The second wait is the backoff of a second retry: 1 s, less up to 25 %.
+    expect(retries[1]!.waitMs).toBeGreaterThanOrEqual(750);
+    expect(retries[1]!.waitMs).toBeLessThanOrEqual(1000);
+  });
+
+  it("tells onRetry when the endpoint cannot be reached, then fails with ModelUnavailable", async () => {
+    const closed = await startScriptedModel([]);
+    const url = closed.url;
+    await closed.close();
+    const model = new OpenAIModel({ model: "scripted", baseURL: url, apiKey: "test", maxRetries: 2 });
+    const retries: ModelRetry[] = [];
+    await expect(model.complete({ messages, onRetry: (retry) => retries.push(retry) })).rejects.toMatchObject({
+      name: "Stepwise.ModelUnavailable",
+      message: expect.stringContaining("could not be reached"),
+    });
+    expect(retries.map((r) => [r.attempt, r.reason])).toEqual([
+      [1, "the model could not be reached (ECONNREFUSED)"],
+      [2, "the model could not be reached (ECONNREFUSED)"],
+    ]);
+  });
+
+  it("does not retry a 400, so onRetry is never told", async () => {
+    const model = await modelFor([{ status: 400 }, { text: "never" }], { maxRetries: 2 });
+    const retries: ModelRetry[] = [];
+    await expect(model.complete({ messages, onRetry: (retry) => retries.push(retry) })).rejects.toMatchObject({
+      name: "Stepwise.ModelRejected",
+    });
+    expect(retries).toEqual([]);
+    expect(server!.requests).toHaveLength(1);
+  });
+
   it("surfaces the error after a 500 on every attempt", async () => {
     const model = await modelFor([{ status: 500 }, { status: 500 }, { status: 500 }], { maxRetries: 2 });
     await expect(model.complete({ messages })).rejects.toMatchObject({
@@ -178,9 +218,15 @@ describe("a reply that fails after it started", () => {
   ] as const)("%s: retried like a 429, the partial reply discarded", async (_name, fault, message) => {
     const model = await modelFor([fault, { text: "The whole answer." }], { maxRetries: 1 });
     const seen: string[] = [];
-    const response = await model.complete({ messages, onText: (t) => seen.push(t) });
+    const response = await model.complete({
+      messages,
+      onText: (t) => seen.push(`text:${t}`),
+      onRetry: (r) => seen.push(`retry:${r.attempt}`),
+    });
     expect(response.content).toBe("The whole answer.");
     expect(server!.requests).toHaveLength(2);
+    // The retry is told after what the broken reply streamed (if anything), before the whole answer's text.
+    expect(seen.slice(seen.indexOf("retry:1"))).toEqual(["retry:1", "text:The ", "text:whole ", "text:answer."]);
     // Once every retry fails the same way: a retryable ModelUnavailable a person can read.
     const failing = await modelFor([fault, fault], { maxRetries: 1 });
     await expect(failing.complete({ messages })).rejects.toMatchObject({

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { functionEnvironment, parseSettings } from "../../../../infra/aws/config.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
 import { RoleModel } from "../../../../shared/llm/roleModel.js";
-import { settingsFor } from "../../../../shared/llm/roleSettings.js";
+import { settingsFor, toolCapFor } from "../../../../shared/llm/roleSettings.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
 import { type Script, type ScriptedModel, startScriptedModel } from "../../../support/scriptedModel.js";
 
@@ -50,6 +50,35 @@ describe("per-role generation settings", () => {
     expect(settingsFromEnv({ TABLE_NAME: "t" }).model.maxTokensField).toBe("auto");
   });
 
+  it("sends a provider's own request fields per role (every role's and the role's own together), as given", async () => {
+    const server = await serve(() => ({ text: "ok" }));
+    const model = new RoleModel(new OpenAIModel({ model: "qwen3-8b", baseURL: server.url, maxRetries: 0 }), {
+      roles: {
+        default: { requestFields: { chat_template_kwargs: { enable_thinking: false } } },
+        planner: { requestFields: { enable_thinking: true, top_k: 20 } },
+        summarizer: { requestFields: null },
+      },
+    });
+    for (const role of ["planner", "executor", "summarizer"] as const) await model.complete({ messages, role });
+    const [planner, executor, summarizer] = server.requests as unknown as Record<string, unknown>[];
+    expect(planner).toMatchObject({ chat_template_kwargs: { enable_thinking: false }, enable_thinking: true, top_k: 20 });
+    expect(executor).toMatchObject({ chat_template_kwargs: { enable_thinking: false } });
+    expect(executor).not.toHaveProperty("enable_thinking");
+    expect(summarizer).not.toHaveProperty("chat_template_kwargs");
+  });
+
+  it("refuses provider fields that replace Stepwise's own, and reasoning settings of the wrong type, naming the setting", () => {
+    for (const [json, problem] of [
+      ['{"react":{"requestFields":{"max_tokens":10}}}', /STEPWISE_ROLE_SETTINGS\.react\.requestFields.*Stepwise writes itself/],
+      ['{"default":{"requestFields":{"bad field":1}}}', /STEPWISE_ROLE_SETTINGS\.default\.requestFields/],
+      ['{"default":{"requestFields":[1]}}', /STEPWISE_ROLE_SETTINGS\.default\.requestFields/],
+      ['{"executor":{"reasoningReplay":"yes"}}', /STEPWISE_ROLE_SETTINGS\.executor\.reasoningReplay/],
+    ] as const) {
+      expect(() => settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json })).toThrow(problem);
+      expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: json })).toThrow(/roleSettings/);
+    }
+  });
+
   it("reads role settings from the environment and from deployment settings, and says what is wrong", () => {
     const json = '{"summarizer":{"temperature":0.2},"planner":{"model":"qwen-plus"}}';
     expect(settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: json }).model.roles).toEqual({
@@ -72,6 +101,26 @@ describe("per-role generation settings", () => {
       STEPWISE_FALLBACK_MODEL: "small",
     });
     expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: "not json" })).toThrow(/roleSettings/);
+  });
+
+  it("caps the tools of a request per role (default 128), validated, and never sends the cap as a request field", async () => {
+    const roles = { default: { maxTools: 64 }, executor: { maxTools: 32 } };
+    expect([toolCapFor("executor", roles), toolCapFor("react", roles), toolCapFor("react"), toolCapFor(undefined, {})]).toEqual([
+      32, 64, 128, 128,
+    ]);
+    for (const bad of ['{"react":{"maxTools":8}}', '{"react":{"maxTools":2000}}', '{"react":{"maxTools":50.5}}']) {
+      expect(() => settingsFromEnv({ TABLE_NAME: "t", STEPWISE_ROLE_SETTINGS: bad })).toThrow(/STEPWISE_ROLE_SETTINGS\.react\.maxTools/);
+    }
+    expect(() => parseSettings({ openAiBaseUrl: "https://models.example.com/v1", roleSettings: { planner: { maxTools: 0 } } })).toThrow(
+      /roleSettings.*maxTools/,
+    );
+    expect(settingsFor("executor", roles)).not.toHaveProperty("maxTools");
+    const server = await serve(() => ({ text: "ok" }));
+    await new RoleModel(new OpenAIModel({ model: "m", baseURL: server.url, maxRetries: 0 }), { roles }).complete({
+      role: "executor",
+      messages,
+    });
+    expect(server.requests[0]).not.toHaveProperty("maxTools");
   });
 });
 

@@ -60,4 +60,16 @@ describe.each([
     await files.put(runId, "report.md", "no key");
     expect(fileText((await files.get(runId, "report.md"))!)).toBe("no key");
   });
+
+  it("keeps the task that wrote a file, in get and list; a file of no task has none", async () => {
+    const files = make();
+    const runId = freshId("run");
+    await files.put(runId, "a.md", "# A", { taskId: "s1.t1" });
+    await files.put(runId, "upload.txt", "x");
+    expect(await files.get(runId, "a.md")).toMatchObject({ taskId: "s1.t1" });
+    expect((await files.list(runId)).map((f) => [f.name, f.taskId])).toEqual([
+      ["a.md", "s1.t1"],
+      ["upload.txt", undefined],
+    ]);
+  });
 });

@@ -17,6 +17,8 @@ import { writeReport } from "../../../../shared/tools/writeReport.js";
  */
 
 const sandbox = {
+  keepsState: false,
+  grant: "sandbox:invoke" as const,
   async run() {
     return {
       stdout: "ok\n",
@@ -28,6 +30,7 @@ const sandbox = {
       refused: [],
       runMs: 1,
       startMs: 1,
+      notice: null,
     };
   },
 };

@@ -2,7 +2,7 @@ import { TaskState } from "@a2a-js/sdk";
 import { describe, expect, it } from "vitest";
 import type { Interrupt } from "../../../../shared/contracts/interrupts.js";
 import { emptyUsage, type RunRecord, RunStatus } from "../../../../shared/contracts/run.js";
-import { pushBody, pushHeaders, taskOf } from "../../../../shared/protocols/a2a.js";
+import { progressOf, pushBody, pushHeaders, taskOf } from "../../../../shared/protocols/a2a.js";
 
 /** The A2A view of a run (shared/protocols/a2a.ts): states, the pause as a status message, artifacts, push bodies. */
 
@@ -122,5 +122,25 @@ describe("a run as an A2A task", () => {
       "content-type": "application/json",
       authorization: "Bearer k",
     });
+  });
+});
+
+describe("a run's progress as A2A working updates", () => {
+  const at = "2026-11-26T00:00:02.000Z";
+  it("says when a model call waits to be retried, and when a partial reply is withdrawn", () => {
+    const retrying = {
+      agent: "executor" as const,
+      taskId: "t1",
+      attempt: 2,
+      retries: 5,
+      reason: "the model could not be reached (ECONNREFUSED)",
+      waitMs: 1000,
+    };
+    expect(progressOf({ type: "model.retrying", data: retrying, seq: 3, at })).toBe(
+      "The executor of t1's model call failed (the model could not be reached (ECONNREFUSED)): retry 2 of 5 in 1.0 s",
+    );
+    expect(progressOf({ type: "agent.withdrawn", data: { agent: "router", reason: "the reply broke off" }, seq: 4, at })).toBe(
+      "The router's partial reply is withdrawn: it broke off and is retried",
+    );
   });
 });

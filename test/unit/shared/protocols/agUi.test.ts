@@ -108,3 +108,42 @@ describe("the AG-UI run an HttpAgent is sent", () => {
     expect(agUi.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "cancelled" } });
   });
 });
+
+describe("a model call retried in the AG-UI view", () => {
+  const delta = (text: string): EventBody => ({ type: "agent.delta", data: { agent: "router", text } });
+  const RETRIED = log([
+    { type: "run.started", data: { input: "x", mode: "auto" } } as EventBody,
+    delta('[{"name":"choose_mode","argum'),
+    { type: "agent.withdrawn", data: { agent: "router", reason: "the reply broke off (terminated)" } },
+    { type: "model.retrying", data: { agent: "router", attempt: 1, retries: 3, reason: "the reply broke off (terminated)", waitMs: 500 } },
+    delta("The whole answer."),
+    { type: "run.succeeded", data: { result: "The whole answer.", files: [] } },
+  ]);
+
+  it("names the withdrawn message for the client to drop and streams the retried reply as a new message", async () => {
+    const { agUi } = requested(RETRIED, "input-5");
+    await valid(agUi);
+    const started = agUi.filter((e) => e.type === "TEXT_MESSAGE_START").map((e) => e.messageId);
+    expect(started).toHaveLength(2);
+    const withdrawn = agUi.find((e) => e.type === "CUSTOM" && e.name === "stepwise.agent.withdrawn");
+    expect(withdrawn?.value).toMatchObject({ messageId: started[0], agent: "router" });
+    // What a client keeps once it drops the withdrawn message: only the retried reply's text.
+    const kept = agUi
+      .filter((e) => e.type === "TEXT_MESSAGE_CONTENT" && e.messageId !== (withdrawn?.value as { messageId: string }).messageId)
+      .map((e) => e.delta)
+      .join("");
+    expect(kept).toBe("The whole answer.");
+  });
+
+  it("shows each retry as an activity: the attempt, the reason and the wait", async () => {
+    const { agUi } = requested(RETRIED, "input-6");
+    expect(agUi.filter((e) => e.type === "ACTIVITY_SNAPSHOT")).toEqual([
+      {
+        type: "ACTIVITY_SNAPSHOT",
+        messageId: "run_t:model-wait:router",
+        activityType: "model_retry",
+        content: { agent: "router", attempt: 1, retries: 3, reason: "the reply broke off (terminated)", waitMs: 500 },
+      },
+    ]);
+  });
+});

@@ -22,10 +22,13 @@ const REPORT = [
   "",
   "## Totals",
   "",
-  "| region | total |",
+  "Read by run_code from sales_q1.csv, **checked** \\*twice\\*.",
+  "",
+  "| region | total_amount |",
   "|---|---|",
   "| north | 220 |",
   "| south | 180 |",
+  ...Array.from({ length: 8 }, (_, i) => `| region_${i} | ${i} |`),
   "",
   "## Actions",
   "",
@@ -56,20 +59,65 @@ async function deck() {
   return { files, output, pptx: (await files.get("run_s", "q1-sales.pptx"))! };
 }
 
+/** The deck as LibreOffice prints it with its notes pages: each page's text, spaces made single. */
+async function pdfPages(soffice: string, input: string): Promise<string[]> {
+  // A profile of its own: no clash with another LibreOffice, nothing left in the home folder.
+  const converted = spawnSync(
+    soffice,
+    [
+      `-env:UserInstallation=file://${path.join(path.dirname(input), "profile")}`,
+      "--headless",
+      "--convert-to",
+      'pdf:impress_pdf_Export:{"ExportNotesPages":{"type":"boolean","value":"true"}}',
+      "--outdir",
+      path.dirname(input),
+      input,
+    ],
+    { encoding: "utf8", timeout: 180_000 },
+  );
+  expect(converted.status, converted.stderr).toBe(0);
+  const pdf = await getDocumentProxy(new Uint8Array(readFileSync(input.replace(/\.pptx$/, ".pdf"))));
+  const pages: string[] = [];
+  for (let i = 1; i <= pdf.numPages; i++) {
+    const content = await (await pdf.getPage(i)).getTextContent();
+    pages.push(
+      content.items
+        .map((item) => ("str" in item ? item.str : ""))
+        .join(" ")
+        .replace(/\s+/g, " ")
+        .trim(),
+    );
+  }
+  return pages;
+}
+
 /** The text runs of one slide's XML, in order. */
 const texts = (xml: string) => [...xml.matchAll(/<a:t>([^<]*)<\/a:t>/g)].map((m) => m[1]!);
 
 describe("slides", () => {
   it("outline: a title slide, a section's bullets split to fit, long bullets cut, the section's text as notes", () => {
     const slides = outline("Q1 sales", REPORT);
-    expect(slides.map((s) => s.title)).toEqual(["Q1 sales", "Totals", "Actions", "Actions (cont.)"]);
+    expect(slides.map((s) => s.title)).toEqual(["Q1 sales", "Totals", "Totals (cont.)", "Totals (cont.)", "Actions", "Actions (cont.)"]);
     expect(slides[0]!.bullets).toEqual(["Sales grew in every region."]);
-    expect(slides[1]!.bullets).toEqual(["region · total", "north · 220", "south · 180"]);
-    expect(slides[2]!.bullets).toHaveLength(SLIDE_LIMITS.bullets);
-    expect(slides[3]!.bullets).toEqual(["Action 7: follow up with the team", "Action 8: follow up with the team"]);
+    // Underscores and escaped asterisks are text; emphasis marks are not.
+    expect(slides[1]!.bullets).toEqual(["Read by run_code from sales_q1.csv, checked *twice*."]);
+    // The table is a table, split to fit, its header on each of its slides.
+    expect(slides[2]!.table).toEqual({
+      header: ["region", "total_amount"],
+      rows: [["north", "220"], ["south", "180"], ...Array.from({ length: 5 }, (_, i) => [`region_${i}`, String(i)])],
+    });
+    expect(slides[3]!.table).toEqual({ header: ["region", "total_amount"], rows: [5, 6, 7].map((i) => [`region_${i}`, String(i)]) });
+    expect(slides[4]!.bullets).toHaveLength(SLIDE_LIMITS.bullets);
+    expect(slides[5]!.bullets).toEqual(["Action 7: follow up with the team", "Action 8: follow up with the team"]);
     expect(slides.every((s) => s.bullets.every((b) => b.length <= SLIDE_LIMITS.bulletChars))).toBe(true);
-    expect(slides[2]!.bullets[0]).toMatch(/…$/);
-    expect(slides[1]!.notes).toBe("| region | total |\n|---|---|\n| north | 220 |\n| south | 180 |");
+    expect(slides[4]!.bullets[0]).toMatch(/…$/);
+    // Every slide of a section has the section's text as its notes, plain.
+    for (const slide of slides.slice(1, 4))
+      expect(slide.notes).toBe(
+        ["Read by run_code from sales_q1.csv, checked *twice*.", "region | total_amount", "north | 220", "south | 180"]
+          .concat(Array.from({ length: 8 }, (_, i) => `region_${i} | ${i}`))
+          .join("\n"),
+      );
   });
 
   it("write_report's pptx: slide XML with the titles, bullets, chart image and notes; an HTML rendering beside it", async () => {
@@ -82,13 +130,23 @@ describe("slides", () => {
       .filter((name) => /^ppt\/slides\/slide\d+\.xml$/.test(name))
       .sort((a, b) => Number(/\d+/.exec(a)) - Number(/\d+/.exec(b)));
     const slides = await Promise.all(slideFiles.map((name) => zip.file(name)!.async("string")));
-    expect(slides.map((xml) => texts(xml)[0])).toEqual(["Q1 sales", "Totals", "Actions", "Actions (cont.)", "Sources", "Sales by region"]);
-    expect(texts(slides[1]!)).toEqual(["Totals", "region · total", "north · 220", "south · 180"]);
-    expect(texts(slides[4]!)).toEqual(["Sources", "Q1 ledger: https://example.com/q1"]);
+    expect(slides.map((xml) => texts(xml)[0])).toEqual([
+      "Q1 sales",
+      "Totals",
+      "Totals (cont.)",
+      "Totals (cont.)",
+      "Actions",
+      "Actions (cont.)",
+      "Sources",
+      "Sales by region",
+    ]);
+    expect(slides[2]).toContain("<a:tbl>");
+    expect(texts(slides[3]!)).toEqual(["Totals (cont.)", "region", "total_amount", "region_5", "5", "region_6", "6", "region_7", "7"]);
+    expect(texts(slides[6]!)).toEqual(["Sources", "Q1 ledger: https://example.com/q1"]);
     // The chart's slide shows a PNG from the package's media.
-    const rels = await zip.file("ppt/slides/_rels/slide6.xml.rels")!.async("string");
+    const rels = await zip.file("ppt/slides/_rels/slide8.xml.rels")!.async("string");
     const media = /Target="\.\.\/media\/([^"]+\.png)"/.exec(rels)?.[1];
-    expect(slides[5]).toContain("<p:pic>");
+    expect(slides[7]).toContain("<p:pic>");
     expect(media).toBeDefined();
     const png = await zip.file(`ppt/media/${media}`)!.async("nodebuffer");
     expect(png.subarray(1, 4).toString()).toBe("PNG");
@@ -98,13 +156,14 @@ describe("slides", () => {
         .filter((n) => /^ppt\/notesSlides\/notesSlide\d+\.xml$/.test(n))
         .map((n) => zip.file(n)!.async("string")),
     );
-    expect(notes.some((xml) => texts(xml).join(" ").includes("| north | 220 |"))).toBe(true);
+    expect(notes.some((xml) => texts(xml).join(" ").includes("north | 220"))).toBe(true);
     const preview = fileText((await files.get("run_s", "q1-sales.slides.html"))!);
-    expect(preview.match(/<section class="slide/g)).toHaveLength(6);
+    expect(preview.match(/<section class="slide/g)).toHaveLength(8);
+    expect(preview.match(/<th>region<\/th><th>total_amount<\/th>/g)).toHaveLength(2);
     expect(preview).toContain('<img alt="Sales by region" src="data:image/png;base64,');
   });
 
-  it("opens in LibreOffice, which prints it as a PDF of one page per slide", async ({ skip }) => {
+  it("opens in LibreOffice, which prints it as a PDF of one page per slide, then each slide's notes", async ({ skip }) => {
     const office = libreOffice();
     if ("missing" in office) {
       console.log(`Skipped: ${office.missing}`);
@@ -113,14 +172,14 @@ describe("slides", () => {
     const { pptx } = await deck();
     const input = path.join(work, "q1-sales.pptx");
     writeFileSync(input, pptx.body);
-    // A profile of its own: no clash with another LibreOffice, nothing left in the home folder.
-    const converted = spawnSync(
-      office.soffice,
-      [`-env:UserInstallation=file://${path.join(work, "profile")}`, "--headless", "--convert-to", "pdf", "--outdir", work, input],
-      { encoding: "utf8", timeout: 180_000 },
-    );
-    expect(converted.status, converted.stderr).toBe(0);
-    const pdf = await getDocumentProxy(new Uint8Array(readFileSync(path.join(work, "q1-sales.pdf"))));
-    expect(pdf.numPages).toBe(6);
+    const pages = await pdfPages(office.soffice, input);
+    expect(pages).toHaveLength(16); // 8 slides, then 8 notes pages
+    expect(pages[1]).toBe("Totals • Read by run_code from sales_q1.csv, checked *twice*.");
+    expect(pages[2]).toMatch(/^Totals \(cont\.\) region total_amount north 220 south 180 region_0 0 /);
+    expect(pages[3]).toBe("Totals (cont.) region total_amount region_5 5 region_6 6 region_7 7");
+    // Each notes page: the slide, then what the presenter reads.
+    expect(pages[8 + 3]).toMatch(/^Totals \(cont\.\) region total_amount region_5 5 /);
+    expect(pages[8 + 3]).toContain("Read by run_code from sales_q1");
+    expect(pages[8 + 3]).toContain("region | total_amount north | 220 south | 180 region_0 | 0");
   }, 240_000);
 });

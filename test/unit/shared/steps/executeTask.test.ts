@@ -37,15 +37,18 @@ describe("executeTask", () => {
     expect(completed.data).toMatchObject({ taskId: "s1.t1", status: "succeeded", result: "Done: 2+2 = 4" });
   });
 
-  it("a write tool's file is stored and announced with where to download it", async () => {
+  it("a write tool's file is stored and announced with where to download it and the task that wrote it, which lists it", async () => {
     const { ports, fakes, runId, input } = await planned();
     await executeTask(input(1), ports);
     const file = await fakes.files.get(runId, "sum.md");
     expect(fileText(file!)).toBe("# Sum\n2 + 2 = 4\n");
+    expect(file).toMatchObject({ taskId: "s1.t2" });
     const created = fakes.events.all(runId).filter((e) => e.type === "file.created");
     expect(created.map((e) => e.data)).toEqual([
-      expect.objectContaining({ name: "sum.md", download: `http://api.test/v1/runs/${runId}/files/sum.md` }),
+      expect.objectContaining({ name: "sum.md", download: `http://api.test/v1/runs/${runId}/files/sum.md`, taskId: "s1.t2" }),
     ]);
+    const completed = fakes.events.all(runId).filter((e) => e.type === "task.completed");
+    expect(completed.map((e) => e.data)).toEqual([expect.objectContaining({ taskId: "s1.t2", files: ["sum.md"] })]);
   });
 
   it("run again after it finished (a retried state), it replays: no model call, no second tool run, the same result", async () => {

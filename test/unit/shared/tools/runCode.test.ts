@@ -7,6 +7,8 @@ import { runCodeTool } from "../../../../shared/tools/runCode.js";
 /** run_code over a sandbox that reports what a call left in output/: what becomes a file of the run, and what the model reads. */
 function runWith(result: Partial<SandboxResult>) {
   const sandbox = {
+    keepsState: false,
+    grant: "sandbox:invoke" as const,
     async run() {
       return {
         stdout: "",
@@ -18,6 +20,7 @@ function runWith(result: Partial<SandboxResult>) {
         refused: [],
         runMs: 1,
         startMs: 1,
+        notice: null,
         ...result,
       };
     },
@@ -66,6 +69,8 @@ describe("run_code's inputs", () => {
   it("checks sizes before any download: of all files, one over the input limit is not fetched or mounted, and is named", async () => {
     const mounted: string[][] = [];
     const sandbox = {
+      keepsState: false,
+      grant: "sandbox:invoke" as const,
       async run(request: { files?: { name: string }[] }) {
         mounted.push((request.files ?? []).map((f) => f.name));
         return { stdout: "ok", stderr: "", value: null, error: null, timedOut: false, outputs: [], refused: [], runMs: 1, startMs: 1 };

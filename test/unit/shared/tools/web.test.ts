@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -222,6 +223,23 @@ describe("web_search and deep_search", () => {
     const deep = await call(deepSearchTool(new RunFilesProvider()), { question: "solar capacity growth" }, files);
     expect(deep.output).toContain("- Solar power capacity grew by 30 percent. [1]");
     expect(deep.output).toContain("Sources:\n1. energy.md — file:energy.md");
+  });
+
+  it("a Chinese question over Chinese pages returns notes quoting the passages that answer it", async () => {
+    const files = new MemoryFileStore();
+    for (const name of ["solar.md", "wind.md", "recipes.md"])
+      await files.put("run_test", name, readFileSync(new URL(`../../../fixtures/searchZh/${name}`, import.meta.url), "utf8"));
+    const search = await call(webSearchTool(new RunFilesProvider()), { query: "太阳能装机容量" }, files);
+    expect(search.output).toMatch(/^1\. solar\.md\n {3}file:solar\.md\n {3}.*全球太阳能装机容量增长了百分之三十/);
+    const { ok, output } = await call(deepSearchTool(new RunFilesProvider()), { question: "2026年太阳能装机容量增长了多少？" }, files);
+    expect(ok).toBe(true);
+    const notes = output.split("\n").filter((line) => line.startsWith("- "));
+    // The passage that answers comes first, from the first source; the page about cooking is no source.
+    expect(notes[0]).toBe("- 2026年，全球太阳能装机容量增长了百分之三十，主要来自大型地面电站和屋顶光伏。 [1]");
+    expect(notes).toContain("- 分析师预计，在本十年余下的时间里，太阳能仍将是增长最快的电源。 [1]");
+    expect(notes.join("\n")).not.toContain("电池的价格"); // a paragraph of the page that does not answer
+    expect(output).toContain("Sources:\n1. solar.md — file:solar.md");
+    expect(output).not.toContain("recipes.md");
   });
 
   const providers: [string, () => SearchProvider, () => SearchProvider][] = [

@@ -1,0 +1,69 @@
+import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
+import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
+import type { Multitask, RunAgent } from "../contracts/run.js";
+import { BadRequestError } from "../errors.js";
+import type { Ports } from "../ports/index.js";
+
+/** What resolving a run's setup reads: the tenant's settings and its saved agents. */
+export type RunSetupPorts = Pick<Ports, "savedAgents"> & { tenantSettings: { get(tenantId: string): Promise<TenantSettings> } };
+
+/** A run request as it will be recorded: the saved agent resolved, the operator's instructions joined. */
+export interface RunSetup {
+  request: CreateRunRequest;
+  /** The tenant's choice for a busy session, when the request names none. */
+  defaultMultitask?: Multitask;
+  /** The tenant's, the saved agent's and the run's instructions, in that order. */
+  instructions?: string;
+  agent?: RunAgent;
+}
+
+/**
+ * The rules every door (REST, MCP, A2A, AG-UI) applies to a new run before it is submitted: the
+ * saved agent it names is found (its latest version, or the one named) and its mode and approval
+ * policy fill what the request left open; the instructions are checked and joined. Reads only:
+ * a refused request has changed nothing.
+ */
+export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, request: CreateRunRequest): Promise<RunSetup> {
+  const runInstructions = checked(request.instructions);
+  const named = request.agent === undefined ? undefined : AgentRef.safeParse(request.agent);
+  if (named && !named.success)
+    throw new BadRequestError(`agent: ${named.error.issues[0]?.message}`, { agent: request.agent }, "invalid_agent");
+  const ref = request.agent ? parseAgentRef(request.agent) : undefined;
+  const [tenant, saved] = await Promise.all([
+    ports.tenantSettings.get(tenantId),
+    ref ? ports.savedAgents.get(tenantId, ref.name, ref.version) : undefined,
+  ]);
+  if (ref && !saved) {
+    const known = ref.version === undefined ? undefined : await ports.savedAgents.get(tenantId, ref.name);
+    throw new BadRequestError(
+      known
+        ? `Saved agent ${ref.name} has no version ${ref.version}; its latest is ${known.version}.`
+        : `No saved agent named ${ref.name}.`,
+      { agent: request.agent },
+      "unknown_agent",
+    );
+  }
+  const instructions = [tenant.instructions, saved?.instructions, runInstructions].filter(Boolean).join("\n\n") || undefined;
+  return {
+    request: saved
+      ? {
+          ...request,
+          // The request's own choices win; a mode left at auto (the default) takes the agent's.
+          mode: request.mode === "auto" && saved.mode ? saved.mode : request.mode,
+          approval: request.approval ?? saved.approval,
+        }
+      : request,
+    defaultMultitask: request.sessionId && !request.multitask ? tenant.multitask : undefined,
+    instructions,
+    agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
+  };
+}
+
+/** Instructions as every door must take them (a door that parsed them already gets the same answer). */
+function checked(instructions: string | undefined): string | undefined {
+  if (instructions === undefined) return undefined;
+  const parsed = Instructions.safeParse(instructions);
+  if (!parsed.success)
+    throw new BadRequestError(`instructions: ${parsed.error.issues[0]?.message}`, { field: "instructions" }, "invalid_instructions");
+  return parsed.data || undefined;
+}
