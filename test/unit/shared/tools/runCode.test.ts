@@ -73,7 +73,18 @@ describe("run_code's inputs", () => {
       grant: "sandbox:invoke" as const,
       async run(request: { files?: { name: string }[] }) {
         mounted.push((request.files ?? []).map((f) => f.name));
-        return { stdout: "ok", stderr: "", value: null, error: null, timedOut: false, outputs: [], refused: [], runMs: 1, startMs: 1 };
+        return {
+          stdout: "ok",
+          stderr: "",
+          value: null,
+          error: null,
+          timedOut: false,
+          outputs: [],
+          refused: [],
+          runMs: 1,
+          startMs: 1,
+          notice: null,
+        };
       },
     };
     const files = new MemoryFileStore();
