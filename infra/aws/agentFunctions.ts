@@ -10,6 +10,8 @@ import { workProductsLayer } from "./workProductsLayer.js";
 export interface AgentFunctionsProps {
   readonly table: ITable;
   readonly environment: Record<string, string>;
+  /** Memory of the steps that run an agent (512 MB by default). */
+  readonly agentMemoryMb?: number;
 }
 
 /** A deploy publishes a version of each step function; the versions before it stay for the runs that started on them. */
@@ -37,7 +39,11 @@ export class AgentFunctions extends Construct {
           table: props.table,
           environment: props.environment,
           timeout: Duration.minutes(15),
-          overrides: { layers, currentVersionOptions: RETAINED },
+          overrides: {
+            layers,
+            currentVersionOptions: RETAINED,
+            ...(runsAgent.has(name) && props.agentMemoryMb ? { memorySize: props.agentMemoryMb } : {}),
+          },
         });
         return [name, fn];
       }),

@@ -115,6 +115,11 @@ export const DeploymentSettings = z
         }
       }, 'modelPrices must be JSON like {"gpt-4o-mini": [0.15, 0.6]}')
       .optional(),
+    /**
+     * Memory of the steps that run an agent (MB; 512 by default): a document is converted whole (up
+     * to 32 MB, several times that while parsed); bigger text files are read by range.
+     */
+    agentMemoryMb: z.coerce.number().int().min(512).max(10_240).optional(),
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
     /** How long a run waits for a person. */

@@ -147,7 +147,7 @@ export class Stepwise extends Construct {
       ...tools.environment,
     };
 
-    this.steps = new AgentFunctions(this, "Steps", { table, environment });
+    this.steps = new AgentFunctions(this, "Steps", { table, environment, agentMemoryMb: settings.agentMemoryMb });
     // The grants the tools declare with this deployment's runtime, and the sandbox function's: it
     // stays deployed beside the code interpreter as the runtime the setting can switch back to.
     const toolGrants = [

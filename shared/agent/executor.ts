@@ -12,7 +12,7 @@ import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { endToolScope } from "../ports/tools.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { uploadedImageParts, withImages } from "./images.js";
-import { fitText, MAX_INLINE_TEXT } from "./largeText.js";
+import { fitText, MAX_INLINE_BYTES } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
@@ -125,8 +125,10 @@ function forkContext(step: StepContext, task: string): string {
   ].join("\n");
 }
 
-/** Characters of earlier results a step's context carries at most: it stays far below an item's 400 KB. */
+/** Characters of earlier results a step's context carries at most. */
 const MAX_PRIOR_RESULTS_CHARS = 200_000;
+/** UTF-8 bytes of earlier results at most: with the request (up to 96 KB of CJK input) and the plan, the step context stays under ~350 KB. */
+const MAX_PRIOR_RESULTS_BYTES = 150_000;
 
 /** Earlier steps' results for the next step's executors, and the files that hold whole the ones cut to fit. */
 export interface PriorResults {
@@ -148,18 +150,32 @@ export function priorResultsOf(
   budgetChars = MAX_PRIOR_RESULTS_CHARS,
 ): PriorResults {
   const ended = tasks.filter((t) => t.iteration < iteration && t.status !== "pending");
-  const room = Math.min(budgetChars, MAX_PRIOR_RESULTS_CHARS) - before.reduce((sum, line) => sum + line.length, 0);
   const results = ended.map((t) => t.result ?? "");
-  const texts = shareBudget(results, Math.max(0, room), (i) => {
-    const name = resultFileName(ended[i]);
-    return `the whole result is the run's file ${name}: read it with read_artifact {"filename": "${name}"}, then on from the offset it gives`;
-  });
+  const share = (room: number) => {
+    const texts = shareBudget(results, Math.max(0, room), (i) => {
+      const name = resultFileName(ended[i]);
+      return `the whole result is the run's file ${name}: read it with read_artifact {"filename": "${name}"}, then on from the offset it gives`;
+    });
+    return { texts, lines: [...before, ...ended.map((t, i) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${texts[i]}`)] };
+  };
+  let room = Math.min(budgetChars, MAX_PRIOR_RESULTS_CHARS) - before.reduce((sum, line) => sum + line.length, 0);
+  let shared = share(room);
+  // The budget is in characters, the item's limit in bytes (CJK text is 3 bytes a character): shrink until it fits.
+  for (let bytes = byteLengthOf(shared.lines); bytes > MAX_PRIOR_RESULTS_BYTES && room > 0; bytes = byteLengthOf(shared.lines)) {
+    room = Math.floor((room * MAX_PRIOR_RESULTS_BYTES) / bytes) - 1_000;
+    shared = share(room);
+  }
+  const { texts, lines } = shared;
   const files = ended.flatMap((t, i) =>
     // A result longer than its record holds was stored whole under this name when the task ended.
-    texts[i] !== results[i] && results[i].length <= MAX_INLINE_TEXT ? [{ name: resultFileName(t), text: results[i], title: t.title }] : [],
+    texts[i] !== results[i] && Buffer.byteLength(results[i]) <= MAX_INLINE_BYTES
+      ? [{ name: resultFileName(t), text: results[i], title: t.title }]
+      : [],
   );
-  return { lines: [...before, ...ended.map((t, i) => `- ${t.title}: ${t.status === "failed" ? "FAILED: " : ""}${texts[i]}`)], files };
+  return { lines, files };
 }
+
+const byteLengthOf = (lines: string[]) => lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
 
 /** The run file a task's whole result is kept in when it is too long to pass on inline. */
 const resultFileName = (task: Pick<TaskRecord, "iteration" | "taskId">) =>

@@ -455,7 +455,7 @@ function chunk(bodies: EventBody[]): EventBody[][] {
   const parts = [current];
   let bytes = 0;
   for (const body of bodies) {
-    const size = JSON.stringify(body).length;
+    const size = Buffer.byteLength(JSON.stringify(body));
     if (current.length > 0 && (current.length >= MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES)) {
       current = [];
       parts.push(current);
@@ -474,12 +474,12 @@ function takeBatch(queue: Pending[]): Pending[] {
   const batch = [first];
   if (first.key !== undefined) return batch; // a keyed append goes alone
   let count = first.bodies.length;
-  let bytes = JSON.stringify(first.bodies).length;
+  let bytes = Buffer.byteLength(JSON.stringify(first.bodies));
   let last = first;
   while (queue.length > 0 && !last.close) {
     const next = queue[0];
     if (next.key !== undefined) break;
-    const size = JSON.stringify(next.bodies).length;
+    const size = Buffer.byteLength(JSON.stringify(next.bodies));
     if (count + next.bodies.length > MAX_EVENTS_PER_ITEM || bytes + size > MAX_ITEM_BYTES) break;
     queue.shift();
     batch.push(next);

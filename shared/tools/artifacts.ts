@@ -31,8 +31,8 @@ const MAX_READ_CHARS = 9_000;
  * Range, only the slice asked for, and counted in bytes (an agent function never holds the file).
  */
 export const WHOLE_TEXT_BYTES = 1024 * 1024;
-/** Documents (spreadsheets, Word, PDF) are converted whole: up to this size, within an agent function's memory. */
-export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+/** Documents (spreadsheets, Word, PDF) are converted whole: up to this size, within an agent function's memory (agentMemoryMb). */
+export const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
 
 export const readArtifact = defineTool({
   name: "read_artifact",
@@ -77,8 +77,9 @@ async function readSlice(files: FileStore, runId: string, meta: FileMeta, offset
   if (offset >= meta.bytes) return `Error: ${meta.name} has ${meta.bytes} bytes; offset ${offset} is past its end.`;
   const read = await files.getRange(runId, meta.name, offset, offset + length * 4);
   if (!read) return `Error: no file named ${meta.name}.`;
+  // UTF-8 continuation bytes (10xxxxxx) belong to a character the range's start cut.
   let skipped = 0;
-  while (skipped < read.body.length && (read.body[skipped]! & 0xc0) === 0x80) skipped++; // UTF-8 continuation bytes
+  while (skipped < read.body.length && ((read.body[skipped] ?? 0) & 0xc0) === 0x80) skipped++;
   const decoded = new TextDecoder().decode(read.body.subarray(skipped), { stream: true });
   const text = [...decoded].slice(0, length).join("");
   const start = offset + skipped;

@@ -119,8 +119,13 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
       const endedAt = execution.stopDate!.getTime();
       await new Promise((r) => setTimeout(r, 300)); // the notifier's work after the end belongs to the run too
       const after = await stack.probe();
-      const view = await client.run(runId);
+      let view = await client.run(runId);
       const afterGet = await stack.probe();
+      // The notifier counts the state transitions once the execution has ended (the GET does not, then).
+      for (let tries = 0; view.usage?.stateTransitions === undefined && tries < 100; tries++) {
+        await new Promise((r) => setTimeout(r, 50));
+        view = await client.run(runId);
+      }
       if (view.status !== "succeeded") throw new Error(`${marker}: run ${view.status}`);
       const { events } = await client.waitForEnd(runId);
       const { invocations, lambdaMs } = await lambdaTime(sfn, executionArn);

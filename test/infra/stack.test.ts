@@ -129,6 +129,22 @@ describe("code", () => {
   });
 });
 
+describe("agent memory", () => {
+  it("agentMemoryMb sizes the steps that run an agent (512 MB by default), and only those", () => {
+    const agentSteps = new Set<string>(AGENT_STEPS);
+    const memoryOf = (synthesized: ReturnType<typeof synthesize>) => {
+      const all = synthesized.template.toJSON().Resources as Record<string, { Properties: any }>;
+      return functionsOf(synthesized.stack)
+        .filter((f) => f.path.includes("/Steps/"))
+        .map((f) => [agentSteps.has(f.path.split("/").at(-1)!), all[f.logicalId]!.Properties.MemorySize]);
+    };
+    expect(new Set(memoryOf({ stack, template } as ReturnType<typeof synthesize>).map(([, mb]) => mb))).toEqual(new Set([512]));
+    const sized = memoryOf(synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, agentMemoryMb: 1_536 }));
+    for (const [agent, mb] of sized) expect(mb).toBe(agent ? 1_536 : 512);
+    expect(() => settingsFromContext((key) => ({ agentMemoryMb: "256" })[key])).toThrow(/agentMemoryMb/);
+  });
+});
+
 describe("deploys leave running runs alone", () => {
   const full = template.toJSON().Resources as Record<
     string,

@@ -30,7 +30,7 @@ beforeAll(async () => {
   process.env.STEPWISE_MODEL = "limits-model";
   stack = await startLocalStack({ port: 0, apiKeys: { [KEY]: "limits" } });
   client = new Client(stack.url, KEY);
-});
+}, 300_000); // a first start builds the console
 
 afterAll(async () => {
   await stack?.close();

@@ -253,3 +253,23 @@ describe("EventLog", () => {
     expect((await new EventLog(table, 1).list("run_old")).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 });
+
+describe("EventLog with Chinese, Japanese or Korean text (3 bytes a character)", () => {
+  it("batches events into items by their bytes, not characters: twelve events of 32,000 CJK characters are all stored", async () => {
+    const log = new EventLog(table, 1);
+    const runId = "run_cjk";
+    const long = "数据分析报告".repeat(6_000); // 36,000 characters, 108,000 bytes; an event keeps 32,000 of them
+    const bodies: EventBody[] = Array.from({ length: 12 }, (_, i) => ({
+      type: "agent.thought",
+      data: { agent: "executor", taskId: `t${i}`, text: long },
+    }));
+    await log.append(runId, bodies);
+    const stored = await log.list(runId, 0, 100);
+    expect(stored.map((e) => e.seq)).toEqual(bodies.map((_, i) => i + 1));
+    for (const event of stored) expect((event.data as { text: string }).text.startsWith("数据分析报告".repeat(5_000))).toBe(true);
+    // DynamoDB refuses an item over 400 KB (dynalite does not check): each item stays well under it.
+    const items = await table.queryPrefix<Record<string, unknown>>(keys.eventsPk(runId), keys.eventPrefix);
+    expect(items.length).toBeGreaterThan(1);
+    for (const item of items) expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThan(350_000);
+  });
+});
