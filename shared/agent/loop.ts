@@ -251,7 +251,7 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     }
     if (calls.length === 0) return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
 
-    const toolRound = {
+    const toolRound: ToolRound = {
       runId: run.runId,
       scope: options.scope,
       round,

@@ -120,7 +120,7 @@ export class SdkCallGraph {
       }
     };
     const visit = (node: ts.Node): void => {
-      if (isBuiltField(node)) return; // runs where the field is read
+      if (this.isBuiltField(node)) return; // runs where the field is read
       // Runs where it is called (unless it is what is asked about: the members of the module read).
       if (isFunctionMember(node) && this.implementsOurInterface(node.parent) && !(runMembers && node.getSourceFile() === file)) return;
       if (
@@ -141,7 +141,7 @@ export class SdkCallGraph {
       if (ts.isSourceFile(node)) {
         // The handler module itself: all of it runs (or is exported to Lambda).
         for (const statement of node.statements) visit(statement);
-      } else if (isBuiltField(node)) {
+      } else if (this.isBuiltField(node)) {
         visit(node.initializer);
       } else if (isFunctionMember(node)) {
         ts.forEachChild(node, visit); // a member reached by a call runs its body (visit() skips members met while walking their object)
@@ -176,10 +176,25 @@ export class SdkCallGraph {
       const own = owner ? this.implementationsOf.get(owner)?.get(name) : undefined;
       return own?.length ? own : (this.implementations.get(name) ?? []);
     }
-    if (ts.isPropertySignature(declaration)) return this.builtFields.get(declaration.name.getText()) ?? [];
+    if (ts.isPropertySignature(declaration)) {
+      // A field of that name built in a literal typed by a type that has this very property (or in an untyped literal).
+      const name = declaration.name.getText();
+      return (this.builtFields.get(name) ?? []).filter((field) => this.mayHold(field, name, declaration));
+    }
     if (ts.isParameter(declaration) || ts.isTypeParameterDeclaration(declaration)) return [];
     if (ts.isInterfaceDeclaration(declaration) || ts.isTypeAliasDeclaration(declaration) || ts.isModuleDeclaration(declaration)) return [];
     return [declaration];
+  }
+
+  /** Whether a built field can be what a read of `property` returns: its literal's type has that property, or no type. */
+  private mayHold(field: ts.Node, name: string, property: ts.Declaration): boolean {
+    const type = ts.isObjectLiteralExpression(field.parent) ? this.checker.getContextualType(field.parent) : undefined;
+    if (!type) return true;
+    const parts = type.isUnion() ? type.types : [type];
+    return parts.some((part) => {
+      const own = this.checker.getApparentType(part).getProperty(name);
+      return own !== undefined && (!own.declarations?.length || own.declarations.includes(property));
+    });
   }
 
   /** An object literal typed by one of our interfaces (its methods are called by our code, by name). */
@@ -220,7 +235,7 @@ export class SdkCallGraph {
         add(node.name, node);
         addFor(node.parent, node.name, node);
       }
-      if (isBuiltField(node) && ts.isIdentifier(node.name)) {
+      if (this.isBuiltField(node) && ts.isIdentifier(node.name)) {
         const list = this.builtFields.get(node.name.text) ?? [];
         list.push(node);
         this.builtFields.set(node.name.text, list);
@@ -262,6 +277,21 @@ export class SdkCallGraph {
     return !file.isDeclarationFile && !file.fileName.includes("/node_modules/") && file.fileName.startsWith(this.root);
   }
 
+  /**
+   * A field built by a call or `new` that holds a service (`tools: new ToolCatalog(…)`): it runs
+   * where a field of its name is read. A field holding plain data (`idempotencyKey: keyOf(…)`) is
+   * computed where its object is built, like any other expression, and reading it runs nothing.
+   */
+  private isBuiltField(node: ts.Node): node is ts.PropertyAssignment {
+    if (!isBuiltByCall(node)) return false;
+    const type = this.checker.getTypeAtLocation(node.initializer);
+    const parts = type.isUnion() ? type.types : [type];
+    const isData = (part: ts.Type): boolean =>
+      (part.flags & DATA_FLAGS) !== 0 ||
+      (this.checker.isArrayType(part) && this.checker.getTypeArguments(part as ts.TypeReference).every(isData));
+    return !parts.every(isData);
+  }
+
   private where(node: ts.Node): string {
     const file = node.getSourceFile();
     return `${path.relative(this.root, file.fileName)}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
@@ -276,9 +306,20 @@ function isFunctionMember(node: ts.Node): boolean {
   );
 }
 
-function isBuiltField(node: ts.Node): node is ts.PropertyAssignment {
+function isBuiltByCall(node: ts.Node): node is ts.PropertyAssignment {
   return ts.isPropertyAssignment(node) && (ts.isNewExpression(node.initializer) || ts.isCallExpression(node.initializer));
 }
+
+/** Plain data (strings, numbers, booleans, null, undefined, unions and arrays of them): reading it runs nothing. */
+const DATA_FLAGS =
+  ts.TypeFlags.StringLike |
+  ts.TypeFlags.NumberLike |
+  ts.TypeFlags.BooleanLike |
+  ts.TypeFlags.BigIntLike |
+  ts.TypeFlags.EnumLike |
+  ts.TypeFlags.Undefined |
+  ts.TypeFlags.Null |
+  ts.TypeFlags.Void;
 
 /** IAM service prefix of each SDK package. */
 const SERVICE_PREFIX: Record<string, string> = {
