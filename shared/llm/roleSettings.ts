@@ -15,9 +15,13 @@ const OWN_FIELDS = [
   "reasoning_effort",
 ];
 
-/** A provider's own request fields: `{"thinking": {"type": "disabled"}}`, `{"chat_template_kwargs": {"enable_thinking": false}}`. */
+/**
+ * A provider's own request fields: `{"thinking": {"type": "disabled"}}`, `{"chat_template_kwargs": {"enable_thinking": false}}`.
+ * The values arrive parsed from JSON (a setting or a request body), so any value is JSON; z.json() would
+ * also say so, but its recursive schema cannot be embedded in the OpenAPI document.
+ */
 const RequestFields = z
-  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a field name is letters, digits and underscores"), z.json())
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a field name is letters, digits and underscores"), z.unknown())
   .refine((fields) => !Object.keys(fields).some((key) => OWN_FIELDS.includes(key)), {
     message: `must not set a field Stepwise writes itself (${OWN_FIELDS.join(", ")}); use the matching setting`,
   });
