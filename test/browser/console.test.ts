@@ -12,6 +12,9 @@ import { type Fault, type ModelProxy, type ProxiedRequest, startModelProxy } fro
 /** Screenshots land here (test output, not committed); docs/local-stack.md links the committed copies in test/screenshots/. */
 const OUTPUT = path.resolve("test/output/screenshots");
 
+/** Room for a busy machine: each poll waits for the API, not for a timer. */
+const WIDE = { timeout: 15_000 };
+
 describe("the web console in Chromium", () => {
   let model: OfflineModel;
   let modelProxy: ModelProxy;
@@ -528,19 +531,19 @@ describe("the web console in Chromium", () => {
     await page.getByRole("heading", { name: "Agents", exact: true }).waitFor();
     await page.getByLabel("Tenant instructions").fill("House rule: show the working.");
     await page.getByRole("button", { name: "Save instructions" }).click();
-    await expect.poll(async () => (await api("/v1/settings")).instructions).toBe("House rule: show the working.");
+    await expect.poll(async () => (await api("/v1/settings")).instructions, WIDE).toBe("House rule: show the working.");
     await page.getByLabel("Name", { exact: true }).fill("adder");
     await page.getByLabel("Configuration (JSON)").fill(JSON.stringify({ mode: "react", tools: ["calculator", "launch_rockets"] }));
     await page.getByRole("button", { name: "Save agent" }).click();
     // A tool the tenant lacks: the API's message is shown, and nothing is saved.
-    await expect.poll(() => page.getByRole("alert").filter({ hasText: "launch_rockets" }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole("alert").filter({ hasText: "launch_rockets" }).isVisible(), WIDE).toBe(true);
     expect((await api("/v1/agents")).agents).toEqual([]);
     await page.getByLabel("Configuration (JSON)").fill(JSON.stringify({ mode: "react", tools: ["calculator"], description: "Adds." }));
     await page.getByRole("button", { name: "Save agent" }).click();
-    await expect.poll(() => page.getByRole("cell", { name: "calculator", exact: true }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole("cell", { name: "calculator", exact: true }).isVisible(), WIDE).toBe(true);
     await openNewRun(page);
     await page.getByLabel("Task", { exact: true }).fill("Compute 20+22");
-    await expect.poll(() => page.getByLabel("Saved agent").locator("option").count()).toBe(2);
+    await expect.poll(() => page.getByLabel("Saved agent").locator("option").count(), WIDE).toBe(2);
     await page.getByLabel("Saved agent").selectOption("adder");
     await page.getByLabel("Instructions", { exact: true }).fill("Run rule: be brief.");
     await page.getByRole("button", { name: "Submit" }).click();

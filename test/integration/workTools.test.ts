@@ -174,7 +174,12 @@ describe("files on the command line", { timeout: 240_000 }, () => {
 
     const files = await cli(["files", runId]);
     expect(files.code).toBe(0);
-    expect(files.stdout).toContain(`sales.csv\ttext/csv\t${SALES.length} bytes\t${stack.url}/v1/runs/${runId}/files/sales.csv\n`);
+    // Each line's link is a short-lived one that opens without the key.
+    const line = files.stdout.split("\n").find((l) => l.startsWith("sales.csv\t"));
+    expect(line).toMatch(new RegExp(`^sales\\.csv\ttext/csv\t${SALES.length} bytes\thttp`));
+    const link = await fetch(line!.split("\t")[3]!);
+    expect(link.status).toBe(200);
+    expect(await link.text()).toBe(SALES);
     expect(files.stdout).toContain("sales-amount-by-region.csv\ttext/csv");
 
     const got = await cli(["get", runId]);
