@@ -440,8 +440,12 @@ describe("the web console in Chromium", () => {
       await report.click();
       const chart = page.locator(".preview figure.chart img");
       await chart.waitFor();
-      const [shown, preview] = await Promise.all([chart.boundingBox(), page.locator(".preview").boundingBox()]);
-      expect(shown!.width).toBeLessThanOrEqual(preview!.width);
+      // The preview may draw again while the run's files refresh: measure both boxes together, once drawn.
+      const fits = async () => {
+        const [shown, preview] = await Promise.all([chart.boundingBox(), page.locator(".preview").boundingBox()]);
+        return shown && preview ? shown.width > 0 && shown.width <= preview.width : undefined;
+      };
+      await expect.poll(fits, WIDE).toBe(true);
       expect(await pageWidth()).toBeLessThanOrEqual(width);
       await page.locator(".files-section").screenshot({ path: path.join(OUTPUT, `report-preview-${width}.png`) });
     }

@@ -58,14 +58,23 @@ async function download(runId: string, name: string): Promise<Buffer> {
 }
 
 /** The stack's interpreter sessions still running (their driver on a process's command line). */
+/** This test's interpreter processes (descendants of this process: other test files run sessions of their own). */
 function sessionProcesses(): number {
-  let count = 0;
+  const parents = new Map<number, number>();
+  const sessions: number[] = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("/opt/stepwise/driver.py")) count++;
+      // The parent is the 4th field of stat, after the command name in parentheses (which may hold spaces).
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("/opt/stepwise/driver.py")) sessions.push(Number(pid));
     } catch {}
   }
-  return count;
+  const ours = (pid: number): boolean => {
+    for (let at: number | undefined = pid, hops = 0; at && hops < 64; at = parents.get(at), hops++) if (at === process.pid) return true;
+    return false;
+  };
+  return sessions.filter(ours).length;
 }
 
 describe.skipIf(Boolean(missing))("run_code on the code interpreter", { timeout: 300_000 }, () => {
@@ -94,7 +103,7 @@ describe.skipIf(Boolean(missing))("run_code on the code interpreter", { timeout:
     expect(bars[1]! / bars[0]!).toBeCloseTo(180 / 220, 1);
     expect(bars[2]! / bars[0]!).toBeCloseTo(50 / 220, 1);
     // The task's session ended with the task: no interpreter is left running.
-    expect(sessionProcesses()).toBe(0);
+    await expect.poll(sessionProcesses, { timeout: 15_000 }).toBe(0);
   });
 
   it("a second run cannot see the first run's variables or files", async () => {
