@@ -16,7 +16,7 @@ import type { ToolCatalog } from "./toolCatalog.js";
 import type { Webhooks } from "./webhooks.js";
 
 /**
- * Every port the orchestration core uses (DESIGN §9). A function of the core takes the few it
+ * Every port the orchestration core uses. A function of the core takes the few it
  * needs (`Pick<Ports, …>`): functions/ passes its Services (adapters), unit tests the in-memory
  * fakes of shared/testing/.
  */

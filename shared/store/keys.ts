@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * Every key shape of the single table, in one place (DESIGN §4): the adapters in this folder build
+ * Every key shape of the single table, in one place: the adapters in this folder build
  * keys only through these functions, and nothing outside it knows a key.
  */
 const pad = (n: number, width: number) => String(n).padStart(width, "0");

@@ -119,8 +119,9 @@ export function agentsPage(app: HTMLElement) {
       h("button", { type: "submit" }, "Save agent"),
     ),
   );
+  // The saved instructions fill the field unless the person has already typed in it (the load may come later).
   void client.getSettings().then((s) => {
-    instructions.value = s.instructions ?? "";
+    if (instructions.value === "") instructions.value = s.instructions ?? "";
   });
   void refresh().catch((err) => render(list, h("p", { class: "error" }, (err as Error).message)));
 }
