@@ -4,25 +4,28 @@ import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { runCodeTool } from "../../../../shared/tools/runCode.js";
 
+/** A sandbox call's result: nothing printed, nothing left in output/, unless `over` says so. */
+const sandboxResult = (over: Partial<SandboxResult> = {}): SandboxResult => ({
+  stdout: "",
+  stderr: "",
+  value: null,
+  error: null,
+  timedOut: false,
+  outputs: [],
+  refused: [],
+  runMs: 1,
+  startMs: 1,
+  notice: null,
+  ...over,
+});
+
 /** run_code over a sandbox that reports what a call left in output/: what becomes a file of the run, and what the model reads. */
 function runWith(result: Partial<SandboxResult>) {
   const sandbox = {
     keepsState: false,
     grant: "sandbox:invoke" as const,
     async run() {
-      return {
-        stdout: "",
-        stderr: "",
-        value: null,
-        error: null,
-        timedOut: false,
-        outputs: [],
-        refused: [],
-        runMs: 1,
-        startMs: 1,
-        notice: null,
-        ...result,
-      };
+      return sandboxResult(result);
     },
   };
   const files = new MemoryFileStore();
@@ -73,18 +76,7 @@ describe("run_code's inputs", () => {
       grant: "sandbox:invoke" as const,
       async run(request: { files?: { name: string }[] }) {
         mounted.push((request.files ?? []).map((f) => f.name));
-        return {
-          stdout: "ok",
-          stderr: "",
-          value: null,
-          error: null,
-          timedOut: false,
-          outputs: [],
-          refused: [],
-          runMs: 1,
-          startMs: 1,
-          notice: null,
-        };
+        return sandboxResult({ stdout: "ok" });
       },
     };
     const files = new MemoryFileStore();
