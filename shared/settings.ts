@@ -1,7 +1,6 @@
 import { z } from "zod";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./contracts/historyBudget.js";
 import { type RoleSettings, RoleSettingsInput } from "./llm/roleSettings.js";
-import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./run/historyBudget.js";
-import type { FetchLimits } from "./web/fetchPage.js";
 
 /** Model → [USD per million prompt tokens, per million completion tokens]. */
 export type PriceTable = Record<string, [number, number]>;
@@ -23,6 +22,16 @@ export interface UrlPolicy {
 }
 
 /** A search API's key: the Secrets Manager secret holding it (deployed), or the key itself (locally). */
+/** How far a web fetch goes (shared/web/fetchPage.ts). */
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+  maxRedirects: number;
+  /** As for webhooks: loopback and plain http only where configuration allows them. */
+  allowLoopback: boolean;
+  allowHttp: boolean;
+}
+
 export type SearchKey = { secretArn: string } | { value: string };
 
 /** web_search and deep_search: which provider (none: the tools are not offered) and what it needs. */
@@ -89,7 +98,7 @@ export interface Settings {
     /**
      * History events one execution may use (Step Functions stops at 25,000): before a plan step, an
      * executor's hand-back or a ReAct turn would pass it, the run continues in a new execution
-     * (shared/run/historyBudget.ts).
+     * (shared/contracts/historyBudget.ts).
      */
     historyEvents: number;
   };
