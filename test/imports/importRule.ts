@@ -16,6 +16,9 @@ export interface Violation {
   message: string;
 }
 
+/** The AWS SDK and the CDK: the core reaches AWS only through its ports. */
+const AWS_PACKAGES = /^(@aws-sdk\/|@smithy\/|aws-cdk-lib(\/|$)|constructs$|cdk-nag$)/;
+
 const RESOLVED_EXTENSIONS = ["", ".ts", ".mts", ".tsx", ".mjs", ".js", "/index.ts"];
 
 /** The unit holding a path: the closest match (a file path beats its folder, a deeper folder a shallower one). */
@@ -94,11 +97,20 @@ export function findViolations(layers: Layer[], files: SourceFile[], pending: Pe
     if (from.imports.includes("*")) continue;
     const { importedFiles } = ts.preProcessFile(file.text, true, true);
     for (const imported of importedFiles) {
-      if (!imported.fileName.startsWith(".")) continue;
+      const line = file.text.slice(0, imported.pos).split("\n").length;
+      if (!imported.fileName.startsWith(".")) {
+        if (AWS_PACKAGES.test(imported.fileName) && !from.aws)
+          violations.push({
+            file: file.path,
+            line,
+            target: imported.fileName,
+            message: `${from.name} may not import the AWS SDK or the CDK: only the AWS adapters, the handlers, the CDK app and the local emulator do`,
+          });
+        continue;
+      }
       const target = resolve(file.path, imported.fileName, known);
       const to = unitOf(layers, target);
       if (to === from || (to && from.imports.includes(to.name))) continue;
-      const line = file.text.slice(0, imported.pos).split("\n").length;
       const forgiven = pending.find((p) => p.file === file.path && p.target === target);
       if (forgiven) {
         unused.delete(forgiven);

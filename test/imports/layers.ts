@@ -13,6 +13,8 @@ export interface Layer {
   imports: string[];
   /** What it is, printed with a broken rule. */
   holds: string;
+  /** It may call AWS itself (the SDK, the CDK): only adapters, handlers and the products that deploy or emulate AWS do. */
+  aws?: true;
 }
 
 const BASICS = ["basics"];
@@ -117,6 +119,7 @@ export const LAYERS: Layer[] = [
       "shared/llm/openaiModel.ts",
     ],
     imports: LIBRARIES,
+    aws: true,
     holds: "DynamoDB, S3, Step Functions, SQS, KMS, Secrets Manager, Lambda, the code interpreter, the model's HTTP API",
   },
 
@@ -127,24 +130,33 @@ export const LAYERS: Layer[] = [
     name: "lambda kit",
     paths: ["functions/"],
     imports: [...CORE, ...ADAPTERS, "manifest"],
+    aws: true,
     holds: "what the handlers share: HTTP plumbing, the AWS clients, the ports' wiring, the MCP and A2A endpoints",
   },
   {
     name: "api handler",
     paths: ["functions/api/", "functions/console/"],
     imports: [...SERVER, "manifest"],
+    aws: true,
     holds: "the HTTP API, and the console's files it serves",
   },
-  { name: "stream handler", paths: ["functions/stream/"], imports: SERVER, holds: "the streamed endpoints: SSE, AG-UI, MCP, A2A" },
-  { name: "step handlers", paths: ["functions/steps/"], imports: SERVER, holds: "one handler per state of the machine" },
-  { name: "notify handler", paths: ["functions/notify/"], imports: SERVER, holds: "execution ends in, webhooks out" },
-  { name: "sandbox handler", paths: ["functions/sandbox/"], imports: SERVER, holds: "run_code's Python" },
+  {
+    name: "stream handler",
+    paths: ["functions/stream/"],
+    imports: SERVER,
+    aws: true,
+    holds: "the streamed endpoints: SSE, AG-UI, MCP, A2A",
+  },
+  { name: "step handlers", paths: ["functions/steps/"], imports: SERVER, aws: true, holds: "one handler per state of the machine" },
+  { name: "notify handler", paths: ["functions/notify/"], imports: SERVER, aws: true, holds: "execution ends in, webhooks out" },
+  { name: "sandbox handler", paths: ["functions/sandbox/"], imports: SERVER, aws: true, holds: "run_code's Python" },
 
   // The products in infra/, each apart.
   {
     name: "cdk app",
     paths: ["infra/aws/"],
     imports: SERVER,
+    aws: true,
     holds: "the CDK app: the Stepwise construct, the state machine, monitoring, deploy settings",
   },
   {
@@ -166,6 +178,7 @@ export const LAYERS: Layer[] = [
     name: "local emulator",
     paths: ["infra/local/"],
     imports: [...SERVER, "api handler", "step handlers", "sandbox handler", "cdk app", "offline model", "console", "manifest"],
+    aws: true,
     holds: "the whole stack on one machine (`npm start`)",
   },
 

@@ -48,6 +48,19 @@ describe("the import rule", () => {
     expect(findViolations(LAYERS, files).map((v) => v.target)).toEqual(["functions/http.ts", "infra/console/src/api.ts"]);
   });
 
+  it("lets only the adapters, the handlers, the CDK app and the local emulator import the AWS SDK or the CDK", () => {
+    const files = [
+      file("shared/tools/x.ts", "@aws-sdk/client-s3"),
+      file("shared/store/runs.ts", "@aws-sdk/lib-dynamodb"),
+      file("infra/aws/stack.ts", "aws-cdk-lib/aws-lambda"),
+      file("infra/cli/main.ts", "constructs"),
+    ];
+    expect(findViolations(LAYERS, files).map((v) => [v.file, v.target])).toEqual([
+      ["shared/tools/x.ts", "@aws-sdk/client-s3"],
+      ["infra/cli/main.ts", "constructs"],
+    ]);
+  });
+
   it("keeps one handler out of another's folder", () => {
     const files = [
       file("functions/stream/handler.ts", "../http.js", "../api/routes.js"),
