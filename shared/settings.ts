@@ -21,7 +21,6 @@ export interface UrlPolicy {
   allowHttp: boolean;
 }
 
-/** A search API's key: the Secrets Manager secret holding it (deployed), or the key itself (locally). */
 /** How far a web fetch goes (shared/web/fetchPage.ts). */
 export interface FetchLimits {
   timeoutMs: number;
@@ -32,6 +31,7 @@ export interface FetchLimits {
   allowHttp: boolean;
 }
 
+/** A search API's key: the Secrets Manager secret holding it (deployed), or the key itself (locally). */
 export type SearchKey = { secretArn: string } | { value: string };
 
 /** web_search and deep_search: which provider (none: the tools are not offered) and what it needs. */
