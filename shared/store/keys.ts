@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { JournalCall, JournalKind } from "../ports/journal.js";
+import type { ListingPosition } from "../ports/listings.js";
 
 /**
  * Every key shape of the single table, in one place: the adapters in this folder build
@@ -109,15 +110,20 @@ export const keys = {
   }),
   runsListPk,
   sessionsListPk,
-  /** The table key of the item a listing cursor (`<createdAt>#<id>`) points at. */
-  runAfter: (tenantId: string, listSk: string) => ({
-    ...keys.run(listSk.slice(listSk.indexOf("#") + 1)),
-    listPk: runsListPk(tenantId),
-    listSk,
+  /** Where a listing's page ended, from the last item's `listSk`. */
+  listingPositionOf: (listSk: string): ListingPosition => ({
+    createdAt: listSk.slice(0, listSk.indexOf("#")),
+    id: listSk.slice(listSk.indexOf("#") + 1),
   }),
-  sessionAfter: (tenantId: string, listSk: string) => ({
-    ...keys.session(tenantId, listSk.slice(listSk.indexOf("#") + 1)),
+  /** The table key of the item a listing position points at (where the next page starts after). */
+  runAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
+    ...keys.run(id),
+    listPk: runsListPk(tenantId),
+    listSk: `${createdAt}#${id}`,
+  }),
+  sessionAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
+    ...keys.session(tenantId, id),
     listPk: sessionsListPk(tenantId),
-    listSk,
+    listSk: `${createdAt}#${id}`,
   }),
 };

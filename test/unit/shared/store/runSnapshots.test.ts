@@ -8,7 +8,7 @@ import { emptyUsage, type RunRecord } from "../../../../shared/contracts/run.js"
 import { EventLog } from "../../../../shared/store/events.js";
 import { InterruptStore } from "../../../../shared/store/interrupts.js";
 import { Journal } from "../../../../shared/store/journal.js";
-import { RunSnapshots } from "../../../../shared/store/runSnapshots.js";
+import { RunSnapshotStore } from "../../../../shared/store/runSnapshots.js";
 import { RunStore } from "../../../../shared/store/runs.js";
 import { S3FileStore } from "../../../../shared/store/s3Files.js";
 import type { Table } from "../../../../shared/store/table.js";
@@ -62,7 +62,7 @@ const run = (runId: string, tenantId: string): RunRecord => ({
   updatedAt: "2026-11-23T10:00:00.000Z",
 });
 
-describe("RunSnapshots", () => {
+describe("RunSnapshotStore", () => {
   it("reads the run with its tasks, files and interrupts in one request, past a long event log and journal", async () => {
     const endpoint = await s3.listen();
     s3.createBucket("files");
@@ -109,7 +109,7 @@ describe("RunSnapshots", () => {
       await events.append(runId, [{ type: "agent.thought", data: { agent: "executor", text: `thought ${i} ${"y".repeat(2_000)}` } }]);
 
     requests.length = 0;
-    const snapshot = await new RunSnapshots(table).get(runId);
+    const snapshot = await new RunSnapshotStore(table).get(runId);
 
     expect(requests).toEqual(["QueryCommand"]);
     expect(snapshot!.run).toMatchObject({ runId, tenantId: "tenant-a", status: "running" });
@@ -130,6 +130,6 @@ describe("RunSnapshots", () => {
   });
 
   it("answers undefined for a run that does not exist", async () => {
-    expect(await new RunSnapshots(table).get("run_missing")).toBeUndefined();
+    expect(await new RunSnapshotStore(table).get("run_missing")).toBeUndefined();
   });
 });
