@@ -1,6 +1,6 @@
 import type { BaseServices } from "./baseServices.js";
 import type { Ports } from "./ports/index.js";
-import type { EnvelopeCipher } from "./secrets/envelope.js";
+import type { SecretCipher } from "./ports/secretCipher.js";
 
 /**
  * Everything a handler that runs agents or lists their tools needs: the base services
@@ -9,5 +9,5 @@ import type { EnvelopeCipher } from "./secrets/envelope.js";
  */
 export interface Services extends BaseServices, Pick<Ports, "model" | "tools" | "toolSources"> {
   /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
-  secrets: EnvelopeCipher;
+  secrets: SecretCipher;
 }

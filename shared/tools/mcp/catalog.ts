@@ -1,10 +1,10 @@
 import type { ToolSourceRecord } from "../../contracts/toolSources.js";
 import { errorMessage } from "../../errors.js";
 import type { RunEvents } from "../../ports/events.js";
+import type { SecretCipher } from "../../ports/secretCipher.js";
 import type { ToolCatalog } from "../../ports/toolCatalog.js";
 import type { ToolSources } from "../../ports/toolSources.js";
 import type { Tool } from "../../ports/tools.js";
-import type { EnvelopeCipher } from "../../secrets/envelope.js";
 import { agentTools } from "../builtins.js";
 import { ToolRegistry } from "../registry.js";
 import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
@@ -14,7 +14,7 @@ import { redactor } from "./redact.js";
 
 export interface McpCatalogOptions {
   sources: ToolSources;
-  cipher: EnvelopeCipher;
+  cipher: SecretCipher;
   events: Pick<RunEvents, "append">;
   policy: McpNetworkPolicy;
   callTimeoutMs: number;
