@@ -7,8 +7,8 @@ import { EventLog } from "../shared/store/events.js";
 import { IdempotencyStore } from "../shared/store/idempotency.js";
 import { InterruptStore } from "../shared/store/interrupts.js";
 import { Journal } from "../shared/store/journal.js";
-import { Listings } from "../shared/store/listings.js";
-import { RunSnapshots } from "../shared/store/runSnapshots.js";
+import { ListingStore } from "../shared/store/listings.js";
+import { RunSnapshotStore } from "../shared/store/runSnapshots.js";
 import { RunStore } from "../shared/store/runs.js";
 import { S3FileStore } from "../shared/store/s3Files.js";
 import { SavedAgentStore } from "../shared/store/savedAgents.js";
@@ -39,7 +39,7 @@ export function createBaseServices(settings: Settings, clients: BaseClients, ove
     settings,
     table,
     runs,
-    snapshots: new RunSnapshots(table),
+    snapshots: new RunSnapshotStore(table),
     events,
     journal: new Journal(table, days),
     tasks: new TaskStore(table, days),
@@ -49,7 +49,7 @@ export function createBaseServices(settings: Settings, clients: BaseClients, ove
     interrupts: new InterruptStore(table, days),
     webhooks: new WebhookStore(table, days),
     sessions: new SessionStore(table, days),
-    listings: new Listings(table),
+    listings: new ListingStore(table),
     tenantSettings: new TenantSettingsStore(table),
     streamTokens: new StreamTokenStore(table),
     activeRuns: new ActiveRunStore(table),

@@ -1,9 +1,4 @@
 import type { Ports } from "./ports/index.js";
-import type { ApiKeyStore } from "./store/apiKeys.js";
-import type { Listings } from "./store/listings.js";
-import type { RunSnapshots } from "./store/runSnapshots.js";
-import type { TenantSettingsStore } from "./store/settings.js";
-import type { StreamTokenStore } from "./store/streamTokens.js";
 import type { Table } from "./store/table.js";
 
 /**
@@ -12,13 +7,6 @@ import type { Table } from "./store/table.js";
  * bundle carries neither the model client nor the tools' libraries (functions/baseServices.ts wires
  * it, functions/services.ts adds them).
  */
-export interface BaseServices extends Omit<Ports, "model" | "tools"> {
+export interface BaseServices extends Omit<Ports, "model" | "tools" | "toolSources"> {
   table: Table;
-  /** A run with its tasks, files and interrupts, in one read (`GET /v1/runs/{id}`). */
-  snapshots: RunSnapshots;
-  apiKeys: ApiKeyStore;
-  listings: Listings;
-  streamTokens: StreamTokenStore;
-  /** Each tenant's own settings (`GET/PUT /v1/settings`), not the deployment's (`settings`). */
-  tenantSettings: TenantSettingsStore;
 }

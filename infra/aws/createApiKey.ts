@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { connectTable } from "../../functions/awsClients.js";
-import { ApiKeyStore, newApiKey } from "../../shared/store/apiKeys.js";
+import { newApiKey } from "../../shared/ports/apiKeys.js";
+import { ApiKeyStore } from "../../shared/store/apiKeys.js";
 
 /**
  * `npm run create-api-key -- --tenant acme --table <TableName>`: registers a new API key for a

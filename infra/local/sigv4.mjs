@@ -41,7 +41,8 @@ export async function sigV4Refusal(req, body, credentials) {
   const url = new URL(req.url ?? "/", "http://localhost");
   const query = {};
   for (const [name, value] of url.searchParams) query[name] = name in query ? [].concat(query[name], value) : value;
-  const key = `${region}/${service}`;
+  // By credentials too: emulators with credentials of their own may share this module (one test worker).
+  const key = [credentials.accessKeyId, credentials.secretAccessKey, region, service].join("\n");
   let signer = signers.get(key);
   if (!signer) {
     // S3 signs the path as sent; the other services encode it once more.

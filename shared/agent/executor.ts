@@ -17,7 +17,7 @@ import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type Ru
 import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import { portsForAgent } from "./savedAgent.js";
-import type { ScopeJournal } from "./scopeJournal.js";
+import { ScopeJournal } from "./scopeJournal.js";
 
 export type ExecuteTaskOutput = TaskResult;
 
@@ -43,7 +43,7 @@ export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTa
   const scope = scopeOf(input);
   const [{ step: stored, status }, own] = await Promise.all([
     ports.tasks.stepAndRunStatus(run.runId, iteration),
-    ports.journal.load(run.runId, scope),
+    ScopeJournal.load(ports.journal, run.runId, scope),
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   // A saved agent's executors get only its tools, with its own model settings.

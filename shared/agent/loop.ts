@@ -14,7 +14,7 @@ import { personaOf, withoutPersona } from "../tools/persona.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { textStream } from "./deltas.js";
 import { BackgroundEvents, CallGuard } from "./overlap.js";
-import type { ScopeJournal } from "./scopeJournal.js";
+import { ScopeJournal } from "./scopeJournal.js";
 import { needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
@@ -102,7 +102,7 @@ export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the
  */
 export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
   const { ports } = run;
-  const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
+  const journal = options.journal ?? (await ScopeJournal.load(ports.journal, run.runId, options.scope));
   const conversation = [...options.conversation];
   const tools = withToolSearch(options.tools, options.maxTools ?? DEFAULT_TOOL_CAP);
   // The prompt's budget: the setting, within what the role's model leaves beside its output limit.

@@ -12,6 +12,7 @@ import type { ChatMessage } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { textStream } from "./deltas.js";
 import { fileLines, routerPrompt, toolLines } from "./prompts.js";
+import { ScopeJournal } from "./scopeJournal.js";
 
 export type AgentMode = "react" | "plan_solve";
 export type RouteDecision = { mode: AgentMode; reason: string } | { mode: "answer"; answer: string; reason: string };
@@ -54,7 +55,7 @@ export async function chooseMode(
 ): Promise<RouteDecision> {
   const { ports } = run;
   const [journal, team, files] = await Promise.all([
-    ports.journal.load(run.runId, "route"),
+    ScopeJournal.load(ports.journal, run.runId, "route"),
     ports.tools.registryFor(record.tenantId, { runId: run.runId }),
     ports.files.list(run.runId),
   ]);

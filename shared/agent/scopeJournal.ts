@@ -1,4 +1,7 @@
-import { type JournalCommit, type JournalEntry, type JournalKind, journalEntryId, type RunJournal } from "../ports/journal.js";
+import type { JournalCall, JournalCommit, JournalKind, JournalRecord, RunJournal } from "../ports/journal.js";
+
+/** A call's place in a scope's map of records (in memory only). */
+const callKey = ({ scope, round, kind, callId }: JournalCall) => JSON.stringify([scope, round, kind, callId ?? ""]);
 
 /**
  * One scope's records, loaded once per turn. A record can be kept in memory and written with the
@@ -10,19 +13,26 @@ export class ScopeJournal {
     private readonly journal: Pick<RunJournal, "commit">,
     private readonly runId: string,
     readonly scope: string,
-    /** Values by entry id. */
-    private readonly records: Map<string, unknown>,
-    private readonly unwritten: JournalEntry[] = [],
+    /** The records read, of this scope and the scopes within it. */
+    loaded: readonly JournalRecord[] = [],
+    /** Records by call (see callKey), shared with the scoped journals. */
+    private readonly records: Map<string, JournalRecord> = new Map(loaded.map((record) => [callKey(record), record])),
+    private readonly unwritten: JournalRecord[] = [],
     private readonly writes: { last: Promise<void> } = { last: Promise.resolve() },
   ) {}
 
+  /** The scope's records (and those of the scopes within it), read from the journal port. */
+  static async load(journal: RunJournal, runId: string, scope: string): Promise<ScopeJournal> {
+    return new ScopeJournal(journal, runId, scope, await journal.read(runId, scope));
+  }
+
   /**
-   * The journal of another scope whose records were loaded with this one (`load` by a common
-   * prefix, e.g. "plan#2" holds "plan#2#r1"): records and unwritten writes are shared.
+   * The journal of another scope whose records were loaded with this one (a scope loads those
+   * within it: "plan#2" holds "plan#2#r1"): records and unwritten writes are shared.
    */
   scoped(scope: string): ScopeJournal {
     if (scope === this.scope) return this;
-    return new ScopeJournal(this.journal, this.runId, scope, this.records, this.unwritten, this.writes);
+    return new ScopeJournal(this.journal, this.runId, scope, [], this.records, this.unwritten, this.writes);
   }
 
   get size(): number {
@@ -37,24 +47,27 @@ export class ScopeJournal {
     produce: () => Promise<T>,
     options: { defer?: boolean } = {},
   ): Promise<{ value: T; replayed: boolean }> {
-    const id = journalEntryId(this.scope, round, kind, callId);
-    if (this.records.has(id)) return { value: this.records.get(id) as T, replayed: true };
+    const recorded = this.records.get(callKey(this.call(round, kind, callId)));
+    if (recorded) return { value: recorded.value as T, replayed: true };
     const value = await produce();
-    this.records.set(id, value);
-    this.unwritten.push({ id, value });
+    this.record(round, kind, callId, value);
     if (!options.defer) await this.flush();
     return { value, replayed: false };
   }
 
   /** Records a value now (without producing it), written with the next flush. */
   record(round: number, kind: JournalKind, callId: string, value: unknown): void {
-    const id = journalEntryId(this.scope, round, kind, callId);
-    this.records.set(id, value);
-    this.unwritten.push({ id, value });
+    const record = { ...this.call(round, kind, callId), value };
+    this.records.set(callKey(record), record);
+    this.unwritten.push(record);
   }
 
   get(round: number, kind: JournalKind, callId = ""): unknown {
-    return this.records.get(journalEntryId(this.scope, round, kind, callId));
+    return this.records.get(callKey(this.call(round, kind, callId)))?.value;
+  }
+
+  private call(round: number, kind: JournalKind, callId: string): JournalCall {
+    return { scope: this.scope, round, kind, ...(callId ? { callId } : {}) };
   }
 
   /**
@@ -63,16 +76,16 @@ export class ScopeJournal {
    * replay after a crash sees a prefix of the rounds). A flush whose write failed puts its records
    * back: the next flush writes them.
    */
-  flush(also: Omit<JournalCommit, "entries"> = {}): Promise<void> {
+  flush(also: Omit<JournalCommit, "records"> = {}): Promise<void> {
     const write = this.writes.last
       .catch(() => undefined)
       .then(async () => {
-        const entries = this.unwritten.splice(0);
-        if (entries.length === 0 && !also.tasks?.length && !also.step) return;
+        const records = this.unwritten.splice(0);
+        if (records.length === 0 && !also.tasks?.length && !also.step) return;
         try {
-          await this.journal.commit(this.runId, { entries, ...also });
+          await this.journal.commit(this.runId, { records, ...also });
         } catch (error) {
-          this.unwritten.unshift(...entries); // written with the next flush, or replayed as missing
+          this.unwritten.unshift(...records); // written with the next flush, or replayed as missing
           throw error;
         }
       });
@@ -82,16 +95,16 @@ export class ScopeJournal {
 
   /** Whether round `round` has any record of this kind (any call). */
   hasAny(round: number, kind: JournalKind): boolean {
-    const prefix = journalEntryId(this.scope, round, kind);
-    for (const id of this.records.keys()) if (id === prefix || id.startsWith(`${prefix}#`)) return true;
+    for (const record of this.records.values())
+      if (record.scope === this.scope && record.round === round && record.kind === kind) return true;
     return false;
   }
 
   /** What the recorded model calls cost: every model response this scope holds, and the tool calls they asked for. */
   usage(): { promptTokens: number; completionTokens: number; llmCalls: number; toolCalls: number; fallbackCalls?: number } {
     const total: ReturnType<ScopeJournal["usage"]> = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
-    for (const [id, value] of this.records) {
-      if (!id.endsWith("#llm")) continue;
+    for (const { kind, value } of this.records.values()) {
+      if (kind !== "llm") continue;
       const response = value as {
         usage?: { promptTokens?: number; completionTokens?: number };
         toolCalls?: unknown[];
@@ -108,6 +121,6 @@ export class ScopeJournal {
   }
 
   has(round: number, kind: JournalKind, callId = ""): boolean {
-    return this.records.has(journalEntryId(this.scope, round, kind, callId));
+    return this.records.has(callKey(this.call(round, kind, callId)));
   }
 }

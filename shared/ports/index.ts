@@ -1,18 +1,24 @@
 import type { ChatModel } from "../llm/types.js";
 import type { Settings } from "../settings.js";
 import type { ActiveRuns } from "./activeRuns.js";
+import type { ApiKeys } from "./apiKeys.js";
 import type { RunEvents } from "./events.js";
 import type { Executions } from "./executions.js";
 import type { FileStore, FileTransfer } from "./files.js";
 import type { IdempotencyKeys } from "./idempotency.js";
 import type { Interrupts } from "./interrupts.js";
 import type { RunJournal } from "./journal.js";
+import type { Listings } from "./listings.js";
 import type { Notifier } from "./notifier.js";
+import type { RunSnapshots } from "./runSnapshots.js";
 import type { Runs } from "./runs.js";
 import type { SavedAgents } from "./savedAgents.js";
 import type { Sessions } from "./sessions.js";
+import type { StreamTokens } from "./streamTokens.js";
 import type { Tasks } from "./tasks.js";
+import type { TenantDefaults } from "./tenantSettings.js";
 import type { ToolCatalog } from "./toolCatalog.js";
+import type { ToolSources } from "./toolSources.js";
 import type { Webhooks } from "./webhooks.js";
 
 /**
@@ -41,6 +47,15 @@ export interface Ports {
   idempotency: IdempotencyKeys;
   /** The tenants' saved agents (named configurations a run can name). */
   savedAgents: SavedAgents;
+  /** A run with its tasks, files and interrupts, in one read (`GET /v1/runs/{id}`). */
+  snapshots: RunSnapshots;
+  apiKeys: ApiKeys;
+  listings: Listings;
+  streamTokens: StreamTokens;
+  /** Each tenant's own settings (`GET/PUT /v1/settings`), not the deployment's (`settings`). */
+  tenantSettings: TenantDefaults;
+  /** The tenants' MCP servers (the tool catalog reads them). */
+  toolSources: ToolSources;
 }
 
 /** The settings a piece of the core reads: only the groups named. */

@@ -1,41 +1,49 @@
-import type { ScopeJournal } from "../agent/scopeJournal.js";
 import type { StepContext, TaskRecord } from "./tasks.js";
 
 /** A model response, a tool result, an intent (a write tool about to run), or a memo. */
 export type JournalKind = "llm" | "tool" | "intent" | "memo";
 
-/** One recorded call: its id within the run (see journalEntryId) and what it returned. */
-export interface JournalEntry {
-  id: string;
+/** Which call a record answers: the agent scope that made it, its round there, its kind and (a tool's) call id. */
+export interface JournalCall {
+  /** The agent instance: "react", "route", "summary", "plan#2" (its revision "plan#2#r1"), "task#0#s1.t1". */
+  scope: string;
+  round: number;
+  kind: JournalKind;
+  /** The tool call's id; absent where a round has one record of the kind (a model response, a memo). */
+  callId?: string;
+}
+
+/** One recorded call and what it returned. */
+export interface JournalRecord extends JournalCall {
   value: unknown;
 }
 
-/** What lands in one write: journal entries and the task records and step context that go with them. */
+/** What lands in one write: journal records and the task records and step context that go with them. */
 export interface JournalCommit {
-  entries: JournalEntry[];
+  records: JournalRecord[];
   tasks?: TaskRecord[];
   step?: StepContext;
 }
 
 /**
- * An entry's id within its run: scope, round, kind and call (`task#0#s1.t1#0003#tool#call_1`).
- * A scope's ids all start with `<scope>#`, so a scope's entries include those of scopes under it
- * ("plan#2" holds "plan#2#r1"), and ids sort by round.
+ * Whether `scope` is `outer` or a scope within it: a scope's inner scopes are named after it
+ * ("plan#2" holds its revision "plan#2#r1", not "plan#20").
  */
-export const journalEntryId = (scope: string, round: number, kind: JournalKind, callId = "") =>
-  `${scopeEntryPrefix(scope)}${String(round).padStart(4, "0")}#${kind}${callId ? `#${callId}` : ""}`;
+export const withinScope = (scope: string, outer: string) => scope === outer || scope.startsWith(`${outer}#`);
 
-/** What the ids of a scope's entries, and of the scopes under it, start with. */
-export const scopeEntryPrefix = (scope: string) => `${scope}#`;
+/** Whether two records answer the same call (a later write of the call replaces the earlier). */
+export const sameCall = (a: JournalCall, b: JournalCall) =>
+  a.scope === b.scope && a.round === b.round && a.kind === b.kind && (a.callId ?? "") === (b.callId ?? "");
 
 /**
  * The journal port: what each model and tool call returned, per agent scope and round, so a step
  * that runs again replays instead of repeating. Adapter: Journal (DynamoDB); fake:
- * shared/testing/memoryJournal.ts; contract: test/unit/shared/ports/journal.test.ts.
+ * shared/testing/memoryJournal.ts; contract: test/unit/shared/ports/journal.test.ts. The agent
+ * reads a scope through agent/scopeJournal.ts.
  */
 export interface RunJournal {
-  /** One scope's entries (and those of scopes under it), ready to replay and record. */
-  load(runId: string, scope: string): Promise<ScopeJournal>;
-  /** Writes the commit's entries, task records and step context together. */
+  /** The records of one scope and of the scopes within it (see withinScope), in no set order. */
+  read(runId: string, scope: string): Promise<JournalRecord[]>;
+  /** Writes the commit's records, task records and step context together. */
   commit(runId: string, commit: JournalCommit): Promise<void>;
 }

@@ -1,4 +1,3 @@
-import type { BaseServices } from "../baseServices.js";
 import { NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 
@@ -12,7 +11,7 @@ export async function ownRun(services: Pick<Ports, "runs">, tenantId: string, ru
 }
 
 /** The tenant's run with its tasks, files and interrupts, in one read. */
-export async function ownRunSnapshot(services: Pick<BaseServices, "snapshots">, tenantId: string, runId: string) {
+export async function ownRunSnapshot(services: Pick<Ports, "snapshots">, tenantId: string, runId: string) {
   const snapshot = RUN_ID.test(runId) ? await services.snapshots.get(runId) : undefined;
   if (!snapshot || snapshot.run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${runId}.`);
   return snapshot;

@@ -1,11 +1,11 @@
 import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
-import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
+import type { CreateRunRequest } from "../contracts/api.js";
 import type { Multitask, RunAgent } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 
 /** What resolving a run's setup reads: the tenant's settings and its saved agents. */
-export type RunSetupPorts = Pick<Ports, "savedAgents"> & { tenantSettings: { get(tenantId: string): Promise<TenantSettings> } };
+export type RunSetupPorts = Pick<Ports, "savedAgents" | "tenantSettings">;
 
 /** A run request as it will be recorded: the saved agent resolved, the operator's instructions joined. */
 export interface RunSetup {

@@ -6,7 +6,7 @@ import { type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { quietly } from "../agent/overlap.js";
 import { fileLines, type PromptContext, plannerPrompt, toolLines } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
-import type { ScopeJournal } from "../agent/scopeJournal.js";
+import { ScopeJournal } from "../agent/scopeJournal.js";
 import {
   eventsUsed,
   HISTORY_RESERVE,
@@ -114,7 +114,7 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   const fromStep = ranStep !== undefined;
   const [record, journals, results, decision, listed] = await Promise.all([
     ports.runs.get(run.runId),
-    ports.journal.load(run.runId, `plan#${iteration}`),
+    ScopeJournal.load(ports.journal, run.runId, `plan#${iteration}`),
     fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
     deciding && input.interruptId ? ports.interrupts.get(run.runId, input.interruptId) : undefined,
     ports.files.list(run.runId),

@@ -2,6 +2,7 @@ import { textStream } from "../agent/deltas.js";
 import { fitText } from "../agent/largeText.js";
 import { fileLines, summarizerPrompt } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
+import { ScopeJournal } from "../agent/scopeJournal.js";
 import type { Usage } from "../contracts/run.js";
 import { AgentError, errorMessage, NotFoundError } from "../errors.js";
 import { ContextWindow } from "../memory/context.js";
@@ -30,7 +31,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
     ports.runs.get(runId),
     ports.tasks.list(runId),
     ports.files.list(runId),
-    ports.journal.load(runId, "summary"),
+    ScopeJournal.load(ports.journal, runId, "summary"),
   ]);
   if (!record) throw new NotFoundError(`run ${runId} not found`);
   const names = files.map((f) => f.name);

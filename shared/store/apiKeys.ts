@@ -1,18 +1,17 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import type { ApiKeys } from "../ports/apiKeys.js";
 import { keys } from "./keys.js";
 import type { Table } from "./table.js";
 
 /** API keys are stored as SHA-256 hashes: a leaked table does not leak usable keys. */
 export const hashApiKey = (key: string) => createHash("sha256").update(key).digest("hex");
 
-export const newApiKey = () => `sk_sw_${randomBytes(24).toString("base64url")}`;
-
 /** How long a container trusts a key it has looked up (API Gateway's authorizer cache does the same, for 5 minutes). */
 export const API_KEY_CACHE_MS = 60_000;
 const CACHED_KEYS = 1_000;
 
-export class ApiKeyStore {
+export class ApiKeyStore implements ApiKeys {
   /** Keys found lately, by hash: every API request checks its key, a polling client many times a minute. */
   private readonly found = new Map<string, { tenantId: string; until: number }>();
 

@@ -1,5 +1,4 @@
-import { ScopeJournal } from "../agent/scopeJournal.js";
-import { type JournalCommit, type RunJournal, scopeEntryPrefix } from "../ports/journal.js";
+import type { JournalCommit, JournalRecord, RunJournal } from "../ports/journal.js";
 import { keys } from "./keys.js";
 import { expiresAt, sameTurnBatcher, type Table } from "./table.js";
 import { stepItem, taskItem } from "./tasks.js";
@@ -22,8 +21,8 @@ export class Journal implements RunJournal {
     private readonly retentionDays: number,
   ) {}
 
-  async load(runId: string, scope: string): Promise<ScopeJournal> {
-    return this.fromItems(runId, scope, await this.loader.load({ runId, scope }));
+  async read(runId: string, scope: string): Promise<JournalRecord[]> {
+    return recordsOf(await this.loader.load({ runId, scope }));
   }
 
   /**
@@ -40,42 +39,44 @@ export class Journal implements RunJournal {
     const read = new Map<string, Promise<JournalItem[]>>();
     for (const [family, loads] of families) {
       const scopes = new Set(loads.map((load) => load.scope));
-      const prefix = keys.journalPrefix(scopeEntryPrefix(scopes.size === 1 ? loads[0].scope : family.slice(family.indexOf("\n") + 1)));
+      const prefix = keys.journalScopePrefix(scopes.size === 1 ? loads[0].scope : family.slice(family.indexOf("\n") + 1));
       read.set(family, this.table.queryPrefix<JournalItem>(keys.journalPk(loads[0].runId), prefix));
     }
     return Promise.all(
       wanted.map(async (load) =>
-        (await (read.get(familyOf(load)) ?? [])).filter((item) => item.sk.startsWith(keys.journalPrefix(scopeEntryPrefix(load.scope)))),
+        (await (read.get(familyOf(load)) ?? [])).filter((item) => item.sk.startsWith(keys.journalScopePrefix(load.scope))),
       ),
     );
   }
 
-  private fromItems(runId: string, scope: string, items: JournalItem[]): ScopeJournal {
-    const records = new Map<string, unknown>();
-    const bySk = new Map(items.map((item) => [item.sk, item]));
-    for (const item of items) {
-      if (item.part !== undefined && item.parts === undefined) continue; // a later part of a split record
-      if (item.parts === undefined) {
-        records.set(keys.journalEntryId(item.sk), item.value);
-        continue;
-      }
-      const parts = Array.from({ length: item.parts }, (_, i) => (i === 0 ? item.part : bySk.get(keys.journalPart(item.sk, i))?.part));
-      if (parts.some((part) => part === undefined)) continue; // torn write: treated as not recorded, so the call runs again
-      records.set(keys.journalEntryId(item.sk), JSON.parse(parts.join("")));
-    }
-    return new ScopeJournal(this, runId, scope, records);
-  }
-
   /** Writes the commit's items together, 25 to a request (BatchWrite's limit), retrying unprocessed ones. */
-  async commit(runId: string, { entries, tasks = [], step }: JournalCommit): Promise<void> {
+  async commit(runId: string, { records, tasks = [], step }: JournalCommit): Promise<void> {
     const ttl = expiresAt(this.retentionDays);
     const all = [
-      ...entries.flatMap(({ id, value }) => recordItems(keys.journal(runId, id), value, ttl)),
+      ...records.flatMap(({ value, ...call }) => recordItems(keys.journal(runId, call), value, ttl)),
       ...tasks.map((task) => taskItem(runId, task, ttl)),
       ...(step ? [stepItem(runId, step, ttl)] : []),
     ];
     await this.table.batchWrite(all.map((Item) => ({ PutRequest: { Item } })));
   }
+}
+
+/** The records the items hold: a split record counts only with all its parts. */
+function recordsOf(items: readonly JournalItem[]): JournalRecord[] {
+  const records: JournalRecord[] = [];
+  const bySk = new Map(items.map((item) => [item.sk, item]));
+  for (const item of items) {
+    if (item.part !== undefined && item.parts === undefined) continue; // a later part of a split record
+    const call = keys.journalCallOf(item.sk);
+    if (item.parts === undefined) {
+      records.push({ ...call, value: item.value });
+      continue;
+    }
+    const parts = Array.from({ length: item.parts }, (_, i) => (i === 0 ? item.part : bySk.get(keys.journalPart(item.sk, i))?.part));
+    if (parts.some((part) => part === undefined)) continue; // torn write: treated as not recorded, so the call runs again
+    records.push({ ...call, value: JSON.parse(parts.join("")) });
+  }
+  return records;
 }
 
 /** Characters of JSON per item of a split record (at most 4 bytes a character stays below 400 KB). */

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import type { JournalCall, JournalKind } from "../ports/journal.js";
+import type { ListingPosition } from "../ports/listings.js";
 
 /**
  * Every key shape of the single table, in one place: the adapters in this folder build
@@ -28,12 +30,24 @@ export const keys = {
   eventCounter: (runId: string) => ({ pk: `RUN#${runId}#EVT`, sk: "SEQ" }),
   /** Where a keyed append records the number it took (outside the EVT# range the log reads). */
   eventKey: (runId: string, key: string) => ({ pk: `RUN#${runId}#EVT`, sk: `EVTKEY#${sha256(key)}` }),
-  /** The journal's partition; a record's sort key is its entry id (see ports/journal.ts) after `JRN#`. */
+  /**
+   * The journal's partition. A record's sort key is `JRN#<scope>#<round, 4 digits>#<kind>[#<call id>]`
+   * (`JRN#task#0#s1.t1#0003#tool#call_1`): a scope's keys, and those of the scopes within it, share
+   * a prefix, and sort by round.
+   */
   journalPk: (runId: string) => `RUN#${runId}#JRN`,
-  journal: (runId: string, entryId: string) => ({ pk: `RUN#${runId}#JRN`, sk: `JRN#${entryId}` }),
-  journalPrefix: (entryIdPrefix: string) => `JRN#${entryIdPrefix}`,
-  /** The entry id a journal sort key holds. */
-  journalEntryId: (sk: string) => sk.slice("JRN#".length),
+  journal: (runId: string, { scope, round, kind, callId }: JournalCall) => ({
+    pk: `RUN#${runId}#JRN`,
+    sk: `JRN#${scope}#${pad(round, 4)}#${kind}${callId ? `#${callId}` : ""}`,
+  }),
+  /** What the keys of a scope's records, and of the scopes within it, start with ("plan#2" holds "plan#2#r1"). */
+  journalScopePrefix: (scope: string) => `JRN#${scope}#`,
+  /** The call a journal sort key names (the first `#<digits>#<kind>` ends the scope: scopes are ours, call ids the model's). */
+  journalCallOf: (sk: string): JournalCall => {
+    const [, scope, round, kind, callId] = /^JRN#(.+?)#(\d{4,})#(llm|tool|intent|memo)(?:#([\s\S]*))?$/.exec(sk) ?? [];
+    if (scope === undefined) throw new Error(`Not a journal record's key: ${sk}`);
+    return { scope, round: Number(round), kind: kind as JournalKind, ...(callId ? { callId } : {}) };
+  },
   /** Part i (from 1) of a journal record too large for one item: the first part is the record's own item. */
   journalPart: (sk: string, i: number) => `${sk}#~part${String(i).padStart(3, "0")}`,
   task: (runId: string, iteration: number, taskId: string) => ({ pk: `RUN#${runId}`, sk: `TASK#${pad(iteration, 3)}#${taskId}` }),
@@ -96,15 +110,20 @@ export const keys = {
   }),
   runsListPk,
   sessionsListPk,
-  /** The table key of the item a listing cursor (`<createdAt>#<id>`) points at. */
-  runAfter: (tenantId: string, listSk: string) => ({
-    ...keys.run(listSk.slice(listSk.indexOf("#") + 1)),
-    listPk: runsListPk(tenantId),
-    listSk,
+  /** Where a listing's page ended, from the last item's `listSk`. */
+  listingPositionOf: (listSk: string): ListingPosition => ({
+    createdAt: listSk.slice(0, listSk.indexOf("#")),
+    id: listSk.slice(listSk.indexOf("#") + 1),
   }),
-  sessionAfter: (tenantId: string, listSk: string) => ({
-    ...keys.session(tenantId, listSk.slice(listSk.indexOf("#") + 1)),
+  /** The table key of the item a listing position points at (where the next page starts after). */
+  runAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
+    ...keys.run(id),
+    listPk: runsListPk(tenantId),
+    listSk: `${createdAt}#${id}`,
+  }),
+  sessionAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
+    ...keys.session(tenantId, id),
     listPk: sessionsListPk(tenantId),
-    listSk,
+    listSk: `${createdAt}#${id}`,
   }),
 };

@@ -1,7 +1,6 @@
 import { QueryCommand, type QueryCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
-import { RunRecord, type RunStatus } from "../contracts/run.js";
-import { BadRequestError } from "../errors.js";
+import { RunRecord } from "../contracts/run.js";
+import { cursorAt, type Listings, type Page, positionOf, type RunQuery, type SessionSummary } from "../ports/listings.js";
 import { keys } from "./keys.js";
 import { itemData, type Table } from "./table.js";
 
@@ -15,45 +14,12 @@ import { itemData, type Table } from "./table.js";
  */
 export const TABLE_INDEXES = [{ indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" }] as const;
 
-/** A page of a listing; `nextCursor` is absent on the last page. */
-export interface Page<T> {
-  items: T[];
-  nextCursor?: string;
-}
-
-/** What `GET /v1/sessions` lists. */
-export interface SessionSummary {
-  sessionId: string;
-  createdAt: string;
-  updatedAt: string;
-  lastRunId: string;
-}
-
-/** The opaque cursor: the sort key of the last item shown, base64url JSON (clients never parse it). */
-const CursorBody = z.strictObject({ k: z.string().regex(/^\d{4}-\d\d-\d\dT[\d:.]+Z#[A-Za-z0-9_-]{1,80}$/) });
-
-function encodeCursor(listSk: string): string {
-  return Buffer.from(JSON.stringify({ k: listSk })).toString("base64url");
-}
-
-function decodeCursor(cursor: string): string {
-  try {
-    return CursorBody.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))).k;
-  } catch {
-    throw new BadRequestError("cursor is not one this API gave out; start again without it.", undefined, "invalid_cursor");
-  }
-}
-
-export class Listings {
+export class ListingStore implements Listings {
   constructor(private readonly table: Table) {}
 
-  /** The tenant's runs, newest first; optionally only one session's, or one status. */
-  async runs(
-    tenantId: string,
-    options: { status?: RunStatus; sessionId?: string; limit: number; cursor?: string },
-  ): Promise<Page<RunRecord>> {
+  async runs(tenantId: string, options: RunQuery): Promise<Page<RunRecord>> {
     const pkValue = keys.runsListPk(tenantId);
-    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const after = options.cursor === undefined ? undefined : positionOf(options.cursor);
     const filters = {
       ...(options.status ? { status: options.status } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
@@ -76,14 +42,13 @@ export class Listings {
     );
     return {
       items: items.items.map((item) => RunRecord.parse(itemData(item, "eventSeq"))),
-      ...(items.last ? { nextCursor: encodeCursor(items.last) } : {}),
+      ...(items.last ? { nextCursor: cursorAt(keys.listingPositionOf(items.last)) } : {}),
     };
   }
 
-  /** The tenant's sessions, newest first (by when their first run was submitted). */
   async sessions(tenantId: string, options: { limit: number; cursor?: string }): Promise<Page<SessionSummary>> {
     const pkValue = keys.sessionsListPk(tenantId);
-    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const after = options.cursor === undefined ? undefined : positionOf(options.cursor);
     const items = await this.query(
       { IndexName: "byTenant", KeyConditionExpression: "listPk = :pk", ExpressionAttributeValues: { ":pk": pkValue } },
       after === undefined ? undefined : keys.sessionAfter(tenantId, after),
@@ -96,11 +61,10 @@ export class Listings {
         updatedAt: String(item.updatedAt),
         lastRunId: String(item.lastRunId),
       })),
-      ...(items.last ? { nextCursor: encodeCursor(items.last) } : {}),
+      ...(items.last ? { nextCursor: cursorAt(keys.listingPositionOf(items.last)) } : {}),
     };
   }
 
-  /** Lists the session (once, at its first run) and records its latest run. */
   async touchSession(tenantId: string, sessionId: string, runId: string, createdAt: string): Promise<void> {
     const listing = keys.sessionListing(tenantId, createdAt, sessionId);
     await this.table.doc.send(

@@ -1,7 +1,5 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import type { Interrupt } from "../contracts/interrupts.js";
-import type { RunRecord } from "../contracts/run.js";
-import type { FileMeta } from "../ports/files.js";
+import type { RunSnapshot, RunSnapshots } from "../ports/runSnapshots.js";
 import { compareTasks, type TaskRecord } from "../ports/tasks.js";
 import { interruptOf } from "./interrupts.js";
 import { keys } from "./keys.js";
@@ -9,21 +7,13 @@ import { runRecordOf } from "./runs.js";
 import { metaOf } from "./s3Files.js";
 import type { Table } from "./table.js";
 
-/** A run as `GET /v1/runs/{id}` shows it: the record and the items beside it. */
-export interface RunSnapshot {
-  run: RunRecord;
-  tasks: TaskRecord[];
-  files: FileMeta[];
-  interrupts: Interrupt[];
-}
-
 /**
  * Reads a run with its tasks, files and interrupts in one Query of the run's partition (events
  * and the journal live in partitions of their own, so it stays small; a second page only past
  * 1 MB). Step contexts and webhook deliveries share the partition and are left out here (DynamoDB
  * cannot filter on the sort key, and they are few).
  */
-export class RunSnapshots {
+export class RunSnapshotStore implements RunSnapshots {
   constructor(private readonly table: Table) {}
 
   async get(runId: string): Promise<RunSnapshot | undefined> {

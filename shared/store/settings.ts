@@ -1,10 +1,11 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { TenantSettings } from "../contracts/api.js";
+import type { TenantDefaults } from "../ports/tenantSettings.js";
 import { keys } from "./keys.js";
 import type { Table } from "./table.js";
 
 /** A tenant's defaults (`PUT /v1/settings`), one item beside its run slots. */
-export class TenantSettingsStore {
+export class TenantSettingsStore implements TenantDefaults {
   constructor(private readonly table: Table) {}
 
   async get(tenantId: string): Promise<TenantSettings> {

@@ -1,11 +1,12 @@
 import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { ToolSourceRecord } from "../contracts/toolSources.js";
+import type { ToolSources } from "../ports/toolSources.js";
 import { keys } from "./keys.js";
 import { expiresAt, ifConditionHolds, itemData, type Table } from "./table.js";
 
 /** A tenant's MCP tool sources (`TENANT#t` / `TOOLSRC#name`). Header values are stored sealed. */
-export class ToolSourceStore {
+export class ToolSourceStore implements ToolSources {
   constructor(
     private readonly table: Table,
     private readonly retentionDays: number,

@@ -7,17 +7,23 @@ import { builtinTools } from "../tools/builtins.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { writeReport } from "../tools/writeReport.js";
 import { MemoryActiveRuns } from "./memoryActiveRuns.js";
+import { MemoryApiKeys } from "./memoryApiKeys.js";
 import { MemoryEvents } from "./memoryEvents.js";
 import { MemoryExecutions } from "./memoryExecutions.js";
 import { MemoryFileStore } from "./memoryFiles.js";
 import { MemoryIdempotency } from "./memoryIdempotency.js";
 import { MemoryInterrupts } from "./memoryInterrupts.js";
 import { MemoryJournal } from "./memoryJournal.js";
+import { MemoryListings } from "./memoryListings.js";
 import { MemoryNotifier } from "./memoryNotifier.js";
+import { MemoryRunSnapshots } from "./memoryRunSnapshots.js";
 import { MemoryRuns } from "./memoryRuns.js";
 import { MemorySavedAgents } from "./memorySavedAgents.js";
 import { MemorySessions } from "./memorySessions.js";
+import { MemoryStreamTokens } from "./memoryStreamTokens.js";
 import { MemoryTasks } from "./memoryTasks.js";
+import { MemoryTenantSettings } from "./memoryTenantSettings.js";
+import { MemoryToolSources } from "./memoryToolSources.js";
 import { MemoryWebhooks } from "./memoryWebhooks.js";
 import { ScriptedModel } from "./scriptedModel.js";
 import { type SettingsOverrides, testSettings } from "./settings.js";
@@ -38,12 +44,13 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
   const events = new MemoryEvents();
   const tasks = new MemoryTasks(runs);
   const files = new MemoryFileStore();
+  const interrupts = new MemoryInterrupts();
   const fakes = {
     runs,
     events,
     tasks,
     journal: new MemoryJournal(tasks),
-    interrupts: new MemoryInterrupts(),
+    interrupts,
     files,
     executions: new MemoryExecutions(settings.stateMachineArn),
     notifyQueue: new MemoryNotifier(),
@@ -52,6 +59,12 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     webhooks: new MemoryWebhooks(),
     idempotency: new MemoryIdempotency(),
     savedAgents: new MemorySavedAgents(),
+    snapshots: new MemoryRunSnapshots({ runs, tasks, files, interrupts }),
+    apiKeys: new MemoryApiKeys(),
+    listings: new MemoryListings(runs),
+    streamTokens: new MemoryStreamTokens(),
+    tenantSettings: new MemoryTenantSettings(),
+    toolSources: new MemoryToolSources(),
   };
   const ports: Ports = {
     ...fakes,

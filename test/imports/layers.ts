@@ -187,20 +187,11 @@ export const LAYERS: Layer[] = [
 ];
 
 /**
- * Imports that break the layers today and go away with another part of issue 37: the stores without
- * a port (item 5: their ports replace the store types), the journal port that returns the agent's
- * ScopeJournal (item 5: it returns plain records) and the Services bag (item 4). Each is one exact
- * import; the check fails when one no longer occurs, so the entry is deleted as its part lands.
+ * Imports that break the layers today and go away with another part of issue 37: the Services bag
+ * (item 4). Each is one exact import; the check fails when one no longer occurs, so the entry is
+ * deleted as its part lands.
  */
 export const PENDING: { file: string; target: string; until: string }[] = [
-  ...["apiKeys", "listings", "runSnapshots", "settings", "streamTokens", "table"].map((store) => ({
-    file: "shared/baseServices.ts",
-    target: `shared/store/${store}.ts`,
-    until: "item 5: a port per store; item 4: no Services bag",
-  })),
-  { file: "shared/services.ts", target: "shared/store/toolSources.ts", until: "item 5: the tool sources port" },
-  { file: "shared/tools/mcp/catalog.ts", target: "shared/store/toolSources.ts", until: "item 5: the tool sources port" },
+  { file: "shared/baseServices.ts", target: "shared/store/table.ts", until: "item 4: no Services bag" },
   { file: "shared/tools/mcp/sources.ts", target: "shared/services.ts", until: "item 4: each use case given the ports it uses" },
-  { file: "shared/ports/journal.ts", target: "shared/agent/scopeJournal.ts", until: "item 5: the journal port returns plain records" },
-  { file: "shared/store/journal.ts", target: "shared/agent/scopeJournal.ts", until: "item 5: the journal port returns plain records" },
 ];

@@ -3,8 +3,8 @@ import { errorMessage } from "../../errors.js";
 import type { RunEvents } from "../../ports/events.js";
 import type { SecretCipher } from "../../ports/secretCipher.js";
 import type { ToolCatalog } from "../../ports/toolCatalog.js";
+import type { ToolSources } from "../../ports/toolSources.js";
 import type { Tool } from "../../ports/tools.js";
-import type { ToolSourceStore } from "../../store/toolSources.js";
 import { agentTools } from "../builtins.js";
 import { ToolRegistry } from "../registry.js";
 import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
@@ -13,7 +13,7 @@ import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
 
 export interface McpCatalogOptions {
-  sources: ToolSourceStore;
+  sources: ToolSources;
   cipher: SecretCipher;
   events: Pick<RunEvents, "append">;
   policy: McpNetworkPolicy;

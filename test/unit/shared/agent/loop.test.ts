@@ -2,16 +2,17 @@ import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { budgetDelivery, EMPTY_ANSWER_CORRECTION, type LoopOptions, runAgentLoop } from "../../../../shared/agent/loop.js";
-import { ScopeJournal } from "../../../../shared/agent/scopeJournal.js";
 import type { EventBody } from "../../../../shared/contracts/events.js";
 import { JsonContractModel } from "../../../../shared/llm/jsonContractModel.js";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../../../shared/llm/types.js";
 import { tokenCounterFor } from "../../../../shared/memory/tokens.js";
 import { fileText } from "../../../../shared/ports/files.js";
+import type { JournalCommit } from "../../../../shared/ports/journal.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
 import type { Services } from "../../../../shared/services.js";
 import { defaultSettings, settingsFromEnv } from "../../../../shared/settings.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
+import { MemoryJournal } from "../../../../shared/testing/memoryJournal.js";
 import { readArtifact } from "../../../../shared/tools/artifacts.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
 import { defineTool } from "../../../../shared/tools/tool.js";
@@ -36,7 +37,7 @@ function harness(
   const events: EventBody[] = [];
   const usage: Record<string, number>[] = [];
   const files = new MemoryFileStore();
-  const journals = new Map<string, Map<string, unknown>>();
+  const journal = new MemoryJournal();
   /** The run record's status, as the loop reads it before each round and before running tools. */
   const state = { status: "running" };
   const chat: ChatModel = {
@@ -62,9 +63,10 @@ function harness(
     settings: { budgets: { ...defaultSettings("t").budgets, contextTokens: 100_000, toolConcurrency: 2, ...budgets } },
     model: wrap(chat),
     journal: {
-      async load(runId: string, scope: string) {
-        if (!journals.has(scope)) journals.set(scope, new Map());
-        return new ScopeJournal({ commit }, runId, scope, journals.get(scope)!);
+      read: (runId: string, scope: string) => journal.read(runId, scope),
+      async commit(runId: string, records: JournalCommit) {
+        await commit();
+        await journal.commit(runId, records);
       },
     },
     runs: {

@@ -8,8 +8,8 @@ describe("one scope's flushes", () => {
     const written: string[][] = [];
     const gates: (() => void)[] = [];
     const writer = {
-      commit: async (_runId: string, { entries }: JournalCommit) => {
-        const call = written.push(entries.map((entry) => entry.id.split("#").slice(1).join("#")));
+      commit: async (_runId: string, { records }: JournalCommit) => {
+        const call = written.push(records.map((record) => `round ${record.round} ${record.kind}`));
         await new Promise<void>((resolve) => gates.push(resolve));
         if (fail(call)) throw new Error("ProvisionedThroughputExceededException");
       },
@@ -20,7 +20,7 @@ describe("one scope's flushes", () => {
 
   it("are written one after another: a later round is never stored before the rounds under it, and an empty flush waits for the one in flight", async () => {
     const { writer, written, releaseNext } = gatedWriter();
-    const scope = new ScopeJournal(writer, "run_1", "react", new Map());
+    const scope = new ScopeJournal(writer, "run_1", "react");
     scope.record(0, "llm", "", "first");
     const first = scope.flush();
     await settle(); // round 1 is recorded while round 0 is being written
@@ -29,11 +29,11 @@ describe("one scope's flushes", () => {
     let emptyDone = false;
     const empty = scope.flush().then(() => (emptyDone = true));
     await settle();
-    expect(written).toEqual([["0000#llm"]]);
+    expect(written).toEqual([["round 0 llm"]]);
     releaseNext();
     await first;
     await settle();
-    expect(written).toEqual([["0000#llm"], ["0001#llm"]]);
+    expect(written).toEqual([["round 0 llm"], ["round 1 llm"]]);
     expect(emptyDone).toBe(false);
     releaseNext();
     await Promise.all([second, empty]);
@@ -42,7 +42,7 @@ describe("one scope's flushes", () => {
 
   it("a failed flush fails its caller; its records are written by the next flush, before that flush's own", async () => {
     const { writer, written, releaseNext } = gatedWriter((call) => call === 1);
-    const scope = new ScopeJournal(writer, "run_1", "react", new Map());
+    const scope = new ScopeJournal(writer, "run_1", "react");
     scope.record(0, "llm", "", "first");
     const first = scope.flush();
     await settle();
@@ -53,6 +53,6 @@ describe("one scope's flushes", () => {
     await settle();
     releaseNext();
     await second;
-    expect(written).toEqual([["0000#llm"], ["0000#llm", "0001#llm"]]);
+    expect(written).toEqual([["round 0 llm"], ["round 0 llm", "round 1 llm"]]);
   });
 });

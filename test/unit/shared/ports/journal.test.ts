@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ScopeJournal } from "../../../../shared/agent/scopeJournal.js";
 import type { RunJournal } from "../../../../shared/ports/journal.js";
 import type { Tasks } from "../../../../shared/ports/tasks.js";
 import { Journal } from "../../../../shared/store/journal.js";
@@ -29,7 +30,7 @@ describe.each([
     const { journal } = make();
     const runId = freshId("run");
     let produced = 0;
-    const first = await journal.load(runId, "react");
+    const first = await ScopeJournal.load(journal, runId, "react");
     expect(first.size).toBe(0);
     const answer = { content: "4", toolCalls: [], usage: { promptTokens: 3, completionTokens: 1 } };
     expect(
@@ -39,7 +40,7 @@ describe.each([
       }),
     ).toEqual({ value: answer, replayed: false });
 
-    const again = await journal.load(runId, "react");
+    const again = await ScopeJournal.load(journal, runId, "react");
     expect(
       await again.once(0, "llm", "", async () => {
         produced++;
@@ -53,9 +54,9 @@ describe.each([
   it("a deferred record is written only by the next flush, together with other items", async () => {
     const { journal, tasks } = make();
     const runId = freshId("run");
-    const scope = await journal.load(runId, "task#0#s1.t1");
+    const scope = await ScopeJournal.load(journal, runId, "task#0#s1.t1");
     await scope.once(0, "tool", "call_1", async () => ({ ok: true, output: "done" }), { defer: true });
-    expect((await journal.load(runId, "task#0#s1.t1")).has(0, "tool", "call_1")).toBe(false);
+    expect((await ScopeJournal.load(journal, runId, "task#0#s1.t1")).has(0, "tool", "call_1")).toBe(false);
     const task = {
       iteration: 0,
       stepIndex: 0,
@@ -66,31 +67,56 @@ describe.each([
       result: "4",
     };
     await scope.flush({ tasks: [task] });
-    expect((await journal.load(runId, "task#0#s1.t1")).get(0, "tool", "call_1")).toEqual({ ok: true, output: "done" });
+    expect((await ScopeJournal.load(journal, runId, "task#0#s1.t1")).get(0, "tool", "call_1")).toEqual({ ok: true, output: "done" });
     expect(await tasks.get(runId, 0, "s1.t1")).toMatchObject(task);
   });
 
   it("a scope loads its own records and those of scopes under it, not a sibling's", async () => {
     const { journal } = make();
     const runId = freshId("run");
-    for (const scope of ["plan#2", "plan#2#r1", "plan#20", "react"]) {
-      const j = await journal.load(runId, scope);
+    for (const scope of ["plan#2", "plan#2#r1", "plan#20", "react", "plan"]) {
+      const j = await ScopeJournal.load(journal, runId, scope);
       j.record(0, "memo", "", scope);
       await j.flush();
     }
-    const plan = await journal.load(runId, "plan#2");
+    const plan = await ScopeJournal.load(journal, runId, "plan#2");
     expect(plan.get(0, "memo")).toBe("plan#2");
     expect(plan.scoped("plan#2#r1").get(0, "memo")).toBe("plan#2#r1");
     expect(plan.size).toBe(2);
+    expect((await journal.read(runId, "plan#2")).map((record) => record.value).sort()).toEqual(["plan#2", "plan#2#r1"]);
+  });
+
+  it("reads plain records: scope, round, kind, call id and value, as written; a later write of a call replaces it", async () => {
+    const { journal } = make();
+    const runId = freshId("run");
+    // Call ids are the model's: they may hold what a key would use as separators.
+    const records = [
+      { scope: "task#0#s1.t1", round: 0, kind: "llm" as const, value: { content: "", toolCalls: [{ id: "call#0001#llm" }] } },
+      { scope: "task#0#s1.t1", round: 0, kind: "tool" as const, callId: "call#0001#llm", value: { ok: true, output: "first" } },
+      { scope: "task#0#s1.t1", round: 12_345, kind: "memo" as const, value: null },
+      { scope: "task#0#s1.t1", round: 1, kind: "intent" as const, callId: "c 2", value: { tool: "write_artifact" } },
+    ];
+    await journal.commit(runId, { records });
+    await journal.commit(runId, { records: [{ ...records[1], value: { ok: true, output: "again" } }] });
+    const byCall = (a: { round: number; kind: string }, b: { round: number; kind: string }) =>
+      a.round - b.round || a.kind.localeCompare(b.kind);
+    expect((await journal.read(runId, "task#0#s1.t1")).sort(byCall)).toEqual(
+      [records[0], { ...records[1], value: { ok: true, output: "again" } }, records[3], records[2]].sort(byCall),
+    );
+    expect(await journal.read(runId, "task#0#s1.t10")).toEqual([]);
+    expect(await journal.read(freshId("run"), "task#0#s1.t1")).toEqual([]);
+    const replay = await ScopeJournal.load(journal, runId, "task#0#s1.t1");
+    expect(replay.get(0, "tool", "call#0001#llm")).toEqual({ ok: true, output: "again" });
+    expect(replay.usage()).toEqual({ promptTokens: 0, completionTokens: 0, llmCalls: 1, toolCalls: 1 });
   });
 
   it("a record larger than a table item (a 400 KB model answer) replays whole", async () => {
     const { journal } = make();
     const runId = freshId("run");
     const big = { content: "x".repeat(450_000), toolCalls: [] };
-    const scope = await journal.load(runId, "react");
+    const scope = await ScopeJournal.load(journal, runId, "react");
     await scope.once(0, "llm", "", async () => big);
-    expect((await journal.load(runId, "react")).get(0, "llm")).toEqual(big);
+    expect((await ScopeJournal.load(journal, runId, "react")).get(0, "llm")).toEqual(big);
   });
 
   it("task records list in iteration then task-number order (t10 after t9), one iteration or all", async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ScopeJournal } from "../../../../shared/agent/scopeJournal.js";
 import { Journal } from "../../../../shared/store/journal.js";
 import { RunStore } from "../../../../shared/store/runs.js";
 import { TaskStore } from "../../../../shared/store/tasks.js";
@@ -55,7 +56,7 @@ describe.each([
       maxRounds: 5,
       tasks: [{ taskId: "s1.t1", title: "a", text: "a" }],
     };
-    await (await journal.load(runId, "plan#0")).flush({ step });
+    await (await ScopeJournal.load(journal, runId, "plan#0")).flush({ step });
     expect(await tasks.stepAndRunStatus(runId, 0)).toEqual({ step: expect.objectContaining(step), status: "running" });
     expect(await tasks.stepAndRunStatus(runId, 1)).toEqual({ step: undefined, status: "running" });
   });
@@ -99,9 +100,13 @@ describe.each([
       tasks: [{ taskId: "t1", title: "a", text: "a" }],
     };
     const pending = { iteration: 0, stepIndex: 0, taskId: "t1", title: "a", text: "a", status: "pending" as const };
-    await journal.commit(runId, { entries: [{ id: "plan#0#0000#llm", value: { content: "plan" } }], tasks: [pending], step });
+    await journal.commit(runId, {
+      records: [{ scope: "plan#0", round: 0, kind: "llm", value: { content: "plan" } }],
+      tasks: [pending],
+      step,
+    });
     expect(await tasks.step(runId, 0)).toMatchObject(step);
     expect(await tasks.list(runId, 0)).toEqual([expect.objectContaining(pending)]);
-    expect((await journal.load(runId, "plan#0")).get(0, "llm")).toEqual({ content: "plan" });
+    expect((await ScopeJournal.load(journal, runId, "plan#0")).get(0, "llm")).toEqual({ content: "plan" });
   });
 });

@@ -11,9 +11,8 @@ import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
 const links = { api: "http://api.test", stream: "http://stream.test", console: false };
 
 function setup(tenant: TenantSettings = {}) {
-  const { ports, fakes } = memoryPorts();
-  const settings = new Map<string, TenantSettings>([["acme", tenant]]);
-  const services = { ...ports, tenantSettings: { get: async (id: string) => settings.get(id) ?? {} } };
+  const { ports: services, fakes } = memoryPorts();
+  void services.tenantSettings.put("acme", tenant); // the fake keeps it at once
   return { services, fakes };
 }
 

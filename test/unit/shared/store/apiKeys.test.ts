@@ -1,6 +1,7 @@
 import { DeleteCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { API_KEY_CACHE_MS, ApiKeyStore, hashApiKey, newApiKey } from "../../../../shared/store/apiKeys.js";
+import { newApiKey } from "../../../../shared/ports/apiKeys.js";
+import { API_KEY_CACHE_MS, ApiKeyStore, hashApiKey } from "../../../../shared/store/apiKeys.js";
 import { keys } from "../../../../shared/store/keys.js";
 import { useDynalite } from "../../../support/dynalite.js";
 

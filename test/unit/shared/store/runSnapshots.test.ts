@@ -5,11 +5,10 @@ import { connectTable } from "../../../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../../../infra/local/dynamo.js";
 import { LocalS3 } from "../../../../infra/local/s3.js";
 import { emptyUsage, type RunRecord } from "../../../../shared/contracts/run.js";
-import { journalEntryId } from "../../../../shared/ports/journal.js";
 import { EventLog } from "../../../../shared/store/events.js";
 import { InterruptStore } from "../../../../shared/store/interrupts.js";
 import { Journal } from "../../../../shared/store/journal.js";
-import { RunSnapshots } from "../../../../shared/store/runSnapshots.js";
+import { RunSnapshotStore } from "../../../../shared/store/runSnapshots.js";
 import { RunStore } from "../../../../shared/store/runs.js";
 import { S3FileStore } from "../../../../shared/store/s3Files.js";
 import type { Table } from "../../../../shared/store/table.js";
@@ -63,7 +62,7 @@ const run = (runId: string, tenantId: string): RunRecord => ({
   updatedAt: "2026-11-23T10:00:00.000Z",
 });
 
-describe("RunSnapshots", () => {
+describe("RunSnapshotStore", () => {
   it("reads the run with its tasks, files and interrupts in one request, past a long event log and journal", async () => {
     const endpoint = await s3.listen();
     s3.createBucket("files");
@@ -103,14 +102,14 @@ describe("RunSnapshots", () => {
     // A journal and an event log far larger than the run itself.
     const big = "x".repeat(300_000);
     await new Journal(table, 1).commit(runId, {
-      entries: Array.from({ length: 8 }, (_, i) => ({ id: journalEntryId("task#0#s1.t1", i, "llm"), value: { text: big } })),
+      records: Array.from({ length: 8 }, (_, round) => ({ scope: "task#0#s1.t1", round, kind: "llm" as const, value: { text: big } })),
     });
     const events = new EventLog(table, 1);
     for (let i = 0; i < 40; i++)
       await events.append(runId, [{ type: "agent.thought", data: { agent: "executor", text: `thought ${i} ${"y".repeat(2_000)}` } }]);
 
     requests.length = 0;
-    const snapshot = await new RunSnapshots(table).get(runId);
+    const snapshot = await new RunSnapshotStore(table).get(runId);
 
     expect(requests).toEqual(["QueryCommand"]);
     expect(snapshot!.run).toMatchObject({ runId, tenantId: "tenant-a", status: "running" });
@@ -125,10 +124,12 @@ describe("RunSnapshots", () => {
     expect(snapshot!.interrupts[0]).not.toHaveProperty("taskToken");
     // The log and the journal are still whole where their readers look.
     expect((await events.list(runId, 0, 100)).map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-    expect((await new Journal(table, 1).load(runId, "task#0#s1.t1")).has(7, "llm")).toBe(true);
+    expect((await new Journal(table, 1).read(runId, "task#0#s1.t1")).some((record) => record.round === 7 && record.kind === "llm")).toBe(
+      true,
+    );
   });
 
   it("answers undefined for a run that does not exist", async () => {
-    expect(await new RunSnapshots(table).get("run_missing")).toBeUndefined();
+    expect(await new RunSnapshotStore(table).get("run_missing")).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { ScopeJournal } from "../../../../shared/agent/scopeJournal.js";
 import { Journal } from "../../../../shared/store/journal.js";
 import { RunStore } from "../../../../shared/store/runs.js";
 import { Table } from "../../../../shared/store/table.js";
@@ -47,8 +48,8 @@ async function stepWithTasks(taskCount: number) {
     tasks: taskIds.map((taskId) => ({ taskId, title: taskId, text: taskId })),
   };
   // t1 and t10 have records: a prefix of one scope must not hand its records to the other.
-  const t1 = await journal.load(runId, "task#0#s1.t1");
-  const t10 = await journal.load(runId, "task#0#s1.t10");
+  const t1 = await ScopeJournal.load(journal, runId, "task#0#s1.t1");
+  const t10 = await ScopeJournal.load(journal, runId, "task#0#s1.t10");
   await t1.once(0, "llm", "", async () => ({ content: "from t1" }), { defer: true });
   await t10.once(0, "llm", "", async () => ({ content: "from t10" }), { defer: true });
   await Promise.all([t1.flush({ step }), t10.flush()]);
@@ -60,7 +61,7 @@ describe("reads asked for together", () => {
     const { tasks, journal, runId, taskIds } = await stepWithTasks(16);
     sent.clear();
     const starts = await Promise.all(
-      taskIds.map((taskId) => Promise.all([tasks.stepAndRunStatus(runId, 0), journal.load(runId, `task#0#${taskId}`)])),
+      taskIds.map((taskId) => Promise.all([tasks.stepAndRunStatus(runId, 0), ScopeJournal.load(journal, runId, `task#0#${taskId}`)])),
     );
     expect(Object.fromEntries(sent)).toEqual({ BatchGetItemCommand: 1, QueryCommand: 1 });
     for (const [[{ step, status }, own], taskId] of starts.map((start, i) => [start, taskIds[i]] as const)) {
@@ -85,14 +86,14 @@ describe("reads asked for together", () => {
   it("scopes of different families, or of different runs, are each read with their own prefix", async () => {
     const { journal, runId } = await stepWithTasks(1);
     const other = await stepWithTasks(1);
-    const react = await journal.load(runId, "react");
+    const react = await ScopeJournal.load(journal, runId, "react");
     await react.once(0, "llm", "", async () => ({ content: "react" }));
     sent.clear();
     const [reactAgain, summary, t1, otherT1] = await Promise.all([
-      journal.load(runId, "react"),
-      journal.load(runId, "summary"),
-      journal.load(runId, "task#0#s1.t1"),
-      journal.load(other.runId, "task#0#s1.t1"),
+      ScopeJournal.load(journal, runId, "react"),
+      ScopeJournal.load(journal, runId, "summary"),
+      ScopeJournal.load(journal, runId, "task#0#s1.t1"),
+      ScopeJournal.load(journal, other.runId, "task#0#s1.t1"),
     ]);
     expect(sent.get("QueryCommand")).toBe(4);
     expect(reactAgain.get(0, "llm")).toEqual({ content: "react" });
@@ -107,7 +108,7 @@ describe("writes asked for together", () => {
 
   it("16 journal flushes in one turn are written with one request per 25 items, every record readable after", async () => {
     const { journal, runId, taskIds } = await stepWithTasks(16);
-    const scopes = await Promise.all(taskIds.map((taskId) => journal.load(runId, `task#0#${taskId}`)));
+    const scopes = await Promise.all(taskIds.map((taskId) => ScopeJournal.load(journal, runId, `task#0#${taskId}`)));
     for (const [i, scope] of scopes.entries()) {
       await scope.once(1, "llm", "", async () => ({ content: `round 1 of ${i}` }), { defer: true });
       await scope.once(1, "tool", "call_1", async () => ({ ok: true, output: `${i}` }), { defer: true });
@@ -115,7 +116,7 @@ describe("writes asked for together", () => {
     sent.clear();
     await Promise.all(scopes.map((scope) => scope.flush()));
     expect(Object.fromEntries(sent)).toEqual({ BatchWriteItemCommand: 2 }); // 32 records, 16 callers
-    const again = await Promise.all(taskIds.map((taskId) => journal.load(runId, `task#0#${taskId}`)));
+    const again = await Promise.all(taskIds.map((taskId) => ScopeJournal.load(journal, runId, `task#0#${taskId}`)));
     again.forEach((scope, i) => {
       expect(scope.get(1, "llm")).toEqual({ content: `round 1 of ${i}` });
       expect(scope.get(1, "tool", "call_1")).toEqual({ ok: true, output: `${i}` });

@@ -4,8 +4,8 @@ import { type McpHttpServer, serveMcpOverHttp } from "../../../../../infra/local
 import type { EventBody } from "../../../../../shared/contracts/events.js";
 import type { ToolSourceRecord } from "../../../../../shared/contracts/toolSources.js";
 import type { SecretCipher } from "../../../../../shared/ports/secretCipher.js";
+import type { ToolSources } from "../../../../../shared/ports/toolSources.js";
 import type { EventLog } from "../../../../../shared/store/events.js";
-import type { ToolSourceStore } from "../../../../../shared/store/toolSources.js";
 import { McpToolCatalog } from "../../../../../shared/tools/mcp/catalog.js";
 
 /** The catalog over in-memory sources: built-ins plus live MCP tools, the 5 s cache, unavailable sources reported once per run. */
@@ -33,7 +33,7 @@ function harness(sources: ToolSourceRecord[]) {
       return sources.filter((s) => s.tenantId === tenantId);
     },
     markUnavailableOnce: async (runId: string, source: string) => !marked.has(`${runId}/${source}`) && !!marked.add(`${runId}/${source}`),
-  } as unknown as ToolSourceStore;
+  } as unknown as ToolSources;
   const catalog = new McpToolCatalog({
     sources: store,
     cipher: {} as SecretCipher,

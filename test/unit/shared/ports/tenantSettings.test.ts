@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import type { TenantDefaults } from "../../../../shared/ports/tenantSettings.js";
+import { TenantSettingsStore } from "../../../../shared/store/settings.js";
+import { MemoryTenantSettings } from "../../../../shared/testing/memoryTenantSettings.js";
+import { freshId, useDynalite } from "../../../support/dynalite.js";
+
+/** The tenant settings port's contract: fake and DynamoDB adapter alike. */
+
+const dynamo = useDynalite();
+
+describe.each([
+  { name: "in memory", make: (): TenantDefaults => new MemoryTenantSettings() },
+  { name: "DynamoDB adapter on dynalite", make: (): TenantDefaults => new TenantSettingsStore(dynamo.table()) },
+])("tenant settings port: $name", ({ make }) => {
+  it("a tenant that set nothing has no settings; what it puts is what it reads, and only it", async () => {
+    const settings = make();
+    const [tenant, other] = [freshId("tenant"), freshId("tenant")];
+    expect(await settings.get(tenant)).toEqual({});
+    await settings.put(tenant, { multitask: "enqueue", instructions: "Cite sources." });
+    expect(await settings.get(tenant)).toEqual({ multitask: "enqueue", instructions: "Cite sources." });
+    expect(await settings.get(other)).toEqual({});
+  });
+
+  it("a put replaces the settings whole: a field left out is gone", async () => {
+    const settings = make();
+    const tenant = freshId("tenant");
+    await settings.put(tenant, { multitask: "interrupt", instructions: "Be brief." });
+    await settings.put(tenant, { multitask: "rollback" });
+    expect(await settings.get(tenant)).toEqual({ multitask: "rollback" });
+    await settings.put(tenant, {});
+    expect(await settings.get(tenant)).toEqual({});
+  });
+});
