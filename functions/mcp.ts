@@ -1,5 +1,5 @@
+import type { DoorPorts } from "../shared/handlerPorts.js";
 import { handleMcp } from "../shared/protocols/mcp.js";
-import type { Services } from "../shared/services.js";
 import type { HttpEvent, WebResult } from "./http.js";
 import { type ProtocolCall, protocolResult } from "./protocolCall.js";
 
@@ -9,6 +9,6 @@ import { type ProtocolCall, protocolResult } from "./protocolCall.js";
  * elicitation reach the client while a call waits; buffered (behind API Gateway) a call answers
  * within the API's time limit.
  */
-export function mcpResult(event: HttpEvent, services: Services, tenantId: string, options: ProtocolCall): Promise<WebResult> {
+export function mcpResult(event: HttpEvent, services: DoorPorts, tenantId: string, options: ProtocolCall): Promise<WebResult> {
   return protocolResult(handleMcp, event, services, tenantId, options);
 }

@@ -1,5 +1,5 @@
-import type { BaseServices } from "../baseServices.js";
 import { NotFoundError } from "../errors.js";
+import type { HandlerPorts } from "../handlerPorts.js";
 import type { Ports } from "../ports/index.js";
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,80}$/;
@@ -12,7 +12,7 @@ export async function ownRun(services: Pick<Ports, "runs">, tenantId: string, ru
 }
 
 /** The tenant's run with its tasks, files and interrupts, in one read. */
-export async function ownRunSnapshot(services: Pick<BaseServices, "snapshots">, tenantId: string, runId: string) {
+export async function ownRunSnapshot(services: Pick<HandlerPorts, "snapshots">, tenantId: string, runId: string) {
   const snapshot = RUN_ID.test(runId) ? await services.snapshots.get(runId) : undefined;
   if (!snapshot || snapshot.run.tenantId !== tenantId) throw new NotFoundError(`No run with id ${runId}.`);
   return snapshot;

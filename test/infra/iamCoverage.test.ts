@@ -1,6 +1,6 @@
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentClients } from "../../functions/services.js";
+import { agentClients } from "../../functions/toolClients.js";
 import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
 import { settingsFromEnv } from "../../shared/settings.js";
 import { stepwiseTools } from "../../shared/tools/workTools.js";

@@ -14,7 +14,7 @@ import { redactor } from "./redact.js";
 
 export interface McpCatalogOptions {
   sources: ToolSourceStore;
-  cipher: EnvelopeCipher;
+  cipher: Pick<EnvelopeCipher, "open">;
   events: Pick<RunEvents, "append">;
   policy: McpNetworkPolicy;
   callTimeoutMs: number;

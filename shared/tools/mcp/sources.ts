@@ -1,14 +1,14 @@
 import { type CreateToolSourceRequest, type SourceToolInfo, type ToolSourceRecord, toolSourceView } from "../../contracts/toolSources.js";
 import { BadRequestError, ConflictError, errorMessage, NotFoundError, UnprocessableError } from "../../errors.js";
+import type { HandlerPorts } from "../../handlerPorts.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../../net/ssrfGuard.js";
-import type { Services } from "../../services.js";
 import { headerContext } from "./catalog.js";
 import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
 import { accessOf } from "./mcpTool.js";
 import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
 
-function networkPolicy(services: Services): McpNetworkPolicy {
+function networkPolicy(services: Pick<HandlerPorts, "settings">): McpNetworkPolicy {
   return services.settings.toolSources.policy;
 }
 
@@ -16,7 +16,11 @@ function networkPolicy(services: Services): McpNetworkPolicy {
  * Registers a tenant's MCP server: the URL must pass the SSRF guard and the server must answer
  * tools/list now (422 with the reason otherwise); header values are sealed before they are stored.
  */
-export async function registerToolSource(services: Services, tenantId: string, request: CreateToolSourceRequest) {
+export async function registerToolSource(
+  services: Pick<HandlerPorts, "settings" | "toolSources" | "secrets" | "tools">,
+  tenantId: string,
+  request: CreateToolSourceRequest,
+) {
   const policy = networkPolicy(services);
   await checkUrl(request.url, policy);
   if (await services.toolSources.get(tenantId, request.name))
@@ -80,7 +84,11 @@ export async function registerToolSource(services: Services, tenantId: string, r
   return toolSourceView(record);
 }
 
-export async function deleteToolSource(services: Services, tenantId: string, name: string): Promise<void> {
+export async function deleteToolSource(
+  services: Pick<HandlerPorts, "toolSources" | "tools">,
+  tenantId: string,
+  name: string,
+): Promise<void> {
   if (!(await services.toolSources.delete(tenantId, name))) throw new NotFoundError(`No tool source named ${name}.`);
   services.tools.invalidate?.(tenantId);
 }
