@@ -8,7 +8,7 @@ import type { PortBuilder } from "./wiring.js";
 export const modelPort: PortBuilder<"model"> = ({ settings }) => {
   let model: Promise<ChatModel> | undefined;
   const loaded = () => {
-    model ??= import("./modelClient.js").then(({ modelFor }) => modelFor(settings.model, settings.region));
+    model ??= import("./modelClient.js").then((client) => client.modelFor(settings.model, settings.region));
     return model;
   };
   return {
