@@ -15,6 +15,8 @@ export interface HandlerUses {
   readonly executions?: readonly ExecutionAction[];
   /** It runs the agents' tools, not only lists them: the code sandbox or interpreter, the search API's key. */
   readonly runsTools?: boolean;
+  /** With `files`: it only lists a run's files (their records in the table), never reads or writes their bytes. */
+  readonly fileRecordsOnly?: boolean;
   /** It moves what cannot be delivered to the dead-letter queue (the notifier). */
   readonly deadLetters?: boolean;
 }
@@ -58,7 +60,8 @@ const DOOR = [
 
 export const HANDLER_USES = {
   StartRun: { ports: ["runs", "events"] },
-  RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions"], runsTools: true },
+  // The router reads the tools' names to choose a mode; it runs none.
+  RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions"] },
   AgentTurn: { ports: [...LOOP, "tools", "sessions", "executions"], executions: ["history"], runsTools: true },
   Plan: { ports: [...LOOP, "tasks", "sessions", "tools", "executions"], executions: ["history"], runsTools: true },
   ExecuteTask: { ports: [...LOOP, "tasks", "tools", "executions"], executions: ["history"], runsTools: true },
@@ -92,6 +95,8 @@ export const HANDLER_USES = {
       "listings",
     ],
     executions: ["start", "history"],
+    // A webhook's A2A task names the run's files.
+    fileRecordsOnly: true,
     deadLetters: true,
   },
 } as const satisfies Record<string, HandlerUses>;

@@ -100,7 +100,7 @@ export function environmentFor(handler: HandlerUses, r: HandlerResources, stateM
 /** Grants a handler's function what its ports use, and nothing else (the state machine's actions apart: grantExecutions). */
 export function grantUses(fn: IFunction, handler: HandlerUses, r: HandlerResources): void {
   if (uses(handler, ...ON_TABLE)) r.table.grant(fn, ...TABLE_ACTIONS);
-  if (uses(handler, "files", "transfers") || handler.runsTools) r.tools.grantFiles(fn);
+  if ((uses(handler, "files", "transfers") && !handler.fileRecordsOnly) || handler.runsTools) r.tools.grantFiles(fn);
   if (uses(handler, "notifyQueue")) r.notifications.grantSendMessages(fn);
   if (handler.deadLetters) r.deadLetters.grantSendMessages(fn);
   if (uses(handler, "model")) r.modelKey?.grantRead(fn);
