@@ -1,5 +1,5 @@
+import type { SealedSecret } from "./contracts/toolSources.js";
 import type { Ports } from "./ports/index.js";
-import type { EnvelopeCipher } from "./secrets/envelope.js";
 import type { ApiKeyStore } from "./store/apiKeys.js";
 import type { Listings } from "./store/listings.js";
 import type { RunSnapshots } from "./store/runSnapshots.js";
@@ -24,8 +24,11 @@ export interface HandlerPorts extends Ports {
   /** Each tenant's own settings (`GET/PUT /v1/settings`), not the deployment's (`settings`). */
   tenantSettings: TenantSettingsStore;
   toolSources: ToolSourceStore;
-  /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
-  secrets: Pick<EnvelopeCipher, "seal" | "open">;
+  /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key (shared/secrets/envelope.ts). */
+  secrets: {
+    seal(plaintext: string, context: Record<string, string>): Promise<SealedSecret>;
+    open(sealed: SealedSecret, context: Record<string, string>): Promise<string>;
+  };
 }
 
 /** The name of a port a handler can be wired with. */
