@@ -1,7 +1,6 @@
 import packageJson from "../package.json" with { type: "json" };
+import type { DoorPorts } from "../shared/handlerPorts.js";
 import { agentCardJson } from "../shared/protocols/a2a.js";
-import { handleA2A } from "../shared/protocols/a2aServer.js";
-import type { Services } from "../shared/services.js";
 import { type HttpEvent, type HttpResult, json, type WebResult } from "./http.js";
 import { linksFor } from "./links.js";
 import { type ProtocolCall, protocolResult } from "./protocolCall.js";
@@ -9,13 +8,15 @@ import { type ProtocolCall, protocolResult } from "./protocolCall.js";
 /**
  * `/a2a` in a Lambda, as `/mcp` is: streamed from the stream function (message/stream and
  * resubscribe send each state as it comes), buffered behind API Gateway (a call follows its task
- * within the API's time limit, then answers with the task as it is).
+ * within the API's time limit, then answers with the task as it is). The A2A server loads on the
+ * first call, not with the function.
  */
-export function a2aResult(event: HttpEvent, services: Services, tenantId: string, options: ProtocolCall): Promise<WebResult> {
-  return protocolResult(handleA2A, event, services, tenantId, options);
+export async function a2aResult(event: HttpEvent, services: DoorPorts, tenantId: string, options: ProtocolCall): Promise<WebResult> {
+  const a2a = await import("../shared/protocols/a2aServer.js");
+  return protocolResult(a2a.handleA2A, event, services, tenantId, options);
 }
 
 /** `GET /.well-known/agent-card.json`: public, like the card of any A2A agent; its endpoint is the stream's /a2a. */
-export function agentCardResult(event: HttpEvent, services: Services): HttpResult {
+export function agentCardResult(event: HttpEvent, services: DoorPorts): HttpResult {
   return json(200, agentCardJson(linksFor(event, services), packageJson.version), { "cache-control": "public, max-age=300" });
 }

@@ -5,7 +5,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { Table } from "../shared/store/table.js";
 
-/** The clients every handler's adapters use (the table, files, the notification queue, the executions). */
+/** The clients the table, files, queue and executions adapters use. */
 export interface BaseClients {
   table: Table;
   s3: S3Client;
@@ -21,14 +21,30 @@ export function connectTable(name: string, clientConfig: DynamoDBClientConfig = 
   return new Table(doc, name);
 }
 
-/** The base clients in `region`; their endpoints come from the SDK's own variables (AWS_ENDPOINT_URL_S3, …). */
+/**
+ * The base clients in `region`, each made when first asked for (a handler that never touches S3
+ * makes no S3 client); their endpoints come from the SDK's own variables (AWS_ENDPOINT_URL_S3, …).
+ */
 export function baseClients(tableName: string, region: string): BaseClients {
+  const made: Partial<BaseClients> = {};
   return {
-    table: connectTable(tableName, { region }),
+    get table() {
+      made.table ??= connectTable(tableName, { region });
+      return made.table;
+    },
     // Checksums only where S3 requires them: otherwise a presigned upload link carries the CRC32
     // of an empty body, and S3 refuses every byte sent to it.
-    s3: new S3Client({ region, requestChecksumCalculation: "WHEN_REQUIRED" }),
-    sqs: new SQSClient({ region }),
-    sfn: new SFNClient({ region }),
+    get s3() {
+      made.s3 ??= new S3Client({ region, requestChecksumCalculation: "WHEN_REQUIRED" });
+      return made.s3;
+    },
+    get sqs() {
+      made.sqs ??= new SQSClient({ region });
+      return made.sqs;
+    },
+    get sfn() {
+      made.sfn ??= new SFNClient({ region });
+      return made.sfn;
+    },
   };
 }

@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
-import type { BaseServices } from "../shared/baseServices.js";
 import type { ErrorBody } from "../shared/contracts/api.js";
 import { StepwiseError, UnauthorizedError } from "../shared/errors.js";
+import type { HandlerPorts } from "../shared/handlerPorts.js";
 import { logger } from "../shared/observability.js";
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -38,7 +38,7 @@ export function header(event: HttpEvent, name: string): string | undefined {
 }
 
 /** Bearer API key → tenant. */
-export async function authenticate(event: HttpEvent, services: Pick<BaseServices, "apiKeys">): Promise<string> {
+export async function authenticate(event: HttpEvent, services: Pick<HandlerPorts, "apiKeys">): Promise<string> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header(event, "authorization") ?? "");
   if (!match) throw new UnauthorizedError();
   const tenant = await services.apiKeys.tenantOf(match[1]);

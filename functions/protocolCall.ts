@@ -1,6 +1,6 @@
 import packageJson from "../package.json" with { type: "json" };
+import type { DoorPorts } from "../shared/handlerPorts.js";
 import type { ProtocolContext } from "../shared/protocols/context.js";
-import type { Services } from "../shared/services.js";
 import { fromWebResponse, type HttpEvent, toWebRequest, type WebResult } from "./http.js";
 import { linksFor } from "./links.js";
 
@@ -21,7 +21,7 @@ export interface ProtocolCall {
 export async function protocolResult(
   handle: (request: Request, context: ProtocolContext) => Promise<Response>,
   event: HttpEvent,
-  services: Services,
+  services: DoorPorts,
   tenantId: string,
   options: ProtocolCall,
 ): Promise<WebResult> {

@@ -1,6 +1,6 @@
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
-import type { Services } from "../../shared/services.js";
+import type { DoorPorts } from "../../shared/handlerPorts.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { runHeadline } from "../../shared/views/runView.js";
 import { consoleAsset } from "../console/assets.js";
@@ -25,7 +25,7 @@ export const consoleApiRoutes: Route[] = [
 ];
 
 /** One line per run in `GET /v1/runs`: enough for a list, the rest is at `GET /v1/runs/{id}`. */
-export function runSummary(run: RunRecord, services: Services) {
+export function runSummary(run: RunRecord, services: DoorPorts) {
   return {
     ...runHeadline(run),
     input: run.input.length > 200 ? `${run.input.slice(0, 199)}…` : run.input,

@@ -6,15 +6,20 @@ import { bodyLimitOf, bodyTooLarge, MAX_JSON_BODY_BYTES } from "../bodyLimits.js
 import { preflight, withCors } from "../cors.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult, header } from "../http.js";
 import { logRequest, observability, requestLog } from "../observability.js";
-import { getServices } from "../services.js";
+import { secretsPort, toolsPort } from "../toolPorts.js";
+import { HANDLER_USES } from "../uses.js";
+import { wire } from "../wiring.js";
 import { validatePathParams } from "./params.js";
 import { type Route, routes } from "./routes.js";
 
 const METHODS = "GET, POST, DELETE";
 
+/** The API's ports (functions/uses.ts), each built when a request first needs it. */
+const ports = wire(HANDLER_USES.Api, { tools: toolsPort, secrets: secretsPort });
+
 /** The HTTP API: authenticate, route, validate, one call into shared/, shape the reply. */
 export const handler = middy(async (event: HttpEvent, context: Context): Promise<HttpResult> => {
-  const { cors } = getServices().settings;
+  const { cors } = ports.settings;
   return preflight(event, cors, METHODS) ?? withCors(await route(event, context), event, cors);
 })
   .use(observability(() => ({})))
@@ -26,7 +31,7 @@ async function route(event: HttpEvent, context: Context): Promise<HttpResult> {
   try {
     const { found, params, tenantId } = admission;
     if (tenantId) logger.appendKeys({ tenant: tenantId });
-    return await found.handle({ event, services: getServices(), tenantId, params, remainingMs: () => context.getRemainingTimeInMillis() });
+    return await found.handle({ event, services: ports, tenantId, params, remainingMs: () => context.getRemainingTimeInMillis() });
   } catch (error) {
     return errorResult(error, event.requestContext?.requestId);
   }
@@ -41,7 +46,7 @@ type Admission = { denied: HttpResult } | { found: Route; params: Record<string,
  */
 async function admit(event: HttpEvent): Promise<Admission> {
   try {
-    const services = getServices();
+    const services = ports;
     const path = event.rawPath.replace(/\/+$/, "") || "/";
     const matching = routes.map((route) => ({ route, match: route.pattern.exec(path) })).filter((m) => m.match);
     if (matching.length === 0) throw new NotFoundError(`No route for ${path}.`);
@@ -73,7 +78,7 @@ async function admit(event: HttpEvent): Promise<Admission> {
  * Nothing is read before the key is checked, and nothing past the route's limit.
  */
 export async function admitHead(head: HttpEvent): Promise<{ denied: HttpResult } | { maxBodyBytes: number; tooLarge: HttpResult }> {
-  const { cors } = getServices().settings;
+  const { cors } = ports.settings;
   const startedAt = Date.now();
   const admission = preflight(head, cors, METHODS) ? { maxBodyBytes: MAX_JSON_BODY_BYTES } : await admit(head);
   if ("denied" in admission) {

@@ -1,6 +1,4 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import packageJson from "../../package.json" with { type: "json" };
-import { keys } from "../../shared/store/keys.js";
 import { type HttpResult, json } from "../http.js";
 import type { Request } from "./routes.js";
 
@@ -12,8 +10,8 @@ export const VERSION: string = packageJson.version;
  */
 export async function health({ services }: Request): Promise<HttpResult> {
   const checks: Record<string, "ok" | string> = {};
-  await services.table.doc
-    .send(new GetCommand({ TableName: services.table.name, Key: keys.healthProbe }))
+  await services.table
+    .probe()
     .then(() => (checks.table = "ok"))
     .catch((error: Error) => (checks.table = error.name || "unavailable"));
   checks.stateMachine = services.settings.stateMachineArn ? "ok" : "not configured";

@@ -6,10 +6,10 @@ import type { RunRecord } from "../../shared/contracts/run.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
+import type { DoorPorts, HandlerPorts } from "../../shared/handlerPorts.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { resolveRunSetup } from "../../shared/run/runSetup.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
-import type { Services } from "../../shared/services.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { interruptView, runLinks, runView } from "../../shared/views/runView.js";
@@ -29,7 +29,8 @@ export { linksFor, ownRun };
 
 export interface Request {
   event: HttpEvent;
-  services: Services;
+  /** The API's ports (functions/uses.ts): the doors', the cipher for tool sources, the table for the health probe. */
+  services: DoorPorts & Pick<HandlerPorts, "secrets" | "table">;
   tenantId: string;
   params: Record<string, string>;
   /** The function's time left before Lambda ends the invocation (its context's getRemainingTimeInMillis). */
@@ -288,7 +289,7 @@ async function resolveInterrupt({ event, services, tenantId, params }: Request):
  * here from the execution history, then kept on the run: one count per run, not one per reader.
  */
 const NOTIFIER_COUNTS_WITHIN_MS = 60_000;
-async function stateTransitionsOf(services: Services, run: RunRecord): Promise<number | undefined> {
+async function stateTransitionsOf(services: DoorPorts, run: RunRecord): Promise<number | undefined> {
   if (run.stateTransitions !== undefined || !TERMINAL_STATUSES.has(run.status)) return run.stateTransitions;
   if (!run.endedAt || Date.now() - Date.parse(run.endedAt) < NOTIFIER_COUNTS_WITHIN_MS) return undefined;
   const counted = await countStateTransitions(services, run.executionArn).catch(() => undefined);

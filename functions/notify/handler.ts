@@ -4,8 +4,12 @@ import { ExecutionStatusEvent, NotifyMessage } from "../../shared/contracts/noti
 import { errorMessage } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
 import { onExecutionStatus, onQueueMessage } from "../../shared/run/endAndNotify.js";
-import { getBaseServices } from "../baseServices.js";
 import { observability } from "../observability.js";
+import { HANDLER_USES } from "../uses.js";
+import { wire } from "../wiring.js";
+
+/** The notifier's ports (functions/uses.ts), each built on first use. */
+const ports = wire(HANDLER_USES.Notify, {});
 
 /**
  * The notification queue's consumer: Step Functions status changes (via EventBridge) and our own
@@ -13,14 +17,13 @@ import { observability } from "../observability.js";
  * after its receive limit, lands in the dead-letter queue: nothing is lost.
  */
 export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const services = getBaseServices();
   const batchItemFailures: SQSBatchResponse["batchItemFailures"] = [];
   for (const record of event.Records) {
     try {
       const body: unknown = JSON.parse(record.body);
       const status = ExecutionStatusEvent.safeParse(body);
-      if (status.success) await onExecutionStatus(services, status.data);
-      else await onQueueMessage(services, NotifyMessage.parse(body));
+      if (status.success) await onExecutionStatus(ports, status.data);
+      else await onQueueMessage(ports, NotifyMessage.parse(body));
     } catch (error) {
       logger.error("notification failed", { messageId: record.messageId, error: errorMessage(error) });
       batchItemFailures.push({ itemIdentifier: record.messageId });

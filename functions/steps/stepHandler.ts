@@ -2,12 +2,12 @@ import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { z } from "zod";
 import { scopeOf } from "../../shared/agent/executor.js";
-import type { BaseServices } from "../../shared/baseServices.js";
 import { checkSchemaVersion, SCHEMA_VERSION } from "../../shared/contracts/schemaVersion.js";
 import { toStepError } from "../../shared/errors.js";
+import type { PortName, PortsOf } from "../../shared/handlerPorts.js";
 import { logger } from "../../shared/observability.js";
-import { getBaseServices } from "../baseServices.js";
 import { observability } from "../observability.js";
+import { type HeavyBuilders, type HeavyPort, wire } from "../wiring.js";
 
 /** What a step receives: its ports, and when its Lambda's time runs out. */
 export type PortsFor<P> = (event: unknown, context: Context | undefined) => P;
@@ -57,7 +57,15 @@ function stamped<R>(output: R): R {
   return output && typeof output === "object" && !Array.isArray(output) ? { ...output, schemaVersion: SCHEMA_VERSION } : output;
 }
 
-/** A step that runs no agent: the base services only (functions/steps/agentStep.ts adds the model and tools). */
-export function stepHandler<I extends z.ZodType, O extends z.ZodType>(step: StepDefinition<I, O, BaseServices>) {
-  return stepHandlerWith(step, () => getBaseServices());
+/**
+ * A step that runs no agent, wired with the ports its function uses (functions/uses.ts); the step's
+ * own port type must accept them, so a port missing from the list fails to compile.
+ * functions/steps/agentStep.ts adds the model and tools.
+ */
+export function stepHandler<I extends z.ZodType, O extends z.ZodType, K extends Exclude<PortName, HeavyPort>>(
+  step: StepDefinition<I, O, PortsOf<NoInfer<K>>>,
+  uses: { readonly ports: readonly K[] },
+) {
+  const ports = wire(uses, {} as HeavyBuilders<K>);
+  return stepHandlerWith(step, () => ports);
 }

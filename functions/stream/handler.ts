@@ -2,26 +2,30 @@ import { Readable } from "node:stream";
 import { RunAgentInputSchema } from "@ag-ui/core/schemas";
 import middy from "@middy/core";
 import { z } from "zod";
-import type { BaseServices } from "../../shared/baseServices.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { BadRequestError, NotFoundError, StepwiseError, UnauthorizedError } from "../../shared/errors.js";
+import type { DoorPorts } from "../../shared/handlerPorts.js";
 import { logger } from "../../shared/observability.js";
 import { AgUiRequestedRun, AgUiView, agUiFrames, createRunFromAgUi, parseAgUiCursor, resumeFromAgUi } from "../../shared/protocols/agUi.js";
 import { runEventFrames, type StreamEnd } from "../../shared/protocols/sse.js";
 import { resolveRunSetup } from "../../shared/run/runSetup.js";
 import { submitRun } from "../../shared/run/submit.js";
 import { a2aResult } from "../a2a.js";
-import { getBaseServices } from "../baseServices.js";
 import { preflight, withCors } from "../cors.js";
 import { authenticate, errorResult, type HttpEvent, header } from "../http.js";
 import { parseBody as parseJsonBody } from "../jsonBody.js";
 import { linksFor } from "../links.js";
 import { mcpResult } from "../mcp.js";
 import { observability, requestLog } from "../observability.js";
-import { getServices } from "../services.js";
+import { toolsPort } from "../toolPorts.js";
+import { HANDLER_USES } from "../uses.js";
+import { wire } from "../wiring.js";
 
 const Cursor = z.coerce.number().int().min(0);
+
+/** The stream function's ports (functions/uses.ts), each built when a request first needs it. */
+const ports = wire(HANDLER_USES.Stream, { tools: toolsPort });
 
 /**
  * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events;
@@ -35,7 +39,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
       if (/^\/mcp\/?$/.test(event.rawPath)) return await protocolCall(mcpResult, event, context);
       if (/^\/a2a\/?$/.test(event.rawPath)) return await protocolCall(a2aResult, event, context);
       if (/^\/v1\/ag-ui\/?$/.test(event.rawPath)) return await agUiRun(event, context);
-      const services = getBaseServices();
+      const services = ports;
       const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
       if (!match) throw new NotFoundError(`No stream at ${event.rawPath}; streams are at /v1/runs/{runId}/stream.`);
       const early = preflight(event, services.settings.cors, "GET");
@@ -60,7 +64,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
 
       return eventStream(event, services, run, cursor.data, frame, context);
     } catch (error) {
-      return withCors(errorResult(error, event.requestContext?.requestId), event, getBaseServices().settings.cors);
+      return withCors(errorResult(error, event.requestContext?.requestId), event, ports.settings.cors);
     }
   })
   .use(observability(() => ({})))
@@ -71,7 +75,7 @@ type LambdaContext = { getRemainingTimeInMillis?: () => number } | undefined;
 /** The run's log from `after` on as an SSE response, each event written by `frame` (default: the native frame). */
 function eventStream(
   event: HttpEvent,
-  services: BaseServices,
+  services: DoorPorts,
   run: RunRecord,
   after: number,
   frame: ((logEvent: RunEvent) => string) | undefined,
@@ -119,7 +123,7 @@ function eventStream(
  * resumes with `GET /v1/runs/{id}/stream?protocol=ag-ui` and Last-Event-ID.
  */
 async function agUiRun(event: HttpEvent, context: LambdaContext) {
-  const services = getServices();
+  const services = ports;
   const early = preflight(event, services.settings.cors, "POST");
   if (early) return early;
   if (event.requestContext.http.method !== "POST")
@@ -159,7 +163,7 @@ function wantsAgUi(event: HttpEvent): boolean {
  * resubscribe, reach the client as they come while a call follows its run.
  */
 async function protocolCall(result: typeof mcpResult, event: HttpEvent, context: LambdaContext) {
-  const services = getServices();
+  const services = ports;
   const early = preflight(event, services.settings.cors, "POST");
   if (early) return early;
   const tenantId = await authenticate(event, services);
@@ -178,7 +182,7 @@ async function protocolCall(result: typeof mcpResult, event: HttpEvent, context:
  * Who reads the stream: a stream token (`?token=`, for browsers) opens only the run it was issued
  * for; otherwise the API key in the Authorization header.
  */
-async function streamReader(event: HttpEvent, services: BaseServices, runId: string): Promise<string> {
+async function streamReader(event: HttpEvent, services: DoorPorts, runId: string): Promise<string> {
   const token = event.queryStringParameters?.token;
   if (token === undefined) return authenticate(event, services);
   const grant = await services.streamTokens.verify(token);

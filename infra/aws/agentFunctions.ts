@@ -9,7 +9,8 @@ import { workProductsLayer } from "./workProductsLayer.js";
 
 export interface AgentFunctionsProps {
   readonly table: ITable;
-  readonly environment: Record<string, string>;
+  /** Each step function's environment (infra/aws/handlerAccess.ts derives it from what the step uses). */
+  readonly environmentOf: (step: StepName) => Record<string, string>;
   /** Memory of the steps that run an agent (512 MB by default). */
   readonly agentMemoryMb?: number;
 }
@@ -37,7 +38,7 @@ export class AgentFunctions extends Construct {
         const fn = new StepwiseFunction(this, name, {
           entry,
           table: props.table,
-          environment: props.environment,
+          environment: props.environmentOf(name),
           timeout: Duration.minutes(15),
           overrides: {
             layers,

@@ -8,16 +8,16 @@ import type { CfnCodeInterpreterCustom } from "aws-cdk-lib/aws-bedrockagentcore"
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
-import { type IRole, Policy, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
-import { FunctionUrlAuthType, type IFunction, InvokeMode } from "aws-cdk-lib/aws-lambda";
+import { FunctionUrlAuthType, InvokeMode } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
-import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import { HANDLER_USES } from "../../functions/uses.js";
 import { stepwiseTools } from "../../functions/workTools.js";
 import { declaredGrants } from "../../shared/contracts/toolGrants.js";
 import { settingsFromEnv } from "../../shared/settings.js";
@@ -25,11 +25,12 @@ import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import { AgentFunctions } from "./agentFunctions.js";
 import { type DeploymentSettings, functionEnvironment, parseSettings, sandboxRuntimeFor } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
-import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER } from "./handlers.js";
+import { environmentFor, grantExecutions, grantUses, type HandlerResources } from "./handlerAccess.js";
+import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER, type StepName } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
-import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
+import { BUNDLING, StepwiseFunction, type StepwiseFunctionProps } from "./stepwiseFunction.js";
 import { ToolResources } from "./toolResources.js";
 
 export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interruptTimeoutHours"> {
@@ -38,16 +39,6 @@ export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interr
   /** The same, in hours (what `-c interruptTimeoutHours=…` sets). */
   readonly interruptTimeoutHours?: number;
 }
-
-/** The DynamoDB actions Stepwise code uses (no Scan, no streams); the IAM-coverage test checks each role. */
-const TABLE_READ = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"];
-const TABLE_WRITE = [
-  "dynamodb:PutItem",
-  "dynamodb:UpdateItem",
-  "dynamodb:DeleteItem",
-  "dynamodb:BatchWriteItem",
-  "dynamodb:ConditionCheckItem",
-];
 
 /** Each webhook attempt may take WEBHOOK_TIMEOUT_MS (10 s): a batch of 5 fits the notifier's 90 s. */
 const NOTIFY_BATCH = 5;
@@ -122,14 +113,12 @@ export class Stepwise extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
-    const queueEnvironment = { NOTIFY_QUEUE_URL: notifications.queueUrl, DEAD_LETTER_QUEUE_URL: this.deadLetters.queueUrl };
     // Seals tool source header values (envelope encryption): the API seals and opens, agents only open.
     const toolSourceKey = new Key(this, "ToolSourceSecrets", {
       enableKeyRotation: true,
       description: "Stepwise: tool source header secrets",
     });
     // The agents' tools: the files bucket (bytes in S3, metadata in the table) and the code sandbox.
-    // The sandbox has the deployment's settings and the key's name like every function, but no grant on the key.
     const tools = new ToolResources(this, "Tools", {
       retentionDays: settings.retentionDays ?? 30,
       table,
@@ -138,30 +127,9 @@ export class Stepwise extends Construct {
         settings.sandboxRuntime,
         Token.isUnresolved(Stack.of(this).region) ? undefined : Stack.of(this).region,
       ),
-      environment: { ...functionEnvironment(settings), TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn },
+      // The sandbox reads none of them; it gets no key's name either.
+      environment: (({ OPENAI_API_KEY_SECRET_ARN: _model, ...rest }) => rest)(functionEnvironment(settings)),
     });
-    const environment = {
-      ...functionEnvironment(settings),
-      ...queueEnvironment,
-      TOOL_SOURCES_KMS_KEY_ID: toolSourceKey.keyArn,
-      ...tools.environment,
-    };
-
-    this.steps = new AgentFunctions(this, "Steps", { table, environment, agentMemoryMb: settings.agentMemoryMb });
-    // The grants the tools declare with this deployment's runtime, and the sandbox function's: it
-    // stays deployed beside the code interpreter as the runtime the setting can switch back to.
-    const toolGrants = [
-      ...new Set([
-        ...declaredGrants(
-          stepwiseTools(settingsFromEnv({ ...environment, TABLE_NAME: table.tableName }), {
-            lambda: new LambdaClient({}),
-            agentCore: new BedrockAgentCoreClient({}),
-            secretsManager: new SecretsManagerClient({}),
-          }),
-        ),
-        "sandbox:invoke" as const,
-      ]),
-    ];
     // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
     const searchKeyArn =
       settings.webSearchProvider === "tavily"
@@ -169,18 +137,42 @@ export class Stepwise extends Construct {
         : settings.webSearchProvider === "brave"
           ? settings.braveApiKeySecretArn
           : undefined;
-    const keySecrets: ISecret[] = [];
-    if (settings.openAiApiKeySecretArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn));
-    if (searchKeyArn) keySecrets.push(Secret.fromSecretCompleteArn(this, "SearchApiKey", searchKeyArn));
-    for (const fn of Object.values(this.steps.functions)) {
-      table.grant(fn, ...TABLE_READ, ...TABLE_WRITE);
-      notifications.grantSendMessages(fn);
-      for (const secret of keySecrets) secret.grantRead(fn);
-      toolSourceKey.grantDecrypt(fn);
-      // The agent loop keeps whole tool outputs and long texts as files; the tools get what they declare.
-      tools.grantFiles(fn);
-      tools.grantTools(fn, toolGrants);
-    }
+    const settingsEnvironment = functionEnvironment(settings);
+    // Every function gets what its handler uses (functions/uses.ts), its environment and grants derived from that one list.
+    const resources: HandlerResources = {
+      table,
+      tools,
+      notifications,
+      deadLetters: this.deadLetters,
+      toolSourceKey,
+      modelKey: settings.openAiApiKeySecretArn
+        ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn)
+        : undefined,
+      searchKey: searchKeyArn ? Secret.fromSecretCompleteArn(this, "SearchApiKey", searchKeyArn) : undefined,
+      // The grants the tools declare with this deployment's runtime, and the sandbox function's: it
+      // stays deployed beside the code interpreter as the runtime the setting can switch back to.
+      toolGrants: [
+        ...new Set([
+          ...declaredGrants(
+            stepwiseTools(settingsFromEnv({ ...settingsEnvironment, ...tools.environment, TABLE_NAME: "synth" }), {
+              lambda: new LambdaClient({}),
+              agentCore: new BedrockAgentCoreClient({}),
+              secretsManager: new SecretsManagerClient({}),
+            }),
+          ),
+          "sandbox:invoke" as const,
+        ]),
+      ],
+      settingsEnvironment,
+    };
+
+    this.steps = new AgentFunctions(this, "Steps", {
+      table,
+      environmentOf: (name) => environmentFor(HANDLER_USES[name], resources),
+      agentMemoryMb: settings.agentMemoryMb,
+    });
+    for (const [name, fn] of Object.entries(this.steps.functions) as [StepName, StepwiseFunction][])
+      grantUses(fn, HANDLER_USES[name], resources);
     const orchestration = new Orchestration(this, "Orchestration", {
       functions: this.steps.functions,
       maxConcurrency: settings.maxConcurrency,
@@ -191,110 +183,62 @@ export class Stepwise extends Construct {
     this.stateMachine = orchestration.stateMachine;
     this.stateMachineAliasArn = orchestration.aliasArn;
     const stateMachine = this.stateMachine;
-    // "Wait for …" resumes the run itself when the decision came before its token was stored. Its own
-    // policy, not the role's default one: the function must exist before the state machine that
-    // names it, and the default policy is created with the function (grantTaskResponse → a cycle).
-    new Policy(this, "AwaitInterruptResumes", {
-      roles: [roleOf(this.steps.functions.AwaitInterrupt)],
-      statements: [new PolicyStatement({ actions: ["states:SendTaskSuccess"], resources: [stateMachine.stateMachineArn] })],
-    });
-    // The history budget: Plan, Execute task and Agent turn read how long the execution's history
-    // is, and "Continue in a new execution" starts the run's next execution through the alias (own
-    // policies, as above).
-    const executions = Stack.of(this).formatArn({
-      service: "states",
-      resource: "execution",
-      resourceName: `${stateMachine.stateMachineName}:*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    new Policy(this, "StepsReadHistoryLength", {
-      roles: [roleOf(this.steps.functions.Plan), roleOf(this.steps.functions.ExecuteTask), roleOf(this.steps.functions.AgentTurn)],
-      statements: [new PolicyStatement({ actions: ["states:GetExecutionHistory"], resources: [executions] })],
-    });
-    new Policy(this, "ContinueRunStartsExecutions", {
-      roles: [roleOf(this.steps.functions.ContinueRun)],
-      statements: [
-        new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
-      ],
-    });
+    const machine = {
+      stateMachineArn: stateMachine.stateMachineArn,
+      aliasArn: orchestration.aliasArn,
+      executionsArn: Stack.of(this).formatArn({
+        service: "states",
+        resource: "execution",
+        resourceName: `${stateMachine.stateMachineName}:*`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    };
+    // "Wait for …" resumes the run itself when the decision came before its token was stored; the
+    // history budget: Plan, Execute task and Agent turn read how long the execution's history is,
+    // and "Continue in a new execution" starts the run's next execution through the alias.
+    for (const [name, fn] of Object.entries(this.steps.functions) as [StepName, StepwiseFunction][])
+      grantExecutions(this, `${name}Step`, fn, HANDLER_USES[name], machine);
+    /** A function that answers requests or messages, with what its handler uses. */
+    const handlerFunction = (
+      id: "Api" | "Stream" | "Notify",
+      props: Omit<StepwiseFunctionProps, "table" | "environment">,
+      environment: Record<string, string> = {},
+    ) => {
+      const fn = new StepwiseFunction(this, id, {
+        ...props,
+        table,
+        environment: { ...environmentFor(HANDLER_USES[id], resources, orchestration.aliasArn), ...environment },
+      });
+      grantUses(fn, HANDLER_USES[id], resources);
+      grantExecutions(this, id, fn, HANDLER_USES[id], machine);
+      return fn;
+    };
 
-    this.stream = new StepwiseFunction(this, "Stream", {
+    this.stream = handlerFunction("Stream", {
       entry: STREAM_HANDLER,
-      table,
-      environment,
       timeout: Duration.minutes(15),
       // No reserved concurrency unless set: Lambda keeps 100 of the account's executions unreserved,
       // and new accounts have a quota too small to reserve any (README, "Configuration").
       overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency },
     });
-    // Reads, and the event log's fill of a number a crashed writer took (a conditional put of a "lost" event).
-    table.grant(this.stream, ...TABLE_READ, "dynamodb:PutItem");
     const streamUrl = this.stream.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE, // Bearer API keys are checked by the handler
       invokeMode: InvokeMode.RESPONSE_STREAM,
     });
     this.streamUrl = streamUrl.url;
 
-    this.api = new StepwiseFunction(this, "Api", {
-      entry: API_HANDLER,
-      table,
-      environment: {
-        ...environment,
-        STATE_MACHINE_ARN: orchestration.aliasArn,
-        STREAM_URL: streamUrl.url,
-        CONSOLE_LINKS: "true",
-        CONSOLE_ASSETS_DIR,
+    this.api = handlerFunction(
+      "Api",
+      {
+        entry: API_HANDLER,
+        timeout: Duration.seconds(API_TIMEOUT_SECONDS),
+        overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
       },
-      timeout: Duration.seconds(API_TIMEOUT_SECONDS),
-      overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
-    });
-    table.grant(this.api, ...TABLE_READ, ...TABLE_WRITE);
-    // New runs start through the alias, so they run on the last deploy's versions. Step Functions
-    // authorizes a call through an alias on the state machine's ARN, and a qualified ARN in a policy
-    // scopes it down to that alias: both are named.
-    this.api.addToRolePolicy(
-      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
+      { STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
     );
-    stateMachine.grantExecution(
-      this.api,
-      "states:DescribeExecution",
-      "states:StopExecution",
-      "states:GetExecutionHistory",
-      "states:RedriveExecution",
-    );
-    // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
-    toolSourceKey.grant(this.api, "kms:GenerateDataKey", "kms:Decrypt");
-    tools.grantFiles(this.api);
-    stateMachine.grantTaskResponse(this.api);
-    notifications.grantSendMessages(this.api);
-    // The MCP server and the A2A agent stream from the stream function (/mcp, /a2a): they start, decide and cancel runs as the API does.
-    this.stream.addEnvironment("STATE_MACHINE_ARN", orchestration.aliasArn);
-    table.grant(this.stream, "dynamodb:UpdateItem", "dynamodb:DeleteItem");
-    this.stream.addToRolePolicy(
-      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
-    );
-    stateMachine.grantExecution(this.stream, "states:DescribeExecution", "states:StopExecution", "states:RedriveExecution");
-    stateMachine.grantTaskResponse(this.stream);
-    toolSourceKey.grant(this.stream, "kms:Decrypt");
-    tools.grantFiles(this.stream);
-    notifications.grantSendMessages(this.stream);
 
-    // It starts the next waiting run of a session (through the alias, as the API does).
-    this.notify = new StepwiseFunction(this, "Notify", {
-      entry: NOTIFY_HANDLER,
-      table,
-      environment: { ...environment, STATE_MACHINE_ARN: orchestration.aliasArn },
-      timeout: NOTIFY_TIMEOUT,
-    });
-    table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
-    // An ended execution's state transitions are counted once, from its history, for the run's usage.
-    stateMachine.grantExecution(this.notify, "states:GetExecutionHistory");
-    // A run's end hands its session to the next waiting run: its execution starts here.
-    this.notify.addToRolePolicy(
-      new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
-    );
-    notifications.grantSendMessages(this.notify);
-    this.deadLetters.grantSendMessages(this.notify);
+    // It delivers webhooks, ends runs and starts the next waiting run of a session (through the alias, as the API does).
+    this.notify = handlerFunction("Notify", { entry: NOTIFY_HANDLER, timeout: NOTIFY_TIMEOUT });
     this.notify.addEventSource(new SqsEventSource(notifications, { batchSize: NOTIFY_BATCH, reportBatchItemFailures: true }));
     new Rule(this, "ExecutionEnded", {
       description: "Stepwise: a run's execution ended (also crashes and aborts): notify.",
@@ -362,10 +306,4 @@ export class Stepwise extends Construct {
     new CfnOutput(this, "FilesBucket", { value: tools.bucket.bucketName });
     new CfnOutput(this, "DashboardName", { value: this.monitoring.dashboard.dashboardName });
   }
-}
-
-/** A function's execution role: every function this stack creates has one (only imported ones lack it). */
-function roleOf(fn: IFunction): IRole {
-  if (!fn.role) throw new Error(`${fn.node.path} has no execution role`);
-  return fn.role;
 }

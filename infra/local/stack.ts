@@ -274,8 +274,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const client = new DynamoDBClient({});
     await ensureTable(client, "stepwise");
     installStreamingShim();
-    const { getServices } = await import("../../functions/services.js");
-    await Promise.all(Object.entries(options.apiKeys).map(([key, tenant]) => getServices().apiKeys.register(key, tenant)));
+    const { wire } = await import("../../functions/wiring.js");
+    const { apiKeys } = wire({ ports: ["apiKeys"] }, {});
+    await Promise.all(Object.entries(options.apiKeys).map(([key, tenant]) => apiKeys.register(key, tenant)));
     // Load the handlers now, so the first request does not pay for it.
     const steps = Object.values(STEP_HANDLERS);
     if (options.containers) {

@@ -3,7 +3,7 @@ import { CreateRunRequest } from "../contracts/api.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
-import type { Services } from "../services.js";
+import type { DoorPorts } from "../handlerPorts.js";
 import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
 /** An AG-UI event as it goes on the wire (`type` plus its fields; @ag-ui/core's schemas check them). */
@@ -292,7 +292,7 @@ export type AgUiResumeEntry = { interruptId: string; status: "resolved" | "cance
  * going on past it, and the client was shown it.
  */
 export async function resumeFromAgUi(
-  services: Services,
+  services: DoorPorts,
   tenantId: string,
   threadId: string,
   entries: AgUiResumeEntry[],

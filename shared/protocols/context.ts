@@ -1,4 +1,4 @@
-import type { Services } from "../services.js";
+import type { DoorPorts } from "../handlerPorts.js";
 import type { Links } from "../views/runView.js";
 
 /**
@@ -6,7 +6,7 @@ import type { Links } from "../views/runView.js";
  * caller's tenant, whether the reply streams, and how long a call may follow its run.
  */
 export interface ProtocolContext {
-  services: Services;
+  services: DoorPorts;
   tenantId: string;
   links: Links;
   /** The reply is streamed to the client as it is written (the stream function); false behind a buffering API. */

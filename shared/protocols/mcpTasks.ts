@@ -3,9 +3,9 @@ import type { CallToolResult, Result, Task } from "@modelcontextprotocol/sdk/typ
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
+import type { DoorPorts } from "../handlerPorts.js";
 import { ownRun } from "../run/access.js";
 import { cancelRun } from "../run/submit.js";
-import type { Services } from "../services.js";
 
 /** How often a client polls tasks/get (the run's events come faster; a person's decision slower). */
 const POLL_INTERVAL_MS = 1_000;
@@ -35,7 +35,7 @@ export class RunTaskStore implements TaskStore {
   private readonly followed = new Map<string, CallToolResult>();
 
   constructor(
-    private readonly services: Services,
+    private readonly services: DoorPorts,
     private readonly tenantId: string,
     private readonly ttlMs: number,
     private readonly describe: (run: RunRecord) => Promise<CallToolResult>,

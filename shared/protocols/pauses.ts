@@ -2,7 +2,7 @@ import { z } from "zod";
 import { decideInterrupt } from "../agent/interrupts.js";
 import type { InterruptKind, ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
-import type { Services } from "../services.js";
+import type { DoorPorts } from "../handlerPorts.js";
 
 /**
  * A pause for a person as the agent protocols ask it: one question, one JSON Schema for the answer
@@ -51,7 +51,7 @@ export function declined(kind: InterruptKind, how: string): ResolveInterruptRequ
 
 /** Decides the interrupt for the tenant (an edit's arguments are checked against the tool's schema). */
 export async function decidePause(
-  services: Services,
+  services: DoorPorts,
   tenantId: string,
   run: RunRecord,
   interruptId: string,

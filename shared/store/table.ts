@@ -3,12 +3,14 @@ import {
   BatchGetCommand,
   BatchWriteCommand,
   type DynamoDBDocumentClient,
+  GetCommand,
   type NativeAttributeValue,
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import DataLoader from "dataloader";
+import { keys } from "./keys.js";
 
 type Key = { pk: string; sk: string };
 
@@ -45,6 +47,11 @@ export class Table {
     readonly doc: DynamoDBDocumentClient,
     readonly name: string,
   ) {}
+
+  /** One plain read that proves the table answers (the health check); fails as the read fails. */
+  async probe(): Promise<void> {
+    await this.doc.send(new GetCommand({ TableName: this.name, Key: keys.healthProbe }));
+  }
 
   /**
    * Sets `fields` (plus any raw `sets`) if `condition` holds. Returns the updated attributes, or

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentClients } from "../../functions/services.js";
+import { agentClients } from "../../functions/toolClients.js";
+import { HANDLER_USES, type HandlerUses } from "../../functions/uses.js";
 import { stepwiseTools } from "../../functions/workTools.js";
 import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
 import { settingsFromEnv } from "../../shared/settings.js";
@@ -39,6 +40,66 @@ describe("IAM coverage", () => {
       .filter(({ action }) => !allowed.some((pattern) => actionMatches(pattern, action)))
       .map(({ action, call }) => `${action} (${call.command}, reached by ${call.path.join(" → ")})`);
     expect(missing).toEqual([]);
+  });
+
+  // The actions whose grants follow each handler's list (functions/uses.ts): every one granted must be
+  // one its code can make. States and KMS actions are granted one by one; for SQS, Secrets Manager,
+  // Lambda and AgentCore, CDK's grant helpers add companions (GetQueueAttributes, DescribeSecret), so
+  // the service must be one its code calls. The table is one grant for every store.
+  it.each(ours.map((f) => [f.path, f] as const))("%s: its role grants nothing its code does not use", (_path, fn) => {
+    const needed = graph.callsOf(fn.entry!).flatMap(iamActionsFor);
+    const service = (action: string) => action.split(":")[0];
+    const unused = allowedActions(template, fn.roleLogicalId)
+      .filter((action) => /^(states|kms|sqs|secretsmanager|lambda|bedrock-agentcore|s3):/.test(action))
+      .filter((action) =>
+        /^(states|kms):/.test(action) ? !needed.some((n) => actionMatches(action, n)) : !needed.some((n) => service(n) === service(action)),
+      );
+    expect([...new Set(unused)]).toEqual([]);
+  });
+
+  it("each function's environment names the resources its handler uses, and only those", () => {
+    const resources = template.toJSON().Resources as Record<string, { Properties: any }>;
+    const byName = new Map(ours.map((f) => [f.path.split("/").pop()!, f]));
+    for (const [name, uses] of Object.entries(HANDLER_USES) as [string, HandlerUses][]) {
+      const fn = byName.get(name);
+      expect(fn, name).toBeDefined();
+      const variables = Object.keys(resources[fn!.logicalId]!.Properties.Environment.Variables);
+      const has = (...ports: string[]) => ports.some((p) => (uses.ports as readonly string[]).includes(p));
+      expect(variables.includes("NOTIFY_QUEUE_URL"), `${name}: NOTIFY_QUEUE_URL`).toBe(has("notifyQueue"));
+      expect(variables.includes("OPENAI_API_KEY_SECRET_ARN"), `${name}: OPENAI_API_KEY_SECRET_ARN`).toBe(has("model"));
+      expect(variables.includes("TOOL_SOURCES_KMS_KEY_ID"), `${name}: TOOL_SOURCES_KMS_KEY_ID`).toBe(has("tools", "secrets"));
+      expect(variables.includes("FILES_BUCKET"), `${name}: FILES_BUCKET`).toBe(has("files", "transfers", "tools"));
+      // The state machine invokes the steps: they cannot name it (a cycle), and they start runs only by continuing their own.
+      expect(variables.includes("STATE_MACHINE_ARN"), `${name}: STATE_MACHINE_ARN`).toBe(
+        has("executions") && !fn!.path.includes("/Steps/"),
+      );
+    }
+  });
+
+  it("grants follow the lists: only the API seals secrets, a step that runs no tool opens none, only the notifier moves messages to the dead letters", () => {
+    const allowedOf = (name: string) => allowedActions(template, ours.find((f) => f.path.endsWith(`/${name}`))!.roleLogicalId);
+    expect(allowedOf("Api")).toContain("kms:GenerateDataKey");
+    expect(allowedOf("Stream")).not.toContain("kms:GenerateDataKey");
+    expect(allowedOf("Stream")).toContain("kms:Decrypt");
+    for (const step of ["StartRun", "Summarize", "Finalize", "RecordFailure", "RecordTimeout", "AwaitInterrupt", "ContinueRun"]) {
+      expect(allowedOf(step), step).not.toContain("kms:Decrypt");
+      expect(allowedOf(step), step).not.toContain("lambda:InvokeFunction");
+    }
+    for (const step of ["StartRun", "Finalize", "RecordFailure", "RecordTimeout", "RecordTaskFailure"])
+      expect(
+        allowedOf(step).filter((a) => a.startsWith("states:")),
+        step,
+      ).toEqual([]);
+    const deadLetters = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+    const senders = Object.values(deadLetters)
+      .filter((r) => r.Type === "AWS::IAM::Policy")
+      .filter((r) =>
+        r.Properties.PolicyDocument.Statement.some(
+          (st: any) => [st.Action].flat().includes("sqs:SendMessage") && JSON.stringify(st.Resource).includes("DeadLetters"),
+        ),
+      )
+      .flatMap((r) => r.Properties.Roles.map((role: { Ref: string }) => role.Ref));
+    expect(senders).toEqual([ours.find((f) => f.path.endsWith("/Notify"))!.roleLogicalId]);
   });
 
   it("reads the calls from the code: the callback step resumes runs, the API starts and stops them, agents call only the table, the queue and the key", () => {

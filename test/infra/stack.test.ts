@@ -1,5 +1,6 @@
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it, vi } from "vitest";
+import { HANDLER_USES, type HandlerUses } from "../../functions/uses.js";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
 import { AGENT_STEPS } from "../../infra/aws/handlers.js";
 import { allowedActions, CDK_JSON_CONTEXT, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
@@ -9,6 +10,9 @@ const { stack, template } = synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
 const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
 const ours = functionsOf(stack).filter((f) => f.entry);
+/** What a function's handler uses (functions/uses.ts), by the function's construct id; the sandbox uses nothing. */
+const usesOf = (fn: { path: string }): HandlerUses | undefined => (HANDLER_USES as Record<string, HandlerUses>)[fn.path.split("/").pop()!];
+const callsModel = (fn: { path: string }) => (usesOf(fn)?.ports as readonly string[] | undefined)?.includes("model") ?? false;
 
 describe("logging and tracing", () => {
   it("every function traces with X-Ray (the sandbox apart: no route out) and names its Powertools service and namespace", () => {
@@ -293,10 +297,13 @@ describe("API keys in Secrets Manager", () => {
         ...keys,
       } as any);
       const fns = functionsOf(deployed).filter((f) => f.entry);
-      const agents = fns.filter((f) => f.path.includes("/Steps/"));
-      expect(agents.length).toBeGreaterThan(5);
-      for (const fn of agents) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN, searchKey].sort());
-      for (const fn of fns.filter((f) => !agents.includes(f))) expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual([]);
+      const agents = fns.filter((f) => usesOf(f)?.runsTools);
+      expect(agents.length).toBe(3);
+      // The model's key to the functions that call the model, the search API's to those that run the agents' tools.
+      for (const fn of fns) {
+        const expected = [...(callsModel(fn) ? [MODEL_KEY_SECRET_ARN] : []), ...(usesOf(fn)?.runsTools ? [searchKey] : [])];
+        expect(readableSecrets(t, fn.roleLogicalId), fn.path).toEqual(expected.sort());
+      }
       const executeTask =
         t.toJSON().Resources[agents.find((f) => f.path.endsWith("/ExecuteTask"))!.logicalId].Properties.Environment.Variables;
       expect(executeTask).toMatchObject({ WEB_SEARCH_PROVIDER: provider, [variable]: searchKey });
@@ -305,8 +312,8 @@ describe("API keys in Secrets Manager", () => {
   );
 
   it("without a search API, no search key is readable", () => {
-    for (const fn of functionsOf(stack).filter((f) => f.path.includes("/Steps/")))
-      expect(readableSecrets(template, fn.roleLogicalId), fn.path).toEqual([MODEL_KEY_SECRET_ARN]);
+    for (const fn of functionsOf(stack).filter((f) => f.entry))
+      expect(readableSecrets(template, fn.roleLogicalId), fn.path).toEqual(callsModel(fn) ? [MODEL_KEY_SECRET_ARN] : []);
   });
 });
 
@@ -363,8 +370,11 @@ describe("configuration parity: every deployment setting reaches every function'
     const env = (logicalId: string) => (t.toJSON().Resources[logicalId].Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
     const fns = functionsOf(configured).filter((f) => f.entry);
     for (const fn of fns) {
-      for (const [key, variable] of Object.entries(FUNCTION_ENVIRONMENT))
-        expect(env(fn.logicalId)[variable], `${fn.path} ${variable}`).toBe(samples[key as keyof typeof samples]);
+      for (const [key, variable] of Object.entries(FUNCTION_ENVIRONMENT)) {
+        // The model's key is named only to the functions that call the model.
+        const named = variable !== "OPENAI_API_KEY_SECRET_ARN" || callsModel(fn);
+        expect(env(fn.logicalId)[variable], `${fn.path} ${variable}`).toBe(named ? samples[key as keyof typeof samples] : undefined);
+      }
     }
   });
 
@@ -500,14 +510,14 @@ describe("the code interpreter (AgentCore, the default where the region has it)"
     expect(statementsOf(roleId)).toEqual([]);
   });
 
-  it("the agents may start, invoke and stop sessions of this interpreter alone; no other function may", () => {
+  it("the functions that run the agents' tools may start, invoke and stop sessions of this interpreter alone; no other function may", () => {
     const onInterpreter = { "Fn::GetAtt": [interpreterId, "CodeInterpreterArn"] };
     for (const fn of ours) {
       const statements = statementsOf(fn.roleLogicalId).filter((s: any) =>
         [s.Action].flat().some((a: string) => a.startsWith("bedrock-agentcore:")),
       );
-      // The step functions get what the agents' tools declare (as the sandbox's invoke); no other function.
-      if (!fn.path.includes("/Steps/")) {
+      // The functions that run the agents' tools get what the tools declare (as the sandbox's invoke); no other function.
+      if (!usesOf(fn)?.runsTools) {
         expect(statements, fn.path).toEqual([]);
         continue;
       }

@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentClients } from "../../functions/services.js";
+import { agentClients } from "../../functions/toolClients.js";
 import { workTools } from "../../functions/workTools.js";
 import { reactPrompt } from "../../shared/agent/prompts.js";
 import { StepwiseClient } from "../../shared/apiClient/client.js";

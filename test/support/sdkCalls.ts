@@ -286,10 +286,19 @@ export class SdkCallGraph {
     if (!isBuiltByCall(node)) return false;
     const type = this.checker.getTypeAtLocation(node.initializer);
     const parts = type.isUnion() ? type.types : [type];
-    const isData = (part: ts.Type): boolean =>
+    // Data: primitives, and arrays and plain records of data (a prompt's tool lines), which run nothing where read.
+    const isData = (part: ts.Type, depth = 0): boolean =>
       (part.flags & DATA_FLAGS) !== 0 ||
-      (this.checker.isArrayType(part) && this.checker.getTypeArguments(part as ts.TypeReference).every(isData));
-    return !parts.every(isData);
+      (part.isUnion() && part.types.every((t) => isData(t, depth))) ||
+      (this.checker.isArrayType(part) && this.checker.getTypeArguments(part as ts.TypeReference).every((t) => isData(t, depth))) ||
+      (depth < 3 &&
+        (part.flags & ts.TypeFlags.Object) !== 0 &&
+        !part.getSymbol()?.declarations?.some((d) => ts.isClassDeclaration(d)) &&
+        part.getCallSignatures().length === 0 &&
+        part.getConstructSignatures().length === 0 &&
+        part.getProperties().length > 0 &&
+        part.getProperties().every((p) => isData(this.checker.getTypeOfSymbol(p), depth + 1)));
+    return !parts.every((part) => isData(part));
   }
 
   private where(node: ts.Node): string {

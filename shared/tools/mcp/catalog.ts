@@ -14,7 +14,7 @@ import { redactor } from "./redact.js";
 
 export interface McpCatalogOptions {
   sources: ToolSources;
-  cipher: SecretCipher;
+  cipher: Pick<SecretCipher, "open">;
   events: Pick<RunEvents, "append">;
   policy: McpNetworkPolicy;
   callTimeoutMs: number;

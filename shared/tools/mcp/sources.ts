@@ -1,14 +1,15 @@
 import { type CreateToolSourceRequest, type SourceToolInfo, type ToolSourceRecord, toolSourceView } from "../../contracts/toolSources.js";
 import { BadRequestError, ConflictError, errorMessage, NotFoundError, UnprocessableError } from "../../errors.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../../net/ssrfGuard.js";
-import type { Services } from "../../services.js";
+import type { Ports } from "../../ports/index.js";
+import type { SecretCipher } from "../../ports/secretCipher.js";
 import { headerContext } from "./catalog.js";
 import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
 import { accessOf } from "./mcpTool.js";
 import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
 
-function networkPolicy(services: Services): McpNetworkPolicy {
+function networkPolicy(services: Pick<Ports, "settings">): McpNetworkPolicy {
   return services.settings.toolSources.policy;
 }
 
@@ -16,7 +17,11 @@ function networkPolicy(services: Services): McpNetworkPolicy {
  * Registers a tenant's MCP server: the URL must pass the SSRF guard and the server must answer
  * tools/list now (422 with the reason otherwise); header values are sealed before they are stored.
  */
-export async function registerToolSource(services: Services, tenantId: string, request: CreateToolSourceRequest) {
+export async function registerToolSource(
+  services: Pick<Ports, "settings" | "toolSources" | "tools"> & { secrets: SecretCipher },
+  tenantId: string,
+  request: CreateToolSourceRequest,
+) {
   const policy = networkPolicy(services);
   await checkUrl(request.url, policy);
   if (await services.toolSources.get(tenantId, request.name))
@@ -80,7 +85,7 @@ export async function registerToolSource(services: Services, tenantId: string, r
   return toolSourceView(record);
 }
 
-export async function deleteToolSource(services: Services, tenantId: string, name: string): Promise<void> {
+export async function deleteToolSource(services: Pick<Ports, "toolSources" | "tools">, tenantId: string, name: string): Promise<void> {
   if (!(await services.toolSources.delete(tenantId, name))) throw new NotFoundError(`No tool source named ${name}.`);
   services.tools.invalidate?.(tenantId);
 }

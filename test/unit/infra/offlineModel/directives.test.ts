@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentClients } from "../../../../functions/services.js";
+import { agentClients } from "../../../../functions/toolClients.js";
 import { stepwiseTools } from "../../../../functions/workTools.js";
 import { respond } from "../../../../infra/offlineModel/brain.js";
 import { findToolDirectives } from "../../../../infra/offlineModel/directives.js";

@@ -3,13 +3,13 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { budgetDelivery, EMPTY_ANSWER_CORRECTION, type LoopOptions, runAgentLoop } from "../../../../shared/agent/loop.js";
 import type { EventBody } from "../../../../shared/contracts/events.js";
+import type { HandlerPorts } from "../../../../shared/handlerPorts.js";
 import { JsonContractModel } from "../../../../shared/llm/jsonContractModel.js";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from "../../../../shared/llm/types.js";
 import { tokenCounterFor } from "../../../../shared/memory/tokens.js";
 import { fileText } from "../../../../shared/ports/files.js";
 import type { JournalCommit } from "../../../../shared/ports/journal.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
-import type { Services } from "../../../../shared/services.js";
 import { defaultSettings, settingsFromEnv } from "../../../../shared/settings.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { MemoryJournal } from "../../../../shared/testing/memoryJournal.js";
@@ -28,7 +28,7 @@ type ModelFn = (request: ChatRequest, index: number) => Step | Promise<Step>;
 
 function harness(
   model: ModelFn,
-  budgets: Partial<Services["settings"]["budgets"]> = {},
+  budgets: Partial<HandlerPorts["settings"]["budgets"]> = {},
   wrap: (model: ChatModel) => ChatModel = (m) => m,
   /** How the journal's records are written (at once, by default). */
   commit: () => Promise<void> = async () => undefined,
@@ -78,7 +78,7 @@ function harness(
     events: { append: async (_runId: string, bodies: EventBody[]) => void events.push(...bodies) },
     files,
     interrupts: { get: async () => undefined },
-  } as unknown as Services;
+  } as unknown as HandlerPorts;
 
   // As the agents do: write what the loop leaves unwritten, wait for its events, count its usage.
   const run = async (options: Partial<Omit<LoopOptions, "tools">> & { tools: Tool[] }, deadline?: number) => {

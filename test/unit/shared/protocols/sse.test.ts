@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
 import { TERMINAL_EVENTS } from "../../../../shared/contracts/terminal.js";
+import type { HandlerPorts } from "../../../../shared/handlerPorts.js";
 import { runEventFrames, type SseOptions, sseFrame } from "../../../../shared/protocols/sse.js";
-import type { Services } from "../../../../shared/services.js";
 
 /**
  * An event-stream parser that follows the WHATWG HTML spec ("Interpreting an event stream"):
@@ -103,7 +103,7 @@ interface FakeLog {
   onList?: (call: number) => void;
 }
 
-function fakeServices(log: FakeLog): Services {
+function fakeServices(log: FakeLog): HandlerPorts {
   return {
     events: {
       async list(_runId: string, after = 0, limit = 100) {
@@ -124,7 +124,7 @@ function fakeServices(log: FakeLog): Services {
         return { status: log.status, terminalSeq: log.terminalSeq } as RunRecord;
       },
     },
-  } as unknown as Services;
+  } as unknown as HandlerPorts;
 }
 
 const options = (overrides: Partial<SseOptions> = {}): SseOptions => ({

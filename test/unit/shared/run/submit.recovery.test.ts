@@ -4,14 +4,15 @@ import { ExecutionDoesNotExist, type SFNClient } from "@aws-sdk/client-sfn";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseClients, connectTable } from "../../../../functions/awsClients.js";
-import { createBaseServices } from "../../../../functions/baseServices.js";
-import { agentClients, createServices } from "../../../../functions/services.js";
+import { secretsPort, toolsPort } from "../../../../functions/toolPorts.js";
+import { HANDLER_USES } from "../../../../functions/uses.js";
+import { wire } from "../../../../functions/wiring.js";
 import { ensureTable, startDynamo } from "../../../../infra/local/dynamo.js";
 import { decideInterrupt } from "../../../../shared/agent/interrupts.js";
 import type { NotifyMessage } from "../../../../shared/contracts/notify.js";
 import { executionInput } from "../../../../shared/contracts/steps.js";
+import type { HandlerPorts } from "../../../../shared/handlerPorts.js";
 import { cancelRun, submitRun } from "../../../../shared/run/submit.js";
-import type { Services } from "../../../../shared/services.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
 import type { Table } from "../../../../shared/store/table.js";
 import { TEST_CREDENTIALS } from "../../../support/dynalite.js";
@@ -51,15 +52,20 @@ function fakeSfn(script: Record<string, (input: any) => unknown>) {
   return { client: client as unknown as SFNClient, calls };
 }
 
-function services(sfn: SFNClient, overrides: Partial<Services> = {}) {
+function services(sfn: SFNClient, overrides: Partial<HandlerPorts> = {}) {
   const sent: NotifyMessage[] = [];
   const settings = settingsFromEnv({ TABLE_NAME: "stepwise", STATE_MACHINE_ARN: STATE_MACHINE, MAX_ACTIVE_RUNS_PER_TENANT: "2" });
   const notifyQueue = {
     send: async (m: NotifyMessage) => void sent.push(m),
     deadLetter: async () => undefined,
-  } as unknown as Services["notifyQueue"];
-  const base = createBaseServices(settings, { ...baseClients("stepwise", "us-east-1"), table, sfn }, { notifyQueue, ...overrides });
-  return { services: createServices(base, agentClients("us-east-1"), overrides), sent };
+  } as unknown as HandlerPorts["notifyQueue"];
+  const clients = { ...baseClients("stepwise", "us-east-1"), table, sfn };
+  const ports = wire(
+    HANDLER_USES.Api,
+    { tools: toolsPort, secrets: secretsPort },
+    { settings, clients, ports: { notifyQueue, ...overrides } },
+  );
+  return { services: ports, sent };
 }
 
 const links = { api: "http://localhost", stream: "http://localhost", console: false };

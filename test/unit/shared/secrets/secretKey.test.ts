@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forgettingRefusedKey } from "../../../../functions/services.js";
+import { forgettingRefusedKey } from "../../../../functions/modelClient.js";
 import { OpenAIModel } from "../../../../shared/llm/openaiModel.js";
 import { SECRET_KEY_TTL_MS, SecretKey } from "../../../../shared/secrets/secretKey.js";
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentClients } from "../../../../functions/services.js";
+import { agentClients } from "../../../../functions/toolClients.js";
 import { workTools } from "../../../../functions/workTools.js";
 import type { ToolProgress } from "../../../../shared/contracts/events.js";
 import { fileText } from "../../../../shared/ports/files.js";

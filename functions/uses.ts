@@ -1,0 +1,104 @@
+import type { PortName } from "../shared/handlerPorts.js";
+
+/**
+ * What each Lambda handler uses, in one place: the ports its wiring builds (functions/wiring.ts)
+ * and, from the same list, the environment and the IAM grants the stack gives its function
+ * (infra/aws/stepwise.ts): a port on the table gets the table, `files` the bucket, `notifyQueue`
+ * the queue, `executions` the state machine actions named, `tools` the key that opens tool source
+ * headers, `secrets` the key that seals them, `model` the model's API key. The IAM-coverage test
+ * checks that every AWS call a handler's code can make is granted, and no grant goes unused.
+ */
+export interface HandlerUses {
+  /** The ports its wiring builds (each on first use). */
+  readonly ports: readonly PortName[];
+  /** What it asks of the runs' executions (with the `executions` port). */
+  readonly executions?: readonly ExecutionAction[];
+  /** It runs the agents' tools, not only lists them: the code sandbox or interpreter, the search API's key. */
+  readonly runsTools?: boolean;
+  /** With `files`: it only lists a run's files (their records in the table), never reads or writes their bytes. */
+  readonly fileRecordsOnly?: boolean;
+  /** It moves what cannot be delivered to the dead-letter queue (the notifier). */
+  readonly deadLetters?: boolean;
+}
+
+/**
+ * The state machine's executions, by what is done to them: start (a run, or its continuation),
+ * describe, stop, redrive (a failed run resumed), resume (a waiting task's token answered), history
+ * (its length and state transitions).
+ */
+export type ExecutionAction = "start" | "describe" | "stop" | "redrive" | "resume" | "history";
+
+/** The ports every step that runs an agent loop reads and writes. */
+const LOOP = ["model", "journal", "events", "runs", "files", "interrupts", "notifyQueue"] as const satisfies readonly PortName[];
+/** Ending a run: its record, its event, its slot among the tenant's active runs, its open questions; the session it frees. */
+const END_RUN = ["runs", "events", "activeRuns", "interrupts", "sessions"] as const satisfies readonly PortName[];
+
+/** The ports of the doors: REST, MCP, A2A, AG-UI and the stream start, decide, cancel and show runs. */
+const DOOR = [
+  "runs",
+  "events",
+  "journal",
+  "tasks",
+  "interrupts",
+  "files",
+  "transfers",
+  "tools",
+  "executions",
+  "notifyQueue",
+  "activeRuns",
+  "sessions",
+  "webhooks",
+  "idempotency",
+  "savedAgents",
+  "snapshots",
+  "apiKeys",
+  "listings",
+  "streamTokens",
+  "tenantSettings",
+  "toolSources",
+] as const satisfies readonly PortName[];
+
+export const HANDLER_USES = {
+  StartRun: { ports: ["runs", "events"] },
+  // The router reads the tools' names to choose a mode; it runs none.
+  RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions"] },
+  AgentTurn: { ports: [...LOOP, "tools", "sessions", "executions"], executions: ["history"], runsTools: true },
+  Plan: { ports: [...LOOP, "tasks", "sessions", "tools", "executions"], executions: ["history"], runsTools: true },
+  ExecuteTask: { ports: [...LOOP, "tasks", "tools", "executions"], executions: ["history"], runsTools: true },
+  RecordTaskFailure: { ports: ["tasks", "files", "events"] },
+  Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events"] },
+  Finalize: { ports: END_RUN },
+  RecordFailure: { ports: END_RUN },
+  AwaitInterrupt: { ports: ["interrupts", "executions"], executions: ["resume"] },
+  RecordTimeout: { ports: END_RUN },
+  ContinueRun: { ports: ["runs", "executions"], executions: ["start"] },
+  /** The HTTP API: every door's ports, and `table` for the health probe; it sets up tool sources (`secrets`). */
+  Api: {
+    ports: [...DOOR, "table", "secrets"],
+    executions: ["start", "describe", "stop", "redrive", "resume", "history"],
+  },
+  /** The stream function: events as SSE, and the MCP, A2A and AG-UI doors where they stream. */
+  Stream: { ports: DOOR, executions: ["start", "describe", "stop", "redrive", "resume"] },
+  /** The notification queue's consumer: webhooks, a run's end, the session's next run. */
+  Notify: {
+    ports: [
+      "runs",
+      "events",
+      "tasks",
+      "interrupts",
+      "files",
+      "webhooks",
+      "sessions",
+      "activeRuns",
+      "notifyQueue",
+      "executions",
+      "listings",
+    ],
+    executions: ["start", "history"],
+    // A webhook's A2A task names the run's files.
+    fileRecordsOnly: true,
+    deadLetters: true,
+  },
+} as const satisfies Record<string, HandlerUses>;
+
+export type HandlerName = keyof typeof HANDLER_USES;
