@@ -6,10 +6,10 @@ import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nes
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
-import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
+import { BadRequestError, ConflictError, NotFoundError, StepwiseError } from "../../shared/errors.js";
+import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
-import { resolveRunSetup } from "../../shared/run/runSetup.js";
-import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
+import { cancelRun, TooManyRunsError } from "../../shared/run/submit.js";
 import type { Services } from "../../shared/services.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
@@ -97,17 +97,8 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     throw new BadRequestError("Idempotency-Key must be 1 to 255 visible ASCII characters.");
   }
   const body = parseBody(event, CreateRunRequest);
-  if (body.input.length > services.settings.limits.maxInputChars) {
-    throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.settings.limits.maxInputChars}`);
-  }
   try {
-    const { request, ...setup } = await resolveRunSetup(services, tenantId, body);
-    const { run, replayed } = await submitRun(services, tenantId, request, {
-      links: linksFor(event, services),
-      idempotencyKey,
-      ...setup,
-    });
-    if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+    const { run, replayed } = await acceptRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
       202,
