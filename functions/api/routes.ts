@@ -1,5 +1,4 @@
 import type { z } from "zod";
-import { decideInterrupt } from "../../shared/agent/interrupts.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
@@ -9,7 +8,9 @@ import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../s
 import { BadRequestError, ConflictError, NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
-import { cancelRun, TooManyRunsError } from "../../shared/run/submit.js";
+import { cancelRun } from "../../shared/run/cancel.js";
+import { decidePause } from "../../shared/run/decide.js";
+import { TooManyRunsError } from "../../shared/run/submit.js";
 import type { Services } from "../../shared/services.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
@@ -268,8 +269,7 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
 async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId);
   const body = parseBody(event, ResolveInterruptRequest);
-  const tools = await services.tools.registryFor(tenantId);
-  const interrupt = await decideInterrupt(services, run, params.interruptId, body, (name) => tools.get(name));
+  const interrupt = await decidePause(services, tenantId, run, params.interruptId, body);
   return json(202, interruptView(interrupt));
 }
 

@@ -23,7 +23,6 @@ import {
 } from "@a2a-js/sdk/errors";
 import { type A2ARequestHandler, JsonRpcTransportHandler, ServerCallContext, type User } from "@a2a-js/sdk/server";
 import { z } from "zod";
-import { decideInterrupt } from "../agent/interrupts.js";
 import { ApprovalPolicy, type Interrupt, type ResolveInterruptRequest } from "../contracts/interrupts.js";
 import { type A2APush, RequestedMode, type RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
@@ -34,7 +33,8 @@ import { logger } from "../observability.js";
 import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
-import { cancelRun } from "../run/submit.js";
+import { cancelRun } from "../run/cancel.js";
+import { decidePause } from "../run/decide.js";
 import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
 import type { ProtocolContext } from "./context.js";
 
@@ -378,8 +378,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const decision = decisionOf(interrupt, parsed.data, text);
     // A push config that comes with the reply is in place before the run goes on.
     if (webhook) await this.services.runs.update(run.runId, { webhook });
-    const tools = await this.services.tools.registryFor(this.context.tenantId);
-    await decideInterrupt(this.services, run, interrupt.interruptId, decision, (name) => tools.get(name)).catch((error) => {
+    await decidePause(this.services, this.context.tenantId, run, interrupt.interruptId, decision).catch((error) => {
       throw error instanceof StepwiseError && error.statusCode === 409 ? new RequestMalformedError(error.message) : error;
     });
     return run;

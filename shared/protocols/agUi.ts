@@ -2,8 +2,9 @@ import { PROTOCOL_VERSION } from "@ag-ui/core";
 import type { RunEvent } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
+import { decidePause } from "../run/decide.js";
 import type { Services } from "../services.js";
-import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
+import { answerSchemaFor, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
 /** An AG-UI event as it goes on the wire (`type` plus its fields; @ag-ui/core's schemas check them). */
 export type AgUiEvent = { type: string } & Record<string, unknown>;

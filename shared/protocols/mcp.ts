@@ -11,10 +11,11 @@ import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { StepwiseError } from "../errors.js";
 import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
-import { cancelRun } from "../run/submit.js";
+import { cancelRun } from "../run/cancel.js";
+import { decidePause } from "../run/decide.js";
 import type { ProtocolContext } from "./context.js";
 import { RunTaskStore } from "./mcpTasks.js";
-import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
+import { answerSchemaFor, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
 /** Progress and elicitation reach the client only when the reply streams. */
 type McpContext = ProtocolContext;

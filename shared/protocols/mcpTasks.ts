@@ -4,7 +4,7 @@ import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import { ownRun } from "../run/access.js";
-import { cancelRun } from "../run/submit.js";
+import { cancelRun } from "../run/cancel.js";
 import type { Services } from "../services.js";
 
 /** How often a client polls tasks/get (the run's events come faster; a person's decision slower). */

@@ -4,9 +4,9 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { ConflictError } from "../errors.js";
 import { writeTurn } from "../memory/session.js";
 import type { Ports } from "../ports/index.js";
+import { cancelRun } from "./cancel.js";
 import { endRun } from "./lifecycle.js";
 import { type ResumePorts, stopExecutionOf } from "./resume.js";
-import { cancelRun } from "./submit.js";
 
 /** What moving a session's queue touches: the session, the runs, their executions and event logs. */
 export type SessionQueuePorts = Pick<Ports, "sessions" | "runs" | "executions" | "events">;
