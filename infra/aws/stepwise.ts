@@ -289,7 +289,9 @@ export class Stepwise extends Construct {
     table.grant(this.notify, ...TABLE_READ, ...TABLE_WRITE);
     // An ended execution's state transitions are counted once, from its history, for the run's usage.
     stateMachine.grantExecution(this.notify, "states:GetExecutionHistory");
-    // A run's end hands its session to the next waiting run: its execution starts here.
+    // A run's end hands its session to the next waiting run: its execution starts here (a failed
+    // run resumed in the queue is redriven).
+    stateMachine.grantExecution(this.notify, "states:RedriveExecution");
     this.notify.addToRolePolicy(
       new PolicyStatement({ actions: ["states:StartExecution"], resources: [stateMachine.stateMachineArn, orchestration.aliasArn] }),
     );
