@@ -86,7 +86,6 @@ export async function resumeRun(ports: ResumePorts & SessionQueuePorts, run: Run
   // it lay failed, and waits while another run has the session (leaveSession redrives it then).
   const claim = await ports.sessions.claim(run.tenantId, run.sessionId, run.runId, { queue: true });
   if (claim.outcome === "busy") throw new Error("A claim that may queue is never refused.");
-  const queued = claim.outcome === "queued";
   await ports.runs.update(run.runId, {
     turn: claim.turn,
     ...(claim.outcome === "queued" ? { status: "queued", queuedBehind: claim.behind } : {}),
@@ -101,7 +100,7 @@ export async function resumeRun(ports: ResumePorts & SessionQueuePorts, run: Run
     ],
     { reopen: true },
   );
-  if (!queued && !(await restartExecution(ports, run, state))) {
+  if (claim.outcome === "active" && !(await restartExecution(ports, run, state))) {
     await endRun(ports, run.runId, "failed", { error: run.error ?? { code: "failed", message: "The run failed." } });
     const ended = await ports.runs.get(run.runId);
     if (ended) await leaveSession(ports, ended);
