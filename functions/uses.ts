@@ -94,7 +94,8 @@ export const HANDLER_USES = {
       "executions",
       "listings",
     ],
-    executions: ["start", "history"],
+    // A run's end hands its session to the next waiting run: a new one starts, a failed run resumed in the queue is redriven.
+    executions: ["start", "redrive", "history"],
     // A webhook's A2A task names the run's files.
     fileRecordsOnly: true,
     deadLetters: true,

@@ -1,15 +1,16 @@
 import type { z } from "zod";
-import { decideInterrupt } from "../../shared/agent/interrupts.js";
+import { decidePause } from "../../shared/agent/decide.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
-import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
+import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
 import type { DoorPorts, HandlerPorts } from "../../shared/handlerPorts.js";
+import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
-import { resolveRunSetup } from "../../shared/run/runSetup.js";
-import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
+import { cancelRun } from "../../shared/run/cancel.js";
+import { TooManyRunsError } from "../../shared/run/submit.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { interruptView, runLinks, runView } from "../../shared/views/runView.js";
@@ -98,17 +99,8 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     throw new BadRequestError("Idempotency-Key must be 1 to 255 visible ASCII characters.");
   }
   const body = parseBody(event, CreateRunRequest);
-  if (body.input.length > services.settings.limits.maxInputChars) {
-    throw new PayloadTooLargeError(`input has ${body.input.length} characters; the limit is ${services.settings.limits.maxInputChars}`);
-  }
   try {
-    const { request, ...setup } = await resolveRunSetup(services, tenantId, body);
-    const { run, replayed } = await submitRun(services, tenantId, request, {
-      links: linksFor(event, services),
-      idempotencyKey,
-      ...setup,
-    });
-    if (!replayed) await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+    const { run, replayed } = await acceptRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
     const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
     return json(
       202,
@@ -278,8 +270,7 @@ async function listEvents({ event, services, tenantId, params }: Request): Promi
 async function resolveInterrupt({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId);
   const body = parseBody(event, ResolveInterruptRequest);
-  const tools = await services.tools.registryFor(tenantId);
-  const interrupt = await decideInterrupt(services, run, params.interruptId, body, (name) => tools.get(name));
+  const interrupt = await decidePause(services, tenantId, run, params.interruptId, body);
   return json(202, interruptView(interrupt));
 }
 

@@ -9,8 +9,7 @@ import type { DoorPorts } from "../../shared/handlerPorts.js";
 import { logger } from "../../shared/observability.js";
 import { AgUiRequestedRun, AgUiView, agUiFrames, createRunFromAgUi, parseAgUiCursor, resumeFromAgUi } from "../../shared/protocols/agUi.js";
 import { runEventFrames, type StreamEnd } from "../../shared/protocols/sse.js";
-import { resolveRunSetup } from "../../shared/run/runSetup.js";
-import { submitRun } from "../../shared/run/submit.js";
+import { acceptRun } from "../../shared/run/acceptRun.js";
 import { a2aResult } from "../a2a.js";
 import { preflight, withCors } from "../cors.js";
 import { authenticate, errorResult, type HttpEvent, header } from "../http.js";
@@ -136,9 +135,8 @@ async function agUiRun(event: HttpEvent, context: LambdaContext) {
   if (ignored.length > 0) logger.warn("AG-UI resume entries answering no interrupt of the thread were left out", { ignored });
   let run = resumed?.run;
   if (!run) {
-    const { request, ...setup } = await resolveRunSetup(services, tenantId, createRunFromAgUi(input));
-    run = (await submitRun(services, tenantId, request, { links: linksFor(event, services), ...setup })).run;
-    await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+    const { request, fieldName } = createRunFromAgUi(input);
+    run = (await acceptRun(services, tenantId, request, { links: linksFor(event, services), fieldName })).run;
   }
   const requested = new AgUiRequestedRun(new AgUiView(run.sessionId, run.runId), input.runId, resumed?.continues);
   const result = eventStream(

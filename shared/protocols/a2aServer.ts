@@ -23,8 +23,7 @@ import {
 } from "@a2a-js/sdk/errors";
 import { type A2ARequestHandler, JsonRpcTransportHandler, ServerCallContext, type User } from "@a2a-js/sdk/server";
 import { z } from "zod";
-import { decideInterrupt } from "../agent/interrupts.js";
-import { CreateRunRequest } from "../contracts/api.js";
+import { decidePause } from "../agent/decide.js";
 import { ApprovalPolicy, type Interrupt, type ResolveInterruptRequest } from "../contracts/interrupts.js";
 import { type A2APush, RequestedMode, type RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
@@ -33,9 +32,9 @@ import { StepwiseError } from "../errors.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import { logger } from "../observability.js";
 import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
+import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
-import { resolveRunSetup } from "../run/runSetup.js";
-import { cancelRun, submitRun } from "../run/submit.js";
+import { cancelRun } from "../run/cancel.js";
 import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
 import type { ProtocolContext } from "./context.js";
 
@@ -308,31 +307,18 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         `Invalid metadata: ${options.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
       );
     const { text, files } = this.partsOf(message.parts);
-    const request = CreateRunRequest.safeParse({
-      input: text,
-      mode: options.data.mode ?? "auto",
-      ...options.data,
-      ...(message.contextId ? { sessionId: message.contextId } : {}),
-      ...(push ? { webhook: { url: push.url } } : {}),
-    });
-    if (!request.success)
-      throw new RequestMalformedError(
-        `Invalid message: ${request.error.issues.map((i) => `${i.path.join(".") || "message"}: ${i.message}`).join("; ")}`,
-      );
-    if (request.data.input.length > this.services.settings.limits.maxInputChars)
-      throw new RequestMalformedError(
-        `The message's text has ${request.data.input.length} characters; the limit is ${this.services.settings.limits.maxInputChars}.`,
-      );
-    const { tenantId } = this.context;
-    // Checked before the files are uploaded: a refused message leaves nothing behind.
-    const { request: resolved, ...setup } = await resolveRunSetup(this.services, tenantId, request.data).catch((error: unknown) => {
-      throw error instanceof StepwiseError && error.statusCode < 500 ? new RequestMalformedError(error.message) : error;
-    });
-    const uploads = await Promise.all(files.map((f) => this.services.transfers.upload(tenantId, f.name, f.body, f.contentType)));
-    const fileIds = uploads.map((u) => u.fileId);
-    const submitted = { ...resolved, ...(fileIds.length ? { files: fileIds } : {}) };
-    const { run } = await submitRun(this.services, tenantId, submitted, { links: this.context.links, ...setup, a2aPush });
-    await this.services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
+    const { run } = await acceptRun(
+      this.services,
+      this.context.tenantId,
+      {
+        input: text,
+        mode: options.data.mode ?? "auto",
+        ...options.data,
+        ...(message.contextId ? { sessionId: message.contextId } : {}),
+        ...(push ? { webhook: { url: push.url } } : {}),
+      },
+      { links: this.context.links, a2aPush, inlineFiles: files, fieldName: (path) => path || "message" },
+    );
     return run;
   }
 
@@ -392,8 +378,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const decision = decisionOf(interrupt, parsed.data, text);
     // A push config that comes with the reply is in place before the run goes on.
     if (webhook) await this.services.runs.update(run.runId, { webhook });
-    const tools = await this.services.tools.registryFor(this.context.tenantId);
-    await decideInterrupt(this.services, run, interrupt.interruptId, decision, (name) => tools.get(name)).catch((error) => {
+    await decidePause(this.services, this.context.tenantId, run, interrupt.interruptId, decision).catch((error) => {
       throw error instanceof StepwiseError && error.statusCode === 409 ? new RequestMalformedError(error.message) : error;
     });
     return run;
@@ -510,9 +495,12 @@ function withHistory(task: Task, historyLength: number | undefined): Task {
 function a2aError(error: unknown): unknown {
   if (error instanceof A2AError) return error;
   if (error instanceof StepwiseError && error.expose) {
-    if (error.statusCode === 404) return new TaskNotFoundError(error.message);
-    if (error.statusCode === 409 || error.statusCode === 429) return new UnsupportedOperationError(error.message);
-    return new RequestMalformedError(error.message);
+    // The error as the REST API names it goes along in ErrorInfo's metadata (string values only).
+    const metadata = { code: error.code, ...(error.details ? { details: JSON.stringify(error.details) } : {}) };
+    const options = { message: error.message, metadata };
+    if (error.statusCode === 404) return new TaskNotFoundError(options);
+    if (error.statusCode === 409 || error.statusCode === 429) return new UnsupportedOperationError(options);
+    return new RequestMalformedError(options);
   }
   logger.error("A2A request failed", { error: error instanceof Error ? error : String(error) });
   return new Error("Something went wrong on our side; the request can be retried.");

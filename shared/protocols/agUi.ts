@@ -1,10 +1,10 @@
 import { PROTOCOL_VERSION } from "@ag-ui/core";
-import { CreateRunRequest } from "../contracts/api.js";
+import { decidePause } from "../agent/decide.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
 import type { DoorPorts } from "../handlerPorts.js";
-import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
+import { answerSchemaFor, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
 /** An AG-UI event as it goes on the wire (`type` plus its fields; @ag-ui/core's schemas check them). */
 export type AgUiEvent = { type: string } & Record<string, unknown>;
@@ -208,12 +208,16 @@ export function agUiFrames(view: AgUiView, event: RunEvent, after: { seq: number
 }
 
 /**
- * A RunAgentInput as a run: the thread is the session, the last user message the task,
+ * A RunAgentInput as a run request: the thread is the session, the last user message the task,
  * `forwardedProps.mode` the mode, `forwardedProps.approval` the approval policy,
  * `forwardedProps.agent` a saved agent and `forwardedProps.instructions` the run's instructions
- * (as on POST /v1/runs). A thread id that is not a session id is refused.
+ * (as on POST /v1/runs). acceptRun checks it, naming fields as AG-UI does (`fieldName`): a thread
+ * id that is not a session id is refused as the threadId.
  */
-export function createRunFromAgUi(input: { threadId: string; messages: object[]; forwardedProps?: unknown }): CreateRunRequest {
+export function createRunFromAgUi(input: { threadId: string; messages: object[]; forwardedProps?: unknown }): {
+  request: Record<string, unknown>;
+  fieldName: (path: string) => string;
+} {
   let content: unknown;
   // biome-ignore lint/complexity/useLiteralKeys: the IAM-coverage graph takes `.messages` and `.content` reads for a model call's
   for (const message of input["messages"] as Record<string, unknown>[]) if (message.role === "user") content = message["content"];
@@ -221,25 +225,21 @@ export function createRunFromAgUi(input: { threadId: string; messages: object[];
   const partText = (part: Record<string, unknown>) => (typeof part["text"] === "string" ? part["text"] : "");
   const text = typeof content === "string" ? content : Array.isArray(content) ? content.map(partText).join("\n") : "";
   const props = (input.forwardedProps ?? {}) as { mode?: unknown; approval?: unknown; agent?: unknown; instructions?: unknown };
-  const parsed = CreateRunRequest.safeParse({
+  const request = {
     input: text,
     sessionId: input.threadId,
     mode: props.mode ?? "auto",
     approval: props.approval,
     agent: props.agent,
     instructions: props.instructions,
-  });
-  const where = (path: string) =>
+  };
+  const fieldName = (path: string) =>
     path === "sessionId"
       ? "threadId"
-      : ["mode", "approval", "agent", "instructions"].includes(path.split(".")[0])
+      : ["mode", "approval", "agent", "instructions"].includes(path.split(".")[0] ?? "")
         ? `forwardedProps.${path}`
-        : path || "input";
-  if (!parsed.success)
-    throw new BadRequestError(
-      `The AG-UI input does not make a run: ${parsed.error.issues.map((i) => `${where(i.path.join("."))}: ${i.message}`).join("; ")} (the last user message is the task; the thread id is the session id).`,
-    );
-  return parsed.data;
+        : `${path || "input"} (the last user message is the task)`;
+  return { request, fieldName };
 }
 
 /**

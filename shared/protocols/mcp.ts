@@ -3,18 +3,19 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { decidePause } from "../agent/decide.js";
 import type { SavedAgent } from "../contracts/agents.js";
 import { CreateRunRequest } from "../contracts/api.js";
 import type { Interrupt, ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { StepwiseError } from "../errors.js";
+import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
-import { resolveRunSetup } from "../run/runSetup.js";
-import { cancelRun, submitRun } from "../run/submit.js";
+import { cancelRun } from "../run/cancel.js";
 import type { ProtocolContext } from "./context.js";
 import { RunTaskStore } from "./mcpTasks.js";
-import { answerSchemaFor, decidePause, decisionFromAnswer, declined, questionOf } from "./pauses.js";
+import { answerSchemaFor, decisionFromAnswer, declined, questionOf } from "./pauses.js";
 
 /** Progress and elicitation reach the client only when the reply streams. */
 type McpContext = ProtocolContext;
@@ -174,15 +175,16 @@ function mcpServer(
     },
     {
       createTask: async (args, extra) => {
-        const { request, ...setup } = await resolveRunSetup(
-          services,
-          tenantId,
-          CreateRunRequest.parse({ ...args, mode: args.mode ?? "auto" }),
-        );
-        const { run } = await submitRun(services, tenantId, request, { links: context.links, ...setup });
-        await services.listings.touchSession(tenantId, run.sessionId, run.runId, run.createdAt);
-        if (taskCalls.has(extra.requestId))
-          return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
+        const taskCall = taskCalls.has(extra.requestId);
+        let run: RunRecord;
+        try {
+          ({ run } = await acceptRun(services, tenantId, { ...args, mode: args.mode ?? "auto" }, { links: context.links }));
+        } catch (error) {
+          // A refused call answers with the refusal as a tool error (the SDK gives a task call's as text only).
+          if (taskCall || !(error instanceof StepwiseError && error.expose)) throw error;
+          return { task: await tasks.followedTask(undefined, refusalOf(error)) };
+        }
+        if (taskCall) return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
         return { task: await tasks.followedTask(run, await follow(run, extra)) };
       },
       getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
@@ -328,6 +330,21 @@ async function decideFromElicitation(context: McpContext, answer: JSONRPCMessage
 
 function decide(context: McpContext, run: RunRecord, interruptId: string, request: ResolveInterruptRequest) {
   return decidePause(context.services, context.tenantId, run, interruptId, request);
+}
+
+/**
+ * A run Stepwise refused, as MCP's tool execution error (the spec's place for invalid input and
+ * business-logic errors, so the model can correct its call): the message as text, and the error as
+ * the REST API gives it (status, code, details) in structuredContent.
+ */
+function refusalOf(error: StepwiseError): CallToolResult {
+  return {
+    content: [{ type: "text", text: error.message }],
+    structuredContent: {
+      error: { status: error.statusCode, code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+    },
+    isError: true,
+  };
 }
 
 /** The run as a tool result: the answer and its files when it ended, otherwise where it is and what to do next. */

@@ -5,7 +5,7 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import type { DoorPorts } from "../handlerPorts.js";
 import { ownRun } from "../run/access.js";
-import { cancelRun } from "../run/submit.js";
+import { cancelRun } from "../run/cancel.js";
 
 /** How often a client polls tasks/get (the run's events come faster; a person's decision slower). */
 const POLL_INTERVAL_MS = 1_000;
@@ -47,10 +47,17 @@ export class RunTaskStore implements TaskStore {
   }
 
   /**
-   * The task of a run this call has followed to its answer: done as far as the call is concerned,
-   * so the SDK asks for the result at once instead of polling (the object stays in this process).
+   * The task of a run this call has followed to its answer (or of a run refused, `run` undefined):
+   * done as far as the call is concerned, so the SDK asks for the result at once instead of polling
+   * (the object stays in this process).
    */
-  async followedTask(run: RunRecord, result: CallToolResult): Promise<Task> {
+  async followedTask(run: RunRecord | undefined, result: CallToolResult): Promise<Task> {
+    if (!run) {
+      const taskId = `refused_${crypto.randomUUID()}`;
+      this.followed.set(taskId, result);
+      const now = new Date().toISOString();
+      return { taskId, status: "failed", ttl: this.ttlMs, createdAt: now, lastUpdatedAt: now, pollInterval: POLL_INTERVAL_MS };
+    }
     this.followed.set(run.runId, result);
     return { ...this.taskOf(run), status: "completed" };
   }

@@ -1,8 +1,5 @@
 import { z } from "zod";
-import { decideInterrupt } from "../agent/interrupts.js";
 import type { InterruptKind, ResolveInterruptRequest } from "../contracts/interrupts.js";
-import type { RunRecord } from "../contracts/run.js";
-import type { DoorPorts } from "../handlerPorts.js";
 
 /**
  * A pause for a person as the agent protocols ask it: one question, one JSON Schema for the answer
@@ -47,16 +44,4 @@ export function decisionFromAnswer(kind: InterruptKind, answer: unknown): Resolv
 /** A person who declines to answer: an approval is rejected, a question answered with the refusal. */
 export function declined(kind: InterruptKind, how: string): ResolveInterruptRequest {
   return { decision: kind === "ask_user" ? "answer" : "reject", message: how };
-}
-
-/** Decides the interrupt for the tenant (an edit's arguments are checked against the tool's schema). */
-export async function decidePause(
-  services: DoorPorts,
-  tenantId: string,
-  run: RunRecord,
-  interruptId: string,
-  request: ResolveInterruptRequest,
-) {
-  const tools = await services.tools.registryFor(tenantId);
-  return decideInterrupt(services, run, interruptId, request, (name) => tools.get(name));
 }

@@ -4,6 +4,7 @@ import { ConflictError, errorMessage, FINAL_STEP_ERRORS, NotFoundError } from ".
 import type { ExecutionState } from "../ports/executions.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import { endRun, reconcileExecutionEnd } from "./lifecycle.js";
+import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 import { TooManyRunsError } from "./submit.js";
 
 /** The ports resuming and stopping use: runs, the event log, slots, executions and the notifier. */
@@ -27,11 +28,12 @@ async function restartExecution(ports: Pick<Ports, "executions">, run: RunRecord
 }
 
 /**
- * `POST /v1/runs/{id}/resume`. A failed run continues where it failed: the run reopens (taking a
- * slot of the tenant's limit again) and its execution is redriven. A run in flight whose execution
- * has gone gets one again. Anything else is a conflict that changes nothing.
+ * Resuming a run, whichever door asks (`POST /v1/runs/{id}/resume`). A failed run continues where
+ * it failed: the run reopens (taking a slot of the tenant's limit again) and claims its session like
+ * a new run; its execution is redriven at once, or when its turn comes. A run in flight whose
+ * execution has gone gets one again. Anything else is a conflict that changes nothing.
  */
-export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, run: RunRecord): Promise<RunRecord> {
+export async function resumeRun(ports: ResumePorts & SessionQueuePorts, run: RunRecord): Promise<RunRecord> {
   const state = await executionState(ports, run);
   if (
     run.status === "queued" &&
@@ -80,9 +82,28 @@ export async function resumeRun(ports: ResumePorts & Pick<Ports, "sessions">, ru
     await ports.activeRuns.release(run.tenantId);
     throw new ConflictError(`Run ${run.runId} changed while it was being resumed; read it again.`);
   }
-  await ports.events.append(run.runId, [{ type: "run.resumed", data: { redrive: true } }], { reopen: true });
-  if (!(await restartExecution(ports, run, state))) {
+  // Through its session's queue like any other run: it takes a new turn, after the turns sent while
+  // it lay failed, and waits while another run has the session (leaveSession redrives it then).
+  const claim = await ports.sessions.claim(run.tenantId, run.sessionId, run.runId, { queue: true });
+  if (claim.outcome === "busy") throw new Error("A claim that may queue is never refused.");
+  await ports.runs.update(run.runId, {
+    turn: claim.turn,
+    ...(claim.outcome === "queued" ? { status: "queued", queuedBehind: claim.behind } : {}),
+  });
+  await ports.events.append(
+    run.runId,
+    [
+      { type: "run.resumed", data: { redrive: true } },
+      ...(claim.outcome === "queued"
+        ? [{ type: "run.queued_behind" as const, data: { runId: claim.behind, activeRunId: claim.activeRunId, position: claim.position } }]
+        : []),
+    ],
+    { reopen: true },
+  );
+  if (claim.outcome === "active" && !(await restartExecution(ports, run, state))) {
     await endRun(ports, run.runId, "failed", { error: run.error ?? { code: "failed", message: "The run failed." } });
+    const ended = await ports.runs.get(run.runId);
+    if (ended) await leaveSession(ports, ended);
     throw new ConflictError(`Run ${run.runId}'s execution cannot be redriven (Step Functions refused it); the run stays failed.`, {
       execution: state,
     });

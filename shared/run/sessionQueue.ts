@@ -4,9 +4,9 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { ConflictError } from "../errors.js";
 import { writeTurn } from "../memory/session.js";
 import type { Ports } from "../ports/index.js";
+import { cancelRun } from "./cancel.js";
 import { endRun } from "./lifecycle.js";
 import { type ResumePorts, stopExecutionOf } from "./resume.js";
-import { cancelRun } from "./submit.js";
 
 /** What moving a session's queue touches: the session, the runs, their executions and event logs. */
 export type SessionQueuePorts = Pick<Ports, "sessions" | "runs" | "executions" | "events">;
@@ -33,7 +33,18 @@ export class SessionBusyError extends ConflictError {
  */
 export async function leaveSession(ports: SessionQueuePorts, run: RunRecord): Promise<void> {
   const next = await handOver(ports, run);
-  if (next) await ports.executions.start(next);
+  if (next) await startTurn(ports, next);
+}
+
+/** Starts the execution of the run whose turn it is; a failed run resumed in the queue continues its own (redrive). */
+async function startTurn(ports: SessionQueuePorts, runId: string): Promise<void> {
+  if (await ports.executions.start(runId)) return;
+  const run = await ports.runs.get(runId);
+  if (!run) return;
+  // It continues at the step that failed, past the one that marks a run running.
+  if (run.status === "queued") await ports.runs.update(runId, { status: "running" }, ["queued"]);
+  // Refused (false) when the execution runs already: a repeated hand-over.
+  await ports.executions.redrive(run.executionArn, `${run.runId}-${run.updatedAt}`);
 }
 
 /**

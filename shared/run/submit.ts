@@ -2,14 +2,12 @@ import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
 import { IMAGE_TYPES, type ImageLimits, imageOverLimit } from "../contracts/imageLimits.js";
 import { type A2APush, emptyUsage, type RunRecord } from "../contracts/run.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
 import { anySeesImages } from "../llm/roleSettings.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import { type Links, runLinks } from "../views/runView.js";
 import { type EndRunPorts, endRun } from "./lifecycle.js";
-import { type ResumePorts, stopExecutionOf } from "./resume.js";
 import type { RunSetup } from "./runSetup.js";
 import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
 
@@ -163,17 +161,6 @@ async function uploadsOf(ports: Pick<Ports, "transfers">, tenantId: string, file
   if (names.size < found.length)
     throw new BadRequestError("Two of the files have the same name; a run's files need distinct names.", undefined, "duplicate_file_name");
   return found;
-}
-
-/** Stops the execution; the run ends cancelled (the status-change notification sends the webhook). */
-export async function cancelRun(ports: ResumePorts, run: RunRecord, reason: string): Promise<void> {
-  if (TERMINAL_STATUSES.has(run.status))
-    throw new ConflictError(`Run ${run.runId} has already ended (${run.status}).`, { status: run.status });
-  if (!(await endRun(ports, run.runId, "cancelled", { error: { code: "cancelled", message: reason } }))) {
-    const now = await ports.runs.get(run.runId);
-    throw new ConflictError(`Run ${run.runId} has already ended (${now?.status}).`, { status: now?.status });
-  }
-  await stopExecutionOf(ports, run, reason);
 }
 
 const bodyHash = (request: CreateRunRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
+import { cancelRun } from "../../../../shared/run/cancel.js";
 import { endRun } from "../../../../shared/run/lifecycle.js";
-import { cancelRun } from "../../../../shared/run/submit.js";
 import { finalize } from "../../../../shared/steps/finalize.js";
 import { recordFailure } from "../../../../shared/steps/recordFailure.js";
 import { recordTimeout } from "../../../../shared/steps/recordTimeout.js";

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { endRun } from "../../../../shared/run/lifecycle.js";
 import { resumeRun } from "../../../../shared/run/resume.js";
+import { leaveSession } from "../../../../shared/run/sessionQueue.js";
 import { eventTypes, withRun } from "../../../support/memoryRun.js";
+import { runRecord } from "../../../support/records.js";
 
 /** `POST /v1/runs/{id}/resume` over in-memory ports: what is redriven, what is refused. */
 
@@ -39,4 +41,29 @@ describe("resumeRun", () => {
       expect(await fakes.activeRuns.count("tenant_1")).toBe(0);
     },
   );
+
+  it("a failed run resumed while another run has its session waits its turn, and is redriven when that run leaves", async () => {
+    const { ports, fakes, runId, run } = await failedRun("Stepwise.ModelRejected");
+    // While it lay failed, the session's next message took the session.
+    const other = runRecord("run_next", { status: "running", sessionId: run.sessionId, executionArn: ports.executions.arnFor("run_next") });
+    await ports.runs.create(other);
+    await ports.sessions.claim(run.tenantId, run.sessionId, other.runId, { queue: false });
+
+    const resumed = await resumeRun(ports, run);
+
+    expect(resumed).toMatchObject({ runId, status: "queued", queuedBehind: other.runId });
+    expect(fakes.executions.calls.filter((c) => c.action === "redrive")).toHaveLength(0);
+    expect(eventTypes(fakes, runId)).toEqual(["run.failed", "run.resumed", "run.queued_behind"]);
+    expect(await ports.sessions.runs(run.tenantId, run.sessionId)).toEqual({ activeRunId: other.runId, waiting: [runId] });
+
+    await endRun(ports, other.runId, "succeeded", { result: "done" });
+    await leaveSession(ports, (await ports.runs.get(other.runId))!);
+
+    expect(fakes.executions.calls.filter((c) => c.action === "redrive").map((c) => c.target)).toEqual([run.executionArn]);
+    expect(await ports.executions.describe(run.executionArn)).toBe("RUNNING");
+    expect((await ports.runs.get(runId))!.status).toBe("running");
+    // Its turn comes after the one sent while it lay failed.
+    expect((await ports.runs.get(runId))!.turn).toBe(2);
+    expect(await ports.sessions.runs(run.tenantId, run.sessionId)).toEqual({ activeRunId: runId, waiting: [] });
+  });
 });

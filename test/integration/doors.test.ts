@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "../support/client.js";
+import { type RunningStack, startStack } from "../support/localStack.js";
+
+/**
+ * The same run requests through every door — REST, MCP (`run_task`), A2A (`SendMessage`) and AG-UI
+ * (`POST /v1/ag-ui`) — get the same outcome, each in its protocol's shape: a run accepted, an input
+ * over MAX_INPUT_CHARS refused, and a second message on a busy session under each tenant default
+ * (reject, enqueue, interrupt; the interrupted runs are plan_solve runs). One table, one local stack
+ * with the offline model; STREAM_MAX_SECONDS=2 makes the streaming doors (MCP, AG-UI) answer with the
+ * run as it stands after two seconds.
+ */
+
+const BUSY_INPUT = "Compute 17*23 and (120/8)+2^5, then write a short report";
+const LIMIT = 32_000;
+
+let stack: RunningStack;
+let client: Client;
+const mcpClients: McpClient[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", STREAM_MAX_SECONDS: "2", MAX_INPUT_CHARS: String(LIMIT) });
+  client = new Client(stack.url, stack.apiKey);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(mcpClients.map((c) => c.close().catch(() => undefined)));
+  await stack?.stop();
+});
+
+/** What a door answered, in common terms: the run it started, or Stepwise's error code (and the run in the way). */
+type Outcome = { runId: string } | { refused: string; activeRunId?: string };
+type Message = { input: string; mode: "react" | "plan_solve"; sessionId?: string };
+type Door = (message: Message) => Promise<Outcome>;
+
+const refusal = (error: { code?: string; details?: { activeRunId?: string } } | undefined): Outcome => ({
+  refused: error?.code ?? "(no code)",
+  ...(error?.details?.activeRunId ? { activeRunId: error.details.activeRunId } : {}),
+});
+
+/** REST: 202 with the run, or the status and the problem body. */
+const rest: Door = async (message) => {
+  const res = await client.request("POST", "/v1/runs", message);
+  return res.status === 202 ? { runId: res.body.runId } : refusal(res.body.error);
+};
+
+/** MCP: run_task's result (the run, structured), or the tool error with the error in structuredContent. */
+const mcp: Door = async (message) => {
+  const mcpClient = new McpClient({ name: "doors-test", version: "1.0.0" }, { capabilities: {} });
+  await mcpClient.connect(
+    new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${stack.apiKey}` } },
+    }),
+  );
+  mcpClients.push(mcpClient);
+  const result = (await mcpClient.callTool({ name: "run_task", arguments: message }, undefined, { timeout: 60_000 })) as CallToolResult;
+  const structured = result.structuredContent as { runId?: string; error?: { code: string; details?: { activeRunId?: string } } };
+  return result.isError && structured?.error ? refusal(structured.error) : { runId: String(structured?.runId) };
+};
+
+/** A2A (1.0, JSON-RPC): SendMessage answering at once with the task, or a JSON-RPC error whose ErrorInfo carries the code. */
+const a2a: Door = async (message) => {
+  const res = await fetch(`${stack.url}/a2a`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${stack.apiKey}`, "a2a-version": "1.0" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: {
+        message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text: message.input }], contextId: message.sessionId ?? "" },
+        metadata: { mode: message.mode },
+        configuration: { returnImmediately: true },
+      },
+    }),
+  });
+  const body = (await res.json()) as {
+    result?: { task?: { id: string } };
+    error?: { code: number; data?: { metadata?: { code?: string; details?: string } }[] };
+  };
+  if (body.result) return { runId: String(body.result.task?.id) };
+  const info = body.error?.data?.find((d) => d.metadata?.code)?.metadata;
+  return refusal({ code: info?.code, details: info?.details ? JSON.parse(info.details) : undefined });
+};
+
+/** AG-UI: the run's event stream (its Stepwise run in X-Stepwise-Run), or the HTTP status and problem body. */
+const agUi: Door = async (message) => {
+  const res = await fetch(`${stack.url}/v1/ag-ui`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({
+      threadId: message.sessionId ?? `ses_doors${randomUUID().slice(0, 8)}`,
+      runId: randomUUID(),
+      messages: [{ id: "m1", role: "user", content: message.input }],
+      tools: [],
+      context: [],
+      state: {},
+      forwardedProps: { mode: message.mode },
+    }),
+  });
+  if (res.status !== 200) return refusal(((await res.json()) as { error?: { code: string } }).error);
+  await res.body?.cancel();
+  return { runId: String(res.headers.get("x-stepwise-run")) };
+};
+
+const doors = { rest, mcp, a2a, agUi } as const;
+const doorNames = Object.keys(doors) as (keyof typeof doors)[];
+
+const runCount = async () => (await client.request("GET", "/v1/runs?limit=100")).body.runs.length as number;
+const runOf = async (outcome: Outcome) => (await client.run((outcome as { runId: string }).runId)) as { status: string; sessionId: string };
+const session = async (sessionId: string) => (await client.request("GET", `/v1/sessions/${sessionId}`)).body;
+const setDefault = async (multitask: string) => expect((await client.request("PUT", "/v1/settings", { multitask })).status).toBe(200);
+
+/** A session whose run waits for a person (its report needs approval): in flight, deterministically. */
+async function busySession(mode: "react" | "plan_solve") {
+  const sessionId = `ses_busy${randomUUID().slice(0, 8)}`;
+  const busy = await client.submit({ input: BUSY_INPUT, mode, sessionId, approval: { tools: "write" } });
+  await client.waitForPending(busy.runId, 1, 120_000);
+  return { sessionId, runId: busy.runId as string };
+}
+
+describe("every door accepts a run the same way", { timeout: 400_000 }, () => {
+  it.each(doorNames)("%s: a task is accepted as a run of the session it names", async (door) => {
+    const sessionId = `ses_new${randomUUID().slice(0, 8)}`;
+    const outcome = await doors[door]({ input: "Compute 2+2", mode: "react", sessionId });
+    expect(outcome).toEqual({ runId: expect.stringMatching(/^run_/) });
+    expect(await runOf(outcome)).toMatchObject({ sessionId });
+    expect((await client.waitForEnd((outcome as { runId: string }).runId, 120_000)).run.status).toBe("succeeded");
+  });
+
+  it.each(doorNames)("%s: an input one character over the limit is refused (payload_too_large) and starts nothing", async (door) => {
+    const before = await runCount();
+    expect(await doors[door]({ input: "a".repeat(LIMIT + 1), mode: "react", sessionId: `ses_long${randomUUID().slice(0, 8)}` })).toEqual({
+      refused: "payload_too_large",
+    });
+    expect(await runCount()).toBe(before);
+  });
+
+  it("tenant default reject: a second message on a busy session is refused at every door, naming the run in flight; nothing is created", async () => {
+    await setDefault("reject");
+    const busy = await busySession("react");
+    const before = await runCount();
+    for (const door of doorNames) {
+      const outcome = await doors[door]({ input: "Actually, compute 5*5", mode: "react", sessionId: busy.sessionId });
+      expect({ door, outcome }).toEqual({ door, outcome: { refused: "conflict", activeRunId: busy.runId } });
+    }
+    expect(await runCount()).toBe(before);
+    expect(await session(busy.sessionId)).toMatchObject({ activeRunId: busy.runId, waitingRunIds: [] });
+    await client.request("POST", `/v1/runs/${busy.runId}/cancel`);
+  });
+
+  it("tenant default enqueue: a second message waits behind the run in flight at every door, in the order sent", async () => {
+    await setDefault("enqueue");
+    const busy = await busySession("react");
+    const queued: string[] = [];
+    for (const door of doorNames) {
+      const outcome = await doors[door]({ input: "Actually, compute 5*5", mode: "react", sessionId: busy.sessionId });
+      expect({ door, outcome }).toEqual({ door, outcome: { runId: expect.stringMatching(/^run_/) } });
+      queued.push((outcome as { runId: string }).runId);
+      expect({ door, status: (await runOf(outcome)).status }).toEqual({ door, status: "queued" });
+    }
+    expect(await session(busy.sessionId)).toMatchObject({ activeRunId: busy.runId, waitingRunIds: queued });
+    expect((await client.run(busy.runId)).status).toBe("awaiting_input");
+    for (const runId of [...queued, busy.runId]) await client.request("POST", `/v1/runs/${runId}/cancel`);
+  });
+
+  it("tenant default interrupt: a second message stops the plan_solve run in flight at every door; the new run answers after it", async () => {
+    await setDefault("interrupt");
+    const busy = await Promise.all(doorNames.map(() => busySession("plan_solve")));
+    for (const [i, door] of doorNames.entries()) {
+      const outcome = await doors[door]({ input: "Actually, compute 5*5", mode: "react", sessionId: busy[i]!.sessionId });
+      expect({ door, outcome }).toEqual({ door, outcome: { runId: expect.stringMatching(/^run_/) } });
+      const stopped = await client.waitForEnd(busy[i]!.runId, 120_000);
+      expect({ door, status: stopped.run.status }).toEqual({ door, status: "interrupted" });
+      expect(stopped.events.at(-1)).toMatchObject({ type: "run.interrupted", data: { byRunId: (outcome as { runId: string }).runId } });
+      const next = await client.waitForEnd((outcome as { runId: string }).runId, 120_000);
+      expect({ door, status: next.run.status }).toEqual({ door, status: "succeeded" });
+      // The interrupted run's turn stays in the session, before the new run's.
+      const messages = (await session(busy[i]!.sessionId)).messages as { role: string; content: string; runId: string }[];
+      expect(messages.map((m) => [m.role, m.runId])).toEqual([
+        ["user", busy[i]!.runId],
+        ["assistant", busy[i]!.runId],
+        ["user", next.run.runId],
+        ["assistant", next.run.runId],
+      ]);
+      expect(messages[1]!.content).toContain("Interrupted by a newer message");
+    }
+  });
+});
