@@ -12,8 +12,9 @@ import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import type { Settings } from "../settings.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { withToolSearch } from "../tools/toolSearch.js";
+import { BackgroundEvents } from "./backgroundWrites.js";
+import { CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
-import { BackgroundEvents, CallGuard } from "./overlap.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import { needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
@@ -97,7 +98,7 @@ export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the
  * replays them (no repeated side effects, no repeated cost) and a later turn resumes here.
  *
  * Between a model reply and the next model call there is no round trip to the table in the common
- * case (read tools): see overlap.ts. Before a write tool or a person's decision, the journal is
+ * case (read tools): see callGuard.ts. Before a write tool or a person's decision, the journal is
  * written first (the call is recorded before its side effect) and the status checked.
  */
 export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {

@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { quietly } from "../agent/backgroundWrites.js";
 import { priorResultsOf } from "../agent/executor.js";
 import { interruptIdFor, openInterrupt } from "../agent/interrupts.js";
 import { type LoopOutcome, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
-import { quietly } from "../agent/overlap.js";
 import { fileLines, type PromptContext, plannerPrompt, toolLines } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
 import type { ScopeJournal } from "../agent/scopeJournal.js";
