@@ -69,7 +69,7 @@ export async function plan(input: PlanInput, ports: PlanPorts): Promise<PlanOutp
   );
   const verdict = historyVerdict(used, tasks, budget);
   if (verdict === "fits") return { ...output, history: used + iterationEvents(tasks) };
-  if (verdict === "continue") return { ...output, next: "continue" };
+  if (verdict === "new_execution") return { ...output, next: "new_execution" };
   throw new UnprocessableError(
     `A plan step of ${output.tasks.length} tasks needs about ${iterationEvents(output.tasks.length) + HISTORY_RESERVE} Step Functions history events, more than one execution may use (HISTORY_EVENT_BUDGET = ${budget}): ${RAISE_BUDGET}.`,
     "history_budget",
@@ -91,7 +91,7 @@ function continueStep(input: PlanInput, deferred: TaskResult[], budget: number):
     mode: "plan_solve",
     iteration: input.iteration ?? 0,
     revision: input.revision ?? 0,
-    next: "continue",
+    next: "new_execution",
     stepIndex,
     tasks: deferred.map(({ task }) => task),
   };
