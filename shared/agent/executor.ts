@@ -37,7 +37,7 @@ export type FinishTaskPorts = Pick<Ports, "tasks" | "files" | "events">;
  * (one request), and its journal; its start time is written with its first round's records. Its
  * task record is written once, at the end, with its last journal records.
  */
-export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
+export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
   const scope = scopeOf(input);
