@@ -224,7 +224,7 @@ export class Stepwise extends Construct {
       environment,
       timeout: Duration.minutes(15),
       // No reserved concurrency unless set: Lambda keeps 100 of the account's executions unreserved,
-      // and new accounts have a quota too small to reserve any (README, "Configuration").
+      // and new accounts have a quota too small to reserve any (docs/configuration.md, "Configuration").
       overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency },
     });
     // Reads, and the event log's fill of a number a crashed writer took (a conditional put of a "lost" event).
