@@ -2,8 +2,8 @@ import packageJson from "../package.json" with { type: "json" };
 import { agentCardJson } from "../shared/protocols/a2a.js";
 import { handleA2A } from "../shared/protocols/a2aServer.js";
 import type { Services } from "../shared/services.js";
-import { linksFor } from "./api/access.js";
 import { type HttpEvent, type HttpResult, json, type WebResult } from "./http.js";
+import { linksFor } from "./links.js";
 import { type ProtocolCall, protocolResult } from "./protocolCall.js";
 
 /**

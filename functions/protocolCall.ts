@@ -1,8 +1,8 @@
 import packageJson from "../package.json" with { type: "json" };
 import type { ProtocolContext } from "../shared/protocols/context.js";
 import type { Services } from "../shared/services.js";
-import { linksFor } from "./api/access.js";
 import { fromWebResponse, type HttpEvent, toWebRequest, type WebResult } from "./http.js";
+import { linksFor } from "./links.js";
 
 /** Time kept back from the Lambda's own limit to answer "still running" before it is cut off. */
 export const ANSWER_MARGIN_MS = 5_000;

@@ -8,15 +8,16 @@ import { OpenAIModel } from "../shared/llm/openaiModel.js";
 import { withOutputLimit } from "../shared/llm/outputLimit.js";
 import { RoleModel } from "../shared/llm/roleModel.js";
 import type { ChatModel } from "../shared/llm/types.js";
+import type { ApiKeySource } from "../shared/ports/apiKeySource.js";
 import { EnvelopeCipher } from "../shared/secrets/envelope.js";
-import { type ApiKeySource, SecretKey } from "../shared/secrets/secretKey.js";
+import { SecretKey } from "../shared/secrets/secretKey.js";
 import type { Services } from "../shared/services.js";
 import type { Settings } from "../shared/settings.js";
 import { ToolSourceStore } from "../shared/store/toolSources.js";
 import { catalogWith } from "../shared/tools/builtins.js";
 import { McpToolCatalog } from "../shared/tools/mcp/catalog.js";
-import { type WorkToolClients, workTools } from "../shared/tools/workTools.js";
 import { getBaseServices } from "./baseServices.js";
+import { type WorkToolClients, workTools } from "./workTools.js";
 
 /** The clients an agent's handler adds to the base ones: the tool sources' key, the model's and search APIs' secrets, the sandbox. */
 export interface AgentClients extends WorkToolClients {

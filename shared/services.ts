@@ -1,6 +1,6 @@
 import type { BaseServices } from "./baseServices.js";
 import type { Ports } from "./ports/index.js";
-import type { EnvelopeCipher } from "./secrets/envelope.js";
+import type { SecretCipher } from "./ports/secretCipher.js";
 import type { ToolSourceStore } from "./store/toolSources.js";
 
 /**
@@ -11,5 +11,5 @@ import type { ToolSourceStore } from "./store/toolSources.js";
 export interface Services extends BaseServices, Pick<Ports, "model" | "tools"> {
   toolSources: ToolSourceStore;
   /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key. */
-  secrets: EnvelopeCipher;
+  secrets: SecretCipher;
 }

@@ -1,7 +1,6 @@
 import { z } from "zod";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./contracts/historyBudget.js";
 import { type RoleSettings, RoleSettingsInput } from "./llm/roleSettings.js";
-import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./run/historyBudget.js";
-import type { FetchLimits } from "./web/fetchPage.js";
 
 /** Model → [USD per million prompt tokens, per million completion tokens]. */
 export type PriceTable = Record<string, [number, number]>;
@@ -18,6 +17,16 @@ const DEFAULT_MODEL_PRICES: PriceTable = {
 
 /** Who may be called at an address a user gave: loopback and plain http only where the deployment allows them. */
 export interface UrlPolicy {
+  allowLoopback: boolean;
+  allowHttp: boolean;
+}
+
+/** How far a web fetch goes (shared/web/fetchPage.ts). */
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+  maxRedirects: number;
+  /** As for webhooks: loopback and plain http only where configuration allows them. */
   allowLoopback: boolean;
   allowHttp: boolean;
 }
@@ -89,7 +98,7 @@ export interface Settings {
     /**
      * History events one execution may use (Step Functions stops at 25,000): before a plan step, an
      * executor's hand-back or a ReAct turn would pass it, the run continues in a new execution
-     * (shared/run/historyBudget.ts).
+     * (shared/contracts/historyBudget.ts).
      */
     historyEvents: number;
   };

@@ -2,7 +2,8 @@ import { AgentName, AgentRef, parseAgentRef, SaveAgentRequest } from "../../shar
 import { NotFoundError } from "../../shared/errors.js";
 import { saveAgent } from "../../shared/run/savedAgents.js";
 import { baseUrl, type HttpResult, json } from "../http.js";
-import { parseBody, type Request, type Route } from "./routes.js";
+import { parseBody } from "../jsonBody.js";
+import type { Request, Route } from "./routes.js";
 
 /**
  * Saved agents: named agent configurations a run names (`agent: "analyst"` or `"analyst@3"`).

@@ -5,9 +5,10 @@ import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { runHeadline } from "../../shared/views/runView.js";
 import { consoleAsset } from "../console/assets.js";
 import { type HttpResult, json } from "../http.js";
+import { parseQuery } from "../jsonBody.js";
 import { health } from "./health.js";
 import { openApiDocument } from "./openapi.js";
-import { ownRun, parseQuery, type Request, type Route } from "./routes.js";
+import { ownRun, type Request, type Route } from "./routes.js";
 
 /** Routes the console, the CLI and other clients need beyond runs themselves: listings, stream tokens, health, the API description, the console. */
 export const consoleApiRoutes: Route[] = [

@@ -2,10 +2,11 @@ import { CompleteUploadRequest, PresignedUploadRequest } from "../../shared/cont
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
 import { ownRun } from "../../shared/run/access.js";
+import { MULTIPART_ROOM_BYTES } from "../bodyLimits.js";
 import { baseUrl, type HttpResult, header, json } from "../http.js";
-import { linksFor } from "./access.js";
-import { MULTIPART_ROOM_BYTES } from "./bodyLimits.js";
-import { parseBody, type Request, type Route } from "./routes.js";
+import { parseBody } from "../jsonBody.js";
+import { linksFor } from "../links.js";
+import type { Request, Route } from "./routes.js";
 import { cleanName, contentTypeFor, parseUpload } from "./upload.js";
 
 /** The largest file that goes through the API itself; larger ones go straight to the bucket. */

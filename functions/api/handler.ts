@@ -2,11 +2,11 @@ import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import { NotFoundError, StepwiseError } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
+import { bodyLimitOf, bodyTooLarge, MAX_JSON_BODY_BYTES } from "../bodyLimits.js";
 import { preflight, withCors } from "../cors.js";
 import { authenticate, errorResult, type HttpEvent, type HttpResult, header } from "../http.js";
 import { logRequest, observability, requestLog } from "../observability.js";
 import { getServices } from "../services.js";
-import { bodyLimitOf, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { validatePathParams } from "./params.js";
 import { type Route, routes } from "./routes.js";
 

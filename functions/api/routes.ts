@@ -2,11 +2,10 @@ import type { z } from "zod";
 import { decideInterrupt } from "../../shared/agent/interrupts.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
-import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../../shared/contracts/nesting.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
-import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
+import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { resolveRunSetup } from "../../shared/run/runSetup.js";
 import { cancelRun, submitRun, TooManyRunsError } from "../../shared/run/submit.js";
@@ -16,11 +15,12 @@ import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { interruptView, runLinks, runView } from "../../shared/views/runView.js";
 import { countStateTransitions } from "../../shared/views/stateTransitions.js";
 import { a2aResult, agentCardResult } from "../a2a.js";
+import { a2aMaxBodyBytes } from "../bodyLimits.js";
 import { baseUrl, errorResult, type HttpEvent, type HttpResult, header, json } from "../http.js";
+import { parseBody, parseQuery } from "../jsonBody.js";
+import { linksFor } from "../links.js";
 import { mcpResult } from "../mcp.js";
-import { linksFor } from "./access.js";
 import { agentRoutes } from "./agents.js";
-import { a2aMaxBodyBytes, bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
 import { resumeRoutes } from "./resume.js";
@@ -41,7 +41,7 @@ export interface Request {
  * params.ts), handler, and the zod contracts of its body and query when it has them (the fuzz test
  * generates requests from those). `public` routes answer without an API key (health, the OpenAPI
  * document, the console). `maxBodyBytes`: the longest body the route takes, when not a JSON body's
- * (bodyLimits.ts); longer ones are refused before they are read.
+ * (functions/bodyLimits.ts); longer ones are refused before they are read.
  */
 export type Route = {
   method: string;
@@ -294,51 +294,4 @@ async function stateTransitionsOf(services: Services, run: RunRecord): Promise<n
   const counted = await countStateTransitions(services, run.executionArn).catch(() => undefined);
   if (counted?.final) await services.runs.update(run.runId, { stateTransitions: counted.count });
   return counted?.count;
-}
-
-export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
-  const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
-  if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw bodyTooLarge(MAX_JSON_BODY_BYTES);
-  const type = header(event, "content-type") ?? "";
-  if (!/^application\/json\b/i.test(type)) {
-    throw new StepwiseError("Send the body as JSON with 'Content-Type: application/json'.", {
-      statusCode: 415,
-      code: "unsupported_media_type",
-    });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    throw new BadRequestError(`The body is not valid JSON: ${(error as Error).message}`, undefined, "invalid_json");
-  }
-  if (nestedDeeperThan(value)) {
-    throw new BadRequestError(
-      `The body is nested more than ${MAX_NESTING_LEVELS} levels deep, the most that can be stored: at most ${MAX_NESTING_LEVELS - 1} objects or arrays within each other (the body's own counts), around their values.`,
-      undefined,
-      "nesting_too_deep",
-    );
-  }
-  return validate(schema, value, "body");
-}
-
-export function parseQuery<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
-  return validate(schema, event.queryStringParameters ?? {}, "query");
-}
-
-function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    const details = result.error.issues.map((issue) => ({
-      path: [where, ...issue.path.map(String)].join("."),
-      message: issue.message,
-      ...("keys" in issue ? { keys: issue.keys } : {}),
-    }));
-    throw new BadRequestError(
-      `Invalid ${where}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`,
-      details,
-      "validation_failed",
-    );
-  }
-  return result.data;
 }

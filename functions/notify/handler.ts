@@ -1,10 +1,9 @@
 import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { NotifyMessage } from "../../shared/contracts/notify.js";
+import { ExecutionStatusEvent, NotifyMessage } from "../../shared/contracts/notify.js";
 import { errorMessage } from "../../shared/errors.js";
 import { logger } from "../../shared/observability.js";
-import { onExecutionStatus, onQueueMessage } from "../../shared/webhooks/notify.js";
-import { ExecutionStatusEvent } from "../../shared/webhooks/queue.js";
+import { onExecutionStatus, onQueueMessage } from "../../shared/run/endAndNotify.js";
 import { getBaseServices } from "../baseServices.js";
 import { observability } from "../observability.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/contracts/historyBudget.js";
 import { RoleSettingsInput } from "../../shared/llm/roleSettings.js";
-import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/run/historyBudget.js";
 
 const positiveInt = z.coerce.number().int().positive();
 const flag = z.union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")]);
@@ -40,7 +40,7 @@ export const DeploymentSettings = z
     maxAgentRounds: positiveInt.max(50).optional(),
     /**
      * History events one execution may use before the run continues in a new one (Step Functions
-     * stops an execution at 25,000; shared/run/historyBudget.ts).
+     * stops an execution at 25,000; shared/contracts/historyBudget.ts).
      */
     historyEventBudget: positiveInt.min(MIN_HISTORY_EVENT_BUDGET).max(HISTORY_EVENT_LIMIT).optional(),
     contextBudgetTokens: positiveInt.optional(),

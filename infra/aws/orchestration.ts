@@ -160,7 +160,7 @@ export class Orchestration extends Construct {
       .when(sfn.Condition.booleanEquals("$.done", false), executeTask)
       .otherwise(new sfn.Succeed(this, "Task done"));
 
-    // The history budget (shared/run/historyBudget.ts): the plan's next tasks (or a ReAct run's next
+    // The history budget (shared/contracts/historyBudget.ts): the plan's next tasks (or a ReAct run's next
     // turn) run in the run's next execution, and this one ends. "Start run" there hands them on.
     const continueRun = withRetries(
       new LambdaInvoke(this, "Continue in a new execution", {

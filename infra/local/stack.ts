@@ -6,7 +6,7 @@ import path from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse } from "aws-lambda";
-import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/api/bodyLimits.js";
+import { bodyTooLarge, eventTooLarge, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES } from "../../functions/bodyLimits.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { stopSpare } from "../../shared/sandbox/runPython.js";
 import type { StepName } from "../aws/handlers.js";

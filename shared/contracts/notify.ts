@@ -16,3 +16,19 @@ export const NotifyMessage = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("ended"), runId: z.string() }),
 ]);
 export type NotifyMessage = z.infer<typeof NotifyMessage>;
+
+/** EventBridge's "Step Functions Execution Status Change" event, as the rule puts it on the queue. */
+export const ExecutionStatusEvent = z.object({
+  "detail-type": z.literal("Step Functions Execution Status Change"),
+  source: z.literal("aws.states"),
+  time: z.string().optional(),
+  detail: z.object({
+    executionArn: z.string(),
+    stateMachineArn: z.string(),
+    name: z.string(),
+    status: z.enum(["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]),
+    error: z.string().nullish(),
+    cause: z.string().nullish(),
+  }),
+});
+export type ExecutionStatusEvent = z.infer<typeof ExecutionStatusEvent>;

@@ -22,7 +22,7 @@ export const RunState = z.object({
   mode: ResolvedMode,
   /**
    * The Step Functions history events this execution has used by the next Lambda step, estimated
-   * from the states passed (shared/run/historyBudget.ts); absent in state written before it was kept.
+   * from the states passed (shared/contracts/historyBudget.ts); absent in state written before it was kept.
    */
   history: z.number().int().min(0).optional(),
 });

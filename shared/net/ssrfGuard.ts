@@ -5,7 +5,7 @@
  * returned addresses so that a second DNS answer (DNS rebinding) cannot redirect it.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import { BadRequestError } from "../errors.js";
 
 export interface ResolvedAddress {
@@ -197,4 +197,20 @@ function parseIPv6(text: string): number[] | undefined {
   });
   if (tail.length === 4) bytes.splice(12, 4, ...tail);
   return bytes;
+}
+
+/** A DNS lookup that answers only with the vetted addresses. */
+export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
+  return (hostname, options, callback) => {
+    const family = options.family === "IPv4" ? 4 : options.family === "IPv6" ? 6 : options.family;
+    const usable = addresses.filter((a) => !family || a.family === family).map(({ address, family }) => ({ address, family }));
+    const first = usable[0];
+    if (!first) {
+      callback(Object.assign(new Error(`no vetted address for ${hostname}`), { code: "ENOTFOUND" }), "", 0);
+    } else if (options.all) {
+      callback(null, usable);
+    } else {
+      callback(null, first.address, first.family);
+    }
+  };
 }

@@ -22,7 +22,7 @@ import type { FileMeta } from "../ports/files.js";
  * The A2A view of Stepwise (A2A 1.0, through the official SDK's types): one run is one task (task
  * id = run id), its session is the task's context, and the run's status is the task's state.
  * Everything here is a pure mapping, so the JSON-RPC server (a2aServer.ts) and the signed push
- * notifications (webhooks/notify.ts) say the same thing about a run.
+ * notifications (run/endAndNotify.ts) say the same thing about a run.
  */
 
 /** Where the JSON-RPC endpoint lives, under the stream's base URL (it streams there on AWS). */

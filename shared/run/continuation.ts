@@ -1,6 +1,6 @@
 /**
  * A run's executions are named after it: `<runId>` first, then `<runId>-2`, `<runId>-3`… each time
- * the history budget makes it continue in a new execution (shared/run/historyBudget.ts).
+ * the history budget makes it continue in a new execution (shared/contracts/historyBudget.ts).
  */
 export function nextExecutionArn(executionArn: string, runId: string): string {
   const at = executionArn.lastIndexOf(":");

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from "@aws-sdk/client-kms";
 import type { SealedSecret } from "../contracts/toolSources.js";
+import type { SecretCipher } from "../ports/secretCipher.js";
 
 /**
  * Envelope encryption with KMS: each secret gets a fresh 256-bit data key from GenerateDataKey,
@@ -9,7 +10,7 @@ import type { SealedSecret } from "../contracts/toolSources.js";
  * both in KMS and as the GCM additional data, so a sealed value cannot be moved to another tenant.
  * On AWS the key is a KMS key of the stack; locally the same calls go to infra/local/kms.ts.
  */
-export class EnvelopeCipher {
+export class EnvelopeCipher implements SecretCipher {
   constructor(
     private readonly kms: KMSClient,
     private readonly keyId: string | undefined,

@@ -1,10 +1,5 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-
-/** Where an API key comes from: read it when a call needs it; forget it when the service refused it (HTTP 401). */
-export interface ApiKeySource {
-  read(): Promise<string>;
-  forget(): void;
-}
+import type { ApiKeySource } from "../ports/apiKeySource.js";
 
 /** A key given as it is (locally, from the environment): nothing to read again. */
 export const fixedKey = (value: string): ApiKeySource => ({ read: async () => value, forget: () => {} });

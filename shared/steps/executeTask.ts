@@ -1,7 +1,7 @@
 import { type ExecuteTaskOutput, type ExecutorPorts, runExecutor } from "../agent/executor.js";
+import { handBackVerdict } from "../contracts/historyBudget.js";
 import type { ExecuteTaskInput } from "../contracts/steps.js";
 import type { StepPorts } from "../ports/index.js";
-import { handBackVerdict } from "../run/historyBudget.js";
 
 export type ExecuteTaskPorts = StepPorts<keyof ExecutorPorts | "executions">;
 

@@ -6,15 +6,6 @@ import { type LoopOutcome, type LoopPorts, type RunScope, runAgentLoop } from ".
 import { fileLines, type PromptContext, plannerPrompt, toolLines } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
 import type { ScopeJournal } from "../agent/scopeJournal.js";
-import { formatPlan, type Plan } from "../contracts/plan.js";
-import type { RunRecord } from "../contracts/run.js";
-import type { PlanInput, PlanOutput, TaskResult } from "../contracts/steps.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
-import { NotFoundError, UnprocessableError } from "../errors.js";
-import { budgetsOf, sessionHistory } from "../memory/session.js";
-import { clip } from "../memory/share.js";
-import type { FileLine } from "../ports/files.js";
-import type { StepPorts } from "../ports/index.js";
 import {
   eventsUsed,
   HISTORY_RESERVE,
@@ -25,7 +16,16 @@ import {
   newExecutionHoldsHandBacks,
   STEP_AND_CHOICE_EVENTS,
   WAIT_EVENTS,
-} from "../run/historyBudget.js";
+} from "../contracts/historyBudget.js";
+import { formatPlan, type Plan } from "../contracts/plan.js";
+import type { RunRecord } from "../contracts/run.js";
+import type { PlanInput, PlanOutput, TaskResult } from "../contracts/steps.js";
+import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import { NotFoundError, UnprocessableError } from "../errors.js";
+import { budgetsOf, sessionHistory } from "../memory/session.js";
+import { clip } from "../memory/share.js";
+import type { FileLine } from "../ports/files.js";
+import type { StepPorts } from "../ports/index.js";
 import { carrySessionFiles } from "../run/sessionFiles.js";
 import { askUser } from "../tools/askUser.js";
 import { type PlanBoard, planningTool } from "../tools/planning.js";

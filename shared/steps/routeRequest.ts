@@ -1,10 +1,10 @@
 import { chooseMode, type RouterPorts } from "../agent/router.js";
 import { portsForAgent } from "../agent/savedAgent.js";
+import { ROUTE_EVENTS } from "../contracts/historyBudget.js";
 import type { RunState } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
-import { ROUTE_EVENTS } from "../run/historyBudget.js";
 import { carrySessionFiles } from "../run/sessionFiles.js";
 
 export type RouteRequestPorts = StepPorts<keyof RouterPorts | "sessions">;

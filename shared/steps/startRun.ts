@@ -1,9 +1,9 @@
 import { fixedMode } from "../agent/router.js";
+import { START_EVENTS } from "../contracts/historyBudget.js";
 import type { PlanOutput, RunState, StartRunInput } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
 import { countMetric } from "../observability.js";
 import type { StepPorts } from "../ports/index.js";
-import { START_EVENTS } from "../run/historyBudget.js";
 
 export type StartRunPorts = StepPorts<"runs" | "events">;
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { slugOf } from "../ports/files.js";
+import type { FetchLimits } from "../settings.js";
 import { keywords, wordsOf } from "../text/words.js";
-import { type FetchLimits, fetchPage } from "../web/fetchPage.js";
+import { fetchPage } from "../web/fetchPage.js";
 import { pageText } from "../web/readable.js";
 import type { SearchHit, SearchProvider } from "../web/search.js";
 import { defineTool } from "./tool.js";

@@ -1,17 +1,8 @@
 import http from "node:http";
 import https from "node:https";
 import { StepwiseError } from "../errors.js";
-import { assertDeliverableUrl } from "../net/ssrfGuard.js";
-import { pinnedLookup } from "../webhooks/deliver.js";
-
-export interface FetchLimits {
-  timeoutMs: number;
-  maxBytes: number;
-  maxRedirects: number;
-  /** As for webhooks: loopback and plain http only where configuration allows them. */
-  allowLoopback: boolean;
-  allowHttp: boolean;
-}
+import { assertDeliverableUrl, pinnedLookup } from "../net/ssrfGuard.js";
+import type { FetchLimits } from "../settings.js";
 
 export interface FetchedPage {
   /** Where the content came from, after redirects: the address to cite. */

@@ -1,8 +1,9 @@
 import { clip } from "../memory/share.js";
+import type { ApiKeySource } from "../ports/apiKeySource.js";
 import { type FileStore, fileText } from "../ports/files.js";
-import type { ApiKeySource } from "../secrets/secretKey.js";
+import type { FetchLimits } from "../settings.js";
 import { keywords, wordsOf } from "../text/words.js";
-import { type FetchLimits, fetchPage } from "./fetchPage.js";
+import { fetchPage } from "./fetchPage.js";
 import { pageText, type ReadablePage } from "./readable.js";
 
 export interface SearchHit {

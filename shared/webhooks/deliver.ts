@@ -5,8 +5,7 @@
  */
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
-import type { ResolvedAddress } from "../net/ssrfGuard.js";
+import { pinnedLookup, type ResolvedAddress } from "../net/ssrfGuard.js";
 import { signWebhook } from "./signing.js";
 
 export const WEBHOOK_USER_AGENT = "Stepwise-Webhooks/1.0";
@@ -132,22 +131,6 @@ function postWithNode(
     req.on("error", reject);
     req.end(body);
   });
-}
-
-/** A DNS lookup that answers only with the vetted addresses. */
-export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
-  return (hostname, options, callback) => {
-    const family = options.family === "IPv4" ? 4 : options.family === "IPv6" ? 6 : options.family;
-    const usable = addresses.filter((a) => !family || a.family === family).map(({ address, family }) => ({ address, family }));
-    const first = usable[0];
-    if (!first) {
-      callback(Object.assign(new Error(`no vetted address for ${hostname}`), { code: "ENOTFOUND" }), "", 0);
-    } else if (options.all) {
-      callback(null, usable);
-    } else {
-      callback(null, first.address, first.family);
-    }
-  };
 }
 
 /** The first `limit` bytes of the answer; a broken or slow body only shortens the log. */

@@ -1,24 +1,7 @@
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { z } from "zod";
 import { NotifyMessage } from "../contracts/notify.js";
 import { countMetric, logger } from "../observability.js";
 import type { Notifier } from "../ports/notifier.js";
-
-/** EventBridge's "Step Functions Execution Status Change" event, as the rule puts it on the queue. */
-export const ExecutionStatusEvent = z.object({
-  "detail-type": z.literal("Step Functions Execution Status Change"),
-  source: z.literal("aws.states"),
-  time: z.string().optional(),
-  detail: z.object({
-    executionArn: z.string(),
-    stateMachineArn: z.string(),
-    name: z.string(),
-    status: z.enum(["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]),
-    error: z.string().nullish(),
-    cause: z.string().nullish(),
-  }),
-});
-export type ExecutionStatusEvent = z.infer<typeof ExecutionStatusEvent>;
 
 const MAX_SQS_DELAY_SECONDS = 900;
 

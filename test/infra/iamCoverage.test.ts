@@ -1,9 +1,9 @@
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentClients } from "../../functions/services.js";
+import { stepwiseTools } from "../../functions/workTools.js";
 import { declaredGrants, TOOL_GRANT_ACTIONS } from "../../shared/contracts/toolGrants.js";
 import { settingsFromEnv } from "../../shared/settings.js";
-import { stepwiseTools } from "../../shared/tools/workTools.js";
 import { actionMatches, iamActionsFor, SdkCallGraph } from "../support/sdkCalls.js";
 import { allowedActions, functionsOf, synthesize } from "../support/template.js";
 

@@ -27,11 +27,12 @@ let hook: Endpoint;
 let first: RunningStack | undefined;
 let second: RunningStack | undefined;
 
-const start = () =>
+/** `latencyMs`: a slow model before the crash keeps runs in flight; after it, the runs only have to end. */
+const start = (latencyMs: number) =>
   startStack(
     // No STEPWISE_API_KEY: the stack keeps its own key in the data folder.
     // The step functions in two containers, as on AWS: the crash also kills writers between taking an event number and writing it.
-    { STEPWISE_DATA_DIR: dataDir, STEPWISE_API_KEY: "", OFFLINE_MODEL_LATENCY_MS: "250", STEPWISE_LOCAL_CONTAINERS: "2" },
+    { STEPWISE_DATA_DIR: dataDir, STEPWISE_API_KEY: "", OFFLINE_MODEL_LATENCY_MS: String(latencyMs), STEPWISE_LOCAL_CONTAINERS: "2" },
     [],
   );
 
@@ -77,7 +78,7 @@ function expectGapFree(runId: string, events: RunEvent[]) {
 
 describe("kill -9 of the whole stack with runs in flight, then restart on the same data folder", () => {
   it("ends every run with complete events, delivers every webhook, frees every slot, and keeps the API key", async () => {
-    first = await start();
+    first = await start(250);
     const before = new Client(first.url, first.apiKey);
     const webhook = { url: hook.url };
     const submit = async (body: Record<string, unknown>) => {
@@ -105,7 +106,7 @@ describe("kill -9 of the whole stack with runs in flight, then restart on the sa
     await first.kill();
     first = undefined;
 
-    second = await start();
+    second = await start(50);
     expect(second.apiKey, "one API key per data folder").toBe(firstKey);
     const after = new Client(second.url, second.apiKey);
     expect(second.logs.join("\n")).toMatch(/resumed \d+ run\(s\) that were in flight/);

@@ -4,7 +4,7 @@ import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
- * The history budget (shared/run/historyBudget.ts): Step Functions stops an execution at 25,000
+ * The history budget (shared/contracts/historyBudget.ts): Step Functions stops an execution at 25,000
  * history events, so before a plan step, an executor's hand-back (it waits for a person) or a
  * ReAct turn would pass the budget, the run continues in a new execution — the same run, event log
  * and id for the user — or, when no execution could hold the step, fails with a clear error.

@@ -1,12 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  GATEWAY_MAX_BODY_BYTES,
-  LAMBDA_SYNC_EVENT_BYTES,
-  MAX_JSON_BODY_BYTES,
-  MULTIPART_ROOM_BYTES,
-} from "../../functions/api/bodyLimits.js";
+import { GATEWAY_MAX_BODY_BYTES, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES, MULTIPART_ROOM_BYTES } from "../../functions/bodyLimits.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";

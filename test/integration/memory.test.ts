@@ -1,6 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentClients } from "../../functions/services.js";
+import { workTools } from "../../functions/workTools.js";
 import { reactPrompt } from "../../shared/agent/prompts.js";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
@@ -10,7 +11,6 @@ import { settingsFromEnv } from "../../shared/settings.js";
 import { keys } from "../../shared/store/keys.js";
 import { agentTools } from "../../shared/tools/builtins.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
-import { workTools } from "../../shared/tools/workTools.js";
 import { Behind } from "../support/aws.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";

@@ -27,7 +27,6 @@ const start = () =>
     OPENAI_BASE_URL: scripted.url,
     OPENAI_API_KEY: "test",
     STEPWISE_MODEL: "scripted",
-    STEPWISE_LOCAL_CONTAINERS: "2",
   });
 
 beforeAll(async () => {

@@ -6,14 +6,14 @@ import { type RunningStack, startStack } from "../support/localStack.js";
 /**
  * The live stream (`GET /v1/runs/{id}/stream`): resume with Last-Event-ID or ?after= with no gap
  * and no duplicate, heartbeats while the run is quiet, errors as JSON. One stack with a slow model
- * (1 s a call) and a fast heartbeat (200 ms), so a run has quiet stretches to watch.
+ * (500 ms a call) and a fast heartbeat (200 ms), so a run has quiet stretches to watch.
  */
 let stack: RunningStack;
 let client: Client;
 
 beforeAll(async () => {
   // The executors write from two containers (processes) at once, as on AWS.
-  stack = await startStack({ STREAM_HEARTBEAT_MS: "200", OFFLINE_MODEL_LATENCY_MS: "1000", STEPWISE_LOCAL_CONTAINERS: "2" });
+  stack = await startStack({ STREAM_HEARTBEAT_MS: "200", OFFLINE_MODEL_LATENCY_MS: "500", STEPWISE_LOCAL_CONTAINERS: "2" });
   client = new Client(stack.url, stack.apiKey);
 });
 

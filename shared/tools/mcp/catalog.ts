@@ -1,9 +1,9 @@
 import type { ToolSourceRecord } from "../../contracts/toolSources.js";
 import { errorMessage } from "../../errors.js";
 import type { RunEvents } from "../../ports/events.js";
+import type { SecretCipher } from "../../ports/secretCipher.js";
 import type { ToolCatalog } from "../../ports/toolCatalog.js";
 import type { Tool } from "../../ports/tools.js";
-import type { EnvelopeCipher } from "../../secrets/envelope.js";
 import type { ToolSourceStore } from "../../store/toolSources.js";
 import { agentTools } from "../builtins.js";
 import { ToolRegistry } from "../registry.js";
@@ -14,7 +14,7 @@ import { redactor } from "./redact.js";
 
 export interface McpCatalogOptions {
   sources: ToolSourceStore;
-  cipher: EnvelopeCipher;
+  cipher: SecretCipher;
   events: Pick<RunEvents, "append">;
   policy: McpNetworkPolicy;
   callTimeoutMs: number;

@@ -1,8 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
-import type { ResolvedAddress } from "../../net/ssrfGuard.js";
-import { pinnedLookup } from "../../webhooks/deliver.js";
+import { pinnedLookup, type ResolvedAddress } from "../../net/ssrfGuard.js";
 
 /**
  * A fetch that connects only to the addresses the SSRF guard vetted (no second DNS lookup a

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { agentClients } from "../../../../functions/services.js";
+import { stepwiseTools } from "../../../../functions/workTools.js";
 import { respond } from "../../../../infra/offlineModel/brain.js";
 import { findToolDirectives } from "../../../../infra/offlineModel/directives.js";
 import { rejectionReason, reviseSteps, shownSteps } from "../../../../infra/offlineModel/planRevision.js";
@@ -7,7 +8,6 @@ import { budgetDelivery } from "../../../../shared/agent/loop.js";
 import { plannerPrompt } from "../../../../shared/agent/prompts.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
 import { defaultPersona, personaOf } from "../../../../shared/tools/persona.js";
-import { stepwiseTools } from "../../../../shared/tools/workTools.js";
 
 const tool = (name: string) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
 

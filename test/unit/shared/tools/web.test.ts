@@ -3,16 +3,15 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentClients } from "../../../../functions/services.js";
+import { workTools } from "../../../../functions/workTools.js";
 import type { ToolProgress } from "../../../../shared/contracts/events.js";
 import { fileText } from "../../../../shared/ports/files.js";
 import { fixedKey, SecretKey } from "../../../../shared/secrets/secretKey.js";
-import { settingsFromEnv } from "../../../../shared/settings.js";
+import { type FetchLimits, settingsFromEnv } from "../../../../shared/settings.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
 import { deepSearchTool, webFetchTool, webSearchTool } from "../../../../shared/tools/web.js";
-import { workTools } from "../../../../shared/tools/workTools.js";
-import type { FetchLimits } from "../../../../shared/web/fetchPage.js";
 import { BraveProvider, RunFilesProvider, type SearchProvider, SearxngProvider, TavilyProvider } from "../../../../shared/web/search.js";
 import { braveAnswer, tavilyAnswer } from "../../../support/searchApiFixtures.js";
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { type McpHttpServer, serveMcpOverHttp } from "../../../../../infra/local/mcpHttp.js";
 import type { EventBody } from "../../../../../shared/contracts/events.js";
 import type { ToolSourceRecord } from "../../../../../shared/contracts/toolSources.js";
-import type { EnvelopeCipher } from "../../../../../shared/secrets/envelope.js";
+import type { SecretCipher } from "../../../../../shared/ports/secretCipher.js";
 import type { EventLog } from "../../../../../shared/store/events.js";
 import type { ToolSourceStore } from "../../../../../shared/store/toolSources.js";
 import { McpToolCatalog } from "../../../../../shared/tools/mcp/catalog.js";
@@ -36,7 +36,7 @@ function harness(sources: ToolSourceRecord[]) {
   } as unknown as ToolSourceStore;
   const catalog = new McpToolCatalog({
     sources: store,
-    cipher: {} as EnvelopeCipher,
+    cipher: {} as SecretCipher,
     events: {
       append: async (runId: string, bodies: EventBody[]) => void events.push(...bodies.map((body) => ({ runId, body }))),
     } as unknown as EventLog,

@@ -6,7 +6,7 @@ import {
   handBackVerdict,
   MIN_HISTORY_EVENT_BUDGET,
   newExecutionHoldsHandBacks,
-} from "../../../../shared/run/historyBudget.js";
+} from "../../../../shared/contracts/historyBudget.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
 
 /**

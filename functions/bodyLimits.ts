@@ -1,6 +1,5 @@
-import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
-import { PayloadTooLargeError } from "../../shared/errors.js";
-import type { Route } from "./routes.js";
+import { INLINE_UPLOAD_BYTES } from "../shared/contracts/uploadLimits.js";
+import { PayloadTooLargeError } from "../shared/errors.js";
 
 /** A JSON body, on every route but the upload: far below DynamoDB's 400 KB item. */
 export const MAX_JSON_BODY_BYTES = 256 * 1024;
@@ -27,7 +26,7 @@ export const a2aMaxBodyBytes = (maxUploadBytes: number) =>
   Math.ceil((Math.min(maxUploadBytes, INLINE_UPLOAD_BYTES) * 4) / 3) + MULTIPART_ROOM_BYTES;
 
 /** The longest body a route takes: its own limit (JSON's by default), never more than API Gateway passes on. */
-export function bodyLimitOf(route: Pick<Route, "maxBodyBytes">, maxUploadBytes: number): number {
+export function bodyLimitOf(route: { maxBodyBytes?: (maxUploadBytes: number) => number }, maxUploadBytes: number): number {
   return Math.min(route.maxBodyBytes?.(maxUploadBytes) ?? MAX_JSON_BODY_BYTES, GATEWAY_MAX_BODY_BYTES);
 }
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
+import { onExecutionStatus, onQueueMessage } from "../../../../shared/run/endAndNotify.js";
 import { endRun } from "../../../../shared/run/lifecycle.js";
-import { onExecutionStatus, onQueueMessage } from "../../../../shared/webhooks/notify.js";
 import { verifyWebhook } from "../../../../shared/webhooks/signing.js";
 import { withRun } from "../../../support/memoryRun.js";
 import { Receiver, type Script, scripts } from "../../../support/receiver.js";

@@ -1,20 +1,27 @@
 import type { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import type { CodeSandbox } from "../ports/sandbox.js";
-import type { Tool } from "../ports/tools.js";
-import { AgentCoreInterpreter } from "../sandbox/agentCoreInterpreter.js";
-import { LambdaSandbox } from "../sandbox/lambdaSandbox.js";
-import { type ApiKeySource, fixedKey, SecretKey } from "../secrets/secretKey.js";
-import { AGENTCORE_LIBRARIES, type SandboxSettings, type SearchKey, type Settings, type WebSearchSettings } from "../settings.js";
-import type { FetchLimits } from "../web/fetchPage.js";
-import { BraveProvider, RunFilesProvider, type SearchProvider, SearxngProvider, TavilyProvider } from "../web/search.js";
-import { askUser } from "./askUser.js";
-import { builtinTools } from "./builtins.js";
-import { chartTool } from "./chart.js";
-import { runCodeTool } from "./runCode.js";
-import { deepSearchTool, webFetchTool, webSearchTool } from "./web.js";
-import { writeReport } from "./writeReport.js";
+import type { ApiKeySource } from "../shared/ports/apiKeySource.js";
+import type { CodeSandbox } from "../shared/ports/sandbox.js";
+import type { Tool } from "../shared/ports/tools.js";
+import { AgentCoreInterpreter } from "../shared/sandbox/agentCoreInterpreter.js";
+import { LambdaSandbox } from "../shared/sandbox/lambdaSandbox.js";
+import { fixedKey, SecretKey } from "../shared/secrets/secretKey.js";
+import {
+  AGENTCORE_LIBRARIES,
+  type FetchLimits,
+  type SandboxSettings,
+  type SearchKey,
+  type Settings,
+  type WebSearchSettings,
+} from "../shared/settings.js";
+import { askUser } from "../shared/tools/askUser.js";
+import { builtinTools } from "../shared/tools/builtins.js";
+import { chartTool } from "../shared/tools/chart.js";
+import { runCodeTool } from "../shared/tools/runCode.js";
+import { deepSearchTool, webFetchTool, webSearchTool } from "../shared/tools/web.js";
+import { writeReport } from "../shared/tools/writeReport.js";
+import { BraveProvider, RunFilesProvider, type SearchProvider, SearxngProvider, TavilyProvider } from "../shared/web/search.js";
 
 /** What the work tools are configured by. */
 export type WorkToolSettings = Pick<Settings, "sandbox" | "webFetch" | "webSearch">;

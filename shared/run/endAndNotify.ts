@@ -1,4 +1,9 @@
-import type { NotifyMessage } from "../contracts/notify.js";
+/**
+ * What the notify function does with each message: an execution that ended settles its run and
+ * hands the run's session to the next waiting run; every ending and every wait for a person is then
+ * sent as a signed webhook (and as an A2A push), retried on the queue.
+ */
+import type { ExecutionStatusEvent, NotifyMessage } from "../contracts/notify.js";
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { buildWebhookPayload, type NotifiedStatus, type WebhookInterrupt, webhookEventType } from "../contracts/webhook.js";
@@ -8,11 +13,10 @@ import { countMetric } from "../observability.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { Delivery } from "../ports/webhooks.js";
 import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
-import { type EndRunPorts, reconcileExecutionEnd } from "../run/lifecycle.js";
-import { leaveSession, type SessionQueuePorts } from "../run/sessionQueue.js";
-import { deliverOnce } from "./deliver.js";
-import type { ExecutionStatusEvent } from "./queue.js";
-import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "./retryPolicy.js";
+import { deliverOnce } from "../webhooks/deliver.js";
+import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "../webhooks/retryPolicy.js";
+import { type EndRunPorts, reconcileExecutionEnd } from "./lifecycle.js";
+import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> & SettingsOf<"webhooks">;
