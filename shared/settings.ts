@@ -119,7 +119,7 @@ export interface Settings {
   };
   stream: {
     pollMs: number;
-    /** How long one stream connection lasts: a streamed Lambda is not told when its client leaves (README, "Operating"). */
+    /** How long one stream connection lasts: a streamed Lambda is not told when its client leaves (docs/operating.md, "Operating"). */
     maxSeconds: number;
     heartbeatMs: number;
     /** How long a browser's stream token (`POST /v1/runs/{id}/stream-token`) stays valid. */
@@ -271,7 +271,7 @@ const Environment = z.object({
 });
 type Environment = z.infer<typeof Environment>;
 
-/** The deployment's settings from its environment variables (README, "Configuration"); throws what is wrong with them. */
+/** The deployment's settings from its environment variables (docs/configuration.md, "Configuration"); throws what is wrong with them. */
 export function settingsFromEnv(env: Record<string, string | undefined> = process.env): Settings {
   const parsed = Environment.safeParse(env);
   if (!parsed.success) {

@@ -218,7 +218,7 @@ export class Stepwise extends Construct {
       entry: STREAM_HANDLER,
       timeout: Duration.minutes(15),
       // No reserved concurrency unless set: Lambda keeps 100 of the account's executions unreserved,
-      // and new accounts have a quota too small to reserve any (README, "Configuration").
+      // and new accounts have a quota too small to reserve any (docs/configuration.md, "Configuration").
       overrides: { reservedConcurrentExecutions: settings.streamReservedConcurrency },
     });
     const streamUrl = this.stream.addFunctionUrl({

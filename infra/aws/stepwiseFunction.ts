@@ -13,7 +13,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
  * Defaults every Stepwise Lambda shares: Node 22 on arm64, ESM bundles, X-Ray active tracing, the
  * table's name, Powertools' service and metrics namespace. 512 MB: the functions mostly wait on the
  * model; the whole local stack (every handler plus CDK synthesis, the database and the model in one
- * process) peaks at about 530 MB, one function holds far less (README, "Operating").
+ * process) peaks at about 530 MB, one function holds far less (docs/operating.md, "Operating").
  */
 function lambdaProps(scope: Construct, id: string, entry: string, table: ITable, environment: Record<string, string>): NodejsFunctionProps {
   return {

@@ -120,7 +120,7 @@ export interface UploadMeta extends FileMeta {
 
 /** A presigned upload over this size is a multipart upload, in parts of this size (the last one shorter). */
 export const UPLOAD_PART_BYTES = 16 * 1024 * 1024;
-/** How long upload links work: below the signing credentials' life (README, "Files"). */
+/** How long upload links work: below the signing credentials' life (docs/api.md, "API"). */
 export const UPLOAD_LINK_SECONDS = 3600;
 
 /** What a client announces to upload a file straight to the bucket. */
