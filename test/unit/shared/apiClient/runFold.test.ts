@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { EMPTY_RUN, endedBlocks, foldRun, foldRunEvents, openBlock, textSource } from "../../../../shared/apiClient/runFold.js";
+import { endedBlocks, foldRun, foldRunEvents, openBlock, textSource } from "../../../../shared/apiClient/runFold.js";
 import type { EventBody, RunEvent } from "../../../../shared/contracts/events.js";
 
 const at = (seq: number) => new Date(Date.UTC(2026, 10, 27, 0, 0, seq)).toISOString();
