@@ -5,13 +5,12 @@ export interface SseMessage {
   type: string;
   data: string;
   lastEventId: string;
-  /** The block's own `event` and `id` fields, when it has them. */
-  event?: string;
-  id?: string;
 }
 
 /** What a stream carries, in order: events, and the comments between them (a server's heartbeat). */
-export type SseItem = { kind: "event"; message: SseMessage } | { kind: "comment"; text: string };
+export type SseItem =
+  /** `fields`: the block's own `event` and `id` fields, those it has. */
+  { kind: "event"; message: SseMessage; fields: { event?: string; id?: string } } | { kind: "comment"; text: string };
 
 /**
  * What a reader keeps across connections: the last event ID (sent back as `Last-Event-ID` when
@@ -43,13 +42,8 @@ export async function* readEventStreamItems(body: ReadableStream<Uint8Array>, cu
     onEvent: (event) =>
       ready.push({
         kind: "event",
-        message: {
-          type: event.event ?? "message",
-          data: event.data,
-          lastEventId: cursor.lastEventId,
-          ...(event.event !== undefined ? { event: event.event } : {}),
-          ...(event.id !== undefined ? { id: event.id } : {}),
-        },
+        message: { type: event.event ?? "message", data: event.data, lastEventId: cursor.lastEventId },
+        fields: { ...(event.event !== undefined ? { event: event.event } : {}), ...(event.id !== undefined ? { id: event.id } : {}) },
       }),
   });
   const decoder = new TextDecoder();
