@@ -175,14 +175,16 @@ function endBlocks(run: FoldedRun, event: RunEvent): FoldedRun {
 const sameSource = (a: TextSource, b: TextSource) => sourceKey(a) === sourceKey(b);
 
 function apply(run: FoldedRun, event: RunEvent): FoldedRun {
-  const live = run.status === "unknown" || run.status === "queued" ? { status: "running" as const } : {};
+  return applyWork(run, event) ?? applyRun(run, event as RunLevelEvent);
+}
+
+/** An agent at work means the run runs, if no event said so yet. */
+const liveOf = (run: FoldedRun) => (run.status === "unknown" || run.status === "queued" ? { status: "running" as const } : {});
+
+/** The events of the run's work: its plan, tasks, streamed text and tool calls (undefined for the others). */
+function applyWork(run: FoldedRun, event: RunEvent): FoldedRun | undefined {
+  const live = liveOf(run);
   switch (event.type) {
-    case "run.queued_behind":
-      return { ...run, status: "queued", queuedBehind: event.data.activeRunId };
-    case "run.started":
-      return { ...run, status: "running", mode: event.data.mode, input: event.data.input, queuedBehind: undefined };
-    case "run.resumed":
-      return { ...run, status: run.pending.size > 0 ? "awaiting_input" : "running", error: undefined };
     case "plan.updated":
       return { ...run, ...live, plan: event.data.plan };
     case "task.started": {
@@ -207,6 +209,19 @@ function apply(run: FoldedRun, event: RunEvent): FoldedRun {
         : { kind, source: textSource(event.data) as TextSource, text: event.data.text, startSeq: event.seq, seqs: [event.seq] };
       return { ...run, ...live, blocks: put(run.blocks, key, block) };
     }
+    case "agent.thought":
+    case "agent.withdrawn":
+    case "model.retrying":
+      return { ...run, ...live }; // their blocks ended already; the rest is the event's own
+    default:
+      return applyCall(run, event);
+  }
+}
+
+/** A tool call, what it reports as it runs, and its result. */
+function applyCall(run: FoldedRun, event: RunEvent): FoldedRun | undefined {
+  const live = liveOf(run);
+  switch (event.type) {
     case "tool.called": {
       const { callId, tool, persona } = event.data;
       const call: FoldedCall = { callId, source: textSource(event.data) as TextSource, tool, arguments: event.data.arguments };
@@ -242,6 +257,39 @@ function apply(run: FoldedRun, event: RunEvent): FoldedRun {
       const { stage, count, detail } = event.data;
       return { ...run, calls: update(run.calls, event.data, (call) => ({ ...call, search: { stage, count, detail } })) };
     }
+    default:
+      return undefined;
+  }
+}
+
+type RunLevelEvent = Extract<
+  RunEvent,
+  {
+    type:
+      | "run.queued_behind"
+      | "run.started"
+      | "run.resumed"
+      | "tool_source.unavailable"
+      | "interrupt.opened"
+      | "interrupt.resolved"
+      | "file.created"
+      | "run.succeeded"
+      | "run.failed"
+      | "run.timed_out"
+      | "run.cancelled"
+      | "run.interrupted";
+  }
+>;
+
+/** The events of the run as a whole: its queue, start and end, pauses, files and tool sources. */
+function applyRun(run: FoldedRun, event: RunLevelEvent): FoldedRun {
+  switch (event.type) {
+    case "run.queued_behind":
+      return { ...run, status: "queued", queuedBehind: event.data.activeRunId };
+    case "run.started":
+      return { ...run, status: "running", mode: event.data.mode, input: event.data.input, queuedBehind: undefined };
+    case "run.resumed":
+      return { ...run, status: run.pending.size > 0 ? "awaiting_input" : "running", error: undefined };
     case "tool_source.unavailable":
       return { ...run, unavailableSources: put(run.unavailableSources, event.data.source, event.data.reason) };
     case "interrupt.opened":
@@ -266,10 +314,6 @@ function apply(run: FoldedRun, event: RunEvent): FoldedRun {
       return { ...run, status: "cancelled", error: { code: "cancelled", message: event.data.reason }, pending: new Map() };
     case "run.interrupted":
       return { ...run, status: "interrupted", error: { code: "interrupted", message: event.data.reason }, pending: new Map() };
-    case "agent.thought":
-    case "agent.withdrawn":
-    case "model.retrying":
-      return { ...run, ...live }; // their blocks ended above; the rest is the event's own
   }
 }
 
