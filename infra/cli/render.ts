@@ -4,7 +4,7 @@
  * the caller writes them, so tests can read them.
  */
 
-import { StreamedText, sourceKey, type TextBlock, type TextSource, textSource } from "../../shared/apiClient/streamedText.js";
+import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, textSource } from "../../shared/apiClient/runFold.js";
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
@@ -53,31 +53,28 @@ const STEP_MARKERS: Record<StepStatus, string> = {
   blocked: "[!]",
 };
 
-/** A block of streamed text and how much of it the terminal shows. */
-type Held = TextBlock<{ shown: number }>;
-
 export interface RendererOptions {
   color: boolean;
   /** Longest tool argument / result / thought text shown on a line before it is cut (default 300). */
   maxText?: number;
 }
 
-/** Keeps what it needs between events: the plan last shown, to list tasks only when they change. */
+/** Keeps what it needs between events: the run's fold, and what of it the terminal shows already. */
 export class Renderer {
   readonly c: Palette;
   private readonly maxText: number;
   private shownPlanShape: string | undefined;
-  private files: string[] = [];
   private lastBlank = true;
+  /** The run as its events tell it (runFold.ts): its streamed text blocks, answer and files. */
+  private run: FoldedRun = EMPTY_RUN;
   /**
-   * Streamed answer text and reasoning per agent, shown when that agent moves on or the run does
-   * (reasoning collapsed to one line); `shown` counts the characters already on the terminal.
+   * Streamed answer text and reasoning are shown when their agent moves on or the run does
+   * (reasoning collapsed to one line): the characters of each block already on the terminal, by
+   * the block's first event.
    */
-  private readonly streamed = new StreamedText<{ shown: number }>();
-  private readonly reasoning = new StreamedText<{ shown: number }>();
+  private readonly shown = new Map<number, number>();
   /** The last text each task showed, so its completion line does not repeat it. */
   private lastTaskText = new Map<string, string>();
-  private answer = "";
 
   private readonly color: boolean;
 
@@ -89,55 +86,41 @@ export class Renderer {
 
   /** The lines for one event (none for events not worth a line, e.g. token deltas). */
   event(event: RunEvent): string[] {
-    if (event.type === "agent.reasoning" || event.type === "agent.delta") {
-      // Held per agent until it does something else: reasoning and answer text apart.
-      (event.type === "agent.reasoning" ? this.reasoning : this.streamed).add(event.data, event.data.text, () => ({ shown: 0 }));
-      return [];
-    }
-    // Text streamed by an agent is shown when it does something else (or the run moves on), once.
-    const source = textSource(event.data);
-    if (!source) return this.tidy([...this.flushAll(), ...this.lines(event)]);
+    const before = this.run;
+    this.run = foldRun(before, event);
+    if (this.run === before) return []; // a repeat: shown already
+    const ended = endedBlocks(before, this.run);
     if (event.type === "agent.withdrawn") {
       // Its held text is dropped unshown; text already on the terminal is said to be void.
-      const shown = [this.streamed.end(source), this.reasoning.end(source)].some((block) => (block?.view.shown ?? 0) > 0);
-      return this.tidy(shown ? [`  ${this.source(source)} ${this.c.yellow("↺ the text above is withdrawn: its reply broke off")}`] : []);
+      const shown = ended.some((block) => (this.shown.get(block.startSeq) ?? 0) > 0);
+      for (const block of ended) this.shown.delete(block.startSeq);
+      return this.tidy(
+        shown ? [`  ${this.source(event.data)} ${this.c.yellow("↺ the text above is withdrawn: its reply broke off")}`] : [],
+      );
     }
-    const streamed = this.streamed.end(source);
-    const held = this.unshown(source, this.reasoning.end(source), streamed);
+    // Text streamed by an agent is shown when it does something else (or the run moves on), once.
+    const held = ended.flatMap((block) => this.unshown(block));
+    for (const block of ended) this.shown.delete(block.startSeq);
+    if (event.type === "agent.reasoning" || event.type === "agent.delta") return this.tidy(held);
+    if (!textSource(event.data)) return this.tidy([...held, ...this.flushAll(), ...this.lines(event)]);
     // A thought after deltas is the text they carried: shown already.
-    if (event.type === "agent.thought" && streamed) return this.tidy(held);
+    if (event.type === "agent.thought" && ended.some((block) => block.kind === "text")) return this.tidy(held);
     return this.tidy([...held, ...this.lines(event)]);
   }
 
   /** Lines for text still waiting to be shown (when the run moves on, and at the end of a stream). */
   flushAll(): string[] {
-    const open = new Map<string, { source: TextSource; reasoning?: Held; text?: Held }>();
-    const entry = (source: TextSource) => {
-      const found = open.get(sourceKey(source)) ?? { source };
-      open.set(sourceKey(source), found);
-      return found;
-    };
-    for (const block of this.reasoning.open()) entry(block.source).reasoning = block;
-    for (const block of this.streamed.open()) entry(block.source).text = block;
-    return [...open.values()].flatMap(({ source, reasoning, text }) => this.unshown(source, reasoning, text));
+    return [...this.run.blocks.values()].flatMap((block) => this.unshown(block));
   }
 
-  /** What a source streamed that is not on the terminal yet: its reasoning collapsed to one dim line, then its text. */
-  private unshown(source: TextSource, reasoning?: Held, text?: Held): string[] {
-    const lines: string[] = [];
-    const thought = reasoning?.text.slice(reasoning.view.shown);
-    if (reasoning && thought) {
-      lines.push(
-        `  ${this.source(source)} ${this.c.dim(`▸ reasoning (${thought.length} characters): ${this.cut(oneLine(thought)).slice(0, 80)}`)}`,
-      );
-      reasoning.view.shown = reasoning.text.length;
-    }
-    const said = text?.text.slice(text.view.shown);
-    if (text && said) {
-      lines.push(...this.text(source, said));
-      text.view.shown = text.text.length;
-    }
-    return lines;
+  /** What a block holds that is not on the terminal yet: reasoning collapsed to one dim line, text as it is. */
+  private unshown(block: StreamedBlock): string[] {
+    const said = block.text.slice(this.shown.get(block.startSeq) ?? 0);
+    if (!said) return [];
+    this.shown.set(block.startSeq, block.text.length);
+    if (block.kind === "text") return this.text(block.source, said);
+    const line = `▸ reasoning (${said.length} characters): ${this.cut(oneLine(said)).slice(0, 80)}`;
+    return [`  ${this.source(block.source)} ${this.c.dim(line)}`];
   }
 
   private text(data: { agent: string; taskId?: string }, text: string): string[] {
@@ -253,8 +236,6 @@ export class Renderer {
       }
       case "run.succeeded":
         // The files follow in summary(), with their sizes.
-        this.files = event.data.files;
-        this.answer = event.data.result;
         return ["", c.bold(c.green("Answer:")), ...terminalMarkdown(event.data.result, c, this.color), ""];
       case "run.failed":
         return ["", c.red(c.bold(`✗ The run failed (${event.data.error.code}): ${event.data.error.message}`))];
@@ -337,11 +318,13 @@ export class Renderer {
     const { c } = this;
     const lines: string[] = [];
     // Files the answer already names are not listed again; a task's files are listed under it.
-    const answer = this.answer || run.result || "";
+    const answer = this.run.result || run.result || "";
     const unnamed = run.files.filter((f) => !answer.includes(f.name));
     const listed = (files: typeof unnamed) => files.map((f) => `${f.name} (${f.bytes} bytes)`).join(", ");
     const ofRun =
-      run.files.length > 0 ? listed(unnamed.filter((f) => !f.taskId)) : this.files.filter((f) => !answer.includes(f)).join(", ");
+      run.files.length > 0
+        ? listed(unnamed.filter((f) => !f.taskId))
+        : (this.run.resultFiles ?? []).filter((f) => !answer.includes(f)).join(", ");
     if (ofRun) lines.push(`${c.bold("Files:")} ${ofRun}`);
     for (const task of run.tasks ?? []) {
       const own = unnamed.filter((f) => f.taskId === task.taskId);

@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import type { SaveAgentRequest, SavedAgent } from "../contracts/agents.js";
 import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
+import type { RunEvent } from "../contracts/events.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type {
@@ -27,6 +28,13 @@ import { type FollowOptions, followRun } from "./follow.js";
 
 /** A file's bytes: read from disk (the CLI) or picked in a page (the console). */
 type Upload = Uint8Array<ArrayBuffer> | Blob;
+
+/** A page of a run's event log (`GET /v1/runs/{id}/events`). */
+export interface EventPage {
+  runId: string;
+  events: RunEvent[];
+  next: { after: number };
+}
 
 /** `POST /v1/runs` as a client writes it (defaults left out). */
 export type CreateRunBody = z.input<typeof CreateRunRequest>;
@@ -73,6 +81,11 @@ export class StepwiseClient {
 
   getRun(runId: string): Promise<RunView> {
     return this.request("GET", `/v1/runs/${enc(runId)}`);
+  }
+
+  /** A page of the run's event log: the events after `after` (0: from the start), `next.after` for the next page. */
+  listEvents(runId: string, query: { after?: number; limit?: number } = {}): Promise<EventPage> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/events?after=${query.after ?? 0}${query.limit ? `&limit=${query.limit}` : ""}`);
   }
 
   cancelRun(runId: string): Promise<CancelResponse> {

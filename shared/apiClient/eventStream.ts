@@ -7,6 +7,11 @@ export interface SseMessage {
   lastEventId: string;
 }
 
+/** What a stream carries, in order: events, and the comments between them (a server's heartbeat). */
+export type SseItem =
+  /** `fields`: the block's own `event` and `id` fields, those it has. */
+  { kind: "event"; message: SseMessage; fields: { event?: string; id?: string } } | { kind: "comment"; text: string };
+
 /**
  * What a reader keeps across connections: the last event ID (sent back as `Last-Event-ID` when
  * reconnecting) and the reconnection time the server asked for with `retry`, if it did.
@@ -24,11 +29,22 @@ export interface SseCursor {
  * iteration early cancels the body, which closes the connection.
  */
 export async function* readEventStream(body: ReadableStream<Uint8Array>, cursor: SseCursor): AsyncGenerator<SseMessage, void, undefined> {
-  const ready: SseMessage[] = [];
+  for await (const item of readEventStreamItems(body, cursor)) if (item.kind === "event") yield item.message;
+}
+
+/** The events of one connection's body and its comments, in the order they came (see readEventStream). */
+export async function* readEventStreamItems(body: ReadableStream<Uint8Array>, cursor: SseCursor): AsyncGenerator<SseItem, void, undefined> {
+  const ready: SseItem[] = [];
   const parser = createParser({
     onId: (id) => (cursor.lastEventId = id),
     onRetry: (ms) => (cursor.retryMs = ms),
-    onEvent: (event) => ready.push({ type: event.event ?? "message", data: event.data, lastEventId: cursor.lastEventId }),
+    onComment: (text) => ready.push({ kind: "comment", text }),
+    onEvent: (event) =>
+      ready.push({
+        kind: "event",
+        message: { type: event.event ?? "message", data: event.data, lastEventId: cursor.lastEventId },
+        fields: { ...(event.event !== undefined ? { event: event.event } : {}), ...(event.id !== undefined ? { id: event.id } : {}) },
+      }),
   });
   const decoder = new TextDecoder();
   // A reader rather than `for await` over the body: Safari 16 and Chrome 110 cannot iterate a ReadableStream.

@@ -1,5 +1,6 @@
 import { PROTOCOL_VERSION } from "@ag-ui/core";
 import { decidePause } from "../agent/decide.js";
+import { EMPTY_RUN, type FoldedRun, foldRun } from "../apiClient/runFold.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
@@ -21,8 +22,8 @@ export type AgUiEvent = { type: string } & Record<string, unknown>;
 export class AgUiView {
   private open = false;
   private segment = 0;
-  /** The steps under way; a pause finishes them and the next AG-UI run starts them again. */
-  private readonly steps = new Set<string>();
+  /** The run as its events tell it (runFold.ts): its tasks under way are the steps under way. */
+  private run: FoldedRun = EMPTY_RUN;
   /** The text message each agent is writing, by agent and task. */
   private readonly texts = new Map<string, string>();
 
@@ -41,10 +42,14 @@ export class AgUiView {
   }
 
   convert(event: RunEvent): AgUiEvent[] {
+    const before = this.run;
+    this.run = foldRun(before, event);
+    if (this.run === before) return []; // converted already
     const out: AgUiEvent[] = [];
     if (!this.open) {
       out.push({ type: "RUN_STARTED", threadId: this.threadId, runId: this.currentRunId, protocolVersion: PROTOCOL_VERSION });
-      out.push(...[...this.steps].map((stepName) => ({ type: "STEP_STARTED", stepName })));
+      // A pause finished the steps under way: the next AG-UI run starts them again.
+      out.push(...stepsUnderWay(before).map((stepName) => ({ type: "STEP_STARTED", stepName })));
       this.open = true;
     }
     switch (event.type) {
@@ -55,16 +60,15 @@ export class AgUiView {
         out.push({ type: "STATE_SNAPSHOT", snapshot: { plan: event.data.plan } });
         break;
       case "task.started": {
-        const stepName = `${event.data.taskId} ${event.data.title}`;
-        if (this.steps.has(stepName)) break; // a retried task: its step is under way already
-        this.steps.add(stepName);
+        const stepName = stepNameOf(event.data);
+        if (stepsUnderWay(before).includes(stepName)) break; // a retried task: its step is under way already
         out.push({ type: "STEP_STARTED", stepName });
         break;
       }
       case "task.completed": {
-        const stepName = `${event.data.taskId} ${event.data.title}`;
+        const stepName = stepNameOf(event.data);
         out.push(...this.endText(`executor:${event.data.taskId}`));
-        if (this.steps.delete(stepName)) out.push({ type: "STEP_FINISHED", stepName });
+        if (stepsUnderWay(before).includes(stepName)) out.push({ type: "STEP_FINISHED", stepName });
         break;
       }
       case "agent.delta": {
@@ -163,9 +167,9 @@ export class AgUiView {
     return out;
   }
 
-  /** STEP_FINISHED for each step under way, kept to be started again if the run goes on. */
+  /** STEP_FINISHED for each step under way, started again if the run goes on. */
   private suspendSteps(): AgUiEvent[] {
-    return [...this.steps].map((stepName) => ({ type: "STEP_FINISHED", stepName }));
+    return stepsUnderWay(this.run).map((stepName) => ({ type: "STEP_FINISHED", stepName }));
   }
 
   private close() {
@@ -184,6 +188,12 @@ export class AgUiView {
     return [...this.texts.keys()].flatMap((key) => this.endText(key));
   }
 }
+
+/** An AG-UI step is a task of the plan, by its id and title. */
+const stepNameOf = (task: { taskId: string; title: string }) => `${task.taskId} ${task.title}`;
+
+/** The steps of the run's tasks under way, each once, in the order they started. */
+const stepsUnderWay = (run: FoldedRun) => [...new Set([...run.tasks.values()].filter((task) => task.status === "running").map(stepNameOf))];
 
 /** Where an AG-UI stream resumes: `Last-Event-ID: <seq>.<index>` is the index-th AG-UI event of log event seq. */
 export function parseAgUiCursor(raw: string): { seq: number; index: number } | undefined {

@@ -97,7 +97,7 @@ export const LAYERS: Layer[] = [
   {
     name: "protocols",
     paths: ["shared/protocols/"],
-    imports: [...LIBRARIES, "tools", "views", "run", "agent", "services", "wire formats"],
+    imports: [...LIBRARIES, "tools", "views", "run", "agent", "services", "wire formats", "fold"],
     holds: "the wire protocols over the same runs: SSE, MCP, A2A, AG-UI",
   },
   {
@@ -165,15 +165,26 @@ export const LAYERS: Layer[] = [
     imports: ["basics", "model"],
     holds: "the offline OpenAI-compatible model; it knows only its requests",
   },
-  { name: "api client", paths: ["shared/apiClient/"], imports: ["contracts"], holds: "the typed API client the CLI and the console share" },
+  {
+    name: "fold",
+    paths: ["shared/apiClient/runFold.ts"],
+    imports: ["contracts"],
+    holds: "one fold of a run's events into what a reader knows of it, for every reader",
+  },
+  {
+    name: "api client",
+    paths: ["shared/apiClient/"],
+    imports: ["contracts", "fold"],
+    holds: "the typed API client the CLI and the console share",
+  },
   { name: "display", paths: ["infra/display/"], imports: ["contracts"], holds: "display code the CLI and the console share" },
   {
     name: "cli",
     paths: ["infra/cli/"],
-    imports: ["contracts", "api client", "display"],
+    imports: ["contracts", "api client", "fold", "display"],
     holds: "the command-line client (its own package)",
   },
-  { name: "console", paths: ["infra/console/"], imports: ["contracts", "api client", "display"], holds: "the web console" },
+  { name: "console", paths: ["infra/console/"], imports: ["contracts", "api client", "fold", "display"], holds: "the web console" },
   {
     name: "local emulator",
     paths: ["infra/local/"],

@@ -1,643 +1,523 @@
 import { ApiError } from "../../../../shared/apiClient/errors.js";
-import { StreamedText, sourceKey, type TextSource, textSource } from "../../../../shared/apiClient/streamedText.js";
+import { EMPTY_RUN, type FoldedRun, type FoldedTask, foldRun } from "../../../../shared/apiClient/runFold.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
-import { argumentViews } from "../../../display/toolArguments.js";
 import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
-import { highlightHtml } from "../highlight.js";
 import { safeHtml } from "../markdown.js";
-import { approvalCard, argumentBody, type ToolInfo } from "./approvals.js";
+import { approvalCard, type ToolInfo } from "./approvals.js";
+import { Activity } from "./runActivity.js";
 
 const ended = (run: RunView | undefined) => run !== undefined && TERMINAL_STATUSES.has(run.status);
 
-interface Lane {
-  key: string;
-  taskId: string;
-  title: string;
-  iteration: number;
-  start: string;
-  end?: string;
-  status: string;
-}
-
 /** A run live: plan, task lanes, tool calls and text as they stream, approvals, answer, files, usage. */
 export function runPage(app: HTMLElement, runId: string) {
-  let view: RunView | undefined;
-  let toolList: Promise<ToolInfo[]> | undefined;
-  const tools = () => (toolList ??= client.listTools().then((r) => r.tools));
-  const lanes = new Map<string, Lane>();
-  let shownCards: string | undefined;
-  let shownFiles: string | undefined;
-  /** Text being streamed per agent, closed when that agent does something else. */
-  const streamed = new StreamedText<HTMLElement>();
-  /** A model's reasoning as it streams, per agent: one collapsed block until that agent moves on. */
-  const reasoning = new StreamedText<{ element: HTMLElement; summary: HTMLElement }>();
-  /** Each tool call's arguments and its entry, by call id. */
-  const toolCalls = new Map<string, { args: unknown; shown: HTMLElement }>();
-  /** A run_code call's code block, by call id: its output goes beneath it. */
-  const codeBlocks = new Map<string, HTMLElement>();
-  /** Reports being written, by call and file name: each delta adds to its text. */
-  const openReports = new Map<string, { element: HTMLElement; text: string }>();
-  /** Agent text as Markdown (tables, lists, code), made safe. */
-  const prose = (element: HTMLElement, text: string) => {
-    element.innerHTML = safeHtml(text).trim();
-    return element;
-  };
+  const page = new RunPage(app, runId);
+  return () => page.close();
+}
 
-  const title = h("h1", {}, "Run");
-  const meta = h("p", { class: "meta" });
+/** The run page's sections, made once. */
+interface Parts {
+  title: HTMLElement;
+  meta: HTMLElement;
   /** The task whole, when the title cuts it: opened on demand. */
-  const taskText = h("p", { class: "task-text" });
-  const wholeTask = h("details", { class: "whole-task", hidden: true }, h("summary", {}, "Show the whole task"), taskText);
-  const connection = h("span", { class: "connection", role: "status" }, "connecting…");
-  const cancel = h("button", { type: "button", class: "danger", hidden: true, onclick: () => cancelRun() }, "Cancel run");
-  const waiting = h("section", { "aria-label": "Waiting for you", class: "waiting" });
-  const plan = h("section", { "aria-labelledby": "plan-h", class: "plan-section" });
-  const timeline = h("section", { "aria-labelledby": "timeline-h", class: "timeline-section" });
-  const activity = h("ol", { class: "activity", "aria-label": "Activity" });
-  const answer = h("section", { "aria-labelledby": "answer-h", class: "answer-section", hidden: true });
-  const files = h("section", { "aria-labelledby": "files-h", class: "files-section", hidden: true });
-  const usage = h("section", { "aria-labelledby": "usage-h", class: "usage-section" });
-  const eventLog = h("ol", { id: "event-log", class: "event-log" });
-  const error = h("p", { class: "error", role: "alert", hidden: true });
+  taskText: HTMLElement;
+  wholeTask: HTMLDetailsElement;
+  connection: HTMLElement;
+  cancel: HTMLButtonElement;
+  waiting: HTMLElement;
+  plan: HTMLElement;
+  timeline: HTMLElement;
+  activity: HTMLElement;
+  answer: HTMLElement;
+  files: HTMLElement;
+  usage: HTMLElement;
+  eventLog: HTMLElement;
+  error: HTMLElement;
+}
 
+function layout(app: HTMLElement, onCancel: () => void): Parts {
+  const taskText = h("p", { class: "task-text" });
+  const parts: Parts = {
+    title: h("h1", {}, "Run"),
+    meta: h("p", { class: "meta" }),
+    taskText,
+    wholeTask: h("details", { class: "whole-task", hidden: true }, h("summary", {}, "Show the whole task"), taskText),
+    connection: h("span", { class: "connection", role: "status" }, "connecting…"),
+    cancel: h("button", { type: "button", class: "danger", hidden: true, onclick: onCancel }, "Cancel run"),
+    waiting: h("section", { "aria-label": "Waiting for you", class: "waiting" }),
+    plan: h("section", { "aria-labelledby": "plan-h", class: "plan-section" }),
+    timeline: h("section", { "aria-labelledby": "timeline-h", class: "timeline-section" }),
+    activity: h("ol", { class: "activity", "aria-label": "Activity" }),
+    answer: h("section", { "aria-labelledby": "answer-h", class: "answer-section", hidden: true }),
+    files: h("section", { "aria-labelledby": "files-h", class: "files-section", hidden: true }),
+    usage: h("section", { "aria-labelledby": "usage-h", class: "usage-section" }),
+    eventLog: h("ol", { id: "event-log", class: "event-log" }),
+    error: h("p", { class: "error", role: "alert", hidden: true }),
+  };
+  const p = parts;
   render(
     app,
-    h("div", { class: "row spread" }, title, h("div", { class: "row" }, connection, cancel)),
-    wholeTask,
-    meta,
-    error,
-    waiting,
+    h("div", { class: "row spread" }, p.title, h("div", { class: "row" }, p.connection, p.cancel)),
+    p.wholeTask,
+    p.meta,
+    p.error,
+    p.waiting,
     h(
       "div",
       { class: "grid" },
       h(
         "div",
         { class: "col" },
-        plan,
-        timeline,
-        h("section", { "aria-labelledby": "activity-h", class: "activity-section" }, h("h2", { id: "activity-h" }, "Activity"), activity),
+        p.plan,
+        p.timeline,
+        h("section", { "aria-labelledby": "activity-h", class: "activity-section" }, h("h2", { id: "activity-h" }, "Activity"), p.activity),
       ),
-      h("div", { class: "col side" }, answer, files, usage),
+      h("div", { class: "col side" }, p.answer, p.files, p.usage),
     ),
-    h("details", { class: "card" }, h("summary", {}, "Event log"), eventLog),
+    h("details", { class: "card" }, h("summary", {}, "Event log"), p.eventLog),
   );
+  return parts;
+}
 
-  const showError = (err: unknown) => {
-    error.textContent =
+/**
+ * The page's life: the run read from the API (refresh), its events read from the stream and folded
+ * (runFold.ts), and what each changes drawn. Each method is one phase: read, decide, or draw.
+ */
+class RunPage {
+  private view: RunView | undefined;
+  /** The run's events folded: the tasks' lanes and the plan as the stream tells them. */
+  private run: FoldedRun = EMPTY_RUN;
+  private readonly parts: Parts;
+  private readonly activity: Activity;
+  private toolList: Promise<ToolInfo[]> | undefined;
+  /** Cards and files are drawn again only when they change: a card being edited, or a preview being read, stays. */
+  private shownCards: string | undefined;
+  private shownFiles: string | undefined;
+  private refreshTimer: number | undefined;
+  private readonly leaving = new AbortController();
+  private readonly timer: number;
+
+  constructor(
+    app: HTMLElement,
+    private readonly runId: string,
+  ) {
+    this.parts = layout(app, () => void this.cancelRun());
+    this.activity = new Activity(this.parts.activity, this.parts.eventLog);
+    this.timer = window.setInterval(() => this.drawTimeline(), 1000);
+    void this.refresh().then(() => {
+      if (!this.view) return;
+      this.drawTimeline();
+      void this.follow(this.view.links.stream);
+    });
+  }
+
+  close() {
+    this.leaving.abort();
+    clearInterval(this.timer);
+    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
+  }
+
+  private readonly tools = () => (this.toolList ??= client.listTools().then((r) => r.tools));
+
+  private showError(err: unknown) {
+    this.parts.error.textContent =
       err instanceof ApiError && err.status === 401 ? "Your API key is no longer accepted. Sign in again." : (err as Error).message;
-    error.hidden = false;
-  };
+    this.parts.error.hidden = false;
+  }
 
-  async function refresh() {
+  /** Read: the run as the API has it now; then all of it drawn. */
+  private async refresh() {
     try {
-      view = await client.getRun(runId);
+      this.view = await client.getRun(this.runId);
     } catch (err) {
-      showError(err);
+      this.showError(err);
       return;
     }
-    error.hidden = true;
-    const cut = view.input.length > 80 || view.input.includes("\n");
-    title.textContent = cut ? `${(view.input.split("\n")[0] ?? "").slice(0, 79)}…` : view.input;
-    taskText.textContent = view.input;
-    wholeTask.hidden = !cut;
-    document.title = `${title.textContent} · Stepwise`;
-    render(
-      meta,
-      h("span", { class: `badge ${view.status}` }, view.status.replace("_", " ")),
-      ` ${view.mode ?? view.requestedMode} · `,
-      h("code", {}, view.runId),
-      " · session ",
-      h("a", { href: `#/runs?sessionId=${enc(view.sessionId)}` }, view.sessionId),
-      view.status === "queued" && view.queuedBehind
-        ? [" · waits for ", h("a", { href: `#/runs/${enc(view.queuedBehind)}` }, view.queuedBehind), " to end"]
-        : null,
-      view.statusDetail ? [" · ", h("span", { class: "status-detail" }, view.statusDetail)] : null,
-      view.links.console
-        ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")]
-        : null,
-      " · ",
-      protocolLinks(view.runId, view.links.stream),
-    );
-    cancel.hidden = ended(view);
-    // Cards and files are drawn again only when they change: a card being edited, or a preview
-    // being read, stays as it is while the run goes on.
-    const cards = view.pendingInterrupts.map((i) => i.interruptId).join(" ");
-    if (cards !== shownCards) {
-      shownCards = cards;
-      render(
-        waiting,
-        view.pendingInterrupts.map((i) => approvalCard(runId, i, tools, () => void refresh())),
-      );
-    }
-    drawPlan();
-    drawAnswer();
-    const fileNames = view.files.map((f) => `${f.name}:${f.bytes}:${f.taskId ?? ""}`).join(" ");
-    if (fileNames !== shownFiles) {
-      shownFiles = fileNames;
-      drawFiles();
-    }
-    drawUsage();
-    drawTimeline();
+    this.parts.error.hidden = true;
+    this.drawView(this.view);
   }
 
   /** The run again soon, once however many events arrive meanwhile: usage goes up with each model call. */
-  let refreshTimer: number | undefined;
-  const refreshSoon = () => {
-    refreshTimer ??= window.setTimeout(() => {
-      refreshTimer = undefined;
-      void refresh();
+  private refreshSoon() {
+    this.refreshTimer ??= window.setTimeout(() => {
+      this.refreshTimer = undefined;
+      void this.refresh();
     }, 500);
-  };
-
-  function drawPlan() {
-    const p = view?.plan;
-    render(
-      plan,
-      h("h2", { id: "plan-h" }, "Plan"),
-      !p
-        ? h(
-            "p",
-            { class: "muted" },
-            view?.mode === "plan_solve" || view?.requestedMode === "plan_solve"
-              ? "Planning…"
-              : "No plan: this run is handled by one agent.",
-          )
-        : h(
-            "ol",
-            { class: "plan" },
-            p.steps.map((step) =>
-              h(
-                "li",
-                { class: `step ${step.status}`, dataset: { status: step.status } },
-                h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")),
-                " ",
-                step.title,
-                h(
-                  "ul",
-                  {},
-                  step.tasks.map((t) => h("li", {}, t)),
-                ),
-                step.verdict
-                  ? h(
-                      "p",
-                      { class: `verdict ${step.verdict.met ? "met" : "not-met"}` },
-                      `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
-                    )
-                  : null,
-              ),
-            ),
-          ),
-    );
   }
 
-  function drawTimeline() {
-    const all = [...lanes.values()];
-    if (all.length === 0) {
-      const oneAgent = view?.mode !== undefined && view.mode !== null && view.mode !== "plan_solve";
-      return render(
-        timeline,
-        h("h2", { id: "timeline-h" }, "Tasks"),
-        h(
-          "p",
-          { class: "muted" },
-          oneAgent
-            ? "No parallel tasks: one agent handles this run."
-            : ended(view)
-              ? "This run had no parallel tasks."
-              : "No parallel tasks yet.",
-        ),
+  /** Read: the run's events, live, until its end or until the page closes; reconnecting for as long as it takes. */
+  private async follow(streamUrl: string) {
+    const { signal } = this.leaving;
+    try {
+      const events = client.follow(this.runId, {
+        streamUrl,
+        signal,
+        maxFailures: Number.POSITIVE_INFINITY,
+        onOpen: () => this.showConnection("live"),
+        onReconnect: () => this.showConnection("reconnecting"),
+      });
+      for await (const event of events) this.onEvent(event);
+      this.showConnection("ended");
+    } catch (err) {
+      if (signal.aborted) return;
+      this.showConnection("ended");
+      this.showError(err);
+    }
+  }
+
+  /** One event: folded (read), shown in the activity and event log (draw), then what else it changes (decide). */
+  private onEvent(event: RunEvent) {
+    const before = this.run;
+    this.run = foldRun(before, event);
+    if (this.run === before) return; // delivered already
+    this.activity.show(event, before, this.run);
+    // Each event may follow a model call: usage (and the rest) catch up shortly after.
+    if (!ended(this.view)) this.refreshSoon();
+    const change = changeOf(event);
+    if (change.timeline) this.drawTimeline();
+    if (change.plan && this.view) {
+      this.view.plan = this.run.plan ?? this.view.plan;
+      drawPlan(this.parts.plan, this.view);
+    }
+    if (change.announce) announce(change.announce);
+    if (change.refresh) void this.refresh();
+  }
+
+  private showConnection(state: "live" | "reconnecting" | "ended") {
+    const { connection } = this.parts;
+    connection.textContent = state === "live" ? "live" : state === "reconnecting" ? "reconnecting…" : "ended";
+    connection.dataset.state = state;
+  }
+
+  private async cancelRun() {
+    const { cancel } = this.parts;
+    cancel.disabled = true;
+    try {
+      await client.cancelRun(this.runId);
+      await this.refresh();
+    } catch (err) {
+      this.showError(err);
+    } finally {
+      cancel.disabled = false;
+    }
+  }
+
+  /** Draw: every section from the run as the API has it. */
+  private drawView(view: RunView) {
+    const { parts } = this;
+    drawHeader(parts, view);
+    const cards = view.pendingInterrupts.map((i) => i.interruptId).join(" ");
+    if (cards !== this.shownCards) {
+      this.shownCards = cards;
+      render(
+        parts.waiting,
+        view.pendingInterrupts.map((i) => approvalCard(this.runId, i, this.tools, () => void this.refresh())),
       );
     }
-    const now = new Date().toISOString();
-    const t = (iso: string) => Date.parse(iso);
-    const byStep = new Map<number, Lane[]>();
-    for (const lane of all) byStep.set(lane.iteration, [...(byStep.get(lane.iteration) ?? []), lane]);
-    render(
-      timeline,
-      h("h2", { id: "timeline-h" }, "Tasks"),
-      [...byStep].map(([iteration, group]) => {
-        // Each step on its own time axis, so overlap between its parallel tasks is visible.
-        const min = Math.min(...group.map((l) => t(l.start)));
-        const max = Math.max(...group.map((l) => t(l.end ?? now)), min + 1);
-        const span = max - min;
-        return [
-          h("h3", { class: "step-h" }, `Step ${iteration + 1}`),
-          h(
-            "div",
-            { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
-            group.map((lane) => {
-              const left = ((t(lane.start) - min) / span) * 100;
-              const width = Math.max(((t(lane.end ?? now) - t(lane.start)) / span) * 100, 1);
-              const took = seconds(t(lane.end ?? now) - t(lane.start));
-              return h(
-                "div",
-                {
-                  class: "lane",
-                  role: "listitem",
-                  dataset: { taskId: lane.taskId, start: lane.start, end: lane.end ?? "", status: lane.status },
-                },
-                h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
-                h(
-                  "span",
-                  { class: "lane-track" },
-                  h("span", {
-                    class: `lane-bar ${lane.status}`,
-                    style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` },
-                    title: `${lane.start} → ${lane.end ?? "running"}`,
-                  }),
-                ),
-                h("span", { class: "lane-duration" }, lane.end ? took : `${took}…`),
-                h("span", { class: "visually-hidden" }, ` ${lane.status}`),
-              );
-            }),
-            // The step's time axis: where each bar starts and ends, in seconds from the step's start.
+    drawPlan(parts.plan, view);
+    drawAnswer(parts.answer, view);
+    const fileNames = view.files.map((f) => `${f.name}:${f.bytes}:${f.taskId ?? ""}`).join(" ");
+    if (fileNames !== this.shownFiles) {
+      this.shownFiles = fileNames;
+      drawFiles(parts.files, view, new FileActions(this.runId, view, (err) => this.showError(err)));
+    }
+    drawUsage(parts.usage, view);
+    this.drawTimeline();
+  }
+
+  private drawTimeline() {
+    drawTimeline(this.parts.timeline, [...this.run.tasks.values()], this.view);
+  }
+}
+
+/** Decide: what an event changes beyond its activity entry. */
+function changeOf(event: RunEvent): { timeline?: boolean; plan?: boolean; refresh?: boolean; announce?: string } {
+  switch (event.type) {
+    case "task.started":
+      return { timeline: true };
+    case "task.completed":
+      return { timeline: true, refresh: true };
+    case "plan.updated":
+      return { plan: true };
+    case "interrupt.opened":
+      return { announce: "The run is waiting for your decision.", refresh: true };
+    case "interrupt.resolved":
+      return { refresh: true };
+    case "run.started":
+      return {};
+    default:
+      // The run's end, a resume, a wait in its session's queue: said aloud, and the run read again.
+      if (event.type.startsWith("run.")) return { announce: `The run ${event.type.slice(4)}.`, refresh: true };
+      return {};
+  }
+}
+
+function drawHeader(parts: Parts, view: RunView) {
+  const cut = view.input.length > 80 || view.input.includes("\n");
+  parts.title.textContent = cut ? `${(view.input.split("\n")[0] ?? "").slice(0, 79)}…` : view.input;
+  parts.taskText.textContent = view.input;
+  parts.wholeTask.hidden = !cut;
+  document.title = `${parts.title.textContent} · Stepwise`;
+  render(
+    parts.meta,
+    h("span", { class: `badge ${view.status}` }, view.status.replace("_", " ")),
+    ` ${view.mode ?? view.requestedMode} · `,
+    h("code", {}, view.runId),
+    " · session ",
+    h("a", { href: `#/runs?sessionId=${enc(view.sessionId)}` }, view.sessionId),
+    view.status === "queued" && view.queuedBehind
+      ? [" · waits for ", h("a", { href: `#/runs/${enc(view.queuedBehind)}` }, view.queuedBehind), " to end"]
+      : null,
+    view.statusDetail ? [" · ", h("span", { class: "status-detail" }, view.statusDetail)] : null,
+    view.links.console ? [" · ", h("a", { href: view.links.console, target: "_blank", rel: "noopener" }, "Step Functions console")] : null,
+    " · ",
+    protocolLinks(view.runId, view.links.stream),
+  );
+  parts.cancel.hidden = ended(view);
+}
+
+function drawPlan(section: HTMLElement, view: RunView) {
+  const p = view.plan;
+  render(
+    section,
+    h("h2", { id: "plan-h" }, "Plan"),
+    !p
+      ? h(
+          "p",
+          { class: "muted" },
+          view.mode === "plan_solve" || view.requestedMode === "plan_solve" ? "Planning…" : "No plan: this run is handled by one agent.",
+        )
+      : h(
+          "ol",
+          { class: "plan" },
+          p.steps.map((step) =>
             h(
-              "div",
-              { class: "lane axis", "aria-hidden": "true" },
-              h("span"),
+              "li",
+              { class: `step ${step.status}`, dataset: { status: step.status } },
+              h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")),
+              " ",
+              step.title,
               h(
-                "span",
-                { class: "axis-track" },
-                [0, 0.5, 1].map((at) => h("span", { class: "tick", style: { left: `${at * 100}%` } }, seconds(span * at))),
+                "ul",
+                {},
+                step.tasks.map((t) => h("li", {}, t)),
               ),
-              h("span"),
+              step.verdict
+                ? h(
+                    "p",
+                    { class: `verdict ${step.verdict.met ? "met" : "not-met"}` },
+                    `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
+                  )
+                : null,
             ),
           ),
-        ];
-      }),
-    );
-  }
-
-  function seconds(ms: number) {
-    return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
-  }
-
-  function drawAnswer() {
-    if (!view || (!view.result && !view.error)) return;
-    answer.hidden = false;
-    render(
-      answer,
-      h("h2", { id: "answer-h" }, view.error ? "Error" : "Answer"),
-      view.error ? h("p", { class: "error" }, view.error.message) : h("div", { class: "prose answer" }),
-    );
-    const prose = answer.querySelector(".answer");
-    if (prose && view.result) prose.innerHTML = safeHtml(view.result);
-  }
-
-  function drawFiles() {
-    if (!view || view.files.length === 0) return;
-    files.hidden = false;
-    const preview = h("div", { class: "prose preview", "aria-live": "polite" });
-    const list = (shown: FileView[]) =>
-      h(
-        "ul",
-        { class: "files" },
-        shown.map((file) =>
-          h(
-            "li",
-            {},
-            h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
-            h("button", { type: "button", onclick: () => download(file) }, `Download ${file.name}`),
-            previewButton(file, preview),
-          ),
         ),
-      );
-    // The run's own files (uploads, the answer) first, then each task's under its title.
-    const ofRun = view.files.filter((f) => !f.taskId || !view?.tasks.some((t) => t.taskId === f.taskId));
-    const byTask = view.tasks.flatMap((task) => {
-      const own = view?.files.filter((f) => f.taskId === task.taskId) ?? [];
-      return own.length ? [h("h3", { class: "file-task" }, h("span", { class: "who" }, task.taskId), ` ${task.title}`), list(own)] : [];
-    });
-    render(files, h("h2", { id: "files-h" }, "Files"), ofRun.length ? list(ofRun) : null, byTask, preview);
+  );
+}
+
+/** A task's lane: from its start to its end (or now), on its step's time axis. */
+type Lane = FoldedTask & { startedAt: string };
+
+/** The tasks of each plan step as lanes on the step's own time axis, so overlap between its parallel tasks is visible. */
+function drawTimeline(section: HTMLElement, tasks: FoldedTask[], view: RunView | undefined) {
+  const all = tasks.filter((task): task is Lane => task.startedAt !== undefined);
+  if (all.length === 0) {
+    const oneAgent = view?.mode !== undefined && view.mode !== null && view.mode !== "plan_solve";
+    return render(
+      section,
+      h("h2", { id: "timeline-h" }, "Tasks"),
+      h(
+        "p",
+        { class: "muted" },
+        oneAgent
+          ? "No parallel tasks: one agent handles this run."
+          : ended(view)
+            ? "This run had no parallel tasks."
+            : "No parallel tasks yet.",
+      ),
+    );
   }
+  const byStep = new Map<number, Lane[]>();
+  for (const lane of all) byStep.set(lane.iteration, [...(byStep.get(lane.iteration) ?? []), lane]);
+  render(
+    section,
+    h("h2", { id: "timeline-h" }, "Tasks"),
+    [...byStep].map(([iteration, group]) => stepLanes(iteration, group)),
+  );
+}
+
+function stepLanes(iteration: number, group: Lane[]) {
+  const now = new Date().toISOString();
+  const t = (iso: string) => Date.parse(iso);
+  const min = Math.min(...group.map((l) => t(l.startedAt)));
+  const max = Math.max(...group.map((l) => t(l.endedAt ?? now)), min + 1);
+  const span = max - min;
+  return [
+    h("h3", { class: "step-h" }, `Step ${iteration + 1}`),
+    h(
+      "div",
+      { class: "lanes", role: "list", "aria-label": `Step ${iteration + 1} tasks` },
+      group.map((lane) => {
+        const left = ((t(lane.startedAt) - min) / span) * 100;
+        const width = Math.max(((t(lane.endedAt ?? now) - t(lane.startedAt)) / span) * 100, 1);
+        const took = seconds(t(lane.endedAt ?? now) - t(lane.startedAt));
+        return h(
+          "div",
+          {
+            class: "lane",
+            role: "listitem",
+            dataset: { taskId: lane.taskId, start: lane.startedAt, end: lane.endedAt ?? "", status: lane.status },
+          },
+          h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
+          h(
+            "span",
+            { class: "lane-track" },
+            h("span", {
+              class: `lane-bar ${lane.status}`,
+              style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` },
+              title: `${lane.startedAt} → ${lane.endedAt ?? "running"}`,
+            }),
+          ),
+          h("span", { class: "lane-duration" }, lane.endedAt ? took : `${took}…`),
+          h("span", { class: "visually-hidden" }, ` ${lane.status}`),
+        );
+      }),
+      // The step's time axis: where each bar starts and ends, in seconds from the step's start.
+      h(
+        "div",
+        { class: "lane axis", "aria-hidden": "true" },
+        h("span"),
+        h(
+          "span",
+          { class: "axis-track" },
+          [0, 0.5, 1].map((at) => h("span", { class: "tick", style: { left: `${at * 100}%` } }, seconds(span * at))),
+        ),
+        h("span"),
+      ),
+    ),
+  ];
+}
+
+function seconds(ms: number) {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+function drawAnswer(section: HTMLElement, view: RunView) {
+  if (!view.result && !view.error) return;
+  section.hidden = false;
+  render(
+    section,
+    h("h2", { id: "answer-h" }, view.error ? "Error" : "Answer"),
+    view.error ? h("p", { class: "error" }, view.error.message) : h("div", { class: "prose answer" }),
+  );
+  const prose = section.querySelector(".answer");
+  if (prose && view.result) prose.innerHTML = safeHtml(view.result);
+}
+
+function drawFiles(section: HTMLElement, view: RunView, actions: FileActions) {
+  if (view.files.length === 0) return;
+  section.hidden = false;
+  const preview = h("div", { class: "prose preview", "aria-live": "polite" });
+  const list = (shown: FileView[]) =>
+    h(
+      "ul",
+      { class: "files" },
+      shown.map((file) =>
+        h(
+          "li",
+          {},
+          h("span", {}, `${file.name} `, h("small", { class: "muted" }, `${file.bytes} bytes`)),
+          h("button", { type: "button", onclick: () => actions.download(file) }, `Download ${file.name}`),
+          actions.previewButton(file, preview),
+        ),
+      ),
+    );
+  // The run's own files (uploads, the answer) first, then each task's under its title.
+  const ofRun = view.files.filter((f) => !f.taskId || !view.tasks.some((t) => t.taskId === f.taskId));
+  const byTask = view.tasks.flatMap((task) => {
+    const own = view.files.filter((f) => f.taskId === task.taskId);
+    return own.length ? [h("h3", { class: "file-task" }, h("span", { class: "who" }, task.taskId), ` ${task.title}`), list(own)] : [];
+  });
+  render(section, h("h2", { id: "files-h" }, "Files"), ofRun.length ? list(ofRun) : null, byTask, preview);
+}
+
+/** What the Files section's buttons do: download a file, or show its preview. */
+class FileActions {
+  constructor(
+    private readonly runId: string,
+    private readonly view: RunView,
+    private readonly showError: (err: unknown) => void,
+  ) {}
 
   /** A button showing the file's preview in `into`, when it has one. */
-  function previewButton(file: FileView, into: HTMLElement) {
-    const shown = previewOf(file);
+  previewButton(file: FileView, into: HTMLElement) {
+    const shown = this.previewOf(file);
     if (!shown) return null;
-    return h("button", { type: "button", class: "link", onclick: () => showPreview(shown, into) }, `Preview ${file.name}`);
+    return h("button", { type: "button", class: "link", onclick: () => this.showPreview(shown, into) }, `Preview ${file.name}`);
   }
 
   /** What a file's preview shows: the file itself (Markdown, HTML, text), or a deck's slides as the web page saved beside it. */
-  function previewOf(file: FileView): FileView | undefined {
+  private previewOf(file: FileView): FileView | undefined {
     if (/markdown|html|text\/plain/.test(file.contentType)) return file;
     if (!/\.pptx$/.test(file.name)) return undefined;
     const slides = file.name.replace(/\.pptx$/, ".slides.html");
-    return view?.files.find((f) => f.name === slides);
+    return this.view.files.find((f) => f.name === slides);
   }
 
-  async function fileBlob(file: FileView): Promise<Blob> {
+  private async fileBlob(file: FileView): Promise<Blob> {
     // The API gives a short-lived link to the bytes (in S3, another origin); the link needs no key.
-    const response = await fetch(await client.fileLink(runId, file.name));
+    const response = await fetch(await client.fileLink(this.runId, file.name));
     if (!response.ok) throw new Error(`Could not fetch ${file.name} (${response.status}).`);
     return response.blob();
   }
 
-  async function download(file: FileView) {
+  async download(file: FileView) {
     try {
-      const url = URL.createObjectURL(await fileBlob(file));
+      const url = URL.createObjectURL(await this.fileBlob(file));
       const a = h("a", { href: url, download: file.name });
       document.body.append(a);
       a.click();
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
     } catch (err) {
-      showError(err);
+      this.showError(err);
     }
   }
 
-  async function showPreview(file: FileView, into: HTMLElement) {
+  private async showPreview(file: FileView, into: HTMLElement) {
     try {
-      const text = await (await fileBlob(file)).text();
+      const text = await (await this.fileBlob(file)).text();
       into.innerHTML = /text\/plain/.test(file.contentType) ? "" : safeHtml(text, file.contentType);
       if (/text\/plain/.test(file.contentType)) into.append(h("pre", {}, text));
       // On a phone the preview opens below the screen: bring it up.
       into.scrollIntoView({ block: "start", behavior: "smooth" });
     } catch (err) {
-      showError(err);
+      this.showError(err);
     }
   }
-
-  function drawUsage() {
-    if (!view) return;
-    const u = view.usage;
-    render(
-      usage,
-      h("h2", { id: "usage-h" }, "Usage"),
-      h(
-        "dl",
-        { class: "usage" },
-        h("dt", {}, "Tokens"),
-        h("dd", {}, `${u.promptTokens + u.completionTokens} (${u.promptTokens} in, ${u.completionTokens} out)`),
-        h("dt", {}, "Model calls"),
-        h("dd", {}, String(u.llmCalls)),
-        h("dt", {}, "Tool calls"),
-        h("dd", {}, String(u.toolCalls)),
-        h("dt", {}, "State transitions"),
-        h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
-        h("dt", {}, "Estimated cost"),
-        h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd)),
-      ),
-    );
-  }
-
-  const who = (data: { agent?: string; taskId?: string; persona?: string }) =>
-    h("span", { class: "who" }, [data.agent, data.taskId, data.persona].filter(Boolean).join(" · "));
-  const add = (event: RunEvent, ...children: (Node | string | null)[]) => {
-    const item = h(
-      "li",
-      { class: `entry ${event.type.replace(".", "-")}`, dataset: { seq: String(event.seq), type: event.type } },
-      ...children,
-    );
-    activity.append(item);
-    return item;
-  };
-
-  /** The event log's lines of each agent's open text block, marked if the block is withdrawn. */
-  const blockLogLines = new Map<string, HTMLElement[]>();
-
-  function onEvent(event: RunEvent) {
-    const logLine = h("li", { dataset: { seq: String(event.seq), type: event.type } }, `${event.seq} ${event.type}`);
-    eventLog.append(logLine);
-    // Each event may follow a model call: usage (and the rest) catch up shortly after.
-    if (!ended(view)) refreshSoon();
-    if (event.type === "agent.withdrawn") withdraw(event.data, logLine);
-    if (event.type === "agent.delta" || event.type === "agent.reasoning") {
-      const key = sourceKey(event.data);
-      if (!streamed.open().some((b) => sourceKey(b.source) === key) && !reasoning.open().some((b) => sourceKey(b.source) === key))
-        blockLogLines.set(key, []);
-      blockLogLines.get(key)?.push(logLine);
-    }
-    // An agent doing something else ends the text it streamed (a thought ends it below) and its reasoning.
-    const source = textSource(event.data);
-    if (source && event.type !== "agent.delta" && event.type !== "agent.thought" && event.type !== "agent.reasoning") streamed.end(source);
-    if (source && event.type !== "agent.reasoning") reasoning.end(source);
-    const { type, data: d } = event;
-    switch (type) {
-      case "agent.reasoning": {
-        // Shown collapsed: what the model thought, for whoever wants to read it.
-        const block = reasoning.add(d, d.text, () => {
-          const element = h("pre", { class: "reasoning" });
-          const summary = h("summary", {}, "Reasoning");
-          add(event, who(d), h("details", { class: "reasoning" }, summary, element));
-          return { element, summary };
-        });
-        block.view.element.textContent = block.text;
-        block.view.summary.textContent = `Reasoning (${block.text.length} characters)`;
-        break;
-      }
-      case "agent.delta": {
-        const block = streamed.add(d, d.text, () => {
-          const element = h("div", { class: "text prose" });
-          add(event, who(d), element);
-          return element;
-        });
-        prose(block.view, block.text);
-        break;
-      }
-      case "agent.thought":
-        // The same text as the deltas before it, when the model streamed: shown once.
-        if (streamed.end(d)) break;
-        add(event, who(d), prose(h("div", { class: "text prose" }), d.text));
-        break;
-      case "tool.called":
-        toolCalls.set(d.callId, {
-          args: d.arguments,
-          shown: add(event, who(d), h("strong", {}, `→ ${d.tool}`), argumentsView(d.arguments)),
-        });
-        break;
-      case "tool.result":
-        add(
-          event,
-          who(d),
-          h("strong", { class: d.ok ? "ok" : "bad" }, `${d.ok ? "✓" : "✗"} ${d.tool}`),
-          h("pre", { class: "output" }, String(d.output).slice(0, 2000)),
-        );
-        break;
-      case "code": {
-        if (d.part === "source") {
-          // The code is shown highlighted below: the call's arguments above leave it out, not show it twice.
-          const call = toolCalls.get(d.callId);
-          call?.shown.querySelector(".args")?.replaceWith(argumentsView(call.args, d.text));
-          const code = h("code", { class: `language-${d.language}` });
-          const html = highlightHtml(d.text, d.language);
-          if (html === undefined) code.textContent = d.text;
-          else code.innerHTML = html; // highlight.js escapes every character of the code
-          const block = add(event, who(d), h("strong", {}, `Code (${d.language})`), h("pre", { class: "code" }, code));
-          codeBlocks.set(d.callId, block);
-          break;
-        }
-        const output = h("pre", { class: `code-output ${d.ok === false ? "bad" : ""}`, dataset: { callId: d.callId } }, d.text);
-        const block = codeBlocks.get(d.callId);
-        if (block) block.append(h("strong", { class: d.ok === false ? "bad" : "ok" }, "Output"), output);
-        else add(event, who(d), h("strong", {}, "Output"), output);
-        break;
-      }
-      case "report.delta": {
-        // The report as it is written, rendered as it arrives; the saved file follows as file.created.
-        const key = `${d.callId}:${d.name}`;
-        let open = openReports.get(key);
-        if (!open) {
-          const text = h("div", { class: "text prose report" });
-          add(event, who(d), h("strong", {}, `Writing ${d.name}`), text);
-          open = { element: text, text: "" };
-          openReports.set(key, open);
-        }
-        open.text += d.text;
-        prose(open.element, open.text);
-        break;
-      }
-      case "search.progress":
-        add(event, who(d), h("strong", {}, `Search (${d.stage}): `), d.detail);
-        break;
-      case "model.retrying":
-        add(
-          event,
-          who(d),
-          h("strong", { class: "warn" }, "↻ Model call failed: "),
-          `${d.reason}. Retry ${d.attempt} of ${d.retries} in ${(d.waitMs / 1000).toFixed(1)} s.`,
-        );
-        break;
-      case "agent.withdrawn":
-        break; // done above: the broken reply's text is gone from the page
-      case "task.started":
-        lanes.set(`${d.iteration}:${d.taskId}`, {
-          key: `${d.iteration}:${d.taskId}`,
-          taskId: d.taskId,
-          title: d.title,
-          iteration: d.iteration,
-          start: event.at,
-          status: "running",
-        });
-        drawTimeline();
-        break;
-      case "task.completed": {
-        const lane = lanes.get(`${d.iteration}:${d.taskId}`);
-        if (lane) Object.assign(lane, { end: event.at, status: d.status });
-        drawTimeline();
-        add(
-          event,
-          h("span", { class: "who" }, d.taskId),
-          `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`,
-          d.files?.length ? h("small", { class: "muted" }, ` · files: ${d.files.join(", ")}`) : null,
-        );
-        void refresh();
-        break;
-      }
-      case "plan.updated":
-        if (view) view.plan = d.plan;
-        drawPlan();
-        break;
-      case "interrupt.opened":
-        // A tool call's arguments are shown readably on its card, not as the summary's JSON.
-        add(
-          event,
-          h("strong", {}, "Waiting for you: "),
-          d.kind === "tool_approval" && d.toolName ? `allow ${d.toolName}?` : d.summary.split("\n")[0],
-        );
-        announce("The run is waiting for your decision.");
-        void refresh();
-        break;
-      case "interrupt.resolved":
-        add(event, `Decided: ${d.decision}${d.message ? ` — ${d.message}` : ""}`);
-        void refresh();
-        break;
-      case "file.created":
-        add(
-          event,
-          d.taskId ? h("span", { class: "who" }, d.taskId) : null,
-          h("strong", {}, "File: "),
-          `${d.name} `,
-          h("small", { class: "muted" }, `${d.bytes} bytes`),
-        );
-        break;
-      case "tool_source.unavailable":
-        add(event, h("strong", { class: "bad" }, `Tool source ${d.source} unavailable: `), d.reason);
-        break;
-      case "run.started":
-        add(event, `Started (${d.mode}).`);
-        break;
-      default:
-        if (type.startsWith("run.")) {
-          add(event, h("strong", {}, type.replace("run.", "Run ").replace("_", " ")), "reason" in d && d.reason ? ` — ${d.reason}` : "");
-          announce(`The run ${type.slice(4)}.`);
-          void refresh();
-        } else add(event, type);
-    }
-  }
-
-  /** A reply that broke off and is retried: its text and reasoning leave the page; the event log marks them. */
-  function withdraw(source: TextSource, logLine: HTMLElement) {
-    streamed.end(source)?.view.closest("li")?.remove();
-    reasoning.end(source)?.view.element.closest("li")?.remove();
-    const lines = blockLogLines.get(sourceKey(source)) ?? [];
-    for (const line of lines) line.classList.add("withdrawn");
-    blockLogLines.delete(sourceKey(source));
-    logLine.append(
-      ` (${lines.length} event${lines.length === 1 ? "" : "s"} of ${source.agent}${source.taskId ? ` ${source.taskId}` : ""} withdrawn)`,
-    );
-  }
-
-  async function cancelRun() {
-    cancel.disabled = true;
-    try {
-      await client.cancelRun(runId);
-      await refresh();
-    } catch (err) {
-      showError(err);
-    } finally {
-      cancel.disabled = false;
-    }
-  }
-
-  const showConnection = (state: "live" | "reconnecting" | "ended") => {
-    connection.textContent = state === "live" ? "live" : state === "reconnecting" ? "reconnecting…" : "ended";
-    connection.dataset.state = state;
-  };
-  /** The run's events, live, until its end or until the page closes; reconnecting for as long as it takes. */
-  async function follow(streamUrl: string) {
-    try {
-      const events = client.follow(runId, {
-        streamUrl,
-        signal: leaving.signal,
-        maxFailures: Number.POSITIVE_INFINITY,
-        onOpen: () => showConnection("live"),
-        onReconnect: () => showConnection("reconnecting"),
-      });
-      for await (const event of events) onEvent(event);
-      showConnection("ended");
-    } catch (err) {
-      if (leaving.signal.aborted) return;
-      showConnection("ended");
-      showError(err);
-    }
-  }
-
-  const leaving = new AbortController();
-  const timer = window.setInterval(drawTimeline, 1000);
-  void refresh().then(() => {
-    if (!view) return;
-    drawTimeline();
-    void follow(view.links.stream);
-  });
-  return () => {
-    leaving.abort();
-    clearInterval(timer);
-    if (refreshTimer !== undefined) clearTimeout(refreshTimer);
-  };
 }
 
-/** A tool call's arguments, each as what it is (code highlighted, text wrapped, JSON pretty), but the one equal to `skip`. */
-function argumentsView(args: unknown, skip?: string) {
-  return h(
-    "div",
-    { class: "args" },
-    argumentViews(args)
-      .filter((view) => view.text !== skip)
-      .map((view) => h("div", { class: "argument" }, h("h4", {}, view.name), argumentBody(view))),
+function drawUsage(section: HTMLElement, view: RunView) {
+  const u = view.usage;
+  render(
+    section,
+    h("h2", { id: "usage-h" }, "Usage"),
+    h(
+      "dl",
+      { class: "usage" },
+      h("dt", {}, "Tokens"),
+      h("dd", {}, `${u.promptTokens + u.completionTokens} (${u.promptTokens} in, ${u.completionTokens} out)`),
+      h("dt", {}, "Model calls"),
+      h("dd", {}, String(u.llmCalls)),
+      h("dt", {}, "Tool calls"),
+      h("dd", {}, String(u.toolCalls)),
+      h("dt", {}, "State transitions"),
+      h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
+      h("dt", {}, "Estimated cost"),
+      h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd)),
+    ),
   );
 }
 

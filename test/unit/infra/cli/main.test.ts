@@ -39,6 +39,7 @@ describe("Renderer", () => {
     // The same plan again (only statuses changed): steps without their tasks.
     const next = renderer.event({
       ...planEvent,
+      seq: 6, // a later event: the renderer folds each event once
       data: { plan: { ...plan, steps: plan.steps.map((s) => ({ ...s, status: "completed" as const })), finished: true } },
     });
     expect(next).toContain("  [x] 4. Publish");
@@ -49,7 +50,8 @@ describe("Renderer", () => {
   it("tasks, tool calls and results, thoughts, interrupts and the answer read as lines", () => {
     const renderer = new Renderer({ color: false });
     const at = "2026-01-01T00:00:00.000Z";
-    const render = (event: Omit<RunEvent, "seq" | "at">) => renderer.event({ ...event, seq: 1, at } as RunEvent).join("\n");
+    let seq = 0; // each event a later one: the renderer folds each event once
+    const render = (event: Omit<RunEvent, "seq" | "at">) => renderer.event({ ...event, seq: ++seq, at } as RunEvent).join("\n");
     expect(render({ type: "task.started", data: { taskId: "t2", title: "Evaluate (120/8)+2^5", iteration: 0, stepIndex: 0 } })).toBe(
       "▶ t2 started (step 1): Evaluate (120/8)+2^5",
     );

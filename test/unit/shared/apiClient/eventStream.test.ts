@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { readEventStream, type SseCursor, type SseMessage } from "../../../../shared/apiClient/eventStream.js";
+import { readEventStream, readEventStreamItems, type SseCursor, type SseMessage } from "../../../../shared/apiClient/eventStream.js";
 import { sseFrame } from "../../../../shared/protocols/sse.js";
 import { calculatorRunEvents } from "../../../support/sampleRun.js";
 
@@ -167,5 +167,24 @@ describe("readEventStream", () => {
     });
     for await (const message of readEventStream(body, { lastEventId: "" })) if (message.data === "one") break;
     expect(cancelled).toBe(true);
+  });
+});
+
+describe("readEventStreamItems", () => {
+  it("gives the comments between the events, in the order they came, and each block's own fields", async () => {
+    const items = [];
+    const chunks = [": heartbeat\n\nid: 1\nevent: run.started\ndata: {}\n\n: heart", "beat\n\ndata: x\n\n"];
+    for await (const item of readEventStreamItems(bodyOf(chunks), { lastEventId: "" })) items.push(item);
+    expect(items).toEqual([
+      { kind: "comment", text: "heartbeat" },
+      {
+        kind: "event",
+        message: { type: "run.started", data: "{}", lastEventId: "1" },
+        fields: { event: "run.started", id: "1" },
+      },
+      { kind: "comment", text: "heartbeat" },
+      // The last event ID carries over; a block without its own fields has none.
+      { kind: "event", message: { type: "message", data: "x", lastEventId: "1" }, fields: {} },
+    ]);
   });
 });
