@@ -50,7 +50,7 @@ export function forgettingRefusedKey(model: ChatModel, key: ApiKeySource): ChatM
  * The configured model with its per-role settings and fallback; for models without native tool
  * calling, behind the JSON contract.
  */
-function modelFor(settings: Settings["model"], secrets: SecretsManagerClient): ChatModel {
+export function modelFor(settings: Settings["model"], secrets: SecretsManagerClient): ChatModel {
   const key = settings.apiKeySecretArn ? new SecretKey(secrets, settings.apiKeySecretArn) : undefined;
   const endpoint = (model: string): ChatModel => {
     const openai = new OpenAIModel({

@@ -33,6 +33,7 @@ export function runSummary(run: RunRecord, services: Services) {
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     endedAt: run.endedAt ?? null,
+    ...(run.title ? { title: run.title } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ export interface Page<T> {
 /** What `GET /v1/sessions` lists. */
 export interface SessionSummary {
   sessionId: string;
+  title?: string;
   createdAt: string;
   updatedAt: string;
   lastRunId: string;
@@ -92,6 +93,7 @@ export class Listings {
     return {
       items: items.items.map((item) => ({
         sessionId: String(item.sessionId),
+        ...(typeof item.title === "string" ? { title: item.title } : {}),
         createdAt: String(item.createdAt),
         updatedAt: String(item.updatedAt),
         lastRunId: String(item.lastRunId),
