@@ -125,6 +125,7 @@ const SessionSummary = z.object({
   lastRunId: z.string(),
 });
 export const SessionList = z.object({ sessions: z.array(SessionSummary), nextCursor: z.string().nullable() });
+export type SessionList = z.infer<typeof SessionList>;
 
 export const SessionView = z.object({
   sessionId: z.string(),

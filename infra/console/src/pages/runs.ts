@@ -40,7 +40,8 @@ export function runsPage(app: HTMLElement) {
               "tr",
               { dataset: { runId: run.runId } },
               // The labels name each value where a phone shows the row as a card.
-              h("td", { class: "task" }, h("a", { href: `#/runs/${enc(run.runId)}` }, run.input)),
+              // The session's title where this run's turn made it; the task itself shows on hover and on the run's page.
+              h("td", { class: "task" }, h("a", { href: `#/runs/${enc(run.runId)}`, title: run.input }, run.title ?? run.input)),
               h("td", { dataset: { label: "Status" } }, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
               h("td", { dataset: { label: "Mode" } }, run.mode ?? run.requestedMode),
               h("td", { dataset: { label: "Age" } }, h("time", { datetime: run.createdAt, title: run.createdAt }, timeAgo(run.createdAt))),
