@@ -37,7 +37,11 @@ export function sessionsPage(app: HTMLElement) {
                 { dataset: { label: "Updated" } },
                 h("time", { datetime: session.updatedAt, title: session.updatedAt }, timeAgo(session.updatedAt)),
               ),
-              h("td", { dataset: { label: "Last run" } }, h("a", { href: `#/runs/${enc(session.lastRunId)}` }, h("code", {}, session.lastRunId))),
+              h(
+                "td",
+                { dataset: { label: "Last run" } },
+                h("a", { href: `#/runs/${enc(session.lastRunId)}` }, h("code", {}, session.lastRunId)),
+              ),
               h("td", { dataset: { label: "Session" } }, h("code", {}, session.sessionId)),
             ),
           ),
