@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { offeredToolNames } from "./conversation.js";
 import { deliverAtBudget, execute, isBudgetDelivery } from "./executor.js";
+import { honourInstructions } from "./instructions.js";
 import { plan } from "./planner.js";
 import { isReportWriting, writeReportText } from "./reportWriter.js";
 import { route } from "./router.js";
@@ -12,7 +13,7 @@ import { isTitling, writeTitle } from "./title.js";
 import type { BrainReply, BrainRequest, Decision, ToolCall } from "./types.js";
 
 export function respond(request: BrainRequest): BrainReply {
-  const decision = decide(request);
+  const decision = honourInstructions(request.messages, decide(request));
   return { content: decision.content, toolCalls: withIds(decision.calls, request) };
 }
 
