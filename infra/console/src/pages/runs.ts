@@ -2,6 +2,7 @@ import { timeAgo } from "../../../../shared/apiClient/timeAgo.js";
 import type { RunSummary } from "../../../../shared/contracts/responses.js";
 import { client, enc } from "../api.js";
 import { field, h, render, usd } from "../dom.js";
+import { refreshed } from "../listing.js";
 
 const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"];
 
@@ -69,8 +70,7 @@ export function runsPage(app: HTMLElement) {
       if (reset) {
         // A refresh replaces the newest page and keeps the older pages already loaded.
         const first = rows.length === 0;
-        const oldest = page.runs.at(-1)?.createdAt ?? "";
-        rows = [...page.runs, ...rows.filter((r) => r.createdAt < oldest && !page.runs.some((p) => p.runId === r.runId))];
+        rows = refreshed(rows, page.runs, (r) => r.runId);
         if (first) cursor = page.nextCursor;
       } else {
         rows = [...rows, ...page.runs];

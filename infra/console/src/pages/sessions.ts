@@ -2,6 +2,7 @@ import { timeAgo } from "../../../../shared/apiClient/timeAgo.js";
 import type { SessionList } from "../../../../shared/contracts/responses.js";
 import { client, enc } from "../api.js";
 import { h, render } from "../dom.js";
+import { refreshed } from "../listing.js";
 
 type SessionRow = SessionList["sessions"][number];
 
@@ -49,16 +50,9 @@ export function sessionsPage(app: HTMLElement) {
   const load = async (reset: boolean) => {
     try {
       const page = await client.listSessions({ limit: 20, cursor: (reset ? null : cursor) ?? undefined });
-      if (reset) {
-        // A refresh replaces the newest page (titles arrive after a turn) and keeps the older pages already loaded.
-        const first = rows.length === 0;
-        const oldest = page.sessions.at(-1)?.createdAt ?? "";
-        rows = [...page.sessions, ...rows.filter((r) => r.createdAt < oldest && !page.sessions.some((p) => p.sessionId === r.sessionId))];
-        if (first) cursor = page.nextCursor;
-      } else {
-        rows = [...rows, ...page.sessions];
-        cursor = page.nextCursor;
-      }
+      // The first load and "Load more" move the cursor; a refresh (titles arrive after a turn) keeps it.
+      if (!reset || rows.length === 0) cursor = page.nextCursor;
+      rows = reset ? refreshed(rows, page.sessions, (s) => s.sessionId) : [...rows, ...page.sessions];
       more.hidden = cursor === null;
       error.hidden = true;
       draw();
