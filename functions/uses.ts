@@ -67,7 +67,8 @@ export const HANDLER_USES = {
   ExecuteTask: { ports: [...LOOP, "tasks", "tools", "executions"], executions: ["history"], runsTools: true },
   RecordTaskFailure: { ports: ["tasks", "files", "events"] },
   Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events"] },
-  Finalize: { ports: END_RUN },
+  // It titles the session after its first answered turn (shared/steps/sessionTitle.ts).
+  Finalize: { ports: [...END_RUN, "model"] },
   RecordFailure: { ports: END_RUN },
   AwaitInterrupt: { ports: ["interrupts", "executions"], executions: ["resume"] },
   RecordTimeout: { ports: END_RUN },

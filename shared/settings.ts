@@ -82,6 +82,8 @@ export interface Settings {
     maxRetries: number;
     /** How the model calls tools: natively, or by the JSON contract in the prompt. */
     functionCallMode: "native" | "json";
+    /** After a session's first answered turn, one cheap model call (role `title`) names the session. */
+    sessionTitles: boolean;
   };
   /**
    * Estimated cost: the price table (OpenAI's list prices by default; a model not in it gets no
@@ -190,6 +192,7 @@ const Environment = z.object({
   STEPWISE_ROLE_SETTINGS: RoleSettingsInput.optional(),
   STEPWISE_FALLBACK_MODEL: z.string().min(1).optional(),
   STEPWISE_MAX_TOKENS_FIELD: z.enum(["auto", "max_tokens", "max_completion_tokens"]).default("auto"),
+  STEPWISE_SESSION_TITLES: z.stringbool().default(true),
   LLM_TIMEOUT_MS: int(120_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(2),
   CONSOLE_LINKS: z.stringbool().default(false),
@@ -294,6 +297,7 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
       timeoutMs: e.LLM_TIMEOUT_MS,
       maxRetries: e.LLM_MAX_RETRIES,
       functionCallMode: e.STEPWISE_FUNCTION_CALL_MODE,
+      sessionTitles: e.STEPWISE_SESSION_TITLES,
     },
     prices: { table: e.MODEL_PRICES, inputPerMTok: e.MODEL_PRICE_INPUT_PER_MTOK, outputPerMTok: e.MODEL_PRICE_OUTPUT_PER_MTOK },
     budgets: {

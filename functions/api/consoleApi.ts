@@ -34,6 +34,7 @@ export function runSummary(run: RunRecord, services: DoorPorts) {
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     endedAt: run.endedAt ?? null,
+    ...(run.title ? { title: run.title } : {}),
   };
 }
 

@@ -172,12 +172,13 @@ async function redeliver({ services, tenantId, params }: Request): Promise<HttpR
 
 async function getSession({ services, tenantId, params }: Request): Promise<HttpResult> {
   const sessionId = validSessionId(params.sessionId);
-  const [messages, runs] = await Promise.all([
+  const [messages, runs, title] = await Promise.all([
     services.sessions.messages(tenantId, sessionId),
     services.sessions.runs(tenantId, sessionId),
+    services.sessions.title(tenantId, sessionId),
   ]);
   if (messages.length === 0 && !runs.activeRunId) throw new NotFoundError(`No session with id ${sessionId}.`);
-  return json(200, { sessionId, activeRunId: runs.activeRunId ?? null, waitingRunIds: runs.waiting, messages });
+  return json(200, { sessionId, title: title ?? null, activeRunId: runs.activeRunId ?? null, waitingRunIds: runs.waiting, messages });
 }
 
 async function deleteSession({ services, tenantId, params }: Request): Promise<HttpResult> {

@@ -35,6 +35,8 @@ export const DeploymentSettings = z
     fallbackModel: z.string().min(1).optional(),
     /** The output limit's field name: auto (max_completion_tokens for OpenAI and Azure, else max_tokens). */
     maxTokensField: z.enum(["auto", "max_tokens", "max_completion_tokens"]).optional(),
+    /** Name each session after its first answered turn (one call of the `title` role, else the router's model). */
+    sessionTitles: flag.optional(),
     /** Default budgets, bounded as a run's own are (shared/contracts/run.ts, RunBudgets). */
     maxPlanIterations: positiveInt.max(20).optional(),
     maxAgentRounds: positiveInt.max(50).optional(),
@@ -166,6 +168,7 @@ export const FUNCTION_ENVIRONMENT = {
   roleSettings: "STEPWISE_ROLE_SETTINGS",
   fallbackModel: "STEPWISE_FALLBACK_MODEL",
   maxTokensField: "STEPWISE_MAX_TOKENS_FIELD",
+  sessionTitles: "STEPWISE_SESSION_TITLES",
   maxPlanIterations: "MAX_PLAN_ITERATIONS",
   historyEventBudget: "HISTORY_EVENT_BUDGET",
   maxAgentRounds: "MAX_AGENT_ROUNDS",

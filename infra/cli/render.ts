@@ -393,7 +393,8 @@ export function runList(page: RunList, now = Date.now()): string {
     run.mode ?? run.requestedMode,
     timeAgo(run.createdAt, now),
     run.estimatedCostUsd === undefined ? "—" : `est. $${run.estimatedCostUsd.toFixed(4)}`,
-    oneLine(run.input).slice(0, 60),
+    // The session's title where this run's turn made it (shorter than most tasks), else the task.
+    oneLine(run.title ?? run.input).slice(0, 60),
   ]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const lines = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  "));

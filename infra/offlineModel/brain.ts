@@ -4,14 +4,16 @@
 import { createHash } from "node:crypto";
 import { offeredToolNames } from "./conversation.js";
 import { deliverAtBudget, execute, isBudgetDelivery } from "./executor.js";
+import { honourInstructions } from "./instructions.js";
 import { plan } from "./planner.js";
 import { isReportWriting, writeReportText } from "./reportWriter.js";
 import { route } from "./router.js";
 import { summarize } from "./summarizer.js";
+import { isTitling, writeTitle } from "./title.js";
 import type { BrainReply, BrainRequest, Decision, ToolCall } from "./types.js";
 
 export function respond(request: BrainRequest): BrainReply {
-  const decision = decide(request);
+  const decision = honourInstructions(request.messages, decide(request));
   return { content: decision.content, toolCalls: withIds(decision.calls, request) };
 }
 
@@ -19,6 +21,7 @@ function decide({ messages, tools }: BrainRequest): Decision {
   const offered = offeredToolNames(tools);
   if (offered.has("choose_mode")) return route(messages);
   if (offered.has("planning")) return plan(messages, offered);
+  if (offered.size === 0 && isTitling(messages)) return writeTitle(messages);
   if (offered.size === 0 && isBudgetDelivery(messages)) return deliverAtBudget(messages);
   if (offered.size === 0) return isReportWriting(messages) ? writeReportText(messages) : summarize(messages);
   return execute(messages, offered, tools);

@@ -16,6 +16,7 @@ import type {
   InterruptView,
   RunList,
   RunView,
+  SessionList,
   SessionView,
   Settings,
   StreamToken,
@@ -74,9 +75,7 @@ export class StepwiseClient {
   }
 
   listRuns(query: { status?: string; sessionId?: string; limit?: number; cursor?: string }): Promise<RunList> {
-    const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(name, String(value));
-    return this.request("GET", `/v1/runs?${params}`);
+    return this.request("GET", `/v1/runs?${queryOf(query)}`);
   }
 
   getRun(runId: string): Promise<RunView> {
@@ -94,6 +93,10 @@ export class StepwiseClient {
 
   resolveInterrupt(runId: string, interruptId: string, body: ResolveInterruptRequest): Promise<InterruptView> {
     return this.request("POST", `/v1/runs/${enc(runId)}/interrupts/${enc(interruptId)}`, body);
+  }
+
+  listSessions(query: { limit?: number; cursor?: string }): Promise<SessionList> {
+    return this.request("GET", `/v1/sessions?${queryOf(query)}`);
   }
 
   getSession(sessionId: string): Promise<SessionView> {
@@ -234,3 +237,10 @@ export class StepwiseClient {
 }
 
 const enc = encodeURIComponent;
+
+/** A listing's query parameters that are set. */
+function queryOf(query: Record<string, string | number | undefined>): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(name, String(value));
+  return params;
+}

@@ -106,17 +106,31 @@ export const RunSummary = RunView.pick({
   createdAt: true,
   updatedAt: true,
   endedAt: true,
-}).extend({ estimatedCostUsd: z.number().optional() });
+}).extend({
+  estimatedCostUsd: z.number().optional(),
+  /** The session's title, on the run whose turn it was made from: lists show it in place of the input. */
+  title: z.string().optional(),
+});
 export type RunSummary = z.infer<typeof RunSummary>;
 
 export const RunList = z.object({ runs: z.array(RunSummary), nextCursor: z.string().nullable() });
 export type RunList = z.infer<typeof RunList>;
 
-const SessionSummary = z.object({ sessionId: z.string(), createdAt: z.string(), updatedAt: z.string(), lastRunId: z.string() });
+const SessionSummary = z.object({
+  sessionId: z.string(),
+  /** Made by a short model call after the session's first answered turn; absent until then. */
+  title: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  lastRunId: z.string(),
+});
 export const SessionList = z.object({ sessions: z.array(SessionSummary), nextCursor: z.string().nullable() });
+export type SessionList = z.infer<typeof SessionList>;
 
 export const SessionView = z.object({
   sessionId: z.string(),
+  /** Made after the session's first answered turn (null until then, or when titles are off). */
+  title: z.string().nullable(),
   /** The run in flight in the session (null when idle), and the runs waiting for it, in submission order. */
   activeRunId: z.string().nullable(),
   waitingRunIds: z.array(z.string()),

@@ -100,6 +100,8 @@ export const RunRecord = z.object({
   /** Fingerprint of the last plan a person approved. */
   approvedPlan: z.string().optional(),
   result: z.string().optional(),
+  /** The session's title, on the run whose turn it was made from (shared/steps/sessionTitle.ts). */
+  title: z.string().optional(),
   files: z.array(z.string()).optional(),
   error: RunError.optional(),
   usage: Usage,

@@ -62,6 +62,8 @@ export const RoleSettings = z.strictObject({
   executor: Settings.optional(),
   react: Settings.optional(),
   summarizer: Settings.optional(),
+  /** The session title's one short call; unset, it uses the router's settings (the cheap call of a run). */
+  title: Settings.optional(),
 });
 export type RoleSettings = z.infer<typeof RoleSettings>;
 export type Role = Exclude<keyof RoleSettings, "default">;
@@ -86,7 +88,8 @@ const ROLE_DEFAULTS: RoleSettings = {
 };
 
 /** A role's settings: the defaults, then what was configured for every role, then for this one. */
-export function settingsFor(role: Role | undefined, configured: RoleSettings = {}): GenerationSettings {
+export function settingsFor(role: Role | undefined, given: RoleSettings = {}): GenerationSettings {
+  const configured = role === "title" ? titleSettings(given) : given;
   // The tool cap shapes the request (toolCapFor) and the vision mark what it carries (seesImages): neither is a field of it.
   const {
     maxTools: _cap,
@@ -119,3 +122,9 @@ export function seesImages(role: Role, configured: RoleSettings = {}): boolean {
 
 /** Whether any role's model sees images (then the run's images must fit the image limits). */
 export const anySeesImages = (configured: RoleSettings = {}) => Object.values(configured).some((settings) => settings?.vision === true);
+
+/** The title role's settings: the router's (the cheap call), with the title's own over them. */
+function titleSettings(configured: RoleSettings): RoleSettings {
+  const { router, title } = configured;
+  return router || title ? { ...configured, title: { ...router, ...title } } : configured;
+}

@@ -72,7 +72,7 @@ export function paidAttemptsOf(error: unknown): PaidAttempts {
 export interface ChatRequest {
   messages: ChatMessage[];
   /** Which agent asks: a model with per-role settings applies that role's. */
-  role?: "router" | "planner" | "executor" | "react" | "summarizer";
+  role?: "router" | "planner" | "executor" | "react" | "summarizer" | "title";
   /** Settings for this request (over the model's own). */
   settings?: GenerationSettings;
   tools?: ToolSpec[];

@@ -11,6 +11,8 @@ export interface Page<T> {
 /** What `GET /v1/sessions` lists. */
 export interface SessionSummary {
   sessionId: string;
+  /** The session's title, once its first answered turn was titled. */
+  title?: string;
   createdAt: string;
   updatedAt: string;
   lastRunId: string;

@@ -53,5 +53,9 @@ export interface Sessions {
   /** Removes the run's turn (rollback), and keeps it out if the run writes it later. */
   removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void>;
   messages(tenantId: string, sessionId: string): Promise<SessionMessage[]>;
+  /** The session's title (made after its first answered turn), if it has one. */
+  title(tenantId: string, sessionId: string): Promise<string | undefined>;
+  /** Names the session, once: false if it has a title already, or no longer exists. */
+  setTitle(tenantId: string, sessionId: string, title: string): Promise<boolean>;
   delete(tenantId: string, sessionId: string): Promise<boolean>;
 }

@@ -57,6 +57,7 @@ export class ListingStore implements Listings {
     return {
       items: items.items.map((item) => ({
         sessionId: String(item.sessionId),
+        ...(typeof item.title === "string" ? { title: item.title } : {}),
         createdAt: String(item.createdAt),
         updatedAt: String(item.updatedAt),
         lastRunId: String(item.lastRunId),

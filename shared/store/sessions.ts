@@ -157,6 +157,20 @@ export class SessionStore implements Sessions {
     return all.map((m, i) => ({ seq: i + 1, ...m }));
   }
 
+  async title(tenantId: string, sessionId: string): Promise<string | undefined> {
+    return (await this.meta(tenantId, sessionId))?.title;
+  }
+
+  async setTitle(tenantId: string, sessionId: string, title: string): Promise<boolean> {
+    // On the session's record, which the sessions listing reads too; never over an earlier title.
+    const set = await this.table.setIf(
+      keys.session(tenantId, sessionId),
+      { title },
+      { expression: "attribute_exists(pk) AND attribute_not_exists(title)" },
+    );
+    return set !== undefined;
+  }
+
   /** Forgets the session: every turn and its record. Returns whether there was anything. */
   async delete(tenantId: string, sessionId: string): Promise<boolean> {
     const items = await this.table.queryPrefix<{ pk: string; sk: string }>(keys.sessionPk(tenantId, sessionId), "");
@@ -167,11 +181,11 @@ export class SessionStore implements Sessions {
   private async meta(
     tenantId: string,
     sessionId: string,
-  ): Promise<{ activeRun?: string; waiting?: string[]; turnCount?: number } | undefined> {
+  ): Promise<{ activeRun?: string; waiting?: string[]; turnCount?: number; title?: string } | undefined> {
     const { Item } = await this.table.doc.send(
       new GetCommand({ TableName: this.table.name, Key: keys.session(tenantId, sessionId), ConsistentRead: true }),
     );
-    return Item as { activeRun?: string; waiting?: string[]; turnCount?: number } | undefined;
+    return Item as { activeRun?: string; waiting?: string[]; turnCount?: number; title?: string } | undefined;
   }
 
   private async remove(

@@ -2,7 +2,7 @@ import type { SessionClaim, SessionMessage, SessionRuns, Sessions } from "../por
 import { stored } from "./clone.js";
 
 type Turn = { turn: number; runId: string; messages?: { role: "user" | "assistant"; content: string }[]; rolledBack?: boolean; at: string };
-type Session = { activeRunId?: string; waiting: string[]; turnCount: number; turns: Turn[] };
+type Session = { activeRunId?: string; waiting: string[]; turnCount: number; turns: Turn[]; title?: string };
 
 /** The sessions port in memory: one active run per session, a queue, turns by number. */
 export class MemorySessions implements Sessions {
@@ -66,6 +66,17 @@ export class MemorySessions implements Sessions {
     const turns = this.sessions.get(`${tenantId}|${sessionId}`)?.turns ?? [];
     const all = turns.filter((t) => !t.rolledBack).flatMap((t) => (t.messages ?? []).map((m) => ({ ...m, runId: t.runId, at: t.at })));
     return stored(all.map((m, i) => ({ seq: i + 1, ...m })));
+  }
+
+  async title(tenantId: string, sessionId: string): Promise<string | undefined> {
+    return this.sessions.get(`${tenantId}|${sessionId}`)?.title;
+  }
+
+  async setTitle(tenantId: string, sessionId: string, title: string): Promise<boolean> {
+    const session = this.sessions.get(`${tenantId}|${sessionId}`);
+    if (!session || session.title !== undefined) return false;
+    session.title = title;
+    return true;
   }
 
   async delete(tenantId: string, sessionId: string): Promise<boolean> {

@@ -9,6 +9,8 @@ export function testSettings(overrides: SettingsOverrides = {}): Settings {
     ...defaultSettings("memory"),
     stateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:Stepwise",
   };
+  // Off unless a test turns it on: the title's model call after each first turn would shift every scripted model's replies.
+  settings.model = { ...settings.model, sessionTitles: false };
   const groups = settings as unknown as Record<string, unknown>;
   for (const [name, value] of Object.entries(overrides)) {
     const group = groups[name];

@@ -18,6 +18,9 @@ export const textStats = defineTool({
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
       .slice(0, 5)
       .map(([word, n]) => `${word} (${n})`);
-    return `${text.length} characters, ${words.length} words, ${sentences} sentences; frequent terms: ${top.join(", ") || "none"}`;
+    return `${counted(text.length, "character")}, ${counted(words.length, "word")}, ${counted(sentences, "sentence")}; frequent terms: ${top.join(", ") || "none"}`;
   },
 });
+
+/** "1 sentence", "2 sentences". */
+const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;

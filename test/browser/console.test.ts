@@ -37,7 +37,8 @@ describe("the web console in Chromium", () => {
       // The browser starts while the stack does; whichever started is stopped below if the other did not.
       const [launched, started] = await Promise.allSettled([
         launchBrowser(),
-        startStack({ OPENAI_BASE_URL: modelProxy.url, STEPWISE_MODEL: "stepwise-offline" }),
+        // Session titles on (the test stacks' default is off): the Sessions page shows them.
+        startStack({ OPENAI_BASE_URL: modelProxy.url, STEPWISE_MODEL: "stepwise-offline", STEPWISE_SESSION_TITLES: "true" }),
       ]);
       if (launched.status === "fulfilled") browser = launched.value;
       if (started.status === "fulfilled") stack = started.value;
@@ -746,6 +747,40 @@ describe("the web console in Chromium", () => {
       expect(await whole.locator(".task-text").textContent()).toBe(task);
       expect(await whole.locator(".task-text").isVisible()).toBe(true);
       expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it.each([
+    [1280, 800],
+    [390, 844],
+  ])("lists sessions by the title their first turn got, and the runs list shows it for that run, at %i px", async (width, height) => {
+    const sessionId = `ses_titled_${width}`;
+    const task = `Summarise the quarterly figures for ${width} px readers. Then list the risks.`;
+    const { runId } = await api("/v1/runs", { input: task, mode: "react", sessionId });
+    // The offline model's title: the request's first sentence, at most six words.
+    const title = `Summarise the quarterly figures for ${width}`;
+    await expect.poll(async () => (await api(`/v1/sessions/${sessionId}`)).title, { timeout: 60_000 }).toBe(title);
+    const page = await browser.context.newPage();
+    try {
+      await page.setViewportSize({ width, height });
+      await signIn(page);
+      await page.getByRole("link", { name: "Sessions", exact: true }).click();
+      await page.getByRole("heading", { name: "Sessions" }).waitFor();
+      const row = page.locator(`tr[data-session-id="${sessionId}"]`);
+      await row.waitFor({ timeout: 30_000 });
+      expect(await row.locator("td.task").textContent()).toBe(title);
+      expect(await row.getByRole("link", { name: runId }).count()).toBe(1);
+      expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+      await page.screenshot({ path: path.join(OUTPUT, `sessions-${width === 390 ? "phone" : "laptop"}.png`) });
+
+      // The session's title leads to its runs; the run that was titled shows the title, its task on hover.
+      await row.getByRole("link", { name: title }).click();
+      const runRow = page.locator(`tr[data-run-id="${runId}"]`);
+      await runRow.waitFor({ timeout: 30_000 });
+      expect(await runRow.locator("td.task").textContent()).toBe(title);
+      expect(await runRow.locator("td.task a").getAttribute("title")).toBe(task);
     } finally {
       await page.close();
     }

@@ -326,6 +326,7 @@ describe("configuration parity: every deployment setting reaches every function'
     roleSettings: '{"planner":{"model":"qwen-plus","reasoningEffort":"low"},"summarizer":{"temperature":0.2,"maxOutputTokens":2000}}',
     fallbackModel: "qwen-turbo",
     maxTokensField: "max_tokens",
+    sessionTitles: "false",
     maxPlanIterations: "7",
     maxAgentRounds: "12",
     historyEventBudget: "20000",

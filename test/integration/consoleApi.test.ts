@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../functions/api/openapi.js";
 import { routes } from "../../functions/api/routes.js";
 import { CreateRunRequest } from "../../shared/contracts/api.js";
-import { RunList, SessionList, StreamToken } from "../../shared/contracts/responses.js";
+import { RunList, SessionList, SessionView, StreamToken } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -16,7 +16,8 @@ describe("client API", () => {
   let other: Client;
 
   beforeAll(async () => {
-    stack = await startStack({ CORS_ALLOWED_ORIGINS: "https://app.example.com" });
+    // Session titles on (the test stacks' default is off): this file counts no model calls.
+    stack = await startStack({ CORS_ALLOWED_ORIGINS: "https://app.example.com", STEPWISE_SESSION_TITLES: "true" });
     client = new Client(stack.url, stack.apiKey);
     other = new Client(stack.url, stack.keys.other!);
   });
@@ -78,6 +79,29 @@ describe("client API", () => {
     expect(RunList.parse((await other.request("GET", "/v1/runs")).body).runs).toEqual([]);
     expect(SessionList.parse((await other.request("GET", "/v1/sessions")).body).sessions).toEqual([]);
     expect((await other.request("GET", `/v1/runs?sessionId=${sessionId}`)).body.runs).toEqual([]);
+  });
+
+  it("titles a session after its first answered turn: the session's view, the sessions list and the run that answered show it; a later turn keeps it", async () => {
+    const sessionId = `ses_title_${Date.now()}`;
+    const session = async () => SessionView.parse((await client.request("GET", `/v1/sessions/${sessionId}`)).body);
+    const first = await submit("Compare the sales of each region, then chart them. Keep it short.", { sessionId });
+    // The offline model titles from the request: its first sentence, at most six words.
+    const title = "Compare the sales of each region";
+    await expect.poll(async () => (await session()).title, { timeout: 60_000 }).toBe(title);
+    expect((await client.request("GET", `/v1/runs/${first}`)).body.status).toBe("succeeded");
+    const listed = SessionList.parse((await client.request("GET", "/v1/sessions?limit=100")).body).sessions;
+    expect(listed.find((s) => s.sessionId === sessionId)).toMatchObject({ sessionId, title, lastRunId: first });
+    const runs = async () => RunList.parse((await client.request("GET", `/v1/runs?sessionId=${sessionId}`)).body).runs;
+    expect(await runs()).toEqual([expect.objectContaining({ runId: first, title, input: expect.stringMatching(/^Compare the sales/) })]);
+
+    const second = await submit("And by month?", { sessionId });
+    await expect.poll(async () => (await client.request("GET", `/v1/runs/${second}`)).body.status, { timeout: 60_000 }).toBe("succeeded");
+    expect((await session()).title).toBe(title);
+    const [latest] = await runs();
+    expect(latest).toMatchObject({ runId: second, input: "And by month?" });
+    expect(latest?.title).toBeUndefined();
+    // Another tenant's session of the same id is not this one.
+    expect((await other.request("GET", `/v1/sessions/${sessionId}`)).status).toBe(404);
   });
 
   it.each([

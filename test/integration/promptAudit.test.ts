@@ -211,6 +211,8 @@ describe("operators' instructions and saved agents", { timeout: 300_000 }, () =>
         instructions: runRule,
       });
       expect(planned.run.instructions).toBe(`${HOUSE}\n\n${runRule}`);
+      // The offline model honours what it can show: the answer language asked for labels the answer.
+      expect(planned.run.result).toMatch(/^Réponse :\n/);
       for (const role of ["router", "planner", "executor", "summarizer"]) {
         expect(planned.byRole(role).length, role).toBeGreaterThan(0);
         for (const request of planned.byRole(role)) {

@@ -63,6 +63,8 @@ export async function startStack(
       OPENAI_BASE_URL: "",
       // The tests that run the code interpreter say so (SANDBOX_RUNTIME=agentcore); the others keep Pyodide's output.
       SANDBOX_RUNTIME: "pyodide",
+      // Off unless a test turns it on: the title's model call after a session's first turn would change the counts of model calls.
+      STEPWISE_SESSION_TITLES: "false",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -13,7 +13,7 @@ export const FAULTS = ["429", "500", "503", "hang", "html", "malformed", "cut"] 
  */
 export type Fault = (typeof FAULTS)[number] | "refuse" | "cut-late";
 
-export type Role = "router" | "planner" | "executor" | "react" | "summarizer" | "writer" | "unknown";
+export type Role = "router" | "planner" | "executor" | "react" | "summarizer" | "writer" | "title" | "unknown";
 
 export interface ProxiedRequest {
   role: Role;
@@ -41,6 +41,8 @@ export function roleOf(body: { messages?: { role: string; content?: unknown }[] 
   if (text.startsWith("You are Stepwise, an AI agent")) return "react";
   // write_report's model call, when a report is written from a task and its material.
   if (text.startsWith("You are a report writer")) return "writer";
+  // The session title's call, after a session's first answered turn (shared/steps/sessionTitle.ts).
+  if (text.startsWith("You name conversations")) return "title";
   return "unknown";
 }
 

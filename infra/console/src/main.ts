@@ -4,9 +4,10 @@ import { agentsPage } from "./pages/agents.js";
 import { newRunPage } from "./pages/newRun.js";
 import { runPage } from "./pages/run.js";
 import { runsPage } from "./pages/runs.js";
+import { sessionsPage } from "./pages/sessions.js";
 import { signInPage } from "./pages/signIn.js";
 
-/** Hash routes, so the API serves one page at `/`: #/signin, #/runs, #/new, #/agents, #/runs/<runId>. */
+/** Hash routes, so the API serves one page at `/`: #/signin, #/runs, #/new, #/sessions, #/agents, #/runs/<runId>. */
 export type Cleanup = () => void;
 let cleanup: Cleanup | undefined;
 
@@ -23,6 +24,7 @@ function route() {
       ? [
           h("a", { href: "#/runs" }, "Runs"),
           h("a", { href: "#/new" }, "New run"),
+          h("a", { href: "#/sessions" }, "Sessions"),
           h("a", { href: "#/agents" }, "Agents"),
           h(
             "button",
@@ -48,6 +50,7 @@ function route() {
   if (runId) cleanup = runPage(app, runId);
   else if (path === "/new") newRunPage(app);
   else if (path === "/agents") agentsPage(app);
+  else if (path === "/sessions") cleanup = sessionsPage(app);
   else cleanup = runsPage(app);
   app.focus({ preventScroll: true });
 }

@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool as McpToolDefinition } from "@modelcontextprotocol/sdk/types.js";
-import { assertDeliverableUrl, type HostLookup } from "../../net/ssrfGuard.js";
+import { BadRequestError, UnprocessableError } from "../../errors.js";
+import { assertDeliverableUrl, type HostLookup, WebhookUrlError } from "../../net/ssrfGuard.js";
 import { pinnedFetch } from "./pinnedFetch.js";
 
 export type { CallToolResult, McpToolDefinition };
@@ -43,7 +44,10 @@ async function mcpClientSdk() {
  * Every connection goes only to addresses the SSRF guard vetted.
  */
 async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeoutMs: number): Promise<Client> {
-  const addresses = await assertDeliverableUrl(endpoint.url, policy);
+  // The guard speaks of webhooks; a source left out of a run gives its reason in its own words.
+  const addresses = await assertDeliverableUrl(endpoint.url, policy).catch((error: unknown) => {
+    throw error instanceof WebhookUrlError ? toolSourceUrlError(error) : error;
+  });
   const { Client, SSEClientTransport, StreamableHTTPClientTransport, statusOf } = await mcpClientSdk();
   const url = new URL(endpoint.url);
   const options = { requestInit: { headers: endpoint.headers, redirect: "manual" as const }, fetch: pinnedFetch(addresses) };
@@ -126,4 +130,14 @@ export async function callMcpTool(
   });
   // Servers of the 2024-10-07 protocol may answer with `toolResult`; keep it as text.
   return "content" in result ? (result as CallToolResult) : { content: [{ type: "text", text: JSON.stringify(result.toolResult) }] };
+}
+
+/** The SSRF guard's refusal, in words about tool sources: a bad URL is 400, a forbidden or unreachable target 422. */
+export function toolSourceUrlError(error: WebhookUrlError) {
+  const message = error.message
+    .replace(/webhook (URL|host)/g, "tool source $1")
+    .replace("authenticate with the webhook signature", "send credentials in 'headers'");
+  if (error.code === "invalid_webhook_url") return new BadRequestError(message, undefined, "invalid_tool_source_url");
+  if (error.code === "forbidden_webhook_address") return new UnprocessableError(message, "forbidden_tool_source_address");
+  return new UnprocessableError(message, "tool_source_unreachable");
 }

@@ -1,10 +1,10 @@
 import { type CreateToolSourceRequest, type SourceToolInfo, type ToolSourceRecord, toolSourceView } from "../../contracts/toolSources.js";
-import { BadRequestError, ConflictError, errorMessage, NotFoundError, UnprocessableError } from "../../errors.js";
+import { ConflictError, errorMessage, NotFoundError, UnprocessableError } from "../../errors.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../../net/ssrfGuard.js";
 import type { Ports } from "../../ports/index.js";
 import type { SecretCipher } from "../../ports/secretCipher.js";
 import { headerContext } from "./catalog.js";
-import { listMcpTools, type McpNetworkPolicy, withMcp } from "./client.js";
+import { listMcpTools, type McpNetworkPolicy, toolSourceUrlError, withMcp } from "./client.js";
 import { accessOf } from "./mcpTool.js";
 import { exposedToolNames } from "./names.js";
 import { redactor } from "./redact.js";
@@ -32,7 +32,7 @@ export async function registerToolSource(
   const definitions = await withMcp({ url: request.url, headers }, policy, services.settings.toolSources.connectTimeoutMs, (client) =>
     listMcpTools(client, services.settings.toolSources.connectTimeoutMs),
   ).catch((error): never => {
-    if (error instanceof WebhookUrlError) throw urlError(error);
+    if (error instanceof WebhookUrlError) throw toolSourceUrlError(error);
     throw new UnprocessableError(
       `The MCP server at ${request.url} could not be reached or did not list its tools: ${redact(errorMessage(error)).slice(0, 500)}`,
       "tool_source_unreachable",
@@ -95,15 +95,6 @@ async function checkUrl(url: string, policy: McpNetworkPolicy): Promise<void> {
   try {
     await assertDeliverableUrl(url, policy);
   } catch (error) {
-    throw error instanceof WebhookUrlError ? urlError(error) : error;
+    throw error instanceof WebhookUrlError ? toolSourceUrlError(error) : error;
   }
-}
-
-function urlError(error: WebhookUrlError) {
-  const message = error.message
-    .replace(/webhook (URL|host)/g, "tool source $1")
-    .replace("authenticate with the webhook signature", "send credentials in 'headers'");
-  if (error.code === "invalid_webhook_url") return new BadRequestError(message, undefined, "invalid_tool_source_url");
-  if (error.code === "forbidden_webhook_address") return new UnprocessableError(message, "forbidden_tool_source_address");
-  return new UnprocessableError(message, "tool_source_unreachable");
 }

@@ -2,6 +2,7 @@ import { timeAgo } from "../../../../shared/apiClient/timeAgo.js";
 import type { RunSummary } from "../../../../shared/contracts/responses.js";
 import { client, enc } from "../api.js";
 import { field, h, render, usd } from "../dom.js";
+import { refreshed } from "../listing.js";
 
 const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"];
 
@@ -40,7 +41,8 @@ export function runsPage(app: HTMLElement) {
               "tr",
               { dataset: { runId: run.runId } },
               // The labels name each value where a phone shows the row as a card.
-              h("td", { class: "task" }, h("a", { href: `#/runs/${enc(run.runId)}` }, run.input)),
+              // The session's title where this run's turn made it; the task itself shows on hover and on the run's page.
+              h("td", { class: "task" }, h("a", { href: `#/runs/${enc(run.runId)}`, title: run.input }, run.title ?? run.input)),
               h("td", { dataset: { label: "Status" } }, h("span", { class: `badge ${run.status}` }, run.status.replace("_", " "))),
               h("td", { dataset: { label: "Mode" } }, run.mode ?? run.requestedMode),
               h("td", { dataset: { label: "Age" } }, h("time", { datetime: run.createdAt, title: run.createdAt }, timeAgo(run.createdAt))),
@@ -68,8 +70,7 @@ export function runsPage(app: HTMLElement) {
       if (reset) {
         // A refresh replaces the newest page and keeps the older pages already loaded.
         const first = rows.length === 0;
-        const oldest = page.runs.at(-1)?.createdAt ?? "";
-        rows = [...page.runs, ...rows.filter((r) => r.createdAt < oldest && !page.runs.some((p) => p.runId === r.runId))];
+        rows = refreshed(rows, page.runs, (r) => r.runId);
         if (first) cursor = page.nextCursor;
       } else {
         rows = [...rows, ...page.runs];

@@ -13,4 +13,10 @@ describe("text_stats", () => {
       "45 characters, 8 words, 2 sentences; frequent terms: count (2), don't (1), once (1), them (1), twice (1)",
     );
   });
+
+  it("says one sentence, not one sentences", async () => {
+    expect(await textStats.run({ text: "Hello there" }, testToolContext())).toBe(
+      "11 characters, 2 words, 1 sentence; frequent terms: hello (1), there (1)",
+    );
+  });
 });

@@ -90,4 +90,12 @@ describe("McpToolCatalog", () => {
       ["run_2", "tool_source.unavailable", "gone"],
     ]);
   });
+
+  it("a source whose address the network policy refuses is left out with a reason about the tool source, not a webhook", async () => {
+    const { catalog, events } = harness([source("inside", "http://10.0.0.1/mcp")]);
+    expect((await catalog.registryFor("acme", { runId: "run_1" })).names.some((n) => n.startsWith("inside__"))).toBe(false);
+    const reason = (events[0]?.body.data as { reason?: string } | undefined)?.reason;
+    expect(reason).toContain("tool source URL points to 10.0.0.1");
+    expect(reason).not.toMatch(/webhook/i);
+  });
 });
