@@ -231,7 +231,7 @@ export class Orchestration extends Construct {
             nextStep
               .when(sfn.Condition.stringEquals("$.next", "approve"), waitForPlanApproval.next(plan))
               .when(sfn.Condition.stringEquals("$.next", "execute"), executeTasks.next(plan))
-              .when(sfn.Condition.stringEquals("$.next", "continue"), continueRun)
+              .when(sfn.Condition.stringEquals("$.next", "new_execution"), continueRun)
               .otherwise(summarize.next(finalize)),
           ),
         )

@@ -69,7 +69,7 @@ export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: 
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   // Only now, with every log whole again, do the runs go on.
-  const continued = stepFunctions.resumeInFlight();
+  const continued = stepFunctions.continueInFlight();
   for (const run of unstarted) {
     // A run waiting in its session's queue has no execution yet, rightly: it starts when its turn comes.
     if (run.turn !== undefined && (await sessions.runs(String(run.tenantId), String(run.sessionId))).activeRunId !== run.runId) continue;

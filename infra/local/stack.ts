@@ -115,185 +115,146 @@ export interface LocalStack {
  * from the same variables as on AWS; this function only sets those variables.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const closers: (() => Promise<void>)[] = [];
-  const close = async () => {
-    for (const closer of closers.reverse()) await closer().catch(() => undefined);
-  };
+  const parts = new StackParts(options.progress);
   // The SDK nags on Node 20 (the Lambda runtime is Node 22); the local stack runs on 20 by design.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
   // Tracing is off outside Lambda (no X-Ray daemon): the X-Ray SDK under Powertools' Tracer starts in
   // manual mode, without the async hook its automatic mode puts on every promise (5 % of the CPU).
   process.env.AWS_XRAY_MANUAL_MODE ??= "true";
-  const timed = async <T>(part: string, work: () => T | Promise<T>): Promise<T> => {
-    const started = performance.now();
-    const result = await work();
-    options.progress?.(part, performance.now() - started);
-    return result;
-  };
   try {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
     const credentials = localCredentials(options.dataDir && path.join(options.dataDir, "local-credentials.json"));
-    const dynamo = await timed("database (dynalite)", () => startDynamo({ credentials, path: options.dataDir }));
-    closers.push(dynamo.close);
+    const dynamo = await parts.timed("database (dynalite)", () => startDynamo({ credentials, path: options.dataDir }));
+    parts.onClose(dynamo.close);
+    const model = await startModel(parts, options);
+    // The step functions run in containers once those are started (they inherit the environment set below).
+    const runners: StepRunners = {};
+    const machine = await startStateMachine(parts, options, credentials, runners);
+    const bus = await startNotifyBus(parts, credentials, machine.stepFunctions);
+    const services = await startFileAndCodeServices(parts, options, credentials);
+    const server = await listenBeforeReady(parts, options.port ?? 3000);
+    const endpoints: LocalStack["endpoints"] = {
+      region: LOCAL_REGION,
+      dynamodb: dynamo.endpoint,
+      tableName: TABLE_NAME,
+      ...machine.endpoints,
+      ...bus.endpoints,
+      ...services,
+      credentials,
+    };
+    Object.assign(process.env, handlerEnvironment(endpoints, model, await ensureConsoleBuilt(), process.env));
+    await loadHandlers(parts, options, runners);
+    bus.subscribe();
+    server.ready(await apiRequests(options, runners.api));
 
-    const useOffline = !process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL;
-    let modelUrl = process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
-    if (useOffline) {
-      const offline = await timed("offline model", () => startOfflineModel({ latencyMs: options.modelLatencyMs ?? 150 }));
-      closers.push(offline.close);
-      modelUrl = offline.url;
-    }
+    const recovered = options.dataDir
+      ? await parts.timed("recovery of runs in flight", () => recoverRuns(machine.stepFunctions, TABLE_NAME))
+      : { continued: [], started: [], handedOn: [] };
+    return {
+      recovered,
+      url: server.url,
+      endpoints,
+      stepFunctions: machine.stepFunctions,
+      deploy: (changed) => machine.stepFunctions.publishVersion(machine.versions.publish(changed)),
+      containerPids: runners.steps?.pids ?? [],
+      apiContainerPids: runners.api?.pids ?? [],
+      model,
+      close: () => parts.close(),
+    };
+  } catch (error) {
+    await parts.close();
+    throw error;
+  }
+}
 
-    const synthStarted = performance.now();
-    const { definition, functions, cached } = await localDefinition(options.stateMachine ?? {});
-    options.progress?.(`state machine (${cached ? "cached" : "synthesized, now cached"})`, performance.now() - synthStarted);
-    // A slow start of the "Wait for …" function (a Lambda cold start), so tests can make a decision
-    // arrive before the task token is stored — the race AwaitInterrupt must win on AWS too.
-    const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
-    // Started once the environment below is set (the containers inherit it).
-    let containers: LocalContainers | undefined;
-    const versions = new LocalFunctionVersions(definition, functions);
-    const stepFunctions = new LocalStepFunctions(
-      "Stepwise",
-      versions.publish(),
-      async (arn, input) => {
-        const version = versions.handler(arn);
-        if (!version) throw new Error(`no local function for ${arn}`);
-        if (version.step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
-        return containers ? containers.invoke(version.entry, input) : invokeLambda(version.entry, input);
-      },
-      { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
-    );
-    const sfnEndpoint = await stepFunctions.listen();
-    closers.push(() => stepFunctions.close());
+const TABLE_NAME = "stepwise";
 
-    // EventBridge → SQS → notifier: execution status changes reach the notify handler through a queue.
-    const sqs = new LocalSqs(credentials);
-    const sqsEndpoint = await sqs.listen();
-    closers.push(() => sqs.close());
-    const deadLetterQueueUrl = sqs.createQueue("stepwise-dead-letters");
-    const notifyQueueUrl = sqs.createQueue("stepwise-notify", { queueUrl: deadLetterQueueUrl, maxReceiveCount: 5 });
-    const eventBridge = new SQSClient({ endpoint: sqsEndpoint, region: LOCAL_REGION, credentials });
-    if (options.onExecution) stepFunctions.on("status", options.onExecution);
-    stepFunctions.on("status", (change: ExecutionStatusChange) => {
-      if (change.status === "RUNNING") return;
-      const event = {
-        version: "0",
-        id: randomUUID(),
-        "detail-type": "Step Functions Execution Status Change",
-        source: "aws.states",
-        account: LOCAL_ACCOUNT,
-        time: new Date().toISOString(),
-        region: LOCAL_REGION,
-        resources: [change.executionArn],
-        detail: { ...change, startDate: change.startDate.getTime(), stopDate: change.stopDate?.getTime() ?? null },
-      };
-      void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(event) }));
-    });
+/** What the stack has started, closed in the reverse order; each part's start timed for `progress`. */
+class StackParts {
+  private readonly closers: (() => Promise<void>)[] = [];
 
-    // S3: the files' bytes (tools: uploads, reports, code outputs); presigned links work here too.
-    const s3 = new LocalS3({ region: LOCAL_REGION, ...credentials, dataDir: options.dataDir && path.join(options.dataDir, "s3") });
-    const s3Endpoint = await s3.listen();
-    closers.push(() => s3.close());
-    s3.createBucket(FILES_BUCKET);
-    // Lambda's Invoke API for the functions the agents call directly: the code sandbox.
-    const lambdaApi = new LocalLambdaApi({ [SANDBOX_FUNCTION]: SANDBOX_HANDLER }, credentials);
-    const lambdaEndpoint = await lambdaApi.listen();
-    closers.push(() => lambdaApi.close());
-    closers.push(() => stopSpare());
-    // run_code's runtime: AgentCore Code Interpreter, emulated by CPython with the data libraries in
-    // bubblewrap, where this machine has them (or SANDBOX_RUNTIME says so); else Pyodide in the sandbox function.
-    const sandboxRuntime = localSandboxRuntime(process.env.SANDBOX_RUNTIME);
-    let agentCoreEndpoint: string | undefined;
-    let codeInterpreter: LocalCodeInterpreter | undefined;
-    if (sandboxRuntime === "agentcore") {
-      codeInterpreter = new LocalCodeInterpreter({ credentials });
-      agentCoreEndpoint = await codeInterpreter.listen();
-      const started = codeInterpreter;
-      closers.push(() => started.close());
-    }
-    // KMS for sealed secrets (tool source headers); its key lives beside the data, or in memory.
-    const kms = new LocalKms(credentials, options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
-    const kmsEndpoint = await kms.listen();
-    closers.push(() => kms.close());
+  constructor(private readonly progress?: (part: string, ms: number) => void) {}
 
-    // Keep idle client connections longer than clients do (undici: 4 s), so a client never reuses a
-    // socket the server is closing at that moment (ECONNRESET on a busy machine).
-    // Every request the server accepts gets an answer: 503 with Retry-After until the stack is ready.
-    let serve: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => (serve ? serve(req, res) : answerStarting(req, res)));
-    // A port in use rejects here (EADDRINUSE), so the parts started so far are closed below.
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(options.port ?? 3000, "127.0.0.1", () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-    closers.push(() => closeServer(server));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    // Tests hold start-up here, the port accepting, until this file exists: what a slow start looks like.
-    const hold = process.env.LOCAL_START_HOLD_FILE;
-    while (hold && !existsSync(hold)) await new Promise((resolve) => setTimeout(resolve, 50));
+  onClose(closer: () => Promise<void>): void {
+    this.closers.push(closer);
+  }
 
-    const modelName = process.env.STEPWISE_MODEL ?? (useOffline ? "stepwise-offline" : "gpt-4o-mini");
-    Object.assign(process.env, {
-      AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_SFN: sfnEndpoint,
-      AWS_ENDPOINT_URL_SQS: sqsEndpoint,
-      AWS_ENDPOINT_URL_S3: s3Endpoint,
-      FILES_BUCKET,
-      AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
-      SANDBOX_FUNCTION_NAME: SANDBOX_FUNCTION,
-      SANDBOX_RUNTIME: sandboxRuntime,
-      ...(agentCoreEndpoint
-        ? { AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: agentCoreEndpoint, CODE_INTERPRETER_ID: LOCAL_CODE_INTERPRETER_ID }
-        : {}),
-      NOTIFY_QUEUE_URL: notifyQueueUrl,
-      DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
-      // Local receivers live on this machine: allowed here by explicit configuration, never on AWS.
-      WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? "true",
-      WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP ?? "true",
-      WEBHOOK_RETRY_SCHEDULE: process.env.WEBHOOK_RETRY_SCHEDULE ?? "fast",
-      AWS_ENDPOINT_URL_KMS: kmsEndpoint,
-      TOOL_SOURCES_KMS_KEY_ID: LOCAL_KMS_KEY_ID,
-      // MCP servers of the walk-through and the tests run on this machine: allowed here only.
-      TOOL_SOURCE_ALLOW_LOOPBACK: process.env.TOOL_SOURCE_ALLOW_LOOPBACK ?? "true",
-      TOOL_SOURCE_ALLOW_HTTP: process.env.TOOL_SOURCE_ALLOW_HTTP ?? "true",
-      TABLE_NAME: "stepwise",
-      STATE_MACHINE_ARN: stepFunctions.aliasArn,
-      // No STREAM_URL: the API and the stream share this server, so links follow the Host the client used.
-      CONSOLE_ASSETS_DIR: await ensureConsoleBuilt(),
-      STEPWISE_MODEL: modelName,
-      ...(useOffline ? { OPENAI_BASE_URL: modelUrl } : {}),
-    });
+  async timed<T>(part: string, work: () => T | Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await work();
+    this.progress?.(part, performance.now() - started);
+    return result;
+  }
 
-    const client = new DynamoDBClient({});
-    await ensureTable(client, "stepwise");
-    installStreamingShim();
-    const { getServices } = await import("../../functions/services.js");
-    await Promise.all(Object.entries(options.apiKeys).map(([key, tenant]) => getServices().apiKeys.register(key, tenant)));
-    // Load the handlers now, so the first request does not pay for it.
-    const steps = Object.values(STEP_HANDLERS);
-    if (options.containers) {
-      const started = new LocalContainers(options.containers, steps);
-      closers.push(() => started.close());
-      await timed(`step functions in ${options.containers} containers`, () => started.ready());
-      containers = started;
-    }
-    let apiContainers: LocalContainers | undefined;
-    if (options.apiContainers) {
-      const started = new LocalContainers(options.apiContainers, [API_HANDLER]);
-      closers.push(() => started.close());
-      await timed(`API in ${options.apiContainers} containers`, () => started.ready());
-      apiContainers = started;
-    }
-    await timed("handlers", () =>
-      Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...(containers ? [] : steps)].map(loadHandler)),
-    );
+  async close(): Promise<void> {
+    for (const closer of this.closers.reverse()) await closer().catch(() => undefined);
+  }
+}
+
+/** The processes the step functions and the API run in, when not in the stack's own. */
+interface StepRunners {
+  steps?: LocalContainers;
+  api?: LocalContainers;
+}
+
+/** The model: an OpenAI-compatible endpoint when one is configured, else the offline model. */
+async function startModel(parts: StackParts, options: LocalStackOptions): Promise<LocalStack["model"]> {
+  const offline = !process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL;
+  let url = process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
+  if (offline) {
+    const server = await parts.timed("offline model", () => startOfflineModel({ latencyMs: options.modelLatencyMs ?? 150 }));
+    parts.onClose(server.close);
+    url = server.url;
+  }
+  return { url, offline, name: process.env.STEPWISE_MODEL ?? (offline ? "stepwise-offline" : "gpt-4o-mini") };
+}
+
+/** The state machine synthesized from the CDK app, its functions' versions, behind a local Step Functions endpoint. */
+async function startStateMachine(parts: StackParts, options: LocalStackOptions, credentials: LocalCredentials, runners: StepRunners) {
+  const synthStarted = performance.now();
+  const { definition, functions, cached } = await localDefinition(options.stateMachine ?? {});
+  options.progress?.(`state machine (${cached ? "cached" : "synthesized, now cached"})`, performance.now() - synthStarted);
+  // A slow start of the "Wait for …" function (a Lambda cold start), so tests can make a decision
+  // arrive before the task token is stored — the race AwaitInterrupt must win on AWS too.
+  const callbackDelayMs = Number(process.env.LOCAL_CALLBACK_START_DELAY_MS ?? 0);
+  const versions = new LocalFunctionVersions(definition, functions);
+  const stepFunctions = new LocalStepFunctions(
+    "Stepwise",
+    versions.publish(),
+    async (arn, input) => {
+      const version = versions.handler(arn);
+      if (!version) throw new Error(`no local function for ${arn}`);
+      if (version.step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
+      return runners.steps ? runners.steps.invoke(version.entry, input) : invokeLambda(version.entry, input);
+    },
+    { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
+  );
+  const sfn = await stepFunctions.listen();
+  parts.onClose(() => stepFunctions.close());
+  if (options.onExecution) stepFunctions.on("status", options.onExecution);
+  return {
+    stepFunctions,
+    versions,
+    endpoints: { sfn, stateMachineArn: stepFunctions.stateMachineArn, stateMachineAliasArn: stepFunctions.aliasArn },
+  };
+}
+
+/**
+ * EventBridge → SQS → notifier: execution status changes reach the notify handler through a queue
+ * (with its dead-letter queue). `subscribe` hands the queue to the notifier once it is loaded.
+ */
+async function startNotifyBus(parts: StackParts, credentials: LocalCredentials, stepFunctions: LocalStepFunctions) {
+  const sqs = new LocalSqs(credentials);
+  const endpoint = await sqs.listen();
+  parts.onClose(() => sqs.close());
+  const deadLetterQueueUrl = sqs.createQueue("stepwise-dead-letters");
+  const notifyQueueUrl = sqs.createQueue("stepwise-notify", { queueUrl: deadLetterQueueUrl, maxReceiveCount: 5 });
+  const eventBridge = new SQSClient({ endpoint, region: LOCAL_REGION, credentials });
+  stepFunctions.on("status", (change: ExecutionStatusChange) => {
+    if (change.status === "RUNNING") return;
+    void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(statusChangeEvent(change)) }));
+  });
+  const subscribe = () =>
     sqs.subscribe(
       notifyQueueUrl,
       async (event) => {
@@ -308,84 +269,200 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       },
       { visibilityMs: 1_000 },
     );
+  return { endpoints: { sqs: endpoint, notifyQueueUrl, deadLetterQueueUrl }, subscribe };
+}
 
-    // The API's own first step (route, key, declared length) runs on a request's head, before any
-    // body is read, and reading stops at the route's limit: a request without a key or over the
-    // limit costs this process no memory (on AWS, API Gateway holds bodies, at most 10 MiB). The
-    // stream (a Function URL on AWS) checks its own key or token; its GETs take a JSON body's limit.
-    const { admitHead } = await import("../../functions/api/handler.js");
-    const { errorResult } = await import("../../functions/http.js");
-    const streamAdmission = { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) };
-    // On AWS, Lambda refuses a larger event and API Gateway answers 500: here, the 413 it stands for.
-    const eventTooLargeAnswer = errorResult(eventTooLarge());
-    serve = async (req, res) => {
-      try {
-        const head = requestHead(req);
-        // API Gateway and Function URLs tell the handler which scheme the client used.
-        head.headers["x-forwarded-proto"] ??= "http";
-        const stream =
-          /^\/v1\/runs\/[^/]+\/stream\/?$|^\/a2a\/?$|^\/v1\/ag-ui\/?$/.test(head.rawPath) ||
-          (options.mcpRoute !== "api" && /^\/mcp\/?$/.test(head.rawPath));
-        // An A2A message carries its files' bytes: /a2a is admitted as the API's /a2a route is (key, its larger limit).
-        const admission = stream && !/^\/a2a\/?$/.test(head.rawPath) ? streamAdmission : await admitHead(head);
-        if ("denied" in admission) return refuseBeforeBody(req, res, admission.denied);
-        const body = await readBody(req, admission.maxBodyBytes);
-        if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
-        const event = withBody(head, body);
-        if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_SYNC_EVENT_BYTES) return sendResult(res, eventTooLargeAnswer);
-        if (stream) {
-          await invokeStreaming(STREAM_HANDLER, event, res);
-        } else {
-          sendResult(
-            res,
-            (await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event))) as Parameters<
-              typeof sendResult
-            >[1],
-          );
-        }
-      } catch (error) {
-        if (!res.headersSent)
-          sendResult(res, { statusCode: 500, body: JSON.stringify({ error: { code: "internal_error", message: String(error) } }) });
-        else res.destroy();
-      }
-    };
+/** The execution status change as EventBridge delivers it ("Step Functions Execution Status Change"). */
+export function statusChangeEvent(change: ExecutionStatusChange) {
+  return {
+    version: "0",
+    id: randomUUID(),
+    "detail-type": "Step Functions Execution Status Change",
+    source: "aws.states",
+    account: LOCAL_ACCOUNT,
+    time: new Date().toISOString(),
+    region: LOCAL_REGION,
+    resources: [change.executionArn],
+    detail: { ...change, startDate: change.startDate.getTime(), stopDate: change.stopDate?.getTime() ?? null },
+  };
+}
 
-    const recovered = options.dataDir
-      ? await timed("recovery of runs in flight", () => recoverRuns(stepFunctions, "stepwise"))
-      : { continued: [], started: [], handedOn: [] };
-
-    return {
-      recovered,
-      url,
-      endpoints: {
-        region: LOCAL_REGION,
-        dynamodb: dynamo.endpoint,
-        tableName: "stepwise",
-        sfn: sfnEndpoint,
-        stateMachineArn: stepFunctions.stateMachineArn,
-        stateMachineAliasArn: stepFunctions.aliasArn,
-        sqs: sqsEndpoint,
-        notifyQueueUrl,
-        deadLetterQueueUrl,
-        s3: s3Endpoint,
-        filesBucket: FILES_BUCKET,
-        lambda: lambdaEndpoint,
-        kms: kmsEndpoint,
-        agentCore: agentCoreEndpoint,
-        sandboxRuntime,
-        credentials,
-      },
-      stepFunctions,
-      deploy: (changed) => stepFunctions.publishVersion(versions.publish(changed)),
-      containerPids: containers?.pids ?? [],
-      apiContainerPids: apiContainers?.pids ?? [],
-      model: { url: modelUrl, offline: useOffline, name: modelName },
-      close,
-    };
-  } catch (error) {
-    await close();
-    throw error;
+/**
+ * S3 for the files' bytes (uploads, reports, code outputs; presigned links work here too), Lambda's
+ * Invoke API for the code sandbox, run_code's runtime, and KMS for sealed secrets (tool source headers).
+ */
+async function startFileAndCodeServices(parts: StackParts, options: LocalStackOptions, credentials: LocalCredentials) {
+  const s3 = new LocalS3({ region: LOCAL_REGION, ...credentials, dataDir: options.dataDir && path.join(options.dataDir, "s3") });
+  const s3Endpoint = await s3.listen();
+  parts.onClose(() => s3.close());
+  s3.createBucket(FILES_BUCKET);
+  const lambdaApi = new LocalLambdaApi({ [SANDBOX_FUNCTION]: SANDBOX_HANDLER }, credentials);
+  const lambda = await lambdaApi.listen();
+  parts.onClose(() => lambdaApi.close());
+  parts.onClose(() => stopSpare());
+  // run_code's runtime: AgentCore Code Interpreter, emulated by CPython with the data libraries in
+  // bubblewrap, where this machine has them (or SANDBOX_RUNTIME says so); else Pyodide in the sandbox function.
+  const sandboxRuntime = localSandboxRuntime(process.env.SANDBOX_RUNTIME);
+  let agentCore: string | undefined;
+  if (sandboxRuntime === "agentcore") {
+    const codeInterpreter = new LocalCodeInterpreter({ credentials });
+    agentCore = await codeInterpreter.listen();
+    parts.onClose(() => codeInterpreter.close());
   }
+  // KMS's key lives beside the data, or in memory.
+  const kms = new LocalKms(credentials, options.dataDir ? path.join(options.dataDir, "local-kms.key") : undefined);
+  const kmsEndpoint = await kms.listen();
+  parts.onClose(() => kms.close());
+  return { s3: s3Endpoint, filesBucket: FILES_BUCKET, lambda, kms: kmsEndpoint, agentCore, sandboxRuntime };
+}
+
+/**
+ * The stack's HTTP server, listening from the start: every request it accepts gets an answer, 503
+ * with Retry-After until `ready` hands it the request handler. A port in use rejects here
+ * (EADDRINUSE), so the parts started so far are closed.
+ */
+async function listenBeforeReady(parts: StackParts, port: number) {
+  let serve: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  // Keep idle client connections longer than clients do (undici: 4 s), so a client never reuses a
+  // socket the server is closing at that moment (ECONNRESET on a busy machine).
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => (serve ? serve(req, res) : answerStarting(req, res)));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  parts.onClose(() => closeServer(server));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Tests hold start-up here, the port accepting, until this file exists: what a slow start looks like.
+  const hold = process.env.LOCAL_START_HOLD_FILE;
+  while (hold && !existsSync(hold)) await new Promise((resolve) => setTimeout(resolve, 50));
+  return {
+    url,
+    ready: (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+      serve = handler;
+    },
+  };
+}
+
+/**
+ * The variables the handlers read, as on AWS, pointing at this stack's endpoints. Settings a person
+ * may set (`env`) keep their value; local receivers and MCP servers on this machine are allowed
+ * here by explicit configuration, never on AWS.
+ */
+export function handlerEnvironment(
+  endpoints: LocalStack["endpoints"],
+  model: LocalStack["model"],
+  consoleAssetsDir: string,
+  env: Record<string, string | undefined>,
+): Record<string, string> {
+  return {
+    AWS_REGION: endpoints.region,
+    AWS_ACCESS_KEY_ID: endpoints.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: endpoints.credentials.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SFN: endpoints.sfn,
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+    AWS_ENDPOINT_URL_S3: endpoints.s3,
+    FILES_BUCKET: endpoints.filesBucket,
+    AWS_ENDPOINT_URL_LAMBDA: endpoints.lambda,
+    SANDBOX_FUNCTION_NAME: SANDBOX_FUNCTION,
+    SANDBOX_RUNTIME: endpoints.sandboxRuntime,
+    ...(endpoints.agentCore
+      ? { AWS_ENDPOINT_URL_BEDROCK_AGENTCORE: endpoints.agentCore, CODE_INTERPRETER_ID: LOCAL_CODE_INTERPRETER_ID }
+      : {}),
+    NOTIFY_QUEUE_URL: endpoints.notifyQueueUrl,
+    DEAD_LETTER_QUEUE_URL: endpoints.deadLetterQueueUrl,
+    WEBHOOK_ALLOW_LOOPBACK: env.WEBHOOK_ALLOW_LOOPBACK ?? "true",
+    WEBHOOK_ALLOW_HTTP: env.WEBHOOK_ALLOW_HTTP ?? "true",
+    WEBHOOK_RETRY_SCHEDULE: env.WEBHOOK_RETRY_SCHEDULE ?? "fast",
+    AWS_ENDPOINT_URL_KMS: endpoints.kms,
+    TOOL_SOURCES_KMS_KEY_ID: LOCAL_KMS_KEY_ID,
+    TOOL_SOURCE_ALLOW_LOOPBACK: env.TOOL_SOURCE_ALLOW_LOOPBACK ?? "true",
+    TOOL_SOURCE_ALLOW_HTTP: env.TOOL_SOURCE_ALLOW_HTTP ?? "true",
+    TABLE_NAME: endpoints.tableName,
+    STATE_MACHINE_ARN: endpoints.stateMachineAliasArn,
+    // No STREAM_URL: the API and the stream share this server, so links follow the Host the client used.
+    CONSOLE_ASSETS_DIR: consoleAssetsDir,
+    STEPWISE_MODEL: model.name,
+    ...(model.offline ? { OPENAI_BASE_URL: model.url } : {}),
+  };
+}
+
+/**
+ * The handlers, loaded before the first request so it does not pay for it: the table and the API
+ * keys first, then the step functions' and the API's containers when asked for, then the rest in
+ * this process.
+ */
+async function loadHandlers(parts: StackParts, options: LocalStackOptions, runners: StepRunners): Promise<void> {
+  await ensureTable(new DynamoDBClient({}), TABLE_NAME);
+  installStreamingShim();
+  const { getServices } = await import("../../functions/services.js");
+  await Promise.all(Object.entries(options.apiKeys).map(([key, tenant]) => getServices().apiKeys.register(key, tenant)));
+  const steps = Object.values(STEP_HANDLERS);
+  if (options.containers) {
+    const started = new LocalContainers(options.containers, steps);
+    parts.onClose(() => started.close());
+    await parts.timed(`step functions in ${options.containers} containers`, () => started.ready());
+    runners.steps = started;
+  }
+  if (options.apiContainers) {
+    const started = new LocalContainers(options.apiContainers, [API_HANDLER]);
+    parts.onClose(() => started.close());
+    await parts.timed(`API in ${options.apiContainers} containers`, () => started.ready());
+    runners.api = started;
+  }
+  await parts.timed("handlers", () =>
+    Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...(runners.steps ? [] : steps)].map(loadHandler)),
+  );
+}
+
+/**
+ * Which handler answers a path: the stream function (a Function URL on AWS) for a run's stream,
+ * A2A, AG-UI and, unless `mcpRoute` says "api", MCP; the API function for the rest. An A2A message
+ * carries its files' bytes, so /a2a is admitted as the API's /a2a route is (key, its larger limit).
+ */
+export function routeOf(rawPath: string, mcpRoute: LocalStackOptions["mcpRoute"]): { handler: "stream" | "api"; admitAsApi: boolean } {
+  const stream =
+    /^\/v1\/runs\/[^/]+\/stream\/?$|^\/a2a\/?$|^\/v1\/ag-ui\/?$/.test(rawPath) || (mcpRoute !== "api" && /^\/mcp\/?$/.test(rawPath));
+  return { handler: stream ? "stream" : "api", admitAsApi: !stream || /^\/a2a\/?$/.test(rawPath) };
+}
+
+/**
+ * The stack's requests, as API Gateway and Function URLs pass them to Lambda. The API's own first
+ * step (route, key, declared length) runs on a request's head, before any body is read, and
+ * reading stops at the route's limit: a request without a key or over the limit costs this process
+ * no memory (on AWS, API Gateway holds bodies, at most 10 MiB). The stream checks its own key or
+ * token; its GETs take a JSON body's limit.
+ */
+async function apiRequests(options: LocalStackOptions, apiContainers: LocalContainers | undefined) {
+  const { admitHead } = await import("../../functions/api/handler.js");
+  const { errorResult } = await import("../../functions/http.js");
+  const streamAdmission = { maxBodyBytes: MAX_JSON_BODY_BYTES, tooLarge: errorResult(bodyTooLarge(MAX_JSON_BODY_BYTES)) };
+  // On AWS, Lambda refuses a larger event and API Gateway answers 500: here, the 413 it stands for.
+  const eventTooLargeAnswer = errorResult(eventTooLarge());
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      const head = requestHead(req);
+      // API Gateway and Function URLs tell the handler which scheme the client used.
+      head.headers["x-forwarded-proto"] ??= "http";
+      const route = routeOf(head.rawPath, options.mcpRoute);
+      const admission = route.admitAsApi ? await admitHead(head) : streamAdmission;
+      if ("denied" in admission) return refuseBeforeBody(req, res, admission.denied);
+      const body = await readBody(req, admission.maxBodyBytes);
+      if (!body) return refuseBeforeBody(req, res, admission.tooLarge);
+      const event = withBody(head, body);
+      if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_SYNC_EVENT_BYTES) return sendResult(res, eventTooLargeAnswer);
+      if (route.handler === "stream") return await invokeStreaming(STREAM_HANDLER, event, res);
+      const result = await (apiContainers ? apiContainers.invoke(API_HANDLER, event) : invokeLambda(API_HANDLER, event));
+      sendResult(res, result as Parameters<typeof sendResult>[1]);
+    } catch (error) {
+      if (!res.headersSent)
+        sendResult(res, { statusCode: 500, body: JSON.stringify({ error: { code: "internal_error", message: String(error) } }) });
+      else res.destroy();
+    }
+  };
 }
 
 /**

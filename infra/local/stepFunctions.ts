@@ -101,7 +101,7 @@ class ApiError extends Error {
  * does on AWS.
  *
  * With a folder, executions outlive the process: each is kept with the last top-level state it
- * entered, and `resumeInFlight()` (at start) continues those that were running from that state,
+ * entered, and `continueInFlight()` (at start) continues those that were running from that state,
  * as RedriveExecution continues a failed one. Every step is journaled, so running a state again
  * replays what it had done; a "Wait for …" state run again stores a fresh task token.
  */
@@ -189,7 +189,7 @@ export class LocalStepFunctions extends EventEmitter {
    * top-level state it entered, and announces again the ended ones whose status change was not
    * yet handled. Returns the names of the executions continued.
    */
-  resumeInFlight(): string[] {
+  continueInFlight(): string[] {
     const continued: string[] = [];
     for (const execution of this.executions.values()) {
       if (execution.status === "RUNNING" && !execution.abort) {

@@ -11,10 +11,10 @@ import type { Ports, SettingsOf } from "../ports/index.js";
 import type { StepContext, TaskRecord } from "../ports/tasks.js";
 import { endToolScope } from "../ports/tools.js";
 import { withToolSearch } from "../tools/toolSearch.js";
+import { quietly } from "./backgroundWrites.js";
 import { uploadedImageParts, withImages } from "./images.js";
 import { fitText, MAX_INLINE_BYTES } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
-import { quietly } from "./overlap.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import { portsForAgent } from "./savedAgent.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -37,7 +37,7 @@ export type FinishTaskPorts = Pick<Ports, "tasks" | "files" | "events">;
  * (one request), and its journal; its start time is written with its first round's records. Its
  * task record is written once, at the end, with its last journal records.
  */
-export async function executeTask(run: RunScope<ExecutorPorts>, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
+export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTaskInput): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
   const scope = scopeOf(input);

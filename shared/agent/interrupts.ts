@@ -109,7 +109,7 @@ export async function decideInterrupt(
   await settleWaitingStatus(ports, runId);
   // If the callback task has not stored its token yet, it sees the decision itself and resumes.
   const token = (await ports.interrupts.getWithToken(runId, interruptId))?.taskToken;
-  if (token && !(await resumeCallback(ports, token, interruptId)) && !(await resumeAfterDeadToken(ports, run))) {
+  if (token && !(await completeWaitingTask(ports, token, interruptId)) && !(await resumeAfterDeadToken(ports, run))) {
     // The execution that waited is gone for good: the run has been ended, and the decision moves nothing.
     const ended = await ports.runs.get(runId);
     throw new ConflictError(`Run ${runId} can no longer continue: its execution has ended; the run is ${ended?.status}.`, {
@@ -132,7 +132,7 @@ async function settleWaitingStatus(ports: Pick<Ports, "interrupts" | "runs">, ru
  * Completes the waiting callback task. Returns false if the token is dead (used already, timed
  * out, or its execution has gone): the caller decides whether that matters.
  */
-export async function resumeCallback(ports: Pick<Ports, "executions">, taskToken: string, interruptId: string): Promise<boolean> {
+export async function completeWaitingTask(ports: Pick<Ports, "executions">, taskToken: string, interruptId: string): Promise<boolean> {
   return ports.executions.sendTaskSuccess(taskToken, { interruptId });
 }
 

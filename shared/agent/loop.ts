@@ -4,7 +4,15 @@ import type { Usage } from "../contracts/run.js";
 import { StepError, StepErrorCode } from "../errors.js";
 import { contextOverflowOf, windowOf } from "../llm/providerRules.js";
 import { DEFAULT_TOOL_CAP, settingsFor } from "../llm/roleSettings.js";
-import { type ChatMessage, type ChatModel, type ChatResponse, paidAttemptsOf, type ToolCall } from "../llm/types.js";
+import {
+  type ChatMessage,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  paidAttemptsOf,
+  type ToolCall,
+  type ToolSpec,
+} from "../llm/types.js";
 import type { RereadHint } from "../memory/compaction.js";
 import { ContextWindow } from "../memory/context.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
@@ -12,8 +20,9 @@ import type { ToolOutcome, ToolSet } from "../ports/tools.js";
 import type { Settings } from "../settings.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { withToolSearch } from "../tools/toolSearch.js";
+import { BackgroundEvents } from "./backgroundWrites.js";
+import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
-import { BackgroundEvents, CallGuard } from "./overlap.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import { needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
@@ -97,34 +106,18 @@ export const EMPTY_ANSWER_ERROR = "The model returned an empty answer twice (the
  * replays them (no repeated side effects, no repeated cost) and a later turn resumes here.
  *
  * Between a model reply and the next model call there is no round trip to the table in the common
- * case (read tools): see overlap.ts. Before a write tool or a person's decision, the journal is
+ * case (read tools): see callGuard.ts. Before a write tool or a person's decision, the journal is
  * written first (the call is recorded before its side effect) and the status checked.
  */
 export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise<LoopOutcome> {
-  const { ports } = run;
-  const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
-  const conversation = [...options.conversation];
-  const tools = withToolSearch(options.tools, options.maxTools ?? DEFAULT_TOOL_CAP);
-  // The prompt's budget: the setting, within what the role's model leaves beside its output limit.
-  const limits = windowOf(settingsFor(options.role, ports.settings.model?.roles), ports.model.name);
-  const window = new ContextWindow({
-    model: ports.model.name,
-    budgetTokens: Math.min(ports.settings.budgets.contextTokens, limits.contextWindow - limits.maxOutputTokens),
-    turnStart: options.conversation.length,
-    reread: rereadHint(options.tools),
-  });
-  /** What a person reads: the model's placeholders back to the real URLs. */
-  const restore = (text: string) => window.restoreText(text);
-  const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
-  const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
-  const events = new BackgroundEvents(run);
-  const guard = new CallGuard(run, journal, options.runActive);
+  const loop = await startLoop(run, options);
+  const { conversation, journal } = loop;
   // The caller awaits `events` with its last writes.
   const done = <O extends object>(outcome: O): O & { usage: LoopUsage; journal: ScopeJournal; events: Promise<unknown> } => ({
     ...outcome,
-    usage,
+    usage: loop.usage,
     journal,
-    events: events.settled(),
+    events: loop.events.settled(),
   });
   let emptyAnswers = 0;
 
@@ -134,110 +127,24 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     if (delivering) conversation.push({ role: "user", content: budgetDelivery(options.maxRounds) });
     const recorded = journal.has(round, "llm");
     if (run.deadline && Date.now() > run.deadline && !recorded) return done({ kind: "paused", rounds: round });
-    const check = recorded ? undefined : await guard.beforeCall(round);
+    const check = recorded ? undefined : await loop.guard.beforeCall(round);
     if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
-    // What find_tools loaded in earlier rounds is offered from this one on.
-    const specs = delivering ? [] : tools.specs();
-    // Built on replay too: the URL placeholders of a recorded response must map the same way.
-    const system = await options.system(round);
-    let prompt = window.build(system, conversation, specs);
-    let streamed = false;
-    const answered = journal.once<ChatResponse>(
-      round,
-      "llm",
-      "",
-      async () => {
-        const stream = textStream(ports, run.runId, source, restore);
-        try {
-          for (;;) {
-            try {
-              return withoutIdleReasoning(
-                await ports.model.complete({
-                  role: options.role,
-                  messages: prompt,
-                  tools: specs,
-                  signal: check?.signal,
-                  onText: (text) => {
-                    streamed = true;
-                    stream.onText(text);
-                  },
-                  onReasoning: stream.onReasoning,
-                  onRetry: stream.onRetry,
-                }),
-              );
-            } catch (error) {
-              // Too long for the provider's window: compact one more block of the turn and ask again.
-              const overflow = contextOverflowOf(error);
-              if (!overflow || check?.signal.aborted) throw error;
-              if (!window.shrink(system, conversation, specs, overflow.window, limits.maxOutputTokens)) {
-                const size = overflow.size ?? window.countTokens(prompt);
-                throw new StepError(
-                  StepErrorCode.ModelRejected,
-                  `The prompt (${size} tokens) does not fit the model's context window (${overflow.window ?? limits.contextWindow} tokens), even with this turn's tool outputs compacted. Raise contextWindow in the role settings, or use a model with a larger window.`,
-                  error,
-                );
-              }
-              prompt = window.build(system, conversation, specs);
-            }
-          }
-        } catch (error) {
-          if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
-          // A failed call was paid for too: count it on the run before the error ends this step.
-          const paid = paidAttemptsOf(error);
-          await ports.runs
-            .update(run.runId, {}, undefined, {
-              llmCalls: usage.llmCalls + paid.paidCalls,
-              promptTokens: usage.promptTokens + (paid.usage?.promptTokens ?? 0),
-              completionTokens: usage.completionTokens + (paid.usage?.completionTokens ?? 0),
-              toolCalls: usage.toolCalls,
-            })
-            .catch(() => undefined);
-          throw error;
-        } finally {
-          events.add(stream.close());
-        }
-      },
-      { defer: true },
-    );
-    // A call aborted because the run ended is no failure; a failed write of the last round's
-    // records fails the step (its error, not the aborted call's).
-    const reply = await answered.catch(async (error) => {
-      if (await check?.ended()) return undefined;
-      throw error;
-    });
-    if (!reply || (await check?.ended())) return done({ kind: "ended", rounds: round });
-    const { value: response, replayed } = reply;
+    const reply = await askModel(loop, round, delivering, check);
+    if (!reply) return done({ kind: "ended", rounds: round });
+    const { response, replayed } = reply;
     // A delivery has no tools to call: calls it makes anyway are not run.
-    const calls = delivering ? [] : response.toolCalls.map((call) => window.restoreArguments(call));
+    const calls = delivering ? [] : response.toolCalls.map((call) => loop.window.restoreArguments(call));
     if (response.finishReason === "length" && calls.length) {
       // Cut while writing its calls: nothing runs; each call is answered so the model can send a smaller one.
-      if (!replayed) addUsage(usage, response);
+      if (!replayed) addUsage(loop.usage, response);
       conversation.push(assistantMessage(response));
       for (const call of calls) conversation.push({ role: "tool", tool_call_id: call.id, content: CUT_TOOL_CALL });
       continue;
     }
-    if (!replayed) {
-      addUsage(usage, response);
-      if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
-      usage.toolCalls += calls.length;
-      events.append([
-        // Streamed text reached clients as agent.delta already: one event per fact.
-        ...(!streamed && response.content?.trim()
-          ? [{ type: "agent.thought", data: { ...source, text: restore(response.content) } } as const]
-          : []),
-        ...calls.map((call) => {
-          const args = parseArguments(call.arguments);
-          const persona = personaOf(args, tools.get(call.name), call.name);
-          return {
-            type: "tool.called",
-            data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona },
-          } as const;
-        }),
-      ]);
-    }
+    if (!replayed) countAndAnnounce(loop, response, calls, reply.streamed);
     if (delivering) {
-      const text = restore(response.content ?? "").trim();
+      const text = loop.restore(response.content ?? "").trim();
       return done({ kind: "budget", rounds: round, text: text || `${budgetStop(options.maxRounds)} The model gave no summary.` });
     }
     conversation.push(assistantMessage(response));
@@ -249,65 +156,242 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       }
       return done({ kind: "empty", rounds: round + 1 });
     }
-    if (calls.length === 0) return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
+    if (calls.length === 0) return done({ kind: "answer", text: loop.restore(response.content ?? ""), rounds: round + 1 });
 
-    const toolRound: ToolRound = {
-      runId: run.runId,
-      scope: options.scope,
-      round,
-      agent: options.role,
-      taskId: options.taskId,
-      tools,
-      emit: (bodies: EventBody[]) => events.append(bodies),
-      journal,
-      ports: { ...ports, model: countedModel(ports.model, usage) },
-      approval: options.toolApproval,
-      concurrency: options.toolConcurrency ?? ports.settings.budgets.toolConcurrency,
-    };
-    // Calls with side effects or a person in the loop: the model's reply is recorded first, and a
-    // cancel that came while the model was thinking stops them.
-    if (calls.some((call) => hasEffects(toolRound, call))) {
-      // A write tool's call is journaled as an intent, with the key the tool receives, before it
-      // runs: a retry after a crash between its side effect and its result finds the intent and
-      // the tool deduplicates by the same key.
-      for (const call of calls) {
-        if (tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
-          journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
-        }
-      }
-      if (!(await guard.writtenAndStillGoing())) return done({ kind: "ended", rounds: round });
-    }
-    const gate = await decisionsOn(toolRound, calls);
-    if (gate.waitingFor) return done({ kind: "interrupted", interruptId: gate.waitingFor, rounds: round });
-    // Each result is shown as its call ends; the model reads them in the calls' order.
-    const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
-      events.append([
-        {
-          type: "tool.result",
-          data: {
-            ...source,
-            callId: call.id,
-            tool: call.name,
-            ok: value.ok,
-            output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW),
-          },
-        },
-      ]),
-    );
-    calls.forEach((call, i) => {
-      const { value } = outcomes[i];
-      if (value.loads) tools.load?.(value.loads);
-      conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
-    });
-    if (
-      options.endsTurn?.(
-        calls,
-        outcomes.map((o) => o.value),
-      )
-    )
-      return done({ kind: "answer", text: restore(response.content ?? ""), rounds: round + 1 });
+    const acted = await runCalls(loop, round, calls);
+    if (acted.kind === "ended") return done({ kind: "ended", rounds: round });
+    if (acted.kind === "interrupted") return done({ kind: "interrupted", interruptId: acted.interruptId, rounds: round });
+    if (acted.endsTurn) return done({ kind: "answer", text: loop.restore(response.content ?? ""), rounds: round + 1 });
   }
   throw new Error("unreachable: the last round delivers");
+}
+
+/** One agent's loop as it runs: what its phases read, and the conversation and usage they add to. */
+interface Loop {
+  run: RunScope;
+  options: LoopOptions;
+  journal: ScopeJournal;
+  conversation: ChatMessage[];
+  tools: ToolSet;
+  /** The role's model: its window and output limit. */
+  limits: { contextWindow: number; maxOutputTokens: number };
+  window: ContextWindow;
+  /** What a person reads: the model's placeholders back to the real URLs. */
+  restore: (text: string) => string;
+  source: { agent: AgentRole; taskId?: string };
+  usage: LoopUsage;
+  events: BackgroundEvents;
+  guard: CallGuard;
+}
+
+/** The loop's start: its journal (loaded unless the caller has it), its tools and the prompt's window. */
+async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
+  const { ports } = run;
+  const journal = options.journal ?? (await ports.journal.load(run.runId, options.scope));
+  // The prompt's budget: the setting, within what the role's model leaves beside its output limit.
+  const limits = windowOf(settingsFor(options.role, ports.settings.model?.roles), ports.model.name);
+  const window = new ContextWindow({
+    model: ports.model.name,
+    budgetTokens: Math.min(ports.settings.budgets.contextTokens, limits.contextWindow - limits.maxOutputTokens),
+    turnStart: options.conversation.length,
+    reread: rereadHint(options.tools),
+  });
+  return {
+    run,
+    options,
+    journal,
+    conversation: [...options.conversation],
+    tools: withToolSearch(options.tools, options.maxTools ?? DEFAULT_TOOL_CAP),
+    limits,
+    window,
+    restore: (text) => window.restoreText(text),
+    source: { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) },
+    usage: { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 },
+    events: new BackgroundEvents(run),
+    guard: new CallGuard(run, journal, options.runActive),
+  };
+}
+
+/**
+ * The round's model call, journaled (a replay reads the recorded reply instead). Undefined when the
+ * run ended meanwhile: a call aborted for that is no failure; a failed write of the last round's
+ * records fails the step (its error, not the aborted call's).
+ */
+async function askModel(
+  loop: Loop,
+  round: number,
+  delivering: boolean,
+  check: CallCheck | undefined,
+): Promise<{ response: ChatResponse; replayed: boolean; streamed: boolean } | undefined> {
+  const { run, window, conversation } = loop;
+  // What find_tools loaded in earlier rounds is offered from this one on.
+  const specs = delivering ? [] : loop.tools.specs();
+  // Built on replay too: the URL placeholders of a recorded response must map the same way.
+  const system = await loop.options.system(round);
+  const prompt = window.build(system, conversation, specs);
+  let streamed = false;
+  const answered = loop.journal.once<ChatResponse>(
+    round,
+    "llm",
+    "",
+    async () => {
+      const stream = textStream(run.ports, run.runId, loop.source, loop.restore);
+      try {
+        const onText = (text: string) => {
+          streamed = true;
+          stream.onText(text);
+        };
+        return withoutIdleReasoning(
+          await completeWithinWindow(
+            loop,
+            { system, prompt, specs, check },
+            { onText, onReasoning: stream.onReasoning, onRetry: stream.onRetry },
+          ),
+        );
+      } catch (error) {
+        if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
+        await countFailedCall(loop, error);
+        throw error;
+      } finally {
+        loop.events.add(stream.close());
+      }
+    },
+    { defer: true },
+  );
+  const reply = await answered.catch(async (error) => {
+    if (await check?.ended()) return undefined;
+    throw error;
+  });
+  if (!reply || (await check?.ended())) return undefined;
+  return { response: reply.value, replayed: reply.replayed, streamed };
+}
+
+/** One model call; too long for the provider's window, it compacts one more block of the turn and asks again. */
+async function completeWithinWindow(
+  loop: Loop,
+  call: { system: string; prompt: ChatMessage[]; specs: ToolSpec[]; check: CallCheck | undefined },
+  stream: Pick<ChatRequest, "onText" | "onReasoning" | "onRetry">,
+): Promise<ChatResponse> {
+  const { window, conversation, limits } = loop;
+  const { system, specs, check } = call;
+  let prompt = call.prompt;
+  for (;;) {
+    try {
+      return await loop.run.ports.model.complete({
+        role: loop.options.role,
+        messages: prompt,
+        tools: specs,
+        signal: check?.signal,
+        ...stream,
+      });
+    } catch (error) {
+      const overflow = contextOverflowOf(error);
+      if (!overflow || check?.signal.aborted) throw error;
+      if (!window.shrink(system, conversation, specs, overflow.window, limits.maxOutputTokens)) {
+        const size = overflow.size ?? window.countTokens(prompt);
+        throw new StepError(
+          StepErrorCode.ModelRejected,
+          `The prompt (${size} tokens) does not fit the model's context window (${overflow.window ?? limits.contextWindow} tokens), even with this turn's tool outputs compacted. Raise contextWindow in the role settings, or use a model with a larger window.`,
+          error,
+        );
+      }
+      prompt = window.build(system, conversation, specs);
+    }
+  }
+}
+
+/** A failed call was paid for too: counted on the run before the error ends this step. */
+async function countFailedCall(loop: Loop, error: unknown): Promise<void> {
+  const { usage } = loop;
+  const paid = paidAttemptsOf(error);
+  await loop.run.ports.runs
+    .update(loop.run.runId, {}, undefined, {
+      llmCalls: usage.llmCalls + paid.paidCalls,
+      promptTokens: usage.promptTokens + (paid.usage?.promptTokens ?? 0),
+      completionTokens: usage.completionTokens + (paid.usage?.completionTokens ?? 0),
+      toolCalls: usage.toolCalls,
+    })
+    .catch(() => undefined);
+}
+
+/** A new reply (not a replayed one): its usage counted, its thought (unless streamed) and calls announced. */
+function countAndAnnounce(loop: Loop, response: ChatResponse, calls: ToolCall[], streamed: boolean): void {
+  const { usage, source } = loop;
+  addUsage(usage, response);
+  if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
+  usage.toolCalls += calls.length;
+  loop.events.append([
+    // Streamed text reached clients as agent.delta already: one event per fact.
+    ...(!streamed && response.content?.trim()
+      ? [{ type: "agent.thought", data: { ...source, text: loop.restore(response.content) } } as const]
+      : []),
+    ...calls.map((call) => {
+      const args = parseArguments(call.arguments);
+      const persona = personaOf(args, loop.tools.get(call.name), call.name);
+      return {
+        type: "tool.called",
+        data: { ...source, callId: call.id, tool: call.name, arguments: withoutPersona(args), persona },
+      } as const;
+    }),
+  ]);
+}
+
+/**
+ * The round's tool calls: those with side effects or a person in the loop are recorded first, and
+ * a cancel that came while the model was thinking stops them; calls that wait for a person hand
+ * the turn back; the rest run, each result shown as its call ends and read by the model in the
+ * calls' order.
+ */
+async function runCalls(
+  loop: Loop,
+  round: number,
+  calls: ToolCall[],
+): Promise<{ kind: "ended" } | { kind: "interrupted"; interruptId: string } | { kind: "ran"; endsTurn: boolean }> {
+  const { run, options, tools, journal, source } = loop;
+  const toolRound: ToolRound = {
+    runId: run.runId,
+    scope: options.scope,
+    round,
+    agent: options.role,
+    taskId: options.taskId,
+    tools,
+    emit: (bodies: EventBody[]) => loop.events.append(bodies),
+    journal,
+    ports: { ...run.ports, model: countedModel(run.ports.model, loop.usage) },
+    approval: options.toolApproval,
+    concurrency: options.toolConcurrency ?? run.ports.settings.budgets.toolConcurrency,
+  };
+  if (calls.some((call) => hasEffects(toolRound, call))) {
+    // A write tool's call is journaled as an intent, with the key the tool receives, before it
+    // runs: a retry after a crash between its side effect and its result finds the intent and
+    // the tool deduplicates by the same key.
+    for (const call of calls) {
+      if (tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
+        journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
+      }
+    }
+    if (!(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
+  }
+  const gate = await decisionsOn(toolRound, calls);
+  if (gate.waitingFor) return { kind: "interrupted", interruptId: gate.waitingFor };
+  const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
+    loop.events.append([
+      {
+        type: "tool.result",
+        data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) },
+      },
+    ]),
+  );
+  calls.forEach((call, i) => {
+    const { value } = outcomes[i];
+    if (value.loads) tools.load?.(value.loads);
+    loop.conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
+  });
+  const endsTurn = options.endsTurn?.(
+    calls,
+    outcomes.map((o) => o.value),
+  );
+  return { kind: "ran", endsTurn: endsTurn === true };
 }
 
 /** The last request of an agent whose rounds are spent (newAgent's forced Deliver). */
@@ -317,7 +401,6 @@ export const budgetDelivery = (rounds: number) =>
 /** What a run or task records when its agent stopped at the round budget. */
 export const budgetStop = (rounds: number) => `Stopped at the round budget (${rounds} rounds).`;
 
-/** A call that changes something or waits for a person (a read tool can simply run again on replay). */
 function addUsage(usage: LoopUsage, response: ChatResponse): void {
   usage.promptTokens += response.usage.promptTokens;
   usage.completionTokens += response.usage.completionTokens;
@@ -356,6 +439,7 @@ function withoutIdleReasoning(response: ChatResponse): ChatResponse {
   return rest;
 }
 
+/** A call that changes something or waits for a person (a read tool can simply run again on replay). */
 function hasEffects(round: ToolRound, call: ToolCall): boolean {
   const tool = round.tools.get(call.name);
   if (!tool || tool.pure) return false;

@@ -37,7 +37,7 @@ const AGENT_START_EVENTS = 3;
  */
 export const MIN_HISTORY_EVENT_BUDGET = CONTINUED_START_EVENTS + AGENT_START_EVENTS + HAND_BACK_EVENTS + HISTORY_RESERVE;
 
-export type HistoryVerdict = "fits" | "continue" | "never";
+export type HistoryVerdict = "fits" | "new_execution" | "never";
 
 /**
  * The estimate a run carries in its state (`history`): the events its execution has used when the
@@ -82,13 +82,13 @@ export function iterationEvents(tasks: number): number {
 
 /**
  * Before an iteration of `tasks` tasks, with `used` events in the execution's history so far:
- * "fits" it runs here; "continue" the run goes on in a new execution first; "never" not even a new
+ * "fits" it runs here; "new_execution" the run goes on in a new execution first; "never" not even a new
  * execution could hold it within `budget` (the deployment's budget is too small for its plans).
  */
 export function historyVerdict(used: number, tasks: number, budget: number): HistoryVerdict {
   const needed = iterationEvents(tasks) + HISTORY_RESERVE;
   if (used + needed <= budget) return "fits";
-  return CONTINUED_START_EVENTS + needed <= budget ? "continue" : "never";
+  return CONTINUED_START_EVENTS + needed <= budget ? "new_execution" : "never";
 }
 
 /** What an executor hands back on needs: every executor of the Map may hand back at once, and none may have finished. */
@@ -98,12 +98,12 @@ export function handBackEvents(tasks: number): number {
 
 /**
  * When one of the `tasks` executors of a Map hands back (it waits for a person, or its time is up),
- * with `used` events so far: "fits" it goes on here; "continue" its task goes on in the run's next
+ * with `used` events so far: "fits" it goes on here; "new_execution" its task goes on in the run's next
  * execution; "never" not even a new execution could hold these tasks' first hand-backs.
  */
 export function handBackVerdict(used: number, tasks: number, budget: number): HistoryVerdict {
   if (used + handBackEvents(tasks) <= budget) return "fits";
-  return newExecutionHoldsHandBacks(tasks, budget) ? "continue" : "never";
+  return newExecutionHoldsHandBacks(tasks, budget) ? "new_execution" : "never";
 }
 
 /**

@@ -31,12 +31,12 @@ export type RunState = z.infer<typeof RunState>;
 /** "Agent turn" (react): done when the agent has its answer or stopped. */
 export const AgentTurnInput = RunState.extend({ turn: z.number().int().min(0).optional() });
 export type AgentTurnInput = z.infer<typeof AgentTurnInput>;
-/** "continue": the next turn runs in the run's next execution (this one's history is nearly full). */
+/** "new_execution": the next turn runs in the run's next execution (this one's history is nearly full). */
 export const AgentTurnOutput = RunState.extend({
   done: z.boolean(),
   turn: z.number().int(),
   interruptId: z.string().optional(),
-  next: z.literal("continue").optional(),
+  next: z.literal("new_execution").optional(),
 });
 export type AgentTurnOutput = z.infer<typeof AgentTurnOutput>;
 
@@ -88,7 +88,7 @@ const PlanStep = PlanProgress.extend({
  * wait for a person (the plan's approval, or the planner's question); or write the answer.
  */
 const ExecuteStep = PlanStep.extend({ next: z.literal("execute") });
-const ContinueStep = PlanStep.extend({ next: z.literal("continue") });
+const ContinueStep = PlanStep.extend({ next: z.literal("new_execution") });
 export const PlanOutput = z.discriminatedUnion("next", [
   ExecuteStep,
   ContinueStep,

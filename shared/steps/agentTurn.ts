@@ -38,7 +38,7 @@ export async function agentTurn(input: AgentTurnInput, ports: AgentTurnPorts): P
   );
   if (agentTurnFits(used, budget)) return { ...output, history: used + (output.interruptId ? WAIT_EVENTS : 0) };
   // The next execution's turn finds a question still open and waits for it there.
-  return { runId: output.runId, mode: output.mode, done: false, turn: output.turn, next: "continue" };
+  return { runId: output.runId, mode: output.mode, done: false, turn: output.turn, next: "new_execution" };
 }
 
 /**

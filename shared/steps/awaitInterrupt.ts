@@ -1,4 +1,4 @@
-import { resumeCallback } from "../agent/interrupts.js";
+import { completeWaitingTask } from "../agent/interrupts.js";
 import type { StepPorts } from "../ports/index.js";
 
 export type AwaitInterruptPorts = StepPorts<"interrupts" | "executions">;
@@ -9,5 +9,5 @@ export async function awaitInterrupt(
   ports: AwaitInterruptPorts,
 ): Promise<void> {
   const interrupt = await ports.interrupts.attachToken(input.runId, input.interruptId, input.taskToken);
-  if (interrupt.status !== "pending") await resumeCallback(ports, input.taskToken, input.interruptId);
+  if (interrupt.status !== "pending") await completeWaitingTask(ports, input.taskToken, input.interruptId);
 }

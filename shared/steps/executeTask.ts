@@ -1,4 +1,4 @@
-import { type ExecuteTaskOutput, type ExecutorPorts, executeTask as runExecutor } from "../agent/executor.js";
+import { type ExecuteTaskOutput, type ExecutorPorts, runExecutor } from "../agent/executor.js";
 import { handBackVerdict } from "../contracts/historyBudget.js";
 import type { ExecuteTaskInput } from "../contracts/steps.js";
 import type { StepPorts } from "../ports/index.js";

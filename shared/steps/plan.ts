@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { quietly } from "../agent/backgroundWrites.js";
 import { priorResultsOf } from "../agent/executor.js";
 import { interruptIdFor, openInterrupt } from "../agent/interrupts.js";
-import { type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
-import { quietly } from "../agent/overlap.js";
+import { type LoopOutcome, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, type PromptContext, plannerPrompt, toolLines } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
 import type { ScopeJournal } from "../agent/scopeJournal.js";
@@ -24,18 +23,18 @@ import type { PlanInput, PlanOutput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError, UnprocessableError } from "../errors.js";
 import { budgetsOf, sessionHistory } from "../memory/session.js";
-import { clip, shareBudget } from "../memory/share.js";
+import { clip } from "../memory/share.js";
+import type { FileLine } from "../ports/files.js";
 import type { StepPorts } from "../ports/index.js";
 import { carrySessionFiles } from "../run/sessionFiles.js";
 import { askUser } from "../tools/askUser.js";
 import { type PlanBoard, planningTool } from "../tools/planning.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
+import { iterationBudget, judged, needsPlanApproval, nextStepOf, planApproval, stepToJudge } from "./planDecisions.js";
 
 /** The planner: the loop's ports, the step's task records, the session's earlier turns, and the executions to measure the history. */
 export type PlanPorts = StepPorts<keyof LoopPorts | "tasks" | "sessions" | "tools" | "executions">;
-
-const MAX_TASKS_PER_STEP = 40; // an inline Map runs at most 40 iterations at once
 
 const RAISE_BUDGET = "raise the budget (at most 25,000)";
 
@@ -70,7 +69,7 @@ export async function plan(input: PlanInput, ports: PlanPorts): Promise<PlanOutp
   );
   const verdict = historyVerdict(used, tasks, budget);
   if (verdict === "fits") return { ...output, history: used + iterationEvents(tasks) };
-  if (verdict === "continue") return { ...output, next: "continue" };
+  if (verdict === "new_execution") return { ...output, next: "new_execution" };
   throw new UnprocessableError(
     `A plan step of ${output.tasks.length} tasks needs about ${iterationEvents(output.tasks.length) + HISTORY_RESERVE} Step Functions history events, more than one execution may use (HISTORY_EVENT_BUDGET = ${budget}): ${RAISE_BUDGET}.`,
     "history_budget",
@@ -92,7 +91,7 @@ function continueStep(input: PlanInput, deferred: TaskResult[], budget: number):
     mode: "plan_solve",
     iteration: input.iteration ?? 0,
     revision: input.revision ?? 0,
-    next: "continue",
+    next: "new_execution",
     stepIndex,
     tasks: deferred.map(({ task }) => task),
   };
@@ -105,133 +104,145 @@ function continueStep(input: PlanInput, deferred: TaskResult[], budget: number):
  */
 async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<PlanOutput> {
   const { ports } = run;
+  const at = turnPosition(input);
+  const reads = await readTurn(run, at);
+  const { record } = reads;
+  const approval = at.decided ? planApproval(reads.decision, record.plan) : undefined;
+  const revision = at.revision + (approval && "feedback" in approval ? 1 : 0);
+  const judging = stepToJudge(record.plan, at.ranStep, reads.results, ports.settings.budgets.contextTokens);
+  const board: PlanBoard = { plan: judging?.plan ?? record.plan };
+  const budget = iterationBudget(board.plan, at.iteration, budgetsOf(ports, record).maxPlanIterations);
+  const prompt: PromptContext = { tools: toolLines(await reads.team), files: fileLines(reads.files), instructions: record.instructions };
+  const turn =
+    budget.left && !(approval && "approvedPlan" in approval)
+      ? await revisePlan(reads.asAgent, record, board, {
+          iteration: at.iteration,
+          revision,
+          resultsText: judging?.resultsText ?? "",
+          feedback: approval && "feedback" in approval ? approval.feedback : "",
+          prompt,
+          judging: judging?.executed.index,
+          journal: reads.journals.scoped(revision ? `plan#${at.iteration}#r${revision}` : `plan#${at.iteration}`),
+        })
+      : undefined;
+
+  const output = { runId: run.runId, mode: "plan_solve" as const, iteration: at.iteration, revision };
+  if (turn?.kind === "interrupted") return writeQuestion(run, output, turn);
+  const plan = judging && board.plan ? judged(board.plan, judging.executed) : board.plan;
+  if (!plan) throw new Error(`Run ${run.runId}: the planner's turn left no plan.`);
+  const approvedPlan = approval && "approvedPlan" in approval ? approval.approvedPlan : record.approvedPlan;
+  if (needsPlanApproval(plan, record.approval?.plan, approvedPlan, budget.left))
+    return askPlanApproval(run, output, plan, budget.stopReason, turn);
+  const next = nextStepOf(plan, at.iteration, budget.left);
+  await handOverStep(run, reads, next, { iteration: at.iteration, approvedPlan, stopReason: budget.stopReason, files: prompt.files, turn });
+  if (next.stepIndex < 0) return { ...output, next: "summarize" };
+  return { ...output, next: "execute", stepIndex: next.stepIndex, tasks: next.tasks.map(({ taskId, title }) => ({ taskId, title })) };
+}
+
+/** What every outcome of the planner's turn says: the run, and where the plan stands. */
+type PlanProgress = { runId: string; mode: "plan_solve"; iteration: number; revision: number };
+
+/** Where the planner's turn stands, from "Plan"'s input alone. */
+interface TurnPosition {
+  /** After the Map ran a step, the next iteration (this turn judges that step). */
+  iteration: number;
+  /** Plans a person rejected in this iteration so far. */
+  revision: number;
+  /** The plan step the Map ran, when it ran one. */
+  ranStep?: number;
+  /** Back from "Wait for plan approval" (or the planner's own question): the interrupt a person decided. */
+  decided?: string;
+}
+
+function turnPosition(input: PlanInput): TurnPosition {
   const returningFromMap = input.taskResults !== undefined;
-  const iteration = returningFromMap ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0);
-  const deciding = input.next === "approve" && input.interruptId && !returningFromMap;
-  // One round trip before the model: the run, this iteration's planner journal (every revision),
-  // the last step's results, a person's decision on the plan, and the run's files (for the prompt).
-  const ranStep = returningFromMap ? stepRun(input) : undefined;
-  const fromStep = ranStep !== undefined;
+  return {
+    iteration: returningFromMap ? (input.iteration ?? 0) + 1 : (input.iteration ?? 0),
+    revision: returningFromMap ? 0 : (input.revision ?? 0),
+    ranStep: returningFromMap ? stepRun(input) : undefined,
+    decided: input.next === "approve" && !returningFromMap ? input.interruptId || undefined : undefined,
+  };
+}
+
+/**
+ * The turn's reads. One round trip before the model: the run, this iteration's planner journal
+ * (every revision), the last step's results, a person's decision on the plan, and the run's files
+ * (with the session's earlier files before the first plan). Started here, awaited later: the
+ * catalog the planner's prompt names (what its executors can do), and, once the model call is on
+ * its way, the last step's context (it holds the results before that step).
+ */
+async function readTurn(run: RunScope<PlanPorts>, at: TurnPosition) {
+  const { ports } = run;
+  const fromStep = at.ranStep !== undefined;
   const [record, journals, results, decision, listed] = await Promise.all([
     ports.runs.get(run.runId),
-    ports.journal.load(run.runId, `plan#${iteration}`),
-    fromStep ? ports.tasks.list(run.runId, iteration - 1) : undefined,
-    deciding && input.interruptId ? ports.interrupts.get(run.runId, input.interruptId) : undefined,
+    ports.journal.load(run.runId, `plan#${at.iteration}`),
+    fromStep ? ports.tasks.list(run.runId, at.iteration - 1) : undefined,
+    at.decided ? ports.interrupts.get(run.runId, at.decided) : undefined,
     ports.files.list(run.runId),
   ]);
   if (!record) throw new NotFoundError(`run ${run.runId} not found`);
   // The session's earlier files, before the first plan (a routed run has them from the router's step).
-  const first = iteration === 0 && !deciding && journals.size === 0 && record.requestedMode !== "auto";
+  const first = at.iteration === 0 && !at.decided && journals.size === 0 && record.requestedMode !== "auto";
   const files = first && (await carrySessionFiles(ports, record)).length ? await ports.files.list(run.runId) : listed;
   // A saved agent's planner offers its executors only its tools, with its own model settings.
   const asAgent = { ...run, ports: portsForAgent(ports, record.agent) };
-  // The planner's prompt also names what its executors can do (the tenant's catalog, cached).
-  // What only the next step's context needs is read while the model thinks (asked for once
-  // the model call is on its way): the last step's context (it holds the results before that step;
-  // with its own results, the next step's).
   const team = quietly(asAgent.ports.tools.registryFor(record.tenantId, { runId: run.runId }));
-  const stepContextReads = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, iteration - 1) : undefined)));
-  let revision = returningFromMap ? 0 : (input.revision ?? 0);
-  const board: PlanBoard = { plan: record.plan };
-  let approvedPlan = record.approvedPlan;
+  const lastStep = quietly(nextTurn().then(() => (fromStep ? ports.tasks.step(run.runId, at.iteration - 1) : undefined)));
+  return { record, journals, results, decision, files, asAgent, team, lastStep };
+}
 
-  // Back from "Wait for plan approval": approved → run it; rejected → the planner revises. Back
-  // from the planner's own question (ask_user before it planned): the planner goes on, its journal
-  // replayed up to the question, with the person's answer.
-  let feedback = "";
-  let needsPlanner = true;
-  if (deciding && decision?.kind !== "ask_user") {
-    if (decision?.status === "resolved" && decision.resolution?.decision === "approve" && board.plan) {
-      approvedPlan = fingerprint(board.plan);
-      needsPlanner = false;
-    } else {
-      revision += 1;
-      const reason = decision?.resolution?.message ?? (decision?.status === "pending" ? "" : `the approval ${decision?.status}`);
-      feedback = `The user rejected this plan${reason ? `: ${reason}` : ""}. Revise it with the planning tool.`;
-    }
-  }
+/** The planner asked a person before it planned: the run waits; the answer brings it back here. */
+async function writeQuestion(
+  run: RunScope<PlanPorts>,
+  output: PlanProgress,
+  turn: Extract<LoopOutcome, { kind: "interrupted" }>,
+): Promise<PlanOutput> {
+  await Promise.all([run.ports.runs.update(run.runId, {}, undefined, turn.usage), turn.journal.flush(), turn.events]);
+  return { ...output, next: "approve", interruptId: turn.interruptId };
+}
 
-  // The step just run stays in progress while the planner judges its results against its
-  // done_when (planning "check"); without a verdict it is marked by its tasks' outcomes.
-  let resultsText = "";
-  let executed: { title: string; index: number; failed: number } | undefined;
-  const step = ranStep === undefined ? undefined : board.plan?.steps[ranStep];
-  if (results && board.plan && step && ranStep !== undefined) {
-    const index = ranStep;
-    executed = { title: step.title, index, failed: results.filter((t) => t.status !== "succeeded").length };
-    board.plan = {
-      ...board.plan,
-      steps: board.plan.steps.map((s, i) => (i === index ? { ...s, status: "in_progress" as const, verdict: undefined } : s)),
-    };
-    // Whole when the results fit half the prompt budget together: the planner judges the step by them.
-    const texts = shareBudget(
-      results.map((t) => t.result ?? ""),
-      ports.settings.budgets.contextTokens * 2,
-    );
-    resultsText = [
-      `Results of step ${index + 1} (${step.title}):`,
-      ...results.map((t, i) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${texts[i]}`),
-      "",
-      `Check step ${index + 1} against its done_when (${step.doneWhen ?? "its tasks are done"}): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}. If it is not met, revise the step's tasks with update: it runs again.`,
-    ].join("\n");
-  }
+/** The plan waits for a person's approval: stored and announced, then the interrupt opened. */
+async function askPlanApproval(
+  run: RunScope<PlanPorts>,
+  output: PlanProgress,
+  plan: Plan,
+  stopReason: string | undefined,
+  turn: LoopOutcome | undefined,
+): Promise<PlanOutput> {
+  const { ports } = run;
+  const interruptId = interruptIdFor(run.runId, "plan", output.iteration, output.revision);
+  await Promise.all([
+    ports.runs.update(run.runId, { plan, stopReason }, undefined, turn?.usage),
+    ports.events.append(run.runId, [{ type: "plan.updated", data: { plan } }]),
+    turn?.journal.flush(),
+    turn?.events,
+  ]);
+  await openInterrupt(ports, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
+  return { ...output, next: "approve", interruptId };
+}
 
-  const maxIterations = budgetsOf(ports, record).maxPlanIterations;
-  const budgetLeft = iteration < maxIterations;
-  const stopReason =
-    !budgetLeft && !board.plan?.finished
-      ? `The plan iteration budget (${maxIterations}) was reached before the plan was finished; the answer covers what was done.`
-      : undefined;
-  const prompt: PromptContext = { tools: toolLines(await team), files: fileLines(files), instructions: record.instructions };
-  const turn =
-    budgetLeft && needsPlanner
-      ? await revisePlan(asAgent, record, board, {
-          iteration,
-          revision,
-          resultsText,
-          feedback,
-          prompt,
-          judging: executed?.index,
-          journal: journals.scoped(revision ? `plan#${iteration}#r${revision}` : `plan#${iteration}`),
-        })
-      : undefined;
-
-  const output = { runId: run.runId, mode: "plan_solve" as const, iteration, revision };
-  if (turn?.kind === "interrupted") {
-    // The planner asked a person before it planned: the run waits; the answer brings it back here.
-    await Promise.all([ports.runs.update(run.runId, {}, undefined, turn.usage), turn.journal.flush(), turn.events]);
-    return { ...output, next: "approve", interruptId: turn.interruptId };
-  }
-  if (executed && board.plan) board.plan = judged(board.plan, executed);
-  const plan = board.plan;
-  if (!plan) throw new Error(`Run ${run.runId}: the planner's turn left no plan.`);
-  if (budgetLeft && !plan.finished && record.approval?.plan && fingerprint(plan) !== approvedPlan) {
-    const interruptId = interruptIdFor(run.runId, "plan", iteration, revision);
-    await Promise.all([
-      ports.runs.update(run.runId, { plan, stopReason }, undefined, turn?.usage),
-      ports.events.append(run.runId, [{ type: "plan.updated", data: { plan } }]),
-      turn?.journal.flush(),
-      turn?.events,
-    ]);
-    await openInterrupt(ports, { interruptId, runId: run.runId, kind: "plan_approval", summary: formatPlan(plan), arguments: { plan } });
-    return { ...output, next: "approve", interruptId };
-  }
-
-  const lastStep = await stepContextReads;
-  const stepIndex =
-    budgetLeft && !plan.finished ? plan.steps.findIndex((s) => s.status === "not_started" || s.status === "in_progress") : -1;
-  const nextPlan = stepIndex >= 0 ? markStep(plan, stepIndex, "in_progress") : plan;
-  const tasks = (nextPlan.steps[stepIndex]?.tasks ?? []).slice(0, MAX_TASKS_PER_STEP).map((text, i) => ({
-    taskId: taskIdFor(iteration, i),
-    title: text.slice(0, 300),
-    text,
-  }));
-  // The next step's context and task records go with the planner's last journal entries (one
-  // commit); the run, its event and that commit are written at the same time.
-  // Earlier results go to the executors whole within half their prompt budget (about 4 characters
-  // a token); what does not fit is a run file they are told how to read.
+/**
+ * The turn's writes: the plan (with the next step in progress), its event, and the planner's last
+ * journal entries, in one commit with the next step's context and task records; all at the same time.
+ * Earlier results go to the executors whole within half their prompt budget (about 4 characters
+ * a token); what does not fit is a run file they are told how to read.
+ */
+async function handOverStep(
+  run: RunScope<PlanPorts>,
+  reads: Awaited<ReturnType<typeof readTurn>>,
+  next: ReturnType<typeof nextStepOf>,
+  turnEnd: { iteration: number; approvedPlan?: string; stopReason?: string; files?: FileLine[]; turn?: LoopOutcome },
+): Promise<void> {
+  const { ports } = run;
+  const { record } = reads;
+  const { iteration } = turnEnd;
+  const { stepIndex, tasks } = next;
+  const lastStep = await reads.lastStep;
   const prior =
-    stepIndex >= 0 ? priorResultsOf(results ?? [], iteration, lastStep?.priorResults, ports.settings.budgets.contextTokens * 2) : undefined;
+    stepIndex >= 0
+      ? priorResultsOf(reads.results ?? [], iteration, lastStep?.priorResults, ports.settings.budgets.contextTokens * 2)
+      : undefined;
   const nextStep = prior
     ? {
         step: {
@@ -239,14 +250,14 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
           stepIndex,
           tenantId: record.tenantId,
           request: record.input,
-          plan: nextPlan,
+          plan: next.plan,
           priorResults: prior.lines,
           approvalTools: record.approval?.tools,
           instructions: record.instructions,
           agent: record.agent,
           maxRounds: budgetsOf(ports, record).maxRounds,
           tasks,
-          files: prompt.files,
+          files: turnEnd.files,
         },
         tasks: tasks.map((t) => ({ iteration, stepIndex, taskId: t.taskId, title: t.title, text: t.text, status: "pending" as const })),
       }
@@ -255,36 +266,21 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
     ...(prior?.files ?? []).map((file) =>
       ports.files.put(run.runId, file.name, file.text, { description: `The whole result of the task: ${file.title.slice(0, 200)}` }),
     ),
-    ports.runs.update(run.runId, { plan: nextPlan, approvedPlan, stopReason }, undefined, turn?.usage),
-    ports.events.append(run.runId, [{ type: "plan.updated", data: { plan: nextPlan } }]),
-    (turn?.journal ?? journals).flush(nextStep),
-    turn?.events,
+    ports.runs.update(
+      run.runId,
+      { plan: next.plan, approvedPlan: turnEnd.approvedPlan, stopReason: turnEnd.stopReason },
+      undefined,
+      turnEnd.turn?.usage,
+    ),
+    ports.events.append(run.runId, [{ type: "plan.updated", data: { plan: next.plan } }]),
+    (turnEnd.turn?.journal ?? reads.journals).flush(nextStep),
+    turnEnd.turn?.events,
   ]);
-  if (stepIndex < 0) return { ...output, next: "summarize" };
-  return { ...output, next: "execute", stepIndex, tasks: tasks.map(({ taskId, title }) => ({ taskId, title })) };
 }
 
 /** The plan step the Map just ran, from "Plan"'s input (states of earlier versions say -1 for none). */
 function stepRun(input: PlanInput): number | undefined {
   return input.stepIndex !== undefined && input.stepIndex >= 0 ? input.stepIndex : undefined;
-}
-
-/**
- * The step just run, after the planner's turn: met → completed; not met → it runs again (with the
- * tasks the planner revised); not judged → completed when every task succeeded, else blocked.
- */
-function judged(plan: Plan, executed: { title: string; index: number; failed: number }): Plan {
-  const at = plan.steps.findIndex((s) => s.title === executed.title);
-  const index = at >= 0 ? at : executed.index;
-  const step = plan.steps[index];
-  if (step?.status !== "in_progress") return plan; // the planner marked it itself
-  if (step.verdict) return markStep(plan, index, step.verdict.met ? "completed" : "not_started");
-  return markStep(
-    plan,
-    index,
-    executed.failed ? "blocked" : "completed",
-    executed.failed ? `${executed.failed} task(s) failed` : undefined,
-  );
 }
 
 /**
@@ -358,17 +354,3 @@ const askUserTooLate = defineTool({
     return "Error: ask_user is for a requirement missing before the plan exists. Work with the plan and the results you have, or revise the plan.";
   },
 });
-
-/** Unique within the run: the step's number (its iteration, from 1) and the task's ("s2.t1"). */
-const taskIdFor = (iteration: number, index: number) => `s${iteration + 1}.t${index + 1}`;
-
-/** What a person approved: the steps and their tasks (statuses change as the run goes). */
-function fingerprint(plan: Plan): string {
-  return createHash("sha256")
-    .update(JSON.stringify(plan.steps.map((s) => [s.title, s.tasks])))
-    .digest("hex");
-}
-
-function markStep(plan: Plan, index: number, status: Plan["steps"][number]["status"], notes?: string): Plan {
-  return { ...plan, steps: plan.steps.map((s, i) => (i === index ? { ...s, status, notes: notes ?? s.notes } : s)) };
-}

@@ -5,7 +5,7 @@ import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
- * Human in the loop (DESIGN.md §6), over HTTP against the whole local stack: plan approval, tool
+ * Human in the loop, over HTTP against the whole local stack: plan approval, tool
  * approval (approve, reject, edit), ask_user, several executors of one Map step paused at once and
  * resumed independently, the interrupt timeout, every wrong decision refused with nothing changed,
  * and no task token in anything a client can read.

@@ -12,7 +12,7 @@ import { FINAL_STEP_ERRORS } from "../../shared/errors.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
- * Parity (DESIGN §2): the ASL the local stack runs is byte for byte the ASL `cdk synth` deploys.
+ * Parity: the ASL the local stack runs is byte for byte the ASL `cdk synth` deploys.
  * Three definitions are compared: the real CDK CLI's template (resolved to local ARNs), what the
  * running local Step Functions endpoint reports via DescribeStateMachine (read from the cache
  * the stack starts from), and the in-process synthesis, written to a cache and read back. Then

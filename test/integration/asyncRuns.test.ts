@@ -6,7 +6,7 @@ import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver, scripts } from "../support/receiver.js";
 
 /**
- * Async runs (DESIGN.md §7) over HTTP against the whole local stack: cancel, idempotent submit,
+ * Async runs over HTTP against the whole local stack: cancel, idempotent submit,
  * backpressure (429 + Retry-After), and the stream's lifetime (a dropped client stops its handler;
  * STREAM_MAX_SECONDS ends a stream, which the client resumes with Last-Event-ID).
  *

@@ -4,7 +4,7 @@ import { type LocalStack, startLocalStack } from "../../infra/local/stack.js";
 import { Client } from "../support/client.js";
 
 /**
- * Deploys leave running runs alone (DESIGN §10, "Versions"): a run that waits for a person while a
+ * Deploys leave running runs alone (docs/operating.md, "Versions"): a run that waits for a person while a
  * deploy publishes version 2 of the step functions finishes on version 1, and a run started after
  * the deploy runs version 2. Version 2 changes "Finalize" (test/fixtures/versions/finalizeV2.ts),
  * which marks the answer it finalizes, so a user sees which code finished their run.

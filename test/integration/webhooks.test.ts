@@ -6,7 +6,7 @@ import { type RunningStack, startStack } from "../support/localStack.js";
 import { closedPortUrl, type Endpoint, type ReceivedRequest, Receiver, scripts } from "../support/receiver.js";
 
 /**
- * Webhooks (DESIGN.md §7) over HTTP against the whole local stack, received by a scriptable
+ * Webhooks over HTTP against the whole local stack, received by a scriptable
  * receiver on loopback: Standard Webhooks signatures checked by an implementation written here
  * (not the library's), the payload, retries with a stable webhook-id and Retry-After, the
  * dead-letter queue, 410 disabling the endpoint, the `events` filter, run.awaiting_input, secret

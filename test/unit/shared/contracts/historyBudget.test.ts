@@ -43,7 +43,7 @@ describe("history budget", () => {
 
   it("the default budget holds 40 tasks waiting at once many times over, and refuses a budget below the bound", () => {
     expect(handBackVerdict(20_000, 40, HISTORY_EVENT_LIMIT)).toBe("fits");
-    expect(handBackVerdict(24_500, 40, HISTORY_EVENT_LIMIT)).toBe("continue");
+    expect(handBackVerdict(24_500, 40, HISTORY_EVENT_LIMIT)).toBe("new_execution");
     expect(() => settingsFromEnv({ TABLE_NAME: "t", HISTORY_EVENT_BUDGET: String(MIN_HISTORY_EVENT_BUDGET - 1) })).toThrow(
       /HISTORY_EVENT_BUDGET/,
     );

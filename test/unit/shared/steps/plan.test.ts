@@ -84,7 +84,7 @@ describe("planStep", () => {
     expect(near.history).toBe(500 + 33);
     // A count that leaves no room: the tasks go on in the run's next execution.
     fakes.executions.executions.get(ports.executions.arnFor(runId))!.historyLength = budget - 50;
-    expect((await plan({ ...state, history: budget - 100 }, ports)).next).toBe("continue");
+    expect((await plan({ ...state, history: budget - 100 }, ports)).next).toBe("new_execution");
     expect(counts()).toBe(2);
   });
 
