@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { handlerEnvironment, routeOf, statusChangeEvent } from "../../../../infra/local/stack.js";
-import { ExecutionStatusEvent } from "../../../../shared/webhooks/queue.js";
+import { ExecutionStatusEvent } from "../../../../shared/contracts/notify.js";
 
 /** The local stack's decisions, without starting it: where a request goes, what the handlers read, what the notifier hears. */
 
