@@ -227,7 +227,8 @@ async function startStateMachine(parts: StackParts, options: LocalStackOptions, 
       if (version.step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
       return runners.steps ? runners.steps.invoke(version.entry, input) : invokeLambda(version.entry, input);
     },
-    { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
+    // The definition cache keeps only validated definitions (version 1 is the cached text).
+    { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined, validated: true },
   );
   const sfn = await stepFunctions.listen();
   parts.onClose(() => stepFunctions.close());
