@@ -18,6 +18,9 @@ export interface CachedDefinition {
   cached: boolean;
 }
 
+/** The entry's shape; its version changes when what an entry promises changes (now: validated as Step Functions would). */
+const ENTRY_VERSION = 2;
+
 /**
  * The files the synthesized state machine depends on: the CDK app (infra/aws), the synthesis
  * itself and the lockfile (the aws-cdk-lib version).
@@ -37,7 +40,7 @@ function sourceFiles(): string[] {
 
 /** Changes whenever a source of the definition or a setting changes. */
 export function definitionHash(settings: StateMachineSettings): string {
-  const hash = createHash("sha256").update(JSON.stringify({ settings, version: 1 }));
+  const hash = createHash("sha256").update(JSON.stringify({ settings, version: ENTRY_VERSION }));
   for (const file of sourceFiles()) hash.update(path.relative(root, file)).update("\0").update(readFileSync(file)).update("\0");
   return hash.digest("hex");
 }
@@ -46,6 +49,9 @@ export function definitionHash(settings: StateMachineSettings): string {
  * The state machine definition the local stack runs: synthesized with aws-cdk-lib (the same code
  * as `cdk synth`, several seconds and a lot of memory), or read back from the cache when nothing
  * it depends on has changed since. The ASL parity test compares both with `cdk synth`'s.
+ * A definition is validated (ASL schema, paths, ARNs: what CreateStateMachine checks) before it is
+ * cached, so a cached one is not validated again at every start (compiling the ASL schemas costs
+ * more CPU than anything else the stack does before it listens).
  */
 export async function localDefinition(
   settings: StateMachineSettings,
@@ -61,6 +67,7 @@ export async function localDefinition(
   }
   const { synthesizeFresh } = await import("./synth.js");
   const { definition, functions } = await synthesizeFresh(settings);
+  await validateDefinition(definition);
   try {
     mkdirSync(cacheDir, { recursive: true });
     writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify({ hash, definition, functions: [...functions] }));
@@ -69,4 +76,10 @@ export async function localDefinition(
     // a read-only checkout: synthesize at every start
   }
   return { definition, functions, cached: false };
+}
+
+/** Throws, naming the problems, unless the definition passes Step Functions' validation (as aws-local-stepfunctions runs it). */
+export async function validateDefinition(definition: string): Promise<void> {
+  const { StateMachine } = await import("aws-local-stepfunctions");
+  new StateMachine(JSON.parse(definition), { validationOptions: { checkArn: true, checkPaths: true } });
 }

@@ -227,7 +227,8 @@ async function startStateMachine(parts: StackParts, options: LocalStackOptions, 
       if (version.step === "AwaitInterrupt" && callbackDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, callbackDelayMs));
       return runners.steps ? runners.steps.invoke(version.entry, input) : invokeLambda(version.entry, input);
     },
-    { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined },
+    // The definition cache keeps only validated definitions (version 1 is the cached text).
+    { credentials, dataDir: options.dataDir ? path.join(options.dataDir, "stepfunctions") : undefined, validated: true },
   );
   const sfn = await stepFunctions.listen();
   parts.onClose(() => stepFunctions.close());
@@ -391,9 +392,10 @@ export function handlerEnvironment(
 }
 
 /**
- * The handlers, loaded before the first request so it does not pay for it: the table and the API
- * keys first, then the step functions' and the API's containers when asked for, then the rest in
- * this process.
+ * The handlers: the table and the API keys first, then the step functions' and the API's containers
+ * when asked for, then the API function in this process (its first step admits every request). The
+ * others (stream, notifier, each step) load at their first invocation, as a Lambda function's cold
+ * start does: a test or a session that never runs a step does not pay for loading them.
  */
 async function loadHandlers(parts: StackParts, options: LocalStackOptions, runners: StepRunners): Promise<void> {
   await ensureTable(new DynamoDBClient({}), TABLE_NAME);
@@ -414,9 +416,7 @@ async function loadHandlers(parts: StackParts, options: LocalStackOptions, runne
     await parts.timed(`API in ${options.apiContainers} containers`, () => started.ready());
     runners.api = started;
   }
-  await parts.timed("handlers", () =>
-    Promise.all([API_HANDLER, STREAM_HANDLER, NOTIFY_HANDLER, ...(runners.steps ? [] : steps)].map(loadHandler)),
-  );
+  await parts.timed("handlers", () => loadHandler(API_HANDLER));
 }
 
 /**
