@@ -5,7 +5,7 @@ import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
-import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, StepwiseError } from "../../shared/errors.js";
+import { BadRequestError, ConflictError, NotFoundError } from "../../shared/errors.js";
 import type { DoorPorts, HandlerPorts } from "../../shared/handlerPorts.js";
 import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { respond } from "../../../../infra/offlineModel/brain.js";
 import { settingsFor } from "../../../../shared/llm/roleSettings.js";
-import { cleanTitle, MAX_TITLE_CHARS, titlePrompt } from "../../../../shared/steps/sessionTitle.js";
 import { finalize } from "../../../../shared/steps/finalize.js";
+import { cleanTitle, MAX_TITLE_CHARS, titlePrompt } from "../../../../shared/steps/sessionTitle.js";
 import { ScriptedModel } from "../../../../shared/testing/scriptedModel.js";
 import { withRun } from "../../../support/memoryRun.js";
 
