@@ -55,6 +55,10 @@ export const WORK_PRODUCT_LIBRARIES = [
   "vega-lite",
   "pptxgenjs",
   "@resvg/resvg-js",
+  // web_fetch's and deep_search's HTML readers (shared/web/readable.ts).
+  "linkedom",
+  "@mozilla/readability",
+  "turndown",
 ];
 
 export const BUNDLING = {

@@ -28,7 +28,7 @@ const FONT = "@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf";
 export function workProductsLayer(scope: Construct, id: string): LayerVersion {
   return new LayerVersion(scope, id, {
     description:
-      "Stepwise: the work products' libraries (exceljs, SheetJS, csv-parse, mammoth, unpdf, vega, vega-lite, pptxgenjs, resvg) and the charts' font",
+      "Stepwise: the work products' libraries (exceljs, SheetJS, csv-parse, mammoth, unpdf, vega, vega-lite, pptxgenjs, resvg), the HTML readers (linkedom, Readability, Turndown) and the charts' font",
     compatibleRuntimes: [Runtime.NODEJS_22_X],
     compatibleArchitectures: [Architecture.ARM_64],
     // Built from the installed packages, not from a source folder: named by their versions, and by

@@ -1,4 +1,5 @@
 import type TurndownService from "turndown";
+import { lazyImport } from "../lazyImport.js";
 
 export interface ReadablePage {
   title: string;
@@ -8,14 +9,17 @@ export interface ReadablePage {
 /**
  * The HTML libraries (linkedom, Readability, Turndown: some 250 modules) load on first use, not with
  * the agent functions: most turns read no page, and loading them cost every cold start a third of a
- * second.
+ * second. On AWS they are in the work products' layer, so the functions that only list the web
+ * tools (the API, the stream) do not carry them.
  */
 async function loadHtmlLibraries() {
-  const [{ default: Turndown }, { parseHTML }, { Readability }] = await Promise.all([
-    import("turndown"),
-    import("linkedom"),
-    import("@mozilla/readability"),
+  const [{ default: Turndown }, { parseHTML }, readability] = await Promise.all([
+    lazyImport(() => import("turndown"), "turndown"),
+    lazyImport(() => import("linkedom"), "linkedom"),
+    lazyImport(() => import("@mozilla/readability"), "@mozilla/readability"),
   ]);
+  // A CommonJS package: Node names its exports; the layer's prebuilt module has them on its default.
+  const Readability = readability.Readability ?? (readability as unknown as { default: typeof readability }).default.Readability;
   return { turndown: markdownWriter(Turndown), parseHTML, Readability };
 }
 let libraries: ReturnType<typeof loadHtmlLibraries> | undefined;

@@ -47,7 +47,13 @@ const svg = await new vega.View(vega.parse(spec), { renderer: "none" }).toSVG();
 const Pptx = (await load("pptxgenjs")).default;
 const deck = new Pptx(); deck.addSlide().addText("Q1", { x: 1, y: 1 });
 const pptx = await deck.write({ outputType: "nodebuffer" });
-console.log(JSON.stringify({ sheet: read.worksheets[0].name, legacy: legacy.SheetNames[0], csv, mammoth: typeof mammoth.convertToHtml, unpdf: typeof extractText, bar: svg.includes('aria-label="r: north; v: 220"'), pptx: pptx.subarray(0, 2).toString() }));
+const { parseHTML } = await load("linkedom");
+const { Readability } = (await load("@mozilla/readability")).default;
+const Turndown = (await load("turndown")).default;
+const page = parseHTML("<html><head><title>Q1</title></head><body><article><h1>Sales</h1><p>North sold 220 units this quarter, the most of any region, and south sold 80.</p></article></body></html>");
+const article = new Readability(page.document).parse();
+const markdown = new Turndown({ headingStyle: "atx" }).turndown("<h1>Sales</h1><p>North: <b>220</b></p>");
+console.log(JSON.stringify({ sheet: read.worksheets[0].name, legacy: legacy.SheetNames[0], csv, mammoth: typeof mammoth.convertToHtml, unpdf: typeof extractText, bar: svg.includes('aria-label="r: north; v: 220"'), pptx: pptx.subarray(0, 2).toString(), readable: article.textContent.includes("North sold 220"), markdown }));
 `,
     );
     const run = spawnSync(process.execPath, [script], {
@@ -65,6 +71,8 @@ console.log(JSON.stringify({ sheet: read.worksheets[0].name, legacy: legacy.Shee
       unpdf: "function",
       bar: true,
       pptx: "PK",
+      readable: true,
+      markdown: "# Sales\n\nNorth: **220**",
     });
     expect(spawnSync("ls", [path.join(modules, "@resvg")], { encoding: "utf8" }).stdout.split("\n")).toEqual(
       expect.arrayContaining(["resvg-js", "resvg-js-linux-arm64-gnu"]),
