@@ -99,6 +99,14 @@ function pingServer(): McpServer {
   return server;
 }
 
+/**
+ * Each function keeps its tenant's catalogue this long (as each Lambda container does): a source
+ * added or removed reaches the next run once it has passed, not at once in a function that listed
+ * the tools just before.
+ */
+const CATALOG_CACHE_MS = 300;
+const catalogsExpire = () => new Promise((resolve) => setTimeout(resolve, CATALOG_CACHE_MS + 100));
+
 let stack: RunningStack;
 let client: RecordingClient;
 let other: RecordingClient;
@@ -111,9 +119,13 @@ beforeAll(async () => {
     serveMcpOverHttp(demoServer, { requiredHeaders: { authorization: `Bearer ${TOKEN}` } }),
     serveMcpOverHttp(pingServer),
   ]);
-  stack = await startStack({ MCP_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"], {
-    exposeEndpoints: true,
-  });
+  stack = await startStack(
+    { MCP_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), INTERRUPT_TIMEOUT_SECONDS: "3600", TOOL_CATALOG_CACHE_MS: String(CATALOG_CACHE_MS) },
+    ["other"],
+    {
+      exposeEndpoints: true,
+    },
+  );
   client = new RecordingClient(stack.url, stack.apiKey);
   other = new RecordingClient(stack.url, stack.keys.other!);
 }, 120_000);
@@ -285,6 +297,7 @@ describe("runs that use MCP tools", () => {
   it("a source added mid-session is used by the next run, and a deleted one is gone, with no restart", async () => {
     const added = await client.request("POST", "/v1/tool-sources", { name: "extra", url: extra.url });
     expect(added.status).toBe(201);
+    await catalogsExpire();
     const first = await submit({ mode: "react", input: "use extra__ping {}" });
     const used = await client.waitForEnd(first, 60_000);
     expect(ofType(used.events, "tool.result").find((e) => e.data.tool === "extra__ping")).toMatchObject({
@@ -296,6 +309,7 @@ describe("runs that use MCP tools", () => {
     expect((await client.request("DELETE", "/v1/tool-sources/extra")).status).toBe(404);
     const tools = (await client.request("GET", "/v1/tools")).body.tools.map((t: any) => t.name);
     expect(tools).not.toContain("extra__ping");
+    await catalogsExpire();
     const second = await submit({ mode: "react", input: "use extra__ping {}" });
     const gone = await client.waitForEnd(second, 60_000);
     expect(gone.run.status).toBe("succeeded");
@@ -309,6 +323,7 @@ describe("runs that use MCP tools", () => {
     } finally {
       await flaky.close();
     }
+    await catalogsExpire();
     const runId = await submit({ mode: "plan_solve", input: 'use flaky__ping {} and use demo__add {"a": 1, "b": 1}' });
     const { run, events } = await client.waitForEnd(runId, 90_000);
     expect(run.status).toBe("succeeded");

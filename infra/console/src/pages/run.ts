@@ -10,6 +10,8 @@ import { approvalCard, type ToolInfo } from "./approvals.js";
 import { Activity } from "./runActivity.js";
 
 const ended = (run: RunView | undefined) => run !== undefined && TERMINAL_STATUSES.has(run.status);
+/** How many times the page reads an ended run again for its state transitions (2 s apart) before it leaves it to a reload. */
+const MAX_TRANSITION_READS = 30;
 
 /** A run live: plan, task lanes, tool calls and text as they stream, approvals, answer, files, usage. */
 export function runPage(app: HTMLElement, runId: string) {
@@ -96,6 +98,8 @@ class RunPage {
   private shownCards: string | undefined;
   private shownFiles: string | undefined;
   private refreshTimer: number | undefined;
+  /** Reads after the end made so far to find the state transitions counted. */
+  private transitionReads = 0;
   private readonly leaving = new AbortController();
   private readonly timer: number;
 
@@ -137,6 +141,20 @@ class RunPage {
     }
     this.parts.error.hidden = true;
     this.drawView(this.view);
+    this.awaitTransitionCount(this.view);
+  }
+
+  /**
+   * Decide: the state transitions are counted once the execution has ended, a moment after the run
+   * (its last step may still be titling the session): read the run again until they are there.
+   */
+  private awaitTransitionCount(view: RunView) {
+    if (!ended(view) || view.usage.stateTransitions !== undefined || this.transitionReads >= MAX_TRANSITION_READS) return;
+    this.transitionReads++;
+    this.refreshTimer ??= window.setTimeout(() => {
+      this.refreshTimer = undefined;
+      void this.refresh();
+    }, 2_000);
   }
 
   /** The run again soon, once however many events arrive meanwhile: usage goes up with each model call. */
