@@ -131,7 +131,8 @@ describe("the web console in Chromium", () => {
     expect(await page.locator(".answer").textContent()).toContain("17*23 = 391");
     expect(await page.locator(".answer em").count()).toBe(0);
     await expect.poll(() => page.locator(".connection").textContent()).toBe("ended");
-    await expect.poll(() => page.locator(".usage").textContent()).toMatch(/State transitions\d+/);
+    // Counted by the notifier once the execution has ended, a moment after the run; the page reads it again until then.
+    await expect.poll(() => page.locator(".usage").textContent(), { timeout: 30_000 }).toMatch(/State transitions\d+/);
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download report.md" }).click()]);
     const saved = await download.path();
     const report = await readFile(saved, "utf8");

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HANDLER_USES } from "../../../../functions/uses.js";
 import { synthesizeStack } from "../../../../infra/local/synth.js";
 
 /** The KMS key that seals tool source headers: who may seal (the API) and who may only open (agents). */
@@ -17,11 +18,19 @@ describe("the stack's tool source key", () => {
       .filter((s: any) => JSON.stringify(s.Resource).includes(keyId))
       .flatMap((s: any) => [s.Action].flat());
 
-  it("rotates, and every function that reads tool sources knows it", () => {
+  it("rotates, and exactly the functions that list tools or seal their headers know it", () => {
     expect(key.Properties.EnableKeyRotation).toBe(true);
-    const agentsAndApi = functions.filter(([id]) => !/Stream|Notify/.test(id));
-    expect(agentsAndApi.length).toBeGreaterThan(5);
-    for (const [, fn] of agentsAndApi) expect(JSON.stringify(fn.Properties.Environment.Variables.TOOL_SOURCES_KMS_KEY_ID)).toContain(keyId);
+    const knowsKey = Object.entries(HANDLER_USES).map(([name, uses]) => {
+      const [, fn] = functions.find(([id]) => new RegExp(`^Stepwise(Steps)?${name}[A-F0-9]`).test(id))!;
+      const ports: readonly string[] = uses.ports;
+      return {
+        name,
+        reads: ports.includes("tools") || ports.includes("secrets"),
+        knows: JSON.stringify(fn.Properties.Environment?.Variables?.TOOL_SOURCES_KMS_KEY_ID ?? "").includes(keyId),
+      };
+    });
+    expect(knowsKey.filter((f) => f.reads).length).toBeGreaterThan(5);
+    for (const f of knowsKey) expect(f, f.name).toMatchObject({ knows: f.reads });
   });
 
   it("lets the API seal and open, and agents only open", () => {
