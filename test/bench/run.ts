@@ -19,8 +19,9 @@
  *
  * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
-import { Client } from "../support/client.js";
+
 import { startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 import { benchWorkload, printReport, W1, W16 } from "./workloads.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 20);

@@ -3,9 +3,9 @@ import { type Message, type Part, Role, type StreamResponse, type Task, TaskStat
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client as ApiClient } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver } from "../support/receiver.js";
+import { Client as ApiClient } from "../support/untypedClient.js";
 
 /**
  * Stepwise as an A2A agent, driven by the official SDK's client (`@a2a-js/sdk/client`, A2A 1.0

@@ -3,8 +3,8 @@ import type { BaseEvent } from "@ag-ui/core";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { lastValueFrom, toArray } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * `GET /v1/runs/{id}/stream` as AG-UI events (`?protocol=ag-ui` or an AG-UI Accept), read with

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpythonMissing } from "../../infra/local/codeInterpreter/pythonSession.js";
 import { aptInstall } from "../support/apt.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { barHeights } from "../support/pngBars.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * run_code on the code interpreter (the local emulation of AgentCore Code Interpreter: CPython

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The step functions in separate processes (STEPWISE_LOCAL_CONTAINERS), as Lambda containers on

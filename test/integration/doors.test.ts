@@ -3,8 +3,8 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The same run requests through every door — REST, MCP (`run_task`), A2A (`SendMessage`) and AG-UI

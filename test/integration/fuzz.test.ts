@@ -4,9 +4,9 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Route, routes } from "../../functions/api/routes.js";
 import { Behind } from "../support/aws.js";
-import { Client } from "../support/client.js";
 import { arbitraryFor, bodySchema, HOSTILE_STRINGS, paramNames, pathFor } from "../support/fuzz.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * Hostile requests to EVERY route of the API's router table (routes added later are fuzzed

@@ -1,7 +1,7 @@
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, type HistoryEvent, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The history budget (shared/contracts/historyBudget.ts): Step Functions stops an execution at 25,000

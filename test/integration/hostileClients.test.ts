@@ -3,8 +3,8 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GATEWAY_MAX_BODY_BYTES, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES, MULTIPART_ROOM_BYTES } from "../../functions/bodyLimits.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * Clients that send what no well-behaved client would (issue 21, item 4), against the whole local

@@ -4,10 +4,10 @@ import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { roleOf } from "../support/modelProxy.js";
 import { type StrictProvider, type StrictRequest, startStrictProvider } from "../support/strictProvider.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * Work larger than one request carries, end to end: the whole local stack and the offline model

@@ -12,10 +12,10 @@ import { keys } from "../../shared/store/keys.js";
 import { agentTools } from "../../shared/tools/builtins.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { Behind } from "../support/aws.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, jsonAnswer, jsonCalls, last, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * Agent memory and context, end to end against the local stack with a scripted model: sessions

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { FAULTS, type ModelProxy, startModelProxy } from "../support/modelProxy.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * Real providers fail in the middle of things. Twenty runs go through a proxy that fails one model

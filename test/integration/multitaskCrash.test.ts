@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, marker, ScriptRouter } from "../support/scriptedRoles.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * A crash with a run queued behind another in its session: the whole stack is killed at once,

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack.js";
 import { W1, workloadScenario } from "../bench/workloads.js";
-import { Client } from "../support/client.js";
 import { startScriptedModel } from "../support/scriptedModel.js";
 import { last, ScriptRouter } from "../support/scriptedRoles.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * What a production account runs out of first, counted on the local stack (in this process, so the

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { respond } from "../../infra/offlineModel/brain.js";
 import type { BrainRequest } from "../../infra/offlineModel/types.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, type ScriptStep, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, last, marker, ScriptRouter, type Turn, textOf } from "../support/scriptedRoles.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * Mode auto without deepThink: the router model chooses answer, react or plan_solve with its

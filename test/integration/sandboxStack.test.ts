@@ -8,8 +8,8 @@ import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { ListStateMachinesCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The sandbox inside the whole local stack: what a tenant's code meets there. The stack's own

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import { Client, type SseFrame } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client, type SseFrame } from "../support/untypedClient.js";
 
 /**
  * The live stream (`GET /v1/runs/{id}/stream`): resume with Last-Event-ID or ?after= with no gap

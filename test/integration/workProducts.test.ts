@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../support/client.js";
 import { legacyWorkbook, pdfDocument, salesWorkbook } from "../support/documents.js";
 import { libreOffice, pdfPages } from "../support/libreoffice.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The work products through the whole local stack with the offline model: an uploaded workbook

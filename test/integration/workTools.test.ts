@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The work tools through the whole local stack with the offline model: a plan_solve run analyses
