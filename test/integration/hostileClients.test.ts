@@ -232,9 +232,8 @@ describe("JSON nested past what the table stores", () => {
     const { runId, interruptId } = await pausedAtWrite();
     const decided = await client.decide(runId, interruptId, editNested(29));
     expect(decided.status).toBe(202);
-    // biome-ignore lint/suspicious/noExplicitAny: the nested arrays of the edit, walked down level by level
-    let extra: any = decided.body.resolution?.arguments?.extra;
-    for (let i = 0; i < 29; i++) extra = extra[0];
+    let extra = decided.body.resolution?.arguments?.extra;
+    for (let i = 0; i < 29; i++) extra = (extra as unknown[])[0];
     expect(extra).toBe("x");
     const { run } = await client.waitForEnd(runId);
     expect(run.status).toBe("succeeded");
