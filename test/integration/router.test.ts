@@ -5,12 +5,12 @@ import type { RunEvent } from "../../shared/contracts/events.js";
 import type { SessionView } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 
-/** The arguments of a plan approval: the plan the person is asked about. */
-type PlanArguments = { plan: { steps: { title: string }[] } };
-
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, type ScriptStep, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, last, marker, ScriptRouter, type Turn, textOf } from "../support/scriptedRoles.js";
+
+/** The arguments of a plan approval: the plan the person is asked about. */
+type PlanArguments = { plan: { steps: { title: string }[] } };
 
 /**
  * Mode auto without deepThink: the router model chooses answer, react or plan_solve with its
