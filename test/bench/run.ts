@@ -19,6 +19,7 @@
  *
  * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
+
 import { Client } from "../support/client.js";
 import { startStack } from "../support/localStack.js";
 import { benchWorkload, printReport, W1, W16 } from "./workloads.js";
@@ -26,12 +27,12 @@ import { benchWorkload, printReport, W1, W16 } from "./workloads.js";
 const TURNS = Number(process.env.BENCH_TURNS ?? 20);
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
 
-async function session(budget: string): Promise<{ tokens: number[]; answers: string[] }> {
+async function session(budget: string): Promise<{ tokens: number[]; answers: (string | null)[] }> {
   const stack = await startStack({ CONTEXT_BUDGET_TOKENS: budget, OFFLINE_MODEL_LATENCY_MS: "0" });
   try {
     const client = new Client(stack.url, stack.apiKey);
     const tokens: number[] = [];
-    const answers: string[] = [];
+    const answers: (string | null)[] = [];
     for (let turn = 1; turn <= TURNS; turn++) {
       const { runId } = await client.submit({
         input: `Turn ${turn}: what is ${turn}*37+${turn}? Explain the figure in one sentence for my notes on this long session.`,

@@ -3,6 +3,7 @@ import { type Message, type Part, Role, type StreamResponse, type Task, TaskStat
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FileList, RunList, RunView } from "../../shared/contracts/responses.js";
 import { Client as ApiClient } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver } from "../support/receiver.js";
@@ -127,7 +128,7 @@ describe("A2A agent", { timeout: LONG }, () => {
     expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(task.id).toMatch(/^run_/);
     expect(answerOf(task)).toContain("4");
-    const run = (await new ApiClient(stack.url, stack.apiKey).request("GET", `/v1/runs/${task.id}`)).body;
+    const run = (await new ApiClient(stack.url, stack.apiKey).request<RunView>("GET", `/v1/runs/${task.id}`)).body;
     expect(run).toMatchObject({ runId: task.id, sessionId: task.contextId, status: "succeeded", requestedMode: "react" });
   });
 
@@ -188,7 +189,7 @@ describe("A2A agent", { timeout: LONG }, () => {
     expect(statesOf(rest).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
     const task = await client.getTask({ tenant: "", id: taskId });
     expect(task.artifacts.map((a) => a.name)).toEqual(["answer", "report.md"]);
-    const run = (await new ApiClient(stack.url, stack.apiKey).request("GET", `/v1/runs/${taskId}`)).body;
+    const run = (await new ApiClient(stack.url, stack.apiKey).request<RunView>("GET", `/v1/runs/${taskId}`)).body;
     expect(run.interrupts).toMatchObject([{ kind: "tool_approval", status: "resolved", resolution: { decision: "approve" } }]);
   });
 
@@ -235,7 +236,7 @@ describe("A2A agent", { timeout: LONG }, () => {
         task = await waitFor(client, task.id, (t) => t.status!.state !== TaskState.TASK_STATE_WORKING);
     }
     expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    const run = (await new ApiClient(stack.url, stack.apiKey).request("GET", `/v1/runs/${task.id}`)).body;
+    const run = (await new ApiClient(stack.url, stack.apiKey).request<RunView>("GET", `/v1/runs/${task.id}`)).body;
     const approvals = (run.interrupts as { interruptId: string; status: string; resolution: { decision: string } }[]).filter(
       (i) => i.resolution,
     );
@@ -257,7 +258,7 @@ describe("A2A agent", { timeout: LONG }, () => {
         ? done
         : await waitFor(client, waiting.id, (t) => t.status!.state === TaskState.TASK_STATE_COMPLETED);
     expect(task.artifacts.map((a) => a.name)).toEqual(["answer"]);
-    const run = (await new ApiClient(stack.url, stack.apiKey).request("GET", `/v1/runs/${waiting.id}`)).body;
+    const run = (await new ApiClient(stack.url, stack.apiKey).request<RunView>("GET", `/v1/runs/${waiting.id}`)).body;
     expect(run.interrupts).toMatchObject([{ status: "resolved", resolution: { decision: "reject", message: "no files today" } }]);
   });
 
@@ -385,7 +386,7 @@ describe("A2A agent", { timeout: LONG }, () => {
         returnImmediately: true,
       }),
     )) as Task;
-    const files = (await new ApiClient(stack.url, stack.apiKey).request("GET", `/v1/runs/${task.id}/files`)).body.files as {
+    const files = (await new ApiClient(stack.url, stack.apiKey).request<FileList>("GET", `/v1/runs/${task.id}/files`)).body.files as {
       name: string;
       bytes: number;
     }[];
@@ -458,7 +459,9 @@ describe("A2A bad input", { timeout: LONG }, () => {
     ],
   ])("%s is a JSON-RPC error that starts nothing", async (_what, body, code) => {
     const runIds = async () =>
-      ((await new ApiClient(stack.url, stack.apiKey).request("GET", "/v1/runs")).body.runs as { runId: string }[]).map((r) => r.runId);
+      ((await new ApiClient(stack.url, stack.apiKey).request<RunList>("GET", "/v1/runs")).body.runs as { runId: string }[]).map(
+        (r) => r.runId,
+      );
     const before = await runIds();
     const { status, body: answer } = await rpc(body);
     expect(status).toBe(200);

@@ -3,6 +3,8 @@ import type { BaseEvent } from "@ag-ui/core";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { lastValueFrom, toArray } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventPage } from "../../shared/apiClient/client.js";
+import type { CreateRunResponse, RunList, RunView, SessionView } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -23,7 +25,9 @@ let interruptId: string;
 beforeAll(async () => {
   stack = await startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" });
   client = new Client(stack.url, stack.apiKey);
-  runId = (await client.request("POST", "/v1/runs", { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } })).body.runId;
+  runId = (
+    await client.request<CreateRunResponse>("POST", "/v1/runs", { input: REPORT_INPUT, mode: "plan_solve", approval: { tools: "write" } })
+  ).body.runId;
   const { pending } = await client.waitForPending(runId, 1, 90_000);
   interruptId = pending[0].interruptId;
   await client.decide(runId, interruptId, { decision: "approve" });
@@ -100,7 +104,7 @@ describe("the AG-UI view of a run", () => {
     expect(finished[1]!.result!.answer).toContain("391");
     expect(types.at(-1)).toBe("RUN_FINISHED");
     // Every tool call the log has is here once, started, given its arguments, ended and answered.
-    const log = (await client.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as { type: string }[];
+    const log = (await client.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as { type: string }[];
     const calls = log.filter((e) => e.type === "tool.called").length;
     for (const type of ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"])
       expect(types.filter((t) => t === type)).toHaveLength(calls);
@@ -149,7 +153,7 @@ describe("the AG-UI view of a run", () => {
     expect(agent.messages.some((m) => m.role === "assistant" && typeof m.content === "string" && m.content.includes("391"))).toBe(true);
 
     await turn("Now add 9 to that");
-    const session = (await client.request("GET", `/v1/sessions/${threadId}`)).body;
+    const session = (await client.request<SessionView>("GET", `/v1/sessions/${threadId}`)).body;
     expect(session.messages.filter((m: { role: string }) => m.role === "user")).toHaveLength(2);
   });
 
@@ -180,8 +184,8 @@ describe("the AG-UI view of a run", () => {
     });
     expect(paused.some((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === interrupt!.toolCallId)).toBe(false);
     expect(agent.pendingInterrupts.map((i) => i.id)).toEqual([interrupt!.id]);
-    const [stepwiseRun] = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
-    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({
+    const [stepwiseRun] = (await client.request<RunList>("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
+    expect((await client.request<RunView>("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({
       status: "awaiting_input",
       interrupts: [{ interruptId: interrupt!.id, status: "pending" }],
     });
@@ -201,7 +205,7 @@ describe("the AG-UI view of a run", () => {
     });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("responseSchema");
-    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([{ status: "pending" }]);
+    expect((await client.request<RunView>("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([{ status: "pending" }]);
 
     const resumed = await run({
       runId: "agui-second",
@@ -219,9 +223,9 @@ describe("the AG-UI view of a run", () => {
     });
     expect(agent.pendingInterrupts).toEqual([]);
     // The same Stepwise run went on (no new one), approved, to its answer and its file.
-    const runs = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
+    const runs = (await client.request<RunList>("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
     expect(runs.map((r) => r.runId)).toEqual([stepwiseRun!.runId]);
-    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({
+    expect((await client.request<RunView>("GET", `/v1/runs/${stepwiseRun!.runId}`)).body).toMatchObject({
       status: "succeeded",
       interrupts: [{ status: "resolved", resolution: { decision: "approve" } }],
     });
@@ -237,14 +241,14 @@ describe("the AG-UI view of a run", () => {
       resume: buildResumeArray(agent.pendingInterrupts, { [pause!.id]: { status: "cancelled" } }),
     });
     expect(resumed.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: { files: [] } });
-    const [stepwiseRun] = (await client.request("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
-    expect((await client.request("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([
+    const [stepwiseRun] = (await client.request<RunList>("GET", `/v1/runs?sessionId=${threadId}`)).body.runs as { runId: string }[];
+    expect((await client.request<RunView>("GET", `/v1/runs/${stepwiseRun!.runId}`)).body.interrupts).toMatchObject([
       { interruptId: pause!.id, status: "resolved", resolution: { decision: "reject" } },
     ]);
   });
 
   it("refuses an AG-UI input that makes no run with 400, and starts nothing", async () => {
-    const before = (await client.request("GET", "/v1/runs?limit=100")).body.runs.length;
+    const before = (await client.request<RunList>("GET", "/v1/runs?limit=100")).body.runs.length;
     const res = await fetch(`${stack.url}/v1/ag-ui`, {
       method: "POST",
       headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json", accept: "text/event-stream" },
@@ -260,6 +264,6 @@ describe("the AG-UI view of a run", () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { message: string } }).error.message).toContain("threadId");
-    expect((await client.request("GET", "/v1/runs?limit=100")).body.runs.length).toBe(before);
+    expect((await client.request<RunList>("GET", "/v1/runs?limit=100")).body.runs.length).toBe(before);
   });
 });

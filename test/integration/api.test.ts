@@ -1,7 +1,7 @@
 import { DynamoDBClient, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The HTTP API's contract at its edges: tenants are isolated, and every bad request gets a 4xx

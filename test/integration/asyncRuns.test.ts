@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { Behind } from "../support/aws.js";
-import { Client, type SseFrame } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver, scripts } from "../support/receiver.js";
+import { Client, type SseFrame } from "../support/untypedClient.js";
 
 /**
  * Async runs over HTTP against the whole local stack: cancel, idempotent submit,

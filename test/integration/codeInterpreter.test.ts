@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpythonMissing } from "../../infra/local/codeInterpreter/pythonSession.js";
+import type { EventPage } from "../../shared/apiClient/client.js";
 import { aptInstall } from "../support/apt.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
@@ -83,7 +84,7 @@ describe.skipIf(Boolean(missing))("run_code on the code interpreter", { timeout:
     const { runId } = await main.submit({ input: "Analyse the attached CSV", mode: "react", files: [fileId] });
     const run = await main.waitFor(runId, undefined, 240_000);
     expect(run.status).toBe("succeeded");
-    const events = (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+    const events = (await main.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
     const calls = events.filter((e) => e.type === "tool.called" && e.data.tool === "run_code");
     const results = events.filter((e) => e.type === "tool.result" && e.data.tool === "run_code");
     expect(calls).toHaveLength(2);
@@ -111,7 +112,7 @@ describe.skipIf(Boolean(missing))("run_code on the code interpreter", { timeout:
     const { runId } = await main.submit({ input: `Run this Python:\n\`\`\`python\n${code}\n\`\`\``, mode: "react" });
     const run = await main.waitFor(runId, undefined, 240_000);
     expect(run.status).toBe("succeeded");
-    const events = (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+    const events = (await main.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
     const output = events.find((e) => e.type === "tool.result" && e.data.tool === "run_code").data.output as string;
     expect(output).toContain("NameError: name 'df' is not defined");
     expect(output).not.toContain("sales.csv");

@@ -6,8 +6,8 @@ import { OPERATIONS } from "../../functions/api/openapi.js";
 import { routes } from "../../functions/api/routes.js";
 import { CreateRunRequest } from "../../shared/contracts/api.js";
 import { RunList, SessionList, SessionView, StreamToken } from "../../shared/contracts/responses.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Client } from "../support/untypedClient.js";
 
 /** The API the console, the CLI and other clients build on: listings, stream tokens, OpenAPI, CORS. */
 describe("client API", () => {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventPage } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
 import { Client } from "../support/client.js";
@@ -108,7 +109,7 @@ describe("step functions in four containers", () => {
     const paged: RunEvent[] = [];
     let after = 0;
     for (;;) {
-      const res = await client.request("GET", `/v1/runs/${runId}/events?after=${after}&limit=7`);
+      const res = await client.request<EventPage>("GET", `/v1/runs/${runId}/events?after=${after}&limit=7`);
       expect(res.status).toBe(200);
       paged.push(...res.body.events);
       if (res.body.events.length === 0) break;

@@ -3,6 +3,7 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CreateRunResponse, RunList, SessionView } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -44,7 +45,7 @@ const refusal = (error: { code?: string; details?: { activeRunId?: string } } | 
 
 /** REST: 202 with the run, or the status and the problem body. */
 const rest: Door = async (message) => {
-  const res = await client.request("POST", "/v1/runs", message);
+  const res = await client.request<CreateRunResponse & { error: Parameters<typeof refusal>[0] }>("POST", "/v1/runs", message);
   return res.status === 202 ? { runId: res.body.runId } : refusal(res.body.error);
 };
 
@@ -110,9 +111,9 @@ const agUi: Door = async (message) => {
 const doors = { rest, mcp, a2a, agUi } as const;
 const doorNames = Object.keys(doors) as (keyof typeof doors)[];
 
-const runCount = async () => (await client.request("GET", "/v1/runs?limit=100")).body.runs.length as number;
+const runCount = async () => (await client.request<RunList>("GET", "/v1/runs?limit=100")).body.runs.length as number;
 const runOf = async (outcome: Outcome) => (await client.run((outcome as { runId: string }).runId)) as { status: string; sessionId: string };
-const session = async (sessionId: string) => (await client.request("GET", `/v1/sessions/${sessionId}`)).body;
+const session = async (sessionId: string) => (await client.request<SessionView>("GET", `/v1/sessions/${sessionId}`)).body;
 const setDefault = async (multitask: string) => expect((await client.request("PUT", "/v1/settings", { multitask })).status).toBe(200);
 
 /** A session whose run waits for a person (its report needs approval): in flight, deterministically. */

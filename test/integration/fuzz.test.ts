@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Route, routes } from "../../functions/api/routes.js";
 import { Behind } from "../support/aws.js";
-import { Client } from "../support/client.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { arbitraryFor, bodySchema, HOSTILE_STRINGS, paramNames, pathFor } from "../support/fuzz.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -198,7 +198,7 @@ describe("fuzzing every route from the router table and the zod contracts", () =
       `/v1/runs/${real.runId}/interrupts/${"i".repeat(1_100)}`,
       `/v1/runs/${real.runId}/webhooks/${"d".repeat(1_100)}/redeliver`,
     ]) {
-      const res = await client.request("POST", path, { decision: "approve" });
+      const res = await client.request<ErrorBody>("POST", path, { decision: "approve" });
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(/path\.(interruptId|deliveryId)/);
     }

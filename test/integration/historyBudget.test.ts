@@ -1,5 +1,6 @@
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, type HistoryEvent, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { RunList } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -93,7 +94,7 @@ describe("a run whose plan would pass its execution's history budget", () => {
     expect(new Set(completed).size).toBe(3);
     expect(events.at(-1)!.type).toBe("run.succeeded");
     expect(events.filter((e) => e.type === "run.succeeded")).toHaveLength(1);
-    const listed = await client.request("GET", "/v1/runs?limit=50");
+    const listed = await client.request<RunList>("GET", "/v1/runs?limit=50");
     expect(listed.body.runs.filter((r: { runId: string }) => r.runId === runId)).toHaveLength(1);
   });
 
@@ -101,7 +102,7 @@ describe("a run whose plan would pass its execution's history budget", () => {
     const { runId } = await client.submit({ input: FIVE_TASKS, mode: "plan_solve" });
     const { run, events } = await client.waitForEnd(runId, 120_000);
     expect(run.status).toBe("failed");
-    expect(run.error.message).toMatch(
+    expect(run.error?.message).toMatch(
       new RegExp(`5 tasks needs about \\d+ Step Functions history events.*HISTORY_EVENT_BUDGET = ${BUDGET}`),
     );
     expect(events.filter((e) => e.type === "task.started")).toEqual([]);
@@ -177,7 +178,7 @@ describe("a person's decisions within the history budget", () => {
     const { client: api, sfn: states } = second;
     const { runId } = await api.submit({ input: EIGHT_SUMS, mode: "react", approval: { tools: "all" } });
     // Each question is approved as it comes, until the run ends.
-    const decided: string[] = [];
+    const decided: (string | undefined)[] = [];
     const seen = new Set<string>();
     for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
       const now = await api.run(runId);
@@ -190,7 +191,7 @@ describe("a person's decisions within the history budget", () => {
       }
       seen.add(asked[0].interruptId);
       expect((await api.decide(runId, asked[0].interruptId, { decision: "approve" })).status).toBe(202);
-      decided.push(asked[0].arguments?.expression ?? asked[0].toolName);
+      decided.push((asked[0].arguments as { expression?: string } | undefined)?.expression ?? asked[0].toolName);
     }
     const { run, events } = await api.waitForEnd(runId, 120_000);
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");

@@ -3,7 +3,7 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GATEWAY_MAX_BODY_BYTES, LAMBDA_SYNC_EVENT_BYTES, MAX_JSON_BODY_BYTES, MULTIPART_ROOM_BYTES } from "../../functions/bodyLimits.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
-import { Client } from "../support/client.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
@@ -214,7 +214,7 @@ describe("JSON nested past what the table stores", () => {
     const before = await client.allEvents(runId);
     // The body's object, `arguments` and the arrays: 2 + 30 objects or arrays around "x" are 33 levels.
     for (const containers of [100_000, 30]) {
-      const refused = await client.decide(runId, interruptId, editNested(containers));
+      const refused = await client.decide<ErrorBody>(runId, interruptId, editNested(containers));
       expect(refused.status, `${containers} arrays`).toBe(400);
       expect(refused.body.error).toMatchObject({ code: "nesting_too_deep", message: expect.stringContaining("32 levels") });
     }
@@ -232,8 +232,8 @@ describe("JSON nested past what the table stores", () => {
     const { runId, interruptId } = await pausedAtWrite();
     const decided = await client.decide(runId, interruptId, editNested(29));
     expect(decided.status).toBe(202);
-    let extra = decided.body.resolution.arguments.extra;
-    for (let i = 0; i < 29; i++) extra = extra[0];
+    let extra = decided.body.resolution?.arguments?.extra;
+    for (let i = 0; i < 29; i++) extra = (extra as unknown[])[0];
     expect(extra).toBe("x");
     const { run } = await client.waitForEnd(runId);
     expect(run.status).toBe("succeeded");

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { ToolList } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { roleOf } from "../support/modelProxy.js";
@@ -69,7 +70,7 @@ const systemOf = (request: StrictRequest): string =>
 describe("a tenant with 140 MCP tools", () => {
   beforeAll(async () => {
     expect((await client.request("POST", "/v1/tool-sources", { name: "bulk", url: bulk.url })).status).toBe(201);
-    expect((await client.request("GET", "/v1/tools")).body.tools.length).toBeGreaterThan(TOOL_COUNT);
+    expect((await client.request<ToolList>("GET", "/v1/tools")).body.tools.length).toBeGreaterThan(TOOL_COUNT);
   });
 
   it.each(["react", "plan_solve"])(

@@ -2,6 +2,8 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventPage } from "../../shared/apiClient/client.js";
+import type { RunList, RunView } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -76,8 +78,8 @@ describe("MCP server", () => {
     expect(progress.length).toBeGreaterThan(3);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
     const runId = (result.structuredContent as { runId: string }).runId;
-    const events = (await new Client(stack.url, stack.apiKey).request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events;
-    expect(progress.at(-1)).toBe(events.at(-1).seq);
+    const events = (await new Client(stack.url, stack.apiKey).request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events;
+    expect(progress.at(-1)).toBe(events.at(-1)?.seq);
   });
 
   it("a paused write is asked through elicitation; accepting approves it and the call returns the answer", async () => {
@@ -98,7 +100,7 @@ describe("MCP server", () => {
     expect(result.structuredContent).toMatchObject({ status: "succeeded" });
     expect(result.content.filter((c) => c.type === "resource_link").map((c) => (c as { name: string }).name)).toEqual(["report.md"]);
     const runId = (result.structuredContent as { runId: string }).runId;
-    const run = (await new Client(stack.url, stack.apiKey).request("GET", `/v1/runs/${runId}`)).body;
+    const run = (await new Client(stack.url, stack.apiKey).request<RunView>("GET", `/v1/runs/${runId}`)).body;
     expect(run.interrupts).toMatchObject([{ kind: "tool_approval", status: "resolved", resolution: { decision: "approve" } }]);
   });
 
@@ -112,7 +114,7 @@ describe("MCP server", () => {
     )) as CallToolResult;
     expect(result.structuredContent).toMatchObject({ status: "succeeded", files: [] });
     const runId = (result.structuredContent as { runId: string }).runId;
-    const run = (await new Client(stack.url, stack.apiKey).request("GET", `/v1/runs/${runId}`)).body;
+    const run = (await new Client(stack.url, stack.apiKey).request<RunView>("GET", `/v1/runs/${runId}`)).body;
     expect(run.interrupts).toMatchObject([{ status: "resolved", resolution: { decision: "reject" } }]);
   });
 
@@ -158,8 +160,8 @@ describe("MCP server", () => {
     await expect(call).rejects.toThrow();
     expect(progress.length).toBeGreaterThan(0);
     const client = new Client(stack.url, stack.apiKey);
-    const [{ runId }] = (await client.request("GET", "/v1/runs?limit=1")).body.runs;
-    expect((await client.request("GET", `/v1/runs/${runId}`)).body.status).not.toBe("cancelled");
+    const [{ runId }] = (await client.request<RunList>("GET", "/v1/runs?limit=1")).body.runs;
+    expect((await client.request<RunView>("GET", `/v1/runs/${runId}`)).body.status).not.toBe("cancelled");
 
     const second = await connect();
     const again: number[] = [];
@@ -171,7 +173,7 @@ describe("MCP server", () => {
     expect(textOf(done)).toContain("391");
     expect(done.content.filter((c) => c.type === "resource_link").map((c) => (c as { name: string }).name)).toEqual(["report.md"]);
     // The reconnected call's progress goes over the whole log, in order, to the run's end.
-    const events = (await client.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as { seq: number }[];
+    const events = (await client.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as { seq: number }[];
     expect(again).toEqual(events.map((e) => e.seq));
   });
 
@@ -220,7 +222,7 @@ describe("MCP server", () => {
 
     await expect((await connect({ key: stack.keys.other })).experimental.tasks.getTask(taskId)).rejects.toThrow(/not found/i);
     expect(await client.experimental.tasks.cancelTask(taskId)).toMatchObject({ taskId, status: "cancelled" });
-    expect((await new Client(stack.url, stack.apiKey).request("GET", `/v1/runs/${taskId}`)).body.status).toBe("cancelled");
+    expect((await new Client(stack.url, stack.apiKey).request<RunView>("GET", `/v1/runs/${taskId}`)).body.status).toBe("cancelled");
   });
 
   it("cancel_run stops a waiting run", async () => {

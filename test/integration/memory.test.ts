@@ -5,6 +5,7 @@ import { workTools } from "../../functions/workTools.js";
 import { reactPrompt } from "../../shared/agent/prompts.js";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { CreateRunResponse, SessionView } from "../../shared/contracts/responses.js";
 import type { ChatMessage } from "../../shared/llm/types.js";
 import { tokenCounterFor } from "../../shared/memory/tokens.js";
 import { settingsFromEnv } from "../../shared/settings.js";
@@ -12,7 +13,7 @@ import { keys } from "../../shared/store/keys.js";
 import { agentTools } from "../../shared/tools/builtins.js";
 import { ToolRegistry } from "../../shared/tools/registry.js";
 import { Behind } from "../support/aws.js";
-import { Client } from "../support/client.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, jsonAnswer, jsonCalls, last, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
@@ -105,7 +106,7 @@ describe("with native tool calling", () => {
     });
 
     it("GET /v1/sessions/{id} lists the four messages of both runs in order", async () => {
-      const res = await client.request("GET", `/v1/sessions/${SESSION}`);
+      const res = await client.request<SessionView>("GET", `/v1/sessions/${SESSION}`);
       expect(res.status).toBe(200);
       expect(res.body.sessionId).toBe(SESSION);
       expect(res.body.messages.map((m: any) => [m.seq, m.role, m.content, m.runId])).toEqual([
@@ -117,22 +118,22 @@ describe("with native tool calling", () => {
     });
 
     it("another tenant can neither read nor delete the session, and its runs with the same id do not see it", async () => {
-      expect((await other.request("GET", `/v1/sessions/${SESSION}`)).status).toBe(404);
+      expect((await other.request<SessionView>("GET", `/v1/sessions/${SESSION}`)).status).toBe(404);
       expect((await other.request("DELETE", `/v1/sessions/${SESSION}`)).status).toBe(404);
-      expect((await client.request("GET", `/v1/sessions/${SESSION}`)).body.messages).toHaveLength(4);
+      expect((await client.request<SessionView>("GET", `/v1/sessions/${SESSION}`)).body.messages).toHaveLength(4);
 
       const theirs = await runToEnd(other, { input: `${marker("s-other")} What was the secret word?`, mode: "react", sessionId: SESSION });
       expect(theirs.run.status).toBe("succeeded");
       expect(theirs.run.result).toBe("I know of no secret word.");
       const [request] = router.of("s-other", "react");
       expect(allText(request!)).not.toContain("heliotrope");
-      expect((await client.request("GET", `/v1/sessions/${SESSION}`)).body.messages).toHaveLength(4);
+      expect((await client.request<SessionView>("GET", `/v1/sessions/${SESSION}`)).body.messages).toHaveLength(4);
     });
 
     it("DELETE forgets the session: 204, then 404, and a later run in it starts afresh", async () => {
       const deleted = await client.request("DELETE", `/v1/sessions/${SESSION}`);
       expect(deleted.status).toBe(204);
-      expect((await client.request("GET", `/v1/sessions/${SESSION}`)).status).toBe(404);
+      expect((await client.request<SessionView>("GET", `/v1/sessions/${SESSION}`)).status).toBe(404);
       expect((await client.request("DELETE", `/v1/sessions/${SESSION}`)).status).toBe(404);
 
       const third = await runToEnd(client, { input: INPUT_3, mode: "react", sessionId: SESSION });
@@ -144,7 +145,7 @@ describe("with native tool calling", () => {
       ]);
       expect(third.run.result).toBe("I know of no secret word.");
       // The new turn starts the session again.
-      const res = await client.request("GET", `/v1/sessions/${SESSION}`);
+      const res = await client.request<SessionView>("GET", `/v1/sessions/${SESSION}`);
       expect(res.body.messages.map((m: any) => [m.seq, m.role, m.runId])).toEqual([
         [expect.any(Number), "user", third.runId],
         [expect.any(Number), "assistant", third.runId],
@@ -153,7 +154,7 @@ describe("with native tool calling", () => {
 
     it("an unknown session id is 404; a malformed one is 400", async () => {
       expect((await client.request("GET", "/v1/sessions/never-used-session")).status).toBe(404);
-      expect((await client.request("GET", `/v1/sessions/${"x".repeat(65)}`)).status).toBe(400);
+      expect((await client.request<SessionView>("GET", `/v1/sessions/${"x".repeat(65)}`)).status).toBe(400);
     });
   });
 
@@ -461,14 +462,14 @@ describe("with native tool calling", () => {
       ["an unknown key", { maxTokens: 5 }],
       ["not an object", 5],
     ])("rejects budgets with %s: 400", async (_name, budgets) => {
-      const res = await client.request("POST", "/v1/runs", { input: "Hello", mode: "react", budgets });
+      const res = await client.request<ErrorBody>("POST", "/v1/runs", { input: "Hello", mode: "react", budgets });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("validation_failed");
       expect(JSON.stringify(res.body.error.details)).toContain("body.budgets");
     });
 
     it("accepts the limits themselves (20 plan iterations, 50 rounds)", async () => {
-      const res = await client.request("POST", "/v1/runs", {
+      const res = await client.request<CreateRunResponse>("POST", "/v1/runs", {
         input: `${marker("limits")} Hello`,
         mode: "react",
         budgets: { maxPlanIterations: 20, maxRounds: 50 },

@@ -45,7 +45,7 @@ afterAll(async () => {
 describe("model faults mid-stream and before it", { timeout: 600_000 }, () => {
   it("20 runs through a proxy failing 20 % of the model calls all succeed, with the fault-free answers", async () => {
     // The answers without faults: the offline model is deterministic.
-    const expected = new Map<string, string>();
+    const expected = new Map<string, string | null>();
     for (const request of REQUESTS) {
       const { runId } = await client.submit(request);
       expected.set(request.input, (await client.waitFor(runId, undefined, 120_000)).result);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * A second message on a busy session, end to end (local stack, scripted OpenAI-compatible model):

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionView } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
@@ -66,7 +67,7 @@ describe("kill -9 of the stack while a run is queued behind another in its sessi
     const after = new Client(second.url, apiKey);
     // Still waiting: the queued run did not start on its own at the restart.
     expect((await after.run(b.runId)).status).toBe("queued");
-    expect((await after.request("GET", `/v1/sessions/${sessionId}`)).body).toMatchObject({
+    expect((await after.request<SessionView>("GET", `/v1/sessions/${sessionId}`)).body).toMatchObject({
       activeRunId: a.runId,
       waitingRunIds: [b.runId],
     });
@@ -86,7 +87,7 @@ describe("kill -9 of the stack while a run is queued behind another in its sessi
       ["assistant", "k-a: report written."],
       ["user", inputB],
     ]);
-    const session = (await after.request("GET", `/v1/sessions/${sessionId}`)).body;
+    const session = (await after.request<SessionView>("GET", `/v1/sessions/${sessionId}`)).body;
     expect(session).toMatchObject({ activeRunId: null, waitingRunIds: [] });
     expect(session.messages.map((m: any) => m.runId)).toEqual([a.runId, a.runId, b.runId, b.runId]);
   }, 240_000); // two starts of the stack and two runs on a busy machine: a wide bound, not a measure

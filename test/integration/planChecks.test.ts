@@ -36,7 +36,7 @@ describe("plan_solve asks and checks", { timeout: 180_000 }, () => {
     expect((await client.decide(runId, pending[0].interruptId, { decision: "answer", message: "Paris" })).status).toBe(202);
     const done = await client.waitForEnd(runId, 120_000);
     expect(done.run.status, JSON.stringify(done.run.error)).toBe("succeeded");
-    expect(done.run.plan.title).toContain("(you said: Paris)");
+    expect(done.run.plan?.title).toContain("(you said: Paris)");
     expect(done.run.tasks.length).toBeGreaterThan(0);
   });
 
@@ -62,7 +62,7 @@ describe("plan_solve asks and checks", { timeout: 180_000 }, () => {
     expect((await client.decide(runId, pending[0].interruptId, { decision: "answer", message: "metres" })).status).toBe(202);
     const { run } = await client.waitForEnd(runId, 120_000);
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
-    expect(run.tasks.find((t: { title: string }) => t.title.includes("ask_user")).result).toContain("metres");
+    expect(run.tasks.find((t: { title: string }) => t.title.includes("ask_user"))?.result).toContain("metres");
   });
 
   it("a step whose done_when is not met is revised and runs again; it is completed only once met", async () => {
@@ -86,6 +86,6 @@ describe("plan_solve asks and checks", { timeout: 180_000 }, () => {
     const completed = history.findIndex((p) => p.steps[0]?.status === "completed");
     expect(completed).toBeGreaterThan(notMet);
     expect(history[completed]!.steps[0]!.verdict).toMatchObject({ met: true });
-    expect(run.plan.steps[0]).toMatchObject({ status: "completed", verdict: { met: true } });
+    expect(run.plan?.steps[0]).toMatchObject({ status: "completed", verdict: { met: true } });
   });
 });

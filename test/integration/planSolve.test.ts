@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventPage } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { CreateRunResponse } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -19,7 +21,7 @@ let events: RunEvent[];
 beforeAll(async () => {
   stack = await startStack();
   client = new Client(stack.url, stack.apiKey);
-  const res = await client.request("POST", "/v1/runs", { input: INPUT, mode: "plan_solve" });
+  const res = await client.request<CreateRunResponse>("POST", "/v1/runs", { input: INPUT, mode: "plan_solve" });
   expect(res.status).toBe(202);
   submitted = res.body;
   ({ run, events } = await client.waitForEnd(submitted.runId));
@@ -182,13 +184,13 @@ describe("plan_solve run", () => {
   });
 
   it("pages through the event log with after and limit", async () => {
-    const first = await client.request("GET", `/v1/runs/${submitted.runId}/events?limit=5`);
+    const first = await client.request<EventPage>("GET", `/v1/runs/${submitted.runId}/events?limit=5`);
     expect(first.status).toBe(200);
     expect(first.body.events).toEqual(events.slice(0, 5));
     expect(first.body.next).toEqual({ after: 5 });
     const rest = await client.events(submitted.runId, first.body.next.after);
     expect(rest).toEqual(events.slice(5));
-    const beyond = await client.request("GET", `/v1/runs/${submitted.runId}/events?after=${events.length}`);
+    const beyond = await client.request<EventPage>("GET", `/v1/runs/${submitted.runId}/events?after=${events.length}`);
     expect(beyond.body.events).toEqual([]);
     expect(beyond.body.next).toEqual({ after: events.length });
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack.js";
+import type { PendingUploadView } from "../../shared/contracts/files.js";
 import { W1, workloadScenario } from "../bench/workloads.js";
 import { Client } from "../support/client.js";
 import { startScriptedModel } from "../support/scriptedModel.js";
@@ -56,7 +57,11 @@ describe("a big file", () => {
     // Uploaded straight to storage in 16 MiB parts, then attached to a run.
     const body = Buffer.alloc(BIG_BYTES, "x");
     body.write("THE END", BIG_BYTES - 7);
-    const announced = await client.request("POST", "/v1/files", { name: "big.log", bytes: BIG_BYTES, contentType: "text/plain" });
+    const announced = await client.request<PendingUploadView>("POST", "/v1/files", {
+      name: "big.log",
+      bytes: BIG_BYTES,
+      contentType: "text/plain",
+    });
     expect(announced.status).toBe(201);
     const parts = [];
     for (const part of announced.body.parts as { partNumber: number; url: string }[]) {

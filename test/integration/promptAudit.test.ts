@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
-import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
 import { png } from "../support/png.js";
+import { Client } from "../support/untypedClient.js";
 
 /**
  * The prompt audit: the walk-throughs (docs/walkthroughs.md) run through the whole local stack, with every model

@@ -2,10 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { respond } from "../../infra/offlineModel/brain.js";
 import type { BrainRequest } from "../../infra/offlineModel/types.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { SessionView } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
+
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, type ScriptStep, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, last, marker, ScriptRouter, type Turn, textOf } from "../support/scriptedRoles.js";
+
+/** The arguments of a plan approval: the plan the person is asked about. */
+type PlanArguments = { plan: { steps: { title: string }[] } };
 
 /**
  * Mode auto without deepThink: the router model chooses answer, react or plan_solve with its
@@ -92,7 +97,7 @@ describe("the router chooses answer", () => {
   });
 
   it("the direct answer joins the session like any other", async () => {
-    const res = await client.request("GET", `/v1/sessions/${result.run.sessionId}`);
+    const res = await client.request<SessionView>("GET", `/v1/sessions/${result.run.sessionId}`);
     expect(res.status).toBe(200);
     expect(res.body.messages.map((m: any) => [m.role, m.content])).toEqual([
       ["user", INPUT],
@@ -302,7 +307,7 @@ describe("the offline model", () => {
       approval: { plan: true },
     });
     const first = (await client.waitForPending(runId, 1)).pending[0];
-    expect(first.arguments.plan.steps.map((s: any) => s.title)).toEqual(["Gather the facts", "Write the report"]);
+    expect((first.arguments as PlanArguments).plan.steps.map((s: any) => s.title)).toEqual(["Gather the facts", "Write the report"]);
     const plannerTurns = router.turns.filter((t) => t.role === "planner").length;
     expect((await client.decide(runId, first.interruptId, { decision: "reject", message: "no report, just the numbers" })).status).toBe(
       202,
@@ -310,7 +315,7 @@ describe("the offline model", () => {
 
     const second = (await client.waitForPending(runId, 1)).pending[0];
     expect(second.interruptId).not.toBe(first.interruptId);
-    expect(second.arguments.plan.steps.map((s: any) => s.title)).toEqual(["Gather the facts"]);
+    expect((second.arguments as PlanArguments).plan.steps.map((s: any) => s.title)).toEqual(["Gather the facts"]);
     // What the model was sent: the person's reason, in the planner's prompt.
     const revision = router.turns.filter((t) => t.role === "planner").slice(plannerTurns)[0]!;
     expect(textOf(last(revision).content)).toContain("The user rejected this plan: no report, just the numbers.");
@@ -332,8 +337,11 @@ describe("the offline model", () => {
     const first = (await client.waitForPending(runId, 1)).pending[0];
     await client.decide(runId, first.interruptId, { decision: "reject", message: "Add more detail" });
     const second = (await client.waitForPending(runId, 1)).pending[0];
-    const titles = second.arguments.plan.steps.map((s: any) => s.title);
-    expect(titles).toEqual([...first.arguments.plan.steps.map((s: any) => s.title), "Address the feedback: Add more detail"]);
+    const titles = (second.arguments as PlanArguments).plan.steps.map((s: any) => s.title);
+    expect(titles).toEqual([
+      ...(first.arguments as PlanArguments).plan.steps.map((s: any) => s.title),
+      "Address the feedback: Add more detail",
+    ]);
     expect((await client.request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(202);
   });
 });

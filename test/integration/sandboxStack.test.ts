@@ -8,6 +8,7 @@ import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { ListStateMachinesCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventPage } from "../../shared/apiClient/client.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -129,7 +130,7 @@ describe("the sandbox in the local stack", { timeout: 240_000 }, () => {
     const { runId } = await main.submit({ input: `Run this Python:\n\`\`\`python\n${code}\n\`\`\``, mode: "react" });
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");
-    const events = (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+    const events = (await main.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
     const output = events.find((e) => e.type === "tool.result" && e.data.tool === "run_code").data.output as string;
     for (const name of ["the JS bridge", "the core module", "a built-in made directly", "the host files", "a socket"])
       expect(output).toMatch(new RegExp(`${name} refused: \\w+`));

@@ -120,7 +120,7 @@ describe("stream errors", () => {
   it("a bad ?after= is a 400 too", async () => {
     const res = await client.stream(runId, { after: "abc" });
     expect(res.status).toBe(400);
-    expect(res.body.error.code).toEqual(expect.any(String));
+    expect(res.body?.error.code).toEqual(expect.any(String));
   });
 
   it("the stream of an unknown run is 404", async () => {

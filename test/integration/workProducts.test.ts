@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventPage } from "../../shared/apiClient/client.js";
 import { Client } from "../support/client.js";
 import { legacyWorkbook, pdfDocument, salesWorkbook } from "../support/documents.js";
 import { libreOffice, pdfPages } from "../support/libreoffice.js";
@@ -72,7 +73,7 @@ async function download(runId: string, name: string): Promise<Buffer> {
   return Buffer.from(await res.arrayBuffer());
 }
 
-const events = async (runId: string) => (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+const events = async (runId: string) => (await main.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
 
 describe("work products in runs", { timeout: 300_000 }, () => {
   it("an uploaded .xlsx becomes an HTML report and a .pptx deck with a chart, written live", async () => {
@@ -165,7 +166,7 @@ describe("work products in runs", { timeout: 300_000 }, () => {
     const stages = (await events(runId)).filter((e) => e.type === "search.progress").map((e) => e.data.stage);
     expect(stages).toEqual(["queries", "pages", "notes"]);
     const notes = run.files.find((f: any) => /^notes-.+\.md$/.test(f.name));
-    const text = (await download(runId, notes.name)).toString();
+    const text = (await download(runId, notes!.name)).toString();
     expect(text).toContain("- Solar power capacity grew by 30 percent in 2026. [1]");
     expect(text).toContain("## Sources\n\n1. [energy.md](file:energy.md)");
   });

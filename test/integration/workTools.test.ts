@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventPage } from "../../shared/apiClient/client.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
@@ -49,7 +50,7 @@ async function download(runId: string, name: string) {
 }
 
 async function events(runId: string) {
-  return (await main.request("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+  return (await main.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
 }
 
 describe("work tools in runs", { timeout: 240_000 }, () => {
@@ -80,7 +81,7 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
 
     const names = run.files.map((f: any) => f.name);
     expect(names).toEqual(expect.arrayContaining(["sales.csv", "sales-amount-by-region.csv"]));
-    const report = run.files.find((f: any) => f.name.endsWith(".html"));
+    const report = run.files.find((f: any) => f.name.endsWith(".html"))!;
     expect(report).toMatchObject({ contentType: "text/html" });
     const html = await download(runId, report.name);
     expect(html.type).toBe("text/html");
@@ -130,7 +131,7 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
     const { runId } = await main.submit({ input: `Run this Python:\n\`\`\`python\n${code}\n\`\`\``, mode: "react" });
     const run = await main.waitFor(runId, undefined, 200_000);
     expect(run.status).toBe("succeeded");
-    const big = run.files.find((f: any) => f.name === "big.txt");
+    const big = run.files.find((f: any) => f.name === "big.txt")!;
     expect(big.bytes).toBe(600_000);
     const { text } = await download(runId, "big.txt");
     expect(text.length).toBe(600_000);

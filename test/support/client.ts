@@ -1,20 +1,47 @@
+import { StepwiseClient } from "../../shared/apiClient/client.js";
+import { readEventStreamItems } from "../../shared/apiClient/eventStream.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { CreateRunResponse, InterruptView, RunView } from "../../shared/contracts/responses.js";
 
-/** One parsed SSE frame (a block with data), per the WHATWG event-stream rules the helper follows. */
+/** One event of a stream: the block's own `id` and `event` fields (those it has) and its data. */
 export interface SseFrame {
   id?: string;
   event?: string;
   data: string;
 }
 
-/** A minimal Stepwise client for tests: what a user's code would do over HTTP. An empty key sends no Authorization. */
+/** The API's error answer: `{error: {code, message}}`. */
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown };
+}
+
+/** An HTTP answer as a test sees it: the status, the headers and the parsed JSON body (the raw text when not JSON). */
+export interface Answer<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+const ENDED = ["succeeded", "failed", "cancelled", "timed_out", "interrupted"];
+const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted"]);
+
+/**
+ * The tests' client: the product's typed client (`api`) for what succeeds, plus raw answers
+ * (`request`, `decide`, `stream`) where a test asserts a status or an error body, and the waits
+ * the tests share. An empty key sends no Authorization.
+ */
 export class Client {
+  readonly api: StepwiseClient;
+
   constructor(
     readonly url: string,
     readonly apiKey: string,
-  ) {}
+  ) {
+    this.api = new StepwiseClient(url, apiKey || undefined);
+  }
 
-  async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  /** Any request; the answer whatever its status. `T` is the body the test expects. */
+  async request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
     const res = await fetch(`${this.url}${path}`, {
       method,
       headers: {
@@ -24,32 +51,25 @@ export class Client {
       },
       body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
     });
-    const text = await res.text();
-    let parsed: any;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = text; // not JSON: the test sees the raw text (and fails where it expects JSON)
-    }
-    return { status: res.status, headers: res.headers, body: parsed };
+    return { status: res.status, headers: res.headers, body: (await bodyOf(res)) as T };
   }
 
   private auth(): Record<string, string> {
     return this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
   }
 
-  async submit(body: Record<string, unknown>) {
-    const res = await this.request("POST", "/v1/runs", body);
+  async submit(body: Record<string, unknown>): Promise<CreateRunResponse> {
+    const res = await this.request<CreateRunResponse>("POST", "/v1/runs", body);
     if (res.status !== 202) throw new Error(`submit failed: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body as { runId: string; sessionId: string; status: string; links: Record<string, string> };
+    return res.body;
   }
 
-  async run(runId: string) {
-    return (await this.request("GET", `/v1/runs/${runId}`)).body;
+  run(runId: string): Promise<RunView> {
+    return this.api.getRun(runId);
   }
 
   /** Polls until the run reaches one of the statuses. */
-  async waitFor(runId: string, statuses: string[] = ["succeeded", "failed", "cancelled", "timed_out", "interrupted"], timeoutMs = 30_000) {
+  async waitFor(runId: string, statuses: string[] = ENDED, timeoutMs = 30_000): Promise<RunView> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const run = await this.run(runId);
@@ -63,13 +83,13 @@ export class Client {
    * Waits until the run has ended AND its terminal event is in the log (the status and the event
    * are two writes; either may be seen first), then returns the run and its whole event log.
    */
-  async waitForEnd(runId: string, timeoutMs = 60_000): Promise<{ run: any; events: RunEvent[] }> {
-    const terminal = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted"]);
+  async waitForEnd(runId: string, timeoutMs = 60_000): Promise<{ run: RunView; events: RunEvent[] }> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const run = await this.waitFor(runId, undefined, Math.max(1, deadline - Date.now()));
       const events = await this.allEvents(runId);
-      if (events.length > 0 && terminal.has(events.at(-1)!.type)) {
+      const last = events.at(-1);
+      if (last && TERMINAL_EVENTS.has(last.type)) {
         // Re-read the run: anything it reports now was written before the terminal event was read.
         return { run: await this.run(runId), events };
       }
@@ -89,77 +109,45 @@ export class Client {
   }
 
   async events(runId: string, after = 0, limit = 500): Promise<RunEvent[]> {
-    const res = await this.request("GET", `/v1/runs/${runId}/events?after=${after}&limit=${limit}`);
-    return res.body.events;
+    return (await this.api.listEvents(runId, { after, limit })).events;
   }
 
   /**
-   * Reads the SSE stream until it ends (or `stopAfter` frames), parsing frames per the spec.
-   * `items` keeps frames and comments in the order they arrived; `closed` is true when the server
+   * Reads the run's SSE stream with the client's own reader until it ends (or `stopAfter` events).
+   * `items` keeps events and comments in the order they arrived; `closed` is true when the server
    * ended the stream (false when we stopped reading). A non-2xx answer is returned with its JSON body.
    */
   async stream(runId: string, options: { lastEventId?: string; after?: number | string; stopAfter?: number; signal?: AbortSignal } = {}) {
     const query = options.after !== undefined ? `?after=${encodeURIComponent(String(options.after))}` : "";
-    const res = await fetch(`${this.url}/v1/runs/${runId}/stream${query}`, {
-      headers: { ...this.auth(), ...(options.lastEventId !== undefined ? { "last-event-id": options.lastEventId } : {}) },
-      signal: options.signal,
-    });
+    const res = await this.api.openStream(runId, `${this.url}/v1/runs/${runId}/stream${query}`, options.lastEventId ?? "", options.signal);
     const frames: SseFrame[] = [];
     const comments: string[] = [];
     const items: ({ kind: "frame"; frame: SseFrame } | { kind: "comment"; text: string })[] = [];
-    let closed = false;
-    if (!res.ok) {
-      const text = await res.text();
-      let body: any = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // keep the text
-      }
+    if (!res.ok || !res.body) {
+      const body = res.ok ? undefined : ((await bodyOf(res)) as ErrorBody);
       return { status: res.status, headers: res.headers, frames, comments, items, closed: true, body };
     }
-    if (!res.body) return { status: res.status, headers: res.headers, frames, comments, items, closed: true, body: undefined };
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    outer: for (;;) {
-      const { value, done } = await reader.read();
-      if (done) {
-        closed = true;
-        break;
+    let closed = true;
+    for await (const item of readEventStreamItems(res.body, { lastEventId: options.lastEventId ?? "" })) {
+      if (item.kind === "comment") {
+        comments.push(item.text.trim());
+        items.push({ kind: "comment", text: item.text.trim() });
+        continue;
       }
-      buffer += value;
-      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const frame: { id?: string; event?: string; data: string } = { data: "" };
-        let hasData = false;
-        for (const line of block.split("\n")) {
-          if (line.startsWith(":")) {
-            comments.push(line.slice(1).trim());
-            items.push({ kind: "comment", text: line.slice(1).trim() });
-          } else if (line.startsWith("id:")) frame.id = line.slice(3).trim();
-          else if (line.startsWith("event:")) frame.event = line.slice(6).trim();
-          else if (line.startsWith("data:")) {
-            frame.data += (hasData ? "\n" : "") + line.slice(5).trimStart();
-            hasData = true;
-          }
-        }
-        if (hasData) {
-          frames.push(frame);
-          items.push({ kind: "frame", frame });
-        }
-        if (options.stopAfter && frames.length >= options.stopAfter) {
-          await reader.cancel();
-          break outer;
-        }
+      const frame: SseFrame = { ...item.fields, data: item.message.data };
+      frames.push(frame);
+      items.push({ kind: "frame", frame });
+      if (options.stopAfter && frames.length >= options.stopAfter) {
+        closed = false; // leaving the loop cancels the body, which closes the connection
+        break;
       }
     }
     return { status: res.status, headers: res.headers, frames, comments, items, closed, body: undefined };
   }
 
   /** A person's decision on an interrupt: `POST /v1/runs/{id}/interrupts/{interruptId}`; any answer is returned as is. */
-  async decide(runId: string, interruptId: string, body: unknown) {
-    return this.request("POST", `/v1/runs/${runId}/interrupts/${interruptId}`, body);
+  async decide<T = InterruptView>(runId: string, interruptId: string, body: unknown): Promise<Answer<T>> {
+    return this.request<T>("POST", `/v1/runs/${runId}/interrupts/${interruptId}`, body);
   }
 
   /**
@@ -168,7 +156,11 @@ export class Client {
    * and the status are separate writes; any may be seen first). Fails at once if the run ends.
    * Returns the run and its whole event log as they were then; `pending` is in creation (event) order.
    */
-  async waitForPending(runId: string, count = 1, timeoutMs = 30_000): Promise<{ run: any; events: RunEvent[]; pending: any[] }> {
+  async waitForPending(
+    runId: string,
+    count = 1,
+    timeoutMs = 30_000,
+  ): Promise<{ run: RunView; events: RunEvent[]; pending: InterruptView[] }> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const run = await this.run(runId);
@@ -178,9 +170,9 @@ export class Client {
       if (run.status === "awaiting_input" && run.pendingInterrupts.length >= count) {
         const events = await this.allEvents(runId);
         const opened = events.flatMap((e) => (e.type === "interrupt.opened" ? [e.data.interruptId] : []));
-        const byId = new Map<string, any>(run.pendingInterrupts.map((i: any) => [i.interruptId, i]));
+        const byId = new Map(run.pendingInterrupts.map((i) => [i.interruptId, i]));
         if ([...byId.keys()].every((id) => opened.includes(id))) {
-          const pending = opened.filter((id) => byId.has(id)).map((id) => byId.get(id));
+          const pending = opened.flatMap((id) => byId.get(id) ?? []);
           return { run, events, pending };
         }
       }
@@ -191,5 +183,15 @@ export class Client {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+}
+
+/** The answer's JSON body; its text when it is not JSON (the test then fails where it expects JSON); undefined when empty. */
+async function bodyOf(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
   }
 }
