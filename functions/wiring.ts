@@ -48,6 +48,18 @@ const onTable =
   ({ clients, settings }: WiringParts): T =>
     new Store(clients.table, settings.retentionDays);
 
+/** The run's files: their bytes in the bucket, their records in the table, each run's tenant read from its record. */
+function s3Files({ clients, settings, port }: WiringParts): S3FileStore {
+  return new S3FileStore({
+    table: clients.table,
+    s3: clients.s3,
+    bucket: settings.files.bucket,
+    retentionDays: settings.retentionDays,
+    tenantOf: async (runId) => (await port("runs").get(runId))?.tenantId,
+    downloadLinkSeconds: settings.files.downloadLinkSeconds,
+  });
+}
+
 const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   table: ({ clients }) => clients.table,
   runs: onTable(RunStore),
@@ -66,29 +78,9 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   idempotency: onTable(IdempotencyStore),
   savedAgents: onTable(SavedAgentStore),
   toolSources: onTable(ToolSourceStore),
-  transfers: ({ clients, settings, port }) =>
-    new S3FileStore({
-      table: clients.table,
-      s3: clients.s3,
-      bucket: settings.files.bucket,
-      retentionDays: settings.retentionDays,
-      tenantOf: async (runId) => (await port("runs").get(runId))?.tenantId,
-      downloadLinkSeconds: settings.files.downloadLinkSeconds,
-    }),
+  transfers: s3Files,
   // The files written by agents and tools announce themselves in the run's events.
-  files: ({ clients, settings, port }) =>
-    new EventedFileStore(
-      new S3FileStore({
-        table: clients.table,
-        s3: clients.s3,
-        bucket: settings.files.bucket,
-        retentionDays: settings.retentionDays,
-        tenantOf: async (runId) => (await port("runs").get(runId))?.tenantId,
-        downloadLinkSeconds: settings.files.downloadLinkSeconds,
-      }),
-      port("events"),
-      port("runs"),
-    ),
+  files: (parts) => new EventedFileStore(s3Files(parts), parts.port("events"), parts.port("runs")),
   notifyQueue: ({ clients, settings }) => new NotifyQueue(clients.sqs, settings.webhooks.queueUrl, settings.webhooks.deadLetterQueueUrl),
   executions: ({ clients, settings }) => new StepFunctionsExecutions(clients.sfn, settings.stateMachineArn),
 };
