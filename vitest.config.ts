@@ -5,7 +5,7 @@ const OFFICE_TESTS = ["test/unit/shared/reports/slides.test.ts", "test/integrati
 export default defineConfig({
   test: {
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    hookTimeout: 300_000,
     // Integration files each start their own local stack; two cores, so keep files few at a time.
     maxWorkers: 2,
     // The SDK warns on Node 20 (Lambda runs Node 22); the project supports both on purpose. Tracing

@@ -25,7 +25,7 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   [stack, receiver] = await Promise.all([startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"]), Receiver.start()]);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all([stack?.stop(), receiver?.close()]);

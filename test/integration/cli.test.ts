@@ -64,7 +64,7 @@ describe("stepwise run (plan_solve)", () => {
 
   beforeAll(async () => {
     result = await planSolve;
-  }, 120_000);
+  }, 300_000);
 
   it("exits 0 and says nothing on stderr", () => {
     expect(result.code, result.stderr + result.stdout).toBe(0);
@@ -164,7 +164,7 @@ describe("stepwise run --approve-tools write --yes", () => {
 
   beforeAll(async () => {
     result = await approveTools;
-  }, 120_000);
+  }, 300_000);
 
   it("exits 0 with the answer", () => {
     expect(result.code, result.stderr + result.stdout).toBe(0);

@@ -26,7 +26,7 @@ const mcpClients: McpClient[] = [];
 beforeAll(async () => {
   stack = await startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", STREAM_MAX_SECONDS: "2", MAX_INPUT_CHARS: String(LIMIT) });
   client = new Client(stack.url, stack.apiKey);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all(mcpClients.map((c) => c.close().catch(() => undefined)));

@@ -62,7 +62,7 @@ describe("a plan whose executors answer with nothing", () => {
   beforeAll(async () => {
     const { runId } = await client.submit({ input: `${marker("all-empty")} Do two things.`, mode: "plan_solve" });
     ({ run, events } = await client.waitForEnd(runId, 90_000));
-  }, 120_000);
+  }, 300_000);
 
   it("each executor is told once that its reply was empty, then its task fails with a clear error", () => {
     const executors = router.of("all-empty", "executor");
@@ -96,7 +96,7 @@ describe("a ReAct answer over 400 KB", () => {
   beforeAll(async () => {
     const { runId } = await client.submit({ input: `${marker("huge-answer")} Write at length.`, mode: "react" });
     ({ run, events } = await client.waitForEnd(runId, 90_000));
-  }, 120_000);
+  }, 300_000);
 
   it("the run succeeds: the answer is kept whole as a file and the record keeps its beginning with a pointer", () => {
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
@@ -127,7 +127,7 @@ describe("450 KB of tool arguments", () => {
   beforeAll(async () => {
     const { runId } = await client.submit({ input: `${marker("huge-args")} Measure this.`, mode: "react" });
     ({ run, events } = await client.waitForEnd(runId, 90_000));
-  }, 120_000);
+  }, 300_000);
 
   it("the call is journaled and answered (the tool refuses the size), and the run succeeds with a gap-free log", () => {
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");

@@ -53,7 +53,7 @@ beforeAll(async () => {
   bulk = await serveMcpOverHttp(bulkServer);
   stack = await startStack({ OPENAI_BASE_URL: strict.url, STEPWISE_MODEL: "stepwise-offline" }, []);
   client = new Client(stack.url, stack.apiKey);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await stack?.stop();

@@ -19,7 +19,7 @@ let client: McpClient | undefined;
 
 beforeAll(async () => {
   stack = await startStack({ STEPWISE_LOCAL_MCP: "api", STEPWISE_LOCAL_API_TIMEOUT_SECONDS: "7", OFFLINE_MODEL_LATENCY_MS: "3000" });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await client?.close().catch(() => undefined);

@@ -51,7 +51,7 @@ const outputDir = mkdtempSync(path.join(tmpdir(), "mcp-conformance-"));
 beforeAll(async () => {
   stack = await startStack();
   proxy = await startKeyProxy(stack.url, stack.apiKey);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await proxy?.close();

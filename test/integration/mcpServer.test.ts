@@ -21,7 +21,7 @@ const clients: McpClient[] = [];
 
 beforeAll(async () => {
   stack = await startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"]);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));

@@ -128,7 +128,7 @@ beforeAll(async () => {
   );
   client = new RecordingClient(stack.url, stack.apiKey);
   other = new RecordingClient(stack.url, stack.keys.other!);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all([stack?.stop(), demo?.close(), extra?.close()]);

@@ -14,7 +14,7 @@ let client: Client;
 beforeAll(async () => {
   stack = await startStack({}, []);
   client = new Client(stack.url, stack.apiKey);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await stack?.stop();

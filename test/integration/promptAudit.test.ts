@@ -71,7 +71,7 @@ beforeAll(async () => {
   client = new Client(stack.url, stack.apiKey);
   expect((await client.request("POST", "/v1/tool-sources", { name: "everything", url: mcp.url })).status).toBe(201);
   catalog = (await client.request("GET", "/v1/tools")).body.tools;
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await stack?.stop();

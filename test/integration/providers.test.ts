@@ -37,7 +37,7 @@ beforeAll(async () => {
     [],
   );
   client = new Client(stack.url, stack.apiKey);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await stack?.stop();

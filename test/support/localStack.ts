@@ -129,7 +129,7 @@ export async function startStack(
         }
       });
       child.once("exit", (code, signal) => reject(new Error(`local stack exited with ${signal ?? code}:\n${logs.join("")}`)));
-      const timeoutMs = options.readyTimeoutMs ?? 110_000;
+      const timeoutMs = options.readyTimeoutMs ?? 240_000;
       timer = setTimeout(() => reject(new Error(`local stack not ready after ${timeoutMs} ms:\n${logs.join("")}`)), timeoutMs);
     });
     return { ...ready, keys, logs, pid: child.pid!, stop, kill };
