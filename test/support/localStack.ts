@@ -168,9 +168,11 @@ export async function startStack(
       timer = setTimeout(() => reject(new Error(`local stack not ready after ${timeoutMs} ms:\n${logs.join("")}`)), timeoutMs);
     });
     child.once("exit", (code, signal) => {
-      if (stopping) return;
+      // Stopped or killed on purpose: a clean exit, or the signal sent. A crash found while stopping
+      // (the exit a moment after a test failed on it) is still reported.
+      if (stopping && (code === 0 || signal !== null)) return;
       const death = `the local stack (pid ${child.pid}) exited unexpectedly with ${signal ?? `code ${code}`}; its last log lines:\n${lastLines(logs)}`;
-      deaths.set(child.pid!, death);
+      if (!stopping) deaths.set(child.pid!, death);
       process.stderr.write(`\n${death}\n`);
     });
     const expectExit = () => {
