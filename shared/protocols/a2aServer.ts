@@ -35,7 +35,8 @@ import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun } from "../run/cancel.js";
-import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
+import { agentCard, isFinal, pendingOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
+import { A2aProgress } from "./a2aProgress.js";
 import type { ProtocolContext } from "./context.js";
 
 type A2AContext = ProtocolContext;
@@ -430,6 +431,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const deadline = Date.now() + this.context.waitMs;
     let cursor = fromStart ? 0 : (await this.services.events.tip(runId)).seq;
     let shown = "";
+    const progress = new A2aProgress();
     for (;;) {
       const task = await this.task(runId);
       const state = task.status.state;
@@ -442,7 +444,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       const logged = await this.services.events.list(runId, cursor, 100);
       for (const event of logged) {
         cursor = event.seq;
-        const line = progressOf(event);
+        const line = progress.next(event);
         if (line) yield { payload: { $case: "statusUpdate", value: progressUpdate({ runId, sessionId: task.contextId }, event, line) } };
       }
       if (logged.length < 100)
