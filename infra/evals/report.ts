@@ -102,18 +102,7 @@ export function markdownReport(report: EvalReport, comparison?: Comparison): str
     "",
     "| case | result | score | reasons | tools called | tokens | cost | latency |",
     "|---|---|---|---|---|---|---|---|",
-    ...report.cases.map((c) =>
-      row([
-        c.id,
-        c.passed ? "pass" : "FAIL",
-        String(c.score),
-        c.reasons.join("; ") || "—",
-        c.toolCalls.map((t) => t.tool).join(", ") || "—",
-        String(c.tokens),
-        c.costUsd === undefined ? "—" : money(c.costUsd),
-        c.latencyMs === undefined ? "—" : `${(c.latencyMs / 1000).toFixed(1)} s`,
-      ]),
-    ),
+    ...report.cases.map((c) => row(cellsOf(c))),
   ];
   if (comparison) lines.push("", ...markdownComparison(comparison));
   return `${lines.join("\n")}\n`;
@@ -146,16 +135,7 @@ function markdownComparison(c: Comparison): string[] {
 export function htmlReport(report: EvalReport, comparison?: Comparison): string {
   const { summary: s } = report;
   const cells = (c: CaseResult) =>
-    [
-      c.id,
-      c.passed ? "pass" : "FAIL",
-      String(c.score),
-      c.reasons.join("\n") || "—",
-      c.toolCalls.map((t) => t.tool).join(", ") || "—",
-      String(c.tokens),
-      c.costUsd === undefined ? "—" : money(c.costUsd),
-      c.latencyMs === undefined ? "—" : `${(c.latencyMs / 1000).toFixed(1)} s`,
-    ]
+    cellsOf(c)
       .map((text) => `<td>${escapeHtml(text)}</td>`)
       .join("");
   const changes = comparison
@@ -170,6 +150,20 @@ export function htmlReport(report: EvalReport, comparison?: Comparison): string 
 ${report.cases.map((c) => `<tr class="${c.passed ? "pass" : "fail"}">${cells(c)}</tr>`).join("\n")}
 </tbody></table>${changes}</body></html>
 `;
+}
+
+/** A case's cells in the table: case, result, score, reasons, tools called, tokens, cost, latency. */
+function cellsOf(c: CaseResult): string[] {
+  return [
+    c.id,
+    c.passed ? "pass" : "FAIL",
+    String(c.score),
+    c.reasons.join("; ") || "—",
+    c.toolCalls.map((t) => t.tool).join(", ") || "—",
+    String(c.tokens),
+    c.costUsd === undefined ? "—" : money(c.costUsd),
+    c.latencyMs === undefined ? "—" : `${(c.latencyMs / 1000).toFixed(1)} s`,
+  ];
 }
 
 const row = (cells: string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, "\\|").replace(/\n/g, " ")).join(" | ")} |`;
