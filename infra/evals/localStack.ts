@@ -33,10 +33,19 @@ export async function startLocalStack(): Promise<StartedStack> {
       // already gone
     }
   };
+  // The stack is in a process group of its own, which Ctrl-C does not reach: take it down with us.
   const killOnExit = () => signal("SIGKILL");
+  const interrupted = (name: NodeJS.Signals) => {
+    signal("SIGKILL");
+    process.exit(name === "SIGINT" ? 130 : 143);
+  };
   process.once("exit", killOnExit);
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
   const stop = async () => {
     process.off("exit", killOnExit);
+    process.off("SIGINT", interrupted);
+    process.off("SIGTERM", interrupted);
     if (child.exitCode === null && child.signalCode === null) {
       signal("SIGTERM");
       const force = setTimeout(() => signal("SIGKILL"), 15_000);

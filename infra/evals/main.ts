@@ -65,8 +65,15 @@ export async function evalCommand(argv: string[], io: Io = defaultIo): Promise<E
 
   const stopping: (() => Promise<void>)[] = [];
   try {
-    const target = values.url ? { url: values.url, apiKey: values["api-key"] ?? io.env.STEPWISE_API_KEY } : await localTarget(io, stopping);
-    const judge = await judgeOf(values, io.env, stopping);
+    let target: { url: string; apiKey?: string };
+    try {
+      target = values.url ? { url: values.url, apiKey: values["api-key"] ?? io.env.STEPWISE_API_KEY } : await localTarget(io, stopping);
+    } catch (error) {
+      io.err(`${(error as Error).message}\n`);
+      return { exitCode: 2, files: [] };
+    }
+    const { judge, name: judgeName } = await judgeOf(values, io.env, stopping);
+    io.err(`Judge: ${judgeName}\n`);
     const startedAt = new Date().toISOString();
     const cases = await runDataset(dataset, {
       client: new StepwiseClient(target.url, target.apiKey),
@@ -81,6 +88,7 @@ export async function evalCommand(argv: string[], io: Io = defaultIo): Promise<E
       reportVersion: 1,
       dataset: path.basename(datasetPath),
       target: target.url,
+      judge: judgeName,
       startedAt,
       endedAt: new Date().toISOString(),
       summary: summarize(cases),
@@ -149,19 +157,25 @@ async function localTarget(io: Io, stopping: (() => Promise<void>)[]): Promise<{
   return stack;
 }
 
-/** The judge: the configured OpenAI-compatible model, else the offline model (started here). */
+/** The judge: the configured OpenAI-compatible model, else the offline model (started here); and its name for the report. */
 async function judgeOf(
   values: { "judge-url"?: string; "judge-model"?: string },
   env: NodeJS.ProcessEnv,
   stopping: (() => Promise<void>)[],
-): Promise<Judge> {
+): Promise<{ judge: Judge; name: string }> {
   const apiKey = env.EVAL_JUDGE_API_KEY || env.OPENAI_API_KEY;
   const baseUrl =
     values["judge-url"] || env.EVAL_JUDGE_BASE_URL || env.OPENAI_BASE_URL || (apiKey ? "https://api.openai.com/v1" : undefined);
-  if (baseUrl) return openAiJudge({ baseUrl, apiKey, model: values["judge-model"] || env.EVAL_JUDGE_MODEL || "gpt-4o-mini" });
+  if (baseUrl) {
+    const model = values["judge-model"] || env.EVAL_JUDGE_MODEL || "gpt-4o-mini";
+    return { judge: openAiJudge({ baseUrl, apiKey, model }), name: `${model} at ${baseUrl}` };
+  }
   const offline = await startOfflineModel();
   stopping.push(offline.close);
-  return openAiJudge({ baseUrl: offline.url, model: MODEL_ID });
+  return {
+    judge: openAiJudge({ baseUrl: offline.url, model: MODEL_ID }),
+    name: "the offline model (grades by the phrases a rubric quotes)",
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -28,6 +28,8 @@ export interface EvalReport {
   reportVersion: 1;
   dataset: string;
   target: string;
+  /** The LLM judge's model and endpoint. */
+  judge: string;
   startedAt: string;
   endedAt: string;
   summary: { cases: number; passed: number; failed: number; score: number; tokens: number; costUsd: number; latencyMs: number };
@@ -98,7 +100,7 @@ export function markdownReport(report: EvalReport, comparison?: Comparison): str
   const lines = [
     `# Eval: ${report.dataset}`,
     "",
-    `${s.passed} of ${s.cases} cases passed · mean score ${s.score} · ${s.tokens} tokens · ${money(s.costUsd)} · against ${report.target}`,
+    `${s.passed} of ${s.cases} cases passed · mean score ${s.score} · ${s.tokens} tokens · ${money(s.costUsd)} · against ${report.target} · judge: ${report.judge}`,
     "",
     "| case | result | score | reasons | tools called | tokens | cost | latency |",
     "|---|---|---|---|---|---|---|---|",
@@ -145,7 +147,7 @@ export function htmlReport(report: EvalReport, comparison?: Comparison): string 
 <html lang="en"><head><meta charset="utf-8"><title>Eval: ${escapeHtml(report.dataset)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .5rem;vertical-align:top;white-space:pre-wrap}tr.fail td:nth-child(2){color:#b00;font-weight:bold}</style>
 </head><body><h1>Eval: ${escapeHtml(report.dataset)}</h1>
-<p>${s.passed} of ${s.cases} cases passed · mean score ${s.score} · ${s.tokens} tokens · ${money(s.costUsd)} · against ${escapeHtml(report.target)}</p>
+<p>${s.passed} of ${s.cases} cases passed · mean score ${s.score} · ${s.tokens} tokens · ${money(s.costUsd)} · against ${escapeHtml(report.target)} · judge: ${escapeHtml(report.judge)}</p>
 <table><thead><tr><th>case</th><th>result</th><th>score</th><th>reasons</th><th>tools called</th><th>tokens</th><th>cost</th><th>latency</th></tr></thead><tbody>
 ${report.cases.map((c) => `<tr class="${c.passed ? "pass" : "fail"}">${cells(c)}</tr>`).join("\n")}
 </tbody></table>${changes}</body></html>

@@ -19,6 +19,7 @@ const report = (cases: CaseResult[]): EvalReport => ({
   reportVersion: 1,
   dataset: "walkthroughs.jsonl",
   target: "http://127.0.0.1:3000",
+  judge: "the offline model",
   startedAt: "2026-11-28T00:00:00.000Z",
   endedAt: "2026-11-28T00:01:00.000Z",
   summary: summarize(cases),
