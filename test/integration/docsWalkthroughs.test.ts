@@ -212,7 +212,9 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     return { ...outcome, output: output.join("") };
   }
 
-  it("npm run eval: the dataset of these walk-throughs (test/evals/walkthroughs.jsonl) passes against the offline model", async ({
+  // The evals run after the walk-throughs above, not beside them: their eight runs would slow the
+  // pasted ones, whose curl streams end after the stream's 60 s (they do not resume).
+  it.sequential("npm run eval: the dataset of these walk-throughs (test/evals/walkthroughs.jsonl) passes against the offline model", async ({
     expect,
   }) => {
     const out = path.join(await mkdtemp(path.join(dir, "eval-")), "report");
@@ -233,7 +235,7 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     expect(await readFile(`${out}.md`, "utf8")).toContain("| react arithmetic | pass | 1 |");
   }, 600_000);
 
-  it("npm run eval: a broken agent fails its cases with the reasons, --compare names them newly failing, a bad line is reported", async ({
+  it.sequential("npm run eval: a broken agent fails its cases with the reasons, --compare names them newly failing, a bad line is reported", async ({
     expect,
   }) => {
     const work = await mkdtemp(path.join(dir, "eval-broken-"));
