@@ -46,7 +46,9 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
   let stack: RunningStack;
   let dir: string;
   beforeAll(async () => {
-    stack = await startStack();
+    // The pasted `curl -N` does not resume a stream the server closes (after STREAM_MAX_SECONDS, 60 by
+    // default): on a loaded machine a run can outlast that, so these streams are held open longer.
+    stack = await startStack({ STREAM_MAX_SECONDS: "600" });
     dir = await mkdtemp(path.join(tmpdir(), "stepwise-walkthroughs-"));
   });
   afterAll(async () => {
