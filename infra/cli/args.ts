@@ -23,7 +23,7 @@ Usage:
                                     Save the run's files (or the one named) in the current folder
   stepwise list [options]           List runs, newest first
   stepwise cancel <runId>           Cancel a run
-  stepwise decide <runId> <interruptId> approve|reject|edit|answer [text]
+  stepwise decide <runId> <interruptId> approve|reject|edit|answer|retry|skip|fail [text]
                                     Decide what a run waits for (edit takes --arguments '<json>')
   stepwise open <runId>             Print the run's page in the web console
   stepwise agents                   List the saved agents (the latest version of each)
@@ -97,7 +97,7 @@ export type Command =
       body: { decision: Decision; arguments?: Record<string, unknown>; message?: string };
     };
 
-const DECISIONS = ["approve", "reject", "edit", "answer"] as const;
+const DECISIONS = ["approve", "reject", "edit", "answer", "retry", "skip", "fail"] as const;
 type Decision = (typeof DECISIONS)[number];
 const STATUSES: readonly string[] = RunStatus.options;
 

@@ -85,7 +85,10 @@ export async function applyDecision(call: ToolCall, resolution: Resolution, tool
 
 /** A person chose to fail the task rather than go on without a failed call. */
 export function failedByPerson(call: ToolCall, resolution: Resolution): AgentError {
-  return new AgentError(`${call.name} failed and the user chose to stop${resolution.message ? `: ${resolution.message}` : "."}`, "tool_failed");
+  return new AgentError(
+    `${call.name} failed and the user chose to stop${resolution.message ? `: ${resolution.message}` : "."}`,
+    "tool_failed",
+  );
 }
 
 /** Said to the model after a rejection; never shown to clients. */

@@ -128,4 +128,3 @@ export async function pauseOn(round: ToolRound, call: ToolCall, failure: ToolFai
     })
   );
 }
-

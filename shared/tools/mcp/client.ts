@@ -74,7 +74,9 @@ async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeo
 
 /** The SDK's message leaves the HTTP status out; a person fixing the source needs it (and `status` says it to the code). */
 function withStatus(error: unknown, status: number | undefined): unknown {
-  return status !== undefined ? Object.assign(new Error(`HTTP ${status}: ${(error as Error).message}`, { cause: error }), { status }) : error;
+  return status !== undefined
+    ? Object.assign(new Error(`HTTP ${status}: ${(error as Error).message}`, { cause: error }), { status })
+    : error;
 }
 
 /** The HTTP status an MCP server answered with, on an error of connectMcp or withMcp. */

@@ -23,10 +23,7 @@ function caller(tool: string, args: unknown, withRead = false) {
     const results = request.messages.filter((m) => m.role === "tool");
     if (results.length) return { text: `Done: ${results.map((m) => m.content).join(" | ")}` };
     return {
-      calls: [
-        { id: "call_1", name: tool, args },
-        ...(withRead ? [{ id: "call_2", name: "lookup", args: { key: "a" } }] : []),
-      ],
+      calls: [{ id: "call_1", name: tool, args }, ...(withRead ? [{ id: "call_2", name: "lookup", args: { key: "a" } }] : [])],
     };
   });
 }
@@ -41,7 +38,8 @@ function keyedService() {
     parameters: z.object({ to: z.string() }),
     async run({ to }) {
       service.asked++;
-      if (service.expired) throw new FixableToolError("the billing API answered 401: the key has expired", { reason: "unauthorized", status: 401 });
+      if (service.expired)
+        throw new FixableToolError("the billing API answered 401: the key has expired", { reason: "unauthorized", status: 401 });
       service.effects.push(to);
       return `invoice sent to ${to}`;
     },
@@ -164,7 +162,10 @@ describe("a tool that fails for a reason a person can fix", () => {
     const { go, decide } = await loopOn(caller("send_invoice", { to: "acme" }), tools);
     const paused = (await go()) as { interruptId: string };
     await decide(paused.interruptId, { decision: "skip", message: "billing is down today; leave it" });
-    expect(await go()).toMatchObject({ kind: "answer", text: expect.stringContaining("Skipped by the user: billing is down today; leave it") });
+    expect(await go()).toMatchObject({
+      kind: "answer",
+      text: expect.stringContaining("Skipped by the user: billing is down today; leave it"),
+    });
     expect(service.asked).toBe(1);
     expect(service.effects).toEqual([]);
   });
