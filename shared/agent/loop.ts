@@ -381,10 +381,11 @@ async function runCalls(
   if (mayWait) {
     const failures = await failureDecisionsOn(toolRound, calls);
     if (failures.waitingFor) return { kind: "interrupted", interruptId: failures.waitingFor };
-    for (const [callId, decision] of failures.decisions) {
-      if (decision.decision === "fail") throw failedByPerson(calls.find((call) => call.id === callId)!, decision);
+    for (const call of calls) {
+      const decision = failures.decisions.get(call.id);
+      if (decision?.decision === "fail") throw failedByPerson(call, decision);
       // A retry runs the call as it was approved (an approval's edited arguments stay).
-      if (decision.decision !== "retry" || !gate.decisions.has(callId)) gate.decisions.set(callId, decision);
+      if (decision && (decision.decision !== "retry" || !gate.decisions.has(call.id))) gate.decisions.set(call.id, decision);
     }
     if (recordIntents(toolRound, calls) && !(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
   }
