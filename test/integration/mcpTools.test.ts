@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import { conventionProblems, type OtlpSpan } from "../support/genAiConventions.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Client } from "../support/untypedClient.js";
 
@@ -438,6 +439,19 @@ describe("a tool source whose key expired at call time", () => {
       { data: { ok: true, output: "invoice sent to acme" } },
     ]);
     expect(ofType(events, "interrupt.resolved")).toMatchObject([{ data: { kind: "tool_failure", decision: "retry" } }]);
+
+    // Its trace: OpenTelemetry GenAI spans that fit the convention, the refused attempt and the retry each a span.
+    const trace = await client.request("GET", `/v1/runs/${runId}/trace`);
+    expect(trace.status).toBe(200);
+    const spans: OtlpSpan[] = trace.body.resourceSpans[0].scopeSpans[0].spans;
+    expect(spans.flatMap(conventionProblems)).toEqual([]);
+    const invoiceSpans = spans.filter((s) => s.name === "execute_tool billing__send_invoice");
+    expect(invoiceSpans.map((s) => s.attributes.find((a) => a.key === "error.type")?.value.stringValue)).toEqual([
+      "unauthorized",
+      undefined,
+    ]);
+    expect(spans.filter((s) => s.name.startsWith("chat ")).length).toBe(run.usage.llmCalls);
+    expect((await other.request("GET", `/v1/runs/${runId}/trace`)).status).toBe(404);
   });
 
   it("skip hands the agent the person's message instead; fail ends the run with the reason; neither sends anything", async () => {
