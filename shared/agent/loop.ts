@@ -387,7 +387,9 @@ async function runCalls(
       // A retry runs the call as it was approved (an approval's edited arguments stay).
       if (decision && (decision.decision !== "retry" || !gate.decisions.has(call.id))) gate.decisions.set(call.id, decision);
     }
-    if (recordIntents(toolRound, calls) && !(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
+    // A rejected or skipped call does not start: no intent.
+    const starting = calls.filter((call) => !["reject", "skip", "answer"].includes(gate.decisions.get(call.id)?.decision ?? ""));
+    if (recordIntents(toolRound, starting) && !(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
   }
   const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
     loop.events.append([
