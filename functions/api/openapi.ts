@@ -400,6 +400,19 @@ export const OPERATIONS: Operation[] = [
     },
   },
   {
+    method: "get",
+    path: "/v1/runs/{runId}/trace",
+    summary:
+      "The run as OpenTelemetry spans (GenAI semantic conventions 1.41.0: invoke_agent, chat, execute_tool) in OTLP's JSON encoding, ready to POST to an OTLP/HTTP /v1/traces",
+    tag: "Runs",
+    responses: {
+      200: {
+        description: "An OTLP ExportTraceServiceRequest.",
+        schema: z.object({ resourceSpans: z.array(z.object({ resource: z.unknown(), scopeSpans: z.array(z.unknown()) })) }),
+      },
+    },
+  },
+  {
     method: "post",
     path: "/v1/tool-sources",
     summary: "Register an MCP server as a tool source",

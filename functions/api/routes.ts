@@ -25,6 +25,7 @@ import { agentRoutes } from "./agents.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
 import { resumeRoutes } from "./resume.js";
+import { traceRoutes } from "./trace.js";
 
 export { linksFor, ownRun };
 
@@ -88,6 +89,7 @@ export const routes: Route[] = [
     public: true,
   },
   ...resumeRoutes,
+  ...traceRoutes,
   ...agentRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,

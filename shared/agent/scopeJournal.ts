@@ -39,17 +39,18 @@ export class ScopeJournal {
     return this.records.size;
   }
 
-  /** The recorded value, or run `produce`, record and return it. */
+  /** The recorded value, or run `produce`, record and return it (unless `keep` says the value is no outcome to keep). */
   async once<T>(
     round: number,
     kind: JournalKind,
     callId: string,
     produce: () => Promise<T>,
-    options: { defer?: boolean } = {},
+    options: { defer?: boolean; keep?: (value: T) => boolean } = {},
   ): Promise<{ value: T; replayed: boolean }> {
     const recorded = this.records.get(callKey(this.call(round, kind, callId)));
     if (recorded) return { value: recorded.value as T, replayed: true };
     const value = await produce();
+    if (options.keep && !options.keep(value)) return { value, replayed: false };
     this.record(round, kind, callId, value);
     if (!options.defer) await this.flush();
     return { value, replayed: false };

@@ -74,6 +74,8 @@ function agentMessage(run: Pick<RunRecord, "runId" | "sessionId">, id: string, p
 /** How to answer a pause, in the words of the status message. */
 function howToReply(interrupt: Interrupt): string {
   if (interrupt.kind === "ask_user") return "Reply on this task with your answer.";
+  if (interrupt.kind === "tool_failure")
+    return "Reply on this task with 'retry', 'skip: <what the agent reads instead>', or 'fail: <why>'.";
   return "Reply on this task with 'approve', or 'reject: <why>'.";
 }
 

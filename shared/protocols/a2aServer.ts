@@ -150,7 +150,7 @@ const RunOptions = z.object({
 /** A reply's data part that decides a pause exactly (a text reply is read as approve / reject: why / the answer). */
 const ReplyData = z.object({
   interruptId: z.string().optional(),
-  decision: z.enum(["approve", "reject", "answer"]).optional(),
+  decision: z.enum(["approve", "reject", "answer", "retry", "skip", "fail"]).optional(),
   message: z.string().max(8_000).optional(),
 });
 
@@ -460,6 +460,7 @@ function decisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text:
     if (!message?.trim()) throw new RequestMalformedError("The task asks a question: reply with your answer as text.");
     return { decision: "answer", message };
   }
+  if (interrupt.kind === "tool_failure") return failureDecisionOf(interrupt, data, text);
   if (data.decision === "approve" || data.decision === "reject")
     return { decision: data.decision, ...(data.message ? { message: data.message } : {}) };
   const approve = /^\s*(approve|approved|yes|ok)\b[\s.!]*$/i.exec(text);
@@ -469,6 +470,19 @@ function decisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text:
   if (reject) return { decision: "reject", ...(why ? { message: why } : {}) };
   throw new RequestMalformedError(
     `The task waits for an approval (${interrupt.summary.split("\n")[0]}): reply 'approve', or 'reject: <why>' (or a data part {"decision": "approve" | "reject"}).`,
+  );
+}
+
+/** A reply to a failed tool call: retry, skip: <message>, or fail: <why> (or the same as a data part). */
+function failureDecisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text: string): ResolveInterruptRequest {
+  if (data.decision === "retry" || data.decision === "skip" || data.decision === "fail")
+    return { decision: data.decision, ...(data.message ? { message: data.message } : {}) };
+  const reply = /^\s*(?<decision>retry|skip|fail)\b[\s:,.-]*(?<message>[\s\S]*)$/i.exec(text);
+  const decision = reply?.groups?.decision?.toLowerCase() as "retry" | "skip" | "fail" | undefined;
+  const message = reply?.groups?.message?.trim();
+  if (decision) return { decision, ...(message && decision !== "retry" ? { message } : {}) };
+  throw new RequestMalformedError(
+    `The task waits on a failed tool call (${interrupt.summary.split("\n")[0]}): reply 'retry', 'skip: <what the agent reads instead>' or 'fail: <why>' (or a data part {"decision": "retry" | "skip" | "fail"}).`,
   );
 }
 
