@@ -26,9 +26,11 @@ import { textStream } from "./deltas.js";
 import { ScopeJournal } from "./scopeJournal.js";
 import { needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
+import { ToolPolicyGate } from "./toolPolicy.js";
 
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue"> &
+  Partial<Pick<Ports, "policies">> &
   SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model">> };
 
 /** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
@@ -182,6 +184,7 @@ interface Loop {
   usage: LoopUsage;
   events: BackgroundEvents;
   guard: CallGuard;
+  policy: ToolPolicyGate;
 }
 
 /** The loop's start: its journal (loaded unless the caller has it), its tools and the prompt's window. */
@@ -196,6 +199,7 @@ async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
     turnStart: options.conversation.length,
     reread: rereadHint(options.tools),
   });
+  const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
   return {
     run,
     options,
@@ -206,9 +210,10 @@ async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
     window,
     restore: (text) => window.restoreText(text),
     source: { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) },
-    usage: { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 },
+    usage,
     events: new BackgroundEvents(run),
     guard: new CallGuard(run, journal, options.runActive),
+    policy: new ToolPolicyGate(ports, run.runId, usage),
   };
 }
 
@@ -359,6 +364,7 @@ async function runCalls(
     journal,
     ports: { ...run.ports, model: countedModel(run.ports.model, loop.usage) },
     approval: options.toolApproval,
+    policy: loop.policy,
     concurrency: options.toolConcurrency ?? run.ports.settings.budgets.toolConcurrency,
   };
   if (calls.some((call) => hasEffects(toolRound, call))) {

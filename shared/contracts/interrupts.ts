@@ -43,6 +43,8 @@ export const Interrupt = z.object({
   callId: z.string().optional(),
   arguments: z.unknown().optional(),
   question: z.string().optional(),
+  /** Why a tool policy asks for this approval (its `@reason`). */
+  reason: z.string().optional(),
   resolution: Resolution.optional(),
   createdAt: z.string(),
 });
