@@ -24,6 +24,7 @@ import { mcpResult } from "../mcp.js";
 import { agentRoutes } from "./agents.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
+import { policyRoutes } from "./policies.js";
 import { resumeRoutes } from "./resume.js";
 
 export { linksFor, ownRun };
@@ -89,6 +90,7 @@ export const routes: Route[] = [
   },
   ...resumeRoutes,
   ...agentRoutes,
+  ...policyRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
 ];
