@@ -1,9 +1,9 @@
-import type { AuthorizationCall } from "@cedar-policy/cedar-wasm/nodejs";
+import type { StatefulAuthorizationCall } from "@cedar-policy/cedar-wasm/nodejs";
 import type { PolicyMode } from "../contracts/policies.js";
 import type { Tool, ToolSet } from "../ports/tools.js";
 import { cedar } from "./cedar.js";
 import { ALLOW_ID, type CompiledPolicies } from "./policySet.js";
-import { cedarValueOf, contextTypeOf, sizeValuesOf } from "./toolSchema.js";
+import { type CedarType, cedarValueOf, contextTypeOf, sizeValuesOf } from "./toolSchema.js";
 
 /** Who calls: the run's tenant, its saved agent (if it named one) and its session. */
 export interface Principal {
@@ -47,7 +47,7 @@ export interface CallDecision {
  */
 export async function decideCall(policies: CompiledPolicies, principal: Principal, call: CallFacts, tools: ToolSet): Promise<CallDecision> {
   const engine = await cedar();
-  const answer = engine.isAuthorized(requestOf(policies, principal, call, tools));
+  const answer = engine.statefulIsAuthorized(requestOf(policies, principal, call, tools));
   if (answer.type === "failure") {
     const reason = `The tool policies could not be evaluated: ${answer.errors.map((e) => e.message).join("; ")}`;
     return { verdict: "deny", reason, findings: [] };
@@ -81,14 +81,25 @@ export async function decideCall(policies: CompiledPolicies, principal: Principa
   return { verdict, ...(reason ? { reason } : {}), findings: all };
 }
 
-function requestOf(policies: CompiledPolicies, principal: Principal, call: CallFacts, tools: ToolSet): AuthorizationCall {
+/** Each tool's arguments type, made once per schema (the registry keeps its schemas). */
+const argumentTypes = new WeakMap<object, CedarType>();
+function argumentsTypeOf(schema: Record<string, unknown>): CedarType {
+  let type = argumentTypes.get(schema);
+  if (!type) {
+    type = contextTypeOf(schema).attributes.arguments as CedarType;
+    argumentTypes.set(schema, type);
+  }
+  return type;
+}
+
+function requestOf(policies: CompiledPolicies, principal: Principal, call: CallFacts, tools: ToolSet): StatefulAuthorizationCall {
   const tenant = { type: "Tenant", id: principal.tenantId };
   const agent = principal.agent ? { type: "Agent", id: principal.agent } : undefined;
   const session = { type: "Session", id: principal.sessionId };
   const resource = { type: "Tool", id: call.tool.name };
   const { spend } = call;
   const context = {
-    arguments: (cedarValueOf(contextTypeOf(tools.schemaOf(call.tool)).attributes.arguments, call.arguments) ?? {}) as Record<string, never>,
+    arguments: (cedarValueOf(argumentsTypeOf(tools.schemaOf(call.tool)), call.arguments) ?? {}) as Record<string, never>,
     sizes: sizeValuesOf(call.arguments),
     spend: { ...spend, tokens: spend.promptTokens + spend.completionTokens },
     session: { turn: call.turn },
@@ -98,7 +109,7 @@ function requestOf(policies: CompiledPolicies, principal: Principal, call: CallF
     action: { type: "Action", id: call.tool.name },
     resource,
     context,
-    policies: { staticPolicies: policies.texts },
+    preparsedPolicySetId: policies.setId,
     entities: [
       { uid: tenant, attrs: {}, parents: [] },
       ...(agent ? [{ uid: agent, attrs: {}, parents: [tenant] }] : []),

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { DetailedError } from "@cedar-policy/cedar-wasm/nodejs";
 import type { PolicyMode, ToolPolicy } from "../contracts/policies.js";
 import { BadRequestError } from "../errors.js";
@@ -21,8 +22,8 @@ export interface Statement {
 }
 
 export interface CompiledPolicies {
-  /** Every statement's text by its Cedar id, with the permit that allows what nothing forbids. */
-  texts: Record<string, string>;
+  /** The set as the engine holds it, parsed once (statefulIsAuthorized). */
+  setId: string;
   statements: Map<string, Statement>;
 }
 
@@ -30,8 +31,21 @@ export interface CompiledPolicies {
 export const ALLOW_ID = "stepwise-allow";
 const ALLOW = "permit(principal, action, resource);";
 
-/** The statements of the tenant's policies in force, each under its own id (`name@version#n`). */
+/** Sets kept parsed in the engine: a container sees few distinct sets (a new one per policy save). */
+const KEPT_SETS = 64;
+const compiled = new Map<string, CompiledPolicies>();
+let setsMade = 0;
+
+/**
+ * The statements of the tenant's policies in force, each under its own id (`name@version#n`),
+ * parsed once per container for each distinct set (versions never change once saved).
+ */
 export async function compilePolicies(policies: ToolPolicy[]): Promise<CompiledPolicies> {
+  const key = createHash("sha256")
+    .update(JSON.stringify(policies.map((p) => [p.name, p.version, p.mode, p.cedar])))
+    .digest("hex");
+  const known = compiled.get(key);
+  if (known) return known;
   const engine = await cedar();
   const texts: Record<string, string> = { [ALLOW_ID]: ALLOW };
   const statements = new Map<string, Statement>();
@@ -48,7 +62,15 @@ export async function compilePolicies(policies: ToolPolicy[]): Promise<CompiledP
       });
     });
   }
-  return { texts, statements };
+  // Ids go round: past KEPT_SETS the oldest set (first in the map) has the next id, and its slot is
+  // taken over (the engine has no way to drop a set).
+  const setId = `set-${setsMade++ % KEPT_SETS}`;
+  if (compiled.size >= KEPT_SETS) compiled.delete(compiled.keys().next().value as string);
+  const parsed = engine.preparsePolicySet(setId, { staticPolicies: texts });
+  if (parsed.type === "failure") throw invalid("The policies do not parse", parsed.errors);
+  const set = { setId, statements };
+  compiled.set(key, set);
+  return set;
 }
 
 /** A policy's statements with their annotations; throws a 400 for text that does not parse or permits. */

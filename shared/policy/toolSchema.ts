@@ -145,8 +145,13 @@ export function sizeValuesOf(args: unknown): Record<string, number> {
   if (typeof args !== "object" || args === null) return {};
   const sizes: Record<string, number> = {};
   for (const [name, value] of Object.entries(args)) {
-    if (typeof value === "string") sizes[name] = [...value].length;
+    if (typeof value === "string") sizes[name] = characters(value);
     else if (Array.isArray(value)) sizes[name] = value.length;
   }
   return sizes;
+}
+
+/** Characters as a person counts them (code points: an emoji is one), without splitting the string. */
+function characters(text: string): number {
+  return text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
 }
