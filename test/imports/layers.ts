@@ -67,7 +67,8 @@ export const LAYERS: Layer[] = [
       "shared/policy/",
     ],
     imports: PORTS,
-    holds: "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar)",
+    holds:
+      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar)",
   },
   {
     name: "wire formats",
