@@ -4,6 +4,7 @@ import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/
 import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from "../../shared/contracts/files.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
+import { SavePolicyRequest, ToolPolicy } from "../../shared/contracts/policies.js";
 import * as R from "../../shared/contracts/responses.js";
 import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
 import { type HttpResult, json } from "../http.js";
@@ -388,6 +389,56 @@ export const OPERATIONS: Operation[] = [
     summary: "Delete a saved agent, every version (runs that named it keep what they resolved)",
     tag: "Agents",
     responses: { 204: { description: "Deleted." }, 404: { description: "No such agent." } },
+  },
+  {
+    method: "get",
+    path: "/v1/policies",
+    summary: "The tenant's tool policies in force (the latest version of each)",
+    tag: "Policies",
+    responses: { 200: { description: "Policies.", schema: z.object({ policies: z.array(ToolPolicy) }) } },
+  },
+  {
+    method: "put",
+    path: "/v1/policies/{policy}",
+    summary:
+      "Save a new version of a tool policy (Cedar forbid statements, checked against the tenant's tool catalogue), in force at once; `log_only` only reports what it would decide",
+    tag: "Policies",
+    body: {
+      schema: SavePolicyRequest,
+      example: {
+        description: "No large files; payments over 500 need a person.",
+        mode: "log_only",
+        cedar:
+          '@reason("Artifacts may have at most 1,000 characters.")\nforbid(principal, action == Action::"write_artifact", resource) when { context.sizes.content > 1000 };',
+      },
+    },
+    responses: {
+      201: { description: "The saved version.", schema: ToolPolicy },
+      400: {
+        description: "Cedar that does not parse, a permit, or a tool, argument or type the catalogue does not have; nothing is saved.",
+      },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/policies/{policy}",
+    summary: "A tool policy: its latest version (`artifact-size`) or one version (`artifact-size@2`)",
+    tag: "Policies",
+    responses: { 200: { description: "The version.", schema: ToolPolicy }, 404: { description: "No such policy or version." } },
+  },
+  {
+    method: "get",
+    path: "/v1/policies/{policy}/versions",
+    summary: "Every version of a tool policy, oldest first",
+    tag: "Policies",
+    responses: { 200: { description: "Versions.", schema: z.object({ versions: z.array(ToolPolicy) }) } },
+  },
+  {
+    method: "delete",
+    path: "/v1/policies/{policy}",
+    summary: "Delete a tool policy, every version: it no longer applies to any call",
+    tag: "Policies",
+    responses: { 204: { description: "Deleted." }, 404: { description: "No such policy." } },
   },
   {
     method: "post",

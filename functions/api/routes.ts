@@ -24,6 +24,7 @@ import { mcpResult } from "../mcp.js";
 import { agentRoutes } from "./agents.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
+import { policyRoutes } from "./policies.js";
 import { resumeRoutes } from "./resume.js";
 import { traceRoutes } from "./trace.js";
 
@@ -91,6 +92,7 @@ export const routes: Route[] = [
   ...resumeRoutes,
   ...traceRoutes,
   ...agentRoutes,
+  ...policyRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
 ];

@@ -18,6 +18,7 @@ import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
 import { imageMove } from "./images.js";
 import { EXPLAIN } from "./planner.js";
+import { policyDenialMove } from "./policyDenial.js";
 import { researchMove } from "./research.js";
 import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
 import { workMove } from "./workTools.js";
@@ -41,6 +42,9 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
       `This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`,
     );
   }
+  // A call a tool policy denied is sent again, smaller, before anything else is considered.
+  const adapted = policyDenialMove(messages);
+  if (adapted) return adapted;
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };

@@ -48,6 +48,7 @@ export async function openInterrupt(
             arguments: interrupt.arguments,
             question: interrupt.question,
             ...(interrupt.failure ? { failure: interrupt.failure } : {}),
+            reason: interrupt.reason,
           },
         },
       ]),

@@ -35,9 +35,11 @@ import {
   pauseOn,
   recordFailedAttempt,
 } from "./toolFailure.js";
+import { ToolPolicyGate } from "./toolPolicy.js";
 
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue"> &
+  Partial<Pick<Ports, "policies">> &
   SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model">> };
 
 /** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
@@ -191,6 +193,7 @@ interface Loop {
   usage: LoopUsage;
   events: BackgroundEvents;
   guard: CallGuard;
+  policy: ToolPolicyGate;
 }
 
 /** The loop's start: its journal (loaded unless the caller has it), its tools and the prompt's window. */
@@ -205,6 +208,7 @@ async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
     turnStart: options.conversation.length,
     reread: rereadHint(options.tools),
   });
+  const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
   return {
     run,
     options,
@@ -215,9 +219,10 @@ async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
     window,
     restore: (text) => window.restoreText(text),
     source: { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) },
-    usage: { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 },
+    usage,
     events: new BackgroundEvents(run),
     guard: new CallGuard(run, journal, options.runActive),
+    policy: new ToolPolicyGate(ports, run.runId, usage),
   };
 }
 
@@ -368,6 +373,7 @@ async function runCalls(
     journal,
     ports: { ...run.ports, model: countedModel(run.ports.model, loop.usage) },
     approval: options.toolApproval,
+    policy: loop.policy,
     concurrency: options.toolConcurrency ?? run.ports.settings.budgets.toolConcurrency,
   };
   // A call that may wait for a person records its intent only once it is decided: an intent is a start.

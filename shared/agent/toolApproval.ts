@@ -24,11 +24,14 @@ export function pauseRequest(
   kind: "ask_user" | "tool_approval",
   call: ToolCall,
   args: { question?: unknown } | undefined,
-): { question?: string; summary: string } {
+  /** A tool policy asks for the approval: its reason leads the summary. */
+  reason?: string,
+): { question?: string; summary: string; reason?: string } {
+  const run = `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`;
   return {
     question: kind === "ask_user" ? String(args?.question ?? "") : undefined,
-    summary:
-      kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
+    summary: kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : reason ? `${reason}\n${run}` : run,
+    ...(reason ? { reason } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
+import type { SavePolicyRequest, ToolPolicy } from "../contracts/policies.js";
 import type {
   CancelResponse,
   CreateRunResponse,
@@ -128,6 +129,20 @@ export class StepwiseClient {
 
   deleteAgent(name: string): Promise<void> {
     return this.request("DELETE", `/v1/agents/${enc(name)}`);
+  }
+
+  /** The tenant's tool policies in force (the latest version of each). */
+  listPolicies(): Promise<{ policies: ToolPolicy[] }> {
+    return this.request("GET", "/v1/policies");
+  }
+
+  /** Saves a new version of a tool policy (checked against the tool catalogue: 400 with Cedar's reason). */
+  savePolicy(name: string, policy: Partial<SavePolicyRequest> & Pick<SavePolicyRequest, "cedar">): Promise<ToolPolicy> {
+    return this.request("PUT", `/v1/policies/${enc(name)}`, policy);
+  }
+
+  deletePolicy(name: string): Promise<void> {
+    return this.request("DELETE", `/v1/policies/${enc(name)}`);
   }
 
   getSettings(): Promise<Settings> {

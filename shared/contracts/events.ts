@@ -104,6 +104,8 @@ export const EventBody = z.discriminatedUnion("type", [
       question: z.string().optional(),
       /** A tool_failure's attempt and error. */
       failure: ToolFailure.optional(),
+      /** Why a tool policy asks for this approval. */
+      reason: z.string().optional(),
     }),
   }),
   z.object({
@@ -145,6 +147,28 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   /** A newer message to the session stopped the run at a safe point; what it finished stays in the session. */
   z.object({ type: z.literal("run.interrupted"), data: z.object({ reason: z.string(), byRunId: z.string().optional() }) }),
+  /**
+   * A guardrail decided (shared with the input and output checks): `source` is "policy" for a tool
+   * policy (or a check's kind), `name` the policy or check, `verdict` what it decided ("deny",
+   * "require_approval" for a policy), `mode` whether it held ("enforce") or only says what would
+   * have happened ("log_only"). A policy's decision names the tool call.
+   */
+  z.object({
+    type: z.literal("guardrail.decided"),
+    data: z.object({
+      source: z.string(),
+      name: z.string(),
+      verdict: z.string(),
+      reason: z.string(),
+      mode: z.string(),
+      agent: AgentRole.optional(),
+      taskId: z.string().optional(),
+      /** The policy's version that decided. */
+      version: z.number().int().optional(),
+      tool: z.string().optional(),
+      callId: z.string().optional(),
+    }),
+  }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];

@@ -60,6 +60,8 @@ export const Interrupt = z.object({
   question: z.string().optional(),
   /** A tool_failure's attempt and error. */
   failure: ToolFailure.optional(),
+  /** Why a tool policy asks for this approval (its `@reason`). */
+  reason: z.string().optional(),
   resolution: Resolution.optional(),
   createdAt: z.string(),
 });

@@ -91,6 +91,10 @@ export const keys = {
   savedAgent: (tenantId: string, name: string, version: number) => ({ pk: `TENANT#${tenantId}`, sk: `AGENT#${name}#v${pad(version, 9)}` }),
   /** Every saved agent's versions, or one agent's ("#" ends a name, so `analyst` never reads `analyst-2`). */
   savedAgentPrefix: (name?: string) => (name === undefined ? "AGENT#" : `AGENT#${name}#v`),
+  /** One version of a tool policy: its versions sort in order after the name's prefix. */
+  toolPolicy: (tenantId: string, name: string, version: number) => ({ pk: `TENANT#${tenantId}`, sk: `POLICY#${name}#v${pad(version, 9)}` }),
+  /** Every policy's versions, or one policy's ("#" ends a name). */
+  toolPolicyPrefix: (name?: string) => (name === undefined ? "POLICY#" : `POLICY#${name}#v`),
   upload: (tenantId: string, fileId: string) => ({ pk: `TENANT#${tenantId}`, sk: `UPLOAD#${fileId}` }),
   /** The key's hash, not the key: a client's key can be long and holds whatever the client put in it. */
   idempotencyClaim: (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${sha256(key)}` }),

@@ -17,7 +17,9 @@
  * 9. Stream windows (streamWindow.ts): what a reconnection costs a watcher, against what a stream
  *    whose client left costs until its window ends, per STREAM_MAX_SECONDS.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * 10. Tool policies (policy.ts): the Cedar decision before each tool call (p95), the engine's load and its layer.
+ *
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`, `policy`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 
 import { Client } from "../support/client.js";
@@ -122,3 +124,4 @@ if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache
 if (wanted("eventlog")) await (await import("./eventLog.js")).benchEventLog();
 if (wanted("stream")) await (await import("./streamWindow.js")).benchStreamWindow();
 if (wanted("capacity")) await (await import("./capacity.js")).benchCapacity();
+if (wanted("policy")) await (await import("./policy.js")).benchPolicy();

@@ -64,9 +64,11 @@ export const LAYERS: Layer[] = [
       "shared/web/",
       "shared/webhooks/",
       "shared/sandbox/",
+      "shared/policy/",
     ],
     imports: PORTS,
-    holds: "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python",
+    holds:
+      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar)",
   },
   {
     name: "wire formats",

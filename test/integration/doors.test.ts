@@ -10,8 +10,8 @@ import { type RunningStack, startStack } from "../support/localStack.js";
 /**
  * The same run requests through every door — REST, MCP (`run_task`), A2A (`SendMessage`) and AG-UI
  * (`POST /v1/ag-ui`) — get the same outcome, each in its protocol's shape: a run accepted, an input
- * over MAX_INPUT_CHARS refused, and a second message on a busy session under each tenant default
- * (reject, enqueue, interrupt; the interrupted runs are plan_solve runs). One table, one local stack
+ * over MAX_INPUT_CHARS refused, a second message on a busy session under each tenant default
+ * (reject, enqueue, interrupt; the interrupted runs are plan_solve runs), and a tenant's tool policy. One table, one local stack
  * with the offline model; STREAM_MAX_SECONDS=2 makes the streaming doors (MCP, AG-UI) answer with the
  * run as it stands after two seconds.
  */
@@ -189,6 +189,34 @@ describe("every door accepts a run the same way", { timeout: 400_000 }, () => {
         ["assistant", next.run.runId],
       ]);
       expect(messages[1]!.content).toContain("Interrupted by a newer message");
+    }
+  });
+
+  it("a tenant's tool policy holds at every door: the large write is denied with its reason and the agent writes a smaller file", async () => {
+    const cedar = `@reason("Artifacts may have at most 1,000 characters.")
+forbid(principal, action == Action::"write_artifact", resource) when { context.sizes.content > 1000 };`;
+    expect((await client.request("PUT", "/v1/policies/artifact-size", { cedar })).status).toBe(201);
+    try {
+      const input = `use write_artifact {"filename": "notes.md", "content": "${"policy ".repeat(200)}"}`;
+      for (const door of doorNames) {
+        const outcome = (await doors[door]({ input, mode: "react", sessionId: `ses_policy${randomUUID().slice(0, 8)}` })) as {
+          runId: string;
+        };
+        const { run, events } = await client.waitForEnd(outcome.runId, 120_000);
+        const writes = events.flatMap((e) => (e.type === "tool.result" && e.data.tool === "write_artifact" ? [e.data] : []));
+        const decided = events.flatMap((e) => (e.type === "guardrail.decided" ? [[e.data.name, e.data.verdict, e.data.mode]] : []));
+        expect({ door, status: run.status, writes: writes.map((w) => w.ok), first: writes[0]?.output, decided }).toEqual({
+          door,
+          status: "succeeded",
+          writes: [false, true],
+          first: "Denied by policy: Artifacts may have at most 1,000 characters.",
+          decided: [["artifact-size", "deny", "enforce"]],
+        });
+        const notes = run.files.find((f: { name: string }) => f.name === "notes.md") as { bytes: number } | undefined;
+        expect({ door, small: (notes?.bytes ?? 0) > 0 && (notes?.bytes ?? 0) <= 1000 }).toEqual({ door, small: true });
+      }
+    } finally {
+      expect((await client.request("DELETE", "/v1/policies/artifact-size")).status).toBe(204);
     }
   });
 });
