@@ -245,6 +245,15 @@ export class Renderer {
         return ["", c.yellow(c.bold(`✗ The run was cancelled: ${event.data.reason}`))];
       case "run.interrupted":
         return ["", c.yellow(c.bold(`✗ The run was interrupted: ${event.data.reason}`)), c.dim("  What it finished stays in the session.")];
+      case "guardrail.decided": {
+        const { check, verdict, reason, stage, tool } = event.data;
+        if (verdict === "pass") return [];
+        const where = tool ? `${stage} of ${tool}` : stage;
+        const mark = verdict === "block" ? c.red("⛔ blocked") : verdict === "redact" ? c.yellow("✎ redacted") : c.yellow("⚠ warned");
+        return [`  ${mark} ${c.dim(`(guardrail ${check}, ${where})`)}${reason ? `: ${this.cut(oneLine(reason))}` : ""}`];
+      }
+      case "run.blocked":
+        return ["", c.red(c.bold(`⛔ The run was blocked by the guardrail ${event.data.check}: ${event.data.reason}`))];
       case "run.queued_behind":
         return [c.dim(`… waiting for run ${event.data.runId} to end (place ${event.data.position} in the session's queue)`)];
       default: {

@@ -9,6 +9,7 @@ import {
   type ChatModel,
   type ChatRequest,
   type ChatResponse,
+  moderationOf,
   paidAttemptsOf,
   type ToolCall,
   type ToolSpec,
@@ -411,6 +412,7 @@ function addUsage(usage: LoopUsage, response: ChatResponse): void {
 function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
   return {
     name: model.name,
+    ...moderationOf(model),
     complete: async (request) => {
       const response = await model.complete(request);
       addUsage(usage, response);

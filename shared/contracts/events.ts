@@ -142,6 +142,28 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   /** A newer message to the session stopped the run at a safe point; what it finished stays in the session. */
   z.object({ type: z.literal("run.interrupted"), data: z.object({ reason: z.string(), byRunId: z.string().optional() }) }),
+  /**
+   * A guardrail check decided on a text (the run's input, an answer, a streamed window, a tool's
+   * result): `pass`, or what it did. The text a check blocked is never in the event.
+   */
+  z.object({
+    type: z.literal("guardrail.decided"),
+    data: z.object({
+      check: z.string(),
+      kind: z.string(),
+      stage: z.enum(["input", "output", "tool_results"]),
+      verdict: z.enum(["pass", "block", "redact", "warn"]),
+      reason: z.string().optional(),
+      /** The check could not answer (its service failed) and its failure mode decided. */
+      failed: z.boolean().optional(),
+      agent: AgentRole.optional(),
+      taskId: z.string().optional(),
+      /** The tool whose result was checked (stage tool_results). */
+      tool: z.string().optional(),
+    }),
+  }),
+  /** A guardrail check blocked the run: it ends here, with the check's reason. */
+  z.object({ type: z.literal("run.blocked"), data: z.object({ check: z.string(), reason: z.string() }) }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];

@@ -64,9 +64,11 @@ export const LAYERS: Layer[] = [
       "shared/web/",
       "shared/webhooks/",
       "shared/sandbox/",
+      "shared/guardrails/",
     ],
     imports: PORTS,
-    holds: "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python",
+    holds:
+      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, guardrail checks",
   },
   {
     name: "wire formats",

@@ -196,6 +196,15 @@ export class Activity {
       case "run.started":
         this.add(event, `Started (${d.mode}).`);
         break;
+      case "guardrail.decided":
+        if (d.verdict !== "pass")
+          this.add(
+            event,
+            h("strong", { class: d.verdict === "block" ? "bad" : "" }, `Guardrail ${d.check}: ${d.verdict} `),
+            h("small", { class: "muted" }, `(${d.tool ? `${d.stage} of ${d.tool}` : d.stage})`),
+            d.reason ? ` — ${d.reason}` : "",
+          );
+        break;
       case "task.started":
       case "plan.updated":
         break; // the timeline and the plan show them
