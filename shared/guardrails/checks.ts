@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { checkName, type GuardrailCheck, type GuardrailStage, stagesOf } from "../contracts/guardrails.js";
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import { checkName, type GuardrailCheck, type GuardrailStage, stagesOf } from "../contracts/guardrails.js";
 import { errorMessage, StepError, StepErrorCode } from "../errors.js";
 import type { ChatModel } from "../llm/types.js";
 import { findInjection, findPattern, findPii, redact, type Span } from "./detectors.js";
@@ -110,7 +110,13 @@ function fromSpans(check: GuardrailCheck, stage: GuardrailStage, spans: Span[]):
   return { ...base, verdict: check.action, reason: what, spans };
 }
 
-async function decide(check: GuardrailCheck, stage: GuardrailStage, text: string, context: GuardContext, usage: GuardUsage): Promise<Decision> {
+async function decide(
+  check: GuardrailCheck,
+  stage: GuardrailStage,
+  text: string,
+  context: GuardContext,
+  usage: GuardUsage,
+): Promise<Decision> {
   if (isLocal(check)) return fromSpans(check, stage, localSpans(check, text));
   const base = { check: checkName(check), kind: check.kind, stage };
   try {

@@ -19,7 +19,7 @@ const CARD = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
 /** A leading + or (, then digits with spaces, dots, dashes and parentheses: 8 to 15 digits in all (E.164 allows 15). */
 const PHONE = /(?<![\w+])(?:\+|\()?\d[\d ().-]{6,}\d(?![\w])/g;
 const IBAN = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g;
-const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])/g;
+const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\d|\.\d)/g;
 
 /** The Luhn checksum card numbers carry (ISO/IEC 7812): most digit runs that are not cards fail it. */
 export function luhnValid(digits: string): boolean {
