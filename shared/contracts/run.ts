@@ -4,7 +4,17 @@ import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
-export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted", "blocked"]);
+export const RunStatus = z.enum([
+  "queued",
+  "running",
+  "awaiting_input",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "interrupted",
+  "blocked",
+]);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /**

@@ -21,7 +21,7 @@ export async function guardRunInput(ports: InputGuardPorts, runId: string): Prom
   const record = await ports.runs.get(runId);
   const checks = checksAt(record?.guardrails, "input");
   // Only before the start: a repeated delivery of a started run was checked already.
-  if (!record || record.status !== "queued" || checks.length === 0) return undefined;
+  if (record?.status !== "queued" || checks.length === 0) return undefined;
   const checked = await checkText(checks, "input", record.input, { model: ports.model });
   if (checked.usage.llmCalls) await ports.runs.addUsage(runId, checked.usage);
   if (!checked.blocked && checked.text !== record.input) await ports.runs.update(runId, { input: checked.text }, ["queued"]);

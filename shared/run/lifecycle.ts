@@ -43,11 +43,11 @@ export async function endRun(
         : status === "blocked"
           ? { type: "run.blocked", data: { check: details.error?.code ?? "guardrail", reason: details.error?.message ?? status } }
           : status === "interrupted"
-          ? {
-              type: "run.interrupted",
-              data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
-            }
-          : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
+            ? {
+                type: "run.interrupted",
+                data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
+              }
+            : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
   // One conditional write moves the run to its terminal status and claims the slot's release.
   const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
   const ended = await ports.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);

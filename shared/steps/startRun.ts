@@ -2,8 +2,8 @@ import { fixedMode } from "../agent/router.js";
 import { START_EVENTS } from "../contracts/historyBudget.js";
 import type { PlanOutput, RunState, StartRunInput } from "../contracts/steps.js";
 import { NotFoundError } from "../errors.js";
-import { countMetric } from "../observability.js";
 import { guardRunInput, type InputGuardPorts } from "../guardrails/inputGuard.js";
+import { countMetric } from "../observability.js";
 import type { StepPorts } from "../ports/index.js";
 import { type EndRunPorts, endRun } from "../run/lifecycle.js";
 

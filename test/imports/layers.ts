@@ -67,8 +67,7 @@ export const LAYERS: Layer[] = [
       "shared/guardrails/",
     ],
     imports: PORTS,
-    holds:
-      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, guardrail checks",
+    holds: "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, guardrail checks",
   },
   {
     name: "wire formats",
