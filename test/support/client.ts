@@ -22,7 +22,7 @@ export interface Answer<T> {
   body: T;
 }
 
-const ENDED = ["succeeded", "failed", "cancelled", "timed_out", "interrupted"];
+const ENDED = ["succeeded", "failed", "cancelled", "timed_out", "interrupted", "blocked"];
 const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted"]);
 
 /**
