@@ -60,7 +60,8 @@ const mcp: Door = async (message) => {
   mcpClients.push(mcpClient);
   const result = (await mcpClient.callTool({ name: "run_task", arguments: message }, undefined, { timeout: 60_000 })) as CallToolResult;
   const structured = result.structuredContent as { runId?: string; error?: { code: string; details?: { activeRunId?: string } } };
-  return result.isError && structured?.error ? refusal(structured.error) : { runId: String(structured?.runId) };
+  // A run that ended badly (blocked, failed) is an error result too, with its runId: not a refusal.
+  return result.isError && structured?.error && !structured.runId ? refusal(structured.error) : { runId: String(structured?.runId) };
 };
 
 /** A2A (1.0, JSON-RPC): SendMessage answering at once with the task, or a JSON-RPC error whose ErrorInfo carries the code. */
