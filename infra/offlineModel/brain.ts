@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { offeredToolNames } from "./conversation.js";
 import { deliverAtBudget, execute, isBudgetDelivery } from "./executor.js";
-import { isJudging, judgeText } from "./guardrails.js";
+import { isGuardrailJudging, judgeGuardrail } from "./guardrails.js";
 import { honourInstructions } from "./instructions.js";
 import { plan } from "./planner.js";
 import { isReportWriting, writeReportText } from "./reportWriter.js";
@@ -23,7 +23,7 @@ function decide({ messages, tools }: BrainRequest): Decision {
   if (offered.has("choose_mode")) return route(messages);
   if (offered.has("planning")) return plan(messages, offered);
   if (offered.size === 0 && isTitling(messages)) return writeTitle(messages);
-  if (offered.size === 0 && isJudging(messages)) return judgeText(messages);
+  if (offered.size === 0 && isGuardrailJudging(messages)) return judgeGuardrail(messages);
   if (offered.size === 0 && isBudgetDelivery(messages)) return deliverAtBudget(messages);
   if (offered.size === 0) return isReportWriting(messages) ? writeReportText(messages) : summarize(messages);
   return execute(messages, offered, tools);

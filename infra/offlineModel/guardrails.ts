@@ -61,10 +61,10 @@ function resultOf(text: string) {
 }
 
 /** A guardrail judge's request starts its instructions so (shared/guardrails/judge.ts). */
-export const isJudging = (messages: readonly ChatMessage[]) => /^You are a guardrail judge\b/.test(systemText(messages));
+export const isGuardrailJudging = (messages: readonly ChatMessage[]) => /^You are a guardrail judge\b/.test(systemText(messages));
 
 /** Fails the text when it holds a word the rubric quotes ("never mention "Project X""), else passes. */
-export function judgeText(messages: readonly ChatMessage[]): Decision {
+export function judgeGuardrail(messages: readonly ChatMessage[]): Decision {
   const rubric = systemText(messages).match(/^Rubric: (.*)$/m)?.[1] ?? "";
   const text = (lastUserText(messages).match(/<text>\n?([\s\S]*?)\n?<\/text>/)?.[1] ?? "").toLowerCase();
   const quoted = [...rubric.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
