@@ -69,7 +69,8 @@ const DOOR = [
 ] as const satisfies readonly PortName[];
 
 export const HANDLER_USES = {
-  StartRun: { ports: ["runs", "events"] },
+  // It checks the run's input (guardrails: moderation and judge through the model) and ends a blocked run.
+  StartRun: { ports: ["runs", "events", "activeRuns", "interrupts", "model"] },
   // The router reads the tools' names to choose a mode; it runs none.
   RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions"] },
   AgentTurn: { ports: [...LOOP, "tools", "sessions", "executions"], executions: ["history"], runsTools: true },

@@ -237,6 +237,8 @@ export class Orchestration extends Construct {
         )
         .when(sfn.Condition.stringEquals("$.mode", "route"), routeRequest.next(chooseMode))
         .when(sfn.Condition.stringEquals("$.mode", "answer"), finalize)
+        // A guardrail blocked the input: the run has ended already.
+        .when(sfn.Condition.stringEquals("$.mode", "ended"), new sfn.Succeed(this, "Run ended at its start"))
         .otherwise(new sfn.Fail(this, "Unknown mode", { error: "UnknownMode", causePath: "$.mode" })),
     );
 

@@ -255,6 +255,22 @@ export class Renderer {
         return ["", c.yellow(c.bold(`✗ The run was cancelled: ${event.data.reason}`))];
       case "run.interrupted":
         return ["", c.yellow(c.bold(`✗ The run was interrupted: ${event.data.reason}`)), c.dim("  What it finished stays in the session.")];
+      case "guardrail.decided": {
+        const { check, kind, verdict, reason, stage, tool, mode } = event.data;
+        if (verdict === "pass") return [];
+        const where = tool ? `${stage} of ${tool}` : stage;
+        const marks = {
+          block: c.red("⛔ blocked"),
+          deny: c.red("⛔ denied"),
+          require_approval: c.yellow("✋ approval asked"),
+          redact: c.yellow("✎ redacted"),
+          warn: c.yellow("⚠ warned"),
+        };
+        const what = `${kind === "policy" ? "policy" : "guardrail"} ${check}, ${where}${mode === "log_only" ? ", log only" : ""}`;
+        return [`  ${marks[verdict]} ${c.dim(`(${what})`)}${reason ? `: ${this.cut(oneLine(reason))}` : ""}`];
+      }
+      case "run.blocked":
+        return ["", c.red(c.bold(`⛔ The run was blocked by the guardrail ${event.data.check}: ${event.data.reason}`))];
       case "run.queued_behind":
         return [c.dim(`… waiting for run ${event.data.runId} to end (place ${event.data.position} in the session's queue)`)];
       default: {

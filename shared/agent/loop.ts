@@ -1,7 +1,9 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
 import { StepError, StepErrorCode } from "../errors.js";
+import { TextGuard } from "../guardrails/textGuard.js";
 import { contextOverflowOf, windowOf } from "../llm/providerRules.js";
 import { DEFAULT_TOOL_CAP, settingsFor } from "../llm/roleSettings.js";
 import {
@@ -9,6 +11,7 @@ import {
   type ChatModel,
   type ChatRequest,
   type ChatResponse,
+  moderationOf,
   paidAttemptsOf,
   type ToolCall,
   type ToolSpec,
@@ -46,6 +49,8 @@ export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "f
 export interface RunScope<P extends LoopPorts = LoopPorts> {
   runId: string;
   ports: P;
+  /** The run's guardrail checks (its record's): output and tool results are checked here. */
+  guardrails?: GuardrailCheck[];
   /** Epoch ms after which a turn should hand back to the state machine rather than start a round. */
   deadline?: number;
 }
@@ -144,6 +149,8 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const reply = await askModel(loop, round, delivering, check);
     if (!reply) return done({ kind: "ended", rounds: round });
     const { response, replayed } = reply;
+    // What people may see of the reply (output guardrails: redacted; a block ends the run).
+    const shown = await loop.textGuard.shown(loop.restore(response.content ?? ""));
     // A delivery has no tools to call: calls it makes anyway are not run.
     const calls = delivering ? [] : response.toolCalls.map((call) => loop.window.restoreArguments(call));
     if (response.finishReason === "length" && calls.length) {
@@ -153,9 +160,9 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       for (const call of calls) conversation.push({ role: "tool", tool_call_id: call.id, content: CUT_TOOL_CALL });
       continue;
     }
-    if (!replayed) countAndAnnounce(loop, response, calls, reply.streamed);
+    if (!replayed) countAndAnnounce(loop, response, calls, reply.streamed, shown);
     if (delivering) {
-      const text = loop.restore(response.content ?? "").trim();
+      const text = shown.trim();
       return done({ kind: "budget", rounds: round, text: text || `${budgetStop(options.maxRounds)} The model gave no summary.` });
     }
     conversation.push(assistantMessage(response));
@@ -167,12 +174,12 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       }
       return done({ kind: "empty", rounds: round + 1 });
     }
-    if (calls.length === 0) return done({ kind: "answer", text: loop.restore(response.content ?? ""), rounds: round + 1 });
+    if (calls.length === 0) return done({ kind: "answer", text: shown, rounds: round + 1 });
 
     const acted = await runCalls(loop, round, calls);
     if (acted.kind === "ended") return done({ kind: "ended", rounds: round });
     if (acted.kind === "interrupted") return done({ kind: "interrupted", interruptId: acted.interruptId, rounds: round });
-    if (acted.endsTurn) return done({ kind: "answer", text: loop.restore(response.content ?? ""), rounds: round + 1 });
+    if (acted.endsTurn) return done({ kind: "answer", text: shown, rounds: round + 1 });
   }
   throw new Error("unreachable: the last round delivers");
 }
@@ -194,6 +201,8 @@ interface Loop {
   events: BackgroundEvents;
   guard: CallGuard;
   policy: ToolPolicyGate;
+  /** The run's guardrails on what this agent shows and the outside text its tools bring in. */
+  textGuard: TextGuard;
 }
 
 /** The loop's start: its journal (loaded unless the caller has it), its tools and the prompt's window. */
@@ -208,6 +217,7 @@ async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
     turnStart: options.conversation.length,
     reread: rereadHint(options.tools),
   });
+  const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
   const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
   return {
     run,
@@ -218,11 +228,12 @@ async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
     limits,
     window,
     restore: (text) => window.restoreText(text),
-    source: { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) },
+    source,
     usage,
     events: new BackgroundEvents(run),
     guard: new CallGuard(run, journal, options.runActive),
     policy: new ToolPolicyGate(ports, run.runId, usage),
+    textGuard: new TextGuard(run.ports, run.runId, run.guardrails, source, usage),
   };
 }
 
@@ -249,7 +260,7 @@ async function askModel(
     "llm",
     "",
     async () => {
-      const stream = textStream(run.ports, run.runId, loop.source, loop.restore);
+      const stream = textStream(run.ports, run.runId, loop.source, loop.restore, loop.textGuard);
       try {
         const onText = (text: string) => {
           streamed = true;
@@ -329,16 +340,14 @@ async function countFailedCall(loop: Loop, error: unknown): Promise<void> {
 }
 
 /** A new reply (not a replayed one): its usage counted, its thought (unless streamed) and calls announced. */
-function countAndAnnounce(loop: Loop, response: ChatResponse, calls: ToolCall[], streamed: boolean): void {
+function countAndAnnounce(loop: Loop, response: ChatResponse, calls: ToolCall[], streamed: boolean, shown: string): void {
   const { usage, source } = loop;
   addUsage(usage, response);
   if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
   usage.toolCalls += calls.length;
   loop.events.append([
     // Streamed text reached clients as agent.delta already: one event per fact.
-    ...(!streamed && response.content?.trim()
-      ? [{ type: "agent.thought", data: { ...source, text: loop.restore(response.content) } } as const]
-      : []),
+    ...(!streamed && shown.trim() ? [{ type: "agent.thought", data: { ...source, text: shown } } as const] : []),
     ...calls.map((call) => {
       const args = parseArguments(call.arguments);
       const persona = personaOf(args, loop.tools.get(call.name), call.name);
@@ -397,14 +406,16 @@ async function runCalls(
     const starting = calls.filter((call) => !["reject", "skip", "answer"].includes(gate.decisions.get(call.id)?.decision ?? ""));
     if (recordIntents(toolRound, starting) && !(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
   }
-  const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
+  const announce = (call: ToolCall, value: ToolOutcome) =>
     loop.events.append([
       {
         type: "tool.result",
         data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) },
       },
-    ]),
-  );
+    ]);
+  // Results checked as input (guardrails on tool results) are shown once checked.
+  const checked = loop.textGuard.checksToolResults;
+  const outcomes = await runToolCalls(toolRound, calls, gate.decisions, checked ? undefined : announce);
   // A call that failed for a reason a person can fix waits for them; the round's other results are kept.
   const failed = calls.flatMap((call, i) => {
     const failure = failureOf(outcomes[i].value, nextAttemptOf(journal, round, call.id));
@@ -416,11 +427,13 @@ async function runCalls(
     const first = await pauseOn(toolRound, failed[0].call, failed[0].failure);
     return { kind: "interrupted", interruptId: first.interruptId };
   }
-  calls.forEach((call, i) => {
+  for (const [i, call] of calls.entries()) {
     const { value } = outcomes[i];
+    const output = checked ? await loop.textGuard.toolResult(tools.get(call.name), value.output) : value.output;
+    if (checked) announce(call, output === value.output ? value : { ...value, output, shown: undefined });
     if (value.loads) tools.load?.(value.loads);
-    loop.conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
-  });
+    loop.conversation.push({ role: "tool", tool_call_id: call.id, content: output });
+  }
   const endsTurn = options.endsTurn?.(
     calls,
     outcomes.map((o) => o.value),
@@ -463,6 +476,7 @@ function addUsage(usage: LoopUsage, response: ChatResponse): void {
 function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
   return {
     name: model.name,
+    ...moderationOf(model),
     complete: async (request) => {
       const response = await model.complete(request);
       addUsage(usage, response);

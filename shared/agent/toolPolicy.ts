@@ -42,8 +42,9 @@ export class ToolPolicyGate {
           type: "guardrail.decided",
           data: {
             ...at.source,
-            source: "policy",
-            name: finding.policy,
+            check: finding.policy,
+            kind: "policy",
+            stage: "tool_call",
             version: finding.version,
             verdict: finding.verdict,
             reason: finding.reason,

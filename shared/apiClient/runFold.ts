@@ -75,6 +75,7 @@ export interface FoldedCall {
 
 export type PendingInterrupt = Extract<RunEvent, { type: "interrupt.opened" }>["data"];
 export type CreatedFile = Extract<RunEvent, { type: "file.created" }>["data"];
+export type GuardrailDecision = Extract<RunEvent, { type: "guardrail.decided" }>["data"];
 
 export type FoldedStatus =
   | "unknown"
@@ -85,7 +86,8 @@ export type FoldedStatus =
   | "failed"
   | "cancelled"
   | "timed_out"
-  | "interrupted";
+  | "interrupted"
+  | "blocked";
 
 export interface FoldedRun {
   /** The last event folded (0: none). */
@@ -109,6 +111,8 @@ export interface FoldedRun {
   files: ReadonlyMap<string, CreatedFile>;
   /** Tool sources that could not be reached, with why. */
   unavailableSources: ReadonlyMap<string, string>;
+  /** The guardrail checks' decisions other than `pass`, in order. */
+  guardrails: readonly GuardrailDecision[];
   result?: string;
   resultFiles?: readonly string[];
   stopReason?: string;
@@ -124,6 +128,7 @@ export const EMPTY_RUN: FoldedRun = {
   pending: new Map(),
   files: new Map(),
   unavailableSources: new Map(),
+  guardrails: [],
 };
 
 /** The key of a task in `tasks`. */
@@ -159,6 +164,8 @@ export function foldRun(run: FoldedRun, event: RunEvent): FoldedRun {
 function endBlocks(run: FoldedRun, event: RunEvent): FoldedRun {
   const source = textSource(event.data);
   let ends: (block: StreamedBlock) => boolean;
+  // A check's decision on a streamed window is no act of its agent: the text goes on in the same block.
+  if (event.type === "guardrail.decided") return run;
   if (event.type === "agent.delta" || event.type === "agent.reasoning") {
     // Reasoning comes before the reply's text: the text's first piece ends the reasoning.
     if (!event.data.text || event.type === "agent.reasoning") return run;
@@ -277,7 +284,9 @@ type RunLevelEvent = Extract<
       | "run.failed"
       | "run.timed_out"
       | "run.cancelled"
-      | "run.interrupted";
+      | "run.interrupted"
+      | "guardrail.decided"
+      | "run.blocked";
   }
 >;
 
@@ -314,6 +323,10 @@ function applyRun(run: FoldedRun, event: RunLevelEvent): FoldedRun {
       return { ...run, status: "cancelled", error: { code: "cancelled", message: event.data.reason }, pending: new Map() };
     case "run.interrupted":
       return { ...run, status: "interrupted", error: { code: "interrupted", message: event.data.reason }, pending: new Map() };
+    case "guardrail.decided":
+      return event.data.verdict === "pass" ? run : { ...run, guardrails: [...run.guardrails, event.data] };
+    case "run.blocked":
+      return { ...run, status: "blocked", error: { code: "blocked", message: event.data.reason }, pending: new Map() };
   }
 }
 
@@ -344,6 +357,8 @@ const KNOWN = new Set<string>([
   "run.cancelled",
   "run.queued_behind",
   "run.interrupted",
+  "guardrail.decided",
+  "run.blocked",
 ] satisfies RunEvent["type"][]);
 
 function put<K, V>(map: ReadonlyMap<K, V>, key: K, value: V): ReadonlyMap<K, V> {

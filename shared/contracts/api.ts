@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
+import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
 import { WebhookSubscription } from "./webhook.js";
@@ -42,6 +43,8 @@ export const TenantSettings = z.strictObject({
   multitask: Multitask.optional(),
   /** Instructions every agent of the tenant's runs follows, in each role's prompt ("" removes them). */
   instructions: Instructions.optional(),
+  /** Checks on every run's input and output (docs/configuration.md, "Guardrails"); `[]` removes them. */
+  guardrails: GuardrailChecks.optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 

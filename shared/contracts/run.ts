@@ -1,9 +1,20 @@
 import { z } from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
+import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
-export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
+export const RunStatus = z.enum([
+  "queued",
+  "running",
+  "awaiting_input",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "interrupted",
+  "blocked",
+]);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /**
@@ -89,6 +100,8 @@ export const RunRecord = z.object({
   instructions: z.string().optional(),
   /** The saved agent the run named, as it was when the run was submitted. */
   agent: RunAgent.optional(),
+  /** The guardrail checks of the run (the tenant's, then its saved agent's), fixed at submission. */
+  guardrails: z.array(GuardrailCheck).optional(),
   /** Why the run stopped before its plan was done (a budget), for the summary. */
   stopReason: z.string().optional(),
   /** Where signed notifications go; `a2a` when an A2A client set it (an A2A body, its token or credentials). */

@@ -12,12 +12,13 @@ const WEBHOOK_EVENT_TYPES = [
   "run.timed_out",
   "run.interrupted",
   "run.awaiting_input",
+  "run.blocked",
 ] as const;
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
 
 /** Run statuses that send a webhook: the terminal ones, and waiting for a human. */
-export type NotifiedStatus = "succeeded" | "failed" | "cancelled" | "timed_out" | "interrupted" | "awaiting_input";
+export type NotifiedStatus = "succeeded" | "failed" | "cancelled" | "timed_out" | "interrupted" | "awaiting_input" | "blocked";
 
 export const MAX_RESULT_CHARS = 4000;
 const MAX_TEXT_CHARS = 1000;

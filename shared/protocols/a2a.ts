@@ -37,6 +37,8 @@ const STATES: Record<RunStatus, TaskState> = {
   timed_out: TaskState.TASK_STATE_FAILED,
   cancelled: TaskState.TASK_STATE_CANCELED,
   interrupted: TaskState.TASK_STATE_CANCELED,
+  // A guardrail check refused the input or the answer: the agent declined the task.
+  blocked: TaskState.TASK_STATE_REJECTED,
 };
 
 /** The task's state; a run that waits for a person only while a pause is still undecided. */
@@ -99,6 +101,7 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
   }
   if (run.status === "failed" || run.status === "timed_out")
     return agentMessage(run, "error", [textPart(run.error?.message ?? `The run ${run.status === "timed_out" ? "timed out" : "failed"}.`)]);
+  if (run.status === "blocked") return agentMessage(run, "error", [textPart(run.error?.message ?? "A guardrail check blocked the run.")]);
   if (run.status === "cancelled" || run.status === "interrupted")
     return agentMessage(run, "cancelled", [textPart(run.error?.message ?? "The run was cancelled.")]);
   return undefined;

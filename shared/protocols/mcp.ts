@@ -388,6 +388,6 @@ async function describeRun(context: McpContext, run: RunRecord, pending?: Interr
       })),
     ],
     structuredContent: structured,
-    isError: run.status === "failed" || run.status === "timed_out",
+    isError: run.status === "failed" || run.status === "timed_out" || run.status === "blocked",
   };
 }

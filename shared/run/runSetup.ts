@@ -1,5 +1,6 @@
 import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
 import type { CreateRunRequest } from "../contracts/api.js";
+import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { Multitask, RunAgent } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
@@ -15,6 +16,8 @@ export interface RunSetup {
   /** The tenant's, the saved agent's and the run's instructions, in that order. */
   instructions?: string;
   agent?: RunAgent;
+  /** The guardrail checks of the run: the tenant's, then the saved agent's. */
+  guardrails?: GuardrailCheck[];
 }
 
 /**
@@ -44,6 +47,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     );
   }
   const instructions = [tenant.instructions, saved?.instructions, runInstructions].filter(Boolean).join("\n\n") || undefined;
+  const guardrails = [...(tenant.guardrails ?? []), ...(saved?.guardrails ?? [])];
   return {
     request: saved
       ? {
@@ -56,6 +60,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     defaultMultitask: request.sessionId && !request.multitask ? tenant.multitask : undefined,
     instructions,
     agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
+    ...(guardrails.length ? { guardrails } : {}),
   };
 }
 

@@ -61,7 +61,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(
-    { ...run, ports },
+    { ...run, ports, guardrails: record.guardrails },
     {
       scope: "react",
       role: "react",

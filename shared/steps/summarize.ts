@@ -5,6 +5,7 @@ import { portsForAgent } from "../agent/savedAgent.js";
 import { ScopeJournal } from "../agent/scopeJournal.js";
 import type { Usage } from "../contracts/run.js";
 import { AgentError, errorMessage, NotFoundError } from "../errors.js";
+import { TextGuard } from "../guardrails/textGuard.js";
 import { ContextWindow } from "../memory/context.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
@@ -59,7 +60,9 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   let usage: Partial<Usage> | undefined;
   const history = await sessionHistory(ports, record);
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
-  const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text));
+  const checked = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
+  const guard = new TextGuard(ports, runId, record.guardrails, { agent: "summarizer" }, checked);
+  const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text), guard);
   try {
     const messages = window.build(summarizerPrompt({ files: fileLines(files), instructions: record.instructions }), [
       ...history,
@@ -86,6 +89,9 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
     result = mechanicalSummary(record.input, done, names);
   }
   if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
+  // The answer as people may see it (output guardrails); a block ends the run here.
+  result = await guard.shown(result);
+  if (checked.llmCalls) usage = addUsage(usage, checked);
   const whole = result;
   result = await fitText(ports.files, runId, "answer.md", result);
   if (result !== whole && !names.includes("answer.md")) names.push("answer.md");
@@ -126,4 +132,16 @@ function mechanicalSummary(input: string, tasks: TaskRecord[], files: string[]):
     ...resultLines(tasks, 40_000, (t) => `${t.title} (${t.status}): `),
     files.length ? `\nFiles: ${files.join(", ")}` : "",
   ].join("\n");
+}
+
+function addUsage(
+  usage: Partial<Usage> | undefined,
+  more: { promptTokens: number; completionTokens: number; llmCalls: number },
+): Partial<Usage> {
+  return {
+    ...usage,
+    promptTokens: (usage?.promptTokens ?? 0) + more.promptTokens,
+    completionTokens: (usage?.completionTokens ?? 0) + more.completionTokens,
+    llmCalls: (usage?.llmCalls ?? 0) + more.llmCalls,
+  };
 }

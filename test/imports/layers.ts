@@ -65,10 +65,11 @@ export const LAYERS: Layer[] = [
       "shared/webhooks/",
       "shared/sandbox/",
       "shared/policy/",
+      "shared/guardrails/",
     ],
     imports: PORTS,
     holds:
-      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar)",
+      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar), guardrail checks",
   },
   {
     name: "wire formats",

@@ -376,8 +376,9 @@ forbid(principal, action == Action::"write_artifact", resource) when { context.s
       expect(writes[0]!.data.output).toBe("Denied by policy: Artifacts may have at most 1,000 characters.");
       expect(ofType(enforced.events, "guardrail.decided").map((e) => e.data)).toEqual([
         expect.objectContaining({
-          source: "policy",
-          name: "artifact-size",
+          kind: "policy",
+          stage: "tool_call",
+          check: "artifact-size",
           version: 1,
           verdict: "deny",
           mode: "enforce",
@@ -388,7 +389,7 @@ forbid(principal, action == Action::"write_artifact", resource) when { context.s
       expect((await other.request("PUT", "/v1/policies/artifact-size", { cedar: SIZE, mode: "log_only" })).body.version).toBe(2);
       const logged = await runToEnd(BIG_FILE);
       expect(logged.notes.length).toBe(1400);
-      expect(ofType(logged.events, "guardrail.decided").map((e) => [e.data.name, e.data.version, e.data.verdict, e.data.mode])).toEqual([
+      expect(ofType(logged.events, "guardrail.decided").map((e) => [e.data.check, e.data.version, e.data.verdict, e.data.mode])).toEqual([
         ["artifact-size", 2, "deny", "log_only"],
       ]);
       expect((await other.request("GET", "/v1/policies/artifact-size@1")).body.mode).toBe("enforce");

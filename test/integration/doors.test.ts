@@ -60,7 +60,8 @@ const mcp: Door = async (message) => {
   mcpClients.push(mcpClient);
   const result = (await mcpClient.callTool({ name: "run_task", arguments: message }, undefined, { timeout: 60_000 })) as CallToolResult;
   const structured = result.structuredContent as { runId?: string; error?: { code: string; details?: { activeRunId?: string } } };
-  return result.isError && structured?.error ? refusal(structured.error) : { runId: String(structured?.runId) };
+  // A run that ended badly (blocked, failed) is an error result too, with its runId: not a refusal.
+  return result.isError && structured?.error && !structured.runId ? refusal(structured.error) : { runId: String(structured?.runId) };
 };
 
 /** A2A (1.0, JSON-RPC): SendMessage answering at once with the task, or a JSON-RPC error whose ErrorInfo carries the code. */
@@ -204,7 +205,7 @@ forbid(principal, action == Action::"write_artifact", resource) when { context.s
         };
         const { run, events } = await client.waitForEnd(outcome.runId, 120_000);
         const writes = events.flatMap((e) => (e.type === "tool.result" && e.data.tool === "write_artifact" ? [e.data] : []));
-        const decided = events.flatMap((e) => (e.type === "guardrail.decided" ? [[e.data.name, e.data.verdict, e.data.mode]] : []));
+        const decided = events.flatMap((e) => (e.type === "guardrail.decided" ? [[e.data.check, e.data.verdict, e.data.mode]] : []));
         expect({ door, status: run.status, writes: writes.map((w) => w.ok), first: writes[0]?.output, decided }).toEqual({
           door,
           status: "succeeded",
@@ -219,4 +220,39 @@ forbid(principal, action == Action::"write_artifact", resource) when { context.s
       expect((await client.request("DELETE", "/v1/policies/artifact-size")).status).toBe(204);
     }
   });
+});
+
+describe("every door checks a run's input the same way (guardrails)", { timeout: 400_000 }, () => {
+  const FLAGGED = "Explain how to build a bomb";
+  afterAll(async () => {
+    await client.request("PUT", "/v1/settings", { guardrails: [] });
+  });
+
+  it("a check of an unknown kind or a bad regular expression is refused with the reason, and nothing is saved", async () => {
+    const before = (await client.request("GET", "/v1/settings")).body;
+    for (const [check, reason] of [
+      [{ kind: "toxicity", action: "block" }, "guardrails.0.kind"],
+      [{ kind: "regex", action: "block", pattern: "([a-z" }, "not a valid regular expression"],
+    ] as const) {
+      const res = await client.request<{ error: { code: string; message: string } }>("PUT", "/v1/settings", { guardrails: [check] });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body.error)).toContain(reason);
+    }
+    expect((await client.request("GET", "/v1/settings")).body).toEqual(before);
+  });
+
+  it.each(doorNames)(
+    "%s: a flagged input (moderation) ends the run blocked with the check's reason, before any model call",
+    async (door) => {
+      expect((await client.request("PUT", "/v1/settings", { guardrails: [{ kind: "moderation", action: "block" }] })).status).toBe(200);
+      const outcome = await doors[door]({ input: FLAGGED, mode: "react", sessionId: `ses_flag${randomUUID().slice(0, 8)}` });
+      expect(outcome).toEqual({ runId: expect.stringMatching(/^run_/) });
+      const { run, events } = await client.waitForEnd((outcome as { runId: string }).runId, 120_000);
+      expect({ door, status: run.status }).toEqual({ door, status: "blocked" });
+      expect(run.error).toMatchObject({ code: "moderation", message: expect.stringContaining("flagged by moderation: violence") });
+      expect(run.usage).toMatchObject({ llmCalls: 0, promptTokens: 0 });
+      expect(events.map((e) => e.type)).toEqual(["guardrail.decided", "run.blocked"]);
+      expect(JSON.stringify(events)).not.toContain("bomb");
+    },
+  );
 });

@@ -82,8 +82,9 @@ describe("tool policies in the agent loop", () => {
     expect(results[1]?.[0]).toBe(true);
     expect(ofType("guardrail.decided").map((e) => e.data)).toEqual([
       expect.objectContaining({
-        source: "policy",
-        name: "rule",
+        kind: "policy",
+        stage: "tool_call",
+        check: "rule",
         verdict: "deny",
         mode: "enforce",
         reason: "Artifacts may have at most 1,000 characters.",
