@@ -492,9 +492,13 @@ describe("the web console in Chromium", () => {
     expect(await top(".answer-section")).toBeLessThan(await top(".usage-section"));
     // The tasks on a time axis, each with how long it took; the file the run wrote named in the activity.
     expect(await page.locator(".lane .lane-duration").allTextContents()).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^\d+(\.\d)? s$/)]),
+      expect.arrayContaining([expect.stringMatching(/^\d+( ms|(\.\d)? s)$/)]),
     );
-    expect(await page.locator(".axis-track .tick").first().textContent()).toBe("0.0 s");
+    // The axis's three ticks in one unit, none reading like another (a short step once read "0.0 s 0.0 s 0.1 s").
+    const ticks = await page.locator(".axis-track").first().locator(".tick").allTextContents();
+    expect(ticks[0]).toMatch(/^0 m?s$/);
+    expect(new Set(ticks).size).toBe(3);
+    expect(new Set(ticks.map((tick) => tick.split(" ")[1])).size).toBe(1);
     expect(await page.locator(".entry.file-created").allTextContents()).toEqual([expect.stringContaining("report.md")]);
     await page.getByRole("button", { name: "Preview report.md" }).click();
     await page.locator(".preview h1").waitFor();
