@@ -510,6 +510,23 @@ describe("the web console in Chromium", () => {
       .toBe(true);
     expect(await sideways()).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(OUTPUT, "run-phone-preview.png") });
+
+    // The new-run form's Mode select shows each choice whole, explained under it (a long option was cut).
+    await openNewRun(page);
+    const mode = page.getByLabel("Mode");
+    const cut = await mode.evaluate((select: any) => {
+      const style = (globalThis as any).getComputedStyle(select);
+      const context = (globalThis as any).document.createElement("canvas").getContext("2d");
+      context.font = style.font;
+      // The text's room: the box less its padding and the drop-down arrow (about 20 px in Chromium).
+      const room = select.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight) - 20;
+      return [...select.options].filter((option: any) => context.measureText(option.text).width > room).map((option: any) => option.text);
+    });
+    expect(cut).toEqual([]);
+    expect(await page.locator(`#${await mode.getAttribute("aria-describedby")}`).textContent()).toContain(
+      "plan_solve: a planner and parallel executors",
+    );
+    expect(await sideways()).toBeLessThanOrEqual(390);
     await page.close();
   });
 
