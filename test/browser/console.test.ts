@@ -481,6 +481,13 @@ describe("the web console in Chromium", () => {
     ).toBe('"Mode"');
     expect((await row.boundingBox())!.width).toBeLessThanOrEqual(390);
     expect(await sideways()).toBeLessThanOrEqual(390);
+    // The session id on one line, whole (it wrapped mid-token beside its name).
+    const idLines = await row.locator('td[data-label="Session"] code').evaluate((code: any) => {
+      const range = (globalThis as any).document.createRange();
+      range.selectNodeContents(code);
+      return new Set([...range.getClientRects()].map((rect: any) => Math.round(rect.top))).size;
+    });
+    expect(idLines).toBe(1);
     await page.screenshot({ path: path.join(OUTPUT, "runs-phone.png"), fullPage: true });
 
     await page.goto(`${proxy.url}/#/runs/${runId}`);
