@@ -458,7 +458,13 @@ describe("the web console in Chromium", () => {
     // Submitted before the list is open, so its first load shows the run (the first test waits for a live update).
     const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
     const page = await browser.context.newPage();
+    // The header has one height, signed out and in (it grew by 4 px with the Sign out button).
+    const headerHeight = async () => (await page.locator("header.top").boundingBox())!.height;
+    await page.goto(proxy.url);
+    await page.getByLabel("API key").waitFor();
+    const signedOut = await headerHeight();
     await signIn(page);
+    expect(await headerHeight()).toBe(signedOut);
     await page.locator(`tr[data-run-id="${runId}"]`).waitFor({ timeout: 30_000 });
 
     // A filter that matches nothing, while runs exist: said so, with the way back.
