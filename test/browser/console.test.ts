@@ -481,19 +481,21 @@ describe("the web console in Chromium", () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const sideways = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
     const row = page.locator(`tr[data-run-id="${runId}"]`);
-    expect(await row.evaluate((tr) => (globalThis as any).getComputedStyle(tr).display)).toBe("block");
+    // Polled: the list refreshes every few seconds, and a row replaced mid-read has no computed style.
+    await expect.poll(() => row.evaluate((tr) => (globalThis as any).getComputedStyle(tr).display)).toBe("block");
     expect(
       await row.locator("td", { hasText: "plan_solve" }).evaluate((td) => (globalThis as any).getComputedStyle(td, "::before").content),
     ).toBe('"Mode"');
     expect((await row.boundingBox())!.width).toBeLessThanOrEqual(390);
     expect(await sideways()).toBeLessThanOrEqual(390);
-    // The session id on one line, whole (it wrapped mid-token beside its name).
-    const idLines = await row.locator('td[data-label="Session"] code').evaluate((code: any) => {
-      const range = (globalThis as any).document.createRange();
-      range.selectNodeContents(code);
-      return new Set([...range.getClientRects()].map((rect: any) => Math.round(rect.top))).size;
-    });
-    expect(idLines).toBe(1);
+    // The session id on one line, whole (it wrapped mid-token beside its name); polled, as the list refreshes.
+    const idLines = () =>
+      row.locator('td[data-label="Session"] code').evaluate((code: any) => {
+        const range = (globalThis as any).document.createRange();
+        range.selectNodeContents(code);
+        return new Set([...range.getClientRects()].map((rect: any) => Math.round(rect.top))).size;
+      });
+    await expect.poll(idLines).toBe(1);
     await page.screenshot({ path: path.join(OUTPUT, "runs-phone.png"), fullPage: true });
 
     await page.goto(`${proxy.url}/#/runs/${runId}`);
