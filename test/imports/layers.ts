@@ -32,7 +32,7 @@ export const LAYERS: Layer[] = [
     name: "basics",
     paths: ["shared/errors.ts", "shared/observability.ts", "shared/lazyImport.ts", "shared/text/", "shared/net/"],
     imports: [],
-    holds: "errors, logs and metrics, lazy imports, words, the address guard",
+    holds: "errors, logs and metrics, lazy imports, words, the Markdown dialect, the address guard",
   },
   {
     name: "model",
@@ -184,10 +184,15 @@ export const LAYERS: Layer[] = [
   {
     name: "cli",
     paths: ["infra/cli/"],
-    imports: ["contracts", "api client", "fold", "display"],
+    imports: ["basics", "contracts", "api client", "fold", "display"],
     holds: "the command-line client (its own package)",
   },
-  { name: "console", paths: ["infra/console/"], imports: ["contracts", "api client", "fold", "display"], holds: "the web console" },
+  {
+    name: "console",
+    paths: ["infra/console/"],
+    imports: ["basics", "contracts", "api client", "fold", "display"],
+    holds: "the web console",
+  },
   {
     name: "evals",
     paths: ["infra/evals/"],

@@ -89,7 +89,9 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     expect(block).toContain("curl -N http://127.0.0.1:3000/v1/runs/$RUN/stream");
     const { code, out } = await paste(block!);
     expect(code).toBe(0);
-    expect(out).toMatch(/"status":"queued"/);
+    // The submitted run on a line of its own (the prompt is not left after it), kept in no shared file.
+    expect(out).toMatch(/^\{"runId":"run_[^\n]*"status":"queued"[^\n]*\}\n/);
+    expect(block).not.toMatch(/\/tmp\//);
     // The stream: events in order, ending with the run's success; then the result.
     expect(out.indexOf("event: plan.updated")).toBeGreaterThan(-1);
     expect(out.indexOf("event: run.succeeded")).toBeGreaterThan(out.indexOf("event: plan.updated"));
