@@ -24,6 +24,7 @@ import { mcpResult } from "../mcp.js";
 import { agentRoutes } from "./agents.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
+import { replayRoutes } from "./replay.js";
 import { resumeRoutes } from "./resume.js";
 
 export { linksFor, ownRun };
@@ -88,6 +89,7 @@ export const routes: Route[] = [
     public: true,
   },
   ...resumeRoutes,
+  ...replayRoutes,
   ...agentRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,

@@ -19,8 +19,20 @@ const links = { api: "http://api.test", stream: "http://stream.test", console: f
 function countingTools() {
   const counts = { calculator: 0, writes: 0 };
   const tools: Tool[] = [
-    { ...calculator, run: (args: never, context: never) => (counts.calculator++, calculator.run(args, context)) } as Tool,
-    { ...writeArtifact, run: (args: never, context: never) => (counts.writes++, writeArtifact.run(args, context)) } as Tool,
+    {
+      ...calculator,
+      run: (args: never, context: never) => {
+        counts.calculator++;
+        return calculator.run(args, context);
+      },
+    } as Tool,
+    {
+      ...writeArtifact,
+      run: (args: never, context: never) => {
+        counts.writes++;
+        return writeArtifact.run(args, context);
+      },
+    } as Tool,
   ];
   return { counts, tools };
 }
