@@ -16,8 +16,9 @@
  * 8. Bundles: each function's zipped size and the cold import of its bundled handler (bundles.ts).
  * 9. Stream windows (streamWindow.ts): what a reconnection costs a watcher, against what a stream
  *    whose client left costs until its window ends, per STREAM_MAX_SECONDS.
+ * 10. Replay (replay.ts): a 16-task run replayed from its journal, and what the journal holds per run.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`, `replay`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 
 import { Client } from "../support/client.js";
@@ -122,3 +123,4 @@ if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache
 if (wanted("eventlog")) await (await import("./eventLog.js")).benchEventLog();
 if (wanted("stream")) await (await import("./streamWindow.js")).benchStreamWindow();
 if (wanted("capacity")) await (await import("./capacity.js")).benchCapacity();
+if (wanted("replay")) await (await import("./replay.js")).benchReplay();
