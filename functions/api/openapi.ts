@@ -401,6 +401,19 @@ export const OPERATIONS: Operation[] = [
     },
   },
   {
+    method: "get",
+    path: "/v1/runs/{runId}/trace",
+    summary:
+      "The run as OpenTelemetry spans (GenAI semantic conventions 1.41.0: invoke_agent, chat, execute_tool) in OTLP's JSON encoding, ready to POST to an OTLP/HTTP /v1/traces",
+    tag: "Runs",
+    responses: {
+      200: {
+        description: "An OTLP ExportTraceServiceRequest.",
+        schema: z.object({ resourceSpans: z.array(z.object({ resource: z.unknown(), scopeSpans: z.array(z.unknown()) })) }),
+      },
+    },
+  },
+  {
     method: "post",
     path: "/v1/runs/{runId}/replay",
     summary: "Replay an ended run on the current code, every model and tool call answered from its journal (no model call, no side effect)",

@@ -26,6 +26,7 @@ import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
 import { replayRoutes } from "./replay.js";
 import { resumeRoutes } from "./resume.js";
+import { traceRoutes } from "./trace.js";
 
 export { linksFor, ownRun };
 
@@ -90,6 +91,7 @@ export const routes: Route[] = [
   },
   ...resumeRoutes,
   ...replayRoutes,
+  ...traceRoutes,
   ...agentRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,

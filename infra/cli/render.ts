@@ -225,12 +225,22 @@ export class Renderer {
         return this.interrupt(event.data);
       case "interrupt.resolved": {
         const { decision, message, kind } = event.data;
-        const what = kind === "plan_approval" ? "plan" : kind === "tool_approval" ? "tool call" : "question";
+        const what =
+          kind === "plan_approval"
+            ? "plan"
+            : kind === "tool_approval"
+              ? "tool call"
+              : kind === "tool_failure"
+                ? "failed tool call"
+                : "question";
         const word: Record<string, string> = {
           approve: c.green("✓ approved"),
           reject: c.red("✗ rejected"),
           edit: c.yellow("✎ edited"),
           answer: c.green("✓ answered"),
+          retry: c.yellow("↻ retried"),
+          skip: c.yellow("↷ skipped"),
+          fail: c.red("✗ failed"),
         };
         return [`${word[decision] ?? decision} (${what})${message ? `: ${this.cut(oneLine(message))}` : ""}`];
       }
@@ -296,6 +306,12 @@ export class Renderer {
         ];
       case "ask_user":
         return [`${head} ${c.bold("The agent asks:")} ${data.question ?? data.summary} ${c.dim(`(${data.interruptId})`)}`];
+      case "tool_failure":
+        return [
+          `${head} ${c.bold(`${data.toolName ?? "A tool"} ${data.failure?.reason === "in_doubt" ? "may or may not have run" : "failed"}`)} ${c.dim(`(${data.interruptId})`)}`,
+          `  ${c.red(this.cut(oneLine(data.failure?.error ?? data.summary)))}`,
+          ...this.toolArguments(data.arguments),
+        ];
       default:
         return [`${head} ${c.bold(`Waiting for a person (${data.kind}):`)} ${data.summary} ${c.dim(`(${data.interruptId})`)}`];
     }

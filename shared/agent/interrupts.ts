@@ -47,6 +47,7 @@ export async function openInterrupt(
             callId: interrupt.callId,
             arguments: interrupt.arguments,
             question: interrupt.question,
+            ...(interrupt.failure ? { failure: interrupt.failure } : {}),
           },
         },
       ]),

@@ -25,8 +25,17 @@ import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
 import { firstDifferentMessage, requestFingerprint } from "./requestFingerprint.js";
 import { ScopeJournal } from "./scopeJournal.js";
-import { needsApproval } from "./toolApproval.js";
+import { failedByPerson, needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
+import {
+  failureDecisionsOn,
+  failureOf,
+  intentKeyOf,
+  mayWaitForPerson,
+  nextAttemptOf,
+  pauseOn,
+  recordFailedAttempt,
+} from "./toolFailure.js";
 
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue"> &
@@ -366,19 +375,27 @@ async function runCalls(
     approval: options.toolApproval,
     concurrency: options.toolConcurrency ?? run.ports.settings.budgets.toolConcurrency,
   };
+  // A call that may wait for a person records its intent only once it is decided: an intent is a start.
+  const mayWait = calls.some((call) => mayWaitForPerson(toolRound, call));
   if (calls.some((call) => hasEffects(toolRound, call))) {
-    // A write tool's call is journaled as an intent, with the key the tool receives, before it
-    // runs: a retry after a crash between its side effect and its result finds the intent and
-    // the tool deduplicates by the same key.
-    for (const call of calls) {
-      if (tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
-        journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
-      }
-    }
+    if (!mayWait) recordIntents(toolRound, calls);
     if (!(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
   }
   const gate = await decisionsOn(toolRound, calls);
   if (gate.waitingFor) return { kind: "interrupted", interruptId: gate.waitingFor };
+  if (mayWait) {
+    const failures = await failureDecisionsOn(toolRound, calls);
+    if (failures.waitingFor) return { kind: "interrupted", interruptId: failures.waitingFor };
+    for (const call of calls) {
+      const decision = failures.decisions.get(call.id);
+      if (decision?.decision === "fail") throw failedByPerson(call, decision);
+      // A retry runs the call as it was approved (an approval's edited arguments stay).
+      if (decision && (decision.decision !== "retry" || !gate.decisions.has(call.id))) gate.decisions.set(call.id, decision);
+    }
+    // A rejected or skipped call does not start: no intent.
+    const starting = calls.filter((call) => !["reject", "skip", "answer"].includes(gate.decisions.get(call.id)?.decision ?? ""));
+    if (recordIntents(toolRound, starting) && !(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
+  }
   const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
     loop.events.append([
       {
@@ -387,6 +404,17 @@ async function runCalls(
       },
     ]),
   );
+  // A call that failed for a reason a person can fix waits for them; the round's other results are kept.
+  const failed = calls.flatMap((call, i) => {
+    const failure = failureOf(outcomes[i].value, nextAttemptOf(journal, round, call.id));
+    return failure ? [{ call, failure }] : [];
+  });
+  if (failed.length) {
+    for (const { call, failure } of failed) recordFailedAttempt(journal, round, call, failure);
+    await journal.flush();
+    const first = await pauseOn(toolRound, failed[0].call, failed[0].failure);
+    return { kind: "interrupted", interruptId: first.interruptId };
+  }
   calls.forEach((call, i) => {
     const { value } = outcomes[i];
     if (value.loads) tools.load?.(value.loads);
@@ -397,6 +425,24 @@ async function runCalls(
     outcomes.map((o) => o.value),
   );
   return { kind: "ran", endsTurn: endsTurn === true };
+}
+
+/**
+ * A write call is journaled as an intent, with the key the tool receives, before it runs: a retry
+ * after a crash between its side effect and its result finds the intent, and an idempotent tool
+ * deduplicates by the same key (another asks a person: toolFailure.ts). Whether any was recorded.
+ */
+function recordIntents(round: ToolRound, calls: ToolCall[]): boolean {
+  const { journal } = round;
+  let recorded = false;
+  for (const call of calls) {
+    if (round.tools.get(call.name)?.access !== "write" || journal.has(round.round, "tool", call.id)) continue;
+    const intent = intentKeyOf(call.id, nextAttemptOf(journal, round.round, call.id));
+    if (journal.has(round.round, "intent", intent)) continue;
+    journal.record(round.round, "intent", intent, { tool: call.name, idempotencyKey: idempotencyKeyOf(round, call) });
+    recorded = true;
+  }
+  return recorded;
 }
 
 /** The last request of an agent whose rounds are spent (newAgent's forced Deliver). */

@@ -44,17 +44,23 @@ export class ScopeJournal {
   }
 
   /**
-   * The recorded value, or run `produce`, record and return it. A value inherited from the run this
-   * one replays or forks is returned as new (`replayed` false: its events are shown again) but
-   * `inherited`: it was paid for there. In a replay a call the journal lacks, or a model call made
-   * with another request (`fingerprint`), is never made: the replay stops there (ReplayDivergedError).
+   * The recorded value, or run `produce`, record and return it (unless `keep` says the value is no
+   * outcome to keep). A value inherited from the run this one replays or forks is returned as new
+   * (`replayed` false: its events are shown again) but `inherited`: it was paid for there. In a
+   * replay a call the journal lacks, or a model call made with another request (`fingerprint`), is
+   * never made: the replay stops there (ReplayDivergedError).
    */
   async once<T>(
     round: number,
     kind: JournalKind,
     callId: string,
     produce: () => Promise<T>,
-    options: { defer?: boolean; fingerprint?: string; request?: (recordedFingerprint?: string) => Divergence["replayed"] } = {},
+    options: {
+      defer?: boolean;
+      keep?: (value: T) => boolean;
+      fingerprint?: string;
+      request?: (recordedFingerprint?: string) => Divergence["replayed"];
+    } = {},
   ): Promise<{ value: T; replayed: boolean; inherited?: boolean }> {
     const call = this.call(round, kind, callId);
     const recorded = this.records.get(callKey(call));
@@ -70,6 +76,7 @@ export class ScopeJournal {
     if (this.replaying)
       await this.diverged({ ...call, reason: "not_recorded", replayed: { fingerprint: options.fingerprint, ...options.request?.() } });
     const value = await produce();
+    if (options.keep && !options.keep(value)) return { value, replayed: false };
     this.record(round, kind, callId, value, options.fingerprint);
     if (!options.defer) await this.flush();
     return { value, replayed: false };

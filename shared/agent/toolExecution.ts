@@ -97,8 +97,10 @@ export async function runToolCalls(
       ? { value: await execute(call), replayed: false }
       : await round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), {
           defer: round.tools.get(call.name)?.access !== "write",
+          // A failure a person can fix is no outcome: the call waits for them (toolFailure.ts) and runs again.
+          keep: (outcome) => !outcome.fixable,
         });
-    if (!result.replayed) ended(call, result.value);
+    if (!result.replayed && !result.value.fixable) ended(call, result.value);
     return result;
   });
 }

@@ -83,6 +83,11 @@ export class StepwiseClient {
     return this.request("GET", `/v1/runs/${enc(runId)}`);
   }
 
+  /** The run as OpenTelemetry GenAI spans, an OTLP/JSON ExportTraceServiceRequest (`GET /v1/runs/{id}/trace`). */
+  getTrace(runId: string): Promise<{ resourceSpans: unknown[] }> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/trace`);
+  }
+
   /** A page of the run's event log: the events after `after` (0: from the start), `next.after` for the next page. */
   listEvents(runId: string, query: { after?: number; limit?: number } = {}): Promise<EventPage> {
     return this.request("GET", `/v1/runs/${enc(runId)}/events?after=${query.after ?? 0}${query.limit ? `&limit=${query.limit}` : ""}`);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ToolFailure } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
 /** Which agent an event comes from; executor events also name their task. */
@@ -101,6 +102,8 @@ export const EventBody = z.discriminatedUnion("type", [
       callId: z.string().optional(),
       arguments: z.unknown().optional(),
       question: z.string().optional(),
+      /** A tool_failure's attempt and error. */
+      failure: ToolFailure.optional(),
     }),
   }),
   z.object({

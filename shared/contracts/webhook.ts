@@ -31,7 +31,7 @@ export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
 
 export const WebhookInterrupt = z.object({
   interruptId: z.string(),
-  kind: z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failed"]),
+  kind: z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failure"]),
   /** One line for the human: the question, the tool to approve, the failure (`summary`, as in the API and events). */
   summary: z.string().max(MAX_TEXT_CHARS).optional(),
 });

@@ -1,7 +1,10 @@
 import type { StepContext, TaskRecord } from "./tasks.js";
 
-/** A model response, a tool result, an intent (a write tool about to run), or a memo. */
-export type JournalKind = "llm" | "tool" | "intent" | "memo";
+/**
+ * A model response, a tool result, an intent (a write tool about to run), a memo, or an attempt (a
+ * tool call's attempt that failed for a reason a person can fix, or left no outcome: agent/toolFailure.ts).
+ */
+export type JournalKind = "llm" | "tool" | "intent" | "memo" | "attempt";
 
 /** Which call a record answers: the agent scope that made it, its round there, its kind and (a tool's) call id. */
 export interface JournalCall {

@@ -46,7 +46,7 @@ export const keys = {
   journalRunPrefix: "JRN#",
   /** The call a journal sort key names (the first `#<digits>#<kind>` ends the scope: scopes are ours, call ids the model's). */
   journalCallOf: (sk: string): JournalCall => {
-    const [, scope, round, kind, callId] = /^JRN#(.+?)#(\d{4,})#(llm|tool|intent|memo)(?:#([\s\S]*))?$/.exec(sk) ?? [];
+    const [, scope, round, kind, callId] = /^JRN#(.+?)#(\d{4,})#(llm|tool|intent|memo|attempt)(?:#([\s\S]*))?$/.exec(sk) ?? [];
     if (scope === undefined) throw new Error(`Not a journal record's key: ${sk}`);
     return { scope, round: Number(round), kind: kind as JournalKind, ...(callId ? { callId } : {}) };
   },

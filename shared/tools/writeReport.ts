@@ -109,6 +109,7 @@ export const writeReport = defineTool({
     "`material` (names of the run's files; spreadsheets, Word documents and PDFs are read too) and `notes` (earlier results, figures) — " +
     "and the report is written from them as the user watches. Give the sources you used (URLs) to list them, numbered, at the end.",
   access: "write",
+  idempotent: true, // the report is put with the call's idempotency key
   // Reads the material and the charts' data, writes the report (and a deck's slides page, a Markdown report's charts).
   grants: ["files:read", "files:write"],
   parameters: z.object({

@@ -186,6 +186,12 @@ export const LAYERS: Layer[] = [
   },
   { name: "console", paths: ["infra/console/"], imports: ["contracts", "api client", "fold", "display"], holds: "the web console" },
   {
+    name: "evals",
+    paths: ["infra/evals/"],
+    imports: ["contracts", "api client", "offline model"],
+    holds: "`npm run eval`: datasets run through the API client, checks, trajectories, reports (the offline model judges by default)",
+  },
+  {
     name: "local emulator",
     paths: ["infra/local/"],
     imports: [...SERVER, "api handler", "step handlers", "sandbox handler", "cdk app", "offline model", "console", "manifest"],
