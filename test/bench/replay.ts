@@ -30,6 +30,7 @@ export async function benchReplay(): Promise<void> {
     const fingerprints = exported.reduce((sum, r) => sum + (r.fingerprint ? r.fingerprint.length + '"fingerprint":"",'.length : 0), 0);
     const durations: number[] = [];
     const outcomes: string[] = [];
+    let firstDivergence: unknown;
     for (let i = 0; i <= RUNS; i++) {
       const started = performance.now();
       const { body } = await client.request<{ runId: string }>("POST", `/v1/runs/${runId}/replay`);
@@ -40,6 +41,7 @@ export async function benchReplay(): Promise<void> {
       }
       if (i > 0) durations.push(performance.now() - started); // the first replay warms the handlers
       outcomes.push(comparison.status);
+      if (comparison.status !== "identical") firstDivergence ??= comparison;
     }
     const sorted = [...durations].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
@@ -48,6 +50,7 @@ export async function benchReplay(): Promise<void> {
       `replay (POST to comparison): median ${median.toFixed(0)} ms, min ${sorted[0].toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms; target ≤ 2000 ms: ${sorted.at(-1)! <= 2000 ? "met" : "NOT met"}`,
     );
     console.log(`comparisons: ${[...new Set(outcomes)].map((o) => `${outcomes.filter((x) => x === o).length} ${o}`).join(", ")}`);
+    if (firstDivergence) console.log(`first divergence: ${JSON.stringify(firstDivergence).slice(0, 2_000)}`);
     console.log(`model calls: recorded run ${calls}, all replays together ${router.of("replay-bench").length - calls}`);
     console.log(
       `journal of the recorded run: ${exported.length} records, ${bytes} bytes of JSON; request fingerprints (new with replay) ${fingerprints} bytes on ${exported.filter((r) => r.fingerprint).length} model calls (${((fingerprints / (bytes - fingerprints)) * 100).toFixed(1)}% more than without them)`,
