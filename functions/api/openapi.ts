@@ -5,6 +5,7 @@ import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import { SavePolicyRequest, ToolPolicy } from "../../shared/contracts/policies.js";
+import { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../../shared/contracts/replay.js";
 import * as R from "../../shared/contracts/responses.js";
 import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
 import { type HttpResult, json } from "../http.js";
@@ -462,6 +463,53 @@ export const OPERATIONS: Operation[] = [
         schema: z.object({ resourceSpans: z.array(z.object({ resource: z.unknown(), scopeSpans: z.array(z.unknown()) })) }),
       },
     },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/{runId}/replay",
+    summary: "Replay an ended run on the current code, every model and tool call answered from its journal (no model call, no side effect)",
+    tag: "Runs",
+    body: { schema: ReplayRunRequest, example: { instructions: "Answer in French." } },
+    responses: {
+      202: {
+        description: "The replay, a new run marked replayOf.",
+        schema: z.object({ runId: z.string(), status: z.string(), replayOf: z.string() }),
+      },
+      409: { description: "The run is still in flight, or has no journal; nothing started." },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{runId}/replay",
+    summary: "What a replay found: identical, or the first call or event that differs, both sides",
+    tag: "Runs",
+    responses: { 200: { description: "The comparison.", schema: ReplayComparison }, 404: { description: "Not a replay." } },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/{runId}/fork",
+    summary: "Fork an ended run: reuse its journal before a point (a plan iteration, a task, an agent round), with edits, then go on live",
+    tag: "Runs",
+    body: {
+      schema: ForkRunRequest,
+      example: { at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_1", output: "10+10 = 99" }] } },
+    },
+    responses: {
+      202: {
+        description: "The fork, a new run in the same session marked forkOf.",
+        schema: z.object({ runId: z.string(), status: z.string() }),
+      },
+      400: { description: "An edit does not fit its schema; nothing started." },
+      404: { description: "No such fork point or edited call (named); nothing started." },
+      409: { description: "The run is still in flight." },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{runId}/export",
+    summary: "The run, its journal and its events as one JSON document, to replay elsewhere (stepwise replay --dir)",
+    tag: "Runs",
+    responses: { 200: { description: "The export (format stepwise.run/1)." } },
   },
   {
     method: "post",

@@ -25,6 +25,7 @@ import { agentRoutes } from "./agents.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
 import { policyRoutes } from "./policies.js";
+import { replayRoutes } from "./replay.js";
 import { resumeRoutes } from "./resume.js";
 import { traceRoutes } from "./trace.js";
 
@@ -90,6 +91,7 @@ export const routes: Route[] = [
     public: true,
   },
   ...resumeRoutes,
+  ...replayRoutes,
   ...traceRoutes,
   ...agentRoutes,
   ...policyRoutes,

@@ -23,6 +23,8 @@ Usage:
                                     Save the run's files (or the one named) in the current folder
   stepwise list [options]           List runs, newest first
   stepwise cancel <runId>           Cancel a run
+  stepwise replay <runId>...        Replay ended runs on the current code from their journals (no model call, no
+                                    tool): exit 0 if each is identical, 1 naming the first divergence
   stepwise decide <runId> <interruptId> approve|reject|edit|answer|retry|skip|fail [text]
                                     Decide what a run waits for (edit takes --arguments '<json>')
   stepwise trace <runId> [--otlp <file> | --otlp-endpoint <url>]
@@ -88,6 +90,7 @@ export type Command =
   | { name: "files"; conn: Connection; runId: string; download?: { name?: string } }
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
+  | { name: "replay"; conn: Connection; runIds: string[] }
   | { name: "open"; conn: Connection; runId: string }
   | { name: "trace"; conn: Connection; runId: string; file?: string; endpoint?: string }
   | { name: "agents"; conn: Connection; action: "list" }
@@ -169,7 +172,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { name: "help" };
-  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open", "agents", "trace"].includes(name))
+  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open", "agents", "trace", "replay"].includes(name))
     throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
@@ -236,6 +239,11 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
         `'files --download' takes a run id and, to save only one, a file name, e.g. stepwise files run_abc123 --download report.md`,
       );
     return { name, conn, runId: validRunId(rest[0]), download: rest[1] ? { name: rest[1] } : {} };
+  }
+
+  if (name === "replay") {
+    if (rest.length === 0) throw new UsageError("'replay' takes one or more run ids, e.g. stepwise replay run_abc123");
+    return { name, conn, runIds: rest.map(validRunId) };
   }
 
   if (rest.length !== 1 || !rest[0]) throw new UsageError(`'${name}' takes one run id, e.g. stepwise ${name} run_abc123`);

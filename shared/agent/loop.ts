@@ -26,6 +26,7 @@ import { withToolSearch } from "../tools/toolSearch.js";
 import { BackgroundEvents } from "./backgroundWrites.js";
 import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
+import { firstDifferentMessage, requestFingerprint } from "./requestFingerprint.js";
 import { ScopeJournal } from "./scopeJournal.js";
 import { failedByPerson, needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
@@ -148,19 +149,19 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
 
     const reply = await askModel(loop, round, delivering, check);
     if (!reply) return done({ kind: "ended", rounds: round });
-    const { response, replayed } = reply;
+    const { response, replayed, inherited } = reply;
     // What people may see of the reply (output guardrails: redacted; a block ends the run).
     const shown = await loop.textGuard.shown(loop.restore(response.content ?? ""));
     // A delivery has no tools to call: calls it makes anyway are not run.
     const calls = delivering ? [] : response.toolCalls.map((call) => loop.window.restoreArguments(call));
     if (response.finishReason === "length" && calls.length) {
       // Cut while writing its calls: nothing runs; each call is answered so the model can send a smaller one.
-      if (!replayed) addUsage(loop.usage, response);
+      if (!replayed && !inherited) addUsage(loop.usage, response);
       conversation.push(assistantMessage(response));
       for (const call of calls) conversation.push({ role: "tool", tool_call_id: call.id, content: CUT_TOOL_CALL });
       continue;
     }
-    if (!replayed) countAndAnnounce(loop, response, calls, reply.streamed, shown);
+    if (!replayed) countAndAnnounce(loop, response, calls, reply.streamed, shown, inherited);
     if (delivering) {
       const text = shown.trim();
       return done({ kind: "budget", rounds: round, text: text || `${budgetStop(options.maxRounds)} The model gave no summary.` });
@@ -247,13 +248,14 @@ async function askModel(
   round: number,
   delivering: boolean,
   check: CallCheck | undefined,
-): Promise<{ response: ChatResponse; replayed: boolean; streamed: boolean } | undefined> {
+): Promise<{ response: ChatResponse; replayed: boolean; inherited?: boolean; streamed: boolean } | undefined> {
   const { run, window, conversation } = loop;
   // What find_tools loaded in earlier rounds is offered from this one on.
   const specs = delivering ? [] : loop.tools.specs();
   // Built on replay too: the URL placeholders of a recorded response must map the same way.
   const system = await loop.options.system(round);
   const prompt = window.build(system, conversation, specs);
+  const fingerprint = requestFingerprint(prompt, specs);
   let streamed = false;
   const answered = loop.journal.once<ChatResponse>(
     round,
@@ -281,14 +283,15 @@ async function askModel(
         loop.events.add(stream.close());
       }
     },
-    { defer: true },
+    // A replay that parts from its journal here shows the first message that differs.
+    { defer: true, fingerprint, request: (recorded) => ({ message: firstDifferentMessage(recorded, prompt) }) },
   );
   const reply = await answered.catch(async (error) => {
     if (await check?.ended()) return undefined;
     throw error;
   });
   if (!reply || (await check?.ended())) return undefined;
-  return { response: reply.value, replayed: reply.replayed, streamed };
+  return { response: reply.value, replayed: reply.replayed, inherited: reply.inherited, streamed };
 }
 
 /** One model call; too long for the provider's window, it compacts one more block of the turn and asks again. */
@@ -339,12 +342,21 @@ async function countFailedCall(loop: Loop, error: unknown): Promise<void> {
     .catch(() => undefined);
 }
 
-/** A new reply (not a replayed one): its usage counted, its thought (unless streamed) and calls announced. */
-function countAndAnnounce(loop: Loop, response: ChatResponse, calls: ToolCall[], streamed: boolean, shown: string): void {
+/** A new reply (not a replayed one): its usage counted (unless inherited: paid for by the run it came from), its thought (unless streamed) and calls announced. */
+function countAndAnnounce(
+  loop: Loop,
+  response: ChatResponse,
+  calls: ToolCall[],
+  streamed: boolean,
+  shown: string,
+  inherited?: boolean,
+): void {
   const { usage, source } = loop;
-  addUsage(usage, response);
-  if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
-  usage.toolCalls += calls.length;
+  if (!inherited) {
+    addUsage(usage, response);
+    if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
+    usage.toolCalls += calls.length;
+  }
   loop.events.append([
     // Streamed text reached clients as agent.delta already: one event per fact.
     ...(!streamed && shown.trim() ? [{ type: "agent.thought", data: { ...source, text: shown } } as const] : []),

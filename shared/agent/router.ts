@@ -11,6 +11,7 @@ export type RouterPorts = Pick<Ports, "model" | "journal" | "runs" | "events" | 
 
 import type { ChatMessage } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
+import { ReplayDivergedError } from "../run/replayDivergence.js";
 import { textStream } from "./deltas.js";
 import { fileLines, routerPrompt, toolLines } from "./prompts.js";
 import { ScopeJournal } from "./scopeJournal.js";
@@ -68,7 +69,7 @@ export async function chooseMode(
     const system = routerPrompt({ tools: toolLines(team), files: fileLines(files), instructions: record.instructions });
     const messages = window.build(system, [...history, { role: "user", content: record.input }], tools);
     const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text), guard);
-    const { value, replayed } = await journal
+    const { value, replayed, inherited } = await journal
       .once(0, "llm", "", () =>
         ports.model.complete({
           messages,
@@ -80,7 +81,9 @@ export async function chooseMode(
         }),
       )
       .finally(stream.close);
-    if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });
+    // An inherited reply (a replay's, a fork's) was paid for by the run it came from.
+    if (!replayed && !inherited)
+      await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });
     const call = value.toolCalls.find((c) => c.name === "choose_mode");
     const choice = call ? ChooseMode.safeParse(parseOrUndefined(call.arguments)) : undefined;
     if (choice?.success) {
@@ -99,6 +102,7 @@ export async function chooseMode(
   } catch (error) {
     // A guardrail's block (or a block check that cannot answer) is the run's, not the router's failure.
     if (isGuardrailStop(error)) throw error;
+    if (error instanceof ReplayDivergedError) throw error; // a replay stops where it parts from its journal
     return { mode: "react", reason: `the router failed (${errorMessage(error)}); ReAct is the default` };
   } finally {
     if (usage.llmCalls) await ports.runs.addUsage(run.runId, usage);

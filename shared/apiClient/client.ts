@@ -10,6 +10,7 @@ import type { RunEvent } from "../contracts/events.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { SavePolicyRequest, ToolPolicy } from "../contracts/policies.js";
+import type { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
 import type {
   CancelResponse,
   CreateRunResponse,
@@ -95,6 +96,20 @@ export class StepwiseClient {
 
   cancelRun(runId: string): Promise<CancelResponse> {
     return this.request("POST", `/v1/runs/${enc(runId)}/cancel`);
+  }
+
+  /** Replays an ended run from its journal (a new run, `replayOf` it); compareReplay tells what it found. */
+  replayRun(runId: string, body: ReplayRunRequest = {}): Promise<{ runId: string; status: string; replayOf: string }> {
+    return this.request("POST", `/v1/runs/${enc(runId)}/replay`, body);
+  }
+
+  compareReplay(replayId: string): Promise<ReplayComparison> {
+    return this.request("GET", `/v1/runs/${enc(replayId)}/replay`);
+  }
+
+  /** Forks an ended run at a point of its journal, with edits (a new run in its session, `forkOf` it). */
+  forkRun(runId: string, body: ForkRunRequest): Promise<{ runId: string; status: string }> {
+    return this.request("POST", `/v1/runs/${enc(runId)}/fork`, body);
   }
 
   resolveInterrupt(runId: string, interruptId: string, body: ResolveInterruptRequest): Promise<InterruptView> {

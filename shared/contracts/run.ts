@@ -138,5 +138,9 @@ export const RunRecord = z.object({
     .optional(),
   /** Sequence number of the terminal event, reserved before the run ends (so it is never lost). */
   terminalSeq: z.number().int().optional(),
+  /** The run this one replays from its journal (shared/run/replay.ts): no model call, no tool, no side effect. */
+  replayOf: z.string().optional(),
+  /** The run this one forks: its journal reused up to `at`, with edits, then live. */
+  forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;

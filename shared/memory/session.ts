@@ -7,11 +7,23 @@ export async function sessionHistory(ports: Pick<Ports, "sessions">, run: RunRec
   // A session the run's submit created has no earlier turns: nothing to read.
   if (run.newSession) return [];
   const messages = await ports.sessions.messages(run.tenantId, run.sessionId);
-  return messages.filter((m) => m.runId !== run.runId).map((m) => ({ role: m.role, content: m.content }));
+  return earlierTurns(messages, run).map((m) => ({ role: m.role, content: m.content }));
+}
+
+/**
+ * The session's messages before this run's turn. A replay or a fork sees the session as the run it
+ * came from saw it: the turns before that run's.
+ */
+export function earlierTurns<M extends { runId: string }>(messages: readonly M[], run: RunRecord): M[] {
+  const parent = run.replayOf ?? run.forkOf?.runId;
+  const parentTurn = parent ? messages.findIndex((m) => m.runId === parent) : -1;
+  const before = parentTurn >= 0 ? messages.slice(0, parentTurn) : messages;
+  return before.filter((m) => m.runId !== run.runId);
 }
 
 /** The run's turn in its session: its request and what it answered (both, or nothing). */
 export async function writeTurn(ports: Pick<Ports, "sessions">, run: RunRecord, answer: string): Promise<void> {
+  if (run.replayOf) return; // a replay is a check of the code, not a turn of the conversation
   await ports.sessions.appendTurn(run.tenantId, run.sessionId, run.runId, run.turn ?? 0, [
     { role: "user", content: run.input },
     { role: "assistant", content: answer },

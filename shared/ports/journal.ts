@@ -16,9 +16,20 @@ export interface JournalCall {
   callId?: string;
 }
 
+/**
+ * Where a record came from when it was not made by this run: copied from the run it replays
+ * (`replay`: every call is answered from it, none is made) or forks (`fork`: calls before the fork
+ * point are answered from it, later ones are made).
+ */
+export type Inherited = "replay" | "fork";
+
 /** One recorded call and what it returned. */
 export interface JournalRecord extends JournalCall {
   value: unknown;
+  /** The request a model call was made with, as a fingerprint (see agent/requestFingerprint.ts), to tell a replay whether it asks the same. */
+  fingerprint?: string;
+  /** Copied from another run (see Inherited): the call was made there, not here. */
+  inherited?: Inherited;
 }
 
 /** What lands in one write: journal records and the task records and step context that go with them. */
@@ -49,4 +60,6 @@ export interface RunJournal {
   read(runId: string, scope: string): Promise<JournalRecord[]>;
   /** Writes the commit's records, task records and step context together. */
   commit(runId: string, commit: JournalCommit): Promise<void>;
+  /** Every record of the run, of every scope, in no set order (to replay, fork or export it). */
+  readRun(runId: string): Promise<JournalRecord[]>;
 }

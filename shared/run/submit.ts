@@ -45,7 +45,15 @@ export async function submitRun(
   ports: SubmitPorts,
   tenantId: string,
   request: CreateRunRequest,
-  options: { links: Links; idempotencyKey?: string; a2aPush?: A2APush } & Omit<RunSetup, "request">,
+  options: {
+    links: Links;
+    idempotencyKey?: string;
+    a2aPush?: A2APush;
+    /** The run a replay or a fork comes from (shared/run/replay.ts). */
+    lineage?: Pick<RunRecord, "replayOf" | "forkOf">;
+    /** Work that must be done before the run is recorded and its execution starts (a fork's journal). */
+    beforeStart?: (runId: string) => Promise<void>;
+  } & Omit<RunSetup, "request">,
 ): Promise<{ run: RunRecord; replayed: boolean }> {
   if (!ports.settings.stateMachineArn) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
@@ -104,7 +112,9 @@ export async function submitRun(
       executionArn,
       createdAt: now,
       updatedAt: now,
+      ...options.lineage,
     };
+    await options.beforeStart?.(runId);
     await ports.runs.create(run);
     created = true;
     try {

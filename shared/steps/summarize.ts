@@ -13,6 +13,7 @@ import { logger } from "../observability.js";
 import { type FileMeta, namesOfTask } from "../ports/files.js";
 import type { StepPorts } from "../ports/index.js";
 import type { TaskRecord } from "../ports/tasks.js";
+import { ReplayDivergedError } from "../run/replayDivergence.js";
 
 /** "Summarize" reads the run, its task results and files, makes one journaled model call streamed to clients, and writes the session. */
 export type SummarizePorts = StepPorts<"settings" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
@@ -68,7 +69,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
       ...history,
       { role: "user", content: message },
     ]);
-    const { value, replayed } = await journal.once(
+    const { value, replayed, inherited } = await journal.once(
       0,
       "llm",
       "",
@@ -82,9 +83,11 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
         }),
       { defer: true },
     );
-    if (!replayed) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
+    // An inherited answer (a replay's, a fork's) was paid for by the run it came from.
+    if (!replayed && !inherited) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
     result = window.restoreText(value.content?.trim() ?? "") || mechanicalSummary(record.input, done, names);
   } catch (error) {
+    if (error instanceof ReplayDivergedError) throw error; // a replay stops where it parts from its journal
     logger.warn("summarizer model failed; using the mechanical summary", { runId: runId, error: errorMessage(error) });
     result = mechanicalSummary(record.input, done, names);
   }

@@ -42,6 +42,8 @@ export const keys = {
   }),
   /** What the keys of a scope's records, and of the scopes within it, start with ("plan#2" holds "plan#2#r1"). */
   journalScopePrefix: (scope: string) => `JRN#${scope}#`,
+  /** Every record of the run's journal, of every scope. */
+  journalRunPrefix: "JRN#",
   /** The call a journal sort key names (the first `#<digits>#<kind>` ends the scope: scopes are ours, call ids the model's). */
   journalCallOf: (sk: string): JournalCall => {
     const [, scope, round, kind, callId] = /^JRN#(.+?)#(\d{4,})#(llm|tool|intent|memo|attempt)(?:#([\s\S]*))?$/.exec(sk) ?? [];
