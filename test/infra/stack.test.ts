@@ -333,7 +333,7 @@ describe("configuration parity: every deployment setting reaches every function'
     contextBudgetTokens: "64000",
     toolConcurrency: "3",
     maxActiveRunsPerTenant: "5",
-    maxInputChars: "10000",
+    maxInputBytes: "10000",
     llmTimeoutMs: "90000",
     llmMaxRetries: "4",
     retentionDays: "14",

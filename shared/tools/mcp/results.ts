@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import type { FileStore } from "../../ports/files.js";
+import { cutToBytes, utf8Bytes } from "../../text/bytes.js";
 import type { CallToolResult } from "./client.js";
 
-/** Text kept of one result; the loop then cuts it for the model and keeps the whole as a file. */
-const MAX_RESULT_CHARS = 300_000;
+/** Text kept of one result, in UTF-8 bytes; the loop then cuts it for the model and keeps the whole as a file. */
+const MAX_RESULT_BYTES = 300_000;
 /** Bytes of one image or embedded resource that become a file of the run. */
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
@@ -86,6 +87,6 @@ export async function mapCallResult(result: CallToolResult, target: ResultTarget
   const text = parts.join("\n");
   return {
     isError: result.isError === true,
-    text: text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n[cut at ${MAX_RESULT_CHARS} characters]` : text,
+    text: utf8Bytes(text) > MAX_RESULT_BYTES ? `${cutToBytes(text, MAX_RESULT_BYTES)}\n[cut at ${MAX_RESULT_BYTES} bytes]` : text,
   };
 }

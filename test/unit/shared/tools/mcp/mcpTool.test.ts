@@ -164,7 +164,12 @@ describe("mapCallResult", () => {
     });
     const long = await mapCallResult({ content: [{ type: "text", text: "x".repeat(400_000) }] }, target());
     expect(long.text.length).toBeLessThan(301_000);
-    expect(long.text).toMatch(/\[cut at 300000 characters\]$/);
+    expect(long.text).toMatch(/\[cut at 300000 bytes\]$/);
+  });
+
+  it("counts the limit in UTF-8 bytes: 150,000 Chinese characters (450,000 bytes) keep 100,000, no character cut", async () => {
+    const long = await mapCallResult({ content: [{ type: "text", text: "数".repeat(150_000) }] }, target());
+    expect(long.text).toBe(`${"数".repeat(100_000)}\n[cut at 300000 bytes]`);
   });
 });
 
