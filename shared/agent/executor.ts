@@ -86,6 +86,7 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
     maxRounds: step.maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: step.approvalTools,
+    ...(seesImages ? { toolImages: ports.settings.files } : {}),
     journal: own,
     runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),
   });

@@ -1,4 +1,5 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import type { ImageLimits } from "../contracts/imageLimits.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
 import { StepError, StepErrorCode } from "../errors.js";
@@ -23,6 +24,7 @@ import { withToolSearch } from "../tools/toolSearch.js";
 import { BackgroundEvents } from "./backgroundWrites.js";
 import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
+import { toolImagesMessage } from "./images.js";
 import { ScopeJournal } from "./scopeJournal.js";
 import { needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
@@ -64,6 +66,8 @@ export interface LoopOptions {
   allowEmptyAnswer?: boolean;
   /** Ends the turn after these tool calls (e.g. the planner's plan is made: no model call to acknowledge it). */
   endsTurn?: (calls: ToolCall[], outcomes: ToolOutcome[]) => boolean;
+  /** The role's model sees images: those its tools return are shown after the round's results, within these limits. */
+  toolImages?: ImageLimits;
 }
 
 /** Paid model and tool calls of this loop (replayed ones are not counted again). */
@@ -387,6 +391,11 @@ async function runCalls(
     if (value.loads) tools.load?.(value.loads);
     loop.conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
   });
+  if (options.toolImages) {
+    const names = outcomes.flatMap((o) => o.value.images ?? []);
+    const shown = await toolImagesMessage(run.ports.files, run.runId, names, options.toolImages, loop.conversation);
+    if (shown) loop.conversation.push(shown);
+  }
   const endsTurn = options.endsTurn?.(
     calls,
     outcomes.map((o) => o.value),

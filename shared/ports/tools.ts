@@ -47,7 +47,7 @@ export interface Tool<Args = unknown> {
   readonly grants?: readonly ToolGrant[];
   /** The agent of this scope is done: release what the tool keeps for it (run_code's interpreter session). */
   endScope?(runId: string, scope: string): Promise<void>;
-  run(args: Args, context: ToolContext): Promise<string>;
+  run(args: Args, context: ToolContext): Promise<string | ToolReply>;
 }
 
 export interface ToolOutcome {
@@ -58,6 +58,14 @@ export interface ToolOutcome {
   shown?: string;
   /** Tools this call makes callable in the agent's following rounds (find_tools); journaled with the outcome. */
   loads?: string[];
+  /** Run files of the images the call returned (an MCP tool's): shown to a model that sees images; journaled with the outcome. */
+  images?: string[];
+}
+
+/** A tool's answer when it has more than text: the images it returned, saved as run files. */
+export interface ToolReply {
+  output: string;
+  images?: string[];
 }
 
 /** Tells every tool of the set that the agent of `scope` is done; best effort (a session also times out). */

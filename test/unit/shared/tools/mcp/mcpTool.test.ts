@@ -144,6 +144,8 @@ describe("mapCallResult", () => {
     );
     expect(mapped.isError).toBe(false);
     const files = await t.files.list("run_1");
+    // The image is named for a model that sees images; the Markdown resource is not an image.
+    expect(mapped.images).toEqual([files[0]!.name]);
     expect(files.map((f) => [f.contentType, f.bytes])).toEqual([
       ["image/png", 7],
       ["text/markdown", 7],
@@ -161,6 +163,7 @@ describe("mapCallResult", () => {
     expect(await mapCallResult({ isError: true, content: [{ type: "text", text: "boom" }] }, target())).toEqual({
       isError: true,
       text: "boom",
+      images: [],
     });
     const long = await mapCallResult({ content: [{ type: "text", text: "x".repeat(400_000) }] }, target());
     expect(long.text.length).toBeLessThan(301_000);
