@@ -741,7 +741,13 @@ describe("agent loop: images a tool returns", () => {
     const h = harness(callThenAnswer);
     let runs = 0;
     const tool = screenshots(["a.png"], 1_500);
-    const counted: Tool = { ...tool, run: (args, context) => (runs++, tool.run(args, context)) };
+    const counted: Tool = {
+      ...tool,
+      run: (args, context) => {
+        runs++;
+        return tool.run(args, context);
+      },
+    };
     // The deadline passes while the tool runs: the turn hands back after its first round.
     expect(await h.run({ tools: [counted], toolImages: LIMITS }, Date.now() + 1_000)).toMatchObject({ kind: "paused" });
     expect(h.requests).toHaveLength(1);
