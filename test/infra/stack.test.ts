@@ -33,6 +33,23 @@ describe("logging and tracing", () => {
     });
   });
 
+  it("the state machine's log group is under /aws/vendedlogs/states/, named after the stack and its id", () => {
+    const [[id, group]] = Object.entries(template.findResources("AWS::Logs::LogGroup")).filter(([logicalId]) =>
+      logicalId.includes("StateMachineLogs"),
+    ) as [string, { Properties: { LogGroupName: unknown } }][];
+    expect(group.Properties.LogGroupName).toEqual({
+      "Fn::Join": [
+        "",
+        ["/aws/vendedlogs/states/", { Ref: "AWS::StackName" }, "-", { "Fn::Select": [2, { "Fn::Split": ["/", { Ref: "AWS::StackId" }] }] }],
+      ],
+    });
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      LoggingConfiguration: Match.objectLike({
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { "Fn::GetAtt": [id, "Arn"] } } }],
+      }),
+    });
+  });
+
   it("the HTTP API writes access logs and is throttled", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
       StageName: "$default",
