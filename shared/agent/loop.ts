@@ -1,5 +1,6 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { GuardrailCheck } from "../contracts/guardrails.js";
+import type { ImageLimits } from "../contracts/imageLimits.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
 import { StepError, StepErrorCode } from "../errors.js";
@@ -26,6 +27,7 @@ import { withToolSearch } from "../tools/toolSearch.js";
 import { BackgroundEvents } from "./backgroundWrites.js";
 import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
+import { toolImagesMessage } from "./images.js";
 import { firstDifferentMessage, requestFingerprint } from "./requestFingerprint.js";
 import { ScopeJournal } from "./scopeJournal.js";
 import { failedByPerson, needsApproval } from "./toolApproval.js";
@@ -81,6 +83,8 @@ export interface LoopOptions {
   allowEmptyAnswer?: boolean;
   /** Ends the turn after these tool calls (e.g. the planner's plan is made: no model call to acknowledge it). */
   endsTurn?: (calls: ToolCall[], outcomes: ToolOutcome[]) => boolean;
+  /** The role's model sees images: those its tools return are shown after the round's results, within these limits. */
+  toolImages?: ImageLimits;
 }
 
 /** Paid model and tool calls of this loop (replayed ones are not counted again). */
@@ -445,6 +449,11 @@ async function runCalls(
     if (checked) announce(call, output === value.output ? value : { ...value, output, shown: undefined });
     if (value.loads) tools.load?.(value.loads);
     loop.conversation.push({ role: "tool", tool_call_id: call.id, content: output });
+  }
+  if (options.toolImages) {
+    const names = outcomes.flatMap((o) => o.value.images ?? []);
+    const shown = await toolImagesMessage(run.ports.files, run.runId, names, options.toolImages, loop.conversation);
+    if (shown) loop.conversation.push(shown);
   }
   const endsTurn = options.endsTurn?.(
     calls,

@@ -53,7 +53,7 @@ export interface Tool<Args = unknown> {
   readonly grants?: readonly ToolGrant[];
   /** The agent of this scope is done: release what the tool keeps for it (run_code's interpreter session). */
   endScope?(runId: string, scope: string): Promise<void>;
-  run(args: Args, context: ToolContext): Promise<string>;
+  run(args: Args, context: ToolContext): Promise<string | ToolReply>;
 }
 
 export interface ToolOutcome {
@@ -64,6 +64,8 @@ export interface ToolOutcome {
   shown?: string;
   /** Tools this call makes callable in the agent's following rounds (find_tools); journaled with the outcome. */
   loads?: string[];
+  /** Run files of the images the call returned (an MCP tool's): shown to a model that sees images; journaled with the outcome. */
+  images?: string[];
   /** The call failed for a reason a person can fix (FixableToolError): the task pauses instead of the model reading the error. */
   fixable?: FixableFailure;
 }
@@ -101,6 +103,12 @@ export function fixableStatus(status: number | undefined): FixableFailure | unde
   if (status === 429) return { reason: "rate_limited", status };
   if (status !== undefined && status >= 500 && status <= 599) return { reason: "unavailable", status };
   return undefined;
+}
+
+/** A tool's answer when it has more than text: the images it returned, saved as run files. */
+export interface ToolReply {
+  output: string;
+  images?: string[];
 }
 
 /** Tells every tool of the set that the agent of `scope` is done; best effort (a session also times out). */

@@ -5,6 +5,7 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { type Inherited, type JournalRecord, withinScope } from "../ports/journal.js";
+import { utf8Bytes } from "../text/bytes.js";
 import type { Links } from "../views/runView.js";
 import { InputTooLongError } from "./acceptRun.js";
 import { readDivergence } from "./replayDivergence.js";
@@ -58,8 +59,9 @@ export async function forkRun(ports: LineagePorts, parent: RunRecord, body: unkn
   const kept = all.filter((record) => before(record, at));
   const records = withEdits(kept, at, edits.toolResults ?? []);
   const input = edits.input ?? parent.input;
-  const limit = ports.settings.limits.maxInputChars;
-  if (input.length > limit) throw new InputTooLongError(input.length, limit);
+  const limit = ports.settings.limits.maxInputBytes;
+  const bytes = utf8Bytes(input);
+  if (bytes > limit) throw new InputTooLongError(bytes, limit);
   return start(ports, parent, {
     input,
     instructions: parent.instructions,

@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
 import { IMAGE_TYPES, type ImageLimits, imageOverLimit } from "../contracts/imageLimits.js";
+import { INPUT_FILE_NAME } from "../contracts/inputLimits.js";
 import { type A2APush, emptyUsage, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
 import { anySeesImages } from "../llm/roleSettings.js";
+import { inlineBeginning, overInline, storeWhole } from "../memory/largeText.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import { type Links, runLinks } from "../views/runView.js";
@@ -13,7 +15,7 @@ import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
 export type SubmitPorts = EndRunPorts &
-  Pick<Ports, "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue"> &
+  Pick<Ports, "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue" | "files"> &
   SettingsOf<"stateMachineArn" | "webhooks" | "limits" | "model" | "files">;
 
 /** Sortable, unguessable ids: time first so listings read in order. */
@@ -98,7 +100,8 @@ export async function submitRun(
       status: "queued",
       requestedMode: request.mode,
       deepThink: request.deepThink,
-      input: request.input,
+      // An input too long for the record is kept whole as a run file; the record holds its beginning.
+      input: inlineBeginning(request.input, INPUT_FILE_NAME),
       metadata: request.metadata ?? {},
       approval: request.approval,
       budgets: request.budgets,
@@ -119,6 +122,7 @@ export async function submitRun(
     created = true;
     try {
       if (uploads.length) await ports.transfers.attach(tenantId, runId, uploads);
+      if (overInline(request.input)) await storeWhole(ports.files, runId, INPUT_FILE_NAME, request.input);
       await Promise.all([
         claim.outcome === "queued"
           ? ports.events

@@ -1,5 +1,4 @@
 import { textStream } from "../agent/deltas.js";
-import { fitText } from "../agent/largeText.js";
 import { fileLines, summarizerPrompt } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
 import { ScopeJournal } from "../agent/scopeJournal.js";
@@ -7,6 +6,7 @@ import type { Usage } from "../contracts/run.js";
 import { AgentError, errorMessage, NotFoundError } from "../errors.js";
 import { TextGuard } from "../guardrails/textGuard.js";
 import { ContextWindow } from "../memory/context.js";
+import { fitText } from "../memory/largeText.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
 import { logger } from "../observability.js";

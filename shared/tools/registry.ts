@@ -78,7 +78,9 @@ export class ToolRegistry implements ToolSet {
       return { ok: false, output: `Error: invalid arguments for ${call.name}: ${problems}` };
     }
     try {
-      return { ok: true, output: await tool.run(args.data, context) };
+      const reply = await tool.run(args.data, context);
+      if (typeof reply === "string") return { ok: true, output: reply };
+      return { ok: true, output: reply.output, ...(reply.images?.length ? { images: reply.images } : {}) };
     } catch (error) {
       const output = `Error: ${call.name} failed: ${errorMessage(error)}`;
       if (error instanceof FixableToolError) return { ok: false, output, fixable: { reason: error.reason, status: error.status } };

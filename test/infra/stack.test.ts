@@ -33,6 +33,23 @@ describe("logging and tracing", () => {
     });
   });
 
+  it("the state machine's log group is under /aws/vendedlogs/states/, named after the stack and its id", () => {
+    const [[id, group]] = Object.entries(template.findResources("AWS::Logs::LogGroup")).filter(([logicalId]) =>
+      logicalId.includes("StateMachineLogs"),
+    ) as [string, { Properties: { LogGroupName: unknown } }][];
+    expect(group.Properties.LogGroupName).toEqual({
+      "Fn::Join": [
+        "",
+        ["/aws/vendedlogs/states/", { Ref: "AWS::StackName" }, "-", { "Fn::Select": [2, { "Fn::Split": ["/", { Ref: "AWS::StackId" }] }] }],
+      ],
+    });
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      LoggingConfiguration: Match.objectLike({
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { "Fn::GetAtt": [id, "Arn"] } } }],
+      }),
+    });
+  });
+
   it("the HTTP API writes access logs and is throttled", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
       StageName: "$default",
@@ -333,7 +350,7 @@ describe("configuration parity: every deployment setting reaches every function'
     contextBudgetTokens: "64000",
     toolConcurrency: "3",
     maxActiveRunsPerTenant: "5",
-    maxInputChars: "10000",
+    maxInputBytes: "10000",
     llmTimeoutMs: "90000",
     llmMaxRetries: "4",
     retentionDays: "14",

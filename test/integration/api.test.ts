@@ -118,10 +118,10 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     expect(res.body.error.message).toContain(field);
   });
 
-  it("an input over 32,000 characters → 413", async () => {
-    const res = await post({ input: "a".repeat(32_001) });
+  it("an input over 96,000 bytes of UTF-8 → 413 (32,000 Chinese characters and one more byte)", async () => {
+    const res = await post({ input: `${"数".repeat(32_000)}a` });
     expectError(res, 413, "payload_too_large");
-    expect(res.body.error.message).toContain("32000");
+    expect(res.body.error.message).toBe("input has 96001 bytes (UTF-8); the limit is 96000 bytes");
   });
 
   it("a body over 256 KiB → 413, even when it is valid JSON", async () => {
@@ -194,8 +194,8 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     expect(await runsOfTenant("bad")).toEqual([created.body.runId]);
   });
 
-  it("an input of exactly 32,000 characters is accepted", async () => {
-    const res = await bad.request("POST", "/v1/runs", { input: "a".repeat(32_000), mode: "react" });
+  it("an input of exactly 96,000 bytes (32,000 Chinese characters) is accepted", async () => {
+    const res = await bad.request("POST", "/v1/runs", { input: "数".repeat(32_000), mode: "react" });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
   });
 });

@@ -10,7 +10,7 @@ import { type RunningStack, startStack } from "../support/localStack.js";
 /**
  * The same run requests through every door — REST, MCP (`run_task`), A2A (`SendMessage`) and AG-UI
  * (`POST /v1/ag-ui`) — get the same outcome, each in its protocol's shape: a run accepted, an input
- * over MAX_INPUT_CHARS refused, a second message on a busy session under each tenant default
+ * over MAX_INPUT_BYTES refused, a second message on a busy session under each tenant default
  * (reject, enqueue, interrupt; the interrupted runs are plan_solve runs), and a tenant's tool policy. One table, one local stack
  * with the offline model; STREAM_MAX_SECONDS=2 makes the streaming doors (MCP, AG-UI) answer with the
  * run as it stands after two seconds.
@@ -24,7 +24,7 @@ let client: Client;
 const mcpClients: McpClient[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", STREAM_MAX_SECONDS: "2", MAX_INPUT_CHARS: String(LIMIT) });
+  stack = await startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", STREAM_MAX_SECONDS: "2", MAX_INPUT_BYTES: String(LIMIT) });
   client = new Client(stack.url, stack.apiKey);
 }, 300_000);
 
@@ -134,7 +134,7 @@ describe("every door accepts a run the same way", { timeout: 400_000 }, () => {
     expect((await client.waitForEnd((outcome as { runId: string }).runId, 120_000)).run.status).toBe("succeeded");
   });
 
-  it.each(doorNames)("%s: an input one character over the limit is refused (payload_too_large) and starts nothing", async (door) => {
+  it.each(doorNames)("%s: an input one byte over the limit is refused (payload_too_large) and starts nothing", async (door) => {
     const before = await runCount();
     expect(await doors[door]({ input: "a".repeat(LIMIT + 1), mode: "react", sessionId: `ses_long${randomUUID().slice(0, 8)}` })).toEqual({
       refused: "payload_too_large",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
 import { clip } from "../../memory/share.js";
-import { FixableToolError, fixableStatus, type Tool, type ToolContext } from "../../ports/tools.js";
+import { FixableToolError, fixableStatus, type Tool, type ToolContext, type ToolReply } from "../../ports/tools.js";
 import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, mcpStatusOf, withMcp } from "./client.js";
 import { type MappedResult, mapCallResult } from "./results.js";
 
@@ -49,7 +49,7 @@ export async function mcpTool(
     source: source.name,
     inputSchema,
     parameters: await jsonSchemaParameters(inputSchema),
-    async run(args: Record<string, unknown>, context: ToolContext): Promise<string> {
+    async run(args: Record<string, unknown>, context: ToolContext): Promise<string | ToolReply> {
       const signal = context.signal
         ? AbortSignal.any([context.signal, AbortSignal.timeout(source.callTimeoutMs)])
         : AbortSignal.timeout(source.callTimeoutMs);
@@ -78,7 +78,8 @@ export async function mcpTool(
       }
       // isError: the tool ran and failed; the model sees why (as an error text) and may adapt.
       if (outcome.isError) throw new Error(`the tool reported an error: ${source.redact(outcome.text) || "(no details)"}`);
-      return source.redact(outcome.text);
+      const output = source.redact(outcome.text);
+      return outcome.images.length ? { output, images: outcome.images } : output;
     },
   };
 }

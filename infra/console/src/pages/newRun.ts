@@ -4,7 +4,7 @@ import { announce, field, h, render } from "../dom.js";
 
 /** Submit a task: input, mode, deep think, approvals, session, files to attach (uploaded first, then named by the run). */
 export function newRunPage(app: HTMLElement) {
-  const input = h("textarea", { name: "input", rows: 5, required: true, maxlength: 32000 });
+  const input = h("textarea", { name: "input", rows: 5, required: true, maxlength: 96000 });
   const mode = h(
     "select",
     { name: "mode" },
@@ -110,7 +110,7 @@ export function newRunPage(app: HTMLElement) {
           }
         },
       },
-      field("Task", input, "What should the agents do? Up to 32,000 characters."),
+      field("Task", input, "What should the agents do? Up to 96,000 bytes (32,000 characters of Chinese, Japanese or Korean)."),
       field("Mode", mode, "auto: the router decides. react: one agent. plan_solve: a planner and parallel executors."),
       field("Saved agent", agent, "Its mode (when Mode is auto), instructions, model settings, tools and approvals (Agents page)."),
       field("Instructions", instructions, "For this run's agents, after the tenant's and the saved agent's. Up to 4,000 characters."),

@@ -201,6 +201,8 @@ describe("mapCallResult", () => {
     );
     expect(mapped.isError).toBe(false);
     const files = await t.files.list("run_1");
+    // The image is named for a model that sees images; the Markdown resource is not an image.
+    expect(mapped.images).toEqual([files[0]!.name]);
     expect(files.map((f) => [f.contentType, f.bytes])).toEqual([
       ["image/png", 7],
       ["text/markdown", 7],
@@ -218,10 +220,16 @@ describe("mapCallResult", () => {
     expect(await mapCallResult({ isError: true, content: [{ type: "text", text: "boom" }] }, target())).toEqual({
       isError: true,
       text: "boom",
+      images: [],
     });
     const long = await mapCallResult({ content: [{ type: "text", text: "x".repeat(400_000) }] }, target());
     expect(long.text.length).toBeLessThan(301_000);
-    expect(long.text).toMatch(/\[cut at 300000 characters\]$/);
+    expect(long.text).toMatch(/\[cut at 300000 bytes\]$/);
+  });
+
+  it("counts the limit in UTF-8 bytes: 150,000 Chinese characters (450,000 bytes) keep 100,000, no character cut", async () => {
+    const long = await mapCallResult({ content: [{ type: "text", text: "数".repeat(150_000) }] }, target());
+    expect(long.text).toBe(`${"数".repeat(100_000)}\n[cut at 300000 bytes]`);
   });
 });
 
