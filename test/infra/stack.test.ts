@@ -138,14 +138,15 @@ describe("limits", () => {
 });
 
 describe("code", () => {
-  it("no function loads source maps at start; only the steps that run an agent carry the layers (the tokenizer's, the work products' libraries)", () => {
+  it("no function loads source maps at start; only the steps that run an agent carry the layers (the tokenizer's, the work products' libraries, the policy engine), and the API the policy engine", () => {
     const agentSteps = new Set<string>(AGENT_STEPS);
     const layers = ofType("AWS::Lambda::LayerVersion");
-    expect(layers).toHaveLength(2);
+    expect(layers).toHaveLength(3);
+    const layersOf = (path: string) => (agentSteps.has(path.split("/").at(-1)!) ? 3 : path.endsWith("/Api") ? 1 : 0);
     for (const fn of ours) {
       const props = resources[fn.logicalId]!.Properties;
       expect(props.Environment.Variables.NODE_OPTIONS ?? "", fn.path).not.toContain("source-maps");
-      expect(props.Layers ?? [], fn.path).toHaveLength(agentSteps.has(fn.path.split("/").at(-1)!) ? 2 : 0);
+      expect(props.Layers ?? [], fn.path).toHaveLength(layersOf(fn.path));
     }
   });
 });
