@@ -720,6 +720,10 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   name: { schema: z.string().min(1).max(256), description: "A file's name (e.g. report.md) or a tool source's name." },
   fileId: { schema: z.string().regex(/^file_[a-z0-9]{1,60}$/), description: "An upload's id (file_…), as POST /v1/files answered it." },
   agent: { schema: AgentRef, description: "A saved agent's name (analyst); where a version can be read, name@version (analyst@3)." },
+  policy: {
+    schema: z.string().regex(/^[a-z][a-z0-9_-]{0,63}(@[1-9][0-9]{0,8})?$/),
+    description: "A tool policy's name (artifact-size); where a version can be read, name@version (artifact-size@2).",
+  },
 };
 
 type JsonSchema = Record<string, unknown>;

@@ -28,7 +28,7 @@ import { BackgroundEvents } from "./backgroundWrites.js";
 import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
 import { toolImagesMessage } from "./images.js";
-import { firstDifferentMessage, requestFingerprint } from "./requestFingerprint.js";
+import { requestFingerprint } from "./requestFingerprint.js";
 import { ScopeJournal } from "./scopeJournal.js";
 import { failedByPerson, needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
@@ -288,7 +288,7 @@ async function askModel(
       }
     },
     // A replay that parts from its journal here shows the first message that differs.
-    { defer: true, fingerprint, request: (recorded) => ({ message: firstDifferentMessage(recorded, prompt) }) },
+    { defer: true, fingerprint, prompt },
   );
   const reply = await answered.catch(async (error) => {
     if (await check?.ended()) return undefined;

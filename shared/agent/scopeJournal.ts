@@ -1,5 +1,7 @@
+import type { ChatMessage } from "../llm/types.js";
 import type { JournalCall, JournalCommit, JournalKind, JournalRecord, RunJournal } from "../ports/journal.js";
 import { type Divergence, ReplayDivergedError, recordDivergence } from "../run/replayDivergence.js";
+import { firstDifferentMessage } from "./requestFingerprint.js";
 
 /** A call's place in a scope's map of records (in memory only). */
 const callKey = ({ scope, round, kind, callId }: JournalCall) => JSON.stringify([scope, round, kind, callId ?? ""]);
@@ -59,7 +61,8 @@ export class ScopeJournal {
       defer?: boolean;
       keep?: (value: T) => boolean;
       fingerprint?: string;
-      request?: (recordedFingerprint?: string) => Divergence["replayed"];
+      /** The model request `fingerprint` was taken of: a divergence names its first differing message. */
+      prompt?: readonly ChatMessage[];
     } = {},
   ): Promise<{ value: T; replayed: boolean; inherited?: boolean }> {
     const call = this.call(round, kind, callId);
@@ -70,11 +73,15 @@ export class ScopeJournal {
         ...call,
         reason: "different_request",
         recorded: { fingerprint: recorded.fingerprint, value: recorded.value },
-        replayed: { fingerprint: options.fingerprint, ...options.request?.(recorded.fingerprint) },
+        replayed: { fingerprint: options.fingerprint, ...differing(options.prompt, recorded.fingerprint) },
       });
     if (recorded) return { value: recorded.value as T, replayed: false, inherited: true };
     if (this.replaying)
-      await this.diverged({ ...call, reason: "not_recorded", replayed: { fingerprint: options.fingerprint, ...options.request?.() } });
+      await this.diverged({
+        ...call,
+        reason: "not_recorded",
+        replayed: { fingerprint: options.fingerprint, ...differing(options.prompt) },
+      });
     const value = await produce();
     if (options.keep && !options.keep(value)) return { value, replayed: false };
     this.record(round, kind, callId, value, options.fingerprint);
@@ -163,3 +170,7 @@ export class ScopeJournal {
     return this.records.has(callKey(this.call(round, kind, callId)));
   }
 }
+
+/** What a replay's divergence shows of the new request: its first message that differs from the recorded one. */
+const differing = (prompt: readonly ChatMessage[] | undefined, recordedFingerprint?: string): Partial<Divergence["replayed"]> =>
+  prompt ? { message: firstDifferentMessage(recordedFingerprint, prompt) } : {};
