@@ -43,7 +43,7 @@ export const TenantSettings = z.strictObject({
   multitask: Multitask.optional(),
   /** Instructions every agent of the tenant's runs follows, in each role's prompt ("" removes them). */
   instructions: Instructions.optional(),
-  /** Checks on every run's input and output (docs/configuration.md, "Guardrails"); `[]` removes them. */
+  /** Checks on every run's input and output (docs/api.md, "Guardrails"); `[]` removes them. */
   guardrails: GuardrailChecks.optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
