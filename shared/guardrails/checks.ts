@@ -46,8 +46,8 @@ export interface GuardContext {
 
 const DEFAULT_RETRY_DELAYS = [200, 1_000];
 
-/** The local checks (no service): fast enough for every window of streamed text. */
-export const isLocal = (check: GuardrailCheck) => check.kind === "pii" || check.kind === "regex" || check.kind === "prompt_injection";
+/** The checks that run in process (no service): fast enough for every window of streamed text. */
+export const isInProcess = (check: GuardrailCheck) => check.kind === "pii" || check.kind === "regex" || check.kind === "prompt_injection";
 
 /** The checks of `stage` among a run's checks. */
 export const checksAt = (checks: readonly GuardrailCheck[] | undefined, stage: GuardrailStage) =>
@@ -81,15 +81,15 @@ export async function checkText(
   return { text: spans.length ? redact(text, spans) : text, decisions, ...(blocked ? { blocked } : {}), usage };
 }
 
-/** The local checks only, synchronously (a streamed window). */
-export function checkLocally(checks: readonly GuardrailCheck[], stage: GuardrailStage, text: string): Omit<Checked, "usage"> {
-  const decisions = checks.filter(isLocal).map((check) => fromSpans(check, stage, localSpans(check, text)));
+/** The in-process checks only, synchronously (a streamed window). */
+export function checkInProcess(checks: readonly GuardrailCheck[], stage: GuardrailStage, text: string): Omit<Checked, "usage"> {
+  const decisions = checks.filter(isInProcess).map((check) => fromSpans(check, stage, inProcessSpans(check, text)));
   const blocked = decisions.find((d) => d.verdict === "block");
   const spans = decisions.filter((d) => d.verdict === "redact").flatMap((d) => d.spans ?? []);
   return { text: spans.length ? redact(text, spans) : text, decisions, ...(blocked ? { blocked } : {}) };
 }
 
-function localSpans(check: GuardrailCheck, text: string): Span[] {
+function inProcessSpans(check: GuardrailCheck, text: string): Span[] {
   switch (check.kind) {
     case "pii":
       return findPii(text, check.entities);
@@ -117,7 +117,7 @@ async function decide(
   context: GuardContext,
   usage: GuardUsage,
 ): Promise<Decision> {
-  if (isLocal(check)) return fromSpans(check, stage, localSpans(check, text));
+  if (isInProcess(check)) return fromSpans(check, stage, inProcessSpans(check, text));
   const base = { check: checkName(check), kind: check.kind, stage };
   try {
     const fired = await withRetries(context, () => askService(check, text, context, usage));

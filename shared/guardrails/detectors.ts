@@ -1,7 +1,7 @@
 import type { PiiEntity } from "../contracts/guardrails.js";
 
 /**
- * The local detectors: personal data, prompt injection, an operator's regular expression. Each
+ * The in-process detectors: personal data, prompt injection, an operator's regular expression. Each
  * returns the spans it found, so a check can block on them or redact exactly them. Pure and fast:
  * they run on every window of streamed text.
  */

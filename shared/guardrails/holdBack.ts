@@ -1,5 +1,5 @@
 import type { GuardrailCheck } from "../contracts/guardrails.js";
-import { checkLocally, type Decision, isLocal } from "./checks.js";
+import { checkInProcess, type Decision, isInProcess } from "./checks.js";
 
 /** How long streamed text waits before its window is checked and released (the default). */
 export const HOLD_BACK_MS = 100;
@@ -12,7 +12,7 @@ const OPEN_TAIL = /(?:[+(]?[\d ().-]*\d[\d ().-]*|\S+)$/;
 
 /**
  * Streamed text on its way to clients, held back for a short window so the output checks see
- * whole spans: every `windowMs` the held text is checked (local checks: PII, regular expressions,
+ * whole spans: every `windowMs` the held text is checked (in-process checks: PII, regular expressions,
  * prompt injection) and released, redacted, up to where a span could still be growing; a span
  * split across chunks is therefore redacted whole, never sent in part. A block stops the stream:
  * nothing more is released. Checks run per window, not per chunk.
@@ -24,7 +24,7 @@ export class HoldBack {
   private held = "";
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private readonly local: GuardrailCheck[];
+  private readonly inProcess: GuardrailCheck[];
   readonly holdsAll: boolean;
 
   constructor(
@@ -33,8 +33,8 @@ export class HoldBack {
     private readonly decided: (decisions: Decision[]) => void,
     private readonly windowMs = HOLD_BACK_MS,
   ) {
-    this.local = checks.filter(isLocal);
-    this.holdsAll = checks.some((c) => !isLocal(c) && c.action === "block");
+    this.inProcess = checks.filter(isInProcess);
+    this.holdsAll = checks.some((c) => !isInProcess(c) && c.action === "block");
   }
 
   /** A block stopped the stream. */
@@ -65,7 +65,7 @@ export class HoldBack {
     this.timer = undefined;
     if (this.stopped || !this.held) return;
     const text = this.held;
-    const checked = checkLocally(this.local, "output", text);
+    const checked = checkInProcess(this.inProcess, "output", text);
     const fired = checked.decisions.filter((d) => d.verdict !== "pass");
     if (checked.blocked) {
       this.stopped = true;
@@ -81,7 +81,7 @@ export class HoldBack {
       return;
     }
     const released = fired.filter((d) => d.spans?.some((s) => s.end <= cut));
-    const part = checkLocally(this.local, "output", text.slice(0, cut)).text;
+    const part = checkInProcess(this.inProcess, "output", text.slice(0, cut)).text;
     this.held = text.slice(cut);
     if (released.length) this.decided(released.map((d) => ({ ...d, spans: d.spans?.filter((s) => s.end <= cut) })));
     this.release(part);
