@@ -256,7 +256,9 @@ async function startNotifyBus(parts: StackParts, credentials: LocalCredentials, 
     if (change.status === "RUNNING") return;
     void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(statusChangeEvent(change)) }));
   });
-  const subscribe = () =>
+  const subscribe = () => {
+    // Closed before the parts the notifier calls (the state machine, the database, the handlers' containers).
+    parts.onClose(() => sqs.stopPolling());
     sqs.subscribe(
       notifyQueueUrl,
       async (event) => {
@@ -271,6 +273,7 @@ async function startNotifyBus(parts: StackParts, credentials: LocalCredentials, 
       },
       { visibilityMs: 1_000 },
     );
+  };
   return { endpoints: { sqs: endpoint, notifyQueueUrl, deadLetterQueueUrl }, subscribe };
 }
 
