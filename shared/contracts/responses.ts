@@ -212,5 +212,6 @@ export const ToolSourceView = z.object({
   tools: z.array(z.object({ name: z.string(), tool: z.string(), description: z.string(), access: z.enum(["read", "write"]) })),
   createdAt: z.string(),
 });
+export type ToolSourceView = z.infer<typeof ToolSourceView>;
 
 export const Health = z.object({ status: z.enum(["ok", "unavailable"]), version: z.string(), checks: z.record(z.string(), z.string()) });

@@ -2,8 +2,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { PendingUploadView } from "../../shared/contracts/files.js";
+import type { FileList, UploadView } from "../../shared/contracts/responses.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { Client } from "../support/untypedClient.js";
 
 /**
  * Files through the whole local stack: upload over the API, attach to a run, list, and download
@@ -64,7 +66,7 @@ describe("files", () => {
     expect(run.status).toBe("succeeded");
     expect(run.files.map((f: any) => f.name)).toEqual(expect.arrayContaining(["big.bin", "sales.csv"]));
 
-    const listed = await main.request("GET", `/v1/runs/${runId}/files`);
+    const listed = await main.request<FileList>("GET", `/v1/runs/${runId}/files`);
     expect(listed.status).toBe(200);
     const big = listed.body.files.find((f: any) => f.name === "big.bin");
     expect(big).toMatchObject({
@@ -108,7 +110,7 @@ describe("files", () => {
       ["notes.txt", null],
     ]);
     // The answer cites the files it relies on: the tasks' two, not the upload no result names.
-    expect(run.result.split("\n").at(-1)).toBe("Files: a.md, b.md");
+    expect(run.result!.split("\n").at(-1)).toBe("Files: a.md, b.md");
   });
 
   it("a presigned URL with a changed signature, key or an expired date is refused", async () => {
@@ -171,7 +173,7 @@ describe("files", () => {
     });
     expect(noBoundary.status).toBe(400);
 
-    const unknown = await main.request("POST", "/v1/runs", { input: "hi", files: ["file_doesnotexist"] });
+    const unknown = await main.request<ErrorBody>("POST", "/v1/runs", { input: "hi", files: ["file_doesnotexist"] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.code).toBe("unknown_file");
     // Another tenant's upload is unknown too.
@@ -213,14 +215,18 @@ describe("files", () => {
   });
 
   it("a presigned upload exists only once completed with every byte; bad completions are 4xx and change nothing", async () => {
-    const announce = (name: string, bytes: number) => main.request("POST", "/v1/files", { name, bytes });
-    const complete = (fileId: string, parts: unknown[] = []) => main.request("POST", `/v1/files/${fileId}/complete`, { parts });
+    const announce = (name: string, bytes: number) => main.request<PendingUploadView>("POST", "/v1/files", { name, bytes });
+    /** Completed (201, an UploadView) or refused (an ErrorBody): each check reads the one its status says. */
+    const complete = (fileId: string, parts: unknown[] = []) =>
+      main.request<UploadView & ErrorBody>("POST", `/v1/files/${fileId}/complete`, { parts });
 
     // One part: a presigned PUT. Before its bytes arrive, it is neither a file nor attachable.
     const small = await announce("notes.txt", 5);
     expect(small.status).toBe(201);
     expect(small.body.parts).toHaveLength(1);
-    expect((await main.request("POST", "/v1/runs", { input: "hi", files: [small.body.fileId] })).body.error.code).toBe("unknown_file");
+    expect((await main.request<ErrorBody>("POST", "/v1/runs", { input: "hi", files: [small.body.fileId] })).body.error.code).toBe(
+      "unknown_file",
+    );
     expect((await complete(small.body.fileId)).body.error.code).toBe("upload_incomplete");
     // More bytes than announced: refused at completion.
     expect((await fetch(small.body.parts[0].url, { method: "PUT", body: "hello!" })).status).toBe(200);

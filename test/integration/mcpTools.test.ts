@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { ToolList, ToolSourceView } from "../../shared/contracts/responses.js";
+import { type Answer, Client, type ErrorBody } from "../support/client.js";
 import { conventionProblems, type OtlpSpan } from "../support/genAiConventions.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { Client } from "../support/untypedClient.js";
 
 /**
  * MCP tool sources over HTTP against the whole local stack and real MCP servers built here with
@@ -27,8 +28,13 @@ const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 const seen: { what: string; body: unknown }[] = [];
 
 class RecordingClient extends Client {
-  override async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await super.request(method, path, body, headers);
+  override async request<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> {
+    const res = await super.request<T>(method, path, body, headers);
     seen.push({ what: `${method} ${path} → ${res.status}`, body: res.body });
     return res;
   }
@@ -191,10 +197,10 @@ describe("registering a tool source", () => {
       { body: "[1,2", status: 400, code: "invalid_json" },
     ];
     for (const { body, status, code } of cases) {
-      const res = await client.request("POST", "/v1/tool-sources", body);
+      const res = await client.request<ErrorBody | undefined>("POST", "/v1/tool-sources", body);
       expect({ body, status: res.status, code: res.body?.error?.code }).toEqual({ body, status, code });
     }
-    const wrongKey = await client.request("POST", "/v1/tool-sources", {
+    const wrongKey = await client.request<ErrorBody>("POST", "/v1/tool-sources", {
       name: "wrongkey",
       url: demo.url,
       headers: { authorization: "Bearer nope-nope-nope" },
@@ -206,7 +212,7 @@ describe("registering a tool source", () => {
   });
 
   it("registers a server with a secret header: 201 with its tools and access, the header shown as ***; duplicate name 409", async () => {
-    const res = await client.request("POST", "/v1/tool-sources", {
+    const res = await client.request<ToolSourceView>("POST", "/v1/tool-sources", {
       name: "demo",
       url: demo.url,
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -230,14 +236,16 @@ describe("registering a tool source", () => {
     expect(again.status).toBe(409);
     const one = await client.request("GET", "/v1/tool-sources/demo");
     expect(one.body).toMatchObject({ name: "demo", headers: { authorization: "***" } });
-    expect((await client.request("GET", "/v1/tool-sources")).body.sources.map((s: any) => s.name)).toEqual(["demo"]);
+    expect((await client.request<{ sources: ToolSourceView[] }>("GET", "/v1/tool-sources")).body.sources.map((s) => s.name)).toEqual([
+      "demo",
+    ]);
     // Another tenant sees none of it.
     expect((await other.request("GET", "/v1/tool-sources")).body).toEqual({ sources: [] });
     expect((await other.request("GET", "/v1/tool-sources/demo")).status).toBe(404);
   });
 
   it("GET /v1/tools lists the built-ins and the source's tools with schema, source and access", async () => {
-    const { body } = await client.request("GET", "/v1/tools");
+    const { body } = await client.request<ToolList>("GET", "/v1/tools");
     const byName = Object.fromEntries(body.tools.map((t: any) => [t.name, t]));
     expect(byName.calculator).toMatchObject({ source: "builtin", access: "read" });
     expect(byName.demo__add).toMatchObject({
@@ -247,7 +255,7 @@ describe("registering a tool source", () => {
       parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
     });
     expect(byName.demo__upper).toMatchObject({ source: "demo", access: "write" });
-    const others = (await other.request("GET", "/v1/tools")).body.tools.map((t: any) => t.name);
+    const others = (await other.request<ToolList>("GET", "/v1/tools")).body.tools.map((t) => t.name);
     expect(others).toContain("calculator");
     expect(others.some((name: string) => name.startsWith("demo__"))).toBe(false);
   });
@@ -322,7 +330,7 @@ describe("runs that use MCP tools", () => {
 
     expect((await client.request("DELETE", "/v1/tool-sources/extra")).status).toBe(204);
     expect((await client.request("DELETE", "/v1/tool-sources/extra")).status).toBe(404);
-    const tools = (await client.request("GET", "/v1/tools")).body.tools.map((t: any) => t.name);
+    const tools = (await client.request<ToolList>("GET", "/v1/tools")).body.tools.map((t) => t.name);
     expect(tools).not.toContain("extra__ping");
     await catalogsExpire();
     const second = await submit({ mode: "react", input: "use extra__ping {}" });
@@ -386,7 +394,7 @@ describe("approval of MCP write tools", () => {
 
   it("edit is validated against the MCP tool's input schema: a schema error is 400 and changes nothing; a valid edit runs", async () => {
     const { runId, interrupt } = await pendingApproval('use demo__upper {"text": "draft"}');
-    const wrong = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: { text: 5 } });
+    const wrong = await client.decide<ErrorBody>(runId, interrupt.interruptId, { decision: "edit", arguments: { text: 5 } });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.code).toBe("validation_failed");
     const missing = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: {} });
@@ -441,7 +449,7 @@ describe("a tool source whose key expired at call time", () => {
     expect(ofType(events, "interrupt.resolved")).toMatchObject([{ data: { kind: "tool_failure", decision: "retry" } }]);
 
     // Its trace: OpenTelemetry GenAI spans that fit the convention, the refused attempt and the retry each a span.
-    const trace = await client.request("GET", `/v1/runs/${runId}/trace`);
+    const trace = await client.request<{ resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }>("GET", `/v1/runs/${runId}/trace`);
     expect(trace.status).toBe(200);
     const spans: OtlpSpan[] = trace.body.resourceSpans[0].scopeSpans[0].spans;
     expect(spans.flatMap(conventionProblems)).toEqual([]);
@@ -466,7 +474,7 @@ describe("a tool source whose key expired at call time", () => {
       data: { ok: false, output: "Skipped by the user: billing is closed today" },
     });
     expect(failEnd.run.status).toBe("failed");
-    expect(failEnd.run.error.message).toContain("wrong customer");
+    expect(failEnd.run.error!.message).toContain("wrong customer");
     expect(invoices.sent).not.toContain("skipco");
     expect(invoices.sent).not.toContain("failco");
     invoices.expired = false;
