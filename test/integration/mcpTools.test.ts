@@ -20,7 +20,14 @@ import { type RunningStack, startStack } from "../support/localStack.js";
  */
 
 const TOKEN = `mcp-secret-${Math.random().toString(36).slice(2)}-token`;
-const CALL_TIMEOUT_MS = 4_000;
+/**
+ * The stack's per-call timeout: demo__slow runs into it, and a call waiting on the demo server to meet
+ * another (below) must answer well before it. At 4 s, a loaded machine let the first executor's call
+ * wait past it for its partner, and the stack cut a good call off as timed out.
+ */
+const CALL_TIMEOUT_MS = 15_000;
+/** How long a call waits for another on the server: it then answers anyway, still within the call timeout. */
+const MEET_WAIT_MS = CALL_TIMEOUT_MS - 5_000;
 /** A 1×1 PNG. */
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
@@ -42,8 +49,8 @@ class RecordingClient extends Client {
 
 /**
  * In-flight calls on the demo server, and the most seen at once. With `meet` on, a call waits (up
- * to 10 s) until another is on the server too: parallel executors always meet there, however busy
- * the machine, and sequential ones never can.
+ * to MEET_WAIT_MS) until another is on the server too: parallel executors meet there on a busy
+ * machine as well, and sequential ones never can.
  */
 const inFlight = { now: 0, max: 0, meet: false };
 
@@ -52,7 +59,7 @@ function demoServer(): McpServer {
   const track = async <T>(work: () => Promise<T>): Promise<T> => {
     inFlight.max = Math.max(inFlight.max, ++inFlight.now);
     try {
-      for (const until = Date.now() + 10_000; inFlight.meet && inFlight.now < 2 && Date.now() < until; )
+      for (const until = Date.now() + MEET_WAIT_MS; inFlight.meet && inFlight.now < 2 && Date.now() < until; )
         await new Promise((r) => setTimeout(r, 10));
       return await work();
     } finally {
@@ -300,7 +307,7 @@ describe("runs that use MCP tools", () => {
     expect(run.result).toContain("5");
     expect(run.result).toContain("42");
     expect(run.result).toContain("the database is on fire");
-  });
+  }, 180_000);
 
   it("an image from an MCP tool becomes a file of the run with its content type", async () => {
     const runId = await submit({ mode: "react", input: "use demo__chart {}" });
