@@ -299,7 +299,6 @@ export class Stepwise extends Construct {
       httpApi: this.httpApi,
       deadLetterQueues: [this.deadLetters, eventDeadLetters],
       accessLogBuckets: [tools.accessLogs],
-      sandbox: tools.sandbox,
     });
 
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });

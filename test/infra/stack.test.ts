@@ -482,15 +482,51 @@ describe("the code sandbox", () => {
     template.hasResourceProperties("AWS::EC2::FlowLog", { ResourceType: "VPC", TrafficType: "ALL" });
   });
 
-  it("its role may write its logs and let Lambda attach it to that network, nothing else", () => {
+  it("its role may write its own log group and let Lambda attach it to its own subnets and group, nothing else: no managed policy on *", () => {
     const role = resources[sandbox.roleLogicalId]!.Properties;
-    const managed = role.ManagedPolicyArns.map((arn: any) => JSON.stringify(arn).match(/policy\/service-role\/(\w+)/)![1]).sort();
-    expect(managed).toEqual(["AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole"]);
+    expect(role.ManagedPolicyArns).toBeUndefined();
     expect(role.Policies).toBeUndefined();
-    const attached = ofType("AWS::IAM::Policy").filter((p) =>
-      p.Properties.Roles.some((r: { Ref: string }) => r.Ref === sandbox.roleLogicalId),
-    );
-    expect(attached).toEqual([]);
+    const statements = ofType("AWS::IAM::Policy")
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === sandbox.roleLogicalId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const byAction = (action: string) => statements.filter((s: any) => [s.Action].flat().includes(action));
+    const logGroupId = props.LoggingConfig.LogGroup.Ref as string;
+    expect(byAction("logs:PutLogEvents")).toEqual([
+      { Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Effect: "Allow", Resource: { "Fn::GetAtt": [logGroupId, "Arn"] } },
+    ]);
+    const ec2Arn = (resource: string) => ({
+      "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, `:ec2:eu-west-1:123456789012:${resource}`]],
+    });
+    const arnText = (value: unknown) => JSON.stringify(value);
+    // Creating an interface names the subnet and group: only the sandbox's own are listed.
+    const [create] = byAction("ec2:CreateNetworkInterface");
+    expect([create.Action].flat()).toEqual(["ec2:CreateNetworkInterface"]);
+    expect(create.Condition).toBeUndefined();
+    const subnetIds = props.VpcConfig.SubnetIds.map((ref: { Ref: string }) => ref.Ref);
+    const groupId = props.VpcConfig.SecurityGroupIds[0]["Fn::GetAtt"][0];
+    const createOn = create.Resource.map(arnText);
+    for (const subnet of subnetIds)
+      expect(createOn.some((r: string) => r.includes("subnet/") && r.includes(`{"Ref":"${subnet}"}`))).toBe(true);
+    expect(createOn.some((r: string) => r.includes(groupId))).toBe(true);
+    expect(createOn).toContain(arnText(ec2Arn("network-interface/*")));
+    expect(create.Resource).toHaveLength(subnetIds.length + 2);
+    // Changing or deleting an interface: any of them, but only in the sandbox's VPC.
+    const [change] = byAction("ec2:DeleteNetworkInterface");
+    expect(change.Action).toEqual(["ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"]);
+    expect(change.Resource).toEqual(ec2Arn("network-interface/*"));
+    const vpcId = Object.entries(resources).find(([, r]) => r.Type === "AWS::EC2::VPC")![0];
+    expect(arnText(change.Condition.ArnEquals["ec2:Vpc"])).toContain(`{"Ref":"${vpcId}"}`);
+    // The Describe calls take no resource: IAM allows them only on *.
+    expect(byAction("ec2:DescribeNetworkInterfaces")).toEqual([
+      { Action: ["ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets"], Effect: "Allow", Resource: "*" },
+    ]);
+    // Nothing else at all.
+    expect(statements).toHaveLength(4);
+    // Lambda checks the interface grants when it creates the function: the role's policy comes first.
+    const policyId = Object.entries(resources).find(
+      ([, r]) => r.Type === "AWS::IAM::Policy" && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === sandbox.roleLogicalId),
+    )![0];
+    expect((template.toJSON().Resources[sandbox.logicalId] as { DependsOn: string[] }).DependsOn).toContain(policyId);
   });
 
   it("reserves no concurrency unless the deployment sets it", () => {
