@@ -7,6 +7,7 @@ import { Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { SANDBOX_MEMORY } from "../../shared/contracts/sandboxMemory.js";
 import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../../shared/contracts/toolGrants.js";
 import { SANDBOX_HANDLER } from "./handlers.js";
 import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
@@ -117,8 +118,9 @@ export class ToolResources extends Construct {
         // X-Ray's daemon would need a route out; the sandbox is not traced.
         tracing: Tracing.DISABLED,
         reservedConcurrentExecutions: props.sandboxReservedConcurrency,
-        // Room for the interpreter's process (its memory limit), the spare one and Node itself.
-        memorySize: 2048,
+        // Room for the interpreter's process (its memory limit), the spare one and Node itself: the
+        // parts and the largest limit a call may have are derived together (sandboxMemory.ts).
+        memorySize: SANDBOX_MEMORY.functionMb,
         bundling: {
           ...BUNDLING,
           // Pyodide loads its WebAssembly and standard library (compiled at install: build:sandbox)

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { HANDLER_USES, type HandlerUses } from "../../functions/uses.js";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
 import { AGENT_STEPS } from "../../infra/aws/handlers.js";
+import { MAX_SANDBOX_MEMORY_MB, SANDBOX_MEMORY } from "../../shared/contracts/sandboxMemory.js";
 import { allowedActions, CDK_JSON_CONTEXT, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
@@ -449,6 +450,8 @@ describe("settings are checked at synth", () => {
     ],
     // A lower bound too: a ReAct turn that waits for a person must fit in a new execution.
     [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "85" }, /historyEventBudget/],
+    // A call's memory beside its heap, the warm spare and the handler must fit the sandbox function's.
+    [{ openAiBaseUrl: "https://x.example.com/v1", sandboxMemoryMb: String(MAX_SANDBOX_MEMORY_MB + 1) }, /sandboxMemoryMb/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });
@@ -527,6 +530,12 @@ describe("the code sandbox", () => {
       ([, r]) => r.Type === "AWS::IAM::Policy" && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === sandbox.roleLogicalId),
     )![0];
     expect((template.toJSON().Resources[sandbox.logicalId] as { DependsOn: string[] }).DependsOn).toContain(policyId);
+  });
+
+  it("has the memory its budget adds up to: the largest call, its heap and process, the warm spare, the handler and a margin", () => {
+    expect(props.MemorySize).toBe(SANDBOX_MEMORY.functionMb);
+    const { functionMb, ...parts } = SANDBOX_MEMORY;
+    expect(MAX_SANDBOX_MEMORY_MB + Object.values(parts).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(props.MemorySize);
   });
 
   it("reserves no concurrency unless the deployment sets it", () => {
