@@ -4,6 +4,7 @@ import { HANDLER_USES, type HandlerUses } from "../../functions/uses.js";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
 import { AGENT_STEPS } from "../../infra/aws/handlers.js";
 import { MAX_SANDBOX_MEMORY_MB, SANDBOX_MEMORY } from "../../shared/contracts/sandboxMemory.js";
+import { RUN_FAULT_METRIC } from "../../shared/run/lifecycle.js";
 import { allowedActions, CDK_JSON_CONTEXT, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
@@ -81,10 +82,65 @@ describe("alarms and dashboard", () => {
   const alarms = ofType("AWS::CloudWatch::Alarm").map((a) => a.Properties);
   const named = (metric: string) => alarms.filter((a) => a.MetricName === metric);
 
-  it("alarm on dead letters, failed/timed-out/throttled executions, API 5xx", () => {
+  it("alarm on dead letters, timed-out/throttled executions, API 5xx", () => {
     expect(named("ApproximateNumberOfMessagesVisible")).toHaveLength(2); // both dead-letter queues
-    for (const metric of ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled", "5xx"])
-      expect(named(metric), metric).toHaveLength(1);
+    for (const metric of ["ExecutionsTimedOut", "ExecutionThrottled", "5xx"]) expect(named(metric), metric).toHaveLength(1);
+  });
+
+  it("alarm on Stepwise's own run faults, not on every failed execution (a run failing on its own input is the user's)", () => {
+    expect(named("ExecutionsFailed")).toEqual([]);
+    expect(named(RUN_FAULT_METRIC)).toEqual([
+      expect.objectContaining({
+        Namespace: "Stepwise",
+        Dimensions: [{ Name: "service", Value: "stepwise" }],
+        Statistic: "Sum",
+        Threshold: 1,
+      }),
+    ]);
+  });
+
+  /** The alarm whose metric math uses these metrics: its expression and the metrics by id. */
+  const mathAlarm = (metricName: string) =>
+    alarms
+      .filter((a) => (a.Metrics ?? []).some((m: any) => m.MetricStat?.Metric?.MetricName === metricName))
+      .map((a) => ({
+        threshold: a.Threshold,
+        expression: a.Metrics.find((m: any) => m.Expression).Expression as string,
+        metrics: Object.fromEntries(a.Metrics.filter((m: any) => m.MetricStat).map((m: any) => [m.Id, m.MetricStat.Metric])),
+      }));
+
+  it("alarm on Step Functions throttling any other API Stepwise calls, an API without calls not hiding the rest", () => {
+    const [throttled, ...more] = mathAlarm("ThrottledEvents");
+    expect(more).toEqual([]);
+    const apis = Object.values(throttled!.metrics).map((m: any) => [m.Namespace, m.Dimensions[0].Value]);
+    expect(apis.sort()).toEqual(
+      ["DescribeExecution", "RedriveExecution", "SendTaskSuccess", "StartExecution", "StopExecution"].map((api) => ["AWS/States", api]),
+    );
+    for (const id of Object.keys(throttled!.metrics)) expect(throttled!.expression).toContain(`FILL(${id}, 0)`);
+    expect(throttled!.threshold).toBe(1);
+  });
+
+  it("alarm when the notification queue's oldest message has waited 5 minutes", () => {
+    const [age, ...more] = named("ApproximateAgeOfOldestMessage");
+    expect(more).toEqual([]);
+    expect(age).toMatchObject({ Namespace: "AWS/SQS", Statistic: "Maximum", Threshold: 300 });
+    const queueId = Object.entries(resources).find(([id, r]) => r.Type === "AWS::SQS::Queue" && id.includes("Notifications"))![0];
+    expect(age.Dimensions).toEqual([{ Name: "QueueName", Value: { "Fn::GetAtt": [queueId, "QueueName"] } }]);
+  });
+
+  it("alarm at 80 % of the account's Lambda concurrency quota, whatever the quota is", () => {
+    const [concurrency, ...more] = mathAlarm("ResourceCount");
+    expect(more).toEqual([]);
+    const [[id, usage]] = Object.entries(concurrency!.metrics) as [string, any][];
+    expect(usage).toMatchObject({
+      Namespace: "AWS/Usage",
+      Dimensions: expect.arrayContaining([
+        { Name: "Service", Value: "Lambda" },
+        { Name: "Resource", Value: "ConcurrentExecutions" },
+      ]),
+    });
+    expect(concurrency!.expression).toBe(`100 * ${id} / SERVICE_QUOTA(${id})`);
+    expect(concurrency!.threshold).toBe(80);
   });
 
   it("alarm on Step Functions throttling GetExecutionHistory (20 calls/s per account), the history budget's count", () => {
