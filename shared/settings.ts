@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./contracts/historyBudget.js";
 import { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_CEILING } from "./contracts/inputLimits.js";
+import { MAX_SANDBOX_MEMORY_MB } from "./contracts/sandboxMemory.js";
 import { type RoleSettings, RoleSettingsInput } from "./llm/roleSettings.js";
 
 /** Model → [USD per million prompt tokens, per million completion tokens]. */
@@ -253,7 +254,7 @@ const Environment = z.object({
   IMAGE_REQUEST_MAX_BYTES: int(20 * 1024 * 1024),
   SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
   SANDBOX_TIMEOUT_MS: int(30_000),
-  SANDBOX_MEMORY_MB: int(512),
+  SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(MAX_SANDBOX_MEMORY_MB).default(512),
   SANDBOX_RUNTIME: z.enum(["pyodide", "agentcore"]).default("pyodide"),
   CODE_INTERPRETER_ID: z.string().min(1).optional(),
   /** How long a task's interpreter session may live at most (AgentCore stops it then; at most 8 hours). */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/contracts/historyBudget.js";
 import { MAX_INPUT_BYTES_CEILING } from "../../shared/contracts/inputLimits.js";
+import { MAX_SANDBOX_MEMORY_MB } from "../../shared/contracts/sandboxMemory.js";
 import { RoleSettingsInput } from "../../shared/llm/roleSettings.js";
 
 const positiveInt = z.coerce.number().int().positive();
@@ -67,9 +68,9 @@ export const DeploymentSettings = z
     // A presigned link stops working when the credentials that signed it expire: a Lambda role's
     // session credentials can be as young as an hour old, so links last at most one hour.
     downloadLinkSeconds: positiveInt.max(3_600).optional(),
-    /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
+    /** run_code: wall time and memory of one call, within the sandbox function (90 s; its memory budget, sandboxMemory.ts). */
     sandboxTimeoutMs: positiveInt.max(85_000).optional(),
-    sandboxMemoryMb: positiveInt.max(1_536).optional(),
+    sandboxMemoryMb: positiveInt.min(64).max(MAX_SANDBOX_MEMORY_MB).optional(),
     /**
      * run_code's runtime: "agentcore" (AgentCore Code Interpreter: pandas, numpy, matplotlib, a session
      * per task) or "pyodide" (the sandbox function: the standard library). Default: agentcore where the

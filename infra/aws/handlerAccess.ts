@@ -56,6 +56,9 @@ const EXECUTION_ACTIONS: Record<ExecutionAction, string> = {
   history: "states:GetExecutionHistory",
 };
 
+/** The Step Functions API calls the handlers make, by their names (as `AWS/States` metrics name them). */
+export const STEP_FUNCTIONS_APIS = Object.values(EXECUTION_ACTIONS).map((action) => action.replace("states:", ""));
+
 /** The stack's resources a handler may be given. */
 export interface HandlerResources {
   readonly table: ITable;

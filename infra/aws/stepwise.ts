@@ -25,7 +25,7 @@ import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import { AgentFunctions } from "./agentFunctions.js";
 import { type DeploymentSettings, functionEnvironment, parseSettings, sandboxRuntimeFor } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
-import { environmentFor, grantExecutions, grantUses, type HandlerResources } from "./handlerAccess.js";
+import { environmentFor, grantExecutions, grantUses, type HandlerResources, STEP_FUNCTIONS_APIS } from "./handlerAccess.js";
 import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER, type StepName } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
@@ -291,6 +291,8 @@ export class Stepwise extends Construct {
       table,
       deadLetterQueues: { DeadLetters: this.deadLetters, EventDeadLetters: eventDeadLetters },
       httpApi: this.httpApi,
+      notificationQueue: notifications,
+      stepFunctionsApis: STEP_FUNCTIONS_APIS.filter((api) => api !== "GetExecutionHistory"),
       alarmEmail: settings.alarmEmail,
     });
 
@@ -299,7 +301,6 @@ export class Stepwise extends Construct {
       httpApi: this.httpApi,
       deadLetterQueues: [this.deadLetters, eventDeadLetters],
       accessLogBuckets: [tools.accessLogs],
-      sandbox: tools.sandbox,
     });
 
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });
