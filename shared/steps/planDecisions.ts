@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { Plan } from "../contracts/plan.js";
+import { undoneText } from "../contracts/undone.js";
 import { shareBudget } from "../memory/share.js";
 import type { TaskRecord } from "../ports/tasks.js";
 
@@ -77,9 +78,7 @@ export function stepToJudge(
 
 /** What a result line says first of a task a person left undone, so the planner does not read it as done. */
 function undoneNote(task: TaskRecord): string {
-  if (!task.undone?.length) return "";
-  const calls = task.undone.map((u) => `${u.decision === "reject" ? "rejected" : "skipped"} ${u.tool}`).join(", ");
-  return `(not done as planned: the user ${calls}) `;
+  return task.undone?.length ? `(not done as planned: ${undoneText(task.undone)}) ` : "";
 }
 
 /**
