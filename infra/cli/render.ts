@@ -9,6 +9,7 @@ import { timeAgo } from "../../shared/apiClient/timeAgo.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";
+import { undoneText } from "../../shared/contracts/undone.js";
 import { argumentViews } from "../display/toolArguments.js";
 import { highlightAnsi } from "./highlight.js";
 import { terminalMarkdown } from "./markdown.js";
@@ -155,14 +156,16 @@ export class Renderer {
         return [`${c.cyan("▶")} ${c.bold(taskId)} started ${c.dim(`(step ${stepIndex + 1})`)}: ${title}`];
       }
       case "task.completed": {
-        const { taskId, status, result, files = [] } = event.data;
+        const { taskId, status, result, files = [], undone } = event.data;
         const ok = status === "succeeded";
-        const mark = ok ? c.green("✓") : c.red("✗");
+        // A task a person left undone is not done, whatever its executor answered.
+        const mark = undone?.length ? c.yellow("⊘") : ok ? c.green("✓") : c.red("✗");
+        const state = undone?.length ? c.yellow(`not done (${undoneText(undone)})`) : ok ? "done" : c.red("failed");
         // The result is usually the text the task just showed: say it once.
         const said = this.lastTaskText.get(taskId) === result.trim();
         this.lastTaskText.delete(taskId);
         const made = files.length ? c.dim(` (files: ${files.join(", ")})`) : "";
-        return [`${mark} ${c.bold(taskId)} ${ok ? "done" : c.red("failed")}${made}${said ? "" : `: ${this.cut(oneLine(result))}`}`];
+        return [`${mark} ${c.bold(taskId)} ${state}${made}${said ? "" : `: ${this.cut(oneLine(result))}`}`];
       }
       case "agent.thought":
         // Only when no delta carried the text (a model that does not stream).
@@ -297,11 +300,13 @@ export class Renderer {
             : step.status === "blocked"
               ? c.red(marker)
               : marker;
-      lines.push(`  ${painted} ${i + 1}. ${step.title}`);
+      lines.push(
+        `  ${painted} ${i + 1}. ${step.title}${step.undone ? c.yellow(` (${step.undone} task(s) not done: the user declined a tool call)`) : ""}`,
+      );
       if (full) for (const task of step.tasks) lines.push(c.dim(`         - ${task}`));
       if (step.notes) lines.push(c.dim(`         notes: ${this.cut(oneLine(step.notes))}`));
       if (step.verdict) {
-        const said = `done when ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? `: ${this.cut(oneLine(step.verdict.reason))}` : ""}`;
+        const said = `done when ${step.verdict.met ? (step.undone ? "met as far as it could be" : "met") : "not met"}${step.verdict.reason ? `: ${this.cut(oneLine(step.verdict.reason))}` : ""}`;
         lines.push(`         ${step.verdict.met ? c.green(said) : c.yellow(`${said} (revised, runs again)`)}`);
       }
     });

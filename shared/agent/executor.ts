@@ -1,3 +1,4 @@
+import type { UndoneCall } from "../contracts/events.js";
 import { formatPlan } from "../contracts/plan.js";
 import type { RunStatus } from "../contracts/run.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
@@ -113,7 +114,15 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
   // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.
   const stopReason = outcome.kind === "budget" ? budgetStop(outcome.rounds) : undefined;
-  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage(), stopReason });
+  const undone = own.undoneCalls();
+  return finishTask(run, input, ended, text, {
+    record,
+    journal: outcome.journal,
+    events,
+    usage: own.usage(),
+    stopReason,
+    ...(undone.length ? { undone } : {}),
+  });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
@@ -212,7 +221,15 @@ export async function finishTask(
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
-  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage>; stopReason?: string } = {},
+  known: {
+    record?: TaskRecord;
+    journal?: ScopeJournal;
+    events?: Promise<unknown>;
+    usage?: Partial<LoopUsage>;
+    stopReason?: string;
+    /** Tool calls a person declined: the task is not done as planned. */
+    undone?: UndoneCall[];
+  } = {},
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
@@ -228,6 +245,7 @@ export async function finishTask(
     endedAt: new Date().toISOString(),
     ...(known.usage ? { usage: known.usage } : {}),
     ...(known.stopReason ? { stopReason: known.stopReason } : {}),
+    ...(known.undone ? { undone: known.undone } : {}),
   };
   await Promise.all([
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
@@ -243,6 +261,7 @@ export async function finishTask(
           result: kept.slice(0, 2_000),
           files,
           ...(known.stopReason ? { stopReason: known.stopReason } : {}),
+          ...(known.undone ? { undone: known.undone } : {}),
         },
       },
     ]),

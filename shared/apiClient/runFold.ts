@@ -10,7 +10,7 @@
  * (a stream may repeat one), and an event of a type this code does not know only advances `seq`
  * (the event log may gain types; a reader ignores those it does not know).
  */
-import type { RunEvent } from "../contracts/events.js";
+import type { RunEvent, UndoneCall } from "../contracts/events.js";
 import type { Plan } from "../contracts/plan.js";
 import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 
@@ -56,6 +56,8 @@ export interface FoldedTask {
   status: "running" | "succeeded" | "failed";
   result?: string;
   files?: readonly string[];
+  /** Tool calls a person declined: the task ended without them, not done as planned. */
+  undone?: readonly UndoneCall[];
 }
 
 export interface FoldedCall {
@@ -200,9 +202,19 @@ function applyWork(run: FoldedRun, event: RunEvent): FoldedRun | undefined {
       return { ...run, ...live, tasks: put(run.tasks, taskKey(event.data), task) };
     }
     case "task.completed": {
-      const { taskId, title, iteration, status, result, files } = event.data;
+      const { taskId, title, iteration, status, result, files, undone } = event.data;
       const started = run.tasks.get(taskKey(event.data));
-      const task: FoldedTask = { ...started, taskId, title, iteration, status, result, endedAt: event.at, ...(files ? { files } : {}) };
+      const task: FoldedTask = {
+        ...started,
+        taskId,
+        title,
+        iteration,
+        status,
+        result,
+        endedAt: event.at,
+        ...(files ? { files } : {}),
+        ...(undone?.length ? { undone } : {}),
+      };
       return { ...run, ...live, tasks: put(run.tasks, taskKey(event.data), task) };
     }
     case "agent.delta":

@@ -17,6 +17,13 @@ const CallSource = AgentSource.extend({ callId: z.string() });
 /** What a search stage did: queries sent, pages read, notes written. */
 const SearchStage = z.enum(["queries", "pages", "notes"]);
 
+/**
+ * A tool call a person declined: rejected when asked to approve it, or skipped after it failed.
+ * Its task went on without it, so the task is not done as planned.
+ */
+export const UndoneCall = z.object({ tool: z.string(), decision: z.enum(["reject", "skip"]) });
+export type UndoneCall = z.infer<typeof UndoneCall>;
+
 /** Event bodies, a discriminated union on `type` (what SSE clients receive as `event:`). */
 export const EventBody = z.discriminatedUnion("type", [
   z.object({
@@ -88,6 +95,8 @@ export const EventBody = z.discriminatedUnion("type", [
       stopReason: z.string().optional(),
       /** The files the task's tools wrote (events saved before files were tied to tasks have none). */
       files: z.array(z.string()).optional(),
+      /** Tool calls a person declined: the task ended without them, not done as planned. */
+      undone: z.array(UndoneCall).optional(),
     }),
   }),
   z.object({

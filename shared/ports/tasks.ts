@@ -1,3 +1,4 @@
+import type { UndoneCall } from "../contracts/events.js";
 import type { Plan } from "../contracts/plan.js";
 import type { RunAgent, Usage } from "../contracts/run.js";
 import type { FileLine } from "./files.js";
@@ -18,6 +19,8 @@ export interface TaskRecord {
   usage?: Partial<Usage>;
   /** The executor stopped at its round budget: `result` is its summary of what was done and what was not. */
   stopReason?: string;
+  /** Tool calls a person declined: the task ended without them, not done as planned. */
+  undone?: UndoneCall[];
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ToolProgress } from "../contracts/events.js";
+import type { ToolProgress, UndoneCall } from "../contracts/events.js";
 import type { ToolGrant } from "../contracts/toolGrants.js";
 import type { ChatModel, ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
@@ -62,6 +62,8 @@ export interface ToolOutcome {
   output: string;
   /** What clients see in events when it differs from `output`: the facts, in the user's own words. */
   shown?: string;
+  /** A person declined the call (rejected or skipped it): it did not run, and its task is not done as planned. */
+  undone?: UndoneCall;
   /** Tools this call makes callable in the agent's following rounds (find_tools); journaled with the outcome. */
   loads?: string[];
   /** Run files of the images the call returned (an MCP tool's): shown to a model that sees images; journaled with the outcome. */

@@ -61,6 +61,7 @@ export function runView(
       startedAt: t.startedAt ?? null,
       endedAt: t.endedAt ?? null,
       ...(t.stopReason ? { stopReason: t.stopReason } : {}),
+      ...(t.undone?.length ? { undone: t.undone } : {}),
       files: namesOfTask(files, t.taskId),
     })),
     approval: run.approval ?? { plan: false, tools: "none" },

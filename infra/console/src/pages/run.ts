@@ -316,6 +316,8 @@ function drawPlan(section: HTMLElement, view: RunView) {
               "li",
               { class: `step ${step.status}`, dataset: { status: step.status } },
               h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")),
+              // Completed or not, a step whose tasks a person left undone says so beside its status.
+              step.undone ? [" ", h("span", { class: "badge undone" }, `${step.undone} not done`)] : null,
               " ",
               step.title,
               h(
@@ -327,7 +329,7 @@ function drawPlan(section: HTMLElement, view: RunView) {
                 ? h(
                     "p",
                     { class: `verdict ${step.verdict.met ? "met" : "not-met"}` },
-                    `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
+                    `Done when ${step.verdict.met ? (step.undone ? "met as far as it could be" : "met") : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
                   )
                 : null,
             ),
@@ -367,6 +369,9 @@ function drawTimeline(section: HTMLElement, tasks: FoldedTask[], view: RunView |
   );
 }
 
+/** A task's status on its lane: one a person left undone is not done, whatever its executor answered. */
+const laneStatus = (lane: Lane) => (lane.undone?.length ? "not_done" : lane.status);
+
 function stepLanes(iteration: number, group: Lane[]) {
   const now = new Date().toISOString();
   const t = (iso: string) => Date.parse(iso);
@@ -387,20 +392,20 @@ function stepLanes(iteration: number, group: Lane[]) {
           {
             class: "lane",
             role: "listitem",
-            dataset: { taskId: lane.taskId, start: lane.startedAt, end: lane.endedAt ?? "", status: lane.status },
+            dataset: { taskId: lane.taskId, start: lane.startedAt, end: lane.endedAt ?? "", status: laneStatus(lane) },
           },
           h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
           h(
             "span",
             { class: "lane-track" },
             h("span", {
-              class: `lane-bar ${lane.status}`,
+              class: `lane-bar ${laneStatus(lane)}`,
               style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` },
               title: `${lane.startedAt} → ${lane.endedAt ?? "running"}`,
             }),
           ),
           h("span", { class: "lane-duration" }, lane.endedAt ? took : `${took}…`),
-          h("span", { class: "visually-hidden" }, ` ${lane.status}`),
+          h("span", { class: "visually-hidden" }, ` ${laneStatus(lane).replace("_", " ")}`),
         );
       }),
       // The step's time axis: where each bar starts and ends, in seconds from the step's start.

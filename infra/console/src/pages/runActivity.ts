@@ -1,5 +1,6 @@
 import { endedBlocks, type FoldedRun, openBlock, type StreamedBlock, type TextSource } from "../../../../shared/apiClient/runFold.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
+import { undoneText } from "../../../../shared/contracts/undone.js";
 import { argumentViews } from "../../../display/toolArguments.js";
 import { h } from "../dom.js";
 import { highlightHtml } from "../highlight.js";
@@ -166,7 +167,10 @@ export class Activity {
         this.add(
           event,
           h("span", { class: "who" }, d.taskId),
-          `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`,
+          // A task a person left undone is not shown as done: it ended without the call they declined.
+          d.undone?.length
+            ? h("span", {}, h("strong", { class: "undone" }, "⊘ not done:"), ` ${d.title} — ${undoneText(d.undone)}`)
+            : `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`,
           d.files?.length ? h("small", { class: "muted" }, ` · files: ${d.files.join(", ")}`) : null,
         );
         break;
