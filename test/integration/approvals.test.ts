@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, type ExpectStatic, expect, it, vi } from
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { type Answer, Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { startTogether } from "../support/startTogether.js";
 
 /**
  * Human in the loop, over HTTP against the whole local stack: plan approval, tool
@@ -56,10 +57,10 @@ let table: string;
 const runIds: string[] = [];
 
 beforeAll(async () => {
-  [stack, short] = await Promise.all([
+  [stack, short] = await startTogether(
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"], { exposeEndpoints: true }),
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "2" }),
-  ]);
+  );
   client = new RecordingClient(stack.url, stack.apiKey);
   other = new RecordingClient(stack.url, stack.keys.other!);
   shortClient = new RecordingClient(short.url, short.apiKey);

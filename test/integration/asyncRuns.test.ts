@@ -5,6 +5,7 @@ import { Behind } from "../support/aws.js";
 import { Client, type ErrorBody, type SseFrame } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver, scripts } from "../support/receiver.js";
+import { startTogether } from "../support/startTogether.js";
 
 /**
  * Async runs over HTTP against the whole local stack: cancel, idempotent submit,
@@ -34,11 +35,11 @@ let shortClient: Client;
 let behind: Behind;
 
 beforeAll(async () => {
-  [stack, short, receiver] = await Promise.all([
+  [stack, short, receiver] = await startTogether(
     startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2" }, ["other", "cancel", "idem"]),
     startStack({ OFFLINE_MODEL_LATENCY_MS: "500", STREAM_MAX_SECONDS: "2", STREAM_HEARTBEAT_MS: "500" }),
     Receiver.start(),
-  ]);
+  );
   client = new Client(stack.url, stack.apiKey);
   other = new Client(stack.url, stack.keys.other!);
   canceller = new Client(stack.url, stack.keys.cancel!);
