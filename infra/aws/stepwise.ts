@@ -276,10 +276,16 @@ export class Stepwise extends Construct {
     this.stream.addEnvironment("CONSOLE_ORIGIN", this.httpApi.apiEndpoint);
     this.stream.addEnvironment("API_URL", this.httpApi.apiEndpoint);
     // MCP on the API answers within its 30 s; the stream URL's /mcp streams progress and elicitation.
-    this.httpApi.addRoutes({ path: "/mcp", methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE], integration: apiIntegration });
+    // OPTIONS: a browser's preflight reaches the handler, which answers it from corsAllowedOrigins
+    // (an HTTP API answers no method it has no route for).
+    this.httpApi.addRoutes({
+      path: "/mcp",
+      methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE, HttpMethod.OPTIONS],
+      integration: apiIntegration,
+    });
     // A2A: the public agent card, and /a2a on the API (answers within its 30 s); the card names the stream URL's /a2a, which streams.
     this.httpApi.addRoutes({ path: "/.well-known/agent-card.json", methods: [HttpMethod.GET], integration: apiIntegration });
-    this.httpApi.addRoutes({ path: "/a2a", methods: [HttpMethod.POST], integration: apiIntegration });
+    this.httpApi.addRoutes({ path: "/a2a", methods: [HttpMethod.POST, HttpMethod.OPTIONS], integration: apiIntegration });
 
     this.sandbox = tools.sandbox;
     this.codeInterpreter = tools.codeInterpreter;

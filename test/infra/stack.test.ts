@@ -69,6 +69,9 @@ describe("agent protocols", () => {
     const apiIntegration = integrationOf("POST /mcp");
     expect(integrationOf("POST /a2a")).toBe(apiIntegration);
     expect(integrationOf("GET /.well-known/agent-card.json")).toBe(apiIntegration);
+    // A browser's preflight reaches the handler (which answers CORS): without a route the HTTP API answers 404.
+    expect(integrationOf("OPTIONS /mcp")).toBe(apiIntegration);
+    expect(integrationOf("OPTIONS /a2a")).toBe(apiIntegration);
     // No authorizer on the card: it is public, as A2A discovery needs; /a2a checks the API key itself.
     expect(routes["GET /.well-known/agent-card.json"]!.AuthorizationType ?? "NONE").toBe("NONE");
     const stream = ours.find((f) => f.path.endsWith("/Stream"))!;

@@ -247,6 +247,28 @@ describe("client API", () => {
     expect(streamPreflight.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
   });
 
+  it("answers a browser's preflight on /mcp and /a2a, as a browser sends it, for the configured origin only", async () => {
+    const preflight = (path: string, origin: string, headers: string) =>
+      fetch(`${stack.url}${path}`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": headers },
+      });
+    for (const [path, headers, methods] of [
+      ["/mcp", "authorization, content-type, mcp-session-id, mcp-protocol-version", ["GET", "POST", "DELETE"]],
+      ["/a2a", "authorization, content-type, a2a-version", ["POST"]],
+    ] as const) {
+      const allowed = await preflight(path, "https://app.example.com", headers);
+      expect(allowed.status, path).toBe(204);
+      expect(allowed.headers.get("access-control-allow-origin"), path).toBe("https://app.example.com");
+      const allowedMethods = allowed.headers.get("access-control-allow-methods")!.split(/,\s*/);
+      expect(allowedMethods, path).toEqual(expect.arrayContaining([...methods]));
+      for (const header of headers.split(", ")) expect(allowed.headers.get("access-control-allow-headers"), path).toContain(header);
+      // No key was sent, and none is needed for a preflight; another origin gets no CORS headers.
+      const refused = await preflight(path, "https://evil.example.net", headers);
+      expect(refused.headers.get("access-control-allow-origin"), path).toBeNull();
+    }
+  });
+
   it("answers /health without a key, and serves the console at /", async () => {
     const health = await new Client(stack.url, "").request("GET", "/health");
     expect(health.status).toBe(200);
