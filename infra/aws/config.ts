@@ -30,6 +30,12 @@ export const DeploymentSettings = z
     openAiBaseUrl: z.url().optional(),
     /** The Secrets Manager secret (a plain string) holding the model API key. */
     openAiApiKeySecretArn: secretArn("openAiApiKeySecretArn").optional(),
+    /** The guardrails' moderation endpoint (OpenAI-compatible /v1/moderations) when the model's has none; unset: the model's. */
+    moderationBaseUrl: z.url().optional(),
+    /** The Secrets Manager secret holding moderationBaseUrl's key (the model's key is never sent there). */
+    moderationApiKeySecretArn: secretArn("moderationApiKeySecretArn").optional(),
+    /** The moderation model asked (default omni-moderation-latest); a check's own `model` wins. */
+    moderationModel: z.string().min(1).max(128).optional(),
     functionCallMode: z.enum(["native", "json"]).optional(),
     /** Per-role generation settings (model, temperature, maxOutputTokens, reasoningEffort), as an object or its JSON. */
     roleSettings: RoleSettingsInput.optional(),
@@ -156,6 +162,10 @@ export const DeploymentSettings = z
     message:
       "webSearchProvider=brave needs braveApiKeySecretArn (a Secrets Manager secret holding the Brave Search API key), e.g. `cdk deploy -c webSearchProvider=brave -c braveApiKeySecretArn=arn:aws:secretsmanager:…`",
   })
+  .refine((s) => !s.moderationApiKeySecretArn || s.moderationBaseUrl, {
+    message:
+      "moderationApiKeySecretArn is the key of moderationBaseUrl: give that too (without it the model's endpoint is asked, with the model's key)",
+  })
   .refine((s) => s.openAiApiKeySecretArn || s.openAiBaseUrl, {
     message:
       "Stepwise needs a model: give openAiApiKeySecretArn (a Secrets Manager secret holding the API key) or openAiBaseUrl (an OpenAI-compatible endpoint that needs no key), e.g. `cdk deploy -c openAiApiKeySecretArn=arn:aws:secretsmanager:…`",
@@ -167,6 +177,9 @@ export const FUNCTION_ENVIRONMENT = {
   model: "STEPWISE_MODEL",
   openAiBaseUrl: "OPENAI_BASE_URL",
   openAiApiKeySecretArn: "OPENAI_API_KEY_SECRET_ARN",
+  moderationBaseUrl: "MODERATION_BASE_URL",
+  moderationApiKeySecretArn: "MODERATION_API_KEY_SECRET_ARN",
+  moderationModel: "MODERATION_MODEL",
   functionCallMode: "STEPWISE_FUNCTION_CALL_MODE",
   roleSettings: "STEPWISE_ROLE_SETTINGS",
   fallbackModel: "STEPWISE_FALLBACK_MODEL",

@@ -68,6 +68,8 @@ export interface HandlerResources {
   readonly toolSourceKey: IKey;
   /** The secrets holding the model's API key and the search API's (when the deployment uses them). */
   readonly modelKey?: ISecret;
+  /** The key of a separate moderation endpoint (the guardrails' moderation checks). */
+  readonly moderationKey?: ISecret;
   readonly searchKey?: ISecret;
   /** What the agents' tools declare they need (shared/contracts/toolGrants.ts). */
   readonly toolGrants: readonly ToolGrant[];
@@ -84,13 +86,14 @@ const uses = (handler: HandlerUses, ...ports: PortName[]) => ports.some((port) =
  * the functions that call the model.
  */
 export function environmentFor(handler: HandlerUses, r: HandlerResources, stateMachineArn?: string): Record<string, string> {
-  const { OPENAI_API_KEY_SECRET_ARN: modelKeyArn, ...settings } = r.settingsEnvironment;
+  const { OPENAI_API_KEY_SECRET_ARN: modelKeyArn, MODERATION_API_KEY_SECRET_ARN: moderationKeyArn, ...settings } = r.settingsEnvironment;
   const { FILES_BUCKET, SANDBOX_FUNCTION_NAME, CODE_INTERPRETER_ID, ...always } = r.tools.environment;
   return {
     TABLE_NAME: r.table.tableName,
     ...settings,
     ...always,
     ...(uses(handler, "model") && modelKeyArn ? { OPENAI_API_KEY_SECRET_ARN: modelKeyArn } : {}),
+    ...(uses(handler, "model") && moderationKeyArn ? { MODERATION_API_KEY_SECRET_ARN: moderationKeyArn } : {}),
     ...(uses(handler, "files", "transfers", "tools") && FILES_BUCKET ? { FILES_BUCKET } : {}),
     ...(uses(handler, "tools") && SANDBOX_FUNCTION_NAME ? { SANDBOX_FUNCTION_NAME } : {}),
     ...(uses(handler, "tools") && CODE_INTERPRETER_ID ? { CODE_INTERPRETER_ID } : {}),
@@ -107,6 +110,7 @@ export function grantUses(fn: IFunction, handler: HandlerUses, r: HandlerResourc
   if (uses(handler, "notifyQueue")) r.notifications.grantSendMessages(fn);
   if (handler.deadLetters) r.deadLetters.grantSendMessages(fn);
   if (uses(handler, "model")) r.modelKey?.grantRead(fn);
+  if (uses(handler, "model")) r.moderationKey?.grantRead(fn);
   // Listing a tenant's MCP tools connects with its sealed headers: opening them is Decrypt.
   if (uses(handler, "tools") && !uses(handler, "secrets")) r.toolSourceKey.grantDecrypt(fn);
   // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.

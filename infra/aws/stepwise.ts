@@ -128,7 +128,9 @@ export class Stepwise extends Construct {
         Token.isUnresolved(Stack.of(this).region) ? undefined : Stack.of(this).region,
       ),
       // The sandbox reads none of them; it gets no key's name either.
-      environment: (({ OPENAI_API_KEY_SECRET_ARN: _model, ...rest }) => rest)(functionEnvironment(settings)),
+      environment: (({ OPENAI_API_KEY_SECRET_ARN: _model, MODERATION_API_KEY_SECRET_ARN: _moderation, ...rest }) => rest)(
+        functionEnvironment(settings),
+      ),
     });
     // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
     const searchKeyArn =
@@ -147,6 +149,9 @@ export class Stepwise extends Construct {
       toolSourceKey,
       modelKey: settings.openAiApiKeySecretArn
         ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn)
+        : undefined,
+      moderationKey: settings.moderationApiKeySecretArn
+        ? Secret.fromSecretCompleteArn(this, "ModerationApiKey", settings.moderationApiKeySecretArn)
         : undefined,
       searchKey: searchKeyArn ? Secret.fromSecretCompleteArn(this, "SearchApiKey", searchKeyArn) : undefined,
       // The grants the tools declare with this deployment's runtime, and the sandbox function's: it

@@ -397,6 +397,7 @@ async function runCalls(
     emit: (bodies: EventBody[]) => loop.events.append(bodies),
     journal,
     ports: { ...run.ports, model: countedModel(run.ports.model, loop.usage) },
+    output: loop.textGuard,
     approval: options.toolApproval,
     policy: loop.policy,
     concurrency: options.toolConcurrency ?? run.ports.settings.budgets.toolConcurrency,

@@ -4,7 +4,7 @@ import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
 import { filesOfTask } from "../ports/files.js";
 import type { Ports } from "../ports/index.js";
-import type { ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
+import type { OutputChecks, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import { type InterruptPorts, interruptIdFor, openInterrupt } from "./interrupts.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -25,6 +25,8 @@ export interface ToolRound {
   approval?: ApprovalPolicy["tools"];
   /** The tenant's tool policies (toolPolicy.ts); none: every call is allowed. */
   policy?: ToolPolicyGate;
+  /** The run's output checks, for tools that show people what they write (a live report). */
+  output?: OutputChecks;
   concurrency: number;
 }
 
@@ -93,6 +95,7 @@ export async function runToolCalls(
       // What an executor's tools write is its task's (file.created and task.completed name it).
       files: round.taskId ? filesOfTask(round.ports.files, round.taskId) : round.ports.files,
       model: round.ports.model,
+      ...(round.output ? { output: round.output } : {}),
       progress: (event) =>
         round.emit([
           {
@@ -144,11 +147,21 @@ export function idempotencyKeyOf(round: Pick<ToolRound, "runId" | "scope" | "rou
   return `${round.runId}:${round.scope}:${round.round}:${call.id}`;
 }
 
+/** A call's arguments as JSON, or the text as it came when it is not JSON (shown to people as written). */
 export function parseArguments(args: string): unknown {
   try {
     return JSON.parse(args);
   } catch {
     return args;
+  }
+}
+
+/** A call's arguments as JSON, or undefined when they are not JSON (what a schema or a policy reads). */
+export function parseOrUndefined(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
   }
 }
 

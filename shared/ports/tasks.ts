@@ -1,4 +1,5 @@
 import type { UndoneCall } from "../contracts/events.js";
+import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { Plan } from "../contracts/plan.js";
 import type { RunAgent, Usage } from "../contracts/run.js";
 import type { FileLine } from "./files.js";
@@ -41,6 +42,8 @@ export interface StepContext {
   /** The run's operator's instructions and saved agent (its tools and model settings), as the planner read them from the run. */
   instructions?: string;
   agent?: RunAgent;
+  /** The run's guardrail checks: its executors' streamed text, answers and tool results pass them. */
+  guardrails?: GuardrailCheck[];
   maxRounds: number;
   tasks: { taskId: string; title: string; text: string }[];
   /** The run's files when the step started (its executors run side by side and see the same list); names only in steps saved before November 2026. */

@@ -24,6 +24,16 @@ export interface ToolContext {
   progress?: (event: ToolProgress) => void;
   /** The run's model, for a tool that writes with it (write_report from a task). */
   model?: ChatModel;
+  /** The run's output guardrails, for a tool that shows people text it writes (a live report); none: no checks. */
+  output?: OutputChecks;
+}
+
+/** The run's output checks (shared/guardrails/textGuard.ts), as a tool sees them. */
+export interface OutputChecks {
+  /** Streamed text through the hold-back window into `release` (push its parts, close at its end); undefined without output checks. */
+  holdBack(release: (text: string) => void): { push(text: string): void; close(): void } | undefined;
+  /** A whole text as people may see it (redacted); throws when a check blocks it. */
+  shown(text: string): Promise<string>;
 }
 
 /** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */

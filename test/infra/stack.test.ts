@@ -354,6 +354,7 @@ describe("least privilege", () => {
   });
 });
 
+const MODERATION_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/moderation-MnOpQr";
 const TAVILY_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/tavily-GhIjKl";
 const BRAVE_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/brave-MnOpQr";
 
@@ -400,6 +401,9 @@ describe("configuration parity: every deployment setting reaches every function'
     model: "qwen-max",
     openAiBaseUrl: "https://models.example.com/v1",
     openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+    moderationBaseUrl: "https://moderation.example.com/v1",
+    moderationApiKeySecretArn: MODERATION_KEY_SECRET_ARN,
+    moderationModel: "text-moderation-latest",
     functionCallMode: "json",
     roleSettings: '{"planner":{"model":"qwen-plus","reasoningEffort":"low"},"summarizer":{"temperature":0.2,"maxOutputTokens":2000}}',
     fallbackModel: "qwen-turbo",
@@ -451,7 +455,7 @@ describe("configuration parity: every deployment setting reaches every function'
     for (const fn of fns) {
       for (const [key, variable] of Object.entries(FUNCTION_ENVIRONMENT)) {
         // The model's key is named only to the functions that call the model.
-        const named = variable !== "OPENAI_API_KEY_SECRET_ARN" || callsModel(fn);
+        const named = (variable !== "OPENAI_API_KEY_SECRET_ARN" && variable !== "MODERATION_API_KEY_SECRET_ARN") || callsModel(fn);
         expect(env(fn.logicalId)[variable], `${fn.path} ${variable}`).toBe(named ? samples[key as keyof typeof samples] : undefined);
       }
     }
@@ -492,6 +496,8 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", maxConcurrency: "41" }, /maxConcurrency/],
     [{ openAiBaseUrl: "https://x.example.com/v1", functionCallMode: "xml" }, /functionCallMode/],
     [{ openAiBaseUrl: "not a url" }, /openAiBaseUrl/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", moderationApiKeySecretArn: MODERATION_KEY_SECRET_ARN }, /give that too/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", moderationBaseUrl: "no url" }, /moderationBaseUrl/],
     [
       { openAiBaseUrl: "https://x.example.com/v1", corsAllowedOrigins: "https://app.example.com/console" },
       /corsAllowedOrigins must be origins/,
