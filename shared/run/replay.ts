@@ -1,7 +1,7 @@
 import type { RunEvent } from "../contracts/events.js";
 import { type ForkPoint, ForkRunRequest, type ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
 import type { RunRecord } from "../contracts/run.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { type Inherited, type JournalRecord, withinScope } from "../ports/journal.js";
@@ -197,6 +197,9 @@ export async function compareReplay(ports: Pick<Ports, "runs" | "events" | "jour
   if (replay.status !== "succeeded" && replay.status !== "failed")
     return { ...base, status: "failed", error: replay.error ?? { code: replay.status, message: `The replay ended ${replay.status}.` } };
   const [recorded, replayed] = await Promise.all([allEvents(ports, replayOf), allEvents(ports, replay.runId)]);
+  // The record ends before its terminal event lands (they are written side by side): until the
+  // log is closed there is more to compare, and comparing now would miss the run's last event.
+  if (!TERMINAL_EVENTS.has(replayed.at(-1)?.type ?? "")) return { ...base, status: "running" };
   const difference = firstDifference(bySource(recorded, replayOf), bySource(replayed, replay.runId));
   if (difference) return { ...base, status: "diverged", event: difference, eventsCompared: recorded.length };
   return { ...base, status: "identical", eventsCompared: recorded.length };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import type { ChatRequest } from "../../../../shared/llm/types.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
 import { compareReplay, forkRun, replayRun } from "../../../../shared/run/replay.js";
@@ -93,6 +94,33 @@ describe("replay", () => {
     expect(comparison.eventsCompared).toBe(fakes.events.all(parent.runId).length);
     // The session keeps one turn: a replay is no turn of the conversation.
     expect((await ports.sessions.messages(parent.tenantId, parent.sessionId)).filter((m) => m.runId === replay.runId)).toEqual([]);
+  });
+
+  it("is compared once its log is closed: asked between the run's end and its terminal event, the comparison is still running, then identical", async () => {
+    // The run's record ends before its terminal event lands (they are written side by side): a
+    // comparison read in between missed run.succeeded and reported a difference (the benchmark saw it).
+    const { ports, fakes, parent } = await recorded();
+    const replay = await replayRun(ports, parent, {}, links);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const append = fakes.events.append.bind(fakes.events);
+    fakes.events.append = async (runId, bodies, options) => {
+      if (runId === replay.runId && options?.close) await gate;
+      return append(runId, bodies, options);
+    };
+    const driven = drivePlanSolve(ports, replay.runId);
+    let ended = (await ports.runs.get(replay.runId))!;
+    while (!TERMINAL_STATUSES.has(ended.status)) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      ended = (await ports.runs.get(replay.runId))!;
+    }
+    expect(ended.status).toBe("succeeded");
+    expect(await compareReplay(ports, ended)).toMatchObject({ status: "running" });
+    release();
+    await driven;
+    expect(await compareReplay(ports, ended)).toMatchObject({ status: "identical" });
   });
 
   it("after a prompt change the replay stops at the first model call asked differently, naming it with both sides", async () => {
