@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { EventBody } from "./events.js";
+import { RunRecord } from "./run.js";
 
 /** `POST /v1/runs/{id}/replay`: optionally other operator instructions, to see whether a prompt change alters the run. */
 export const ReplayRunRequest = z.strictObject({
@@ -51,3 +53,26 @@ export const ReplayComparison = z.object({
   eventsCompared: z.number().int().optional(),
 });
 export type ReplayComparison = z.infer<typeof ReplayComparison>;
+
+/** One journal record as an export carries it (shared/ports/journal.ts). */
+const ExportedJournalRecord = z.strictObject({
+  scope: z.string().min(1).max(300),
+  round: z.number().int().min(0),
+  kind: z.enum(["llm", "tool", "intent", "memo", "attempt"]),
+  callId: z.string().max(300).optional(),
+  value: z.unknown(),
+  fingerprint: z.string().max(200).optional(),
+  inherited: z.enum(["replay", "fork"]).optional(),
+});
+
+/**
+ * `GET /v1/runs/{id}/export`'s document, which `POST /v1/runs/import` takes back: the run record,
+ * its journal and its events (bodies checked against the event schema as any append is).
+ */
+export const ExportedRun = z.strictObject({
+  format: z.literal("stepwise.run/1"),
+  run: RunRecord,
+  journal: z.array(ExportedJournalRecord).max(20_000),
+  events: z.array(z.intersection(EventBody, z.object({ seq: z.number().int().min(1), at: z.string() }))).max(50_000),
+});
+export type ExportedRun = z.infer<typeof ExportedRun>;

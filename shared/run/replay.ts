@@ -1,15 +1,15 @@
-import type { RunEvent } from "../contracts/events.js";
-import { type ForkPoint, ForkRunRequest, type ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
+import type { EventBody, RunEvent } from "../contracts/events.js";
+import { ExportedRun, type ForkPoint, ForkRunRequest, type ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { type Inherited, type JournalRecord, withinScope } from "../ports/journal.js";
 import { utf8Bytes } from "../text/bytes.js";
-import type { Links } from "../views/runView.js";
+import { type Links, runLinks } from "../views/runView.js";
 import { InputTooLongError } from "./acceptRun.js";
 import { readDivergence } from "./replayDivergence.js";
-import { type SubmitPorts, submitRun } from "./submit.js";
+import { newId, type SubmitPorts, submitRun } from "./submit.js";
 
 /** What replaying and forking touch: submitting's ports, the journal they copy, the session listing. */
 export type LineagePorts = SubmitPorts &
@@ -264,7 +264,71 @@ function firstDifference(recorded: Map<string, unknown[]>, replayed: Map<string,
 }
 
 /** A run as a file: its record, its journal and its events, to replay elsewhere (`stepwise replay --dir`). */
-export async function exportRun(ports: Pick<Ports, "journal" | "events">, run: RunRecord) {
+export async function exportRun(ports: Pick<Ports, "journal" | "events">, run: RunRecord): Promise<ExportedRun> {
   const [journal, events] = await Promise.all([ports.journal.readRun(run.runId), allEvents(ports, run.runId)]);
   return { format: "stepwise.run/1", run, journal, events };
+}
+
+/**
+ * An exported run (exportRun's document, from this stack or another) recorded in the caller's
+ * tenant, ended as it was, so it can be replayed here: a new run id (the old one is rewritten
+ * wherever its journal and events name it) in a session of its own, `importedFrom` the old id.
+ * What does not travel is left behind: its files' bytes, its webhook, its lineage. A document that
+ * does not fit, a run that had not ended, events without their terminal event or a journal
+ * without a model call are refused naming the problem, and nothing is recorded: the run record,
+ * which makes it visible, is written last.
+ */
+export async function importRun(
+  ports: Pick<Ports, "runs" | "journal" | "events" | "executions">,
+  tenantId: string,
+  body: unknown,
+  links: Links,
+): Promise<RunRecord> {
+  const exported = parsed(ExportedRun, body);
+  const { run: recorded, journal, events } = exported;
+  if (!TERMINAL_STATUSES.has(recorded.status))
+    throw new BadRequestError(`The exported run ${recorded.runId} is ${recorded.status}; only an ended run can be imported.`);
+  if (!TERMINAL_EVENTS.has(events.at(-1)?.type ?? ""))
+    throw new BadRequestError(
+      `The events of the exported run ${recorded.runId} do not end with its terminal event (run.succeeded, run.failed, …).`,
+    );
+  if (!journal.some((r) => r.kind === "llm" && r.scope !== "replay"))
+    throw new BadRequestError(`The exported run ${recorded.runId} has no model call in its journal: there is nothing to replay.`);
+  const runId = newId("run");
+  const renamed = <T>(value: T): T => JSON.parse(JSON.stringify(value).replaceAll(recorded.runId, runId)) as T;
+  const executionArn = ports.executions.arnFor(runId);
+  const now = new Date().toISOString();
+  const {
+    webhook: _webhook,
+    idempotencyKey: _key,
+    queuedBehind: _behind,
+    replayOf: _replayOf,
+    forkOf: _forkOf,
+    terminalSeq: _seq,
+    modelWait: _wait,
+    turn: _turn,
+    ...kept
+  } = renamed(recorded);
+  const run: RunRecord = {
+    ...kept,
+    runId,
+    tenantId,
+    sessionId: newId("ses"),
+    newSession: true,
+    executionArn,
+    links: runLinks(runId, executionArn, links),
+    files: [],
+    importedFrom: recorded.runId,
+    createdAt: now,
+    updatedAt: now,
+    endedAt: now,
+  };
+  await ports.journal.commit(runId, { records: renamed(journal) });
+  await ports.events.append(
+    runId,
+    renamed(events).map(({ type, data }) => ({ type, data }) as EventBody),
+    { close: true },
+  );
+  await ports.runs.create(run);
+  return run;
 }

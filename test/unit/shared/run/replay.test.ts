@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import type { ChatRequest } from "../../../../shared/llm/types.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
-import { compareReplay, forkRun, replayRun } from "../../../../shared/run/replay.js";
+import { ownRun } from "../../../../shared/run/access.js";
+import { compareReplay, exportRun, forkRun, importRun, replayRun } from "../../../../shared/run/replay.js";
 import { lastUserText, ScriptedModel, type ScriptedReply, systemText } from "../../../../shared/testing/scriptedModel.js";
 import { writeArtifact } from "../../../../shared/tools/artifacts.js";
 import { calculator } from "../../../../shared/tools/calculator.js";
@@ -213,5 +214,66 @@ describe("fork", () => {
     });
     expect([...fakes.runs.records.keys()]).toEqual([parent.runId]);
     expect(fakes.executions.executions.size).toBe(1);
+  });
+});
+
+describe("import", () => {
+  /** The recorded run as `GET …/export` hands it out (through JSON, as a file holds it). */
+  async function exported() {
+    const fixture = await recorded();
+    const document = JSON.parse(JSON.stringify(await exportRun(fixture.ports, fixture.parent)));
+    return { ...fixture, document };
+  }
+
+  it("records an exported run in the importing tenant under a new id, ended as it was, and it replays there identically", async () => {
+    const { ports, fakes, parent, model, recordedCalls, counts, document } = await exported();
+    const imported = await importRun(ports, "t_elsewhere", document, links);
+
+    expect(imported).toMatchObject({ tenantId: "t_elsewhere", status: "succeeded", importedFrom: parent.runId, result: parent.result });
+    expect(imported.runId).not.toBe(parent.runId);
+    expect(imported.sessionId).not.toBe(parent.sessionId);
+    expect(imported.webhook).toBeUndefined();
+    // Its events are the recorded run's, naming the new id wherever they named the old.
+    const events = fakes.events.all(imported.runId).map(({ type, data }) => ({ type, data }));
+    const recordedEvents = fakes.events.all(parent.runId).map(({ type, data }) => ({ type, data }));
+    expect(JSON.stringify(events)).toBe(JSON.stringify(recordedEvents).replaceAll(parent.runId, imported.runId));
+    // Tenant-scoped: the tenant it came from does not see it.
+    await expect(ownRun(ports, parent.tenantId, imported.runId)).rejects.toMatchObject({ statusCode: 404 });
+
+    const replay = await replayRun(ports, imported, {}, links);
+    await drivePlanSolve(ports, replay.runId);
+    expect(model.requests.length).toBe(recordedCalls);
+    expect(counts).toEqual({ calculator: 3, writes: 1 });
+    const comparison = await compareReplay(ports, (await ports.runs.get(replay.runId))!);
+    expect(comparison, JSON.stringify(comparison, null, 1)).toMatchObject({ status: "identical", replayOf: imported.runId });
+  });
+
+  it.each([
+    ["not an export", () => "runs.json", 400, "body"],
+    ["another format", (d: any) => ({ ...d, format: "stepwise.run/0" }), 400, "format"],
+    ["a run record that does not fit", (d: any) => ({ ...d, run: { ...d.run, status: "done" } }), 400, "run.status"],
+    [
+      "an event that does not fit",
+      (d: any) => ({ ...d, events: [{ seq: 1, at: "x", type: "run.exploded", data: {} }, ...d.events] }),
+      400,
+      "events.0",
+    ],
+    ["a run still in flight", (d: any) => ({ ...d, run: { ...d.run, status: "running" } }), 400, "only an ended run can be imported"],
+    ["events without their end", (d: any) => ({ ...d, events: d.events.slice(0, -1) }), 400, "terminal event"],
+    [
+      "a journal without a model call",
+      (d: any) => ({ ...d, journal: d.journal.filter((r: any) => r.kind !== "llm") }),
+      400,
+      "no model call",
+    ],
+  ])("refuses %s with %i naming the problem, and records nothing", async (_, edit, status, message) => {
+    const { ports, fakes, parent, document } = await exported();
+    await expect(importRun(ports, "t_elsewhere", edit(document), links)).rejects.toMatchObject({
+      statusCode: status,
+      message: expect.stringContaining(message),
+    });
+    expect([...fakes.runs.records.keys()]).toEqual([parent.runId]);
+    expect([...fakes.journal.records.keys()]).toEqual([parent.runId]);
+    expect([...fakes.events.logs.keys()]).toEqual([parent.runId]);
   });
 });
