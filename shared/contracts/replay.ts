@@ -26,6 +26,31 @@ export const ToolResultEdit = z.strictObject({
   ok: z.boolean().optional(),
 });
 
+/** A person's answer to a question (`ask_user`) asked before the fork point, changed. */
+export const AnswerEdit = z.strictObject({
+  callId: z.string().min(1).max(300),
+  answer: z.string().min(1).max(20_000),
+});
+
+/**
+ * A plan iteration's plan, changed (the fork is at a "plan#<i>" scope): its steps, each with the
+ * tasks that run side by side, in the planning tool's limits.
+ */
+export const PlanEdit = z.strictObject({
+  title: z.string().min(1).max(500).optional(),
+  steps: z
+    .array(
+      z.strictObject({
+        title: z.string().min(1).max(500),
+        tasks: z.array(z.string().min(1).max(2_000)).min(1).max(40),
+        done_when: z.string().max(1_000).optional(),
+      }),
+    )
+    .min(1)
+    .max(50),
+});
+export type PlanEdit = z.infer<typeof PlanEdit>;
+
 export const ForkRunRequest = z.strictObject({
   at: ForkPoint,
   edits: z
@@ -34,6 +59,10 @@ export const ForkRunRequest = z.strictObject({
       input: z.string().min(1).optional(),
       /** Results of tool calls made before the fork point in its scope. */
       toolResults: z.array(ToolResultEdit).max(50).optional(),
+      /** Answers to questions asked before the fork point in its scope. */
+      answers: z.array(AnswerEdit).max(20).optional(),
+      /** The plan the plan iteration made before the fork point. */
+      plan: PlanEdit.optional(),
     })
     .optional(),
 });

@@ -1,5 +1,12 @@
 import type { EventBody, RunEvent } from "../contracts/events.js";
-import { ExportedRun, type ForkPoint, ForkRunRequest, type ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
+import {
+  ExportedRun,
+  type ForkPoint,
+  ForkRunRequest,
+  type PlanEdit,
+  type ReplayComparison,
+  ReplayRunRequest,
+} from "../contracts/replay.js";
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
@@ -57,7 +64,13 @@ export async function forkRun(ports: LineagePorts, parent: RunRecord, body: unkn
       `Scope "${at.scope}" of run ${parent.runId} has rounds 0 to ${last}; there is no round ${at.round} to fork at.`,
     );
   const kept = all.filter((record) => before(record, at));
-  const records = withEdits(kept, at, edits.toolResults ?? []);
+  const answered = (edits.answers ?? []).map(({ callId, answer }) => ({
+    callId,
+    output: `${ANSWERED}${answer}`,
+    ok: true,
+    question: true,
+  }));
+  const records = withPlan(withEdits(kept, at, [...(edits.toolResults ?? []), ...answered]), at, edits.plan);
   const input = edits.input ?? parent.input;
   const limit = ports.settings.limits.maxInputBytes;
   const bytes = utf8Bytes(input);
@@ -157,14 +170,31 @@ function before(record: JournalRecord, at: ForkPoint): boolean {
   return mine < theirs || (mine === theirs && record.scope.startsWith("task#") && at.scope.startsWith("task#"));
 }
 
-/** The kept records with the edited tool results; an edit of a call the kept records lack is refused naming it. */
+/** How a person's answer reads as the question's result (agent/toolApproval.ts writes it so). */
+const ANSWERED = "The user answered: ";
+
+/** The calls of the model replies among `records` within `scope`. */
+const callsOf = (records: readonly JournalRecord[], scope: string) =>
+  records
+    .filter((r) => r.kind === "llm" && withinScope(r.scope, scope))
+    .flatMap((r) =>
+      ((r.value as { toolCalls?: { id: string; name: string; arguments: string }[] }).toolCalls ?? []).map((call) => ({ record: r, call })),
+    );
+
+/**
+ * The kept records with the edited tool results (an answer edit must edit a question); an edit of a
+ * call the kept records lack is refused naming it.
+ */
 function withEdits(
   kept: JournalRecord[],
   at: ForkPoint,
-  edits: readonly { callId: string; output: string; ok?: boolean }[],
+  edits: readonly { callId: string; output: string; ok?: boolean; question?: boolean }[],
 ): JournalRecord[] {
   const records = [...kept];
   for (const edit of edits) {
+    const call = callsOf(records, at.scope).find(({ call }) => call.id === edit.callId)?.call;
+    if (edit.question && call && call.name !== "ask_user")
+      throw new BadRequestError(`Call ${edit.callId} is a ${call.name} call, not a question (ask_user): edit its result with toolResults.`);
     const index = records.findIndex((r) => r.kind === "tool" && r.callId === edit.callId && withinScope(r.scope, at.scope));
     if (index < 0)
       throw new NotFoundError(
@@ -180,6 +210,31 @@ function withEdits(
     records[index] = { ...recorded, value: { ...value, ok: edit.ok ?? value.ok ?? true, output: edit.output } };
   }
   return records;
+}
+
+/**
+ * The kept records with the plan iteration's plan edited: the last planning call that made the plan
+ * (create or update) in the fork's scope before its round gets the edited steps, so the fork's
+ * planner makes that plan (the planning tool runs again: it is pure) and its steps run live.
+ */
+function withPlan(records: JournalRecord[], at: ForkPoint, plan: PlanEdit | undefined): JournalRecord[] {
+  if (!plan) return records;
+  if (!/^plan#\d+$/.test(at.scope))
+    throw new BadRequestError(`A plan edit forks a plan iteration ("plan#<i>"), not "${at.scope}".`, undefined, "validation_failed");
+  const planning = callsOf(records, at.scope)
+    .filter(({ call }) => call.name === "planning" && /"command"\s*:\s*"(create|update)"/.test(call.arguments))
+    .at(-1);
+  if (!planning)
+    throw new NotFoundError(`Scope "${at.scope}" made no plan (a planning create or update call) before round ${at.round} to edit.`);
+  const { record, call } = planning;
+  const reply = record.value as { toolCalls: { id: string; arguments: string }[] };
+  const args = JSON.parse(call.arguments) as Record<string, unknown>;
+  const edited = { ...args, ...(plan.title ? { title: plan.title } : {}), steps: plan.steps };
+  const value = {
+    ...reply,
+    toolCalls: reply.toolCalls.map((c) => (c.id === call.id ? { ...c, arguments: JSON.stringify(edited) } : c)),
+  };
+  return records.map((r) => (r === record ? { ...r, value } : r));
 }
 
 /**

@@ -196,8 +196,46 @@ describe("fork", () => {
     expect((await ports.runs.get(parent.runId))?.result).toBe(parent.result);
   });
 
+  it("a fork with the first plan iteration's plan edited runs the edited tasks live, and nothing of the planner's turn is asked again", async () => {
+    const { ports, parent, model, recordedCalls, counts } = await recorded();
+    const plan = {
+      title: "Fives",
+      steps: [{ title: "Add fives", tasks: ["Add 5 and 5 with the calculator", "Add 50 and 5 with the calculator"] }],
+    };
+    const fork = await forkRun(ports, parent, { at: { scope: "plan#0", round: 1 }, edits: { plan } }, links);
+    await drivePlanSolve(ports, fork.runId);
+
+    const made = model.requests.slice(recordedCalls);
+    // No planner call for the plan: the edited one is made from the journal; its two tasks run live.
+    expect(made.map((r) => systemText(r).split(" of Stepwise")[0])).toEqual([
+      "You are an executor agent",
+      "You are an executor agent",
+      "You are an executor agent",
+      "You are an executor agent",
+      "You are the planner",
+      "You are the summarizer",
+    ]);
+    expect(counts.calculator).toBe(3 + 2);
+    const ended = (await ports.runs.get(fork.runId))!;
+    expect(ended.status).toBe("succeeded");
+    expect(ended.plan?.steps.map((s) => s.tasks)).toEqual([plan.steps[0].tasks]);
+    expect(ended.result).toContain("5+5 = 10");
+    expect(ended.result).toContain("50+5 = 55");
+    expect(ended.result).not.toContain("1+1");
+  });
+
   it.each([
     [{ at: { scope: "task#7#nope", round: 0 } }, 404, 'no agent scope "task#7#nope"'],
+    [{ at: { scope: "plan#0", round: 1 }, edits: { plan: { steps: [{ title: "Empty", tasks: [] }] } } }, 400, "edits.plan.steps.0.tasks"],
+    [{ at: { scope: "plan#0", round: 1 }, edits: { plan: { steps: [{ title: "X", tasks: ["y"], when: 1 }] } } }, 400, "edits.plan.steps.0"],
+    [
+      { at: { scope: "task#1#s2.t1", round: 1 }, edits: { plan: { steps: [{ title: "X", tasks: ["y"] }] } } },
+      400,
+      "A plan edit forks a plan iteration",
+    ],
+    [{ at: { scope: "plan#0", round: 0 }, edits: { plan: { steps: [{ title: "X", tasks: ["y"] }] } } }, 404, "made no plan"],
+    [{ at: { scope: "task#1#s2.t1", round: 1 }, edits: { answers: [{ callId: "calc_1", answer: "yes" }] } }, 400, "not a question"],
+    [{ at: { scope: "task#1#s2.t1", round: 1 }, edits: { answers: [{ callId: "calc_1", answer: "" }] } }, 400, "edits.answers.0.answer"],
     [{ at: { scope: "task#1#s2.t1", round: 9 } }, 404, "there is no round 9"],
     [{ at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_9", output: "x" }] } }, 404, "No tool call calc_9"],
     [
