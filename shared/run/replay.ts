@@ -283,25 +283,34 @@ const FILES = "file.created";
 /**
  * The events of each agent in order (parallel tasks interleave by timing): per source ("run", or the
  * task's id), each event's type and data with the run's own id written as "<run>" (links name it),
- * consecutive text of one agent joined.
+ * then each agent's text joined, apart: streamed text is written in the background, so under load
+ * it lands after the agent's next events (its tool call, its task.completed), while a replay, which
+ * streams nothing, writes it in place. Where text falls among the events is timing, not code.
  */
 function bySource(events: readonly RunEvent[], runId: string): Map<string, unknown[]> {
   const sources = new Map<string, unknown[]>();
+  const texts = new Map<string, Map<string, string>>();
   for (const { type, data } of events) {
     if (TIMING.has(type) || type === FILES || (TEXT.has(type) && ANSWERING.has(String((data as { agent?: string }).agent)))) continue;
     const taskId = (data as { taskId?: string }).taskId;
     const source = taskId ?? "run";
-    const list = sources.get(source) ?? [];
-    sources.set(source, list);
     const { files: _made, ...rest } = data as Record<string, unknown>;
     const normal = JSON.parse(JSON.stringify(rest).replaceAll(runId, "<run>")) as Record<string, unknown>;
-    const last = list.at(-1) as { type: string; data: { agent?: string; text: string } } | undefined;
     if (TEXT.has(type)) {
-      if (last?.type === "agent.text" && last.data.agent === normal.agent) last.data.text += String(normal.text);
-      else list.push({ type: "agent.text", data: { agent: normal.agent, text: String(normal.text) } });
+      const agents = texts.get(source) ?? new Map<string, string>();
+      texts.set(source, agents);
+      const agent = String(normal.agent);
+      agents.set(agent, (agents.get(agent) ?? "") + String(normal.text));
       continue;
     }
+    const list = sources.get(source) ?? [];
+    sources.set(source, list);
     list.push({ type, data: normal });
+  }
+  for (const [source, agents] of texts) {
+    const list = sources.get(source) ?? [];
+    sources.set(source, list);
+    for (const agent of [...agents.keys()].sort()) list.push({ type: "agent.text", data: { agent, text: agents.get(agent) } });
   }
   return sources;
 }

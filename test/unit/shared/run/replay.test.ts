@@ -64,6 +64,8 @@ function reply(request: ChatRequest): ScriptedReply {
   throw new Error(`no scripted reply for: ${system.slice(0, 60)}`);
 }
 
+const TEXT_TYPES = new Set(["agent.delta", "agent.thought"]);
+
 /** A recorded run of four tasks, ended, and a replay or fork of it driven the same way. */
 async function recorded() {
   const model = new ScriptedModel((request) => reply(request));
@@ -122,6 +124,24 @@ describe("replay", () => {
     release();
     await driven;
     expect(await compareReplay(ports, ended)).toMatchObject({ status: "identical" });
+  });
+
+  it("finds a replay identical when the recorded run's streamed text landed after its task's end, as it does under load", async () => {
+    const { ports, fakes, parent } = await recorded();
+    // An executor's answer, streamed in the background, written after task.completed.
+    const log = fakes.events.logs.get(parent.runId)!.events;
+    const completed = log.findIndex((e) => e.type === "task.completed");
+    const taskId = (log[completed].data as { taskId: string }).taskId;
+    const text = log.findLastIndex((e, i) => i < completed && TEXT_TYPES.has(e.type) && (e.data as { taskId?: string }).taskId === taskId);
+    expect(text).toBeGreaterThanOrEqual(0);
+    const [moved] = log.splice(text, 1);
+    log.splice(completed, 0, moved);
+    log.forEach((e, i) => Object.assign(e, { seq: i + 1 }));
+
+    const replay = await replayRun(ports, parent, {}, links);
+    await drivePlanSolve(ports, replay.runId);
+    const comparison = await compareReplay(ports, (await ports.runs.get(replay.runId))!);
+    expect(comparison, JSON.stringify(comparison, null, 1)).toMatchObject({ status: "identical" });
   });
 
   it("after a prompt change the replay stops at the first model call asked differently, naming it with both sides", async () => {
