@@ -5,7 +5,7 @@ import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import { SavePolicyRequest, ToolPolicy } from "../../shared/contracts/policies.js";
-import { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../../shared/contracts/replay.js";
+import { ExportedRun, ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../../shared/contracts/replay.js";
 import * as R from "../../shared/contracts/responses.js";
 import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
 import { type HttpResult, json } from "../http.js";
@@ -510,6 +510,46 @@ export const OPERATIONS: Operation[] = [
     summary: "The run, its journal and its events as one JSON document, to replay elsewhere (stepwise replay --dir)",
     tag: "Runs",
     responses: { 200: { description: "The export (format stepwise.run/1)." } },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/import",
+    summary: "Record an exported run (GET …/export, from this stack or another) in this tenant, ended as it was, to replay it here",
+    tag: "Runs",
+    body: {
+      schema: ExportedRun,
+      example: {
+        format: "stepwise.run/1",
+        run: {
+          schemaVersion: 1,
+          runId: "run_mwzx9k74f6517c0defc41228e5d4",
+          tenantId: "t_elsewhere",
+          sessionId: "ses_mwzx9k74a1b2c3d4e5f6a7b8c9d0",
+          status: "succeeded",
+          requestedMode: "react",
+          mode: "react",
+          input: "What is 2+2?",
+          metadata: {},
+          result: "4",
+          usage: { promptTokens: 120, completionTokens: 3, llmCalls: 1, toolCalls: 0 },
+          executionArn: "arn:aws:states:eu-west-1:123456789012:execution:stepwise:run_mwzx9k74f6517c0defc41228e5d4",
+          createdAt: "2026-11-27T10:00:00.000Z",
+          updatedAt: "2026-11-27T10:00:02.000Z",
+        },
+        journal: [{ scope: "react", round: 0, kind: "llm", value: { content: "4", toolCalls: [] }, fingerprint: "v1:3f2a9c" }],
+        events: [
+          { seq: 1, at: "2026-11-27T10:00:00.100Z", type: "run.started", data: { mode: "react", input: "What is 2+2?" } },
+          { seq: 2, at: "2026-11-27T10:00:02.000Z", type: "run.succeeded", data: { result: "4", files: [] } },
+        ],
+      },
+    },
+    responses: {
+      201: {
+        description: "The imported run: a new id, in a session of its own, importedFrom the exported one.",
+        schema: z.object({ runId: z.string(), sessionId: z.string(), status: z.string(), importedFrom: z.string() }),
+      },
+      400: { description: "The document does not fit, the run had not ended, or its journal has no model call (named); nothing recorded." },
+    },
   },
   {
     method: "post",

@@ -10,7 +10,7 @@ import type { RunEvent } from "../contracts/events.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { SavePolicyRequest, ToolPolicy } from "../contracts/policies.js";
-import type { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
+import type { ExportedRun as ExportedRunDocument, ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
 import type {
   CancelResponse,
   CreateRunResponse,
@@ -105,6 +105,16 @@ export class StepwiseClient {
 
   compareReplay(replayId: string): Promise<ReplayComparison> {
     return this.request("GET", `/v1/runs/${enc(replayId)}/replay`);
+  }
+
+  /** The run, its journal and its events as one document (format stepwise.run/1), which importRun takes back. */
+  exportRun(runId: string): Promise<ExportedRunDocument> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/export`);
+  }
+
+  /** Records an exported run in this tenant, ended as it was (a new id, `importedFrom` the old), to replay it here. */
+  importRun(document: unknown): Promise<{ runId: string; sessionId: string; status: string; importedFrom: string }> {
+    return this.request("POST", "/v1/runs/import", document);
   }
 
   /** Forks an ended run at a point of its journal, with edits (a new run in its session, `forkOf` it). */

@@ -142,5 +142,7 @@ export const RunRecord = z.object({
   replayOf: z.string().optional(),
   /** The run this one forks: its journal reused up to `at`, with edits, then live. */
   forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
+  /** The run this one was exported from, elsewhere (POST /v1/runs/import): its record, journal and events, to replay here. */
+  importedFrom: z.string().optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;

@@ -185,6 +185,7 @@ describe("command line", () => {
       json: true,
       uploads: [],
     });
+    expect(parseCommandLine(["replay", "--dir", "recorded"], {})).toMatchObject({ name: "replay", dir: "recorded" });
     expect(parseCommandLine(["run", "Analyse it", "--file", "a.csv", "--file", "b.csv"], {})).toMatchObject({
       uploads: ["a.csv", "b.csv"],
     });
@@ -239,6 +240,9 @@ describe("command line", () => {
     [["trace", "run_1", "--otlp", "a.json", "--otlp-endpoint", "http://localhost:4318"]],
     [["trace", "run_1", "--otlp-endpoint", "localhost:4318"]],
     [["get", "run_1", "--otlp", "a.json"]],
+    [["replay", "run_1", "--dir", "recorded"]],
+    [["get", "run_1", "--dir", "recorded"]],
+    [["replay"]],
   ])("%j is a usage error", (argv) => {
     expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
   });
