@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
+import { RunEvaluation } from "./evaluation.js";
 import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
@@ -142,5 +143,7 @@ export const RunRecord = z.object({
   replayOf: z.string().optional(),
   /** The run this one forks: its journal reused up to `at`, with edits, then live. */
   forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
+  /** The online eval's scores of the ended run (shared/run/onlineEvals.ts), or why it was not scored. */
+  evaluation: RunEvaluation.optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
