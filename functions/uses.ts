@@ -105,6 +105,10 @@ export const HANDLER_USES = {
       "notifyQueue",
       "executions",
       "listings",
+      // Online evals: the tenant's judges score a sampled run after it ended, within a daily cost cap.
+      "tenantSettings",
+      "evalSpend",
+      "model",
     ],
     // A run's end hands its session to the next waiting run: a new one starts, a failed run resumed in the queue is redriven.
     executions: ["start", "redrive", "history"],

@@ -6,10 +6,12 @@
 
 import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, textSource } from "../../shared/apiClient/runFold.js";
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
+import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";
 import { undoneText } from "../../shared/contracts/undone.js";
+import { evaluationText } from "../display/evaluation.js";
 import { argumentViews } from "../display/toolArguments.js";
 import { highlightAnsi } from "./highlight.js";
 import { terminalMarkdown } from "./markdown.js";
@@ -274,6 +276,8 @@ export class Renderer {
       }
       case "run.blocked":
         return ["", c.red(c.bold(`⛔ The run was blocked by the guardrail ${event.data.check}: ${event.data.reason}`))];
+      case "eval.scored":
+        return this.evaluation(event.data);
       case "run.queued_behind":
         return [c.dim(`… waiting for run ${event.data.runId} to end (place ${event.data.position} in the session's queue)`)];
       default: {
@@ -375,7 +379,17 @@ export class Renderer {
       u.stateTransitions !== undefined ? count(u.stateTransitions, "state transition") : undefined,
     ].filter(Boolean);
     if (parts.length > 0) lines.push(c.dim(`Usage: ${parts.join(" · ")}`));
+    // Scored after the end: shown here when its event was not on the stream.
+    if (run.evaluation && !this.run.evaluation) lines.push(...this.evaluation(run.evaluation));
     return this.tidy(lines);
+  }
+
+  /** The online eval's scores (or why the run was not scored). */
+  private evaluation(evaluation: RunEvaluation): string[] {
+    const { c } = this;
+    const { headline, judges, passed } = evaluationText(evaluation);
+    const color = passed === undefined ? c.yellow : passed ? c.green : c.red;
+    return ["", c.bold(color(headline)), ...judges.map((line) => `  ${this.cut(line)}`)];
   }
 
   /** The outcome from the run record, for a run that ended without a terminal event on the stream. */

@@ -1,5 +1,5 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
-import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
+import type { ApprovalPolicy, Resolution, ToolFailures } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
 import { filesOfTask } from "../ports/files.js";
@@ -23,6 +23,8 @@ export interface ToolRound {
   journal: ScopeJournal;
   ports: Pick<Ports, "files" | "model"> & InterruptPorts;
   approval?: ApprovalPolicy["tools"];
+  /** `report`: a failure a person could fix is handed to the model as any failed call, with no pause. */
+  toolFailures?: ToolFailures;
   /** The tenant's tool policies (toolPolicy.ts); none: every call is allowed. */
   policy?: ToolPolicyGate;
   /** The run's output checks, for tools that show people what they write (a live report). */
@@ -111,7 +113,9 @@ export async function runToolCalls(
         : decision
           ? await applyDecision(call, decision, round.tools, context)
           : await round.tools.execute(call, context);
-    return keepWholeOutput(round, call, outcome);
+    // Reported, not paused on: the model reads the error, as it reads any failed call's.
+    const { fixable: _reported, ...reported } = outcome;
+    return keepWholeOutput(round, call, round.toolFailures === "report" ? reported : outcome);
   };
   // Results are kept in memory and written with the next round's records (see runAgentLoop).
   return mapLimited(calls, round.concurrency, async (call) => {

@@ -119,6 +119,8 @@ export interface FoldedRun {
   resultFiles?: readonly string[];
   stopReason?: string;
   error?: { code: string; message: string };
+  /** The online eval's scores, written after the run ended (or why it was not scored). */
+  evaluation?: Extract<RunEvent, { type: "eval.scored" }>["data"];
 }
 
 export const EMPTY_RUN: FoldedRun = {
@@ -298,7 +300,8 @@ type RunLevelEvent = Extract<
       | "run.cancelled"
       | "run.interrupted"
       | "guardrail.decided"
-      | "run.blocked";
+      | "run.blocked"
+      | "eval.scored";
   }
 >;
 
@@ -339,6 +342,8 @@ function applyRun(run: FoldedRun, event: RunLevelEvent): FoldedRun {
       return event.data.verdict === "pass" ? run : { ...run, guardrails: [...run.guardrails, event.data] };
     case "run.blocked":
       return { ...run, status: "blocked", error: { code: "blocked", message: event.data.reason }, pending: new Map() };
+    case "eval.scored":
+      return { ...run, evaluation: event.data };
   }
 }
 
@@ -371,6 +376,7 @@ const KNOWN = new Set<string>([
   "run.interrupted",
   "guardrail.decided",
   "run.blocked",
+  "eval.scored",
 ] satisfies RunEvent["type"][]);
 
 function put<K, V>(map: ReadonlyMap<K, V>, key: K, value: V): ReadonlyMap<K, V> {

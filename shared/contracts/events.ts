@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RunEvaluation } from "./evaluation.js";
 import { ToolFailure } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
@@ -187,6 +188,8 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   /** A guardrail check blocked the run: it ends here, with the check's reason. */
   z.object({ type: z.literal("run.blocked"), data: z.object({ check: z.string(), reason: z.string() }) }),
+  /** An online eval scored the ended run (or said why not): written after its end, the log stays closed. */
+  z.object({ type: z.literal("eval.scored"), data: RunEvaluation }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];

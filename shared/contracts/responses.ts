@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { OnlineEvals, RunEvaluation } from "./evaluation.js";
 import { EventBody } from "./events.js";
-import { ApprovalPolicy, Interrupt } from "./interrupts.js";
+import { ApprovalPolicy, Interrupt, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
 import { RequestedMode, RunError, RunStatus, Usage } from "./run.js";
 
@@ -85,6 +86,8 @@ export const RunView = z.object({
   replayOf: z.string().optional(),
   /** The run this one forks, and where: its journal reused before that round of that agent scope. */
   forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
+  /** The online eval's scores of the ended run, or why it was not scored; null until one ran (or if none is set up). */
+  evaluation: RunEvaluation.nullable(),
   files: z.array(FileView),
   error: RunError.nullable(),
   usage: RunUsage,
@@ -150,6 +153,8 @@ export const EventList = z.object({ runId: z.string(), events: z.array(RunEventV
 export const Settings = z.object({
   multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
   instructions: z.string().optional(),
+  onlineEvals: OnlineEvals.optional(),
+  toolFailures: ToolFailures.optional(),
 });
 export type Settings = z.infer<typeof Settings>;
 

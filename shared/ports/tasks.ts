@@ -39,6 +39,8 @@ export interface StepContext {
   /** Earlier steps' results, one line per task, in task order. */
   priorResults: string[];
   approvalTools?: "none" | "write" | "all";
+  /** What a tool failure a person can fix does (the run's setting; unset: pause). */
+  toolFailures?: "pause" | "report";
   /** The run's operator's instructions and saved agent (its tools and model settings), as the planner read them from the run. */
   instructions?: string;
   agent?: RunAgent;

@@ -1,6 +1,7 @@
 import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
 import type { CreateRunRequest } from "../contracts/api.js";
 import type { GuardrailCheck } from "../contracts/guardrails.js";
+import type { ToolFailures } from "../contracts/interrupts.js";
 import type { Multitask, RunAgent } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
@@ -18,6 +19,8 @@ export interface RunSetup {
   agent?: RunAgent;
   /** The guardrail checks of the run: the tenant's, then the saved agent's. */
   guardrails?: GuardrailCheck[];
+  /** The tenant's choice for tool failures a person can fix (pause or report to the model). */
+  toolFailures?: ToolFailures;
 }
 
 /**
@@ -61,6 +64,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     instructions,
     agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
     ...(guardrails.length ? { guardrails } : {}),
+    ...(tenant.toolFailures ? { toolFailures: tenant.toolFailures } : {}),
   };
 }
 

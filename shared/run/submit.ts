@@ -108,6 +108,7 @@ export async function submitRun(
       ...(options.instructions ? { instructions: options.instructions } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+      ...(options.toolFailures ? { toolFailures: options.toolFailures } : {}),
       webhook: request.webhook && { ...request.webhook, ...(options.a2aPush ? { a2a: options.a2aPush } : {}) },
       links: runLinks(runId, executionArn, options.links),
       idempotencyKey: options.idempotencyKey,

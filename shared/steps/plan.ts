@@ -253,6 +253,7 @@ async function handOverStep(
           plan: next.plan,
           priorResults: prior.lines,
           approvalTools: record.approval?.tools,
+          toolFailures: record.toolFailures,
           instructions: record.instructions,
           agent: record.agent,
           ...(record.guardrails?.length ? { guardrails: record.guardrails } : {}),

@@ -85,6 +85,8 @@ export const keys = {
   tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
   /** The tenant's count of active runs (its concurrency slots). */
   activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
+  /** What judging the tenant's runs cost on one UTC day (online evals' cost cap). */
+  evalSpend: (tenantId: string, day: string) => ({ pk: `TENANT#${tenantId}`, sk: `EVALSPEND#${day}` }),
   webhookSecrets: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "WEBHOOK_SECRETS" }),
   webhookEndpoint: (tenantId: string, url: string) => ({ pk: `TENANT#${tenantId}`, sk: `ENDPOINT#${sha256(url).slice(0, 32)}` }),
   toolSource: (tenantId: string, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `TOOLSRC#${name}` }),

@@ -73,6 +73,7 @@ export function runView(
     ...(run.stopReason ? { stopReason: run.stopReason } : {}),
     ...(run.replayOf ? { replayOf: run.replayOf } : {}),
     ...(run.forkOf ? { forkOf: run.forkOf } : {}),
+    evaluation: run.evaluation ?? null,
     files,
     error: run.error ?? null,
     usage: { ...withTaskUsage(run.usage, tasks), ...(stateTransitions !== undefined ? { stateTransitions } : {}) },

@@ -3,6 +3,7 @@ import { EMPTY_RUN, type FoldedRun, type FoldedTask, foldRun } from "../../../..
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
+import { evaluationText } from "../../../display/evaluation.js";
 import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
 import { axisTicks, seconds } from "../durations.js";
@@ -538,6 +539,19 @@ function drawUsage(section: HTMLElement, view: RunView) {
       h("dt", {}, "Estimated cost"),
       h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd)),
     ),
+    view.evaluation ? evaluationView(view.evaluation) : null,
+  );
+}
+
+/** The online eval's scores of the ended run (scored after its end), or why it was not scored. */
+function evaluationView(evaluation: NonNullable<RunView["evaluation"]>) {
+  const { headline, judges, passed } = evaluationText(evaluation);
+  return h(
+    "div",
+    { class: "evaluation" },
+    h("h3", {}, "Online eval"),
+    h("p", { class: passed === undefined ? "muted" : passed ? "ok" : "bad" }, headline),
+    judges.length ? h("ul", { class: "judges" }, ...judges.map((line) => h("li", {}, line))) : null,
   );
 }
 
