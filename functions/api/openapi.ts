@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { AgentRef, SaveAgentRequest, SavedAgent } from "../../shared/contracts/agents.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
-import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from "../../shared/contracts/files.js";
+import {
+  CompleteUploadRequest,
+  PendingUploadView,
+  PresignedUploadRequest,
+  ResignUploadRequest,
+  UploadLinksView,
+} from "../../shared/contracts/files.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import { SavePolicyRequest, ToolPolicy } from "../../shared/contracts/policies.js";
@@ -198,7 +204,7 @@ export const OPERATIONS: Operation[] = [
         schema: {
           ...z.toJSONSchema(PresignedUploadRequest, { io: "input" }),
           description:
-            "Without ?name=: announce a file to upload straight to storage. The answer holds a link per part (16 MiB each; one link up to 16 MiB): PUT each part's bytes to its link, then POST the parts' ETags to `complete`.",
+            "Without ?name=: announce a file to upload straight to storage. The answer holds a link per part (16 MiB each; one link up to 16 MiB): PUT each part's exact bytes with `headers` to its link (the link signs the length, and a single link the type), then POST the parts' ETags to `complete`; expired links are signed again by `resign`.",
         },
       },
       "multipart/form-data": {
@@ -255,6 +261,19 @@ export const OPERATIONS: Operation[] = [
         description:
           "A part is missing, its ETag does not match (`upload_incomplete`), or the bytes uploaded are not the size announced (`upload_size_mismatch`).",
       },
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/files/{fileId}/parts",
+    summary: "Fresh links for parts of a presigned upload not sent yet (links expire; a long upload outlives them)",
+    tag: "Files",
+    body: { schema: ResignUploadRequest, example: { partNumbers: [7, 8, 9] } },
+    responses: {
+      200: { description: "A link per part asked for, signed now, and the headers each PUT must carry.", schema: UploadLinksView },
+      400: { description: "No part numbers, or a part this upload does not have (`unknown_part`)." },
+      404: { description: "The tenant has no such upload." },
+      409: { description: "The upload is complete already." },
     },
   },
   {

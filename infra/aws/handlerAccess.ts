@@ -49,6 +49,7 @@ const ON_TABLE: readonly PortName[] = [
 /** Each execution action's IAM action; `start` is allowed on the state machine and its alias, `resume` on the state machine, the others on its executions. */
 const EXECUTION_ACTIONS: Record<ExecutionAction, string> = {
   start: "states:StartExecution",
+  continue: "states:StartExecution",
   describe: "states:DescribeExecution",
   stop: "states:StopExecution",
   redrive: "states:RedriveExecution",
@@ -135,13 +136,23 @@ export function grantExecutions(
   const actions = handler.executions ?? [];
   if (actions.length === 0) return;
   if (!fn.role) throw new Error(`${fn.node.path} has no execution role`);
-  const onExecutions = actions.filter((a) => a !== "start" && a !== "resume").map((a) => EXECUTION_ACTIONS[a]);
+  const onExecutions = actions.filter((a) => a !== "start" && a !== "continue" && a !== "resume").map((a) => EXECUTION_ACTIONS[a]);
   const statements = [
     // New runs start through the alias, so they run on the last deploy's versions. Step Functions
     // authorizes a call through an alias on the state machine's ARN, and a qualified ARN in a policy
     // scopes it down to that alias: both are named.
     ...(actions.includes("start")
       ? [new PolicyStatement({ actions: [EXECUTION_ACTIONS.start], resources: [machine.stateMachineArn, machine.aliasArn] })]
+      : []),
+    // A continuation starts on the version its run's execution runs: any of the state machine's
+    // versions (arn:…:stateMachine:Name:N), the alias for executions started without one.
+    ...(actions.includes("continue")
+      ? [
+          new PolicyStatement({
+            actions: [EXECUTION_ACTIONS.continue],
+            resources: [machine.stateMachineArn, `${machine.stateMachineArn}:*`],
+          }),
+        ]
       : []),
     ...(actions.includes("resume")
       ? [new PolicyStatement({ actions: [EXECUTION_ACTIONS.resume], resources: [machine.stateMachineArn] })]

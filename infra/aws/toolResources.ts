@@ -118,6 +118,9 @@ export class ToolResources extends Construct {
         // X-Ray's daemon would need a route out; the sandbox is not traced.
         tracing: Tracing.DISABLED,
         reservedConcurrentExecutions: props.sandboxReservedConcurrency,
+        // Published per deploy and kept: a run pinned to an older deploy calls that deploy's sandbox
+        // (a newer one may refuse the older request's shape).
+        currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
         // Room for the interpreter's process (its memory limit), the spare one and Node itself: the
         // parts and the largest limit a call may have are derived together (sandboxMemory.ts).
         memorySize: SANDBOX_MEMORY.functionMb,
@@ -144,7 +147,9 @@ export class ToolResources extends Construct {
     this.environment = {
       FILES_BUCKET: this.bucket.bucketName,
       RETENTION_DAYS: String(props.retentionDays),
-      SANDBOX_FUNCTION_NAME: this.sandbox.functionName,
+      // The version this deploy published, not the function: a step function's version (pinned by
+      // the state machine's) carries this deploy's sandbox in its environment.
+      SANDBOX_FUNCTION_NAME: this.sandbox.currentVersion.functionArn,
       SANDBOX_RUNTIME: props.sandboxRuntime,
     };
     if (props.sandboxRuntime === "agentcore") {
@@ -173,8 +178,15 @@ export class ToolResources extends Construct {
    */
   grantTools(grantee: IGrantable, grants: readonly ToolGrant[]): void {
     for (const grant of grants) {
-      if (grant === "sandbox:invoke") this.sandbox.grantInvoke(grantee);
-      else if (grant === "interpreter:invoke") {
+      if (grant === "sandbox:invoke") {
+        // Its versions too (a run calls its deploy's), and its state: a call waits while it wakes from Inactive.
+        this.sandbox.grantInvoke(grantee);
+        Grant.addToPrincipal({
+          grantee,
+          actions: ["lambda:GetFunctionConfiguration"],
+          resourceArns: [this.sandbox.functionArn, `${this.sandbox.functionArn}:*`],
+        });
+      } else if (grant === "interpreter:invoke") {
         if (!this.codeInterpreter) throw new Error("run_code uses the code interpreter, but sandboxRuntime is not agentcore");
         // Start, use and stop sessions of this interpreter, and of no other.
         Grant.addToPrincipal({

@@ -291,6 +291,37 @@ describe("deploys leave running runs alone", () => {
   });
 });
 
+describe("what a pinned run calls is pinned too", () => {
+  const full = template.toJSON().Resources as Record<string, { Type: string; Properties: any; DeletionPolicy?: string }>;
+  const sandbox = ours.find((f) => f.path.endsWith("/Sandbox"))!;
+
+  it("the sandbox is published per deploy (kept), and every step function calls this deploy's sandbox version, not the newest code", () => {
+    const [versionId, ...more] = Object.entries(full)
+      .filter(([, r]) => r.Type === "AWS::Lambda::Version" && r.Properties.FunctionName.Ref === sandbox.logicalId)
+      .map(([id]) => id);
+    expect(more).toEqual([]);
+    expect(full[versionId!]!.DeletionPolicy).toBe("Retain");
+    const callers = ours.filter((f) => full[f.logicalId]!.Properties.Environment?.Variables?.SANDBOX_FUNCTION_NAME);
+    expect(callers.map((f) => f.path.split("/").pop())).toEqual(expect.arrayContaining(["ExecuteTask", "AgentTurn"]));
+    for (const fn of callers)
+      expect(full[fn.logicalId]!.Properties.Environment.Variables.SANDBOX_FUNCTION_NAME, fn.path).toEqual({ Ref: versionId });
+  });
+
+  it("ContinueRun may start a run's next execution on any version of the state machine, and read which one its run is on", () => {
+    const continueRun = ours.find((f) => f.path.endsWith("/ContinueRun"))!;
+    const [machineId] = Object.entries(full).find(([, r]) => r.Type === "AWS::StepFunctions::StateMachine")!;
+    const statements = ofType("AWS::IAM::Policy")
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === continueRun.roleLogicalId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const starts = statements.filter((st: any) => [st.Action].flat().includes("states:StartExecution"));
+    expect(starts.flatMap((st: any) => [st.Resource].flat())).toEqual([
+      { Ref: machineId },
+      { "Fn::Join": ["", [{ Ref: machineId }, ":*"]] },
+    ]);
+    expect(statements.some((st: any) => [st.Action].flat().includes("states:DescribeExecution"))).toBe(true);
+  });
+});
+
 describe("a change to a layer alone reaches new runs", () => {
   /** Each step function's version resource id (what the state machine invokes), by construct path. */
   const versionIds = (synthesized: ReturnType<typeof synthesize>) => {
