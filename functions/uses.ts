@@ -29,7 +29,7 @@ export interface HandlerUses {
 export type ExecutionAction = "start" | "describe" | "stop" | "redrive" | "resume" | "history";
 
 /** The ports every step that runs an agent loop reads and writes. */
-const LOOP = ["model", "journal", "events", "runs", "files", "interrupts", "notifyQueue"] as const satisfies readonly PortName[];
+const LOOP = ["model", "journal", "events", "runs", "files", "interrupts", "notifyQueue", "spend"] as const satisfies readonly PortName[];
 /** Ending a run: its record, its event, its slot among the tenant's active runs, its open questions; the session it frees. */
 const END_RUN = ["runs", "events", "activeRuns", "interrupts", "sessions"] as const satisfies readonly PortName[];
 
@@ -56,6 +56,7 @@ const DOOR = [
   "streamTokens",
   "tenantSettings",
   "toolSources",
+  "spend",
 ] as const satisfies readonly PortName[];
 
 export const HANDLER_USES = {

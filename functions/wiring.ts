@@ -15,6 +15,7 @@ import { SavedAgentStore } from "../shared/store/savedAgents.js";
 import { SessionStore } from "../shared/store/sessions.js";
 import { TenantSettingsStore } from "../shared/store/settings.js";
 import { StepFunctionsExecutions } from "../shared/store/stepFunctions.js";
+import { SpendStore } from "../shared/store/spend.js";
 import { StreamTokenStore } from "../shared/store/streamTokens.js";
 import type { Table } from "../shared/store/table.js";
 import { TaskStore } from "../shared/store/tasks.js";
@@ -75,6 +76,7 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   tenantSettings: onTable(TenantSettingsStore),
   streamTokens: onTable(StreamTokenStore),
   activeRuns: onTable(ActiveRunStore),
+  spend: onTable(SpendStore),
   idempotency: onTable(IdempotencyStore),
   savedAgents: onTable(SavedAgentStore),
   toolSources: onTable(ToolSourceStore),

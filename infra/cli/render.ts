@@ -245,6 +245,8 @@ export class Renderer {
         return ["", c.yellow(c.bold(`✗ The run was cancelled: ${event.data.reason}`))];
       case "run.interrupted":
         return ["", c.yellow(c.bold(`✗ The run was interrupted: ${event.data.reason}`)), c.dim("  What it finished stays in the session.")];
+      case "run.budget_exhausted":
+        return ["", c.yellow(c.bold(`■ ${event.data.stopReason}`)), ...terminalMarkdown(event.data.result, c, this.color), ""];
       case "run.queued_behind":
         return [c.dim(`… waiting for run ${event.data.runId} to end (place ${event.data.position} in the session's queue)`)];
       default: {

@@ -85,7 +85,8 @@ export type FoldedStatus =
   | "failed"
   | "cancelled"
   | "timed_out"
-  | "interrupted";
+  | "interrupted"
+  | "budget_exhausted";
 
 export interface FoldedRun {
   /** The last event folded (0: none). */
@@ -277,7 +278,8 @@ type RunLevelEvent = Extract<
       | "run.failed"
       | "run.timed_out"
       | "run.cancelled"
-      | "run.interrupted";
+      | "run.interrupted"
+      | "run.budget_exhausted";
   }
 >;
 
@@ -314,6 +316,10 @@ function applyRun(run: FoldedRun, event: RunLevelEvent): FoldedRun {
       return { ...run, status: "cancelled", error: { code: "cancelled", message: event.data.reason }, pending: new Map() };
     case "run.interrupted":
       return { ...run, status: "interrupted", error: { code: "interrupted", message: event.data.reason }, pending: new Map() };
+    case "run.budget_exhausted": {
+      const { result, files, stopReason } = event.data;
+      return { ...run, status: "budget_exhausted", result, resultFiles: files, stopReason, pending: new Map() };
+    }
   }
 }
 
@@ -341,6 +347,7 @@ const KNOWN = new Set<string>([
   "run.failed",
   "run.timed_out",
   "run.resumed",
+  "run.budget_exhausted",
   "run.cancelled",
   "run.queued_behind",
   "run.interrupted",

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
+import { RunBudgetRequest, TenantBudget } from "./budget.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
 import { WebhookSubscription } from "./webhook.js";
@@ -22,6 +23,8 @@ export const CreateRunRequest = z.strictObject({
   approval: ApprovalPolicy.optional(),
   /** Budgets for this run, within the service's limits (defaults: 10 plan iterations, 30 rounds). */
   budgets: RunBudgets.optional(),
+  /** The run's token and cost budget, checked before every model call (default: the tenant's `budget.run`). */
+  budget: RunBudgetRequest.optional(),
   /** Where to send signed notifications (Standard Webhooks) when the run ends or waits. */
   webhook: WebhookSubscription.optional(),
   /** Uploaded files (ids from `POST /v1/files`) the run's agents can read. */
@@ -42,6 +45,8 @@ export const TenantSettings = z.strictObject({
   multitask: Multitask.optional(),
   /** Instructions every agent of the tenant's runs follows, in each role's prompt ("" removes them). */
   instructions: Instructions.optional(),
+  /** Token and cost budgets: every run's default, and the tenant's per day and per month. */
+  budget: TenantBudget.optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user"]);
+export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user", "budget"]);
 export type InterruptKind = z.infer<typeof InterruptKind>;
 
 const Decision = z.enum(["approve", "reject", "edit", "answer"]);
@@ -11,6 +11,8 @@ export const DECISIONS_BY_KIND: Record<InterruptKind, readonly Decision[]> = {
   plan_approval: ["approve", "reject"],
   tool_approval: ["approve", "reject", "edit"],
   ask_user: ["answer"],
+  // approve extends the budget (arguments: how much to add); reject ends the run with a summary.
+  budget: ["approve", "reject"],
 };
 
 /** `POST /v1/runs/{id}/interrupts/{interruptId}`. */

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
+import { RunBudget } from "./budget.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
-export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"]);
+export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted", "budget_exhausted"]);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /**
@@ -85,6 +86,8 @@ export const RunRecord = z.object({
   metadata: z.record(z.string(), z.string()),
   approval: ApprovalPolicy.optional(),
   budgets: RunBudgets.optional(),
+  /** Token and cost budgets (the run's and the tenant's period limits), fixed at submission. */
+  budget: RunBudget.optional(),
   /** The operator's instructions every agent of the run follows (the tenant's, the saved agent's, the run's), fixed at submission. */
   instructions: z.string().optional(),
   /** The saved agent the run named, as it was when the run was submitted. */

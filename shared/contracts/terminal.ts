@@ -11,6 +11,7 @@ export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>([
   "cancelled",
   "timed_out",
   "interrupted",
+  "budget_exhausted",
 ]);
 export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventType>([
   "run.succeeded",
@@ -18,4 +19,5 @@ export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventType>([
   "run.cancelled",
   "run.timed_out",
   "run.interrupted",
+  "run.budget_exhausted",
 ]);

@@ -13,6 +13,7 @@ import type { Notifier } from "./notifier.js";
 import type { RunSnapshots } from "./runSnapshots.js";
 import type { Runs } from "./runs.js";
 import type { SavedAgents } from "./savedAgents.js";
+import type { SpendLedger } from "./spend.js";
 import type { Sessions } from "./sessions.js";
 import type { StreamTokens } from "./streamTokens.js";
 import type { Tasks } from "./tasks.js";
@@ -56,6 +57,8 @@ export interface Ports {
   tenantSettings: TenantDefaults;
   /** The tenants' MCP servers (the tool catalog reads them). */
   toolSources: ToolSources;
+  /** What runs and tenants have spent and reserved against their token and cost budgets. */
+  spend: SpendLedger;
 }
 
 /** The settings a piece of the core reads: only the groups named. */

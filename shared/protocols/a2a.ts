@@ -38,6 +38,8 @@ const STATES: Record<RunStatus, TaskState> = {
   timed_out: TaskState.TASK_STATE_FAILED,
   cancelled: TaskState.TASK_STATE_CANCELED,
   interrupted: TaskState.TASK_STATE_CANCELED,
+  // Ended at its budget with a summary of what it did: an answer, if not the whole one.
+  budget_exhausted: TaskState.TASK_STATE_COMPLETED,
 };
 
 /** The task's state; a run that waits for a person only while a pause is still undecided. */

@@ -7,13 +7,14 @@ import type { Ports } from "../ports/index.js";
 /** What ending a run touches: the run, its event log, its interrupts and the tenant's slots. */
 export type EndRunPorts = Pick<Ports, "runs" | "events" | "activeRuns" | "interrupts">;
 
-export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled" | "interrupted";
+export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled" | "interrupted" | "budget_exhausted";
 const RUN_ENDED_METRIC: Record<TerminalStatus, string> = {
   succeeded: "RunsSucceeded",
   failed: "RunsFailed",
   timed_out: "RunsTimedOut",
   cancelled: "RunsCancelled",
   interrupted: "RunsInterrupted",
+  budget_exhausted: "RunsBudgetExhausted",
 };
 
 /**
@@ -28,7 +29,12 @@ export async function endRun(
   details: { result?: string; files?: string[]; error?: { code: string; message: string }; byRunId?: string } = {},
 ): Promise<boolean> {
   const terminalEvent = (record: RunRecord): EventBody =>
-    status === "succeeded"
+    status === "budget_exhausted"
+      ? {
+          type: "run.budget_exhausted",
+          data: { result: record.result ?? "", files: record.files ?? [], stopReason: record.stopReason ?? "Stopped at the budget." },
+        }
+      : status === "succeeded"
       ? {
           type: "run.succeeded",
           data: {

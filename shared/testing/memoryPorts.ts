@@ -20,6 +20,7 @@ import { MemoryRunSnapshots } from "./memoryRunSnapshots.js";
 import { MemoryRuns } from "./memoryRuns.js";
 import { MemorySavedAgents } from "./memorySavedAgents.js";
 import { MemorySessions } from "./memorySessions.js";
+import { MemorySpend } from "./memorySpend.js";
 import { MemoryStreamTokens } from "./memoryStreamTokens.js";
 import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryTenantSettings } from "./memoryTenantSettings.js";
@@ -65,6 +66,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     streamTokens: new MemoryStreamTokens(),
     tenantSettings: new MemoryTenantSettings(),
     toolSources: new MemoryToolSources(),
+    spend: new MemorySpend(),
   };
   const ports: Ports = {
     ...fakes,
