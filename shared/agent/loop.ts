@@ -21,6 +21,7 @@ import type { Settings } from "../settings.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { BackgroundEvents } from "./backgroundWrites.js";
+import { atBudget, BudgetExhaustedError, budgetedModel } from "./budgetStop.js";
 import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
 import { ScopeJournal } from "./scopeJournal.js";
@@ -28,7 +29,7 @@ import { needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
 
 /** The ports every agent's think/act loop uses. */
-export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue"> &
+export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue" | "spend"> &
   SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model">> };
 
 /** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
@@ -73,7 +74,8 @@ export type LoopOutcome = (
   | { kind: "answer"; text: string; rounds: number }
   | { kind: "paused"; rounds: number }
   | { kind: "interrupted"; interruptId: string; rounds: number }
-  | { kind: "budget"; text: string; rounds: number }
+  /** Out of rounds, or (`exhausted`: why) at a token or cost budget: the text says what was done. */
+  | { kind: "budget"; text: string; rounds: number; exhausted?: string }
   /** The run ended meanwhile (cancelled, timed out): stop without doing anything more. */
   | { kind: "ended"; rounds: number }
   /** The model answered with nothing, also after being told so. */
@@ -130,7 +132,11 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const check = recorded ? undefined : await loop.guard.beforeCall(round);
     if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
-    const reply = await askModel(loop, round, delivering, check);
+    const reply = await askModel(loop, round, delivering, check).catch((error: unknown) => {
+      if (!(error instanceof BudgetExhaustedError)) throw error;
+      return atBudget(loop.run, { scope: options.scope, round, taskId: options.taskId }, error, conversation);
+    });
+    if (reply && "kind" in reply) return done({ ...reply, rounds: round });
     if (!reply) return done({ kind: "ended", rounds: round });
     const { response, replayed } = reply;
     // A delivery has no tools to call: calls it makes anyway are not run.
@@ -185,7 +191,9 @@ interface Loop {
 }
 
 /** The loop's start: its journal (loaded unless the caller has it), its tools and the prompt's window. */
-async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
+async function startLoop(scope: RunScope, options: LoopOptions): Promise<Loop> {
+  // Every model call of the loop (its tools' too) is reserved against the run's budgets first.
+  const run = { ...scope, ports: { ...scope.ports, model: budgetedModel(scope) } };
   const { ports } = run;
   const journal = options.journal ?? (await ScopeJournal.load(ports.journal, run.runId, options.scope));
   // The prompt's budget: the setting, within what the role's model leaves beside its output limit.
@@ -249,7 +257,8 @@ async function askModel(
           ),
         );
       } catch (error) {
-        if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
+        // The run ended, or the last round's records could not be written; or the call was not made (a budget).
+        if (check?.signal.aborted || error instanceof BudgetExhaustedError) throw error;
         await countFailedCall(loop, error);
         throw error;
       } finally {

@@ -35,22 +35,22 @@ export async function endRun(
           data: { result: record.result ?? "", files: record.files ?? [], stopReason: record.stopReason ?? "Stopped at the budget." },
         }
       : status === "succeeded"
-      ? {
-          type: "run.succeeded",
-          data: {
-            result: details.result ?? record.result ?? "",
-            files: details.files ?? record.files ?? [],
-            ...(record.stopReason ? { stopReason: record.stopReason } : {}),
-          },
-        }
-      : status === "failed"
-        ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
-        : status === "interrupted"
-          ? {
-              type: "run.interrupted",
-              data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
-            }
-          : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
+        ? {
+            type: "run.succeeded",
+            data: {
+              result: details.result ?? record.result ?? "",
+              files: details.files ?? record.files ?? [],
+              ...(record.stopReason ? { stopReason: record.stopReason } : {}),
+            },
+          }
+        : status === "failed"
+          ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
+          : status === "interrupted"
+            ? {
+                type: "run.interrupted",
+                data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
+              }
+            : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
   // One conditional write moves the run to its terminal status and claims the slot's release.
   const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
   const ended = await ports.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);

@@ -1,11 +1,13 @@
+import { assertTenantHasBudget, runBudgetOf } from "../budget/runBudget.js";
 import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
 import type { CreateRunRequest } from "../contracts/api.js";
+import type { RunBudget } from "../contracts/budget.js";
 import type { Multitask, RunAgent } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 
 /** What resolving a run's setup reads: the tenant's settings and its saved agents. */
-export type RunSetupPorts = Pick<Ports, "savedAgents" | "tenantSettings">;
+export type RunSetupPorts = Pick<Ports, "savedAgents" | "tenantSettings" | "spend"> & SettingsOf<"model" | "prices">;
 
 /** A run request as it will be recorded: the saved agent resolved, the operator's instructions joined. */
 export interface RunSetup {
@@ -15,6 +17,8 @@ export interface RunSetup {
   /** The tenant's, the saved agent's and the run's instructions, in that order. */
   instructions?: string;
   agent?: RunAgent;
+  /** Its token and cost budgets (the request's or the tenant's, and the tenant's per day and month). */
+  budget?: RunBudget;
 }
 
 /**
@@ -44,6 +48,8 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     );
   }
   const instructions = [tenant.instructions, saved?.instructions, runInstructions].filter(Boolean).join("\n\n") || undefined;
+  const budget = runBudgetOf(ports.settings, request.budget, tenant.budget);
+  await assertTenantHasBudget(ports, tenantId, budget);
   return {
     request: saved
       ? {
@@ -56,6 +62,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     defaultMultitask: request.sessionId && !request.multitask ? tenant.multitask : undefined,
     instructions,
     agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
+    ...(budget ? { budget } : {}),
   };
 }
 

@@ -96,6 +96,7 @@ export async function submitRun(
       budgets: request.budgets,
       ...(options.instructions ? { instructions: options.instructions } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
+      ...(options.budget ? { budget: options.budget } : {}),
       webhook: request.webhook && { ...request.webhook, ...(options.a2aPush ? { a2a: options.a2aPush } : {}) },
       links: runLinks(runId, executionArn, options.links),
       idempotencyKey: options.idempotencyKey,

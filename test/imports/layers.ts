@@ -64,9 +64,10 @@ export const LAYERS: Layer[] = [
       "shared/web/",
       "shared/webhooks/",
       "shared/sandbox/",
+      "shared/budget/",
     ],
     imports: PORTS,
-    holds: "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python",
+    holds: "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, budgets",
   },
   {
     name: "wire formats",
