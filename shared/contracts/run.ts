@@ -4,7 +4,17 @@ import { RunBudget } from "./budget.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
-export const RunStatus = z.enum(["queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted", "budget_exhausted"]);
+export const RunStatus = z.enum([
+  "queued",
+  "running",
+  "awaiting_input",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "interrupted",
+  "budget_exhausted",
+]);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /**
