@@ -16,7 +16,7 @@ import { interruptView, runLinks, runView } from "../../shared/views/runView.js"
 import { countStateTransitions } from "../../shared/views/stateTransitions.js";
 import { a2aResult, agentCardResult } from "../a2a.js";
 import { a2aMaxBodyBytes } from "../bodyLimits.js";
-import { baseUrl, errorResult, type HttpEvent, type HttpResult, header, json } from "../http.js";
+import { baseUrl, type HttpEvent, type HttpResult, header, json } from "../http.js";
 import { parseBody, parseQuery } from "../jsonBody.js";
 import { linksFor } from "../links.js";
 import { mcpResult } from "../mcp.js";

@@ -45,7 +45,8 @@ async function firstReservation(): Promise<number> {
   expect(model.requests).toHaveLength(0);
   const interrupt = await ports.interrupts.get(runId, output.interruptId ?? "");
   expect(interrupt).toMatchObject({ kind: "budget", status: "pending" });
-  return (interrupt?.arguments as { nextCall: { tokens: number } }).nextCall.tokens;
+  const { nextCall } = interrupt?.arguments as { nextCall: { tokens: number } };
+  return nextCall.tokens;
 }
 
 describe("token budgets of a run", () => {
