@@ -3,7 +3,7 @@ import { JsonContractModel } from "../shared/llm/jsonContractModel.js";
 import { OpenAIModel } from "../shared/llm/openaiModel.js";
 import { withOutputLimit } from "../shared/llm/outputLimit.js";
 import { RoleModel } from "../shared/llm/roleModel.js";
-import type { ChatModel } from "../shared/llm/types.js";
+import { type ChatModel, moderationOf } from "../shared/llm/types.js";
 import type { ApiKeySource } from "../shared/ports/apiKeySource.js";
 import { SecretKey } from "../shared/secrets/secretKey.js";
 import type { Settings } from "../shared/settings.js";
@@ -19,6 +19,7 @@ export function forgettingRefusedKey(model: ChatModel, key: ApiKeySource): ChatM
     (error as { status?: unknown; cause?: { status?: unknown } })?.status ?? (error as { cause?: { status?: unknown } })?.cause?.status;
   return {
     name: model.name,
+    ...moderationOf(model),
     complete: (request) =>
       model.complete(request).catch((error: unknown) => {
         if (status(error) === 401) key.forget();
@@ -34,8 +35,8 @@ export function forgettingRefusedKey(model: ChatModel, key: ApiKeySource): ChatM
 export function modelFor(settings: Settings["model"], region: string): ChatModel {
   const secrets = new SecretsManagerClient({ region });
   const key = settings.apiKeySecretArn ? new SecretKey(secrets, settings.apiKeySecretArn) : undefined;
-  const endpoint = (model: string): ChatModel => {
-    const openai = new OpenAIModel({
+  const openaiModel = (model: string) =>
+    new OpenAIModel({
       model,
       baseURL: settings.baseUrl,
       apiKey: key ? () => key.read() : settings.apiKey,
@@ -43,6 +44,8 @@ export function modelFor(settings: Settings["model"], region: string): ChatModel
       maxRetries: settings.maxRetries,
       maxTokensField: maxTokensField(settings),
     });
+  const endpoint = (model: string): ChatModel => {
+    const openai = openaiModel(model);
     const limited = withOutputLimit(openai);
     return key ? forgettingRefusedKey(limited, key) : limited;
   };
@@ -50,7 +53,10 @@ export function modelFor(settings: Settings["model"], region: string): ChatModel
     roles: settings.roles,
     fallback: settings.fallback ? endpoint(settings.fallback) : undefined,
   });
-  return settings.functionCallMode === "json" ? new JsonContractModel(model) : model;
+  const chat = settings.functionCallMode === "json" ? new JsonContractModel(model) : model;
+  // The guardrails' moderation checks ask the same endpoint's /v1/moderations.
+  const moderation = openaiModel(settings.name);
+  return { name: chat.name, complete: (request) => chat.complete(request), ...moderationOf(moderation) };
 }
 
 /** OpenAI and Azure OpenAI take `max_completion_tokens` (their reasoning models reject `max_tokens`); other servers `max_tokens`. */

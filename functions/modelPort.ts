@@ -14,5 +14,11 @@ export const modelPort: PortBuilder<"model"> = ({ settings }) => {
   return {
     name: settings.model.name,
     complete: async (request) => (await loaded()).complete(request),
+    // The endpoint's /v1/moderations, for the guardrails' moderation checks.
+    moderate: async (input, options) => {
+      const model = await loaded();
+      if (!model.moderate) throw new Error(`The model ${model.name} has no moderation endpoint.`);
+      return model.moderate(input, options);
+    },
   };
 };

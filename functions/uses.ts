@@ -29,7 +29,17 @@ export interface HandlerUses {
 export type ExecutionAction = "start" | "describe" | "stop" | "redrive" | "resume" | "history";
 
 /** The ports every step that runs an agent loop reads and writes. */
-const LOOP = ["model", "journal", "events", "runs", "files", "interrupts", "notifyQueue", "spend"] as const satisfies readonly PortName[];
+const LOOP = [
+  "model",
+  "journal",
+  "events",
+  "runs",
+  "files",
+  "interrupts",
+  "notifyQueue",
+  "policies",
+  "spend",
+] as const satisfies readonly PortName[];
 /** Ending a run: its record, its event, its slot among the tenant's active runs, its open questions; the session it frees. */
 const END_RUN = ["runs", "events", "activeRuns", "interrupts", "sessions"] as const satisfies readonly PortName[];
 
@@ -56,11 +66,13 @@ const DOOR = [
   "streamTokens",
   "tenantSettings",
   "toolSources",
+  "policies",
   "spend",
 ] as const satisfies readonly PortName[];
 
 export const HANDLER_USES = {
-  StartRun: { ports: ["runs", "events"] },
+  // It checks the run's input (guardrails: moderation and judge through the model) and ends a blocked run.
+  StartRun: { ports: ["runs", "events", "activeRuns", "interrupts", "model"] },
   // The router reads the tools' names to choose a mode; it runs none.
   RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions"] },
   AgentTurn: { ports: [...LOOP, "tools", "sessions", "executions"], executions: ["history"], runsTools: true },

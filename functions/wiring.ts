@@ -8,6 +8,7 @@ import { IdempotencyStore } from "../shared/store/idempotency.js";
 import { InterruptStore } from "../shared/store/interrupts.js";
 import { Journal } from "../shared/store/journal.js";
 import { ListingStore } from "../shared/store/listings.js";
+import { PolicyStore } from "../shared/store/policies.js";
 import { RunSnapshotStore } from "../shared/store/runSnapshots.js";
 import { RunStore } from "../shared/store/runs.js";
 import { S3FileStore } from "../shared/store/s3Files.js";
@@ -80,6 +81,7 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   idempotency: onTable(IdempotencyStore),
   savedAgents: onTable(SavedAgentStore),
   toolSources: onTable(ToolSourceStore),
+  policies: onTable(PolicyStore),
   transfers: s3Files,
   // The files written by agents and tools announce themselves in the run's events.
   files: (parts) => new EventedFileStore(s3Files(parts), parts.port("events"), parts.port("runs")),

@@ -89,6 +89,8 @@ export const StepErrorCode = {
   AgentFailed: "Stepwise.AgentFailed",
   /** Anything else: a fault of ours, not retried. */
   Internal: "Stepwise.Internal",
+  /** A guardrail check blocked the text an agent wrote: the run ends `blocked` ("Record failure"). */
+  GuardrailBlocked: "Stepwise.GuardrailBlocked",
 } as const;
 export type StepErrorCode = (typeof StepErrorCode)[keyof typeof StepErrorCode];
 
@@ -105,7 +107,11 @@ export const RETRYABLE_STEP_ERRORS: readonly StepErrorCode[] = [
  * the step itself, so `POST /v1/runs/{id}/resume` (RedriveExecution) can run that step again after
  * the cause is fixed (the model back, a key or quota corrected, a bug deployed away).
  */
-export const FINAL_STEP_ERRORS: readonly StepErrorCode[] = [StepErrorCode.InvalidInput, StepErrorCode.AgentFailed];
+export const FINAL_STEP_ERRORS: readonly StepErrorCode[] = [
+  StepErrorCode.InvalidInput,
+  StepErrorCode.AgentFailed,
+  StepErrorCode.GuardrailBlocked,
+];
 
 export class StepError extends StepwiseError {
   declare readonly code: StepErrorCode;

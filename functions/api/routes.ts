@@ -23,7 +23,10 @@ import { mcpResult } from "../mcp.js";
 import { agentRoutes } from "./agents.js";
 import { consoleApiRoutes } from "./consoleApi.js";
 import { fileRoutes } from "./files.js";
+import { policyRoutes } from "./policies.js";
+import { replayRoutes } from "./replay.js";
 import { resumeRoutes } from "./resume.js";
+import { traceRoutes } from "./trace.js";
 
 export { linksFor, ownRun };
 
@@ -87,7 +90,10 @@ export const routes: Route[] = [
     public: true,
   },
   ...resumeRoutes,
+  ...replayRoutes,
+  ...traceRoutes,
   ...agentRoutes,
+  ...policyRoutes,
   ...fileRoutes,
   ...consoleApiRoutes,
 ];

@@ -3,6 +3,7 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import type { LayerVersion } from "aws-cdk-lib/aws-lambda";
 import { Construct } from "constructs";
 import { AGENT_STEPS, STEP_HANDLERS, type StepName } from "./handlers.js";
+import { policyEngineLayer } from "./policyEngineLayer.js";
 import { StepwiseFunction } from "./stepwiseFunction.js";
 import { tokenizerLayer } from "./tokenizerLayer.js";
 import { workProductsLayer } from "./workProductsLayer.js";
@@ -25,16 +26,19 @@ export class AgentFunctions extends Construct {
   readonly tokenizer: LayerVersion;
   /** The work products' libraries (documents, charts, slides), for the steps that run an agent. */
   readonly workProducts: LayerVersion;
+  /** The tool policies' engine (Cedar), for the steps that run an agent and the API that checks policies. */
+  readonly policyEngine: LayerVersion;
 
   constructor(scope: Construct, id: string, props: AgentFunctionsProps) {
     super(scope, id);
     this.tokenizer = tokenizerLayer(this, "Tokenizer");
     this.workProducts = workProductsLayer(this, "WorkProducts");
+    this.policyEngine = policyEngineLayer(this, "PolicyEngine");
     const entries = Object.entries(STEP_HANDLERS) as [StepName, string][];
     const runsAgent = new Set<StepName>(AGENT_STEPS);
     this.functions = Object.fromEntries(
       entries.map(([name, entry]) => {
-        const layers = runsAgent.has(name) ? [this.tokenizer, this.workProducts] : [];
+        const layers = runsAgent.has(name) ? [this.tokenizer, this.workProducts, this.policyEngine] : [];
         const fn = new StepwiseFunction(this, name, {
           entry,
           table: props.table,

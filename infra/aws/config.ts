@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/contracts/historyBudget.js";
+import { MAX_INPUT_BYTES_CEILING } from "../../shared/contracts/inputLimits.js";
 import { RoleSettingsInput } from "../../shared/llm/roleSettings.js";
 
 const positiveInt = z.coerce.number().int().positive();
@@ -48,7 +49,8 @@ export const DeploymentSettings = z
     contextBudgetTokens: positiveInt.optional(),
     toolConcurrency: positiveInt.optional(),
     maxActiveRunsPerTenant: positiveInt.optional(),
-    maxInputChars: positiveInt.optional(),
+    maxInputBytes: positiveInt.max(MAX_INPUT_BYTES_CEILING).optional(),
+    maxInputChars: z.never({ error: "maxInputChars is now maxInputBytes: a run's input is counted in UTF-8 bytes" }).optional(),
     llmTimeoutMs: positiveInt.optional(),
     llmMaxRetries: z.coerce.number().int().min(0).max(10).optional(),
     retentionDays: positiveInt.optional(),
@@ -175,7 +177,7 @@ export const FUNCTION_ENVIRONMENT = {
   contextBudgetTokens: "CONTEXT_BUDGET_TOKENS",
   toolConcurrency: "TOOL_CONCURRENCY",
   maxActiveRunsPerTenant: "MAX_ACTIVE_RUNS_PER_TENANT",
-  maxInputChars: "MAX_INPUT_CHARS",
+  maxInputBytes: "MAX_INPUT_BYTES",
   llmTimeoutMs: "LLM_TIMEOUT_MS",
   llmMaxRetries: "LLM_MAX_RETRIES",
   retentionDays: "RETENTION_DAYS",

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Aws, Duration, Fn, RemovalPolicy } from "aws-cdk-lib";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Alias, type IVersion, type Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
@@ -237,6 +237,8 @@ export class Orchestration extends Construct {
         )
         .when(sfn.Condition.stringEquals("$.mode", "route"), routeRequest.next(chooseMode))
         .when(sfn.Condition.stringEquals("$.mode", "answer"), finalize)
+        // A guardrail blocked the input: the run has ended already.
+        .when(sfn.Condition.stringEquals("$.mode", "ended"), new sfn.Succeed(this, "Run ended at its start"))
         .otherwise(new sfn.Fail(this, "Unknown mode", { error: "UnknownMode", causePath: "$.mode" })),
     );
 
@@ -248,7 +250,13 @@ export class Orchestration extends Construct {
       timeout: Duration.days(7),
       // Errors only and no execution data: payloads are ids, but logs should not copy what runs carry.
       logs: {
-        destination: new LogGroup(this, "StateMachineLogs", { retention: RetentionDays.ONE_MONTH }),
+        destination: new LogGroup(this, "StateMachineLogs", {
+          // Under /aws/vendedlogs/, as AWS asks of Step Functions' log groups: others add to the account's
+          // CloudWatch Logs resource policy, which holds 5,120 characters. The stack's id keeps the name
+          // unique when a stack of the same name is made again (the group is retained).
+          logGroupName: Fn.join("", ["/aws/vendedlogs/states/", Aws.STACK_NAME, "-", Fn.select(2, Fn.split("/", Aws.STACK_ID))]),
+          retention: RetentionDays.ONE_MONTH,
+        }),
         level: sfn.LogLevel.ERROR,
         includeExecutionData: false,
       },

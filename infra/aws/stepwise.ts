@@ -232,7 +232,12 @@ export class Stepwise extends Construct {
       {
         entry: API_HANDLER,
         timeout: Duration.seconds(API_TIMEOUT_SECONDS),
-        overrides: { reservedConcurrentExecutions: settings.apiReservedConcurrency, bundling: withConsoleBundle(BUNDLING) },
+        overrides: {
+          reservedConcurrentExecutions: settings.apiReservedConcurrency,
+          bundling: withConsoleBundle(BUNDLING),
+          // A policy's save is checked by Cedar.
+          layers: [this.steps.policyEngine],
+        },
       },
       { STREAM_URL: streamUrl.url, CONSOLE_LINKS: "true", CONSOLE_ASSETS_DIR },
     );

@@ -62,7 +62,8 @@ export const WORK_PRODUCT_LIBRARIES = [
 ];
 
 export const BUNDLING = {
-  externalModules: WORK_PRODUCT_LIBRARIES,
+  // The policy engine too: its own layer (policyEngineLayer.ts).
+  externalModules: [...WORK_PRODUCT_LIBRARIES, "@cedar-policy/cedar-wasm"],
   format: OutputFormat.ESM,
   target: "node22",
   bundleAwsSDK: true,

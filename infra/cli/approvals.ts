@@ -160,6 +160,17 @@ export class Approvals {
           }
           return { decision: "edit", arguments: args };
         }
+        case "tool_failure": {
+          const answer = await prompter.ask(
+            `${c.bold(`${interrupt.toolName ?? "The tool call"} failed.`)} [r]etry / [s]kip (what the agent reads instead) / [f]ail (reason): `,
+            signal,
+          );
+          if (answer === undefined) return undefined;
+          const decided = parseFailureDecision(answer);
+          if (decided) return decided;
+          say("Type r to run the call again (once the cause is fixed), s and a message to skip it, or f and a reason to fail the task.");
+          break;
+        }
         case "ask_user": {
           const answer = await prompter.ask(`${c.bold("Your answer:")} `, signal);
           if (answer === undefined) return undefined;
@@ -223,6 +234,11 @@ export class Approvals {
         `{"decision":"edit","arguments":${JSON.stringify(interrupt.arguments ?? {})}}`,
       ],
       ask_user: [`{"decision":"answer","message":"your answer"}`],
+      tool_failure: [
+        `{"decision":"retry"}`,
+        `{"decision":"skip","message":"what the agent reads instead"}`,
+        `{"decision":"fail","message":"why"}`,
+      ],
     };
     const url = `${this.ctx.client.url}/v1/runs/${this.ctx.runId}/interrupts/${interrupt.interruptId}`;
     const lines = [
@@ -230,7 +246,7 @@ export class Approvals {
       `  curl -X POST '${url}' -H "Authorization: Bearer $STEPWISE_API_KEY" -H 'Content-Type: application/json' \\`,
       `    -d '${(examples[interrupt.kind] ?? [`{"decision":"approve"}`])[0].replaceAll("'", "'\\''")}'`,
       ...(examples[interrupt.kind] ?? []).slice(1).map((body) => `  or -d '${body.replaceAll("'", "'\\''")}'`),
-      `or: stepwise decide ${this.ctx.runId} ${interrupt.interruptId} ${interrupt.kind === "ask_user" ? 'answer "your answer"' : "approve"}`,
+      `or: stepwise decide ${this.ctx.runId} ${interrupt.interruptId} ${interrupt.kind === "ask_user" ? 'answer "your answer"' : interrupt.kind === "tool_failure" ? "retry" : "approve"}`,
       "Still watching; the run goes on once it is decided.",
     ];
     this.note(this.c.yellow(lines.join("\n")));
@@ -239,6 +255,15 @@ export class Approvals {
   private note(text: string) {
     this.ctx.notes.write(`${text}\n`);
   }
+}
+
+/** "r", "retry" → retry; "s <message>", "skip: <message>" → skip; "f <reason>", "fail" → fail. */
+export function parseFailureDecision(answer: string): ResolveInterruptRequest | undefined {
+  const matched = /^(r|retry|s|skip|f|fail)(?:$|[\s:,.-]+([\s\S]*)$)/i.exec(answer.trim());
+  if (!matched) return undefined;
+  const decision = ({ r: "retry", s: "skip", f: "fail" } as const)[matched[1][0].toLowerCase() as "r" | "s" | "f"];
+  const message = matched[2]?.trim();
+  return { decision, ...(message && decision !== "retry" ? { message } : {}) };
 }
 
 /** "y", "yes" → approve; "n", "no", "n <reason>", "no: <reason>" → reject. */

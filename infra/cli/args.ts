@@ -23,8 +23,13 @@ Usage:
                                     Save the run's files (or the one named) in the current folder
   stepwise list [options]           List runs, newest first
   stepwise cancel <runId>           Cancel a run
-  stepwise decide <runId> <interruptId> approve|reject|edit|answer [text]
+  stepwise replay <runId>...        Replay ended runs on the current code from their journals (no model call, no
+                                    tool): exit 0 if each is identical, 1 naming the first divergence
+  stepwise decide <runId> <interruptId> approve|reject|edit|answer|retry|skip|fail [text]
                                     Decide what a run waits for (edit takes --arguments '<json>')
+  stepwise trace <runId> [--otlp <file> | --otlp-endpoint <url>]
+                                    The run as OpenTelemetry GenAI spans (OTLP/JSON): printed, saved to a file,
+                                    or sent to an OTLP/HTTP collector (its base URL; /v1/traces is added)
   stepwise open <runId>             Print the run's page in the web console
   stepwise agents                   List the saved agents (the latest version of each)
   stepwise agents get <name[@version]>
@@ -85,7 +90,9 @@ export type Command =
   | { name: "files"; conn: Connection; runId: string; download?: { name?: string } }
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
+  | { name: "replay"; conn: Connection; runIds: string[] }
   | { name: "open"; conn: Connection; runId: string }
+  | { name: "trace"; conn: Connection; runId: string; file?: string; endpoint?: string }
   | { name: "agents"; conn: Connection; action: "list" }
   | { name: "agents"; conn: Connection; action: "get" | "delete"; agent: string }
   | { name: "agents"; conn: Connection; action: "save"; agent: string; config: Record<string, unknown> }
@@ -97,7 +104,7 @@ export type Command =
       body: { decision: Decision; arguments?: Record<string, unknown>; message?: string };
     };
 
-const DECISIONS = ["approve", "reject", "edit", "answer"] as const;
+const DECISIONS = ["approve", "reject", "edit", "answer", "retry", "skip", "fail"] as const;
 type Decision = (typeof DECISIONS)[number];
 const STATUSES: readonly string[] = RunStatus.options;
 
@@ -127,12 +134,16 @@ const OPTIONS = {
   arguments: { type: "string" },
   message: { type: "string" },
   download: { type: "boolean" },
+  otlp: { type: "string" },
+  "otlp-endpoint": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Options that belong to some commands only: given to another, they are an error, not ignored. */
 const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
   download: ["files"],
+  otlp: ["trace"],
+  "otlp-endpoint": ["trace"],
   mode: ["run"],
   "deep-think": ["run"],
   session: ["run", "list"],
@@ -161,7 +172,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { name: "help" };
-  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open", "agents"].includes(name))
+  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open", "agents", "trace", "replay"].includes(name))
     throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
@@ -230,8 +241,21 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
     return { name, conn, runId: validRunId(rest[0]), download: rest[1] ? { name: rest[1] } : {} };
   }
 
+  if (name === "replay") {
+    if (rest.length === 0) throw new UsageError("'replay' takes one or more run ids, e.g. stepwise replay run_abc123");
+    return { name, conn, runIds: rest.map(validRunId) };
+  }
+
   if (rest.length !== 1 || !rest[0]) throw new UsageError(`'${name}' takes one run id, e.g. stepwise ${name} run_abc123`);
   const runId = validRunId(rest[0]);
+  if (name === "trace") {
+    const endpoint = values["otlp-endpoint"];
+    if (values.otlp !== undefined && endpoint !== undefined)
+      throw new UsageError("--otlp saves the trace to a file, --otlp-endpoint sends it: give one.");
+    if (endpoint !== undefined && !/^https?:\/\/[^\s]+$/.test(endpoint))
+      throw new UsageError(`--otlp-endpoint is a collector's http(s) base URL, e.g. http://localhost:4318; got '${endpoint}'.`);
+    return { name, conn, runId, ...(values.otlp ? { file: values.otlp } : {}), ...(endpoint ? { endpoint } : {}) };
+  }
   if (name === "get" || name === "files" || name === "cancel" || name === "open")
     return { name: name as "get" | "files" | "cancel" | "open", conn, runId };
   return { name: "watch", conn, runId, yes: values.yes === true, json: values.json === true };

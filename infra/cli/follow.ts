@@ -30,6 +30,7 @@ const TERMINAL_EXIT: Record<string, number> = {
   "run.timed_out": EXIT.runFailed,
   "run.cancelled": EXIT.runFailed,
   "run.interrupted": EXIT.runFailed,
+  "run.blocked": EXIT.runFailed,
   "run.budget_exhausted": EXIT.runFailed,
 };
 

@@ -8,6 +8,7 @@
  *   stepwise files <runId> [--download [name]]
  *   stepwise list [--status <s>] [--session <id>] [--limit <n>]
  *   stepwise cancel <runId>
+ *   stepwise replay <runId>...
  *   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text] [--arguments <json>] [--message <text>]
  *   stepwise open <runId>
  *   stepwise agents [get <name[@version]> | save <name> '<json>' | delete <name>]
@@ -20,6 +21,7 @@
  * follow.ts follows a run (`run`, `watch`), approvals.ts gets the decisions its interrupts wait for.
  */
 
+import { writeFile } from "node:fs/promises";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import { ApiError, ConnectionError } from "../../shared/apiClient/errors.js";
 import { type Command, type Connection, DEFAULT_URL, HELP, parseCommandLine, UsageError } from "./args.js";
@@ -27,6 +29,7 @@ import { EXIT } from "./exitCodes.js";
 import { downloadFiles, printFiles, uploadAll, withDownloadLinks } from "./files.js";
 import { type Io, Session } from "./follow.js";
 import { runList } from "./render.js";
+import { replayRuns } from "./replay.js";
 
 /** Runs one command line; resolves to the exit code (stepwise.mjs exits with it). */
 export async function main(
@@ -76,10 +79,15 @@ export async function main(
       case "list":
         io.stdout.write(runList(await client.listRuns(command.query)));
         return EXIT.ok;
+      case "trace":
+        io.stdout.write(await traceCommand(client, command));
+        return EXIT.ok;
       case "cancel":
         await client.cancelRun(command.runId);
         io.stdout.write(`Cancelled ${command.runId}.\n`);
         return EXIT.ok;
+      case "replay":
+        return await replayRuns(client, command.runIds, io);
       case "agents":
         io.stdout.write(await agentsCommand(client, command));
         return EXIT.ok;
@@ -97,6 +105,25 @@ export async function main(
 }
 
 /** The saved agents: a list of one line each, or one agent as JSON. */
+/**
+ * `stepwise trace`: the run's OTLP/JSON trace printed, saved to a file, or POSTed to a collector's
+ * OTLP/HTTP traces endpoint (`<base>/v1/traces`, JSON encoding), where Langfuse, Phoenix or any
+ * OpenTelemetry collector reads it.
+ */
+async function traceCommand(client: StepwiseClient, command: Extract<Command, { name: "trace" }>): Promise<string> {
+  const trace = await client.getTrace(command.runId);
+  const text = JSON.stringify(trace);
+  if (command.file) {
+    await writeFile(command.file, `${text}\n`);
+    return `Saved the trace of ${command.runId} to ${command.file} (OTLP/JSON).\n`;
+  }
+  if (!command.endpoint) return `${JSON.stringify(trace, null, 2)}\n`;
+  const url = `${command.endpoint.replace(/\/+$/, "")}/v1/traces`;
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: text });
+  if (!response.ok) throw new Error(`The collector at ${url} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  return `Sent the trace of ${command.runId} to ${url}.\n`;
+}
+
 async function agentsCommand(client: StepwiseClient, command: Extract<Command, { name: "agents" }>): Promise<string> {
   if (command.action === "list") {
     const { agents } = await client.listAgents();

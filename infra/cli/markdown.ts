@@ -1,13 +1,13 @@
 import Table from "cli-table3";
 import type { Token, Tokens } from "marked";
-import { markdown } from "../display/markdown.js";
+import { markdown } from "../../shared/text/markdown.js";
 import { highlightAnsi } from "./highlight.js";
 import type { Palette } from "./render.js";
 
 /**
  * Agent text (Markdown) as terminal lines: tables drawn as tables, lists indented with their
  * markers, code blocks kept line by line (coloured by language), headings and **strong** in bold,
- * `code` in colour. The same dialect as the console (infra/display/markdown.ts): `17*23` stays arithmetic.
+ * `code` in colour. The same dialect as the console (shared/text/markdown.ts): `17*23` stays arithmetic.
  */
 export function terminalMarkdown(text: string, c: Palette, color: boolean): string[] {
   const lines = blocks(markdown.lexer(text), { c, color }).join("\n").split("\n");

@@ -225,12 +225,22 @@ export class Renderer {
         return this.interrupt(event.data);
       case "interrupt.resolved": {
         const { decision, message, kind } = event.data;
-        const what = kind === "plan_approval" ? "plan" : kind === "tool_approval" ? "tool call" : "question";
+        const what =
+          kind === "plan_approval"
+            ? "plan"
+            : kind === "tool_approval"
+              ? "tool call"
+              : kind === "tool_failure"
+                ? "failed tool call"
+                : "question";
         const word: Record<string, string> = {
           approve: c.green("✓ approved"),
           reject: c.red("✗ rejected"),
           edit: c.yellow("✎ edited"),
           answer: c.green("✓ answered"),
+          retry: c.yellow("↻ retried"),
+          skip: c.yellow("↷ skipped"),
+          fail: c.red("✗ failed"),
         };
         return [`${word[decision] ?? decision} (${what})${message ? `: ${this.cut(oneLine(message))}` : ""}`];
       }
@@ -245,6 +255,22 @@ export class Renderer {
         return ["", c.yellow(c.bold(`✗ The run was cancelled: ${event.data.reason}`))];
       case "run.interrupted":
         return ["", c.yellow(c.bold(`✗ The run was interrupted: ${event.data.reason}`)), c.dim("  What it finished stays in the session.")];
+      case "guardrail.decided": {
+        const { check, kind, verdict, reason, stage, tool, mode } = event.data;
+        if (verdict === "pass") return [];
+        const where = tool ? `${stage} of ${tool}` : stage;
+        const marks = {
+          block: c.red("⛔ blocked"),
+          deny: c.red("⛔ denied"),
+          require_approval: c.yellow("✋ approval asked"),
+          redact: c.yellow("✎ redacted"),
+          warn: c.yellow("⚠ warned"),
+        };
+        const what = `${kind === "policy" ? "policy" : "guardrail"} ${check}, ${where}${mode === "log_only" ? ", log only" : ""}`;
+        return [`  ${marks[verdict]} ${c.dim(`(${what})`)}${reason ? `: ${this.cut(oneLine(reason))}` : ""}`];
+      }
+      case "run.blocked":
+        return ["", c.red(c.bold(`⛔ The run was blocked by the guardrail ${event.data.check}: ${event.data.reason}`))];
       case "run.budget_exhausted":
         return ["", c.yellow(c.bold(`■ ${event.data.stopReason}`)), ...terminalMarkdown(event.data.result, c, this.color), ""];
       case "run.queued_behind":
@@ -298,6 +324,12 @@ export class Renderer {
         ];
       case "ask_user":
         return [`${head} ${c.bold("The agent asks:")} ${data.question ?? data.summary} ${c.dim(`(${data.interruptId})`)}`];
+      case "tool_failure":
+        return [
+          `${head} ${c.bold(`${data.toolName ?? "A tool"} ${data.failure?.reason === "in_doubt" ? "may or may not have run" : "failed"}`)} ${c.dim(`(${data.interruptId})`)}`,
+          `  ${c.red(this.cut(oneLine(data.failure?.error ?? data.summary)))}`,
+          ...this.toolArguments(data.arguments),
+        ];
       default:
         return [`${head} ${c.bold(`Waiting for a person (${data.kind}):`)} ${data.summary} ${c.dim(`(${data.interruptId})`)}`];
     }

@@ -1,7 +1,9 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
-const WORKER = path.join(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "container.ts");
+/** container.ts beside this file, or container.js when the stack runs compiled (as the test suite runs it). */
+const WORKER = fileURLToPath(new URL(`./container${path.extname(import.meta.url)}`, import.meta.url));
 /** How long a stopping container may take before it is killed. */
 const STOP_MS = 5_000;
 

@@ -59,12 +59,17 @@ export function installStreamingShim(): void {
   });
 }
 
-/** What a streamed Lambda writes into, over a Node HTTP response. A closed socket ends it at once. */
+/**
+ * What a streamed Lambda writes into, over a Node HTTP response. A closed socket ends it at once:
+ * destroyed without an error, so the handler's pipeline ends as a premature close. (An error would
+ * be an 'error' event, and a client that leaves before the handler has piped its body, while it
+ * still checks the key or reads the run, would find no listener: the whole stack would crash.)
+ */
 class LocalResponseStream extends Writable {
   constructor(private readonly res: ServerResponse) {
     super();
     res.on("close", () => {
-      if (!res.writableFinished) this.destroy(new Error("client disconnected"));
+      if (!res.writableFinished) this.destroy();
     });
   }
 
@@ -98,12 +103,20 @@ function lambdaContext(functionName: string, timeout = MAX_LAMBDA_MS) {
   };
 }
 
+/**
+ * An entry's file: its TypeScript source, or the JavaScript compiled from it when the stack runs
+ * compiled (the test suite compiles it once per run; this file is then .js too).
+ */
+function entryFile(entry: string): string {
+  return path.join(root, entry).replace(/\.ts$/, path.extname(import.meta.url));
+}
+
 /** Loads a handler module once, as a Lambda container would. */
 const modules = new Map<string, Promise<Handler>>();
 export function loadHandler(entry: string): Promise<Handler> {
   let handler = modules.get(entry);
   if (!handler) {
-    handler = import(pathToFileURL(path.join(root, entry)).href).then((m) => m.handler as Handler);
+    handler = import(pathToFileURL(entryFile(entry)).href).then((m) => m.handler as Handler);
     modules.set(entry, handler);
   }
   return handler;

@@ -9,6 +9,8 @@ export interface McpHttpOptions {
   path?: string;
   /** Headers a request must carry (e.g. authorization), else 401. */
   requiredHeaders?: Record<string, string>;
+  /** An HTTP status to answer a JSON-RPC request with instead of serving it (a key that expired, a quota), or undefined to serve it. */
+  refuse?: (request: { method?: unknown }) => number | undefined;
 }
 
 export interface McpHttpServer {
@@ -42,6 +44,8 @@ export async function serveMcpOverHttp(build: () => McpServer, options: McpHttpO
     } catch {
       return void res.writeHead(400).end();
     }
+    const refused = options.refuse?.(body as { method?: unknown });
+    if (refused) return void res.writeHead(refused, { "content-type": "application/json" }).end(`{"error":"refused with ${refused}"}`);
     const mcp = build();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => {

@@ -42,6 +42,8 @@ export class LocalSqs {
   private server?: Server;
   private endpoint = "";
   private readonly pollers: NodeJS.Timeout[] = [];
+  /** Batches being handled: closing waits for them, so no handler outlives the parts it calls. */
+  private readonly handling = new Set<Promise<void>>();
 
   constructor(private readonly credentials: LocalCredentials) {}
 
@@ -122,11 +124,23 @@ export class LocalSqs {
         busy = false;
       }
     };
-    this.pollers.push(setInterval(() => void poll(), options.pollMs ?? 50));
+    this.pollers.push(
+      setInterval(() => {
+        const handled = poll();
+        this.handling.add(handled);
+        void handled.finally(() => this.handling.delete(handled));
+      }, options.pollMs ?? 50),
+    );
+  }
+
+  /** Lambda's event source mappings stop: no new batch, and the batches being handled end first. */
+  async stopPolling(): Promise<void> {
+    for (const poller of this.pollers.splice(0)) clearInterval(poller);
+    await Promise.all(this.handling);
   }
 
   async close(): Promise<void> {
-    for (const poller of this.pollers) clearInterval(poller);
+    await this.stopPolling();
     const { server } = this;
     if (server) {
       server.closeAllConnections();

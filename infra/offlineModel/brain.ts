@@ -4,7 +4,9 @@
 import { createHash } from "node:crypto";
 import { offeredToolNames } from "./conversation.js";
 import { deliverAtBudget, execute, isBudgetDelivery } from "./executor.js";
+import { isGuardrailJudging, judgeGuardrail } from "./guardrails.js";
 import { honourInstructions } from "./instructions.js";
+import { isJudging, judge } from "./judge.js";
 import { plan } from "./planner.js";
 import { isReportWriting, writeReportText } from "./reportWriter.js";
 import { route } from "./router.js";
@@ -22,6 +24,8 @@ function decide({ messages, tools }: BrainRequest): Decision {
   if (offered.has("choose_mode")) return route(messages);
   if (offered.has("planning")) return plan(messages, offered);
   if (offered.size === 0 && isTitling(messages)) return writeTitle(messages);
+  if (offered.size === 0 && isJudging(messages)) return judge(messages);
+  if (offered.size === 0 && isGuardrailJudging(messages)) return judgeGuardrail(messages);
   if (offered.size === 0 && isBudgetDelivery(messages)) return deliverAtBudget(messages);
   if (offered.size === 0) return isReportWriting(messages) ? writeReportText(messages) : summarize(messages);
   return execute(messages, offered, tools);

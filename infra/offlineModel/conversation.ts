@@ -1,6 +1,7 @@
 // Reading helpers over a chat transcript: who said what, and the labelled lines
 // ("Request:", "Your task:", "Files:", "- result") the orchestrator writes.
 
+import { TOOL_IMAGES_INTRO } from "../../shared/llm/toolImages.js";
 import type { ChatMessage, MessageContent, ToolSpec } from "./types.js";
 
 export function textOf(content: MessageContent): string {
@@ -9,8 +10,20 @@ export function textOf(content: MessageContent): string {
   return content.map((part) => part.text ?? "").join("");
 }
 
+/** A user message that shows the images a round's tools returned: part of those results, never a request. */
+export const isToolImages = (message: ChatMessage | undefined): boolean =>
+  message?.role === "user" && textOf(message.content).startsWith(TOOL_IMAGES_INTRO);
+
 function lastIndexOfRole(messages: readonly ChatMessage[], role: string): number {
-  return messages.findLastIndex((message) => message.role === role);
+  return messages.findLastIndex((message) => message.role === role && !isToolImages(message));
+}
+
+/** Where the last request is (a user message, not one showing tool images); -1 when there is none. */
+export const lastRequestIndex = (messages: readonly ChatMessage[]): number => lastIndexOfRole(messages, "user");
+
+/** The messages showing tool images since the last request (the person's or the orchestrator's). */
+export function toolImagesSinceLastUser(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.slice(lastIndexOfRole(messages, "user") + 1).filter(isToolImages);
 }
 
 export function firstUserText(messages: readonly ChatMessage[]): string {

@@ -7,6 +7,7 @@ import {
   cut,
   isFailure,
   labelledText,
+  lastRequestIndex,
   lastUserText,
   oneLine,
   requestIn,
@@ -16,8 +17,9 @@ import {
 } from "./conversation.js";
 import { findToolDirectives } from "./directives.js";
 import { findExpressions } from "./expressions.js";
-import { imageMove } from "./images.js";
+import { imageMove, toolImagesSeen } from "./images.js";
 import { EXPLAIN } from "./planner.js";
+import { policyDenialMove } from "./policyDenial.js";
 import { researchMove } from "./research.js";
 import { type ChatMessage, callTools, type Decision, say, type ToolSpec } from "./types.js";
 import { workMove } from "./workTools.js";
@@ -41,6 +43,9 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
       `This could not be done with my tools as planned (${cut(revised.slice(EXPLAIN.length), 200)}); the earlier attempt's error is in the results above.`,
     );
   }
+  // A call a tool policy denied is sent again, smaller, before anything else is considered.
+  const adapted = policyDenialMove(messages);
+  if (adapted) return adapted;
   const userText = lastUserText(messages);
   const assignedTask = labelledText(userText, "Your task:");
   const assignment = { task: assignedTask ?? requestIn(userText), isReact: assignedTask === undefined, userText };
@@ -53,14 +58,15 @@ export function execute(messages: readonly ChatMessage[], offered: ReadonlySet<s
   if (toolResults.length > 0) {
     // The person answered the question asked first, or find_tools loaded the tools the task names:
     // now the rest of the task ("…, then compute 2+2").
-    const made = assistantToolCalls(messages.slice(messages.findLastIndex((m) => m.role === "user")));
+    const made = assistantToolCalls(messages.slice(lastRequestIndex(messages)));
     const searched = made.some((call) => call.name === FIND_TOOLS);
     const rest = made.every((call) => call.name === "ask_user" || call.name === FIND_TOOLS)
       ? firstTurnCalls(assignment, offered, { answered: made.some((call) => call.name === "ask_user"), searched })
       : [];
     if (rest.length > 0) return callTools(rest);
     const results = searched ? resultsBeyondSearch(messages) : toolResults;
-    return say(reportToolResults(results.length > 0 ? results : toolResults));
+    // A model that sees images is shown those the tools returned: it says what each shows.
+    return say([reportToolResults(results.length > 0 ? results : toolResults), ...toolImagesSeen(messages)].join("\n"));
   }
   const calls = firstTurnCalls(assignment, offered);
   return calls.length > 0 ? callTools(calls) : say(`I have no tool that fits this task: ${assignment.task}`);
@@ -150,7 +156,7 @@ export function deliverAtBudget(messages: readonly ChatMessage[]): Decision {
 
 /** The tool results since the last user message, without find_tools' lists (how tools were found is no result). */
 function resultsBeyondSearch(messages: readonly ChatMessage[]): string[] {
-  const since = messages.slice(messages.findLastIndex((m) => m.role === "user") + 1);
+  const since = messages.slice(lastRequestIndex(messages) + 1);
   const searches = new Set(
     since.flatMap((m) => m.tool_calls ?? []).flatMap((call) => (call.function?.name === FIND_TOOLS && call.id ? [call.id] : [])),
   );

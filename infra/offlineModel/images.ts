@@ -3,7 +3,7 @@
 // from an upload to the model can be seen without a key; told it cannot see them, it says so.
 
 import { imageSize } from "image-size";
-import { listedFiles, systemText, taskOf } from "./conversation.js";
+import { isToolImages, listedFiles, systemText, taskOf, toolImagesSinceLastUser } from "./conversation.js";
 import { type ChatMessage, type Decision, say } from "./types.js";
 
 /** A request about a picture: "describe the attached image", "what is in this screenshot?". */
@@ -21,7 +21,7 @@ export function imageSteps(request: string, files: readonly string[]): Array<Rec
 export function imageMove(messages: readonly ChatMessage[]): Decision | undefined {
   const { task } = taskOf(messages);
   if (!ABOUT_IMAGES.test(task)) return undefined;
-  const shown = imagesIn(messages.findLast((m) => m.role === "user"));
+  const shown = imagesIn(messages.findLast((m) => m.role === "user" && !isToolImages(m)));
   if (shown.length > 0) {
     // The prompt names the images shown, in the order they come.
     const names = /shown to you with the request: ([^\n]*)\.$/m.exec(systemText(messages))?.[1]?.split(", ") ?? [];
@@ -32,6 +32,19 @@ export function imageMove(messages: readonly ChatMessage[]): Decision | undefine
   return say(
     `I cannot see images: ${unseen.join(", ")} ${unseen.length > 1 ? "are files" : "is a file"} I know only by name, type and size.`,
   );
+}
+
+/**
+ * What the images the last tool calls returned show, one line each, named as their message names
+ * them ("Images the tool calls above returned, shown to you: a.png, b.png."), with those left out.
+ */
+export function toolImagesSeen(messages: readonly ChatMessage[]): string[] {
+  return toolImagesSinceLastUser(messages).flatMap((message) => {
+    const text = typeof message.content === "string" ? message.content : (message.content ?? []).map((p) => p.text ?? "").join("");
+    const names = /: ([^\n]*)\.(?:\n|$)/.exec(text)?.[1]?.split(", ") ?? [];
+    const notShown = text.split("\n").filter((line) => line.startsWith("Not shown: "));
+    return [...imagesIn(message).map((image, i) => `I see ${names[i] ?? `image ${i + 1}`}: ${image}.`), ...notShown];
+  });
 }
 
 /** Each image part of a message, described from its data URL: type, pixels and bytes. */

@@ -63,8 +63,10 @@ function checkStep(text: string, index: number): Decision {
     (line) => /: FAILED: |The tool reported:|Not every tool call succeeded/.test(line) && !/Rejected by the user/.test(line),
   );
   const met = failed.length === 0;
+  // Met, but not as asked: the check says what the person refused, so "met" does not read as "done as planned".
+  const rejected = results.filter((line) => /Rejected by the user/.test(line)).length;
   const reason = met
-    ? `every task returned a result (${results.length})`
+    ? `every task returned a result (${results.length})${rejected ? `; ${rejected} left undone: the user rejected its tool call` : ""}`
     : `${failed.length} of ${results.length} task(s) did not succeed: ${cut(oneLine(failed[0].replace(/^- \[[\w.]+\] /, "")), 160)}`;
   const calls: Decision["calls"] = [{ name: "planning", arguments: { command: "check", step_index: index, met, reason } }];
   if (met && text.includes(LAST_STEP_MARKER)) calls.push({ name: "planning", arguments: { command: "finish" } });

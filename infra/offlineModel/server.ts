@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import { respond } from "./brain.js";
+import { moderate } from "./guardrails.js";
 import {
   type ApiError,
   type ChatCompletionRequest,
@@ -47,6 +48,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, latencyMs: numb
   const path = new URL(req.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "");
   if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, modelList(nowSeconds()));
   if (req.method === "POST" && path === "/v1/chat/completions") return completeChat(req, res, latencyMs);
+  if (req.method === "POST" && path === "/v1/moderations") return moderateText(req, res);
   sendJson(res, 404, invalidRequest(`Invalid URL (${req.method} ${req.url})`));
 }
 
@@ -59,6 +61,15 @@ async function completeChat(req: IncomingMessage, res: ServerResponse, latencyMs
   if ("error" in parsed) return sendJson(res, 400, parsed.error);
   if (latencyMs > 0) await delay(latencyMs);
   answer(res, parsed.request);
+}
+
+async function moderateText(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = parseJson(await readBody(req));
+  if (body === undefined) {
+    return sendJson(res, 400, invalidRequest("We could not parse the JSON body of your request. Expected valid JSON."));
+  }
+  const answer = moderate(body, `modr-${randomUUID().replaceAll("-", "")}`);
+  sendJson(res, answer.status, answer.body);
 }
 
 function answer(res: ServerResponse, request: ChatCompletionRequest): void {

@@ -1,4 +1,5 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import type { TextGuard } from "../guardrails/textGuard.js";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
 import type { ChatRequest } from "../llm/types.js";
 import type { Ports } from "../ports/index.js";
@@ -19,12 +20,16 @@ export interface TextStream extends Required<Pick<ChatRequest, "onText" | "onRea
  * A retry of the call is told as it happens: `agent.withdrawn` first when the broken reply had
  * streamed text (readers drop it; what was not written yet never is), then `model.retrying`, and
  * the run's `modelWait` says it waits until the call answers (then it is cleared).
+ *
+ * With output guardrails (`guard`), the text passes a short hold-back window first
+ * (shared/guardrails/holdBack.ts): a redacted or blocked span never reaches a client.
  */
 export function textStream(
   ports: Pick<Ports, "events" | "runs">,
   runId: string,
   source: Source,
   restore?: (text: string) => string,
+  guard?: TextGuard,
 ): TextStream {
   // Every write waits for the last retry's events, so a retried reply's text never comes before them.
   let retryEvents: Promise<unknown> = Promise.resolve();
@@ -33,10 +38,12 @@ export function textStream(
     retryEvents.then(() => ports.events.append(runId, [{ type, data: { ...source, text } } as EventBody]));
   const deltas = new DeltaCoalescer(append("agent.delta"), { restore });
   const reasoning = new DeltaCoalescer(append("agent.reasoning"));
+  const held = guard?.holdBack(deltas.push);
   return {
-    onText: deltas.push,
+    onText: held ? held.push : deltas.push,
     onReasoning: reasoning.push,
     onRetry: (retry) => {
+      held?.discard();
       const [text, thought] = [deltas.discard(), reasoning.discard()];
       const events: EventBody[] = [
         ...(text.pushed || thought.pushed ? [{ type: "agent.withdrawn" as const, data: { ...source, reason: retry.reason } }] : []),
@@ -50,6 +57,7 @@ export function textStream(
         .catch(() => undefined);
     },
     close: async () => {
+      held?.close();
       await Promise.all([deltas.close(), reasoning.close(), retryEvents]);
       if (waited) await ports.runs.update(runId, { modelWait: null }, ["running"]).catch(() => undefined);
     },

@@ -4,6 +4,7 @@ import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import { seesImages as roleSeesImages, toolCapFor } from "../llm/roleSettings.js";
+import { fitText, MAX_INLINE_BYTES } from "../memory/largeText.js";
 import { budgetsOf } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
 import { namesOfTask } from "../ports/files.js";
@@ -13,7 +14,6 @@ import { endToolScope } from "../ports/tools.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { quietly } from "./backgroundWrites.js";
 import { uploadedImageParts, withImages } from "./images.js";
-import { fitText, MAX_INLINE_BYTES } from "./largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type LoopUsage, type RunScope, runAgentLoop } from "./loop.js";
 import { asFileLines, executorPrompt, fileLines, toolLines } from "./prompts.js";
 import { portsForAgent } from "./savedAgent.js";
@@ -86,6 +86,7 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
     maxRounds: step.maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: step.approvalTools,
+    ...(seesImages ? { toolImages: ports.settings.files } : {}),
     journal: own,
     runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),
   });

@@ -48,6 +48,8 @@ export async function openInterrupt(
             callId: interrupt.callId,
             arguments: interrupt.arguments,
             question: interrupt.question,
+            ...(interrupt.failure ? { failure: interrupt.failure } : {}),
+            reason: interrupt.reason,
           },
         },
       ]),

@@ -1,7 +1,10 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import type { GuardrailCheck } from "../contracts/guardrails.js";
+import type { ImageLimits } from "../contracts/imageLimits.js";
 import type { ApprovalPolicy } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
 import { StepError, StepErrorCode } from "../errors.js";
+import { TextGuard } from "../guardrails/textGuard.js";
 import { contextOverflowOf, windowOf } from "../llm/providerRules.js";
 import { DEFAULT_TOOL_CAP, settingsFor } from "../llm/roleSettings.js";
 import {
@@ -9,6 +12,7 @@ import {
   type ChatModel,
   type ChatRequest,
   type ChatResponse,
+  moderationOf,
   paidAttemptsOf,
   type ToolCall,
   type ToolSpec,
@@ -24,18 +28,33 @@ import { BackgroundEvents } from "./backgroundWrites.js";
 import { atBudget, BudgetExhaustedError, budgetedModel } from "./budgetStop.js";
 import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
+import { toolImagesMessage } from "./images.js";
+import { requestFingerprint } from "./requestFingerprint.js";
 import { ScopeJournal } from "./scopeJournal.js";
-import { needsApproval } from "./toolApproval.js";
+import { failedByPerson, needsApproval } from "./toolApproval.js";
 import { decisionsOn, idempotencyKeyOf, parseArguments, runToolCalls, type ToolRound } from "./toolExecution.js";
+import {
+  failureDecisionsOn,
+  failureOf,
+  intentKeyOf,
+  mayWaitForPerson,
+  nextAttemptOf,
+  pauseOn,
+  recordFailedAttempt,
+} from "./toolFailure.js";
+import { ToolPolicyGate } from "./toolPolicy.js";
 
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue" | "spend"> &
+  Partial<Pick<Ports, "policies">> &
   SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model">> };
 
 /** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
 export interface RunScope<P extends LoopPorts = LoopPorts> {
   runId: string;
   ports: P;
+  /** The run's guardrail checks (its record's): output and tool results are checked here. */
+  guardrails?: GuardrailCheck[];
   /** Epoch ms after which a turn should hand back to the state machine rather than start a round. */
   deadline?: number;
 }
@@ -65,6 +84,8 @@ export interface LoopOptions {
   allowEmptyAnswer?: boolean;
   /** Ends the turn after these tool calls (e.g. the planner's plan is made: no model call to acknowledge it). */
   endsTurn?: (calls: ToolCall[], outcomes: ToolOutcome[]) => boolean;
+  /** The role's model sees images: those its tools return are shown after the round's results, within these limits. */
+  toolImages?: ImageLimits;
 }
 
 /** Paid model and tool calls of this loop (replayed ones are not counted again). */
@@ -138,19 +159,21 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     });
     if (reply && "kind" in reply) return done({ ...reply, rounds: round });
     if (!reply) return done({ kind: "ended", rounds: round });
-    const { response, replayed } = reply;
+    const { response, replayed, inherited } = reply;
+    // What people may see of the reply (output guardrails: redacted; a block ends the run).
+    const shown = await loop.textGuard.shown(loop.restore(response.content ?? ""));
     // A delivery has no tools to call: calls it makes anyway are not run.
     const calls = delivering ? [] : response.toolCalls.map((call) => loop.window.restoreArguments(call));
     if (response.finishReason === "length" && calls.length) {
       // Cut while writing its calls: nothing runs; each call is answered so the model can send a smaller one.
-      if (!replayed) addUsage(loop.usage, response);
+      if (!replayed && !inherited) addUsage(loop.usage, response);
       conversation.push(assistantMessage(response));
       for (const call of calls) conversation.push({ role: "tool", tool_call_id: call.id, content: CUT_TOOL_CALL });
       continue;
     }
-    if (!replayed) countAndAnnounce(loop, response, calls, reply.streamed);
+    if (!replayed) countAndAnnounce(loop, response, calls, reply.streamed, shown, inherited);
     if (delivering) {
-      const text = loop.restore(response.content ?? "").trim();
+      const text = shown.trim();
       return done({ kind: "budget", rounds: round, text: text || `${budgetStop(options.maxRounds)} The model gave no summary.` });
     }
     conversation.push(assistantMessage(response));
@@ -162,12 +185,12 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
       }
       return done({ kind: "empty", rounds: round + 1 });
     }
-    if (calls.length === 0) return done({ kind: "answer", text: loop.restore(response.content ?? ""), rounds: round + 1 });
+    if (calls.length === 0) return done({ kind: "answer", text: shown, rounds: round + 1 });
 
     const acted = await runCalls(loop, round, calls);
     if (acted.kind === "ended") return done({ kind: "ended", rounds: round });
     if (acted.kind === "interrupted") return done({ kind: "interrupted", interruptId: acted.interruptId, rounds: round });
-    if (acted.endsTurn) return done({ kind: "answer", text: loop.restore(response.content ?? ""), rounds: round + 1 });
+    if (acted.endsTurn) return done({ kind: "answer", text: shown, rounds: round + 1 });
   }
   throw new Error("unreachable: the last round delivers");
 }
@@ -188,6 +211,9 @@ interface Loop {
   usage: LoopUsage;
   events: BackgroundEvents;
   guard: CallGuard;
+  policy: ToolPolicyGate;
+  /** The run's guardrails on what this agent shows and the outside text its tools bring in. */
+  textGuard: TextGuard;
 }
 
 /** The loop's start: its journal (loaded unless the caller has it), its tools and the prompt's window. */
@@ -204,6 +230,8 @@ async function startLoop(scope: RunScope, options: LoopOptions): Promise<Loop> {
     turnStart: options.conversation.length,
     reread: rereadHint(options.tools),
   });
+  const source = { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) };
+  const usage: LoopUsage = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
   return {
     run,
     options,
@@ -213,10 +241,12 @@ async function startLoop(scope: RunScope, options: LoopOptions): Promise<Loop> {
     limits,
     window,
     restore: (text) => window.restoreText(text),
-    source: { agent: options.role, ...(options.taskId ? { taskId: options.taskId } : {}) },
-    usage: { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 },
+    source,
+    usage,
     events: new BackgroundEvents(run),
     guard: new CallGuard(run, journal, options.runActive),
+    policy: new ToolPolicyGate(ports, run.runId, usage),
+    textGuard: new TextGuard(run.ports, run.runId, run.guardrails, source, usage),
   };
 }
 
@@ -230,20 +260,21 @@ async function askModel(
   round: number,
   delivering: boolean,
   check: CallCheck | undefined,
-): Promise<{ response: ChatResponse; replayed: boolean; streamed: boolean } | undefined> {
+): Promise<{ response: ChatResponse; replayed: boolean; inherited?: boolean; streamed: boolean } | undefined> {
   const { run, window, conversation } = loop;
   // What find_tools loaded in earlier rounds is offered from this one on.
   const specs = delivering ? [] : loop.tools.specs();
   // Built on replay too: the URL placeholders of a recorded response must map the same way.
   const system = await loop.options.system(round);
   const prompt = window.build(system, conversation, specs);
+  const fingerprint = requestFingerprint(prompt, specs);
   let streamed = false;
   const answered = loop.journal.once<ChatResponse>(
     round,
     "llm",
     "",
     async () => {
-      const stream = textStream(run.ports, run.runId, loop.source, loop.restore);
+      const stream = textStream(run.ports, run.runId, loop.source, loop.restore, loop.textGuard);
       try {
         const onText = (text: string) => {
           streamed = true;
@@ -265,14 +296,15 @@ async function askModel(
         loop.events.add(stream.close());
       }
     },
-    { defer: true },
+    // A replay that parts from its journal here shows the first message that differs.
+    { defer: true, fingerprint, prompt },
   );
   const reply = await answered.catch(async (error) => {
     if (await check?.ended()) return undefined;
     throw error;
   });
   if (!reply || (await check?.ended())) return undefined;
-  return { response: reply.value, replayed: reply.replayed, streamed };
+  return { response: reply.value, replayed: reply.replayed, inherited: reply.inherited, streamed };
 }
 
 /** One model call; too long for the provider's window, it compacts one more block of the turn and asks again. */
@@ -323,17 +355,24 @@ async function countFailedCall(loop: Loop, error: unknown): Promise<void> {
     .catch(() => undefined);
 }
 
-/** A new reply (not a replayed one): its usage counted, its thought (unless streamed) and calls announced. */
-function countAndAnnounce(loop: Loop, response: ChatResponse, calls: ToolCall[], streamed: boolean): void {
+/** A new reply (not a replayed one): its usage counted (unless inherited: paid for by the run it came from), its thought (unless streamed) and calls announced. */
+function countAndAnnounce(
+  loop: Loop,
+  response: ChatResponse,
+  calls: ToolCall[],
+  streamed: boolean,
+  shown: string,
+  inherited?: boolean,
+): void {
   const { usage, source } = loop;
-  addUsage(usage, response);
-  if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
-  usage.toolCalls += calls.length;
+  if (!inherited) {
+    addUsage(usage, response);
+    if (response.fallback) usage.fallbackCalls = (usage.fallbackCalls ?? 0) + 1;
+    usage.toolCalls += calls.length;
+  }
   loop.events.append([
     // Streamed text reached clients as agent.delta already: one event per fact.
-    ...(!streamed && response.content?.trim()
-      ? [{ type: "agent.thought", data: { ...source, text: loop.restore(response.content) } } as const]
-      : []),
+    ...(!streamed && shown.trim() ? [{ type: "agent.thought", data: { ...source, text: shown } } as const] : []),
     ...calls.map((call) => {
       const args = parseArguments(call.arguments);
       const persona = personaOf(args, loop.tools.get(call.name), call.name);
@@ -368,39 +407,86 @@ async function runCalls(
     journal,
     ports: { ...run.ports, model: countedModel(run.ports.model, loop.usage) },
     approval: options.toolApproval,
+    policy: loop.policy,
     concurrency: options.toolConcurrency ?? run.ports.settings.budgets.toolConcurrency,
   };
+  // A call that may wait for a person records its intent only once it is decided: an intent is a start.
+  const mayWait = calls.some((call) => mayWaitForPerson(toolRound, call));
   if (calls.some((call) => hasEffects(toolRound, call))) {
-    // A write tool's call is journaled as an intent, with the key the tool receives, before it
-    // runs: a retry after a crash between its side effect and its result finds the intent and
-    // the tool deduplicates by the same key.
-    for (const call of calls) {
-      if (tools.get(call.name)?.access === "write" && !journal.has(round, "tool", call.id) && !journal.has(round, "intent", call.id)) {
-        journal.record(round, "intent", call.id, { tool: call.name, idempotencyKey: idempotencyKeyOf(toolRound, call) });
-      }
-    }
+    if (!mayWait) recordIntents(toolRound, calls);
     if (!(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
   }
   const gate = await decisionsOn(toolRound, calls);
   if (gate.waitingFor) return { kind: "interrupted", interruptId: gate.waitingFor };
-  const outcomes = await runToolCalls(toolRound, calls, gate.decisions, (call, value) =>
+  if (mayWait) {
+    const failures = await failureDecisionsOn(toolRound, calls);
+    if (failures.waitingFor) return { kind: "interrupted", interruptId: failures.waitingFor };
+    for (const call of calls) {
+      const decision = failures.decisions.get(call.id);
+      if (decision?.decision === "fail") throw failedByPerson(call, decision);
+      // A retry runs the call as it was approved (an approval's edited arguments stay).
+      if (decision && (decision.decision !== "retry" || !gate.decisions.has(call.id))) gate.decisions.set(call.id, decision);
+    }
+    // A rejected or skipped call does not start: no intent.
+    const starting = calls.filter((call) => !["reject", "skip", "answer"].includes(gate.decisions.get(call.id)?.decision ?? ""));
+    if (recordIntents(toolRound, starting) && !(await loop.guard.writtenAndStillGoing())) return { kind: "ended" };
+  }
+  const announce = (call: ToolCall, value: ToolOutcome) =>
     loop.events.append([
       {
         type: "tool.result",
         data: { ...source, callId: call.id, tool: call.name, ok: value.ok, output: (value.shown ?? value.output).slice(0, OUTPUT_PREVIEW) },
       },
-    ]),
-  );
-  calls.forEach((call, i) => {
-    const { value } = outcomes[i];
-    if (value.loads) tools.load?.(value.loads);
-    loop.conversation.push({ role: "tool", tool_call_id: call.id, content: value.output });
+    ]);
+  // Results checked as input (guardrails on tool results) are shown once checked.
+  const checked = loop.textGuard.checksToolResults;
+  const outcomes = await runToolCalls(toolRound, calls, gate.decisions, checked ? undefined : announce);
+  // A call that failed for a reason a person can fix waits for them; the round's other results are kept.
+  const failed = calls.flatMap((call, i) => {
+    const failure = failureOf(outcomes[i].value, nextAttemptOf(journal, round, call.id));
+    return failure ? [{ call, failure }] : [];
   });
+  if (failed.length) {
+    for (const { call, failure } of failed) recordFailedAttempt(journal, round, call, failure);
+    await journal.flush();
+    const first = await pauseOn(toolRound, failed[0].call, failed[0].failure);
+    return { kind: "interrupted", interruptId: first.interruptId };
+  }
+  for (const [i, call] of calls.entries()) {
+    const { value } = outcomes[i];
+    const output = checked ? await loop.textGuard.toolResult(tools.get(call.name), value.output) : value.output;
+    if (checked) announce(call, output === value.output ? value : { ...value, output, shown: undefined });
+    if (value.loads) tools.load?.(value.loads);
+    loop.conversation.push({ role: "tool", tool_call_id: call.id, content: output });
+  }
+  if (options.toolImages) {
+    const names = outcomes.flatMap((o) => o.value.images ?? []);
+    const shown = await toolImagesMessage(run.ports.files, run.runId, names, options.toolImages, loop.conversation);
+    if (shown) loop.conversation.push(shown);
+  }
   const endsTurn = options.endsTurn?.(
     calls,
     outcomes.map((o) => o.value),
   );
   return { kind: "ran", endsTurn: endsTurn === true };
+}
+
+/**
+ * A write call is journaled as an intent, with the key the tool receives, before it runs: a retry
+ * after a crash between its side effect and its result finds the intent, and an idempotent tool
+ * deduplicates by the same key (another asks a person: toolFailure.ts). Whether any was recorded.
+ */
+function recordIntents(round: ToolRound, calls: ToolCall[]): boolean {
+  const { journal } = round;
+  let recorded = false;
+  for (const call of calls) {
+    if (round.tools.get(call.name)?.access !== "write" || journal.has(round.round, "tool", call.id)) continue;
+    const intent = intentKeyOf(call.id, nextAttemptOf(journal, round.round, call.id));
+    if (journal.has(round.round, "intent", intent)) continue;
+    journal.record(round.round, "intent", intent, { tool: call.name, idempotencyKey: idempotencyKeyOf(round, call) });
+    recorded = true;
+  }
+  return recorded;
 }
 
 /** The last request of an agent whose rounds are spent (newAgent's forced Deliver). */
@@ -420,6 +506,7 @@ function addUsage(usage: LoopUsage, response: ChatResponse): void {
 function countedModel(model: ChatModel, usage: LoopUsage): ChatModel {
   return {
     name: model.name,
+    ...moderationOf(model),
     complete: async (request) => {
       const response = await model.complete(request);
       addUsage(usage, response);

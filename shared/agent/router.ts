@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
+import { isGuardrailStop, TextGuard } from "../guardrails/textGuard.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
@@ -10,6 +11,7 @@ export type RouterPorts = Pick<Ports, "model" | "journal" | "runs" | "events" | 
 
 import type { ChatMessage } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
+import { ReplayDivergedError } from "../run/replayDivergence.js";
 import { textStream } from "./deltas.js";
 import { fileLines, routerPrompt, toolLines } from "./prompts.js";
 import { ScopeJournal } from "./scopeJournal.js";
@@ -50,7 +52,7 @@ const chooseModeTool = defineTool({
  */
 export async function chooseMode(
   run: { runId: string; ports: RouterPorts },
-  record: Pick<RunRecord, "input" | "tenantId" | "instructions">,
+  record: Pick<RunRecord, "input" | "tenantId" | "instructions" | "guardrails">,
   history: ChatMessage[] = [],
 ): Promise<RouteDecision> {
   const { ports } = run;
@@ -59,13 +61,15 @@ export async function chooseMode(
     ports.tools.registryFor(record.tenantId, { runId: run.runId }),
     ports.files.list(run.runId),
   ]);
+  const usage = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
+  const guard = new TextGuard(ports, run.runId, record.guardrails, { agent: "router" }, usage);
   try {
     const tools = new ToolRegistry([chooseModeTool]).specs();
     const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
     const system = routerPrompt({ tools: toolLines(team), files: fileLines(files), instructions: record.instructions });
     const messages = window.build(system, [...history, { role: "user", content: record.input }], tools);
-    const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text));
-    const { value, replayed } = await journal
+    const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text), guard);
+    const { value, replayed, inherited } = await journal
       .once(0, "llm", "", () =>
         ports.model.complete({
           messages,
@@ -77,7 +81,9 @@ export async function chooseMode(
         }),
       )
       .finally(stream.close);
-    if (!replayed) await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });
+    // An inherited reply (a replay's, a fork's) was paid for by the run it came from.
+    if (!replayed && !inherited)
+      await ports.runs.addUsage(run.runId, { ...value.usage, llmCalls: 1, fallbackCalls: value.fallback ? 1 : 0 });
     const call = value.toolCalls.find((c) => c.name === "choose_mode");
     const choice = call ? ChooseMode.safeParse(parseOrUndefined(call.arguments)) : undefined;
     if (choice?.success) {
@@ -85,16 +91,21 @@ export async function chooseMode(
       if (mode !== "answer") return { mode, reason };
       // "Answer" without an answer is no answer: let one agent handle it.
       if (!answer?.trim()) return { mode: "react", reason: "the router chose to answer but gave no answer" };
+      const shown = await guard.shown(window.restoreText(answer));
       // An answer given as the tool's argument did not stream: it reaches clients as one delta.
-      if (!replayed)
-        await ports.events.append(run.runId, [{ type: "agent.delta", data: { agent: "router", text: window.restoreText(answer) } }]);
-      return { mode, answer: window.restoreText(answer), reason };
+      if (!replayed) await ports.events.append(run.runId, [{ type: "agent.delta", data: { agent: "router", text: shown } }]);
+      return { mode, answer: shown, reason };
     }
     if (!call && value.content?.trim())
-      return { mode: "answer", answer: window.restoreText(value.content.trim()), reason: "It needs no tools." };
+      return { mode: "answer", answer: await guard.shown(window.restoreText(value.content.trim())), reason: "It needs no tools." };
     return { mode: "react", reason: "the router gave no choice; ReAct is the default" };
   } catch (error) {
+    // A guardrail's block (or a block check that cannot answer) is the run's, not the router's failure.
+    if (isGuardrailStop(error)) throw error;
+    if (error instanceof ReplayDivergedError) throw error; // a replay stops where it parts from its journal
     return { mode: "react", reason: `the router failed (${errorMessage(error)}); ReAct is the default` };
+  } finally {
+    if (usage.llmCalls) await ports.runs.addUsage(run.runId, usage);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { RunAgent } from "../contracts/run.js";
-import type { ChatModel, GenerationSettings } from "../llm/types.js";
+import { type ChatModel, type GenerationSettings, moderationOf } from "../llm/types.js";
 import type { ToolCatalog } from "../ports/toolCatalog.js";
 import { ToolRegistry } from "../tools/registry.js";
 
@@ -33,6 +33,7 @@ function allowListed(catalog: ToolCatalog, names: readonly string[]): ToolCatalo
 function withRoleSettings(model: ChatModel, roles: NonNullable<RunAgent["roles"]>): ChatModel {
   return {
     name: model.name,
+    ...moderationOf(model),
     complete(request) {
       const own = request.role ? roles[request.role] : undefined;
       if (!own) return model.complete(request);

@@ -1,4 +1,7 @@
+import type { ChatMessage } from "../llm/types.js";
 import type { JournalCall, JournalCommit, JournalKind, JournalRecord, RunJournal } from "../ports/journal.js";
+import { type Divergence, ReplayDivergedError, recordDivergence } from "../run/replayDivergence.js";
+import { firstDifferentMessage } from "./requestFingerprint.js";
 
 /** A call's place in a scope's map of records (in memory only). */
 const callKey = ({ scope, round, kind, callId }: JournalCall) => JSON.stringify([scope, round, kind, callId ?? ""]);
@@ -35,29 +38,72 @@ export class ScopeJournal {
     return new ScopeJournal(this.journal, this.runId, scope, [], this.records, this.unwritten, this.writes);
   }
 
+  /** The records this run made (not those it inherited). */
   get size(): number {
-    return this.records.size;
+    let own = 0;
+    for (const record of this.records.values()) if (!record.inherited) own++;
+    return own;
   }
 
-  /** The recorded value, or run `produce`, record and return it. */
+  /**
+   * The recorded value, or run `produce`, record and return it (unless `keep` says the value is no
+   * outcome to keep). A value inherited from the run this one replays or forks is returned as new
+   * (`replayed` false: its events are shown again) but `inherited`: it was paid for there. In a
+   * replay a call the journal lacks, or a model call made with another request (`fingerprint`), is
+   * never made: the replay stops there (ReplayDivergedError).
+   */
   async once<T>(
     round: number,
     kind: JournalKind,
     callId: string,
     produce: () => Promise<T>,
-    options: { defer?: boolean } = {},
-  ): Promise<{ value: T; replayed: boolean }> {
-    const recorded = this.records.get(callKey(this.call(round, kind, callId)));
-    if (recorded) return { value: recorded.value as T, replayed: true };
+    options: {
+      defer?: boolean;
+      keep?: (value: T) => boolean;
+      fingerprint?: string;
+      /** The model request `fingerprint` was taken of: a divergence names its first differing message. */
+      prompt?: readonly ChatMessage[];
+    } = {},
+  ): Promise<{ value: T; replayed: boolean; inherited?: boolean }> {
+    const call = this.call(round, kind, callId);
+    const recorded = this.records.get(callKey(call));
+    if (recorded && !recorded.inherited) return { value: recorded.value as T, replayed: true };
+    if (recorded?.inherited === "replay" && options.fingerprint && recorded.fingerprint && recorded.fingerprint !== options.fingerprint)
+      await this.diverged({
+        ...call,
+        reason: "different_request",
+        recorded: { fingerprint: recorded.fingerprint, value: recorded.value },
+        replayed: { fingerprint: options.fingerprint, ...differing(options.prompt, recorded.fingerprint) },
+      });
+    if (recorded) return { value: recorded.value as T, replayed: false, inherited: true };
+    if (this.replaying)
+      await this.diverged({
+        ...call,
+        reason: "not_recorded",
+        replayed: { fingerprint: options.fingerprint, ...differing(options.prompt) },
+      });
     const value = await produce();
-    this.record(round, kind, callId, value);
+    if (options.keep && !options.keep(value)) return { value, replayed: false };
+    this.record(round, kind, callId, value, options.fingerprint);
     if (!options.defer) await this.flush();
     return { value, replayed: false };
   }
 
+  /** Whether this scope's records were inherited by a replay: every call must be answered from them. */
+  private get replaying(): boolean {
+    for (const record of this.records.values()) if (record.inherited === "replay") return true;
+    return false;
+  }
+
+  /** Records where the replay parted from its journal, and stops it. */
+  private async diverged(divergence: Divergence): Promise<never> {
+    await recordDivergence(this.journal, this.runId, divergence);
+    throw new ReplayDivergedError(divergence);
+  }
+
   /** Records a value now (without producing it), written with the next flush. */
-  record(round: number, kind: JournalKind, callId: string, value: unknown): void {
-    const record = { ...this.call(round, kind, callId), value };
+  record(round: number, kind: JournalKind, callId: string, value: unknown, fingerprint?: string): void {
+    const record: JournalRecord = { ...this.call(round, kind, callId), value, ...(fingerprint ? { fingerprint } : {}) };
     this.records.set(callKey(record), record);
     this.unwritten.push(record);
   }
@@ -103,8 +149,8 @@ export class ScopeJournal {
   /** What the recorded model calls cost: every model response this scope holds, and the tool calls they asked for. */
   usage(): { promptTokens: number; completionTokens: number; llmCalls: number; toolCalls: number; fallbackCalls?: number } {
     const total: ReturnType<ScopeJournal["usage"]> = { promptTokens: 0, completionTokens: 0, llmCalls: 0, toolCalls: 0 };
-    for (const { kind, value } of this.records.values()) {
-      if (kind !== "llm") continue;
+    for (const { kind, value, inherited } of this.records.values()) {
+      if (kind !== "llm" || inherited) continue; // an inherited call was paid for by the run it came from
       const response = value as {
         usage?: { promptTokens?: number; completionTokens?: number };
         toolCalls?: unknown[];
@@ -124,3 +170,7 @@ export class ScopeJournal {
     return this.records.has(callKey(this.call(round, kind, callId)));
   }
 }
+
+/** What a replay's divergence shows of the new request: its first message that differs from the recorded one. */
+const differing = (prompt: readonly ChatMessage[] | undefined, recordedFingerprint?: string): Partial<Divergence["replayed"]> =>
+  prompt ? { message: firstDifferentMessage(recordedFingerprint, prompt) } : {};

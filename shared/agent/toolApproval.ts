@@ -1,5 +1,5 @@
 import type { ApprovalPolicy, Interrupt, Resolution, ResolveInterruptRequest } from "../contracts/interrupts.js";
-import { BadRequestError } from "../errors.js";
+import { AgentError, BadRequestError } from "../errors.js";
 import type { ToolCall } from "../llm/types.js";
 import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 
@@ -24,11 +24,14 @@ export function pauseRequest(
   kind: "ask_user" | "tool_approval",
   call: ToolCall,
   args: { question?: unknown } | undefined,
-): { question?: string; summary: string } {
+  /** A tool policy asks for the approval: its reason leads the summary. */
+  reason?: string,
+): { question?: string; summary: string; reason?: string } {
+  const run = `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`;
   return {
     question: kind === "ask_user" ? String(args?.question ?? "") : undefined,
-    summary:
-      kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : `Run ${call.name} with ${JSON.stringify(args).slice(0, 300)}`,
+    summary: kind === "ask_user" ? `The agent asks: ${args?.question ?? ""}` : reason ? `${reason}\n${run}` : run,
+    ...(reason ? { reason } : {}),
   };
 }
 
@@ -71,8 +74,28 @@ export async function applyDecision(call: ToolCall, resolution: Resolution, tool
       const shown = `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}.`;
       return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_REJECT}` };
     }
+    // A failed call (toolFailure.ts): run it once more, or put the person's message in its place.
+    case "retry":
+      return tools.execute(call, context);
+    case "skip": {
+      const shown = `Skipped by the user${resolution.message ? `: ${resolution.message}` : "."}`;
+      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_SKIP}` };
+    }
+    case "fail":
+      throw failedByPerson(call, resolution);
   }
+}
+
+/** A person chose to fail the task rather than go on without a failed call. */
+export function failedByPerson(call: ToolCall, resolution: Resolution): AgentError {
+  return new AgentError(
+    `${call.name} failed and the user chose to stop${resolution.message ? `: ${resolution.message}` : "."}`,
+    "tool_failed",
+  );
 }
 
 /** Said to the model after a rejection; never shown to clients. */
 const MODEL_INSTRUCTION_ON_REJECT = "(Instruction: do not repeat this call; continue without it or choose another way.)";
+
+/** Said to the model after a failed call was skipped; never shown to clients. */
+const MODEL_INSTRUCTION_ON_SKIP = "(Instruction: this call did not run; continue without it.)";

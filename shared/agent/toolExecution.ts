@@ -9,6 +9,7 @@ import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import { type InterruptPorts, interruptIdFor, openInterrupt } from "./interrupts.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import { applyDecision, pauseKindOf, pauseRequest } from "./toolApproval.js";
+import { deniedByPolicy, type ToolPolicyGate } from "./toolPolicy.js";
 
 export interface ToolRound {
   runId: string;
@@ -22,8 +23,13 @@ export interface ToolRound {
   journal: ScopeJournal;
   ports: Pick<Ports, "files" | "model"> & InterruptPorts;
   approval?: ApprovalPolicy["tools"];
+  /** The tenant's tool policies (toolPolicy.ts); none: every call is allowed. */
+  policy?: ToolPolicyGate;
   concurrency: number;
 }
+
+/** What holds for a call before it runs: a person's decision, or a policy's denial. */
+export type CallDecision = Resolution | { decision: "policy_denied"; reason: string };
 
 /**
  * Calls that need a person (toolApproval.ts) come first: the first one not yet decided stops the
@@ -32,13 +38,21 @@ export interface ToolRound {
 export async function decisionsOn(
   round: ToolRound,
   calls: ToolCall[],
-): Promise<{ waitingFor?: string; decisions: Map<string, Resolution> }> {
+): Promise<{ waitingFor?: string; decisions: Map<string, CallDecision> }> {
   const { ports, runId } = round;
-  const decisions = new Map<string, Resolution>();
+  const decisions = new Map<string, CallDecision>();
   for (const call of calls) {
+    if (round.journal.has(round.round, "tool", call.id)) continue;
     const tool = round.tools.get(call.name);
-    const kind = pauseKindOf(tool, round.approval);
-    if (!kind || round.journal.has(round.round, "tool", call.id)) continue;
+    const policy =
+      tool && round.policy ? await round.policy.decide(call, tool, round.tools, { ...round, source: sourceOf(round) }) : undefined;
+    if (policy?.verdict === "deny") {
+      decisions.set(call.id, { decision: "policy_denied", reason: policy.reason ?? "" });
+      continue;
+    }
+    const byPolicy = policy?.verdict === "require_approval" && !tool?.asksUser;
+    const kind = byPolicy ? "tool_approval" : pauseKindOf(tool, round.approval);
+    if (!kind) continue;
     const interruptId = interruptIdFor(runId, round.scope, round.round, call.id);
     const args = parseArguments(call.arguments) as { question?: unknown } | undefined;
     const interrupt =
@@ -51,7 +65,7 @@ export async function decisionsOn(
         toolName: call.name,
         callId: call.id,
         arguments: args,
-        ...pauseRequest(kind, call, args),
+        ...pauseRequest(kind, call, args, byPolicy ? policy?.reason : undefined),
       }));
     if (interrupt.status === "pending") return { waitingFor: interruptId, decisions };
     decisions.set(call.id, interrupt.resolution ?? { decision: "reject", message: `the request ${interrupt.status}`, resolvedAt: "" });
@@ -68,7 +82,7 @@ export async function decisionsOn(
 export async function runToolCalls(
   round: ToolRound,
   calls: ToolCall[],
-  decisions: Map<string, Resolution>,
+  decisions: Map<string, CallDecision>,
   ended: (call: ToolCall, outcome: ToolOutcome) => void = () => undefined,
 ) {
   const execute = async (call: ToolCall): Promise<ToolOutcome> => {
@@ -88,7 +102,12 @@ export async function runToolCalls(
         ]),
     };
     const decision = decisions.get(call.id);
-    const outcome = decision ? await applyDecision(call, decision, round.tools, context) : await round.tools.execute(call, context);
+    const outcome =
+      decision?.decision === "policy_denied"
+        ? deniedByPolicy(decision.reason)
+        : decision
+          ? await applyDecision(call, decision, round.tools, context)
+          : await round.tools.execute(call, context);
     return keepWholeOutput(round, call, outcome);
   };
   // Results are kept in memory and written with the next round's records (see runAgentLoop).
@@ -97,10 +116,16 @@ export async function runToolCalls(
       ? { value: await execute(call), replayed: false }
       : await round.journal.once<ToolOutcome>(round.round, "tool", call.id, () => execute(call), {
           defer: round.tools.get(call.name)?.access !== "write",
+          // A failure a person can fix is no outcome: the call waits for them (toolFailure.ts) and runs again.
+          keep: (outcome) => !outcome.fixable,
         });
-    if (!result.replayed) ended(call, result.value);
+    if (!result.replayed && !result.value.fixable) ended(call, result.value);
     return result;
   });
+}
+
+function sourceOf(round: ToolRound): { agent: AgentRole; taskId?: string } {
+  return { agent: round.agent, ...(round.taskId ? { taskId: round.taskId } : {}) };
 }
 
 async function keepWholeOutput(round: ToolRound, call: ToolCall, outcome: ToolOutcome): Promise<ToolOutcome> {

@@ -9,6 +9,8 @@ import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { PendingUploadView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
+import type { SavePolicyRequest, ToolPolicy } from "../contracts/policies.js";
+import type { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
 import type {
   CancelResponse,
   CreateRunResponse,
@@ -82,6 +84,11 @@ export class StepwiseClient {
     return this.request("GET", `/v1/runs/${enc(runId)}`);
   }
 
+  /** The run as OpenTelemetry GenAI spans, an OTLP/JSON ExportTraceServiceRequest (`GET /v1/runs/{id}/trace`). */
+  getTrace(runId: string): Promise<{ resourceSpans: unknown[] }> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/trace`);
+  }
+
   /** A page of the run's event log: the events after `after` (0: from the start), `next.after` for the next page. */
   listEvents(runId: string, query: { after?: number; limit?: number } = {}): Promise<EventPage> {
     return this.request("GET", `/v1/runs/${enc(runId)}/events?after=${query.after ?? 0}${query.limit ? `&limit=${query.limit}` : ""}`);
@@ -89,6 +96,20 @@ export class StepwiseClient {
 
   cancelRun(runId: string): Promise<CancelResponse> {
     return this.request("POST", `/v1/runs/${enc(runId)}/cancel`);
+  }
+
+  /** Replays an ended run from its journal (a new run, `replayOf` it); compareReplay tells what it found. */
+  replayRun(runId: string, body: ReplayRunRequest = {}): Promise<{ runId: string; status: string; replayOf: string }> {
+    return this.request("POST", `/v1/runs/${enc(runId)}/replay`, body);
+  }
+
+  compareReplay(replayId: string): Promise<ReplayComparison> {
+    return this.request("GET", `/v1/runs/${enc(replayId)}/replay`);
+  }
+
+  /** Forks an ended run at a point of its journal, with edits (a new run in its session, `forkOf` it). */
+  forkRun(runId: string, body: ForkRunRequest): Promise<{ runId: string; status: string }> {
+    return this.request("POST", `/v1/runs/${enc(runId)}/fork`, body);
   }
 
   resolveInterrupt(runId: string, interruptId: string, body: ResolveInterruptRequest): Promise<InterruptView> {
@@ -123,6 +144,20 @@ export class StepwiseClient {
 
   deleteAgent(name: string): Promise<void> {
     return this.request("DELETE", `/v1/agents/${enc(name)}`);
+  }
+
+  /** The tenant's tool policies in force (the latest version of each). */
+  listPolicies(): Promise<{ policies: ToolPolicy[] }> {
+    return this.request("GET", "/v1/policies");
+  }
+
+  /** Saves a new version of a tool policy (checked against the tool catalogue: 400 with Cedar's reason). */
+  savePolicy(name: string, policy: Partial<SavePolicyRequest> & Pick<SavePolicyRequest, "cedar">): Promise<ToolPolicy> {
+    return this.request("PUT", `/v1/policies/${enc(name)}`, policy);
+  }
+
+  deletePolicy(name: string): Promise<void> {
+    return this.request("DELETE", `/v1/policies/${enc(name)}`);
   }
 
   getSettings(): Promise<Settings> {

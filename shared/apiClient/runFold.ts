@@ -75,6 +75,7 @@ export interface FoldedCall {
 
 export type PendingInterrupt = Extract<RunEvent, { type: "interrupt.opened" }>["data"];
 export type CreatedFile = Extract<RunEvent, { type: "file.created" }>["data"];
+export type GuardrailDecision = Extract<RunEvent, { type: "guardrail.decided" }>["data"];
 
 export type FoldedStatus =
   | "unknown"
@@ -86,6 +87,7 @@ export type FoldedStatus =
   | "cancelled"
   | "timed_out"
   | "interrupted"
+  | "blocked"
   | "budget_exhausted";
 
 export interface FoldedRun {
@@ -110,6 +112,8 @@ export interface FoldedRun {
   files: ReadonlyMap<string, CreatedFile>;
   /** Tool sources that could not be reached, with why. */
   unavailableSources: ReadonlyMap<string, string>;
+  /** The guardrail checks' decisions other than `pass`, in order. */
+  guardrails: readonly GuardrailDecision[];
   result?: string;
   resultFiles?: readonly string[];
   stopReason?: string;
@@ -125,6 +129,7 @@ export const EMPTY_RUN: FoldedRun = {
   pending: new Map(),
   files: new Map(),
   unavailableSources: new Map(),
+  guardrails: [],
 };
 
 /** The key of a task in `tasks`. */
@@ -160,6 +165,8 @@ export function foldRun(run: FoldedRun, event: RunEvent): FoldedRun {
 function endBlocks(run: FoldedRun, event: RunEvent): FoldedRun {
   const source = textSource(event.data);
   let ends: (block: StreamedBlock) => boolean;
+  // A check's decision on a streamed window is no act of its agent: the text goes on in the same block.
+  if (event.type === "guardrail.decided") return run;
   if (event.type === "agent.delta" || event.type === "agent.reasoning") {
     // Reasoning comes before the reply's text: the text's first piece ends the reasoning.
     if (!event.data.text || event.type === "agent.reasoning") return run;
@@ -279,6 +286,8 @@ type RunLevelEvent = Extract<
       | "run.timed_out"
       | "run.cancelled"
       | "run.interrupted"
+      | "guardrail.decided"
+      | "run.blocked"
       | "run.budget_exhausted";
   }
 >;
@@ -316,6 +325,10 @@ function applyRun(run: FoldedRun, event: RunLevelEvent): FoldedRun {
       return { ...run, status: "cancelled", error: { code: "cancelled", message: event.data.reason }, pending: new Map() };
     case "run.interrupted":
       return { ...run, status: "interrupted", error: { code: "interrupted", message: event.data.reason }, pending: new Map() };
+    case "guardrail.decided":
+      return event.data.verdict === "pass" ? run : { ...run, guardrails: [...run.guardrails, event.data] };
+    case "run.blocked":
+      return { ...run, status: "blocked", error: { code: "blocked", message: event.data.reason }, pending: new Map() };
     case "run.budget_exhausted": {
       const { result, files, stopReason } = event.data;
       return { ...run, status: "budget_exhausted", result, resultFiles: files, stopReason, pending: new Map() };
@@ -351,6 +364,8 @@ const KNOWN = new Set<string>([
   "run.cancelled",
   "run.queued_behind",
   "run.interrupted",
+  "guardrail.decided",
+  "run.blocked",
 ] satisfies RunEvent["type"][]);
 
 function put<K, V>(map: ReadonlyMap<K, V>, key: K, value: V): ReadonlyMap<K, V> {

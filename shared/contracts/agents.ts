@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { AgentRoleSettings, RequestedMode } from "./run.js";
 
@@ -51,6 +52,8 @@ export const SaveAgentRequest = z.strictObject({
     .optional(),
   /** Its runs' approval policy when the run sets none. */
   approval: ApprovalPolicy.optional(),
+  /** Checks its runs add to the tenant's (guardrails). */
+  guardrails: GuardrailChecks.optional(),
 });
 export type SaveAgentRequest = z.infer<typeof SaveAgentRequest>;
 

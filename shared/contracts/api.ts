@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
 import { RunBudgetRequest, TenantBudget } from "./budget.js";
+import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
 import { WebhookSubscription } from "./webhook.js";
@@ -45,6 +46,8 @@ export const TenantSettings = z.strictObject({
   multitask: Multitask.optional(),
   /** Instructions every agent of the tenant's runs follows, in each role's prompt ("" removes them). */
   instructions: Instructions.optional(),
+  /** Checks on every run's input and output (docs/api.md, "Guardrails"); `[]` removes them. */
+  guardrails: GuardrailChecks.optional(),
   /** Token and cost budgets: every run's default, and the tenant's per day and per month. */
   budget: TenantBudget.optional(),
 });

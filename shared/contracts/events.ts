@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ToolFailure } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
 /** Which agent an event comes from; executor events also name their task. */
@@ -101,6 +102,10 @@ export const EventBody = z.discriminatedUnion("type", [
       callId: z.string().optional(),
       arguments: z.unknown().optional(),
       question: z.string().optional(),
+      /** A tool_failure's attempt and error. */
+      failure: ToolFailure.optional(),
+      /** Why a tool policy asks for this approval. */
+      reason: z.string().optional(),
     }),
   }),
   z.object({
@@ -147,6 +152,37 @@ export const EventBody = z.discriminatedUnion("type", [
     data: z.object({ result: z.string(), files: z.array(z.string()), stopReason: z.string() }),
   }),
   z.object({ type: z.literal("run.interrupted"), data: z.object({ reason: z.string(), byRunId: z.string().optional() }) }),
+  /**
+   * A guardrail decided: a check on a text (the run's input, an answer, a streamed window, a tool's
+   * result) or a tool policy on a call (`kind` "policy", stage `tool_call`). `pass` is only ever a
+   * check's; a policy in `log_only` mode says what it would have done. The text a check blocked is
+   * never in the event.
+   */
+  z.object({
+    type: z.literal("guardrail.decided"),
+    data: z.object({
+      /** The check's or the policy's name. */
+      check: z.string(),
+      /** The check's kind, or "policy". */
+      kind: z.string(),
+      stage: z.enum(["input", "output", "tool_results", "tool_call"]),
+      verdict: z.enum(["pass", "block", "redact", "warn", "deny", "require_approval"]),
+      reason: z.string().optional(),
+      /** A policy's: whether its decision held (`enforce`) or was only logged (`log_only`). */
+      mode: z.enum(["enforce", "log_only"]).optional(),
+      /** The policy's version that decided. */
+      version: z.number().int().optional(),
+      /** The check could not answer (its service failed) and its failure mode decided. */
+      failed: z.boolean().optional(),
+      agent: AgentRole.optional(),
+      taskId: z.string().optional(),
+      /** The tool whose result was checked (stage tool_results) or whose call a policy decided. */
+      tool: z.string().optional(),
+      callId: z.string().optional(),
+    }),
+  }),
+  /** A guardrail check blocked the run: it ends here, with the check's reason. */
+  z.object({ type: z.literal("run.blocked"), data: z.object({ check: z.string(), reason: z.string() }) }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];

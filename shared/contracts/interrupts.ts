@@ -1,9 +1,9 @@
 import { z } from "zod";
 
-export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user", "budget"]);
+export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failure", "budget"]);
 export type InterruptKind = z.infer<typeof InterruptKind>;
 
-const Decision = z.enum(["approve", "reject", "edit", "answer"]);
+const Decision = z.enum(["approve", "reject", "edit", "answer", "retry", "skip", "fail"]);
 export type Decision = z.infer<typeof Decision>;
 
 /** Which decisions each kind of interrupt accepts. */
@@ -11,9 +11,24 @@ export const DECISIONS_BY_KIND: Record<InterruptKind, readonly Decision[]> = {
   plan_approval: ["approve", "reject"],
   tool_approval: ["approve", "reject", "edit"],
   ask_user: ["answer"],
+  /** A call that failed for a reason a person can fix, or whose outcome is unknown: run it again (as is, or edited), skip it with a message, or fail the task. */
+  tool_failure: ["retry", "edit", "skip", "fail"],
   // approve extends the budget (arguments: how much to add); reject ends the run with a summary.
   budget: ["approve", "reject"],
 };
+
+/** What failed, on a `tool_failure` interrupt: the attempt, the error, and why a person is asked. */
+export const ToolFailure = z.object({
+  /** Which attempt of the call failed (1 for the first). */
+  attempt: z.number().int().min(1),
+  /** The tool's error, as the model would have read it. */
+  error: z.string(),
+  /** unauthorized, forbidden, rate_limited, unavailable; in_doubt: a write tool started and no outcome was recorded. */
+  reason: z.enum(["unauthorized", "forbidden", "rate_limited", "unavailable", "in_doubt"]),
+  /** The HTTP status the tool's service answered, when it answered. */
+  status: z.number().int().optional(),
+});
+export type ToolFailure = z.infer<typeof ToolFailure>;
 
 /** `POST /v1/runs/{id}/interrupts/{interruptId}`. */
 export const ResolveInterruptRequest = z.strictObject({
@@ -45,6 +60,10 @@ export const Interrupt = z.object({
   callId: z.string().optional(),
   arguments: z.unknown().optional(),
   question: z.string().optional(),
+  /** A tool_failure's attempt and error. */
+  failure: ToolFailure.optional(),
+  /** Why a tool policy asks for this approval (its `@reason`). */
+  reason: z.string().optional(),
   resolution: Resolution.optional(),
   createdAt: z.string(),
 });

@@ -81,6 +81,10 @@ export const RunView = z.object({
   result: z.string().nullable(),
   /** Why the run stopped before its work was done (a round or plan budget); its result says what was and was not done. */
   stopReason: z.string().optional(),
+  /** The run this one replays from its journal (GET /v1/runs/{id}/replay says what it found). */
+  replayOf: z.string().optional(),
+  /** The run this one forks, and where: its journal reused before that round of that agent scope. */
+  forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
   files: z.array(FileView),
   error: RunError.nullable(),
   usage: RunUsage,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
 import { RunBudget } from "./budget.js";
+import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
@@ -13,6 +14,7 @@ export const RunStatus = z.enum([
   "cancelled",
   "timed_out",
   "interrupted",
+  "blocked",
   "budget_exhausted",
 ]);
 export type RunStatus = z.infer<typeof RunStatus>;
@@ -102,6 +104,8 @@ export const RunRecord = z.object({
   instructions: z.string().optional(),
   /** The saved agent the run named, as it was when the run was submitted. */
   agent: RunAgent.optional(),
+  /** The guardrail checks of the run (the tenant's, then its saved agent's), fixed at submission. */
+  guardrails: z.array(GuardrailCheck).optional(),
   /** Why the run stopped before its plan was done (a budget), for the summary. */
   stopReason: z.string().optional(),
   /** Where signed notifications go; `a2a` when an A2A client set it (an A2A body, its token or credentials). */
@@ -138,5 +142,9 @@ export const RunRecord = z.object({
     .optional(),
   /** Sequence number of the terminal event, reserved before the run ends (so it is never lost). */
   terminalSeq: z.number().int().optional(),
+  /** The run this one replays from its journal (shared/run/replay.ts): no model call, no tool, no side effect. */
+  replayOf: z.string().optional(),
+  /** The run this one forks: its journal reused up to `at`, with edits, then live. */
+  forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;

@@ -14,7 +14,8 @@ export function executionInput(runId: string): string {
   return JSON.stringify({ runId, schemaVersion: SCHEMA_VERSION });
 }
 
-const ResolvedMode = z.enum(["react", "plan_solve", "route", "answer"]);
+/** `ended`: the run ended at its start (a guardrail blocked its input): the execution has nothing left to do. */
+const ResolvedMode = z.enum(["react", "plan_solve", "route", "answer", "ended"]);
 export type ResolvedMode = z.infer<typeof ResolvedMode>;
 
 export const RunState = z.object({

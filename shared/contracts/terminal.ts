@@ -11,6 +11,7 @@ export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>([
   "cancelled",
   "timed_out",
   "interrupted",
+  "blocked",
   "budget_exhausted",
 ]);
 export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventType>([
@@ -19,5 +20,6 @@ export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventType>([
   "run.cancelled",
   "run.timed_out",
   "run.interrupted",
+  "run.blocked",
   "run.budget_exhausted",
 ]);

@@ -1,5 +1,5 @@
 import { StepError, StepErrorCode } from "../errors.js";
-import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
+import { type ChatModel, type ChatRequest, type ChatResponse, moderationOf } from "./types.js";
 
 /**
  * The model, with every call aborted when the Lambda's time is up (`deadlineAt`, epoch ms): the step
@@ -9,6 +9,7 @@ import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
 export function withDeadline(model: ChatModel, deadlineAt: number): ChatModel {
   return {
     name: model.name,
+    ...moderationOf(model),
     async complete(request: ChatRequest): Promise<ChatResponse> {
       const outOfTime = new StepError(StepErrorCode.OutOfTime, `The step's time ran out during a call to ${model.name}.`);
       const controller = new AbortController();

@@ -1,10 +1,11 @@
 import { countMetric, MetricUnit } from "../observability.js";
-import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
+import { type ChatModel, type ChatRequest, type ChatResponse, moderationOf } from "./types.js";
 
 /** The model, with each call's latency, tokens and failures as metrics. */
 export function withMetrics(model: ChatModel): ChatModel {
   return {
     name: model.name,
+    ...moderationOf(model),
     async complete(request: ChatRequest): Promise<ChatResponse> {
       const started = Date.now();
       try {

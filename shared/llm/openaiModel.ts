@@ -4,7 +4,7 @@ import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/
 import { errorMessage, StepError, StepErrorCode } from "../errors.js";
 import { rulesFor } from "./providerRules.js";
 import { StreamAssembler } from "./streamAssembler.js";
-import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, GenerationSettings } from "./types.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, GenerationSettings, ModerationResult } from "./types.js";
 
 export interface OpenAIModelOptions {
   model: string;
@@ -66,6 +66,21 @@ export class OpenAIModel implements ChatModel {
         await delay(waitMs, undefined, { signal: request.signal }).catch(() => undefined);
       }
     }
+  }
+
+  /** `/v1/moderations` of the same endpoint (the guardrails' moderation checks); retried by the caller. */
+  async moderate(input: string, options: { model?: string; signal?: AbortSignal } = {}): Promise<ModerationResult> {
+    const reply = await this.client.moderations.create(
+      { input, model: options.model ?? "omni-moderation-latest" },
+      { signal: options.signal, maxRetries: 0 },
+    );
+    const flagged = reply.results.filter((r) => r.flagged);
+    const categories = flagged.flatMap((r) =>
+      Object.entries(r.categories as unknown as Record<string, boolean>)
+        .filter(([, on]) => on)
+        .map(([name]) => name),
+    );
+    return { flagged: flagged.length > 0, categories: [...new Set(categories)] };
   }
 
   private async stream(request: ChatRequest): Promise<ChatResponse> {

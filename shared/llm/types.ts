@@ -85,8 +85,23 @@ export interface ChatRequest {
   signal?: AbortSignal;
 }
 
+/** What an OpenAI-compatible moderation endpoint (`/v1/moderations`) says of one text. */
+export interface ModerationResult {
+  flagged: boolean;
+  /** The categories flagged ("violence", "hate/threatening"...). */
+  categories: string[];
+}
+
 /** What agents need from a model. One implementation talks to OpenAI-compatible servers. */
 export interface ChatModel {
   readonly name: string;
   complete(request: ChatRequest): Promise<ChatResponse>;
+  /** The endpoint's moderation (guardrails), where it has one. */
+  moderate?(input: string, options?: { model?: string; signal?: AbortSignal }): Promise<ModerationResult>;
+}
+
+/** The moderation of `model`, for a wrapper to pass on beside its own `complete`. */
+export function moderationOf(model: ChatModel): Pick<ChatModel, "moderate"> {
+  const { moderate } = model;
+  return moderate ? { moderate: (input, options) => moderate.call(model, input, options) } : {};
 }

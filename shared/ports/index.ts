@@ -10,6 +10,7 @@ import type { Interrupts } from "./interrupts.js";
 import type { RunJournal } from "./journal.js";
 import type { Listings } from "./listings.js";
 import type { Notifier } from "./notifier.js";
+import type { ToolPolicies } from "./policies.js";
 import type { RunSnapshots } from "./runSnapshots.js";
 import type { Runs } from "./runs.js";
 import type { SavedAgents } from "./savedAgents.js";
@@ -57,6 +58,8 @@ export interface Ports {
   tenantSettings: TenantDefaults;
   /** The tenants' MCP servers (the tool catalog reads them). */
   toolSources: ToolSources;
+  /** The tenants' Cedar policies on tool calls (`/v1/policies`). */
+  policies: ToolPolicies;
   /** What runs and tenants have spent and reserved against their token and cost budgets. */
   spend: SpendLedger;
 }

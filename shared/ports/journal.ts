@@ -1,7 +1,10 @@
 import type { StepContext, TaskRecord } from "./tasks.js";
 
-/** A model response, a tool result, an intent (a write tool about to run), or a memo. */
-export type JournalKind = "llm" | "tool" | "intent" | "memo";
+/**
+ * A model response, a tool result, an intent (a write tool about to run), a memo, or an attempt (a
+ * tool call's attempt that failed for a reason a person can fix, or left no outcome: agent/toolFailure.ts).
+ */
+export type JournalKind = "llm" | "tool" | "intent" | "memo" | "attempt";
 
 /** Which call a record answers: the agent scope that made it, its round there, its kind and (a tool's) call id. */
 export interface JournalCall {
@@ -13,9 +16,20 @@ export interface JournalCall {
   callId?: string;
 }
 
+/**
+ * Where a record came from when it was not made by this run: copied from the run it replays
+ * (`replay`: every call is answered from it, none is made) or forks (`fork`: calls before the fork
+ * point are answered from it, later ones are made).
+ */
+export type Inherited = "replay" | "fork";
+
 /** One recorded call and what it returned. */
 export interface JournalRecord extends JournalCall {
   value: unknown;
+  /** The request a model call was made with, as a fingerprint (see agent/requestFingerprint.ts), to tell a replay whether it asks the same. */
+  fingerprint?: string;
+  /** Copied from another run (see Inherited): the call was made there, not here. */
+  inherited?: Inherited;
 }
 
 /** What lands in one write: journal records and the task records and step context that go with them. */
@@ -46,4 +60,6 @@ export interface RunJournal {
   read(runId: string, scope: string): Promise<JournalRecord[]>;
   /** Writes the commit's records, task records and step context together. */
   commit(runId: string, commit: JournalCommit): Promise<void>;
+  /** Every record of the run, of every scope, in no set order (to replay, fork or export it). */
+  readRun(runId: string): Promise<JournalRecord[]>;
 }

@@ -43,11 +43,17 @@ export interface Tool<Args = unknown> {
   readonly pure?: boolean;
   /** The call is a question for a person: the run waits for the answer (ask_user). */
   readonly asksUser?: boolean;
+  /**
+   * Running it twice does what running it once does (a write tool that deduplicates by the call's
+   * idempotency key, or an MCP tool marked idempotentHint): a start that left no outcome is run
+   * again without asking a person (shared/agent/toolFailure.ts).
+   */
+  readonly idempotent?: boolean;
   /** What it needs from AWS beyond the table (shared/contracts/toolGrants.ts); the stack grants it. */
   readonly grants?: readonly ToolGrant[];
   /** The agent of this scope is done: release what the tool keeps for it (run_code's interpreter session). */
   endScope?(runId: string, scope: string): Promise<void>;
-  run(args: Args, context: ToolContext): Promise<string>;
+  run(args: Args, context: ToolContext): Promise<string | ToolReply>;
 }
 
 export interface ToolOutcome {
@@ -58,6 +64,51 @@ export interface ToolOutcome {
   shown?: string;
   /** Tools this call makes callable in the agent's following rounds (find_tools); journaled with the outcome. */
   loads?: string[];
+  /** Run files of the images the call returned (an MCP tool's): shown to a model that sees images; journaled with the outcome. */
+  images?: string[];
+  /** The call failed for a reason a person can fix (FixableToolError): the task pauses instead of the model reading the error. */
+  fixable?: FixableFailure;
+}
+
+/** Why a tool call failed in a way a person can fix: a key, a permission, a quota, a server down. */
+export type FixableReason = "unauthorized" | "forbidden" | "rate_limited" | "unavailable";
+
+export interface FixableFailure {
+  reason: FixableReason;
+  /** The HTTP status the tool's service answered, when it answered. */
+  status?: number;
+}
+
+/**
+ * Thrown by a tool (or a tool source) whose call failed for a reason a person can fix, not the
+ * model: the run pauses with a `tool_failure` interrupt (retry, edit, skip, fail) instead of
+ * handing the model an error to improvise around.
+ */
+export class FixableToolError extends Error {
+  readonly reason: FixableReason;
+  readonly status?: number;
+
+  constructor(message: string, failure: FixableFailure, cause?: unknown) {
+    super(message, { cause });
+    this.name = "FixableToolError";
+    this.reason = failure.reason;
+    this.status = failure.status;
+  }
+}
+
+/** The fixable failure an HTTP status means: 401, 403, 429 and 5xx are for a person to fix (a key, a grant, a quota, a server). */
+export function fixableStatus(status: number | undefined): FixableFailure | undefined {
+  if (status === 401) return { reason: "unauthorized", status };
+  if (status === 403) return { reason: "forbidden", status };
+  if (status === 429) return { reason: "rate_limited", status };
+  if (status !== undefined && status >= 500 && status <= 599) return { reason: "unavailable", status };
+  return undefined;
+}
+
+/** A tool's answer when it has more than text: the images it returned, saved as run files. */
+export interface ToolReply {
+  output: string;
+  images?: string[];
 }
 
 /** Tells every tool of the set that the agent of `scope` is done; best effort (a session also times out). */

@@ -14,7 +14,6 @@ import type { SavedAgent } from "../contracts/agents.js";
 import type { RunEvent } from "../contracts/events.js";
 import type { Interrupt } from "../contracts/interrupts.js";
 import { DECISIONS_BY_KIND } from "../contracts/interrupts.js";
-import { formatPlan } from "../contracts/plan.js";
 import type { A2APush, RunRecord, RunStatus } from "../contracts/run.js";
 import type { FileMeta } from "../ports/files.js";
 
@@ -38,6 +37,8 @@ const STATES: Record<RunStatus, TaskState> = {
   timed_out: TaskState.TASK_STATE_FAILED,
   cancelled: TaskState.TASK_STATE_CANCELED,
   interrupted: TaskState.TASK_STATE_CANCELED,
+  // A guardrail check refused the input or the answer: the agent declined the task.
+  blocked: TaskState.TASK_STATE_REJECTED,
   // Ended at its budget with a summary of what it did: an answer, if not the whole one.
   budget_exhausted: TaskState.TASK_STATE_COMPLETED,
 };
@@ -77,6 +78,8 @@ function agentMessage(run: Pick<RunRecord, "runId" | "sessionId">, id: string, p
 /** How to answer a pause, in the words of the status message. */
 function howToReply(interrupt: Interrupt): string {
   if (interrupt.kind === "ask_user") return "Reply on this task with your answer.";
+  if (interrupt.kind === "tool_failure")
+    return "Reply on this task with 'retry', 'skip: <what the agent reads instead>', or 'fail: <why>'.";
   return "Reply on this task with 'approve', or 'reject: <why>'.";
 }
 
@@ -100,38 +103,10 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
   }
   if (run.status === "failed" || run.status === "timed_out")
     return agentMessage(run, "error", [textPart(run.error?.message ?? `The run ${run.status === "timed_out" ? "timed out" : "failed"}.`)]);
+  if (run.status === "blocked") return agentMessage(run, "error", [textPart(run.error?.message ?? "A guardrail check blocked the run.")]);
   if (run.status === "cancelled" || run.status === "interrupted")
     return agentMessage(run, "cancelled", [textPart(run.error?.message ?? "The run was cancelled.")]);
   return undefined;
-}
-
-/**
- * A line on what the run is doing, for a working status update: the plan, each task as it starts
- * and ends, each tool call, each retry of a model call (and a withdrawn partial reply). The rest of the log (text as it streams, results) stays in the run's
- * own stream.
- */
-export function progressOf(event: RunEvent): string | undefined {
-  switch (event.type) {
-    case "plan.updated":
-      return [
-        formatPlan(event.data.plan).split("\n")[0],
-        ...event.data.plan.steps.map((step, i) => `${i + 1}. [${step.status}] ${step.title}`),
-      ].join("\n");
-    case "task.started":
-      return `Started ${event.data.taskId}: ${event.data.title}`;
-    case "task.completed":
-      return `${event.data.status === "succeeded" ? "Finished" : "Failed"} ${event.data.taskId}: ${event.data.title}`;
-    case "tool.called":
-      return `Calling ${event.data.tool}`;
-    case "model.retrying": {
-      const { agent, taskId, attempt, retries, reason, waitMs } = event.data;
-      return `The ${taskId ? `${agent} of ${taskId}` : agent}'s model call failed (${reason}): retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`;
-    }
-    case "agent.withdrawn":
-      return `The ${event.data.taskId ? `${event.data.agent} of ${event.data.taskId}` : event.data.agent}'s partial reply is withdrawn: it broke off and is retried`;
-    default:
-      return undefined;
-  }
 }
 
 /** A working status update saying what the run does now (its message id names the log event). */

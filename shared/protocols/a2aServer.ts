@@ -35,7 +35,8 @@ import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun } from "../run/cancel.js";
-import { agentCard, isFinal, pendingOf, progressOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
+import { agentCard, isFinal, pendingOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
+import { A2aProgress } from "./a2aProgress.js";
 import type { ProtocolContext } from "./context.js";
 
 type A2AContext = ProtocolContext;
@@ -149,7 +150,7 @@ const RunOptions = z.object({
 /** A reply's data part that decides a pause exactly (a text reply is read as approve / reject: why / the answer). */
 const ReplyData = z.object({
   interruptId: z.string().optional(),
-  decision: z.enum(["approve", "reject", "answer"]).optional(),
+  decision: z.enum(["approve", "reject", "answer", "retry", "skip", "fail"]).optional(),
   message: z.string().max(8_000).optional(),
 });
 
@@ -430,6 +431,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const deadline = Date.now() + this.context.waitMs;
     let cursor = fromStart ? 0 : (await this.services.events.tip(runId)).seq;
     let shown = "";
+    const progress = new A2aProgress();
     for (;;) {
       const task = await this.task(runId);
       const state = task.status.state;
@@ -442,7 +444,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       const logged = await this.services.events.list(runId, cursor, 100);
       for (const event of logged) {
         cursor = event.seq;
-        const line = progressOf(event);
+        const line = progress.next(event);
         if (line) yield { payload: { $case: "statusUpdate", value: progressUpdate({ runId, sessionId: task.contextId }, event, line) } };
       }
       if (logged.length < 100)
@@ -458,6 +460,7 @@ function decisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text:
     if (!message?.trim()) throw new RequestMalformedError("The task asks a question: reply with your answer as text.");
     return { decision: "answer", message };
   }
+  if (interrupt.kind === "tool_failure") return failureDecisionOf(interrupt, data, text);
   if (data.decision === "approve" || data.decision === "reject")
     return { decision: data.decision, ...(data.message ? { message: data.message } : {}) };
   const approve = /^\s*(approve|approved|yes|ok)\b[\s.!]*$/i.exec(text);
@@ -467,6 +470,19 @@ function decisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text:
   if (reject) return { decision: "reject", ...(why ? { message: why } : {}) };
   throw new RequestMalformedError(
     `The task waits for an approval (${interrupt.summary.split("\n")[0]}): reply 'approve', or 'reject: <why>' (or a data part {"decision": "approve" | "reject"}).`,
+  );
+}
+
+/** A reply to a failed tool call: retry, skip: <message>, or fail: <why> (or the same as a data part). */
+function failureDecisionOf(interrupt: Interrupt, data: z.infer<typeof ReplyData>, text: string): ResolveInterruptRequest {
+  if (data.decision === "retry" || data.decision === "skip" || data.decision === "fail")
+    return { decision: data.decision, ...(data.message ? { message: data.message } : {}) };
+  const reply = /^\s*(?<decision>retry|skip|fail)\b[\s:,.-]*(?<message>[\s\S]*)$/i.exec(text);
+  const decision = reply?.groups?.decision?.toLowerCase() as "retry" | "skip" | "fail" | undefined;
+  const message = reply?.groups?.message?.trim();
+  if (decision) return { decision, ...(message && decision !== "retry" ? { message } : {}) };
+  throw new RequestMalformedError(
+    `The task waits on a failed tool call (${interrupt.summary.split("\n")[0]}): reply 'retry', 'skip: <what the agent reads instead>' or 'fail: <why>' (or a data part {"decision": "retry" | "skip" | "fail"}).`,
   );
 }
 

@@ -144,9 +144,10 @@ export class AgUiView {
         out.push(...this.finish({ outcome: { type: "cancelled" } }));
         break;
       case "run.failed":
-      case "run.timed_out": {
+      case "run.timed_out":
+      case "run.blocked": {
         const message = event.type === "run.failed" ? event.data.error.message : event.data.reason;
-        const code = event.type === "run.failed" ? event.data.error.code : "timed_out";
+        const code = event.type === "run.failed" ? event.data.error.code : event.type === "run.blocked" ? "blocked" : "timed_out";
         out.push(...this.endAllText(), ...this.suspendSteps(), { type: "RUN_ERROR", message, code });
         this.close();
         break;

@@ -222,12 +222,17 @@ function mcpServer(
     "decide",
     {
       title: "Decide what a run waits for",
-      description: "Approve or reject a paused plan or tool call, or answer a question of the run (for clients without elicitation).",
+      description:
+        "Approve or reject a paused plan or tool call, answer a question of the run, or decide a failed tool call (retry, skip with a message, fail) (for clients without elicitation).",
       inputSchema: {
         ...RunId,
         interruptId: z.string().describe("The pause's id, as run_task or get_run gave it."),
-        decision: z.enum(["approve", "reject", "answer"]),
-        message: z.string().max(8_000).optional().describe("The answer, or why a call was rejected."),
+        decision: z.enum(["approve", "reject", "answer", "retry", "skip", "fail"]),
+        message: z
+          .string()
+          .max(8_000)
+          .optional()
+          .describe("The answer, why a call was rejected, or what the agent reads in a skipped call's place."),
       },
     },
     async ({ runId, interruptId, decision, message }) => {
@@ -368,7 +373,7 @@ async function describeRun(context: McpContext, run: RunRecord, pending?: Interr
     text = [
       `Run ${run.runId} is waiting for a person:`,
       ...waiting.map((i) => `- ${i.interruptId} (${i.kind}): ${i.question ?? i.summary}`),
-      `Decide with the decide tool (runId, interruptId, decision: ${waiting.some((i) => i.kind === "ask_user") ? "answer with a message" : "approve or reject"}), or POST ${context.links.api}/v1/runs/${run.runId}/interrupts/{interruptId}; then call get_run to wait for the answer.`,
+      `Decide with the decide tool (runId, interruptId, decision: ${waiting.some((i) => i.kind === "ask_user") ? "answer with a message" : waiting.some((i) => i.kind === "tool_failure") ? "retry, skip with a message, or fail" : "approve or reject"}), or POST ${context.links.api}/v1/runs/${run.runId}/interrupts/{interruptId}; then call get_run to wait for the answer.`,
     ].join("\n");
   } else text = `Run ${run.runId} is ${run.status}; call get_run with its runId to wait for the answer.`;
   return {
@@ -383,6 +388,6 @@ async function describeRun(context: McpContext, run: RunRecord, pending?: Interr
       })),
     ],
     structuredContent: structured,
-    isError: run.status === "failed" || run.status === "timed_out",
+    isError: run.status === "failed" || run.status === "timed_out" || run.status === "blocked",
   };
 }

@@ -19,6 +19,7 @@ const TASK_STATUS: Record<RunRecord["status"], Task["status"]> = {
   timed_out: "failed",
   cancelled: "cancelled",
   interrupted: "cancelled",
+  blocked: "failed",
   budget_exhausted: "completed",
 };
 

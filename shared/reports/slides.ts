@@ -1,5 +1,6 @@
-import { marked, type Token, type Tokens } from "marked";
+import type { Token, Tokens } from "marked";
 import { lazyImport } from "../lazyImport.js";
+import { markdown as markdownDialect } from "../text/markdown.js";
 import { escapeHtml } from "./html.js";
 
 /**
@@ -168,7 +169,7 @@ function sectionsOf(markdown: string): Section[] {
   const sections: Section[] = [];
   let current: Section | undefined;
   const notes = new Map<Section, string[]>();
-  for (const token of marked.lexer(markdown)) {
+  for (const token of markdownDialect.lexer(markdown)) {
     if (token.type === "heading" && token.depth <= 2) {
       current = { title: plain(token.text), bullets: [], tables: [], notes: "" };
       sections.push(current);
@@ -228,10 +229,11 @@ function noteLines(token: Token): string[] {
 
 /**
  * Inline Markdown as the text it shows: emphasis and code marks dropped, escapes resolved, links
- * as their text; an underscore or asterisk that is not markup (run_code, 2*3) stays.
+ * as their text; an underscore or asterisk that is not markup (run_code, 2*3*4) stays, as in the
+ * console's dialect.
  */
 function plain(text: string): string {
-  return inlineText(marked.Lexer.lexInline(text)).replace(/\s+/g, " ").trim();
+  return inlineText(markdownDialect.Lexer.lexInline(text, markdownDialect.defaults)).replace(/\s+/g, " ").trim();
 }
 
 function inlineText(tokens: Token[]): string {

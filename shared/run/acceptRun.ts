@@ -1,6 +1,7 @@
 import { CreateRunRequest } from "../contracts/api.js";
 import type { A2APush, RunRecord } from "../contracts/run.js";
 import { BadRequestError, StepwiseError } from "../errors.js";
+import { utf8Bytes } from "../text/bytes.js";
 import type { Links } from "../views/runView.js";
 import { type RunSetupPorts, resolveRunSetup } from "./runSetup.js";
 import { type SubmitPorts, submitRun } from "./submit.js";
@@ -28,13 +29,13 @@ export interface AcceptOptions {
   fieldName?: (path: string) => string;
 }
 
-/** A run input longer than the stack's limit (MAX_INPUT_CHARS): 413 at every door. */
+/** A run input longer than the stack's limit (MAX_INPUT_BYTES, in UTF-8 bytes): 413 at every door. */
 export class InputTooLongError extends StepwiseError {
-  constructor(length: number, limit: number) {
-    super(`input has ${length} characters; the limit is ${limit}`, {
+  constructor(bytes: number, limit: number) {
+    super(`input has ${bytes} bytes (UTF-8); the limit is ${limit} bytes`, {
       statusCode: 413,
       code: "payload_too_large",
-      details: { length, limit },
+      details: { bytes, limit },
     });
   }
 }
@@ -63,8 +64,9 @@ export async function acceptRun(
       "validation_failed",
     );
   }
-  const limit = ports.settings.limits.maxInputChars;
-  if (parsed.data.input.length > limit) throw new InputTooLongError(parsed.data.input.length, limit);
+  const limit = ports.settings.limits.maxInputBytes;
+  const bytes = utf8Bytes(parsed.data.input);
+  if (bytes > limit) throw new InputTooLongError(bytes, limit);
   const { request, ...setup } = await resolveRunSetup(ports, tenantId, parsed.data);
   const uploads = await Promise.all(
     (options.inlineFiles ?? []).map((f) => ports.transfers.upload(tenantId, f.name, f.body, f.contentType)),

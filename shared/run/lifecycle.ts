@@ -7,13 +7,14 @@ import type { Ports } from "../ports/index.js";
 /** What ending a run touches: the run, its event log, its interrupts and the tenant's slots. */
 export type EndRunPorts = Pick<Ports, "runs" | "events" | "activeRuns" | "interrupts">;
 
-export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled" | "interrupted" | "budget_exhausted";
+export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled" | "interrupted" | "blocked" | "budget_exhausted";
 const RUN_ENDED_METRIC: Record<TerminalStatus, string> = {
   succeeded: "RunsSucceeded",
   failed: "RunsFailed",
   timed_out: "RunsTimedOut",
   cancelled: "RunsCancelled",
   interrupted: "RunsInterrupted",
+  blocked: "RunsBlocked",
   budget_exhausted: "RunsBudgetExhausted",
 };
 
@@ -45,12 +46,14 @@ export async function endRun(
           }
         : status === "failed"
           ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
-          : status === "interrupted"
-            ? {
-                type: "run.interrupted",
-                data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
-              }
-            : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
+          : status === "blocked"
+            ? { type: "run.blocked", data: { check: details.error?.code ?? "guardrail", reason: details.error?.message ?? status } }
+            : status === "interrupted"
+              ? {
+                  type: "run.interrupted",
+                  data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
+                }
+              : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
   // One conditional write moves the run to its terminal status and claims the slot's release.
   const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
   const ended = await ports.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);

@@ -2,6 +2,7 @@ import { assertTenantHasBudget, runBudgetOf } from "../budget/runBudget.js";
 import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
 import type { CreateRunRequest } from "../contracts/api.js";
 import type { RunBudget } from "../contracts/budget.js";
+import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { Multitask, RunAgent } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
@@ -17,6 +18,8 @@ export interface RunSetup {
   /** The tenant's, the saved agent's and the run's instructions, in that order. */
   instructions?: string;
   agent?: RunAgent;
+  /** The guardrail checks of the run: the tenant's, then the saved agent's. */
+  guardrails?: GuardrailCheck[];
   /** Its token and cost budgets (the request's or the tenant's, and the tenant's per day and month). */
   budget?: RunBudget;
 }
@@ -48,6 +51,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     );
   }
   const instructions = [tenant.instructions, saved?.instructions, runInstructions].filter(Boolean).join("\n\n") || undefined;
+  const guardrails = [...(tenant.guardrails ?? []), ...(saved?.guardrails ?? [])];
   const budget = runBudgetOf(ports.settings, request.budget, tenant.budget);
   await assertTenantHasBudget(ports, tenantId, budget);
   return {
@@ -62,6 +66,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     defaultMultitask: request.sessionId && !request.multitask ? tenant.multitask : undefined,
     instructions,
     agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
+    ...(guardrails.length ? { guardrails } : {}),
     ...(budget ? { budget } : {}),
   };
 }

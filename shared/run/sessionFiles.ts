@@ -1,4 +1,5 @@
 import type { RunRecord } from "../contracts/run.js";
+import { earlierTurns } from "../memory/session.js";
 import type { FileMeta } from "../ports/files.js";
 import type { Ports } from "../ports/index.js";
 
@@ -15,7 +16,7 @@ const EARLIER_TURN = "From an earlier turn of this session";
 export async function carrySessionFiles(ports: Pick<Ports, "sessions" | "files">, run: RunRecord): Promise<FileMeta[]> {
   if (run.newSession) return [];
   const messages = await ports.sessions.messages(run.tenantId, run.sessionId);
-  const previous = messages.findLast((m) => m.runId !== run.runId)?.runId;
+  const previous = earlierTurns(messages, run).at(-1)?.runId;
   if (!previous) return [];
   const [theirs, mine] = await Promise.all([ports.files.list(previous), ports.files.list(run.runId)]);
   const have = new Set(mine.map((f) => f.name));

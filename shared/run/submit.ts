@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { CreateRunRequest } from "../contracts/api.js";
 import { IMAGE_TYPES, type ImageLimits, imageOverLimit } from "../contracts/imageLimits.js";
+import { INPUT_FILE_NAME } from "../contracts/inputLimits.js";
 import { type A2APush, emptyUsage, type RunRecord } from "../contracts/run.js";
 import { BadRequestError, ConflictError, errorMessage, StepwiseError } from "../errors.js";
 import { anySeesImages } from "../llm/roleSettings.js";
+import { inlineBeginning, overInline, storeWhole } from "../memory/largeText.js";
 import { assertDeliverableUrl } from "../net/ssrfGuard.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import { type Links, runLinks } from "../views/runView.js";
@@ -13,7 +15,7 @@ import { leaveSession, makeWay, SessionBusyError } from "./sessionQueue.js";
 
 /** What submitting touches: the run, its key and slot, its uploads, and its execution (or, on failure, its end). */
 export type SubmitPorts = EndRunPorts &
-  Pick<Ports, "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue"> &
+  Pick<Ports, "executions" | "idempotency" | "transfers" | "sessions" | "notifyQueue" | "files"> &
   SettingsOf<"stateMachineArn" | "webhooks" | "limits" | "model" | "files">;
 
 /** Sortable, unguessable ids: time first so listings read in order. */
@@ -45,7 +47,15 @@ export async function submitRun(
   ports: SubmitPorts,
   tenantId: string,
   request: CreateRunRequest,
-  options: { links: Links; idempotencyKey?: string; a2aPush?: A2APush } & Omit<RunSetup, "request">,
+  options: {
+    links: Links;
+    idempotencyKey?: string;
+    a2aPush?: A2APush;
+    /** The run a replay or a fork comes from (shared/run/replay.ts). */
+    lineage?: Pick<RunRecord, "replayOf" | "forkOf">;
+    /** Work that must be done before the run is recorded and its execution starts (a fork's journal). */
+    beforeStart?: (runId: string) => Promise<void>;
+  } & Omit<RunSetup, "request">,
 ): Promise<{ run: RunRecord; replayed: boolean }> {
   if (!ports.settings.stateMachineArn) throw new StepwiseError("STATE_MACHINE_ARN is not configured");
   if (request.webhook) {
@@ -90,12 +100,14 @@ export async function submitRun(
       status: "queued",
       requestedMode: request.mode,
       deepThink: request.deepThink,
-      input: request.input,
+      // An input too long for the record is kept whole as a run file; the record holds its beginning.
+      input: inlineBeginning(request.input, INPUT_FILE_NAME),
       metadata: request.metadata ?? {},
       approval: request.approval,
       budgets: request.budgets,
       ...(options.instructions ? { instructions: options.instructions } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
+      ...(options.guardrails ? { guardrails: options.guardrails } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
       webhook: request.webhook && { ...request.webhook, ...(options.a2aPush ? { a2a: options.a2aPush } : {}) },
       links: runLinks(runId, executionArn, options.links),
@@ -104,11 +116,14 @@ export async function submitRun(
       executionArn,
       createdAt: now,
       updatedAt: now,
+      ...options.lineage,
     };
+    await options.beforeStart?.(runId);
     await ports.runs.create(run);
     created = true;
     try {
       if (uploads.length) await ports.transfers.attach(tenantId, runId, uploads);
+      if (overInline(request.input)) await storeWhole(ports.files, runId, INPUT_FILE_NAME, request.input);
       await Promise.all([
         claim.outcome === "queued"
           ? ports.events

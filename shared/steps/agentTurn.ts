@@ -1,5 +1,4 @@
 import { uploadedImageParts, withImages } from "../agent/images.js";
-import { fitText } from "../agent/largeText.js";
 import { budgetStop, EMPTY_ANSWER_ERROR, type LoopPorts, type RunScope, runAgentLoop } from "../agent/loop.js";
 import { fileLines, reactPrompt, toolLines } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
@@ -7,6 +6,7 @@ import { agentTurnFits, eventsUsed, STEP_AND_CHOICE_EVENTS, WAIT_EVENTS } from "
 import type { AgentTurnInput, AgentTurnOutput, RunState } from "../contracts/steps.js";
 import { AgentError, NotFoundError } from "../errors.js";
 import { seesImages as roleSeesImages, toolCapFor } from "../llm/roleSettings.js";
+import { fitText } from "../memory/largeText.js";
 import { budgetsOf, rememberTurn, sessionHistory } from "../memory/session.js";
 import type { StepPorts } from "../ports/index.js";
 import { endToolScope } from "../ports/tools.js";
@@ -61,7 +61,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(
-    { ...run, ports },
+    { ...run, ports, guardrails: record.guardrails },
     {
       scope: "react",
       role: "react",
@@ -73,6 +73,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
       maxRounds: budgetsOf(ports, record).maxRounds,
       toolConcurrency: ports.settings.budgets.toolConcurrency,
       toolApproval: record.approval?.tools,
+      ...(seesImages ? { toolImages: ports.settings.files } : {}),
     },
   );
   const turn = (input.turn ?? 0) + 1;

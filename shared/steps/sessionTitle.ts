@@ -26,7 +26,8 @@ export async function titleSession(ports: SessionTitlePorts, runId: string): Pro
   if (!ports.settings.model.sessionTitles) return undefined;
   try {
     const run = await ports.runs.get(runId);
-    if (!run?.result) return undefined;
+    // A replay makes no model call: the session keeps the title its recorded run gave it.
+    if (!run?.result || run.replayOf) return undefined;
     // Titled once: by the session's first answered turn, or by the first one after titles were turned on.
     if ((await ports.sessions.title(run.tenantId, run.sessionId)) !== undefined) return undefined;
     const response = await portsForAgent(ports, run.agent).model.complete({

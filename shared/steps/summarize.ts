@@ -1,17 +1,19 @@
 import { textStream } from "../agent/deltas.js";
-import { fitText } from "../agent/largeText.js";
 import { fileLines, summarizerPrompt } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
 import { ScopeJournal } from "../agent/scopeJournal.js";
 import type { Usage } from "../contracts/run.js";
 import { AgentError, errorMessage, NotFoundError } from "../errors.js";
+import { TextGuard } from "../guardrails/textGuard.js";
 import { ContextWindow } from "../memory/context.js";
+import { fitText } from "../memory/largeText.js";
 import { rememberTurn, sessionHistory } from "../memory/session.js";
 import { shareBudget } from "../memory/share.js";
 import { logger } from "../observability.js";
 import { type FileMeta, namesOfTask } from "../ports/files.js";
 import type { StepPorts } from "../ports/index.js";
 import type { TaskRecord } from "../ports/tasks.js";
+import { ReplayDivergedError } from "../run/replayDivergence.js";
 
 /** "Summarize" reads the run, its task results and files, makes one journaled model call streamed to clients, and writes the session. */
 export type SummarizePorts = StepPorts<"settings" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
@@ -59,13 +61,15 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   let usage: Partial<Usage> | undefined;
   const history = await sessionHistory(ports, record);
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
-  const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text));
+  const checked = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
+  const guard = new TextGuard(ports, runId, record.guardrails, { agent: "summarizer" }, checked);
+  const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text), guard);
   try {
     const messages = window.build(summarizerPrompt({ files: fileLines(files), instructions: record.instructions }), [
       ...history,
       { role: "user", content: message },
     ]);
-    const { value, replayed } = await journal.once(
+    const { value, replayed, inherited } = await journal.once(
       0,
       "llm",
       "",
@@ -79,13 +83,18 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
         }),
       { defer: true },
     );
-    if (!replayed) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
+    // An inherited answer (a replay's, a fork's) was paid for by the run it came from.
+    if (!replayed && !inherited) usage = { ...value.usage, llmCalls: 1, ...(value.fallback ? { fallbackCalls: 1 } : {}) };
     result = window.restoreText(value.content?.trim() ?? "") || mechanicalSummary(record.input, done, names);
   } catch (error) {
+    if (error instanceof ReplayDivergedError) throw error; // a replay stops where it parts from its journal
     logger.warn("summarizer model failed; using the mechanical summary", { runId: runId, error: errorMessage(error) });
     result = mechanicalSummary(record.input, done, names);
   }
   if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
+  // The answer as people may see it (output guardrails); a block ends the run here.
+  result = await guard.shown(result);
+  if (checked.llmCalls) usage = addUsage(usage, checked);
   const whole = result;
   result = await fitText(ports.files, runId, "answer.md", result);
   if (result !== whole && !names.includes("answer.md")) names.push("answer.md");
@@ -126,4 +135,16 @@ function mechanicalSummary(input: string, tasks: TaskRecord[], files: string[]):
     ...resultLines(tasks, 40_000, (t) => `${t.title} (${t.status}): `),
     files.length ? `\nFiles: ${files.join(", ")}` : "",
   ].join("\n");
+}
+
+function addUsage(
+  usage: Partial<Usage> | undefined,
+  more: { promptTokens: number; completionTokens: number; llmCalls: number },
+): Partial<Usage> {
+  return {
+    ...usage,
+    promptTokens: (usage?.promptTokens ?? 0) + more.promptTokens,
+    completionTokens: (usage?.completionTokens ?? 0) + more.completionTokens,
+    llmCalls: (usage?.llmCalls ?? 0) + more.llmCalls,
+  };
 }

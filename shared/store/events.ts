@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/li
 import { EventBody, type RunEvent } from "../contracts/events.js";
 import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
+import { cutToBytes, utf8Bytes } from "../text/bytes.js";
 import { keys } from "./keys.js";
 import { expiresAt, ifConditionHolds, type Table, updatedItem } from "./table.js";
 
@@ -10,8 +11,11 @@ import { expiresAt, ifConditionHolds, type Table, updatedItem } from "./table.js
 const MAX_EVENTS_PER_ITEM = 50;
 /** Bytes of events one item holds at most (a DynamoDB item is at most 400 KB). */
 const MAX_ITEM_BYTES = 300_000;
-/** A text field of one event is cut beyond this (a model's whole output lives in the run, not in an event). */
-const MAX_EVENT_TEXT = 32_000;
+/**
+ * A text field of one event is cut beyond this many UTF-8 bytes (a model's whole output lives in the
+ * run, not in an event): its five text fields together stay within an item.
+ */
+const MAX_EVENT_TEXT_BYTES = 48_000;
 /**
  * How long a number may stay taken but unwritten, while later events are written, before a reader
  * fills it: its writer stopped between taking it and writing it (a live writer's put lands within
@@ -496,14 +500,16 @@ function fitEvent(body: EventBody): EventBody {
   let changed: Record<string, unknown> | undefined;
   for (const field of ["text", "result", "output", "input"]) {
     const value = data[field];
-    if (typeof value === "string" && value.length > MAX_EVENT_TEXT) {
+    if (typeof value === "string" && utf8Bytes(value) > MAX_EVENT_TEXT_BYTES) {
       changed ??= { ...data };
-      changed[field] = `${value.slice(0, MAX_EVENT_TEXT)}… [${value.length - MAX_EVENT_TEXT} more characters, kept with the run]`;
+      changed[field] =
+        `${cutToBytes(value, MAX_EVENT_TEXT_BYTES)}… [${utf8Bytes(value) - MAX_EVENT_TEXT_BYTES} more bytes, kept with the run]`;
     }
   }
-  if (data.arguments !== undefined && JSON.stringify(data.arguments).length > MAX_EVENT_TEXT) {
+  const args = data.arguments === undefined ? undefined : JSON.stringify(data.arguments);
+  if (args !== undefined && utf8Bytes(args) > MAX_EVENT_TEXT_BYTES) {
     changed ??= { ...data };
-    changed.arguments = `${JSON.stringify(data.arguments).slice(0, MAX_EVENT_TEXT)}… [arguments cut]`;
+    changed.arguments = `${cutToBytes(args, MAX_EVENT_TEXT_BYTES)}… [arguments cut]`;
   }
   return changed ? ({ ...body, data: changed } as EventBody) : body;
 }

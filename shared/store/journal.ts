@@ -1,9 +1,9 @@
-import type { JournalCommit, JournalRecord, RunJournal } from "../ports/journal.js";
+import type { Inherited, JournalCommit, JournalRecord, RunJournal } from "../ports/journal.js";
 import { keys } from "./keys.js";
 import { expiresAt, sameTurnBatcher, type Table } from "./table.js";
 import { stepItem, taskItem } from "./tasks.js";
 
-type JournalItem = { sk: string; value?: unknown; parts?: number; part?: string };
+type JournalItem = { sk: string; value?: unknown; parts?: number; part?: string; fingerprint?: string; inherited?: Inherited };
 type Item = { pk: string; sk: string } & Record<string, unknown>;
 
 /**
@@ -49,11 +49,20 @@ export class Journal implements RunJournal {
     );
   }
 
+  async readRun(runId: string): Promise<JournalRecord[]> {
+    return recordsOf(await this.table.queryPrefix<JournalItem>(keys.journalPk(runId), keys.journalRunPrefix));
+  }
+
   /** Writes the commit's items together, 25 to a request (BatchWrite's limit), retrying unprocessed ones. */
   async commit(runId: string, { records, tasks = [], step }: JournalCommit): Promise<void> {
     const ttl = expiresAt(this.retentionDays);
     const all = [
-      ...records.flatMap(({ value, ...call }) => recordItems(keys.journal(runId, call), value, ttl)),
+      ...records.flatMap(({ value, fingerprint, inherited, ...call }) =>
+        recordItems(keys.journal(runId, call), value, ttl, {
+          ...(fingerprint ? { fingerprint } : {}),
+          ...(inherited ? { inherited } : {}),
+        }),
+      ),
       ...tasks.map((task) => taskItem(runId, task, ttl)),
       ...(step ? [stepItem(runId, step, ttl)] : []),
     ];
@@ -67,7 +76,11 @@ function recordsOf(items: readonly JournalItem[]): JournalRecord[] {
   const bySk = new Map(items.map((item) => [item.sk, item]));
   for (const item of items) {
     if (item.part !== undefined && item.parts === undefined) continue; // a later part of a split record
-    const call = keys.journalCallOf(item.sk);
+    const call = {
+      ...keys.journalCallOf(item.sk),
+      ...(item.fingerprint ? { fingerprint: item.fingerprint } : {}),
+      ...(item.inherited ? { inherited: item.inherited } : {}),
+    };
     if (item.parts === undefined) {
       records.push({ ...call, value: item.value });
       continue;
@@ -86,12 +99,17 @@ const PART_CHARS = 90_000;
  * A record as items: one, or — for a value too large for an item (a model's 400 KB answer, 450 KB
  * of tool arguments) — its JSON in parts, the first item saying how many. Replays stay exact.
  */
-function recordItems(key: { pk: string; sk: string }, value: unknown, ttl: number): Item[] {
+function recordItems(
+  key: { pk: string; sk: string },
+  value: unknown,
+  ttl: number,
+  about: Pick<JournalItem, "fingerprint" | "inherited">,
+): Item[] {
   const json = JSON.stringify(value ?? null);
-  if (json.length <= PART_CHARS) return [{ ...key, value, ttl }];
+  if (json.length <= PART_CHARS) return [{ ...key, value, ttl, ...about }];
   const parts = Array.from({ length: Math.ceil(json.length / PART_CHARS) }, (_, i) => json.slice(i * PART_CHARS, (i + 1) * PART_CHARS));
   // Later parts first in the batch order does not matter: a record counts only with all its parts.
   return parts.map((part, i) =>
-    i === 0 ? { ...key, parts: parts.length, part, ttl } : { pk: key.pk, sk: keys.journalPart(key.sk, i), part, ttl },
+    i === 0 ? { ...key, parts: parts.length, part, ttl, ...about } : { pk: key.pk, sk: keys.journalPart(key.sk, i), part, ttl },
   );
 }

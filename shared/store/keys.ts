@@ -42,9 +42,11 @@ export const keys = {
   }),
   /** What the keys of a scope's records, and of the scopes within it, start with ("plan#2" holds "plan#2#r1"). */
   journalScopePrefix: (scope: string) => `JRN#${scope}#`,
+  /** Every record of the run's journal, of every scope. */
+  journalRunPrefix: "JRN#",
   /** The call a journal sort key names (the first `#<digits>#<kind>` ends the scope: scopes are ours, call ids the model's). */
   journalCallOf: (sk: string): JournalCall => {
-    const [, scope, round, kind, callId] = /^JRN#(.+?)#(\d{4,})#(llm|tool|intent|memo)(?:#([\s\S]*))?$/.exec(sk) ?? [];
+    const [, scope, round, kind, callId] = /^JRN#(.+?)#(\d{4,})#(llm|tool|intent|memo|attempt)(?:#([\s\S]*))?$/.exec(sk) ?? [];
     if (scope === undefined) throw new Error(`Not a journal record's key: ${sk}`);
     return { scope, round: Number(round), kind: kind as JournalKind, ...(callId ? { callId } : {}) };
   },
@@ -96,6 +98,10 @@ export const keys = {
   savedAgent: (tenantId: string, name: string, version: number) => ({ pk: `TENANT#${tenantId}`, sk: `AGENT#${name}#v${pad(version, 9)}` }),
   /** Every saved agent's versions, or one agent's ("#" ends a name, so `analyst` never reads `analyst-2`). */
   savedAgentPrefix: (name?: string) => (name === undefined ? "AGENT#" : `AGENT#${name}#v`),
+  /** One version of a tool policy: its versions sort in order after the name's prefix. */
+  toolPolicy: (tenantId: string, name: string, version: number) => ({ pk: `TENANT#${tenantId}`, sk: `POLICY#${name}#v${pad(version, 9)}` }),
+  /** Every policy's versions, or one policy's ("#" ends a name). */
+  toolPolicyPrefix: (name?: string) => (name === undefined ? "POLICY#" : `POLICY#${name}#v`),
   upload: (tenantId: string, fileId: string) => ({ pk: `TENANT#${tenantId}`, sk: `UPLOAD#${fileId}` }),
   /** The key's hash, not the key: a client's key can be long and holds whatever the client put in it. */
   idempotencyClaim: (tenantId: string, key: string) => ({ pk: `TENANT#${tenantId}`, sk: `IDEM#${sha256(key)}` }),

@@ -13,6 +13,7 @@ export class TenantSettingsStore implements TenantDefaults {
     return TenantSettings.parse({
       ...(Item?.multitask ? { multitask: Item.multitask } : {}),
       ...(Item?.instructions ? { instructions: Item.instructions } : {}),
+      ...(Item?.guardrails?.length ? { guardrails: Item.guardrails } : {}),
     });
   }
 

@@ -16,6 +16,10 @@ export class MemoryJournal implements RunJournal {
     return stored((this.records.get(runId) ?? []).filter((record) => withinScope(record.scope, scope)));
   }
 
+  async readRun(runId: string): Promise<JournalRecord[]> {
+    return stored(this.records.get(runId) ?? []);
+  }
+
   async commit(runId: string, { records, tasks = [], step }: JournalCommit): Promise<void> {
     if (tasks.length || step) {
       const keeper = this.tasks;

@@ -16,6 +16,7 @@ import { MemoryInterrupts } from "./memoryInterrupts.js";
 import { MemoryJournal } from "./memoryJournal.js";
 import { MemoryListings } from "./memoryListings.js";
 import { MemoryNotifier } from "./memoryNotifier.js";
+import { MemoryPolicies } from "./memoryPolicies.js";
 import { MemoryRunSnapshots } from "./memoryRunSnapshots.js";
 import { MemoryRuns } from "./memoryRuns.js";
 import { MemorySavedAgents } from "./memorySavedAgents.js";
@@ -66,6 +67,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     streamTokens: new MemoryStreamTokens(),
     tenantSettings: new MemoryTenantSettings(),
     toolSources: new MemoryToolSources(),
+    policies: new MemoryPolicies(),
     spend: new MemorySpend(),
   };
   const ports: Ports = {

@@ -15,6 +15,8 @@ export const writeArtifact = defineTool({
   persona: "Report writer",
   description: "Save a file (markdown, text, csv, json) as a result of the run. Overwrites a file of the same name.",
   access: "write",
+  // Puts its file with the call's idempotency key: a second run of the call writes nothing new.
+  idempotent: true,
   grants: ["files:write"],
   parameters: z.object({ filename, content: z.string().max(300_000), description: z.string().max(500).optional() }),
   async run({ filename, content, description }, { runId, files, idempotencyKey }) {

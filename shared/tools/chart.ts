@@ -10,6 +10,7 @@ export const chartTool = defineTool({
     "Draw a chart from a Vega-Lite spec (mark, encoding, transform, …) over a file of the run (`data`: .csv, .json, .xlsx or .xls) or the spec's inline `data.values`. " +
     "Saved as <title>.svg and <title>.png files of the run; write_report can embed the same chart (its `charts`).",
   access: "write",
+  idempotent: true, // both files are put with the call's idempotency key
   grants: ["files:read", "files:write"],
   parameters: ChartInput,
   async run(input, { runId, files, idempotencyKey }) {

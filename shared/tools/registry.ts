@@ -2,7 +2,7 @@ import { z } from "zod";
 import { errorMessage } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import { clip } from "../memory/share.js";
-import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
+import { FixableToolError, type Tool, type ToolContext, type ToolOutcome, type ToolSet } from "../ports/tools.js";
 import { PERSONA_ARGUMENT, withoutPersona, withPersonaProperty } from "./persona.js";
 
 /** JD Genie's max_observe: what the model sees of one tool output. */
@@ -78,9 +78,13 @@ export class ToolRegistry implements ToolSet {
       return { ok: false, output: `Error: invalid arguments for ${call.name}: ${problems}` };
     }
     try {
-      return { ok: true, output: await tool.run(args.data, context) };
+      const reply = await tool.run(args.data, context);
+      if (typeof reply === "string") return { ok: true, output: reply };
+      return { ok: true, output: reply.output, ...(reply.images?.length ? { images: reply.images } : {}) };
     } catch (error) {
-      return { ok: false, output: `Error: ${call.name} failed: ${errorMessage(error)}` };
+      const output = `Error: ${call.name} failed: ${errorMessage(error)}`;
+      if (error instanceof FixableToolError) return { ok: false, output, fixable: { reason: error.reason, status: error.status } };
+      return { ok: false, output };
     }
   }
 }

@@ -49,6 +49,7 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
     name: "run_code",
     description: runCodeDescription(sandbox, limits),
     access: "write",
+    idempotent: true, // its files are put with the call's idempotency key
     grants: ["files:read", "files:write", sandbox.grant],
     parameters: z.object({
       code: z.string().min(1).max(100_000).describe("The Python program"),

@@ -10,6 +10,7 @@ export function defineTool<S extends z.ZodType>(tool: {
   persona?: string;
   pure?: boolean;
   asksUser?: boolean;
+  idempotent?: boolean;
   grants?: readonly ToolGrant[];
   endScope?(runId: string, scope: string): Promise<void>;
   run(args: z.infer<S>, context: ToolContext): Promise<string>;

@@ -1,4 +1,3 @@
-import { marked } from "marked";
 import xssModule from "xss";
 
 // A CommonJS package: its named exports hang off the default export at run time.
@@ -12,6 +11,7 @@ import { type FileStore, slugOf } from "../ports/files.js";
 import type { ToolContext } from "../ports/tools.js";
 import { escapeHtml } from "../reports/html.js";
 import { outline, pptxOf, slidesHtml } from "../reports/slides.js";
+import { markdown as markdownDialect } from "../text/markdown.js";
 import { defineTool } from "./tool.js";
 
 const Source = z.object({ url: z.string().url().max(2_000), title: z.string().max(300).optional() });
@@ -33,7 +33,7 @@ img{max-width:100%;height:auto}figure.chart{margin:1.5rem 0}figcaption{font-size
 
 /** Markdown → one self-contained HTML page: sanitized, inline CSS, no scripts (the CSP forbids them too). */
 function renderHtmlReport(title: string, markdown: string, sources: Source[] = [], charts: DrawnChart[] = []): string {
-  const body = sanitizer.process(marked.parse(markdown, { async: false, gfm: true }) as string);
+  const body = sanitizer.process(markdownDialect.parse(markdown) as string);
   // Charts are drawn by us (never the model's markup): embedded as PNG images, which the CSP allows as
   // data: URLs, drawn with the bundled font (an SVG as an image cannot load it: its text would fall
   // back to whatever font the reader has); shown at the chart's own width, or narrower on a small screen.
@@ -109,6 +109,7 @@ export const writeReport = defineTool({
     "`material` (names of the run's files; spreadsheets, Word documents and PDFs are read too) and `notes` (earlier results, figures) — " +
     "and the report is written from them as the user watches. Give the sources you used (URLs) to list them, numbered, at the end.",
   access: "write",
+  idempotent: true, // the report is put with the call's idempotency key
   // Reads the material and the charts' data, writes the report (and a deck's slides page, a Markdown report's charts).
   grants: ["files:read", "files:write"],
   parameters: z.object({

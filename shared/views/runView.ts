@@ -70,6 +70,8 @@ export function runView(
     interrupts: interrupts.map(interruptView),
     result: run.result ?? null,
     ...(run.stopReason ? { stopReason: run.stopReason } : {}),
+    ...(run.replayOf ? { replayOf: run.replayOf } : {}),
+    ...(run.forkOf ? { forkOf: run.forkOf } : {}),
     files,
     error: run.error ?? null,
     usage: { ...withTaskUsage(run.usage, tasks), ...(stateTransitions !== undefined ? { stateTransitions } : {}) },

@@ -16,8 +16,11 @@
  * 8. Bundles: each function's zipped size and the cold import of its bundled handler (bundles.ts).
  * 9. Stream windows (streamWindow.ts): what a reconnection costs a watcher, against what a stream
  *    whose client left costs until its window ends, per STREAM_MAX_SECONDS.
+ * 10. Tool policies (policy.ts): the Cedar decision before each tool call (p95), the engine's load and its layer.
+ * 11. Guardrails (holdBack.ts): the delay the hold-back window adds to the first streamed byte.
+ * 12. Replay (replay.ts): a 16-task run replayed from its journal, and what the journal holds per run.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`, `policy`, `holdback`, `replay`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 
 import { Client } from "../support/client.js";
@@ -121,4 +124,7 @@ if (wanted("sandbox")) {
 if (wanted("prompts")) await (await import("./promptCache.js")).benchPromptCache();
 if (wanted("eventlog")) await (await import("./eventLog.js")).benchEventLog();
 if (wanted("stream")) await (await import("./streamWindow.js")).benchStreamWindow();
+if (wanted("holdback")) await (await import("./holdBack.js")).benchHoldBack();
 if (wanted("capacity")) await (await import("./capacity.js")).benchCapacity();
+if (wanted("policy")) await (await import("./policy.js")).benchPolicy();
+if (wanted("replay")) await (await import("./replay.js")).benchReplay();

@@ -458,7 +458,13 @@ describe("the web console in Chromium", () => {
     // Submitted before the list is open, so its first load shows the run (the first test waits for a live update).
     const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
     const page = await browser.context.newPage();
+    // The header has one height, signed out and in (it grew by 4 px with the Sign out button).
+    const headerHeight = async () => (await page.locator("header.top").boundingBox())!.height;
+    await page.goto(proxy.url);
+    await page.getByLabel("API key").waitFor();
+    const signedOut = await headerHeight();
     await signIn(page);
+    expect(await headerHeight()).toBe(signedOut);
     await page.locator(`tr[data-run-id="${runId}"]`).waitFor({ timeout: 30_000 });
 
     // A filter that matches nothing, while runs exist: said so, with the way back.
@@ -475,12 +481,21 @@ describe("the web console in Chromium", () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const sideways = () => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
     const row = page.locator(`tr[data-run-id="${runId}"]`);
-    expect(await row.evaluate((tr) => (globalThis as any).getComputedStyle(tr).display)).toBe("block");
+    // Polled: the list refreshes every few seconds, and a row replaced mid-read has no computed style.
+    await expect.poll(() => row.evaluate((tr) => (globalThis as any).getComputedStyle(tr).display)).toBe("block");
     expect(
       await row.locator("td", { hasText: "plan_solve" }).evaluate((td) => (globalThis as any).getComputedStyle(td, "::before").content),
     ).toBe('"Mode"');
     expect((await row.boundingBox())!.width).toBeLessThanOrEqual(390);
     expect(await sideways()).toBeLessThanOrEqual(390);
+    // The session id on one line, whole (it wrapped mid-token beside its name); polled, as the list refreshes.
+    const idLines = () =>
+      row.locator('td[data-label="Session"] code').evaluate((code: any) => {
+        const range = (globalThis as any).document.createRange();
+        range.selectNodeContents(code);
+        return new Set([...range.getClientRects()].map((rect: any) => Math.round(rect.top))).size;
+      });
+    await expect.poll(idLines).toBe(1);
     await page.screenshot({ path: path.join(OUTPUT, "runs-phone.png"), fullPage: true });
 
     await page.goto(`${proxy.url}/#/runs/${runId}`);
@@ -492,9 +507,13 @@ describe("the web console in Chromium", () => {
     expect(await top(".answer-section")).toBeLessThan(await top(".usage-section"));
     // The tasks on a time axis, each with how long it took; the file the run wrote named in the activity.
     expect(await page.locator(".lane .lane-duration").allTextContents()).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^\d+(\.\d)? s$/)]),
+      expect.arrayContaining([expect.stringMatching(/^\d+( ms|(\.\d)? s)$/)]),
     );
-    expect(await page.locator(".axis-track .tick").first().textContent()).toBe("0.0 s");
+    // The axis's three ticks in one unit, none reading like another (a short step once read "0.0 s 0.0 s 0.1 s").
+    const ticks = await page.locator(".axis-track").first().locator(".tick").allTextContents();
+    expect(ticks[0]).toMatch(/^0 m?s$/);
+    expect(new Set(ticks).size).toBe(3);
+    expect(new Set(ticks.map((tick) => tick.split(" ")[1])).size).toBe(1);
     expect(await page.locator(".entry.file-created").allTextContents()).toEqual([expect.stringContaining("report.md")]);
     await page.getByRole("button", { name: "Preview report.md" }).click();
     await page.locator(".preview h1").waitFor();
@@ -506,6 +525,23 @@ describe("the web console in Chromium", () => {
       .toBe(true);
     expect(await sideways()).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(OUTPUT, "run-phone-preview.png") });
+
+    // The new-run form's Mode select shows each choice whole, explained under it (a long option was cut).
+    await openNewRun(page);
+    const mode = page.getByLabel("Mode");
+    const cut = await mode.evaluate((select: any) => {
+      const style = (globalThis as any).getComputedStyle(select);
+      const context = (globalThis as any).document.createElement("canvas").getContext("2d");
+      context.font = style.font;
+      // The text's room: the box less its padding and the drop-down arrow (about 20 px in Chromium).
+      const room = select.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight) - 20;
+      return [...select.options].filter((option: any) => context.measureText(option.text).width > room).map((option: any) => option.text);
+    });
+    expect(cut).toEqual([]);
+    expect(await page.locator(`#${await mode.getAttribute("aria-describedby")}`).textContent()).toContain(
+      "plan_solve: a planner and parallel executors",
+    );
+    expect(await sideways()).toBeLessThanOrEqual(390);
     await page.close();
   });
 

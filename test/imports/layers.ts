@@ -32,7 +32,7 @@ export const LAYERS: Layer[] = [
     name: "basics",
     paths: ["shared/errors.ts", "shared/observability.ts", "shared/lazyImport.ts", "shared/text/", "shared/net/"],
     imports: [],
-    holds: "errors, logs and metrics, lazy imports, words, the address guard",
+    holds: "errors, logs and metrics, lazy imports, words, the Markdown dialect, the address guard",
   },
   {
     name: "model",
@@ -64,10 +64,13 @@ export const LAYERS: Layer[] = [
       "shared/web/",
       "shared/webhooks/",
       "shared/sandbox/",
+      "shared/policy/",
+      "shared/guardrails/",
       "shared/budget/",
     ],
     imports: PORTS,
-    holds: "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, budgets",
+    holds:
+      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar), guardrail checks, budgets",
   },
   {
     name: "wire formats",
@@ -182,10 +185,21 @@ export const LAYERS: Layer[] = [
   {
     name: "cli",
     paths: ["infra/cli/"],
-    imports: ["contracts", "api client", "fold", "display"],
+    imports: ["basics", "contracts", "api client", "fold", "display"],
     holds: "the command-line client (its own package)",
   },
-  { name: "console", paths: ["infra/console/"], imports: ["contracts", "api client", "fold", "display"], holds: "the web console" },
+  {
+    name: "console",
+    paths: ["infra/console/"],
+    imports: ["basics", "contracts", "api client", "fold", "display"],
+    holds: "the web console",
+  },
+  {
+    name: "evals",
+    paths: ["infra/evals/"],
+    imports: ["contracts", "api client", "offline model"],
+    holds: "`npm run eval`: datasets run through the API client, checks, trajectories, reports (the offline model judges by default)",
+  },
   {
     name: "local emulator",
     paths: ["infra/local/"],

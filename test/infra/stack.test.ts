@@ -33,6 +33,23 @@ describe("logging and tracing", () => {
     });
   });
 
+  it("the state machine's log group is under /aws/vendedlogs/states/, named after the stack and its id", () => {
+    const [[id, group]] = Object.entries(template.findResources("AWS::Logs::LogGroup")).filter(([logicalId]) =>
+      logicalId.includes("StateMachineLogs"),
+    ) as [string, { Properties: { LogGroupName: unknown } }][];
+    expect(group.Properties.LogGroupName).toEqual({
+      "Fn::Join": [
+        "",
+        ["/aws/vendedlogs/states/", { Ref: "AWS::StackName" }, "-", { "Fn::Select": [2, { "Fn::Split": ["/", { Ref: "AWS::StackId" }] }] }],
+      ],
+    });
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      LoggingConfiguration: Match.objectLike({
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { "Fn::GetAtt": [id, "Arn"] } } }],
+      }),
+    });
+  });
+
   it("the HTTP API writes access logs and is throttled", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
       StageName: "$default",
@@ -121,14 +138,15 @@ describe("limits", () => {
 });
 
 describe("code", () => {
-  it("no function loads source maps at start; only the steps that run an agent carry the layers (the tokenizer's, the work products' libraries)", () => {
+  it("no function loads source maps at start; only the steps that run an agent carry the layers (the tokenizer's, the work products' libraries, the policy engine), and the API the policy engine", () => {
     const agentSteps = new Set<string>(AGENT_STEPS);
     const layers = ofType("AWS::Lambda::LayerVersion");
-    expect(layers).toHaveLength(2);
+    expect(layers).toHaveLength(3);
+    const layersOf = (path: string) => (agentSteps.has(path.split("/").at(-1)!) ? 3 : path.endsWith("/Api") ? 1 : 0);
     for (const fn of ours) {
       const props = resources[fn.logicalId]!.Properties;
       expect(props.Environment.Variables.NODE_OPTIONS ?? "", fn.path).not.toContain("source-maps");
-      expect(props.Layers ?? [], fn.path).toHaveLength(agentSteps.has(fn.path.split("/").at(-1)!) ? 2 : 0);
+      expect(props.Layers ?? [], fn.path).toHaveLength(layersOf(fn.path));
     }
   });
 });
@@ -333,7 +351,7 @@ describe("configuration parity: every deployment setting reaches every function'
     contextBudgetTokens: "64000",
     toolConcurrency: "3",
     maxActiveRunsPerTenant: "5",
-    maxInputChars: "10000",
+    maxInputBytes: "10000",
     llmTimeoutMs: "90000",
     llmMaxRetries: "4",
     retentionDays: "14",

@@ -1,7 +1,9 @@
 import { DynamoDBClient, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { z } from "zod";
+import type { CreateRunResponse, EventList, ToolList } from "../../shared/contracts/responses.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { Client } from "../support/untypedClient.js";
 
 /**
  * The HTTP API's contract at its edges: tenants are isolated, and every bad request gets a 4xx
@@ -73,7 +75,7 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     }
   });
 
-  const post = (body: unknown, headers: Record<string, string> = {}) => bad.request("POST", "/v1/runs", body, headers);
+  const post = (body: unknown, headers: Record<string, string> = {}) => bad.request<ErrorBody>("POST", "/v1/runs", body, headers);
 
   it("invalid JSON → 400", async () => {
     expectError(await post('{"input": "hello",'), 400, "invalid_json");
@@ -116,10 +118,10 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     expect(res.body.error.message).toContain(field);
   });
 
-  it("an input over 32,000 characters → 413", async () => {
-    const res = await post({ input: "a".repeat(32_001) });
+  it("an input over 96,000 bytes of UTF-8 → 413 (32,000 Chinese characters and one more byte)", async () => {
+    const res = await post({ input: `${"数".repeat(32_000)}a` });
     expectError(res, 413, "payload_too_large");
-    expect(res.body.error.message).toContain("32000");
+    expect(res.body.error.message).toBe("input has 96001 bytes (UTF-8); the limit is 96000 bytes");
   });
 
   it("a body over 256 KiB → 413, even when it is valid JSON", async () => {
@@ -177,7 +179,7 @@ describe("bad requests get a clear 4xx and change nothing", () => {
   });
 
   it("and a valid request from the same tenant afterwards works: one run, which succeeds", async () => {
-    const created = await bad.request("POST", "/v1/runs", {
+    const created = await bad.request<CreateRunResponse>("POST", "/v1/runs", {
       input: "What is 2+2?",
       mode: "react",
       metadata: { team: "qa" },
@@ -192,8 +194,8 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     expect(await runsOfTenant("bad")).toEqual([created.body.runId]);
   });
 
-  it("an input of exactly 32,000 characters is accepted", async () => {
-    const res = await bad.request("POST", "/v1/runs", { input: "a".repeat(32_000), mode: "react" });
+  it("an input of exactly 96,000 bytes (32,000 Chinese characters) is accepted", async () => {
+    const res = await bad.request("POST", "/v1/runs", { input: "数".repeat(32_000), mode: "react" });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
   });
 });
@@ -217,7 +219,7 @@ describe("tenant isolation", () => {
 
   it("the owner sees the run, its events and its stream", async () => {
     expect((await main.request("GET", `/v1/runs/${runId}`)).status).toBe(200);
-    const events = await main.request("GET", `/v1/runs/${runId}/events`);
+    const events = await main.request<z.infer<typeof EventList>>("GET", `/v1/runs/${runId}/events`);
     expect(events.status).toBe(200);
     expect(events.body.events.length).toBeGreaterThan(0);
     const stream = await main.stream(runId);
@@ -231,16 +233,16 @@ describe("tenant isolation", () => {
       [`/v1/runs/${runId}`, `/v1/runs/${missing}`],
       [`/v1/runs/${runId}/events`, `/v1/runs/${missing}/events`],
     ]) {
-      const res = await other.request("GET", path!);
+      const res = await other.request<ErrorBody>("GET", path!);
       expectError(res, 404, "not_found");
-      const reference = await other.request("GET", missingPath!);
+      const reference = await other.request<ErrorBody>("GET", missingPath!);
       expect(res.body.error.message.replace(runId, "ID")).toBe(reference.body.error.message.replace(missing, "ID"));
       expect(JSON.stringify(res.body)).not.toContain("input");
     }
     const stream = await other.stream(runId);
     expect(stream.status).toBe(404);
     expect(stream.frames).toEqual([]);
-    expect(stream.body.error.code).toBe("not_found");
+    expect(stream.body?.error.code).toBe("not_found");
   });
 
   it("another tenant cannot decide the run's interrupts either", async () => {
@@ -257,9 +259,9 @@ describe("tenant isolation", () => {
 
 describe("GET /v1/tools", () => {
   it("lists the agents' tools with their JSON schemas, and which ones write", async () => {
-    const res = await main.request("GET", "/v1/tools");
+    const res = await main.request<ToolList>("GET", "/v1/tools");
     expect(res.status).toBe(200);
-    const byName = Object.fromEntries(res.body.tools.map((t: any) => [t.name, t]));
+    const byName = Object.fromEntries(res.body.tools.map((t) => [t.name, t]));
     expect(Object.keys(byName)).toEqual(
       expect.arrayContaining(["calculator", "text_stats", "write_artifact", "read_artifact", "ask_user"]),
     );

@@ -334,6 +334,101 @@ describe("tool approval", () => {
   });
 });
 
+describe("tool policies (Cedar), on the other tenant", () => {
+  const SIZE = `@reason("Artifacts may have at most 1,000 characters.")
+forbid(principal, action == Action::"write_artifact", resource) when { context.sizes.content > 1000 };`;
+  const BIG_FILE = `use write_artifact {"filename": "notes.md", "content": "${"policy ".repeat(200)}"}`;
+
+  async function runToEnd(input: string) {
+    const { runId } = await other.submit({ input, mode: "react" });
+    const { run, events } = await other.waitForEnd(runId);
+    expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+    const notes = await other.request("GET", `/v1/runs/${runId}/files/notes.md`);
+    return { run, events, notes: String(notes.body) };
+  }
+
+  it("a policy that does not parse or names an unknown tool is refused with 400 and the reason; nothing is saved", async () => {
+    const cases = [
+      { cedar: "forbid(principal, action resource);", message: /does not parse/ },
+      { cedar: 'forbid(principal, action == Action::"wire_money", resource);', message: /wire_money/ },
+      { cedar: "permit(principal, action, resource);", message: /Only forbid statements/ },
+    ];
+    for (const { cedar, message } of cases) {
+      const res = await other.request("PUT", "/v1/policies/bad", { cedar });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toMatch(message);
+    }
+    expect((await other.request("PUT", "/v1/policies/bad", { cedar: SIZE, mode: "sometimes" })).status).toBe(400);
+    expect((await other.request("GET", "/v1/policies")).body).toEqual({ policies: [] });
+    expect((await other.request("GET", "/v1/policies/bad")).status).toBe(404);
+  });
+
+  it("enforce denies the large write and the model writes a smaller file; log_only lets it run and says it would have denied", async () => {
+    const saved = await other.request("PUT", "/v1/policies/artifact-size", { cedar: SIZE, mode: "enforce" });
+    expect(saved.status).toBe(201);
+    expect(saved.body).toMatchObject({ name: "artifact-size", version: 1, mode: "enforce" });
+    try {
+      const enforced = await runToEnd(BIG_FILE);
+      expect(enforced.notes.length).toBeLessThanOrEqual(1000);
+      expect(enforced.notes).toMatch(/^policy policy/);
+      const writes = ofType(enforced.events, "tool.result").filter((e) => e.data.tool === "write_artifact");
+      expect(writes.map((e) => e.data.ok)).toEqual([false, true]);
+      expect(writes[0]!.data.output).toBe("Denied by policy: Artifacts may have at most 1,000 characters.");
+      expect(ofType(enforced.events, "guardrail.decided").map((e) => e.data)).toEqual([
+        expect.objectContaining({
+          kind: "policy",
+          stage: "tool_call",
+          check: "artifact-size",
+          version: 1,
+          verdict: "deny",
+          mode: "enforce",
+          tool: "write_artifact",
+        }),
+      ]);
+
+      expect((await other.request("PUT", "/v1/policies/artifact-size", { cedar: SIZE, mode: "log_only" })).body.version).toBe(2);
+      const logged = await runToEnd(BIG_FILE);
+      expect(logged.notes.length).toBe(1400);
+      expect(ofType(logged.events, "guardrail.decided").map((e) => [e.data.check, e.data.version, e.data.verdict, e.data.mode])).toEqual([
+        ["artifact-size", 2, "deny", "log_only"],
+      ]);
+      expect((await other.request("GET", "/v1/policies/artifact-size@1")).body.mode).toBe("enforce");
+      expect((await other.request("GET", "/v1/policies")).body.policies.map((p: any) => [p.name, p.version])).toEqual([
+        ["artifact-size", 2],
+      ]);
+      // The client's tenant has no policy: the same run writes the whole file.
+      expect((await client.request("GET", "/v1/policies")).body).toEqual({ policies: [] });
+    } finally {
+      expect((await other.request("DELETE", "/v1/policies/artifact-size")).status).toBe(204);
+    }
+  });
+
+  it("a policy that requires approval over an amount opens an approval card with the policy's reason; approved, the call runs", async () => {
+    const cedar = `@approval
+@reason("Files over 300 characters need a person's approval.")
+forbid(principal, action == Action::"write_artifact", resource) when { context.sizes.content > 300 };`;
+    expect((await other.request("PUT", "/v1/policies/big-files", { cedar })).status).toBe(201);
+    try {
+      const { runId } = await other.submit({ input: BIG_FILE, mode: "react" });
+      const { pending, events } = await other.waitForPending(runId, 1);
+      expect(pending[0]).toMatchObject({
+        kind: "tool_approval",
+        toolName: "write_artifact",
+        reason: "Files over 300 characters need a person's approval.",
+        summary: expect.stringMatching(/^Files over 300 characters need a person's approval\.\nRun write_artifact with /),
+      });
+      expect(ofType(events, "interrupt.opened")[0]!.data.reason).toBe("Files over 300 characters need a person's approval.");
+      expect(ofType(events, "guardrail.decided").map((e) => e.data.verdict)).toEqual(["require_approval"]);
+      expect((await other.decide(runId, pending[0].interruptId, { decision: "approve" })).status).toBe(202);
+      const { run } = await other.waitForEnd(runId);
+      expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
+      expect(String((await other.request("GET", `/v1/runs/${runId}/files/notes.md`)).body).length).toBe(1400);
+    } finally {
+      expect((await other.request("DELETE", "/v1/policies/big-files")).status).toBe(204);
+    }
+  });
+});
+
 describe("ask_user", () => {
   it("a ReAct agent asks, the run waits for the answer, and the agent uses it", async () => {
     const runId = await submit({ input: ASK_INPUT, mode: "react" });

@@ -408,6 +408,26 @@ describe("stream lifetime", () => {
     await client.waitForEnd(runId);
   }, 60_000);
 
+  it("clients that leave while their stream is still opening (key checked, run read) leave the stack serving", async () => {
+    const { runId } = await client.submit(SIMPLE);
+    // Each request is dropped 0 to 7 ms after it is sent: most before the handler has begun to write.
+    for (let i = 0; i < 40; i++) {
+      const controller = new AbortController();
+      const request = fetch(`${stack.url}/v1/runs/${runId}/stream`, {
+        headers: { authorization: `Bearer ${stack.apiKey}` },
+        signal: controller.signal,
+      }).then(
+        (res) => res.body?.cancel(),
+        () => undefined,
+      );
+      setTimeout(() => controller.abort(), i % 8);
+      await request;
+    }
+    // The stack still answers, and the run still ends.
+    expect((await fetch(`${stack.url}/health`)).status).toBe(200);
+    expect(TERMINAL).toContain((await client.waitForEnd(runId)).run.status);
+  }, 60_000);
+
   it("STREAM_MAX_SECONDS=2: the stream ends by itself saying to reconnect; resuming with Last-Event-ID continues with no gap and no duplicate to the terminal event", async () => {
     const { runId } = await shortClient.submit(REPORT);
     const frames: SseFrame[] = [];

@@ -130,6 +130,7 @@ describe("a crash of the stack", () => {
     const stack = await startStack({ STEPWISE_LOCAL_CONTAINERS: "2" });
     try {
       expect(stack.containerPids.every(alive)).toBe(true);
+      stack.expectExit();
       process.kill(stack.pid, "SIGKILL"); // the stack's process alone, not its group
       expect(await until(() => stack.containerPids.every((pid) => !alive(pid)), 20_000)).toBe(true);
     } finally {

@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, it } from "vitest";
+import { evalCommand } from "../../infra/evals/main.js";
+import { StepwiseClient } from "../../shared/apiClient/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
@@ -44,7 +46,9 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
   let stack: RunningStack;
   let dir: string;
   beforeAll(async () => {
-    stack = await startStack();
+    // The pasted `curl -N` does not resume a stream the server closes (after STREAM_MAX_SECONDS, 60 by
+    // default): on a loaded machine a run can outlast that, so these streams are held open longer.
+    stack = await startStack({ STREAM_MAX_SECONDS: "600" });
     dir = await mkdtemp(path.join(tmpdir(), "stepwise-walkthroughs-"));
   });
   afterAll(async () => {
@@ -85,7 +89,9 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     expect(block).toContain("curl -N http://127.0.0.1:3000/v1/runs/$RUN/stream");
     const { code, out } = await paste(block!);
     expect(code).toBe(0);
-    expect(out).toMatch(/"status":"queued"/);
+    // The submitted run on a line of its own (the prompt is not left after it), kept in no shared file.
+    expect(out).toMatch(/^\{"runId":"run_[^\n]*"status":"queued"[^\n]*\}\n/);
+    expect(block).not.toMatch(/\/tmp\//);
     // The stream: events in order, ending with the run's success; then the result.
     expect(out.indexOf("event: plan.updated")).toBeGreaterThan(-1);
     expect(out.indexOf("event: run.succeeded")).toBeGreaterThan(out.indexOf("event: plan.updated"));
@@ -201,4 +207,84 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     expect(events.filter((e: any) => e.type === "interrupt.resolved").map((e: any) => e.data.decision)).toEqual(["approve"]);
     expect((await api(`/v1/runs/${runId}`)).files.map((f: any) => f.name)).toContain("report.md");
   }, 120_000);
+
+  /** `npm run eval` as a function, against this stack, its output kept for the assertion messages. */
+  async function evaluate(args: string[]) {
+    const output: string[] = [];
+    const io = { out: (t: string) => output.push(t), err: (t: string) => output.push(t), env: {} };
+    const outcome = await evalCommand([...args, "--url", stack.url, "--api-key", stack.apiKey], io);
+    return { ...outcome, output: output.join("") };
+  }
+
+  // The evals run after the walk-throughs above, not beside them: their eight runs would slow the
+  // pasted ones, whose curl streams end after the stream's 60 s (they do not resume).
+  it.sequential("npm run eval: the dataset of these walk-throughs (test/evals/walkthroughs.jsonl) passes against the offline model", async ({
+    expect,
+  }) => {
+    const out = path.join(await mkdtemp(path.join(dir, "eval-")), "report");
+    const { exitCode, report, files, output } = await evaluate(["test/evals/walkthroughs.jsonl", "--out", out, "--html"]);
+    expect(exitCode, output).toBe(0);
+    expect(report?.summary).toMatchObject({ cases: 8, passed: 8, failed: 0, score: 1 });
+    expect(files).toEqual([`${out}.json`, `${out}.md`, `${out}.html`]);
+    // Each case ran a real run, whose tool calls, tokens and latency the report carries.
+    for (const c of report?.cases ?? []) {
+      expect(c.runId).toMatch(/^run_/);
+      expect(c.tokens).toBeGreaterThan(0);
+      expect(c.latencyMs).toBeGreaterThan(0);
+    }
+    const first = report?.cases.find((c) => c.id === "first run (plan_solve)");
+    expect(first?.checks.map((c) => c.check)).toContain("judge");
+    expect(first?.toolCalls.filter((t) => t.tool === "calculator")).toHaveLength(2);
+    expect(JSON.parse(await readFile(`${out}.json`, "utf8")).summary.passed).toBe(8);
+    expect(await readFile(`${out}.md`, "utf8")).toContain("| react arithmetic | pass | 1 |");
+  }, 600_000);
+
+  it.sequential("npm run eval: a broken agent fails its cases with the reasons, --compare names them newly failing, a bad line is reported", async ({
+    expect,
+  }) => {
+    const work = await mkdtemp(path.join(dir, "eval-broken-"));
+    // Two cases of the walk-through dataset, and a line that does not parse between them.
+    const lines = (await readFile("test/evals/walkthroughs.jsonl", "utf8")).split("\n");
+    const dataset = path.join(work, "two.jsonl");
+    await writeFile(dataset, [lines[0], '{"input": "Compute 1+1", "expect": {"contains": 2}}', lines[1]].join("\n"));
+    const good = await evaluate([dataset, "--out", path.join(work, "good")]);
+    expect(good.exitCode, good.output).toBe(1);
+    expect(good.report?.cases.map((c) => [c.id, c.passed])).toEqual([
+      ["first run (plan_solve)", true],
+      ["line 2", false],
+      ["react arithmetic", true],
+    ]);
+    expect(good.report?.cases[1]?.reasons[0]).toMatch(/^line 2 does not parse: expect\.contains: /);
+    expect(good.report?.cases[1]?.runId).toBeUndefined();
+
+    // The prompt under test loses its calculator: a saved agent whose tools leave it out.
+    await new StepwiseClient(stack.url, stack.apiKey).saveAgent("broken", {
+      instructions: "Work without a calculator.",
+      tools: ["text_stats", "write_artifact"],
+    });
+    const broken = await evaluate([
+      dataset,
+      "--agent",
+      "broken",
+      "--compare",
+      path.join(work, "good.json"),
+      "--out",
+      path.join(work, "broken"),
+    ]);
+    expect(broken.exitCode, broken.output).toBe(1);
+    const reasons = (id: string) => broken.report?.cases.find((c) => c.id === id)?.reasons ?? [];
+    expect(reasons("react arithmetic")).toEqual([
+      'the answer does not contain "391"',
+      expect.stringMatching(
+        /^trajectory \(strict\) scored 0: expected call not made: calculator \{"expression":"17\*23"\}; unexpected call: text_stats/,
+      ),
+    ]);
+    expect(reasons("first run (plan_solve)")).toEqual([
+      'the answer does not contain "391"',
+      'the answer does not contain "47"',
+      'the judge scored 0 (below 0.5): The answer lacks "17*23 = 391", "(120/8)+2^5 = 47".',
+      expect.stringMatching(/^trajectory \(superset\) scored 0: expected call not made: calculator \{"expression":"17\*23"\}; /),
+    ]);
+    expect(broken.output).toContain("- newly failing: first run (plan_solve), react arithmetic");
+  }, 600_000);
 });

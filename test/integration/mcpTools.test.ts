@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import { conventionProblems, type OtlpSpan } from "../support/genAiConventions.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Client } from "../support/untypedClient.js";
 
@@ -112,12 +113,26 @@ let client: RecordingClient;
 let other: RecordingClient;
 let demo: McpHttpServer;
 let extra: McpHttpServer;
+let billing: McpHttpServer;
+/** The billing server: while its key is `expired`, every tools/call is answered 401; `sent` is what it did. */
+const invoices = { expired: false, sent: [] as string[] };
+
+/** A write tool behind a key that can expire between listing and calling. */
+function billingServer(): McpServer {
+  const server = new McpServer({ name: "billing", version: "1.0.0" });
+  server.registerTool("send_invoice", { description: "Sends an invoice.", inputSchema: { to: z.string() } }, async ({ to }) => {
+    invoices.sent.push(to);
+    return { content: [{ type: "text" as const, text: `invoice sent to ${to}` }] };
+  });
+  return server;
+}
 const runIds: string[] = [];
 
 beforeAll(async () => {
-  [demo, extra] = await Promise.all([
+  [demo, extra, billing] = await Promise.all([
     serveMcpOverHttp(demoServer, { requiredHeaders: { authorization: `Bearer ${TOKEN}` } }),
     serveMcpOverHttp(pingServer),
+    serveMcpOverHttp(billingServer, { refuse: ({ method }) => (invoices.expired && method === "tools/call" ? 401 : undefined) }),
   ]);
   stack = await startStack(
     { MCP_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), INTERRUPT_TIMEOUT_SECONDS: "3600", TOOL_CATALOG_CACHE_MS: String(CATALOG_CACHE_MS) },
@@ -131,7 +146,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all([stack?.stop(), demo?.close(), extra?.close()]);
+  await Promise.all([stack?.stop(), demo?.close(), extra?.close(), billing?.close()]);
 });
 
 const ofType = <T extends RunEvent["type"]>(events: RunEvent[], type: T) =>
@@ -382,6 +397,79 @@ describe("approval of MCP write tools", () => {
     const { run, events } = await client.waitForEnd(runId, 60_000);
     expect(ofType(events, "tool.result").find((e) => e.data.tool === "demo__upper")?.data.output).toContain("FINAL");
     expect(run.result).toContain("FINAL");
+  });
+});
+
+describe("a tool source whose key expired at call time", () => {
+  const invoice = (to: string) => `use billing__send_invoice {"to": "${to}"}`;
+  /** A run whose invoice call is refused (401): it waits on a tool_failure, nothing sent. */
+  async function refusedCall(to: string) {
+    invoices.expired = true;
+    const runId = await submit({ mode: "react", input: invoice(to) });
+    const { pending } = await client.waitForPending(runId, 1, 60_000);
+    expect(pending[0]).toMatchObject({
+      kind: "tool_failure",
+      toolName: "billing__send_invoice",
+      arguments: { to },
+      failure: { attempt: 1, reason: "unauthorized", status: 401, error: expect.stringContaining("401") },
+    });
+    expect(invoices.sent).not.toContain(to);
+    return { runId, interruptId: pending[0].interruptId as string };
+  }
+
+  it("pauses the task; after retry the call runs once more and succeeds, with no more model calls than without the failure", async () => {
+    expect((await client.request("POST", "/v1/tool-sources", { name: "billing", url: billing.url })).status).toBe(201);
+    await catalogsExpire();
+    invoices.expired = false;
+    const reference = await client.waitForEnd(await submit({ mode: "react", input: invoice("ref") }), 60_000);
+    expect(reference.run.status).toBe("succeeded");
+
+    const { runId, interruptId } = await refusedCall("acme");
+    // Not a decision this pause takes: 409, and it still waits.
+    expect((await client.decide(runId, interruptId, { decision: "approve" })).status).toBe(409);
+    invoices.expired = false; // the key is renewed
+    expect((await client.decide(runId, interruptId, { decision: "retry" })).status).toBe(202);
+    const { run, events } = await client.waitForEnd(runId, 60_000);
+    expect(run.status).toBe("succeeded");
+    expect(run.result).toContain("invoice sent to acme");
+    expect(invoices.sent.filter((to) => to === "acme")).toEqual(["acme"]);
+    expect(run.usage.llmCalls).toBe(reference.run.usage.llmCalls);
+    expect(ofType(events, "tool.called").filter((e) => e.data.tool === "billing__send_invoice")).toHaveLength(1);
+    expect(ofType(events, "tool.result").filter((e) => e.data.tool === "billing__send_invoice")).toMatchObject([
+      { data: { ok: true, output: "invoice sent to acme" } },
+    ]);
+    expect(ofType(events, "interrupt.resolved")).toMatchObject([{ data: { kind: "tool_failure", decision: "retry" } }]);
+
+    // Its trace: OpenTelemetry GenAI spans that fit the convention, the refused attempt and the retry each a span.
+    const trace = await client.request("GET", `/v1/runs/${runId}/trace`);
+    expect(trace.status).toBe(200);
+    const spans: OtlpSpan[] = trace.body.resourceSpans[0].scopeSpans[0].spans;
+    expect(spans.flatMap(conventionProblems)).toEqual([]);
+    const invoiceSpans = spans.filter((s) => s.name === "execute_tool billing__send_invoice");
+    expect(invoiceSpans.map((s) => s.attributes.find((a) => a.key === "error.type")?.value.stringValue)).toEqual([
+      "unauthorized",
+      undefined,
+    ]);
+    expect(spans.filter((s) => s.name.startsWith("chat ")).length).toBe(run.usage.llmCalls);
+    expect((await other.request("GET", `/v1/runs/${runId}/trace`)).status).toBe(404);
+  });
+
+  it("skip hands the agent the person's message instead; fail ends the run with the reason; neither sends anything", async () => {
+    const [skipped, failed] = await Promise.all([refusedCall("skipco"), refusedCall("failco")]);
+    expect((await client.decide(skipped.runId, skipped.interruptId, { decision: "skip", message: "billing is closed today" })).status).toBe(
+      202,
+    );
+    expect((await client.decide(failed.runId, failed.interruptId, { decision: "fail", message: "wrong customer" })).status).toBe(202);
+    const [skipEnd, failEnd] = await Promise.all([client.waitForEnd(skipped.runId, 60_000), client.waitForEnd(failed.runId, 60_000)]);
+    expect(skipEnd.run.status).toBe("succeeded");
+    expect(ofType(skipEnd.events, "tool.result").find((e) => e.data.tool === "billing__send_invoice")).toMatchObject({
+      data: { ok: false, output: "Skipped by the user: billing is closed today" },
+    });
+    expect(failEnd.run.status).toBe("failed");
+    expect(failEnd.run.error.message).toContain("wrong customer");
+    expect(invoices.sent).not.toContain("skipco");
+    expect(invoices.sent).not.toContain("failco");
+    invoices.expired = false;
   });
 });
 

@@ -27,6 +27,8 @@ let stack: RunningStack;
 let client: Client;
 let catalog: { name: string; access: string; asksUser: boolean }[];
 
+/** What the MCP tool `screenshot` returns. */
+const SCREENSHOT = png(48, 24);
 const SALES = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
 
 function everything(): McpServer {
@@ -43,6 +45,16 @@ function everything(): McpServer {
     { description: "Says the message back.", inputSchema: { message: z.string() }, annotations: { readOnlyHint: true } },
     async ({ message }) => ({
       content: [{ type: "text", text: `Echo: ${message}` }],
+    }),
+  );
+  server.registerTool(
+    "screenshot",
+    { description: "Takes a screenshot of the dashboard.", inputSchema: {}, annotations: { readOnlyHint: true } },
+    async () => ({
+      content: [
+        { type: "text", text: "The dashboard, as it looks now." },
+        { type: "image", data: SCREENSHOT.toString("base64"), mimeType: "image/png" },
+      ],
     }),
   );
   server.registerTool(
@@ -372,6 +384,28 @@ describe("images reach a model marked as seeing them, and only that one", { time
       expect(systemOf(request)).toContain("not shown to you (your model does not see images): shot.png.");
     }
     expect(unseen.run.result).toContain("I cannot see images: shot.png is a file");
+  });
+
+  it("an image an MCP tool returns is shown to the vision-marked executor after the tool's result and described; the ReAct agent gets the text only", async () => {
+    const seen = await walk({ input: "use everything__screenshot {}", mode: "plan_solve" });
+    const [first, second] = seen.byRole("executor");
+    expect(JSON.stringify(first!.body)).not.toContain("image_url");
+    const saved = seen.files.find((f) => f.contentType === "image/png")!;
+    expect(saved).toMatchObject({ name: expect.stringMatching(/^everything__screenshot-[0-9a-f]{8}-1\.png$/), bytes: SCREENSHOT.length });
+    const messages = second!.body.messages as { role: string; content: unknown }[];
+    expect(messages.at(-2)).toMatchObject({ role: "tool", content: expect.stringContaining(`[Image saved as file ${saved.name}`) });
+    expect(messages.at(-1)).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: `Images the tool calls above returned, shown to you: ${saved.name}.` },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${SCREENSHOT.toString("base64")}` } },
+      ],
+    });
+    expect(seen.run.result).toContain(`I see ${saved.name}: image/png, 48×24 pixels, ${SCREENSHOT.length} bytes.`);
+
+    const unseen = await walk({ input: "use everything__screenshot {}", mode: "react" });
+    for (const request of unseen.byRole("react")) expect(JSON.stringify(request.body)).not.toContain("image_url");
+    expect(unseen.run.result).not.toContain("I see");
   });
 
   it("an image over IMAGE_MAX_BYTES is refused (400) naming it, and no run is made", async () => {

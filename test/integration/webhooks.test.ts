@@ -1,9 +1,10 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CreateRunResponse } from "../../shared/contracts/responses.js";
 import { Behind } from "../support/aws.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { closedPortUrl, type Endpoint, type ReceivedRequest, Receiver, scripts } from "../support/receiver.js";
-import { Client } from "../support/untypedClient.js";
 
 /**
  * Webhooks over HTTP against the whole local stack, received by a scriptable
@@ -98,7 +99,7 @@ function expectValidlySigned(request: ReceivedRequest, secrets: string[]) {
 }
 
 async function secretsOf(on: Client): Promise<{ secret: string; createdAt: string; expiresAt?: string }[]> {
-  const res = await on.request("GET", "/v1/webhook-secrets");
+  const res = await on.request<{ secrets: { secret: string; createdAt: string; expiresAt?: string }[] }>("GET", "/v1/webhook-secrets");
   expect(res.status).toBe(200);
   return res.body.secrets;
 }
@@ -119,7 +120,7 @@ interface WebhookLog {
 }
 
 async function webhookLog(runId: string, on: Client = client): Promise<WebhookLog> {
-  const res = await on.request("GET", `/v1/runs/${runId}/webhooks`);
+  const res = await on.request<WebhookLog>("GET", `/v1/runs/${runId}/webhooks`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
 }
@@ -267,7 +268,7 @@ describe("a delivered webhook", () => {
   });
 
   it("redeliver of an unknown delivery is 404, of another tenant's run 404", async () => {
-    const unknown = await client.request("POST", `/v1/runs/${runId}/webhooks/msg_nope/redeliver`);
+    const unknown = await client.request<ErrorBody>("POST", `/v1/runs/${runId}/webhooks/msg_nope/redeliver`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toMatchObject({ code: "not_found", message: expect.any(String) });
     const foreign = await other.request("POST", `/v1/runs/${runId}/webhooks/${request.headers["webhook-id"]}/redeliver`);
@@ -359,7 +360,7 @@ describe("the events filter", () => {
   });
 
   it("an unknown event type in the filter is a 400", async () => {
-    const res = await client.request("POST", "/v1/runs", {
+    const res = await client.request<ErrorBody>("POST", "/v1/runs", {
       ...SIMPLE,
       webhook: { url: receiver.endpoint().url, events: ["run.exploded"] },
     });
@@ -409,7 +410,7 @@ describe("secret rotation", () => {
     const old = before[0]!.secret;
     const mainBefore = await secretsOf(client);
 
-    const rotated = await rot.request("POST", "/v1/webhook-secrets/rotate");
+    const rotated = await rot.request<{ secrets: { secret: string; expiresAt?: string }[] }>("POST", "/v1/webhook-secrets/rotate");
     expect(rotated.status).toBe(200);
     const secrets: { secret: string; expiresAt?: string }[] = rotated.body.secrets;
     expect(secrets).toHaveLength(2);
@@ -456,7 +457,7 @@ describe("refused webhook URLs", () => {
   ])("%s → 400 at submit, and no run is created", async (url) => {
     const before = await behind.runIds();
     const key = `refused-${Math.random().toString(36).slice(2)}`;
-    const res = await client.request("POST", "/v1/runs", { ...SIMPLE, webhook: { url } }, { "idempotency-key": key });
+    const res = await client.request<ErrorBody>("POST", "/v1/runs", { ...SIMPLE, webhook: { url } }, { "idempotency-key": key });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(res.body.error).toMatchObject({
       code: expect.stringMatching(/^(invalid_webhook_url|forbidden_webhook_address)$/),
@@ -465,7 +466,12 @@ describe("refused webhook URLs", () => {
     expect(res.body.error.message.length).toBeGreaterThan(10);
     expect(await behind.runIds()).toEqual(before);
     // The Idempotency-Key was not claimed either: a different body with it is a new run, not a 409.
-    const retried = await client.request("POST", "/v1/runs", { ...SIMPLE, input: "What is 3+3?" }, { "idempotency-key": key });
+    const retried = await client.request<CreateRunResponse>(
+      "POST",
+      "/v1/runs",
+      { ...SIMPLE, input: "What is 3+3?" },
+      { "idempotency-key": key },
+    );
     expect(retried.status, JSON.stringify(retried.body)).toBe(202);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();
     expect(await behind.runIds()).toEqual([...before, retried.body.runId].sort());

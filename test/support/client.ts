@@ -22,8 +22,8 @@ export interface Answer<T> {
   body: T;
 }
 
-const ENDED = ["succeeded", "failed", "cancelled", "timed_out", "interrupted"];
-const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted"]);
+const ENDED = ["succeeded", "failed", "cancelled", "timed_out", "interrupted", "blocked"];
+const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted", "run.blocked"]);
 
 /**
  * The tests' client: the product's typed client (`api`) for what succeeds, plus raw answers

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
 import { createInterface } from "node:readline";
 import type { LocalStack } from "../../infra/local/stack.js";
+import { STACK_JS_ENV } from "./compiledStack.js";
 
 /** The emulated AWS endpoints behind the API (the stack's ready line), for tests that look behind it. */
 export type StackEndpoints = LocalStack["endpoints"];
@@ -29,10 +31,32 @@ export interface RunningStack {
   stop(): Promise<void>;
   /** Kills the stack's whole process tree at once (SIGKILL): a crash. */
   kill(): Promise<void>;
+  /** Says that the test itself ends the stack's process (by its pid): that exit is not reported as a death. */
+  expectExit(): void;
+}
+
+/** How many of a dead stack's last log lines are printed (its error is at the end). */
+const LAST_LINES = 40;
+
+/** The stacks of this test file that exited while tests still used them, as the message said on stderr. */
+const deaths = new Map<number, string>();
+
+/**
+ * Throws when a stack of this file died after it was ready, so that the tests after the death
+ * fail with why ("the local stack exited …") rather than with ECONNREFUSED (test/support/stackDeaths.ts).
+ */
+export function assertNoStackDied(): void {
+  if (deaths.size > 0) throw new Error([...deaths.values()].join("\n\n"));
+}
+
+function lastLines(logs: string[]): string {
+  return logs.join("").split("\n").slice(-LAST_LINES).join("\n");
 }
 
 /** How `npm start` runs node (package.json's start script): tests and benchmarks run the stack the same way. */
 export const START_NODE_FLAGS = ["--optimize-for-size", "--max-semi-space-size=16", "--import", "tsx"];
+/** The same, for the stack compiled to JavaScript: no tsx. */
+const COMPILED_NODE_FLAGS = START_NODE_FLAGS.filter((flag) => flag !== "--import" && flag !== "tsx");
 
 /**
  * Starts the local stack (`npm start`'s entry point) in its own process group, in memory, on a free
@@ -46,7 +70,12 @@ export async function startStack(
 ): Promise<RunningStack> {
   const keys = Object.fromEntries(tenants.map((t) => [t, `sk_test_${t}_${Math.random().toString(36).slice(2)}`]));
   // Its own process group (detached), so killing the group takes any grandchildren with it.
-  const child: ChildProcess = spawn(process.execPath, [...START_NODE_FLAGS, "infra/local/main.ts"], {
+  // The stack compiled once for this test run (test/support/compiledStack.ts), else its sources through tsx.
+  const compiled = process.env[STACK_JS_ENV];
+  const entry = compiled
+    ? [...COMPILED_NODE_FLAGS, path.join(compiled, "infra/local/main.js")]
+    : [...START_NODE_FLAGS, "infra/local/main.ts"];
+  const child: ChildProcess = spawn(process.execPath, entry, {
     detached: true,
     env: {
       ...process.env,
@@ -70,6 +99,8 @@ export async function startStack(
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  /** Set once a test or its hooks stop the stack: any exit before that is a death worth reporting. */
+  let stopping = false;
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const signalGroup = (signal: NodeJS.Signals) => {
     try {
@@ -82,6 +113,9 @@ export async function startStack(
   const onExit = () => signalGroup("SIGKILL");
   process.once("exit", onExit);
   const stop = async () => {
+    stopping = true;
+    // Stopped by its test: its death (if it died) was reported to the tests that ran meanwhile.
+    deaths.delete(child.pid!);
     process.off("exit", onExit);
     if (!gone()) {
       signalGroup("SIGTERM");
@@ -93,6 +127,7 @@ export async function startStack(
     signalGroup("SIGKILL"); // grandchildren that outlived the stack
   };
   const kill = async () => {
+    stopping = true;
     process.off("exit", onExit);
     signalGroup("SIGKILL");
     if (!gone()) await exited;
@@ -111,7 +146,7 @@ export async function startStack(
       apiContainerPids: number[];
     }>((resolve, reject) => {
       lines.on("line", (line) => {
-        logs.push(line);
+        logs.push(`${line}\n`);
         if (line.startsWith("{")) {
           try {
             const parsed = JSON.parse(line);
@@ -132,7 +167,18 @@ export async function startStack(
       const timeoutMs = options.readyTimeoutMs ?? 240_000;
       timer = setTimeout(() => reject(new Error(`local stack not ready after ${timeoutMs} ms:\n${logs.join("")}`)), timeoutMs);
     });
-    return { ...ready, keys, logs, pid: child.pid!, stop, kill };
+    child.once("exit", (code, signal) => {
+      // Stopped or killed on purpose: a clean exit, or the signal sent. A crash found while stopping
+      // (the exit a moment after a test failed on it) is still reported.
+      if (stopping && (code === 0 || signal !== null)) return;
+      const death = `the local stack (pid ${child.pid}) exited unexpectedly with ${signal ?? `code ${code}`}; its last log lines:\n${lastLines(logs)}`;
+      if (!stopping) deaths.set(child.pid!, death);
+      process.stderr.write(`\n${death}\n`);
+    });
+    const expectExit = () => {
+      stopping = true;
+    };
+    return { ...ready, keys, logs, pid: child.pid!, stop, kill, expectExit };
   } catch (error) {
     // Setup failed: nothing it started may outlive it.
     await kill();

@@ -2,12 +2,13 @@ import { apiKey } from "./api.js";
 import { h, render } from "./dom.js";
 import { agentsPage } from "./pages/agents.js";
 import { newRunPage } from "./pages/newRun.js";
+import { policiesPage } from "./pages/policies.js";
 import { runPage } from "./pages/run.js";
 import { runsPage } from "./pages/runs.js";
 import { sessionsPage } from "./pages/sessions.js";
 import { signInPage } from "./pages/signIn.js";
 
-/** Hash routes, so the API serves one page at `/`: #/signin, #/runs, #/new, #/sessions, #/agents, #/runs/<runId>. */
+/** Hash routes, so the API serves one page at `/`: #/signin, #/runs, #/new, #/sessions, #/agents, #/policies, #/runs/<runId>. */
 export type Cleanup = () => void;
 let cleanup: Cleanup | undefined;
 
@@ -26,6 +27,7 @@ function route() {
           h("a", { href: "#/new" }, "New run"),
           h("a", { href: "#/sessions" }, "Sessions"),
           h("a", { href: "#/agents" }, "Agents"),
+          h("a", { href: "#/policies" }, "Policies"),
           h(
             "button",
             {
@@ -50,6 +52,7 @@ function route() {
   if (runId) cleanup = runPage(app, runId);
   else if (path === "/new") newRunPage(app);
   else if (path === "/agents") agentsPage(app);
+  else if (path === "/policies") policiesPage(app);
   else if (path === "/sessions") cleanup = sessionsPage(app);
   else cleanup = runsPage(app);
   app.focus({ preventScroll: true });

@@ -1,5 +1,5 @@
 import { filterXSS, getDefaultWhiteList } from "xss";
-import { markdown } from "../../display/markdown.js";
+import { markdown } from "../../../shared/text/markdown.js";
 
 /** The default safe markup, plus the classes and labels of our own reports and slides (styled by console.css). */
 const whiteList = {

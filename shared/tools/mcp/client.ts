@@ -72,9 +72,17 @@ async function connectMcp(endpoint: McpEndpoint, policy: McpNetworkPolicy, timeo
   }
 }
 
-/** The SDK's message leaves the HTTP status out; a person fixing the source needs it. */
+/** The SDK's message leaves the HTTP status out; a person fixing the source needs it (and `status` says it to the code). */
 function withStatus(error: unknown, status: number | undefined): unknown {
-  return status !== undefined ? new Error(`HTTP ${status}: ${(error as Error).message}`, { cause: error }) : error;
+  return status !== undefined
+    ? Object.assign(new Error(`HTTP ${status}: ${(error as Error).message}`, { cause: error }), { status })
+    : error;
+}
+
+/** The HTTP status an MCP server answered with, on an error of connectMcp or withMcp. */
+export function mcpStatusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | undefined)?.status;
+  return typeof status === "number" ? status : undefined;
 }
 
 /** A 4xx to the first POST, other than one about credentials or rate: maybe an HTTP+SSE server. */
@@ -92,6 +100,9 @@ export async function withMcp<T>(
   const client = await connectMcp(endpoint, policy, timeoutMs);
   try {
     return await fn(client);
+  } catch (error) {
+    // A request of the session refused (a key that expired since the connection, a quota): say its status.
+    throw withStatus(error, (await mcpClientSdk()).statusOf(error));
   } finally {
     await client.close().catch(() => undefined);
   }

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
 import { clip } from "../../memory/share.js";
-import type { Tool, ToolContext } from "../../ports/tools.js";
-import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, withMcp } from "./client.js";
+import { FixableToolError, fixableStatus, type Tool, type ToolContext, type ToolReply } from "../../ports/tools.js";
+import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, mcpStatusOf, withMcp } from "./client.js";
 import { type MappedResult, mapCallResult } from "./results.js";
 
 /** ajv (through the MCP SDK) loads with the first MCP tool: the agents of a tenant with no tool source never need it. */
@@ -44,10 +44,12 @@ export async function mcpTool(
     name: exposedName,
     description: clip(definition.description ?? definition.title ?? definition.name, MAX_DESCRIPTION),
     access: accessOf(definition, source.access),
+    // The server says a second call with the same arguments changes nothing more (MCP's idempotentHint).
+    idempotent: definition.annotations?.idempotentHint === true,
     source: source.name,
     inputSchema,
     parameters: await jsonSchemaParameters(inputSchema),
-    async run(args: Record<string, unknown>, context: ToolContext): Promise<string> {
+    async run(args: Record<string, unknown>, context: ToolContext): Promise<string | ToolReply> {
       const signal = context.signal
         ? AbortSignal.any([context.signal, AbortSignal.timeout(source.callTimeoutMs)])
         : AbortSignal.timeout(source.callTimeoutMs);
@@ -69,13 +71,25 @@ export async function mcpTool(
       } catch (error) {
         if (signal.aborted && !context.signal?.aborted)
           throw new Error(`no answer within ${source.callTimeoutMs} ms (the per-call timeout)`);
-        throw new Error(source.redact(error instanceof Error ? error.message : String(error)));
+        const message = source.redact(error instanceof Error ? error.message : String(error));
+        // A refused key or grant, a quota, a server down: for a person to fix, then the call runs again.
+        const fixable = fixableStatus(mcpStatusOf(error)) ?? (unreachable(error) ? { reason: "unavailable" as const } : undefined);
+        throw fixable ? new FixableToolError(message, fixable) : new Error(message);
       }
       // isError: the tool ran and failed; the model sees why (as an error text) and may adapt.
       if (outcome.isError) throw new Error(`the tool reported an error: ${source.redact(outcome.text) || "(no details)"}`);
-      return source.redact(outcome.text);
+      const output = source.redact(outcome.text);
+      return outcome.images.length ? { output, images: outcome.images } : output;
     },
   };
+}
+
+/** The server could not be reached at all (refused, reset, no such host): nothing ran there. */
+function unreachable(error: unknown): boolean {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (/^(ECONNREFUSED|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN)$/.test(String((cause as { code?: unknown }).code))) return true;
+  }
+  return false;
 }
 
 /** A zod schema that checks a value against a JSON schema (ajv), so edits are validated like calls. */

@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
+import { IMAGE_TYPES } from "../../contracts/imageLimits.js";
 import type { FileStore } from "../../ports/files.js";
+import { cutToBytes, utf8Bytes } from "../../text/bytes.js";
 import type { CallToolResult } from "./client.js";
 
-/** Text kept of one result; the loop then cuts it for the model and keeps the whole as a file. */
-const MAX_RESULT_CHARS = 300_000;
+/** Text kept of one result, in UTF-8 bytes; the loop then cuts it for the model and keeps the whole as a file. */
+const MAX_RESULT_BYTES = 300_000;
 /** Bytes of one image or embedded resource that become a file of the run. */
 const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
@@ -34,6 +36,8 @@ export interface ResultTarget {
 export interface MappedResult {
   isError: boolean;
   text: string;
+  /** Run files of the images among the parts (PNG, JPEG, WebP, GIF): what a model that sees images is shown. */
+  images: string[];
 }
 
 /**
@@ -44,10 +48,13 @@ export async function mapCallResult(result: CallToolResult, target: ResultTarget
   const parts: string[] = [];
   const stem = `${target.toolName}-${createHash("sha256").update(target.idempotencyKey).digest("hex").slice(0, 8)}`;
   let fileCount = 0;
+  const images: string[] = [];
   const saveFile = async (body: Buffer, contentType: string, what: string): Promise<string> => {
     if (body.byteLength > MAX_FILE_BYTES) return `[${what} of ${body.byteLength} bytes not kept: the limit is ${MAX_FILE_BYTES} bytes]`;
-    const name = `${stem}-${++fileCount}.${EXTENSIONS[contentType.split(";")[0].trim().toLowerCase()] ?? "bin"}`;
+    const type = contentType.split(";")[0].trim().toLowerCase();
+    const name = `${stem}-${++fileCount}.${EXTENSIONS[type] ?? "bin"}`;
     await target.files.put(target.runId, name, body, { contentType, description: `${what} from ${target.toolName}` });
+    if (IMAGE_TYPES.has(type)) images.push(name);
     return `[${what} saved as file ${name} (${contentType}, ${body.byteLength} bytes)]`;
   };
   for (const item of result.content ?? []) {
@@ -86,6 +93,7 @@ export async function mapCallResult(result: CallToolResult, target: ResultTarget
   const text = parts.join("\n");
   return {
     isError: result.isError === true,
-    text: text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n[cut at ${MAX_RESULT_CHARS} characters]` : text,
+    images,
+    text: utf8Bytes(text) > MAX_RESULT_BYTES ? `${cutToBytes(text, MAX_RESULT_BYTES)}\n[cut at ${MAX_RESULT_BYTES} bytes]` : text,
   };
 }

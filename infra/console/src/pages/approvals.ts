@@ -7,13 +7,21 @@ import { highlightHtml } from "../highlight.js";
 
 /**
  * A card per pending interrupt: Approve / Reject (with a message) / Edit the arguments (checked
- * against the tool's schema) for tools, Approve / Reject for plans, an answer for ask_user.
+ * against the tool's schema) for tools, Approve / Reject for plans, an answer for ask_user, and for
+ * a failed tool call its error with Retry / Edit / Skip (with a message) / Fail.
  */
 export type ToolInfo = ToolList["tools"][number];
 
 export function approvalCard(runId: string, interrupt: InterruptView, tools: () => Promise<ToolInfo[]>, onDone: () => void): HTMLElement {
   const error = h("p", { class: "error", role: "alert", hidden: true });
-  const message = h("input", { type: "text", name: "message", placeholder: "optional for Approve; the reason for Reject" });
+  const message = h("input", {
+    type: "text",
+    name: "message",
+    placeholder:
+      interrupt.kind === "tool_failure"
+        ? "for Skip: what the agent reads instead; for Fail: why"
+        : "optional for Approve; the reason for Reject",
+  });
   const buttons: HTMLButtonElement[] = [];
   const decide = async (body: ResolveInterruptRequest) => {
     for (const b of buttons) b.disabled = true;
@@ -160,14 +168,17 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
       f.control.focus();
     } else f.control.removeAttribute("aria-invalid");
   };
-  // One primary action: Approve runs the call as shown, or, while editing, with the edited arguments.
-  const approve = button("Approve", () => (editor.hidden ? decide(withMessage("approve")) : sendEdited()), "primary");
+  // A failed call (tool_failure) is run again rather than approved; Skip and Fail take the place of Reject.
+  const failure = interrupt.kind === "tool_failure" ? interrupt.failure : undefined;
+  const runLabel = failure ? "Retry" : "Approve";
+  // One primary action: Approve (Retry) runs the call as shown, or, while editing, with the edited arguments.
+  const approve = button(runLabel, () => (editor.hidden ? decide(withMessage(failure ? "retry" : "approve")) : sendEdited()), "primary");
   const edit = button("Edit", () => {
     editor.hidden = !editor.hidden;
     shown.hidden = !editor.hidden;
     edit.setAttribute("aria-expanded", String(!editor.hidden));
     edit.textContent = editor.hidden ? "Edit" : "Cancel edit";
-    approve.textContent = editor.hidden ? "Approve" : "Approve with these arguments";
+    approve.textContent = editor.hidden ? runLabel : `${runLabel} with these arguments`;
     if (!editor.hidden) fields[0]?.control.focus();
   });
   edit.setAttribute("aria-expanded", "false");
@@ -186,7 +197,14 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
   return h(
     "article",
     { class: "card interrupt", "aria-labelledby": headingId, dataset: { interruptId: interrupt.interruptId } },
-    h("h3", { id: headingId }, `Allow ${interrupt.toolName ?? "this tool"}?`),
+    h(
+      "h3",
+      { id: headingId },
+      failure
+        ? `${interrupt.toolName ?? "A tool"} ${failure.reason === "in_doubt" ? "may or may not have run" : "failed"}`
+        : `Allow ${interrupt.toolName ?? "this tool"}?`,
+    ),
+    failure ? h("p", { class: "error tool-failure" }, failure.error) : null,
     shown,
     editor,
     field("Message", message),
@@ -195,8 +213,9 @@ function toolApprovalCard(interrupt: InterruptView, headingId: string, tools: ()
       "div",
       { class: "row" },
       approve,
-      button("Reject", () => decide(withMessage("reject")), "danger"),
-      edit,
+      ...(failure
+        ? [button("Skip", () => decide(withMessage("skip"))), edit, button("Fail", () => decide(withMessage("fail")), "danger")]
+        : [button("Reject", () => decide(withMessage("reject")), "danger"), edit]),
     ),
   );
 }

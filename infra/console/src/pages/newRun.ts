@@ -4,13 +4,14 @@ import { announce, field, h, render } from "../dom.js";
 
 /** Submit a task: input, mode, deep think, approvals, session, files to attach (uploaded first, then named by the run). */
 export function newRunPage(app: HTMLElement) {
-  const input = h("textarea", { name: "input", rows: 5, required: true, maxlength: 32000 });
+  const input = h("textarea", { name: "input", rows: 5, required: true, maxlength: 96000 });
   const mode = h(
     "select",
     { name: "mode" },
-    h("option", { value: "auto" }, "auto (the router decides)"),
-    h("option", { value: "react" }, "react (one agent)"),
-    h("option", { value: "plan_solve" }, "plan_solve (planner and parallel executors)"),
+    // Short names, explained in the hint: on a phone a long option is cut in the closed select.
+    h("option", { value: "auto" }, "auto"),
+    h("option", { value: "react" }, "react"),
+    h("option", { value: "plan_solve" }, "plan_solve"),
   );
   const deepThink = h("input", { type: "checkbox", name: "deepThink" });
   const approvePlan = h("input", { type: "checkbox", name: "approvePlan" });
@@ -37,13 +38,22 @@ export function newRunPage(app: HTMLElement) {
   const multitask = h(
     "select",
     { name: "multitask" },
-    h("option", { value: "reject" }, "reject: do not send it"),
-    h("option", { value: "enqueue" }, "enqueue: run it after the run in flight"),
-    h("option", { value: "interrupt" }, "interrupt: stop the run in flight at its next safe point, keep what it did, then run this"),
-    h("option", { value: "rollback" }, "rollback: cancel the run in flight and forget its turn, then run this"),
+    h("option", { value: "reject" }, "reject"),
+    h("option", { value: "enqueue" }, "enqueue"),
+    h("option", { value: "interrupt" }, "interrupt"),
+    h("option", { value: "rollback" }, "rollback"),
   );
   const busyNote = h("span", {});
-  const busy = h("div", { hidden: true }, field("A run is in flight there; this run should", multitask), busyNote);
+  const busy = h(
+    "div",
+    { hidden: true },
+    field(
+      "A run is in flight there; this run should",
+      multitask,
+      "reject: not be sent. enqueue: run after the run in flight. interrupt: stop the run in flight at its next safe point, keeping what it did, then run. rollback: cancel the run in flight and forget its turn, then run.",
+    ),
+    busyNote,
+  );
   session.addEventListener("change", async () => {
     const id = session.value.trim();
     const found = id && session.checkValidity() ? await client.getSession(id).catch(() => undefined) : undefined;
@@ -100,8 +110,8 @@ export function newRunPage(app: HTMLElement) {
           }
         },
       },
-      field("Task", input, "What should the agents do? Up to 32,000 characters."),
-      field("Mode", mode),
+      field("Task", input, "What should the agents do? Up to 96,000 bytes (32,000 characters of Chinese, Japanese or Korean)."),
+      field("Mode", mode, "auto: the router decides. react: one agent. plan_solve: a planner and parallel executors."),
       field("Saved agent", agent, "Its mode (when Mode is auto), instructions, model settings, tools and approvals (Agents page)."),
       field("Instructions", instructions, "For this run's agents, after the tenant's and the saved agent's. Up to 4,000 characters."),
       checkbox("Deep think (plan and solve when the router decides)", deepThink),

@@ -5,6 +5,7 @@ import type { FileView, RunView } from "../../../../shared/contracts/responses.j
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
+import { axisTicks, seconds } from "../durations.js";
 import { safeHtml } from "../markdown.js";
 import { approvalCard, type ToolInfo } from "./approvals.js";
 import { Activity } from "./runActivity.js";
@@ -410,16 +411,12 @@ function stepLanes(iteration: number, group: Lane[]) {
         h(
           "span",
           { class: "axis-track" },
-          [0, 0.5, 1].map((at) => h("span", { class: "tick", style: { left: `${at * 100}%` } }, seconds(span * at))),
+          axisTicks(span).map((label, i) => h("span", { class: "tick", style: { left: `${i * 50}%` } }, label)),
         ),
         h("span"),
       ),
     ),
   ];
-}
-
-function seconds(ms: number) {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }
 
 function drawAnswer(section: HTMLElement, view: RunView) {

@@ -196,6 +196,19 @@ export class Activity {
       case "run.started":
         this.add(event, `Started (${d.mode}).`);
         break;
+      case "guardrail.decided":
+        if (d.verdict !== "pass")
+          this.add(
+            event,
+            h(
+              "strong",
+              { class: d.verdict === "block" || (d.verdict === "deny" && d.mode !== "log_only") ? "bad" : "" },
+              `${d.kind === "policy" ? "Policy" : "Guardrail"} ${d.check}: ${d.verdict.replace("_", " ")} `,
+            ),
+            h("small", { class: "muted" }, `(${d.tool ? `${d.stage} of ${d.tool}` : d.stage}${d.mode === "log_only" ? ", log only" : ""})`),
+            d.reason ? ` — ${d.reason}` : "",
+          );
+        break;
       case "task.started":
       case "plan.updated":
         break; // the timeline and the plan show them

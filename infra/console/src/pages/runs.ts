@@ -4,7 +4,7 @@ import { client, enc } from "../api.js";
 import { field, h, render, usd } from "../dom.js";
 import { refreshed } from "../listing.js";
 
-const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted"];
+const STATUSES = ["", "queued", "running", "awaiting_input", "succeeded", "failed", "cancelled", "timed_out", "interrupted", "blocked"];
 
 /** The tenant's runs, newest first, filtered by status and session, refreshed every few seconds. */
 export function runsPage(app: HTMLElement) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseJsonObject, parseYesNo } from "../../../../infra/cli/approvals.js";
+import { parseFailureDecision, parseJsonObject, parseYesNo } from "../../../../infra/cli/approvals.js";
 import { parseCommandLine, UsageError } from "../../../../infra/cli/args.js";
 import { Renderer, useColor } from "../../../../infra/cli/render.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
@@ -211,8 +211,27 @@ describe("command line", () => {
     [["get", "run_1", "--yes"]],
     [["watch", "run_1", "--mode", "react"]],
     [["run", "x", "--url", "not a url"]],
+    [["trace", "run_1", "--otlp", "a.json", "--otlp-endpoint", "http://localhost:4318"]],
+    [["trace", "run_1", "--otlp-endpoint", "localhost:4318"]],
+    [["get", "run_1", "--otlp", "a.json"]],
   ])("%j is a usage error", (argv) => {
     expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
+  });
+
+  it("trace prints the run's OTLP/JSON, saves it (--otlp) or sends it to a collector (--otlp-endpoint)", () => {
+    expect(parseCommandLine(["trace", "run_1"], {})).toMatchObject({ name: "trace", runId: "run_1" });
+    expect(parseCommandLine(["trace", "run_1", "--otlp", "run.json"], {})).toMatchObject({ file: "run.json" });
+    expect(parseCommandLine(["trace", "run_1", "--otlp-endpoint", "http://localhost:4318"], {})).toMatchObject({
+      endpoint: "http://localhost:4318",
+    });
+  });
+
+  it("failed tool call answers", () => {
+    expect(parseFailureDecision("r")).toEqual({ decision: "retry" });
+    expect(parseFailureDecision("retry")).toEqual({ decision: "retry" });
+    expect(parseFailureDecision("s: billing is closed")).toEqual({ decision: "skip", message: "billing is closed" });
+    expect(parseFailureDecision("fail wrong customer")).toEqual({ decision: "fail", message: "wrong customer" });
+    expect(parseFailureDecision("maybe")).toBeUndefined();
   });
 
   it("approval answers", () => {

@@ -213,3 +213,50 @@ describe("personas", () => {
     expect(defaultPersona("everything__add")).toBe("Add specialist");
   });
 });
+
+describe("images a tool returned, shown to a model that sees images", () => {
+  /** A 3×2 PNG header is all image-size reads. */
+  const png = () => {
+    const bytes = Buffer.alloc(33);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes, 0);
+    bytes.writeUInt32BE(13, 8);
+    bytes.write("IHDR", 12, "ascii");
+    bytes.writeUInt32BE(3, 16);
+    bytes.writeUInt32BE(2, 20);
+    return bytes;
+  };
+
+  it("are part of the round's results, not a new task: the executor reports the results and describes each image", () => {
+    const image = png();
+    const reply = respond({
+      messages: [
+        { role: "user", content: "Your task: use web__screenshot {}" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "web__screenshot", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content: "[Image saved as file shot.png (image/png, 33 bytes)]" },
+        {
+          role: "user",
+          content: [
+            {
+              type: "text",
+              text: "Images the tool calls above returned, shown to you: shot.png.\nNot shown: big.png has 9000 bytes; a model sees images of at most 1000 bytes.",
+            },
+            { type: "image_url", image_url: { url: `data:image/png;base64,${image.toString("base64")}` } },
+          ],
+        },
+      ],
+      tools: [tool("web__screenshot")],
+    });
+    expect(reply.toolCalls).toEqual([]);
+    expect(reply.content).toBe(
+      [
+        "Done. [Image saved as file shot.png (image/png, 33 bytes)]",
+        "I see shot.png: image/png, 3×2 pixels, 33 bytes.",
+        "Not shown: big.png has 9000 bytes; a model sees images of at most 1000 bytes.",
+      ].join("\n"),
+    );
+  });
+});

@@ -175,6 +175,19 @@ describe("offline model server", () => {
     expect(
       met.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments)),
     ).toEqual([{ command: "check", step_index: 0, met: true, reason: "every task returned a result (1)" }]);
+    // A write the user rejected is not redone, but the check says it was left undone.
+    const refused = `${results}\n- [s1.t2] Write the report with write_artifact: Rejected by the user: no files today.`;
+    const metWithout = await complete([...history, user(`${refused}\n\n${check(0)}`)], [planning]);
+    expect(
+      metWithout.choices[0]!.message.tool_calls!.map((c) => JSON.parse((c as { function: { arguments: string } }).function.arguments)),
+    ).toEqual([
+      {
+        command: "check",
+        step_index: 0,
+        met: true,
+        reason: "every task returned a result (2); 1 left undone: the user rejected its tool call",
+      },
+    ]);
     const last = await complete(
       [...history, user(`${results}\n\n${check(1)}\n\nAll steps are completed once this last step's check is met: then call finish.`)],
       [planning],

@@ -691,3 +691,91 @@ describe("agent loop in JSON contract mode", () => {
     expect(new Set(ids).size, `call ids ${ids.join(", ")}`).toBe(3);
   });
 });
+
+describe("agent loop: images a tool returns", () => {
+  /** A 1×1 PNG. */
+  const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
+  const LIMITS = { imageMaxBytes: 1_000, imageRequestMaxBytes: 2_000 };
+  /** An MCP-like tool that saves the screenshots it returns as run files and names them, after `ms`. */
+  const screenshots = (names: string[], ms = 0): Tool => ({
+    name: "screenshot",
+    description: "Takes screenshots.",
+    access: "read",
+    parameters: z.object({}),
+    async run(_args, context) {
+      await delay(ms);
+      for (const name of names)
+        await context.files.put(context.runId, name, name.startsWith("big") ? Buffer.alloc(1_500) : PNG, { contentType: "image/png" });
+      return { output: `Took ${names.length} screenshot(s).`, images: names };
+    },
+  });
+  const callThenAnswer: ModelFn = (request) =>
+    request.messages.some((m) => m.role === "tool") ? { text: "Seen." } : { calls: [{ id: "c1", name: "screenshot", args: {} }] };
+  const dataUrl = `data:image/png;base64,${PNG.toString("base64")}`;
+
+  it("shows a model that sees images the images after the round's tool results, as a user message with image_url parts", async () => {
+    const h = harness(callThenAnswer);
+    await h.run({ tools: [screenshots(["a.png", "big.png"])], toolImages: LIMITS });
+    expect(h.requests[1]!.messages.slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "c1", content: "Took 2 screenshot(s)." },
+      {
+        role: "user",
+        content: [
+          {
+            type: "text",
+            text: "Images the tool calls above returned, shown to you: a.png.\nNot shown: big.png has 1500 bytes; a model sees images of at most 1000 bytes.",
+          },
+          { type: "image_url", image_url: { url: dataUrl } },
+        ],
+      },
+    ]);
+  });
+
+  it("a model that does not see images gets the tool's text only; the images stay run files", async () => {
+    const h = harness(callThenAnswer);
+    await h.run({ tools: [screenshots(["a.png"])] });
+    expect(JSON.stringify(h.requests[1]!.messages)).not.toContain("image_url");
+    expect(h.requests[1]!.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "Took 1 screenshot(s)." });
+    expect((await h.files.list("run_test")).map((f) => f.name)).toEqual(["a.png"]);
+  });
+
+  it("is rebuilt the same way when a turn resumes from its journal, the tool not run again", async () => {
+    const h = harness(callThenAnswer);
+    let runs = 0;
+    const tool = screenshots(["a.png"], 1_500);
+    const counted: Tool = {
+      ...tool,
+      run: (args, context) => {
+        runs++;
+        return tool.run(args, context);
+      },
+    };
+    // The deadline passes while the tool runs: the turn hands back after its first round.
+    expect(await h.run({ tools: [counted], toolImages: LIMITS }, Date.now() + 1_000)).toMatchObject({ kind: "paused" });
+    expect(h.requests).toHaveLength(1);
+    expect(await h.run({ tools: [counted], toolImages: LIMITS })).toMatchObject({ kind: "answer", text: "Seen." });
+    expect(runs).toBe(1);
+    expect(h.requests[1]!.messages.at(-1)).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "Images the tool calls above returned, shown to you: a.png." },
+        { type: "image_url", image_url: { url: dataUrl } },
+      ],
+    });
+  });
+
+  it("counts the images the conversation shows already against the per-request limit", async () => {
+    const h = harness((request) =>
+      request.messages.filter((m) => m.role === "tool").length >= 2
+        ? { text: "Seen." }
+        : { calls: [{ id: `c${request.messages.length}`, name: "screenshot", args: {} }] },
+    );
+    const tight = { imageMaxBytes: 1_000, imageRequestMaxBytes: PNG.length + 10 };
+    await h.run({ tools: [screenshots(["a.png"])], toolImages: tight });
+    const shown = h.requests[2]!.messages.filter((m) => m.role === "user" && Array.isArray(m.content));
+    expect(shown.map((m) => (m.content as { type: string; text?: string }[])[0]!.text)).toEqual([
+      "Images the tool calls above returned, shown to you: a.png.",
+      `Images the tool calls above returned, shown to you: none.\nNot shown: a.png (${PNG.length} bytes) would pass the ${PNG.length + 10} bytes of images one request may carry.`,
+    ]);
+  });
+});

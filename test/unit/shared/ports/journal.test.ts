@@ -133,4 +133,23 @@ describe.each([
     expect((await tasks.list(runId, 1)).map((t) => t.taskId)).toEqual(["s2.t1"]);
     expect(await tasks.get(runId, 5, "s6.t1")).toBeUndefined();
   });
+  it("reads a whole run back, every scope, with each record's fingerprint and where it was inherited from (a replay's copy)", async () => {
+    const { journal } = make();
+    const runId = freshId("run");
+    const big = "x".repeat(200_000);
+    await journal.commit(runId, {
+      records: [
+        { scope: "plan#0", round: 0, kind: "llm", value: { content: "plan" }, fingerprint: "aaaa.bbbb" },
+        { scope: "task#0#s1.t1", round: 1, kind: "tool", callId: "c1", value: { ok: true, output: big }, inherited: "replay" },
+        { scope: "summary", round: 0, kind: "llm", value: { content: "done" } },
+      ],
+    });
+    await journal.commit(freshId("run"), { records: [{ scope: "plan#0", round: 0, kind: "llm", value: "another run" }] });
+    const all = await journal.readRun(runId);
+    expect(all.sort((a, b) => a.scope.localeCompare(b.scope))).toEqual([
+      { scope: "plan#0", round: 0, kind: "llm", value: { content: "plan" }, fingerprint: "aaaa.bbbb" },
+      { scope: "summary", round: 0, kind: "llm", value: { content: "done" } },
+      { scope: "task#0#s1.t1", round: 1, kind: "tool", callId: "c1", value: { ok: true, output: big }, inherited: "replay" },
+    ]);
+  });
 });

@@ -30,4 +30,15 @@ describe.each([
     await settings.put(tenant, {});
     expect(await settings.get(tenant)).toEqual({});
   });
+
+  it("guardrail checks are kept as they were put", async () => {
+    const settings = make();
+    const tenant = freshId("tenant");
+    const guardrails = [
+      { kind: "moderation" as const, action: "block" as const, categories: ["violence"] },
+      { kind: "regex" as const, name: "codename", action: "redact" as const, pattern: "falcon", flags: "i", on: ["output" as const] },
+    ];
+    await settings.put(tenant, { guardrails });
+    expect(await settings.get(tenant)).toEqual({ guardrails });
+  });
 });

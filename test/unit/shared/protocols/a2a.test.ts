@@ -1,8 +1,10 @@
 import { TaskState } from "@a2a-js/sdk";
 import { describe, expect, it } from "vitest";
+import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { Interrupt } from "../../../../shared/contracts/interrupts.js";
 import { emptyUsage, type RunRecord, RunStatus } from "../../../../shared/contracts/run.js";
-import { progressOf, pushBody, pushHeaders, taskOf } from "../../../../shared/protocols/a2a.js";
+import { pushBody, pushHeaders, taskOf } from "../../../../shared/protocols/a2a.js";
+import { A2aProgress } from "../../../../shared/protocols/a2aProgress.js";
 
 /** The A2A view of a run (shared/protocols/a2a.ts): states, the pause as a status message, artifacts, push bodies. */
 
@@ -125,8 +127,48 @@ describe("a run as an A2A task", () => {
   });
 });
 
-describe("a run's progress as A2A working updates", () => {
+describe("a run's progress as A2A working updates, from the run's fold", () => {
   const at = "2026-11-26T00:00:02.000Z";
+  const plan = {
+    title: "Compute",
+    finished: false,
+    steps: [{ title: "Multiply", tasks: ["17*23"], status: "in_progress" as const }],
+  };
+  const log: RunEvent[] = [
+    { type: "run.started", data: { mode: "plan_solve", input: "Compute 17*23" }, seq: 1, at },
+    { type: "plan.updated", data: { plan }, seq: 2, at },
+    { type: "task.started", data: { taskId: "t1", title: "Multiply", iteration: 0, stepIndex: 0 }, seq: 3, at },
+    { type: "agent.delta", data: { agent: "executor", taskId: "t1", text: "Let me" }, seq: 4, at },
+    { type: "tool.called", data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", arguments: {} }, seq: 5, at },
+    {
+      type: "tool.result",
+      data: { agent: "executor", taskId: "t1", callId: "c1", tool: "calculator", ok: true, output: "391" },
+      seq: 6,
+      at,
+    },
+    { type: "task.completed", data: { taskId: "t1", title: "Multiply", iteration: 0, status: "succeeded", result: "391" }, seq: 7, at },
+  ];
+
+  it("says the plan, each task as it starts and ends, and each tool call; text and results stay in the run's stream", () => {
+    const progress = new A2aProgress();
+    expect(log.map((event) => progress.next(event))).toEqual([
+      undefined,
+      "Plan: Compute\n1. [in_progress] Multiply",
+      "Started t1: Multiply",
+      undefined,
+      "Calling calculator",
+      undefined,
+      "Finished t1: Multiply",
+    ]);
+    // An event a stream repeats says nothing again.
+    expect(progress.next(log[4]!)).toBeUndefined();
+  });
+
+  it("followed from the middle of the log: a task whose start came before still ends", () => {
+    const progress = new A2aProgress();
+    expect(progress.next({ ...log[6]!, data: { ...(log[6]!.data as object), status: "failed" } } as RunEvent)).toBe("Failed t1: Multiply");
+  });
+
   it("says when a model call waits to be retried, and when a partial reply is withdrawn", () => {
     const retrying = {
       agent: "executor" as const,
@@ -136,10 +178,11 @@ describe("a run's progress as A2A working updates", () => {
       reason: "the model could not be reached (ECONNREFUSED)",
       waitMs: 1000,
     };
-    expect(progressOf({ type: "model.retrying", data: retrying, seq: 3, at })).toBe(
+    const progress = new A2aProgress();
+    expect(progress.next({ type: "model.retrying", data: retrying, seq: 3, at })).toBe(
       "The executor of t1's model call failed (the model could not be reached (ECONNREFUSED)): retry 2 of 5 in 1.0 s",
     );
-    expect(progressOf({ type: "agent.withdrawn", data: { agent: "router", reason: "the reply broke off" }, seq: 4, at })).toBe(
+    expect(progress.next({ type: "agent.withdrawn", data: { agent: "router", reason: "the reply broke off" }, seq: 4, at })).toBe(
       "The router's partial reply is withdrawn: it broke off and is retried",
     );
   });

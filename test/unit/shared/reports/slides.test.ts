@@ -86,6 +86,12 @@ describe("slides", () => {
       );
   });
 
+  it("outline: arithmetic keeps its asterisks (2*3*4 is not emphasis), on the slide and in the notes, as in the console", () => {
+    const [, totals] = outline("Sums", "## Totals\n\n- 2*3*4 = 24 and (120/8)*2 = 30, **checked** *twice*\n");
+    expect(totals!.bullets).toEqual(["2*3*4 = 24 and (120/8)*2 = 30, checked twice"]);
+    expect(totals!.notes).toBe("- 2*3*4 = 24 and (120/8)*2 = 30, checked twice");
+  });
+
   it("write_report's pptx: slide XML with the titles, bullets, chart image and notes; an HTML rendering beside it", async () => {
     const { output, pptx, files } = await deck();
     expect(output).toMatch(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { acceptRun } from "../../../../shared/run/acceptRun.js";
 import { submitRun } from "../../../../shared/run/submit.js";
 import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
 
@@ -110,5 +111,36 @@ describe("submitRun", () => {
     await expect(submitRun(ports, "tenant_b", { ...request, files: [upload.fileId] }, { links })).rejects.toMatchObject({
       statusCode: 400,
     });
+  });
+});
+
+/** A run's input is counted in UTF-8 bytes (Chinese, Japanese and Korean text is 3 bytes a character). */
+describe("acceptRun: the input limit in bytes", () => {
+  const cjk = (bytes: number) => "数".repeat(bytes / 3);
+
+  it("takes a Chinese input of exactly MAX_INPUT_BYTES and refuses one a byte over with 413, creating nothing", async () => {
+    const { ports, fakes } = memoryPorts({ settings: { limits: { maxInputBytes: 96_000 } } });
+    const { run } = await acceptRun(ports, "tenant_a", { input: cjk(96_000), mode: "react" }, { links });
+    expect(run.input).toBe(cjk(96_000));
+    expect(run.input.length).toBe(32_000);
+
+    const refused = await acceptRun(ports, "tenant_a", { input: `${cjk(96_000)}a`, mode: "react" }, { links }).catch((e) => e);
+    expect(refused).toMatchObject({ statusCode: 413, code: "payload_too_large", details: { bytes: 96_001, limit: 96_000 } });
+    expect(refused.message).toBe("input has 96001 bytes (UTF-8); the limit is 96000 bytes");
+    expect(fakes.runs.records.size).toBe(1);
+    // 32,001 characters of ASCII are within the limit (the limit once counted characters).
+    expect((await acceptRun(ports, "tenant_a", { input: "a".repeat(32_001), mode: "react" }, { links })).run.input).toHaveLength(32_001);
+  });
+
+  it("an input over 100,000 bytes is kept whole as the run file input.md, the record keeping its beginning and a pointer", async () => {
+    const { ports, fakes } = memoryPorts({ settings: { limits: { maxInputBytes: 200_000 } } });
+    const input = "这是一个很长的问题。".repeat(6_000); // 180,000 bytes
+    const { run } = await acceptRun(ports, "tenant_a", { input, mode: "react" }, { links });
+    const [beginning, pointer] = run.input.split("\n\n[");
+    expect(input.startsWith(beginning!)).toBe(true);
+    expect(Buffer.byteLength(beginning!)).toBeGreaterThan(99_997);
+    expect(Buffer.byteLength(run.input)).toBeLessThan(100_200);
+    expect(pointer).toBe("cut at 100000 of 180000 bytes: the whole text is the run's file input.md]");
+    expect(Buffer.from((await fakes.files.get(run.runId, "input.md"))!.body).toString("utf8")).toBe(input);
   });
 });

@@ -17,7 +17,7 @@ describe("write_report", () => {
       "|---|---|",
       "| north | 220 |",
       "",
-      "A [click](javascript:alert(1)) link.",
+      "A [click](javascript:alert(1)) link. 2*3*4 = 24, *checked*.",
       "",
       "<script>alert('x')</script>",
       '<img src="x" onerror="alert(1)">',
@@ -40,6 +40,8 @@ describe("write_report", () => {
     expect(html).toContain("<title>Sales &#60;2026&#62;</title>");
     expect(html).toMatch(/<h2[^>]*>Totals<\/h2>/);
     expect(html).toMatch(/<td>north<\/td>\s*<td>220<\/td>/);
+    // Arithmetic as written, as in the console and the decks; emphasis still emphasis.
+    expect(html).toContain("2*3*4 = 24, <em>checked</em>.");
     expect(html).toContain(
       '<ol class="sources"><li><a href="https://example.com/a" rel="noopener noreferrer">Source A</a></li><li><a href="https://example.com/b"',
     );

@@ -45,6 +45,63 @@ async function recordTool() {
   });
 }
 
+describe("an MCP tool's failures a person can fix", () => {
+  /** The record tool pointed at `url` (what its server answers is the test's). */
+  async function recordToolAt(url: string) {
+    const [definition] = await withMcp({ url: server.url, headers: {} }, policy, 5_000, (client) => listMcpTools(client, 5_000));
+    return new ToolRegistry([
+      await mcpTool(definition!, "unit__record", {
+        name: "unit",
+        endpoint: { url, headers: {} },
+        policy,
+        callTimeoutMs: 5_000,
+        redact: (t) => t,
+      }),
+    ]);
+  }
+  const call = { id: "c1", name: "unit__record", arguments: '{"n": 1}' };
+
+  it.each([
+    [401, "unauthorized"],
+    [403, "forbidden"],
+    [429, "rate_limited"],
+    [503, "unavailable"],
+  ])("a tools/call answered %d is fixable (%s), with its status", async (status, reason) => {
+    const refusing = await serveMcpOverHttp(
+      () => {
+        const mcp = new McpServer({ name: "unit", version: "1.0.0" });
+        mcp.registerTool("record", { description: "Records.", inputSchema: { n: z.number() } }, async () => ({ content: [] }));
+        return mcp;
+      },
+      { refuse: ({ method }) => (method === "tools/call" ? status : undefined) },
+    );
+    try {
+      const outcome = await (await recordToolAt(refusing.url)).execute(call, testToolContext());
+      expect(outcome).toMatchObject({ ok: false, fixable: { reason, status }, output: expect.stringContaining(String(status)) });
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  it("a server that refuses connections is unavailable; arguments the tool refuses are not fixable", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const down = await (await recordToolAt(`http://127.0.0.1:${port}/mcp`)).execute(call, testToolContext());
+    expect(down).toMatchObject({ ok: false, fixable: { reason: "unavailable" } });
+    const invalid = await (await recordToolAt(server.url)).execute({ ...call, arguments: '{"n": 0}' }, testToolContext());
+    expect(invalid.fixable).toBeUndefined();
+  });
+
+  it("is idempotent only when the server says so (idempotentHint)", async () => {
+    const [definition] = await withMcp({ url: server.url, headers: {} }, policy, 5_000, (client) => listMcpTools(client, 5_000));
+    const source = { name: "unit", endpoint: { url: server.url, headers: {} }, policy, callTimeoutMs: 5_000, redact: (t: string) => t };
+    expect((await mcpTool(definition!, "a", source)).idempotent).toBe(false);
+    expect((await mcpTool({ ...definition!, annotations: { idempotentHint: true } }, "b", source)).idempotent).toBe(true);
+  });
+});
+
 describe("an MCP tool in a registry", () => {
   it("is offered with the server's JSON schema plus the optional persona, which never reaches the server", async () => {
     const registry = new ToolRegistry([await recordTool()]);
@@ -144,6 +201,8 @@ describe("mapCallResult", () => {
     );
     expect(mapped.isError).toBe(false);
     const files = await t.files.list("run_1");
+    // The image is named for a model that sees images; the Markdown resource is not an image.
+    expect(mapped.images).toEqual([files[0]!.name]);
     expect(files.map((f) => [f.contentType, f.bytes])).toEqual([
       ["image/png", 7],
       ["text/markdown", 7],
@@ -161,10 +220,16 @@ describe("mapCallResult", () => {
     expect(await mapCallResult({ isError: true, content: [{ type: "text", text: "boom" }] }, target())).toEqual({
       isError: true,
       text: "boom",
+      images: [],
     });
     const long = await mapCallResult({ content: [{ type: "text", text: "x".repeat(400_000) }] }, target());
     expect(long.text.length).toBeLessThan(301_000);
-    expect(long.text).toMatch(/\[cut at 300000 characters\]$/);
+    expect(long.text).toMatch(/\[cut at 300000 bytes\]$/);
+  });
+
+  it("counts the limit in UTF-8 bytes: 150,000 Chinese characters (450,000 bytes) keep 100,000, no character cut", async () => {
+    const long = await mapCallResult({ content: [{ type: "text", text: "数".repeat(150_000) }] }, target());
+    expect(long.text).toBe(`${"数".repeat(100_000)}\n[cut at 300000 bytes]`);
   });
 });
 

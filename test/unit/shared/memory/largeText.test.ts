@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cutToBytes, fitText, MAX_INLINE_BYTES } from "../../../../shared/agent/largeText.js";
+import { cutToBytes, fitText, MAX_INLINE_BYTES } from "../../../../shared/memory/largeText.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 
 /** A run's or task's result on its record: kept inline up to 100,000 bytes, not characters (CJK is 3 bytes each). */

@@ -1,8 +1,8 @@
 import { Marked } from "marked";
 
 /**
- * The one Markdown dialect of agent text, for the console (HTML) and the CLI (a terminal):
- * GitHub-flavoured, with arithmetic kept as written.
+ * The one Markdown dialect of agent text, for the console (HTML), the CLI (a terminal) and the
+ * reports and decks agents write: GitHub-flavoured, with arithmetic kept as written.
  */
 
 /** A `*` between operands (`17*23`, `(120/8)*2`, `2*(3+4)`): arithmetic, not emphasis. */

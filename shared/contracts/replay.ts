@@ -1,0 +1,53 @@
+import { z } from "zod";
+
+/** `POST /v1/runs/{id}/replay`: optionally other operator instructions, to see whether a prompt change alters the run. */
+export const ReplayRunRequest = z.strictObject({
+  instructions: z.string().max(20_000).optional(),
+});
+export type ReplayRunRequest = z.infer<typeof ReplayRunRequest>;
+
+/**
+ * Where a fork starts: an agent's scope as the journal names it ("plan#1", a plan iteration;
+ * "task#0#s1.t2", a task; "react"; "summary") and the round there. The fork reuses every call
+ * before that round of that scope, and everything the run did before the scope started.
+ */
+export const ForkPoint = z.strictObject({
+  scope: z.string().min(1).max(300),
+  round: z.number().int().min(0).max(1_000),
+});
+export type ForkPoint = z.infer<typeof ForkPoint>;
+
+/** A recorded tool result the fork sees changed (a tool's output, or a person's answer to a question). */
+export const ToolResultEdit = z.strictObject({
+  callId: z.string().min(1).max(300),
+  output: z.string().max(200_000),
+  ok: z.boolean().optional(),
+});
+
+export const ForkRunRequest = z.strictObject({
+  at: ForkPoint,
+  edits: z
+    .strictObject({
+      /** The user's request, changed: calls after the fork point read it. */
+      input: z.string().min(1).optional(),
+      /** Results of tool calls made before the fork point in its scope. */
+      toolResults: z.array(ToolResultEdit).max(50).optional(),
+    })
+    .optional(),
+});
+export type ForkRunRequest = z.infer<typeof ForkRunRequest>;
+
+/** What a replay found, compared with the run it replays. */
+export const ReplayComparison = z.object({
+  runId: z.string(),
+  replayOf: z.string(),
+  status: z.enum(["running", "identical", "diverged", "failed"]),
+  /** The first call the replayed code asked for that the journal lacks or recorded otherwise, both sides. */
+  divergence: z.unknown().optional(),
+  /** The first event that differs (events compared per agent, in order; streamed text joined), both sides. */
+  event: z.object({ source: z.string(), index: z.number().int(), recorded: z.unknown(), replayed: z.unknown() }).optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /** Events compared (of the recorded run), and model and tool calls the replay paid for (none). */
+  eventsCompared: z.number().int().optional(),
+});
+export type ReplayComparison = z.infer<typeof ReplayComparison>;

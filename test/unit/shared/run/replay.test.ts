@@ -1,0 +1,189 @@
+import { describe, expect, it } from "vitest";
+import type { ChatRequest } from "../../../../shared/llm/types.js";
+import type { Tool } from "../../../../shared/ports/tools.js";
+import { compareReplay, forkRun, replayRun } from "../../../../shared/run/replay.js";
+import { lastUserText, ScriptedModel, type ScriptedReply, systemText } from "../../../../shared/testing/scriptedModel.js";
+import { writeArtifact } from "../../../../shared/tools/artifacts.js";
+import { calculator } from "../../../../shared/tools/calculator.js";
+import { drivePlanSolve } from "../../../support/driveRun.js";
+import { withRun } from "../../../support/memoryRun.js";
+
+/**
+ * Replay and fork over in-memory ports: a plan_solve run of two steps of two tasks each (three
+ * additions with the calculator, then a report file), driven step by step as the state machine runs it.
+ */
+
+const links = { api: "http://api.test", stream: "http://stream.test", console: false };
+
+/** The tools, counting what they do: every calculator call and every file written. */
+function countingTools() {
+  const counts = { calculator: 0, writes: 0 };
+  const tools: Tool[] = [
+    {
+      ...calculator,
+      run: (args: never, context: never) => {
+        counts.calculator++;
+        return calculator.run(args, context);
+      },
+    } as Tool,
+    {
+      ...writeArtifact,
+      run: (args: never, context: never) => {
+        counts.writes++;
+        return writeArtifact.run(args, context);
+      },
+    } as Tool,
+  ];
+  return { counts, tools };
+}
+
+const toolResults = (request: ChatRequest) => request.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+
+function reply(request: ChatRequest): ScriptedReply {
+  const system = systemText(request);
+  const user = lastUserText(request);
+  if (system.startsWith("You are the planner")) {
+    if (user.includes("All steps are completed")) return { calls: [{ id: "finish_1", name: "planning", args: { command: "finish" } }] };
+    if (user.includes("Results of step")) return { text: "The plan stands." };
+    const steps = [
+      { title: "Add", tasks: ["Add 1 and 1 with the calculator", "Add 2 and 2 with the calculator"] },
+      { title: "Add and report", tasks: ["Add 10 and 10 with the calculator", "Write the report file sum.md"] },
+    ];
+    return { calls: [{ id: "plan_1", name: "planning", args: { command: "create", title: "Sums", steps } }] };
+  }
+  if (system.startsWith("You are an executor")) {
+    const results = toolResults(request);
+    if (results.length) return { text: `Done: ${results.join(" ")}` };
+    const sum = /Your task: Add (\d+) and (\d+)/.exec(user);
+    if (sum) return { calls: [{ id: "calc_1", name: "calculator", args: { expression: `${sum[1]}+${sum[2]}` } }] };
+    return { calls: [{ id: "write_1", name: "write_artifact", args: { filename: "sum.md", content: "# Sums\n" } }] };
+  }
+  if (system.startsWith("You are the summarizer")) return { text: `Summary:\n${user.split("Task results:")[1]?.trim() ?? ""}` };
+  throw new Error(`no scripted reply for: ${system.slice(0, 60)}`);
+}
+
+/** A recorded run of four tasks, ended, and a replay or fork of it driven the same way. */
+async function recorded() {
+  const model = new ScriptedModel((request) => reply(request));
+  const { counts, tools } = countingTools();
+  const fixture = await withRun({ requestedMode: "plan_solve" }, { model, tools });
+  await drivePlanSolve(fixture.ports, fixture.runId);
+  const parent = (await fixture.ports.runs.get(fixture.runId))!;
+  expect(parent.status).toBe("succeeded");
+  expect(counts).toEqual({ calculator: 3, writes: 1 });
+  const recordedCalls = model.requests.length;
+  return { ...fixture, parent, counts, recordedCalls };
+}
+
+describe("replay", () => {
+  it("replays a recorded run of four tasks with no model call and no tool call, and its events are the recorded run's", async () => {
+    const { ports, fakes, parent, model, counts, recordedCalls } = await recorded();
+    const replay = await replayRun(ports, parent, {}, links);
+    expect(replay).toMatchObject({ replayOf: parent.runId, sessionId: parent.sessionId, status: "queued" });
+    await drivePlanSolve(ports, replay.runId);
+
+    expect(model.requests.length).toBe(recordedCalls); // not one more model call
+    expect(counts).toEqual({ calculator: 3, writes: 1 }); // no tool ran again, no file was written again
+    expect(await ports.files.list(replay.runId)).toEqual([]);
+    const ended = (await ports.runs.get(replay.runId))!;
+    expect(ended).toMatchObject({ status: "succeeded", result: parent.result });
+    expect(ended.usage).toMatchObject({ llmCalls: 0, toolCalls: 0, promptTokens: 0 });
+    const comparison = await compareReplay(ports, ended);
+    expect(comparison, JSON.stringify(comparison, null, 1)).toMatchObject({ status: "identical", replayOf: parent.runId });
+    expect(comparison.eventsCompared).toBe(fakes.events.all(parent.runId).length);
+    // The session keeps one turn: a replay is no turn of the conversation.
+    expect((await ports.sessions.messages(parent.tenantId, parent.sessionId)).filter((m) => m.runId === replay.runId)).toEqual([]);
+  });
+
+  it("after a prompt change the replay stops at the first model call asked differently, naming it with both sides", async () => {
+    const { ports, parent, model, recordedCalls, counts } = await recorded();
+    const replay = await replayRun(ports, parent, { instructions: "Answer in French." }, links);
+    await drivePlanSolve(ports, replay.runId);
+
+    expect(model.requests.length).toBe(recordedCalls);
+    expect(counts).toEqual({ calculator: 3, writes: 1 });
+    const ended = (await ports.runs.get(replay.runId))!;
+    expect(ended.status).toBe("failed");
+    expect(ended.error?.message).toContain("The replay diverged: the model call of plan#0, round 0");
+    const comparison = await compareReplay(ports, ended);
+    expect(comparison.status).toBe("diverged");
+    expect(comparison.divergence).toMatchObject({
+      scope: "plan#0",
+      round: 0,
+      kind: "llm",
+      reason: "different_request",
+      recorded: { fingerprint: expect.any(String), value: { toolCalls: [{ name: "planning" }] } },
+      replayed: { message: { index: 0, role: "system", text: expect.stringContaining("Answer in French.") } },
+    });
+  });
+
+  it("a run still in flight is not replayed (409) and nothing starts", async () => {
+    const { ports, fakes, run } = await withRun({ status: "running" });
+    await expect(replayRun(ports, run, {}, links)).rejects.toMatchObject({
+      statusCode: 409,
+      message: expect.stringContaining("is running"),
+    });
+    expect(fakes.runs.records.size).toBe(1);
+    expect(fakes.executions.executions.size).toBe(1);
+  });
+});
+
+describe("fork", () => {
+  it("a fork at step 2 with an edited tool result calls the model from the fork point on, answers with the edit, and leaves the parent as it was", async () => {
+    const { ports, fakes, parent, model, recordedCalls, counts } = await recorded();
+    const parentEvents = structuredClone(fakes.events.all(parent.runId));
+    const parentJournal = structuredClone(await ports.journal.readRun(parent.runId));
+    const fork = await forkRun(
+      ports,
+      parent,
+      { at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_1", output: "10+10 = 99" }] } },
+      links,
+    );
+    expect(fork).toMatchObject({ forkOf: { runId: parent.runId, at: { scope: "task#1#s2.t1", round: 1 } }, sessionId: parent.sessionId });
+    await drivePlanSolve(ports, fork.runId);
+
+    const made = model.requests.slice(recordedCalls);
+    // The first call is the forked task's round 1, reading the edited result; then the planner judges step 2, then the summary.
+    expect(made.map((r) => systemText(r).split(" of Stepwise")[0])).toEqual([
+      "You are an executor agent",
+      "You are the planner",
+      "You are the summarizer",
+    ]);
+    expect(toolResults(made[0])).toEqual(["10+10 = 99"]);
+    expect(counts).toEqual({ calculator: 3, writes: 1 }); // the sibling task's write was reused, not repeated
+    const ended = (await ports.runs.get(fork.runId))!;
+    expect(ended.status).toBe("succeeded");
+    expect(ended.result).toContain("Done: 10+10 = 99");
+    expect(parent.result).toContain("Done: 10+10 = 20");
+    // Only what the fork asked is counted: the forked task's one call (its round 0 was inherited), none for its sibling.
+    const tasks = await ports.tasks.list(fork.runId, 1);
+    expect(tasks.map((t) => [t.taskId, t.usage?.llmCalls])).toEqual([
+      ["s2.t1", 1],
+      ["s2.t2", 0],
+    ]);
+    // The parent is unchanged.
+    expect(fakes.events.all(parent.runId)).toEqual(parentEvents);
+    expect(await ports.journal.readRun(parent.runId)).toEqual(parentJournal);
+    expect((await ports.runs.get(parent.runId))?.result).toBe(parent.result);
+  });
+
+  it.each([
+    [{ at: { scope: "task#7#nope", round: 0 } }, 404, 'no agent scope "task#7#nope"'],
+    [{ at: { scope: "task#1#s2.t1", round: 9 } }, 404, "there is no round 9"],
+    [{ at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_9", output: "x" }] } }, 404, "No tool call calc_9"],
+    [
+      { at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_1", output: 5 }] } },
+      400,
+      "edits.toolResults.0.output",
+    ],
+    [{ at: { scope: "task#1#s2.t1" } }, 400, "at.round"],
+  ])("refuses %j with %i naming the problem, and starts nothing", async (body, status, message) => {
+    const { ports, parent, fakes } = await recorded();
+    await expect(forkRun(ports, parent, body, links)).rejects.toMatchObject({
+      statusCode: status,
+      message: expect.stringContaining(message),
+    });
+    expect([...fakes.runs.records.keys()]).toEqual([parent.runId]);
+    expect(fakes.executions.executions.size).toBe(1);
+  });
+});
