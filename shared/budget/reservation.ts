@@ -5,7 +5,7 @@ import { settingsFor } from "../llm/roleSettings.js";
 import { type ChatModel, type ChatRequest, paidAttemptsOf } from "../llm/types.js";
 import { tokenCounterFor } from "../memory/tokens.js";
 import type { Ports } from "../ports/index.js";
-import type { SpendAccount, SpendLimits, SpendPeriod } from "../ports/spend.js";
+import { limitedPeriods, type SpendAccount, type SpendLimits, type SpendPeriod } from "../ports/spend.js";
 import { modelPrice, type PriceSettings } from "../settings.js";
 
 /** A model call refused because its worst case would pass a budget: the call was not made. */
@@ -51,9 +51,10 @@ export type BudgetPorts = Pick<Ports, "spend"> & { settings: Partial<PriceSettin
 
 /**
  * The model, with every call reserved before it starts and settled after: the worst case (the
- * prompt's tokens plus the role's output limit, and their cost) is reserved on the run's and the
- * tenant's counters in one conditional write; a call that would pass a budget is not made
- * (BudgetExhaustedError); after the call, the reservation becomes what the provider reported.
+ * prompt's tokens plus the role's output limit, and their cost) is reserved on each counter that
+ * has a limit (the run's, the tenant's day and month), one conditional write each; a call that
+ * would pass a budget is not made (BudgetExhaustedError); after the call, the reservation becomes
+ * what the provider reported. A run with no budget anywhere writes nothing here.
  */
 export function withBudget(model: ChatModel, ports: BudgetPorts, run: () => Promise<BudgetedRun>): ChatModel {
   const counter = tokenCounterFor(model.name);
@@ -61,15 +62,21 @@ export function withBudget(model: ChatModel, ports: BudgetPorts, run: () => Prom
     name: model.name,
     async complete(request: ChatRequest) {
       const { runId, tenantId, budget } = await run();
+      const limits = limitsOf(budget);
+      if (!limitedPeriods(limits).length) return model.complete(request);
       const account: SpendAccount = { tenantId, runId, at: new Date() };
       const reservation = worstCase(ports.settings, model.name, counter.countMessages(request.messages), request);
-      const taken = await ports.spend.reserve(account, reservation, limitsOf(budget));
+      const taken = await ports.spend.reserve(account, reservation, limits);
       if (!taken.reserved) throw new BudgetExhaustedError(taken.over, reservation);
       const settle = (usage: { promptTokens: number; completionTokens: number } | undefined) =>
-        ports.spend.adjust(account, {
-          tokens: (usage ? usage.promptTokens + usage.completionTokens : 0) - reservation.tokens,
-          costMicros: (usage ? costMicros(ports.settings, usage.promptTokens, usage.completionTokens) : 0) - reservation.costMicros,
-        });
+        ports.spend.adjust(
+          account,
+          {
+            tokens: (usage ? usage.promptTokens + usage.completionTokens : 0) - reservation.tokens,
+            costMicros: (usage ? costMicros(ports.settings, usage.promptTokens, usage.completionTokens) : 0) - reservation.costMicros,
+          },
+          limits,
+        );
       try {
         const response = await model.complete(request);
         await settle(response.usage);

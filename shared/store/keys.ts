@@ -85,11 +85,10 @@ export const keys = {
   tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
   /** The tenant's count of active runs (its concurrency slots). */
   activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
-  /**
-   * The tenant's spend in one month (`2026-11`): the month's, each day's and each run's counters on
-   * one item, so a reservation against all three is one conditional write.
-   */
-  spend: (tenantId: string, month: string) => ({ pk: `TENANT#${tenantId}`, sk: `SPEND#${month}` }),
+  /** A run's spend counter against its own budget (written only when the run has one). */
+  runSpend: (runId: string) => ({ pk: `RUN#${runId}`, sk: "SPEND" }),
+  /** The tenant's spend in one day (`2026-11-28`) or month (`2026-11`), written only when the tenant has that budget. */
+  tenantSpend: (tenantId: string, period: string) => ({ pk: `TENANT#${tenantId}`, sk: `SPEND#${period}` }),
   webhookSecrets: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "WEBHOOK_SECRETS" }),
   webhookEndpoint: (tenantId: string, url: string) => ({ pk: `TENANT#${tenantId}`, sk: `ENDPOINT#${sha256(url).slice(0, 32)}` }),
   toolSource: (tenantId: string, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `TOOLSRC#${name}` }),

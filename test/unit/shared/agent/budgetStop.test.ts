@@ -108,3 +108,17 @@ describe("token budgets of a run", () => {
     expect(model.requests).toHaveLength(0);
   });
 });
+
+describe("what budgets write", () => {
+  it("a run with no budget anywhere writes no spend counter; a run budget writes two per model call (reserve, settle), a daily budget two more", async () => {
+    const counted = async (budget: RunBudget | undefined) => {
+      const model = script();
+      const setup = await withRun({ status: "running", ...(budget ? { budget } : {}) }, { model, tools: [lookup], settings });
+      expect((await agentTurn({ runId: setup.runId, mode: "react" }, setup.ports)).done).toBe(true);
+      return { calls: model.requests.length, writes: setup.fakes.spend.writes };
+    };
+    expect(await counted(undefined)).toEqual({ calls: 3, writes: 0 });
+    expect(await counted({ tokens: 1_000_000, onExhausted: "pause" })).toEqual({ calls: 3, writes: 6 });
+    expect(await counted({ tokens: 1_000_000, onExhausted: "pause", day: { tokens: 5_000_000 } })).toEqual({ calls: 3, writes: 12 });
+  });
+});
