@@ -79,7 +79,7 @@ export const HANDLER_USES = {
   Plan: { ports: [...LOOP, "tasks", "sessions", "tools", "executions"], executions: ["history"], runsTools: true },
   ExecuteTask: { ports: [...LOOP, "tasks", "tools", "executions"], executions: ["history"], runsTools: true },
   RecordTaskFailure: { ports: ["tasks", "files", "events"] },
-  Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events"] },
+  Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events", "spend"] },
   // It titles the session after its first answered turn (shared/steps/sessionTitle.ts).
   Finalize: { ports: [...END_RUN, "model"] },
   RecordFailure: { ports: END_RUN },

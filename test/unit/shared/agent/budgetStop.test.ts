@@ -4,9 +4,11 @@ import { decidePause } from "../../../../shared/agent/decide.js";
 import type { RunBudget } from "../../../../shared/contracts/budget.js";
 import { agentTurn } from "../../../../shared/steps/agentTurn.js";
 import { finalize } from "../../../../shared/steps/finalize.js";
+import { plan } from "../../../../shared/steps/plan.js";
+import { summarize } from "../../../../shared/steps/summarize.js";
 import { ScriptedModel } from "../../../../shared/testing/scriptedModel.js";
 import { defineTool } from "../../../../shared/tools/tool.js";
-import { eventTypes, withRun } from "../../../support/memoryRun.js";
+import { eventTypes, planOutcome, withRun } from "../../../support/memoryRun.js";
 
 /**
  * A ReAct run with a token budget, over the in-memory ports: each model call reserves its worst
@@ -106,6 +108,52 @@ describe("token budgets of a run", () => {
     await finalize({ runId }, ports);
     expect((await ports.runs.get(runId))?.status).toBe("budget_exhausted");
     expect(model.requests).toHaveLength(0);
+  });
+});
+
+describe("a plan_solve run at its budget", () => {
+  it('with "deliver", a planner refused its first call hands over to a summary written without a model call; the run ends budget_exhausted', async () => {
+    const { ports, fakes, runId, model } = await withRun({
+      requestedMode: "plan_solve",
+      mode: "plan_solve",
+      status: "running",
+      budget: { tokens: 1, onExhausted: "deliver" },
+    });
+    planOutcome(await plan({ runId, mode: "plan_solve" }, ports), "summarize");
+    await summarize({ runId }, ports);
+    await finalize({ runId }, ports);
+    expect(model.requests).toHaveLength(0);
+    const ended = await ports.runs.get(runId);
+    expect(ended?.status).toBe("budget_exhausted");
+    expect(ended?.result).toContain("Stopped at the run's budget (1 tokens)");
+    expect(eventTypes(fakes, runId).at(-1)).toBe("run.budget_exhausted");
+  });
+
+  it("an executor that delivered at the budget: the planner plans no more and the summarizer makes no call", async () => {
+    const { ports, runId, model } = await withRun({
+      requestedMode: "plan_solve",
+      mode: "plan_solve",
+      status: "running",
+      budget: { tokens: 1_000_000, onExhausted: "deliver" },
+    });
+    const first = planOutcome(await plan({ runId, mode: "plan_solve" }, ports), "execute");
+    const calls = model.requests.length;
+    const exhausted = "Stopped at the run's budget (1000000 tokens): the next model call could need 900 tokens.";
+    await ports.runs.update(runId, { budget: { ...(await ports.runs.get(runId))!.budget!, exhausted } });
+    await Promise.all(
+      first.tasks.map(async (task) =>
+        ports.tasks.put(runId, { ...(await ports.tasks.get(runId, 0, task.taskId))!, status: "failed", result: "half done" }),
+      ),
+    );
+    const taskResults = first.tasks.map((task) => ({ runId, iteration: 0, task, done: true, status: "failed" as const }));
+    planOutcome(await plan({ ...first, taskResults }, ports), "summarize");
+    await ports.tasks.put(runId, { ...(await ports.tasks.get(runId, 0, first.tasks[0]!.taskId))!, status: "succeeded", result: "4" });
+    await summarize({ runId }, ports);
+    await finalize({ runId }, ports);
+    expect(model.requests).toHaveLength(calls);
+    const ended = await ports.runs.get(runId);
+    expect(ended?.status).toBe("budget_exhausted");
+    expect(ended?.result).toContain(exhausted);
   });
 });
 
