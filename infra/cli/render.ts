@@ -6,6 +6,7 @@
 
 import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, textSource } from "../../shared/apiClient/runFold.js";
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
+import { budgetText } from "../../shared/contracts/budget.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";
@@ -372,6 +373,7 @@ export class Renderer {
       u.stateTransitions !== undefined ? count(u.stateTransitions, "state transition") : undefined,
     ].filter(Boolean);
     if (parts.length > 0) lines.push(c.dim(`Usage: ${parts.join(" · ")}`));
+    if (run.budget) lines.push(c.dim(`Budget: ${budgetText(run.budget)}`));
     return this.tidy(lines);
   }
 

@@ -46,6 +46,51 @@ export const RunBudget = z.object({
 });
 export type RunBudget = z.infer<typeof RunBudget>;
 
+const LimitView = z.object({ tokens: z.number().int().optional(), costUsd: z.number().optional() });
+
+/** `budget` in a run's view: its limits (costs in USD), what it does at them, and what it has spent. */
+export const RunBudgetView = z.object({
+  tokens: z.number().int().optional(),
+  costUsd: z.number().optional(),
+  onExhausted: OnExhausted,
+  /** The tenant's limits per day and per month, as fixed on the run. */
+  day: LimitView.optional(),
+  month: LimitView.optional(),
+  /** What the run's model calls have spent (the cost: `estimatedCostUsd`). */
+  spent: z.object({ tokens: z.number().int() }),
+  /** Why the run stopped at a budget, when it did. */
+  exhausted: z.string().optional(),
+});
+export type RunBudgetView = z.infer<typeof RunBudgetView>;
+
+/** A run's budget as its view shows it, with what its calls spent. */
+export function runBudgetView(budget: RunBudget, spentTokens: number): RunBudgetView {
+  const usd = (limit: { tokens?: number; costMicros?: number }) => ({
+    ...(limit.tokens !== undefined ? { tokens: limit.tokens } : {}),
+    ...(limit.costMicros !== undefined ? { costUsd: fromMicros(limit.costMicros) } : {}),
+  });
+  return {
+    ...usd(budget),
+    onExhausted: budget.onExhausted,
+    ...(budget.day ? { day: usd(budget.day) } : {}),
+    ...(budget.month ? { month: usd(budget.month) } : {}),
+    spent: { tokens: spentTokens },
+    ...(budget.exhausted ? { exhausted: budget.exhausted } : {}),
+  };
+}
+
+/** A run's budget in one line, as the CLI and the console show it: "1200 of 5000 tokens, $0.5 (pause); the tenant's: 50000 tokens a day". */
+export function budgetText(view: RunBudgetView): string {
+  const limit = (l: { tokens?: number; costUsd?: number }) =>
+    [l.tokens !== undefined ? `${l.tokens} tokens` : "", l.costUsd !== undefined ? `$${l.costUsd}` : ""].filter(Boolean).join(", ");
+  const own =
+    view.tokens !== undefined || view.costUsd !== undefined
+      ? `${view.spent.tokens} tokens spent of ${limit(view)}`
+      : `${view.spent.tokens} tokens spent`;
+  const periods = [view.day ? `${limit(view.day)} a day` : "", view.month ? `${limit(view.month)} a month` : ""].filter(Boolean);
+  return `${own} (at the budget: ${view.onExhausted})${periods.length ? `; the tenant's: ${periods.join(", ")}` : ""}`;
+}
+
 /** An amount spent or reserved. */
 export interface Spend {
   tokens: number;

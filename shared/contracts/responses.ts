@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RunBudgetView } from "./budget.js";
 import { EventBody } from "./events.js";
 import { ApprovalPolicy, Interrupt } from "./interrupts.js";
 import { Plan } from "./plan.js";
@@ -89,6 +90,8 @@ export const RunView = z.object({
   error: RunError.nullable(),
   usage: RunUsage,
   estimatedCostUsd: z.number().optional(),
+  /** Its token and cost budgets and what it spent (null: none). */
+  budget: RunBudgetView.nullable(),
   executionArn: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { decidePause } from "../../../../shared/agent/decide.js";
-import type { RunBudget } from "../../../../shared/contracts/budget.js";
+import { budgetText, type RunBudget } from "../../../../shared/contracts/budget.js";
 import { agentTurn } from "../../../../shared/steps/agentTurn.js";
 import { finalize } from "../../../../shared/steps/finalize.js";
 import { plan } from "../../../../shared/steps/plan.js";
 import { summarize } from "../../../../shared/steps/summarize.js";
 import { ScriptedModel } from "../../../../shared/testing/scriptedModel.js";
 import { defineTool } from "../../../../shared/tools/tool.js";
+import { runView } from "../../../../shared/views/runView.js";
 import { eventTypes, planOutcome, withRun } from "../../../support/memoryRun.js";
 
 /**
@@ -61,6 +62,10 @@ describe("token budgets of a run", () => {
     expect((await ports.runs.get(runId))?.status).toBe("awaiting_input");
     const spent = (await fakes.spend.totals({ tenantId: run.tenantId, runId, at: new Date() })).run.tokens;
     expect(spent).toBe(15); // the first call as the provider reported it (10 + 5), its reservation settled
+    // The run's view (GET /v1/runs/{id}, the CLI, the console) shows the budget and what was spent.
+    const view = runView((await ports.runs.get(runId))!, [], [], [], { api: "", stream: "", console: false }).budget;
+    expect(view).toEqual({ tokens: first + 500, onExhausted: "pause", spent: { tokens: 15 } });
+    expect(budgetText(view!)).toBe(`15 tokens spent of ${first + 500} tokens (at the budget: pause)`);
 
     // Bad input changes nothing: a zero extension is refused.
     await expect(
