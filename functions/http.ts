@@ -23,7 +23,12 @@ export function errorResult(error: unknown, requestId?: string): HttpResult {
     const body: ErrorBody = {
       error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) },
     };
-    return json(error.statusCode, body, error.statusCode === 401 ? { "www-authenticate": "Bearer" } : {});
+    // A refusal that says when to come back (too many runs or streams, a spent budget) says it in Retry-After too.
+    const retryAfter = (error as { retryAfterSeconds?: number }).retryAfterSeconds;
+    return json(error.statusCode, body, {
+      ...(error.statusCode === 401 ? { "www-authenticate": "Bearer" } : {}),
+      ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {}),
+    });
   }
   logger.error("request failed", { requestId, error: error instanceof Error ? error : String(error) });
   const status = error instanceof StepwiseError ? error.statusCode : 500;

@@ -38,6 +38,7 @@ const LOOP = [
   "interrupts",
   "notifyQueue",
   "policies",
+  "spend",
 ] as const satisfies readonly PortName[];
 /** Ending a run: its record, its event, its slot among the tenant's active runs, its open questions; the session it frees. */
 const END_RUN = ["runs", "events", "activeRuns", "interrupts", "sessions"] as const satisfies readonly PortName[];
@@ -66,6 +67,7 @@ const DOOR = [
   "tenantSettings",
   "toolSources",
   "policies",
+  "spend",
 ] as const satisfies readonly PortName[];
 
 export const HANDLER_USES = {
@@ -77,7 +79,7 @@ export const HANDLER_USES = {
   Plan: { ports: [...LOOP, "tasks", "sessions", "tools", "executions"], executions: ["history"], runsTools: true },
   ExecuteTask: { ports: [...LOOP, "tasks", "tools", "executions"], executions: ["history"], runsTools: true },
   RecordTaskFailure: { ports: ["tasks", "files", "events"] },
-  Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events"] },
+  Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events", "spend"] },
   // It titles the session after its first answered turn (shared/steps/sessionTitle.ts).
   Finalize: { ports: [...END_RUN, "model"] },
   RecordFailure: { ports: END_RUN },

@@ -16,6 +16,7 @@ import { S3FileStore } from "../shared/store/s3Files.js";
 import { SavedAgentStore } from "../shared/store/savedAgents.js";
 import { SessionStore } from "../shared/store/sessions.js";
 import { TenantSettingsStore } from "../shared/store/settings.js";
+import { SpendStore } from "../shared/store/spend.js";
 import { StepFunctionsExecutions } from "../shared/store/stepFunctions.js";
 import { StreamTokenStore } from "../shared/store/streamTokens.js";
 import type { Table } from "../shared/store/table.js";
@@ -77,6 +78,7 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   tenantSettings: onTable(TenantSettingsStore),
   streamTokens: onTable(StreamTokenStore),
   activeRuns: onTable(ActiveRunStore),
+  spend: onTable(SpendStore),
   idempotency: onTable(IdempotencyStore),
   savedAgents: onTable(SavedAgentStore),
   toolSources: onTable(ToolSourceStore),

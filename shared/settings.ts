@@ -408,3 +408,18 @@ function webSearchOf(e: Environment): WebSearchSettings {
 export function defaultSettings(tableName: string): Settings {
   return settingsFromEnv({ TABLE_NAME: tableName });
 }
+
+/** The model and the prices: what a cost estimate needs of the settings. */
+export type PriceSettings = Pick<Settings, "model" | "prices">;
+
+/**
+ * The model's price in USD per million prompt / completion tokens: the two price settings when
+ * given, else its line in the price table; undefined for a model with no price.
+ */
+export function modelPrice({ model, prices }: PriceSettings): { input: number; output: number } | undefined {
+  if (prices.inputPerMTok !== undefined || prices.outputPerMTok !== undefined) {
+    return { input: prices.inputPerMTok ?? 0, output: prices.outputPerMTok ?? 0 };
+  }
+  const price = prices.table[model.name];
+  return price && { input: price[0], output: price[1] };
+}

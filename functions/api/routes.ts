@@ -10,14 +10,13 @@ import type { DoorPorts, HandlerPorts } from "../../shared/handlerPorts.js";
 import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { cancelRun } from "../../shared/run/cancel.js";
-import { TooManyRunsError } from "../../shared/run/submit.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { interruptView, runLinks, runView } from "../../shared/views/runView.js";
 import { countStateTransitions } from "../../shared/views/stateTransitions.js";
 import { a2aResult, agentCardResult } from "../a2a.js";
 import { a2aMaxBodyBytes } from "../bodyLimits.js";
-import { baseUrl, errorResult, type HttpEvent, type HttpResult, header, json } from "../http.js";
+import { baseUrl, type HttpEvent, type HttpResult, header, json } from "../http.js";
 import { parseBody, parseQuery } from "../jsonBody.js";
 import { linksFor } from "../links.js";
 import { mcpResult } from "../mcp.js";
@@ -105,19 +104,13 @@ async function createRun({ event, services, tenantId }: Request): Promise<HttpRe
     throw new BadRequestError("Idempotency-Key must be 1 to 255 visible ASCII characters.");
   }
   const body = parseBody(event, CreateRunRequest);
-  try {
-    const { run, replayed } = await acceptRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
-    const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
-    return json(
-      202,
-      { runId: run.runId, sessionId: run.sessionId, status: run.status, links },
-      { location: links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) },
-    );
-  } catch (error) {
-    if (error instanceof TooManyRunsError)
-      return { ...errorResult(error), headers: { ...errorResult(error).headers, "retry-after": String(error.retryAfterSeconds) } };
-    throw error;
-  }
+  const { run, replayed } = await acceptRun(services, tenantId, body, { links: linksFor(event, services), idempotencyKey });
+  const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
+  return json(
+    202,
+    { runId: run.runId, sessionId: run.sessionId, status: run.status, links },
+    { location: links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) },
+  );
 }
 
 /** API Gateway's 30 s for the whole request, less room for a cold start (the stream URL's calls wait longer). */

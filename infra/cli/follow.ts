@@ -31,6 +31,7 @@ const TERMINAL_EXIT: Record<string, number> = {
   "run.cancelled": EXIT.runFailed,
   "run.interrupted": EXIT.runFailed,
   "run.blocked": EXIT.runFailed,
+  "run.budget_exhausted": EXIT.runFailed,
 };
 
 /** Thrown out of the event loop when the person detaches (Ctrl-C). */

@@ -7,6 +7,7 @@
 import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, textSource } from "../../shared/apiClient/runFold.js";
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
 import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
+import { budgetText } from "../../shared/contracts/budget.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";
@@ -278,6 +279,8 @@ export class Renderer {
         return ["", c.red(c.bold(`⛔ The run was blocked by the guardrail ${event.data.check}: ${event.data.reason}`))];
       case "eval.scored":
         return this.evaluation(event.data);
+      case "run.budget_exhausted":
+        return ["", c.yellow(c.bold(`■ ${event.data.stopReason}`)), ...terminalMarkdown(event.data.result, c, this.color), ""];
       case "run.queued_behind":
         return [c.dim(`… waiting for run ${event.data.runId} to end (place ${event.data.position} in the session's queue)`)];
       default: {
@@ -381,6 +384,7 @@ export class Renderer {
     if (parts.length > 0) lines.push(c.dim(`Usage: ${parts.join(" · ")}`));
     // Scored after the end: shown here when its event was not on the stream.
     if (run.evaluation && !this.run.evaluation) lines.push(...this.evaluation(run.evaluation));
+    if (run.budget) lines.push(c.dim(`Budget: ${budgetText(run.budget)}`));
     return this.tidy(lines);
   }
 

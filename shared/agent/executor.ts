@@ -115,7 +115,7 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
   const ended = outcome.kind === "answer" ? "succeeded" : "failed";
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
   // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.
-  const stopReason = outcome.kind === "budget" ? budgetStop(outcome.rounds) : undefined;
+  const stopReason = outcome.kind === "budget" ? (outcome.exhausted ?? budgetStop(outcome.rounds)) : undefined;
   const undone = own.undoneCalls();
   return finishTask(run, input, ended, text, {
     record,

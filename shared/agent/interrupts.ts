@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { budgetExtensionOf, extendRunBudget } from "../budget/extension.js";
 import { DECISIONS_BY_KIND, type Interrupt, type Resolution, type ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
@@ -81,7 +82,8 @@ export async function decideInterrupt(
       { allowed },
     );
   }
-  checkEditedArguments(interrupt, request, findTool);
+  // A budget pause's approve carries the extension; every other kind's arguments are an edit's.
+  const extension = interrupt.kind === "budget" ? budgetExtensionOf(request) : checkEditedArguments(interrupt, request, findTool);
   if (request.decision === "answer" && !request.message?.trim()) throw new BadRequestError("An answer needs a 'message'.");
 
   if (interrupt.status === "pending" && TERMINAL_STATUSES.has(run.status)) {
@@ -105,6 +107,8 @@ export async function decideInterrupt(
     );
   }
   countMetric("InterruptsResolved");
+  // Written before the run goes on, so its next model call is reserved against the extended budget.
+  if (extension) await extendRunBudget(ports, runId, extension);
   await ports.events.append(runId, [
     { type: "interrupt.resolved", data: { interruptId, kind: interrupt.kind, decision: request.decision, message: request.message } },
   ]);

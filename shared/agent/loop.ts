@@ -25,6 +25,7 @@ import type { Settings } from "../settings.js";
 import { personaOf, withoutPersona } from "../tools/persona.js";
 import { withToolSearch } from "../tools/toolSearch.js";
 import { BackgroundEvents } from "./backgroundWrites.js";
+import { atBudget, BudgetExhaustedError, budgetedModel } from "./budgetStop.js";
 import { type CallCheck, CallGuard } from "./callGuard.js";
 import { textStream } from "./deltas.js";
 import { toolImagesMessage } from "./images.js";
@@ -44,7 +45,7 @@ import {
 import { ToolPolicyGate } from "./toolPolicy.js";
 
 /** The ports every agent's think/act loop uses. */
-export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue"> &
+export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue" | "spend"> &
   Partial<Pick<Ports, "policies">> &
   SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model">> };
 
@@ -96,7 +97,8 @@ export type LoopOutcome = (
   | { kind: "answer"; text: string; rounds: number }
   | { kind: "paused"; rounds: number }
   | { kind: "interrupted"; interruptId: string; rounds: number }
-  | { kind: "budget"; text: string; rounds: number }
+  /** Out of rounds, or (`exhausted`: why) at a token or cost budget: the text says what was done. */
+  | { kind: "budget"; text: string; rounds: number; exhausted?: string }
   /** The run ended meanwhile (cancelled, timed out): stop without doing anything more. */
   | { kind: "ended"; rounds: number }
   /** The model answered with nothing, also after being told so. */
@@ -153,7 +155,11 @@ export async function runAgentLoop(run: RunScope, options: LoopOptions): Promise
     const check = recorded ? undefined : await loop.guard.beforeCall(round);
     if (!recorded && !check) return done({ kind: "ended", rounds: round });
 
-    const reply = await askModel(loop, round, delivering, check);
+    const reply = await askModel(loop, round, delivering, check).catch((error: unknown) => {
+      if (!(error instanceof BudgetExhaustedError)) throw error;
+      return atBudget(loop.run, { scope: options.scope, round, taskId: options.taskId }, error, conversation);
+    });
+    if (reply && "kind" in reply) return done({ ...reply, rounds: round });
     if (!reply) return done({ kind: "ended", rounds: round });
     const { response, replayed, inherited } = reply;
     // What people may see of the reply (output guardrails: redacted; a block ends the run).
@@ -213,7 +219,9 @@ interface Loop {
 }
 
 /** The loop's start: its journal (loaded unless the caller has it), its tools and the prompt's window. */
-async function startLoop(run: RunScope, options: LoopOptions): Promise<Loop> {
+async function startLoop(scope: RunScope, options: LoopOptions): Promise<Loop> {
+  // Every model call of the loop (its tools' too) is reserved against the run's budgets first.
+  const run = { ...scope, ports: { ...scope.ports, model: budgetedModel(scope) } };
   const { ports } = run;
   const journal = options.journal ?? (await ScopeJournal.load(ports.journal, run.runId, options.scope));
   // The prompt's budget: the setting, within what the role's model leaves beside its output limit.
@@ -282,7 +290,8 @@ async function askModel(
           ),
         );
       } catch (error) {
-        if (check?.signal.aborted) throw error; // the run ended, or the last round's records could not be written
+        // The run ended, or the last round's records could not be written; or the call was not made (a budget).
+        if (check?.signal.aborted || error instanceof BudgetExhaustedError) throw error;
         await countFailedCall(loop, error);
         throw error;
       } finally {

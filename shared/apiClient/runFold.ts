@@ -89,7 +89,8 @@ export type FoldedStatus =
   | "cancelled"
   | "timed_out"
   | "interrupted"
-  | "blocked";
+  | "blocked"
+  | "budget_exhausted";
 
 export interface FoldedRun {
   /** The last event folded (0: none). */
@@ -301,7 +302,8 @@ type RunLevelEvent = Extract<
       | "run.interrupted"
       | "guardrail.decided"
       | "run.blocked"
-      | "eval.scored";
+      | "eval.scored"
+      | "run.budget_exhausted";
   }
 >;
 
@@ -344,6 +346,10 @@ function applyRun(run: FoldedRun, event: RunLevelEvent): FoldedRun {
       return { ...run, status: "blocked", error: { code: "blocked", message: event.data.reason }, pending: new Map() };
     case "eval.scored":
       return { ...run, evaluation: event.data };
+    case "run.budget_exhausted": {
+      const { result, files, stopReason } = event.data;
+      return { ...run, status: "budget_exhausted", result, resultFiles: files, stopReason, pending: new Map() };
+    }
   }
 }
 
@@ -371,6 +377,7 @@ const KNOWN = new Set<string>([
   "run.failed",
   "run.timed_out",
   "run.resumed",
+  "run.budget_exhausted",
   "run.cancelled",
   "run.queued_behind",
   "run.interrupted",

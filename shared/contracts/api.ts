@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
 import { OnlineEvals } from "./evaluation.js";
+import { RunBudgetRequest, TenantBudget } from "./budget.js";
 import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
@@ -24,6 +25,8 @@ export const CreateRunRequest = z.strictObject({
   approval: ApprovalPolicy.optional(),
   /** Budgets for this run, within the service's limits (defaults: 10 plan iterations, 30 rounds). */
   budgets: RunBudgets.optional(),
+  /** The run's token and cost budget, checked before every model call (default: the tenant's `budget.run`). */
+  budget: RunBudgetRequest.optional(),
   /** Where to send signed notifications (Standard Webhooks) when the run ends or waits. */
   webhook: WebhookSubscription.optional(),
   /** Uploaded files (ids from `POST /v1/files`) the run's agents can read. */
@@ -50,6 +53,8 @@ export const TenantSettings = z.strictObject({
   onlineEvals: OnlineEvals.optional(),
   /** What a tool failure a person can fix does: `pause` the task, or `report` it to the model (default: pause when a person can decide). */
   toolFailures: ToolFailures.optional(),
+  /** Token and cost budgets: every run's default, and the tenant's per day and per month. */
+  budget: TenantBudget.optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 

@@ -156,6 +156,11 @@ export const EventBody = z.discriminatedUnion("type", [
     data: z.object({ runId: z.string(), activeRunId: z.string(), position: z.number().int() }),
   }),
   /** A newer message to the session stopped the run at a safe point; what it finished stays in the session. */
+  /** The run reached its token or cost budget and ended with a summary of what it did (`stopReason` says which budget). */
+  z.object({
+    type: z.literal("run.budget_exhausted"),
+    data: z.object({ result: z.string(), files: z.array(z.string()), stopReason: z.string() }),
+  }),
   z.object({ type: z.literal("run.interrupted"), data: z.object({ reason: z.string(), byRunId: z.string().optional() }) }),
   /**
    * A guardrail decided: a check on a text (the run's input, an answer, a streamed window, a tool's

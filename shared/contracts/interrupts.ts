@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failure"]);
+export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failure", "budget"]);
 export type InterruptKind = z.infer<typeof InterruptKind>;
 
 const Decision = z.enum(["approve", "reject", "edit", "answer", "retry", "skip", "fail"]);
@@ -13,6 +13,8 @@ export const DECISIONS_BY_KIND: Record<InterruptKind, readonly Decision[]> = {
   ask_user: ["answer"],
   /** A call that failed for a reason a person can fix, or whose outcome is unknown: run it again (as is, or edited), skip it with a message, or fail the task. */
   tool_failure: ["retry", "edit", "skip", "fail"],
+  // approve extends the budget (arguments: how much to add); reject ends the run with a summary.
+  budget: ["approve", "reject"],
 };
 
 /** What failed, on a `tool_failure` interrupt: the attempt, the error, and why a person is asked. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { OnlineEvals, RunEvaluation } from "./evaluation.js";
+import { RunBudgetView } from "./budget.js";
 import { EventBody } from "./events.js";
 import { ApprovalPolicy, Interrupt, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
@@ -92,6 +93,8 @@ export const RunView = z.object({
   error: RunError.nullable(),
   usage: RunUsage,
   estimatedCostUsd: z.number().optional(),
+  /** Its token and cost budgets and what it spent (null: none). */
+  budget: RunBudgetView.nullable(),
   executionArn: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
 import { RunEvaluation } from "./evaluation.js";
+import { RunBudget } from "./budget.js";
 import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
@@ -15,6 +16,7 @@ export const RunStatus = z.enum([
   "timed_out",
   "interrupted",
   "blocked",
+  "budget_exhausted",
 ]);
 export type RunStatus = z.infer<typeof RunStatus>;
 
@@ -97,6 +99,8 @@ export const RunRecord = z.object({
   metadata: z.record(z.string(), z.string()),
   approval: ApprovalPolicy.optional(),
   budgets: RunBudgets.optional(),
+  /** Token and cost budgets (the run's and the tenant's period limits), fixed at submission. */
+  budget: RunBudget.optional(),
   /** The operator's instructions every agent of the run follows (the tenant's, the saved agent's, the run's), fixed at submission. */
   instructions: z.string().optional(),
   /** The saved agent the run named, as it was when the run was submitted. */

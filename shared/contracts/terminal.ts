@@ -12,6 +12,7 @@ export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>([
   "timed_out",
   "interrupted",
   "blocked",
+  "budget_exhausted",
 ]);
 export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventType>([
   "run.succeeded",
@@ -20,4 +21,5 @@ export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<EventType>([
   "run.timed_out",
   "run.interrupted",
   "run.blocked",
+  "run.budget_exhausted",
 ]);

@@ -13,12 +13,21 @@ const WEBHOOK_EVENT_TYPES = [
   "run.interrupted",
   "run.awaiting_input",
   "run.blocked",
+  "run.budget_exhausted",
 ] as const;
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
 
 /** Run statuses that send a webhook: the terminal ones, and waiting for a human. */
-export type NotifiedStatus = "succeeded" | "failed" | "cancelled" | "timed_out" | "interrupted" | "awaiting_input" | "blocked";
+export type NotifiedStatus =
+  | "succeeded"
+  | "failed"
+  | "cancelled"
+  | "timed_out"
+  | "interrupted"
+  | "awaiting_input"
+  | "blocked"
+  | "budget_exhausted";
 
 export const MAX_RESULT_CHARS = 4000;
 const MAX_TEXT_CHARS = 1000;
@@ -32,7 +41,7 @@ export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
 
 export const WebhookInterrupt = z.object({
   interruptId: z.string(),
-  kind: z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failure"]),
+  kind: z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failure", "budget"]),
   /** One line for the human: the question, the tool to approve, the failure (`summary`, as in the API and events). */
   summary: z.string().max(MAX_TEXT_CHARS).optional(),
 });

@@ -16,6 +16,7 @@ import type { RunSnapshots } from "./runSnapshots.js";
 import type { Runs } from "./runs.js";
 import type { SavedAgents } from "./savedAgents.js";
 import type { Sessions } from "./sessions.js";
+import type { SpendLedger } from "./spend.js";
 import type { StreamTokens } from "./streamTokens.js";
 import type { Tasks } from "./tasks.js";
 import type { TenantDefaults } from "./tenantSettings.js";
@@ -62,6 +63,8 @@ export interface Ports {
   policies: ToolPolicies;
   /** What judging each tenant's runs cost per day (online evals). */
   evalSpend: EvalSpend;
+  /** What runs and tenants have spent and reserved against their token and cost budgets. */
+  spend: SpendLedger;
 }
 
 /** The settings a piece of the core reads: only the groups named. */

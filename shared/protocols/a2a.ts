@@ -39,6 +39,8 @@ const STATES: Record<RunStatus, TaskState> = {
   interrupted: TaskState.TASK_STATE_CANCELED,
   // A guardrail check refused the input or the answer: the agent declined the task.
   blocked: TaskState.TASK_STATE_REJECTED,
+  // Ended at its budget with a summary of what it did: an answer, if not the whole one.
+  budget_exhausted: TaskState.TASK_STATE_COMPLETED,
 };
 
 /** The task's state; a run that waits for a person only while a pause is still undecided. */

@@ -136,6 +136,7 @@ export class AgUiView {
         break;
       }
       case "run.succeeded":
+      case "run.budget_exhausted": // ended at its budget with a summary: the summary is the answer
         out.push(...this.finish({ result: { answer: event.data.result, files: event.data.files }, outcome: { type: "success" } }));
         break;
       case "run.cancelled":

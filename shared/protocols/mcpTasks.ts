@@ -20,6 +20,7 @@ const TASK_STATUS: Record<RunRecord["status"], Task["status"]> = {
   cancelled: "cancelled",
   interrupted: "cancelled",
   blocked: "failed",
+  budget_exhausted: "completed",
 };
 
 /**

@@ -7,7 +7,7 @@ import type { Ports } from "../ports/index.js";
 /** What ending a run touches: the run, its event log, its interrupts and the tenant's slots. */
 export type EndRunPorts = Pick<Ports, "runs" | "events" | "activeRuns" | "interrupts">;
 
-export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled" | "interrupted" | "blocked";
+export type TerminalStatus = "succeeded" | "failed" | "timed_out" | "cancelled" | "interrupted" | "blocked" | "budget_exhausted";
 const RUN_ENDED_METRIC: Record<TerminalStatus, string> = {
   succeeded: "RunsSucceeded",
   failed: "RunsFailed",
@@ -15,6 +15,7 @@ const RUN_ENDED_METRIC: Record<TerminalStatus, string> = {
   cancelled: "RunsCancelled",
   interrupted: "RunsInterrupted",
   blocked: "RunsBlocked",
+  budget_exhausted: "RunsBudgetExhausted",
 };
 
 /**
@@ -41,25 +42,30 @@ export async function endRun(
   details: { result?: string; files?: string[]; error?: { code: string; message: string }; byRunId?: string } = {},
 ): Promise<boolean> {
   const terminalEvent = (record: RunRecord): EventBody =>
-    status === "succeeded"
+    status === "budget_exhausted"
       ? {
-          type: "run.succeeded",
-          data: {
-            result: details.result ?? record.result ?? "",
-            files: details.files ?? record.files ?? [],
-            ...(record.stopReason ? { stopReason: record.stopReason } : {}),
-          },
+          type: "run.budget_exhausted",
+          data: { result: record.result ?? "", files: record.files ?? [], stopReason: record.stopReason ?? "Stopped at the budget." },
         }
-      : status === "failed"
-        ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
-        : status === "blocked"
-          ? { type: "run.blocked", data: { check: details.error?.code ?? "guardrail", reason: details.error?.message ?? status } }
-          : status === "interrupted"
-            ? {
-                type: "run.interrupted",
-                data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
-              }
-            : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
+      : status === "succeeded"
+        ? {
+            type: "run.succeeded",
+            data: {
+              result: details.result ?? record.result ?? "",
+              files: details.files ?? record.files ?? [],
+              ...(record.stopReason ? { stopReason: record.stopReason } : {}),
+            },
+          }
+        : status === "failed"
+          ? { type: "run.failed", data: { error: details.error ?? { code: "failed", message: "The run failed." } } }
+          : status === "blocked"
+            ? { type: "run.blocked", data: { check: details.error?.code ?? "guardrail", reason: details.error?.message ?? status } }
+            : status === "interrupted"
+              ? {
+                  type: "run.interrupted",
+                  data: { reason: details.error?.message ?? status, ...(details.byRunId ? { byRunId: details.byRunId } : {}) },
+                }
+              : { type: status === "timed_out" ? "run.timed_out" : "run.cancelled", data: { reason: details.error?.message ?? status } };
   // One conditional write moves the run to its terminal status and claims the slot's release.
   const patch = { status, endedAt: new Date().toISOString(), ...(details.error ? { error: details.error } : {}) };
   const ended = await ports.runs.end(runId, patch, ["queued", "running", "awaiting_input"]);

@@ -1,13 +1,15 @@
+import { assertTenantHasBudget, runBudgetOf } from "../budget/runBudget.js";
 import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
 import type { CreateRunRequest } from "../contracts/api.js";
+import type { RunBudget } from "../contracts/budget.js";
 import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { ToolFailures } from "../contracts/interrupts.js";
 import type { Multitask, RunAgent } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
-import type { Ports } from "../ports/index.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
 
 /** What resolving a run's setup reads: the tenant's settings and its saved agents. */
-export type RunSetupPorts = Pick<Ports, "savedAgents" | "tenantSettings">;
+export type RunSetupPorts = Pick<Ports, "savedAgents" | "tenantSettings" | "spend"> & SettingsOf<"model" | "prices">;
 
 /** A run request as it will be recorded: the saved agent resolved, the operator's instructions joined. */
 export interface RunSetup {
@@ -21,6 +23,8 @@ export interface RunSetup {
   guardrails?: GuardrailCheck[];
   /** The tenant's choice for tool failures a person can fix (pause or report to the model). */
   toolFailures?: ToolFailures;
+  /** Its token and cost budgets (the request's or the tenant's, and the tenant's per day and month). */
+  budget?: RunBudget;
 }
 
 /**
@@ -51,6 +55,8 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
   }
   const instructions = [tenant.instructions, saved?.instructions, runInstructions].filter(Boolean).join("\n\n") || undefined;
   const guardrails = [...(tenant.guardrails ?? []), ...(saved?.guardrails ?? [])];
+  const budget = runBudgetOf(ports.settings, request.budget, tenant.budget);
+  await assertTenantHasBudget(ports, tenantId, budget);
   return {
     request: saved
       ? {
@@ -65,6 +71,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
     ...(guardrails.length ? { guardrails } : {}),
     ...(tenant.toolFailures ? { toolFailures: tenant.toolFailures } : {}),
+    ...(budget ? { budget } : {}),
   };
 }
 

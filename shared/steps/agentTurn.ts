@@ -82,7 +82,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const result = answered ? await fitText(ports.files, run.runId, "answer.md", outcome.text) : undefined;
   const files = answered ? (await ports.files.list(run.runId)).map((f) => f.name) : undefined;
   // The answer is the agent's own summary of what it did and did not do; the run says why it stopped.
-  const stopped = outcome.kind === "budget" ? { stopReason: budgetStop(outcome.rounds) } : {};
+  const stopped = outcome.kind === "budget" ? { stopReason: outcome.exhausted ?? budgetStop(outcome.rounds) } : {};
   // The turn's records, events and usage together; with the answer when there is one.
   await Promise.all([
     outcome.journal.flush(),

@@ -9,8 +9,10 @@ export type FinalizePorts = StepPorts<keyof EndRunPorts | keyof SessionTitlePort
 export async function finalize(input: { runId: string }, ports: FinalizePorts): Promise<{ runId: string; status: string }> {
   // The step that wrote the answer also added it to the session.
   await handOverAtEnd(ports, input.runId);
-  await endRun(ports, input.runId, "succeeded");
+  // An agent that stopped at a token or cost budget delivered a summary: the run ends budget_exhausted.
+  const status = (await ports.runs.get(input.runId))?.budget?.exhausted ? "budget_exhausted" : "succeeded";
+  await endRun(ports, input.runId, status);
   // After the end, as newAgent does after its last event: nobody waits for the title, and it never fails the run.
   await titleSession(ports, input.runId);
-  return { runId: input.runId, status: "succeeded" };
+  return { runId: input.runId, status };
 }

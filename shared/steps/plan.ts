@@ -111,7 +111,10 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   const revision = at.revision + (approval && "feedback" in approval ? 1 : 0);
   const judging = stepToJudge(record.plan, at.ranStep, reads.results, ports.settings.budgets.contextTokens);
   const board: PlanBoard = { plan: judging?.plan ?? record.plan };
-  const budget = iterationBudget(board.plan, at.iteration, budgetsOf(ports, record).maxPlanIterations);
+  // At a token or cost budget (an executor delivered at it): no more planning, the summary answers.
+  const budget = record.budget?.exhausted
+    ? { left: false, stopReason: record.budget.exhausted }
+    : iterationBudget(board.plan, at.iteration, budgetsOf(ports, record).maxPlanIterations);
   const prompt: PromptContext = { tools: toolLines(await reads.team), files: fileLines(reads.files), instructions: record.instructions };
   const turn =
     budget.left && !(approval && "approvedPlan" in approval)
@@ -130,11 +133,13 @@ async function planTurn(run: RunScope<PlanPorts>, input: PlanInput): Promise<Pla
   if (turn?.kind === "interrupted") return writeQuestion(run, output, turn);
   const plan = judging && board.plan ? judged(board.plan, judging.executed) : board.plan;
   if (!plan) throw new Error(`Run ${run.runId}: the planner's turn left no plan.`);
+  // The planner itself stopped at a budget: hand over to the summary, as when no iteration is left.
+  const room = turn?.kind === "budget" && turn.exhausted ? { left: false, stopReason: turn.exhausted } : budget;
   const approvedPlan = approval && "approvedPlan" in approval ? approval.approvedPlan : record.approvedPlan;
-  if (needsPlanApproval(plan, record.approval?.plan, approvedPlan, budget.left))
-    return askPlanApproval(run, output, plan, budget.stopReason, turn);
-  const next = nextStepOf(plan, at.iteration, budget.left);
-  await handOverStep(run, reads, next, { iteration: at.iteration, approvedPlan, stopReason: budget.stopReason, files: prompt.files, turn });
+  if (needsPlanApproval(plan, record.approval?.plan, approvedPlan, room.left))
+    return askPlanApproval(run, output, plan, room.stopReason, turn);
+  const next = nextStepOf(plan, at.iteration, room.left);
+  await handOverStep(run, reads, next, { iteration: at.iteration, approvedPlan, stopReason: room.stopReason, files: prompt.files, turn });
   if (next.stepIndex < 0) return { ...output, next: "summarize" };
   return { ...output, next: "execute", stepIndex: next.stepIndex, tasks: next.tasks.map(({ taskId, title }) => ({ taskId, title })) };
 }

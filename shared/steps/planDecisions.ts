@@ -31,7 +31,8 @@ export function planApproval(
   decision: Interrupt | undefined,
   plan: Plan | undefined,
 ): { approvedPlan: string } | { feedback: string } | undefined {
-  if (decision?.kind === "ask_user") return undefined;
+  // A question answered, or a budget extended or refused: the planner goes on (a refusal ends at the budget).
+  if (decision?.kind === "ask_user" || decision?.kind === "budget") return undefined;
   if (decision?.status === "resolved" && decision.resolution?.decision === "approve" && plan) return { approvedPlan: fingerprint(plan) };
   const reason = decision?.resolution?.message ?? (decision?.status === "pending" ? "" : `the approval ${decision?.status}`);
   return { feedback: `The user rejected this plan${reason ? `: ${reason}` : ""}. Revise it with the planning tool.` };

@@ -2,6 +2,7 @@ import { textStream } from "../agent/deltas.js";
 import { fileLines, summarizerPrompt } from "../agent/prompts.js";
 import { portsForAgent } from "../agent/savedAgent.js";
 import { ScopeJournal } from "../agent/scopeJournal.js";
+import { BudgetExhaustedError, withBudget } from "../budget/reservation.js";
 import type { Usage } from "../contracts/run.js";
 import { AgentError, errorMessage, NotFoundError } from "../errors.js";
 import { TextGuard } from "../guardrails/textGuard.js";
@@ -16,7 +17,7 @@ import type { TaskRecord } from "../ports/tasks.js";
 import { ReplayDivergedError } from "../run/replayDivergence.js";
 
 /** "Summarize" reads the run, its task results and files, makes one journaled model call streamed to clients, and writes the session. */
-export type SummarizePorts = StepPorts<"settings" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events">;
+export type SummarizePorts = StepPorts<"settings" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events" | "spend">;
 
 /** The share of the prompt budget the task results may take (the rest: instructions, session, answer). */
 const RESULTS_SHARE = 0.5;
@@ -64,7 +65,11 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   const checked = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
   const guard = new TextGuard(ports, runId, record.guardrails, { agent: "summarizer" }, checked);
   const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text), guard);
+  // Its call is reserved against the run's budgets like an agent's; at a budget, the summary is written without one.
+  const model = withBudget(portsForAgent(ports, record.agent).model, ports, async () => record);
+  let stopReason = record.stopReason;
   try {
+    if (record.budget?.exhausted) throw new BudgetExhaustedError("run", { tokens: 0, costMicros: 0 });
     const messages = window.build(summarizerPrompt({ files: fileLines(files), instructions: record.instructions }), [
       ...history,
       { role: "user", content: message },
@@ -74,7 +79,7 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
       "llm",
       "",
       () =>
-        portsForAgent(ports, record.agent).model.complete({
+        model.complete({
           messages,
           role: "summarizer",
           onText: stream.onText,
@@ -88,10 +93,17 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
     result = window.restoreText(value.content?.trim() ?? "") || mechanicalSummary(record.input, done, names);
   } catch (error) {
     if (error instanceof ReplayDivergedError) throw error; // a replay stops where it parts from its journal
-    logger.warn("summarizer model failed; using the mechanical summary", { runId: runId, error: errorMessage(error) });
+    if (error instanceof BudgetExhaustedError) {
+      // Delivered at the budget: "Finalize" ends the run budget_exhausted.
+      stopReason ??= `Stopped at a budget: ${error.message}`;
+      if (!record.budget?.exhausted && record.budget)
+        await ports.runs.update(runId, { budget: { ...record.budget, exhausted: stopReason } });
+    } else {
+      logger.warn("summarizer model failed; using the mechanical summary", { runId: runId, error: errorMessage(error) });
+    }
     result = mechanicalSummary(record.input, done, names);
   }
-  if (record.stopReason && !result.includes(record.stopReason)) result = `${result}\n\n_${record.stopReason}_`;
+  if (stopReason && !result.includes(stopReason)) result = `${result}\n\n_${stopReason}_`;
   // The answer as people may see it (output guardrails); a block ends the run here.
   result = await guard.shown(result);
   if (checked.llmCalls) usage = addUsage(usage, checked);

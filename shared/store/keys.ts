@@ -87,6 +87,10 @@ export const keys = {
   activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
   /** What judging the tenant's runs cost on one UTC day (online evals' cost cap). */
   evalSpend: (tenantId: string, day: string) => ({ pk: `TENANT#${tenantId}`, sk: `EVALSPEND#${day}` }),
+  /** A run's spend counter against its own budget (written only when the run has one). */
+  runSpend: (runId: string) => ({ pk: `RUN#${runId}`, sk: "SPEND" }),
+  /** The tenant's spend in one day (`2026-11-28`) or month (`2026-11`), written only when the tenant has that budget. */
+  tenantSpend: (tenantId: string, period: string) => ({ pk: `TENANT#${tenantId}`, sk: `SPEND#${period}` }),
   webhookSecrets: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "WEBHOOK_SECRETS" }),
   webhookEndpoint: (tenantId: string, url: string) => ({ pk: `TENANT#${tenantId}`, sk: `ENDPOINT#${sha256(url).slice(0, 32)}` }),
   toolSource: (tenantId: string, name: string) => ({ pk: `TENANT#${tenantId}`, sk: `TOOLSRC#${name}` }),

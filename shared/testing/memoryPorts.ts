@@ -22,6 +22,7 @@ import { MemoryRunSnapshots } from "./memoryRunSnapshots.js";
 import { MemoryRuns } from "./memoryRuns.js";
 import { MemorySavedAgents } from "./memorySavedAgents.js";
 import { MemorySessions } from "./memorySessions.js";
+import { MemorySpend } from "./memorySpend.js";
 import { MemoryStreamTokens } from "./memoryStreamTokens.js";
 import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryTenantSettings } from "./memoryTenantSettings.js";
@@ -69,6 +70,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     toolSources: new MemoryToolSources(),
     policies: new MemoryPolicies(),
     evalSpend: new MemoryEvalSpend(),
+    spend: new MemorySpend(),
   };
   const ports: Ports = {
     ...fakes,

@@ -1,23 +1,8 @@
 import type { Usage } from "../contracts/run.js";
-import type { Settings } from "../settings.js";
+import { modelPrice, type PriceSettings } from "../settings.js";
 
 /** Step Functions Standard: $0.025 per 1,000 state transitions (retries included). */
 const USD_PER_STATE_TRANSITION = 0.025 / 1000;
-
-/** The model and the prices: what an estimate needs of the settings. */
-type PriceSettings = Pick<Settings, "model" | "prices">;
-
-/**
- * The model's price in USD per million prompt / completion tokens: the two price settings when
- * given, else its line in the price table; undefined for a model with no price.
- */
-function modelPrice({ model, prices }: PriceSettings): { input: number; output: number } | undefined {
-  if (prices.inputPerMTok !== undefined || prices.outputPerMTok !== undefined) {
-    return { input: prices.inputPerMTok ?? 0, output: prices.outputPerMTok ?? 0 };
-  }
-  const price = prices.table[model.name];
-  return price && { input: price[0], output: price[1] };
-}
 
 /**
  * An estimate in USD from the model's price and Step Functions' (Lambda and DynamoDB are left out,

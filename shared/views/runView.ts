@@ -1,3 +1,4 @@
+import { runBudgetView } from "../contracts/budget.js";
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
 import { type FileMeta, namesOfTask } from "../ports/files.js";
@@ -45,6 +46,7 @@ export function runView(
   links: Links,
   stateTransitions?: number,
 ) {
+  const usage = withTaskUsage(run.usage, tasks);
   return {
     ...runHeadline(run),
     statusDetail: statusDetail(run),
@@ -76,7 +78,8 @@ export function runView(
     evaluation: run.evaluation ?? null,
     files,
     error: run.error ?? null,
-    usage: { ...withTaskUsage(run.usage, tasks), ...(stateTransitions !== undefined ? { stateTransitions } : {}) },
+    usage: { ...usage, ...(stateTransitions !== undefined ? { stateTransitions } : {}) },
+    budget: run.budget ? runBudgetView(run.budget, usage.promptTokens + usage.completionTokens) : null,
     executionArn: run.executionArn,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,

@@ -66,10 +66,11 @@ export const LAYERS: Layer[] = [
       "shared/sandbox/",
       "shared/policy/",
       "shared/guardrails/",
+      "shared/budget/",
     ],
     imports: PORTS,
     holds:
-      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar), guardrail checks",
+      "work the core delegates: context and memory, documents, charts, reports, web pages, webhook delivery, Python, tool policies (Cedar), guardrail checks, budgets",
   },
   {
     name: "wire formats",

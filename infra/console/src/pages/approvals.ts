@@ -8,7 +8,8 @@ import { highlightHtml } from "../highlight.js";
 /**
  * A card per pending interrupt: Approve / Reject (with a message) / Edit the arguments (checked
  * against the tool's schema) for tools, Approve / Reject for plans, an answer for ask_user, and for
- * a failed tool call its error with Retry / Edit / Skip (with a message) / Fail.
+ * a failed tool call its error with Retry / Edit / Skip (with a message) / Fail, and for a run at
+ * its budget Extend (by tokens and/or USD; none: as much again) / End with a summary.
  */
 export type ToolInfo = ToolList["tools"][number];
 
@@ -81,6 +82,31 @@ export function approvalCard(runId: string, interrupt: InterruptView, tools: () 
         { class: "row" },
         button("Approve", () => decide(withMessage("approve")), "primary"),
         button("Reject", () => decide(withMessage("reject")), "danger"),
+      ),
+    );
+  }
+
+  if (interrupt.kind === "budget") {
+    const tokens = h("input", { type: "number", name: "tokens", min: "1", step: "1", inputmode: "numeric" });
+    const costUsd = h("input", { type: "number", name: "costUsd", min: "0", step: "any", inputmode: "decimal" });
+    const extension = () => ({
+      ...(tokens.value ? { tokens: Number(tokens.value) } : {}),
+      ...(costUsd.value ? { costUsd: Number(costUsd.value) } : {}),
+    });
+    return h(
+      "article",
+      { class: "card interrupt", "aria-labelledby": headingId, dataset: { interruptId: interrupt.interruptId } },
+      h("h3", { id: headingId }, "The run is at its budget"),
+      h("p", { class: "summary" }, interrupt.summary),
+      field("Tokens to add (empty: as much again)", tokens),
+      field("USD to add", costUsd),
+      error,
+      h(
+        "div",
+        { class: "row" },
+        // A bad amount (zero, negative) is refused by the API with the reason, shown in the card.
+        button("Extend", () => decide({ decision: "approve", arguments: extension() }), "primary"),
+        button("End with a summary", () => decide({ decision: "reject" }), "danger"),
       ),
     );
   }

@@ -1,5 +1,6 @@
 import { ApiError } from "../../../../shared/apiClient/errors.js";
 import { EMPTY_RUN, type FoldedRun, type FoldedTask, foldRun } from "../../../../shared/apiClient/runFold.js";
+import { budgetText } from "../../../../shared/contracts/budget.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
@@ -538,6 +539,7 @@ function drawUsage(section: HTMLElement, view: RunView) {
       h("dd", {}, u.stateTransitions === undefined ? "counted when the run ends" : String(u.stateTransitions)),
       h("dt", {}, "Estimated cost"),
       h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd)),
+      ...(view.budget ? [h("dt", {}, "Budget"), h("dd", { class: "budget" }, budgetText(view.budget))] : []),
     ),
     view.evaluation ? evaluationView(view.evaluation) : null,
   );

@@ -13,6 +13,7 @@ import type { Tool } from "../../../../shared/ports/tools.js";
 import { defaultSettings, settingsFromEnv } from "../../../../shared/settings.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { MemoryJournal } from "../../../../shared/testing/memoryJournal.js";
+import { MemorySpend } from "../../../../shared/testing/memorySpend.js";
 import { readArtifact } from "../../../../shared/tools/artifacts.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
 import { defineTool } from "../../../../shared/tools/tool.js";
@@ -70,7 +71,7 @@ function harness(
       },
     },
     runs: {
-      get: async (runId: string) => ({ runId, status: state.status }),
+      get: async (runId: string) => ({ runId, tenantId: "t", status: state.status }),
       status: async () => state.status,
       // What a failed model call cost is added to the run before the error ends the step.
       update: async (_runId: string, _patch: unknown, _onlyIf: unknown, u?: Record<string, number>) => void (u && usage.push(u)),
@@ -78,6 +79,7 @@ function harness(
     events: { append: async (_runId: string, bodies: EventBody[]) => void events.push(...bodies) },
     files,
     interrupts: { get: async () => undefined },
+    spend: new MemorySpend(),
   } as unknown as HandlerPorts;
 
   // As the agents do: write what the loop leaves unwritten, wait for its events, count its usage.
