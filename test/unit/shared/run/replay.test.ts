@@ -310,6 +310,7 @@ describe("import", () => {
     ["not an export", () => "runs.json", 400, "body"],
     ["another format", (d: any) => ({ ...d, format: "stepwise.run/0" }), 400, "format"],
     ["a run record that does not fit", (d: any) => ({ ...d, run: { ...d.run, status: "done" } }), 400, "run.status"],
+    ["a run id that is none", (d: any) => ({ ...d, run: { ...d.run, runId: "" } }), 400, "run.runId"],
     [
       "an event that does not fit",
       (d: any) => ({ ...d, events: [{ seq: 1, at: "x", type: "run.exploded", data: {} }, ...d.events] }),
