@@ -136,7 +136,7 @@ describe("replay", () => {
     expect(text).toBeGreaterThanOrEqual(0);
     const [moved] = log.splice(text, 1);
     log.splice(completed, 0, moved);
-    log.forEach((e, i) => Object.assign(e, { seq: i + 1 }));
+    for (const [i, e] of log.entries()) e.seq = i + 1;
 
     const replay = await replayRun(ports, parent, {}, links);
     await drivePlanSolve(ports, replay.runId);
