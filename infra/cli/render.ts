@@ -6,8 +6,8 @@
 
 import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, textSource } from "../../shared/apiClient/runFold.js";
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
-import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
 import { budgetText } from "../../shared/contracts/budget.js";
+import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";

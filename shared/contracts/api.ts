@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
-import { OnlineEvals } from "./evaluation.js";
 import { RunBudgetRequest, TenantBudget } from "./budget.js";
+import { OnlineEvals } from "./evaluation.js";
 import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { OnlineEvals, RunEvaluation } from "./evaluation.js";
 import { RunBudgetView } from "./budget.js";
+import { OnlineEvals, RunEvaluation } from "./evaluation.js";
 import { EventBody } from "./events.js";
 import { ApprovalPolicy, Interrupt, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";

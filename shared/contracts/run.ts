@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
-import { RunEvaluation } from "./evaluation.js";
 import { RunBudget } from "./budget.js";
+import { RunEvaluation } from "./evaluation.js";
 import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";

@@ -255,7 +255,8 @@ describe("files", () => {
   });
 
   it("re-signing: fresh links for the parts asked; bad requests are 4xx and sign nothing", async () => {
-    const pending = (await main.request<PendingUploadView>("POST", "/v1/files", { name: "three.bin", bytes: 16 * 1024 * 1024 * 2 + 1 })).body;
+    const pending = (await main.request<PendingUploadView>("POST", "/v1/files", { name: "three.bin", bytes: 16 * 1024 * 1024 * 2 + 1 }))
+      .body;
     const resign = (body: unknown, client: Client = main, fileId = pending.fileId) =>
       client.request<UploadLinksView & ErrorBody>("POST", `/v1/files/${fileId}/parts`, body);
     const fresh = await resign({ partNumbers: [3, 2, 3] });
