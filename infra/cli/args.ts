@@ -23,6 +23,7 @@ Usage:
                                     Save the run's files (or the one named) in the current folder
   stepwise list [options]           List runs, newest first
   stepwise cancel <runId>           Cancel a run
+  stepwise webhooks <runId>         The run's webhook deliveries: each attempt, and when the next retry is due
   stepwise replay <runId>...        Replay ended runs on the current code from their journals (no model call, no
                                     tool): exit 0 if each is identical, 1 naming the first divergence
   stepwise replay --dir <folder>    Import each exported run in the folder (*.json, from GET /v1/runs/{id}/export)
@@ -92,6 +93,7 @@ export type Command =
   | { name: "files"; conn: Connection; runId: string; download?: { name?: string } }
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
+  | { name: "webhooks"; conn: Connection; runId: string }
   | { name: "replay"; conn: Connection; runIds: string[] }
   /** `--dir`: the exported runs (GET /v1/runs/{id}/export files) in a folder, imported and replayed. */
   | { name: "replay"; conn: Connection; dir: string }
@@ -178,7 +180,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
   if (values.help || name === undefined || name === "help") return { name: "help" };
-  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open", "agents", "trace", "replay"].includes(name))
+  if (!["run", "watch", "get", "files", "list", "cancel", "decide", "open", "agents", "trace", "replay", "webhooks"].includes(name))
     throw new UsageError(`Unknown command '${name}'.`);
 
   for (const [option, commands] of Object.entries(ONLY_FOR)) {
@@ -267,8 +269,8 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
       throw new UsageError(`--otlp-endpoint is a collector's http(s) base URL, e.g. http://localhost:4318; got '${endpoint}'.`);
     return { name, conn, runId, ...(values.otlp ? { file: values.otlp } : {}), ...(endpoint ? { endpoint } : {}) };
   }
-  if (name === "get" || name === "files" || name === "cancel" || name === "open")
-    return { name: name as "get" | "files" | "cancel" | "open", conn, runId };
+  if (name === "get" || name === "files" || name === "cancel" || name === "open" || name === "webhooks")
+    return { name: name as "get" | "files" | "cancel" | "open" | "webhooks", conn, runId };
   return { name: "watch", conn, runId, yes: values.yes === true, json: values.json === true };
 }
 

@@ -8,6 +8,7 @@
  *   stepwise files <runId> [--download [name]]
  *   stepwise list [--status <s>] [--session <id>] [--limit <n>]
  *   stepwise cancel <runId>
+ *   stepwise webhooks <runId>
  *   stepwise replay <runId>... | --dir <folder>
  *   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text] [--arguments <json>] [--message <text>]
  *   stepwise open <runId>
@@ -28,7 +29,7 @@ import { type Command, type Connection, DEFAULT_URL, HELP, parseCommandLine, Usa
 import { EXIT } from "./exitCodes.js";
 import { downloadFiles, printFiles, uploadAll, withDownloadLinks } from "./files.js";
 import { type Io, Session } from "./follow.js";
-import { runList } from "./render.js";
+import { runList, webhookDeliveries } from "./render.js";
 import { replayFolder, replayRuns } from "./replay.js";
 
 /** Runs one command line; resolves to the exit code (stepwise.mjs exits with it). */
@@ -81,6 +82,9 @@ export async function main(
         return EXIT.ok;
       case "trace":
         io.stdout.write(await traceCommand(client, command));
+        return EXIT.ok;
+      case "webhooks":
+        io.stdout.write(webhookDeliveries(await client.listWebhooks(command.runId)));
         return EXIT.ok;
       case "cancel":
         await client.cancelRun(command.runId);

@@ -8,9 +8,10 @@ import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, te
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
 import { budgetText } from "../../shared/contracts/budget.js";
 import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
+import { attemptLine, deliveryHeadline } from "../../shared/apiClient/webhookDeliveries.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
-import type { RunList, RunView } from "../../shared/contracts/responses.js";
+import type { RunList, RunView, WebhookDeliveries } from "../../shared/contracts/responses.js";
 import { undoneText } from "../../shared/contracts/undone.js";
 import { evaluationText } from "../display/evaluation.js";
 import { argumentViews } from "../display/toolArguments.js";
@@ -437,6 +438,18 @@ function count(n: number, noun: string): string {
 
 function oneLine(text: string): string {
   return text.trim().replace(/\s*\r?\n\s*/g, " ⏎ ");
+}
+
+/** `stepwise webhooks`: the run's webhook, then each delivery with its attempts. */
+export function webhookDeliveries(list: WebhookDeliveries, now = Date.now()): string {
+  if (!list.webhook) return `Run ${list.runId} has no webhook.\n`;
+  const lines = [`Webhook: ${list.webhook.url}${list.webhook.events ? ` (${list.webhook.events.join(", ")})` : ""}`];
+  if (list.deliveries.length === 0) lines.push("No deliveries yet: one is sent when the run waits for a person or ends.");
+  for (const delivery of list.deliveries) {
+    lines.push(`${deliveryHeadline(delivery, now)} [${delivery.deliveryId}]`);
+    for (const attempt of delivery.attempts) lines.push(`  ${attempt.at}  ${attemptLine(attempt)}`);
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 /** `stepwise list`: one line per run, newest first; the cost is an estimate, none for a model with no price. */

@@ -24,6 +24,7 @@ import type {
   StreamToken,
   ToolList,
   UploadView,
+  WebhookDeliveries,
 } from "../contracts/responses.js";
 import { INLINE_UPLOAD_BYTES } from "../contracts/uploadLimits.js";
 import { apiError, ConnectionError, connectionError } from "./errors.js";
@@ -178,6 +179,11 @@ export class StepwiseClient {
 
   putSettings(settings: TenantSettings): Promise<Settings> {
     return this.request("PUT", "/v1/settings", settings);
+  }
+
+  /** The run's webhook and each delivery with its attempts (and when the next is due). */
+  listWebhooks(runId: string): Promise<WebhookDeliveries> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/webhooks`);
   }
 
   listFiles(runId: string): Promise<FileList> {

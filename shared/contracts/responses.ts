@@ -200,11 +200,14 @@ export const WebhookDeliveries = z.object({
           durationMs: z.number(),
         }),
       ),
+      /** When the next attempt is due, while the delivery is pending after a failed one. */
+      nextAttemptAt: z.string().optional(),
       createdAt: z.string(),
       updatedAt: z.string(),
     }),
   ),
 });
+export type WebhookDeliveries = z.infer<typeof WebhookDeliveries>;
 export const RedeliverResponse = z.object({ deliveryId: z.string(), status: z.literal("pending") });
 export const WebhookSecrets = z.object({
   secrets: z.array(z.object({ secret: z.string(), createdAt: z.string(), expiresAt: z.string().optional() })),

@@ -1,8 +1,9 @@
 import { ApiError } from "../../../../shared/apiClient/errors.js";
 import { EMPTY_RUN, type FoldedRun, type FoldedTask, foldRun } from "../../../../shared/apiClient/runFold.js";
 import { budgetText } from "../../../../shared/contracts/budget.js";
+import { attemptLine, deliveryHeadline } from "../../../../shared/apiClient/webhookDeliveries.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
-import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
+import type { FileView, RunView, WebhookDeliveries } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import { evaluationText } from "../../../display/evaluation.js";
 import { client, enc } from "../api.js";
@@ -38,6 +39,8 @@ interface Parts {
   answer: HTMLElement;
   files: HTMLElement;
   usage: HTMLElement;
+  /** The run's webhook deliveries and their attempts (hidden when the run has no webhook). */
+  webhooks: HTMLElement;
   eventLog: HTMLElement;
   error: HTMLElement;
 }
@@ -58,6 +61,7 @@ function layout(app: HTMLElement, onCancel: () => void): Parts {
     answer: h("section", { "aria-labelledby": "answer-h", class: "answer-section", hidden: true }),
     files: h("section", { "aria-labelledby": "files-h", class: "files-section", hidden: true }),
     usage: h("section", { "aria-labelledby": "usage-h", class: "usage-section" }),
+    webhooks: h("section", { "aria-labelledby": "webhooks-h", class: "webhooks-section", hidden: true }),
     eventLog: h("ol", { id: "event-log", class: "event-log" }),
     error: h("p", { class: "error", role: "alert", hidden: true }),
   };
@@ -79,7 +83,7 @@ function layout(app: HTMLElement, onCancel: () => void): Parts {
         p.timeline,
         h("section", { "aria-labelledby": "activity-h", class: "activity-section" }, h("h2", { id: "activity-h" }, "Activity"), p.activity),
       ),
-      h("div", { class: "col side" }, p.answer, p.files, p.usage),
+      h("div", { class: "col side" }, p.answer, p.files, p.usage, p.webhooks),
     ),
     h("details", { class: "card" }, h("summary", {}, "Event log"), p.eventLog),
   );
@@ -105,6 +109,8 @@ class RunPage {
   private transitionReads = 0;
   private readonly leaving = new AbortController();
   private readonly timer: number;
+  /** Reads the run's webhook deliveries again while one waits for a retry. */
+  private webhookTimer: number | undefined;
 
   constructor(
     app: HTMLElement,
@@ -124,6 +130,28 @@ class RunPage {
     this.leaving.abort();
     clearInterval(this.timer);
     if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
+    if (this.webhookTimer !== undefined) clearTimeout(this.webhookTimer);
+  }
+
+  /**
+   * Read and draw: the run's webhook deliveries, once the run is at a status that sends one (it
+   * waits for a person, or ended); again every few seconds while one is pending, so each retry shows.
+   */
+  private async readWebhooks(view: RunView) {
+    if (this.webhookTimer !== undefined || (view.status !== "awaiting_input" && !ended(view))) return;
+    let list: WebhookDeliveries;
+    try {
+      list = await client.listWebhooks(this.runId);
+    } catch {
+      return; // the section keeps what it showed; the next refresh reads again
+    }
+    if (this.leaving.signal.aborted) return;
+    drawWebhooks(this.parts.webhooks, list);
+    if (list.deliveries.some((d) => d.status === "pending"))
+      this.webhookTimer = window.setTimeout(() => {
+        this.webhookTimer = undefined;
+        if (this.view) void this.readWebhooks(this.view);
+      }, WEBHOOK_READ_MS);
   }
 
   private readonly tools = () => (this.toolList ??= client.listTools().then((r) => r.tools));
@@ -145,6 +173,7 @@ class RunPage {
     this.parts.error.hidden = true;
     this.drawView(this.view);
     this.awaitTransitionCount(this.view);
+    void this.readWebhooks(this.view);
   }
 
   /**
@@ -334,6 +363,38 @@ function drawPlan(section: HTMLElement, view: RunView) {
                     `Done when ${step.verdict.met ? (step.undone ? "met as far as it could be" : "met") : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
                   )
                 : null,
+            ),
+          ),
+        ),
+  );
+}
+
+/** How often the page reads a pending delivery again (the first retry waits about 5 s). */
+const WEBHOOK_READ_MS = 3_000;
+
+/** The run's webhook and each delivery: its state, when its next retry is due, every attempt. */
+function drawWebhooks(section: HTMLElement, list: WebhookDeliveries) {
+  section.hidden = !list.webhook;
+  if (!list.webhook) return;
+  render(
+    section,
+    h("h2", { id: "webhooks-h" }, "Webhooks"),
+    h("p", { class: "muted" }, list.webhook.url),
+    list.deliveries.length === 0
+      ? h("p", { class: "muted" }, "No deliveries yet.")
+      : h(
+          "ul",
+          { class: "deliveries" },
+          list.deliveries.map((delivery) =>
+            h(
+              "li",
+              { class: `delivery ${delivery.status}`, dataset: { deliveryId: delivery.deliveryId, status: delivery.status } },
+              h("strong", {}, deliveryHeadline(delivery)),
+              h(
+                "ol",
+                { class: "attempts" },
+                delivery.attempts.map((attempt) => h("li", { class: attempt.ok ? "ok" : "bad", title: attempt.at }, attemptLine(attempt))),
+              ),
             ),
           ),
         ),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseFailureDecision, parseJsonObject, parseYesNo } from "../../../../infra/cli/approvals.js";
 import { parseCommandLine, UsageError } from "../../../../infra/cli/args.js";
-import { Renderer, useColor } from "../../../../infra/cli/render.js";
+import { Renderer, useColor, webhookDeliveries } from "../../../../infra/cli/render.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { Plan } from "../../../../shared/contracts/plan.js";
 import { calculatorRunEvents } from "../../../support/sampleRun.js";
@@ -445,5 +445,63 @@ describe("command line: list, cancel, decide, open", () => {
   ])("%j is a usage error", (argv, message) => {
     expect(() => parseCommandLine(argv, env)).toThrow(UsageError);
     expect(() => parseCommandLine(argv, env)).toThrow(message);
+  });
+});
+
+describe("stepwise webhooks", () => {
+  const env = { STEPWISE_API_KEY: "sk_x" };
+
+  it("takes one run id", () => {
+    expect(parseCommandLine(["webhooks", "run_abc"], env)).toMatchObject({ name: "webhooks", runId: "run_abc" });
+    expect(() => parseCommandLine(["webhooks"], env)).toThrow(UsageError);
+  });
+
+  it("prints each delivery's state, when its next retry is due, and every attempt", () => {
+    const now = Date.parse("2026-11-28T05:00:00Z");
+    const text = webhookDeliveries(
+      {
+        runId: "run_abc",
+        webhook: { url: "https://hooks.example/stepwise" },
+        deliveries: [
+          {
+            deliveryId: "msg_1",
+            runId: "run_abc",
+            type: "run.succeeded",
+            url: "https://hooks.example/stepwise",
+            status: "pending",
+            attempts: [
+              { attempt: 1, at: "2026-11-28T04:59:50Z", ok: false, status: 500, error: "HTTP 500", durationMs: 12 },
+              { attempt: 2, at: "2026-11-28T04:59:55Z", ok: false, error: "timed out after 10000 ms", durationMs: 10_000 },
+            ],
+            nextAttemptAt: "2026-11-28T05:00:25Z",
+            createdAt: "2026-11-28T04:59:50Z",
+            updatedAt: "2026-11-28T04:59:55Z",
+          },
+          {
+            deliveryId: "msg_0",
+            runId: "run_abc",
+            type: "run.awaiting_input",
+            url: "https://hooks.example/stepwise",
+            status: "delivered",
+            attempts: [{ attempt: 1, at: "2026-11-28T04:59:00Z", ok: true, status: 204, durationMs: 8 }],
+            createdAt: "2026-11-28T04:59:00Z",
+            updatedAt: "2026-11-28T04:59:00Z",
+          },
+        ],
+      },
+      now,
+    );
+    expect(text).toBe(
+      [
+        "Webhook: https://hooks.example/stepwise",
+        "run.succeeded: pending, 2 attempts, next retry in 25 s [msg_1]",
+        "  2026-11-28T04:59:50Z  #1 ✗ HTTP 500 (12 ms)",
+        "  2026-11-28T04:59:55Z  #2 ✗ timed out after 10000 ms (10000 ms)",
+        "run.awaiting_input: delivered, 1 attempt [msg_0]",
+        "  2026-11-28T04:59:00Z  #1 ✓ HTTP 204 (8 ms)",
+        "",
+      ].join("\n"),
+    );
+    expect(webhookDeliveries({ runId: "run_x", webhook: null, deliveries: [] })).toBe("Run run_x has no webhook.\n");
   });
 });
