@@ -117,6 +117,15 @@ export function fixableStatus(status: number | undefined): FixableFailure | unde
   return undefined;
 }
 
+/** A service that could not be reached at all (refused, no route, no such host): nothing ran there, a person may bring it back. */
+export function unreachable(error: unknown): FixableFailure | undefined {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (/^(ECONNREFUSED|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN)$/.test(String((cause as { code?: unknown }).code)))
+      return { reason: "unavailable" };
+  }
+  return undefined;
+}
+
 /** A tool's answer when it has more than text: the images it returned, saved as run files. */
 export interface ToolReply {
   output: string;

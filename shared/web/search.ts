@@ -1,6 +1,7 @@
 import { clip } from "../memory/share.js";
 import type { ApiKeySource } from "../ports/apiKeySource.js";
 import { type FileStore, fileText } from "../ports/files.js";
+import { FixableToolError, fixableStatus, unreachable } from "../ports/tools.js";
 import type { FetchLimits } from "../settings.js";
 import { keywords, wordsOf } from "../text/words.js";
 import { fetchPage } from "./fetchPage.js";
@@ -48,13 +49,24 @@ abstract class WebSearchProvider implements SearchProvider {
    */
   protected async call(url: URL, init: RequestInit, scope: SearchScope): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.limits.timeoutMs);
-    const response = await fetch(url, {
-      ...init,
-      headers: { accept: "application/json", ...init.headers },
-      signal: scope.signal ? AbortSignal.any([scope.signal, timeout]) : timeout,
-    });
-    if (!response.ok)
-      throw Object.assign(new Error(`the ${this.name} search API answered ${response.status}`), { status: response.status });
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        ...init,
+        headers: { accept: "application/json", ...init.headers },
+        signal: scope.signal ? AbortSignal.any([scope.signal, timeout]) : timeout,
+      });
+    } catch (error) {
+      const down = unreachable(error);
+      if (down) throw new FixableToolError(`the ${this.name} search API could not be reached: ${(error as Error).message}`, down, error);
+      throw error;
+    }
+    if (!response.ok) {
+      // A refused key, a quota, the service down: a person fixes it, then the search runs again (a tool_failure pause).
+      const message = `the ${this.name} search API answered ${response.status}`;
+      const fixable = fixableStatus(response.status);
+      throw fixable ? new FixableToolError(message, fixable) : Object.assign(new Error(message), { status: response.status });
+    }
     return response.json();
   }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
 import { clip } from "../../memory/share.js";
-import { FixableToolError, fixableStatus, type Tool, type ToolContext, type ToolReply } from "../../ports/tools.js";
+import { FixableToolError, fixableStatus, type Tool, type ToolContext, type ToolReply, unreachable } from "../../ports/tools.js";
 import { callMcpTool, type McpEndpoint, type McpNetworkPolicy, type McpToolDefinition, mcpStatusOf, withMcp } from "./client.js";
 import { type MappedResult, mapCallResult } from "./results.js";
 
@@ -73,7 +73,7 @@ export async function mcpTool(
           throw new Error(`no answer within ${source.callTimeoutMs} ms (the per-call timeout)`);
         const message = source.redact(error instanceof Error ? error.message : String(error));
         // A refused key or grant, a quota, a server down: for a person to fix, then the call runs again.
-        const fixable = fixableStatus(mcpStatusOf(error)) ?? (unreachable(error) ? { reason: "unavailable" as const } : undefined);
+        const fixable = fixableStatus(mcpStatusOf(error)) ?? unreachable(error);
         throw fixable ? new FixableToolError(message, fixable) : new Error(message);
       }
       // isError: the tool ran and failed; the model sees why (as an error text) and may adapt.
@@ -82,14 +82,6 @@ export async function mcpTool(
       return outcome.images.length ? { output, images: outcome.images } : output;
     },
   };
-}
-
-/** The server could not be reached at all (refused, reset, no such host): nothing ran there. */
-function unreachable(error: unknown): boolean {
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if (/^(ECONNREFUSED|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN)$/.test(String((cause as { code?: unknown }).code))) return true;
-  }
-  return false;
 }
 
 /** A zod schema that checks a value against a JSON schema (ajv), so edits are validated like calls. */

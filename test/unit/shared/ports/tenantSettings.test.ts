@@ -31,6 +31,14 @@ describe.each([
     expect(await settings.get(tenant)).toEqual({});
   });
 
+  it("online evals and the tool-failure choice are kept as they were put", async () => {
+    const settings = make();
+    const tenant = freshId("tenant");
+    const onlineEvals = { sampleRate: 0.1, dailyCostCapUsd: 5, judges: [{ name: "grounded", rubric: "Cites sources.", threshold: 0.7 }] };
+    await settings.put(tenant, { onlineEvals, toolFailures: "report" });
+    expect(await settings.get(tenant)).toEqual({ onlineEvals, toolFailures: "report" });
+  });
+
   it("guardrail checks are kept as they were put", async () => {
     const settings = make();
     const tenant = freshId("tenant");

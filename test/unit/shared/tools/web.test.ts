@@ -89,6 +89,9 @@ beforeAll(async () => {
       searchRequests.push(`brave ${url.searchParams.get("q")}`);
       return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(braveAnswer(base)));
     }
+    // A search service in trouble: over its quota, down, or refusing a malformed request.
+    const trouble = /^\/(\d{3})\/search$/.exec(url.pathname);
+    if (trouble) return res.writeHead(Number(trouble[1]), { "content-type": "application/json" }).end('{"error":"trouble"}');
     if (url.pathname === "/search") {
       const q = url.searchParams.get("q") ?? "";
       return res.writeHead(200, { "content-type": "application/json" }).end(
@@ -290,10 +293,36 @@ describe("web_search and deep_search", () => {
     expect(output).not.toMatch(/<strong>|ftp:/);
   });
 
-  it.each(providers)("%s: a key the API refuses is a tool error that says so", async (name, _, refused) => {
-    const { ok, output } = await call(webSearchTool(refused()), { query: "solar power" });
-    expect(ok).toBe(false);
-    expect(output).toContain(`the ${name.toLowerCase()} search API answered 401`);
+  it.each(providers)(
+    "%s: a key the API refuses is a failure a person can fix (a tool_failure pause), saying so",
+    async (name, _, refused) => {
+      const { ok, output, fixable } = await call(webSearchTool(refused()), { query: "solar power" });
+      expect(ok).toBe(false);
+      expect(output).toContain(`the ${name.toLowerCase()} search API answered 401`);
+      expect(fixable).toEqual({ reason: "unauthorized", status: 401 });
+    },
+  );
+
+  it.each([
+    [403, { reason: "forbidden", status: 403 }],
+    [429, { reason: "rate_limited", status: 429 }],
+    [503, { reason: "unavailable", status: 503 }],
+    [400, undefined],
+  ])("a search API answering %i: fixable %j (a malformed request is the model's to read)", async (status, fixable) => {
+    const outcome = await call(webSearchTool(new SearxngProvider(`${base}/${status}`, limits())), { query: "solar power" });
+    expect(outcome.ok).toBe(false);
+    expect(outcome.output).toContain(`the searxng search API answered ${status}`);
+    expect(outcome.fixable).toEqual(fixable);
+  });
+
+  it("a search API that cannot be reached (connection refused) is unavailable: a person can bring it back", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const outcome = await call(webSearchTool(new SearxngProvider(`http://127.0.0.1:${port}`, limits())), { query: "solar power" });
+    expect(outcome.output).toContain("the searxng search API could not be reached");
+    expect(outcome.fixable).toEqual({ reason: "unavailable" });
   });
 
   it.each(providers)(
