@@ -29,7 +29,11 @@ describe("acceptRun with budgets", () => {
   it("a tenant whose day is spent gets 429 over_budget with the seconds until the day turns; nothing is created", async () => {
     const { ports, fakes } = memoryPorts();
     await ports.tenantSettings.put("acme", { budget: { day: { tokens: 1_000 } } });
-    await ports.spend.adjust({ tenantId: "acme", runId: "run_old", at: new Date() }, { tokens: 1_000, costMicros: 0 }, { day: { tokens: 1_000 } });
+    await ports.spend.adjust(
+      { tenantId: "acme", runId: "run_old", at: new Date() },
+      { tokens: 1_000, costMicros: 0 },
+      { day: { tokens: 1_000 } },
+    );
     const error = await refusal(acceptRun(ports, "acme", { input: "Compute 2+2" }, { links }));
     expect(error).toMatchObject({ statusCode: 429, code: "over_budget" });
     expect(error?.retryAfterSeconds).toBeGreaterThan(0);
