@@ -5,9 +5,9 @@ import { bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";
 import { type HttpEvent, header } from "./http.js";
 
 /** A request's JSON body and query, checked against their zod contracts: every door's bad input is a clear 4xx. */
-export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S): z.infer<S> {
+export function parseBody<S extends z.ZodType>(event: HttpEvent, schema: S, maxBytes = MAX_JSON_BODY_BYTES): z.infer<S> {
   const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body) : "";
-  if (Buffer.byteLength(raw) > MAX_JSON_BODY_BYTES) throw bodyTooLarge(MAX_JSON_BODY_BYTES);
+  if (Buffer.byteLength(raw) > maxBytes) throw bodyTooLarge(maxBytes);
   const type = header(event, "content-type") ?? "";
   if (!/^application\/json\b/i.test(type)) {
     throw new StepwiseError("Send the body as JSON with 'Content-Type: application/json'.", {

@@ -43,6 +43,7 @@ export function modelFor(settings: Settings["model"], region: string): ChatModel
       timeoutMs: settings.timeoutMs,
       maxRetries: settings.maxRetries,
       maxTokensField: maxTokensField(settings),
+      moderationModel: settings.moderation?.model,
     });
   const endpoint = (model: string): ChatModel => {
     const openai = openaiModel(model);
@@ -54,9 +55,26 @@ export function modelFor(settings: Settings["model"], region: string): ChatModel
     fallback: settings.fallback ? endpoint(settings.fallback) : undefined,
   });
   const chat = settings.functionCallMode === "json" ? new JsonContractModel(model) : model;
-  // The guardrails' moderation checks ask the same endpoint's /v1/moderations.
-  const moderation = openaiModel(settings.name);
+  // The guardrails' moderation checks ask the model's endpoint's /v1/moderations, or the one configured for them.
+  const moderation = moderationEndpoint(settings, secrets) ?? openaiModel(settings.name);
   return { name: chat.name, complete: (request) => chat.complete(request), ...moderationOf(moderation) };
+}
+
+/**
+ * The guardrails' moderation checks ask `/v1/moderations` of the model's endpoint, or of the one
+ * MODERATION_BASE_URL names (with its own key: the model's is never sent to another host).
+ */
+export function moderationEndpoint(settings: Settings["model"], secrets: SecretsManagerClient): OpenAIModel | undefined {
+  const { moderation } = settings;
+  if (!moderation?.baseUrl) return undefined;
+  const key = moderation.apiKeySecretArn ? new SecretKey(secrets, moderation.apiKeySecretArn) : undefined;
+  return new OpenAIModel({
+    model: settings.name,
+    baseURL: moderation.baseUrl,
+    apiKey: key ? () => key.read() : moderation.apiKey,
+    timeoutMs: settings.timeoutMs,
+    moderationModel: moderation.model,
+  });
 }
 
 /** OpenAI and Azure OpenAI take `max_completion_tokens` (their reasoning models reject `max_tokens`); other servers `max_tokens`. */

@@ -22,11 +22,11 @@ export interface HandlerUses {
 }
 
 /**
- * The state machine's executions, by what is done to them: start (a run, or its continuation),
- * describe, stop, redrive (a failed run resumed), resume (a waiting task's token answered), history
- * (its length and state transitions).
+ * The state machine's executions, by what is done to them: start (a run, through the alias),
+ * continue (a run's next execution, on the version its last one runs), describe, stop, redrive (a
+ * failed run resumed), resume (a waiting task's token answered), history (its length and state transitions).
  */
-export type ExecutionAction = "start" | "describe" | "stop" | "redrive" | "resume" | "history";
+export type ExecutionAction = "start" | "continue" | "describe" | "stop" | "redrive" | "resume" | "history";
 
 /** The ports every step that runs an agent loop reads and writes. */
 const LOOP = [
@@ -85,7 +85,7 @@ export const HANDLER_USES = {
   RecordFailure: { ports: END_RUN },
   AwaitInterrupt: { ports: ["interrupts", "executions"], executions: ["resume"] },
   RecordTimeout: { ports: END_RUN },
-  ContinueRun: { ports: ["runs", "executions"], executions: ["start"] },
+  ContinueRun: { ports: ["runs", "executions"], executions: ["continue", "describe"] },
   /** The HTTP API: every door's ports, and `table` for the health probe; it sets up tool sources (`secrets`). */
   Api: {
     ports: [...DOOR, "table", "secrets"],
@@ -107,6 +107,10 @@ export const HANDLER_USES = {
       "notifyQueue",
       "executions",
       "listings",
+      // Online evals: the tenant's judges score a sampled run after it ended, within a daily cost cap.
+      "tenantSettings",
+      "evalSpend",
+      "model",
     ],
     // A run's end hands its session to the next waiting run: a new one starts, a failed run resumed in the queue is redriven.
     executions: ["start", "redrive", "history"],

@@ -3,6 +3,7 @@ import { EventedFileStore } from "../shared/run/fileEvents.js";
 import { type Settings, settingsFromEnv } from "../shared/settings.js";
 import { ActiveRunStore } from "../shared/store/activeRuns.js";
 import { ApiKeyStore } from "../shared/store/apiKeys.js";
+import { EvalSpendStore } from "../shared/store/evalSpend.js";
 import { EventLog } from "../shared/store/events.js";
 import { IdempotencyStore } from "../shared/store/idempotency.js";
 import { InterruptStore } from "../shared/store/interrupts.js";
@@ -82,6 +83,7 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   savedAgents: onTable(SavedAgentStore),
   toolSources: onTable(ToolSourceStore),
   policies: onTable(PolicyStore),
+  evalSpend: onTable(EvalSpendStore),
   transfers: s3Files,
   // The files written by agents and tools announce themselves in the run's events.
   files: (parts) => new EventedFileStore(s3Files(parts), parts.port("events"), parts.port("runs")),

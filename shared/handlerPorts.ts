@@ -21,6 +21,7 @@ export type PortsOf<K extends PortName> = Pick<HandlerPorts, K | "settings">;
 
 /**
  * What the doors (REST, MCP, A2A, AG-UI, the stream) work with: every port but the model (only the
- * steps call it), the secrets' cipher (only the API's tool source routes seal) and the raw table.
+ * steps call it), the secrets' cipher (only the API's tool source routes seal), the raw table and
+ * the judges' spend (only the notifier's online evals count it).
  */
-export type DoorPorts = Omit<HandlerPorts, "model" | "secrets" | "table">;
+export type DoorPorts = Omit<HandlerPorts, "model" | "secrets" | "table" | "evalSpend">;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./contracts/historyBudget.js";
 import { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_CEILING } from "./contracts/inputLimits.js";
+import { MAX_SANDBOX_MEMORY_MB } from "./contracts/sandboxMemory.js";
 import { type RoleSettings, RoleSettingsInput } from "./llm/roleSettings.js";
 
 /** Model → [USD per million prompt tokens, per million completion tokens]. */
@@ -85,6 +86,11 @@ export interface Settings {
     functionCallMode: "native" | "json";
     /** After a session's first answered turn, one cheap model call (role `title`) names the session. */
     sessionTitles: boolean;
+    /**
+     * The guardrails' moderation endpoint (an OpenAI-compatible `/v1/moderations`) when it is not the
+     * model's: many providers (DeepSeek, most local servers) have none. Unset: the model's endpoint and key.
+     */
+    moderation?: { baseUrl?: string; apiKey?: string; apiKeySecretArn?: string; model?: string };
   };
   /**
    * Estimated cost: the price table (OpenAI's list prices by default; a model not in it gets no
@@ -190,6 +196,10 @@ const Environment = z.object({
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_API_KEY_SECRET_ARN: z.string().optional(),
+  MODERATION_BASE_URL: z.string().url().optional(),
+  MODERATION_API_KEY: z.string().optional(),
+  MODERATION_API_KEY_SECRET_ARN: z.string().optional(),
+  MODERATION_MODEL: z.string().min(1).max(128).optional(),
   STEPWISE_ROLE_SETTINGS: RoleSettingsInput.optional(),
   STEPWISE_FALLBACK_MODEL: z.string().min(1).optional(),
   STEPWISE_MAX_TOKENS_FIELD: z.enum(["auto", "max_tokens", "max_completion_tokens"]).default("auto"),
@@ -253,7 +263,7 @@ const Environment = z.object({
   IMAGE_REQUEST_MAX_BYTES: int(20 * 1024 * 1024),
   SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
   SANDBOX_TIMEOUT_MS: int(30_000),
-  SANDBOX_MEMORY_MB: int(512),
+  SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(MAX_SANDBOX_MEMORY_MB).default(512),
   SANDBOX_RUNTIME: z.enum(["pyodide", "agentcore"]).default("pyodide"),
   CODE_INTERPRETER_ID: z.string().min(1).optional(),
   /** How long a task's interpreter session may live at most (AgentCore stops it then; at most 8 hours). */
@@ -283,6 +293,16 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
     throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
   const e = parsed.data;
+  if ((e.MODERATION_API_KEY || e.MODERATION_API_KEY_SECRET_ARN) && !e.MODERATION_BASE_URL) {
+    // The model's own endpoint is asked with the model's key: a second key is for a second endpoint.
+    throw new Error("Invalid configuration: MODERATION_API_KEY(_SECRET_ARN) is the key of MODERATION_BASE_URL: set that too");
+  }
+  const moderation = {
+    ...(e.MODERATION_BASE_URL ? { baseUrl: e.MODERATION_BASE_URL } : {}),
+    ...(e.MODERATION_API_KEY ? { apiKey: e.MODERATION_API_KEY } : {}),
+    ...(e.MODERATION_API_KEY_SECRET_ARN ? { apiKeySecretArn: e.MODERATION_API_KEY_SECRET_ARN } : {}),
+    ...(e.MODERATION_MODEL ? { model: e.MODERATION_MODEL } : {}),
+  };
   return {
     region: e.AWS_REGION,
     tableName: e.TABLE_NAME,
@@ -300,6 +320,7 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
       maxRetries: e.LLM_MAX_RETRIES,
       functionCallMode: e.STEPWISE_FUNCTION_CALL_MODE,
       sessionTitles: e.STEPWISE_SESSION_TITLES,
+      ...(Object.keys(moderation).length ? { moderation } : {}),
     },
     prices: { table: e.MODEL_PRICES, inputPerMTok: e.MODEL_PRICE_INPUT_PER_MTOK, outputPerMTok: e.MODEL_PRICE_OUTPUT_PER_MTOK },
     budgets: {

@@ -1,4 +1,4 @@
-import { CompleteUploadRequest, PresignedUploadRequest } from "../../shared/contracts/files.js";
+import { CompleteUploadRequest, PresignedUploadRequest, ResignUploadRequest } from "../../shared/contracts/files.js";
 import { INLINE_UPLOAD_BYTES } from "../../shared/contracts/uploadLimits.js";
 import { NotFoundError, PayloadTooLargeError } from "../../shared/errors.js";
 import { ownRun } from "../../shared/run/access.js";
@@ -21,6 +21,7 @@ export const fileRoutes: Route[] = [
     maxBodyBytes: (maxUploadBytes) => inlineUploadBytes(maxUploadBytes) + MULTIPART_ROOM_BYTES,
   },
   { method: "POST", pattern: /^\/v1\/files\/(?<fileId>[^/]+)\/complete$/, handle: completeUpload },
+  { method: "POST", pattern: /^\/v1\/files\/(?<fileId>[^/]+)\/parts$/, handle: resignParts },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files$/, handle: listFiles },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/files\/(?<name>[^/]+)$/, handle: downloadFile },
 ];
@@ -51,17 +52,26 @@ async function presignUpload({ event, services, tenantId }: Request): Promise<Ht
     bytes: body.bytes,
     contentType: contentTypeFor(name, body.contentType?.toLowerCase() ?? ""),
   });
-  return json(201, { ...pending, complete: `${baseUrl(event)}/v1/files/${pending.fileId}/complete` });
+  const files = `${baseUrl(event)}/v1/files/${pending.fileId}`;
+  return json(201, { ...pending, complete: `${files}/complete`, resign: `${files}/parts` });
+}
+
+/** Fresh links for the parts still to send: a long upload outlives the first ones. */
+async function resignParts({ event, services, tenantId, params }: Request): Promise<HttpResult> {
+  const body = parseBody(event, ResignUploadRequest);
+  const links = isFileId(params.fileId) ? await services.transfers.signParts(tenantId, params.fileId, body.partNumbers) : undefined;
+  if (!links) throw new NotFoundError(`No upload with id ${params.fileId}.`);
+  return json(200, links);
 }
 
 async function completeUpload({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const body = parseBody(event, CompleteUploadRequest);
-  const upload = /^file_[a-z0-9]{1,60}$/.test(params.fileId)
-    ? await services.transfers.completeUpload(tenantId, params.fileId, body.parts)
-    : undefined;
+  const upload = isFileId(params.fileId) ? await services.transfers.completeUpload(tenantId, params.fileId, body.parts) : undefined;
   if (!upload) throw new NotFoundError(`No upload with id ${params.fileId}.`);
   return json(201, upload);
 }
+
+const isFileId = (id: string) => /^file_[a-z0-9]{1,60}$/.test(id);
 
 async function listFiles({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId);

@@ -1,11 +1,17 @@
 import { z } from "zod";
 import { AgentRef, SaveAgentRequest, SavedAgent } from "../../shared/contracts/agents.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
-import { CompleteUploadRequest, PendingUploadView, PresignedUploadRequest } from "../../shared/contracts/files.js";
+import {
+  CompleteUploadRequest,
+  PendingUploadView,
+  PresignedUploadRequest,
+  ResignUploadRequest,
+  UploadLinksView,
+} from "../../shared/contracts/files.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import { RunsQuery, SessionsQuery } from "../../shared/contracts/listings.js";
 import { SavePolicyRequest, ToolPolicy } from "../../shared/contracts/policies.js";
-import { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../../shared/contracts/replay.js";
+import { ExportedRun, ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../../shared/contracts/replay.js";
 import * as R from "../../shared/contracts/responses.js";
 import { CreateToolSourceRequest } from "../../shared/contracts/toolSources.js";
 import { type HttpResult, json } from "../http.js";
@@ -198,7 +204,7 @@ export const OPERATIONS: Operation[] = [
         schema: {
           ...z.toJSONSchema(PresignedUploadRequest, { io: "input" }),
           description:
-            "Without ?name=: announce a file to upload straight to storage. The answer holds a link per part (16 MiB each; one link up to 16 MiB): PUT each part's bytes to its link, then POST the parts' ETags to `complete`.",
+            "Without ?name=: announce a file to upload straight to storage. The answer holds a link per part (16 MiB each; one link up to 16 MiB): PUT each part's exact bytes with `headers` to its link (the link signs the length, and a single link the type), then POST the parts' ETags to `complete`; expired links are signed again by `resign`.",
         },
       },
       "multipart/form-data": {
@@ -255,6 +261,19 @@ export const OPERATIONS: Operation[] = [
         description:
           "A part is missing, its ETag does not match (`upload_incomplete`), or the bytes uploaded are not the size announced (`upload_size_mismatch`).",
       },
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/files/{fileId}/parts",
+    summary: "Fresh links for parts of a presigned upload not sent yet (links expire; a long upload outlives them)",
+    tag: "Files",
+    body: { schema: ResignUploadRequest, example: { partNumbers: [7, 8, 9] } },
+    responses: {
+      200: { description: "A link per part asked for, signed now, and the headers each PUT must carry.", schema: UploadLinksView },
+      400: { description: "No part numbers, or a part this upload does not have (`unknown_part`)." },
+      404: { description: "The tenant has no such upload." },
+      409: { description: "The upload is complete already." },
     },
   },
   {
@@ -510,6 +529,46 @@ export const OPERATIONS: Operation[] = [
     summary: "The run, its journal and its events as one JSON document, to replay elsewhere (stepwise replay --dir)",
     tag: "Runs",
     responses: { 200: { description: "The export (format stepwise.run/1)." } },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/import",
+    summary: "Record an exported run (GET …/export, from this stack or another) in this tenant, ended as it was, to replay it here",
+    tag: "Runs",
+    body: {
+      schema: ExportedRun,
+      example: {
+        format: "stepwise.run/1",
+        run: {
+          schemaVersion: 1,
+          runId: "run_mwzx9k74f6517c0defc41228e5d4",
+          tenantId: "t_elsewhere",
+          sessionId: "ses_mwzx9k74a1b2c3d4e5f6a7b8c9d0",
+          status: "succeeded",
+          requestedMode: "react",
+          mode: "react",
+          input: "What is 2+2?",
+          metadata: {},
+          result: "4",
+          usage: { promptTokens: 120, completionTokens: 3, llmCalls: 1, toolCalls: 0 },
+          executionArn: "arn:aws:states:eu-west-1:123456789012:execution:stepwise:run_mwzx9k74f6517c0defc41228e5d4",
+          createdAt: "2026-11-27T10:00:00.000Z",
+          updatedAt: "2026-11-27T10:00:02.000Z",
+        },
+        journal: [{ scope: "react", round: 0, kind: "llm", value: { content: "4", toolCalls: [] }, fingerprint: "v1:3f2a9c" }],
+        events: [
+          { seq: 1, at: "2026-11-27T10:00:00.100Z", type: "run.started", data: { mode: "react", input: "What is 2+2?" } },
+          { seq: 2, at: "2026-11-27T10:00:02.000Z", type: "run.succeeded", data: { result: "4", files: [] } },
+        ],
+      },
+    },
+    responses: {
+      201: {
+        description: "The imported run: a new id, in a session of its own, importedFrom the exported one.",
+        schema: z.object({ runId: z.string(), sessionId: z.string(), status: z.string(), importedFrom: z.string() }),
+      },
+      400: { description: "The document does not fit, the run had not ended, or its journal has no model call (named); nothing recorded." },
+    },
   },
   {
     method: "post",

@@ -1,6 +1,6 @@
-import { ForkRunRequest, ReplayRunRequest } from "../../shared/contracts/replay.js";
+import { ExportedRun, ForkRunRequest, ReplayRunRequest } from "../../shared/contracts/replay.js";
 import { ownRun } from "../../shared/run/access.js";
-import { compareReplay, exportRun, forkRun, replayRun } from "../../shared/run/replay.js";
+import { compareReplay, exportRun, forkRun, importRun, replayRun } from "../../shared/run/replay.js";
 import { runLinks } from "../../shared/views/runView.js";
 import { type HttpResult, json } from "../http.js";
 import { parseBody } from "../jsonBody.js";
@@ -37,6 +37,24 @@ async function exported({ services, tenantId, params }: Request): Promise<HttpRe
   return json(200, await exportRun(services, run));
 }
 
+/** An export is a whole run: more than a request's JSON, within what one Lambda call takes. */
+const IMPORT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+/**
+ * `POST /v1/runs/import`: an exported run (GET …/export, from this stack or another) recorded in
+ * the caller's tenant as it ended, to replay here; 201 with the new run. A document that does not
+ * fit is a 400 naming the problem, and nothing is recorded.
+ */
+async function imported({ event, services, tenantId }: Request): Promise<HttpResult> {
+  const run = await importRun(services, tenantId, parseBody(event, ExportedRun, IMPORT_MAX_BODY_BYTES), linksFor(event, services));
+  const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
+  return json(
+    201,
+    { runId: run.runId, sessionId: run.sessionId, status: run.status, importedFrom: run.importedFrom, links },
+    { location: links.self },
+  );
+}
+
 function started(event: Request["event"], services: Request["services"], run: Awaited<ReturnType<typeof replayRun>>): HttpResult {
   const links = run.links ?? runLinks(run.runId, run.executionArn, linksFor(event, services));
   return json(
@@ -47,6 +65,7 @@ function started(event: Request["event"], services: Request["services"], run: Aw
 }
 
 export const replayRoutes: Route[] = [
+  { method: "POST", pattern: /^\/v1\/runs\/import$/, handle: imported, body: ExportedRun, maxBodyBytes: () => IMPORT_MAX_BODY_BYTES },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/replay$/, handle: replay, body: ReplayRunRequest },
   { method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/replay$/, handle: comparison },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/fork$/, handle: fork, body: ForkRunRequest },

@@ -35,8 +35,9 @@ const ports = wire(HANDLER_USES.Stream, { tools: toolsPort });
 export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
   .handler(async (event, context) => {
     try {
-      if (/^\/mcp\/?$/.test(event.rawPath)) return await protocolCall(mcpResult, event, context);
-      if (/^\/a2a\/?$/.test(event.rawPath)) return await protocolCall(a2aResult, event, context);
+      // MCP's Streamable HTTP: POST a message, GET the server's stream, DELETE the session.
+      if (/^\/mcp\/?$/.test(event.rawPath)) return await protocolCall(mcpResult, event, context, "GET, POST, DELETE");
+      if (/^\/a2a\/?$/.test(event.rawPath)) return await protocolCall(a2aResult, event, context, "POST");
       if (/^\/v1\/ag-ui\/?$/.test(event.rawPath)) return await agUiRun(event, context);
       const services = ports;
       const match = /^\/v1\/runs\/([A-Za-z0-9_-]{1,80})\/stream\/?$/.exec(event.rawPath);
@@ -160,9 +161,9 @@ function wantsAgUi(event: HttpEvent): boolean {
  * `/mcp` and `/a2a` streamed: MCP's progress notifications and elicitation, A2A's message/stream and
  * resubscribe, reach the client as they come while a call follows its run.
  */
-async function protocolCall(result: typeof mcpResult, event: HttpEvent, context: LambdaContext) {
+async function protocolCall(result: typeof mcpResult, event: HttpEvent, context: LambdaContext, methods: string) {
   const services = ports;
-  const early = preflight(event, services.settings.cors, "POST");
+  const early = preflight(event, services.settings.cors, methods);
   if (early) return early;
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });

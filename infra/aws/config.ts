@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/contracts/historyBudget.js";
 import { MAX_INPUT_BYTES_CEILING } from "../../shared/contracts/inputLimits.js";
+import { MAX_SANDBOX_MEMORY_MB } from "../../shared/contracts/sandboxMemory.js";
 import { RoleSettingsInput } from "../../shared/llm/roleSettings.js";
 
 const positiveInt = z.coerce.number().int().positive();
@@ -29,6 +30,12 @@ export const DeploymentSettings = z
     openAiBaseUrl: z.url().optional(),
     /** The Secrets Manager secret (a plain string) holding the model API key. */
     openAiApiKeySecretArn: secretArn("openAiApiKeySecretArn").optional(),
+    /** The guardrails' moderation endpoint (OpenAI-compatible /v1/moderations) when the model's has none; unset: the model's. */
+    moderationBaseUrl: z.url().optional(),
+    /** The Secrets Manager secret holding moderationBaseUrl's key (the model's key is never sent there). */
+    moderationApiKeySecretArn: secretArn("moderationApiKeySecretArn").optional(),
+    /** The moderation model asked (default omni-moderation-latest); a check's own `model` wins. */
+    moderationModel: z.string().min(1).max(128).optional(),
     functionCallMode: z.enum(["native", "json"]).optional(),
     /** Per-role generation settings (model, temperature, maxOutputTokens, reasoningEffort), as an object or its JSON. */
     roleSettings: RoleSettingsInput.optional(),
@@ -67,9 +74,9 @@ export const DeploymentSettings = z
     // A presigned link stops working when the credentials that signed it expire: a Lambda role's
     // session credentials can be as young as an hour old, so links last at most one hour.
     downloadLinkSeconds: positiveInt.max(3_600).optional(),
-    /** run_code: wall time and memory of one call, within the sandbox function (90 s, 2048 MB). */
+    /** run_code: wall time and memory of one call, within the sandbox function (90 s; its memory budget, sandboxMemory.ts). */
     sandboxTimeoutMs: positiveInt.max(85_000).optional(),
-    sandboxMemoryMb: positiveInt.max(1_536).optional(),
+    sandboxMemoryMb: positiveInt.min(64).max(MAX_SANDBOX_MEMORY_MB).optional(),
     /**
      * run_code's runtime: "agentcore" (AgentCore Code Interpreter: pandas, numpy, matplotlib, a session
      * per task) or "pyodide" (the sandbox function: the standard library). Default: agentcore where the
@@ -155,6 +162,10 @@ export const DeploymentSettings = z
     message:
       "webSearchProvider=brave needs braveApiKeySecretArn (a Secrets Manager secret holding the Brave Search API key), e.g. `cdk deploy -c webSearchProvider=brave -c braveApiKeySecretArn=arn:aws:secretsmanager:…`",
   })
+  .refine((s) => !s.moderationApiKeySecretArn || s.moderationBaseUrl, {
+    message:
+      "moderationApiKeySecretArn is the key of moderationBaseUrl: give that too (without it the model's endpoint is asked, with the model's key)",
+  })
   .refine((s) => s.openAiApiKeySecretArn || s.openAiBaseUrl, {
     message:
       "Stepwise needs a model: give openAiApiKeySecretArn (a Secrets Manager secret holding the API key) or openAiBaseUrl (an OpenAI-compatible endpoint that needs no key), e.g. `cdk deploy -c openAiApiKeySecretArn=arn:aws:secretsmanager:…`",
@@ -166,6 +177,9 @@ export const FUNCTION_ENVIRONMENT = {
   model: "STEPWISE_MODEL",
   openAiBaseUrl: "OPENAI_BASE_URL",
   openAiApiKeySecretArn: "OPENAI_API_KEY_SECRET_ARN",
+  moderationBaseUrl: "MODERATION_BASE_URL",
+  moderationApiKeySecretArn: "MODERATION_API_KEY_SECRET_ARN",
+  moderationModel: "MODERATION_MODEL",
   functionCallMode: "STEPWISE_FUNCTION_CALL_MODE",
   roleSettings: "STEPWISE_ROLE_SETTINGS",
   fallbackModel: "STEPWISE_FALLBACK_MODEL",

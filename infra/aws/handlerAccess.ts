@@ -49,12 +49,16 @@ const ON_TABLE: readonly PortName[] = [
 /** Each execution action's IAM action; `start` is allowed on the state machine and its alias, `resume` on the state machine, the others on its executions. */
 const EXECUTION_ACTIONS: Record<ExecutionAction, string> = {
   start: "states:StartExecution",
+  continue: "states:StartExecution",
   describe: "states:DescribeExecution",
   stop: "states:StopExecution",
   redrive: "states:RedriveExecution",
   resume: "states:SendTaskSuccess",
   history: "states:GetExecutionHistory",
 };
+
+/** The Step Functions API calls the handlers make, by their names (as `AWS/States` metrics name them). */
+export const STEP_FUNCTIONS_APIS = Object.values(EXECUTION_ACTIONS).map((action) => action.replace("states:", ""));
 
 /** The stack's resources a handler may be given. */
 export interface HandlerResources {
@@ -65,6 +69,8 @@ export interface HandlerResources {
   readonly toolSourceKey: IKey;
   /** The secrets holding the model's API key and the search API's (when the deployment uses them). */
   readonly modelKey?: ISecret;
+  /** The key of a separate moderation endpoint (the guardrails' moderation checks). */
+  readonly moderationKey?: ISecret;
   readonly searchKey?: ISecret;
   /** What the agents' tools declare they need (shared/contracts/toolGrants.ts). */
   readonly toolGrants: readonly ToolGrant[];
@@ -81,13 +87,14 @@ const uses = (handler: HandlerUses, ...ports: PortName[]) => ports.some((port) =
  * the functions that call the model.
  */
 export function environmentFor(handler: HandlerUses, r: HandlerResources, stateMachineArn?: string): Record<string, string> {
-  const { OPENAI_API_KEY_SECRET_ARN: modelKeyArn, ...settings } = r.settingsEnvironment;
+  const { OPENAI_API_KEY_SECRET_ARN: modelKeyArn, MODERATION_API_KEY_SECRET_ARN: moderationKeyArn, ...settings } = r.settingsEnvironment;
   const { FILES_BUCKET, SANDBOX_FUNCTION_NAME, CODE_INTERPRETER_ID, ...always } = r.tools.environment;
   return {
     TABLE_NAME: r.table.tableName,
     ...settings,
     ...always,
     ...(uses(handler, "model") && modelKeyArn ? { OPENAI_API_KEY_SECRET_ARN: modelKeyArn } : {}),
+    ...(uses(handler, "model") && moderationKeyArn ? { MODERATION_API_KEY_SECRET_ARN: moderationKeyArn } : {}),
     ...(uses(handler, "files", "transfers", "tools") && FILES_BUCKET ? { FILES_BUCKET } : {}),
     ...(uses(handler, "tools") && SANDBOX_FUNCTION_NAME ? { SANDBOX_FUNCTION_NAME } : {}),
     ...(uses(handler, "tools") && CODE_INTERPRETER_ID ? { CODE_INTERPRETER_ID } : {}),
@@ -104,6 +111,7 @@ export function grantUses(fn: IFunction, handler: HandlerUses, r: HandlerResourc
   if (uses(handler, "notifyQueue")) r.notifications.grantSendMessages(fn);
   if (handler.deadLetters) r.deadLetters.grantSendMessages(fn);
   if (uses(handler, "model")) r.modelKey?.grantRead(fn);
+  if (uses(handler, "model")) r.moderationKey?.grantRead(fn);
   // Listing a tenant's MCP tools connects with its sealed headers: opening them is Decrypt.
   if (uses(handler, "tools") && !uses(handler, "secrets")) r.toolSourceKey.grantDecrypt(fn);
   // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
@@ -128,13 +136,23 @@ export function grantExecutions(
   const actions = handler.executions ?? [];
   if (actions.length === 0) return;
   if (!fn.role) throw new Error(`${fn.node.path} has no execution role`);
-  const onExecutions = actions.filter((a) => a !== "start" && a !== "resume").map((a) => EXECUTION_ACTIONS[a]);
+  const onExecutions = actions.filter((a) => a !== "start" && a !== "continue" && a !== "resume").map((a) => EXECUTION_ACTIONS[a]);
   const statements = [
     // New runs start through the alias, so they run on the last deploy's versions. Step Functions
     // authorizes a call through an alias on the state machine's ARN, and a qualified ARN in a policy
     // scopes it down to that alias: both are named.
     ...(actions.includes("start")
       ? [new PolicyStatement({ actions: [EXECUTION_ACTIONS.start], resources: [machine.stateMachineArn, machine.aliasArn] })]
+      : []),
+    // A continuation starts on the version its run's execution runs: any of the state machine's
+    // versions (arn:…:stateMachine:Name:N), the alias for executions started without one.
+    ...(actions.includes("continue")
+      ? [
+          new PolicyStatement({
+            actions: [EXECUTION_ACTIONS.continue],
+            resources: [machine.stateMachineArn, `${machine.stateMachineArn}:*`],
+          }),
+        ]
       : []),
     ...(actions.includes("resume")
       ? [new PolicyStatement({ actions: [EXECUTION_ACTIONS.resume], resources: [machine.stateMachineArn] })]

@@ -9,6 +9,7 @@ import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import type { StateMachine } from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import { RUN_FAULT_METRIC } from "../../shared/run/lifecycle.js";
 
 export interface MonitoringProps {
   /** Every function, by the name the dashboard shows. */
@@ -18,6 +19,10 @@ export interface MonitoringProps {
   /** Queues whose messages mean something was given up on (webhooks, EventBridge deliveries). */
   readonly deadLetterQueues: Record<string, IQueue>;
   readonly httpApi: HttpApi;
+  /** The queue of status changes and webhooks: how long its oldest message has waited. */
+  readonly notificationQueue: IQueue;
+  /** The Step Functions API calls Stepwise makes (their names, as in `AWS/States` `APIName`), GetExecutionHistory apart. */
+  readonly stepFunctionsApis: readonly string[];
   /** Alarms notify this address through a topic created here. */
   readonly alarmEmail?: string;
 }
@@ -31,6 +36,34 @@ const historyApiThrottles = new cw.Metric({
   dimensionsMap: { APIName: "GetExecutionHistory" },
   statistic: "Sum",
   period: FIVE_MINUTES,
+});
+/** Step Functions' API metrics: requests it throttled, by the API's name (account-wide). */
+const apiThrottles = (apiName: string) =>
+  new cw.Metric({
+    namespace: "AWS/States",
+    metricName: "ThrottledEvents",
+    dimensionsMap: { APIName: apiName },
+    statistic: "Sum",
+    period: FIVE_MINUTES,
+  });
+/**
+ * The account's Lambda concurrency in use, as a share of its quota (%): AWS/Usage's count of
+ * concurrent executions over SERVICE_QUOTA of it, so the alarm follows the account's own quota (10
+ * on many new accounts, 1,000 by default) without a setting.
+ */
+const accountConcurrencyPercent = new cw.MathExpression({
+  label: "Lambda concurrency, % of the account's quota",
+  expression: "100 * usage / SERVICE_QUOTA(usage)",
+  usingMetrics: {
+    usage: new cw.Metric({
+      namespace: "AWS/Usage",
+      metricName: "ResourceCount",
+      dimensionsMap: { Service: "Lambda", Type: "Resource", Resource: "ConcurrentExecutions", Class: "None" },
+      statistic: "Maximum",
+      period: Duration.minutes(1),
+    }),
+  },
+  period: Duration.minutes(1),
 });
 const custom = (metricName: string, statistic = "Sum") =>
   new cw.Metric({ namespace: "Stepwise", metricName, dimensionsMap: { service: "stepwise" }, statistic, period: FIVE_MINUTES });
@@ -70,7 +103,13 @@ export class Monitoring extends Construct {
       );
     }
     const sm = props.stateMachine;
-    alarm("ExecutionsFailed", sm.metricFailed({ period: FIVE_MINUTES }), 1, "Runs failed (see the execution's error and cause).");
+    // Not ExecutionsFailed: a run that fails on its own input or agent fails its execution too, and is the user's to read.
+    alarm(
+      "RunFaults",
+      custom(RUN_FAULT_METRIC),
+      1,
+      "Runs failed for a reason of Stepwise's or of what it depends on (retries spent on the model or AWS, a crashed step): read the run's error; POST /v1/runs/{id}/resume redrives it once fixed.",
+    );
     alarm("ExecutionsTimedOut", sm.metricTimedOut({ period: FIVE_MINUTES }), 1, "Executions hit the state machine's time limit.");
     alarm("ExecutionsThrottled", sm.metricThrottled({ period: FIVE_MINUTES }), 1, "Step Functions throttled state transitions.");
     alarm(
@@ -78,6 +117,31 @@ export class Monitoring extends Construct {
       historyApiThrottles,
       1,
       "Step Functions throttled GetExecutionHistory (20 calls/s per account, shared with every other user of the account): history checks near a budget and the notifier's counts wait or fail.",
+    );
+    const otherApiThrottles = new cw.MathExpression({
+      label: "Step Functions API calls throttled",
+      // FILL: an API nobody called in the period has no data, which must not hide the others' throttles.
+      expression: props.stepFunctionsApis.map((_, i) => `FILL(api${i}, 0)`).join(" + "),
+      usingMetrics: Object.fromEntries(props.stepFunctionsApis.map((api, i) => [`api${i}`, apiThrottles(api)])),
+      period: FIVE_MINUTES,
+    });
+    alarm(
+      "StepFunctionsApiThrottled",
+      otherApiThrottles,
+      1,
+      `Step Functions throttled Stepwise's calls (${props.stepFunctionsApis.join(", ")}): runs start, resume or stop late, or fail as Stepwise.AwsUnavailable once retries are spent.`,
+    );
+    alarm(
+      "NotificationsDelayed",
+      props.notificationQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: "Maximum" }),
+      300,
+      "A notification (a run's end, a webhook, a session's next run) has waited 5 minutes or more: the notifier is failing, throttled or behind.",
+    );
+    alarm(
+      "AccountConcurrencyHigh",
+      accountConcurrencyPercent,
+      80,
+      "The account's Lambda functions use 80 % or more of its concurrency quota: steps, the API and the stream are about to be throttled (ask for a higher quota, or lower maxConcurrency).",
     );
     for (const [name, fn] of Object.entries(props.functions)) {
       alarm(`${name}Errors`, fn.metricErrors({ period: FIVE_MINUTES }), 3, `${name}: invocations failed (retried steps included).`);
@@ -107,7 +171,9 @@ export class Monitoring extends Construct {
         ["RunsStarted", "RunsSucceeded", "RunsFailed", "RunsTimedOut", "RunsCancelled"].map((m) => custom(m)),
       ),
       graph("Executions", [sm.metricStarted(), sm.metricSucceeded(), sm.metricFailed(), sm.metricTimedOut(), sm.metricThrottled()]),
-      graph("Step Functions API throttles", [historyApiThrottles]),
+      graph("Step Functions API throttles", [historyApiThrottles, otherApiThrottles]),
+      graph("Run faults and notification age", [custom(RUN_FAULT_METRIC), props.notificationQueue.metricApproximateAgeOfOldestMessage()]),
+      graph("Lambda concurrency (% of the account's quota)", [accountConcurrencyPercent]),
       graph("Interrupts", [custom("InterruptsOpened"), custom("InterruptsResolved")]),
       graph("Model latency (ms)", [custom("ModelLatency", "Average"), custom("ModelLatency", "p90")]),
       graph("Model tokens", [custom("ModelPromptTokens"), custom("ModelCompletionTokens")]),

@@ -10,7 +10,16 @@ const { flattenCfnReference } = createRequire(import.meta.url)("cdk-nag/lib/util
 
 /** The wildcard resources Stepwise's policies may hold, each with why it cannot be narrower. */
 const ALLOWED_WILDCARDS: { pattern: RegExp; reason: string }[] = [
-  { pattern: /^\*$/, reason: "X-Ray's PutTraceSegments and PutTelemetryRecords take no resource; active tracing adds them." },
+  {
+    pattern: /^\*$/,
+    reason:
+      "Actions that take no resource: X-Ray's PutTraceSegments and PutTelemetryRecords (active tracing), and EC2's DescribeNetworkInterfaces and DescribeSubnets (Lambda attaching the sandbox to its network).",
+  },
+  {
+    pattern: /:ec2:[a-z0-9-]+:\d+:network-interface\/\*$/,
+    reason:
+      "The sandbox's network interfaces, which Lambda creates at run time (their ids do not exist before): created only in the sandbox's subnets and security group, and changed or deleted only in its VPC (ec2:Vpc).",
+  },
   {
     pattern: /^<[A-Za-z0-9]+\.Arn>:\*$/,
     reason: "The state machine invokes its step functions by any version or alias (what LambdaInvoke grants).",
@@ -47,7 +56,6 @@ export function acknowledgeNagFindings(
     httpApi: IConstruct;
     deadLetterQueues: IConstruct[];
     accessLogBuckets: IConstruct[];
-    sandbox: IConstruct;
   },
 ): void {
   const all = Validations.of(scope);
@@ -58,11 +66,6 @@ export function acknowledgeNagFindings(
   all.acknowledge({
     id: "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
     reason: "AWS's managed policy for writing a function's own logs; it grants nothing else.",
-  });
-  Validations.of(parts.sandbox).acknowledge({
-    id: "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]",
-    reason:
-      "AWS's managed policy that lets Lambda attach the sandbox to its isolated network (network interfaces) and write its logs; the sandbox's code gets no credentials and has no route to any AWS API.",
   });
   Validations.of(parts.stateMachine).acknowledge({
     id: "AwsSolutions-SF1",

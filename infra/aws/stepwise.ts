@@ -25,7 +25,7 @@ import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import { AgentFunctions } from "./agentFunctions.js";
 import { type DeploymentSettings, functionEnvironment, parseSettings, sandboxRuntimeFor } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
-import { environmentFor, grantExecutions, grantUses, type HandlerResources } from "./handlerAccess.js";
+import { environmentFor, grantExecutions, grantUses, type HandlerResources, STEP_FUNCTIONS_APIS } from "./handlerAccess.js";
 import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER, type StepName } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
@@ -128,7 +128,9 @@ export class Stepwise extends Construct {
         Token.isUnresolved(Stack.of(this).region) ? undefined : Stack.of(this).region,
       ),
       // The sandbox reads none of them; it gets no key's name either.
-      environment: (({ OPENAI_API_KEY_SECRET_ARN: _model, ...rest }) => rest)(functionEnvironment(settings)),
+      environment: (({ OPENAI_API_KEY_SECRET_ARN: _model, MODERATION_API_KEY_SECRET_ARN: _moderation, ...rest }) => rest)(
+        functionEnvironment(settings),
+      ),
     });
     // The keys the agents read at run time: the model's, and the search API's of the chosen provider.
     const searchKeyArn =
@@ -147,6 +149,9 @@ export class Stepwise extends Construct {
       toolSourceKey,
       modelKey: settings.openAiApiKeySecretArn
         ? Secret.fromSecretCompleteArn(this, "ModelApiKey", settings.openAiApiKeySecretArn)
+        : undefined,
+      moderationKey: settings.moderationApiKeySecretArn
+        ? Secret.fromSecretCompleteArn(this, "ModerationApiKey", settings.moderationApiKeySecretArn)
         : undefined,
       searchKey: searchKeyArn ? Secret.fromSecretCompleteArn(this, "SearchApiKey", searchKeyArn) : undefined,
       // The grants the tools declare with this deployment's runtime, and the sandbox function's: it
@@ -276,10 +281,16 @@ export class Stepwise extends Construct {
     this.stream.addEnvironment("CONSOLE_ORIGIN", this.httpApi.apiEndpoint);
     this.stream.addEnvironment("API_URL", this.httpApi.apiEndpoint);
     // MCP on the API answers within its 30 s; the stream URL's /mcp streams progress and elicitation.
-    this.httpApi.addRoutes({ path: "/mcp", methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE], integration: apiIntegration });
+    // OPTIONS: a browser's preflight reaches the handler, which answers it from corsAllowedOrigins
+    // (an HTTP API answers no method it has no route for).
+    this.httpApi.addRoutes({
+      path: "/mcp",
+      methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE, HttpMethod.OPTIONS],
+      integration: apiIntegration,
+    });
     // A2A: the public agent card, and /a2a on the API (answers within its 30 s); the card names the stream URL's /a2a, which streams.
     this.httpApi.addRoutes({ path: "/.well-known/agent-card.json", methods: [HttpMethod.GET], integration: apiIntegration });
-    this.httpApi.addRoutes({ path: "/a2a", methods: [HttpMethod.POST], integration: apiIntegration });
+    this.httpApi.addRoutes({ path: "/a2a", methods: [HttpMethod.POST, HttpMethod.OPTIONS], integration: apiIntegration });
 
     this.sandbox = tools.sandbox;
     this.codeInterpreter = tools.codeInterpreter;
@@ -291,6 +302,8 @@ export class Stepwise extends Construct {
       table,
       deadLetterQueues: { DeadLetters: this.deadLetters, EventDeadLetters: eventDeadLetters },
       httpApi: this.httpApi,
+      notificationQueue: notifications,
+      stepFunctionsApis: STEP_FUNCTIONS_APIS.filter((api) => api !== "GetExecutionHistory"),
       alarmEmail: settings.alarmEmail,
     });
 
@@ -299,7 +312,6 @@ export class Stepwise extends Construct {
       httpApi: this.httpApi,
       deadLetterQueues: [this.deadLetters, eventDeadLetters],
       accessLogBuckets: [tools.accessLogs],
-      sandbox: tools.sandbox,
     });
 
     new CfnOutput(this, "ApiUrl", { value: this.httpApi.apiEndpoint });

@@ -2,11 +2,12 @@ import { Aws, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { CfnCodeInterpreterCustom } from "aws-cdk-lib/aws-bedrockagentcore";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { FlowLogDestination, SecurityGroup, SubnetType, Vpc } from "aws-cdk-lib/aws-ec2";
-import { Grant, type IGrantable, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Effect, Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { SANDBOX_MEMORY } from "../../shared/contracts/sandboxMemory.js";
 import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../../shared/contracts/toolGrants.js";
 import { SANDBOX_HANDLER } from "./handlers.js";
 import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
@@ -30,8 +31,9 @@ export class ToolResources extends Construct {
   /** The files bucket's server access logs (kept 90 days). */
   readonly accessLogs: Bucket;
   /**
-   * Runs Python for run_code, in a network with no route out. Its role may only write its logs (and
-   * let Lambda attach the function to that network): no table, no bucket, no tracing, nothing else.
+   * Runs Python for run_code, in a network with no route out. Its role may only write its own log
+   * group and let Lambda attach the function to its own subnets and security group: no table, no
+   * bucket, no tracing, nothing else.
    */
   readonly sandbox: StepwiseFunction;
   /** The sandbox's network: isolated subnets, no internet or NAT gateway, no endpoints. */
@@ -96,6 +98,12 @@ export class ToolResources extends Construct {
       allowAllOutbound: false,
       description: "Stepwise sandbox: no traffic in or out",
     });
+    // Its own role in place of Lambda's two managed policies (logs to any group, network interfaces
+    // anywhere): the statements are added below, once the log group and subnets exist.
+    const sandboxRole = new Role(this, "SandboxRole", {
+      description: "Stepwise code sandbox: writes its own logs, lets Lambda attach it to its own network; nothing else",
+      assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
+    });
     this.sandbox = new StepwiseFunction(this, "Sandbox", {
       entry: SANDBOX_HANDLER,
       table: props.table,
@@ -103,14 +111,19 @@ export class ToolResources extends Construct {
       timeout: Duration.seconds(90),
       overrides: {
         description: "Stepwise code sandbox: Python on Pyodide, a process per call, no route out; its role may only write its logs",
+        role: sandboxRole,
         vpc: this.sandboxVpc,
         vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
         securityGroups: [noEgress],
         // X-Ray's daemon would need a route out; the sandbox is not traced.
         tracing: Tracing.DISABLED,
         reservedConcurrentExecutions: props.sandboxReservedConcurrency,
-        // Room for the interpreter's process (its memory limit), the spare one and Node itself.
-        memorySize: 2048,
+        // Published per deploy and kept: a run pinned to an older deploy calls that deploy's sandbox
+        // (a newer one may refuse the older request's shape).
+        currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
+        // Room for the interpreter's process (its memory limit), the spare one and Node itself: the
+        // parts and the largest limit a call may have are derived together (sandboxMemory.ts).
+        memorySize: SANDBOX_MEMORY.functionMb,
         bundling: {
           ...BUNDLING,
           // Pyodide loads its WebAssembly and standard library (compiled at install: build:sandbox)
@@ -129,10 +142,14 @@ export class ToolResources extends Construct {
       },
     });
 
+    scopeSandboxRole(sandboxRole, this.sandbox, this.sandboxVpc, noEgress);
+
     this.environment = {
       FILES_BUCKET: this.bucket.bucketName,
       RETENTION_DAYS: String(props.retentionDays),
-      SANDBOX_FUNCTION_NAME: this.sandbox.functionName,
+      // The version this deploy published, not the function: a step function's version (pinned by
+      // the state machine's) carries this deploy's sandbox in its environment.
+      SANDBOX_FUNCTION_NAME: this.sandbox.currentVersion.functionArn,
       SANDBOX_RUNTIME: props.sandboxRuntime,
     };
     if (props.sandboxRuntime === "agentcore") {
@@ -161,8 +178,15 @@ export class ToolResources extends Construct {
    */
   grantTools(grantee: IGrantable, grants: readonly ToolGrant[]): void {
     for (const grant of grants) {
-      if (grant === "sandbox:invoke") this.sandbox.grantInvoke(grantee);
-      else if (grant === "interpreter:invoke") {
+      if (grant === "sandbox:invoke") {
+        // Its versions too (a run calls its deploy's), and its state: a call waits while it wakes from Inactive.
+        this.sandbox.grantInvoke(grantee);
+        Grant.addToPrincipal({
+          grantee,
+          actions: ["lambda:GetFunctionConfiguration"],
+          resourceArns: [this.sandbox.functionArn, `${this.sandbox.functionArn}:*`],
+        });
+      } else if (grant === "interpreter:invoke") {
         if (!this.codeInterpreter) throw new Error("run_code uses the code interpreter, but sandboxRuntime is not agentcore");
         // Start, use and stop sessions of this interpreter, and of no other.
         Grant.addToPrincipal({
@@ -182,4 +206,43 @@ export class ToolResources extends Construct {
   grantFiles(grantee: IGrantable): void {
     Grant.addToPrincipal({ grantee, actions: ["s3:GetObject", "s3:PutObject"], resourceArns: [this.bucket.arnForObjects("*")] });
   }
+}
+
+/**
+ * The sandbox role's grants, scoped to what is its own (Lambda reads them through the function's role
+ * when it creates and removes the function's network interfaces). EC2's Describe calls take no
+ * resource (IAM allows them only on `*`); creating an interface names the subnet and security group,
+ * so listing ours confines it; the calls on an existing interface are confined by the network it is
+ * in (the `ec2:Vpc` condition key of the network-interface resource).
+ */
+function scopeSandboxRole(role: Role, sandbox: StepwiseFunction, vpc: Vpc, group: SecurityGroup): void {
+  const stack = Stack.of(role);
+  const ec2Arn = (resource: string) => stack.formatArn({ service: "ec2", resource });
+  sandbox.logGroup.grantWrite(role);
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ["ec2:CreateNetworkInterface"],
+      resources: [
+        ...vpc.isolatedSubnets.map((subnet) => ec2Arn(`subnet/${subnet.subnetId}`)),
+        ec2Arn(`security-group/${group.securityGroupId}`),
+        ec2Arn("network-interface/*"),
+      ],
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ["ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"],
+      resources: [ec2Arn("network-interface/*")],
+      conditions: { ArnEquals: { "ec2:Vpc": ec2Arn(`vpc/${vpc.vpcId}`) } },
+    }),
+  );
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ["ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets"],
+      resources: ["*"],
+    }),
+  );
 }

@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -8,13 +7,12 @@ import { AssetHashType, DockerImage } from "aws-cdk-lib";
 import { Architecture, Code, LayerVersion, Runtime } from "aws-cdk-lib/aws-lambda";
 import type { Construct } from "constructs";
 import { buildSync, version as esbuildVersion } from "esbuild";
+import { installedVersion, LAYER_BINARIES_DIR, RESVG, resvgForLinuxArm64 } from "./layerBinaries.js";
 import { layerHash } from "./layerHash.js";
 import { BUNDLING, WORK_PRODUCT_LIBRARIES } from "./stepwiseFunction.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(import.meta.url);
-/** The PNG renderer: a native package, shipped with its Linux arm64 binary. */
-const RESVG = "@resvg/resvg-js";
 const FONT = "@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf";
 
 /**
@@ -35,7 +33,11 @@ export function workProductsLayer(scope: Construct, id: string): LayerVersion {
     // the code that builds it (this file, the bundling banner, esbuild's version).
     code: Code.fromAsset(path.dirname(require.resolve(FONT)), {
       assetHashType: AssetHashType.CUSTOM,
-      assetHash: layerHash([fileURLToPath(import.meta.url)], { versions: versions(), banner: BUNDLING.banner, esbuild: esbuildVersion }),
+      assetHash: layerHash([fileURLToPath(import.meta.url), fileURLToPath(new URL("./layerBinaries.ts", import.meta.url))], {
+        versions: versions(),
+        banner: BUNDLING.banner,
+        esbuild: esbuildVersion,
+      }),
       bundling: {
         image: DockerImage.fromRegistry("public.ecr.aws/docker/library/node:22"),
         local: {
@@ -51,13 +53,13 @@ export function workProductsLayer(scope: Construct, id: string): LayerVersion {
 
 /** Each library's installed version (and the font package's): what the layer is built from. */
 function versions(): Record<string, string> {
-  const version = (name: string) =>
-    (JSON.parse(readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
-  return Object.fromEntries([...WORK_PRODUCT_LIBRARIES, "@expo-google-fonts/inter"].map((name) => [name, version(name)]));
+  return Object.fromEntries([...WORK_PRODUCT_LIBRARIES, "@expo-google-fonts/inter"].map((name) => [name, installedVersion(name)]));
 }
 
 /** Builds the layer's node_modules into `modules` (also what a test uses to load the libraries as Lambda would). */
-export function buildLayer(modules: string): void {
+export function buildLayer(modules: string, binaries = LAYER_BINARIES_DIR): void {
+  // Fetched at install time (layerBinaries.ts): synth reads it, or fails first, saying how to get it.
+  const resvg = resvgForLinuxArm64(binaries);
   const work = mkdtempSync(path.join(tmpdir(), "stepwise-layer-"));
   try {
     for (const name of WORK_PRODUCT_LIBRARIES.filter((library) => library !== RESVG)) {
@@ -81,24 +83,7 @@ export function buildLayer(modules: string): void {
       });
       writeFileSync(path.join(target, "package.json"), JSON.stringify({ name, type: "module", exports: "./index.mjs" }));
     }
-    execFileSync(
-      "npm",
-      [
-        "install",
-        "--prefix",
-        work,
-        "--no-save",
-        "--no-package-lock",
-        "--no-audit",
-        "--no-fund",
-        "--os=linux",
-        "--cpu=arm64",
-        "--libc=glibc",
-        `${RESVG}@${versions()[RESVG]}`,
-      ],
-      { stdio: "ignore" },
-    );
-    cpSync(path.join(work, "node_modules/@resvg"), path.join(modules, "@resvg"), { recursive: true });
+    cpSync(resvg, path.join(modules, "@resvg"), { recursive: true });
     const font = path.join(modules, FONT);
     mkdirSync(path.dirname(font), { recursive: true });
     cpSync(require.resolve(FONT), font);

@@ -25,6 +25,8 @@ Usage:
   stepwise cancel <runId>           Cancel a run
   stepwise replay <runId>...        Replay ended runs on the current code from their journals (no model call, no
                                     tool): exit 0 if each is identical, 1 naming the first divergence
+  stepwise replay --dir <folder>    Import each exported run in the folder (*.json, from GET /v1/runs/{id}/export)
+                                    and replay it: exit 0 if each is identical, 1 naming the runs that diverged
   stepwise decide <runId> <interruptId> approve|reject|edit|answer|retry|skip|fail [text]
                                     Decide what a run waits for (edit takes --arguments '<json>')
   stepwise trace <runId> [--otlp <file> | --otlp-endpoint <url>]
@@ -91,6 +93,8 @@ export type Command =
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
   | { name: "cancel"; conn: Connection; runId: string }
   | { name: "replay"; conn: Connection; runIds: string[] }
+  /** `--dir`: the exported runs (GET /v1/runs/{id}/export files) in a folder, imported and replayed. */
+  | { name: "replay"; conn: Connection; dir: string }
   | { name: "open"; conn: Connection; runId: string }
   | { name: "trace"; conn: Connection; runId: string; file?: string; endpoint?: string }
   | { name: "agents"; conn: Connection; action: "list" }
@@ -136,12 +140,14 @@ const OPTIONS = {
   download: { type: "boolean" },
   otlp: { type: "string" },
   "otlp-endpoint": { type: "string" },
+  dir: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Options that belong to some commands only: given to another, they are an error, not ignored. */
 const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
   download: ["files"],
+  dir: ["replay"],
   otlp: ["trace"],
   "otlp-endpoint": ["trace"],
   mode: ["run"],
@@ -242,7 +248,12 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
   }
 
   if (name === "replay") {
-    if (rest.length === 0) throw new UsageError("'replay' takes one or more run ids, e.g. stepwise replay run_abc123");
+    if (values.dir !== undefined) {
+      if (rest.length > 0) throw new UsageError("'replay --dir' replays the exported runs in a folder: give run ids or --dir, not both.");
+      return { name, conn, dir: values.dir };
+    }
+    if (rest.length === 0)
+      throw new UsageError("'replay' takes one or more run ids, e.g. stepwise replay run_abc123, or --dir <folder> of exported runs");
     return { name, conn, runIds: rest.map(validRunId) };
   }
 

@@ -8,7 +8,7 @@
  *   stepwise files <runId> [--download [name]]
  *   stepwise list [--status <s>] [--session <id>] [--limit <n>]
  *   stepwise cancel <runId>
- *   stepwise replay <runId>...
+ *   stepwise replay <runId>... | --dir <folder>
  *   stepwise decide <runId> <interruptId> approve|reject|edit|answer [text] [--arguments <json>] [--message <text>]
  *   stepwise open <runId>
  *   stepwise agents [get <name[@version]> | save <name> '<json>' | delete <name>]
@@ -29,7 +29,7 @@ import { EXIT } from "./exitCodes.js";
 import { downloadFiles, printFiles, uploadAll, withDownloadLinks } from "./files.js";
 import { type Io, Session } from "./follow.js";
 import { runList } from "./render.js";
-import { replayRuns } from "./replay.js";
+import { replayFolder, replayRuns } from "./replay.js";
 
 /** Runs one command line; resolves to the exit code (stepwise.mjs exits with it). */
 export async function main(
@@ -87,7 +87,7 @@ export async function main(
         io.stdout.write(`Cancelled ${command.runId}.\n`);
         return EXIT.ok;
       case "replay":
-        return await replayRuns(client, command.runIds, io);
+        return "dir" in command ? await replayFolder(client, command.dir, io) : await replayRuns(client, command.runIds, io);
       case "agents":
         io.stdout.write(await agentsCommand(client, command));
         return EXIT.ok;

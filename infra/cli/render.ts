@@ -6,10 +6,13 @@
 
 import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, textSource } from "../../shared/apiClient/runFold.js";
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
+import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
 import { budgetText } from "../../shared/contracts/budget.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView } from "../../shared/contracts/responses.js";
+import { undoneText } from "../../shared/contracts/undone.js";
+import { evaluationText } from "../display/evaluation.js";
 import { argumentViews } from "../display/toolArguments.js";
 import { highlightAnsi } from "./highlight.js";
 import { terminalMarkdown } from "./markdown.js";
@@ -156,14 +159,16 @@ export class Renderer {
         return [`${c.cyan("▶")} ${c.bold(taskId)} started ${c.dim(`(step ${stepIndex + 1})`)}: ${title}`];
       }
       case "task.completed": {
-        const { taskId, status, result, files = [] } = event.data;
+        const { taskId, status, result, files = [], undone } = event.data;
         const ok = status === "succeeded";
-        const mark = ok ? c.green("✓") : c.red("✗");
+        // A task a person left undone is not done, whatever its executor answered.
+        const mark = undone?.length ? c.yellow("⊘") : ok ? c.green("✓") : c.red("✗");
+        const state = undone?.length ? c.yellow(`not done (${undoneText(undone)})`) : ok ? "done" : c.red("failed");
         // The result is usually the text the task just showed: say it once.
         const said = this.lastTaskText.get(taskId) === result.trim();
         this.lastTaskText.delete(taskId);
         const made = files.length ? c.dim(` (files: ${files.join(", ")})`) : "";
-        return [`${mark} ${c.bold(taskId)} ${ok ? "done" : c.red("failed")}${made}${said ? "" : `: ${this.cut(oneLine(result))}`}`];
+        return [`${mark} ${c.bold(taskId)} ${state}${made}${said ? "" : `: ${this.cut(oneLine(result))}`}`];
       }
       case "agent.thought":
         // Only when no delta carried the text (a model that does not stream).
@@ -272,6 +277,8 @@ export class Renderer {
       }
       case "run.blocked":
         return ["", c.red(c.bold(`⛔ The run was blocked by the guardrail ${event.data.check}: ${event.data.reason}`))];
+      case "eval.scored":
+        return this.evaluation(event.data);
       case "run.budget_exhausted":
         return ["", c.yellow(c.bold(`■ ${event.data.stopReason}`)), ...terminalMarkdown(event.data.result, c, this.color), ""];
       case "run.queued_behind":
@@ -300,11 +307,13 @@ export class Renderer {
             : step.status === "blocked"
               ? c.red(marker)
               : marker;
-      lines.push(`  ${painted} ${i + 1}. ${step.title}`);
+      lines.push(
+        `  ${painted} ${i + 1}. ${step.title}${step.undone ? c.yellow(` (${step.undone} task(s) not done: the user declined a tool call)`) : ""}`,
+      );
       if (full) for (const task of step.tasks) lines.push(c.dim(`         - ${task}`));
       if (step.notes) lines.push(c.dim(`         notes: ${this.cut(oneLine(step.notes))}`));
       if (step.verdict) {
-        const said = `done when ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? `: ${this.cut(oneLine(step.verdict.reason))}` : ""}`;
+        const said = `done when ${step.verdict.met ? (step.undone ? "met as far as it could be" : "met") : "not met"}${step.verdict.reason ? `: ${this.cut(oneLine(step.verdict.reason))}` : ""}`;
         lines.push(`         ${step.verdict.met ? c.green(said) : c.yellow(`${said} (revised, runs again)`)}`);
       }
     });
@@ -373,8 +382,18 @@ export class Renderer {
       u.stateTransitions !== undefined ? count(u.stateTransitions, "state transition") : undefined,
     ].filter(Boolean);
     if (parts.length > 0) lines.push(c.dim(`Usage: ${parts.join(" · ")}`));
+    // Scored after the end: shown here when its event was not on the stream.
+    if (run.evaluation && !this.run.evaluation) lines.push(...this.evaluation(run.evaluation));
     if (run.budget) lines.push(c.dim(`Budget: ${budgetText(run.budget)}`));
     return this.tidy(lines);
+  }
+
+  /** The online eval's scores (or why the run was not scored). */
+  private evaluation(evaluation: RunEvaluation): string[] {
+    const { c } = this;
+    const { headline, judges, passed } = evaluationText(evaluation);
+    const color = passed === undefined ? c.yellow : passed ? c.green : c.red;
+    return ["", c.bold(color(headline)), ...judges.map((line) => `  ${this.cut(line)}`)];
   }
 
   /** The outcome from the run record, for a run that ended without a terminal event on the stream. */

@@ -84,7 +84,6 @@ export class LocalS3 {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
     try {
       const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
       // As the stack's bucket CORS rule: a page may upload through a link and read the part's ETag.
@@ -100,7 +99,11 @@ export class LocalS3 {
         });
         return void res.end();
       }
-      await this.authorize(req, url, Buffer.concat(chunks));
+      // A presigned link is judged on its headers, before any byte of the body is kept (a link
+      // signed for 16 MiB must not have 5 GiB read first); a signed request once its body is read.
+      if (req.headers.authorization === undefined) this.authorizePresigned(req, url);
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      if (req.headers.authorization !== undefined) await this.authorizeSigned(req, Buffer.concat(chunks));
       const [bucket = "", ...rest] = url.pathname.slice(1).split("/");
       const key = rest.map(decodeURIComponent).join("/");
       if (!bucket) throw new S3Error(400, "InvalidRequest", "path-style requests only: /bucket/key");
@@ -162,6 +165,9 @@ export class LocalS3 {
       }
     } catch (error) {
       const e = error instanceof S3Error ? error : new S3Error(500, "InternalError", String(error));
+      // A body not read yet is discarded as it comes (none of it kept) before the answer, so the
+      // client reads the refusal rather than a connection closed under its upload.
+      if (!req.readableEnded) for await (const _chunk of req);
       res.writeHead(e.status, { "content-type": "application/xml" });
       res.end(req.method === "HEAD" ? undefined : xml(`<Error><Code>${e.code}</Code><Message>${e.message}</Message></Error>`));
     }
@@ -254,13 +260,18 @@ export class LocalS3 {
     res.end();
   }
 
-  /** A private bucket: requests signed with the stack's credentials only; presigned links are verified and expire. */
-  private async authorize(req: IncomingMessage, url: URL, body: Buffer): Promise<void> {
-    if (req.headers.authorization !== undefined) {
-      const refusal = await sigV4Refusal(req, body, this.options);
-      if (refusal) throw new S3Error(403, "SignatureDoesNotMatch", refusal);
-      return;
-    }
+  /** A private bucket: requests signed with the stack's credentials only. */
+  private async authorizeSigned(req: IncomingMessage, body: Buffer): Promise<void> {
+    const refusal = await sigV4Refusal(req, body, this.options);
+    if (refusal) throw new S3Error(403, "SignatureDoesNotMatch", refusal);
+  }
+
+  /**
+   * Presigned links are verified and expire. The signature covers the headers the link names
+   * (X-Amz-SignedHeaders): a link that signs Content-Length takes that many bytes only, one that
+   * signs Content-Type that type only; anything else is SignatureDoesNotMatch, as S3 answers.
+   */
+  private authorizePresigned(req: IncomingMessage, url: URL): void {
     const query = url.searchParams;
     if (query.get("X-Amz-Algorithm") !== "AWS4-HMAC-SHA256") throw new S3Error(403, "AccessDenied", "Access Denied");
     const amzDate = query.get("X-Amz-Date") ?? "";

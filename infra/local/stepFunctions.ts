@@ -76,6 +76,7 @@ interface PendingCallback {
 interface MachineVersion {
   number: number;
   arn: string;
+  created: Date;
   definition: string;
   states: Record<string, AslState>;
   /** The definition as written. */
@@ -160,6 +161,7 @@ export class LocalStepFunctions extends EventEmitter {
     const version: MachineVersion = {
       number,
       arn: `${this.stateMachineArn}:${number}`,
+      created: new Date(),
       definition,
       states: parsed.States,
       start: machine,
@@ -268,6 +270,10 @@ export class LocalStepFunctions extends EventEmitter {
         return this.getExecutionHistory(input);
       case "DescribeStateMachine":
         return this.describeStateMachine(input.stateMachineArn);
+      case "ListStateMachineVersions":
+        return this.listVersions(input);
+      case "ListExecutions":
+        return this.listExecutions(input);
       case "SendTaskSuccess": {
         const output = parseOutput(input.output);
         return this.completeCallback(input.taskToken, (cb) => cb.resolve(output));
@@ -280,6 +286,43 @@ export class LocalStepFunctions extends EventEmitter {
       default:
         throw new ApiError("UnknownOperationException", `${action || "(no action)"} is not supported by the local Step Functions endpoint`);
     }
+  }
+
+  /** The published versions, newest first (as AWS lists them), a page at a time. */
+  private listVersions(input: { stateMachineArn?: string; maxResults?: number; nextToken?: string }) {
+    if (input.stateMachineArn !== this.stateMachineArn)
+      throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${input.stateMachineArn}'`);
+    const all = [...this.versions].reverse().map((v) => ({ stateMachineVersionArn: v.arn, creationDate: v.created.getTime() / 1000 }));
+    const { items, nextToken } = pageOf(all, input);
+    return { stateMachineVersions: items, ...(nextToken ? { nextToken } : {}) };
+  }
+
+  /**
+   * The executions of the state machine, of one of its versions or of its alias (the ARN given says
+   * which), newest first, optionally of one status, a page at a time.
+   */
+  private listExecutions(input: { stateMachineArn?: string; statusFilter?: string; maxResults?: number; nextToken?: string }) {
+    const arn = input.stateMachineArn;
+    const of = (e: Execution) =>
+      arn === this.stateMachineArn || arn === e.stateMachineVersionArn || (arn !== undefined && arn === e.stateMachineAliasArn);
+    if (arn !== this.stateMachineArn && arn !== this.aliasArn && !this.versions.some((v) => v.arn === arn))
+      throw new ApiError("StateMachineDoesNotExist", `State Machine Does Not Exist: '${arn}'`);
+    const all = [...this.executions.values()]
+      .filter((e) => of(e) && (!input.statusFilter || e.status === input.statusFilter))
+      .sort((a, b) => b.startDate - a.startDate)
+      .map((e) => ({
+        executionArn: e.executionArn,
+        stateMachineArn: e.stateMachineArn,
+        ...(e.stateMachineVersionArn ? { stateMachineVersionArn: e.stateMachineVersionArn } : {}),
+        ...(e.stateMachineAliasArn ? { stateMachineAliasArn: e.stateMachineAliasArn } : {}),
+        name: e.name,
+        status: e.status,
+        startDate: e.startDate / 1000,
+        ...(e.stopDate ? { stopDate: e.stopDate / 1000 } : {}),
+        redriveCount: e.redriveCount,
+      }));
+    const { items, nextToken } = pageOf(all, input);
+    return { executions: items, ...(nextToken ? { nextToken } : {}) };
   }
 
   private startExecution(input: { stateMachineArn?: string; name?: string; input?: string }) {
@@ -637,4 +680,13 @@ function change(e: Execution): ExecutionStatusChange {
     startDate: new Date(e.startDate),
     stopDate: e.stopDate ? new Date(e.stopDate) : undefined,
   };
+}
+
+/** One page of a list (AWS's maxResults, 100 by default, at most 1,000) and the token of the next. */
+function pageOf<T>(all: T[], input: { maxResults?: number; nextToken?: string }): { items: T[]; nextToken?: string } {
+  const size = Math.min(input.maxResults || 100, 1_000);
+  const from = input.nextToken ? Number(input.nextToken) : 0;
+  if (!Number.isInteger(from) || from < 0) throw new ApiError("InvalidToken", "Invalid Token");
+  const items = all.slice(from, from + size);
+  return { items, ...(from + size < all.length ? { nextToken: String(from + size) } : {}) };
 }

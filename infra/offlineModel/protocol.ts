@@ -149,10 +149,18 @@ export function streamChunks(meta: ResponseMeta, reply: BrainReply, usage: Usage
   return chunks;
 }
 
-/** Splits text into pieces of up to three words, keeping every character. */
+/**
+ * Splits text into pieces of up to three words, keeping every character. Real streams cut through
+ * words (tokens) too: a piece with an e-mail address is cut before its "@", so the address comes in
+ * two deltas (what output guardrails must redact whole).
+ */
 function textPieces(text: string): string[] {
   if (text === "") return [];
-  return text.match(/\s*\S+(?:\s+\S+){0,2}\s*/g) ?? [text];
+  const pieces = text.match(/\s*\S+(?:\s+\S+){0,2}\s*/g) ?? [text];
+  return pieces.flatMap((piece) => {
+    const at = piece.search(/\S@\S/) + 1;
+    return at > 0 ? [piece.slice(0, at), piece.slice(at)] : [piece];
+  });
 }
 
 /** Splits a JSON string into three pieces that cut through it mid-token, as real streams do. */

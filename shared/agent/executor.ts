@@ -1,3 +1,4 @@
+import type { UndoneCall } from "../contracts/events.js";
 import { formatPlan } from "../contracts/plan.js";
 import type { RunStatus } from "../contracts/run.js";
 import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
@@ -47,7 +48,8 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
   ]);
   const step = stored ?? (await legacyStepContext(run, iteration));
   // A saved agent's executors get only its tools, with its own model settings.
-  const asAgent = { ...run, ports: portsForAgent(ports, step.agent) };
+  // The run's guardrails hold for its executors too: their streamed text and answers are checked.
+  const asAgent = { ...run, ports: portsForAgent(ports, step.agent), guardrails: step.guardrails };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
   const maxTools = toolCapFor("executor", asAgent.ports.settings.model.roles);
   const tools = withToolSearch(await asAgent.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
@@ -86,6 +88,7 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
     maxRounds: step.maxRounds,
     toolConcurrency: ports.settings.budgets.toolConcurrency,
     toolApproval: step.approvalTools,
+    toolFailures: step.toolFailures,
     ...(seesImages ? { toolImages: ports.settings.files } : {}),
     journal: own,
     runActive: status !== undefined && !TERMINAL_STATUSES.has(status as RunStatus),
@@ -113,7 +116,15 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
   const text = outcome.kind === "empty" ? EMPTY_ANSWER_ERROR : outcome.text;
   // Out of rounds, the executor still delivered a summary of what it did and did not do: not done, but said so.
   const stopReason = outcome.kind === "budget" ? (outcome.exhausted ?? budgetStop(outcome.rounds)) : undefined;
-  return finishTask(run, input, ended, text, { record, journal: outcome.journal, events, usage: own.usage(), stopReason });
+  const undone = own.undoneCalls();
+  return finishTask(run, input, ended, text, {
+    record,
+    journal: outcome.journal,
+    events,
+    usage: own.usage(),
+    stopReason,
+    ...(undone.length ? { undone } : {}),
+  });
 }
 
 /** The run memory up to the fork: the request, the plan, every earlier step's results (in task order), and this task. */
@@ -195,6 +206,7 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
     plan: record.plan,
     priorResults: priorResultsOf(tasks, iteration).lines,
     approvalTools: record.approval?.tools,
+    toolFailures: record.toolFailures,
     instructions: record.instructions,
     agent: record.agent,
     maxRounds: budgetsOf(run.ports, record).maxRounds,
@@ -212,7 +224,15 @@ export async function finishTask(
   input: ExecuteTaskInput,
   status: "succeeded" | "failed",
   result: string,
-  known: { record?: TaskRecord; journal?: ScopeJournal; events?: Promise<unknown>; usage?: Partial<LoopUsage>; stopReason?: string } = {},
+  known: {
+    record?: TaskRecord;
+    journal?: ScopeJournal;
+    events?: Promise<unknown>;
+    usage?: Partial<LoopUsage>;
+    stopReason?: string;
+    /** Tool calls a person declined: the task is not done as planned. */
+    undone?: UndoneCall[];
+  } = {},
 ): Promise<ExecuteTaskOutput> {
   const { ports } = run;
   const { iteration, task } = input;
@@ -228,6 +248,7 @@ export async function finishTask(
     endedAt: new Date().toISOString(),
     ...(known.usage ? { usage: known.usage } : {}),
     ...(known.stopReason ? { stopReason: known.stopReason } : {}),
+    ...(known.undone ? { undone: known.undone } : {}),
   };
   await Promise.all([
     known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
@@ -243,6 +264,7 @@ export async function finishTask(
           result: kept.slice(0, 2_000),
           files,
           ...(known.stopReason ? { stopReason: known.stopReason } : {}),
+          ...(known.undone ? { undone: known.undone } : {}),
         },
       },
     ]),

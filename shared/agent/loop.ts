@@ -1,7 +1,7 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { ImageLimits } from "../contracts/imageLimits.js";
-import type { ApprovalPolicy } from "../contracts/interrupts.js";
+import type { ApprovalPolicy, ToolFailures } from "../contracts/interrupts.js";
 import type { Usage } from "../contracts/run.js";
 import { StepError, StepErrorCode } from "../errors.js";
 import { TextGuard } from "../guardrails/textGuard.js";
@@ -76,6 +76,8 @@ export interface LoopOptions {
   toolConcurrency?: number;
   /** Which tool calls wait for a person's approval first. */
   toolApproval?: ApprovalPolicy["tools"];
+  /** What a tool failure a person can fix does: pause the task (default), or report the error to the model. */
+  toolFailures?: ToolFailures;
   /** The scope's journal, when the caller has loaded it already. */
   journal?: ScopeJournal;
   /** Whether the run is still going, when the caller has just read it (saves the first check). */
@@ -406,7 +408,9 @@ async function runCalls(
     emit: (bodies: EventBody[]) => loop.events.append(bodies),
     journal,
     ports: { ...run.ports, model: countedModel(run.ports.model, loop.usage) },
+    output: loop.textGuard,
     approval: options.toolApproval,
+    toolFailures: options.toolFailures,
     policy: loop.policy,
     concurrency: options.toolConcurrency ?? run.ports.settings.budgets.toolConcurrency,
   };

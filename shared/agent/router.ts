@@ -15,6 +15,7 @@ import { ReplayDivergedError } from "../run/replayDivergence.js";
 import { textStream } from "./deltas.js";
 import { fileLines, routerPrompt, toolLines } from "./prompts.js";
 import { ScopeJournal } from "./scopeJournal.js";
+import { parseOrUndefined } from "./toolExecution.js";
 
 export type AgentMode = "react" | "plan_solve";
 export type RouteDecision = { mode: AgentMode; reason: string } | { mode: "answer"; answer: string; reason: string };
@@ -106,13 +107,5 @@ export async function chooseMode(
     return { mode: "react", reason: `the router failed (${errorMessage(error)}); ReAct is the default` };
   } finally {
     if (usage.llmCalls) await ports.runs.addUsage(run.runId, usage);
-  }
-}
-
-function parseOrUndefined(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
   }
 }

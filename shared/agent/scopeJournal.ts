@@ -1,3 +1,4 @@
+import type { UndoneCall } from "../contracts/events.js";
 import type { ChatMessage } from "../llm/types.js";
 import type { JournalCall, JournalCommit, JournalKind, JournalRecord, RunJournal } from "../ports/journal.js";
 import { type Divergence, ReplayDivergedError, recordDivergence } from "../run/replayDivergence.js";
@@ -164,6 +165,14 @@ export class ScopeJournal {
       total.toolCalls += response.toolCalls?.length ?? 0;
     }
     return total;
+  }
+
+  /** The tool calls of this scope a person declined, in the order of their rounds. */
+  undoneCalls(): UndoneCall[] {
+    return [...this.records.values()]
+      .filter((record) => record.scope === this.scope && record.kind === "tool" && (record.value as { undone?: unknown })?.undone)
+      .sort((a, b) => a.round - b.round)
+      .map((record) => (record.value as { undone: UndoneCall }).undone);
   }
 
   has(round: number, kind: JournalKind, callId = ""): boolean {

@@ -72,14 +72,14 @@ export async function applyDecision(call: ToolCall, resolution: Resolution, tool
     case "reject": {
       // The user's words are the fact; the instruction after them is for the model only.
       const shown = `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}.`;
-      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_REJECT}` };
+      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_REJECT}`, undone: { tool: call.name, decision: "reject" } };
     }
     // A failed call (toolFailure.ts): run it once more, or put the person's message in its place.
     case "retry":
       return tools.execute(call, context);
     case "skip": {
       const shown = `Skipped by the user${resolution.message ? `: ${resolution.message}` : "."}`;
-      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_SKIP}` };
+      return { ok: false, shown, output: `${shown}\n${MODEL_INSTRUCTION_ON_SKIP}`, undone: { tool: call.name, decision: "skip" } };
     }
     case "fail":
       throw failedByPerson(call, resolution);

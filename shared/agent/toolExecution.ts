@@ -1,10 +1,10 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
-import type { ApprovalPolicy, Resolution } from "../contracts/interrupts.js";
+import type { ApprovalPolicy, Resolution, ToolFailures } from "../contracts/interrupts.js";
 import type { ToolCall } from "../llm/types.js";
 import { limitToolOutput } from "../memory/toolOutput.js";
 import { filesOfTask } from "../ports/files.js";
 import type { Ports } from "../ports/index.js";
-import type { ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
+import type { OutputChecks, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import { type InterruptPorts, interruptIdFor, openInterrupt } from "./interrupts.js";
 import type { ScopeJournal } from "./scopeJournal.js";
@@ -23,8 +23,12 @@ export interface ToolRound {
   journal: ScopeJournal;
   ports: Pick<Ports, "files" | "model"> & InterruptPorts;
   approval?: ApprovalPolicy["tools"];
+  /** `report`: a failure a person could fix is handed to the model as any failed call, with no pause. */
+  toolFailures?: ToolFailures;
   /** The tenant's tool policies (toolPolicy.ts); none: every call is allowed. */
   policy?: ToolPolicyGate;
+  /** The run's output checks, for tools that show people what they write (a live report). */
+  output?: OutputChecks;
   concurrency: number;
 }
 
@@ -93,6 +97,7 @@ export async function runToolCalls(
       // What an executor's tools write is its task's (file.created and task.completed name it).
       files: round.taskId ? filesOfTask(round.ports.files, round.taskId) : round.ports.files,
       model: round.ports.model,
+      ...(round.output ? { output: round.output } : {}),
       progress: (event) =>
         round.emit([
           {
@@ -108,7 +113,9 @@ export async function runToolCalls(
         : decision
           ? await applyDecision(call, decision, round.tools, context)
           : await round.tools.execute(call, context);
-    return keepWholeOutput(round, call, outcome);
+    // Reported, not paused on: the model reads the error, as it reads any failed call's.
+    const { fixable: _reported, ...reported } = outcome;
+    return keepWholeOutput(round, call, round.toolFailures === "report" ? reported : outcome);
   };
   // Results are kept in memory and written with the next round's records (see runAgentLoop).
   return mapLimited(calls, round.concurrency, async (call) => {
@@ -144,11 +151,21 @@ export function idempotencyKeyOf(round: Pick<ToolRound, "runId" | "scope" | "rou
   return `${round.runId}:${round.scope}:${round.round}:${call.id}`;
 }
 
+/** A call's arguments as JSON, or the text as it came when it is not JSON (shown to people as written). */
 export function parseArguments(args: string): unknown {
   try {
     return JSON.parse(args);
   } catch {
     return args;
+  }
+}
+
+/** A call's arguments as JSON, or undefined when they are not JSON (what a schema or a policy reads). */
+export function parseOrUndefined(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
   }
 }
 

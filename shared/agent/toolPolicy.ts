@@ -7,6 +7,7 @@ import { type CompiledPolicies, compilePolicies } from "../policy/policySet.js";
 import type { Ports } from "../ports/index.js";
 import type { Tool, ToolOutcome, ToolSet } from "../ports/tools.js";
 import type { ScopeJournal } from "./scopeJournal.js";
+import { parseOrUndefined } from "./toolExecution.js";
 
 /**
  * The tenant's tool policies at the tool boundary (shared/policy/ evaluates them): every call of
@@ -70,7 +71,12 @@ export class ToolPolicyGate {
       llmCalls: loaded.usage.llmCalls + this.spent.llmCalls,
       toolCalls: loaded.usage.toolCalls + this.spent.toolCalls,
     };
-    return decideCall(loaded.policies, loaded.principal, { tool, arguments: parsed(call.arguments), spend, turn: loaded.turn }, tools);
+    return decideCall(
+      loaded.policies,
+      loaded.principal,
+      { tool, arguments: parseOrUndefined(call.arguments), spend, turn: loaded.turn },
+      tools,
+    );
   }
 
   /** The run's principal and spend, and the tenant's policies in force: read once per turn, on its first tool call. */
@@ -105,11 +111,3 @@ export function deniedByPolicy(reason: string): ToolOutcome {
 /** Said to the model after a denial; never shown to clients. */
 const MODEL_INSTRUCTION_ON_DENY =
   "(Instruction: this call was not made. Do not repeat it unchanged; change it so that the policy allows it, or continue without it.)";
-
-function parsed(args: string): unknown {
-  try {
-    return JSON.parse(args);
-  } catch {
-    return undefined;
-  }
-}

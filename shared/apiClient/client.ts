@@ -7,10 +7,10 @@ import type { z } from "zod";
 import type { SaveAgentRequest, SavedAgent } from "../contracts/agents.js";
 import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
 import type { RunEvent } from "../contracts/events.js";
-import type { PendingUploadView } from "../contracts/files.js";
+import type { PendingUploadView, UploadLinksView } from "../contracts/files.js";
 import type { ResolveInterruptRequest } from "../contracts/interrupts.js";
 import type { SavePolicyRequest, ToolPolicy } from "../contracts/policies.js";
-import type { ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
+import type { ExportedRun as ExportedRunDocument, ForkRunRequest, ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
 import type {
   CancelResponse,
   CreateRunResponse,
@@ -54,6 +54,8 @@ export interface ClientOptions {
 /** Parts of a large upload sent at once, and how long one part (16 MiB) may take. */
 const PARALLEL_PARTS = 4;
 const PART_TIMEOUT_MS = 10 * 60_000;
+/** A part that would start this close to its link's end gets a fresh link first (S3 checks the time as a request starts). */
+const LINK_MARGIN_MS = 2 * 60_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 
 export class StepwiseClient {
@@ -105,6 +107,16 @@ export class StepwiseClient {
 
   compareReplay(replayId: string): Promise<ReplayComparison> {
     return this.request("GET", `/v1/runs/${enc(replayId)}/replay`);
+  }
+
+  /** The run, its journal and its events as one document (format stepwise.run/1), which importRun takes back. */
+  exportRun(runId: string): Promise<ExportedRunDocument> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/export`);
+  }
+
+  /** Records an exported run in this tenant, ended as it was (a new id, `importedFrom` the old), to replay it here. */
+  importRun(document: unknown): Promise<{ runId: string; sessionId: string; status: string; importedFrom: string }> {
+    return this.request("POST", "/v1/runs/import", document);
   }
 
   /** Forks an ended run at a point of its journal, with edits (a new run in its session, `forkOf` it). */
@@ -196,23 +208,71 @@ export class StepwiseClient {
 
   private async uploadThroughLinks(name: string, body: Upload, bytes: number, contentType?: string): Promise<UploadView> {
     const pending = await this.request<PendingUploadView>("POST", "/v1/files", { name, bytes, ...(contentType ? { contentType } : {}) });
+    return this.sendUpload(pending, body);
+  }
+
+  /**
+   * Sends a presigned upload's parts (a few at once), then completes it. Links expire (an hour, or
+   * when the credentials that signed them do), and a slow upload outlives them: a part whose link is
+   * refused (403), or that would start within LINK_MARGIN_MS of the links' end, asks for fresh links
+   * for every part not sent yet (one such request at a time) and is sent with its fresh link, once.
+   */
+  async sendUpload(pending: PendingUploadView, body: Upload): Promise<UploadView> {
+    let links = {
+      urls: new Map(pending.parts.map((part) => [part.partNumber, part.url])),
+      headers: pending.headers,
+      endsAt: Date.parse(pending.expiresAt),
+    };
+    const unsent = new Set(pending.parts.map((part) => part.partNumber));
+    let signing: Promise<void> | undefined;
+    const resign = async (stale: typeof links) => {
+      if (links !== stale) return; // another part has fresh links already
+      signing ??= this.request<UploadLinksView>("POST", new URL(pending.resign).pathname, { partNumbers: [...unsent] })
+        .then((fresh) => {
+          links = {
+            urls: new Map(fresh.parts.map((part) => [part.partNumber, part.url])),
+            headers: fresh.headers,
+            endsAt: Date.parse(fresh.expiresAt),
+          };
+        })
+        .finally(() => {
+          signing = undefined;
+        });
+      await signing;
+    };
     const queue = [...pending.parts];
     const uploaded: { partNumber: number; etag: string }[] = [];
-    const putParts = async () => {
-      for (let part = queue.shift(); part; part = queue.shift()) {
-        const start = (part.partNumber - 1) * pending.partBytes;
-        const end = start + pending.partBytes;
-        const slice = body instanceof Uint8Array ? body.subarray(start, end) : body.slice(start, end);
-        let res: Response;
-        try {
-          res = await fetch(part.url, { method: "PUT", body: slice, signal: AbortSignal.timeout(PART_TIMEOUT_MS) });
-        } catch (error) {
-          throw connectionError(new URL(part.url).origin, error);
-        }
-        if (!res.ok) throw apiError(res.status, await res.text().catch(() => ""));
-        await res.arrayBuffer();
-        uploaded.push({ partNumber: part.partNumber, etag: res.headers.get("etag") ?? "" });
+    const putPart = async (partNumber: number, signedAgain: boolean) => {
+      const start = (partNumber - 1) * pending.partBytes;
+      const slice =
+        body instanceof Uint8Array ? body.subarray(start, start + pending.partBytes) : body.slice(start, start + pending.partBytes);
+      const current = links;
+      if (!signedAgain && current.endsAt - Date.now() < LINK_MARGIN_MS) {
+        await resign(current);
+        return putPart(partNumber, true);
       }
+      const url = current.urls.get(partNumber) ?? "";
+      let res: Response;
+      try {
+        res = await fetch(url, { method: "PUT", headers: current.headers, body: slice, signal: AbortSignal.timeout(PART_TIMEOUT_MS) });
+      } catch (error) {
+        // Storage may close the connection as it refuses a part (an expired link): one more try, freshly signed.
+        if (signedAgain) throw connectionError(new URL(url).origin, error);
+        await resign(current);
+        return putPart(partNumber, true);
+      }
+      if (res.status === 403 && !signedAgain) {
+        await res.arrayBuffer().catch(() => undefined);
+        await resign(current);
+        return putPart(partNumber, true);
+      }
+      if (!res.ok) throw apiError(res.status, await res.text().catch(() => ""));
+      await res.arrayBuffer();
+      unsent.delete(partNumber);
+      uploaded.push({ partNumber, etag: res.headers.get("etag") ?? "" });
+    };
+    const putParts = async () => {
+      for (let part = queue.shift(); part; part = queue.shift()) await putPart(part.partNumber, false);
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_PARTS, pending.parts.length) }, putParts));
     return this.request("POST", new URL(pending.complete).pathname, { parts: uploaded });

@@ -10,7 +10,7 @@
  * (a stream may repeat one), and an event of a type this code does not know only advances `seq`
  * (the event log may gain types; a reader ignores those it does not know).
  */
-import type { RunEvent } from "../contracts/events.js";
+import type { RunEvent, UndoneCall } from "../contracts/events.js";
 import type { Plan } from "../contracts/plan.js";
 import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 
@@ -56,6 +56,8 @@ export interface FoldedTask {
   status: "running" | "succeeded" | "failed";
   result?: string;
   files?: readonly string[];
+  /** Tool calls a person declined: the task ended without them, not done as planned. */
+  undone?: readonly UndoneCall[];
 }
 
 export interface FoldedCall {
@@ -118,6 +120,8 @@ export interface FoldedRun {
   resultFiles?: readonly string[];
   stopReason?: string;
   error?: { code: string; message: string };
+  /** The online eval's scores, written after the run ended (or why it was not scored). */
+  evaluation?: Extract<RunEvent, { type: "eval.scored" }>["data"];
 }
 
 export const EMPTY_RUN: FoldedRun = {
@@ -201,9 +205,19 @@ function applyWork(run: FoldedRun, event: RunEvent): FoldedRun | undefined {
       return { ...run, ...live, tasks: put(run.tasks, taskKey(event.data), task) };
     }
     case "task.completed": {
-      const { taskId, title, iteration, status, result, files } = event.data;
+      const { taskId, title, iteration, status, result, files, undone } = event.data;
       const started = run.tasks.get(taskKey(event.data));
-      const task: FoldedTask = { ...started, taskId, title, iteration, status, result, endedAt: event.at, ...(files ? { files } : {}) };
+      const task: FoldedTask = {
+        ...started,
+        taskId,
+        title,
+        iteration,
+        status,
+        result,
+        endedAt: event.at,
+        ...(files ? { files } : {}),
+        ...(undone?.length ? { undone } : {}),
+      };
       return { ...run, ...live, tasks: put(run.tasks, taskKey(event.data), task) };
     }
     case "agent.delta":
@@ -288,6 +302,7 @@ type RunLevelEvent = Extract<
       | "run.interrupted"
       | "guardrail.decided"
       | "run.blocked"
+      | "eval.scored"
       | "run.budget_exhausted";
   }
 >;
@@ -329,6 +344,8 @@ function applyRun(run: FoldedRun, event: RunLevelEvent): FoldedRun {
       return event.data.verdict === "pass" ? run : { ...run, guardrails: [...run.guardrails, event.data] };
     case "run.blocked":
       return { ...run, status: "blocked", error: { code: "blocked", message: event.data.reason }, pending: new Map() };
+    case "eval.scored":
+      return { ...run, evaluation: event.data };
     case "run.budget_exhausted": {
       const { result, files, stopReason } = event.data;
       return { ...run, status: "budget_exhausted", result, resultFiles: files, stopReason, pending: new Map() };
@@ -366,6 +383,7 @@ const KNOWN = new Set<string>([
   "run.interrupted",
   "guardrail.decided",
   "run.blocked",
+  "eval.scored",
 ] satisfies RunEvent["type"][]);
 
 function put<K, V>(map: ReadonlyMap<K, V>, key: K, value: V): ReadonlyMap<K, V> {

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
+import { OnlineEvals } from "./evaluation.js";
 import { RunBudgetRequest, TenantBudget } from "./budget.js";
 import { GuardrailChecks } from "./guardrails.js";
-import { ApprovalPolicy } from "./interrupts.js";
+import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
 import { WebhookSubscription } from "./webhook.js";
 
@@ -48,6 +49,10 @@ export const TenantSettings = z.strictObject({
   instructions: Instructions.optional(),
   /** Checks on every run's input and output (docs/api.md, "Guardrails"); `[]` removes them. */
   guardrails: GuardrailChecks.optional(),
+  /** Score a sampled share of the tenant's succeeded runs with judges, after they end, within a daily cost cap. */
+  onlineEvals: OnlineEvals.optional(),
+  /** What a tool failure a person can fix does: `pause` the task, or `report` it to the model (default: pause when a person can decide). */
+  toolFailures: ToolFailures.optional(),
   /** Token and cost budgets: every run's default, and the tenant's per day and per month. */
   budget: TenantBudget.optional(),
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RunEvaluation } from "./evaluation.js";
 import { ToolFailure } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
@@ -16,6 +17,13 @@ const CallSource = AgentSource.extend({ callId: z.string() });
 
 /** What a search stage did: queries sent, pages read, notes written. */
 const SearchStage = z.enum(["queries", "pages", "notes"]);
+
+/**
+ * A tool call a person declined: rejected when asked to approve it, or skipped after it failed.
+ * Its task went on without it, so the task is not done as planned.
+ */
+export const UndoneCall = z.object({ tool: z.string(), decision: z.enum(["reject", "skip"]) });
+export type UndoneCall = z.infer<typeof UndoneCall>;
 
 /** Event bodies, a discriminated union on `type` (what SSE clients receive as `event:`). */
 export const EventBody = z.discriminatedUnion("type", [
@@ -88,6 +96,8 @@ export const EventBody = z.discriminatedUnion("type", [
       stopReason: z.string().optional(),
       /** The files the task's tools wrote (events saved before files were tied to tasks have none). */
       files: z.array(z.string()).optional(),
+      /** Tool calls a person declined: the task ended without them, not done as planned. */
+      undone: z.array(UndoneCall).optional(),
     }),
   }),
   z.object({
@@ -183,6 +193,8 @@ export const EventBody = z.discriminatedUnion("type", [
   }),
   /** A guardrail check blocked the run: it ends here, with the check's reason. */
   z.object({ type: z.literal("run.blocked"), data: z.object({ check: z.string(), reason: z.string() }) }),
+  /** An online eval scored the ended run (or said why not): written after its end, the log stays closed. */
+  z.object({ type: z.literal("eval.scored"), data: RunEvaluation }),
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];

@@ -27,7 +27,31 @@ export const PendingUploadView = z.object({
   parts: z.array(
     z.object({ partNumber: z.number().int(), url: z.string().describe("PUT the part's bytes here; keep the ETag header of the answer.") }),
   ),
-  expiresAt: z.string().describe("When the links stop working (an hour after they were handed out)."),
+  headers: z
+    .record(z.string(), z.string())
+    .describe("Send these headers with every PUT (the links sign them); each PUT carries exactly its part's bytes, as signed."),
+  expiresAt: z
+    .string()
+    .describe("When the links stop working (an hour after they were handed out, or earlier): then ask `parts` for fresh ones."),
   complete: z.string().describe("POST {parts: [{partNumber, etag}]} here once every part is up; the file exists from then on."),
+  resign: z.string().describe("POST {partNumbers} here for fresh links to parts not up yet (a PUT answered 403, or expiresAt is near)."),
 });
 export type PendingUploadView = z.infer<typeof PendingUploadView>;
+
+/** `POST /v1/files/{fileId}/parts`: fresh links for the parts of a pending upload still to send. */
+export const ResignUploadRequest = z.strictObject({
+  partNumbers: z
+    .array(z.number().int().min(1).max(10_000))
+    .min(1)
+    .max(10_000)
+    .describe("The parts to sign again (each a part of this upload: 1 to its number of parts)."),
+});
+
+/** What `POST /v1/files/{fileId}/parts` answers: a link per part asked for, signed now. */
+export const UploadLinksView = z.object({
+  fileId: z.string(),
+  parts: z.array(z.object({ partNumber: z.number().int(), url: z.string() })),
+  headers: z.record(z.string(), z.string()),
+  expiresAt: z.string(),
+});
+export type UploadLinksView = z.infer<typeof UploadLinksView>;

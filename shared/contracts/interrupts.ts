@@ -30,6 +30,13 @@ export const ToolFailure = z.object({
 });
 export type ToolFailure = z.infer<typeof ToolFailure>;
 
+/**
+ * What a tool failure a person can fix does (a tenant setting): `pause` the task on a `tool_failure`
+ * interrupt, or `report` the error to the model as any failed call (for runs no person watches).
+ */
+export const ToolFailures = z.enum(["pause", "report"]);
+export type ToolFailures = z.infer<typeof ToolFailures>;
+
 /** `POST /v1/runs/{id}/interrupts/{interruptId}`. */
 export const ResolveInterruptRequest = z.strictObject({
   decision: Decision,

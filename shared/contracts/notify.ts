@@ -14,6 +14,8 @@ export const NotifyMessage = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("awaiting_input"), runId: z.string(), interruptId: z.string() }),
   /** A run ended without its execution reporting it (the execution was gone): send its terminal webhook. */
   z.object({ kind: z.literal("ended"), runId: z.string() }),
+  /** A sampled run ended: its tenant's online-eval judges score it (shared/run/onlineEvals.ts). */
+  z.object({ kind: z.literal("score"), runId: z.string() }),
 ]);
 export type NotifyMessage = z.infer<typeof NotifyMessage>;
 

@@ -13,6 +13,8 @@ const PlanStep = z.object({
   notes: z.string().max(4000).optional(),
   /** The planner's judgement of the step's results against its done_when (newAgent's goal check). */
   verdict: z.object({ met: z.boolean(), reason: z.string().max(1000) }).optional(),
+  /** Tasks of the step a person left undone (a tool call of theirs declined), set by the run, not the planner. */
+  undone: z.number().int().min(1).optional(),
 });
 export type PlanStep = z.infer<typeof PlanStep>;
 
@@ -33,6 +35,7 @@ export function formatPlan(plan: Plan): string {
     if (step.notes) lines.push(`   notes: ${step.notes}`);
     if (step.verdict)
       lines.push(`   checked: ${step.verdict.met ? "met" : "not met"}${step.verdict.reason ? ` (${step.verdict.reason})` : ""}`);
+    if (step.undone) lines.push(`   not done: ${step.undone} task(s), the user declined a tool call`);
   });
   return lines.join("\n");
 }

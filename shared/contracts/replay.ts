@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { EventBody } from "./events.js";
+import { RunRecord } from "./run.js";
 
 /** `POST /v1/runs/{id}/replay`: optionally other operator instructions, to see whether a prompt change alters the run. */
 export const ReplayRunRequest = z.strictObject({
@@ -24,6 +26,31 @@ export const ToolResultEdit = z.strictObject({
   ok: z.boolean().optional(),
 });
 
+/** A person's answer to a question (`ask_user`) asked before the fork point, changed. */
+export const AnswerEdit = z.strictObject({
+  callId: z.string().min(1).max(300),
+  answer: z.string().min(1).max(20_000),
+});
+
+/**
+ * A plan iteration's plan, changed (the fork is at a "plan#<i>" scope): its steps, each with the
+ * tasks that run side by side, in the planning tool's limits.
+ */
+export const PlanEdit = z.strictObject({
+  title: z.string().min(1).max(500).optional(),
+  steps: z
+    .array(
+      z.strictObject({
+        title: z.string().min(1).max(500),
+        tasks: z.array(z.string().min(1).max(2_000)).min(1).max(40),
+        done_when: z.string().max(1_000).optional(),
+      }),
+    )
+    .min(1)
+    .max(50),
+});
+export type PlanEdit = z.infer<typeof PlanEdit>;
+
 export const ForkRunRequest = z.strictObject({
   at: ForkPoint,
   edits: z
@@ -32,6 +59,10 @@ export const ForkRunRequest = z.strictObject({
       input: z.string().min(1).optional(),
       /** Results of tool calls made before the fork point in its scope. */
       toolResults: z.array(ToolResultEdit).max(50).optional(),
+      /** Answers to questions asked before the fork point in its scope. */
+      answers: z.array(AnswerEdit).max(20).optional(),
+      /** The plan the plan iteration made before the fork point. */
+      plan: PlanEdit.optional(),
     })
     .optional(),
 });
@@ -51,3 +82,26 @@ export const ReplayComparison = z.object({
   eventsCompared: z.number().int().optional(),
 });
 export type ReplayComparison = z.infer<typeof ReplayComparison>;
+
+/** One journal record as an export carries it (shared/ports/journal.ts). */
+const ExportedJournalRecord = z.strictObject({
+  scope: z.string().min(1).max(300),
+  round: z.number().int().min(0),
+  kind: z.enum(["llm", "tool", "intent", "memo", "attempt"]),
+  callId: z.string().max(300).optional(),
+  value: z.unknown(),
+  fingerprint: z.string().max(200).optional(),
+  inherited: z.enum(["replay", "fork"]).optional(),
+});
+
+/**
+ * `GET /v1/runs/{id}/export`'s document, which `POST /v1/runs/import` takes back: the run record,
+ * its journal and its events (bodies checked against the event schema as any append is).
+ */
+export const ExportedRun = z.strictObject({
+  format: z.literal("stepwise.run/1"),
+  run: RunRecord,
+  journal: z.array(ExportedJournalRecord).max(20_000),
+  events: z.array(z.intersection(EventBody, z.object({ seq: z.number().int().min(1), at: z.string() }))).max(50_000),
+});
+export type ExportedRun = z.infer<typeof ExportedRun>;

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { OnlineEvals, RunEvaluation } from "./evaluation.js";
 import { RunBudgetView } from "./budget.js";
 import { EventBody } from "./events.js";
-import { ApprovalPolicy, Interrupt } from "./interrupts.js";
+import { ApprovalPolicy, Interrupt, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
 import { RequestedMode, RunError, RunStatus, Usage } from "./run.js";
 
@@ -86,6 +87,8 @@ export const RunView = z.object({
   replayOf: z.string().optional(),
   /** The run this one forks, and where: its journal reused before that round of that agent scope. */
   forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
+  /** The online eval's scores of the ended run, or why it was not scored; null until one ran (or if none is set up). */
+  evaluation: RunEvaluation.nullable(),
   files: z.array(FileView),
   error: RunError.nullable(),
   usage: RunUsage,
@@ -153,6 +156,8 @@ export const EventList = z.object({ runId: z.string(), events: z.array(RunEventV
 export const Settings = z.object({
   multitask: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
   instructions: z.string().optional(),
+  onlineEvals: OnlineEvals.optional(),
+  toolFailures: ToolFailures.optional(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -215,5 +220,6 @@ export const ToolSourceView = z.object({
   tools: z.array(z.object({ name: z.string(), tool: z.string(), description: z.string(), access: z.enum(["read", "write"]) })),
   createdAt: z.string(),
 });
+export type ToolSourceView = z.infer<typeof ToolSourceView>;
 
 export const Health = z.object({ status: z.enum(["ok", "unavailable"]), version: z.string(), checks: z.record(z.string(), z.string()) });

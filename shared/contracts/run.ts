@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
+import { RunEvaluation } from "./evaluation.js";
 import { RunBudget } from "./budget.js";
 import { GuardrailCheck } from "./guardrails.js";
-import { ApprovalPolicy } from "./interrupts.js";
+import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
 
 export const RunStatus = z.enum([
@@ -146,5 +147,11 @@ export const RunRecord = z.object({
   replayOf: z.string().optional(),
   /** The run this one forks: its journal reused up to `at`, with edits, then live. */
   forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
+  /** The run this one was exported from, elsewhere (POST /v1/runs/import): its record, journal and events, to replay here. */
+  importedFrom: z.string().optional(),
+  /** What a tool failure a person can fix does in this run (the tenant's setting when it was submitted; unset: pause). */
+  toolFailures: ToolFailures.optional(),
+  /** The online eval's scores of the ended run (shared/run/onlineEvals.ts), or why it was not scored. */
+  evaluation: RunEvaluation.optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_SANDBOX_MEMORY_MB } from "./sandboxMemory.js";
 
 /** A file handed to the sandbox (read-only under /sandbox/files) or made by it (/sandbox/output). */
 const SandboxFile = z.object({
@@ -27,7 +28,8 @@ export const SandboxRequest = z.strictObject({
   files: z.array(SandboxFile).max(200).default([]),
   /** Wall time for the code, from its first line; the worker is terminated at the limit. */
   timeoutMs: z.number().int().min(100).max(300_000).default(30_000),
-  memoryMb: z.number().int().min(64).max(2048).default(512),
+  /** WebAssembly memory of the call: at most what the sandbox function's memory leaves (sandboxMemory.ts). */
+  memoryMb: z.number().int().min(64).max(MAX_SANDBOX_MEMORY_MB).default(512),
   /** stdout and stderr are each cut to this many characters. */
   maxOutputChars: z.number().int().min(100).max(1_000_000).default(20_000),
   /**

@@ -9,8 +9,8 @@ export const TOOL_GRANT_ACTIONS = {
   "files:read": ["s3:GetObject"],
   /** Write files of the run (S3). */
   "files:write": ["s3:PutObject"],
-  /** Run code in the sandbox function (Lambda). */
-  "sandbox:invoke": ["lambda:InvokeFunction"],
+  /** Run code in the sandbox function (Lambda); read its state to wait while it wakes from Inactive. */
+  "sandbox:invoke": ["lambda:InvokeFunction", "lambda:GetFunctionConfiguration"],
   /** Start, use and stop sessions of the stack's code interpreter (AgentCore). */
   "interpreter:invoke": [
     "bedrock-agentcore:StartCodeInterpreterSession",

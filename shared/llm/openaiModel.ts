@@ -19,6 +19,8 @@ export interface OpenAIModelOptions {
   settings?: GenerationSettings;
   /** The name of the output limit's field: `max_completion_tokens` (OpenAI, Azure) or `max_tokens` (most compatible servers). */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
+  /** The moderation model `moderate` asks unless told another (default `omni-moderation-latest`). */
+  moderationModel?: string;
 }
 
 /** Why a streamed reply could not be used: it broke off, stalled, or was no stream at all. */
@@ -68,10 +70,10 @@ export class OpenAIModel implements ChatModel {
     }
   }
 
-  /** `/v1/moderations` of the same endpoint (the guardrails' moderation checks); retried by the caller. */
+  /** `/v1/moderations` of this endpoint (the guardrails' moderation checks); retried by the caller. */
   async moderate(input: string, options: { model?: string; signal?: AbortSignal } = {}): Promise<ModerationResult> {
     const reply = await this.client.moderations.create(
-      { input, model: options.model ?? "omni-moderation-latest" },
+      { input, model: options.model ?? this.options.moderationModel ?? "omni-moderation-latest" },
       { signal: options.signal, maxRetries: 0 },
     );
     const flagged = reply.results.filter((r) => r.flagged);

@@ -19,10 +19,11 @@ export interface Executions {
   /** Completes a waiting callback task; false if its token is dead (used, timed out, execution gone). */
   sendTaskSuccess(taskToken: string, output: unknown): Promise<boolean>;
   /**
-   * Starts `executionArn` (a run's next execution, shared/run/continuation.ts) on the live version
-   * of the state machine with `input`; true also when a repeated call finds it running.
+   * Starts `next` (a run's next execution, shared/run/continuation.ts) with `input` on the version
+   * of the state machine `from` (the run's execution now) runs: a continuation keeps the run on the
+   * code it started with, however many deploys came since. True also when a repeated call finds it running.
    */
-  startContinuation(executionArn: string, input: string): Promise<boolean>;
+  startContinuation(from: string, next: string, input: string): Promise<boolean>;
   /** How many events the execution's history holds so far. */
   historyLength(executionArn: string): Promise<number>;
   /** State transitions so far (what Step Functions bills), and whether the execution has ended. */

@@ -130,18 +130,30 @@ export interface UploadRequest {
   contentType: string;
 }
 
-/** A presigned upload handed out: PUT each part's bytes to its URL, then complete it with each part's ETag. */
-export interface PendingUpload {
+/**
+ * Links to upload parts of a file: each PUT must carry these headers and exactly its part's bytes
+ * (the signature covers the length, so a link for 16 MiB cannot take 5 GiB).
+ */
+export interface UploadLinks {
   fileId: string;
+  parts: { partNumber: number; url: string }[];
+  headers: Record<string, string>;
+  /** When the links stop working: their own life, or the signing credentials' if that ends first. */
+  expiresAt: string;
+}
+
+/** A presigned upload handed out: PUT each part's bytes to its URL, then complete it with each part's ETag. */
+export interface PendingUpload extends UploadLinks {
   name: string;
   contentType: string;
   bytes: number;
   /** Every part but the last has exactly this many bytes. */
   partBytes: number;
-  parts: { partNumber: number; url: string }[];
-  /** When the links stop working. */
-  expiresAt: string;
 }
+
+/** The number of parts of an upload of this size, and each part's size. */
+export const partCount = (bytes: number) => Math.max(1, Math.ceil(bytes / UPLOAD_PART_BYTES));
+export const partSize = (bytes: number, partNumber: number) => Math.min(UPLOAD_PART_BYTES, bytes - (partNumber - 1) * UPLOAD_PART_BYTES);
 
 export interface UploadedPart {
   partNumber: number;
@@ -156,6 +168,12 @@ export interface FileTransfer {
   upload(tenantId: string, name: string, body: Uint8Array, contentType: string): Promise<UploadMeta>;
   /** Presigned links to upload a file of any size (up to 5 GB); the file exists once completed. */
   beginUpload(tenantId: string, request: UploadRequest): Promise<PendingUpload>;
+  /**
+   * Fresh links for these parts of a pending upload (links expire; a long upload outlives them);
+   * undefined when the tenant has no such upload. A part the upload does not have is a 400, a
+   * completed upload a 409.
+   */
+  signParts(tenantId: string, fileId: string, partNumbers: number[]): Promise<UploadLinks | undefined>;
   /** Completes a presigned upload (the bytes must all be there); undefined when the tenant has no such upload. */
   completeUpload(tenantId: string, fileId: string, parts: UploadedPart[]): Promise<UploadMeta | undefined>;
   /** The tenant's uploads with these ids; missing ids are left out. */

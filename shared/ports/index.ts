@@ -2,6 +2,7 @@ import type { ChatModel } from "../llm/types.js";
 import type { Settings } from "../settings.js";
 import type { ActiveRuns } from "./activeRuns.js";
 import type { ApiKeys } from "./apiKeys.js";
+import type { EvalSpend } from "./evalSpend.js";
 import type { RunEvents } from "./events.js";
 import type { Executions } from "./executions.js";
 import type { FileStore, FileTransfer } from "./files.js";
@@ -60,6 +61,8 @@ export interface Ports {
   toolSources: ToolSources;
   /** The tenants' Cedar policies on tool calls (`/v1/policies`). */
   policies: ToolPolicies;
+  /** What judging each tenant's runs cost per day (online evals). */
+  evalSpend: EvalSpend;
   /** What runs and tenants have spent and reserved against their token and cost budgets. */
   spend: SpendLedger;
 }

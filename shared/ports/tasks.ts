@@ -1,3 +1,5 @@
+import type { UndoneCall } from "../contracts/events.js";
+import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { Plan } from "../contracts/plan.js";
 import type { RunAgent, Usage } from "../contracts/run.js";
 import type { FileLine } from "./files.js";
@@ -18,6 +20,8 @@ export interface TaskRecord {
   usage?: Partial<Usage>;
   /** The executor stopped at its round budget: `result` is its summary of what was done and what was not. */
   stopReason?: string;
+  /** Tool calls a person declined: the task ended without them, not done as planned. */
+  undone?: UndoneCall[];
 }
 
 /**
@@ -35,9 +39,13 @@ export interface StepContext {
   /** Earlier steps' results, one line per task, in task order. */
   priorResults: string[];
   approvalTools?: "none" | "write" | "all";
+  /** What a tool failure a person can fix does (the run's setting; unset: pause). */
+  toolFailures?: "pause" | "report";
   /** The run's operator's instructions and saved agent (its tools and model settings), as the planner read them from the run. */
   instructions?: string;
   agent?: RunAgent;
+  /** The run's guardrail checks: its executors' streamed text, answers and tool results pass them. */
+  guardrails?: GuardrailCheck[];
   maxRounds: number;
   tasks: { taskId: string; title: string; text: string }[];
   /** The run's files when the step started (its executors run side by side and see the same list); names only in steps saved before November 2026. */

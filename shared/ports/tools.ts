@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ToolProgress } from "../contracts/events.js";
+import type { ToolProgress, UndoneCall } from "../contracts/events.js";
 import type { ToolGrant } from "../contracts/toolGrants.js";
 import type { ChatModel, ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
@@ -24,6 +24,16 @@ export interface ToolContext {
   progress?: (event: ToolProgress) => void;
   /** The run's model, for a tool that writes with it (write_report from a task). */
   model?: ChatModel;
+  /** The run's output guardrails, for a tool that shows people text it writes (a live report); none: no checks. */
+  output?: OutputChecks;
+}
+
+/** The run's output checks (shared/guardrails/textGuard.ts), as a tool sees them. */
+export interface OutputChecks {
+  /** Streamed text through the hold-back window into `release` (push its parts, close at its end); undefined without output checks. */
+  holdBack(release: (text: string) => void): { push(text: string): void; close(): void } | undefined;
+  /** A whole text as people may see it (redacted); throws when a check blocks it. */
+  shown(text: string): Promise<string>;
 }
 
 /** A tool the model can call: JSON-schema parameters (from zod), and whether it changes anything. */
@@ -62,6 +72,8 @@ export interface ToolOutcome {
   output: string;
   /** What clients see in events when it differs from `output`: the facts, in the user's own words. */
   shown?: string;
+  /** A person declined the call (rejected or skipped it): it did not run, and its task is not done as planned. */
+  undone?: UndoneCall;
   /** Tools this call makes callable in the agent's following rounds (find_tools); journaled with the outcome. */
   loads?: string[];
   /** Run files of the images the call returned (an MCP tool's): shown to a model that sees images; journaled with the outcome. */

@@ -16,13 +16,14 @@ import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
 import { deliverOnce } from "../webhooks/deliver.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "../webhooks/retryPolicy.js";
 import { type EndRunPorts, reconcileExecutionEnd } from "./lifecycle.js";
+import { type OnlineEvalPorts, queueScoring, scoreRun } from "./onlineEvals.js";
 import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
 export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> & SettingsOf<"webhooks">;
 
-/** Settling a run whose execution ended touches what ending a run does, and counts its transitions. */
-export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts;
+/** Settling a run whose execution ended touches what ending a run does, counts its transitions, and queues its scoring. */
+export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts & OnlineEvalPorts;
 
 /**
  * Step Functions says an execution ended: settle the run (a crashed or aborted execution still
@@ -41,6 +42,7 @@ export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStat
   if (!run) throw new Error(`Run ${runId} is gone: it was read a moment ago.`);
   if (TERMINAL_STATUSES.has(run.status)) await leaveSession(ports, run);
   await notify(ports, run, run.status as NotifiedStatus, endingId(run));
+  await queueScoring(ports, run);
 }
 
 /** What Step Functions bills, counted once when the execution ends, so reading the run costs no count. */
@@ -58,6 +60,10 @@ function endingId(run: RunRecord): string {
 }
 
 export async function onQueueMessage(ports: NotifyPorts, message: NotifyMessage): Promise<void> {
+  if (message.kind === "score") {
+    await scoreRun(ports, message.runId);
+    return;
+  }
   if (message.kind === "ended") {
     // A run ended without an execution to report it (cancelled while waiting in its session's queue).
     const run = await ports.runs.get(message.runId);

@@ -1,6 +1,6 @@
 import type { EventBody } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
-import { NotFoundError } from "../errors.js";
+import { FINAL_STEP_ERRORS, NotFoundError } from "../errors.js";
 import { countMetric } from "../observability.js";
 import type { Ports } from "../ports/index.js";
 
@@ -17,6 +17,18 @@ const RUN_ENDED_METRIC: Record<TerminalStatus, string> = {
   blocked: "RunsBlocked",
   budget_exhausted: "RunsBudgetExhausted",
 };
+
+/**
+ * Runs that failed for a reason of Stepwise's or of what it depends on (retries spent on the model
+ * or AWS, a crashed step, a start that could not be made), not of the run's own input or agent: the
+ * metric an operator's alarm watches (RunsFailed counts users' failures too).
+ */
+export const RUN_FAULT_METRIC = "RunFaults";
+
+/** Whether a run ending with this status and error code is a fault of the service (see RUN_FAULT_METRIC). */
+export function isRunFault(status: TerminalStatus, errorCode: string | undefined): boolean {
+  return status === "failed" && !(FINAL_STEP_ERRORS as readonly string[]).includes(errorCode ?? "");
+}
 
 /**
  * The one place a run ends: moves it to a terminal status once (a conditional write, so a late or
@@ -68,6 +80,7 @@ export async function endRun(
     return false;
   }
   countMetric(RUN_ENDED_METRIC[status]);
+  if (isRunFault(status, details.error?.code)) countMetric(RUN_FAULT_METRIC);
   // All at once: the slot (a client that sees the run ended may submit the next one at once), the
   // terminal event (which closes the log) and the run's open interrupts.
   await Promise.all([

@@ -1,15 +1,22 @@
-import type { RunEvent } from "../contracts/events.js";
-import { type ForkPoint, ForkRunRequest, type ReplayComparison, ReplayRunRequest } from "../contracts/replay.js";
+import type { EventBody, RunEvent } from "../contracts/events.js";
+import {
+  ExportedRun,
+  type ForkPoint,
+  ForkRunRequest,
+  type PlanEdit,
+  type ReplayComparison,
+  ReplayRunRequest,
+} from "../contracts/replay.js";
 import type { RunRecord } from "../contracts/run.js";
-import { TERMINAL_STATUSES } from "../contracts/terminal.js";
+import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { type Inherited, type JournalRecord, withinScope } from "../ports/journal.js";
 import { utf8Bytes } from "../text/bytes.js";
-import type { Links } from "../views/runView.js";
+import { type Links, runLinks } from "../views/runView.js";
 import { InputTooLongError } from "./acceptRun.js";
 import { readDivergence } from "./replayDivergence.js";
-import { type SubmitPorts, submitRun } from "./submit.js";
+import { newId, type SubmitPorts, submitRun } from "./submit.js";
 
 /** What replaying and forking touch: submitting's ports, the journal they copy, the session listing. */
 export type LineagePorts = SubmitPorts &
@@ -57,7 +64,13 @@ export async function forkRun(ports: LineagePorts, parent: RunRecord, body: unkn
       `Scope "${at.scope}" of run ${parent.runId} has rounds 0 to ${last}; there is no round ${at.round} to fork at.`,
     );
   const kept = all.filter((record) => before(record, at));
-  const records = withEdits(kept, at, edits.toolResults ?? []);
+  const answered = (edits.answers ?? []).map(({ callId, answer }) => ({
+    callId,
+    output: `${ANSWERED}${answer}`,
+    ok: true,
+    question: true,
+  }));
+  const records = withPlan(withEdits(kept, at, [...(edits.toolResults ?? []), ...answered]), at, edits.plan);
   const input = edits.input ?? parent.input;
   const limit = ports.settings.limits.maxInputBytes;
   const bytes = utf8Bytes(input);
@@ -157,14 +170,31 @@ function before(record: JournalRecord, at: ForkPoint): boolean {
   return mine < theirs || (mine === theirs && record.scope.startsWith("task#") && at.scope.startsWith("task#"));
 }
 
-/** The kept records with the edited tool results; an edit of a call the kept records lack is refused naming it. */
+/** How a person's answer reads as the question's result (agent/toolApproval.ts writes it so). */
+const ANSWERED = "The user answered: ";
+
+/** The calls of the model replies among `records` within `scope`. */
+const callsOf = (records: readonly JournalRecord[], scope: string) =>
+  records
+    .filter((r) => r.kind === "llm" && withinScope(r.scope, scope))
+    .flatMap((r) =>
+      ((r.value as { toolCalls?: { id: string; name: string; arguments: string }[] }).toolCalls ?? []).map((call) => ({ record: r, call })),
+    );
+
+/**
+ * The kept records with the edited tool results (an answer edit must edit a question); an edit of a
+ * call the kept records lack is refused naming it.
+ */
 function withEdits(
   kept: JournalRecord[],
   at: ForkPoint,
-  edits: readonly { callId: string; output: string; ok?: boolean }[],
+  edits: readonly { callId: string; output: string; ok?: boolean; question?: boolean }[],
 ): JournalRecord[] {
   const records = [...kept];
   for (const edit of edits) {
+    const call = callsOf(records, at.scope).find(({ call }) => call.id === edit.callId)?.call;
+    if (edit.question && call && call.name !== "ask_user")
+      throw new BadRequestError(`Call ${edit.callId} is a ${call.name} call, not a question (ask_user): edit its result with toolResults.`);
     const index = records.findIndex((r) => r.kind === "tool" && r.callId === edit.callId && withinScope(r.scope, at.scope));
     if (index < 0)
       throw new NotFoundError(
@@ -183,6 +213,31 @@ function withEdits(
 }
 
 /**
+ * The kept records with the plan iteration's plan edited: the last planning call that made the plan
+ * (create or update) in the fork's scope before its round gets the edited steps, so the fork's
+ * planner makes that plan (the planning tool runs again: it is pure) and its steps run live.
+ */
+function withPlan(records: JournalRecord[], at: ForkPoint, plan: PlanEdit | undefined): JournalRecord[] {
+  if (!plan) return records;
+  if (!/^plan#\d+$/.test(at.scope))
+    throw new BadRequestError(`A plan edit forks a plan iteration ("plan#<i>"), not "${at.scope}".`, undefined, "validation_failed");
+  const planning = callsOf(records, at.scope)
+    .filter(({ call }) => call.name === "planning" && /"command"\s*:\s*"(create|update)"/.test(call.arguments))
+    .at(-1);
+  if (!planning)
+    throw new NotFoundError(`Scope "${at.scope}" made no plan (a planning create or update call) before round ${at.round} to edit.`);
+  const { record, call } = planning;
+  const reply = record.value as { toolCalls: { id: string; arguments: string }[] };
+  const args = JSON.parse(call.arguments) as Record<string, unknown>;
+  const edited = { ...args, ...(plan.title ? { title: plan.title } : {}), steps: plan.steps };
+  const value = {
+    ...reply,
+    toolCalls: reply.toolCalls.map((c) => (c.id === call.id ? { ...c, arguments: JSON.stringify(edited) } : c)),
+  };
+  return records.map((r) => (r === record ? { ...r, value } : r));
+}
+
+/**
  * What a replay found: still running; diverged at a call (the first the code asked for that the
  * journal lacks or recorded otherwise, both sides); failed otherwise; or, once it succeeded, its
  * events compared with the recorded run's (see sameEvents): identical, or the first that differs.
@@ -197,6 +252,9 @@ export async function compareReplay(ports: Pick<Ports, "runs" | "events" | "jour
   if (replay.status !== "succeeded" && replay.status !== "failed")
     return { ...base, status: "failed", error: replay.error ?? { code: replay.status, message: `The replay ended ${replay.status}.` } };
   const [recorded, replayed] = await Promise.all([allEvents(ports, replayOf), allEvents(ports, replay.runId)]);
+  // The record ends before its terminal event lands (they are written side by side): until the
+  // log is closed there is more to compare, and comparing now would miss the run's last event.
+  if (!TERMINAL_EVENTS.has(replayed.at(-1)?.type ?? "")) return { ...base, status: "running" };
   const difference = firstDifference(bySource(recorded, replayOf), bySource(replayed, replay.runId));
   if (difference) return { ...base, status: "diverged", event: difference, eventsCompared: recorded.length };
   return { ...base, status: "identical", eventsCompared: recorded.length };
@@ -225,25 +283,34 @@ const FILES = "file.created";
 /**
  * The events of each agent in order (parallel tasks interleave by timing): per source ("run", or the
  * task's id), each event's type and data with the run's own id written as "<run>" (links name it),
- * consecutive text of one agent joined.
+ * then each agent's text joined, apart: streamed text is written in the background, so under load
+ * it lands after the agent's next events (its tool call, its task.completed), while a replay, which
+ * streams nothing, writes it in place. Where text falls among the events is timing, not code.
  */
 function bySource(events: readonly RunEvent[], runId: string): Map<string, unknown[]> {
   const sources = new Map<string, unknown[]>();
+  const texts = new Map<string, Map<string, string>>();
   for (const { type, data } of events) {
     if (TIMING.has(type) || type === FILES || (TEXT.has(type) && ANSWERING.has(String((data as { agent?: string }).agent)))) continue;
     const taskId = (data as { taskId?: string }).taskId;
     const source = taskId ?? "run";
-    const list = sources.get(source) ?? [];
-    sources.set(source, list);
     const { files: _made, ...rest } = data as Record<string, unknown>;
     const normal = JSON.parse(JSON.stringify(rest).replaceAll(runId, "<run>")) as Record<string, unknown>;
-    const last = list.at(-1) as { type: string; data: { agent?: string; text: string } } | undefined;
     if (TEXT.has(type)) {
-      if (last?.type === "agent.text" && last.data.agent === normal.agent) last.data.text += String(normal.text);
-      else list.push({ type: "agent.text", data: { agent: normal.agent, text: String(normal.text) } });
+      const agents = texts.get(source) ?? new Map<string, string>();
+      texts.set(source, agents);
+      const agent = String(normal.agent);
+      agents.set(agent, (agents.get(agent) ?? "") + String(normal.text));
       continue;
     }
+    const list = sources.get(source) ?? [];
+    sources.set(source, list);
     list.push({ type, data: normal });
+  }
+  for (const [source, agents] of texts) {
+    const list = sources.get(source) ?? [];
+    sources.set(source, list);
+    for (const agent of [...agents.keys()].sort()) list.push({ type: "agent.text", data: { agent, text: agents.get(agent) } });
   }
   return sources;
 }
@@ -261,7 +328,71 @@ function firstDifference(recorded: Map<string, unknown[]>, replayed: Map<string,
 }
 
 /** A run as a file: its record, its journal and its events, to replay elsewhere (`stepwise replay --dir`). */
-export async function exportRun(ports: Pick<Ports, "journal" | "events">, run: RunRecord) {
+export async function exportRun(ports: Pick<Ports, "journal" | "events">, run: RunRecord): Promise<ExportedRun> {
   const [journal, events] = await Promise.all([ports.journal.readRun(run.runId), allEvents(ports, run.runId)]);
   return { format: "stepwise.run/1", run, journal, events };
+}
+
+/**
+ * An exported run (exportRun's document, from this stack or another) recorded in the caller's
+ * tenant, ended as it was, so it can be replayed here: a new run id (the old one is rewritten
+ * wherever its journal and events name it) in a session of its own, `importedFrom` the old id.
+ * What does not travel is left behind: its files' bytes, its webhook, its lineage. A document that
+ * does not fit, a run that had not ended, events without their terminal event or a journal
+ * without a model call are refused naming the problem, and nothing is recorded: the run record,
+ * which makes it visible, is written last.
+ */
+export async function importRun(
+  ports: Pick<Ports, "runs" | "journal" | "events" | "executions">,
+  tenantId: string,
+  body: unknown,
+  links: Links,
+): Promise<RunRecord> {
+  const exported = parsed(ExportedRun, body);
+  const { run: recorded, journal, events } = exported;
+  if (!TERMINAL_STATUSES.has(recorded.status))
+    throw new BadRequestError(`The exported run ${recorded.runId} is ${recorded.status}; only an ended run can be imported.`);
+  if (!TERMINAL_EVENTS.has(events.at(-1)?.type ?? ""))
+    throw new BadRequestError(
+      `The events of the exported run ${recorded.runId} do not end with its terminal event (run.succeeded, run.failed, …).`,
+    );
+  if (!journal.some((r) => r.kind === "llm" && r.scope !== "replay"))
+    throw new BadRequestError(`The exported run ${recorded.runId} has no model call in its journal: there is nothing to replay.`);
+  const runId = newId("run");
+  const renamed = <T>(value: T): T => JSON.parse(JSON.stringify(value).replaceAll(recorded.runId, runId)) as T;
+  const executionArn = ports.executions.arnFor(runId);
+  const now = new Date().toISOString();
+  const {
+    webhook: _webhook,
+    idempotencyKey: _key,
+    queuedBehind: _behind,
+    replayOf: _replayOf,
+    forkOf: _forkOf,
+    terminalSeq: _seq,
+    modelWait: _wait,
+    turn: _turn,
+    ...kept
+  } = renamed(recorded);
+  const run: RunRecord = {
+    ...kept,
+    runId,
+    tenantId,
+    sessionId: newId("ses"),
+    newSession: true,
+    executionArn,
+    links: runLinks(runId, executionArn, links),
+    files: [],
+    importedFrom: recorded.runId,
+    createdAt: now,
+    updatedAt: now,
+    endedAt: now,
+  };
+  await ports.journal.commit(runId, { records: renamed(journal) });
+  await ports.events.append(
+    runId,
+    renamed(events).map(({ type, data }) => ({ type, data }) as EventBody),
+    { close: true },
+  );
+  await ports.runs.create(run);
+  return run;
 }

@@ -3,6 +3,7 @@ import { AgentRef, Instructions, parseAgentRef } from "../contracts/agents.js";
 import type { CreateRunRequest } from "../contracts/api.js";
 import type { RunBudget } from "../contracts/budget.js";
 import type { GuardrailCheck } from "../contracts/guardrails.js";
+import type { ToolFailures } from "../contracts/interrupts.js";
 import type { Multitask, RunAgent } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
@@ -20,6 +21,8 @@ export interface RunSetup {
   agent?: RunAgent;
   /** The guardrail checks of the run: the tenant's, then the saved agent's. */
   guardrails?: GuardrailCheck[];
+  /** The tenant's choice for tool failures a person can fix (pause or report to the model). */
+  toolFailures?: ToolFailures;
   /** Its token and cost budgets (the request's or the tenant's, and the tenant's per day and month). */
   budget?: RunBudget;
 }
@@ -67,6 +70,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     instructions,
     agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
     ...(guardrails.length ? { guardrails } : {}),
+    ...(tenant.toolFailures ? { toolFailures: tenant.toolFailures } : {}),
     ...(budget ? { budget } : {}),
   };
 }

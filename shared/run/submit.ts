@@ -19,7 +19,7 @@ export type SubmitPorts = EndRunPorts &
   SettingsOf<"stateMachineArn" | "webhooks" | "limits" | "model" | "files">;
 
 /** Sortable, unguessable ids: time first so listings read in order. */
-const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
+export const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
 
 /** Too many runs going for this tenant: come back later (429). */
 export class TooManyRunsError extends StepwiseError {
@@ -108,6 +108,7 @@ export async function submitRun(
       ...(options.instructions ? { instructions: options.instructions } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+      ...(options.toolFailures ? { toolFailures: options.toolFailures } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
       webhook: request.webhook && { ...request.webhook, ...(options.a2aPush ? { a2a: options.a2aPush } : {}) },
       links: runLinks(runId, executionArn, options.links),

@@ -6,6 +6,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
 import { SandboxRequest, type SandboxResult } from "../contracts/sandbox.js";
+import { SANDBOX_MEMORY } from "../contracts/sandboxMemory.js";
 import { collectOutputs } from "./collectOutputs.js";
 import { isolation, killGroup, pickSandboxUid, spawnIsolated } from "./isolatedProcess.js";
 
@@ -15,7 +16,7 @@ const PYODIDE_DIR = realpathSync(path.dirname(requireFrom(import.meta.url).resol
 /** Pyodide's standard library with its bytecode, built at install time (compileStdlib.ts): no process compiles it again. */
 export const COMPILED_STDLIB = path.join(PYODIDE_DIR, "python_stdlib.compiled.zip");
 /** What Python's objects may take on the V8 side (Pyodide's own JS); its WebAssembly memory is capped apart. */
-const JS_HEAP_MB = 256;
+const JS_HEAP_MB = SANDBOX_MEMORY.jsHeapMb;
 /** The result line on the control pipe: the value and the traceback are cut to the output limit anyway. */
 const MAX_CONTROL_BYTES = 4 * 1024 * 1024;
 

@@ -73,6 +73,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
       maxRounds: budgetsOf(ports, record).maxRounds,
       toolConcurrency: ports.settings.budgets.toolConcurrency,
       toolApproval: record.approval?.tools,
+      toolFailures: record.toolFailures,
       ...(seesImages ? { toolImages: ports.settings.files } : {}),
     },
   );

@@ -28,7 +28,8 @@ export async function continueRun(input: ContinueRunInput, ports: ContinueRunPor
       return { runId };
     }
   }
-  await ports.executions.startContinuation(next, continuedInput(input.state));
+  // On the run's version, not the newest: a deploy never moves a run mid-way (docs/operating.md).
+  await ports.executions.startContinuation(input.executionArn, next, continuedInput(input.state));
   logger.info("run continues in a new execution", {
     runId,
     executionArn: next,

@@ -258,8 +258,10 @@ async function handOverStep(
           plan: next.plan,
           priorResults: prior.lines,
           approvalTools: record.approval?.tools,
+          toolFailures: record.toolFailures,
           instructions: record.instructions,
           agent: record.agent,
+          ...(record.guardrails?.length ? { guardrails: record.guardrails } : {}),
           maxRounds: budgetsOf(ports, record).maxRounds,
           tasks,
           files: turnEnd.files,
@@ -325,20 +327,24 @@ async function revisePlan(
       ].join("\n")
     : `Request: ${record.input}`;
   const history = await sessionHistory(run.ports, record);
-  const outcome = await runAgentLoop(run, {
-    scope: context.journal.scope,
-    role: "planner",
-    system: () => plannerPrompt(context.prompt),
-    conversation: [...history, { role: "user", content: userMessage }],
-    // The same tools on every call (a provider's prompt cache keys on them); ask_user only asks before there is a plan.
-    tools: new ToolRegistry([planningTool(board), board.plan ? askUserTooLate : askUser]),
-    maxRounds: 5,
-    journal: context.journal,
-    runActive: !TERMINAL_STATUSES.has(record.status),
-    allowEmptyAnswer: true,
-    // A plan made (or finished) is the turn's result: the next step starts without another model call.
-    endsTurn: (calls, outcomes) => calls.every((c) => c.name === "planning") && outcomes.every((o) => o.ok),
-  });
+  // The planner's text streams to clients as every agent's does: through the run's output checks.
+  const outcome = await runAgentLoop(
+    { ...run, guardrails: record.guardrails },
+    {
+      scope: context.journal.scope,
+      role: "planner",
+      system: () => plannerPrompt(context.prompt),
+      conversation: [...history, { role: "user", content: userMessage }],
+      // The same tools on every call (a provider's prompt cache keys on them); ask_user only asks before there is a plan.
+      tools: new ToolRegistry([planningTool(board), board.plan ? askUserTooLate : askUser]),
+      maxRounds: 5,
+      journal: context.journal,
+      runActive: !TERMINAL_STATUSES.has(record.status),
+      allowEmptyAnswer: true,
+      // A plan made (or finished) is the turn's result: the next step starts without another model call.
+      endsTurn: (calls, outcomes) => calls.every((c) => c.name === "planning") && outcomes.every((o) => o.ok),
+    },
+  );
   if (!board.plan) {
     board.plan = {
       title: record.input.slice(0, 80),

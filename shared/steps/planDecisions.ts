@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { Plan } from "../contracts/plan.js";
+import { undoneText } from "../contracts/undone.js";
 import { shareBudget } from "../memory/share.js";
 import type { TaskRecord } from "../ports/tasks.js";
 
@@ -17,6 +18,8 @@ export interface ExecutedStep {
   title: string;
   index: number;
   failed: number;
+  /** Tasks that ended without a tool call a person declined. */
+  undone?: number;
 }
 
 /**
@@ -55,18 +58,28 @@ export function stepToJudge(
   );
   const resultsText = [
     `Results of step ${index + 1} (${step.title}):`,
-    ...results.map((t, i) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${texts[i]}`),
+    ...results.map((t, i) => `- [${t.taskId}] ${t.title}: ${t.status === "succeeded" ? "" : "FAILED: "}${undoneNote(t)}${texts[i]}`),
     "",
     `Check step ${index + 1} against its done_when (${step.doneWhen ?? "its tasks are done"}): call planning {"command": "check", "step_index": ${index}, "met": true or false, "reason": "…"}. If it is not met, revise the step's tasks with update: it runs again.`,
   ].join("\n");
   return {
     plan: {
       ...plan,
-      steps: plan.steps.map((s, i) => (i === index ? { ...s, status: "in_progress" as const, verdict: undefined } : s)),
+      steps: plan.steps.map((s, i) => (i === index ? { ...s, status: "in_progress" as const, verdict: undefined, undone: undefined } : s)),
     },
-    executed: { title: step.title, index, failed: results.filter((t) => t.status !== "succeeded").length },
+    executed: {
+      title: step.title,
+      index,
+      failed: results.filter((t) => t.status !== "succeeded").length,
+      undone: results.filter((t) => t.undone?.length).length,
+    },
     resultsText,
   };
+}
+
+/** What a result line says first of a task a person left undone, so the planner does not read it as done. */
+function undoneNote(task: TaskRecord): string {
+  return task.undone?.length ? `(not done as planned: ${undoneText(task.undone)}) ` : "";
 }
 
 /**
@@ -90,15 +103,22 @@ export function judged(plan: Plan, executed: ExecutedStep): Plan {
   const at = plan.steps.findIndex((s) => s.title === executed.title);
   const index = at >= 0 ? at : executed.index;
   const step = plan.steps[index];
-  if (step?.status !== "in_progress") return plan; // the planner marked it itself
-  if (step.verdict) return markStep(plan, index, step.verdict.met ? "completed" : "not_started");
+  // Whatever the planner judged, a step whose tasks a person left undone says so.
+  const marked = executed.undone && step ? withUndone(plan, index, executed.undone) : plan;
+  if (step?.status !== "in_progress") return marked; // the planner marked it itself
+  if (step.verdict) return markStep(marked, index, step.verdict.met ? "completed" : "not_started");
   return markStep(
-    plan,
+    marked,
     index,
     executed.failed ? "blocked" : "completed",
     executed.failed ? `${executed.failed} task(s) failed` : undefined,
   );
 }
+
+const withUndone = (plan: Plan, index: number, undone: number): Plan => ({
+  ...plan,
+  steps: plan.steps.map((s, i) => (i === index ? { ...s, undone } : s)),
+});
 
 /** A plan a person must approve first: the run asks for that, and this plan is not the one approved. */
 export function needsPlanApproval(plan: Plan, asked: boolean | undefined, approvedPlan: string | undefined, budgetLeft: boolean): boolean {

@@ -65,12 +65,14 @@ export function titlePrompt(request: string, answer: string): ChatMessage[] {
  */
 export function cleanTitle(reply: string): string | undefined {
   const line = reply.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";
+  // "标题" ("title"), the full-width colon, CJK quotes and the ideographic full stop, as escapes:
+  // a bundle stays pure ASCII, which Node loads faster (shared/memory/urls.ts says more).
   const text = line
     .replace(/^\s*#+\s*/, "")
-    .replace(/^\s*(title|标题)\s*[:：]\s*/i, "")
+    .replace(/^\s*(title|\u6807\u9898)\s*[:\uff1a]\s*/i, "")
     .trim()
-    .replace(/^["'“‘「『*_`]+|["'”’」』*_`]+$/g, "")
-    .replace(/[.。]$/, "")
+    .replace(/^["'\u201c\u2018\u300c\u300e*_`]+|["'\u201d\u2019\u300d\u300f*_`]+$/g, "")
+    .replace(/[.\u3002]$/, "")
     .replace(/\s+/g, " ")
     .trim();
   if (!text) return undefined;

@@ -85,6 +85,8 @@ export const keys = {
   tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
   /** The tenant's count of active runs (its concurrency slots). */
   activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
+  /** What judging the tenant's runs cost on one UTC day (online evals' cost cap). */
+  evalSpend: (tenantId: string, day: string) => ({ pk: `TENANT#${tenantId}`, sk: `EVALSPEND#${day}` }),
   /** A run's spend counter against its own budget (written only when the run has one). */
   runSpend: (runId: string) => ({ pk: `RUN#${runId}`, sk: "SPEND" }),
   /** The tenant's spend in one day (`2026-11-28`) or month (`2026-11`), written only when the tenant has that budget. */

@@ -11,7 +11,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { BadRequestError } from "../errors.js";
+import { BadRequestError, ConflictError } from "../errors.js";
 import {
   contentTypeOf,
   type FileMeta,
@@ -20,11 +20,14 @@ import {
   newFileMeta,
   type PendingUpload,
   type PutFileOptions,
+  partCount,
+  partSize,
   type StoredFile,
   toBytes,
   UPLOAD_LINK_SECONDS,
   UPLOAD_PART_BYTES,
   type UploadedPart,
+  type UploadLinks,
   type UploadMeta,
   type UploadRequest,
 } from "../ports/files.js";
@@ -135,22 +138,10 @@ export class S3FileStore implements FileStore, FileTransfer {
     const { s3, bucket, table } = this.options;
     const fileId = newFileId();
     const objectKey = `${tenantId}/uploads/${fileId}/${request.name}`;
-    const link = { expiresIn: UPLOAD_LINK_SECONDS };
-    let uploadId: string | undefined;
-    let urls: string[];
-    if (request.bytes <= UPLOAD_PART_BYTES) {
-      urls = [await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: objectKey }), link)];
-    } else {
-      ({ UploadId: uploadId } = await s3.send(
-        new CreateMultipartUploadCommand({ Bucket: bucket, Key: objectKey, ContentType: request.contentType }),
-      ));
-      const count = Math.ceil(request.bytes / UPLOAD_PART_BYTES);
-      urls = await Promise.all(
-        Array.from({ length: count }, (_, i) =>
-          getSignedUrl(s3, new UploadPartCommand({ Bucket: bucket, Key: objectKey, UploadId: uploadId, PartNumber: i + 1 }), link),
-        ),
-      );
-    }
+    const uploadId =
+      request.bytes <= UPLOAD_PART_BYTES
+        ? undefined
+        : (await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: objectKey, ContentType: request.contentType }))).UploadId;
     const meta: UploadMeta = {
       fileId,
       name: request.name,
@@ -165,15 +156,76 @@ export class S3FileStore implements FileStore, FileTransfer {
         Item: { ...keys.upload(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) },
       }),
     );
+    const all = Array.from({ length: partCount(request.bytes) }, (_, i) => i + 1);
+    const links = await this.links(fileId, { objectKey, uploadId, bytes: request.bytes, contentType: request.contentType }, all);
+    return { ...links, name: request.name, contentType: request.contentType, bytes: request.bytes, partBytes: UPLOAD_PART_BYTES };
+  }
+
+  async signParts(tenantId: string, fileId: string, partNumbers: number[]): Promise<UploadLinks | undefined> {
+    const { table } = this.options;
+    const { Item: item } = await table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.upload(tenantId, fileId), ConsistentRead: true }),
+    );
+    if (!item) return undefined;
+    if (!item.pending) throw new ConflictError(`Upload ${fileId} is complete already: it needs no more links.`);
+    const count = partCount(Number(item.bytes));
+    const outside = partNumbers.filter((n) => n > count);
+    if (outside.length > 0) {
+      throw new BadRequestError(
+        `Upload ${fileId} has ${count} part${count === 1 ? "" : "s"}; there is no part ${outside.join(", ")}.`,
+        undefined,
+        "unknown_part",
+      );
+    }
+    const upload = { objectKey: item.objectKey, uploadId: item.uploadId, bytes: Number(item.bytes), contentType: item.contentType };
+    return this.links(
+      fileId,
+      upload,
+      [...new Set(partNumbers)].sort((a, b) => a - b),
+    );
+  }
+
+  /**
+   * Links for these parts, each signing its exact length (and a single PUT its type too), as S3
+   * then checks: a PUT of other bytes is refused (403) before anything is stored.
+   */
+  private async links(
+    fileId: string,
+    upload: { objectKey: string; uploadId?: string; bytes: number; contentType: string },
+    partNumbers: number[],
+  ): Promise<UploadLinks> {
+    const { s3, bucket } = this.options;
+    const Key = upload.objectKey;
+    // A part's type is the upload's (given at its start): parts sign their length only.
+    const signed = {
+      expiresIn: UPLOAD_LINK_SECONDS,
+      signableHeaders: new Set(upload.uploadId ? ["content-length"] : ["content-length", "content-type"]),
+    };
+    const parts = await Promise.all(
+      partNumbers.map(async (partNumber) => {
+        const ContentLength = partSize(upload.bytes, partNumber);
+        const url = upload.uploadId
+          ? await getSignedUrl(
+              s3,
+              new UploadPartCommand({ Bucket: bucket, Key, UploadId: upload.uploadId, PartNumber: partNumber, ContentLength }),
+              signed,
+            )
+          : await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key, ContentLength, ContentType: upload.contentType }), signed);
+        return { partNumber, url };
+      }),
+    );
     return {
       fileId,
-      name: request.name,
-      contentType: request.contentType,
-      bytes: request.bytes,
-      partBytes: UPLOAD_PART_BYTES,
-      parts: urls.map((url, i) => ({ partNumber: i + 1, url })),
-      expiresAt: new Date(Date.now() + UPLOAD_LINK_SECONDS * 1000).toISOString(),
+      parts,
+      headers: upload.uploadId ? {} : { "content-type": upload.contentType },
+      expiresAt: new Date(Math.min(Date.now() + UPLOAD_LINK_SECONDS * 1000, await this.credentialsEnd())).toISOString(),
     };
+  }
+
+  /** When the credentials that sign links expire (a Lambda role's session): links die with them. */
+  private async credentialsEnd(): Promise<number> {
+    const credentials = await this.options.s3.config.credentials();
+    return credentials.expiration?.getTime() ?? Number.POSITIVE_INFINITY;
   }
 
   async completeUpload(tenantId: string, fileId: string, parts: UploadedPart[]): Promise<UploadMeta | undefined> {

@@ -14,6 +14,8 @@ export class TenantSettingsStore implements TenantDefaults {
       ...(Item?.multitask ? { multitask: Item.multitask } : {}),
       ...(Item?.instructions ? { instructions: Item.instructions } : {}),
       ...(Item?.guardrails?.length ? { guardrails: Item.guardrails } : {}),
+      ...(Item?.onlineEvals ? { onlineEvals: Item.onlineEvals } : {}),
+      ...(Item?.toolFailures ? { toolFailures: Item.toolFailures } : {}),
     });
   }
 

@@ -41,10 +41,14 @@ export class StepFunctionsExecutions implements Executions {
     );
   }
 
-  async startContinuation(executionArn: string, input: string): Promise<boolean> {
+  async startContinuation(from: string, next: string, input: string): Promise<boolean> {
+    // The version `from` runs (an execution started on the alias records the version it resolved
+    // to); one started on the bare state machine (no version) continues on the alias.
+    const { stateMachineVersionArn } = await this.sfn.send(new DescribeExecutionCommand({ executionArn: from }));
     // arn:…:execution:Name:executionName → the alias arn:…:stateMachine:Name:live
-    const [arn, partition, service, region, account, , machine, name] = executionArn.split(":");
-    const stateMachineArn = [arn, partition, service, region, account, "stateMachine", machine, LIVE_ALIAS].join(":");
+    const [arn, partition, service, region, account, , machine, name] = next.split(":");
+    const stateMachineArn =
+      stateMachineVersionArn ?? [arn, partition, service, region, account, "stateMachine", machine, LIVE_ALIAS].join(":");
     return refusedAsFalse(this.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input })));
   }
 

@@ -11,11 +11,11 @@ export class MemoryEvents implements RunEvents {
     const valid = bodies.map((body) => EventBody.parse(body));
     const log = this.log(runId);
     if (valid.length === 0 || (log.closed && !options.reopen)) return [];
-    if (options.reopen) log.closed = false;
     if (options.key !== undefined) {
       if (log.keys.has(options.key)) return [];
       log.keys.add(options.key);
     }
+    if (options.reopen) log.closed = false;
     const at = new Date().toISOString();
     const appended = valid.map((body, i) => ({ ...stored(body), seq: log.events.length + i + 1, at }) as RunEvent);
     log.events.push(...appended);

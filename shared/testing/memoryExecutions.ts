@@ -32,7 +32,7 @@ export class MemoryExecutions implements Executions {
     return true;
   }
 
-  async startContinuation(executionArn: string, input: string): Promise<boolean> {
+  async startContinuation(_from: string, executionArn: string, input: string): Promise<boolean> {
     this.calls.push({ action: "startContinuation", target: executionArn });
     const existing = this.executions.get(executionArn);
     if (existing) return existing.status === "RUNNING";

@@ -70,6 +70,10 @@ export class MemoryFileStore implements FileStore, FileTransfer {
     throw new Error("presigned uploads need S3 (the local stack has it)");
   }
 
+  async signParts(): Promise<undefined> {
+    throw new Error("presigned uploads need S3 (the local stack has it)");
+  }
+
   async completeUpload(): Promise<UploadMeta | undefined> {
     throw new Error("presigned uploads need S3 (the local stack has it)");
   }

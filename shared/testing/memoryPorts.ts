@@ -8,6 +8,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import { writeReport } from "../tools/writeReport.js";
 import { MemoryActiveRuns } from "./memoryActiveRuns.js";
 import { MemoryApiKeys } from "./memoryApiKeys.js";
+import { MemoryEvalSpend } from "./memoryEvalSpend.js";
 import { MemoryEvents } from "./memoryEvents.js";
 import { MemoryExecutions } from "./memoryExecutions.js";
 import { MemoryFileStore } from "./memoryFiles.js";
@@ -68,6 +69,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     tenantSettings: new MemoryTenantSettings(),
     toolSources: new MemoryToolSources(),
     policies: new MemoryPolicies(),
+    evalSpend: new MemoryEvalSpend(),
     spend: new MemorySpend(),
   };
   const ports: Ports = {

@@ -3,7 +3,9 @@
 // question written without spaces is several words rather than one.
 
 // Word boundaries are the same in every locale (Unicode's rules and ICU's dictionaries), so the default does.
-const segmenter = new Intl.Segmenter(undefined, { granularity: "word" });
+// Made on the first text, not at import: loading ICU's word rules costs ~25 ms of CPU that every
+// function importing the tool catalogue paid at cold start, most of them never segmenting a word.
+let segmenter: Intl.Segmenter | undefined;
 
 export interface Word {
   /** Lowercase, in Unicode compatibility form (full-width "２０２６" is "2026"). */
@@ -15,6 +17,7 @@ export interface Word {
 /** Every word of a text, in order (punctuation and spaces left out). */
 export function wordsOf(text: string): Word[] {
   const words: Word[] = [];
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "word" });
   for (const { segment, index, isWordLike } of segmenter.segment(text))
     if (isWordLike) words.push({ text: segment.normalize("NFKC").toLowerCase(), index });
   return words;

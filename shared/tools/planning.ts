@@ -53,6 +53,7 @@ export function applyPlanning(current: Plan | undefined, args: PlanningArgs): Pl
           status: kept?.status ?? "not_started",
           notes: kept?.notes,
           ...(kept?.verdict ? { verdict: kept.verdict } : {}),
+          ...(kept?.undone ? { undone: kept.undone } : {}),
         };
       });
       return { title: args.title ?? current?.title ?? "Plan", steps, finished: false };

@@ -133,7 +133,9 @@ export const writeReport = defineTool({
       throw new Error("give either content (the finished report) or task (what to write, with material or notes)");
     // Drawn first: a chart that cannot be drawn fails the call before the model writes anything.
     const drawn = await Promise.all(charts.map((chart) => renderChart(chart, context.runId, context.files)));
-    const markdown = content ?? (await writeLive({ name, format, title, task: task ?? "", material: material ?? [], notes }, context));
+    const written = content ?? (await writeLive({ name, format, title, task: task ?? "", material: material ?? [], notes }, context));
+    // A report is text people read: it passes the run's output checks (redacted, or the call fails when blocked).
+    const markdown = context.output ? await context.output.shown(written) : written;
     const { runId, files, idempotencyKey } = context;
     const put = (file: string, body: string | Uint8Array, contentType?: string, description = `Report: ${title}`) =>
       files.put(runId, file, body, { description, contentType, idempotencyKey });
@@ -183,11 +185,13 @@ interface LiveReport {
 }
 
 /** Has the run's model write the report from the material, streaming it as report.delta events as it comes. */
-async function writeLive(report: LiveReport, { runId, files, model, progress, signal }: ToolContext): Promise<string> {
+async function writeLive(report: LiveReport, { runId, files, model, progress, signal, output }: ToolContext): Promise<string> {
   if (!model) throw new Error("this agent has no model to write with: give the finished report in content");
   const deltas = new DeltaCoalescer((text) =>
     progress?.({ type: "report.delta", data: { name: report.name, format: report.format, text } }),
   );
+  // The stream passes the same hold-back window as an agent's: a redacted or blocked span never reaches a client.
+  const held = output?.holdBack(deltas.push);
   try {
     const reply = await model.complete({
       role: "executor",
@@ -195,12 +199,13 @@ async function writeLive(report: LiveReport, { runId, files, model, progress, si
         { role: "system", content: REPORT_WRITER_PROMPT },
         { role: "user", content: await writerRequest(report, runId, files) },
       ],
-      onText: deltas.push,
+      onText: held ? held.push : deltas.push,
       signal,
     });
     if (!reply.content?.trim()) throw new Error("the model wrote an empty report");
     return reply.content;
   } finally {
+    held?.close();
     await deltas.close();
   }
 }

@@ -8,7 +8,7 @@
  */
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +32,8 @@ export interface BundleFigures {
   importMs?: number;
   importCpuMs?: number;
   loadError?: string;
+  /** Bytes over 127 in the bundle: one makes Node decode the whole file as UTF-16 before compiling it (slower). */
+  nonAsciiBytes?: number;
 }
 
 /** Median wall time of `import(handler)` in fresh Node processes (the SDK's Node 20 warning off, as in Lambda). */
@@ -79,7 +81,12 @@ export function bundleFigures(): BundleFigures[] {
     const folder = path.join(outdir, asset.assetPath);
     const zip = path.join(workDir, `${name}.zip`);
     execFileSync("zip", ["-qrX", zip, "."], { cwd: folder });
-    const figure: BundleFigures = { name, agent: (AGENT_STEPS as readonly string[]).includes(name), zippedBytes: statSync(zip).size };
+    const figure: BundleFigures = {
+      name,
+      agent: (AGENT_STEPS as readonly string[]).includes(name),
+      zippedBytes: statSync(zip).size,
+      nonAsciiBytes: readFileSync(path.join(folder, "index.mjs")).filter((byte) => byte > 127).length,
+    };
     try {
       const cold = coldImport(path.join(folder, "index.mjs"));
       figure.importMs = cold.wallMs;
@@ -125,5 +132,7 @@ export function printBundles(figures: BundleFigures[]): void {
       `${f.name.padEnd(19)} ${(f.agent ? "yes" : "no").padEnd(6)} ${size}  ${sizeTarget.padEnd(9)} ${time.padEnd(30)} ${timeTarget}`,
     );
     if (f.loadError) console.log(`  ${f.loadError}`);
+    if (f.nonAsciiBytes)
+      console.log(`  ${f.nonAsciiBytes} non-ASCII bytes: Node decodes the whole bundle as UTF-16 (escape them in the source)`);
   }
 }

@@ -1,6 +1,6 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import { launchBrowser } from "../support/browser.js";
@@ -81,6 +81,17 @@ describe("the web console in Chromium", () => {
     await page.getByRole("link", { name: "New run", exact: true }).first().click();
     await page.getByRole("heading", { name: "New run", exact: true }).waitFor();
   }
+
+  /** The options of a select whose text does not fit the closed select (shown cut). */
+  const cutOptions = (select: Locator) =>
+    select.evaluate((element: any) => {
+      const style = (globalThis as any).getComputedStyle(element);
+      const context = (globalThis as any).document.createElement("canvas").getContext("2d");
+      context.font = style.font;
+      // The text's room: the box less its padding and the drop-down arrow (about 20 px in Chromium).
+      const room = element.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight) - 20;
+      return [...element.options].filter((option: any) => context.measureText(option.text).width > room).map((option: any) => option.text);
+    });
 
   async function submit(page: Page, task: string) {
     await openNewRun(page);
@@ -229,6 +240,38 @@ describe("the web console in Chromium", () => {
     expect((await api(`/v1/runs/${second}`)).status).toBe("cancelled");
     await expect.poll(() => page.locator(".meta .badge").textContent()).toBe("cancelled");
     await page.close();
+  });
+
+  it("a write a person rejected leaves its task not done and says so on its step, at 1280 and 390 px", async () => {
+    const page = await browser.context.newPage();
+    try {
+      await signIn(page);
+      const runId = await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report (rejected)");
+      const card = page.getByRole("article", { name: "Allow write_artifact?" });
+      await card.waitFor({ timeout: 60_000 });
+      await card.getByLabel("Message").fill("no files today");
+      await card.getByRole("button", { name: "Reject" }).click();
+      await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+      const { tasks, plan } = await api(`/v1/runs/${runId}`);
+      const writer = tasks.find((t: any) => t.undone);
+      expect(writer.undone).toEqual([{ tool: "write_artifact", decision: "reject" }]);
+      // The task: not done, and why, never "✓".
+      const entry = page.locator(".entry.task-completed").filter({ has: page.locator(".who", { hasText: writer.taskId }) });
+      expect(await entry.textContent()).toMatch(/⊘ not done: .* — the user rejected write_artifact$/);
+      expect(await entry.textContent()).not.toContain("✓");
+      expect(await page.locator(`.lane[data-task-id="${writer.taskId}"]`).getAttribute("data-status")).toBe("not_done");
+      // Its step: completed as far as it could be, one task not done.
+      const index = plan.steps.findIndex((s: any) => s.undone);
+      expect(plan.steps[index]).toMatchObject({ status: "completed", undone: 1 });
+      const step = page.locator(".plan li.step").nth(index);
+      expect(await step.locator(".badge.undone").textContent()).toBe("1 not done");
+      expect(await step.locator(".verdict").textContent()).toMatch(/^Done when met as far as it could be/);
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await pageWidth(page)).toBeLessThanOrEqual(390);
+      await page.screenshot({ path: path.join(OUTPUT, "rejected-write-phone.png") });
+    } finally {
+      await page.close();
+    }
   });
 
   it("shows code to approve as code (line breaks, Python highlighted) and edits it as code, checked against the tool's schema", async () => {
@@ -529,15 +572,7 @@ describe("the web console in Chromium", () => {
     // The new-run form's Mode select shows each choice whole, explained under it (a long option was cut).
     await openNewRun(page);
     const mode = page.getByLabel("Mode");
-    const cut = await mode.evaluate((select: any) => {
-      const style = (globalThis as any).getComputedStyle(select);
-      const context = (globalThis as any).document.createElement("canvas").getContext("2d");
-      context.font = style.font;
-      // The text's room: the box less its padding and the drop-down arrow (about 20 px in Chromium).
-      const room = select.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight) - 20;
-      return [...select.options].filter((option: any) => context.measureText(option.text).width > room).map((option: any) => option.text);
-    });
-    expect(cut).toEqual([]);
+    expect(await cutOptions(mode)).toEqual([]);
     expect(await page.locator(`#${await mode.getAttribute("aria-describedby")}`).textContent()).toContain(
       "plan_solve: a planner and parallel executors",
     );
@@ -586,7 +621,15 @@ describe("the web console in Chromium", () => {
     await openNewRun(page);
     await page.getByLabel("Task", { exact: true }).fill("Compute 20+22");
     await expect.poll(() => page.getByLabel("Saved agent").locator("option").count(), WIDE).toBe(2);
+    // On a phone each saved agent shows whole in the closed select; its version and mode are in the hint.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await cutOptions(page.getByLabel("Saved agent"))).toEqual([]);
     await page.getByLabel("Saved agent").selectOption("adder");
+    expect(await page.locator(`#${await page.getByLabel("Saved agent").getAttribute("aria-describedby")}`).textContent()).toContain(
+      "adder: version 1, react.",
+    );
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 800 });
     await page.getByLabel("Instructions", { exact: true }).fill("Run rule: be brief.");
     await page.getByRole("button", { name: "Submit" }).click();
     await page.waitForURL(/#\/runs\/run_/);

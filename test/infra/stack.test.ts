@@ -3,6 +3,8 @@ import { describe, expect, it, vi } from "vitest";
 import { HANDLER_USES, type HandlerUses } from "../../functions/uses.js";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
 import { AGENT_STEPS } from "../../infra/aws/handlers.js";
+import { MAX_SANDBOX_MEMORY_MB, SANDBOX_MEMORY } from "../../shared/contracts/sandboxMemory.js";
+import { RUN_FAULT_METRIC } from "../../shared/run/lifecycle.js";
 import { allowedActions, CDK_JSON_CONTEXT, functionsOf, MODEL_KEY_SECRET_ARN, readableSecrets, synthesize } from "../support/template.js";
 
 /** The deployed stack's operations story and configuration, read from the synthesized template. */
@@ -67,6 +69,9 @@ describe("agent protocols", () => {
     const apiIntegration = integrationOf("POST /mcp");
     expect(integrationOf("POST /a2a")).toBe(apiIntegration);
     expect(integrationOf("GET /.well-known/agent-card.json")).toBe(apiIntegration);
+    // A browser's preflight reaches the handler (which answers CORS): without a route the HTTP API answers 404.
+    expect(integrationOf("OPTIONS /mcp")).toBe(apiIntegration);
+    expect(integrationOf("OPTIONS /a2a")).toBe(apiIntegration);
     // No authorizer on the card: it is public, as A2A discovery needs; /a2a checks the API key itself.
     expect(routes["GET /.well-known/agent-card.json"]!.AuthorizationType ?? "NONE").toBe("NONE");
     const stream = ours.find((f) => f.path.endsWith("/Stream"))!;
@@ -80,10 +85,65 @@ describe("alarms and dashboard", () => {
   const alarms = ofType("AWS::CloudWatch::Alarm").map((a) => a.Properties);
   const named = (metric: string) => alarms.filter((a) => a.MetricName === metric);
 
-  it("alarm on dead letters, failed/timed-out/throttled executions, API 5xx", () => {
+  it("alarm on dead letters, timed-out/throttled executions, API 5xx", () => {
     expect(named("ApproximateNumberOfMessagesVisible")).toHaveLength(2); // both dead-letter queues
-    for (const metric of ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionThrottled", "5xx"])
-      expect(named(metric), metric).toHaveLength(1);
+    for (const metric of ["ExecutionsTimedOut", "ExecutionThrottled", "5xx"]) expect(named(metric), metric).toHaveLength(1);
+  });
+
+  it("alarm on Stepwise's own run faults, not on every failed execution (a run failing on its own input is the user's)", () => {
+    expect(named("ExecutionsFailed")).toEqual([]);
+    expect(named(RUN_FAULT_METRIC)).toEqual([
+      expect.objectContaining({
+        Namespace: "Stepwise",
+        Dimensions: [{ Name: "service", Value: "stepwise" }],
+        Statistic: "Sum",
+        Threshold: 1,
+      }),
+    ]);
+  });
+
+  /** The alarm whose metric math uses these metrics: its expression and the metrics by id. */
+  const mathAlarm = (metricName: string) =>
+    alarms
+      .filter((a) => (a.Metrics ?? []).some((m: any) => m.MetricStat?.Metric?.MetricName === metricName))
+      .map((a) => ({
+        threshold: a.Threshold,
+        expression: a.Metrics.find((m: any) => m.Expression).Expression as string,
+        metrics: Object.fromEntries(a.Metrics.filter((m: any) => m.MetricStat).map((m: any) => [m.Id, m.MetricStat.Metric])),
+      }));
+
+  it("alarm on Step Functions throttling any other API Stepwise calls, an API without calls not hiding the rest", () => {
+    const [throttled, ...more] = mathAlarm("ThrottledEvents");
+    expect(more).toEqual([]);
+    const apis = Object.values(throttled!.metrics).map((m: any) => [m.Namespace, m.Dimensions[0].Value]);
+    expect(apis.sort()).toEqual(
+      ["DescribeExecution", "RedriveExecution", "SendTaskSuccess", "StartExecution", "StopExecution"].map((api) => ["AWS/States", api]),
+    );
+    for (const id of Object.keys(throttled!.metrics)) expect(throttled!.expression).toContain(`FILL(${id}, 0)`);
+    expect(throttled!.threshold).toBe(1);
+  });
+
+  it("alarm when the notification queue's oldest message has waited 5 minutes", () => {
+    const [age, ...more] = named("ApproximateAgeOfOldestMessage");
+    expect(more).toEqual([]);
+    expect(age).toMatchObject({ Namespace: "AWS/SQS", Statistic: "Maximum", Threshold: 300 });
+    const queueId = Object.entries(resources).find(([id, r]) => r.Type === "AWS::SQS::Queue" && id.includes("Notifications"))![0];
+    expect(age.Dimensions).toEqual([{ Name: "QueueName", Value: { "Fn::GetAtt": [queueId, "QueueName"] } }]);
+  });
+
+  it("alarm at 80 % of the account's Lambda concurrency quota, whatever the quota is", () => {
+    const [concurrency, ...more] = mathAlarm("ResourceCount");
+    expect(more).toEqual([]);
+    const [[id, usage]] = Object.entries(concurrency!.metrics) as [string, any][];
+    expect(usage).toMatchObject({
+      Namespace: "AWS/Usage",
+      Dimensions: expect.arrayContaining([
+        { Name: "Service", Value: "Lambda" },
+        { Name: "Resource", Value: "ConcurrentExecutions" },
+      ]),
+    });
+    expect(concurrency!.expression).toBe(`100 * ${id} / SERVICE_QUOTA(${id})`);
+    expect(concurrency!.threshold).toBe(80);
   });
 
   it("alarm on Step Functions throttling GetExecutionHistory (20 calls/s per account), the history budget's count", () => {
@@ -231,6 +291,37 @@ describe("deploys leave running runs alone", () => {
   });
 });
 
+describe("what a pinned run calls is pinned too", () => {
+  const full = template.toJSON().Resources as Record<string, { Type: string; Properties: any; DeletionPolicy?: string }>;
+  const sandbox = ours.find((f) => f.path.endsWith("/Sandbox"))!;
+
+  it("the sandbox is published per deploy (kept), and every step function calls this deploy's sandbox version, not the newest code", () => {
+    const [versionId, ...more] = Object.entries(full)
+      .filter(([, r]) => r.Type === "AWS::Lambda::Version" && r.Properties.FunctionName.Ref === sandbox.logicalId)
+      .map(([id]) => id);
+    expect(more).toEqual([]);
+    expect(full[versionId!]!.DeletionPolicy).toBe("Retain");
+    const callers = ours.filter((f) => full[f.logicalId]!.Properties.Environment?.Variables?.SANDBOX_FUNCTION_NAME);
+    expect(callers.map((f) => f.path.split("/").pop())).toEqual(expect.arrayContaining(["ExecuteTask", "AgentTurn"]));
+    for (const fn of callers)
+      expect(full[fn.logicalId]!.Properties.Environment.Variables.SANDBOX_FUNCTION_NAME, fn.path).toEqual({ Ref: versionId });
+  });
+
+  it("ContinueRun may start a run's next execution on any version of the state machine, and read which one its run is on", () => {
+    const continueRun = ours.find((f) => f.path.endsWith("/ContinueRun"))!;
+    const [machineId] = Object.entries(full).find(([, r]) => r.Type === "AWS::StepFunctions::StateMachine")!;
+    const statements = ofType("AWS::IAM::Policy")
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === continueRun.roleLogicalId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const starts = statements.filter((st: any) => [st.Action].flat().includes("states:StartExecution"));
+    expect(starts.flatMap((st: any) => [st.Resource].flat())).toEqual([
+      { Ref: machineId },
+      { "Fn::Join": ["", [{ Ref: machineId }, ":*"]] },
+    ]);
+    expect(statements.some((st: any) => [st.Action].flat().includes("states:DescribeExecution"))).toBe(true);
+  });
+});
+
 describe("a change to a layer alone reaches new runs", () => {
   /** Each step function's version resource id (what the state machine invokes), by construct path. */
   const versionIds = (synthesized: ReturnType<typeof synthesize>) => {
@@ -294,6 +385,7 @@ describe("least privilege", () => {
   });
 });
 
+const MODERATION_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/moderation-MnOpQr";
 const TAVILY_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/tavily-GhIjKl";
 const BRAVE_KEY_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:stepwise/brave-MnOpQr";
 
@@ -340,6 +432,9 @@ describe("configuration parity: every deployment setting reaches every function'
     model: "qwen-max",
     openAiBaseUrl: "https://models.example.com/v1",
     openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN,
+    moderationBaseUrl: "https://moderation.example.com/v1",
+    moderationApiKeySecretArn: MODERATION_KEY_SECRET_ARN,
+    moderationModel: "text-moderation-latest",
     functionCallMode: "json",
     roleSettings: '{"planner":{"model":"qwen-plus","reasoningEffort":"low"},"summarizer":{"temperature":0.2,"maxOutputTokens":2000}}',
     fallbackModel: "qwen-turbo",
@@ -391,7 +486,7 @@ describe("configuration parity: every deployment setting reaches every function'
     for (const fn of fns) {
       for (const [key, variable] of Object.entries(FUNCTION_ENVIRONMENT)) {
         // The model's key is named only to the functions that call the model.
-        const named = variable !== "OPENAI_API_KEY_SECRET_ARN" || callsModel(fn);
+        const named = (variable !== "OPENAI_API_KEY_SECRET_ARN" && variable !== "MODERATION_API_KEY_SECRET_ARN") || callsModel(fn);
         expect(env(fn.logicalId)[variable], `${fn.path} ${variable}`).toBe(named ? samples[key as keyof typeof samples] : undefined);
       }
     }
@@ -432,6 +527,8 @@ describe("settings are checked at synth", () => {
     [{ openAiBaseUrl: "https://x.example.com/v1", maxConcurrency: "41" }, /maxConcurrency/],
     [{ openAiBaseUrl: "https://x.example.com/v1", functionCallMode: "xml" }, /functionCallMode/],
     [{ openAiBaseUrl: "not a url" }, /openAiBaseUrl/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", moderationApiKeySecretArn: MODERATION_KEY_SECRET_ARN }, /give that too/],
+    [{ openAiBaseUrl: "https://x.example.com/v1", moderationBaseUrl: "no url" }, /moderationBaseUrl/],
     [
       { openAiBaseUrl: "https://x.example.com/v1", corsAllowedOrigins: "https://app.example.com/console" },
       /corsAllowedOrigins must be origins/,
@@ -449,6 +546,8 @@ describe("settings are checked at synth", () => {
     ],
     // A lower bound too: a ReAct turn that waits for a person must fit in a new execution.
     [{ openAiBaseUrl: "https://x.example.com/v1", historyEventBudget: "85" }, /historyEventBudget/],
+    // A call's memory beside its heap, the warm spare and the handler must fit the sandbox function's.
+    [{ openAiBaseUrl: "https://x.example.com/v1", sandboxMemoryMb: String(MAX_SANDBOX_MEMORY_MB + 1) }, /sandboxMemoryMb/],
   ])("%j fails with a clear message", (context, message) => {
     expect(() => synthesize(settingsFromContext((key) => (context as any)[key], {}) as any)).toThrow(message);
   });
@@ -482,15 +581,57 @@ describe("the code sandbox", () => {
     template.hasResourceProperties("AWS::EC2::FlowLog", { ResourceType: "VPC", TrafficType: "ALL" });
   });
 
-  it("its role may write its logs and let Lambda attach it to that network, nothing else", () => {
+  it("its role may write its own log group and let Lambda attach it to its own subnets and group, nothing else: no managed policy on *", () => {
     const role = resources[sandbox.roleLogicalId]!.Properties;
-    const managed = role.ManagedPolicyArns.map((arn: any) => JSON.stringify(arn).match(/policy\/service-role\/(\w+)/)![1]).sort();
-    expect(managed).toEqual(["AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole"]);
+    expect(role.ManagedPolicyArns).toBeUndefined();
     expect(role.Policies).toBeUndefined();
-    const attached = ofType("AWS::IAM::Policy").filter((p) =>
-      p.Properties.Roles.some((r: { Ref: string }) => r.Ref === sandbox.roleLogicalId),
-    );
-    expect(attached).toEqual([]);
+    const statements = ofType("AWS::IAM::Policy")
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === sandbox.roleLogicalId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const byAction = (action: string) => statements.filter((s: any) => [s.Action].flat().includes(action));
+    const logGroupId = props.LoggingConfig.LogGroup.Ref as string;
+    expect(byAction("logs:PutLogEvents")).toEqual([
+      { Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Effect: "Allow", Resource: { "Fn::GetAtt": [logGroupId, "Arn"] } },
+    ]);
+    const ec2Arn = (resource: string) => ({
+      "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, `:ec2:eu-west-1:123456789012:${resource}`]],
+    });
+    const arnText = (value: unknown) => JSON.stringify(value);
+    // Creating an interface names the subnet and group: only the sandbox's own are listed.
+    const [create] = byAction("ec2:CreateNetworkInterface");
+    expect([create.Action].flat()).toEqual(["ec2:CreateNetworkInterface"]);
+    expect(create.Condition).toBeUndefined();
+    const subnetIds = props.VpcConfig.SubnetIds.map((ref: { Ref: string }) => ref.Ref);
+    const groupId = props.VpcConfig.SecurityGroupIds[0]["Fn::GetAtt"][0];
+    const createOn = create.Resource.map(arnText);
+    for (const subnet of subnetIds)
+      expect(createOn.some((r: string) => r.includes("subnet/") && r.includes(`{"Ref":"${subnet}"}`))).toBe(true);
+    expect(createOn.some((r: string) => r.includes(groupId))).toBe(true);
+    expect(createOn).toContain(arnText(ec2Arn("network-interface/*")));
+    expect(create.Resource).toHaveLength(subnetIds.length + 2);
+    // Changing or deleting an interface: any of them, but only in the sandbox's VPC.
+    const [change] = byAction("ec2:DeleteNetworkInterface");
+    expect(change.Action).toEqual(["ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"]);
+    expect(change.Resource).toEqual(ec2Arn("network-interface/*"));
+    const vpcId = Object.entries(resources).find(([, r]) => r.Type === "AWS::EC2::VPC")![0];
+    expect(arnText(change.Condition.ArnEquals["ec2:Vpc"])).toContain(`{"Ref":"${vpcId}"}`);
+    // The Describe calls take no resource: IAM allows them only on *.
+    expect(byAction("ec2:DescribeNetworkInterfaces")).toEqual([
+      { Action: ["ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets"], Effect: "Allow", Resource: "*" },
+    ]);
+    // Nothing else at all.
+    expect(statements).toHaveLength(4);
+    // Lambda checks the interface grants when it creates the function: the role's policy comes first.
+    const policyId = Object.entries(resources).find(
+      ([, r]) => r.Type === "AWS::IAM::Policy" && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === sandbox.roleLogicalId),
+    )![0];
+    expect((template.toJSON().Resources[sandbox.logicalId] as { DependsOn: string[] }).DependsOn).toContain(policyId);
+  });
+
+  it("has the memory its budget adds up to: the largest call, its heap and process, the warm spare, the handler and a margin", () => {
+    expect(props.MemorySize).toBe(SANDBOX_MEMORY.functionMb);
+    const { functionMb, ...parts } = SANDBOX_MEMORY;
+    expect(MAX_SANDBOX_MEMORY_MB + Object.values(parts).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(props.MemorySize);
   });
 
   it("reserves no concurrency unless the deployment sets it", () => {

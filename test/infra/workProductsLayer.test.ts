@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { buildSync } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
+import { installedVersion, RESVG } from "../../infra/aws/layerBinaries.js";
 import { buildLayer } from "../../infra/aws/workProductsLayer.js";
 
 /**
@@ -78,4 +79,14 @@ console.log(JSON.stringify({ sheet: read.worksheets[0].name, legacy: legacy.Shee
       expect.arrayContaining(["resvg-js", "resvg-js-linux-arm64-gnu"]),
     );
   }, 240_000);
+
+  it("without resvg's Linux arm64 binary (fetched at install), building it fails at once, naming the package and the command; it installs nothing", () => {
+    const empty = mkdtempSync(path.join(work, "no-binaries-"));
+    const modules = path.join(work, "unbuilt/nodejs/node_modules");
+    expect(() => buildLayer(modules, empty)).toThrow(
+      new RegExp(`needs @resvg/resvg-js@${installedVersion(RESVG)} for Linux arm64 .*missing.*npm run fetch:binaries`),
+    );
+    // Nothing was fetched into the folder it looked in.
+    expect(readdirSync(empty)).toEqual([]);
+  });
 });

@@ -7,6 +7,7 @@ import type { FileList, RunList, RunView } from "../../shared/contracts/response
 import { Client as ApiClient } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver } from "../support/receiver.js";
+import { startTogether } from "../support/startTogether.js";
 
 /**
  * Stepwise as an A2A agent, driven by the official SDK's client (`@a2a-js/sdk/client`, A2A 1.0
@@ -24,7 +25,7 @@ let stack: RunningStack;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  [stack, receiver] = await Promise.all([startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"]), Receiver.start()]);
+  [stack, receiver] = await startTogether(startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"]), Receiver.start());
 }, 300_000);
 
 afterAll(async () => {

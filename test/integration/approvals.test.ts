@@ -1,8 +1,9 @@
 import { type AttributeValue, DynamoDBClient, paginateQuery, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it, vi } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import { type Answer, Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { Client } from "../support/untypedClient.js";
+import { startTogether } from "../support/startTogether.js";
 
 /**
  * Human in the loop, over HTTP against the whole local stack: plan approval, tool
@@ -26,8 +27,13 @@ const seen: { what: string; body: unknown }[] = [];
 
 /** The test client, keeping what it saw for the token check. */
 class RecordingClient extends Client {
-  override async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await super.request(method, path, body, headers);
+  override async request<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> {
+    const res = await super.request<T>(method, path, body, headers);
     seen.push({ what: `${method} ${path} → ${res.status}`, body: res.body });
     return res;
   }
@@ -51,10 +57,10 @@ let table: string;
 const runIds: string[] = [];
 
 beforeAll(async () => {
-  [stack, short] = await Promise.all([
+  [stack, short] = await startTogether(
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"], { exposeEndpoints: true }),
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "2" }),
-  ]);
+  );
   client = new RecordingClient(stack.url, stack.apiKey);
   other = new RecordingClient(stack.url, stack.keys.other!);
   shortClient = new RecordingClient(short.url, short.apiKey);
@@ -167,11 +173,11 @@ describe("plan approval", () => {
     expect(interrupt.summary).toContain("Evaluate 17*23 with the calculator");
     expect(interrupt.summary).toContain("Evaluate (120/8)+2^5 with the calculator");
     expect(interrupt.summary).toContain("Write the report");
-    expect(interrupt.arguments.plan.steps.map((s: any) => [s.title, s.tasks])).toEqual([
+    expect((interrupt.arguments as any).plan.steps.map((s: any) => [s.title, s.tasks])).toEqual([
       ["Gather the facts", ["Evaluate 17*23 with the calculator", "Evaluate (120/8)+2^5 with the calculator"]],
       ["Write the report", ["Write a report of the results to report.md with write_artifact"]],
     ]);
-    expect(run.plan.steps.map((s: any) => s.tasks)).toEqual(interrupt.arguments.plan.steps.map((s: any) => s.tasks));
+    expect(run.plan!.steps.map((s: any) => s.tasks)).toEqual((interrupt.arguments as any).plan.steps.map((s: any) => s.tasks));
     expect(run.interrupts).toEqual(run.pendingInterrupts);
     const opened = ofType(events, "interrupt.opened");
     expect(opened).toHaveLength(1);
@@ -281,7 +287,7 @@ describe("tool approval", () => {
     const { run, events } = await client.waitForEnd(runId);
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
     expect(run.files).toEqual([]);
-    const task = run.tasks.find((t: any) => t.iteration === 1 && t.taskId === "s2.t1");
+    const task = run.tasks.find((t: any) => t.iteration === 1 && t.taskId === "s2.t1")!;
     expect(task.status).toBe("succeeded");
     expect(task.result).toContain("Rejected by the user: no files today");
     expect(taskCompleted(events, "s2.t1", 1)!.data.result).toContain("Rejected by the user: no files today");
@@ -301,11 +307,11 @@ describe("tool approval", () => {
     const before = await client.allEvents(runId);
 
     for (const bad of [{ filename: 5 }, { filename: "../escape.md", content: "x" }, { content: "no file name" }]) {
-      const refused = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: bad });
+      const refused = await client.decide<ErrorBody>(runId, interrupt.interruptId, { decision: "edit", arguments: bad });
       expect(refused.status, JSON.stringify(bad)).toBe(400);
       expect(refused.body.error.code).toBe("validation_failed");
     }
-    const refused = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: { filename: 5 } });
+    const refused = await client.decide<ErrorBody>(runId, interrupt.interruptId, { decision: "edit", arguments: { filename: 5 } });
     expect(refused.body.error.details).toContainEqual(expect.objectContaining({ path: "arguments.filename" }));
     const missing = await client.decide(runId, interrupt.interruptId, { decision: "edit" });
     expect(missing.status).toBe(400);
@@ -354,7 +360,7 @@ forbid(principal, action == Action::"write_artifact", resource) when { context.s
       { cedar: "permit(principal, action, resource);", message: /Only forbid statements/ },
     ];
     for (const { cedar, message } of cases) {
-      const res = await other.request("PUT", "/v1/policies/bad", { cedar });
+      const res = await other.request<ErrorBody>("PUT", "/v1/policies/bad", { cedar });
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(message);
     }
@@ -386,14 +392,16 @@ forbid(principal, action == Action::"write_artifact", resource) when { context.s
         }),
       ]);
 
-      expect((await other.request("PUT", "/v1/policies/artifact-size", { cedar: SIZE, mode: "log_only" })).body.version).toBe(2);
+      expect(
+        (await other.request<{ version: number }>("PUT", "/v1/policies/artifact-size", { cedar: SIZE, mode: "log_only" })).body.version,
+      ).toBe(2);
       const logged = await runToEnd(BIG_FILE);
       expect(logged.notes.length).toBe(1400);
       expect(ofType(logged.events, "guardrail.decided").map((e) => [e.data.check, e.data.version, e.data.verdict, e.data.mode])).toEqual([
         ["artifact-size", 2, "deny", "log_only"],
       ]);
-      expect((await other.request("GET", "/v1/policies/artifact-size@1")).body.mode).toBe("enforce");
-      expect((await other.request("GET", "/v1/policies")).body.policies.map((p: any) => [p.name, p.version])).toEqual([
+      expect((await other.request<{ mode: string }>("GET", "/v1/policies/artifact-size@1")).body.mode).toBe("enforce");
+      expect((await other.request<{ policies: any[] }>("GET", "/v1/policies")).body.policies.map((p: any) => [p.name, p.version])).toEqual([
         ["artifact-size", 2],
       ]);
       // The client's tenant has no policy: the same run writes the whole file.
@@ -464,7 +472,7 @@ describe("parallel pauses in one Map step", () => {
       expect(pending.map((i) => i.kind)).toEqual(["tool_approval", "tool_approval", "tool_approval"]);
       expect(pending.map((i) => i.toolName)).toEqual(["calculator", "calculator", "calculator"]);
       expect(new Set(pending.map((i) => i.taskId)).size).toBe(3);
-      expect(pending.map((i) => i.arguments.expression).sort()).toEqual(["1+1", "2+2", "3+3"]);
+      expect(pending.map((i) => (i.arguments as { expression: string }).expression).sort()).toEqual(["1+1", "2+2", "3+3"]);
       expect(run.tasks.filter((t: any) => t.iteration === 0).map((t: any) => t.status)).toEqual(["pending", "pending", "pending"]);
       const [first, second, third] = pending;
       const expected: Record<string, string> = { "1+1": "2", "2+2": "4", "3+3": "6" };
@@ -482,10 +490,10 @@ describe("parallel pauses in one Map step", () => {
         expect(now.status).toBe("awaiting_input");
         expect(now.pendingInterrupts.map((i: any) => i.interruptId).sort()).toEqual(stillWaiting.map((i) => i.interruptId).sort());
         for (const waiting of stillWaiting) {
-          expect(now.tasks.find((t: any) => t.iteration === 0 && t.taskId === waiting.taskId).status).toBe("pending");
+          expect(now.tasks.find((t: any) => t.iteration === 0 && t.taskId === waiting.taskId)!.status).toBe("pending");
         }
         await vi.waitFor(async () => {
-          const task = (await client.run(runId)).tasks.find((t: any) => t.iteration === 0 && t.taskId === interrupt.taskId);
+          const task = (await client.run(runId)).tasks.find((t: any) => t.iteration === 0 && t.taskId === interrupt.taskId)!;
           expect(task.status).toBe("succeeded");
         });
         return events;
@@ -551,7 +559,7 @@ describe.concurrent("interrupt timeout (a 2 s stack)", () => {
     expect(ended.interrupts.every((i: any) => i.resolution === undefined)).toBe(true);
 
     for (const { data } of opened) {
-      const late = await shortClient.decide(runId, data.interruptId, lateDecision);
+      const late = await shortClient.decide<ErrorBody>(runId, data.interruptId, lateDecision);
       expect(late.status).toBe(409);
       expect(late.body.error.code).toBe("conflict");
     }
@@ -758,21 +766,21 @@ describe("wrong decisions", () => {
       },
     ];
     for (const c of cases) {
-      const res = await (c.as ?? client).decide(c.runId, c.interruptId, c.body);
+      const res = await (c.as ?? client).decide<ErrorBody>(c.runId, c.interruptId, c.body);
       expect(res.status, `${c.name}: ${JSON.stringify(res.body)}`).toBe(c.status);
       expect(res.body.error, c.name).toMatchObject({ code: c.code ?? expect.any(String), message: expect.any(String) });
       await expectUnchanged(planRun, planInterrupt.interruptId, planBefore);
       await expectUnchanged(askRun, askInterrupt.interruptId, askBefore);
     }
     // Another tenant's run is reported exactly like a missing one.
-    const foreign = await other.decide(planRun, planInterrupt.interruptId, { decision: "approve" });
-    const missing = await client.decide("run_doesnotexist", planInterrupt.interruptId, { decision: "approve" });
+    const foreign = await other.decide<ErrorBody>(planRun, planInterrupt.interruptId, { decision: "approve" });
+    const missing = await client.decide<ErrorBody>("run_doesnotexist", planInterrupt.interruptId, { decision: "approve" });
     expect(foreign.body.error.message.replace(planRun, "<id>")).toBe(missing.body.error.message.replace("run_doesnotexist", "<id>"));
     // A wrong kind says what the kind takes.
-    const wrongKind = await client.decide(planRun, planInterrupt.interruptId, { decision: "answer", message: "yes" });
+    const wrongKind = await client.decide<ErrorBody>(planRun, planInterrupt.interruptId, { decision: "answer", message: "yes" });
     expect(wrongKind.body.error.details).toMatchObject({ allowed: ["approve", "reject"] });
     expect(wrongKind.body.error.message).toBe("A plan_approval interrupt takes approve or reject, not answer.");
-    const wrongAsk = await client.decide(askRun, askInterrupt.interruptId, { decision: "approve" });
+    const wrongAsk = await client.decide<ErrorBody>(askRun, askInterrupt.interruptId, { decision: "approve" });
     expect(wrongAsk.body.error.message).toBe("An ask_user interrupt takes answer, not approve.");
     expect(await client.allEvents(planRun)).toEqual(planBefore.events);
   });
@@ -790,7 +798,7 @@ describe("wrong decisions", () => {
     });
     expect(secondTry.body).toEqual(firstTry.body);
 
-    const changedMind = await client.decide(planRun, planInterrupt.interruptId, { decision: "reject", message: "wait, no" });
+    const changedMind = await client.decide<ErrorBody>(planRun, planInterrupt.interruptId, { decision: "reject", message: "wait, no" });
     expect(changedMind.status).toBe(409);
     expect(changedMind.body.error).toMatchObject({
       code: "conflict",

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { CreateRunResponse } from "../../shared/contracts/responses.js";
 import { Behind } from "../support/aws.js";
+import { Client, type ErrorBody, type SseFrame } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver, scripts } from "../support/receiver.js";
-import { Client, type SseFrame } from "../support/untypedClient.js";
+import { startTogether } from "../support/startTogether.js";
 
 /**
  * Async runs over HTTP against the whole local stack: cancel, idempotent submit,
@@ -33,11 +35,11 @@ let shortClient: Client;
 let behind: Behind;
 
 beforeAll(async () => {
-  [stack, short, receiver] = await Promise.all([
+  [stack, short, receiver] = await startTogether(
     startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2" }, ["other", "cancel", "idem"]),
     startStack({ OFFLINE_MODEL_LATENCY_MS: "500", STREAM_MAX_SECONDS: "2", STREAM_HEARTBEAT_MS: "500" }),
     Receiver.start(),
-  ]);
+  );
   client = new Client(stack.url, stack.apiKey);
   other = new Client(stack.url, stack.keys.other!);
   canceller = new Client(stack.url, stack.keys.cancel!);
@@ -142,7 +144,7 @@ describe("cancel", () => {
     expect(JSON.parse(hook.body).data).toMatchObject({ runId, status: "cancelled", error: { code: "cancelled" } });
     expect(endpoint.bodies().map((b) => b.type)).toEqual(["run.cancelled"]);
 
-    const again = await canceller.request("POST", `/v1/runs/${runId}/cancel`);
+    const again = await canceller.request<ErrorBody>("POST", `/v1/runs/${runId}/cancel`);
     expect(again.status).toBe(409);
     expect(again.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining("cancelled") });
     // Nothing changed: still one terminal event.
@@ -202,7 +204,7 @@ describe("cancel", () => {
     const { runId } = await canceller.submit(SIMPLE);
     const { run, events } = await canceller.waitForEnd(runId);
     expect(run.status).toBe("succeeded");
-    const res = await canceller.request("POST", `/v1/runs/${runId}/cancel`);
+    const res = await canceller.request<ErrorBody>("POST", `/v1/runs/${runId}/cancel`);
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining("succeeded") });
     expect((await canceller.run(runId)).status).toBe("succeeded");
@@ -216,7 +218,7 @@ describe("cancel", () => {
     const { run } = await canceller.waitForEnd(runId);
     expect(run.status).toBe("cancelled");
     expect(run.pendingInterrupts).toEqual([]);
-    expect(run.interrupts.find((i: any) => i.interruptId === pending[0].interruptId).status).toBe("cancelled");
+    expect(run.interrupts.find((i: any) => i.interruptId === pending[0].interruptId)!.status).toBe("cancelled");
     const late = await canceller.decide(runId, pending[0].interruptId, { decision: "approve" });
     expect(late.status).toBe(409);
   }, 60_000);
@@ -235,7 +237,9 @@ describe("cancel", () => {
 // --------------------------------------------------------------------------------------------- idempotency
 
 describe("idempotent submit", () => {
-  const post = (body: unknown, key?: string) => idem.request("POST", "/v1/runs", body, key === undefined ? {} : { "idempotency-key": key });
+  /** Accepted (202, a CreateRunResponse) or refused (an ErrorBody): each test reads the one its status says. */
+  const post = (body: unknown, key?: string) =>
+    idem.request<CreateRunResponse & ErrorBody>("POST", "/v1/runs", body, key === undefined ? {} : { "idempotency-key": key });
   const created: string[] = [];
 
   afterAll(async () => {
@@ -342,7 +346,7 @@ describe("429 when a tenant has MAX_ACTIVE_RUNS_PER_TENANT runs going", () => {
     expect(await behind.runIds("local")).toEqual(before);
 
     // Another tenant's runs are counted apart.
-    const theirs = await other.request("POST", "/v1/runs", SIMPLE);
+    const theirs = await other.request<CreateRunResponse>("POST", "/v1/runs", SIMPLE);
     expect(theirs.status, JSON.stringify(theirs.body)).toBe(202);
     await other.waitForEnd(theirs.body.runId);
     expect(await behind.runIds("local")).toEqual(before);
@@ -357,7 +361,7 @@ describe("429 when a tenant has MAX_ACTIVE_RUNS_PER_TENANT runs going", () => {
     expect(ended.run.status).toBe("succeeded");
 
     // The refused request's Idempotency-Key was not kept: reusing it starts a new run (not a replay).
-    const accepted = await client.request("POST", "/v1/runs", SIMPLE, { "idempotency-key": "third-attempt" });
+    const accepted = await client.request<CreateRunResponse>("POST", "/v1/runs", SIMPLE, { "idempotency-key": "third-attempt" });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
     expect(accepted.headers.get("idempotent-replayed")).toBeNull();
     mine.push(accepted.body.runId);
@@ -371,7 +375,7 @@ describe("429 when a tenant has MAX_ACTIVE_RUNS_PER_TENANT runs going", () => {
 
     // A cancel gives its slot back at once.
     expect((await client.request("POST", `/v1/runs/${second}/cancel`)).status).toBe(202);
-    const afterCancel = await client.request("POST", "/v1/runs", SIMPLE);
+    const afterCancel = await client.request<CreateRunResponse>("POST", "/v1/runs", SIMPLE);
     expect(afterCancel.status, JSON.stringify(afterCancel.body)).toBe(202);
     mine.push(afterCancel.body.runId);
   }, 90_000);

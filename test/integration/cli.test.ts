@@ -156,7 +156,8 @@ describe("stepwise run (plan_solve)", () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
-  });
+    // Four CLI processes one after the other: each starts tsx, slow on a loaded machine.
+  }, 240_000);
 });
 
 describe("stepwise run --approve-tools write --yes", () => {

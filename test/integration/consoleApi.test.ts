@@ -5,9 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../functions/api/openapi.js";
 import { routes } from "../../functions/api/routes.js";
 import { CreateRunRequest } from "../../shared/contracts/api.js";
-import { RunList, SessionList, SessionView, StreamToken } from "../../shared/contracts/responses.js";
+import { type CreateRunResponse, RunList, type RunView, SessionList, SessionView, StreamToken } from "../../shared/contracts/responses.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { Client } from "../support/untypedClient.js";
+
+/** The parts of the OpenAPI document the checks below read (the validator checks all of it). */
+type OpenApiDocument = { openapi: string; paths: Record<string, Record<string, any>> };
 
 /** The API the console, the CLI and other clients build on: listings, stream tokens, OpenAPI, CORS. */
 describe("client API", () => {
@@ -24,9 +27,9 @@ describe("client API", () => {
   afterAll(() => stack?.stop());
 
   const submit = async (input: string, extra: Record<string, unknown> = {}) => {
-    const res = await client.request("POST", "/v1/runs", { input, mode: "react", ...extra });
+    const res = await client.request<CreateRunResponse>("POST", "/v1/runs", { input, mode: "react", ...extra });
     expect(res.status).toBe(202);
-    return res.body.runId as string;
+    return res.body.runId;
   };
   const allPages = async (query: string, limit: number) => {
     const ids: string[] = [];
@@ -71,14 +74,16 @@ describe("client API", () => {
     expect(sessions.sessions.filter((s) => s.sessionId === sessionId)).toEqual([expect.objectContaining({ sessionId, lastRunId: b })]);
 
     // Every run is found under its status, and only there.
-    await expect.poll(async () => (await client.request("GET", `/v1/runs/${a}`)).body.status, { timeout: 60_000 }).toBe("succeeded");
+    await expect
+      .poll(async () => (await client.request<RunView>("GET", `/v1/runs/${a}`)).body.status, { timeout: 60_000 })
+      .toBe("succeeded");
     const succeeded = await allPages("&status=succeeded", 3);
     expect(succeeded).toContain(a);
     expect(await allPages("&status=queued", 3)).not.toContain(a);
 
     expect(RunList.parse((await other.request("GET", "/v1/runs")).body).runs).toEqual([]);
     expect(SessionList.parse((await other.request("GET", "/v1/sessions")).body).sessions).toEqual([]);
-    expect((await other.request("GET", `/v1/runs?sessionId=${sessionId}`)).body.runs).toEqual([]);
+    expect((await other.request<RunList>("GET", `/v1/runs?sessionId=${sessionId}`)).body.runs).toEqual([]);
   });
 
   it("titles a session after its first answered turn: the session's view, the sessions list and the run that answered show it; a later turn keeps it", async () => {
@@ -88,14 +93,16 @@ describe("client API", () => {
     // The offline model titles from the request: its first sentence, at most six words.
     const title = "Compare the sales of each region";
     await expect.poll(async () => (await session()).title, { timeout: 60_000 }).toBe(title);
-    expect((await client.request("GET", `/v1/runs/${first}`)).body.status).toBe("succeeded");
+    expect((await client.request<RunView>("GET", `/v1/runs/${first}`)).body.status).toBe("succeeded");
     const listed = SessionList.parse((await client.request("GET", "/v1/sessions?limit=100")).body).sessions;
     expect(listed.find((s) => s.sessionId === sessionId)).toMatchObject({ sessionId, title, lastRunId: first });
     const runs = async () => RunList.parse((await client.request("GET", `/v1/runs?sessionId=${sessionId}`)).body).runs;
     expect(await runs()).toEqual([expect.objectContaining({ runId: first, title, input: expect.stringMatching(/^Compare the sales/) })]);
 
     const second = await submit("And by month?", { sessionId });
-    await expect.poll(async () => (await client.request("GET", `/v1/runs/${second}`)).body.status, { timeout: 60_000 }).toBe("succeeded");
+    await expect
+      .poll(async () => (await client.request<RunView>("GET", `/v1/runs/${second}`)).body.status, { timeout: 60_000 })
+      .toBe("succeeded");
     expect((await session()).title).toBe(title);
     const [latest] = await runs();
     expect(latest).toMatchObject({ runId: second, input: "And by month?" });
@@ -116,7 +123,7 @@ describe("client API", () => {
     ["/v1/sessions?limit=-1", 400],
     ["/v1/sessions?cursor=eyJrIjoiJ30", 400],
   ])("answers GET %s with %i and a message", async (path, status) => {
-    const res = await client.request("GET", path);
+    const res = await client.request<ErrorBody>("GET", path);
     expect(res.status).toBe(status);
     expect(res.body.error.message).toEqual(expect.any(String));
   });
@@ -145,7 +152,8 @@ describe("client API", () => {
     expect((await new Client(stack.url, token).request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(401);
     // Another tenant gets no token for this run, and its own token does not open it.
     expect((await other.request("POST", `/v1/runs/${runId}/stream-token`)).status).toBe(404);
-    const othersRun = (await other.request("POST", "/v1/runs", { input: "Hello from another tenant", mode: "react" })).body.runId as string;
+    const othersRun = (await other.request<CreateRunResponse>("POST", "/v1/runs", { input: "Hello from another tenant", mode: "react" }))
+      .body.runId;
     const othersToken = StreamToken.parse((await other.request("POST", `/v1/runs/${othersRun}/stream-token`)).body).token;
     expect((await anonymous.request("GET", `/v1/runs/${runId}/stream?token=${othersToken}`)).status).toBe(404);
 
@@ -169,14 +177,14 @@ describe("client API", () => {
     } finally {
       dynamo.destroy();
     }
-    const expired = await anonymous.request("GET", `/v1/runs/${runId}/stream?token=${fresh}`);
+    const expired = await anonymous.request<ErrorBody>("GET", `/v1/runs/${runId}/stream?token=${fresh}`);
     expect(expired.status).toBe(401);
     expect(expired.body.error.message).toEqual(expect.any(String));
     expect((await client.request("POST", `/v1/runs/${"x".repeat(200)}/stream-token`)).status).toBe(400);
   });
 
   it("serves an OpenAPI 3.1 document that an independent validator accepts, covering every route both ways", async () => {
-    const res = await new Client(stack.url, "").request("GET", "/v1/openapi.json");
+    const res = await new Client(stack.url, "").request<OpenApiDocument>("GET", "/v1/openapi.json");
     expect(res.status).toBe(200);
     const validator = new Validator();
     const result = await validator.validate(res.body);
@@ -185,7 +193,7 @@ describe("client API", () => {
     expect(res.body.openapi).toBe("3.1.0");
 
     const sample = (path: string) => path.replace(/\{(\w+)\}/g, "x1");
-    const documented = Object.entries(res.body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+    const documented = Object.entries(res.body.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })),
     );
     // Every route of the router is documented …
@@ -202,7 +210,7 @@ describe("client API", () => {
       expect(exists, `${op.method} ${op.path}`).toBe(true);
     }
     // Each operation names its errors, and the examples are valid requests.
-    for (const [path, ops] of Object.entries(res.body.paths as Record<string, Record<string, any>>)) {
+    for (const [path, ops] of Object.entries(res.body.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         expect(Object.keys(op.responses), path).toContain("500");
         // A body over the route's limit is refused on every route that takes one.
@@ -211,7 +219,7 @@ describe("client API", () => {
       }
     }
     // Uploads are documented as browsers and curl send them.
-    expect(Object.keys(res.body.paths["/v1/files"].post.requestBody.content)).toEqual(["application/json", "multipart/form-data", "*/*"]);
+    expect(Object.keys(res.body.paths["/v1/files"]!.post.requestBody.content)).toEqual(["application/json", "multipart/form-data", "*/*"]);
     const createExample = OPERATIONS.find((op) => op.method === "post" && op.path === "/v1/runs")!.body!.example;
     expect(CreateRunRequest.safeParse(createExample).success).toBe(true);
   });
@@ -237,6 +245,28 @@ describe("client API", () => {
       headers: { origin: "https://app.example.com", "access-control-request-method": "GET" },
     });
     expect(streamPreflight.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+  });
+
+  it("answers a browser's preflight on /mcp and /a2a, as a browser sends it, for the configured origin only", async () => {
+    const preflight = (path: string, origin: string, headers: string) =>
+      fetch(`${stack.url}${path}`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": headers },
+      });
+    for (const [path, headers, methods] of [
+      ["/mcp", "authorization, content-type, mcp-session-id, mcp-protocol-version", ["GET", "POST", "DELETE"]],
+      ["/a2a", "authorization, content-type, a2a-version", ["POST"]],
+    ] as const) {
+      const allowed = await preflight(path, "https://app.example.com", headers);
+      expect(allowed.status, path).toBe(204);
+      expect(allowed.headers.get("access-control-allow-origin"), path).toBe("https://app.example.com");
+      const allowedMethods = allowed.headers.get("access-control-allow-methods")!.split(/,\s*/);
+      expect(allowedMethods, path).toEqual(expect.arrayContaining([...methods]));
+      for (const header of headers.split(", ")) expect(allowed.headers.get("access-control-allow-headers"), path).toContain(header);
+      // No key was sent, and none is needed for a preflight; another origin gets no CORS headers.
+      const refused = await preflight(path, "https://evil.example.net", headers);
+      expect(refused.headers.get("access-control-allow-origin"), path).toBeNull();
+    }
   });
 
   it("answers /health without a key, and serves the console at /", async () => {

@@ -48,7 +48,8 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
   beforeAll(async () => {
     // The pasted `curl -N` does not resume a stream the server closes (after STREAM_MAX_SECONDS, 60 by
     // default): on a loaded machine a run can outlast that, so these streams are held open longer.
-    stack = await startStack({ STREAM_MAX_SECONDS: "600" });
+    // The offline model priced (gpt-4o-mini's list price): online evals judge only with a price to cap.
+    stack = await startStack({ STREAM_MAX_SECONDS: "600", MODEL_PRICE_INPUT_PER_MTOK: "0.15", MODEL_PRICE_OUTPUT_PER_MTOK: "0.6" });
     dir = await mkdtemp(path.join(tmpdir(), "stepwise-walkthroughs-"));
   });
   afterAll(async () => {
@@ -287,4 +288,32 @@ describe.concurrent("the walk-throughs of the README and docs/, as written", () 
     ]);
     expect(broken.output).toContain("- newly failing: first run (plan_solve), react arithmetic");
   }, 600_000);
+
+  // Another tenant's (its settings touch none of the walk-throughs' runs), after them.
+  it.sequential("online evals: a tenant's succeeded run is scored by its judges after it ends, on the run and in its events", async ({
+    expect,
+  }) => {
+    const client = new StepwiseClient(stack.url, stack.keys.other!);
+    const judges = [
+      { name: "product", rubric: 'The answer gives "391".', threshold: 0.5 },
+      { name: "colour", rubric: 'The answer names "purple".', threshold: 0.5 },
+    ];
+    const settings = await client.putSettings({ onlineEvals: { sampleRate: 1, judges, dailyCostCapUsd: 1 } });
+    expect(settings.onlineEvals?.judges.map((j) => j.name)).toEqual(["product", "colour"]);
+
+    const { runId } = await client.createRun({ input: "Compute 17*23", mode: "react" });
+    await expect.poll(async () => (await client.getRun(runId)).status, { timeout: 120_000, interval: 200 }).toBe("succeeded");
+    // Scored on the notify queue after the end: the offline model judges by the phrases each rubric quotes.
+    await expect.poll(async () => (await client.getRun(runId)).evaluation?.status, { timeout: 120_000, interval: 200 }).toBe("scored");
+    const { evaluation } = await client.getRun(runId);
+    expect(evaluation?.judges.map((j) => [j.name, j.score, j.passed])).toEqual([
+      ["product", 1, true],
+      ["colour", 0, false],
+    ]);
+    expect(evaluation?.passed).toBe(false);
+    expect(evaluation!.usage.promptTokens).toBeGreaterThan(0);
+    expect(evaluation!.costUsd).toBeGreaterThan(0);
+    const { events } = await client.listEvents(runId, { limit: 500 });
+    expect(events.map((e) => e.type).slice(-2)).toEqual(["run.succeeded", "eval.scored"]);
+  }, 300_000);
 });

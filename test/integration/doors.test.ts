@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CreateRunResponse, RunList, SessionView } from "../../shared/contracts/responses.js";
 import { Client } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { Receiver, scripts } from "../support/receiver.js";
 
 /**
  * The same run requests through every door — REST, MCP (`run_task`), A2A (`SendMessage`) and AG-UI
@@ -284,6 +285,56 @@ describe("every door checks a run's input the same way (guardrails)", { timeout:
       expect(run.usage).toMatchObject({ llmCalls: 0, promptTokens: 0 });
       expect(events.map((e) => e.type)).toEqual(["guardrail.decided", "run.blocked"]);
       expect(JSON.stringify(events)).not.toContain("bomb");
+    },
+  );
+});
+
+describe("output checks hold on everything a client receives (guardrails)", { timeout: 400_000 }, () => {
+  // The offline model streams an e-mail address in two deltas, cut before its "@"; the operator's
+  // instructions make every agent end its answers with one.
+  const ADDRESS = "ann.lee@example.com";
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    const pii = { kind: "pii", action: "redact", entities: ["email"], on: ["output"] };
+    expect((await client.request("PUT", "/v1/settings", { guardrails: [pii] })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await client.request("PUT", "/v1/settings", { guardrails: [] });
+    await receiver?.close();
+  });
+
+  it.each(["react", "plan_solve"] as const)(
+    "%s: an address streamed across two deltas reaches no stream, event, stored answer or webhook; the redacted answer does",
+    async (mode) => {
+      const endpoint = receiver.endpoint(scripts.ok());
+      const { runId } = await client.submit({
+        input: "Compute 2+2",
+        mode,
+        instructions: `End every answer with "Write to ${ADDRESS}"`,
+        webhook: { url: endpoint.url },
+      });
+      const { run, events } = await client.waitForEnd(runId, 180_000);
+      const [webhook] = await endpoint.waitForRequests(1, 120_000);
+      const stream = await client.stream(runId);
+      expect({ status: run.status, result: run.result }).toEqual({
+        status: "succeeded",
+        result: expect.stringContaining("Write to [redacted email]"),
+      });
+      expect(JSON.parse(webhook!.body).data.result).toBe(run.result);
+      const streamed = events.flatMap((e) => (e.type === "agent.delta" ? [e.data.text as string] : [])).join("");
+      expect(streamed).toContain("Write to [redacted email]");
+      expect(events.some((e) => e.type === "guardrail.decided" && e.data.verdict === "redact" && e.data.kind === "pii")).toBe(true);
+      // Neither half of the address: the first delta held "ann.lee", the second "@example.com".
+      const received = {
+        events: JSON.stringify(events),
+        stream: JSON.stringify(stream.frames),
+        answer: run.result,
+        webhook: webhook!.body,
+      };
+      for (const [where, text] of Object.entries(received)) {
+        expect({ where, leaked: ["ann.lee", "@example.com"].filter((half) => (text ?? "").includes(half)) }).toEqual({ where, leaked: [] });
+      }
     },
   );
 });

@@ -2,8 +2,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { PendingUploadView } from "../../shared/contracts/files.js";
+import type { FileList, UploadView } from "../../shared/contracts/responses.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { Client } from "../support/untypedClient.js";
 
 /**
  * Files through the whole local stack: upload over the API, attach to a run, list, and download
@@ -64,7 +66,7 @@ describe("files", () => {
     expect(run.status).toBe("succeeded");
     expect(run.files.map((f: any) => f.name)).toEqual(expect.arrayContaining(["big.bin", "sales.csv"]));
 
-    const listed = await main.request("GET", `/v1/runs/${runId}/files`);
+    const listed = await main.request<FileList>("GET", `/v1/runs/${runId}/files`);
     expect(listed.status).toBe(200);
     const big = listed.body.files.find((f: any) => f.name === "big.bin");
     expect(big).toMatchObject({
@@ -108,7 +110,7 @@ describe("files", () => {
       ["notes.txt", null],
     ]);
     // The answer cites the files it relies on: the tasks' two, not the upload no result names.
-    expect(run.result.split("\n").at(-1)).toBe("Files: a.md, b.md");
+    expect(run.result!.split("\n").at(-1)).toBe("Files: a.md, b.md");
   });
 
   it("a presigned URL with a changed signature, key or an expired date is refused", async () => {
@@ -171,7 +173,7 @@ describe("files", () => {
     });
     expect(noBoundary.status).toBe(400);
 
-    const unknown = await main.request("POST", "/v1/runs", { input: "hi", files: ["file_doesnotexist"] });
+    const unknown = await main.request<ErrorBody>("POST", "/v1/runs", { input: "hi", files: ["file_doesnotexist"] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.code).toBe("unknown_file");
     // Another tenant's upload is unknown too.
@@ -212,20 +214,98 @@ describe("files", () => {
     expect(sha256(got.bytes)).toBe(sha256(bytes));
   });
 
+  it("a link signed for 16 MiB cannot take more: an over-size single PUT or part is refused before it is stored", async () => {
+    const announced = await main.request("POST", "/v1/files", { name: "small.bin", bytes: 1024 });
+    expect(announced.body.parts).toHaveLength(1);
+    const over = await fetch(announced.body.parts[0].url, {
+      method: "PUT",
+      headers: announced.body.headers,
+      body: new Uint8Array(32 * 1024 * 1024),
+    });
+    expect(over.status).toBe(403);
+    expect(await over.text()).toContain("SignatureDoesNotMatch");
+    const completed = await main.request("POST", `/v1/files/${announced.body.fileId}/complete`, { parts: [] });
+    expect(completed.body.error.code).toBe("upload_incomplete"); // no object: nothing was stored
+
+    const large = await main.request("POST", "/v1/files", { name: "two.bin", bytes: 16 * 1024 * 1024 + 10 });
+    const last = await fetch(large.body.parts[1].url, { method: "PUT", body: new Uint8Array(16 * 1024 * 1024) });
+    expect(last.status).toBe(403); // the last part's link takes its 10 bytes only
+    expect((await fetch(large.body.parts[1].url, { method: "PUT", body: new Uint8Array(10) })).status).toBe(200);
+  });
+
+  it("expired part links are signed again: the client asks for fresh links and completes the upload", async () => {
+    const bytes = randomBytes(16 * 1024 * 1024 * 2 + 100);
+    const pending = (await main.request("POST", "/v1/files", { name: "slow.bin", bytes: bytes.byteLength })).body;
+    expect(pending.resign).toBe(`${stack.url}/v1/files/${pending.fileId}/parts`);
+    // Links as an hour later: S3 refuses each one as expired.
+    const expired = pending.parts.map((part: { partNumber: number; url: string }) => {
+      const url = new URL(part.url);
+      url.searchParams.set("X-Amz-Date", "20200101T000000Z");
+      return { ...part, url: String(url) };
+    });
+    const refused = await fetch(expired[0].url, { method: "PUT", body: bytes.subarray(0, pending.partBytes) });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("Request has expired");
+
+    const uploaded = await new StepwiseClient(stack.url, stack.apiKey).sendUpload({ ...pending, parts: expired }, bytes);
+    expect(uploaded).toMatchObject({ fileId: pending.fileId, name: "slow.bin", bytes: bytes.byteLength });
+    const { runId } = await main.submit({ input: "Say hello", mode: "react", files: [pending.fileId] });
+    expect((await main.waitFor(runId)).status).toBe("succeeded");
+    expect(sha256((await download(main, runId, "slow.bin")).bytes)).toBe(sha256(bytes));
+  });
+
+  it("re-signing: fresh links for the parts asked; bad requests are 4xx and sign nothing", async () => {
+    const pending = (await main.request("POST", "/v1/files", { name: "three.bin", bytes: 16 * 1024 * 1024 * 2 + 1 })).body;
+    const resign = (body: unknown, client: Client = main, fileId = pending.fileId) =>
+      client.request("POST", `/v1/files/${fileId}/parts`, body);
+    const fresh = await resign({ partNumbers: [3, 2, 3] });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.parts.map((p: any) => p.partNumber)).toEqual([2, 3]);
+    expect(Date.parse(fresh.body.expiresAt)).toBeGreaterThan(Date.now());
+    expect((await fetch(fresh.body.parts[1].url, { method: "PUT", body: new Uint8Array(1) })).status).toBe(200);
+
+    expect((await resign({ partNumbers: [] })).status).toBe(400);
+    expect((await resign({})).status).toBe(400);
+    expect((await resign({ partNumbers: [0] })).status).toBe(400);
+    expect((await resign({ partNumbers: ["1"] })).status).toBe(400);
+    const outside = await resign({ partNumbers: [4] });
+    expect(outside.status).toBe(400);
+    expect(outside.body.error.code).toBe("unknown_part");
+    expect((await resign({ partNumbers: [1] }, other)).status).toBe(404);
+    expect((await resign({ partNumbers: [1] }, main, "file_doesnotexist")).status).toBe(404);
+    expect((await resign({ partNumbers: [1] }, main, "..")).status).toBe(404);
+
+    const one = (await main.request("POST", "/v1/files", { name: "one.txt", bytes: 2 })).body;
+    expect((await fetch(one.parts[0].url, { method: "PUT", headers: one.headers, body: "hi" })).status).toBe(200);
+    expect((await main.request("POST", `/v1/files/${one.fileId}/complete`, { parts: [] })).status).toBe(201);
+    expect((await resign({ partNumbers: [1] }, main, one.fileId)).status).toBe(409);
+  });
+
   it("a presigned upload exists only once completed with every byte; bad completions are 4xx and change nothing", async () => {
-    const announce = (name: string, bytes: number) => main.request("POST", "/v1/files", { name, bytes });
-    const complete = (fileId: string, parts: unknown[] = []) => main.request("POST", `/v1/files/${fileId}/complete`, { parts });
+    const announce = (name: string, bytes: number) => main.request<PendingUploadView>("POST", "/v1/files", { name, bytes });
+    /** Completed (201, an UploadView) or refused (an ErrorBody): each check reads the one its status says. */
+    const complete = (fileId: string, parts: unknown[] = []) =>
+      main.request<UploadView & ErrorBody>("POST", `/v1/files/${fileId}/complete`, { parts });
 
     // One part: a presigned PUT. Before its bytes arrive, it is neither a file nor attachable.
     const small = await announce("notes.txt", 5);
     expect(small.status).toBe(201);
     expect(small.body.parts).toHaveLength(1);
-    expect((await main.request("POST", "/v1/runs", { input: "hi", files: [small.body.fileId] })).body.error.code).toBe("unknown_file");
+    expect((await main.request<ErrorBody>("POST", "/v1/runs", { input: "hi", files: [small.body.fileId] })).body.error.code).toBe(
+      "unknown_file",
+    );
     expect((await complete(small.body.fileId)).body.error.code).toBe("upload_incomplete");
-    // More bytes than announced: refused at completion.
-    expect((await fetch(small.body.parts[0].url, { method: "PUT", body: "hello!" })).status).toBe(200);
-    expect((await complete(small.body.fileId)).body.error.code).toBe("upload_size_mismatch");
-    expect((await fetch(small.body.parts[0].url, { method: "PUT", body: "hello" })).status).toBe(200);
+    // The link signs the announced length and type: other bytes or another type are refused by
+    // storage itself (as S3 answers), and nothing is stored.
+    expect(small.body.headers).toEqual({ "content-type": "text/plain" });
+    const put = (body: string | Uint8Array, headers: Record<string, string> = small.body.headers) =>
+      fetch(small.body.parts[0].url, { method: "PUT", headers, body });
+    const longer = await put("hello!");
+    expect(longer.status).toBe(403);
+    expect(await longer.text()).toContain("SignatureDoesNotMatch");
+    expect((await put("hello", { "content-type": "text/html" })).status).toBe(403);
+    expect((await complete(small.body.fileId)).body.error.code).toBe("upload_incomplete");
+    expect((await put("hello")).status).toBe(200);
     const done = await complete(small.body.fileId);
     expect(done.status).toBe(201);
     expect(done.body).toMatchObject({ fileId: small.body.fileId, name: "notes.txt", bytes: 5, contentType: "text/plain" });

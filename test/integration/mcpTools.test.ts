@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { ToolList, ToolSourceView } from "../../shared/contracts/responses.js";
+import { type Answer, Client, type ErrorBody } from "../support/client.js";
 import { conventionProblems, type OtlpSpan } from "../support/genAiConventions.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
-import { Client } from "../support/untypedClient.js";
 
 /**
  * MCP tool sources over HTTP against the whole local stack and real MCP servers built here with
@@ -19,7 +20,14 @@ import { Client } from "../support/untypedClient.js";
  */
 
 const TOKEN = `mcp-secret-${Math.random().toString(36).slice(2)}-token`;
-const CALL_TIMEOUT_MS = 4_000;
+/**
+ * The stack's per-call timeout: demo__slow runs into it, and a call waiting on the demo server to meet
+ * another (below) must answer well before it. At 4 s, a loaded machine let the first executor's call
+ * wait past it for its partner, and the stack cut a good call off as timed out.
+ */
+const CALL_TIMEOUT_MS = 15_000;
+/** How long a call waits for another on the server: it then answers anyway, still within the call timeout. */
+const MEET_WAIT_MS = CALL_TIMEOUT_MS - 5_000;
 /** A 1×1 PNG. */
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
@@ -27,8 +35,13 @@ const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 const seen: { what: string; body: unknown }[] = [];
 
 class RecordingClient extends Client {
-  override async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await super.request(method, path, body, headers);
+  override async request<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> {
+    const res = await super.request<T>(method, path, body, headers);
     seen.push({ what: `${method} ${path} → ${res.status}`, body: res.body });
     return res;
   }
@@ -36,8 +49,8 @@ class RecordingClient extends Client {
 
 /**
  * In-flight calls on the demo server, and the most seen at once. With `meet` on, a call waits (up
- * to 10 s) until another is on the server too: parallel executors always meet there, however busy
- * the machine, and sequential ones never can.
+ * to MEET_WAIT_MS) until another is on the server too: parallel executors meet there on a busy
+ * machine as well, and sequential ones never can.
  */
 const inFlight = { now: 0, max: 0, meet: false };
 
@@ -46,7 +59,7 @@ function demoServer(): McpServer {
   const track = async <T>(work: () => Promise<T>): Promise<T> => {
     inFlight.max = Math.max(inFlight.max, ++inFlight.now);
     try {
-      for (const until = Date.now() + 10_000; inFlight.meet && inFlight.now < 2 && Date.now() < until; )
+      for (const until = Date.now() + MEET_WAIT_MS; inFlight.meet && inFlight.now < 2 && Date.now() < until; )
         await new Promise((r) => setTimeout(r, 10));
       return await work();
     } finally {
@@ -191,10 +204,10 @@ describe("registering a tool source", () => {
       { body: "[1,2", status: 400, code: "invalid_json" },
     ];
     for (const { body, status, code } of cases) {
-      const res = await client.request("POST", "/v1/tool-sources", body);
+      const res = await client.request<ErrorBody | undefined>("POST", "/v1/tool-sources", body);
       expect({ body, status: res.status, code: res.body?.error?.code }).toEqual({ body, status, code });
     }
-    const wrongKey = await client.request("POST", "/v1/tool-sources", {
+    const wrongKey = await client.request<ErrorBody>("POST", "/v1/tool-sources", {
       name: "wrongkey",
       url: demo.url,
       headers: { authorization: "Bearer nope-nope-nope" },
@@ -206,7 +219,7 @@ describe("registering a tool source", () => {
   });
 
   it("registers a server with a secret header: 201 with its tools and access, the header shown as ***; duplicate name 409", async () => {
-    const res = await client.request("POST", "/v1/tool-sources", {
+    const res = await client.request<ToolSourceView>("POST", "/v1/tool-sources", {
       name: "demo",
       url: demo.url,
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -230,14 +243,16 @@ describe("registering a tool source", () => {
     expect(again.status).toBe(409);
     const one = await client.request("GET", "/v1/tool-sources/demo");
     expect(one.body).toMatchObject({ name: "demo", headers: { authorization: "***" } });
-    expect((await client.request("GET", "/v1/tool-sources")).body.sources.map((s: any) => s.name)).toEqual(["demo"]);
+    expect((await client.request<{ sources: ToolSourceView[] }>("GET", "/v1/tool-sources")).body.sources.map((s) => s.name)).toEqual([
+      "demo",
+    ]);
     // Another tenant sees none of it.
     expect((await other.request("GET", "/v1/tool-sources")).body).toEqual({ sources: [] });
     expect((await other.request("GET", "/v1/tool-sources/demo")).status).toBe(404);
   });
 
   it("GET /v1/tools lists the built-ins and the source's tools with schema, source and access", async () => {
-    const { body } = await client.request("GET", "/v1/tools");
+    const { body } = await client.request<ToolList>("GET", "/v1/tools");
     const byName = Object.fromEntries(body.tools.map((t: any) => [t.name, t]));
     expect(byName.calculator).toMatchObject({ source: "builtin", access: "read" });
     expect(byName.demo__add).toMatchObject({
@@ -247,7 +262,7 @@ describe("registering a tool source", () => {
       parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
     });
     expect(byName.demo__upper).toMatchObject({ source: "demo", access: "write" });
-    const others = (await other.request("GET", "/v1/tools")).body.tools.map((t: any) => t.name);
+    const others = (await other.request<ToolList>("GET", "/v1/tools")).body.tools.map((t) => t.name);
     expect(others).toContain("calculator");
     expect(others.some((name: string) => name.startsWith("demo__"))).toBe(false);
   });
@@ -292,7 +307,7 @@ describe("runs that use MCP tools", () => {
     expect(run.result).toContain("5");
     expect(run.result).toContain("42");
     expect(run.result).toContain("the database is on fire");
-  });
+  }, 180_000);
 
   it("an image from an MCP tool becomes a file of the run with its content type", async () => {
     const runId = await submit({ mode: "react", input: "use demo__chart {}" });
@@ -322,7 +337,7 @@ describe("runs that use MCP tools", () => {
 
     expect((await client.request("DELETE", "/v1/tool-sources/extra")).status).toBe(204);
     expect((await client.request("DELETE", "/v1/tool-sources/extra")).status).toBe(404);
-    const tools = (await client.request("GET", "/v1/tools")).body.tools.map((t: any) => t.name);
+    const tools = (await client.request<ToolList>("GET", "/v1/tools")).body.tools.map((t) => t.name);
     expect(tools).not.toContain("extra__ping");
     await catalogsExpire();
     const second = await submit({ mode: "react", input: "use extra__ping {}" });
@@ -386,7 +401,7 @@ describe("approval of MCP write tools", () => {
 
   it("edit is validated against the MCP tool's input schema: a schema error is 400 and changes nothing; a valid edit runs", async () => {
     const { runId, interrupt } = await pendingApproval('use demo__upper {"text": "draft"}');
-    const wrong = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: { text: 5 } });
+    const wrong = await client.decide<ErrorBody>(runId, interrupt.interruptId, { decision: "edit", arguments: { text: 5 } });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.code).toBe("validation_failed");
     const missing = await client.decide(runId, interrupt.interruptId, { decision: "edit", arguments: {} });
@@ -441,7 +456,7 @@ describe("a tool source whose key expired at call time", () => {
     expect(ofType(events, "interrupt.resolved")).toMatchObject([{ data: { kind: "tool_failure", decision: "retry" } }]);
 
     // Its trace: OpenTelemetry GenAI spans that fit the convention, the refused attempt and the retry each a span.
-    const trace = await client.request("GET", `/v1/runs/${runId}/trace`);
+    const trace = await client.request<{ resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }>("GET", `/v1/runs/${runId}/trace`);
     expect(trace.status).toBe(200);
     const spans: OtlpSpan[] = trace.body.resourceSpans[0].scopeSpans[0].spans;
     expect(spans.flatMap(conventionProblems)).toEqual([]);
@@ -466,7 +481,7 @@ describe("a tool source whose key expired at call time", () => {
       data: { ok: false, output: "Skipped by the user: billing is closed today" },
     });
     expect(failEnd.run.status).toBe("failed");
-    expect(failEnd.run.error.message).toContain("wrong customer");
+    expect(failEnd.run.error!.message).toContain("wrong customer");
     expect(invoices.sent).not.toContain("skipco");
     expect(invoices.sent).not.toContain("failco");
     invoices.expired = false;

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
+import type { CreateRunResponse, RunList, SessionView } from "../../shared/contracts/responses.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ScriptedModel, startScriptedModel } from "../support/scriptedModel.js";
 import { answer, callTools, marker, ScriptRouter, type Turn } from "../support/scriptedRoles.js";
-import { Client } from "../support/untypedClient.js";
+
+/** A submit's answer: accepted (202) or, on a busy session, refused with the run in flight (409). */
+type Submitted = CreateRunResponse & { error: ErrorBody["error"] & { details: { activeRunId: string } } };
 
 /**
  * A second message on a busy session, end to end (local stack, scripted OpenAI-compatible model):
@@ -53,7 +57,7 @@ describe("multitask: a second message on a busy session", () => {
     return { sessionId, input, runId: first.runId, interruptId: pending[0].interruptId as string };
   }
 
-  const session = async (sessionId: string) => (await client.request("GET", `/v1/sessions/${sessionId}`)).body;
+  const session = async (sessionId: string) => (await client.request<SessionView>("GET", `/v1/sessions/${sessionId}`)).body;
 
   beforeAll(async () => {
     scripted = await startScriptedModel(router.script);
@@ -68,23 +72,23 @@ describe("multitask: a second message on a busy session", () => {
 
   it("reject (the default): 409 naming the run in flight and its links, nothing created; once it ends, the next run sees its turn", async () => {
     const busy = await busySession("rj-a");
-    const before = (await client.request("GET", "/v1/runs?limit=100")).body.runs.length;
+    const before = (await client.request<RunList>("GET", "/v1/runs?limit=100")).body.runs.length;
     const input = laterRun("rj-b");
-    const refused = await client.request("POST", "/v1/runs", { input, mode: "react", sessionId: busy.sessionId });
+    const refused = await client.request<ErrorBody>("POST", "/v1/runs", { input, mode: "react", sessionId: busy.sessionId });
     expect(refused.status).toBe(409);
     expect(refused.body.error.details).toMatchObject({
       activeRunId: busy.runId,
       status: "awaiting_input",
       links: { self: expect.stringContaining(busy.runId) },
     });
-    expect((await client.request("GET", "/v1/runs?limit=100")).body.runs.length).toBe(before);
+    expect((await client.request<RunList>("GET", "/v1/runs?limit=100")).body.runs.length).toBe(before);
     expect(await session(busy.sessionId)).toMatchObject({ activeRunId: busy.runId, waitingRunIds: [], messages: [] });
     expect(router.of("rj-b")).toHaveLength(0);
 
     await client.decide(busy.runId, busy.interruptId, { decision: "approve" });
     expect((await client.waitForEnd(busy.runId)).run.status).toBe("succeeded");
     // A client that sees the run ended may send the next message at once.
-    const next = await client.request("POST", "/v1/runs", { input, mode: "react", sessionId: busy.sessionId });
+    const next = await client.request<CreateRunResponse>("POST", "/v1/runs", { input, mode: "react", sessionId: busy.sessionId });
     expect(next.status).toBe(202);
     expect((await client.waitForEnd(next.body.runId)).run.status).toBe("succeeded");
     expect(conversation(router.of("rj-b")[0]!)).toEqual([
@@ -231,7 +235,7 @@ describe("multitask: two API processes taking the same session's submits at once
     // Requests go to the API processes in turn: each session's pair meets in two processes.
     const answers = await Promise.all(
       sessions.flatMap((sessionId) =>
-        [1, 2].map((n) => client.request("POST", "/v1/runs", { input: `${marker(`r${n}`)} Say hi.`, mode: "react", sessionId })),
+        [1, 2].map((n) => client.request<Submitted>("POST", "/v1/runs", { input: `${marker(`r${n}`)} Say hi.`, mode: "react", sessionId })),
       ),
     );
     for (let i = 0; i < sessions.length; i++) {
@@ -258,7 +262,7 @@ describe("multitask: two API processes taking the same session's submits at once
     const inputs = ["q-b", "q-c"].map((name) => `${marker(name)} Then this.`);
     const [b, c] = await Promise.all(inputs.map((input) => client.submit({ input, mode: "react", sessionId, multitask: "enqueue" })));
     expect([b!.status, c!.status]).toEqual(["queued", "queued"]);
-    const { waitingRunIds } = (await client.request("GET", `/v1/sessions/${sessionId}`)).body;
+    const { waitingRunIds } = (await client.request<SessionView>("GET", `/v1/sessions/${sessionId}`)).body;
     expect([...waitingRunIds].sort()).toEqual([b!.runId, c!.runId].sort());
     const positions = await Promise.all([b!, c!].map(async (r) => (await client.events(r.runId))[0]));
     expect(positions.map((e: any) => e.data.position).sort()).toEqual([1, 2]);
@@ -270,7 +274,7 @@ describe("multitask: two API processes taking the same session's submits at once
     expect(router.turns.filter((t) => t.marker === "q-b" || t.marker === "q-c").map((t) => t.marker)).toEqual(
       [firstWaiting, secondWaiting].map((r) => (r.input.includes("q-b") ? "q-b" : "q-c")),
     );
-    const messages = (await client.request("GET", `/v1/sessions/${sessionId}`)).body.messages;
+    const messages = (await client.request<SessionView>("GET", `/v1/sessions/${sessionId}`)).body.messages;
     expect(messages.map((m: any) => m.runId)).toEqual([
       first.runId,
       first.runId,

@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
+import type { FileList, RunList, ToolList } from "../../shared/contracts/responses.js";
+import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { type ModelProxy, type ProxiedRequest, startModelProxy } from "../support/modelProxy.js";
 import { png } from "../support/png.js";
-import { Client } from "../support/untypedClient.js";
 
 /**
  * The prompt audit: the walk-throughs (docs/walkthroughs.md) run through the whole local stack, with every model
@@ -82,7 +83,7 @@ beforeAll(async () => {
   );
   client = new Client(stack.url, stack.apiKey);
   expect((await client.request("POST", "/v1/tool-sources", { name: "everything", url: mcp.url })).status).toBe(201);
-  catalog = (await client.request("GET", "/v1/tools")).body.tools;
+  catalog = (await client.request<ToolList>("GET", "/v1/tools")).body.tools;
 }, 300_000);
 
 afterAll(async () => {
@@ -107,11 +108,7 @@ async function walk(body: Record<string, unknown>, whilePending?: (runId: string
   const requests = proxy.requests.slice(from);
   const byRole = (role: string) => requests.filter((r) => r.role === role);
   expect(requests.every((r) => r.role !== "unknown")).toBe(true);
-  const files = (await client.request("GET", `/v1/runs/${runId}/files`)).body.files as {
-    name: string;
-    contentType: string;
-    bytes: number;
-  }[];
+  const files = (await client.request<FileList>("GET", `/v1/runs/${runId}/files`)).body.files;
   return { run, events, byRole, files };
 }
 
@@ -162,7 +159,7 @@ describe("every model request tells the truth about tools and files", { timeout:
       for (const request of byRole(role)) expect(systemOf(request), role).toContain(fileLine);
     }
     // The planner planned run_code because its prompt offered it, over the file its prompt named.
-    expect(run.plan.steps[0].tasks[0]).toBe("Analyse sales.csv in Python with run_code");
+    expect(run.plan!.steps[0].tasks[0]).toBe("Analyse sales.csv in Python with run_code");
     // The answer quotes the figures the analysis printed, not "Analysis done:" alone.
     expect(run.result).toContain("| amount | 450.00 | 90.00 | 50.00 | 120.50 |");
     expect(run.result).toMatch(/\| north \| 220\.00 \|/);
@@ -194,7 +191,7 @@ describe("every model request tells the truth about tools and files", { timeout:
       mode: "plan_solve",
     });
     expect(systemOf(byRole("planner")[0]!)).toContain("- everything__add (read): Adds two numbers.");
-    expect(run.plan.steps[0].tasks).toEqual(['use everything__add {"a": 2, "b": 3}', 'use everything__echo {"message": "hi"}']);
+    expect(run.plan!.steps[0].tasks).toEqual(['use everything__add {"a": 2, "b": 3}', 'use everything__echo {"message": "hi"}']);
     expect(run.result).toContain("Echo: hi");
   });
 });
@@ -212,7 +209,7 @@ describe("operators' instructions and saved agents", { timeout: 300_000 }, () =>
   it("the tenant's and a run's instructions reach every role's prompt after the tools; over the limit is a 400 that changes nothing", async () => {
     expect((await client.request("PUT", "/v1/settings", { instructions: HOUSE })).status).toBe(200);
     try {
-      const tooLong = await client.request("PUT", "/v1/settings", { instructions: "x".repeat(4_001), multitask: "enqueue" });
+      const tooLong = await client.request<ErrorBody>("PUT", "/v1/settings", { instructions: "x".repeat(4_001), multitask: "enqueue" });
       expect(tooLong.status).toBe(400);
       expect(tooLong.body.error.message).toContain("at most 4000 characters");
       expect((await client.request("GET", "/v1/settings")).body).toEqual({ multitask: "reject", instructions: HOUSE });
@@ -236,7 +233,7 @@ describe("operators' instructions and saved agents", { timeout: 300_000 }, () =>
         expectInstructionsPlaced(systemOf(request), HOUSE);
         expect(systemOf(request)).not.toContain(runRule);
       }
-      const refused = await client.request("POST", "/v1/runs", { input: "Compute 2+2", instructions: "y".repeat(4_001) });
+      const refused = await client.request<ErrorBody>("POST", "/v1/runs", { input: "Compute 2+2", instructions: "y".repeat(4_001) });
       expect(refused.status).toBe(400);
       expect(refused.body.error.message).toContain("instructions");
     } finally {
@@ -321,9 +318,9 @@ describe("operators' instructions and saved agents", { timeout: 300_000 }, () =>
     expect((await client.request("POST", "/v1/agents/asker", { mode: "react", tools: CALC_TOOLS })).status).toBe(201);
     const { byRole, run } = await walk({ input: "Ask me which city to use, then compute 2+2", agent: "asker" }, async (runId) => {
       const { pending } = await client.waitForPending(runId, 1, 60_000);
-      const second = await client.request("POST", "/v1/agents/asker", { mode: "plan_solve", tools: ["text_stats"] });
+      const second = await client.request<{ version: number }>("POST", "/v1/agents/asker", { mode: "plan_solve", tools: ["text_stats"] });
       expect(second.body.version).toBe(2);
-      expect((await client.request("GET", "/v1/agents/asker@1")).body.tools).toEqual(CALC_TOOLS);
+      expect((await client.request<{ tools: string[] }>("GET", "/v1/agents/asker@1")).body.tools).toEqual(CALC_TOOLS);
       expect((await client.request("DELETE", "/v1/agents/asker")).status).toBe(204);
       expect((await client.decide(runId, pending[0].interruptId, { decision: "answer", message: "Paris" })).status).toBe(202);
     });
@@ -338,12 +335,12 @@ describe("operators' instructions and saved agents", { timeout: 300_000 }, () =>
     ["a tool the tenant lacks", "POST", "/v1/agents/rogue", { tools: ["calculator", "launch_rockets"] }, "launch_rockets"],
     ["instructions over the limit", "POST", "/v1/agents/rogue", { instructions: "z".repeat(4_001) }, "at most 4000 characters"],
   ])("%s is a 400 naming the problem, and nothing changes", async (_, method, path, body, message) => {
-    const [runsBefore, agentsBefore] = await Promise.all([client.request("GET", "/v1/runs"), client.request("GET", "/v1/agents")]);
-    const answer = await client.request(method, path, body);
+    const [runsBefore, agentsBefore] = await Promise.all([client.request<RunList>("GET", "/v1/runs"), client.request("GET", "/v1/agents")]);
+    const answer = await client.request<ErrorBody>(method, path, body);
     expect(answer.status).toBe(400);
     expect(answer.body.error.message).toContain(message);
-    const [runsAfter, agentsAfter] = await Promise.all([client.request("GET", "/v1/runs"), client.request("GET", "/v1/agents")]);
-    expect(runsAfter.body.runs.map((r: { runId: string }) => r.runId)).toEqual(runsBefore.body.runs.map((r: { runId: string }) => r.runId));
+    const [runsAfter, agentsAfter] = await Promise.all([client.request<RunList>("GET", "/v1/runs"), client.request("GET", "/v1/agents")]);
+    expect(runsAfter.body.runs.map((r) => r.runId)).toEqual(runsBefore.body.runs.map((r) => r.runId));
     expect(agentsAfter.body).toEqual(agentsBefore.body);
   });
 });
@@ -411,9 +408,13 @@ describe("images reach a model marked as seeing them, and only that one", { time
   it("an image over IMAGE_MAX_BYTES is refused (400) naming it, and no run is made", async () => {
     const big = png(8, 8, 30_000);
     const fileId = await uploadImage("big.png", big);
-    const newest = async () => (await client.request("GET", "/v1/runs")).body.runs[0]?.runId;
+    const newest = async () => (await client.request<RunList>("GET", "/v1/runs")).body.runs[0]?.runId;
     const before = await newest();
-    const res = await client.request("POST", "/v1/runs", { input: "Describe the attached image", mode: "react", files: [fileId] });
+    const res = await client.request<ErrorBody>("POST", "/v1/runs", {
+      input: "Describe the attached image",
+      mode: "react",
+      files: [fileId],
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("image_too_large");
     expect(res.body.error.message).toContain(`The image big.png has ${big.length} bytes`);

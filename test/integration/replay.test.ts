@@ -1,5 +1,8 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { replayRuns } from "../../infra/cli/replay.js";
+import { replayFolder, replayRuns } from "../../infra/cli/replay.js";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import type { JournalRecord } from "../../shared/ports/journal.js";
@@ -38,19 +41,27 @@ afterAll(async () => {
 });
 
 describe("replay", () => {
-  it("replays the recorded run with no model call and no file written, and finds its events identical", async () => {
+  it("replays the recorded run with no model call and no file written, and finds its events identical every time", async () => {
     const calls = proxy.requests.length;
-    const res = await client.request<{ runId: string; replayOf: string }>("POST", `/v1/runs/${parent.run.runId}/replay`);
-    expect(res.status).toBe(202);
-    expect(res.body.replayOf).toBe(parent.run.runId);
-    const { run } = await client.waitForEnd(res.body.runId);
-    expect(run.status).toBe("succeeded");
-    expect(run.result).toBe(parent.run.result);
+    // Three times, the comparison asked for from the start and until it is no longer running: one
+    // read between the run's end and its terminal event used to report a difference.
+    for (let i = 0; i < 3; i++) {
+      const res = await client.request<{ runId: string; replayOf: string }>("POST", `/v1/runs/${parent.run.runId}/replay`);
+      expect(res.status).toBe(202);
+      expect(res.body.replayOf).toBe(parent.run.runId);
+      let comparison = (await client.request<{ status: string; eventsCompared: number }>("GET", `/v1/runs/${res.body.runId}/replay`)).body;
+      while (comparison.status === "running") {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        comparison = (await client.request<typeof comparison>("GET", `/v1/runs/${res.body.runId}/replay`)).body;
+      }
+      expect(comparison).toMatchObject({ status: "identical", eventsCompared: parent.events.length });
+      const { run } = await client.waitForEnd(res.body.runId);
+      expect(run.status).toBe("succeeded");
+      expect(run.result).toBe(parent.run.result);
+      expect(run.files).toEqual([]);
+      expect(run).toMatchObject({ replayOf: parent.run.runId, usage: { llmCalls: 0, toolCalls: 0 } });
+    }
     expect(proxy.requests.length).toBe(calls);
-    expect(run.files).toEqual([]);
-    expect(run).toMatchObject({ replayOf: parent.run.runId, usage: { llmCalls: 0, toolCalls: 0 } });
-    const comparison = await client.request<{ status: string; eventsCompared: number }>("GET", `/v1/runs/${run.runId}/replay`);
-    expect(comparison.body).toMatchObject({ status: "identical", eventsCompared: parent.events.length });
   });
 
   it("with other instructions (a prompt change), stops at the planner's first model call and shows both sides", async () => {
@@ -80,6 +91,37 @@ describe("replay", () => {
     });
     expect(out.join("")).toContain("1 of 1 replayed identically.");
     expect(code).toBe(0);
+  });
+
+  it("replays a folder of exported runs (stepwise replay --dir): each imported, exit 1 naming the changed run and the file the API refused", async () => {
+    const exported = (await client.request<{ run: { input: string } }>("GET", `/v1/runs/${parent.run.runId}/export`)).body;
+    const dir = await mkdtemp(join(tmpdir(), "stepwise-replays-"));
+    try {
+      await writeFile(join(dir, "a-recorded.json"), JSON.stringify(exported));
+      // Recorded from another request than the code now builds: its planner's first call was asked otherwise.
+      await writeFile(join(dir, "b-changed.json"), JSON.stringify({ ...exported, run: { ...exported.run, input: `${INPUT}, in French` } }));
+      await writeFile(join(dir, "c-broken.json"), JSON.stringify({ format: "stepwise.run/1", run: { runId: "run_x" } }));
+      const runsBefore = (await client.request<{ runs: unknown[] }>("GET", "/v1/runs?limit=100")).body.runs.length;
+      const calls = proxy.requests.length;
+      const out: string[] = [];
+      const code = await replayFolder(new StepwiseClient(stack.url, stack.apiKey), dir, {
+        stdout: { write: (text: string) => out.push(text) > 0 } as never,
+      });
+      const printed = out.join("");
+      expect(code, printed).toBe(1);
+      expect(printed).toMatch(new RegExp(`a-recorded\\.json \\(${parent.run.runId}\\): run_\\w+ → run_\\w+: identical`));
+      expect(printed).toMatch(/b-changed\.json \(run_\w+\): run_\w+ → run_\w+: diverged at llm plan#0 round 0 \(different_request\)/);
+      expect(printed).toContain("in French");
+      expect(printed).toMatch(/c-broken\.json: not imported: .*run\./);
+      expect(printed).toContain("1 of 3 replayed identically.");
+      expect(printed).toContain("Not identical: b-changed.json, c-broken.json");
+      expect(proxy.requests.length).toBe(calls);
+      // Two imports and their two replays; the refused file recorded nothing.
+      const runs = (await client.request<{ runs: { importedFrom?: string; replayOf?: string }[] }>("GET", "/v1/runs?limit=100")).body.runs;
+      expect(runs.length).toBe(runsBefore + 4);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses a run still in flight with 409 and starts nothing", async () => {

@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxRequest } from "../../shared/contracts/sandbox.js";
+import { SANDBOX_MEMORY } from "../../shared/contracts/sandboxMemory.js";
 import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
 
 /**
@@ -10,6 +12,7 @@ import { runPython, stopSpare } from "../../shared/sandbox/runPython.js";
  */
 const run = (code: string, extra: Partial<SandboxRequest> = {}) =>
   runPython({ code, timeoutMs: 20_000, memoryMb: 256, ...extra }, { keepWarm: true });
+const SANDBOX_ENTRY = fileURLToPath(new URL("../../shared/sandbox/pythonProcess.mjs", import.meta.url));
 const csv = (text: string) => ({ name: "sales.csv", base64: Buffer.from(text).toString("base64") });
 /** Runs each try's code in one call, each in a fresh scope; what each raised (its traceback), by name. */
 async function tryEach(tries: [string, string, RegExp][]): Promise<Record<string, string>> {
@@ -179,7 +182,8 @@ describe("the Python sandbox's bounds on what the code writes", { timeout: 300_0
     const sample = () => {
       for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
         try {
-          if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("pythonProcess.mjs")) continue;
+          // This checkout's sandbox processes only (other checkouts on the machine may run theirs).
+          if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(SANDBOX_ENTRY)) continue;
           const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
           peaks.set(Number(pid), Math.max(peaks.get(Number(pid)) ?? 0, hwm));
         } catch {}
@@ -213,6 +217,24 @@ describe("the Python sandbox's bounds on what the code writes", { timeout: 300_0
     expect(peaks.length).toBeGreaterThanOrEqual(3);
     for (const peak of peaks) expect(peak).toBeLessThan(128 + 256 + 250);
     expect((await run("6 * 7")).value).toBe("42");
+  });
+
+  it("a call filled to its memory limit and the warm spare beside it fit the sandbox function's memory budget", async () => {
+    const memoryMb = 256;
+    // Python keeps 8 MB blocks until MemoryError, frees one, and holds the rest a while (the peak is sampled).
+    const code =
+      "import time\nblocks = []\ntry:\n    while True:\n        blocks.append(bytearray(8 * 1024 * 1024))\nexcept MemoryError:\n    blocks.pop()\ntime.sleep(3)\nlen(blocks) * 8";
+    await run("1"); // a spare with Pyodide loaded is ready
+    const { result, peaks } = await peakRssMb(run(code, { memoryMb }));
+    const heldMb = Number(result.value);
+    expect(heldMb).toBeGreaterThan(memoryMb / 2); // the call really filled its memory
+    const [callPeak, ...sparePeaks] = [...peaks].sort((a, b) => b - a);
+    console.log(
+      `sandbox memory: the call ${Math.round(callPeak!)} MB (Python held ${heldMb} MB), spares ${sparePeaks.map(Math.round).join(", ")} MB`,
+    );
+    expect(callPeak).toBeLessThanOrEqual(memoryMb + SANDBOX_MEMORY.jsHeapMb + SANDBOX_MEMORY.processBaseMb);
+    expect(sparePeaks.length).toBeGreaterThanOrEqual(1);
+    for (const peak of sparePeaks) expect(peak).toBeLessThanOrEqual(SANDBOX_MEMORY.spareMb);
   });
 
   it("a file removed frees its room for the next; the files kept at once are what is bounded", async () => {

@@ -140,6 +140,36 @@ describe("the sandbox in the local stack", { timeout: 240_000 }, () => {
     expect(readFileSync(path.join(dataDir, "local-kms.key"), "utf8")).toBe(keyBefore);
     expect(existsSync(path.join(dataDir, "local-credentials.json"))).toBe(true);
   });
+
+  // The runtime a machine without Debian's data libraries (or bubblewrap) runs: the local stack picks
+  // Pyodide there (infra/local/stack.ts), as SANDBOX_RUNTIME=pyodide here does on any machine.
+  it("without the data libraries: run_code says standard library only, and the model analyses a CSV with it", async () => {
+    const sales = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
+    const tools = (await main.request<{ tools: { name: string; description: string }[] }>("GET", "/v1/tools")).body.tools;
+    const description = tools.find((t) => t.name === "run_code")!.description;
+    expect(description).toContain("standard library only");
+    expect(description).toContain("no pandas, numpy or matplotlib");
+    const uploaded = await fetch(`${stack.url}/v1/files?name=sales.csv`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "text/csv" },
+      body: sales,
+    });
+    expect(uploaded.status).toBe(201);
+    const { fileId } = (await uploaded.json()) as { fileId: string };
+    const { runId } = await main.submit({ input: "Analyse the attached CSV", mode: "react", files: [fileId] });
+    const run = await main.waitFor(runId, undefined, 200_000);
+    expect(run.status).toBe("succeeded");
+    const events = (await main.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+    const calls = events.filter((e) => e.type === "tool.called" && e.data.tool === "run_code");
+    const results = events.filter((e) => e.type === "tool.result" && e.data.tool === "run_code");
+    // The model wrote the standard library's csv and statistics, no import that would fail here; it ran.
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) expect(call.data.arguments.code).not.toMatch(/pandas|numpy|matplotlib/);
+    expect(calls[0].data.arguments.code).toMatch(/^import csv\b/m);
+    expect(results.map((r) => r.data.ok)).toEqual(calls.map(() => true));
+    expect(results[0].data.output).toContain("sales.csv: 5 rows, 3 columns");
+    expect(results[0].data.output).not.toContain("ModuleNotFoundError");
+  });
 });
 
 function endpointOf(service: string): string {

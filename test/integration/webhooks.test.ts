@@ -5,6 +5,7 @@ import { Behind } from "../support/aws.js";
 import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { closedPortUrl, type Endpoint, type ReceivedRequest, Receiver, scripts } from "../support/receiver.js";
+import { startTogether } from "../support/startTogether.js";
 
 /**
  * Webhooks over HTTP against the whole local stack, received by a scriptable
@@ -37,7 +38,7 @@ let behind: Behind;
 let dead: Promise<{ failing: Endpoint; closedUrl: string; failingRun: string; closedRun: string }>;
 
 beforeAll(async () => {
-  [stack, receiver] = await Promise.all([startStack({}, ["other", "rot"]), Receiver.start()]);
+  [stack, receiver] = await startTogether(startStack({}, ["other", "rot"]), Receiver.start());
   client = new Client(stack.url, stack.apiKey);
   other = new Client(stack.url, stack.keys.other!);
   rot = new Client(stack.url, stack.keys.rot!);

@@ -35,9 +35,14 @@ export function render(parent: Element, ...children: Child[]) {
 
 let fieldCount = 0;
 /** A labelled form field: the label names the control for screen readers and tests. */
-export function field(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string) {
+export function field(
+  label: string,
+  control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+  /** Text, or parts of which some change with the control's value. */
+  hint?: string | (string | Node)[],
+) {
   control.id ||= `f${++fieldCount}`;
-  const hintEl = hint ? h("small", { id: `${control.id}-hint`, class: "hint" }, hint) : null;
+  const hintEl = hint ? h("small", { id: `${control.id}-hint`, class: "hint" }, ...(typeof hint === "string" ? [hint] : hint)) : null;
   if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
   return h("div", { class: "field" }, h("label", { for: control.id }, label), control, hintEl);
 }

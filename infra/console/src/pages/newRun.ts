@@ -25,12 +25,22 @@ export function newRunPage(app: HTMLElement) {
   const session = h("input", { type: "text", name: "sessionId", placeholder: "a new session", pattern: "[A-Za-z0-9_-]{1,64}" });
   const attach = h("input", { type: "file", name: "files", multiple: true });
   // The tenant's saved agents, filled in when the list comes back.
-  const agent = h("select", { name: "agent" }, h("option", { value: "" }, "none (the whole catalogue)"));
+  // Each choice by its name alone (its version and mode in the hint): on a phone a longer option is cut in the closed select.
+  const agent = h("select", { name: "agent" }, h("option", { value: "" }, "none"));
+  const agentHint = h("span", {});
+  const versions = new Map<string, string>();
+  const describeAgent = () => {
+    agentHint.textContent = agent.value ? `${agent.value}: ${versions.get(agent.value) ?? ""}` : "none: the whole catalogue. ";
+  };
+  agent.addEventListener("change", describeAgent);
+  describeAgent();
   void client
     .listAgents()
     .then(({ agents }) => {
-      for (const a of agents)
-        agent.append(h("option", { value: a.name }, `${a.name} (version ${a.version}${a.mode ? `, ${a.mode}` : ""})`));
+      for (const a of agents) {
+        versions.set(a.name, `version ${a.version}${a.mode ? `, ${a.mode}` : ""}. `);
+        agent.append(h("option", { value: a.name }, a.name));
+      }
     })
     .catch(() => undefined);
   const instructions = h("textarea", { name: "instructions", rows: 3, maxlength: 4000 });
@@ -112,7 +122,10 @@ export function newRunPage(app: HTMLElement) {
       },
       field("Task", input, "What should the agents do? Up to 96,000 bytes (32,000 characters of Chinese, Japanese or Korean)."),
       field("Mode", mode, "auto: the router decides. react: one agent. plan_solve: a planner and parallel executors."),
-      field("Saved agent", agent, "Its mode (when Mode is auto), instructions, model settings, tools and approvals (Agents page)."),
+      field("Saved agent", agent, [
+        agentHint,
+        "A saved agent brings its mode (when Mode is auto), instructions, model settings, tools and approvals (Agents page).",
+      ]),
       field("Instructions", instructions, "For this run's agents, after the tenant's and the saved agent's. Up to 4,000 characters."),
       checkbox("Deep think (plan and solve when the router decides)", deepThink),
       h(

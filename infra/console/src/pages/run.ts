@@ -4,6 +4,7 @@ import { budgetText } from "../../../../shared/contracts/budget.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { FileView, RunView } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
+import { evaluationText } from "../../../display/evaluation.js";
 import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
 import { axisTicks, seconds } from "../durations.js";
@@ -317,6 +318,8 @@ function drawPlan(section: HTMLElement, view: RunView) {
               "li",
               { class: `step ${step.status}`, dataset: { status: step.status } },
               h("span", { class: `badge ${step.status}` }, step.status.replace("_", " ")),
+              // Completed or not, a step whose tasks a person left undone says so beside its status.
+              step.undone ? [" ", h("span", { class: "badge undone" }, `${step.undone} not done`)] : null,
               " ",
               step.title,
               h(
@@ -328,7 +331,7 @@ function drawPlan(section: HTMLElement, view: RunView) {
                 ? h(
                     "p",
                     { class: `verdict ${step.verdict.met ? "met" : "not-met"}` },
-                    `Done when ${step.verdict.met ? "met" : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
+                    `Done when ${step.verdict.met ? (step.undone ? "met as far as it could be" : "met") : "not met — revised, runs again"}${step.verdict.reason ? `: ${step.verdict.reason}` : ""}`,
                   )
                 : null,
             ),
@@ -368,6 +371,9 @@ function drawTimeline(section: HTMLElement, tasks: FoldedTask[], view: RunView |
   );
 }
 
+/** A task's status on its lane: one a person left undone is not done, whatever its executor answered. */
+const laneStatus = (lane: Lane) => (lane.undone?.length ? "not_done" : lane.status);
+
 function stepLanes(iteration: number, group: Lane[]) {
   const now = new Date().toISOString();
   const t = (iso: string) => Date.parse(iso);
@@ -388,20 +394,20 @@ function stepLanes(iteration: number, group: Lane[]) {
           {
             class: "lane",
             role: "listitem",
-            dataset: { taskId: lane.taskId, start: lane.startedAt, end: lane.endedAt ?? "", status: lane.status },
+            dataset: { taskId: lane.taskId, start: lane.startedAt, end: lane.endedAt ?? "", status: laneStatus(lane) },
           },
           h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
           h(
             "span",
             { class: "lane-track" },
             h("span", {
-              class: `lane-bar ${lane.status}`,
+              class: `lane-bar ${laneStatus(lane)}`,
               style: { left: `${left.toFixed(2)}%`, width: `${Math.min(width, 100 - left).toFixed(2)}%` },
               title: `${lane.startedAt} → ${lane.endedAt ?? "running"}`,
             }),
           ),
           h("span", { class: "lane-duration" }, lane.endedAt ? took : `${took}…`),
-          h("span", { class: "visually-hidden" }, ` ${lane.status}`),
+          h("span", { class: "visually-hidden" }, ` ${laneStatus(lane).replace("_", " ")}`),
         );
       }),
       // The step's time axis: where each bar starts and ends, in seconds from the step's start.
@@ -535,6 +541,19 @@ function drawUsage(section: HTMLElement, view: RunView) {
       h("dd", {}, view.estimatedCostUsd === undefined ? "none: no price for this model" : usd(view.estimatedCostUsd)),
       ...(view.budget ? [h("dt", {}, "Budget"), h("dd", { class: "budget" }, budgetText(view.budget))] : []),
     ),
+    view.evaluation ? evaluationView(view.evaluation) : null,
+  );
+}
+
+/** The online eval's scores of the ended run (scored after its end), or why it was not scored. */
+function evaluationView(evaluation: NonNullable<RunView["evaluation"]>) {
+  const { headline, judges, passed } = evaluationText(evaluation);
+  return h(
+    "div",
+    { class: "evaluation" },
+    h("h3", {}, "Online eval"),
+    h("p", { class: passed === undefined ? "muted" : passed ? "ok" : "bad" }, headline),
+    judges.length ? h("ul", { class: "judges" }, ...judges.map((line) => h("li", {}, line))) : null,
   );
 }
 

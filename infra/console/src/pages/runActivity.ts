@@ -1,5 +1,7 @@
 import { endedBlocks, type FoldedRun, openBlock, type StreamedBlock, type TextSource } from "../../../../shared/apiClient/runFold.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
+import { undoneText } from "../../../../shared/contracts/undone.js";
+import { evaluationText } from "../../../display/evaluation.js";
 import { argumentViews } from "../../../display/toolArguments.js";
 import { h } from "../dom.js";
 import { highlightHtml } from "../highlight.js";
@@ -166,7 +168,10 @@ export class Activity {
         this.add(
           event,
           h("span", { class: "who" }, d.taskId),
-          `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`,
+          // A task a person left undone is not shown as done: it ended without the call they declined.
+          d.undone?.length
+            ? h("span", {}, h("strong", { class: "undone" }, "⊘ not done:"), ` ${d.title} — ${undoneText(d.undone)}`)
+            : `${d.status === "succeeded" ? "✓" : "✗"} ${d.title}`,
           d.files?.length ? h("small", { class: "muted" }, ` · files: ${d.files.join(", ")}`) : null,
         );
         break;
@@ -212,6 +217,15 @@ export class Activity {
       case "task.started":
       case "plan.updated":
         break; // the timeline and the plan show them
+      case "eval.scored": {
+        const { headline, judges, passed } = evaluationText(d);
+        this.add(
+          event,
+          h("strong", { class: passed === undefined ? "" : passed ? "ok" : "bad" }, headline),
+          judges.length ? h("ul", { class: "judges" }, ...judges.map((line) => h("li", {}, line))) : null,
+        );
+        break;
+      }
       default:
         if (type.startsWith("run."))
           this.add(

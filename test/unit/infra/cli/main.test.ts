@@ -83,6 +83,31 @@ describe("Renderer", () => {
     expect(
       render({ type: "task.completed", data: { taskId: "t1", title: "x", iteration: 0, status: "failed", result: "no tool fits" } }),
     ).toBe("✗ t1 failed: no tool fits");
+    // A task whose write a person rejected answered, but is not done: it says so, and why.
+    expect(
+      render({
+        type: "task.completed",
+        data: {
+          taskId: "t3",
+          title: "Write the report",
+          iteration: 0,
+          status: "succeeded",
+          result: "Rejected by the user: not today.",
+          undone: [{ tool: "write_artifact", decision: "reject" }],
+        },
+      }),
+    ).toBe("⊘ t3 not done (the user rejected write_artifact): Rejected by the user: not today.");
+    // Its step, met as far as it could be, says how many of its tasks were left undone.
+    const step = {
+      title: "Write",
+      tasks: ["Write report.md"],
+      status: "completed" as const,
+      verdict: { met: true, reason: "1 left undone" },
+      undone: 1,
+    };
+    expect(render({ type: "plan.updated", data: { plan: { title: "P", steps: [step], finished: false } } })).toContain(
+      "  [x] 1. Write (1 task(s) not done: the user declined a tool call)\n         - Write report.md\n         done when met as far as it could be: 1 left undone",
+    );
     expect(
       render({
         type: "interrupt.opened",
@@ -160,6 +185,7 @@ describe("command line", () => {
       json: true,
       uploads: [],
     });
+    expect(parseCommandLine(["replay", "--dir", "recorded"], {})).toMatchObject({ name: "replay", dir: "recorded" });
     expect(parseCommandLine(["run", "Analyse it", "--file", "a.csv", "--file", "b.csv"], {})).toMatchObject({
       uploads: ["a.csv", "b.csv"],
     });
@@ -214,6 +240,9 @@ describe("command line", () => {
     [["trace", "run_1", "--otlp", "a.json", "--otlp-endpoint", "http://localhost:4318"]],
     [["trace", "run_1", "--otlp-endpoint", "localhost:4318"]],
     [["get", "run_1", "--otlp", "a.json"]],
+    [["replay", "run_1", "--dir", "recorded"]],
+    [["get", "run_1", "--dir", "recorded"]],
+    [["replay"]],
   ])("%j is a usage error", (argv) => {
     expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
   });

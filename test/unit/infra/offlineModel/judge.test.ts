@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { JUDGE_PROMPT } from "../../../../infra/evals/judge.js";
 import { respond } from "../../../../infra/offlineModel/brain.js";
+import { JUDGE_PROMPT } from "../../../../shared/contracts/evaluation.js";
 
 const grade = (answer: string, rubric: string) =>
   JSON.parse(

@@ -57,7 +57,7 @@ function keyedService() {
   return { service, tools: [send, lookup] as Tool[] };
 }
 
-async function loopOn(model: ScriptedModel, tools: Tool[]) {
+async function loopOn(model: ScriptedModel, tools: Tool[], toolFailures?: "pause" | "report") {
   const fixture = await withRun({ status: "running", mode: "react" }, { model });
   const { ports, runId } = fixture;
   const go = async () => {
@@ -70,6 +70,7 @@ async function loopOn(model: ScriptedModel, tools: Tool[]) {
         conversation: [{ role: "user", content: "Bill ACME." }],
         tools: new ToolRegistry(tools),
         maxRounds: 5,
+        toolFailures,
       },
     );
     await Promise.all([journal.flush(), events]);
@@ -185,6 +186,16 @@ describe("a tool that fails for a reason a person can fix", () => {
     const paused = (await go()) as { interruptId: string };
     await expect(decide(paused.interruptId, { decision: "approve" })).rejects.toMatchObject({ statusCode: 409 });
     expect((await ports.interrupts.get(runId, paused.interruptId))?.status).toBe("pending");
+  });
+
+  it("with the tenant's toolFailures 'report', the same failure is the model's to read: no pause, no interrupt", async () => {
+    const { service, tools } = keyedService();
+    const model = caller("send_invoice", { to: "ACME" });
+    const { go, ports, runId } = await loopOn(model, tools, "report");
+    expect(await go()).toMatchObject({ kind: "answer", text: expect.stringContaining("the key has expired") });
+    expect(await ports.interrupts.list(runId)).toEqual([]);
+    expect(service.asked).toBe(1);
+    expect(model.requests).toHaveLength(2);
   });
 
   it("a failure no person can fix (a plain error) is still the model's to read", async () => {

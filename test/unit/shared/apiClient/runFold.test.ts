@@ -46,6 +46,16 @@ describe("the fold of a run's events", () => {
     });
     expect(done.blocks.size).toBe(0);
     expect(done.tasks.get("0:t1")).toMatchObject({ status: "succeeded", result: "Answer", endedAt: at(4) });
+    expect(done.tasks.get("0:t1")).not.toHaveProperty("undone");
+    // A task whose call a person declined keeps which one: readers show it as not done.
+    const undone = [{ tool: "write_artifact", decision: "reject" as const }];
+    const declined = foldRun(done, {
+      type: "task.completed",
+      data: { taskId: "t2", title: "y", iteration: 0, status: "succeeded", result: "Rejected by the user.", undone },
+      seq: 5,
+      at: at(5),
+    });
+    expect(declined.tasks.get("0:t2")).toMatchObject({ status: "succeeded", undone });
   });
 
   it("follows tasks, tool calls, their code, reports and results, files, pauses and the run's end", () => {

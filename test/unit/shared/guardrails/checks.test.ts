@@ -119,6 +119,23 @@ describe("the run's input, checked at its start", () => {
     expect(await fakes.activeRuns.count(run?.tenantId ?? "")).toBe(0);
   });
 
+  it("an LLM judge's tokens are in the run's usage (a judgement that passes costs its call too)", async () => {
+    const { ports, runId } = await withRun(
+      {
+        status: "queued",
+        requestedMode: "react",
+        input: "The launch is in May.",
+        guardrails: checks([{ kind: "llm_judge", action: "block", rubric: 'Never mention "Project Falcon".', on: ["input"] }]),
+      },
+      { model },
+    );
+    expect(await startRun({ runId }, ports)).toMatchObject({ mode: "react" });
+    const usage = (await ports.runs.get(runId))?.usage;
+    expect(usage?.llmCalls).toBe(1);
+    expect(usage?.promptTokens).toBeGreaterThan(0);
+    expect(usage?.completionTokens).toBeGreaterThan(0);
+  });
+
   it("a redacted input replaces the run's input before any agent reads it; an input that passes starts as before", async () => {
     const { ports, fakes, runId } = await withRun({
       status: "queued",

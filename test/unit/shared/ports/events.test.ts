@@ -57,6 +57,21 @@ describe.each([
     expect(await b.tip(runId)).toEqual({ seq: 3, closed: true });
   });
 
+  it("an event written after the end (reopen and close, with a key) lands once after the terminal event, and the log stays closed", async () => {
+    const [a, b] = writers();
+    const runId = freshId("run");
+    await a.append(runId, [{ type: "run.cancelled", data: { reason: "cancelled" } }], { close: true });
+    const scored: EventBody = {
+      type: "eval.scored",
+      data: { status: "skipped", reason: "cap", judges: [], usage: { promptTokens: 0, completionTokens: 0 }, costUsd: null, at: "x" },
+    };
+    expect((await b.append(runId, [scored], { reopen: true, close: true, key: "eval.scored" })).map((e) => e.seq)).toEqual([2]);
+    expect(await a.append(runId, [scored], { reopen: true, close: true, key: "eval.scored" })).toEqual([]);
+    expect(await a.append(runId, [thought("a", 0)])).toEqual([]);
+    expect(await b.tip(runId)).toEqual({ seq: 2, closed: true });
+    expect((await a.list(runId)).map((e) => e.type)).toEqual(["run.cancelled", "eval.scored"]);
+  });
+
   it("an invalid event is refused and takes no number", async () => {
     const [a] = writers();
     const runId = freshId("run");

@@ -1,8 +1,9 @@
-import { SFNClient } from "@aws-sdk/client-sfn";
+import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_ACCOUNT, LOCAL_REGION } from "../../../../infra/local/account.js";
 import { LocalStepFunctions } from "../../../../infra/local/stepFunctions.js";
 import type { Executions } from "../../../../shared/ports/executions.js";
+import { nextExecutionArn } from "../../../../shared/run/continuation.js";
 import { StepFunctionsExecutions } from "../../../../shared/store/stepFunctions.js";
 import { MemoryExecutions } from "../../../../shared/testing/memoryExecutions.js";
 import { freshId, TEST_CREDENTIALS } from "../../../support/dynalite.js";
@@ -102,5 +103,30 @@ describe.each([
     expect(await executions.stop(nobody, "Stepwise.Cancelled", "no such run")).toBe(false);
     expect(await executions.redrive(nobody, "redrive-nobody")).toBe(false);
     await executions.stop(arn, "Test.Cleanup", "end of test");
+  });
+});
+
+describe("a run's continuation stays on the version its run started on", () => {
+  it("a deploy between the run's start and its continuation does not move the run; new runs start on the deploy", async () => {
+    const executions = new StepFunctionsExecutions(sfn!, local!.aliasArn);
+    const runId = freshId("run");
+    const first = executions.arnFor(runId);
+    await executions.start(runId);
+    const started = await sfn!.send(new DescribeExecutionCommand({ executionArn: first }));
+    const deployed = local!.publishVersion(definition); // a deploy: the alias moves to the new version
+    expect(deployed).not.toBe(started.stateMachineVersionArn);
+
+    const next = nextExecutionArn(first, runId);
+    expect(await executions.startContinuation(first, next, JSON.stringify({ runId }))).toBe(true);
+    const continued = await sfn!.send(new DescribeExecutionCommand({ executionArn: next }));
+    expect(continued.stateMachineVersionArn).toBe(started.stateMachineVersionArn);
+    // A repeated call finds it running (ContinueRun retried).
+    expect(await executions.startContinuation(first, next, JSON.stringify({ runId }))).toBe(true);
+
+    const later = freshId("run");
+    await executions.start(later);
+    const fresh = await sfn!.send(new DescribeExecutionCommand({ executionArn: executions.arnFor(later) }));
+    expect(fresh.stateMachineVersionArn).toBe(deployed);
+    for (const arn of [first, next, executions.arnFor(later)]) await executions.stop(arn, "Test.Cleanup", "end of test");
   });
 });

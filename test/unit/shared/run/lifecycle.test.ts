@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
+import { metrics } from "../../../../shared/observability.js";
 import { cancelRun } from "../../../../shared/run/cancel.js";
-import { endRun } from "../../../../shared/run/lifecycle.js";
+import { endRun, RUN_FAULT_METRIC, reconcileExecutionEnd } from "../../../../shared/run/lifecycle.js";
 import { finalize } from "../../../../shared/steps/finalize.js";
 import { recordFailure } from "../../../../shared/steps/recordFailure.js";
 import { recordTimeout } from "../../../../shared/steps/recordTimeout.js";
@@ -87,5 +88,47 @@ describe("cancelRun", () => {
     await cancelRun(ports, run, "not needed");
     expect(await ports.runs.status(runId)).toBe("cancelled");
     expect(fakes.notifyQueue.take()).toEqual([{ kind: "ended", runId }]);
+  });
+});
+
+describe("the RunFaults metric (what the operator's alarm watches)", () => {
+  afterEach(() => metrics.clearMetrics());
+  let published = 0;
+  /** The RunFaults counted so far: what the invocations' flushes publish (their EMF lines). */
+  const faultsCounted = () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: any) => {
+      lines.push(...String(chunk).split("\n").filter(Boolean));
+      return true;
+    });
+    try {
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    } finally {
+      spy.mockRestore();
+    }
+    for (const line of lines) published += [JSON.parse(line)[RUN_FAULT_METRIC] ?? 0].flat().reduce((a: number, b: number) => a + b, 0);
+    return published;
+  };
+
+  it("counts a run failed by Stepwise or what it depends on, not one failed by its own input or agent, nor other endings", async () => {
+    faultsCounted();
+    published = 0;
+    // The run's own: "Record failure" with an error no retry can change.
+    for (const code of ["Stepwise.InvalidInput", "Stepwise.AgentFailed"]) {
+      const own = await withRun({ status: "running" });
+      await recordFailure({ runId: own.runId, error: { Error: code, Cause: "the input does not fit" } }, own.ports);
+      expect((await own.ports.runs.get(own.runId))?.status).toBe("failed");
+    }
+    const cancelled = await withRun({ status: "running" });
+    await endRun(cancelled.ports, cancelled.runId, "cancelled", { error: { code: "cancelled", message: "by the user" } });
+    expect(faultsCounted()).toBe(0);
+    // Stepwise's: an execution that failed at its own state once retries were spent (the notifier ends the run).
+    const crashed = await withRun({ status: "running" });
+    await reconcileExecutionEnd(crashed.ports, crashed.runId, { status: "FAILED", error: "Stepwise.AwsUnavailable", cause: "throttled" });
+    expect((await crashed.ports.runs.get(crashed.runId))?.status).toBe("failed");
+    expect(faultsCounted()).toBe(1);
+    // Counted once, however often the end is reported.
+    await reconcileExecutionEnd(crashed.ports, crashed.runId, { status: "FAILED", error: "Stepwise.AwsUnavailable", cause: "throttled" });
+    expect(faultsCounted()).toBe(1);
   });
 });

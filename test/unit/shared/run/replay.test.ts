@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import type { ChatRequest } from "../../../../shared/llm/types.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
-import { compareReplay, forkRun, replayRun } from "../../../../shared/run/replay.js";
+import { ownRun } from "../../../../shared/run/access.js";
+import { compareReplay, exportRun, forkRun, importRun, replayRun } from "../../../../shared/run/replay.js";
 import { lastUserText, ScriptedModel, type ScriptedReply, systemText } from "../../../../shared/testing/scriptedModel.js";
 import { writeArtifact } from "../../../../shared/tools/artifacts.js";
 import { calculator } from "../../../../shared/tools/calculator.js";
@@ -62,6 +64,8 @@ function reply(request: ChatRequest): ScriptedReply {
   throw new Error(`no scripted reply for: ${system.slice(0, 60)}`);
 }
 
+const TEXT_TYPES = new Set(["agent.delta", "agent.thought"]);
+
 /** A recorded run of four tasks, ended, and a replay or fork of it driven the same way. */
 async function recorded() {
   const model = new ScriptedModel((request) => reply(request));
@@ -93,6 +97,51 @@ describe("replay", () => {
     expect(comparison.eventsCompared).toBe(fakes.events.all(parent.runId).length);
     // The session keeps one turn: a replay is no turn of the conversation.
     expect((await ports.sessions.messages(parent.tenantId, parent.sessionId)).filter((m) => m.runId === replay.runId)).toEqual([]);
+  });
+
+  it("is compared once its log is closed: asked between the run's end and its terminal event, the comparison is still running, then identical", async () => {
+    // The run's record ends before its terminal event lands (they are written side by side): a
+    // comparison read in between missed run.succeeded and reported a difference (the benchmark saw it).
+    const { ports, fakes, parent } = await recorded();
+    const replay = await replayRun(ports, parent, {}, links);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const append = fakes.events.append.bind(fakes.events);
+    fakes.events.append = async (runId, bodies, options) => {
+      if (runId === replay.runId && options?.close) await gate;
+      return append(runId, bodies, options);
+    };
+    const driven = drivePlanSolve(ports, replay.runId);
+    let ended = (await ports.runs.get(replay.runId))!;
+    while (!TERMINAL_STATUSES.has(ended.status)) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      ended = (await ports.runs.get(replay.runId))!;
+    }
+    expect(ended.status).toBe("succeeded");
+    expect(await compareReplay(ports, ended)).toMatchObject({ status: "running" });
+    release();
+    await driven;
+    expect(await compareReplay(ports, ended)).toMatchObject({ status: "identical" });
+  });
+
+  it("finds a replay identical when the recorded run's streamed text landed after its task's end, as it does under load", async () => {
+    const { ports, fakes, parent } = await recorded();
+    // An executor's answer, streamed in the background, written after task.completed.
+    const log = fakes.events.logs.get(parent.runId)!.events;
+    const completed = log.findIndex((e) => e.type === "task.completed");
+    const taskId = (log[completed].data as { taskId: string }).taskId;
+    const text = log.findLastIndex((e, i) => i < completed && TEXT_TYPES.has(e.type) && (e.data as { taskId?: string }).taskId === taskId);
+    expect(text).toBeGreaterThanOrEqual(0);
+    const [moved] = log.splice(text, 1);
+    log.splice(completed, 0, moved);
+    log.forEach((e, i) => Object.assign(e, { seq: i + 1 }));
+
+    const replay = await replayRun(ports, parent, {}, links);
+    await drivePlanSolve(ports, replay.runId);
+    const comparison = await compareReplay(ports, (await ports.runs.get(replay.runId))!);
+    expect(comparison, JSON.stringify(comparison, null, 1)).toMatchObject({ status: "identical" });
   });
 
   it("after a prompt change the replay stops at the first model call asked differently, naming it with both sides", async () => {
@@ -167,8 +216,46 @@ describe("fork", () => {
     expect((await ports.runs.get(parent.runId))?.result).toBe(parent.result);
   });
 
+  it("a fork with the first plan iteration's plan edited runs the edited tasks live, and nothing of the planner's turn is asked again", async () => {
+    const { ports, parent, model, recordedCalls, counts } = await recorded();
+    const plan = {
+      title: "Fives",
+      steps: [{ title: "Add fives", tasks: ["Add 5 and 5 with the calculator", "Add 50 and 5 with the calculator"] }],
+    };
+    const fork = await forkRun(ports, parent, { at: { scope: "plan#0", round: 1 }, edits: { plan } }, links);
+    await drivePlanSolve(ports, fork.runId);
+
+    const made = model.requests.slice(recordedCalls);
+    // No planner call for the plan: the edited one is made from the journal; its two tasks run live.
+    expect(made.map((r) => systemText(r).split(" of Stepwise")[0])).toEqual([
+      "You are an executor agent",
+      "You are an executor agent",
+      "You are an executor agent",
+      "You are an executor agent",
+      "You are the planner",
+      "You are the summarizer",
+    ]);
+    expect(counts.calculator).toBe(3 + 2);
+    const ended = (await ports.runs.get(fork.runId))!;
+    expect(ended.status).toBe("succeeded");
+    expect(ended.plan?.steps.map((s) => s.tasks)).toEqual([plan.steps[0].tasks]);
+    expect(ended.result).toContain("5+5 = 10");
+    expect(ended.result).toContain("50+5 = 55");
+    expect(ended.result).not.toContain("1+1");
+  });
+
   it.each([
     [{ at: { scope: "task#7#nope", round: 0 } }, 404, 'no agent scope "task#7#nope"'],
+    [{ at: { scope: "plan#0", round: 1 }, edits: { plan: { steps: [{ title: "Empty", tasks: [] }] } } }, 400, "edits.plan.steps.0.tasks"],
+    [{ at: { scope: "plan#0", round: 1 }, edits: { plan: { steps: [{ title: "X", tasks: ["y"], when: 1 }] } } }, 400, "edits.plan.steps.0"],
+    [
+      { at: { scope: "task#1#s2.t1", round: 1 }, edits: { plan: { steps: [{ title: "X", tasks: ["y"] }] } } },
+      400,
+      "A plan edit forks a plan iteration",
+    ],
+    [{ at: { scope: "plan#0", round: 0 }, edits: { plan: { steps: [{ title: "X", tasks: ["y"] }] } } }, 404, "made no plan"],
+    [{ at: { scope: "task#1#s2.t1", round: 1 }, edits: { answers: [{ callId: "calc_1", answer: "yes" }] } }, 400, "not a question"],
+    [{ at: { scope: "task#1#s2.t1", round: 1 }, edits: { answers: [{ callId: "calc_1", answer: "" }] } }, 400, "edits.answers.0.answer"],
     [{ at: { scope: "task#1#s2.t1", round: 9 } }, 404, "there is no round 9"],
     [{ at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_9", output: "x" }] } }, 404, "No tool call calc_9"],
     [
@@ -185,5 +272,66 @@ describe("fork", () => {
     });
     expect([...fakes.runs.records.keys()]).toEqual([parent.runId]);
     expect(fakes.executions.executions.size).toBe(1);
+  });
+});
+
+describe("import", () => {
+  /** The recorded run as `GET …/export` hands it out (through JSON, as a file holds it). */
+  async function exported() {
+    const fixture = await recorded();
+    const document = JSON.parse(JSON.stringify(await exportRun(fixture.ports, fixture.parent)));
+    return { ...fixture, document };
+  }
+
+  it("records an exported run in the importing tenant under a new id, ended as it was, and it replays there identically", async () => {
+    const { ports, fakes, parent, model, recordedCalls, counts, document } = await exported();
+    const imported = await importRun(ports, "t_elsewhere", document, links);
+
+    expect(imported).toMatchObject({ tenantId: "t_elsewhere", status: "succeeded", importedFrom: parent.runId, result: parent.result });
+    expect(imported.runId).not.toBe(parent.runId);
+    expect(imported.sessionId).not.toBe(parent.sessionId);
+    expect(imported.webhook).toBeUndefined();
+    // Its events are the recorded run's, naming the new id wherever they named the old.
+    const events = fakes.events.all(imported.runId).map(({ type, data }) => ({ type, data }));
+    const recordedEvents = fakes.events.all(parent.runId).map(({ type, data }) => ({ type, data }));
+    expect(JSON.stringify(events)).toBe(JSON.stringify(recordedEvents).replaceAll(parent.runId, imported.runId));
+    // Tenant-scoped: the tenant it came from does not see it.
+    await expect(ownRun(ports, parent.tenantId, imported.runId)).rejects.toMatchObject({ statusCode: 404 });
+
+    const replay = await replayRun(ports, imported, {}, links);
+    await drivePlanSolve(ports, replay.runId);
+    expect(model.requests.length).toBe(recordedCalls);
+    expect(counts).toEqual({ calculator: 3, writes: 1 });
+    const comparison = await compareReplay(ports, (await ports.runs.get(replay.runId))!);
+    expect(comparison, JSON.stringify(comparison, null, 1)).toMatchObject({ status: "identical", replayOf: imported.runId });
+  });
+
+  it.each([
+    ["not an export", () => "runs.json", 400, "body"],
+    ["another format", (d: any) => ({ ...d, format: "stepwise.run/0" }), 400, "format"],
+    ["a run record that does not fit", (d: any) => ({ ...d, run: { ...d.run, status: "done" } }), 400, "run.status"],
+    [
+      "an event that does not fit",
+      (d: any) => ({ ...d, events: [{ seq: 1, at: "x", type: "run.exploded", data: {} }, ...d.events] }),
+      400,
+      "events.0",
+    ],
+    ["a run still in flight", (d: any) => ({ ...d, run: { ...d.run, status: "running" } }), 400, "only an ended run can be imported"],
+    ["events without their end", (d: any) => ({ ...d, events: d.events.slice(0, -1) }), 400, "terminal event"],
+    [
+      "a journal without a model call",
+      (d: any) => ({ ...d, journal: d.journal.filter((r: any) => r.kind !== "llm") }),
+      400,
+      "no model call",
+    ],
+  ])("refuses %s with %i naming the problem, and records nothing", async (_, edit, status, message) => {
+    const { ports, fakes, parent, document } = await exported();
+    await expect(importRun(ports, "t_elsewhere", edit(document), links)).rejects.toMatchObject({
+      statusCode: status,
+      message: expect.stringContaining(message),
+    });
+    expect([...fakes.runs.records.keys()]).toEqual([parent.runId]);
+    expect([...fakes.journal.records.keys()]).toEqual([parent.runId]);
+    expect([...fakes.events.logs.keys()]).toEqual([parent.runId]);
   });
 });

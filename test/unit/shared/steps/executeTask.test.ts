@@ -84,6 +84,21 @@ describe("executeTask", () => {
     expect(result).toMatchObject({ done: true, status: "succeeded" });
     expect(await fakes.files.get(runId, "sum.md")).toBeUndefined();
     expect(result.preview).toContain("Rejected by the user: not now.");
+    // Answered, but not done as planned: its record and its event say which call the person declined.
+    const undone = [{ tool: "write_artifact", decision: "reject" }];
+    expect((await ports.tasks.get(runId, input(1).iteration, "s1.t2"))?.undone).toEqual(undone);
+    const completed = fakes.events.all(runId).filter((e) => e.type === "task.completed");
+    expect(completed.map((e) => e.data)).toEqual([expect.objectContaining({ taskId: "s1.t2", status: "succeeded", undone })]);
+  });
+
+  it("an approved write leaves its task done, with no call undone", async () => {
+    const { ports, fakes, runId, input } = await planned({ approval: { tools: "write" } });
+    const waiting = await executeTask(input(1), ports);
+    await ports.interrupts.resolve(runId, waiting.interruptId!, { decision: "approve", resolvedAt: new Date().toISOString() });
+    await executeTask(input(1), ports);
+    expect((await ports.tasks.get(runId, input(1).iteration, "s1.t2"))?.undone).toBeUndefined();
+    const completed = fakes.events.all(runId).filter((e) => e.type === "task.completed");
+    expect(completed[0]?.data).not.toHaveProperty("undone");
   });
 
   it("a model that answers with nothing twice fails the task with a clear error; the run goes on", async () => {

@@ -80,7 +80,7 @@ describe("stepToJudge", () => {
       ["completed", undefined],
       ["in_progress", undefined],
     ]);
-    expect(judging?.executed).toEqual({ title: "Step 2", index: 1, failed: 1 });
+    expect(judging?.executed).toEqual({ title: "Step 2", index: 1, failed: 1, undone: 0 });
     expect(judging?.resultsText.split("\n").slice(0, 3)).toEqual([
       "Results of step 2 (Step 2):",
       "- [s2.t1] Title of s2.t1: 391",
@@ -116,6 +116,31 @@ describe("judged", () => {
       status: "blocked",
       notes: "2 task(s) failed",
     });
+  });
+
+  it("a step whose task a person left undone says so, whether the planner judged it met or not", () => {
+    const results = [
+      task("s1.t1", "succeeded", "391"),
+      { ...task("s1.t2", "succeeded", "Rejected by the user."), undone: [{ tool: "write_artifact", decision: "reject" as const }] },
+    ];
+    const judging = stepToJudge(plan([{ status: "in_progress", undone: 3 }]), 0, results, 8_000)!;
+    // The planner reads which task was left undone, and why; the step's last count is cleared while it is judged.
+    expect(judging.resultsText).toContain(
+      "- [s1.t2] Title of s1.t2: (not done as planned: the user rejected write_artifact) Rejected by the user.",
+    );
+    expect(judging.resultsText).toContain("- [s1.t1] Title of s1.t1: 391");
+    expect(judging.plan.steps[0]!.undone).toBeUndefined();
+    expect(judging.executed.undone).toBe(1);
+    // Met by the planner's check (its status already completed): still marked undone.
+    const checked = {
+      ...judging.plan,
+      steps: [{ ...judging.plan.steps[0]!, status: "completed" as const, verdict: { met: true, reason: "" } }],
+    };
+    expect(judged(checked, judging.executed).steps[0]).toMatchObject({ status: "completed", undone: 1 });
+    // Not judged: completed, and undone.
+    expect(judged(judging.plan, judging.executed).steps[0]).toMatchObject({ status: "completed", undone: 1 });
+    // Nothing declined: no mark.
+    expect(judged(judging.plan, { ...judging.executed, undone: 0 }).steps[0]!.undone).toBeUndefined();
   });
 
   it("finds the step by its title when the planner moved it, and leaves a step the planner marked itself", () => {

@@ -1,8 +1,11 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { ToolProgress } from "../../../../shared/contracts/events.js";
+import type { GuardrailCheck } from "../../../../shared/contracts/guardrails.js";
+import { TextGuard } from "../../../../shared/guardrails/textGuard.js";
 import type { ChatModel, ChatRequest } from "../../../../shared/llm/types.js";
 import { fileText } from "../../../../shared/ports/files.js";
+import { MemoryEvents } from "../../../../shared/testing/memoryEvents.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { writeReport } from "../../../../shared/tools/writeReport.js";
@@ -130,6 +133,32 @@ describe("write_report written live", () => {
     await expect(writeReport.run(writeReport.parameters.parse(args), testToolContext({ files, model }))).rejects.toThrow(message);
     expect(files.writes).toEqual([]);
     expect(asked).toEqual([]);
+  });
+
+  it("with output guardrails, an address split across two deltas reaches no report.delta and no saved report; the redacted text does", async () => {
+    const files = new MemoryFileStore();
+    await files.put("run_test", "sales.xlsx", await salesWorkbook());
+    const events = new MemoryEvents();
+    const pii: GuardrailCheck[] = [{ kind: "pii", action: "redact", entities: ["email"], on: ["output"] }];
+    const usage = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
+    const { model } = streamingModel(["## Contact\n\nWrite to ann.lee", "@example.com for the figures.\n"]);
+    const output = new TextGuard({ events, model }, "run_test", pii, { agent: "executor", taskId: "t1" }, usage);
+    const deltas: string[] = [];
+    const progress = (event: ToolProgress) => {
+      if (event.type === "report.delta") deltas.push(event.data.text);
+    };
+    await writeReport.run(
+      writeReport.parameters.parse({ title: "Contact", format: "markdown", task: "Say whom to ask", material: ["sales.xlsx"] }),
+      { ...testToolContext({ files, model, progress }), output },
+    );
+    const saved = fileText((await files.get("run_test", "contact.md"))!);
+    expect(deltas.join("")).toBe("## Contact\n\nWrite to [redacted email] for the figures.\n");
+    expect(saved).toContain("Write to [redacted email] for the figures.");
+    expect(saved).not.toContain("ann.lee");
+    expect((await events.list("run_test")).map((e) => [e.type, (e.data as { verdict?: string }).verdict])).toEqual([
+      ["guardrail.decided", "redact"],
+      ["guardrail.decided", "redact"],
+    ]);
   });
 
   it("finished text still works without a model", async () => {
