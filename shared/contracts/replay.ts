@@ -100,7 +100,8 @@ const ExportedJournalRecord = z.strictObject({
  */
 export const ExportedRun = z.strictObject({
   format: z.literal("stepwise.run/1"),
-  run: RunRecord,
+  // Its id is rewritten wherever the journal and events name it: a run id, nothing that could match elsewhere.
+  run: RunRecord.extend({ runId: z.string().regex(/^run_[A-Za-z0-9_-]{6,76}$/, "a run id (run_…)") }),
   journal: z.array(ExportedJournalRecord).max(20_000),
   events: z.array(z.intersection(EventBody, z.object({ seq: z.number().int().min(1), at: z.string() }))).max(50_000),
 });

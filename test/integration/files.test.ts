@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StepwiseClient } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import type { PendingUploadView } from "../../shared/contracts/files.js";
+import type { PendingUploadView, UploadLinksView } from "../../shared/contracts/files.js";
 import type { FileList, UploadView } from "../../shared/contracts/responses.js";
 import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
@@ -215,7 +215,7 @@ describe("files", () => {
   });
 
   it("a link signed for 16 MiB cannot take more: an over-size single PUT or part is refused before it is stored", async () => {
-    const announced = await main.request("POST", "/v1/files", { name: "small.bin", bytes: 1024 });
+    const announced = await main.request<PendingUploadView & ErrorBody>("POST", "/v1/files", { name: "small.bin", bytes: 1024 });
     expect(announced.body.parts).toHaveLength(1);
     const over = await fetch(announced.body.parts[0].url, {
       method: "PUT",
@@ -224,10 +224,10 @@ describe("files", () => {
     });
     expect(over.status).toBe(403);
     expect(await over.text()).toContain("SignatureDoesNotMatch");
-    const completed = await main.request("POST", `/v1/files/${announced.body.fileId}/complete`, { parts: [] });
+    const completed = await main.request<ErrorBody>("POST", `/v1/files/${announced.body.fileId}/complete`, { parts: [] });
     expect(completed.body.error.code).toBe("upload_incomplete"); // no object: nothing was stored
 
-    const large = await main.request("POST", "/v1/files", { name: "two.bin", bytes: 16 * 1024 * 1024 + 10 });
+    const large = await main.request<PendingUploadView>("POST", "/v1/files", { name: "two.bin", bytes: 16 * 1024 * 1024 + 10 });
     const last = await fetch(large.body.parts[1].url, { method: "PUT", body: new Uint8Array(16 * 1024 * 1024) });
     expect(last.status).toBe(403); // the last part's link takes its 10 bytes only
     expect((await fetch(large.body.parts[1].url, { method: "PUT", body: new Uint8Array(10) })).status).toBe(200);
@@ -235,10 +235,10 @@ describe("files", () => {
 
   it("expired part links are signed again: the client asks for fresh links and completes the upload", async () => {
     const bytes = randomBytes(16 * 1024 * 1024 * 2 + 100);
-    const pending = (await main.request("POST", "/v1/files", { name: "slow.bin", bytes: bytes.byteLength })).body;
+    const pending = (await main.request<PendingUploadView>("POST", "/v1/files", { name: "slow.bin", bytes: bytes.byteLength })).body;
     expect(pending.resign).toBe(`${stack.url}/v1/files/${pending.fileId}/parts`);
     // Links as an hour later: S3 refuses each one as expired.
-    const expired = pending.parts.map((part: { partNumber: number; url: string }) => {
+    const expired = pending.parts.map((part) => {
       const url = new URL(part.url);
       url.searchParams.set("X-Amz-Date", "20200101T000000Z");
       return { ...part, url: String(url) };
@@ -255,12 +255,12 @@ describe("files", () => {
   });
 
   it("re-signing: fresh links for the parts asked; bad requests are 4xx and sign nothing", async () => {
-    const pending = (await main.request("POST", "/v1/files", { name: "three.bin", bytes: 16 * 1024 * 1024 * 2 + 1 })).body;
+    const pending = (await main.request<PendingUploadView>("POST", "/v1/files", { name: "three.bin", bytes: 16 * 1024 * 1024 * 2 + 1 })).body;
     const resign = (body: unknown, client: Client = main, fileId = pending.fileId) =>
-      client.request("POST", `/v1/files/${fileId}/parts`, body);
+      client.request<UploadLinksView & ErrorBody>("POST", `/v1/files/${fileId}/parts`, body);
     const fresh = await resign({ partNumbers: [3, 2, 3] });
     expect(fresh.status).toBe(200);
-    expect(fresh.body.parts.map((p: any) => p.partNumber)).toEqual([2, 3]);
+    expect(fresh.body.parts.map((p) => p.partNumber)).toEqual([2, 3]);
     expect(Date.parse(fresh.body.expiresAt)).toBeGreaterThan(Date.now());
     expect((await fetch(fresh.body.parts[1].url, { method: "PUT", body: new Uint8Array(1) })).status).toBe(200);
 
@@ -275,7 +275,7 @@ describe("files", () => {
     expect((await resign({ partNumbers: [1] }, main, "file_doesnotexist")).status).toBe(404);
     expect((await resign({ partNumbers: [1] }, main, "..")).status).toBe(404);
 
-    const one = (await main.request("POST", "/v1/files", { name: "one.txt", bytes: 2 })).body;
+    const one = (await main.request<PendingUploadView>("POST", "/v1/files", { name: "one.txt", bytes: 2 })).body;
     expect((await fetch(one.parts[0].url, { method: "PUT", headers: one.headers, body: "hi" })).status).toBe(200);
     expect((await main.request("POST", `/v1/files/${one.fileId}/complete`, { parts: [] })).status).toBe(201);
     expect((await resign({ partNumbers: [1] }, main, one.fileId)).status).toBe(409);

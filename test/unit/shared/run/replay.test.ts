@@ -136,7 +136,7 @@ describe("replay", () => {
     expect(text).toBeGreaterThanOrEqual(0);
     const [moved] = log.splice(text, 1);
     log.splice(completed, 0, moved);
-    log.forEach((e, i) => Object.assign(e, { seq: i + 1 }));
+    for (const [i, e] of log.entries()) e.seq = i + 1;
 
     const replay = await replayRun(ports, parent, {}, links);
     await drivePlanSolve(ports, replay.runId);
@@ -310,6 +310,7 @@ describe("import", () => {
     ["not an export", () => "runs.json", 400, "body"],
     ["another format", (d: any) => ({ ...d, format: "stepwise.run/0" }), 400, "format"],
     ["a run record that does not fit", (d: any) => ({ ...d, run: { ...d.run, status: "done" } }), 400, "run.status"],
+    ["a run id that is none", (d: any) => ({ ...d, run: { ...d.run, runId: "" } }), 400, "run.runId"],
     [
       "an event that does not fit",
       (d: any) => ({ ...d, events: [{ seq: 1, at: "x", type: "run.exploded", data: {} }, ...d.events] }),
