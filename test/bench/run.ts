@@ -19,8 +19,9 @@
  * 10. Tool policies (policy.ts): the Cedar decision before each tool call (p95), the engine's load and its layer.
  * 11. Guardrails (holdBack.ts): the delay the hold-back window adds to the first streamed byte.
  * 12. Replay (replay.ts): a 16-task run replayed from its journal, and what the journal holds per run.
+ * 13. Budgets (budget.ts): the spend ledger's writes per model call, with and without budgets.
  *
- * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`, `policy`, `holdback`, `replay`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
+ * `npm run bench -- workloads` (or `context`, `overhead`, `mcp`, `sandbox`, `prompts`, `eventlog`, `capacity`, `bundles`, `stream`, `policy`, `holdback`, `replay`, `budget`) runs one part; BENCH_RUNS, BENCH_LATENCY_MS.
  */
 
 import { Client } from "../support/client.js";
@@ -128,3 +129,4 @@ if (wanted("holdback")) await (await import("./holdBack.js")).benchHoldBack();
 if (wanted("capacity")) await (await import("./capacity.js")).benchCapacity();
 if (wanted("policy")) await (await import("./policy.js")).benchPolicy();
 if (wanted("replay")) await (await import("./replay.js")).benchReplay();
+if (wanted("budget")) await (await import("./budget.js")).benchBudget();
