@@ -133,6 +133,11 @@ export const DeploymentSettings = z
     agentMemoryMb: z.coerce.number().int().min(512).max(10_240).optional(),
     /** Executors at once in "Execute tasks" (an inline Map allows 40). */
     maxConcurrency: z.coerce.number().int().min(1).max(40).optional(),
+    /**
+     * The account's Lambda concurrent-executions quota in the region (1,000 by default; a new
+     * account often has 10): synth warns when the reservations or a run's executors do not fit it.
+     */
+    accountConcurrency: positiveInt.optional(),
     /** How long a run waits for a person. */
     interruptTimeoutHours: z.coerce
       .number()
@@ -250,6 +255,41 @@ export function sandboxRuntimeFor(setting: DeploymentSettings["sandboxRuntime"],
       `Invalid Stepwise settings: sandboxRuntime=agentcore, but AgentCore Code Interpreter is not offered in ${region} (it is in ${AGENTCORE_REGIONS.join(", ")}); use sandboxRuntime=pyodide there`,
     );
   return setting ?? (offered ? "agentcore" : "pyodide");
+}
+
+/** Lambda's default concurrent-executions quota, and what it keeps unreserved in every account. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1_000;
+export const UNRESERVED_CONCURRENCY = 100;
+/**
+ * Functions busy beside a run's executors at its busiest: the step that waits on them (Plan) and
+ * the API, the stream and the notifier serving it.
+ */
+export const BESIDE_EXECUTORS = 4;
+
+/**
+ * What does not fit the account's concurrency quota: Lambda keeps 100 executions unreserved, so
+ * reservations above quota − 100 fail the deploy; executors beyond what is left are throttled and
+ * retried for minutes while the others hold their slots. Empty when everything fits.
+ */
+export function concurrencyWarnings(settings: DeploymentSettings): string[] {
+  const quota = settings.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY;
+  const executors = settings.maxConcurrency ?? 8;
+  const reserved =
+    (settings.apiReservedConcurrency ?? 0) + (settings.streamReservedConcurrency ?? 0) + (settings.sandboxReservedConcurrency ?? 0);
+  const warnings: string[] = [];
+  const reservable = Math.max(0, quota - UNRESERVED_CONCURRENCY);
+  if (reserved > reservable) {
+    warnings.push(
+      `Reserved concurrency (apiReservedConcurrency + streamReservedConcurrency + sandboxReservedConcurrency = ${reserved}) exceeds what an account with a quota of ${quota} concurrent executions can reserve (${reservable}: Lambda keeps ${UNRESERVED_CONCURRENCY} unreserved); the deploy would fail. Leave them unset, or raise the quota (Service Quotas) and set accountConcurrency.`,
+    );
+  }
+  const busy = executors + BESIDE_EXECUTORS;
+  if (busy > quota - reserved) {
+    warnings.push(
+      `One run can keep ${busy} functions busy (maxConcurrency ${executors} executors + ${BESIDE_EXECUTORS} beside them), more than the ${quota - reserved} unreserved concurrent executions of an account with a quota of ${quota}: steps would be throttled and retried for minutes. Use the small-account profile (-c maxConcurrency=2, no reservations; docs/operating.md) or raise the quota.`,
+    );
+  }
+  return warnings;
 }
 
 /** Checks settings (props or context) and says exactly what is wrong. */

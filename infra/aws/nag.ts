@@ -25,6 +25,11 @@ const ALLOWED_WILDCARDS: { pattern: RegExp; reason: string }[] = [
     reason: "The state machine invokes its step functions by any version or alias (what LambdaInvoke grants).",
   },
   {
+    pattern: /^<[A-Za-z0-9]+StateMachine[A-Za-z0-9]+>:\*$/,
+    reason:
+      "ContinueRun starts a run's next execution on the state machine version its run is on: versions are published by deploys, numbered at run time.",
+  },
+  {
     pattern: /:execution:.*:\*$/,
     reason: "The API describes, stops and reads the history of the runs' executions, whose names (run ids) exist only once submitted.",
   },

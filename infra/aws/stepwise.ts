@@ -1,7 +1,7 @@
 import { BedrockAgentCoreClient } from "@aws-sdk/client-bedrock-agentcore";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
+import { Annotations, ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import type { CfnCodeInterpreterCustom } from "aws-cdk-lib/aws-bedrockagentcore";
@@ -23,7 +23,7 @@ import { declaredGrants } from "../../shared/contracts/toolGrants.js";
 import { settingsFromEnv } from "../../shared/settings.js";
 import { TABLE_INDEXES } from "../../shared/store/listings.js";
 import { AgentFunctions } from "./agentFunctions.js";
-import { type DeploymentSettings, functionEnvironment, parseSettings, sandboxRuntimeFor } from "./config.js";
+import { concurrencyWarnings, type DeploymentSettings, functionEnvironment, parseSettings, sandboxRuntimeFor } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
 import { environmentFor, grantExecutions, grantUses, type HandlerResources, STEP_FUNCTIONS_APIS } from "./handlerAccess.js";
 import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER, type StepName } from "./handlers.js";
@@ -75,6 +75,8 @@ export class Stepwise extends Construct {
     super(scope, id);
     const { interruptTimeout, ...rest } = props;
     const settings = parseSettings(rest);
+    // Shown by `cdk synth` and `cdk deploy` (and failing them with --strict).
+    for (const warning of concurrencyWarnings(settings)) Annotations.of(this).addWarningV2("stepwise:accountConcurrency", warning);
 
     this.table = new Table(this, "Table", {
       partitionKey: { name: "pk", type: AttributeType.STRING },

@@ -1,4 +1,4 @@
-import { Match } from "aws-cdk-lib/assertions";
+import { Annotations, Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it, vi } from "vitest";
 import { HANDLER_USES, type HandlerUses } from "../../functions/uses.js";
 import { FUNCTION_ENVIRONMENT, settingsFromContext } from "../../infra/aws/config.js";
@@ -194,6 +194,42 @@ describe("limits", () => {
   it("the table is protected from deletion; the EventBridge target has a dead-letter queue", () => {
     template.hasResourceProperties("AWS::DynamoDB::Table", { DeletionProtectionEnabled: true });
     template.hasResourceProperties("AWS::Events::Rule", { Targets: [Match.objectLike({ DeadLetterConfig: { Arn: Match.anyValue() } })] });
+  });
+});
+
+describe("a small account (10 concurrent executions)", () => {
+  const small = { openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, accountConcurrency: 10, maxConcurrency: 2 };
+  const warningsOf = (synthesized: ReturnType<typeof synthesize>) =>
+    Annotations.fromStack(synthesized.stack)
+      .findWarning("*", Match.stringLikeRegexp("concurren"))
+      .map((w) => String(w.entry.data));
+
+  it("the profile (-c accountConcurrency=10 -c maxConcurrency=2) runs two executors at once, reserves nothing and synthesizes without a warning", () => {
+    const profile = synthesize(small as any);
+    const [machine] = Object.values(profile.template.toJSON().Resources as Record<string, any>).filter(
+      (r) => r.Type === "AWS::StepFunctions::StateMachine",
+    );
+    const definition = JSON.stringify(machine.Properties.DefinitionString);
+    expect(definition).toContain('\\"MaxConcurrency\\":2');
+    for (const fn of functionsOf(profile.stack).filter((f) => f.entry))
+      expect(profile.template.toJSON().Resources[fn.logicalId].Properties.ReservedConcurrentExecutions, fn.path).toBeUndefined();
+    expect(warningsOf(profile)).toEqual([]);
+    expect(warningsOf(synthesize())).toEqual([]); // nor does the default (a quota of 1,000)
+  });
+
+  it("synth warns when the reservations or a run's executors exceed the stated quota, naming the numbers and the way out", () => {
+    const executors = warningsOf(synthesize({ ...small, maxConcurrency: 8 } as any));
+    expect(executors).toHaveLength(1);
+    expect(executors[0]).toMatch(/12 functions busy \(maxConcurrency 8 executors \+ 4 beside them\), more than the 10 unreserved/);
+    expect(executors[0]).toContain("-c maxConcurrency=2");
+    const reserved = warningsOf(synthesize({ ...small, apiReservedConcurrency: 2 } as any));
+    expect(reserved[0]).toMatch(
+      /Reserved concurrency .* = 2\) exceeds what an account with a quota of 10 concurrent executions can reserve \(0/,
+    );
+    const large = warningsOf(
+      synthesize({ openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, apiReservedConcurrency: 500, streamReservedConcurrency: 500 }),
+    );
+    expect(large.some((w) => /= 1000\) exceeds .* quota of 1000 .* \(900/.test(w))).toBe(true);
   });
 });
 
