@@ -49,7 +49,7 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
   const step = stored ?? (await legacyStepContext(run, iteration));
   // A saved agent's executors get only its tools, with its own model settings.
   // The run's guardrails hold for its executors too: their streamed text and answers are checked.
-  const asAgent = { ...run, ports: portsForAgent(ports, step.agent), guardrails: step.guardrails };
+  const asAgent = { ...run, ports: portsForAgent(ports, step.agent), guardrails: step.guardrails, tenantId: step.tenantId };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
   const maxTools = toolCapFor("executor", asAgent.ports.settings.model.roles);
   const tools = withToolSearch(await asAgent.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);

@@ -47,7 +47,7 @@ import { ToolPolicyGate } from "./toolPolicy.js";
 /** The ports every agent's think/act loop uses. */
 export type LoopPorts = Pick<Ports, "model" | "journal" | "events" | "runs" | "files" | "interrupts" | "notifyQueue" | "spend"> &
   Partial<Pick<Ports, "policies">> &
-  SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model">> };
+  SettingsOf<"budgets"> & { settings: Partial<Pick<Settings, "model" | "toolSources">> };
 
 /** One run, seen by an agent: its id, the ports it may use, and when to hand back. */
 export interface RunScope<P extends LoopPorts = LoopPorts> {
@@ -55,6 +55,8 @@ export interface RunScope<P extends LoopPorts = LoopPorts> {
   ports: P;
   /** The run's guardrail checks (its record's): output and tool results are checked here. */
   guardrails?: GuardrailCheck[];
+  /** The run's tenant, when the caller read its record: tool policies are looked up by it without another read. */
+  tenantId?: string;
   /** Epoch ms after which a turn should hand back to the state machine rather than start a round. */
   deadline?: number;
 }
@@ -247,7 +249,7 @@ async function startLoop(scope: RunScope, options: LoopOptions): Promise<Loop> {
     usage,
     events: new BackgroundEvents(run),
     guard: new CallGuard(run, journal, options.runActive),
-    policy: new ToolPolicyGate(ports, run.runId, usage),
+    policy: new ToolPolicyGate(ports, run.runId, usage, { tenantId: run.tenantId, cacheMs: ports.settings.toolSources?.catalogCacheMs }),
     textGuard: new TextGuard(run.ports, run.runId, run.guardrails, source, usage),
   };
 }

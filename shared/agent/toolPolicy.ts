@@ -5,6 +5,7 @@ import type { ToolCall } from "../llm/types.js";
 import { type CallDecision, decideCall, type Principal } from "../policy/decide.js";
 import { type CompiledPolicies, compilePolicies } from "../policy/policySet.js";
 import type { Ports } from "../ports/index.js";
+import type { ToolPolicies } from "../ports/policies.js";
 import type { Tool, ToolOutcome, ToolSet } from "../ports/tools.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import { parseOrUndefined } from "./toolExecution.js";
@@ -24,6 +25,12 @@ export class ToolPolicyGate {
     private readonly runId: string,
     /** This loop's own spend, counted since the run's record was read. */
     private readonly spent: Pick<Usage, "promptTokens" | "completionTokens" | "llmCalls" | "toolCalls">,
+    private readonly options: {
+      /** The run's tenant, when the caller read it: a tenant without policies then costs no read at all. */
+      tenantId?: string;
+      /** How long this container reuses a tenant's policies (TOOL_CATALOG_CACHE_MS); 0 or unset: read every turn. */
+      cacheMs?: number;
+    } = {},
   ) {}
 
   /**
@@ -79,20 +86,48 @@ export class ToolPolicyGate {
     );
   }
 
-  /** The run's principal and spend, and the tenant's policies in force: read once per turn, on its first tool call. */
+  /**
+   * The tenant's policies in force (kept per container, see policiesInForce), then, only when it has
+   * some, the run's principal and spend: read once per turn, on its first tool call.
+   */
   private async load(): Promise<Loaded | undefined> {
     if (!this.ports.policies) return undefined;
-    const run = await this.ports.runs.get(this.runId);
+    const read = this.options.tenantId ? undefined : await this.ports.runs.get(this.runId);
+    const tenantId = this.options.tenantId ?? read?.tenantId;
+    if (!tenantId) return undefined;
+    const policies = await policiesInForce(this.ports.policies, tenantId, this.options.cacheMs ?? 0);
+    if (!policies) return undefined;
+    const run = read ?? (await this.ports.runs.get(this.runId));
     if (!run) return undefined;
-    const policies = await this.ports.policies.list(run.tenantId);
-    if (policies.length === 0) return undefined;
     return {
       principal: { tenantId: run.tenantId, agent: run.agent?.name, sessionId: run.sessionId },
       usage: run.usage,
       turn: run.turn ?? 0,
-      policies: await compilePolicies(policies),
+      policies,
     };
   }
+}
+
+/** Each policy store's tenants' compiled policies in force (none: undefined), and until when they may be reused. */
+const inForce = new WeakMap<ToolPolicies, Map<string, { until: number; policies: Promise<CompiledPolicies | undefined> }>>();
+
+/**
+ * A tenant's policies in force, compiled, reused by this container for `cacheMs` (as the tool
+ * catalogue is): an agent turn of a tenant without policies reads nothing, and a policy saved or
+ * deleted takes effect within `cacheMs` in every container.
+ */
+function policiesInForce(store: ToolPolicies, tenantId: string, cacheMs: number): Promise<CompiledPolicies | undefined> {
+  const tenants = inForce.get(store) ?? new Map();
+  inForce.set(store, tenants);
+  const cached = tenants.get(tenantId);
+  if (cached && cached.until > Date.now()) return cached.policies;
+  const policies = store.list(tenantId).then((list) => (list.length ? compilePolicies(list) : undefined));
+  if (cacheMs > 0) {
+    const entry = { until: Date.now() + cacheMs, policies };
+    tenants.set(tenantId, entry);
+    policies.catch(() => tenants.get(tenantId) === entry && tenants.delete(tenantId));
+  }
+  return policies;
 }
 
 interface Loaded {

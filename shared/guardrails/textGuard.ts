@@ -6,25 +6,24 @@ import type { Tool } from "../ports/tools.js";
 import { checksAt, checkText, type Decision, decisionEvents, GuardrailUnavailableError, type GuardUsage } from "./checks.js";
 import { HoldBack } from "./holdBack.js";
 
-/** A check blocked what an agent wrote: "Record failure" ends the run `blocked` with the check and reason. */
+/**
+ * A check blocked what an agent wrote: "Record failure" ends the run `blocked` with the check and
+ * reason. Lambda's error carries only the type and a message, so the message is the one-line
+ * reason, starting with the check's name (names are `[A-Za-z0-9_.-]`, so it reads back exactly).
+ */
 export class GuardrailBlockedError extends StepError {
   constructor(
     readonly check: string,
     readonly reason: string,
   ) {
-    super(StepErrorCode.GuardrailBlocked, JSON.stringify({ check, reason: `${check} blocked the answer: ${reason}` }));
+    super(StepErrorCode.GuardrailBlocked, `${check} blocked the answer: ${reason}`);
   }
 }
 
-/** The check and reason a GuardrailBlocked error carries, from its message. */
+/** The check and reason of a GuardrailBlocked error's message (any other message: the reason as it is). */
 export function blockOf(message: string): { check: string; reason: string } {
-  try {
-    const parsed = JSON.parse(message) as { check?: unknown; reason?: unknown };
-    if (typeof parsed.check === "string" && typeof parsed.reason === "string") return { check: parsed.check, reason: parsed.reason };
-  } catch {
-    // not ours: the message as it is
-  }
-  return { check: "guardrail", reason: message };
+  const check = /^([A-Za-z0-9_.-]{1,64}) blocked /.exec(message)?.[1];
+  return { check: check ?? "guardrail", reason: message };
 }
 
 /** A guardrail stopped the text: blocked, or a block check could not answer (the step must fail, not carry on). */

@@ -61,7 +61,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(
-    { ...run, ports, guardrails: record.guardrails },
+    { ...run, ports, guardrails: record.guardrails, tenantId: record.tenantId },
     {
       scope: "react",
       role: "react",

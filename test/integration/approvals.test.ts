@@ -58,7 +58,8 @@ const runIds: string[] = [];
 
 beforeAll(async () => {
   [stack, short] = await startTogether(
-    startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600" }, ["other"], { exposeEndpoints: true }),
+    // TOOL_CATALOG_CACHE_MS=0: each saved policy holds for the very next run.
+    startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", TOOL_CATALOG_CACHE_MS: "0" }, ["other"], { exposeEndpoints: true }),
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "2" }),
   );
   client = new RecordingClient(stack.url, stack.apiKey);

@@ -25,7 +25,13 @@ let client: Client;
 const mcpClients: McpClient[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", STREAM_MAX_SECONDS: "2", MAX_INPUT_BYTES: String(LIMIT) });
+  // TOOL_CATALOG_CACHE_MS=0: a policy saved here holds for the very next run (a container reuses a tenant's policies otherwise).
+  stack = await startStack({
+    INTERRUPT_TIMEOUT_SECONDS: "3600",
+    STREAM_MAX_SECONDS: "2",
+    MAX_INPUT_BYTES: String(LIMIT),
+    TOOL_CATALOG_CACHE_MS: "0",
+  });
   client = new Client(stack.url, stack.apiKey);
 }, 300_000);
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { respond } from "../../../../infra/offlineModel/brain.js";
 import { runAgentLoop } from "../../../../shared/agent/loop.js";
@@ -120,5 +120,60 @@ describe("tool policies in the agent loop", () => {
     const under = await loopWith(PAYMENTS, "enforce", 'use pay {"amount": 400, "to": "acme"}');
     expect(under.outcome.kind).toBe("answer");
     expect(paid).toEqual(["400 to acme"]);
+  });
+});
+
+describe("the tenant's policies, kept per container (TOOL_CATALOG_CACHE_MS)", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("a tenant without policies: its turns read neither policies nor the run after the first; a saved policy holds once the time is up", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const made = await withRun(
+      { status: "running", mode: "react" },
+      { model: offline, settings: { toolSources: { catalogCacheMs: 5_000 } } },
+    );
+    const reads = { lists: 0, runs: 0 };
+    const store = made.ports.policies;
+    const ports = {
+      ...made.ports,
+      policies: Object.assign(Object.create(store), {
+        list: (tenantId: string) => {
+          reads.lists++;
+          return store.list(tenantId);
+        },
+      }),
+      runs: Object.assign(Object.create(made.ports.runs), {
+        get: (runId: string) => {
+          reads.runs++;
+          return made.ports.runs.get(runId);
+        },
+      }),
+    };
+    const turn = async (scope: string) => {
+      const seen = made.fakes.events.all(made.runId).length;
+      const outcome = await runAgentLoop(
+        { runId: made.runId, ports, tenantId: made.run.tenantId },
+        {
+          scope,
+          role: "react",
+          system: () => "You are Stepwise, an AI agent.",
+          conversation: [{ role: "user", content: bigFile }],
+          tools: new ToolRegistry([...builtinTools]),
+          maxRounds: 6,
+        },
+      );
+      await Promise.all([outcome.journal.flush(), outcome.events]);
+      return (made.fakes.events.all(made.runId).slice(seen) as EventBody[]).filter((e) => e.type === "tool.result");
+    };
+    const before = reads.runs;
+    await turn("react");
+    await turn("react#2");
+    expect({ lists: reads.lists, runs: reads.runs - before }).toEqual({ lists: 1, runs: 0 });
+
+    await made.fakes.policies.save(made.run.tenantId, "rule", { cedar: SIZE, mode: "enforce" });
+    vi.setSystemTime(Date.now() + 5_001);
+    const results = await turn("react#3");
+    expect(reads.lists).toBe(2);
+    expect(results.map((e) => (e.type === "tool.result" ? e.data.ok : undefined))).toEqual([false, true]);
   });
 });

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
 import { metrics } from "../../../../shared/observability.js";
+import { GuardrailUnavailableError } from "../../../../shared/guardrails/checks.js";
+import { GuardrailBlockedError } from "../../../../shared/guardrails/textGuard.js";
 import { cancelRun } from "../../../../shared/run/cancel.js";
 import { endRun, RUN_FAULT_METRIC, reconcileExecutionEnd } from "../../../../shared/run/lifecycle.js";
 import { finalize } from "../../../../shared/steps/finalize.js";
@@ -52,6 +54,27 @@ describe("endRun", () => {
     expect(failed.fakes.events.all(failed.runId).at(-1)).toMatchObject({
       type: "run.failed",
       data: { error: { code: "Stepwise.ModelError", message: "Stepwise.ModelError: the model is down" } },
+    });
+
+    // A guardrail's errors as Lambda carries them (type and message only): a block ends the run
+    // blocked with the check and reason; a block check that could not answer fails it, saying so.
+    const lambdaCause = (error: Error) => JSON.stringify({ errorType: error.name, errorMessage: error.message, trace: [] });
+    const blocked = await withRun({ status: "running" });
+    const block = new GuardrailBlockedError("no-secrets", "matched its pattern 1 time(s)");
+    await recordFailure({ runId: blocked.runId, error: { Error: block.name, Cause: lambdaCause(block) } }, blocked.ports);
+    expect(await blocked.ports.runs.get(blocked.runId)).toMatchObject({
+      status: "blocked",
+      error: { code: "no-secrets", message: "no-secrets blocked the answer: matched its pattern 1 time(s)" },
+    });
+    const down = await withRun({ status: "running" });
+    const unavailable = new GuardrailUnavailableError({ kind: "moderation", action: "block" }, new Error("connection refused"));
+    await recordFailure({ runId: down.runId, error: { Error: unavailable.name, Cause: lambdaCause(unavailable) } }, down.ports);
+    expect(await down.ports.runs.get(down.runId)).toMatchObject({
+      status: "failed",
+      error: {
+        code: "Stepwise.ModelUnavailable",
+        message: expect.stringMatching(/guardrail check moderation \(moderation\) could not answer: connection refused\. It fails closed/),
+      },
     });
 
     const late = await withRun({ status: "awaiting_input" });
