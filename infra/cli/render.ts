@@ -6,13 +6,13 @@
 
 import { EMPTY_RUN, endedBlocks, type FoldedRun, foldRun, type StreamedBlock, textSource } from "../../shared/apiClient/runFold.js";
 import { timeAgo } from "../../shared/apiClient/timeAgo.js";
-import { budgetText } from "../../shared/contracts/budget.js";
-import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
 import { attemptLine, deliveryHeadline } from "../../shared/apiClient/webhookDeliveries.js";
+import type { RunEvaluation } from "../../shared/contracts/evaluation.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { Plan, StepStatus } from "../../shared/contracts/plan.js";
 import type { RunList, RunView, WebhookDeliveries } from "../../shared/contracts/responses.js";
 import { undoneText } from "../../shared/contracts/undone.js";
+import { budgetText } from "../display/budget.js";
 import { evaluationText } from "../display/evaluation.js";
 import { argumentViews } from "../display/toolArguments.js";
 import { highlightAnsi } from "./highlight.js";

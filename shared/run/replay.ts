@@ -277,6 +277,8 @@ const TEXT = new Set(["agent.delta", "agent.thought"]);
  */
 const ANSWERING = new Set(["summarizer", "router"]);
 const TIMING = new Set(["agent.reasoning", "agent.withdrawn", "model.retrying", "run.resumed", "run.queued_behind"]);
+/** An online eval scores a run after its end, and never a replay: not part of what the code did. */
+const AFTER_END = "eval.scored";
 /** Files are what write tools made, and a replay makes none: their events and lists are not compared. */
 const FILES = "file.created";
 
@@ -291,7 +293,13 @@ function bySource(events: readonly RunEvent[], runId: string): Map<string, unkno
   const sources = new Map<string, unknown[]>();
   const texts = new Map<string, Map<string, string>>();
   for (const { type, data } of events) {
-    if (TIMING.has(type) || type === FILES || (TEXT.has(type) && ANSWERING.has(String((data as { agent?: string }).agent)))) continue;
+    if (
+      TIMING.has(type) ||
+      type === FILES ||
+      type === AFTER_END ||
+      (TEXT.has(type) && ANSWERING.has(String((data as { agent?: string }).agent)))
+    )
+      continue;
     const taskId = (data as { taskId?: string }).taskId;
     const source = taskId ?? "run";
     const { files: _made, ...rest } = data as Record<string, unknown>;

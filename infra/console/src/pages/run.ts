@@ -1,10 +1,10 @@
 import { ApiError } from "../../../../shared/apiClient/errors.js";
 import { EMPTY_RUN, type FoldedRun, type FoldedTask, foldRun } from "../../../../shared/apiClient/runFold.js";
-import { budgetText } from "../../../../shared/contracts/budget.js";
 import { attemptLine, deliveryHeadline } from "../../../../shared/apiClient/webhookDeliveries.js";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { FileView, RunView, WebhookDeliveries } from "../../../../shared/contracts/responses.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
+import { budgetText } from "../../../display/budget.js";
 import { evaluationText } from "../../../display/evaluation.js";
 import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";

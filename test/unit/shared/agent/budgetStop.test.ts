@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { budgetText } from "../../../../infra/display/budget.js";
 import { decidePause } from "../../../../shared/agent/decide.js";
-import { budgetText, type RunBudget } from "../../../../shared/contracts/budget.js";
+import type { RunBudget } from "../../../../shared/contracts/budget.js";
 import { agentTurn } from "../../../../shared/steps/agentTurn.js";
 import { finalize } from "../../../../shared/steps/finalize.js";
 import { plan } from "../../../../shared/steps/plan.js";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
-import { metrics } from "../../../../shared/observability.js";
 import { GuardrailUnavailableError } from "../../../../shared/guardrails/checks.js";
 import { GuardrailBlockedError } from "../../../../shared/guardrails/textGuard.js";
+import { metrics } from "../../../../shared/observability.js";
 import { cancelRun } from "../../../../shared/run/cancel.js";
 import { endRun, RUN_FAULT_METRIC, reconcileExecutionEnd } from "../../../../shared/run/lifecycle.js";
 import { finalize } from "../../../../shared/steps/finalize.js";

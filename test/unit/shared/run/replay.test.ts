@@ -144,6 +144,21 @@ describe("replay", () => {
     expect(comparison, JSON.stringify(comparison, null, 1)).toMatchObject({ status: "identical" });
   });
 
+  it("finds a replay identical when the recorded run was scored by an online eval after its end (a replay is never scored)", async () => {
+    const { ports, parent } = await recorded();
+    const scored = { status: "scored" as const, judges: [{ name: "helpful", score: 1, passed: true, reason: "answers it" }], passed: true };
+    const usage = { promptTokens: 10, completionTokens: 2 };
+    const data = { ...scored, usage, costUsd: 0.001, at: new Date().toISOString() };
+    expect(
+      await ports.events.append(parent.runId, [{ type: "eval.scored", data }], { key: "eval", reopen: true, close: true }),
+    ).toHaveLength(1);
+
+    const replay = await replayRun(ports, parent, {}, links);
+    await drivePlanSolve(ports, replay.runId);
+    const comparison = await compareReplay(ports, (await ports.runs.get(replay.runId))!);
+    expect(comparison, JSON.stringify(comparison, null, 1)).toMatchObject({ status: "identical" });
+  });
+
   it("after a prompt change the replay stops at the first model call asked differently, naming it with both sides", async () => {
     const { ports, parent, model, recordedCalls, counts } = await recorded();
     const replay = await replayRun(ports, parent, { instructions: "Answer in French." }, links);
