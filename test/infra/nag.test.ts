@@ -17,19 +17,30 @@ function synthWithNag(props: StepwiseStackProps, extra: (stack: StepwiseStack) =
   return () => app.synth();
 }
 
+/** A whole synth with every check: ~5 s on a quiet machine, over 100 s seen on a loaded one. */
+const SYNTH_TIMEOUT_MS = 300_000;
+
 describe("cdk-nag AwsSolutionsChecks", () => {
   it.each([
     ["with a model key secret and an alarm topic", { openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN, alarmEmail: "ops@example.com" }],
     ["with a keyless model endpoint", { openAiBaseUrl: "https://models.example.com/v1" }],
-  ])("%s: no finding is left unacknowledged", (_what, props) => {
-    expect(synthWithNag(props)).not.toThrow();
-  });
+  ])(
+    "%s: no finding is left unacknowledged",
+    (_what, props) => {
+      expect(synthWithNag(props)).not.toThrow();
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 
-  it("the checks do run: a queue without SSL enforcement fails synth, naming the rule", () => {
-    const synth = synthWithNag(
-      { openAiBaseUrl: "https://models.example.com/v1" },
-      (stack) => new Queue(stack, "Careless", { enforceSSL: false }),
-    );
-    expect(synth).toThrow(/AwsSolutions-SQS4/);
-  });
+  it(
+    "the checks do run: a queue without SSL enforcement fails synth, naming the rule",
+    () => {
+      const synth = synthWithNag(
+        { openAiBaseUrl: "https://models.example.com/v1" },
+        (stack) => new Queue(stack, "Careless", { enforceSSL: false }),
+      );
+      expect(synth).toThrow(/AwsSolutions-SQS4/);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 });
