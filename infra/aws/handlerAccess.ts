@@ -46,7 +46,7 @@ const ON_TABLE: readonly PortName[] = [
   "toolSources",
 ];
 
-/** Each execution action's IAM action; `start` is allowed on the state machine and its alias, `resume` on the state machine, the others on its executions. */
+/** Each execution action's IAM action; `start` is allowed on the state machine and its alias, `continue` on its versions, `resume` on the state machine, the others on its executions. */
 const EXECUTION_ACTIONS: Record<ExecutionAction, string> = {
   start: "states:StartExecution",
   continue: "states:StartExecution",
@@ -57,8 +57,8 @@ const EXECUTION_ACTIONS: Record<ExecutionAction, string> = {
   history: "states:GetExecutionHistory",
 };
 
-/** The Step Functions API calls the handlers make, by their names (as `AWS/States` metrics name them). */
-export const STEP_FUNCTIONS_APIS = Object.values(EXECUTION_ACTIONS).map((action) => action.replace("states:", ""));
+/** The Step Functions API calls the handlers make, each once, by their names (as `AWS/States` metrics name them). */
+export const STEP_FUNCTIONS_APIS = [...new Set(Object.values(EXECUTION_ACTIONS).map((action) => action.replace("states:", "")))];
 
 /** The stack's resources a handler may be given. */
 export interface HandlerResources {
