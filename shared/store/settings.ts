@@ -16,6 +16,7 @@ export class TenantSettingsStore implements TenantDefaults {
       ...(Item?.guardrails?.length ? { guardrails: Item.guardrails } : {}),
       ...(Item?.onlineEvals ? { onlineEvals: Item.onlineEvals } : {}),
       ...(Item?.toolFailures ? { toolFailures: Item.toolFailures } : {}),
+      ...(Item?.budget ? { budget: Item.budget } : {}),
     });
   }
 

@@ -12,7 +12,8 @@ import { Receiver, scripts } from "../support/receiver.js";
  * The same run requests through every door — REST, MCP (`run_task`), A2A (`SendMessage`) and AG-UI
  * (`POST /v1/ag-ui`) — get the same outcome, each in its protocol's shape: a run accepted, an input
  * over MAX_INPUT_BYTES refused, a second message on a busy session under each tenant default
- * (reject, enqueue, interrupt; the interrupted runs are plan_solve runs), and a tenant's tool policy. One table, one local stack
+ * (reject, enqueue, interrupt; the interrupted runs are plan_solve runs), a tenant's tool policy, and a tenant whose
+ * daily budget is spent. One table, one local stack
  * with the offline model; STREAM_MAX_SECONDS=2 makes the streaming doors (MCP, AG-UI) answer with the
  * run as it stands after two seconds.
  */
@@ -226,6 +227,38 @@ forbid(principal, action == Action::"write_artifact", resource) when { context.s
     } finally {
       expect((await client.request("DELETE", "/v1/policies/artifact-size")).status).toBe(204);
     }
+  });
+});
+
+describe("every door refuses a tenant over its budget the same way", { timeout: 400_000 }, () => {
+  afterAll(async () => {
+    await client.request("PUT", "/v1/settings", { budget: {} });
+  });
+
+  it("a tenant whose day is spent is refused at every door (REST: 429 over_budget with Retry-After); nothing is created", async () => {
+    // The day's counter counts the runs submitted while the tenant has a day budget: set it first.
+    expect((await client.request("PUT", "/v1/settings", { budget: { day: { tokens: 1_000_000 } } })).status).toBe(200);
+    const spender = await client.submit({ input: "Compute 2+2", mode: "react" });
+    const { run } = await client.waitForEnd(spender.runId, 120_000);
+    expect({ status: run.status, day: run.budget?.day }).toEqual({ status: "succeeded", day: { tokens: 1_000_000 } });
+    expect(run.usage.promptTokens).toBeGreaterThan(10);
+    // The day's budget now below what the tenant spent today.
+    expect((await client.request("PUT", "/v1/settings", { budget: { day: { tokens: 10 } } })).status).toBe(200);
+    const before = await runCount();
+    const res = await fetch(`${stack.url}/v1/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ input: "Compute 3+3", mode: "react" }),
+    });
+    const body = (await res.json()) as { error?: { code: string } };
+    expect({ status: res.status, code: body.error?.code }).toEqual({ status: 429, code: "over_budget" });
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(retryAfter > 0 && retryAfter <= 86_400).toBe(true);
+    for (const door of doorNames) {
+      const outcome = await doors[door]({ input: "Compute 3+3", mode: "react", sessionId: `ses_spent${randomUUID().slice(0, 8)}` });
+      expect({ door, outcome }).toEqual({ door, outcome: { refused: "over_budget" } });
+    }
+    expect(await runCount()).toBe(before);
   });
 });
 

@@ -49,4 +49,17 @@ describe.each([
     await settings.put(tenant, { guardrails });
     expect(await settings.get(tenant)).toEqual({ guardrails });
   });
+
+  it("budgets are kept as they were put (the tenant's day and month limits are what acceptRun checks)", async () => {
+    const settings = make();
+    const tenant = freshId("tenant");
+    const budget = {
+      run: { tokens: 5_000 },
+      day: { tokens: 100_000, costUsd: 2 },
+      month: { costUsd: 40 },
+      onExhausted: "deliver" as const,
+    };
+    await settings.put(tenant, { multitask: "enqueue", budget });
+    expect(await settings.get(tenant)).toEqual({ multitask: "enqueue", budget });
+  });
 });
