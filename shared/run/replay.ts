@@ -49,12 +49,13 @@ export async function replayRun(ports: LineagePorts, parent: RunRecord, body: un
 export const FORKS_READ = 100;
 
 /**
- * The forks of a run, oldest first. A fork is a run of its parent's session marked `forkOf`, so they
- * are found in the session's listing (newest first, where every fork is newer than its parent); no
- * list is kept on the parent record, which two forks made at once could overwrite.
+ * The forks of a run, oldest first. A fork is a run of its parent's session marked `forkOf`, made
+ * after it, so they are found in one listing of the session's runs created since the parent (the
+ * index is read no further back); no list is kept on the parent record, which two forks made at
+ * once could overwrite.
  */
 export async function forksOf(ports: Pick<Ports, "listings">, run: RunRecord): Promise<ForkLine[]> {
-  const page = await ports.listings.runs(run.tenantId, { sessionId: run.sessionId, limit: FORKS_READ });
+  const page = await ports.listings.runs(run.tenantId, { sessionId: run.sessionId, since: run.createdAt, limit: FORKS_READ });
   return page.items
     .flatMap((r) => (r.forkOf?.runId === run.runId ? [{ runId: r.runId, at: r.forkOf.at, status: r.status, createdAt: r.createdAt }] : []))
     .reverse();
