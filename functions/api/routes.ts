@@ -10,6 +10,7 @@ import type { DoorPorts, HandlerPorts } from "../../shared/handlerPorts.js";
 import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { cancelRun } from "../../shared/run/cancel.js";
+import { forksOf } from "../../shared/run/replay.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { interruptView, runLinks, runView } from "../../shared/views/runView.js";
@@ -252,9 +253,9 @@ async function rotateWebhookSecret({ services, tenantId }: Request): Promise<Htt
 
 async function getRun({ event, services, tenantId, params }: Request): Promise<HttpResult> {
   const { run, tasks, files, interrupts } = await ownRunSnapshot(services, tenantId, params.runId);
-  const transitions = await stateTransitionsOf(services, run);
+  const [transitions, forks] = await Promise.all([stateTransitionsOf(services, run), forksOf(services, run)]);
   return json(200, {
-    ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions),
+    ...runView(run, tasks, files, interrupts, linksFor(event, services), transitions, forks),
     estimatedCostUsd: estimatedCostUsd(run.usage, transitions, services.settings),
   });
 }

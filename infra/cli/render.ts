@@ -14,6 +14,7 @@ import type { RunList, RunView, WebhookDeliveries } from "../../shared/contracts
 import { undoneText } from "../../shared/contracts/undone.js";
 import { budgetText } from "../display/budget.js";
 import { evaluationText } from "../display/evaluation.js";
+import { forkPointText } from "../display/lineage.js";
 import { argumentViews } from "../display/toolArguments.js";
 import { highlightAnsi } from "./highlight.js";
 import { terminalMarkdown } from "./markdown.js";
@@ -371,6 +372,7 @@ export class Renderer {
         ? listed(unnamed.filter((f) => !f.taskId))
         : (this.run.resultFiles ?? []).filter((f) => !answer.includes(f)).join(", ");
     if (ofRun) lines.push(`${c.bold("Files:")} ${ofRun}`);
+    lines.push(...this.lineage(run));
     for (const task of run.tasks ?? []) {
       const own = unnamed.filter((f) => f.taskId === task.taskId);
       if (own.length > 0) lines.push(`${c.bold(`Files of ${task.taskId}`)} ${c.dim(`(${task.title})`)}: ${listed(own)}`);
@@ -387,6 +389,18 @@ export class Renderer {
     if (run.evaluation && !this.run.evaluation) lines.push(...this.evaluation(run.evaluation));
     if (run.budget) lines.push(c.dim(`Budget: ${budgetText(run.budget)}`));
     return this.tidy(lines);
+  }
+
+  /** A fork's parent and a parent's forks (an API older than forks lists none). */
+  lineage(run: RunView): string[] {
+    const { c } = this;
+    const forks = run.forks ?? [];
+    return [
+      ...(run.forkOf ? [`${c.bold("Forked from")} ${run.forkOf.runId} at ${forkPointText(run.forkOf.at)}`] : []),
+      ...(forks.length
+        ? [`${c.bold("Forks:")} ${forks.map((f) => `${f.runId} (at ${forkPointText(f.at)}, ${f.status})`).join(", ")}`]
+        : []),
+    ];
   }
 
   /** The online eval's scores (or why the run was not scored). */

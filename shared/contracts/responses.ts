@@ -87,6 +87,10 @@ export const RunView = z.object({
   replayOf: z.string().optional(),
   /** The run this one forks, and where: its journal reused before that round of that agent scope. */
   forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
+  /** The forks of this run, oldest first: each a run in the same session, forked at that round of that agent scope. */
+  forks: z.array(
+    z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }), status: RunStatus, createdAt: z.string() }),
+  ),
   /** The online eval's scores of the ended run, or why it was not scored; null until one ran (or if none is set up). */
   evaluation: RunEvaluation.nullable(),
   files: z.array(FileView),

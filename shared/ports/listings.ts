@@ -23,6 +23,8 @@ export interface RunQuery {
   status?: RunStatus;
   /** Only the runs of this session. */
   sessionId?: string;
+  /** Only the runs created at or after this time (ISO 8601): what the index reads stops there. */
+  since?: string;
   limit: number;
   /** Where the previous page ended (its `nextCursor`). */
   cursor?: string;

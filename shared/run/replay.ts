@@ -13,7 +13,7 @@ import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import type { Ports } from "../ports/index.js";
 import { type Inherited, type JournalRecord, withinScope } from "../ports/journal.js";
 import { utf8Bytes } from "../text/bytes.js";
-import { type Links, runLinks } from "../views/runView.js";
+import { type ForkLine, type Links, runLinks } from "../views/runView.js";
 import { InputTooLongError } from "./acceptRun.js";
 import { readDivergence } from "./replayDivergence.js";
 import { newId, type SubmitPorts, submitRun } from "./submit.js";
@@ -43,6 +43,22 @@ export async function replayRun(ports: LineagePorts, parent: RunRecord, body: un
     records,
     links,
   });
+}
+
+/** How many of a session's newest runs are read for a run's forks: one bounded listing, no list kept on the parent. */
+export const FORKS_READ = 100;
+
+/**
+ * The forks of a run, oldest first. A fork is a run of its parent's session marked `forkOf`, made
+ * after it, so they are found in one listing of the session's runs created since the parent (the
+ * index is read no further back); no list is kept on the parent record, which two forks made at
+ * once could overwrite.
+ */
+export async function forksOf(ports: Pick<Ports, "listings">, run: RunRecord): Promise<ForkLine[]> {
+  const page = await ports.listings.runs(run.tenantId, { sessionId: run.sessionId, since: run.createdAt, limit: FORKS_READ });
+  return page.items
+    .flatMap((r) => (r.forkOf?.runId === run.runId ? [{ runId: r.runId, at: r.forkOf.at, status: r.status, createdAt: r.createdAt }] : []))
+    .reverse();
 }
 
 /**

@@ -28,14 +28,18 @@ export class ListingStore implements Listings {
     const items = await this.query(
       {
         IndexName: "byTenant",
-        KeyConditionExpression: "listPk = :pk",
+        KeyConditionExpression: options.since === undefined ? "listPk = :pk" : "listPk = :pk AND listSk >= :since",
         ...(names.length
           ? {
               FilterExpression: names.map((n) => `#${n} = :${n}`).join(" AND "),
               ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
             }
           : {}),
-        ExpressionAttributeValues: { ":pk": pkValue, ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])) },
+        ExpressionAttributeValues: {
+          ":pk": pkValue,
+          ...(options.since === undefined ? {} : { ":since": options.since }),
+          ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])),
+        },
       },
       after === undefined ? undefined : keys.runAfter(tenantId, after),
       options.limit,

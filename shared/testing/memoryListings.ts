@@ -31,9 +31,13 @@ export class MemoryListings implements Listings {
 
   constructor(private readonly runsFake: MemoryRuns) {}
 
-  async runs(tenantId: string, { status, sessionId, limit, cursor }: RunQuery): Promise<Page<RunRecord>> {
+  async runs(tenantId: string, { status, sessionId, since, limit, cursor }: RunQuery): Promise<Page<RunRecord>> {
     const mine = [...this.runsFake.records.values()].filter(
-      (run) => run.tenantId === tenantId && (!status || run.status === status) && (!sessionId || run.sessionId === sessionId),
+      (run) =>
+        run.tenantId === tenantId &&
+        (!status || run.status === status) &&
+        (!sessionId || run.sessionId === sessionId) &&
+        (!since || run.createdAt >= since),
     );
     return pageOf(
       mine.map((run) => ({ position: { createdAt: run.createdAt, id: run.runId }, item: run })),

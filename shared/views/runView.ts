@@ -37,7 +37,15 @@ export function runHeadline(run: RunRecord) {
   };
 }
 
-/** What `GET /v1/runs/{id}` returns: the record without tenant internals, plus tasks, files and links. */
+/** A fork of a run as its parent's view lists it. */
+export interface ForkLine {
+  runId: string;
+  at: NonNullable<RunRecord["forkOf"]>["at"];
+  status: RunRecord["status"];
+  createdAt: string;
+}
+
+/** What `GET /v1/runs/{id}` returns: the record without tenant internals, plus tasks, files, its forks and links. */
 export function runView(
   run: RunRecord,
   tasks: TaskRecord[],
@@ -45,6 +53,7 @@ export function runView(
   interrupts: Interrupt[],
   links: Links,
   stateTransitions?: number,
+  forks: ForkLine[] = [],
 ) {
   const usage = withTaskUsage(run.usage, tasks);
   return {
@@ -75,6 +84,7 @@ export function runView(
     ...(run.stopReason ? { stopReason: run.stopReason } : {}),
     ...(run.replayOf ? { replayOf: run.replayOf } : {}),
     ...(run.forkOf ? { forkOf: run.forkOf } : {}),
+    forks,
     evaluation: run.evaluation ?? null,
     files,
     error: run.error ?? null,

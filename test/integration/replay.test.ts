@@ -164,6 +164,10 @@ describe("fork", () => {
     expect(made.length).toBeLessThan(calls);
     const again = await client.run(parent.run.runId);
     expect(again.result).toBe(parent.run.result);
+    // The parent's page lists the fork (found in its session's runs, not kept on the parent).
+    expect(again.forks).toEqual([
+      { runId: run.runId, at: { scope: calculation!.scope, round: calculation!.round + 1 }, status: "succeeded", createdAt: run.createdAt },
+    ]);
     expect(await client.allEvents(parent.run.runId)).toEqual(parent.events);
   });
 

@@ -6,6 +6,7 @@ import type { FileView, RunView, WebhookDeliveries } from "../../../../shared/co
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import { budgetText } from "../../../display/budget.js";
 import { evaluationText } from "../../../display/evaluation.js";
+import { forkPointText } from "../../../display/lineage.js";
 import { client, enc } from "../api.js";
 import { announce, h, render, usd } from "../dom.js";
 import { axisTicks, seconds } from "../durations.js";
@@ -27,6 +28,8 @@ export function runPage(app: HTMLElement, runId: string) {
 interface Parts {
   title: HTMLElement;
   meta: HTMLElement;
+  /** A fork's parent, a parent's forks. */
+  lineage: HTMLElement;
   /** The task whole, when the title cuts it: opened on demand. */
   taskText: HTMLElement;
   wholeTask: HTMLDetailsElement;
@@ -50,6 +53,7 @@ function layout(app: HTMLElement, onCancel: () => void): Parts {
   const parts: Parts = {
     title: h("h1", {}, "Run"),
     meta: h("p", { class: "meta" }),
+    lineage: h("div", { class: "lineage" }),
     taskText,
     wholeTask: h("details", { class: "whole-task", hidden: true }, h("summary", {}, "Show the whole task"), taskText),
     connection: h("span", { class: "connection", role: "status" }, "connecting…"),
@@ -71,6 +75,7 @@ function layout(app: HTMLElement, onCancel: () => void): Parts {
     h("div", { class: "row spread" }, p.title, h("div", { class: "row" }, p.connection, p.cancel)),
     p.wholeTask,
     p.meta,
+    p.lineage,
     p.error,
     p.waiting,
     h(
@@ -325,7 +330,36 @@ function drawHeader(parts: Parts, view: RunView) {
     " · ",
     protocolLinks(view.runId, view.links.stream),
   );
+  render(parts.lineage, lineage(view));
   parts.cancel.hidden = ended(view);
+}
+
+/** A fork's parent and a parent's forks, each a link to its run page. */
+function lineage(view: RunView) {
+  const runLink = (runId: string) => h("a", { href: `#/runs/${enc(runId)}` }, runId);
+  return [
+    view.forkOf ? h("p", { class: "fork-of" }, "Forked from ", runLink(view.forkOf.runId), ` at ${forkPointText(view.forkOf.at)}`) : null,
+    view.forks.length
+      ? h(
+          "div",
+          { class: "forks" },
+          h("p", {}, "Forks:"),
+          h(
+            "ul",
+            {},
+            view.forks.map((f) =>
+              h(
+                "li",
+                {},
+                runLink(f.runId),
+                ` at ${forkPointText(f.at)} · `,
+                h("span", { class: `badge ${f.status}` }, f.status.replace("_", " ")),
+              ),
+            ),
+          ),
+        )
+      : null,
+  ];
 }
 
 function drawPlan(section: HTMLElement, view: RunView) {

@@ -404,6 +404,30 @@ describe("each fact once", () => {
     } as any;
     expect(renderer.summary(run).filter((l) => l.startsWith("Files:"))).toEqual(["Files: data.csv (5 bytes)"]);
   });
+
+  it("names a fork's parent and fork point, and lists a parent's forks", () => {
+    const renderer = new Renderer({ color: false });
+    const fork = {
+      files: [],
+      usage: {},
+      result: "",
+      forkOf: { runId: "run_parent", at: { scope: "task#1#s2.t1", round: 1 } },
+      forks: [],
+    } as any;
+    expect(renderer.summary(fork)).toContain("Forked from run_parent at task#1#s2.t1 round 1");
+    const parent = {
+      files: [],
+      usage: {},
+      result: "",
+      forks: [
+        { runId: "run_a", at: { scope: "plan#0", round: 1 }, status: "succeeded", createdAt: "2026-11-28T06:00:00.000Z" },
+        { runId: "run_b", at: { scope: "task#1#s2.t1", round: 1 }, status: "running", createdAt: "2026-11-28T06:01:00.000Z" },
+      ],
+    } as any;
+    const lines = renderer.summary(parent);
+    expect(lines).toContain("Forks: run_a (at plan#0 round 1, succeeded), run_b (at task#1#s2.t1 round 1, running)");
+    expect(lines.some((l) => l.startsWith("Forked from"))).toBe(false);
+  });
 });
 
 describe("command line: list, cancel, decide, open", () => {

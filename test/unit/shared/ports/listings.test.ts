@@ -73,6 +73,19 @@ describe.each([
     expect((await listings.runs(tenant, { limit: 10, sessionId: "odd", status: "succeeded" })).items.map((r) => r.runId)).toEqual([ids[1]]);
   });
 
+  it("lists only the runs created at or after `since`, filters and pages alike", async () => {
+    const { listings, tenant, ids } = await fiveRuns();
+    expect((await listings.runs(tenant, { limit: 10, since: at(2) })).items.map((r) => r.runId)).toEqual([ids[4], ids[3], ids[2]]);
+    expect((await listings.runs(tenant, { limit: 10, sessionId: "even", since: at(1) })).items.map((r) => r.runId)).toEqual([
+      ids[4],
+      ids[2],
+    ]);
+    const first = await listings.runs(tenant, { limit: 2, since: at(1) });
+    const rest = await listings.runs(tenant, { limit: 2, since: at(1), cursor: first.nextCursor });
+    expect([...first.items, ...rest.items].map((r) => r.runId)).toEqual([ids[4], ids[3], ids[2], ids[1]]);
+    expect((await listings.runs(tenant, { limit: 10, since: at(5) })).items).toEqual([]);
+  });
+
   it.each([
     "not-a-cursor",
     Buffer.from(JSON.stringify({ k: "2026-11-27T10:00:00.000Z" })).toString("base64url"),

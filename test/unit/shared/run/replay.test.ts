@@ -3,10 +3,11 @@ import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import type { ChatRequest } from "../../../../shared/llm/types.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
 import { ownRun } from "../../../../shared/run/access.js";
-import { compareReplay, exportRun, forkRun, importRun, replayRun } from "../../../../shared/run/replay.js";
+import { compareReplay, exportRun, forkRun, forksOf, importRun, replayRun } from "../../../../shared/run/replay.js";
 import { lastUserText, ScriptedModel, type ScriptedReply, systemText } from "../../../../shared/testing/scriptedModel.js";
 import { writeArtifact } from "../../../../shared/tools/artifacts.js";
 import { calculator } from "../../../../shared/tools/calculator.js";
+import { runView } from "../../../../shared/views/runView.js";
 import { drivePlanSolve } from "../../../support/driveRun.js";
 import { withRun } from "../../../support/memoryRun.js";
 
@@ -257,6 +258,41 @@ describe("fork", () => {
     expect(ended.result).toContain("5+5 = 10");
     expect(ended.result).toContain("50+5 = 55");
     expect(ended.result).not.toContain("1+1");
+  });
+
+  it("the parent's view lists its two forks (not its replay, not a fork of a fork), and a fork's view names its parent and fork point", async () => {
+    const { ports, parent } = await recorded();
+    const first = await forkRun(ports, parent, { at: { scope: "plan#0", round: 1 } }, links);
+    const second = await forkRun(ports, parent, { at: { scope: "task#1#s2.t1", round: 1 } }, links);
+    const replay = await replayRun(ports, parent, {}, links);
+    await drivePlanSolve(ports, first.runId);
+    const ofFork = await forkRun(ports, (await ports.runs.get(first.runId))!, { at: { scope: "plan#0", round: 1 } }, links);
+    expect([first, second, replay, ofFork].every((r) => r.sessionId === parent.sessionId)).toBe(true);
+
+    const viewOf = async (runId: string) => {
+      const run = (await ports.runs.get(runId))!;
+      return runView(run, [], [], [], links, undefined, await forksOf(ports, run));
+    };
+    const parentView = await viewOf(parent.runId);
+    expect(parentView.forkOf).toBeUndefined();
+    expect(parentView.forks).toHaveLength(2);
+    expect(parentView.forks).toEqual(
+      expect.arrayContaining([
+        { runId: first.runId, at: { scope: "plan#0", round: 1 }, status: "succeeded", createdAt: first.createdAt },
+        {
+          runId: second.runId,
+          at: { scope: "task#1#s2.t1", round: 1 },
+          status: (await ports.runs.get(second.runId))!.status,
+          createdAt: second.createdAt,
+        },
+      ]),
+    );
+    const firstView = await viewOf(first.runId);
+    expect(firstView.forkOf).toEqual({ runId: parent.runId, at: { scope: "plan#0", round: 1 } });
+    expect(firstView.forks.map((f) => f.runId)).toEqual([ofFork.runId]);
+    const secondView = await viewOf(second.runId);
+    expect(secondView.forkOf).toEqual({ runId: parent.runId, at: { scope: "task#1#s2.t1", round: 1 } });
+    expect(secondView.forks).toEqual([]);
   });
 
   it.each([
