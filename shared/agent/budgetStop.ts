@@ -6,11 +6,14 @@ import { interruptIdFor, openInterrupt } from "./interrupts.js";
 import type { RunScope } from "./loop.js";
 
 /**
- * The loop's model with the run's budgets: the run is read once, on the first call (a run that
- * waited for an extension starts a new loop, which reads the extended budget).
+ * The loop's model with the run's budgets: those the caller read with the run's record, or else the
+ * run read once, on the first call (a run that waited for an extension starts a new loop, which
+ * reads the extended budget).
  */
 export function budgetedModel(run: RunScope): ChatModel {
-  let record: Promise<BudgetedRun> | undefined;
+  const { tenantId, budget } = run;
+  let record: Promise<BudgetedRun> | undefined =
+    tenantId && budget !== undefined ? Promise.resolve({ runId: run.runId, tenantId, budget: budget ?? undefined }) : undefined;
   const read = () => {
     record ??= run.ports.runs.get(run.runId).then((found) => {
       if (!found) throw new NotFoundError(`run ${run.runId} not found`);

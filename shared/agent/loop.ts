@@ -1,3 +1,4 @@
+import type { RunBudget } from "../contracts/budget.js";
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { ImageLimits } from "../contracts/imageLimits.js";
@@ -57,6 +58,8 @@ export interface RunScope<P extends LoopPorts = LoopPorts> {
   guardrails?: GuardrailCheck[];
   /** The run's tenant, when the caller read its record: tool policies are looked up by it without another read. */
   tenantId?: string;
+  /** The run's budget, when the caller read its record (null: it has none): model calls are reserved against it without another read. */
+  budget?: RunBudget | null;
   /** Epoch ms after which a turn should hand back to the state machine rather than start a round. */
   deadline?: number;
 }

@@ -61,7 +61,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(
-    { ...run, ports, guardrails: record.guardrails, tenantId: record.tenantId },
+    { ...run, ports, guardrails: record.guardrails, tenantId: record.tenantId, budget: record.budget ?? null },
     {
       scope: "react",
       role: "react",

@@ -329,7 +329,7 @@ async function revisePlan(
   const history = await sessionHistory(run.ports, record);
   // The planner's text streams to clients as every agent's does: through the run's output checks.
   const outcome = await runAgentLoop(
-    { ...run, guardrails: record.guardrails, tenantId: record.tenantId },
+    { ...run, guardrails: record.guardrails, tenantId: record.tenantId, budget: record.budget ?? null },
     {
       scope: context.journal.scope,
       role: "planner",

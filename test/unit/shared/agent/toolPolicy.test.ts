@@ -152,7 +152,7 @@ describe("the tenant's policies, kept per container (TOOL_CATALOG_CACHE_MS)", ()
     const turn = async (scope: string) => {
       const seen = made.fakes.events.all(made.runId).length;
       const outcome = await runAgentLoop(
-        { runId: made.runId, ports, tenantId: made.run.tenantId },
+        { runId: made.runId, ports, tenantId: made.run.tenantId, budget: null },
         {
           scope,
           role: "react",
