@@ -252,13 +252,22 @@ async function startNotifyBus(parts: StackParts, credentials: LocalCredentials, 
   const deadLetterQueueUrl = sqs.createQueue("stepwise-dead-letters");
   const notifyQueueUrl = sqs.createQueue("stepwise-notify", { queueUrl: deadLetterQueueUrl, maxReceiveCount: 5 });
   const eventBridge = new SQSClient({ endpoint, region: LOCAL_REGION, credentials });
-  stepFunctions.on("status", (change: ExecutionStatusChange) => {
+  // EventBridge's rule: each status change onto the queue. One not sent (the stack stopping) is
+  // announced again at the next start, as every unannounced end is.
+  const announce = (change: ExecutionStatusChange) => {
     if (change.status === "RUNNING") return;
-    void eventBridge.send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(statusChangeEvent(change)) }));
-  });
+    eventBridge
+      .send(new SendMessageCommand({ QueueUrl: notifyQueueUrl, MessageBody: JSON.stringify(statusChangeEvent(change)) }))
+      .catch((error: unknown) => console.error(JSON.stringify({ msg: "status change not queued", error: String(error) })));
+  };
+  stepFunctions.on("status", announce);
   const subscribe = () => {
-    // Closed before the parts the notifier calls (the state machine, the database, the handlers' containers).
-    parts.onClose(() => sqs.stopPolling());
+    // Closed before the parts the notifier calls (the state machine, the database, the handlers'
+    // containers): no status change is sent to a queue that is closing, and no batch outlives them.
+    parts.onClose(() => {
+      stepFunctions.off("status", announce);
+      return sqs.stopPolling();
+    });
     sqs.subscribe(
       notifyQueueUrl,
       async (event) => {
