@@ -68,6 +68,8 @@ const DOOR = [
   "toolSources",
   "policies",
   "spend",
+  // A2A push configs' tokens and credentials are sealed when set and opened when read back.
+  "secrets",
 ] as const satisfies readonly PortName[];
 
 export const HANDLER_USES = {
@@ -88,7 +90,7 @@ export const HANDLER_USES = {
   ContinueRun: { ports: ["runs", "executions"], executions: ["continue", "describe"] },
   /** The HTTP API: every door's ports, and `table` for the health probe; it sets up tool sources (`secrets`). */
   Api: {
-    ports: [...DOOR, "table", "secrets"],
+    ports: [...DOOR, "table"],
     executions: ["start", "describe", "stop", "redrive", "resume", "history"],
   },
   /** The stream function: events as SSE, and the MCP, A2A and AG-UI doors where they stream. */
@@ -102,6 +104,8 @@ export const HANDLER_USES = {
       "interrupts",
       "files",
       "webhooks",
+      // An A2A push's token or credentials are opened to send it.
+      "secrets",
       "sessions",
       "activeRuns",
       "notifyQueue",

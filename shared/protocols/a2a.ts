@@ -16,6 +16,7 @@ import type { Interrupt } from "../contracts/interrupts.js";
 import { DECISIONS_BY_KIND } from "../contracts/interrupts.js";
 import type { A2APush, RunRecord, RunStatus } from "../contracts/run.js";
 import type { FileMeta } from "../ports/files.js";
+import type { SecretCipher } from "../ports/secretCipher.js";
 
 /**
  * The A2A view of Stepwise (A2A 1.0, through the official SDK's types): one run is one task (task
@@ -192,8 +193,43 @@ export function pushBody(push: A2APush, task: Task): string {
   return JSON.stringify(StreamResponse.toJSON(response));
 }
 
+/** A push config as the client set it: its token and credentials in the clear (only ever in memory). */
+export type OpenedPush = Omit<A2APush, "token" | "authentication"> & {
+  token?: string;
+  authentication?: { scheme: string; credentials: string };
+};
+
+/** The KMS encryption context of a push config's secrets: a sealed token opens only for its tenant and config. */
+export const pushContext = (tenantId: string, configId: string) => ({ purpose: "a2a-push-config", tenantId, config: configId });
+
+/** The config as it is kept: its token and credentials sealed. */
+export async function sealPush(cipher: Pick<SecretCipher, "seal">, tenantId: string, push: OpenedPush): Promise<A2APush> {
+  const context = pushContext(tenantId, push.id);
+  const { token, authentication, ...rest } = push;
+  return {
+    ...rest,
+    ...(token ? { token: await cipher.seal(token, context) } : {}),
+    ...(authentication
+      ? { authentication: { scheme: authentication.scheme, credentials: await cipher.seal(authentication.credentials, context) } }
+      : {}),
+  };
+}
+
+/** The config with its token and credentials opened: to send a push, or to show the owner their own config. */
+export async function openPush(cipher: Pick<SecretCipher, "open">, tenantId: string, push: A2APush): Promise<OpenedPush> {
+  const context = pushContext(tenantId, push.id);
+  const { token, authentication, ...rest } = push;
+  return {
+    ...rest,
+    ...(token ? { token: await cipher.open(token, context) } : {}),
+    ...(authentication
+      ? { authentication: { scheme: authentication.scheme, credentials: await cipher.open(authentication.credentials, context) } }
+      : {}),
+  };
+}
+
 /** The headers A2A receivers read, beside the signature: the body's type, and the config's credentials or its token. */
-export function pushHeaders(push: A2APush): Record<string, string> {
+export function pushHeaders(push: OpenedPush): Record<string, string> {
   const type = { "content-type": push.wireVersion === "1.0" ? "application/a2a+json" : "application/json" };
   if (push.authentication) return { ...type, authorization: `${push.authentication.scheme} ${push.authentication.credentials}` };
   if (push.token) return { ...type, "x-a2a-notification-token": push.token };
