@@ -19,6 +19,8 @@ export interface HandlerUses {
   readonly fileRecordsOnly?: boolean;
   /** It moves what cannot be delivered to the dead-letter queue (the notifier). */
   readonly deadLetters?: boolean;
+  /** With `secrets`: it only opens sealed secrets (KMS Decrypt), never seals one. */
+  readonly opensSecretsOnly?: boolean;
 }
 
 /**
@@ -121,6 +123,7 @@ export const HANDLER_USES = {
     // A webhook's A2A task names the run's files.
     fileRecordsOnly: true,
     deadLetters: true,
+    opensSecretsOnly: true,
   },
 } as const satisfies Record<string, HandlerUses>;
 

@@ -203,7 +203,7 @@ export type OpenedPush = Omit<A2APush, "token" | "authentication"> & {
 export const pushContext = (tenantId: string, configId: string) => ({ purpose: "a2a-push-config", tenantId, config: configId });
 
 /** The config as it is kept: its token and credentials sealed. */
-export async function sealPush(cipher: Pick<SecretCipher, "seal">, tenantId: string, push: OpenedPush): Promise<A2APush> {
+export async function sealPush(cipher: SecretCipher, tenantId: string, push: OpenedPush): Promise<A2APush> {
   const context = pushContext(tenantId, push.id);
   const { token, authentication, ...rest } = push;
   return {
@@ -216,7 +216,7 @@ export async function sealPush(cipher: Pick<SecretCipher, "seal">, tenantId: str
 }
 
 /** The config with its token and credentials opened: to send a push, or to show the owner their own config. */
-export async function openPush(cipher: Pick<SecretCipher, "open">, tenantId: string, push: A2APush): Promise<OpenedPush> {
+export async function openPush(cipher: SecretCipher, tenantId: string, push: A2APush): Promise<OpenedPush> {
   const context = pushContext(tenantId, push.id);
   const { token, authentication, ...rest } = push;
   return {

@@ -22,7 +22,7 @@ import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries, the cipher an A2A push's token is sealed with. */
 export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> &
-  SettingsOf<"webhooks"> & { secrets: Pick<SecretCipher, "open"> };
+  SettingsOf<"webhooks"> & { secrets: SecretCipher };
 
 /** Settling a run whose execution ended touches what ending a run does, counts its transitions, and queues its scoring. */
 export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts & OnlineEvalPorts;

@@ -66,7 +66,11 @@ describe("A2A push secrets at rest", () => {
     };
     const set = await call("CreateTaskPushNotificationConfig", config);
     expect(set.error).toBeUndefined();
-    expect(set.result).toMatchObject({ id: "cfg-1", token: "tok-secret-1", authentication: { scheme: "Bearer", credentials: "cred-secret-1" } });
+    expect(set.result).toMatchObject({
+      id: "cfg-1",
+      token: "tok-secret-1",
+      authentication: { scheme: "Bearer", credentials: "cred-secret-1" },
+    });
 
     const stored = JSON.stringify(await ports.runs.get(runId));
     expect(stored).toContain("cfg-1");
@@ -107,7 +111,12 @@ describe("A2A push secrets at rest", () => {
 
   it("a sealed token opens only for its own tenant and config", async () => {
     const { ports, fakes, runId, call } = await waitingRun();
-    await call("CreateTaskPushNotificationConfig", { taskId: runId, id: "cfg-3", url: receiver.endpoint(scripts.ok()).url, token: "tok-3" });
+    await call("CreateTaskPushNotificationConfig", {
+      taskId: runId,
+      id: "cfg-3",
+      url: receiver.endpoint(scripts.ok()).url,
+      token: "tok-3",
+    });
     const sealed = (await ports.runs.get(runId))!.webhook!.a2a!.token!;
     await expect(fakes.secrets.open(sealed, { purpose: "a2a-push-config", tenantId: "tenant_2", config: "cfg-3" })).rejects.toThrow();
     await expect(fakes.secrets.open(sealed, { purpose: "a2a-push-config", tenantId: "tenant_1", config: "cfg-3" })).resolves.toBe("tok-3");
