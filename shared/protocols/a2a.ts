@@ -193,38 +193,31 @@ export function pushBody(push: A2APush, task: Task): string {
   return JSON.stringify(StreamResponse.toJSON(response));
 }
 
+/** A push config with its token and credentials as S: sealed as kept, or strings as the client set them. */
+type PushWith<S> = Omit<A2APush, "token" | "authentication"> & { token?: S; authentication?: { scheme: string; credentials: S } };
+
 /** A push config as the client set it: its token and credentials in the clear (only ever in memory). */
-export type OpenedPush = Omit<A2APush, "token" | "authentication"> & {
-  token?: string;
-  authentication?: { scheme: string; credentials: string };
-};
+export type OpenedPush = PushWith<string>;
 
 /** The KMS encryption context of a push config's secrets: a sealed token opens only for its tenant and config. */
 export const pushContext = (tenantId: string, configId: string) => ({ purpose: "a2a-push-config", tenantId, config: configId });
 
 /** The config as it is kept: its token and credentials sealed. */
-export async function sealPush(cipher: SecretCipher, tenantId: string, push: OpenedPush): Promise<A2APush> {
-  const context = pushContext(tenantId, push.id);
-  const { token, authentication, ...rest } = push;
-  return {
-    ...rest,
-    ...(token ? { token: await cipher.seal(token, context) } : {}),
-    ...(authentication
-      ? { authentication: { scheme: authentication.scheme, credentials: await cipher.seal(authentication.credentials, context) } }
-      : {}),
-  };
+export function sealPush(cipher: SecretCipher, tenantId: string, push: OpenedPush): Promise<A2APush> {
+  return mapSecrets(push, (value) => cipher.seal(value, pushContext(tenantId, push.id)));
 }
 
 /** The config with its token and credentials opened: to send a push, or to show the owner their own config. */
-export async function openPush(cipher: SecretCipher, tenantId: string, push: A2APush): Promise<OpenedPush> {
-  const context = pushContext(tenantId, push.id);
+export function openPush(cipher: SecretCipher, tenantId: string, push: A2APush): Promise<OpenedPush> {
+  return mapSecrets(push, (value) => cipher.open(value, pushContext(tenantId, push.id)));
+}
+
+async function mapSecrets<A, B>(push: PushWith<A>, change: (value: A) => Promise<B>): Promise<PushWith<B>> {
   const { token, authentication, ...rest } = push;
   return {
     ...rest,
-    ...(token ? { token: await cipher.open(token, context) } : {}),
-    ...(authentication
-      ? { authentication: { scheme: authentication.scheme, credentials: await cipher.open(authentication.credentials, context) } }
-      : {}),
+    ...(token ? { token: await change(token) } : {}),
+    ...(authentication ? { authentication: { scheme: authentication.scheme, credentials: await change(authentication.credentials) } } : {}),
   };
 }
 
