@@ -19,6 +19,8 @@ export interface HandlerUses {
   readonly fileRecordsOnly?: boolean;
   /** It moves what cannot be delivered to the dead-letter queue (the notifier). */
   readonly deadLetters?: boolean;
+  /** With `secrets`: it only opens sealed secrets (KMS Decrypt), never seals one. */
+  readonly opensSecretsOnly?: boolean;
 }
 
 /**
@@ -68,6 +70,8 @@ const DOOR = [
   "toolSources",
   "policies",
   "spend",
+  // A2A push configs' tokens and credentials are sealed when set and opened when read back.
+  "secrets",
 ] as const satisfies readonly PortName[];
 
 export const HANDLER_USES = {
@@ -88,7 +92,7 @@ export const HANDLER_USES = {
   ContinueRun: { ports: ["runs", "executions"], executions: ["continue", "describe"] },
   /** The HTTP API: every door's ports, and `table` for the health probe; it sets up tool sources (`secrets`). */
   Api: {
-    ports: [...DOOR, "table", "secrets"],
+    ports: [...DOOR, "table"],
     executions: ["start", "describe", "stop", "redrive", "resume", "history"],
   },
   /** The stream function: events as SSE, and the MCP, A2A and AG-UI doors where they stream. */
@@ -102,6 +106,8 @@ export const HANDLER_USES = {
       "interrupts",
       "files",
       "webhooks",
+      // An A2A push's token or credentials are opened to send it.
+      "secrets",
       "sessions",
       "activeRuns",
       "notifyQueue",
@@ -117,6 +123,7 @@ export const HANDLER_USES = {
     // A webhook's A2A task names the run's files.
     fileRecordsOnly: true,
     deadLetters: true,
+    opensSecretsOnly: true,
   },
 } as const satisfies Record<string, HandlerUses>;
 

@@ -9,7 +9,7 @@ import type { SecretCipher } from "./ports/secretCipher.js";
 export interface HandlerPorts extends Ports {
   /** The table, as far as the health check sees it: one read that proves it answers. */
   table: { probe(): Promise<void> };
-  /** Seals and opens secrets at rest (tool source headers) with the stack's KMS key (shared/secrets/envelope.ts). */
+  /** Seals and opens secrets at rest (tool source headers, A2A push tokens) with the stack's KMS key (shared/secrets/envelope.ts). */
   secrets: SecretCipher;
 }
 
@@ -21,7 +21,7 @@ export type PortsOf<K extends PortName> = Pick<HandlerPorts, K | "settings">;
 
 /**
  * What the doors (REST, MCP, A2A, AG-UI, the stream) work with: every port but the model (only the
- * steps call it), the secrets' cipher (only the API's tool source routes seal), the raw table and
- * the judges' spend (only the notifier's online evals count it).
+ * steps call it), the raw table and the judges' spend (only the notifier's online evals count it).
+ * The secrets' cipher seals and opens A2A push configs' tokens at any door A2A reaches.
  */
-export type DoorPorts = Omit<HandlerPorts, "model" | "secrets" | "table" | "evalSpend">;
+export type DoorPorts = Omit<HandlerPorts, "model" | "table" | "evalSpend">;

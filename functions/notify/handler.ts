@@ -6,11 +6,12 @@ import { logger } from "../../shared/observability.js";
 import { onExecutionStatus, onQueueMessage } from "../../shared/run/endAndNotify.js";
 import { modelPort } from "../modelPort.js";
 import { observability } from "../observability.js";
+import { secretsPort } from "../toolPorts.js";
 import { HANDLER_USES } from "../uses.js";
 import { wire } from "../wiring.js";
 
 /** The notifier's ports (functions/uses.ts), each built on first use. */
-const ports = wire(HANDLER_USES.Notify, { model: modelPort });
+const ports = wire(HANDLER_USES.Notify, { model: modelPort, secrets: secretsPort });
 
 /**
  * The notification queue's consumer: Step Functions status changes (via EventBridge) and our own

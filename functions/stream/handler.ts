@@ -17,14 +17,14 @@ import { parseBody as parseJsonBody } from "../jsonBody.js";
 import { linksFor } from "../links.js";
 import { mcpResult } from "../mcp.js";
 import { observability, requestLog } from "../observability.js";
-import { toolsPort } from "../toolPorts.js";
+import { secretsPort, toolsPort } from "../toolPorts.js";
 import { HANDLER_USES } from "../uses.js";
 import { wire } from "../wiring.js";
 
 const Cursor = z.coerce.number().int().min(0);
 
 /** The stream function's ports (functions/uses.ts), each built when a request first needs it. */
-const ports = wire(HANDLER_USES.Stream, { tools: toolsPort });
+const ports = wire(HANDLER_USES.Stream, { tools: toolsPort, secrets: secretsPort });
 
 /**
  * `GET /v1/runs/{id}/stream` on the streaming Function URL: the run's events as Server-Sent Events;

@@ -113,9 +113,11 @@ export function grantUses(fn: IFunction, handler: HandlerUses, r: HandlerResourc
   if (uses(handler, "model")) r.modelKey?.grantRead(fn);
   if (uses(handler, "model")) r.moderationKey?.grantRead(fn);
   // Listing a tenant's MCP tools connects with its sealed headers: opening them is Decrypt.
-  if (uses(handler, "tools") && !uses(handler, "secrets")) r.toolSourceKey.grantDecrypt(fn);
+  // The notifier opens an A2A push's sealed token: Decrypt only.
+  if ((uses(handler, "tools") && !uses(handler, "secrets")) || (uses(handler, "secrets") && handler.opensSecretsOnly))
+    r.toolSourceKey.grantDecrypt(fn);
   // Sealing is envelope encryption (GenerateDataKey), opening is Decrypt: nothing else on the key.
-  if (uses(handler, "secrets")) r.toolSourceKey.grant(fn, "kms:GenerateDataKey", "kms:Decrypt");
+  else if (uses(handler, "secrets")) r.toolSourceKey.grant(fn, "kms:GenerateDataKey", "kms:Decrypt");
   if (handler.runsTools) {
     r.searchKey?.grantRead(fn);
     r.tools.grantTools(fn, r.toolGrants);

@@ -5,6 +5,7 @@ import { RunEvaluation } from "./evaluation.js";
 import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
+import { SealedSecret } from "./toolSources.js";
 
 export const RunStatus = z.enum([
   "queued",
@@ -50,11 +51,13 @@ export type RunBudgets = z.infer<typeof RunBudgets>;
 /**
  * An A2A push notification config, kept on the run's webhook subscription: notifications go out
  * through Stepwise's signed webhooks, with the A2A body and the config's token or credentials.
+ * The token and the credentials are the receiver's secrets: kept sealed with KMS, as tool source
+ * headers are (shared/protocols/a2a.ts seals and opens them).
  */
 export const A2APush = z.object({
   id: z.string(),
-  token: z.string().optional(),
-  authentication: z.object({ scheme: z.string(), credentials: z.string() }).optional(),
+  token: SealedSecret.optional(),
+  authentication: z.object({ scheme: z.string(), credentials: SealedSecret }).optional(),
   /** The A2A version the config was set over: the body is that version's. */
   wireVersion: z.enum(["1.0", "0.3"]),
 });

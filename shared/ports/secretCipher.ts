@@ -1,7 +1,7 @@
 import type { SealedSecret } from "../contracts/toolSources.js";
 
 /**
- * Seals and opens secrets kept at rest (tool source headers). The context is bound to the sealed
+ * Seals and opens secrets kept at rest (tool source headers, A2A push tokens). The context is bound to the sealed
  * value: opening it under another context fails. shared/secrets/envelope.ts seals with KMS.
  */
 export interface SecretCipher {

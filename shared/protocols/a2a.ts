@@ -16,6 +16,7 @@ import type { Interrupt } from "../contracts/interrupts.js";
 import { DECISIONS_BY_KIND } from "../contracts/interrupts.js";
 import type { A2APush, RunRecord, RunStatus } from "../contracts/run.js";
 import type { FileMeta } from "../ports/files.js";
+import type { SecretCipher } from "../ports/secretCipher.js";
 
 /**
  * The A2A view of Stepwise (A2A 1.0, through the official SDK's types): one run is one task (task
@@ -192,8 +193,36 @@ export function pushBody(push: A2APush, task: Task): string {
   return JSON.stringify(StreamResponse.toJSON(response));
 }
 
+/** A push config with its token and credentials as S: sealed as kept, or strings as the client set them. */
+type PushWith<S> = Omit<A2APush, "token" | "authentication"> & { token?: S; authentication?: { scheme: string; credentials: S } };
+
+/** A push config as the client set it: its token and credentials in the clear (only ever in memory). */
+export type OpenedPush = PushWith<string>;
+
+/** The KMS encryption context of a push config's secrets: a sealed token opens only for its tenant and config. */
+export const pushContext = (tenantId: string, configId: string) => ({ purpose: "a2a-push-config", tenantId, config: configId });
+
+/** The config as it is kept: its token and credentials sealed. */
+export function sealPush(cipher: SecretCipher, tenantId: string, push: OpenedPush): Promise<A2APush> {
+  return mapSecrets(push, (value) => cipher.seal(value, pushContext(tenantId, push.id)));
+}
+
+/** The config with its token and credentials opened: to send a push, or to show the owner their own config. */
+export function openPush(cipher: SecretCipher, tenantId: string, push: A2APush): Promise<OpenedPush> {
+  return mapSecrets(push, (value) => cipher.open(value, pushContext(tenantId, push.id)));
+}
+
+async function mapSecrets<A, B>(push: PushWith<A>, change: (value: A) => Promise<B>): Promise<PushWith<B>> {
+  const { token, authentication, ...rest } = push;
+  return {
+    ...rest,
+    ...(token ? { token: await change(token) } : {}),
+    ...(authentication ? { authentication: { scheme: authentication.scheme, credentials: await change(authentication.credentials) } } : {}),
+  };
+}
+
 /** The headers A2A receivers read, beside the signature: the body's type, and the config's credentials or its token. */
-export function pushHeaders(push: A2APush): Record<string, string> {
+export function pushHeaders(push: OpenedPush): Record<string, string> {
   const type = { "content-type": push.wireVersion === "1.0" ? "application/a2a+json" : "application/json" };
   if (push.authentication) return { ...type, authorization: `${push.authentication.scheme} ${push.authentication.credentials}` };
   if (push.token) return { ...type, "x-a2a-notification-token": push.token };

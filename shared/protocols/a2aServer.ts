@@ -35,7 +35,7 @@ import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun } from "../run/cancel.js";
-import { agentCard, isFinal, pendingOf, progressUpdate, type TaskWithStatus, taskOf } from "./a2a.js";
+import { agentCard, isFinal, openPush, pendingOf, progressUpdate, sealPush, type TaskWithStatus, taskOf } from "./a2a.js";
 import { A2aProgress } from "./a2aProgress.js";
 import type { ProtocolContext } from "./context.js";
 
@@ -238,7 +238,7 @@ class StepwiseA2AHandler implements A2ARequestHandler {
         throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}): there is nothing left to notify.`);
       const push = await this.pushConfig(params);
       await this.services.runs.update(run.runId, { webhook: { url: params.url, a2a: push } });
-      return configView(run.runId, params.url, push);
+      return this.configView(run.runId, params.url, push);
     });
   }
 
@@ -270,10 +270,16 @@ class StepwiseA2AHandler implements A2ARequestHandler {
   private async configs(taskId: string): Promise<TaskPushNotificationConfig[]> {
     const run = await ownRun(this.services, this.context.tenantId, taskId);
     const { webhook } = run;
-    return webhook?.a2a && webhook.events?.length !== 0 ? [configView(run.runId, webhook.url, webhook.a2a)] : [];
+    return webhook?.a2a && webhook.events?.length !== 0 ? [await this.configView(run.runId, webhook.url, webhook.a2a)] : [];
   }
 
-  /** Checks a push config's URL as every webhook URL is checked (no private addresses), and keeps what the receiver needs. */
+  /** The config as its owner set it: the A2A spec lets the owner read its token and credentials back, so they are opened. */
+  private async configView(taskId: string, url: string, push: A2APush): Promise<TaskPushNotificationConfig> {
+    const opened = await openPush(this.services.secrets, this.context.tenantId, push);
+    return { tenant: "", id: opened.id, taskId, url, token: opened.token ?? "", authentication: opened.authentication };
+  }
+
+  /** Checks a push config's URL as every webhook URL is checked (no private addresses), and keeps what the receiver needs, its secrets sealed. */
   private async pushConfig(config: TaskPushNotificationConfig): Promise<A2APush> {
     const { settings } = this.services;
     if (!config.url) throw new RequestMalformedError("A push notification config needs a url.");
@@ -281,12 +287,12 @@ class StepwiseA2AHandler implements A2ARequestHandler {
     const authentication = config.authentication?.scheme
       ? { scheme: config.authentication.scheme, credentials: config.authentication.credentials }
       : undefined;
-    return {
+    return sealPush(this.services.secrets, this.context.tenantId, {
       id: config.id || crypto.randomUUID(),
       ...(config.token ? { token: config.token } : {}),
       ...(authentication ? { authentication } : {}),
       wireVersion: this.wireVersion,
-    };
+    });
   }
 
   /**
@@ -493,10 +499,6 @@ const pick = (metadata: Record<string, unknown> | undefined) => {
   const named = Object.fromEntries(Object.entries({ mode, approval, deepThink, agent, instructions }).filter(([, v]) => v !== undefined));
   return { ...bySkill, ...named };
 };
-
-function configView(taskId: string, url: string, push: A2APush): TaskPushNotificationConfig {
-  return { tenant: "", id: push.id, taskId, url, token: push.token ?? "", authentication: push.authentication };
-}
 
 function withHistory(task: Task, historyLength: number | undefined): Task {
   if (historyLength === undefined) return task;

@@ -11,16 +11,18 @@ import { errorMessage } from "../errors.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 import { countMetric } from "../observability.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
+import type { SecretCipher } from "../ports/secretCipher.js";
 import type { Delivery } from "../ports/webhooks.js";
-import { apiOf, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
+import { apiOf, openPush, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
 import { deliverOnce } from "../webhooks/deliver.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "../webhooks/retryPolicy.js";
 import { type EndRunPorts, reconcileExecutionEnd } from "./lifecycle.js";
 import { type OnlineEvalPorts, queueScoring, scoreRun } from "./onlineEvals.js";
 import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 
-/** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries. */
-export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> & SettingsOf<"webhooks">;
+/** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries, the cipher an A2A push's token is sealed with. */
+export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> &
+  SettingsOf<"webhooks"> & { secrets: SecretCipher };
 
 /** Settling a run whose execution ended touches what ending a run does, counts its transitions, and queues its scoring. */
 export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts & OnlineEvalPorts;
@@ -161,7 +163,10 @@ async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: Delivery,
       body: delivery.body,
       secrets,
       timeoutMs: settings.webhooks.timeoutMs,
-      headers: run.webhook?.a2a && run.webhook.url === delivery.url ? pushHeaders(run.webhook.a2a) : undefined,
+      headers:
+        run.webhook?.a2a && run.webhook.url === delivery.url
+          ? pushHeaders(await openPush(ports.secrets, run.tenantId, run.webhook.a2a))
+          : undefined,
       pinnedAddresses: addresses,
     });
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { Ports } from "../ports/index.js";
+import type { SecretCipher } from "../ports/secretCipher.js";
 import type { ToolCatalog } from "../ports/toolCatalog.js";
 import type { Tool } from "../ports/tools.js";
 import { EventedFileStore } from "../run/fileEvents.js";
@@ -21,6 +22,7 @@ import { MemoryPolicies } from "./memoryPolicies.js";
 import { MemoryRunSnapshots } from "./memoryRunSnapshots.js";
 import { MemoryRuns } from "./memoryRuns.js";
 import { MemorySavedAgents } from "./memorySavedAgents.js";
+import { MemorySecrets } from "./memorySecrets.js";
 import { MemorySessions } from "./memorySessions.js";
 import { MemorySpend } from "./memorySpend.js";
 import { MemoryStreamTokens } from "./memoryStreamTokens.js";
@@ -71,8 +73,10 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     policies: new MemoryPolicies(),
     evalSpend: new MemoryEvalSpend(),
     spend: new MemorySpend(),
+    secrets: new MemorySecrets(),
   };
-  const ports: Ports = {
+  // The secrets' cipher too (a handler port, not the core's), for what seals an A2A push token.
+  const ports: Ports & { secrets: SecretCipher } = {
     ...fakes,
     settings,
     files: new EventedFileStore(files, events, runs),

@@ -46,8 +46,11 @@ describe("IAM coverage", () => {
   // one its code can make. States and KMS actions are granted one by one; for SQS, Secrets Manager,
   // Lambda and AgentCore, CDK's grant helpers add companions (GetQueueAttributes, DescribeSecret), so
   // the service must be one its code calls. The table is one grant for every store.
-  it.each(ours.map((f) => [f.path, f] as const))("%s: its role grants nothing its code does not use", (_path, fn) => {
-    const needed = graph.callsOf(fn.entry!).flatMap(iamActionsFor);
+  // Calls the reading cannot see: the A2A SDK calls the A2A server's methods, and setting a push
+  // config there seals its token (the stream serves A2A's streaming door).
+  const calledByLibraries: Record<string, string[]> = { Stream: ["kms:GenerateDataKey"] };
+  it.each(ours.map((f) => [f.path, f] as const))("%s: its role grants nothing its code does not use", (path, fn) => {
+    const needed = [...graph.callsOf(fn.entry!).flatMap(iamActionsFor), ...(calledByLibraries[path.split("/").pop()!] ?? [])];
     const service = (action: string) => action.split(":")[0];
     const unused = allowedActions(template, fn.roleLogicalId)
       .filter((action) => /^(states|kms|sqs|secretsmanager|lambda|bedrock-agentcore|s3):/.test(action))
@@ -76,11 +79,15 @@ describe("IAM coverage", () => {
     }
   });
 
-  it("grants follow the lists: only the API seals secrets, a step that runs no tool opens none, only the notifier moves messages to the dead letters", () => {
+  it("grants follow the lists: only the doors seal secrets, the notifier only opens them, a step that runs no tool opens none, only the notifier moves messages to the dead letters", () => {
     const allowedOf = (name: string) => allowedActions(template, ours.find((f) => f.path.endsWith(`/${name}`))!.roleLogicalId);
+    // Tool source headers and A2A push tokens are sealed where they are set: the API and the stream (A2A's streaming door).
     expect(allowedOf("Api")).toContain("kms:GenerateDataKey");
-    expect(allowedOf("Stream")).not.toContain("kms:GenerateDataKey");
+    expect(allowedOf("Stream")).toContain("kms:GenerateDataKey");
     expect(allowedOf("Stream")).toContain("kms:Decrypt");
+    // The notifier opens an A2A push's token to send it, and seals nothing.
+    expect(allowedOf("Notify")).toContain("kms:Decrypt");
+    expect(allowedOf("Notify")).not.toContain("kms:GenerateDataKey");
     for (const step of ["StartRun", "Summarize", "Finalize", "RecordFailure", "RecordTimeout", "AwaitInterrupt", "ContinueRun"]) {
       expect(allowedOf(step), step).not.toContain("kms:Decrypt");
       expect(allowedOf(step), step).not.toContain("lambda:InvokeFunction");

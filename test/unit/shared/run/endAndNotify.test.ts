@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
+import { sealPush } from "../../../../shared/protocols/a2a.js";
 import { onExecutionStatus, onQueueMessage } from "../../../../shared/run/endAndNotify.js";
 import { endRun } from "../../../../shared/run/lifecycle.js";
 import { verifyWebhook } from "../../../../shared/webhooks/signing.js";
@@ -50,16 +51,14 @@ describe("notify", () => {
   });
 
   it("an A2A client's push config: the same signed delivery, with the A2A task as the body and the config's token as a header", async () => {
-    const push = { id: "cfg-1", token: "tok", wireVersion: "1.0" as const };
     const endpoint = receiver.endpoint(scripts.ok());
     const { ports, fakes, runId, run } = await withRun(
-      {
-        status: "running",
-        webhook: { url: endpoint.url, a2a: push },
-        links: { self: "https://api.example.com/v1/runs/run_x", events: "e", stream: "s" },
-      },
+      { status: "running", links: { self: "https://api.example.com/v1/runs/run_x", events: "e", stream: "s" } },
       { settings },
     );
+    // The token is kept sealed, as the A2A server keeps it; the notifier opens it to send the push.
+    const push = await sealPush(fakes.secrets, "tenant_1", { id: "cfg-1", token: "tok", wireVersion: "1.0" });
+    await ports.runs.update(runId, { webhook: { url: endpoint.url, a2a: push } });
     await ports.files.put(runId, "report.md", "# Report");
     await ports.runs.update(runId, { result: "391" });
     await endRun(ports, runId, "succeeded");
