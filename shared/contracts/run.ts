@@ -54,10 +54,13 @@ export type RunBudgets = z.infer<typeof RunBudgets>;
  * The token and the credentials are the receiver's secrets: kept sealed with KMS, as tool source
  * headers are (shared/protocols/a2a.ts seals and opens them).
  */
+/** A push config's token or credentials as kept: sealed; a plain string on records written before sealing, read as is. */
+const KeptSecret = z.union([SealedSecret, z.string()]);
+
 export const A2APush = z.object({
   id: z.string(),
-  token: SealedSecret.optional(),
-  authentication: z.object({ scheme: z.string(), credentials: SealedSecret }).optional(),
+  token: KeptSecret.optional(),
+  authentication: z.object({ scheme: z.string(), credentials: KeptSecret }).optional(),
   /** The A2A version the config was set over: the body is that version's. */
   wireVersion: z.enum(["1.0", "0.3"]),
 });

@@ -209,7 +209,7 @@ export function sealPush(cipher: SecretCipher, tenantId: string, push: OpenedPus
 
 /** The config with its token and credentials opened: to send a push, or to show the owner their own config. */
 export function openPush(cipher: SecretCipher, tenantId: string, push: A2APush): Promise<OpenedPush> {
-  return mapSecrets(push, (value) => cipher.open(value, pushContext(tenantId, push.id)));
+  return mapSecrets(push, async (value) => (typeof value === "string" ? value : cipher.open(value, pushContext(tenantId, push.id))));
 }
 
 async function mapSecrets<A, B>(push: PushWith<A>, change: (value: A) => Promise<B>): Promise<PushWith<B>> {

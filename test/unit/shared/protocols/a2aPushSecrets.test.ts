@@ -118,7 +118,24 @@ describe("A2A push secrets at rest", () => {
       token: "tok-3",
     });
     const sealed = (await ports.runs.get(runId))!.webhook!.a2a!.token!;
+    if (typeof sealed === "string") throw new Error("the token was kept in the clear");
     await expect(fakes.secrets.open(sealed, { purpose: "a2a-push-config", tenantId: "tenant_2", config: "cfg-3" })).rejects.toThrow();
     await expect(fakes.secrets.open(sealed, { purpose: "a2a-push-config", tenantId: "tenant_1", config: "cfg-3" })).resolves.toBe("tok-3");
+  });
+
+  it("a record written before tokens were sealed still pushes with its plain token", async () => {
+    const endpoint = receiver.endpoint(scripts.ok());
+    const { ports, runId, run } = await withRun(
+      {
+        status: "running",
+        links: { self: "https://api.example.com/v1/runs/run_x", events: "e", stream: "s" },
+        webhook: { url: endpoint.url, a2a: { id: "cfg-old", token: "tok-old", wireVersion: "1.0" } },
+      },
+      { settings },
+    );
+    await endRun(ports, runId, "succeeded");
+    await onExecutionStatus(ports, ended(run));
+    expect(endpoint.requests).toHaveLength(1);
+    expect(endpoint.requests[0]!.headers).toMatchObject({ "x-a2a-notification-token": "tok-old" });
   });
 });
