@@ -30,7 +30,8 @@ export async function buildCli(outfile = CLI_BUNDLE): Promise<string> {
 /** The npm packages a bundle loads at run time (imports, dynamic imports and require calls), Node's own left out. */
 export async function packagesLoadedBy(bundle: string): Promise<string[]> {
   const text = await readFile(bundle, "utf8");
-  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\)\s*\(\s*|^import\s*)"([^".][^"]*)"/gm)].map(
+  // A specifier has no white space: text such as `"Forked from")} ${…}` in a string is not one.
+  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\)\s*\(\s*|^import\s*)"([^".\s][^"\s]*)"/gm)].map(
     (m) => m[1] as string,
   );
   const names = specifiers
