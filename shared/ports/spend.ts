@@ -15,6 +15,12 @@ export type SpendLimits = Partial<Record<SpendPeriod, Partial<Spend>>>;
 
 export type SpendTotals = Record<SpendPeriod, Spend>;
 
+/** The UTC day (`2026-11-28`) or month (`2026-11`) a tenant's day or month counter is kept for. */
+export function tenantPeriod(period: "day" | "month", at: Date): string {
+  const day = at.toISOString().slice(0, 10);
+  return period === "day" ? day : day.slice(0, 7);
+}
+
 /** The counters a set of limits names, in the order a reservation takes them. */
 export const limitedPeriods = (limits: SpendLimits): SpendPeriod[] => SPEND_PERIODS.filter((period) => limits[period]);
 

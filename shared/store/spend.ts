@@ -8,14 +8,14 @@ import {
   type SpendLimits,
   type SpendPeriod,
   type SpendTotals,
+  tenantPeriod,
 } from "../ports/spend.js";
 import { keys } from "./keys.js";
 import { ifConditionHolds, type Table } from "./table.js";
 
 /** Each counter's item: the run's in the run's partition, the tenant's day and month in the tenant's. */
 function keyOf(period: SpendPeriod, { tenantId, runId, at }: SpendAccount) {
-  const day = at.toISOString().slice(0, 10);
-  return period === "run" ? keys.runSpend(runId) : keys.tenantSpend(tenantId, period === "day" ? day : day.slice(0, 7));
+  return period === "run" ? keys.runSpend(runId) : keys.tenantSpend(tenantId, tenantPeriod(period, at));
 }
 
 /**

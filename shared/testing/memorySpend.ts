@@ -7,6 +7,7 @@ import {
   type SpendLimits,
   type SpendPeriod,
   type SpendTotals,
+  tenantPeriod,
 } from "../ports/spend.js";
 
 /** The spend ledger in memory: one counter per run, tenant-day and tenant-month, written only when limited. */
@@ -16,8 +17,7 @@ export class MemorySpend implements SpendLedger {
   writes = 0;
 
   private keyOf(period: SpendPeriod, { tenantId, runId, at }: SpendAccount): string {
-    const day = at.toISOString().slice(0, 10);
-    return period === "run" ? `run|${runId}` : period === "day" ? `${tenantId}|${day}` : `${tenantId}|${day.slice(0, 7)}`;
+    return period === "run" ? `run|${runId}` : `${tenantId}|${tenantPeriod(period, at)}`;
   }
 
   async reserve(account: SpendAccount, amount: Spend, limits: SpendLimits) {
