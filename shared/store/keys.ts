@@ -9,8 +9,21 @@ import type { ListingPosition } from "../ports/listings.js";
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-/** The index the listings query: `listPk` = TENANT#<t>#RUNS | TENANT#<t>#SESSIONS, `listSk` = <createdAt>#<id>. */
-const runsListPk = (tenantId: string) => `TENANT#${tenantId}#RUNS`;
+/**
+ * How many partitions of the listing index one tenant's runs are spread over, so that one tenant's
+ * runs in flight stay under a partition's 1,000 writes/s (docs/capacity.md). A deployment constant:
+ * lowering it hides the runs in the shards dropped (docs/operating.md).
+ */
+export const RUN_LISTING_SHARDS = 8;
+
+/** The shard a run's listing item is in: from its id's hash, so runs created at once spread evenly. */
+export const runListingShard = (runId: string) => Number.parseInt(sha256(runId).slice(0, 8), 16) % RUN_LISTING_SHARDS;
+
+/**
+ * The index the listings query: `listPk` = TENANT#<t>#RUNS#<shard> | TENANT#<t>#SESSIONS,
+ * `listSk` = <createdAt>#<id>. Runs created before the listing was sharded are under TENANT#<t>#RUNS.
+ */
+const runsListPk = (tenantId: string, shard?: number) => `TENANT#${tenantId}#RUNS${shard === undefined ? "" : `#${shard}`}`;
 const sessionsListPk = (tenantId: string) => `TENANT#${tenantId}#SESSIONS`;
 
 export const keys = {
@@ -113,26 +126,26 @@ export const keys = {
   streamToken: (token: string) => ({ pk: `STREAMTOKEN#${sha256(token)}`, sk: "META" }),
   /** The listing index's keys, carried by run items and session META items. */
   runListing: (run: { tenantId: string; createdAt: string; runId: string }) => ({
-    listPk: runsListPk(run.tenantId),
+    listPk: runsListPk(run.tenantId, runListingShard(run.runId)),
     listSk: `${run.createdAt}#${run.runId}`,
   }),
   sessionListing: (tenantId: string, createdAt: string, sessionId: string) => ({
     listPk: sessionsListPk(tenantId),
     listSk: `${createdAt}#${sessionId}`,
   }),
-  runsListPk,
+  /** Every partition a tenant's runs are listed in: each shard's, then the one runs created before sharding are in. */
+  runsListPks: (tenantId: string) => [
+    ...Array.from({ length: RUN_LISTING_SHARDS }, (_, shard) => runsListPk(tenantId, shard)),
+    runsListPk(tenantId),
+  ],
   sessionsListPk,
   /** Where a listing's page ended, from the last item's `listSk`. */
   listingPositionOf: (listSk: string): ListingPosition => ({
     createdAt: listSk.slice(0, listSk.indexOf("#")),
     id: listSk.slice(listSk.indexOf("#") + 1),
   }),
-  /** The table key of the item a listing position points at (where the next page starts after). */
-  runAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
-    ...keys.run(id),
-    listPk: runsListPk(tenantId),
-    listSk: `${createdAt}#${id}`,
-  }),
+  /** A listing position as the index's sort key. */
+  listSkOf: ({ createdAt, id }: ListingPosition) => `${createdAt}#${id}`,
   sessionAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
     ...keys.session(tenantId, id),
     listPk: sessionsListPk(tenantId),

@@ -1,4 +1,4 @@
-import { QueryCommand, type QueryCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { RunRecord } from "../contracts/run.js";
 import { cursorAt, type Listings, type Page, positionOf, type RunQuery, type SessionSummary } from "../ports/listings.js";
 import { keys } from "./keys.js";
@@ -10,44 +10,78 @@ import { itemData, type Table } from "./table.js";
  * its META item, touched when a run joins it. Status and session filters apply within the Query.
  * One index: CloudFormation adds one index per table update, so a deployed table upgrades in one go.
  *
- * byTenant: listPk = TENANT#<t>#RUNS | TENANT#<t>#SESSIONS, listSk = <createdAt>#<id>
+ * One tenant's runs are spread over shards (keys.ts, RUN_LISTING_SHARDS) so that its runs in flight
+ * do not exceed one partition's writes; a listing reads them all and merges.
+ *
+ * byTenant: listPk = TENANT#<t>#RUNS#<shard> | TENANT#<t>#SESSIONS, listSk = <createdAt>#<id>
  */
+/** How far apart two functions' clocks may be when one stamps a session and the other its later run. */
+const CLOCK_MARGIN_MS = 5 * 60_000;
+
 export const TABLE_INDEXES = [{ indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" }] as const;
 
 export class ListingStore implements Listings {
   constructor(private readonly table: Table) {}
 
+  /**
+   * Every listing partition of the tenant (each shard, and the one runs created before sharding
+   * are in) read at once and merged newest first. One position, the last run returned, is where
+   * every partition goes on from: sort keys are unique across partitions, so it holds each shard's
+   * position, and cursors given out before sharding still work.
+   */
   async runs(tenantId: string, options: RunQuery): Promise<Page<RunRecord>> {
-    const pkValue = keys.runsListPk(tenantId);
-    const after = options.cursor === undefined ? undefined : positionOf(options.cursor);
+    const before = options.cursor === undefined ? undefined : keys.listSkOf(positionOf(options.cursor));
+    const since = maxDefined(options.since, options.sessionId ? await this.sessionStart(tenantId, options.sessionId) : undefined);
+    if (before !== undefined && since !== undefined && before < since) return { items: [] };
     const filters = {
       ...(options.status ? { status: options.status } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     };
     const names = Object.keys(filters);
-    const items = await this.query(
-      {
-        IndexName: "byTenant",
-        KeyConditionExpression: options.since === undefined ? "listPk = :pk" : "listPk = :pk AND listSk >= :since",
-        ...(names.length
-          ? {
-              FilterExpression: names.map((n) => `#${n} = :${n}`).join(" AND "),
-              ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
-            }
-          : {}),
-        ExpressionAttributeValues: {
-          ":pk": pkValue,
-          ...(options.since === undefined ? {} : { ":since": options.since }),
-          ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])),
-        },
+    const range =
+      since !== undefined && before !== undefined
+        ? " AND listSk BETWEEN :since AND :before"
+        : since !== undefined
+          ? " AND listSk >= :since"
+          : before !== undefined
+            ? " AND listSk < :before"
+            : "";
+    const shardQuery = (listPk: string) => ({
+      IndexName: "byTenant",
+      KeyConditionExpression: `listPk = :pk${range}`,
+      ...(names.length
+        ? {
+            FilterExpression: names.map((n) => `#${n} = :${n}`).join(" AND "),
+            ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
+          }
+        : {}),
+      ExpressionAttributeValues: {
+        ":pk": listPk,
+        ...(since === undefined ? {} : { ":since": since }),
+        ...(before === undefined ? {} : { ":before": before }),
+        ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])),
       },
-      after === undefined ? undefined : keys.runAfter(tenantId, after),
-      options.limit,
-    );
+    });
+    // BETWEEN takes in its upper bound: the run the cursor names is left out where it is read.
+    const shards = keys.runsListPks(tenantId).map((listPk) => new ShardReader(this.table, shardQuery(listPk), before));
+    const page = await mergeNewestFirst(shards, options.limit, names.length > 0);
     return {
-      items: items.items.map((item) => RunRecord.parse(itemData(item, "eventSeq"))),
-      ...(items.last ? { nextCursor: cursorAt(keys.listingPositionOf(items.last)) } : {}),
+      items: page.items.map((item) => RunRecord.parse(itemData(item, "eventSeq"))),
+      ...(page.last ? { nextCursor: cursorAt(keys.listingPositionOf(page.last)) } : {}),
     };
+  }
+
+  /**
+   * Where a session's runs begin in the listing: its record's creation (stamped when its first run
+   * claimed it, before that run was created), less a margin for clocks that differ between
+   * functions. Undefined for a session without one (an imported run's): then the whole index is read.
+   */
+  private async sessionStart(tenantId: string, sessionId: string): Promise<string | undefined> {
+    const { Item } = await this.table.doc.send(
+      new GetCommand({ TableName: this.table.name, Key: keys.session(tenantId, sessionId), ProjectionExpression: "createdAt" }),
+    );
+    const createdAt = typeof Item?.createdAt === "string" ? Date.parse(Item.createdAt) : Number.NaN;
+    return Number.isNaN(createdAt) ? undefined : new Date(createdAt - CLOCK_MARGIN_MS).toISOString();
   }
 
   async sessions(tenantId: string, options: { limit: number; cursor?: string }): Promise<Page<SessionSummary>> {
@@ -119,4 +153,80 @@ export class ListingStore implements Listings {
     const last = items.at(-1);
     return { items, ...(hasMore && last ? { last: String(last.listSk) } : {}) };
   }
+}
+
+type Item = Record<string, unknown>;
+
+const maxDefined = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined || a > b ? a : b);
+
+/** One listing partition read newest first, a DynamoDB page at a time, as the merge takes its items. */
+class ShardReader {
+  private readonly items: Item[] = [];
+  private startKey: Item | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly table: Table,
+    private readonly input: Omit<QueryCommandInput, "TableName" | "ScanIndexForward" | "Limit" | "ExclusiveStartKey">,
+    /** The sort key of the run a cursor names, which this page starts after. */
+    private readonly exclude: string | undefined,
+  ) {}
+
+  get newest(): Item | undefined {
+    return this.items[0];
+  }
+
+  /** Nothing held, but more in the partition. */
+  get wantsRead(): boolean {
+    return this.items.length === 0 && !this.ended;
+  }
+
+  get exhausted(): boolean {
+    return this.ended && this.items.length === 0;
+  }
+
+  async read(count: number): Promise<void> {
+    const page = await this.table.doc.send(
+      new QueryCommand({
+        ...this.input,
+        TableName: this.table.name,
+        ScanIndexForward: false,
+        Limit: count,
+        ExclusiveStartKey: this.startKey,
+      }),
+    );
+    this.items.push(...(page.Items ?? []).filter((item) => item.listSk !== this.exclude));
+    this.startKey = page.LastEvaluatedKey;
+    this.ended = this.startKey === undefined;
+  }
+
+  take(): Item | undefined {
+    return this.items.shift();
+  }
+}
+
+/**
+ * Up to `limit` items of all the shards, newest first: every shard is read at once, sized for an
+ * even spread, and a shard that runs dry before the page is full is read on (a filter may leave a
+ * DynamoDB page short, or empty). A page has a cursor only when some shard holds more.
+ */
+async function mergeNewestFirst(shards: ShardReader[], limit: number, filtered: boolean): Promise<{ items: Item[]; last?: string }> {
+  const items: Item[] = [];
+  let count = Math.min(limit, 2 * Math.ceil(limit / shards.length) + 1);
+  while (items.length < limit) {
+    const dry = shards.filter((shard) => shard.wantsRead);
+    if (dry.length) {
+      await Promise.all(dry.map((shard) => shard.read(count + (filtered ? 10 : 0))));
+      count = limit - items.length;
+      continue;
+    }
+    let newest: ShardReader | undefined;
+    for (const shard of shards)
+      if (shard.newest && (!newest || String(shard.newest.listSk) > String(newest.newest?.listSk))) newest = shard;
+    const item = newest?.take();
+    if (!item) break;
+    items.push(item);
+  }
+  const last = items.at(-1);
+  return { items, ...(items.length === limit && last && shards.some((shard) => !shard.exhausted) ? { last: String(last.listSk) } : {}) };
 }
