@@ -10,21 +10,27 @@ const pad = (n: number, width: number) => String(n).padStart(width, "0");
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /**
- * How many partitions of the listing index one tenant's runs are spread over, so that one tenant's
- * runs in flight stay under a partition's 1,000 writes/s (docs/capacity.md). A deployment constant:
- * lowering it hides the runs in the shards dropped (docs/operating.md).
+ * How many partitions of the listing index one tenant's runs (and its sessions) are spread over,
+ * so that one tenant's runs in flight stay under a partition's 1,000 writes/s (docs/capacity.md).
+ * A deployment constant: lowering it hides what the shards dropped hold (docs/operating.md).
  */
-export const RUN_LISTING_SHARDS = 8;
+export const LISTING_SHARDS = 8;
 
-/** The shard a run's listing item is in: from its id's hash, so runs created at once spread evenly. */
-export const runListingShard = (runId: string) => Number.parseInt(sha256(runId).slice(0, 8), 16) % RUN_LISTING_SHARDS;
+/** The shard a run's or a session's listing item is in: from its id's hash, so ids made at once spread evenly. */
+export const listingShard = (id: string) => Number.parseInt(sha256(id).slice(0, 8), 16) % LISTING_SHARDS;
 
 /**
- * The index the listings query: `listPk` = TENANT#<t>#RUNS#<shard> | TENANT#<t>#SESSIONS,
- * `listSk` = <createdAt>#<id>. Runs created before the listing was sharded are under TENANT#<t>#RUNS.
+ * The index the listings query: `listPk` = TENANT#<t>#RUNS#<shard> | TENANT#<t>#SESSIONS#<shard>,
+ * `listSk` = <createdAt>#<id>. What was listed before the index was sharded is under
+ * TENANT#<t>#RUNS and TENANT#<t>#SESSIONS.
  */
-const runsListPk = (tenantId: string, shard?: number) => `TENANT#${tenantId}#RUNS${shard === undefined ? "" : `#${shard}`}`;
-const sessionsListPk = (tenantId: string) => `TENANT#${tenantId}#SESSIONS`;
+const listPk = (tenantId: string, what: "RUNS" | "SESSIONS", shard?: number) =>
+  `TENANT#${tenantId}#${what}${shard === undefined ? "" : `#${shard}`}`;
+/** Each shard's partition, then the one written before sharding. */
+const listPks = (tenantId: string, what: "RUNS" | "SESSIONS") => [
+  ...Array.from({ length: LISTING_SHARDS }, (_, shard) => listPk(tenantId, what, shard)),
+  listPk(tenantId, what),
+];
 
 export const keys = {
   /** The run's partition: its record and what `GET /v1/runs/{id}` shows (tasks, files, interrupts), read in one Query. */
@@ -126,19 +132,17 @@ export const keys = {
   streamToken: (token: string) => ({ pk: `STREAMTOKEN#${sha256(token)}`, sk: "META" }),
   /** The listing index's keys, carried by run items and session META items. */
   runListing: (run: { tenantId: string; createdAt: string; runId: string }) => ({
-    listPk: runsListPk(run.tenantId, runListingShard(run.runId)),
+    listPk: listPk(run.tenantId, "RUNS", listingShard(run.runId)),
     listSk: `${run.createdAt}#${run.runId}`,
   }),
   sessionListing: (tenantId: string, createdAt: string, sessionId: string) => ({
-    listPk: sessionsListPk(tenantId),
+    listPk: listPk(tenantId, "SESSIONS", listingShard(sessionId)),
     listSk: `${createdAt}#${sessionId}`,
   }),
-  /** Every partition a tenant's runs are listed in: each shard's, then the one runs created before sharding are in. */
-  runsListPks: (tenantId: string) => [
-    ...Array.from({ length: RUN_LISTING_SHARDS }, (_, shard) => runsListPk(tenantId, shard)),
-    runsListPk(tenantId),
-  ],
-  sessionsListPk,
+  /** Every partition a tenant's runs are listed in. */
+  runsListPks: (tenantId: string) => listPks(tenantId, "RUNS"),
+  /** Every partition a tenant's sessions are listed in. */
+  sessionsListPks: (tenantId: string) => listPks(tenantId, "SESSIONS"),
   /** Where a listing's page ended, from the last item's `listSk`. */
   listingPositionOf: (listSk: string): ListingPosition => ({
     createdAt: listSk.slice(0, listSk.indexOf("#")),
@@ -146,9 +150,4 @@ export const keys = {
   }),
   /** A listing position as the index's sort key. */
   listSkOf: ({ createdAt, id }: ListingPosition) => `${createdAt}#${id}`,
-  sessionAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
-    ...keys.session(tenantId, id),
-    listPk: sessionsListPk(tenantId),
-    listSk: `${createdAt}#${id}`,
-  }),
 };

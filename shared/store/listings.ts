@@ -5,70 +5,67 @@ import { keys } from "./keys.js";
 import { itemData, type Table } from "./table.js";
 
 /**
- * Newest-first listings of a tenant's runs and sessions, each one DynamoDB Query on a global
- * secondary index (never a Scan). The run item carries its own index keys; a session is listed by
- * its META item, touched when a run joins it. Status and session filters apply within the Query.
- * One index: CloudFormation adds one index per table update, so a deployed table upgrades in one go.
+ * Newest-first listings of a tenant's runs and sessions, read from a global secondary index (never
+ * a Scan). The run item carries its own index keys; a session is listed by its META item, touched
+ * when a run joins it. Status and session filters apply within the Query. One index:
+ * CloudFormation adds one index per table update, so a deployed table upgrades in one go.
  *
- * One tenant's runs are spread over shards (keys.ts, RUN_LISTING_SHARDS) so that its runs in flight
- * do not exceed one partition's writes; a listing reads them all and merges.
+ * A tenant's runs, and its sessions, are spread over shards (keys.ts, LISTING_SHARDS), so that one
+ * tenant's runs in flight do not write one index partition past its 1,000 writes/s. A listing
+ * reads every shard, and the partition written before sharding, at once and merges them newest
+ * first. One position, the last item returned, is where every partition goes on from: sort keys
+ * are unique across partitions, so it holds each shard's position (and cursors given out before
+ * sharding still work).
  *
- * byTenant: listPk = TENANT#<t>#RUNS#<shard> | TENANT#<t>#SESSIONS, listSk = <createdAt>#<id>
+ * byTenant: listPk = TENANT#<t>#RUNS#<shard> | TENANT#<t>#SESSIONS#<shard>, listSk = <createdAt>#<id>
  */
+export const TABLE_INDEXES = [{ indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" }] as const;
+
 /** How far apart two functions' clocks may be when one stamps a session and the other its later run. */
 const CLOCK_MARGIN_MS = 5 * 60_000;
-
-export const TABLE_INDEXES = [{ indexName: "byTenant", partitionKey: "listPk", sortKey: "listSk" }] as const;
 
 export class ListingStore implements Listings {
   constructor(private readonly table: Table) {}
 
-  /**
-   * Every listing partition of the tenant (each shard, and the one runs created before sharding
-   * are in) read at once and merged newest first. One position, the last run returned, is where
-   * every partition goes on from: sort keys are unique across partitions, so it holds each shard's
-   * position, and cursors given out before sharding still work.
-   */
   async runs(tenantId: string, options: RunQuery): Promise<Page<RunRecord>> {
-    const before = options.cursor === undefined ? undefined : keys.listSkOf(positionOf(options.cursor));
     const since = maxDefined(options.since, options.sessionId ? await this.sessionStart(tenantId, options.sessionId) : undefined);
-    if (before !== undefined && since !== undefined && before < since) return { items: [] };
     const filters = {
       ...(options.status ? { status: options.status } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     };
-    const names = Object.keys(filters);
-    const range =
-      since !== undefined && before !== undefined
-        ? " AND listSk BETWEEN :since AND :before"
-        : since !== undefined
-          ? " AND listSk >= :since"
-          : before !== undefined
-            ? " AND listSk < :before"
-            : "";
-    const shardQuery = (listPk: string) => ({
-      IndexName: "byTenant",
-      KeyConditionExpression: `listPk = :pk${range}`,
-      ...(names.length
-        ? {
-            FilterExpression: names.map((n) => `#${n} = :${n}`).join(" AND "),
-            ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
-          }
-        : {}),
-      ExpressionAttributeValues: {
-        ":pk": listPk,
-        ...(since === undefined ? {} : { ":since": since }),
-        ...(before === undefined ? {} : { ":before": before }),
-        ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])),
-      },
-    });
-    // BETWEEN takes in its upper bound: the run the cursor names is left out where it is read.
-    const shards = keys.runsListPks(tenantId).map((listPk) => new ShardReader(this.table, shardQuery(listPk), before));
-    const page = await mergeNewestFirst(shards, options.limit, names.length > 0);
+    const page = await this.merged(keys.runsListPks(tenantId), { ...options, since, filters });
     return {
       items: page.items.map((item) => RunRecord.parse(itemData(item, "eventSeq"))),
-      ...(page.last ? { nextCursor: cursorAt(keys.listingPositionOf(page.last)) } : {}),
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     };
+  }
+
+  async sessions(tenantId: string, options: { limit: number; cursor?: string }): Promise<Page<SessionSummary>> {
+    const page = await this.merged(keys.sessionsListPks(tenantId), { ...options, filters: {} });
+    return {
+      items: page.items.map((item) => ({
+        sessionId: String(item.sessionId),
+        ...(typeof item.title === "string" ? { title: item.title } : {}),
+        createdAt: String(item.createdAt),
+        updatedAt: String(item.updatedAt),
+        lastRunId: String(item.lastRunId),
+      })),
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    };
+  }
+
+  /** Moves a session listed before sharding into its shard, keeping its place (`listSk`). */
+  async touchSession(tenantId: string, sessionId: string, runId: string, createdAt: string): Promise<void> {
+    const listing = keys.sessionListing(tenantId, createdAt, sessionId);
+    await this.table.doc.send(
+      new UpdateCommand({
+        TableName: this.table.name,
+        Key: keys.session(tenantId, sessionId),
+        UpdateExpression:
+          "SET sessionId = :sid, lastRunId = :run, updatedAt = :now, createdAt = if_not_exists(createdAt, :now), listPk = :lpk, listSk = if_not_exists(listSk, :lsk)",
+        ExpressionAttributeValues: { ":sid": sessionId, ":run": runId, ":now": createdAt, ":lpk": listing.listPk, ":lsk": listing.listSk },
+      }),
+    );
   }
 
   /**
@@ -84,74 +81,48 @@ export class ListingStore implements Listings {
     return Number.isNaN(createdAt) ? undefined : new Date(createdAt - CLOCK_MARGIN_MS).toISOString();
   }
 
-  async sessions(tenantId: string, options: { limit: number; cursor?: string }): Promise<Page<SessionSummary>> {
-    const pkValue = keys.sessionsListPk(tenantId);
-    const after = options.cursor === undefined ? undefined : positionOf(options.cursor);
-    const items = await this.query(
-      { IndexName: "byTenant", KeyConditionExpression: "listPk = :pk", ExpressionAttributeValues: { ":pk": pkValue } },
-      after === undefined ? undefined : keys.sessionAfter(tenantId, after),
-      options.limit,
+  /** A page of the items of all the partitions `listPks`, newest first, created at or after `since`, that match `filters`. */
+  private async merged(
+    listPks: string[],
+    { since, filters, limit, cursor }: { since?: string; filters: Record<string, string>; limit: number; cursor?: string },
+  ): Promise<{ items: Item[]; nextCursor?: string }> {
+    const before = cursor === undefined ? undefined : keys.listSkOf(positionOf(cursor));
+    if (before !== undefined && since !== undefined && before < since) return { items: [] };
+    const names = Object.keys(filters);
+    const range =
+      since !== undefined && before !== undefined
+        ? " AND listSk BETWEEN :since AND :before"
+        : since !== undefined
+          ? " AND listSk >= :since"
+          : before !== undefined
+            ? " AND listSk < :before"
+            : "";
+    const shards = listPks.map(
+      (listPk) =>
+        // BETWEEN takes in its upper bound: the item the cursor names is left out where it is read.
+        new ShardReader(
+          this.table,
+          {
+            IndexName: "byTenant",
+            KeyConditionExpression: `listPk = :pk${range}`,
+            ...(names.length
+              ? {
+                  FilterExpression: names.map((n) => `#${n} = :${n}`).join(" AND "),
+                  ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
+                }
+              : {}),
+            ExpressionAttributeValues: {
+              ":pk": listPk,
+              ...(since === undefined ? {} : { ":since": since }),
+              ...(before === undefined ? {} : { ":before": before }),
+              ...Object.fromEntries(Object.entries(filters).map(([n, v]) => [`:${n}`, v])),
+            },
+          },
+          before,
+        ),
     );
-    return {
-      items: items.items.map((item) => ({
-        sessionId: String(item.sessionId),
-        ...(typeof item.title === "string" ? { title: item.title } : {}),
-        createdAt: String(item.createdAt),
-        updatedAt: String(item.updatedAt),
-        lastRunId: String(item.lastRunId),
-      })),
-      ...(items.last ? { nextCursor: cursorAt(keys.listingPositionOf(items.last)) } : {}),
-    };
-  }
-
-  async touchSession(tenantId: string, sessionId: string, runId: string, createdAt: string): Promise<void> {
-    const listing = keys.sessionListing(tenantId, createdAt, sessionId);
-    await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.session(tenantId, sessionId),
-        UpdateExpression:
-          "SET sessionId = :sid, lastRunId = :run, updatedAt = :now, createdAt = if_not_exists(createdAt, :now), listPk = :lpk, listSk = if_not_exists(listSk, :lsk)",
-        ExpressionAttributeValues: { ":sid": sessionId, ":run": runId, ":now": createdAt, ":lpk": listing.listPk, ":lsk": listing.listSk },
-      }),
-    );
-  }
-
-  /**
-   * Up to `limit` items after `start`, newest first. A filter may leave a DynamoDB page short, so
-   * this reads on until it has `limit` items or the index ends. The cursor is the last item
-   * returned (not DynamoDB's LastEvaluatedKey, which may lie past items we did not return).
-   */
-  private async query(
-    input: Omit<QueryCommandInput, "TableName" | "ScanIndexForward" | "Limit" | "ExclusiveStartKey">,
-    start: Record<string, unknown> | undefined,
-    limit: number,
-  ): Promise<{ items: Record<string, unknown>[]; last?: string }> {
-    const items: Record<string, unknown>[] = [];
-    let exclusiveStartKey = start;
-    let more = true;
-    let dropped = false;
-    while (more && items.length < limit) {
-      const page = await this.table.doc.send(
-        new QueryCommand({
-          ...input,
-          TableName: this.table.name,
-          ScanIndexForward: false,
-          Limit: limit - items.length + (input.FilterExpression ? 10 : 0),
-          ExclusiveStartKey: exclusiveStartKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        if (items.length < limit) items.push(item);
-        else dropped = true;
-      }
-      exclusiveStartKey = page.LastEvaluatedKey;
-      more = exclusiveStartKey !== undefined;
-    }
-    // A full page may have more behind it; the last page says so by having no cursor.
-    const hasMore = items.length === limit && (more || dropped);
-    const last = items.at(-1);
-    return { items, ...(hasMore && last ? { last: String(last.listSk) } : {}) };
+    const page = await mergeNewestFirst(shards, limit, names.length > 0);
+    return { items: page.items, ...(page.last ? { nextCursor: cursorAt(keys.listingPositionOf(page.last)) } : {}) };
   }
 }
 

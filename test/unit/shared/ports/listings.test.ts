@@ -1,9 +1,9 @@
-import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../../shared/errors.js";
 import { cursorAt, type Listings } from "../../../../shared/ports/listings.js";
 import type { Runs } from "../../../../shared/ports/runs.js";
-import { keys, RUN_LISTING_SHARDS, runListingShard } from "../../../../shared/store/keys.js";
+import { keys, LISTING_SHARDS, listingShard } from "../../../../shared/store/keys.js";
 import { ListingStore } from "../../../../shared/store/listings.js";
 import { RunStore } from "../../../../shared/store/runs.js";
 import { Table } from "../../../../shared/store/table.js";
@@ -23,7 +23,7 @@ const at = (m: number) => new Date(Date.UTC(2026, 10, 27, 10, m)).toISOString();
 function idInShard(shard: number, tag: string): string {
   for (;;) {
     const id = `${freshId("run")}_${tag}`;
-    if (runListingShard(id) === shard) return id;
+    if (listingShard(id) === shard) return id;
   }
 }
 
@@ -183,7 +183,7 @@ describe.each([
 });
 
 describe("listings on DynamoDB: what the sharded index reads", () => {
-  it(`spreads one tenant's runs over ${RUN_LISTING_SHARDS} shards, and still lists the runs written before sharding`, async () => {
+  it(`spreads one tenant's runs over ${LISTING_SHARDS} shards, and still lists the runs written before sharding`, async () => {
     const table = dynamo.table();
     const [runs, listings] = [new RunStore(table, 1), new ListingStore(table)];
     const tenant = freshId("tenant");
@@ -204,7 +204,7 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
         }),
       );
     const perShard = await Promise.all(
-      Array.from({ length: RUN_LISTING_SHARDS }, async (_, shard) => {
+      Array.from({ length: LISTING_SHARDS }, async (_, shard) => {
         const { Count } = await table.doc.send(
           new QueryCommand({
             TableName: table.name,
@@ -218,7 +218,7 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
       }),
     );
     expect(perShard.reduce((a, b) => a + b)).toBe(40);
-    expect(perShard.filter((n) => n > 0).length).toBeGreaterThanOrEqual(RUN_LISTING_SHARDS / 2);
+    expect(perShard.filter((n) => n > 0).length).toBeGreaterThanOrEqual(LISTING_SHARDS / 2);
     expect(Math.max(...perShard)).toBeLessThan(40 / 2);
 
     const listed: string[] = [];
@@ -229,6 +229,45 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
       cursor = page.nextCursor;
     } while (cursor);
     expect(listed).toEqual([...ids.reverse(), ...legacy.reverse()]);
+  });
+
+  it("lists the sessions listed before sharding, and moves one into its shard at its next run, in the same place", async () => {
+    const table = dynamo.table();
+    const listings = new ListingStore(table);
+    const tenant = freshId("tenant");
+    // Two sessions as they were listed before sharding, under the tenant's one key.
+    for (const [i, sessionId] of ["old_a", "old_b"].entries())
+      await table.doc.send(
+        new PutCommand({
+          TableName: table.name,
+          Item: {
+            ...keys.session(tenant, sessionId),
+            sessionId,
+            lastRunId: `run_${i}`,
+            createdAt: at(i),
+            updatedAt: at(i),
+            listPk: `TENANT#${tenant}#SESSIONS`,
+            listSk: `${at(i)}#${sessionId}`,
+          },
+        }),
+      );
+    for (let i = 0; i < 6; i++) await listings.touchSession(tenant, `new_${i}`, `run_n${i}`, at(10 + i));
+    const all = async () => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listings.sessions(tenant, { limit: 3, ...(cursor ? { cursor } : {}) });
+        ids.push(...page.items.map((s) => s.sessionId));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return ids;
+    };
+    const order = ["new_5", "new_4", "new_3", "new_2", "new_1", "new_0", "old_b", "old_a"];
+    expect(await all()).toEqual(order);
+    await listings.touchSession(tenant, "old_a", "run_later", at(30));
+    const { Item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.session(tenant, "old_a") }));
+    expect(Item?.listPk).toBe(`TENANT#${tenant}#SESSIONS#${listingShard("old_a")}`);
+    expect(await all()).toEqual(order);
   });
 
   it("reads a session's runs only from when the session began, not the tenant's whole index", async () => {
