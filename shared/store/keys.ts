@@ -14,7 +14,7 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
  * so that one tenant's runs in flight stay under a partition's 1,000 writes/s (docs/capacity.md).
  * A deployment constant: lowering it hides what the shards dropped hold (docs/operating.md).
  */
-export const LISTING_SHARDS = 8;
+export const LISTING_SHARDS = 16;
 
 /** The shard a run's or a session's listing item is in: from its id's hash, so ids made at once spread evenly. */
 export const listingShard = (id: string) => Number.parseInt(sha256(id).slice(0, 8), 16) % LISTING_SHARDS;
@@ -133,11 +133,11 @@ export const keys = {
   /** The listing index's keys, carried by run items and session META items. */
   runListing: (run: { tenantId: string; createdAt: string; runId: string }) => ({
     listPk: listPk(run.tenantId, "RUNS", listingShard(run.runId)),
-    listSk: `${run.createdAt}#${run.runId}`,
+    listSk: keys.listSkOf({ createdAt: run.createdAt, id: run.runId }),
   }),
   sessionListing: (tenantId: string, createdAt: string, sessionId: string) => ({
     listPk: listPk(tenantId, "SESSIONS", listingShard(sessionId)),
-    listSk: `${createdAt}#${sessionId}`,
+    listSk: keys.listSkOf({ createdAt, id: sessionId }),
   }),
   /** Every partition a tenant's runs are listed in. */
   runsListPks: (tenantId: string) => listPks(tenantId, "RUNS"),
