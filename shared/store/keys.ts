@@ -9,9 +9,28 @@ import type { ListingPosition } from "../ports/listings.js";
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-/** The index the listings query: `listPk` = TENANT#<t>#RUNS | TENANT#<t>#SESSIONS, `listSk` = <createdAt>#<id>. */
-const runsListPk = (tenantId: string) => `TENANT#${tenantId}#RUNS`;
-const sessionsListPk = (tenantId: string) => `TENANT#${tenantId}#SESSIONS`;
+/**
+ * How many partitions of the listing index one tenant's runs (and its sessions) are spread over,
+ * so that one tenant's runs in flight stay under a partition's 1,000 writes/s (docs/capacity.md).
+ * A deployment constant: lowering it hides what the shards dropped hold (docs/operating.md).
+ */
+export const LISTING_SHARDS = 16;
+
+/** The shard a run's or a session's listing item is in: from its id's hash, so ids made at once spread evenly. */
+export const listingShard = (id: string) => Number.parseInt(sha256(id).slice(0, 8), 16) % LISTING_SHARDS;
+
+/**
+ * The index the listings query: `listPk` = TENANT#<t>#RUNS#<shard> | TENANT#<t>#SESSIONS#<shard>,
+ * `listSk` = <createdAt>#<id>. What was listed before the index was sharded is under
+ * TENANT#<t>#RUNS and TENANT#<t>#SESSIONS.
+ */
+const listPk = (tenantId: string, what: "RUNS" | "SESSIONS", shard?: number) =>
+  `TENANT#${tenantId}#${what}${shard === undefined ? "" : `#${shard}`}`;
+/** Each shard's partition, then the one written before sharding. */
+const listPks = (tenantId: string, what: "RUNS" | "SESSIONS") => [
+  ...Array.from({ length: LISTING_SHARDS }, (_, shard) => listPk(tenantId, what, shard)),
+  listPk(tenantId, what),
+];
 
 export const keys = {
   /** The run's partition: its record and what `GET /v1/runs/{id}` shows (tasks, files, interrupts), read in one Query. */
@@ -113,29 +132,22 @@ export const keys = {
   streamToken: (token: string) => ({ pk: `STREAMTOKEN#${sha256(token)}`, sk: "META" }),
   /** The listing index's keys, carried by run items and session META items. */
   runListing: (run: { tenantId: string; createdAt: string; runId: string }) => ({
-    listPk: runsListPk(run.tenantId),
-    listSk: `${run.createdAt}#${run.runId}`,
+    listPk: listPk(run.tenantId, "RUNS", listingShard(run.runId)),
+    listSk: keys.listSkOf({ createdAt: run.createdAt, id: run.runId }),
   }),
   sessionListing: (tenantId: string, createdAt: string, sessionId: string) => ({
-    listPk: sessionsListPk(tenantId),
-    listSk: `${createdAt}#${sessionId}`,
+    listPk: listPk(tenantId, "SESSIONS", listingShard(sessionId)),
+    listSk: keys.listSkOf({ createdAt, id: sessionId }),
   }),
-  runsListPk,
-  sessionsListPk,
+  /** Every partition a tenant's runs are listed in. */
+  runsListPks: (tenantId: string) => listPks(tenantId, "RUNS"),
+  /** Every partition a tenant's sessions are listed in. */
+  sessionsListPks: (tenantId: string) => listPks(tenantId, "SESSIONS"),
   /** Where a listing's page ended, from the last item's `listSk`. */
   listingPositionOf: (listSk: string): ListingPosition => ({
     createdAt: listSk.slice(0, listSk.indexOf("#")),
     id: listSk.slice(listSk.indexOf("#") + 1),
   }),
-  /** The table key of the item a listing position points at (where the next page starts after). */
-  runAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
-    ...keys.run(id),
-    listPk: runsListPk(tenantId),
-    listSk: `${createdAt}#${id}`,
-  }),
-  sessionAfter: (tenantId: string, { createdAt, id }: ListingPosition) => ({
-    ...keys.session(tenantId, id),
-    listPk: sessionsListPk(tenantId),
-    listSk: `${createdAt}#${id}`,
-  }),
+  /** A listing position as the index's sort key. */
+  listSkOf: ({ createdAt, id }: ListingPosition) => `${createdAt}#${id}`,
 };

@@ -8,6 +8,8 @@
  * them with use); prices are us-east-1 on-demand, arm64. A real model's latency sets how long a run
  * lasts (MODEL_SECONDS per call on the critical path, default 3 s) and how long agent functions wait.
  */
+import { newId } from "../../shared/run/submit.js";
+import { LISTING_SHARDS, listingShard } from "../../shared/store/keys.js";
 import { benchWorkload, criticalCalls, W1, W16, type Workload, type WorkloadReport } from "./workloads.js";
 
 const MODEL_SECONDS = Number(process.env.MODEL_SECONDS ?? 3);
@@ -44,10 +46,15 @@ const QUOTAS = {
     name: "DynamoDB on-demand table (40,000 read and 40,000 write units/s)",
     lift: "a table quota increase; fewer stream polls (a longer STREAM_POLL_MS)",
   },
-  tenantIndex: {
+  runListing: {
     perSecond: 1_000,
-    name: "one tenant's partition of the run-listing index (1,000 writes/s)",
-    lift: "spreading one tenant's listing keys over shards (write sharding)",
+    name: `one tenant's busiest partition of the run listing (1,000 writes/s; ${LISTING_SHARDS} shards)`,
+    lift: "more listing shards (LISTING_SHARDS)",
+  },
+  sessionListing: {
+    perSecond: 1_000,
+    name: `one tenant's busiest partition of the session listing (1,000 writes/s; ${LISTING_SHARDS} shards)`,
+    lift: "more listing shards (LISTING_SHARDS)",
   },
   httpApi: {
     perSecond: 10_000,
@@ -58,8 +65,24 @@ const QUOTAS = {
 
 const PRICE = { transition: 0.000025, gbSecond: 0.0000133334, invocation: 0.2 / 1e6, write: 0.625 / 1e6, read: 0.125 / 1e6 };
 const READS = new Set(["GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"]);
-/** Writes to a run's listing keys (the tenant index): created, started, ended, at most one more change. */
-const LISTING_WRITES_PER_RUN = 4;
+/** Seconds of starts drawn to find how unevenly run and session ids fall on the listing shards. */
+const SHARD_SAMPLE_SECONDS = 200;
+
+/**
+ * The busiest listing shard's share of one second's starts, the worst of SHARD_SAMPLE_SECONDS
+ * seconds of fresh ids (as runs and sessions get them) at `perSecond` starts a second. Every write
+ * of a run is counted in the second it started, which overstates a shard's peak.
+ */
+function busiestShardShare(perSecond: number): number {
+  const n = Math.max(1, Math.round(perSecond));
+  let worst = 0;
+  for (let s = 0; s < SHARD_SAMPLE_SECONDS; s++) {
+    const counts = new Array<number>(LISTING_SHARDS).fill(0);
+    for (let i = 0; i < n; i++) counts[listingShard(newId("run"))]!++;
+    worst = Math.max(worst, Math.max(...counts) / n);
+  }
+  return worst;
+}
 /** API requests a client makes per run besides the stream: submit, one GET at the end. */
 const API_REQUESTS_PER_RUN = 2;
 
@@ -70,6 +93,9 @@ interface PerRun {
   transitions: number;
   /** GetExecutionHistory calls the stack made for the run. */
   historyCalls: number;
+  /** Writes to the run's record and to its session's: each writes the listing index. */
+  runListingWrites: number;
+  sessionListingWrites: number;
   invocations: number;
   ownLambdaSeconds: number;
   modelCalls: number;
@@ -96,6 +122,8 @@ function perRun(report: WorkloadReport): PerRun {
     workload: report.workload,
     transitions: median(runs.map((r) => r.stateTransitions)),
     historyCalls: median(runs.map((r) => r.historyCalls)),
+    runListingWrites: median(runs.map((r) => r.listingWrites.runs)),
+    sessionListingWrites: median(runs.map((r) => r.listingWrites.sessions)),
     invocations: median(runs.map((r) => r.invocations)),
     ownLambdaSeconds: median(runs.map((r) => r.lambdaMs)) / 1000,
     modelCalls: median(runs.map((r) => r.modelCalls)),
@@ -128,9 +156,15 @@ function usage(run: PerRun, inFlight: number) {
       unit: " units/s",
     },
     {
-      quota: QUOTAS.tenantIndex,
-      used: startsPerSecond * LISTING_WRITES_PER_RUN,
-      of: QUOTAS.tenantIndex.perSecond,
+      quota: QUOTAS.runListing,
+      used: startsPerSecond * busiestShardShare(startsPerSecond) * run.runListingWrites,
+      of: QUOTAS.runListing.perSecond,
+      unit: "/s (one tenant)",
+    },
+    {
+      quota: QUOTAS.sessionListing,
+      used: startsPerSecond * busiestShardShare(startsPerSecond) * run.sessionListingWrites,
+      of: QUOTAS.sessionListing.perSecond,
       unit: "/s (one tenant)",
     },
     { quota: QUOTAS.httpApi, used: startsPerSecond * API_REQUESTS_PER_RUN, of: QUOTAS.httpApi.perSecond, unit: "/s" },
@@ -152,11 +186,13 @@ export async function benchCapacity(): Promise<void> {
   console.log(
     `\n# Capacity on paper (${runs} runs each measured locally; model ${MODEL_SECONDS} s per call; ${WATCHERS_PER_RUN} watcher per run)`,
   );
-  console.log("| workload | transitions | history calls | invocations | own Lambda s | model calls | table reads | table writes | lasts |");
-  console.log("|---|---|---|---|---|---|---|---|---|");
+  console.log(
+    "| workload | transitions | history calls | invocations | own Lambda s | model calls | table reads | table writes | run record writes | session record writes | lasts |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const r of measured) {
     console.log(
-      `| ${r.workload.name} | ${r.transitions} | ${r.historyCalls} | ${r.invocations} | ${r.ownLambdaSeconds.toFixed(1)} | ${r.modelCalls} | ${r.reads} | ${r.writes} | ${r.seconds.toFixed(0)} s |`,
+      `| ${r.workload.name} | ${r.transitions} | ${r.historyCalls} | ${r.invocations} | ${r.ownLambdaSeconds.toFixed(1)} | ${r.modelCalls} | ${r.reads} | ${r.writes} | ${r.runListingWrites} | ${r.sessionListingWrites} | ${r.seconds.toFixed(0)} s |`,
     );
   }
   for (const r of measured) {

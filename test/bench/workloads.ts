@@ -68,6 +68,8 @@ interface RunFigures {
   stateTransitions: number;
   /** GetExecutionHistory calls the stack made for the run (the account allows 20/s). */
   historyCalls: number;
+  /** Writes to the run's and its session's records: each writes the tenant's listing index. */
+  listingWrites: { runs: number; sessions: number };
   /** Lambda invocations of the execution (its Task states) and the time they took, from its history. */
   invocations: number;
   lambdaMs: number;
@@ -169,6 +171,10 @@ export async function benchWorkload(w: Workload, options: { runs: number; latenc
         getRunRequests: (afterGet.requestsByPort[dynamoPort] ?? 0) - (after.requestsByPort[dynamoPort] ?? 0),
         stateTransitions: view.usage?.stateTransitions ?? Number.NaN,
         historyCalls: (after.sfnActions.GetExecutionHistory ?? 0) - (before.sfnActions.GetExecutionHistory ?? 0),
+        listingWrites: {
+          runs: after.listingWrites.runs - before.listingWrites.runs,
+          sessions: after.listingWrites.sessions - before.listingWrites.sessions,
+        },
         invocations,
         lambdaMs,
         cpuMs: after.cpuMs - before.cpuMs,

@@ -1,9 +1,12 @@
+import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../../shared/errors.js";
-import type { Listings } from "../../../../shared/ports/listings.js";
+import { cursorAt, type Listings } from "../../../../shared/ports/listings.js";
 import type { Runs } from "../../../../shared/ports/runs.js";
+import { keys, LISTING_SHARDS, listingShard } from "../../../../shared/store/keys.js";
 import { ListingStore } from "../../../../shared/store/listings.js";
 import { RunStore } from "../../../../shared/store/runs.js";
+import { Table } from "../../../../shared/store/table.js";
 import { MemoryListings } from "../../../../shared/testing/memoryListings.js";
 import { MemoryRuns } from "../../../../shared/testing/memoryRuns.js";
 import { freshId, useDynalite } from "../../../support/dynalite.js";
@@ -15,6 +18,14 @@ const dynamo = useDynalite();
 
 /** Minute `m` of a fixed day, as run records carry their creation time. */
 const at = (m: number) => new Date(Date.UTC(2026, 10, 27, 10, m)).toISOString();
+
+/** A fresh run id whose listing item lands in `shard` (of the DynamoDB adapter's shards). */
+function idInShard(shard: number, tag: string): string {
+  for (;;) {
+    const id = `${freshId("run")}_${tag}`;
+    if (listingShard(id) === shard) return id;
+  }
+}
 
 describe.each([
   {
@@ -61,6 +72,58 @@ describe.each([
     expect(whole.items).toHaveLength(5);
     if (whole.nextCursor) expect(await listings.runs(tenant, { limit: 5, cursor: whole.nextCursor })).toEqual({ items: [] });
     expect(first.items[0]).toMatchObject({ tenantId: tenant, sessionId: "even", status: "succeeded", input: "What is 2+2?" });
+  });
+
+  it("merges the shards newest first: a page may end inside a shard, ties go by run id, and every run comes once", async () => {
+    const { runs, listings } = make();
+    const tenant = freshId("tenant");
+    // Newest first: r7 and r6 (one shard), r5, then r4 | r3 in one shard across the page boundary,
+    // r2 and r1 created in the same millisecond in two shards, r0.
+    const placed: [number, number][] = [
+      [7, 0],
+      [6, 0],
+      [5, 1],
+      [4, 2],
+      [3, 2],
+      [2, 3],
+      [1, 4],
+      [0, 1],
+    ];
+    const ids = placed.map(([i, shard]) => idInShard(shard, String(i)));
+    const created = (i: number) => (i === 1 ? at(2) : at(i));
+    for (const [i, runId] of ids.entries()) await runs.create(runRecord(runId, { tenantId: tenant, createdAt: created(placed[i]![0]) }));
+    const tied = [ids[5]!, ids[6]!].sort().reverse();
+    const expected = [ids[0], ids[1], ids[2], ids[3], ids[4], ...tied, ids[7]];
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listings.runs(tenant, { limit: 4, ...(cursor ? { cursor } : {}) });
+      pages.push(page.items.map((r) => r.runId));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(pages.slice(0, 2)).toEqual([expected.slice(0, 4), expected.slice(4)]);
+    expect(pages.flat()).toEqual(expected);
+    // A cursor is one position: the one a listing gave out before the index was sharded goes on from the same run.
+    const fromOld = await listings.runs(tenant, { limit: 3, cursor: cursorAt({ createdAt: at(4), id: ids[3]! }) });
+    expect(fromOld.items.map((r) => r.runId)).toEqual(expected.slice(4, 7));
+    expect((await listings.runs(tenant, { limit: 10, cursor: fromOld.nextCursor })).items.map((r) => r.runId)).toEqual([ids[7]]);
+  });
+
+  it("lists a session's runs, from its first, however many older runs the tenant has", async () => {
+    const { runs, listings } = make();
+    const tenant = freshId("tenant");
+    for (let i = 0; i < 12; i++)
+      await runs.create(runRecord(`${freshId("run")}_old${i}`, { tenantId: tenant, createdAt: at(i), sessionId: "busy" }));
+    const mine = [20, 21, 22].map((m) => ({ runId: `${freshId("run")}_s${m}`, createdAt: at(m) }));
+    for (const { runId, createdAt } of mine) {
+      await listings.touchSession(tenant, "young", runId, createdAt);
+      await runs.create(runRecord(runId, { tenantId: tenant, createdAt, sessionId: "young" }));
+    }
+    const first = await listings.runs(tenant, { limit: 2, sessionId: "young" });
+    const rest = await listings.runs(tenant, { limit: 2, sessionId: "young", cursor: first.nextCursor });
+    expect([...first.items, ...rest.items].map((r) => r.runId)).toEqual(mine.map((r) => r.runId).reverse());
+    expect(rest.nextCursor).toBeUndefined();
+    expect((await listings.runs(tenant, { limit: 20, sessionId: "busy" })).items).toHaveLength(12);
   });
 
   it("filters by status and by session, still filling each page", async () => {
@@ -116,5 +179,122 @@ describe.each([
       items: [{ sessionId: "first", createdAt: at(1), updatedAt: at(3), lastRunId: "run_c" }],
     });
     expect((await listings.sessions(freshId("tenant"), { limit: 2 })).items).toEqual([]);
+  });
+});
+
+describe("listings on DynamoDB: what the sharded index reads", () => {
+  it(`spreads one tenant's runs over ${LISTING_SHARDS} shards, and still lists the runs written before sharding`, async () => {
+    const table = dynamo.table();
+    const [runs, listings] = [new RunStore(table, 1), new ListingStore(table)];
+    const tenant = freshId("tenant");
+    const ids = Array.from({ length: 40 }, (_, i) => `${freshId("run")}_${String(i).padStart(2, "0")}`);
+    for (const [i, runId] of ids.entries()) await runs.create(runRecord(runId, { tenantId: tenant, createdAt: at(10 + i) }));
+    // Two runs as they were written before sharding: under the tenant's one listing key.
+    const legacy = [`${freshId("run")}_legacy0`, `${freshId("run")}_legacy1`];
+    for (const [i, runId] of legacy.entries())
+      await table.doc.send(
+        new PutCommand({
+          TableName: table.name,
+          Item: {
+            ...keys.run(runId),
+            ...runRecord(runId, { tenantId: tenant, createdAt: at(i) }),
+            listPk: `TENANT#${tenant}#RUNS`,
+            listSk: `${at(i)}#${runId}`,
+          },
+        }),
+      );
+    const perShard = await Promise.all(
+      Array.from({ length: LISTING_SHARDS }, async (_, shard) => {
+        const { Count } = await table.doc.send(
+          new QueryCommand({
+            TableName: table.name,
+            IndexName: "byTenant",
+            KeyConditionExpression: "listPk = :pk",
+            ExpressionAttributeValues: { ":pk": `TENANT#${tenant}#RUNS#${shard}` },
+            Select: "COUNT",
+          }),
+        );
+        return Count ?? 0;
+      }),
+    );
+    expect(perShard.reduce((a, b) => a + b)).toBe(40);
+    expect(perShard.filter((n) => n > 0).length).toBeGreaterThanOrEqual(LISTING_SHARDS / 2);
+    expect(Math.max(...perShard)).toBeLessThan(40 / 2);
+
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listings.runs(tenant, { limit: 7, ...(cursor ? { cursor } : {}) });
+      listed.push(...page.items.map((r) => r.runId));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(listed).toEqual([...ids.reverse(), ...legacy.reverse()]);
+  });
+
+  it("lists the sessions listed before sharding, and moves one into its shard at its next run, in the same place", async () => {
+    const table = dynamo.table();
+    const listings = new ListingStore(table);
+    const tenant = freshId("tenant");
+    // Two sessions as they were listed before sharding, under the tenant's one key.
+    for (const [i, sessionId] of ["old_a", "old_b"].entries())
+      await table.doc.send(
+        new PutCommand({
+          TableName: table.name,
+          Item: {
+            ...keys.session(tenant, sessionId),
+            sessionId,
+            lastRunId: `run_${i}`,
+            createdAt: at(i),
+            updatedAt: at(i),
+            listPk: `TENANT#${tenant}#SESSIONS`,
+            listSk: `${at(i)}#${sessionId}`,
+          },
+        }),
+      );
+    for (let i = 0; i < 6; i++) await listings.touchSession(tenant, `new_${i}`, `run_n${i}`, at(10 + i));
+    const all = async () => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listings.sessions(tenant, { limit: 3, ...(cursor ? { cursor } : {}) });
+        ids.push(...page.items.map((s) => s.sessionId));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return ids;
+    };
+    const order = ["new_5", "new_4", "new_3", "new_2", "new_1", "new_0", "old_b", "old_a"];
+    expect(await all()).toEqual(order);
+    await listings.touchSession(tenant, "old_a", "run_later", at(30));
+    const { Item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.session(tenant, "old_a") }));
+    expect(Item?.listPk).toBe(`TENANT#${tenant}#SESSIONS#${listingShard("old_a")}`);
+    expect(await all()).toEqual(order);
+  });
+
+  it("reads a session's runs only from when the session began, not the tenant's whole index", async () => {
+    const table = dynamo.table();
+    let scanned = 0;
+    const counting = new Proxy(table.doc, {
+      get: (doc, name) =>
+        name === "send"
+          ? async (command: Parameters<typeof doc.send>[0]) => {
+              const out = await doc.send(command);
+              if (command instanceof QueryCommand) scanned += Number((out as { ScannedCount?: number }).ScannedCount ?? 0);
+              return out;
+            }
+          : Reflect.get(doc, name),
+    });
+    const [runs, listings] = [new RunStore(table, 1), new ListingStore(new Table(counting, table.name))];
+    const tenant = freshId("tenant");
+    // 30 runs of other sessions, an hour before the session began.
+    for (let i = 0; i < 30; i++) await runs.create(runRecord(`${freshId("run")}_old${i}`, { tenantId: tenant, createdAt: at(i) }));
+    const later = (m: number) => new Date(Date.UTC(2026, 10, 27, 12, m)).toISOString();
+    const mine = [0, 1].map((m) => ({ runId: `${freshId("run")}_s${m}`, createdAt: later(m) }));
+    for (const { runId, createdAt } of mine) {
+      await listings.touchSession(tenant, "young", runId, createdAt);
+      await runs.create(runRecord(runId, { tenantId: tenant, createdAt, sessionId: "young" }));
+    }
+    const page = await listings.runs(tenant, { limit: 20, sessionId: "young" });
+    expect(page.items.map((r) => r.runId)).toEqual(mine.map((r) => r.runId).reverse());
+    expect(scanned).toBe(2);
   });
 });
