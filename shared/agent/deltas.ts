@@ -1,7 +1,10 @@
+import { randomBytes } from "node:crypto";
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import { errorMessage } from "../errors.js";
 import type { TextGuard } from "../guardrails/textGuard.js";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
 import type { ChatRequest } from "../llm/types.js";
+import { logger } from "../observability.js";
 import type { Ports } from "../ports/index.js";
 
 type Source = { agent: AgentRole; taskId?: string };
@@ -19,13 +22,15 @@ export interface TextStream extends Required<Pick<ChatRequest, "onText" | "onRea
  *
  * A retry of the call is told as it happens: `agent.withdrawn` first when the broken reply had
  * streamed text (readers drop it; what was not written yet never is), then `model.retrying`, and
- * the run's `modelWait` says it waits until the call answers (then it is cleared).
+ * the run's `modelWait` says it waits until the call answers (then it is cleared). The first retry
+ * of the call also goes on the notification queue, once: the progress webhook and A2A push of
+ * this waiting spell are sent from there, never from the call's own loop.
  *
  * With output guardrails (`guard`), the text passes a short hold-back window first
  * (shared/guardrails/holdBack.ts): a redacted or blocked span never reaches a client.
  */
 export function textStream(
-  ports: Pick<Ports, "events" | "runs">,
+  ports: Pick<Ports, "events" | "runs" | "notifyQueue">,
   runId: string,
   source: Source,
   restore?: (text: string) => string,
@@ -49,12 +54,18 @@ export function textStream(
         ...(text.pushed || thought.pushed ? [{ type: "agent.withdrawn" as const, data: { ...source, reason: retry.reason } }] : []),
         { type: "model.retrying", data: { ...source, ...retry } },
       ];
-      const wait = { ...source, ...retry, retryAt: new Date(Date.now() + retry.waitMs).toISOString() };
+      const at = new Date();
+      const wait = { ...source, ...retry, retryAt: new Date(at.getTime() + retry.waitMs).toISOString() };
+      // Subscribers hear of a waiting spell once, at its first retry; the queue keeps it however the call ends.
+      const notified = waited ? undefined : notifyWaiting(ports, runId, at, wait);
       waited = true;
       // Progress is best effort: a failed write never fails the call.
-      retryEvents = Promise.all([text.written, thought.written])
-        .then(() => Promise.all([ports.events.append(runId, events), ports.runs.update(runId, { modelWait: wait }, ["running"])]))
-        .catch(() => undefined);
+      retryEvents = Promise.all([
+        Promise.all([text.written, thought.written])
+          .then(() => Promise.all([ports.events.append(runId, events), ports.runs.update(runId, { modelWait: wait }, ["running"])]))
+          .catch(() => undefined),
+        notified,
+      ]);
     },
     close: async () => {
       held?.close();
@@ -62,4 +73,17 @@ export function textStream(
       if (waited) await ports.runs.update(runId, { modelWait: null }, ["running"]).catch(() => undefined);
     },
   };
+}
+
+/** The waiting spell's message for the notifier (its id is the progress webhook's webhook-id); a failed send is logged. */
+async function notifyWaiting(
+  ports: Pick<Ports, "notifyQueue">,
+  runId: string,
+  at: Date,
+  modelWait: { agent: AgentRole; taskId?: string; attempt: number; retries: number; reason: string; waitMs: number; retryAt: string },
+): Promise<void> {
+  const waitId = `msg_${runId}_wait_${at.getTime().toString(36)}${randomBytes(3).toString("hex")}`;
+  await ports.notifyQueue
+    .send({ kind: "model_waiting", runId, waitId, at: at.toISOString(), modelWait })
+    .catch((error) => logger.warn("the model wait's notification was not queued", { runId, error: errorMessage(error) }));
 }
