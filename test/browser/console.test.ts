@@ -72,7 +72,7 @@ describe("the web console in Chromium", () => {
     await page.goto(proxy.url);
     await page.getByLabel("API key").fill(stack.apiKey);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible(), WIDE).toBe(true);
   }
 
   /**
