@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AgentRole, EventBody } from "../contracts/events.js";
+import type { NotifyMessage } from "../contracts/notify.js";
+import type { ModelWait } from "../contracts/webhook.js";
 import { errorMessage } from "../errors.js";
 import type { TextGuard } from "../guardrails/textGuard.js";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";
@@ -39,6 +41,8 @@ export function textStream(
   // Every write waits for the last retry's events, so a retried reply's text never comes before them.
   let retryEvents: Promise<unknown> = Promise.resolve();
   let waited = false;
+  /** The waiting spell's message while the queue has not taken it (sent again when the call ends). */
+  let unsent: Promise<NotifyMessage | undefined> = Promise.resolve(undefined);
   const append = (type: "agent.delta" | "agent.reasoning") => (text: string) =>
     retryEvents.then(() => ports.events.append(runId, [{ type, data: { ...source, text } } as EventBody]));
   const deltas = new DeltaCoalescer(append("agent.delta"), { restore });
@@ -57,33 +61,40 @@ export function textStream(
       const at = new Date();
       const wait = { ...source, ...retry, retryAt: new Date(at.getTime() + retry.waitMs).toISOString() };
       // Subscribers hear of a waiting spell once, at its first retry; the queue keeps it however the call ends.
-      const notified = waited ? undefined : notifyWaiting(ports, runId, at, wait);
+      if (!waited) unsent = queueWaiting(ports, waitingMessage(runId, at, wait));
       waited = true;
       // Progress is best effort: a failed write never fails the call.
       retryEvents = Promise.all([
         Promise.all([text.written, thought.written])
           .then(() => Promise.all([ports.events.append(runId, events), ports.runs.update(runId, { modelWait: wait }, ["running"])]))
           .catch(() => undefined),
-        notified,
+        unsent,
       ]);
     },
     close: async () => {
       held?.close();
       await Promise.all([deltas.close(), reasoning.close(), retryEvents]);
+      // A spell the queue refused once is offered again, late rather than lost.
+      const left = await unsent;
+      if (left) await queueWaiting(ports, left);
       if (waited) await ports.runs.update(runId, { modelWait: null }, ["running"]).catch(() => undefined);
     },
   };
 }
 
-/** The waiting spell's message for the notifier (its id is the progress webhook's webhook-id); a failed send is logged. */
-async function notifyWaiting(
-  ports: Pick<Ports, "notifyQueue">,
-  runId: string,
-  at: Date,
-  modelWait: { agent: AgentRole; taskId?: string; attempt: number; retries: number; reason: string; waitMs: number; retryAt: string },
-): Promise<void> {
+/** The waiting spell's message for the notifier: its id is the progress webhook's webhook-id. */
+function waitingMessage(runId: string, at: Date, modelWait: ModelWait): NotifyMessage {
   const waitId = `msg_${runId}_wait_${at.getTime().toString(36)}${randomBytes(3).toString("hex")}`;
-  await ports.notifyQueue
-    .send({ kind: "model_waiting", runId, waitId, at: at.toISOString(), modelWait })
-    .catch((error) => logger.warn("the model wait's notification was not queued", { runId, error: errorMessage(error) }));
+  return { kind: "model_waiting", runId, waitId, at: at.toISOString(), modelWait };
+}
+
+/** Puts the message on the queue; undefined once it is there, else the message (the failure logged). */
+function queueWaiting(ports: Pick<Ports, "notifyQueue">, message: NotifyMessage): Promise<NotifyMessage | undefined> {
+  return ports.notifyQueue.send(message).then(
+    () => undefined,
+    (error) => {
+      logger.warn("the model wait's notification was not queued", { runId: message.runId, error: errorMessage(error) });
+      return message;
+    },
+  );
 }

@@ -87,4 +87,23 @@ describe("a streamed model call that is retried", () => {
     await stream.close();
     expect(fakes.notifyQueue.take()).toEqual([]);
   });
+
+  it("a spell the queue refused is queued again when the call ends: late, not lost", async () => {
+    const { ports, fakes, runId } = await withRun({ status: "running" });
+    const send = fakes.notifyQueue.send.bind(fakes.notifyQueue);
+    let refusals = 1;
+    fakes.notifyQueue.send = async (message, delayMs) => {
+      if (refusals-- > 0) throw new Error("SQS: service unavailable");
+      return send(message, delayMs);
+    };
+    const stream = textStream(ports, runId, { agent: "react" });
+    stream.onRetry(retry);
+    stream.onRetry({ ...retry, attempt: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fakes.notifyQueue.sent).toEqual([]);
+    await stream.close();
+    expect(fakes.notifyQueue.take()).toEqual([
+      expect.objectContaining({ kind: "model_waiting", modelWait: expect.objectContaining({ attempt: 1 }) }),
+    ]);
+  });
 });
