@@ -7,7 +7,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
 
 /** The router: one journaled model call, its usage on the run. */
-export type RouterPorts = Pick<Ports, "model" | "journal" | "runs" | "events" | "tools" | "files"> & SettingsOf<"budgets">;
+export type RouterPorts = Pick<Ports, "model" | "journal" | "runs" | "events" | "tools" | "files" | "notifyQueue"> & SettingsOf<"budgets">;
 
 import { type ChatMessage, parseOrUndefined } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ModelWait } from "./webhook.js";
 
 /** Messages on the notification queue besides Step Functions' own status-change events. */
 export const NotifyMessage = z.discriminatedUnion("kind", [
@@ -12,6 +13,11 @@ export const NotifyMessage = z.discriminatedUnion("kind", [
   }),
   /** A run started waiting for a person. */
   z.object({ kind: z.literal("awaiting_input"), runId: z.string(), interruptId: z.string() }),
+  /**
+   * A model call of the run failed and waits to be retried: its first retry of this waiting spell
+   * (`waitId` names the spell: the webhook-id of its progress webhook).
+   */
+  z.object({ kind: z.literal("model_waiting"), runId: z.string(), waitId: z.string(), at: z.iso.datetime(), modelWait: ModelWait }),
   /** A run ended without its execution reporting it (the execution was gone): send its terminal webhook. */
   z.object({ kind: z.literal("ended"), runId: z.string() }),
   /** A sampled run ended: its tenant's online-eval judges score it (shared/run/onlineEvals.ts). */

@@ -14,6 +14,8 @@ const WEBHOOK_EVENT_TYPES = [
   "run.awaiting_input",
   "run.blocked",
   "run.budget_exhausted",
+  // Progress, sent only to subscriptions that name it: a model call waits to be retried.
+  "run.waiting_on_model",
 ] as const;
 const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
@@ -32,7 +34,15 @@ export type NotifiedStatus =
 export const MAX_RESULT_CHARS = 4000;
 const MAX_TEXT_CHARS = 1000;
 
-/** What `webhook` in a run request looks like; `events` defaults to all of them. */
+/** The event types a subscription without `events` gets: every status change, no progress. */
+const STATUS_EVENT_TYPES: readonly WebhookEventType[] = WEBHOOK_EVENT_TYPES.filter((type) => type !== "run.waiting_on_model");
+
+/** Whether a subscription asked for `type` (one without `events` gets the status changes). */
+export function subscribedTo(subscription: { events?: readonly string[] }, type: WebhookEventType): boolean {
+  return (subscription.events ?? STATUS_EVENT_TYPES).includes(type);
+}
+
+/** What `webhook` in a run request looks like; `events` defaults to every status change (progress only when named). */
 export const WebhookSubscription = z.strictObject({
   url: z.string().min(1).max(2048),
   events: z.array(WebhookEventType).min(1).optional(),
@@ -47,6 +57,18 @@ export const WebhookInterrupt = z.object({
 });
 export type WebhookInterrupt = z.infer<typeof WebhookInterrupt>;
 
+/** A model call's first retry of a waiting spell: which agent (and task), the retry of how many, why, and the wait before it. */
+export const ModelWait = z.object({
+  agent: z.string(),
+  taskId: z.string().optional(),
+  attempt: z.number().int(),
+  retries: z.number().int(),
+  reason: z.string(),
+  waitMs: z.number().int(),
+  retryAt: z.iso.datetime(),
+});
+export type ModelWait = z.infer<typeof ModelWait>;
+
 export const WebhookPayload = z.object({
   type: WebhookEventType,
   /** When the event happened; the attempt's time is in the `webhook-timestamp` header. */
@@ -60,6 +82,8 @@ export const WebhookPayload = z.object({
     resultTruncated: z.literal(true).optional(),
     error: RunError.optional(),
     interrupts: z.array(WebhookInterrupt).optional(),
+    /** run.waiting_on_model: the model call that waits, why, and when it is tried again. */
+    modelWait: ModelWait.optional(),
     links: z.object({ self: z.string(), events: z.string(), stream: z.string() }),
     metadata: z.record(z.string(), z.string()),
   }),
@@ -105,6 +129,25 @@ export function buildWebhookPayload(input: WebhookPayloadInput): WebhookPayload 
             })),
           }
         : {}),
+      links: { self: input.links.self, events: input.links.events, stream: input.links.stream },
+      metadata: { ...input.metadata },
+    },
+  };
+}
+
+/** run.waiting_on_model: the run works, and a model call of it waits to be retried (`at`: when it failed). */
+export function buildModelWaitPayload(
+  input: Pick<WebhookPayloadInput, "runId" | "sessionId" | "links" | "metadata"> & { modelWait: ModelWait; at: string },
+): WebhookPayload {
+  const { reason, ...wait } = input.modelWait;
+  return {
+    type: "run.waiting_on_model",
+    timestamp: new Date(input.at).toISOString(),
+    data: {
+      runId: input.runId,
+      status: "running",
+      sessionId: input.sessionId,
+      modelWait: { ...wait, reason: cut(reason, MAX_TEXT_CHARS) },
       links: { self: input.links.self, events: input.links.events, stream: input.links.stream },
       metadata: { ...input.metadata },
     },

@@ -112,11 +112,15 @@ function statusMessage(run: RunRecord, pending: readonly Interrupt[]): Message |
 
 /** A working status update saying what the run does now (its message id names the log event). */
 export function progressUpdate(run: Pick<RunRecord, "runId" | "sessionId">, event: RunEvent, line: string): TaskStatusUpdateEvent {
-  const message = { ...agentMessage(run, `e${event.seq}`, [textPart(line)]) };
+  return workingUpdate(run, `e${event.seq}`, event.at, line);
+}
+
+/** A working status update with `line` as its message (`id` names what it tells, `at` when it happened). */
+export function workingUpdate(run: Pick<RunRecord, "runId" | "sessionId">, id: string, at: string, line: string): TaskStatusUpdateEvent {
   return {
     taskId: run.runId,
     contextId: run.sessionId,
-    status: { state: TaskState.TASK_STATE_WORKING, message, timestamp: event.at },
+    status: { state: TaskState.TASK_STATE_WORKING, message: agentMessage(run, id, [textPart(line)]), timestamp: at },
     metadata: {},
   };
 }
@@ -188,7 +192,15 @@ export const pendingOf = (interrupts: readonly Interrupt[]) =>
 
 /** The push notification's body: the whole task (with its status message and artifacts), as a StreamResponse. */
 export function pushBody(push: A2APush, task: Task): string {
-  const response: StreamResponse = { payload: { $case: "task", value: task } };
+  return serializePush(push, { payload: { $case: "task", value: task } }, task);
+}
+
+/** A status update's push body (the task is working, and says on what): the update alone, as a StreamResponse. */
+export function pushUpdateBody(push: A2APush, update: TaskStatusUpdateEvent): string {
+  return serializePush(push, { payload: { $case: "statusUpdate", value: update } });
+}
+
+function serializePush(push: A2APush, response: StreamResponse, task?: Task): string {
   if (push.wireVersion === "0.3") return new V03PushNotificationSerializer().serialize(response, task).body;
   return JSON.stringify(StreamResponse.toJSON(response));
 }

@@ -34,11 +34,21 @@ function progressLine(before: FoldedRun, after: FoldedRun, event: RunEvent): str
     if (was?.status !== task.status) return `${task.status === "succeeded" ? "Finished" : "Failed"} ${task.taskId}: ${task.title}`;
   }
   for (const call of after.calls.values()) if (!before.calls.has(call.callId)) return `Calling ${call.tool}`;
-  if (event.type === "model.retrying") {
-    const { agent, taskId, attempt, retries, reason, waitMs } = event.data;
-    return `The ${taskId ? `${agent} of ${taskId}` : agent}'s model call failed (${reason}): retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`;
-  }
+  if (event.type === "model.retrying") return modelRetryLine(event.data);
   if (event.type === "agent.withdrawn")
     return `The ${event.data.taskId ? `${event.data.agent} of ${event.data.taskId}` : event.data.agent}'s partial reply is withdrawn: it broke off and is retried`;
   return undefined;
+}
+
+/** A model call's retry in one line: whose call, why it failed, which retry of how many, and when. */
+export function modelRetryLine(retry: {
+  agent: string;
+  taskId?: string;
+  attempt: number;
+  retries: number;
+  reason: string;
+  waitMs: number;
+}): string {
+  const { agent, taskId, attempt, retries, reason, waitMs } = retry;
+  return `The ${taskId ? `${agent} of ${taskId}` : agent}'s model call failed (${reason}): retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`;
 }

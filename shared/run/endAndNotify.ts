@@ -1,19 +1,29 @@
 /**
  * What the notify function does with each message: an execution that ended settles its run and
  * hands the run's session to the next waiting run; every ending and every wait for a person is then
- * sent as a signed webhook (and as an A2A push), retried on the queue.
+ * sent as a signed webhook (and as an A2A push), retried on the queue. A model call that waits to
+ * be retried is progress, sent once per waiting spell to the subscriptions that asked for it.
  */
 import type { ExecutionStatusEvent, NotifyMessage } from "../contracts/notify.js";
 import type { RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
-import { buildWebhookPayload, type NotifiedStatus, type WebhookInterrupt, webhookEventType } from "../contracts/webhook.js";
+import {
+  buildModelWaitPayload,
+  buildWebhookPayload,
+  type NotifiedStatus,
+  subscribedTo,
+  type WebhookEventType,
+  type WebhookInterrupt,
+  webhookEventType,
+} from "../contracts/webhook.js";
 import { errorMessage } from "../errors.js";
 import { assertDeliverableUrl, WebhookUrlError } from "../net/ssrfGuard.js";
 import { countMetric } from "../observability.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { SecretCipher } from "../ports/secretCipher.js";
 import type { Delivery } from "../ports/webhooks.js";
-import { apiOf, openPush, pushBody, pushHeaders, taskOf } from "../protocols/a2a.js";
+import { apiOf, openPush, pushBody, pushHeaders, pushUpdateBody, taskOf, workingUpdate } from "../protocols/a2a.js";
+import { modelRetryLine } from "../protocols/a2aProgress.js";
 import { deliverOnce } from "../webhooks/deliver.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "../webhooks/retryPolicy.js";
 import { type EndRunPorts, reconcileExecutionEnd } from "./lifecycle.js";
@@ -86,6 +96,11 @@ export async function onQueueMessage(ports: NotifyPorts, message: NotifyMessage)
     await notify(ports, run, "awaiting_input", `msg_${run.runId}_${interrupt.interruptId}`, [summary]);
     return;
   }
+  if (message.kind === "model_waiting") {
+    const run = await ports.runs.get(message.runId);
+    if (run) await notifyModelWait(ports, run, message);
+    return;
+  }
   const waitMs = message.notBefore ? Date.parse(message.notBefore) - Date.now() : 0;
   if (waitMs > 1_000) return ports.notifyQueue.send(message, waitMs); // hours-long backoff, 15 minutes at a time
   const delivery = await ports.webhooks.getDelivery(message.runId, message.deliveryId);
@@ -93,7 +108,7 @@ export async function onQueueMessage(ports: NotifyPorts, message: NotifyMessage)
   if (delivery && run) await attempt(ports, run, delivery, message.attempt);
 }
 
-/** Records the message once (its id is the webhook-id, stable across retries) and tries it. */
+/** A status change's webhook, to a subscription that asked for it. */
 async function notify(
   ports: DeliveryPorts,
   run: RunRecord,
@@ -104,7 +119,7 @@ async function notify(
   const subscription = run.webhook;
   if (!subscription || !run.links) return;
   const type = webhookEventType(status);
-  if (subscription.events && !subscription.events.includes(type)) return;
+  if (!subscribedTo(subscription, type)) return;
   const payload = buildWebhookPayload({
     runId: run.runId,
     status,
@@ -116,15 +131,46 @@ async function notify(
     metadata: run.metadata,
     occurredAt: run.endedAt ?? run.updatedAt,
   });
-  const now = new Date().toISOString();
   // An A2A client's config gets the A2A task (its state, pause or artifacts) instead, signed the same way.
   const body = subscription.a2a ? pushBody(subscription.a2a, await a2aTaskOf(ports, run)) : JSON.stringify(payload);
+  await deliverNew(ports, run, { deliveryId, type, url: subscription.url, body });
+}
+
+/**
+ * A model call's first retry of a waiting spell: run.waiting_on_model to a subscription that named
+ * it; to an A2A client's push config, a working status update saying so (A2A pushes task updates),
+ * unless the task has ended meanwhile (an update after its end would say it works again).
+ */
+async function notifyModelWait(
+  ports: DeliveryPorts,
+  run: RunRecord,
+  { waitId, at, modelWait }: Extract<NotifyMessage, { kind: "model_waiting" }>,
+): Promise<void> {
+  const subscription = run.webhook;
+  if (!subscription || !run.links) return;
+  const type = "run.waiting_on_model";
+  let body: string;
+  if (subscription.a2a) {
+    // A config deleted by its client is kept as a subscription to nothing (events: []).
+    if (subscription.events?.length === 0 || TERMINAL_STATUSES.has(run.status)) return;
+    body = pushUpdateBody(subscription.a2a, workingUpdate(run, waitId, at, modelRetryLine(modelWait)));
+  } else {
+    if (!subscribedTo(subscription, type)) return;
+    body = JSON.stringify(buildModelWaitPayload({ ...run, links: run.links, modelWait, at }));
+  }
+  await deliverNew(ports, run, { deliveryId: waitId, type, url: subscription.url, body });
+}
+
+/** Records the message once (its id is the webhook-id, stable across retries) and makes its first attempt, unless made already. */
+async function deliverNew(
+  ports: DeliveryPorts,
+  run: RunRecord,
+  message: { deliveryId: string; type: WebhookEventType; url: string; body: string },
+): Promise<void> {
+  const now = new Date().toISOString();
   const delivery = await ports.webhooks.createDelivery({
-    deliveryId,
+    ...message,
     runId: run.runId,
-    type,
-    url: subscription.url,
-    body,
     status: "pending",
     attempts: [],
     createdAt: now,

@@ -17,7 +17,9 @@ import type { TaskRecord } from "../ports/tasks.js";
 import { ReplayDivergedError } from "../run/replayDivergence.js";
 
 /** "Summarize" reads the run, its task results and files, makes one journaled model call streamed to clients, and writes the session. */
-export type SummarizePorts = StepPorts<"settings" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events" | "spend">;
+export type SummarizePorts = StepPorts<
+  "settings" | "model" | "journal" | "runs" | "tasks" | "files" | "sessions" | "events" | "spend" | "notifyQueue"
+>;
 
 /** The share of the prompt budget the task results may take (the rest: instructions, session, answer). */
 const RESULTS_SHARE = 0.5;

@@ -1,4 +1,6 @@
 import { mkdir, readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,7 +72,7 @@ describe("the web console in Chromium", () => {
     await page.goto(proxy.url);
     await page.getByLabel("API key").fill(stack.apiKey);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible(), WIDE).toBe(true);
   }
 
   /**
@@ -864,5 +866,56 @@ describe("the web console in Chromium", () => {
     } finally {
       await page.close();
     }
+  });
+
+  describe("the run page's Webhooks section", () => {
+    it("shows a delivery whose receiver failed as pending with its failed attempt and next retry, then delivered", async () => {
+      // A receiver whose first answer is 500 and whose later ones wait until the page has shown the pending retry.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const answered: number[] = [];
+      const receiver = createServer(async (request, response) => {
+        for await (const _ of request);
+        if (answered.length === 0) {
+          answered.push(500);
+          return response.writeHead(500).end("down for a moment");
+        }
+        await released;
+        answered.push(200);
+        response.writeHead(200).end("ok");
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+      const page = await browser.context.newPage();
+      try {
+        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+        const { runId } = await api("/v1/runs", { input: "What is 2+2? (webhook section)", mode: "react", webhook: { url } });
+        await signIn(page);
+        await page.goto(`${proxy.url}/#/runs/${runId}`);
+        const section = page.getByRole("region", { name: "Webhooks" });
+        const delivery = section.locator("li.delivery");
+        await expect.poll(() => delivery.getAttribute("data-status"), { timeout: 90_000 }).toBe("pending");
+        // The failed first attempt, and the retry to come (a held retry that timed out meanwhile is another failed attempt).
+        await expect.poll(() => section.locator(".attempts li").count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(1);
+        expect(await section.locator("p.muted").first().textContent()).toBe(url);
+        expect(await delivery.locator("strong").textContent()).toMatch(
+          /^run\.succeeded: pending, \d+ attempts?, next retry (in \d+ s|due now)$/,
+        );
+        expect(await section.locator(".attempts li").first().textContent()).toMatch(/^#1 ✗ HTTP 500 \(\d+ ms\)$/);
+        expect(await section.locator(".attempts li.ok").count()).toBe(0);
+
+        release();
+        await expect.poll(() => delivery.getAttribute("data-status"), { timeout: 60_000 }).toBe("delivered");
+        const attempts = await section.locator(".attempts li").allTextContents();
+        expect(attempts[0]).toMatch(/^#1 ✗ HTTP 500/);
+        expect(attempts.at(-1)).toMatch(/^#\d+ ✓ HTTP 200 \(\d+ ms\)$/);
+        expect(await delivery.locator("strong").textContent()).toBe(`run.succeeded: delivered, ${attempts.length} attempts`);
+        expect(answered.at(-1)).toBe(200);
+      } finally {
+        release();
+        await page.close();
+        receiver.closeAllConnections();
+        await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      }
+    });
   });
 });

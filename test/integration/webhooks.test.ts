@@ -1,9 +1,14 @@
-import { createHmac } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
+import { Role } from "@a2a-js/sdk";
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import type { CreateRunResponse } from "../../shared/contracts/responses.js";
 import { Behind } from "../support/aws.js";
 import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { type ModelProxy, startModelProxy } from "../support/modelProxy.js";
 import { closedPortUrl, type Endpoint, type ReceivedRequest, Receiver, scripts } from "../support/receiver.js";
 import { startTogether } from "../support/startTogether.js";
 
@@ -12,7 +17,9 @@ import { startTogether } from "../support/startTogether.js";
  * receiver on loopback: Standard Webhooks signatures checked by an implementation written here
  * (not the library's), the payload, retries with a stable webhook-id and Retry-After, the
  * dead-letter queue, 410 disabling the endpoint, the `events` filter, run.awaiting_input, secret
- * rotation, redelivery, and refused URLs. The local stack retries on the fast schedule
+ * rotation, redelivery, refused URLs, and run.waiting_on_model (with its A2A push) for a model
+ * answering 429 first. The model is the offline one behind a proxy that fails the calls of runs
+ * marked for it. The local stack retries on the fast schedule
  * (WEBHOOK_RETRY_SCHEDULE=fast: same attempts, delays in ms; SQS delays are whole seconds).
  *
  * One stack; tenants: the main key ("local"), "other", and "rot" (rotation, kept apart so the
@@ -30,6 +37,10 @@ let client: Client;
 let other: Client;
 let rot: Client;
 let behind: Behind;
+let model: OfflineModel;
+let modelProxy: ModelProxy;
+/** Model calls whose messages hold a marker here fail with 429 that many times. */
+const busyModel = new Map<string, number>();
 
 /**
  * The dead receivers' runs, submitted first: their ten attempts each, a second or more apart, go on
@@ -38,7 +49,18 @@ let behind: Behind;
 let dead: Promise<{ failing: Endpoint; closedUrl: string; failingRun: string; closedRun: string }>;
 
 beforeAll(async () => {
-  [stack, receiver] = await startTogether(startStack({}, ["other", "rot"]), Receiver.start());
+  model = await startOfflineModel({ latencyMs: 50 });
+  modelProxy = await startModelProxy(model.url, (_, request) => {
+    const messages = JSON.stringify(request.body.messages);
+    const marker = [...busyModel.keys()].find((m) => messages.includes(m) && busyModel.get(m)! > 0);
+    if (!marker) return undefined;
+    busyModel.set(marker, busyModel.get(marker)! - 1);
+    return "429";
+  });
+  [stack, receiver] = await startTogether(
+    startStack({ OPENAI_BASE_URL: modelProxy.url, STEPWISE_MODEL: "stepwise-offline" }, ["other", "rot"]),
+    Receiver.start(),
+  );
   client = new Client(stack.url, stack.apiKey);
   other = new Client(stack.url, stack.keys.other!);
   rot = new Client(stack.url, stack.keys.rot!);
@@ -55,6 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   behind?.destroy();
   await Promise.all([stack?.stop(), receiver?.close()]);
+  await Promise.all([modelProxy?.close(), model?.close()]);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -402,6 +425,94 @@ describe("run.awaiting_input", () => {
     expect(log.deliveries.map((d) => d.type).sort()).toEqual(["run.awaiting_input", "run.succeeded"]);
     expect(endpoint.requests).toHaveLength(2);
   }, 60_000);
+});
+
+describe("run.waiting_on_model", () => {
+  it("a subscription naming it gets one signed progress webhook per waiting spell (attempt, reason, wait), listed with the run's deliveries", async () => {
+    const marker = "(busy model: webhook)";
+    busyModel.set(marker, 2); // the react agent's first call: 429, 429, then its answer
+    const endpoint = receiver.endpoint(scripts.ok());
+    const runId = await submitWithWebhook(
+      { url: endpoint.url, events: ["run.waiting_on_model", "run.succeeded"] },
+      { input: `What is 2+2? ${marker}`, mode: "react" },
+    );
+    const { run, events } = await client.waitForEnd(runId, 100_000);
+    expect(run.status).toBe("succeeded");
+    expect(events.filter((e) => e.type === "model.retrying").map((e) => (e.data as { attempt: number }).attempt)).toEqual([1, 2]);
+
+    await endpoint.waitForRequest((r) => JSON.parse(r.body).type === "run.succeeded");
+    const log = await waitForLog(
+      runId,
+      (l) => l.deliveries.length === 2 && l.deliveries.every((d) => d.status === "delivered"),
+      "two delivered messages",
+    );
+    expect(log.deliveries.map((d) => d.type).sort()).toEqual(["run.succeeded", "run.waiting_on_model"]);
+    // Two retries, one waiting spell: one progress webhook.
+    const progress = endpoint.requests.filter((r) => JSON.parse(r.body).type === "run.waiting_on_model");
+    expect(progress).toHaveLength(1);
+    // Verified with the Standard Webhooks library, as a receiver would.
+    const [{ secret }] = await secretsOf(client);
+    const verified = new Webhook(secret!).verify(progress[0]!.body, progress[0]!.headers as Record<string, string>) as any;
+    expect(verified).toMatchObject({
+      type: "run.waiting_on_model",
+      data: {
+        runId,
+        status: "running",
+        modelWait: { agent: "react", attempt: 1, retries: 2, reason: expect.stringMatching(/429/), waitMs: expect.any(Number) },
+        links: { self: `${stack.url}/v1/runs/${runId}` },
+      },
+    });
+    expect(Date.parse(verified.data.modelWait.retryAt) - Date.parse(verified.timestamp)).toBe(verified.data.modelWait.waitMs);
+    expect(log.deliveries.find((d) => d.type === "run.waiting_on_model")!.deliveryId).toBe(progress[0]!.headers["webhook-id"]);
+  }, 120_000);
+
+  it("an A2A push config gets a working status update with the retry's message, then the completed task", async () => {
+    const marker = "(busy model: a2a)";
+    busyModel.set(marker, 1);
+    const endpoint = receiver.endpoint(scripts.ok(), "a2a");
+    const fetchImpl: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set("authorization", `Bearer ${stack.apiKey}`);
+      return fetch(input, { ...init, headers });
+    };
+    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    });
+    const a2a = await new ClientFactory(options).createFromUrl(stack.url);
+    const sent = await a2a.sendMessage({
+      tenant: "",
+      message: {
+        messageId: randomUUID(),
+        contextId: "",
+        taskId: "",
+        role: Role.ROLE_USER,
+        parts: [{ content: { $case: "text", value: `What is 2+2? ${marker}` }, mediaType: "text/plain", filename: "", metadata: {} }],
+        metadata: {},
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      configuration: {
+        acceptedOutputModes: [],
+        returnImmediately: true,
+        taskPushNotificationConfig: { tenant: "", id: "", taskId: "", url: endpoint.url, token: "tok-wait", authentication: undefined },
+      },
+      metadata: { mode: "react" },
+    });
+    const taskId = "id" in sent ? sent.id : "";
+    expect(taskId).toMatch(/^run_/);
+
+    const done = await endpoint.waitForRequest((r) => JSON.parse(r.body).task?.status?.state === "TASK_STATE_COMPLETED", 120_000);
+    const updates = endpoint.requests.filter((r) => JSON.parse(r.body).statusUpdate);
+    expect(updates).toHaveLength(1);
+    const [update] = updates;
+    const [{ secret }] = await secretsOf(client);
+    for (const request of [update!, done]) new Webhook(secret!).verify(request.body, request.headers as Record<string, string>);
+    expect(update!.headers).toMatchObject({ "x-a2a-notification-token": "tok-wait", "content-type": "application/a2a+json" });
+    const { statusUpdate } = JSON.parse(update!.body);
+    expect(statusUpdate).toMatchObject({ taskId, status: { state: "TASK_STATE_WORKING" } });
+    expect(statusUpdate.status.message.parts[0].text).toMatch(/^The react's model call failed \(.*429.*\): retry 1 of 2 in \d+\.\d s$/);
+    expect(update!.n).toBeLessThan(done.n);
+  }, 120_000);
 });
 
 describe("secret rotation", () => {

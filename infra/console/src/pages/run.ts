@@ -140,10 +140,12 @@ class RunPage {
 
   /**
    * Read and draw: the run's webhook deliveries, once the run is at a status that sends one (it
-   * waits for a person, or ended); again every few seconds while one is pending, so each retry shows.
+   * waits for a person or for the model, or ended); again every few seconds while one is pending,
+   * so each retry shows.
    */
   private async readWebhooks(view: RunView) {
-    if (this.webhookTimer !== undefined || (view.status !== "awaiting_input" && !ended(view))) return;
+    const sends = view.status === "awaiting_input" || Boolean(view.statusDetail) || ended(view);
+    if (this.webhookTimer !== undefined || !sends) return;
     let list: WebhookDeliveries;
     try {
       list = await client.listWebhooks(this.runId);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { textStream } from "../../../../shared/agent/deltas.js";
 import { runView } from "../../../../shared/views/runView.js";
-import { withRun } from "../../../support/memoryRun.js";
+import { eventTypes, withRun } from "../../../support/memoryRun.js";
 
 const links = { api: "http://api.test", stream: "http://stream.test", console: false };
 const retry = { attempt: 1, retries: 3, reason: "the reply broke off (terminated)", waitMs: 500 };
@@ -47,5 +47,63 @@ describe("a streamed model call that is retried", () => {
     stream.onRetry({ ...retry, attempt: 2 });
     await stream.close();
     expect(fakes.events.all(runId).map((e) => e.type)).toEqual(["model.retrying", "model.retrying"]);
+  });
+
+  it("queues the waiting spell for the notifier once, at its first retry; the next call's spell again", async () => {
+    const { ports, fakes, runId } = await withRun({ status: "running" });
+    const first = textStream(ports, runId, { agent: "executor", taskId: "t1" });
+    first.onRetry({ ...retry, reason: "HTTP 429 (rate limited)" });
+    first.onRetry({ ...retry, attempt: 2, waitMs: 1000 });
+    first.onRetry({ ...retry, attempt: 3, waitMs: 2000 });
+    await first.close();
+    const spells = fakes.notifyQueue.take();
+    expect(spells).toEqual([
+      {
+        kind: "model_waiting",
+        runId,
+        waitId: expect.stringMatching(new RegExp(`^msg_${runId}_wait_[0-9a-z]+$`)),
+        at: expect.any(String),
+        modelWait: { agent: "executor", taskId: "t1", ...retry, reason: "HTTP 429 (rate limited)", retryAt: expect.any(String) },
+      },
+    ]);
+    const [spell] = spells as Extract<(typeof spells)[number], { kind: "model_waiting" }>[];
+    expect(Date.parse(spell!.modelWait.retryAt) - Date.parse(spell!.at)).toBe(retry.waitMs);
+    // Every retry is still an event on the run.
+    expect(eventTypes(fakes, runId)).toEqual(["model.retrying", "model.retrying", "model.retrying"]);
+
+    // A later call that waits is another spell, under another id.
+    const second = textStream(ports, runId, { agent: "summarizer" });
+    second.onRetry(retry);
+    await second.close();
+    const [next] = fakes.notifyQueue.take() as (typeof spells)[number][];
+    expect(next).toMatchObject({ kind: "model_waiting", modelWait: { agent: "summarizer", attempt: 1 } });
+    expect(next!.kind === "model_waiting" && next!.waitId).not.toBe(spell!.waitId);
+  });
+
+  it("a call that never waited queues nothing", async () => {
+    const { ports, fakes, runId } = await withRun({ status: "running" });
+    const stream = textStream(ports, runId, { agent: "react" });
+    stream.onText("An answer at the first try.");
+    await stream.close();
+    expect(fakes.notifyQueue.take()).toEqual([]);
+  });
+
+  it("a spell the queue refused is queued again when the call ends: late, not lost", async () => {
+    const { ports, fakes, runId } = await withRun({ status: "running" });
+    const send = fakes.notifyQueue.send.bind(fakes.notifyQueue);
+    let refusals = 1;
+    fakes.notifyQueue.send = async (message, delayMs) => {
+      if (refusals-- > 0) throw new Error("SQS: service unavailable");
+      return send(message, delayMs);
+    };
+    const stream = textStream(ports, runId, { agent: "react" });
+    stream.onRetry(retry);
+    stream.onRetry({ ...retry, attempt: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fakes.notifyQueue.sent).toEqual([]);
+    await stream.close();
+    expect(fakes.notifyQueue.take()).toEqual([
+      expect.objectContaining({ kind: "model_waiting", modelWait: expect.objectContaining({ attempt: 1 }) }),
+    ]);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../../../shared/contracts/events.js";
 import type { Interrupt } from "../../../../shared/contracts/interrupts.js";
 import { emptyUsage, type RunRecord, RunStatus } from "../../../../shared/contracts/run.js";
-import { pushBody, pushHeaders, taskOf } from "../../../../shared/protocols/a2a.js";
+import { pushBody, pushHeaders, pushUpdateBody, taskOf, workingUpdate } from "../../../../shared/protocols/a2a.js";
 import { A2aProgress } from "../../../../shared/protocols/a2aProgress.js";
 
 /** The A2A view of a run (shared/protocols/a2a.ts): states, the pause as a status message, artifacts, push bodies. */
@@ -123,6 +123,21 @@ describe("a run as an A2A task", () => {
     expect(pushHeaders({ id: "c", token: "t", authentication: { scheme: "Bearer", credentials: "k" }, wireVersion: "0.3" })).toEqual({
       "content-type": "application/json",
       authorization: "Bearer k",
+    });
+  });
+
+  it("a status update's push body is the update alone: statusUpdate (1.0), or the 0.3 status-update event", () => {
+    const update = workingUpdate(run({ status: "running" }), "msg_w1", "2026-11-28T08:00:00.000Z", "The react's model call failed");
+    expect(JSON.parse(pushUpdateBody({ id: "c", wireVersion: "1.0" }, update))).toEqual({
+      statusUpdate: expect.objectContaining({
+        taskId: "run_1",
+        status: expect.objectContaining({ state: "TASK_STATE_WORKING", message: expect.objectContaining({ messageId: "run_1:msg_w1" }) }),
+      }),
+    });
+    expect(JSON.parse(pushUpdateBody({ id: "c", wireVersion: "0.3" }, update))).toMatchObject({
+      kind: "status-update",
+      taskId: "run_1",
+      status: { state: "working", message: { parts: [{ kind: "text", text: "The react's model call failed" }] } },
     });
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textStream } from "../../../../shared/agent/deltas.js";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
 import { sealPush } from "../../../../shared/protocols/a2a.js";
@@ -201,5 +202,125 @@ describe("notify", () => {
     expect(await fakes.webhooks.isDisabled("tenant_1", endpoint.url)).toBe(true);
     expect(fakes.notifyQueue.sent).toEqual([]);
     expect((await fakes.webhooks.listDeliveries(runId))[0]?.status).toBe("disabled");
+  });
+});
+
+describe("a model call that waits to be retried (run.waiting_on_model)", () => {
+  const retry = { attempt: 1, retries: 2, reason: "HTTP 429 (rate limited)", waitMs: 800 };
+
+  /** The run's model call fails three times in one spell, then a second call waits once: what the notifier is given. */
+  async function waitTwice(ports: Awaited<ReturnType<typeof withRun>>["ports"], runId: string) {
+    const first = textStream(ports, runId, { agent: "executor", taskId: "t1" });
+    first.onRetry(retry);
+    first.onRetry({ ...retry, attempt: 2, waitMs: 1600 });
+    await first.close();
+    const second = textStream(ports, runId, { agent: "summarizer" });
+    second.onRetry({ ...retry, reason: "the model could not be reached (ECONNREFUSED)" });
+    await second.close();
+  }
+
+  it("a subscription that names it gets one signed webhook per waiting spell, with the attempt, reason and wait", async () => {
+    const endpoint = receiver.endpoint();
+    const { ports, fakes, runId, run } = await withRun(
+      { status: "running", webhook: { url: endpoint.url, events: ["run.waiting_on_model", "run.succeeded"] } },
+      { settings },
+    );
+    await waitTwice(ports, runId);
+    const messages = fakes.notifyQueue.take();
+    // SQS delivers at least once: a message handled twice is still one webhook.
+    for (const message of [...messages, ...messages]) await onQueueMessage(ports, message);
+
+    expect(endpoint.requests).toHaveLength(2);
+    const secrets = (await fakes.webhooks.secrets("tenant_1")).map((s) => s.secret);
+    for (const request of endpoint.requests)
+      expect(() => verifyWebhook({ headers: request.headers as Record<string, string>, body: request.body, secrets })).not.toThrow();
+    const [first, second] = endpoint.bodies();
+    expect(first).toEqual({
+      type: "run.waiting_on_model",
+      timestamp: expect.any(String),
+      data: {
+        runId,
+        status: "running",
+        sessionId: run.sessionId,
+        modelWait: { agent: "executor", taskId: "t1", ...retry, retryAt: expect.any(String) },
+        links: run.links,
+        metadata: {},
+      },
+    });
+    expect(Date.parse(first.data.modelWait.retryAt) - Date.parse(first.timestamp)).toBe(retry.waitMs);
+    expect(second.data.modelWait).toMatchObject({
+      agent: "summarizer",
+      attempt: 1,
+      reason: "the model could not be reached (ECONNREFUSED)",
+    });
+    expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(2);
+    // Listed with the run's other deliveries, delivered.
+    expect((await fakes.webhooks.listDeliveries(runId)).map((d) => [d.type, d.status])).toEqual([
+      ["run.waiting_on_model", "delivered"],
+      ["run.waiting_on_model", "delivered"],
+    ]);
+  });
+
+  it("a subscription without events (today's default) or naming other types gets no progress webhook", async () => {
+    for (const events of [undefined, ["run.succeeded", "run.failed"]]) {
+      const endpoint = receiver.endpoint();
+      const { ports, fakes, runId } = await withRun({ status: "running", webhook: { url: endpoint.url, events } }, { settings });
+      await waitTwice(ports, runId);
+      for (const message of fakes.notifyQueue.take()) await onQueueMessage(ports, message);
+      expect(endpoint.requests).toHaveLength(0);
+      expect(await fakes.webhooks.listDeliveries(runId)).toEqual([]);
+    }
+  });
+
+  it("a progress webhook whose receiver fails is retried on the queue like any other, under the same webhook-id", async () => {
+    const endpoint = receiver.endpoint(scripts.failThenSucceed(1, { status: 500 }));
+    const { ports, fakes, runId } = await withRun(
+      { status: "running", webhook: { url: endpoint.url, events: ["run.waiting_on_model"] } },
+      { settings },
+    );
+    const stream = textStream(ports, runId, { agent: "react" });
+    stream.onRetry(retry);
+    await stream.close();
+    for (const message of fakes.notifyQueue.take()) await onQueueMessage(ports, message);
+    const [again] = fakes.notifyQueue.take();
+    expect(again).toMatchObject({ kind: "deliver", runId, attempt: 2 });
+    await onQueueMessage(ports, { ...again!, notBefore: undefined } as never);
+    expect(endpoint.requests.map((r) => r.answered)).toEqual([500, 200]);
+    expect(endpoint.requests[0]!.headers["webhook-id"]).toBe(endpoint.requests[1]!.headers["webhook-id"]);
+    expect((await fakes.webhooks.listDeliveries(runId))[0]).toMatchObject({ type: "run.waiting_on_model", status: "delivered" });
+  });
+
+  it("an A2A push config gets a working status update with the retry's message, once per spell, with its token; none once the task ended", async () => {
+    const endpoint = receiver.endpoint();
+    const { ports, fakes, runId, run } = await withRun({ status: "running" }, { settings });
+    const push = await sealPush(fakes.secrets, "tenant_1", { id: "cfg-1", token: "tok", wireVersion: "1.0" });
+    await ports.runs.update(runId, { webhook: { url: endpoint.url, a2a: push } });
+    await waitTwice(ports, runId);
+    const messages = fakes.notifyQueue.take();
+    for (const message of messages) await onQueueMessage(ports, message);
+
+    expect(endpoint.requests).toHaveLength(2);
+    const secrets = (await fakes.webhooks.secrets("tenant_1")).map((s) => s.secret);
+    const [request] = endpoint.requests;
+    expect(() => verifyWebhook({ headers: request!.headers as Record<string, string>, body: request!.body, secrets })).not.toThrow();
+    expect(request!.headers).toMatchObject({ "x-a2a-notification-token": "tok", "content-type": "application/a2a+json" });
+    const { statusUpdate } = JSON.parse(request!.body);
+    expect(statusUpdate).toMatchObject({ taskId: runId, contextId: run.sessionId, status: { state: "TASK_STATE_WORKING" } });
+    expect(statusUpdate.status.message.parts[0].text).toBe(
+      "The executor of t1's model call failed (HTTP 429 (rate limited)): retry 1 of 2 in 0.8 s",
+    );
+    expect(JSON.parse(endpoint.requests[1]!.body).statusUpdate.status.message.parts[0].text).toMatch(
+      /^The summarizer's model call failed \(the model could not be reached \(ECONNREFUSED\)\): retry 1 of 2/,
+    );
+
+    // A spell told after the task ended would say it works again: not sent.
+    const late = await withRun({ status: "running" }, { settings });
+    await late.ports.runs.update(late.runId, { webhook: { url: endpoint.url, a2a: push } });
+    const stream = textStream(late.ports, late.runId, { agent: "react" });
+    stream.onRetry(retry);
+    await stream.close();
+    await endRun(late.ports, late.runId, "succeeded");
+    for (const message of late.fakes.notifyQueue.take()) await onQueueMessage(late.ports, message);
+    expect(endpoint.requests).toHaveLength(2);
   });
 });
