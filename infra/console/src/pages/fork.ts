@@ -135,6 +135,8 @@ export class Forks {
       ),
       field(editor.label, text, editor.hint),
       editor.ok === undefined ? null : h("div", { class: "field check" }, h("label", {}, ok, " The call succeeded")),
+      // What is wrong with the edit (the console's check or the API's), beside it.
+      error,
       h("div", { class: "row" }, start, cancel),
     );
   }
