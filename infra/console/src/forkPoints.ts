@@ -10,12 +10,20 @@ type ToolCall = { id: string; name: string; arguments: string };
 
 const within = (scope: string, outer: string) => scope === outer || scope.startsWith(`${outer}#`);
 
-/** A tool result: the fork reuses the call and the reply that made it, and goes on live from the next round, reading the edit. */
+/**
+ * A tool result: the fork reuses the call and the reply that made it, and goes on live from the
+ * next round, reading the edit. `taskId`: the task whose result it is (its event says), where call
+ * ids of different agents could be alike.
+ */
 export function toolResultPoint(
   journal: Journal,
   callId: string,
+  taskId?: string,
 ): { at: ForkPoint; output: string; ok: boolean; question: boolean } | undefined {
-  const record = journal.find((r) => r.kind === "tool" && r.callId === callId);
+  const records = journal.filter((r) => r.kind === "tool" && r.callId === callId);
+  const record =
+    records.find((r) => (taskId ? r.scope.startsWith("task#") && r.scope.endsWith(`#${taskId}`) : !r.scope.startsWith("task#"))) ??
+    records[0];
   if (!record) return undefined;
   const value = record.value as { output?: unknown; ok?: boolean };
   const call = callsIn(journal, record.scope).find((c) => c.id === callId);

@@ -13,7 +13,7 @@ import { planPoint, taskPoint, toolResultPoint } from "../forkPoints.js";
  * success opens the new run's page.
  */
 export type ForkTarget =
-  | { kind: "tool"; callId: string; tool: string; who: string }
+  | { kind: "tool"; callId: string; tool: string; who: string; taskId?: string }
   | { kind: "task"; iteration: number; taskId: string; title: string }
   | { kind: "step"; index: number; title: string; iteration: number | undefined };
 
@@ -143,7 +143,7 @@ export class Forks {
 
   private editorFor(target: ForkTarget, journal: ExportedRun["journal"]): Editor | undefined {
     if (target.kind === "tool") {
-      const point = toolResultPoint(journal, target.callId);
+      const point = toolResultPoint(journal, target.callId, target.taskId);
       if (!point) return undefined;
       if (point.question)
         return {

@@ -133,7 +133,7 @@ class RunPage {
       result.tool === "planning"
         ? null
         : this.forks.button(
-            { kind: "tool", callId: result.callId, tool: result.tool, who: result.taskId ?? result.agent ?? "" },
+            { kind: "tool", callId: result.callId, tool: result.tool, who: result.taskId ?? result.agent ?? "", taskId: result.taskId },
             !ended(this.view),
           ),
     );

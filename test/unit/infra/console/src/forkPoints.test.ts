@@ -37,6 +37,13 @@ describe("where the console forks an ended run", () => {
     });
     expect(toolResultPoint(journal, "q1")).toEqual({ at: { scope: "task#0#s1.t1", round: 2 }, output: "metric", ok: true, question: true });
     expect(toolResultPoint(journal, "nope")).toBeUndefined();
+    // Call ids alike in two agents: the task the result's event names picks its own.
+    const twice = [
+      ...journal,
+      { scope: "task#0#s1.t2", round: 0, kind: "tool" as const, callId: "c1", value: { ok: false, output: "other" } },
+    ];
+    expect(toolResultPoint(twice, "c1", "s1.t2")).toMatchObject({ at: { scope: "task#0#s1.t2", round: 1 }, output: "other", ok: false });
+    expect(toolResultPoint(twice, "c1", "s1.t1")).toMatchObject({ at: { scope: "task#0#s1.t1", round: 1 }, output: "17*23 = 391" });
   });
 
   it("forks a task at its first round, when the journal has it", () => {
