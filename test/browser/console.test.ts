@@ -73,7 +73,8 @@ describe("the web console in Chromium", () => {
     await page.goto(proxy.url);
     await page.getByLabel("API key").fill(stack.apiKey);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible()).toBe(true);
+    // Room for a busy machine: the Runs page waits for its first read of the API.
+    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible(), WIDE).toBe(true);
   }
 
   /**
@@ -891,12 +892,8 @@ describe("the web console in Chromium", () => {
 
           // Offered on each plan step and task too; the plan's editor holds the plan as the planner made it.
           await expect.poll(() => page.locator(".plan .fork-from-here").count(), WIDE).toBe(parent.plan.steps.length);
-          expect(
-            await page
-              .getByRole("list", { name: "Step 1 tasks" })
-              .getByRole("button", { name: /^Fork from here: task / })
-              .count(),
-          ).toBe(2);
+          const taskForks = page.getByRole("list", { name: "Step 1 tasks" }).getByRole("button", { name: /^Fork from here: task / });
+          await expect.poll(() => taskForks.count(), WIDE).toBe(2);
           await page.getByRole("button", { name: /^Fork from here: plan step 1 / }).click();
           const dialog = page.getByRole("dialog", { name: "Fork from here" });
           const plan = dialog.getByLabel("Plan");
