@@ -901,10 +901,10 @@ describe("the web console in Chromium", () => {
           // A plan with no step is refused here, before anything is sent.
           await plan.fill("");
           await dialog.getByRole("button", { name: "Start the fork" }).click();
-          await expect.poll(() => dialog.getByRole("alert").textContent()).toContain("The plan has no step");
+          await expect.poll(() => dialog.getByRole("alert").textContent(), WIDE).toContain("The plan has no step");
           expect(await plan.getAttribute("aria-invalid")).toBe("true");
           await dialog.getByRole("button", { name: "Cancel" }).click();
-          await expect.poll(() => dialog.count()).toBe(0);
+          await expect.poll(() => dialog.count(), WIDE).toBe(0);
 
           // From the keyboard: the tool result's button opens the dialog, the result's text in its editor, focused.
           const result = page.locator(".entry.tool-result", { hasText: "391" });
@@ -915,7 +915,7 @@ describe("the web console in Chromium", () => {
           await expect.poll(() => edit.evaluate((el) => el === (globalThis as any).document.activeElement), WIDE).toBe(true);
           expect(await edit.inputValue()).toContain("391");
           await page.keyboard.press("Escape");
-          await expect.poll(() => dialog.count()).toBe(0);
+          await expect.poll(() => dialog.count(), WIDE).toBe(0);
           expect(await fork.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
           await page.keyboard.press("Enter");
           await expect.poll(() => edit.inputValue(), WIDE).toContain("391");
