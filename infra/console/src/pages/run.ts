@@ -300,7 +300,7 @@ class RunPage {
   private drawPlan(view: RunView) {
     const tasks = [...this.run.tasks.values()];
     // Drawn again only when it changes: a focused "Fork from here" stays where it is.
-    const shown = JSON.stringify([view.plan, ended(view), tasks.map((t) => [t.stepIndex, t.iteration])]);
+    const shown = JSON.stringify([view.plan, view.mode, view.requestedMode, ended(view), tasks.map((t) => [t.stepIndex, t.iteration])]);
     if (shown === this.shownPlan) return;
     this.shownPlan = shown;
     drawPlan(this.parts.plan, view, (step, index) => {
