@@ -895,6 +895,7 @@ describe("the web console in Chromium", () => {
           await expect.poll(() => page.locator(".plan .fork-from-here").count(), WIDE).toBe(parent.plan.steps.length);
           const taskForks = page.getByRole("list", { name: "Step 1 tasks" }).getByRole("button", { name: /^Fork from here: task / });
           await expect.poll(() => taskForks.count(), WIDE).toBe(2);
+          await page.screenshot({ path: path.join(OUTPUT, `fork-offered-${width}.png`), fullPage: true });
           await page.getByRole("button", { name: /^Fork from here: plan step 1 / }).click();
           const dialog = page.getByRole("dialog", { name: "Fork from here" });
           const plan = dialog.getByLabel("Plan");
