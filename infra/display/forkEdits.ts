@@ -1,3 +1,5 @@
+import { ANSWERED } from "../../shared/contracts/answers.js";
+
 /**
  * How a fork's edits are written by a person (the console's "Fork from here" editor): a plan as
  * plain text, an answer to a question without the words the tool wraps it in. The API checks the
@@ -55,9 +57,6 @@ export function parsePlanText(text: string): { steps: PlanStepEdit[] } | { probl
   }
   return { steps };
 }
-
-/** How a person's answer reads as the question's result (agent/toolApproval.ts writes it so). */
-const ANSWERED = "The user answered: ";
 
 /** A question's recorded result as the person's answer alone. */
 export const answerOf = (output: string) => (output.startsWith(ANSWERED) ? output.slice(ANSWERED.length) : output);
