@@ -205,7 +205,8 @@ export class Renderer {
         ];
       }
       case "report.delta":
-        return [];
+      case "report.withdrawn":
+        return []; // the report is shown as its file, once saved
       case "model.retrying": {
         const { attempt, retries, reason, waitMs } = event.data;
         return [

@@ -250,9 +250,9 @@ export async function finishTask(
     ...(known.stopReason ? { stopReason: known.stopReason } : {}),
     ...(known.undone ? { undone: known.undone } : {}),
   };
-  await Promise.all([
-    known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record),
-    known.events,
+  // task.completed waits for the task's events written in the background (its streamed text):
+  // readers take it as the task's last word.
+  const completed = Promise.resolve(known.events).then(() =>
     ports.events.append(run.runId, [
       {
         type: "task.completed",
@@ -268,7 +268,8 @@ export async function finishTask(
         },
       },
     ]),
-  ]);
+  );
+  await Promise.all([known.journal ? known.journal.flush({ tasks: [record] }) : ports.tasks.put(run.runId, record), completed]);
   return { ...input, done: true, status, preview: kept.slice(0, 200) };
 }
 

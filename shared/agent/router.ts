@@ -9,13 +9,12 @@ import { defineTool } from "../tools/tool.js";
 /** The router: one journaled model call, its usage on the run. */
 export type RouterPorts = Pick<Ports, "model" | "journal" | "runs" | "events" | "tools" | "files"> & SettingsOf<"budgets">;
 
-import type { ChatMessage } from "../llm/types.js";
+import { type ChatMessage, parseOrUndefined } from "../llm/types.js";
 import { ContextWindow } from "../memory/context.js";
 import { ReplayDivergedError } from "../run/replayDivergence.js";
 import { textStream } from "./deltas.js";
 import { fileLines, routerPrompt, toolLines } from "./prompts.js";
 import { ScopeJournal } from "./scopeJournal.js";
-import { parseOrUndefined } from "./toolExecution.js";
 
 export type AgentMode = "react" | "plan_solve";
 export type RouteDecision = { mode: AgentMode; reason: string } | { mode: "answer"; answer: string; reason: string };

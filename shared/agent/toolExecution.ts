@@ -160,15 +160,6 @@ export function parseArguments(args: string): unknown {
   }
 }
 
-/** A call's arguments as JSON, or undefined when they are not JSON (what a schema or a policy reads). */
-export function parseOrUndefined(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Runs `fn` over items with at most `limit` in flight; results keep the items' order. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);

@@ -1,14 +1,13 @@
 import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { Usage } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
-import type { ToolCall } from "../llm/types.js";
+import { parseOrUndefined, type ToolCall } from "../llm/types.js";
 import { type CallDecision, decideCall, type Principal } from "../policy/decide.js";
 import { type CompiledPolicies, compilePolicies } from "../policy/policySet.js";
 import type { Ports } from "../ports/index.js";
 import type { ToolPolicies } from "../ports/policies.js";
 import type { Tool, ToolOutcome, ToolSet } from "../ports/tools.js";
 import type { ScopeJournal } from "./scopeJournal.js";
-import { parseOrUndefined } from "./toolExecution.js";
 
 /**
  * The tenant's tool policies at the tool boundary (shared/policy/ evaluates them): every call of

@@ -275,6 +275,16 @@ function applyCall(run: FoldedRun, event: RunEvent): FoldedRun | undefined {
         })),
       };
     }
+    case "report.withdrawn": {
+      const { name } = event.data;
+      return {
+        ...run,
+        calls: update(run.calls, event.data, (call) => ({
+          ...call,
+          reports: { ...call.reports, [name]: { format: call.reports?.[name]?.format ?? "", text: "" } },
+        })),
+      };
+    }
     case "search.progress": {
       const { stage, count, detail } = event.data;
       return { ...run, calls: update(run.calls, event.data, (call) => ({ ...call, search: { stage, count, detail } })) };
@@ -367,6 +377,7 @@ const KNOWN = new Set<string>([
   "tool.result",
   "code",
   "report.delta",
+  "report.withdrawn",
   "search.progress",
   "tool_source.unavailable",
   "task.completed",

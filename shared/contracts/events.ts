@@ -75,6 +75,11 @@ export const EventBody = z.discriminatedUnion("type", [
     type: z.literal("report.delta"),
     data: CallSource.extend({ name: z.string(), format: z.string(), text: z.string() }),
   }),
+  /** The report text streamed so far is void (its model reply broke off and is retried): readers drop it; the retry streams anew. */
+  z.object({
+    type: z.literal("report.withdrawn"),
+    data: CallSource.extend({ name: z.string(), reason: z.string() }),
+  }),
   /** A stage of a deep search: what it sent, read or wrote so far (`count` of them) and a line on it. */
   z.object({
     type: z.literal("search.progress"),
@@ -200,7 +205,7 @@ export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody["type"];
 
 /** The events a tool call reports while it runs. */
-const PROGRESS_EVENTS = ["code", "report.delta", "search.progress"] as const;
+const PROGRESS_EVENTS = ["code", "report.delta", "report.withdrawn", "search.progress"] as const;
 export type ProgressType = (typeof PROGRESS_EVENTS)[number];
 
 /** A progress event as a tool gives it: the agent and call it belongs to are added by the loop. */

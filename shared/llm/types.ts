@@ -11,6 +11,15 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** A call's arguments as JSON, or undefined when they are not JSON (what a schema or a policy reads). */
+export function parseOrUndefined(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
+
 export interface ChatResponse {
   content: string | null;
   toolCalls: ToolCall[];

@@ -30,8 +30,11 @@ export interface ToolContext {
 
 /** The run's output checks (shared/guardrails/textGuard.ts), as a tool sees them. */
 export interface OutputChecks {
-  /** Streamed text through the hold-back window into `release` (push its parts, close at its end); undefined without output checks. */
-  holdBack(release: (text: string) => void): { push(text: string): void; close(): void } | undefined;
+  /**
+   * Streamed text through the hold-back window into `release` (push its parts, close at its end;
+   * discard what is held when the reply it came from is void); undefined without output checks.
+   */
+  holdBack(release: (text: string) => void): { push(text: string): void; close(): void; discard(): void } | undefined;
   /** A whole text as people may see it (redacted); throws when a check blocks it. */
   shown(text: string): Promise<string>;
 }

@@ -75,7 +75,10 @@ export function deepSearchTool(provider: SearchProvider) {
       const words = keywords(question);
       const asked = queries?.length ? queries : [...new Set([question, words.join(" ")].filter(Boolean))];
       progress?.({ type: "search.progress", data: { stage: "queries", count: asked.length, detail: asked.join(" | ") } });
-      const results = await Promise.all(asked.map((q) => provider.search(q, 5, scope).catch(() => [] as SearchHit[])));
+      const settled = await Promise.allSettled(asked.map((q) => provider.search(q, 5, scope)));
+      const results = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+      // Every search failed: the provider's error is the tool's (an expired key pauses the task, as web_search's does).
+      if (results.length === 0) throw (settled[0] as PromiseRejectedResult).reason;
       const best = rankHits(results);
       if (best.length === 0) return `No sources found for "${question}" (searched: ${asked.join(" | ")}).`;
       const pages = await Promise.all(

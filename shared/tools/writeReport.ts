@@ -200,6 +200,12 @@ async function writeLive(report: LiveReport, { runId, files, model, progress, si
         { role: "user", content: await writerRequest(report, runId, files) },
       ],
       onText: held ? held.push : deltas.push,
+      // A reply that broke off is retried whole: what it streamed is withdrawn, after its last written piece.
+      onRetry: ({ reason }) => {
+        held?.discard();
+        const { pushed, written } = deltas.discard();
+        if (pushed) void written.then(() => progress?.({ type: "report.withdrawn", data: { name: report.name, reason } }));
+      },
       signal,
     });
     if (!reply.content?.trim()) throw new Error("the model wrote an empty report");

@@ -50,12 +50,24 @@ async function snapshot(): Promise<string> {
   return JSON.stringify(items.map((i) => JSON.stringify(i)).sort());
 }
 
-/** Waits until no run is in flight (a fuzzed request may have started a valid one). */
+/**
+ * Waits until no run is in flight (a fuzzed request may have started a valid one) and the table has
+ * stopped changing: a run's end is followed by writes in the background (its notification, its
+ * deliveries), which must not land inside the next request's before-and-after.
+ */
 async function settle(): Promise<void> {
   for (const runId of await behind.runIds()) {
     const run = await client.run(runId).catch(() => undefined);
     if (run && !["succeeded", "failed", "cancelled", "timed_out"].includes(run.status))
       await client.waitForEnd(runId, 60_000).catch(() => undefined);
+  }
+  let last = await snapshot();
+  const giveUpAt = Date.now() + 60_000;
+  for (let quiet = 0; quiet < 2 && Date.now() < giveUpAt; ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = await snapshot();
+    quiet = now === last ? quiet + 1 : 0;
+    last = now;
   }
 }
 

@@ -126,6 +126,14 @@ export class Activity {
         prose(text, after.calls.get(d.callId)?.reports?.[d.name]?.text ?? "");
         return true;
       }
+      case "report.withdrawn": {
+        // The writer's reply broke off and is retried: its text so far leaves the page; the retry writes it anew.
+        const key = `${d.callId}:${d.name}`;
+        (this.reports.get(key)?.closest("li.entry") as HTMLElement | null)?.remove();
+        this.reports.delete(key);
+        this.add(event, who(d), h("strong", { class: "warn" }, `↺ ${d.name}: `), "the text so far is withdrawn; it is written again.");
+        return true;
+      }
       case "search.progress":
         this.add(event, who(d), h("strong", {}, `Search (${d.stage}): `), d.detail);
         return true;

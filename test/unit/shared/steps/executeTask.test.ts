@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fileText } from "../../../../shared/ports/files.js";
 import { executeTask } from "../../../../shared/steps/executeTask.js";
 import { plan } from "../../../../shared/steps/plan.js";
-import { ScriptedModel } from "../../../../shared/testing/scriptedModel.js";
+import { ScriptedModel, systemText } from "../../../../shared/testing/scriptedModel.js";
 import { eventTypes, planOutcome, withRun } from "../../../support/memoryRun.js";
 import { teamReply } from "../../../support/team.js";
 
@@ -35,6 +35,24 @@ describe("executeTask", () => {
     ]);
     const completed = fakes.events.all(runId).at(-1)!;
     expect(completed.data).toMatchObject({ taskId: "s1.t1", status: "succeeded", result: "Done: 2+2 = 4" });
+  });
+
+  it("an executor's streamed answer is in the log before its task.completed, even when its writes are slower", async () => {
+    const model = new ScriptedModel((request) => {
+      const reply = teamReply(request);
+      return reply.text && systemText(request).startsWith("You are an executor") ? { ...reply, stream: true } : reply;
+    });
+    const { ports, fakes, runId, input } = await planned({}, model);
+    // Streamed text is written in the background; here each of its writes takes longer than the others.
+    const append = ports.events.append.bind(ports.events);
+    ports.events.append = async (id, bodies) => {
+      if (bodies.some((b) => b.type === "agent.delta")) await new Promise((resolve) => setTimeout(resolve, 50));
+      return append(id, bodies);
+    };
+    await executeTask(input(0), ports);
+    const types = eventTypes(fakes, runId);
+    expect(types).toContain("agent.delta");
+    expect(types.lastIndexOf("agent.delta")).toBeLessThan(types.indexOf("task.completed"));
   });
 
   it("a write tool's file is stored and announced with where to download it and the task that wrote it, which lists it", async () => {

@@ -315,6 +315,16 @@ describe("web_search and deep_search", () => {
     expect(outcome.fixable).toEqual(fixable);
   });
 
+  it.each(providers)(
+    "%s: deep_search whose every search is refused fails as web_search does: a person can fix the key",
+    async (name, _, refused) => {
+      const { ok, output, fixable } = await call(deepSearchTool(refused()), { question: "How fast did solar power grow?" });
+      expect(ok).toBe(false);
+      expect(output).toContain(`the ${name.toLowerCase()} search API answered 401`);
+      expect(fixable).toEqual({ reason: "unauthorized", status: 401 });
+    },
+  );
+
   it("a search API that cannot be reached (connection refused) is unavailable: a person can bring it back", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));

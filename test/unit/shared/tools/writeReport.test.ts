@@ -1,6 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import type { ToolProgress } from "../../../../shared/contracts/events.js";
+import { foldRunEvents } from "../../../../shared/apiClient/runFold.js";
+import type { RunEvent, ToolProgress } from "../../../../shared/contracts/events.js";
 import type { GuardrailCheck } from "../../../../shared/contracts/guardrails.js";
 import { TextGuard } from "../../../../shared/guardrails/textGuard.js";
 import type { ChatModel, ChatRequest } from "../../../../shared/llm/types.js";
@@ -122,6 +123,45 @@ describe("write_report written live", () => {
     expect(request).toContain("Material: sales.xlsx\n## Sheet: Sales\n\n| region | month | amount |");
     const html = fileText((await files.get("run_test", "sales-review.html"))!);
     expect(html).toMatch(/<td>north<\/td>\s*<td>220<\/td>/);
+  });
+
+  it("a writer's reply that broke off is withdrawn before the retry streams: the folded report is the retried text alone", async () => {
+    const files = new MemoryFileStore();
+    await files.put("run_test", "sales.xlsx", await salesWorkbook());
+    let attempt = 0;
+    const model: ChatModel = {
+      name: "writer",
+      async complete(request) {
+        // The first reply streams a piece and breaks off; the model port retries the call (as withRetries does).
+        request.onText?.("## Summary\n\nNorth le");
+        await delay(400);
+        request.onRetry?.({ attempt: ++attempt, retries: 3, reason: "the stream was cut", waitMs: 0 });
+        request.onText?.("## Summary\n\nNorth leads with 220.\n");
+        return {
+          content: "## Summary\n\nNorth leads with 220.\n",
+          toolCalls: [],
+          finishReason: "stop",
+          usage: { promptTokens: 1, completionTokens: 1 },
+        };
+      },
+    };
+    const events: RunEvent[] = [];
+    const progress = (event: ToolProgress) =>
+      events.push({
+        ...event,
+        data: { ...event.data, agent: "executor", taskId: "t1", callId: "c1" },
+        seq: events.length + 1,
+        at: "",
+      } as RunEvent);
+    await writeReport.run(
+      writeReport.parameters.parse({ title: "Sales", format: "markdown", task: "Review sales", material: ["sales.xlsx"] }),
+      testToolContext({ files, model, progress }),
+    );
+    expect(events.map((e) => e.type)).toEqual(["report.delta", "report.withdrawn", "report.delta"]);
+    expect(events[1]!.data).toMatchObject({ name: "sales.md", reason: "the stream was cut" });
+    expect(foldRunEvents(events).calls.get("c1")?.reports).toEqual({
+      "sales.md": { format: "markdown", text: "## Summary\n\nNorth leads with 220.\n" },
+    });
   });
 
   it.each([
