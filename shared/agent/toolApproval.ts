@@ -1,3 +1,4 @@
+import { ANSWERED } from "../contracts/answers.js";
 import type { ApprovalPolicy, Interrupt, Resolution, ResolveInterruptRequest } from "../contracts/interrupts.js";
 import { AgentError, BadRequestError } from "../errors.js";
 import type { ToolCall } from "../llm/types.js";
@@ -68,7 +69,7 @@ export async function applyDecision(call: ToolCall, resolution: Resolution, tool
       return { ...outcome, output: `The user changed the arguments to ${JSON.stringify(resolution.arguments)}. ${outcome.output}` };
     }
     case "answer":
-      return { ok: true, output: `The user answered: ${resolution.message ?? ""}` };
+      return { ok: true, output: `${ANSWERED}${resolution.message ?? ""}` };
     case "reject": {
       // The user's words are the fact; the instruction after them is for the model only.
       const shown = `Rejected by the user${resolution.message ? `: ${resolution.message}` : ""}.`;

@@ -1,3 +1,4 @@
+import { ANSWERED } from "../contracts/answers.js";
 import type { EventBody, RunEvent } from "../contracts/events.js";
 import {
   ExportedRun,
@@ -185,9 +186,6 @@ function before(record: JournalRecord, at: ForkPoint): boolean {
   const theirs = phaseOf(at.scope);
   return mine < theirs || (mine === theirs && record.scope.startsWith("task#") && at.scope.startsWith("task#"));
 }
-
-/** How a person's answer reads as the question's result (agent/toolApproval.ts writes it so). */
-const ANSWERED = "The user answered: ";
 
 /** The calls of the model replies among `records` within `scope`. */
 const callsOf = (records: readonly JournalRecord[], scope: string) =>

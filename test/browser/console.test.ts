@@ -2,8 +2,11 @@ import { mkdir, readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import { type OfflineModel, startOfflineModel } from "../../infra/offlineModel/server.js";
 import { launchBrowser } from "../support/browser.js";
 import { salesWorkbook } from "../support/documents.js";
@@ -72,6 +75,7 @@ describe("the web console in Chromium", () => {
     await page.goto(proxy.url);
     await page.getByLabel("API key").fill(stack.apiKey);
     await page.getByRole("button", { name: "Sign in" }).click();
+    // Room for a busy machine: the Runs page waits for its first read of the API.
     await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible(), WIDE).toBe(true);
   }
 
@@ -565,8 +569,9 @@ describe("the web console in Chromium", () => {
     await expect
       .poll(async () => {
         const box = (await page.locator(".preview").boundingBox())!;
-        return box.y >= 0 && box.y < 844;
-      })
+        // Scrolled to a whole pixel: an element at a fractional offset may sit a fraction above it.
+        return Math.round(box.y) >= 0 && box.y < 844;
+      }, WIDE)
       .toBe(true);
     expect(await sideways()).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(OUTPUT, "run-phone-preview.png") });
@@ -917,5 +922,158 @@ describe("the web console in Chromium", () => {
         await new Promise<void>((resolve) => receiver.close(() => resolve()));
       }
     });
+  });
+
+  describe("fork from here, and a failed tool call's card", () => {
+    const runsOf = async (sessionId: string) => (await api(`/v1/runs?sessionId=${sessionId}&limit=100`)).runs.length as number;
+
+    it.each([
+      [1280, 800],
+      [390, 844],
+    ])(
+      "forks an ended run at a tool result with an edited result at %i px; an edit the API refuses says why and starts nothing",
+      async (width, height) => {
+        const { runId } = await api("/v1/runs", { input: `Compute 17*23 and (120/8)+2^5 (fork ${width})`, mode: "plan_solve" });
+        const page = await browser.context.newPage();
+        try {
+          await page.setViewportSize({ width, height });
+          await signIn(page);
+          await page.goto(`${proxy.url}/#/runs/${runId}`);
+          await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+          const parent = await api(`/v1/runs/${runId}`);
+          expect(parent.status).toBe("succeeded");
+          expect(parent.result).toContain("391");
+
+          // Offered on each plan step and task too; the plan's editor holds the plan as the planner made it.
+          await expect.poll(() => page.locator(".plan .fork-from-here").count(), WIDE).toBe(parent.plan.steps.length);
+          const taskForks = page.getByRole("list", { name: "Step 1 tasks" }).getByRole("button", { name: /^Fork from here: task / });
+          await expect.poll(() => taskForks.count(), WIDE).toBe(2);
+          await page.screenshot({ path: path.join(OUTPUT, `fork-offered-${width}.png`), fullPage: true });
+          await page.getByRole("button", { name: /^Fork from here: plan step 1 / }).click();
+          const dialog = page.getByRole("dialog", { name: "Fork from here" });
+          const plan = dialog.getByLabel("Plan");
+          await expect.poll(() => plan.inputValue(), WIDE).toContain(`${parent.plan.steps[0].title}\n- ${parent.plan.steps[0].tasks[0]}`);
+          // A plan with no step is refused here, before anything is sent.
+          await plan.fill("");
+          await dialog.getByRole("button", { name: "Start the fork" }).click();
+          await expect.poll(() => dialog.getByRole("alert").textContent(), WIDE).toContain("The plan has no step");
+          expect(await plan.getAttribute("aria-invalid")).toBe("true");
+          await dialog.getByRole("button", { name: "Cancel" }).click();
+          await expect.poll(() => dialog.count(), WIDE).toBe(0);
+
+          // From the keyboard: the tool result's button opens the dialog, the result's text in its editor, focused.
+          const result = page.locator(".entry.tool-result", { hasText: "391" });
+          const fork = result.getByRole("button", { name: "Fork from here: the result of calculator", exact: false });
+          await fork.focus();
+          await page.keyboard.press("Enter");
+          const edit = dialog.getByLabel("Tool result");
+          await expect.poll(() => edit.evaluate((el) => el === (globalThis as any).document.activeElement), WIDE).toBe(true);
+          expect(await edit.inputValue()).toContain("391");
+          await page.keyboard.press("Escape");
+          await expect.poll(() => dialog.count(), WIDE).toBe(0);
+          expect(await fork.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+          await page.keyboard.press("Enter");
+          await expect.poll(() => edit.inputValue(), WIDE).toContain("391");
+          expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+          const box = (await dialog.boundingBox())!;
+          expect(box.x >= 0 && box.x + box.width <= width).toBe(true);
+
+          // An edit that does not fit the API's schema: its message beside the edit, and no run started.
+          const before = await runsOf(parent.sessionId);
+          await edit.fill("9".repeat(200_001));
+          await dialog.getByRole("button", { name: "Start the fork" }).click();
+          await expect.poll(() => dialog.getByRole("alert").textContent(), WIDE).toContain("edits.toolResults.0.output");
+          expect(await edit.getAttribute("aria-invalid")).toBe("true");
+          expect(page.url()).toContain(runId);
+          expect(await runsOf(parent.sessionId)).toBe(before);
+          await page.screenshot({ path: path.join(OUTPUT, `fork-dialog-${width}.png`) });
+
+          // The edit: the fork's page opens, says what it forked from, and its answer reads the edited result.
+          await edit.fill("17*23 = 999");
+          await dialog.getByRole("button", { name: "Start the fork" }).click();
+          await page.waitForURL((url) => /#\/runs\/run_/.test(url.hash) && !url.hash.includes(runId), WIDE);
+          const forkId = page.url().split("#/runs/")[1]!;
+          await expect
+            .poll(() => page.locator(".fork-of").textContent(), WIDE)
+            .toMatch(new RegExp(`^Forked from ${runId} at task#\\d+#\\S+ round \\d+$`));
+          await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
+          await expect.poll(() => page.locator(".answer").textContent(), WIDE).toContain("999");
+          const forked = await api(`/v1/runs/${forkId}`);
+          expect(forked).toMatchObject({ status: "succeeded", forkOf: { runId }, sessionId: parent.sessionId });
+          expect(forked.result).toContain("999");
+          expect(await runsOf(parent.sessionId)).toBe(before + 1);
+          expect((await api(`/v1/runs/${runId}`)).result).toBe(parent.result);
+          expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+        } finally {
+          await page.close();
+        }
+      },
+    );
+
+    /** A billing tool source whose key can expire: while `expired`, every call is refused 401 (a failure a person can fix). */
+    const invoices = { expired: false, sent: [] as string[] };
+    let billing: McpHttpServer | undefined;
+    afterAll(async () => {
+      if (billing)
+        await fetch(`${stack.url}/v1/tool-sources/billing`, { method: "DELETE", headers: { authorization: `Bearer ${stack.apiKey}` } });
+      await billing?.close();
+    });
+
+    it.each([
+      [1280, 800],
+      [390, 844],
+    ])(
+      "a tool that fails for a fixable reason pauses on a card with the call and the error; Retry runs it again and the run succeeds, at %i px",
+      async (width, height) => {
+        if (!billing) {
+          billing = await serveMcpOverHttp(
+            () => {
+              const server = new McpServer({ name: "billing", version: "1.0.0" });
+              server.registerTool("send_invoice", { description: "Sends an invoice.", inputSchema: { to: z.string() } }, async ({ to }) => {
+                invoices.sent.push(to);
+                return { content: [{ type: "text" as const, text: `invoice sent to ${to}` }] };
+              });
+              return server;
+            },
+            { refuse: ({ method }) => (invoices.expired && method === "tools/call" ? 401 : undefined) },
+          );
+          expect((await api("/v1/tool-sources", { name: "billing", url: billing.url })).name).toBe("billing");
+          // Each function keeps a tenant's tool list at most TOOL_CATALOG_CACHE_MS (5 s here): past it, every run lists the new tool.
+          await new Promise((resolve) => setTimeout(resolve, 5_500));
+        }
+        const to = `acme-${width}`;
+        invoices.expired = true;
+        const { runId } = await api("/v1/runs", { input: `use billing__send_invoice {"to": "${to}"}`, mode: "react" });
+        const page = await browser.context.newPage();
+        try {
+          await page.setViewportSize({ width, height });
+          await signIn(page);
+          await page.goto(`${proxy.url}/#/runs/${runId}`);
+          const card = page.getByRole("article", { name: "billing__send_invoice failed" });
+          await card.waitFor({ timeout: 60_000 });
+          expect(await card.locator(".argument", { hasText: "to" }).locator(".text-arg").textContent()).toBe(to);
+          expect(await card.locator(".tool-failure").textContent()).toContain("401");
+          expect(await card.getByRole("button").allTextContents()).toEqual(["Retry", "Skip", "Edit", "Fail"]);
+          expect(invoices.sent).not.toContain(to);
+          expect(await pageWidth(page)).toBeLessThanOrEqual(width);
+          await page.screenshot({ path: path.join(OUTPUT, `tool-failure-${width}.png`) });
+
+          invoices.expired = false; // the key is renewed
+          await card.getByRole("button", { name: "Retry" }).click();
+          await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+          await expect.poll(() => page.locator(".meta .badge").textContent(), WIDE).toBe("succeeded");
+          await expect.poll(() => page.locator(".answer").textContent(), WIDE).toContain(`invoice sent to ${to}`);
+          expect(await card.count()).toBe(0);
+          expect(invoices.sent.filter((sent) => sent === to)).toEqual([to]);
+          const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+          expect(events.filter((e: any) => e.type === "interrupt.resolved").map((e: any) => [e.data.kind, e.data.decision])).toEqual([
+            ["tool_failure", "retry"],
+          ]);
+        } finally {
+          invoices.expired = false;
+          await page.close();
+        }
+      },
+    );
   });
 });

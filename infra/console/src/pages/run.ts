@@ -12,6 +12,7 @@ import { announce, h, render, usd } from "../dom.js";
 import { axisTicks, seconds } from "../durations.js";
 import { safeHtml } from "../markdown.js";
 import { approvalCard, type ToolInfo } from "./approvals.js";
+import { Forks } from "./fork.js";
 import { Activity } from "./runActivity.js";
 
 const ended = (run: RunView | undefined) => run !== undefined && TERMINAL_STATUSES.has(run.status);
@@ -105,10 +106,14 @@ class RunPage {
   private run: FoldedRun = EMPTY_RUN;
   private readonly parts: Parts;
   private readonly activity: Activity;
+  /** "Fork from here" on tool results, tasks and plan steps, once the run has ended. */
+  private readonly forks: Forks;
   private toolList: Promise<ToolInfo[]> | undefined;
   /** Cards and files are drawn again only when they change: a card being edited, or a preview being read, stays. */
   private shownCards: string | undefined;
   private shownFiles: string | undefined;
+  private shownPlan: string | undefined;
+  private shownTimeline: string | undefined;
   private refreshTimer: number | undefined;
   /** Reads after the end made so far to find the state transitions counted. */
   private transitionReads = 0;
@@ -122,7 +127,16 @@ class RunPage {
     private readonly runId: string,
   ) {
     this.parts = layout(app, () => void this.cancelRun());
-    this.activity = new Activity(this.parts.activity, this.parts.eventLog);
+    this.forks = new Forks(runId, () => this.view?.input ?? "");
+    // The planner's own planning calls are forked from their plan step instead.
+    this.activity = new Activity(this.parts.activity, this.parts.eventLog, (result) =>
+      result.tool === "planning"
+        ? null
+        : this.forks.button(
+            { kind: "tool", callId: result.callId, tool: result.tool, who: result.taskId ?? result.agent ?? "", taskId: result.taskId },
+            !ended(this.view),
+          ),
+    );
     this.timer = window.setInterval(() => this.drawTimeline(), 1000);
     void this.refresh().then(() => {
       if (!this.view) return;
@@ -236,7 +250,7 @@ class RunPage {
     if (change.timeline) this.drawTimeline();
     if (change.plan && this.view) {
       this.view.plan = this.run.plan ?? this.view.plan;
-      drawPlan(this.parts.plan, this.view);
+      this.drawPlan(this.view);
     }
     if (change.announce) announce(change.announce);
     if (change.refresh) void this.refresh();
@@ -273,7 +287,7 @@ class RunPage {
         view.pendingInterrupts.map((i) => approvalCard(this.runId, i, this.tools, () => void this.refresh())),
       );
     }
-    drawPlan(parts.plan, view);
+    this.drawPlan(view);
     drawAnswer(parts.answer, view);
     const fileNames = view.files.map((f) => `${f.name}:${f.bytes}:${f.taskId ?? ""}`).join(" ");
     if (fileNames !== this.shownFiles) {
@@ -282,10 +296,33 @@ class RunPage {
     }
     drawUsage(parts.usage, view);
     this.drawTimeline();
+    for (const button of parts.activity.querySelectorAll<HTMLButtonElement>(".fork-from-here")) button.hidden = !ended(view);
+  }
+
+  private drawPlan(view: RunView) {
+    const tasks = [...this.run.tasks.values()];
+    // Drawn again only when it changes: a focused "Fork from here" stays where it is.
+    const shown = JSON.stringify([view.plan, view.mode, view.requestedMode, ended(view), tasks.map((t) => [t.stepIndex, t.iteration])]);
+    if (shown === this.shownPlan) return;
+    this.shownPlan = shown;
+    drawPlan(this.parts.plan, view, (step, index) => {
+      if (!ended(view)) return null;
+      // The iteration that handed the step out last (a step not met runs again in a later one).
+      const iterations = tasks.filter((t) => t.stepIndex === index).map((t) => t.iteration);
+      const iteration = iterations.length ? Math.max(...iterations) : undefined;
+      return this.forks.button({ kind: "step", index, title: step.title, iteration }, false);
+    });
   }
 
   private drawTimeline() {
-    drawTimeline(this.parts.timeline, [...this.run.tasks.values()], this.view);
+    const { view } = this;
+    // Once the run has ended its lanes no longer move: drawn again only when they change.
+    const shown = ended(view) ? JSON.stringify([...this.run.tasks.values()]) : undefined;
+    if (shown !== undefined && shown === this.shownTimeline) return;
+    this.shownTimeline = shown;
+    drawTimeline(this.parts.timeline, [...this.run.tasks.values()], view, (lane) =>
+      ended(view) ? this.forks.button({ kind: "task", iteration: lane.iteration, taskId: lane.taskId, title: lane.title }, false) : null,
+    );
   }
 }
 
@@ -364,7 +401,9 @@ function lineage(view: RunView) {
   ];
 }
 
-function drawPlan(section: HTMLElement, view: RunView) {
+type PlanStepView = NonNullable<RunView["plan"]>["steps"][number];
+
+function drawPlan(section: HTMLElement, view: RunView, forkButton: (step: PlanStepView, index: number) => HTMLElement | null) {
   const p = view.plan;
   render(
     section,
@@ -378,7 +417,7 @@ function drawPlan(section: HTMLElement, view: RunView) {
       : h(
           "ol",
           { class: "plan" },
-          p.steps.map((step) =>
+          p.steps.map((step, index) =>
             h(
               "li",
               { class: `step ${step.status}`, dataset: { status: step.status } },
@@ -387,6 +426,7 @@ function drawPlan(section: HTMLElement, view: RunView) {
               step.undone ? [" ", h("span", { class: "badge undone" }, `${step.undone} not done`)] : null,
               " ",
               step.title,
+              forkButton(step, index),
               h(
                 "ul",
                 {},
@@ -441,7 +481,12 @@ function drawWebhooks(section: HTMLElement, list: WebhookDeliveries) {
 type Lane = FoldedTask & { startedAt: string };
 
 /** The tasks of each plan step as lanes on the step's own time axis, so overlap between its parallel tasks is visible. */
-function drawTimeline(section: HTMLElement, tasks: FoldedTask[], view: RunView | undefined) {
+function drawTimeline(
+  section: HTMLElement,
+  tasks: FoldedTask[],
+  view: RunView | undefined,
+  forkButton: (lane: Lane) => HTMLElement | null,
+) {
   const all = tasks.filter((task): task is Lane => task.startedAt !== undefined);
   if (all.length === 0) {
     const oneAgent = view?.mode !== undefined && view.mode !== null && view.mode !== "plan_solve";
@@ -464,14 +509,14 @@ function drawTimeline(section: HTMLElement, tasks: FoldedTask[], view: RunView |
   render(
     section,
     h("h2", { id: "timeline-h" }, "Tasks"),
-    [...byStep].map(([iteration, group]) => stepLanes(iteration, group)),
+    [...byStep].map(([iteration, group]) => stepLanes(iteration, group, forkButton)),
   );
 }
 
 /** A task's status on its lane: one a person left undone is not done, whatever its executor answered. */
 const laneStatus = (lane: Lane) => (lane.undone?.length ? "not_done" : lane.status);
 
-function stepLanes(iteration: number, group: Lane[]) {
+function stepLanes(iteration: number, group: Lane[], forkButton: (lane: Lane) => HTMLElement | null) {
   const now = new Date().toISOString();
   const t = (iso: string) => Date.parse(iso);
   const min = Math.min(...group.map((l) => t(l.startedAt)));
@@ -493,7 +538,7 @@ function stepLanes(iteration: number, group: Lane[]) {
             role: "listitem",
             dataset: { taskId: lane.taskId, start: lane.startedAt, end: lane.endedAt ?? "", status: laneStatus(lane) },
           },
-          h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title}`),
+          h("span", { class: "lane-label", title: `${lane.taskId} ${lane.title}` }, `${lane.taskId} ${lane.title} `, forkButton(lane)),
           h(
             "span",
             { class: "lane-track" },

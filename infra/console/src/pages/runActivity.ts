@@ -28,6 +28,8 @@ export class Activity {
   constructor(
     private readonly list: HTMLElement,
     private readonly log: HTMLElement,
+    /** A tool result's "Fork from here" (ended runs only), if it offers one. */
+    private readonly forkButton: (result: Of<"tool.result">["data"]) => HTMLElement | null = () => null,
   ) {}
 
   /** The event's line in the event log and its entry in the activity. */
@@ -106,6 +108,7 @@ export class Activity {
           who(d),
           h("strong", { class: d.ok ? "ok" : "bad" }, `${d.ok ? "✓" : "✗"} ${d.tool}`),
           h("pre", { class: "output" }, String(d.output).slice(0, 2000)),
+          this.forkButton(d),
         );
         return true;
       case "code":

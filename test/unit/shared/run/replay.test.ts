@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { planPoint, taskPoint, toolResultPoint } from "../../../../infra/console/src/forkPoints.js";
+import { parsePlanText, planText } from "../../../../infra/display/forkEdits.js";
+import type { ExportedRun } from "../../../../shared/contracts/replay.js";
 import { TERMINAL_STATUSES } from "../../../../shared/contracts/terminal.js";
 import type { ChatRequest } from "../../../../shared/llm/types.js";
 import type { Tool } from "../../../../shared/ports/tools.js";
@@ -258,6 +261,35 @@ describe("fork", () => {
     expect(ended.result).toContain("5+5 = 10");
     expect(ended.result).toContain("50+5 = 55");
     expect(ended.result).not.toContain("1+1");
+  });
+
+  it("forks where the console's Fork from here points: a tool result, a task, and step 2's plan (made in iteration 0, which plan#1 kept)", async () => {
+    const { ports, parent, model, recordedCalls } = await recorded();
+    const journal = (await ports.journal.readRun(parent.runId)) as ExportedRun["journal"];
+    // Each executor here names its call calc_1: the task the result's event names tells them apart.
+    const result = toolResultPoint(journal, "calc_1", "s2.t1")!;
+    expect(result).toEqual({ at: { scope: "task#1#s2.t1", round: 1 }, output: "10+10 = 20", ok: true, question: false });
+    expect(taskPoint(journal, 1, "s2.t2")).toEqual({ scope: "task#1#s2.t2", round: 0 });
+    const plan = planPoint(journal, 1)!;
+    expect(plan.at).toEqual({ scope: "plan#0", round: 1 });
+    // The plan as the editor shows it, one task changed, read back.
+    const text = planText(plan.steps).replace("Add 10 and 10", "Add 7 and 7");
+    const steps = parsePlanText(text);
+    if ("problem" in steps) throw new Error(steps.problem);
+    await forkRun(
+      ports,
+      parent,
+      { at: result.at, edits: { toolResults: [{ callId: "calc_1", output: result.output, ok: result.ok }] } },
+      links,
+    );
+    await forkRun(ports, parent, { at: taskPoint(journal, 1, "s2.t2")! }, links);
+    const fork = await forkRun(ports, parent, { at: plan.at, edits: { plan: { title: plan.title, steps: steps.steps } } }, links);
+    await drivePlanSolve(ports, fork.runId);
+    const ended = (await ports.runs.get(fork.runId))!;
+    expect(ended.status).toBe("succeeded");
+    expect(ended.result).toContain("7+7 = 14");
+    expect(ended.result).not.toContain("10+10");
+    expect(model.requests.length).toBeGreaterThan(recordedCalls);
   });
 
   it("the parent's view lists its two forks (not its replay, not a fork of a fork), and a fork's view names its parent and fork point", async () => {
