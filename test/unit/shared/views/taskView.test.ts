@@ -70,7 +70,11 @@ describe("a run view of 300 tasks, each with a 100 KB Chinese result", () => {
     expect(tasks[0]!.result!.startsWith(shown!)).toBe(true);
     expect(shown).not.toContain("\uFFFD");
     expect(`[preview: ${note}`).toBe(`[preview: the first ${bytes(shown!)} of 99999 bytes; the whole result is at links.result]`);
-    expect(first).toMatchObject({ resultBytes: 99_999, resultCut: true, links: { result: "https://api.test/v1/runs/run_big/tasks/s1.t1/result" } });
+    expect(first).toMatchObject({
+      resultBytes: 99_999,
+      resultCut: true,
+      links: { result: "https://api.test/v1/runs/run_big/tasks/s1.t1/result" },
+    });
   });
 
   it("honours a smaller limit, and refuses a cursor it did not give out", () => {
