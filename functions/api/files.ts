@@ -98,7 +98,8 @@ async function downloadFile({ event, services, tenantId, params }: Request): Pro
 /** Where the API serves a run's file (it answers with a redirect to the bytes). */
 export const fileLink = (api: string, runId: string, name: string) => `${api}/v1/runs/${runId}/files/${encodeURIComponent(name)}`;
 
-function decoded(segment: string): string | undefined {
+/** A path segment as sent (percent-encoded); undefined for a malformed encoding, which no name has. */
+export function decoded(segment: string): string | undefined {
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AgentRef, SaveAgentRequest, SavedAgent } from "../../shared/contracts/agents.js";
-import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
+import { CreateRunRequest, EventsQuery, Id, TasksQuery, TenantSettings } from "../../shared/contracts/api.js";
 import {
   CompleteUploadRequest,
   PendingUploadView,
@@ -112,7 +112,44 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/runs/{runId}",
     summary: "A run: status, plan, tasks, interrupts, result, files, usage",
     tag: "Runs",
-    responses: { 200: { description: "The run.", schema: R.RunView } },
+    responses: {
+      200: {
+        description:
+          "The run, within 1 MB of JSON whatever it holds: the first page of its tasks (nextTasksCursor goes on at GET /v1/runs/{runId}/tasks), each task's result previewed (at most 4,000 UTF-8 bytes) with a link to the whole.",
+        schema: R.RunView,
+      },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{runId}/tasks",
+    summary: "A page of a run's tasks, after a cursor",
+    tag: "Runs",
+    query: TasksQuery,
+    responses: {
+      200: {
+        description:
+          "Tasks in step then task order, each result previewed: at most `limit`, fewer when their JSON would pass 1 MB. Pass nextCursor as cursor for the next page.",
+        schema: R.TaskPage,
+      },
+      400: { description: "A cursor this API did not give out, or a limit outside 1–500." },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{runId}/tasks/{taskId}/result",
+    summary: "A task's whole result",
+    tag: "Runs",
+    responses: {
+      200: {
+        description:
+          "The whole result as text/markdown when the task's record holds it; with Accept: application/json, {taskId, bytes, text} or {taskId, bytes, url}.",
+        schema: R.TaskResultView,
+      },
+      302: { description: "Redirect (Location) to a short-lived link to the run file that holds a long result whole." },
+      404: { description: "The run (or this tenant's run) has no such task." },
+      409: { description: "The task is still running: it has no result yet." },
+    },
   },
   {
     method: "get",

@@ -27,6 +27,7 @@ import { fileRoutes } from "./files.js";
 import { policyRoutes } from "./policies.js";
 import { replayRoutes } from "./replay.js";
 import { resumeRoutes } from "./resume.js";
+import { taskRoutes } from "./tasks.js";
 import { traceRoutes } from "./trace.js";
 
 export { linksFor, ownRun };
@@ -96,6 +97,7 @@ export const routes: Route[] = [
   ...agentRoutes,
   ...policyRoutes,
   ...fileRoutes,
+  ...taskRoutes,
   ...consoleApiRoutes,
 ];
 

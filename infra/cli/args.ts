@@ -17,7 +17,10 @@ export const HELP = `stepwise — run tasks on a Stepwise stack and follow them 
 Usage:
   stepwise run "<task>" [options]   Submit a run, show its progress, prompt for approvals, print the answer
   stepwise watch <runId> [options]  Attach to a run (replays its events, then follows it live)
-  stepwise get <runId>              Print the run as JSON (its files with download links)
+  stepwise get <runId>              Print the run as JSON (its files with download links; every task, its
+                                    result previewed)
+  stepwise get <runId> --task <taskId>
+                                    Print one task's whole result
   stepwise files <runId>            List the run's files, each with a short-lived link that needs no key
   stepwise files <runId> --download [name]
                                     Save the run's files (or the one named) in the current folder
@@ -88,7 +91,8 @@ export type Command =
   | { name: "help" }
   | { name: "run"; conn: Connection; task: string; body: CreateRunBody; yes: boolean; json: boolean; uploads: string[] }
   | { name: "watch"; conn: Connection; runId: string; yes: boolean; json: boolean }
-  | { name: "get"; conn: Connection; runId: string }
+  /** With `task`: that task's whole result, not the run. */
+  | { name: "get"; conn: Connection; runId: string; task?: string }
   /** With `download`: save the files (all, or the one named) in the current folder. */
   | { name: "files"; conn: Connection; runId: string; download?: { name?: string } }
   | { name: "list"; conn: Connection; query: { status?: string; sessionId?: string; limit: number } }
@@ -140,6 +144,7 @@ const OPTIONS = {
   arguments: { type: "string" },
   message: { type: "string" },
   download: { type: "boolean" },
+  task: { type: "string" },
   otlp: { type: "string" },
   "otlp-endpoint": { type: "string" },
   dir: { type: "string" },
@@ -149,6 +154,7 @@ const OPTIONS = {
 /** Options that belong to some commands only: given to another, they are an error, not ignored. */
 const ONLY_FOR: Partial<Record<keyof typeof OPTIONS, readonly string[]>> = {
   download: ["files"],
+  task: ["get"],
   dir: ["replay"],
   otlp: ["trace"],
   "otlp-endpoint": ["trace"],
@@ -269,6 +275,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): Comman
       throw new UsageError(`--otlp-endpoint is a collector's http(s) base URL, e.g. http://localhost:4318; got '${endpoint}'.`);
     return { name, conn, runId, ...(values.otlp ? { file: values.otlp } : {}), ...(endpoint ? { endpoint } : {}) };
   }
+  if (name === "get" && values.task !== undefined) return { name, conn, runId, task: values.task };
   if (name === "get" || name === "files" || name === "cancel" || name === "open" || name === "webhooks")
     return { name: name as "get" | "files" | "cancel" | "open" | "webhooks", conn, runId };
   return { name: "watch", conn, runId, yes: values.yes === true, json: values.json === true };

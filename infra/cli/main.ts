@@ -4,7 +4,7 @@
  *   stepwise run "<task>" [--mode auto|react|plan_solve] [--deep-think] [--session <id>]
  *                         [--approve-plan] [--approve-tools none|write|all] [--yes] [--json]
  *   stepwise watch <runId> [--yes] [--json]
- *   stepwise get <runId>
+ *   stepwise get <runId> [--task <taskId>]
  *   stepwise files <runId> [--download [name]]
  *   stepwise list [--status <s>] [--session <id>] [--limit <n>]
  *   stepwise cancel <runId>
@@ -62,7 +62,7 @@ export async function main(
   try {
     switch (command.name) {
       case "get":
-        io.stdout.write(`${JSON.stringify(withDownloadLinks(await client.getRun(command.runId), client.url), null, 2)}\n`);
+        io.stdout.write(await getCommand(client, command));
         return EXIT.ok;
       case "files":
         if (command.download) await downloadFiles(client, command.runId, command.download.name, process.cwd(), io);
@@ -106,6 +106,20 @@ export async function main(
   } catch (error) {
     return reportError(error, io, command.conn);
   }
+}
+
+/**
+ * `stepwise get`: the run as JSON with every task (the view holds a page; the others are read
+ * after it), each result previewed; with --task, that task's whole result as it is.
+ */
+async function getCommand(client: StepwiseClient, command: Extract<Command, { name: "get" }>): Promise<string> {
+  if (command.task !== undefined) {
+    const result = await client.taskResult(command.runId, command.task);
+    return result.endsWith("\n") ? result : `${result}\n`;
+  }
+  const run = await client.getRun(command.runId);
+  const whole = { ...run, tasks: await client.allTasks(run), nextTasksCursor: null };
+  return `${JSON.stringify(withDownloadLinks(whole, client.url), null, 2)}\n`;
 }
 
 /** The saved agents: a list of one line each, or one agent as JSON. */

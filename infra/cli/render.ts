@@ -374,9 +374,13 @@ export class Renderer {
         : (this.run.resultFiles ?? []).filter((f) => !answer.includes(f)).join(", ");
     if (ofRun) lines.push(`${c.bold("Files:")} ${ofRun}`);
     lines.push(...this.lineage(run));
-    for (const task of run.tasks ?? []) {
-      const own = unnamed.filter((f) => f.taskId === task.taskId);
-      if (own.length > 0) lines.push(`${c.bold(`Files of ${task.taskId}`)} ${c.dim(`(${task.title})`)}: ${listed(own)}`);
+    // By task, in the tasks' order; a task past the view's page of tasks still has its files listed.
+    const titles = new Map((run.tasks ?? []).map((task) => [task.taskId, task.title]));
+    const writers = new Set([...titles.keys(), ...unnamed.flatMap((f) => (f.taskId ? [f.taskId] : []))]);
+    for (const taskId of writers) {
+      const own = unnamed.filter((f) => f.taskId === taskId);
+      const title = titles.get(taskId);
+      if (own.length > 0) lines.push(`${c.bold(`Files of ${taskId}`)}${title ? ` ${c.dim(`(${title})`)}` : ""}: ${listed(own)}`);
     }
     const u = run.usage as Partial<Record<"promptTokens" | "completionTokens" | "llmCalls" | "toolCalls" | "stateTransitions", number>>;
     const parts = [

@@ -22,6 +22,9 @@ import type {
   SessionView,
   Settings,
   StreamToken,
+  TaskPage,
+  TaskResultView,
+  TaskView,
   ToolList,
   UploadView,
   WebhookDeliveries,
@@ -85,6 +88,36 @@ export class StepwiseClient {
 
   getRun(runId: string): Promise<RunView> {
     return this.request("GET", `/v1/runs/${enc(runId)}`);
+  }
+
+  /** A page of the run's tasks after `cursor`: the run's view holds the first page, its `nextTasksCursor` starts the next. */
+  listTasks(runId: string, query: { cursor?: string; limit?: number } = {}): Promise<TaskPage> {
+    return this.request("GET", `/v1/runs/${enc(runId)}/tasks?${queryOf(query)}`);
+  }
+
+  /** Every task of a run: those its view holds, then the pages after them. */
+  async allTasks(view: Pick<RunView, "runId" | "tasks" | "nextTasksCursor">): Promise<TaskView[]> {
+    const tasks = [...view.tasks];
+    for (let cursor = view.nextTasksCursor; cursor; ) {
+      const page = await this.listTasks(view.runId, { cursor });
+      tasks.push(...page.tasks);
+      cursor = page.nextCursor;
+    }
+    return tasks;
+  }
+
+  /** A task's whole result (its view shows a preview): the text, fetched from storage's link when the result is kept in a file. */
+  async taskResult(runId: string, taskId: string): Promise<string> {
+    const found = await this.request<TaskResultView>("GET", `/v1/runs/${enc(runId)}/tasks/${enc(taskId)}/result`);
+    if (found.text !== undefined || !found.url) return found.text ?? "";
+    let res: Response;
+    try {
+      res = await fetch(found.url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    } catch (error) {
+      throw connectionError(new URL(found.url).origin, error);
+    }
+    if (!res.ok) throw apiError(res.status, await res.text().catch(() => ""));
+    return res.text();
   }
 
   /** The run as OpenTelemetry GenAI spans, an OTLP/JSON ExportTraceServiceRequest (`GET /v1/runs/{id}/trace`). */

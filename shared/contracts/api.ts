@@ -63,6 +63,13 @@ export const EventsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
+/** A page of a run's tasks: `GET /v1/runs/{id}` shows the first, `GET /v1/runs/{id}/tasks` the others (fewer when their JSON would pass the view's byte budget). */
+export const TASK_PAGE_SIZE = 100;
+export const TasksQuery = z.strictObject({
+  cursor: z.string().min(1).max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(TASK_PAGE_SIZE),
+});
+
 /** The error body of every 4xx and 5xx. */
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown };

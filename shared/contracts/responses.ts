@@ -45,6 +45,48 @@ export type FileList = z.infer<typeof FileList>;
 export const UploadView = FileView.extend({ fileId: z.string() });
 export type UploadView = z.infer<typeof UploadView>;
 
+/** A task of a run: its result previewed (a view holds many tasks; GET links.result gives the whole). */
+export const TaskView = z.object({
+  iteration: z.number().int(),
+  stepIndex: z.number().int(),
+  taskId: z.string(),
+  title: z.string(),
+  status: z.enum(["pending", "succeeded", "failed"]),
+  result: z
+    .string()
+    .nullable()
+    .describe(
+      "The result's beginning, at most 4,000 UTF-8 bytes, cut between two characters; when cut (resultCut) it ends with a note saying how many bytes it shows of how many. Null while the task runs.",
+    ),
+  resultBytes: z.number().int().nullable().describe("The whole result's size in UTF-8 bytes."),
+  resultCut: z.boolean().describe("Whether result shows only the beginning: the whole is at links.result."),
+  startedAt: z.string().nullable(),
+  endedAt: z.string().nullable(),
+  /** The executor stopped at its round budget (its result says what was done and what was not). */
+  stopReason: z.string().optional(),
+  files: z.array(z.string()).describe("The names of the files the task's tools wrote (see files)."),
+  links: z.object({ result: z.string().describe("GET: the task's whole result (text/markdown, or a redirect to its file).") }),
+});
+export type TaskView = z.infer<typeof TaskView>;
+
+/** `GET /v1/runs/{id}/tasks`: the run's tasks after a cursor, in step then task order. */
+export const TaskPage = z.object({
+  runId: z.string(),
+  tasks: z.array(TaskView),
+  taskCount: z.number().int(),
+  nextCursor: z.string().nullable(),
+});
+export type TaskPage = z.infer<typeof TaskPage>;
+
+/** `GET /v1/runs/{id}/tasks/{taskId}/result` with `Accept: application/json`: the whole result, or a short-lived link to its file. */
+export const TaskResultView = z.object({
+  taskId: z.string(),
+  bytes: z.number().int(),
+  text: z.string().optional().describe("The whole result, when the task's record holds it."),
+  url: z.string().optional().describe("A short-lived link to the run file holding the whole result (no key needed)."),
+});
+export type TaskResultView = z.infer<typeof TaskResultView>;
+
 export const RunView = z.object({
   runId: z.string(),
   sessionId: z.string(),
@@ -58,21 +100,11 @@ export const RunView = z.object({
   input: z.string(),
   metadata: z.record(z.string(), z.string()),
   plan: Plan.nullable(),
-  tasks: z.array(
-    z.object({
-      iteration: z.number().int(),
-      stepIndex: z.number().int(),
-      taskId: z.string(),
-      title: z.string(),
-      status: z.enum(["pending", "succeeded", "failed"]),
-      result: z.string().nullable(),
-      startedAt: z.string().nullable(),
-      endedAt: z.string().nullable(),
-      /** The executor stopped at its round budget (its result says what was done and what was not). */
-      stopReason: z.string().optional(),
-      files: z.array(z.string()).describe("The names of the files the task's tools wrote (see files)."),
-    }),
-  ),
+  tasks: z
+    .array(TaskView)
+    .describe("A page of the run's tasks: the first taskCount ones, fewer when their JSON would pass the view's byte budget."),
+  taskCount: z.number().int().describe("How many tasks the run has."),
+  nextTasksCursor: z.string().nullable().describe("Where GET /v1/runs/{id}/tasks?cursor= goes on; null when the page holds the last task."),
   approval: ApprovalPolicy,
   /** The saved agent the run named, the exact version it resolved, and its tool allow-list (null: the whole catalogue). */
   agent: z.object({ name: z.string(), version: z.number().int(), tools: z.array(z.string()).nullable() }).nullable(),

@@ -1,5 +1,6 @@
 import type { FileStore } from "../ports/files.js";
 import { cutToBytes, utf8Bytes } from "../text/bytes.js";
+import { keptNote } from "../text/keptNote.js";
 
 export { cutToBytes } from "../text/bytes.js";
 
@@ -17,7 +18,7 @@ export const overInline = (text: string): boolean => utf8Bytes(text) > MAX_INLIN
 /** What a record keeps of a text too long for it: its beginning and the run file that holds it whole. */
 export function inlineBeginning(text: string, name: string): string {
   if (!overInline(text)) return text;
-  return `${cutToBytes(text, MAX_INLINE_BYTES)}\n\n[cut at ${MAX_INLINE_BYTES} of ${utf8Bytes(text)} bytes: the whole text is the run's file ${name}]`;
+  return `${cutToBytes(text, MAX_INLINE_BYTES)}${keptNote(MAX_INLINE_BYTES, utf8Bytes(text), name)}`;
 }
 
 /** Stores a text too long for its record whole, as a file of the run (the record keeps `inlineBeginning`). */

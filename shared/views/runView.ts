@@ -1,8 +1,11 @@
+import { TASK_PAGE_SIZE } from "../contracts/api.js";
 import { runBudgetView } from "../contracts/budget.js";
 import type { Interrupt } from "../contracts/interrupts.js";
 import type { RunRecord } from "../contracts/run.js";
-import { type FileMeta, namesOfTask } from "../ports/files.js";
+import type { FileMeta } from "../ports/files.js";
 import type { TaskRecord } from "../ports/tasks.js";
+import { utf8Bytes } from "../text/bytes.js";
+import { type TaskPageQuery, type TaskView, taskPage, taskView, VIEW_BUDGET_BYTES } from "./taskView.js";
 
 export interface Links {
   /** Base URL of the API, e.g. https://abc.execute-api.eu-west-1.amazonaws.com */
@@ -45,7 +48,11 @@ export interface ForkLine {
   createdAt: string;
 }
 
-/** What `GET /v1/runs/{id}` returns: the record without tenant internals, plus tasks, files, its forks and links. */
+/**
+ * What `GET /v1/runs/{id}` returns: the record without tenant internals, plus its files, its forks,
+ * links, and a page of its tasks (each result previewed, linked whole) that keeps the whole view
+ * within VIEW_BUDGET_BYTES; `nextTasksCursor` pages on through `GET /v1/runs/{id}/tasks`.
+ */
 export function runView(
   run: RunRecord,
   tasks: TaskRecord[],
@@ -54,27 +61,18 @@ export function runView(
   links: Links,
   stateTransitions?: number,
   forks: ForkLine[] = [],
+  page: TaskPageQuery = { limit: TASK_PAGE_SIZE },
 ) {
   const usage = withTaskUsage(run.usage, tasks);
-  return {
+  const view = {
     ...runHeadline(run),
     statusDetail: statusDetail(run),
     input: run.input,
     metadata: run.metadata,
     plan: run.plan ?? null,
-    tasks: tasks.map((t) => ({
-      iteration: t.iteration,
-      stepIndex: t.stepIndex,
-      taskId: t.taskId,
-      title: t.title,
-      status: t.status,
-      result: t.result ?? null,
-      startedAt: t.startedAt ?? null,
-      endedAt: t.endedAt ?? null,
-      ...(t.stopReason ? { stopReason: t.stopReason } : {}),
-      ...(t.undone?.length ? { undone: t.undone } : {}),
-      files: namesOfTask(files, t.taskId),
-    })),
+    tasks: [] as TaskView[],
+    taskCount: tasks.length,
+    nextTasksCursor: null as string | null,
     approval: run.approval ?? { plan: false, tools: "none" },
     agent: run.agent ? { name: run.agent.name, version: run.agent.version, tools: run.agent.tools ?? null } : null,
     instructions: run.instructions ?? null,
@@ -96,7 +94,16 @@ export function runView(
     endedAt: run.endedAt ?? null,
     links: runLinks(run.runId, run.executionArn, links),
   };
+  // The tasks get what the rest of the view leaves of the budget (and a cursor in it).
+  const rest = utf8Bytes(JSON.stringify(view)) + CURSOR_ROOM;
+  const shown = taskPage(tasks, page, VIEW_BUDGET_BYTES - rest, (task) => taskView(task, files, links.api, run.runId));
+  view.tasks = shown.tasks;
+  view.nextTasksCursor = shown.nextCursor;
+  return view;
 }
+
+/** A cursor and the fields the API adds to a view (its estimated cost) fit in this. */
+const CURSOR_ROOM = 1_000;
 
 /** What a running run waits for: a model call to be retried, said as a person would. */
 function statusDetail(run: RunRecord): string | null {

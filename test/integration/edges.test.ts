@@ -193,11 +193,18 @@ describe("Chinese text at every size limit", () => {
     expect(run.input).toBe(INPUT);
   });
 
-  it("each task's result and the answer keep their beginning inline, never cutting a character, the whole as a file", () => {
+  it("each task's result and the answer keep their beginning inline, never cutting a character, the whole as a file", async () => {
     for (const task of run.tasks) {
       expect(task.status).toBe("succeeded");
-      expect(RESULT.startsWith(task.result.split("\n\n[cut at ")[0])).toBe(true);
-      expect(task.result).toMatch(/\[cut at 100000 of 189000 bytes: the whole text is the run's file .+\]$/);
+      // The run view previews it (a view holds many tasks) and says how long the whole is.
+      expect(task).toMatchObject({ resultBytes: 189_000, resultCut: true });
+      expect(Buffer.byteLength(task.result)).toBeLessThanOrEqual(4_000);
+      expect(RESULT.startsWith(task.result.split("\n\n[preview: ")[0])).toBe(true);
+      expect(task.result).toMatch(/\[preview: the first \d+ of 189000 bytes; the whole result is at links\.result\]$/);
+      // The whole through its link: a redirect to the run file in storage, followed.
+      const whole = await fetch(task.links.result, { headers: { authorization: `Bearer ${stack!.apiKey}` } });
+      expect(whole.status).toBe(200);
+      expect(await whole.text()).toBe(RESULT);
     }
     expect(ANSWER.startsWith(run.result.split("\n\n[cut at ")[0])).toBe(true);
     expect(run.result).toContain("[cut at 100000 of 183600 bytes: the whole text is the run's file answer.md]");

@@ -14,6 +14,7 @@ import { safeHtml } from "../markdown.js";
 import { approvalCard, type ToolInfo } from "./approvals.js";
 import { Forks } from "./fork.js";
 import { Activity } from "./runActivity.js";
+import { TaskResults } from "./taskResults.js";
 
 const ended = (run: RunView | undefined) => run !== undefined && TERMINAL_STATUSES.has(run.status);
 /** How many times the page reads an ended run again for its state transitions (2 s apart) before it leaves it to a reload. */
@@ -39,6 +40,8 @@ interface Parts {
   waiting: HTMLElement;
   plan: HTMLElement;
   timeline: HTMLElement;
+  /** Each task's result, previewed, whole on demand. */
+  results: HTMLElement;
   activity: HTMLElement;
   answer: HTMLElement;
   files: HTMLElement;
@@ -62,6 +65,7 @@ function layout(app: HTMLElement, onCancel: () => void): Parts {
     waiting: h("section", { "aria-label": "Waiting for you", class: "waiting" }),
     plan: h("section", { "aria-labelledby": "plan-h", class: "plan-section" }),
     timeline: h("section", { "aria-labelledby": "timeline-h", class: "timeline-section" }),
+    results: h("section", { "aria-labelledby": "results-h", class: "results-section", hidden: true }),
     activity: h("ol", { class: "activity", "aria-label": "Activity" }),
     answer: h("section", { "aria-labelledby": "answer-h", class: "answer-section", hidden: true }),
     files: h("section", { "aria-labelledby": "files-h", class: "files-section", hidden: true }),
@@ -87,6 +91,7 @@ function layout(app: HTMLElement, onCancel: () => void): Parts {
         { class: "col" },
         p.plan,
         p.timeline,
+        p.results,
         h("section", { "aria-labelledby": "activity-h", class: "activity-section" }, h("h2", { id: "activity-h" }, "Activity"), p.activity),
       ),
       h("div", { class: "col side" }, p.answer, p.files, p.usage, p.webhooks),
@@ -108,6 +113,7 @@ class RunPage {
   private readonly activity: Activity;
   /** "Fork from here" on tool results, tasks and plan steps, once the run has ended. */
   private readonly forks: Forks;
+  private readonly results: TaskResults;
   private toolList: Promise<ToolInfo[]> | undefined;
   /** Cards and files are drawn again only when they change: a card being edited, or a preview being read, stays. */
   private shownCards: string | undefined;
@@ -137,6 +143,7 @@ class RunPage {
             !ended(this.view),
           ),
     );
+    this.results = new TaskResults(this.parts.results, runId, (err) => this.showError(err));
     this.timer = window.setInterval(() => this.drawTimeline(), 1000);
     void this.refresh().then(() => {
       if (!this.view) return;
@@ -295,6 +302,7 @@ class RunPage {
       drawFiles(parts.files, view, new FileActions(this.runId, view, (err) => this.showError(err)));
     }
     drawUsage(parts.usage, view);
+    this.results.draw(view);
     this.drawTimeline();
     for (const button of parts.activity.querySelectorAll<HTMLButtonElement>(".fork-from-here")) button.hidden = !ended(view);
   }
@@ -599,6 +607,7 @@ function drawFiles(section: HTMLElement, view: RunView, actions: FileActions) {
       ),
     );
   // The run's own files (uploads, the answer) first, then each task's under its title.
+  // A task past the view's page of tasks is not in view.tasks: its files are listed with the run's.
   const ofRun = view.files.filter((f) => !f.taskId || !view.tasks.some((t) => t.taskId === f.taskId));
   const byTask = view.tasks.flatMap((task) => {
     const own = view.files.filter((f) => f.taskId === task.taskId);

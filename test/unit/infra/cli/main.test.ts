@@ -242,9 +242,15 @@ describe("command line", () => {
     [["get", "run_1", "--otlp", "a.json"]],
     [["replay", "run_1", "--dir", "recorded"]],
     [["get", "run_1", "--dir", "recorded"]],
+    [["watch", "run_1", "--task", "s1.t1"]],
     [["replay"]],
   ])("%j is a usage error", (argv) => {
     expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
+  });
+
+  it("get takes --task to print one task's whole result instead of the run", () => {
+    expect(parseCommandLine(["get", "run_1", "--task", "s1.t2"], {})).toMatchObject({ name: "get", runId: "run_1", task: "s1.t2" });
+    expect(parseCommandLine(["get", "run_1"], {})).not.toHaveProperty("task");
   });
 
   it("trace prints the run's OTLP/JSON, saves it (--otlp) or sends it to a collector (--otlp-endpoint)", () => {

@@ -270,3 +270,29 @@ describe("StepwiseClient.follow", () => {
     expect(attempts).toEqual([0, 1, 2]);
   });
 });
+
+describe("a run's tasks past its view", () => {
+  it("allTasks reads the pages after the view's; taskResult fetches a long result from its link, without the key", async () => {
+    const seen: { url: string; auth?: string }[] = [];
+    const task = (taskId: string) => ({ taskId, title: taskId, result: "…", resultCut: true });
+    const url = await serve((req, res) => {
+      seen.push({ url: req.url ?? "", auth: req.headers.authorization });
+      const json = (body: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+      if (req.url === "/v1/runs/run_1/tasks?cursor=c1")
+        return json({ runId: "run_1", tasks: [task("s1.t2")], taskCount: 3, nextCursor: "c2" });
+      if (req.url === "/v1/runs/run_1/tasks?cursor=c2")
+        return json({ runId: "run_1", tasks: [task("s1.t3")], taskCount: 3, nextCursor: null });
+      if (req.url === "/v1/runs/run_1/tasks/s1.t2/result")
+        return json({ taskId: "s1.t2", bytes: 9, url: `http://${req.headers.host}/bucket/r.md?sig=1` });
+      if (req.url === "/bucket/r.md?sig=1") return res.writeHead(200, { "content-type": "text/markdown" }).end("长长长");
+      res.writeHead(404).end();
+    });
+    const client = new StepwiseClient(url, "sk_test");
+    const all = await client.allTasks({ runId: "run_1", tasks: [task("s1.t1")] as never, nextTasksCursor: "c1" });
+    expect(all.map((t) => t.taskId)).toEqual(["s1.t1", "s1.t2", "s1.t3"]);
+    expect(await client.taskResult("run_1", "s1.t2")).toBe("长长长");
+    // The link is signed for storage: the API key never goes to it.
+    expect(seen.find((s) => s.url.startsWith("/bucket/"))?.auth).toBeUndefined();
+    expect(seen.find((s) => s.url.endsWith("/result"))?.auth).toBe("Bearer sk_test");
+  });
+});
