@@ -312,3 +312,16 @@ export function agentCard(urls: { api: string; stream: string }, version: string
 }
 
 export const agentCardJson = (urls: { api: string; stream: string }, version: string) => AgentCard.toJSON(agentCard(urls, version));
+
+/** A model call's retry in one line: whose call, why it failed, which retry of how many, and when. */
+export function modelRetryLine(retry: {
+  agent: string;
+  taskId?: string;
+  attempt: number;
+  retries: number;
+  reason: string;
+  waitMs: number;
+}): string {
+  const { agent, taskId, attempt, retries, reason, waitMs } = retry;
+  return `The ${taskId ? `${agent} of ${taskId}` : agent}'s model call failed (${reason}): retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`;
+}

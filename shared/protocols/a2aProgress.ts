@@ -1,6 +1,7 @@
 import { EMPTY_RUN, type FoldedRun, foldRun } from "../apiClient/runFold.js";
 import type { RunEvent } from "../contracts/events.js";
 import { formatPlan } from "../contracts/plan.js";
+import { modelRetryLine } from "./a2a.js";
 
 /**
  * A run's progress as A2A working status updates: the run's events folded as every reader folds
@@ -38,17 +39,4 @@ function progressLine(before: FoldedRun, after: FoldedRun, event: RunEvent): str
   if (event.type === "agent.withdrawn")
     return `The ${event.data.taskId ? `${event.data.agent} of ${event.data.taskId}` : event.data.agent}'s partial reply is withdrawn: it broke off and is retried`;
   return undefined;
-}
-
-/** A model call's retry in one line: whose call, why it failed, which retry of how many, and when. */
-export function modelRetryLine(retry: {
-  agent: string;
-  taskId?: string;
-  attempt: number;
-  retries: number;
-  reason: string;
-  waitMs: number;
-}): string {
-  const { agent, taskId, attempt, retries, reason, waitMs } = retry;
-  return `The ${taskId ? `${agent} of ${taskId}` : agent}'s model call failed (${reason}): retry ${attempt} of ${retries} in ${(waitMs / 1000).toFixed(1)} s`;
 }
