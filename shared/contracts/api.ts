@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
 import { RunBudgetRequest, TenantBudget } from "./budget.js";
+import { MAX_SANDBOXES_CEILING } from "./sandbox.js";
 import { OnlineEvals } from "./evaluation.js";
 import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
@@ -55,6 +56,8 @@ export const TenantSettings = z.strictObject({
   toolFailures: ToolFailures.optional(),
   /** Token and cost budgets: every run's default, and the tenant's per day and per month. */
   budget: TenantBudget.optional(),
+  /** run_code calls of the tenant's runs running at once, at most the deployment's `MAX_SANDBOXES_PER_TENANT` (its default). */
+  maxSandboxes: z.number().int().min(1).max(MAX_SANDBOXES_CEILING).optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 
