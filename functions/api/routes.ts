@@ -241,10 +241,10 @@ async function putSettings({ event, services, tenantId }: Request): Promise<Http
   // A value stored under a higher ceiling is left alone (the lower one applies); a new one must fit.
   const ceiling = services.settings.sandbox.maxPerTenant;
   if (sent.maxSandboxes !== undefined && sent.maxSandboxes > ceiling)
-    throw new BadRequestError(
-      `maxSandboxes may be at most ${ceiling}, the deployment's MAX_SANDBOXES_PER_TENANT.`,
-      { field: "maxSandboxes", max: ceiling },
-    );
+    throw new BadRequestError(`maxSandboxes may be at most ${ceiling}, the deployment's MAX_SANDBOXES_PER_TENANT.`, {
+      field: "maxSandboxes",
+      max: ceiling,
+    });
   const { instructions, ...settings } = { ...(await services.tenantSettings.get(tenantId)), ...sent };
   const kept = { ...settings, ...(instructions ? { instructions } : {}) };
   await services.tenantSettings.put(tenantId, kept);

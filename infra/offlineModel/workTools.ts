@@ -36,12 +36,13 @@ export function workSteps(
   request: string,
   team: ReadonlySet<string>,
   files: readonly string[],
+  text = request,
 ): Array<Record<string, unknown>> | undefined {
   if (!team.has("run_code")) return undefined;
   const csvs = files.filter((name) => TABLES.test(name));
   const code = pythonBlock(request);
   // Several Python blocks are independent programs: one task each, run in parallel by the step.
-  const blocks = pythonBlocks(request);
+  const blocks = pythonBlocks(text);
   if (blocks.length > 1)
     return [
       {

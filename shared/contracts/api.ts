@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { AgentRef, Instructions } from "./agents.js";
 import { RunBudgetRequest, TenantBudget } from "./budget.js";
-import { MAX_SANDBOXES_CEILING } from "./sandbox.js";
 import { OnlineEvals } from "./evaluation.js";
 import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
+import { MAX_SANDBOXES_CEILING } from "./sandbox.js";
 import { WebhookSubscription } from "./webhook.js";
 
 export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");

@@ -184,14 +184,14 @@ describe("the sandbox in the local stack", { timeout: 240_000 }, () => {
     const program = (name: string) =>
       `\`\`\`python\nimport time\nstart = time.time()\ntime.sleep(15)\nprint('${name} ran from', start, 'to', time.time())\n\`\`\``;
     const input = `Run these two programs:\n${program("first")}\n${program("second")}`;
-    const [mine, theirs] = await Promise.all([
-      main.submit({ input, mode: "plan_solve" }),
-      other.submit({ input, mode: "plan_solve" }),
-    ]);
+    const [mine, theirs] = await Promise.all([main.submit({ input, mode: "plan_solve" }), other.submit({ input, mode: "plan_solve" })]);
     const outputsOf = async (client: Client, runId: string) => {
       await client.waitFor(runId, undefined, 200_000);
       const events = (await client.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
-      return events.filter((e) => e.type === "tool.result" && e.data.tool === "run_code").map((e) => e.data as { ok: boolean; output: string });
+
+      return events
+        .filter((e) => e.type === "tool.result" && e.data.tool === "run_code")
+        .map((e) => e.data as { ok: boolean; output: string });
     };
     const spans = (results: { output: string }[]) =>
       results.flatMap(({ output }) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { SandboxRequest, SandboxResult } from "../../../../shared/contracts/sandbox.js";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
+import type { SandboxRequest, SandboxResult } from "../../../../shared/contracts/sandbox.js";
 import type { CodeSandbox } from "../../../../shared/ports/sandbox.js";
 import { SandboxBound } from "../../../../shared/sandbox/sandboxBound.js";
 import { MemorySandboxLeases } from "../../../../shared/testing/memorySandboxLeases.js";
@@ -59,7 +59,11 @@ class CountedLeases extends MemorySandboxLeases {
 }
 
 function setup(options: { maxPerTenant: number; waitMs: number }) {
-  const runs: Record<string, Pick<RunRecord, "tenantId">> = { run_a1: { tenantId: "acme" }, run_a2: { tenantId: "acme" }, run_g: { tenantId: "globex" } };
+  const runs: Record<string, Pick<RunRecord, "tenantId">> = {
+    run_a1: { tenantId: "acme" },
+    run_a2: { tenantId: "acme" },
+    run_g: { tenantId: "globex" },
+  };
   const tenantSettings = new MemoryTenantSettings();
   const leases = new CountedLeases();
   const sandbox = new HeldSandbox();
@@ -86,7 +90,9 @@ describe("run_code's bound on a tenant's sandboxes running at once", () => {
     await sandbox.started(1);
     const refused = await call("run_a2", "print('second')");
     expect(refused.ok).toBe(false);
-    expect(refused.output).toMatch(/^Error: run_code failed: the code did not run: this tenant may have at most 1 code sandbox running at once \(its maxSandboxes setting\)/);
+    expect(refused.output).toMatch(
+      /^Error: run_code failed: the code did not run: this tenant may have at most 1 code sandbox running at once \(its maxSandboxes setting\)/,
+    );
     const other = call("run_g", "print('globex')");
     await sandbox.started(2);
     expect(sandbox.calls.map((c) => c.code)).toEqual(["print('first')", "print('globex')"]);
