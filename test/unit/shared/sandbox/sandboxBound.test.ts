@@ -5,6 +5,7 @@ import type { CodeSandbox } from "../../../../shared/ports/sandbox.js";
 import { SandboxBound } from "../../../../shared/sandbox/sandboxBound.js";
 import { MemorySandboxLeases } from "../../../../shared/testing/memorySandboxLeases.js";
 import { MemoryTenantSettings } from "../../../../shared/testing/memoryTenantSettings.js";
+import { sandboxResult } from "../../../../shared/testing/sandboxResult.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
 import { runCodeTool } from "../../../../shared/tools/runCode.js";
@@ -15,18 +16,7 @@ import { runCodeTool } from "../../../../shared/tools/runCode.js";
  * a slot is given back however the call ends.
  */
 
-const result = (stdout: string): SandboxResult => ({
-  stdout,
-  stderr: "",
-  value: null,
-  error: null,
-  timedOut: false,
-  outputs: [],
-  refused: [],
-  runMs: 1,
-  startMs: 1,
-  notice: null,
-});
+const result = (stdout: string): SandboxResult => sandboxResult({ stdout });
 
 /** A sandbox whose calls run until the test ends them: what each call was, and how to end it. */
 class HeldSandbox implements CodeSandbox {
