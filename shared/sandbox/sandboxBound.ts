@@ -26,7 +26,7 @@ export interface SandboxBoundOptions {
  */
 export const SANDBOX_WAIT_MS = 10_000;
 
-/** Every tenant's sandboxes were busy for the whole wait: the code did not run. */
+/** All of the tenant's sandboxes were busy for the whole wait: the code did not run. */
 export class SandboxesBusyError extends Error {
   constructor(
     readonly limit: number,
