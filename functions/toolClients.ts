@@ -32,7 +32,7 @@ export function agentClients(region: string): AgentClients {
 /** The tool catalog: the built-ins and the tenant's tool sources (MCP), with the work tools over `clients`. */
 export function toolCatalog(
   settings: Pick<Settings, "toolSources" | "sandbox" | "webFetch" | "webSearch">,
-  ports: Pick<HandlerPorts, "toolSources" | "secrets" | "events">,
+  ports: Pick<HandlerPorts, "toolSources" | "secrets" | "events" | "runs" | "tenantSettings" | "sandboxLeases">,
   clients: WorkToolClients,
 ): ToolCatalog {
   const { toolSources: sources } = settings;
@@ -46,7 +46,7 @@ export function toolCatalog(
       connectTimeoutMs: sources.connectTimeoutMs,
       cacheMs: sources.catalogCacheMs,
     }),
-    workTools(settings, clients),
+    workTools(settings, clients, ports),
   );
 }
 

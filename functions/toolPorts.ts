@@ -18,7 +18,15 @@ export const toolsPort: PortBuilder<"tools"> = (parts) => {
       const secrets = adapters.cipher(parts.settings, clients.kms);
       return adapters.toolCatalog(
         parts.settings,
-        { toolSources: parts.port("toolSources"), events: parts.port("events"), secrets },
+        {
+          toolSources: parts.port("toolSources"),
+          events: parts.port("events"),
+          secrets,
+          // run_code's bound on each tenant's sandboxes running at once.
+          runs: parts.port("runs"),
+          tenantSettings: parts.port("tenantSettings"),
+          sandboxLeases: parts.port("sandboxLeases"),
+        },
         clients,
       );
     });

@@ -42,6 +42,8 @@ const LOOP = [
   "policies",
   "spend",
 ] as const satisfies readonly PortName[];
+/** What run_code reads beside the tools: its tenant's limit and the leases on its sandboxes (shared/sandbox/sandboxBound.ts). */
+const RUN_CODE = ["tenantSettings", "sandboxLeases"] as const satisfies readonly PortName[];
 /** Ending a run: its record, its event, its slot among the tenant's active runs, its open questions; the session it frees. */
 const END_RUN = ["runs", "events", "activeRuns", "interrupts", "sessions"] as const satisfies readonly PortName[];
 
@@ -80,9 +82,9 @@ export const HANDLER_USES = {
   StartRun: { ports: ["runs", "events", "activeRuns", "interrupts", "model", "notifyQueue"] },
   // The router reads the tools' names to choose a mode; it runs none. A model call that waits is told on the queue (notifyQueue), as in every step that calls the model.
   RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions", "notifyQueue"] },
-  AgentTurn: { ports: [...LOOP, "tools", "sessions", "executions"], executions: ["history"], runsTools: true },
-  Plan: { ports: [...LOOP, "tasks", "sessions", "tools", "executions"], executions: ["history"], runsTools: true },
-  ExecuteTask: { ports: [...LOOP, "tasks", "tools", "executions"], executions: ["history"], runsTools: true },
+  AgentTurn: { ports: [...LOOP, "tools", ...RUN_CODE, "sessions", "executions"], executions: ["history"], runsTools: true },
+  Plan: { ports: [...LOOP, "tasks", "sessions", "tools", ...RUN_CODE, "executions"], executions: ["history"], runsTools: true },
+  ExecuteTask: { ports: [...LOOP, "tasks", "tools", ...RUN_CODE, "executions"], executions: ["history"], runsTools: true },
   RecordTaskFailure: { ports: ["tasks", "files", "events"] },
   Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events", "spend", "notifyQueue"] },
   // It titles the session after its first answered turn (shared/steps/sessionTitle.ts).

@@ -13,6 +13,7 @@ import { PolicyStore } from "../shared/store/policies.js";
 import { RunSnapshotStore } from "../shared/store/runSnapshots.js";
 import { RunStore } from "../shared/store/runs.js";
 import { S3FileStore } from "../shared/store/s3Files.js";
+import { SandboxLeaseStore } from "../shared/store/sandboxLeases.js";
 import { SavedAgentStore } from "../shared/store/savedAgents.js";
 import { SessionStore } from "../shared/store/sessions.js";
 import { TenantSettingsStore } from "../shared/store/settings.js";
@@ -84,6 +85,7 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   toolSources: onTable(ToolSourceStore),
   policies: onTable(PolicyStore),
   evalSpend: onTable(EvalSpendStore),
+  sandboxLeases: ({ clients }) => new SandboxLeaseStore(clients.table),
   transfers: s3Files,
   // The files written by agents and tools announce themselves in the run's events.
   files: (parts) => new EventedFileStore(s3Files(parts), parts.port("events"), parts.port("runs")),

@@ -6,6 +6,7 @@ import type { CodeSandbox } from "../shared/ports/sandbox.js";
 import type { Tool } from "../shared/ports/tools.js";
 import { AgentCoreInterpreter } from "../shared/sandbox/agentCoreInterpreter.js";
 import { LambdaSandbox } from "../shared/sandbox/lambdaSandbox.js";
+import { SandboxBound, type SandboxBoundPorts } from "../shared/sandbox/sandboxBound.js";
 import { fixedKey, SecretKey } from "../shared/secrets/secretKey.js";
 import {
   AGENTCORE_LIBRARIES,
@@ -33,17 +34,32 @@ export interface WorkToolClients {
   secretsManager: SecretsManagerClient;
 }
 
-/** The tools that do real work beyond the table: the code interpreter, web research, reports, charts. */
-export function workTools(settings: WorkToolSettings, clients: WorkToolClients): Tool[] {
+/**
+ * A lease on a tenant's sandbox lasts this much longer than a call's time limit: enough for the
+ * interpreter to start and the outputs to be copied back, so only a holder that died loses it.
+ */
+const SANDBOX_LEASE_MARGIN_MS = 120_000;
+
+/**
+ * The tools that do real work beyond the table: the code interpreter, web research, reports, charts.
+ * With `leases`, run_code keeps to each tenant's bound on sandboxes running at once.
+ */
+export function workTools(settings: WorkToolSettings, clients: WorkToolClients, leases?: SandboxBoundPorts): Tool[] {
   const { sandbox, webFetch } = settings;
   const search = searchProvider(settings.webSearch, webFetch, clients.secretsManager);
+  const bound =
+    leases && new SandboxBound(leases, { maxPerTenant: sandbox.maxPerTenant, leaseMs: sandbox.timeoutMs + SANDBOX_LEASE_MARGIN_MS });
   return [
-    runCodeTool(codeSandbox(sandbox, clients), {
-      timeoutMs: sandbox.timeoutMs,
-      memoryMb: sandbox.memoryMb,
-      maxOutputChars: 20_000,
-      libraries: sandbox.runtime === "agentcore" ? AGENTCORE_LIBRARIES : [],
-    }),
+    runCodeTool(
+      codeSandbox(sandbox, clients),
+      {
+        timeoutMs: sandbox.timeoutMs,
+        memoryMb: sandbox.memoryMb,
+        maxOutputChars: 20_000,
+        libraries: sandbox.runtime === "agentcore" ? AGENTCORE_LIBRARIES : [],
+      },
+      bound,
+    ),
     webFetchTool(webFetch),
     ...(search ? [webSearchTool(search), deepSearchTool(search)] : []),
     writeReport,

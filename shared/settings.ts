@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./contracts/historyBudget.js";
 import { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_CEILING } from "./contracts/inputLimits.js";
+import { MAX_SANDBOXES_CEILING } from "./contracts/sandbox.js";
 import { MAX_SANDBOX_MEMORY_MB } from "./contracts/sandboxMemory.js";
 import { type RoleSettings, RoleSettingsInput } from "./llm/roleSettings.js";
 
@@ -47,6 +48,8 @@ export type SandboxSettings = {
   functionName: string;
   timeoutMs: number;
   memoryMb: number;
+  /** run_code calls one tenant may have running at once, across all its runs (a tenant may set fewer: `maxSandboxes`). */
+  maxPerTenant: number;
 } & ({ runtime: "pyodide" } | { runtime: "agentcore"; codeInterpreterId: string; sessionSeconds: number });
 
 /** What AgentCore Code Interpreter (and its local emulation) offers beside the standard library. */
@@ -265,6 +268,7 @@ const Environment = z.object({
   SANDBOX_TIMEOUT_MS: int(30_000),
   SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(MAX_SANDBOX_MEMORY_MB).default(512),
   SANDBOX_RUNTIME: z.enum(["pyodide", "agentcore"]).default("pyodide"),
+  MAX_SANDBOXES_PER_TENANT: z.coerce.number().int().min(1).max(MAX_SANDBOXES_CEILING).default(4),
   CODE_INTERPRETER_ID: z.string().min(1).optional(),
   /** How long a task's interpreter session may live at most (AgentCore stops it then; at most 8 hours). */
   CODE_INTERPRETER_SESSION_SECONDS: z.coerce.number().int().min(60).max(28_800).default(3_600),
@@ -377,7 +381,12 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
 
 /** run_code's runtime with what it needs, or an error naming the variable that is missing. */
 function sandboxOf(e: Environment): SandboxSettings {
-  const limits = { functionName: e.SANDBOX_FUNCTION_NAME, timeoutMs: e.SANDBOX_TIMEOUT_MS, memoryMb: e.SANDBOX_MEMORY_MB };
+  const limits = {
+    functionName: e.SANDBOX_FUNCTION_NAME,
+    timeoutMs: e.SANDBOX_TIMEOUT_MS,
+    memoryMb: e.SANDBOX_MEMORY_MB,
+    maxPerTenant: e.MAX_SANDBOXES_PER_TENANT,
+  };
   if (e.SANDBOX_RUNTIME === "pyodide") return { ...limits, runtime: "pyodide" };
   if (!e.CODE_INTERPRETER_ID)
     throw new Error("SANDBOX_RUNTIME=agentcore needs CODE_INTERPRETER_ID (the AgentCore Code Interpreter's id; the stack sets it)");

@@ -239,7 +239,15 @@ async function getSettings({ services, tenantId }: Request): Promise<HttpResult>
 
 /** The fields sent replace the tenant's; the others stay ("" removes the instructions). */
 async function putSettings({ event, services, tenantId }: Request): Promise<HttpResult> {
-  const { instructions, ...settings } = { ...(await services.tenantSettings.get(tenantId)), ...parseBody(event, TenantSettings) };
+  const sent = parseBody(event, TenantSettings);
+  // A value stored under a higher ceiling is left alone (the lower one applies); a new one must fit.
+  const ceiling = services.settings.sandbox.maxPerTenant;
+  if (sent.maxSandboxes !== undefined && sent.maxSandboxes > ceiling)
+    throw new BadRequestError(`maxSandboxes may be at most ${ceiling}, the deployment's MAX_SANDBOXES_PER_TENANT.`, {
+      field: "maxSandboxes",
+      max: ceiling,
+    });
+  const { instructions, ...settings } = { ...(await services.tenantSettings.get(tenantId)), ...sent };
   const kept = { ...settings, ...(instructions ? { instructions } : {}) };
   await services.tenantSettings.put(tenantId, kept);
   return json(200, { multitask: "reject", ...kept });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "../../shared/contracts/historyBudget.js";
 import { MAX_INPUT_BYTES_CEILING } from "../../shared/contracts/inputLimits.js";
+import { MAX_SANDBOXES_CEILING } from "../../shared/contracts/sandbox.js";
 import { MAX_SANDBOX_MEMORY_MB } from "../../shared/contracts/sandboxMemory.js";
 import { RoleSettingsInput } from "../../shared/llm/roleSettings.js";
 
@@ -56,6 +57,8 @@ export const DeploymentSettings = z
     contextBudgetTokens: positiveInt.optional(),
     toolConcurrency: positiveInt.optional(),
     maxActiveRunsPerTenant: positiveInt.optional(),
+    /** run_code calls one tenant may have running at once (a tenant may set fewer). */
+    maxSandboxesPerTenant: positiveInt.max(MAX_SANDBOXES_CEILING).optional(),
     maxInputBytes: positiveInt.max(MAX_INPUT_BYTES_CEILING).optional(),
     maxInputChars: z.never({ error: "maxInputChars is now maxInputBytes: a run's input is counted in UTF-8 bytes" }).optional(),
     llmTimeoutMs: positiveInt.optional(),
@@ -196,6 +199,7 @@ export const FUNCTION_ENVIRONMENT = {
   contextBudgetTokens: "CONTEXT_BUDGET_TOKENS",
   toolConcurrency: "TOOL_CONCURRENCY",
   maxActiveRunsPerTenant: "MAX_ACTIVE_RUNS_PER_TENANT",
+  maxSandboxesPerTenant: "MAX_SANDBOXES_PER_TENANT",
   maxInputBytes: "MAX_INPUT_BYTES",
   llmTimeoutMs: "LLM_TIMEOUT_MS",
   llmMaxRetries: "LLM_MAX_RETRIES",

@@ -22,7 +22,8 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
   const planningCalls = assistantToolCalls(messages).filter((call) => call.name === "planning");
   const planShown = messages.some((m) => m.role === "user" && textOf(m.content).includes(CURRENT_PLAN_MARKER));
   if (!planShown && !planningCalls.some((call) => commandOf(call.arguments) === "create")) {
-    const request = requestIn(firstUserText(messages));
+    const text = firstUserText(messages);
+    const request = requestIn(text);
     // "Ask me …": a requirement only the user has. Asked once, before planning, when ask_user is offered.
     const asked = assistantToolCalls(messages).some((call) => call.name === "ask_user");
     const missing = /\bask me\b\s*([^,.;!?]*)/i.exec(request)?.[1]?.trim();
@@ -31,7 +32,7 @@ export function plan(messages: readonly ChatMessage[], offered: ReadonlySet<stri
     }
     const reply = messages.at(-1);
     const answer = asked && reply?.role === "tool" ? oneLine(textOf(reply.content)).replace(/^The user answered:\s*/i, "") : undefined;
-    const created = createPlan(request, listedTools(messages), listedFiles(messages));
+    const created = createPlan(request, listedTools(messages), listedFiles(messages), text);
     if (answer) created.title = `${created.title as string} (you said: ${cut(answer, 80)})`;
     return callTools([{ name: "planning", arguments: created }]);
   }
@@ -89,7 +90,8 @@ function checkStep(text: string, index: number): Decision {
  * the planner's prompt lists) over the files whose names reached it. Tool calls named outright
  * ("use <tool> {…}") are all the request wants, unless it asks for a report.
  */
-export function createPlan(request: string, team: ReadonlySet<string>, files: readonly string[]): Record<string, unknown> {
+/** `text`: the whole message the request came in (its fenced code, on lines after the request's first). */
+export function createPlan(request: string, team: ReadonlySet<string>, files: readonly string[], text = request): Record<string, unknown> {
   const facts = factTasks(request, team);
   const gather = {
     title: "Gather the facts",
@@ -109,7 +111,7 @@ export function createPlan(request: string, team: ReadonlySet<string>, files: re
   // Named tool calls are planned as written: no analysis or research plan of its own replaces them.
   const ownSteps = named
     ? undefined
-    : (imageSteps(request, files) ?? workSteps(request, team, files) ?? researchSteps(request, team, files));
+    : (imageSteps(request, files) ?? workSteps(request, team, files, text) ?? researchSteps(request, team, files));
   return {
     command: "create",
     title: `Plan for: ${oneLine(request).slice(0, 60)}`,

@@ -36,10 +36,21 @@ export function workSteps(
   request: string,
   team: ReadonlySet<string>,
   files: readonly string[],
+  text = request,
 ): Array<Record<string, unknown>> | undefined {
   if (!team.has("run_code")) return undefined;
   const csvs = files.filter((name) => TABLES.test(name));
   const code = pythonBlock(request);
+  // Several Python blocks are independent programs: one task each, run in parallel by the step.
+  const blocks = pythonBlocks(text);
+  if (blocks.length > 1)
+    return [
+      {
+        title: "Run the Python programs",
+        tasks: blocks.map((_, i) => `Run the request's Python block ${i + 1} with run_code`),
+        done_when: "Each program has run.",
+      },
+    ];
   if (!code && !(wantsAnalysis(request) && csvs.length > 0)) return undefined;
   const steps: Array<Record<string, unknown>> = [
     {
@@ -94,7 +105,8 @@ export function workMove(
     return undefined;
   }
 
-  const code = pythonBlock(task) ?? pythonBlock(request);
+  const block = /\bPython block (\d+)\b/.exec(task);
+  const code = block ? pythonBlocks(userText)[Number(block[1]) - 1] : (pythonBlock(task) ?? pythonBlock(request));
   if (code && offered.has("run_code") && !wantsHtmlReport(task)) return callTools([{ name: "run_code", arguments: { code } }]);
   if (wantsAnalysis(task) && offered.has("run_code")) {
     const csvs = listedFiles(messages).filter((name) => TABLES.test(name));
@@ -180,7 +192,12 @@ plt.savefig("output/chart.png")`;
 
 /** The first fenced ```python block of a text. */
 function pythonBlock(text: string): string | undefined {
-  return /```(?:python|py)\s*\n([\s\S]*?)```/i.exec(text)?.[1]?.trimEnd() || undefined;
+  return pythonBlocks(text)[0];
+}
+
+/** Every fenced Python block of the text, in order. */
+function pythonBlocks(text: string): string[] {
+  return [...text.matchAll(/```(?:python|py)\s*\n([\s\S]*?)```/gi)].flatMap((match) => match[1]?.trimEnd() || []);
 }
 
 /**

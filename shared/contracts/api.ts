@@ -5,6 +5,7 @@ import { OnlineEvals } from "./evaluation.js";
 import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Multitask, RequestedMode, RunBudgets } from "./run.js";
+import { MAX_SANDBOXES_CEILING } from "./sandbox.js";
 import { WebhookSubscription } from "./webhook.js";
 
 export const Id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'");
@@ -55,6 +56,8 @@ export const TenantSettings = z.strictObject({
   toolFailures: ToolFailures.optional(),
   /** Token and cost budgets: every run's default, and the tenant's per day and per month. */
   budget: TenantBudget.optional(),
+  /** run_code calls of the tenant's runs running at once, at most the deployment's `MAX_SANDBOXES_PER_TENANT` (its default). */
+  maxSandboxes: z.number().int().min(1).max(MAX_SANDBOXES_CEILING).optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 

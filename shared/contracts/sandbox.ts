@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { MAX_SANDBOX_MEMORY_MB } from "./sandboxMemory.js";
 
+/** The most code sandboxes a deployment lets one tenant run at once (`MAX_SANDBOXES_PER_TENANT`, a tenant's `maxSandboxes`). */
+export const MAX_SANDBOXES_CEILING = 64;
+
 /** A file handed to the sandbox (read-only under /sandbox/files) or made by it (/sandbox/output). */
 const SandboxFile = z.object({
   name: z

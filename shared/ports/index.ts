@@ -14,6 +14,7 @@ import type { Notifier } from "./notifier.js";
 import type { ToolPolicies } from "./policies.js";
 import type { RunSnapshots } from "./runSnapshots.js";
 import type { Runs } from "./runs.js";
+import type { SandboxLeases } from "./sandboxLeases.js";
 import type { SavedAgents } from "./savedAgents.js";
 import type { Sessions } from "./sessions.js";
 import type { SpendLedger } from "./spend.js";
@@ -65,6 +66,8 @@ export interface Ports {
   evalSpend: EvalSpend;
   /** What runs and tenants have spent and reserved against their token and cost budgets. */
   spend: SpendLedger;
+  /** The code sandboxes each tenant has running at once (leases across containers). */
+  sandboxLeases: SandboxLeases;
 }
 
 /** The settings a piece of the core reads: only the groups named. */

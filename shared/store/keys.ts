@@ -104,6 +104,9 @@ export const keys = {
   tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
   /** The tenant's count of active runs (its concurrency slots). */
   activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
+  /** One of the tenant's slots for a code sandbox running at once (a lease with an expiry; shared/ports/sandboxLeases.ts). */
+  sandboxLease: (tenantId: string, slot: number) => ({ pk: `TENANT#${tenantId}`, sk: `SANDBOX#${pad(slot, 3)}` }),
+  sandboxLeasePrefix: "SANDBOX#",
   /** What judging the tenant's runs cost on one UTC day (online evals' cost cap). */
   evalSpend: (tenantId: string, day: string) => ({ pk: `TENANT#${tenantId}`, sk: `EVALSPEND#${day}` }),
   /** A run's spend counter against its own budget (written only when the run has one). */

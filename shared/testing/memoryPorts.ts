@@ -21,6 +21,7 @@ import { MemoryNotifier } from "./memoryNotifier.js";
 import { MemoryPolicies } from "./memoryPolicies.js";
 import { MemoryRunSnapshots } from "./memoryRunSnapshots.js";
 import { MemoryRuns } from "./memoryRuns.js";
+import { MemorySandboxLeases } from "./memorySandboxLeases.js";
 import { MemorySavedAgents } from "./memorySavedAgents.js";
 import { MemorySecrets } from "./memorySecrets.js";
 import { MemorySessions } from "./memorySessions.js";
@@ -73,6 +74,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     policies: new MemoryPolicies(),
     evalSpend: new MemoryEvalSpend(),
     spend: new MemorySpend(),
+    sandboxLeases: new MemorySandboxLeases(),
     secrets: new MemorySecrets(),
   };
   // The secrets' cipher too (a handler port, not the core's), for what seals an A2A push token.

@@ -4,6 +4,7 @@ import { DocumentError, documentKind, sheetCsvFiles } from "../documents/documen
 import type { FileMeta, StoredFile } from "../ports/files.js";
 import { sanitizeFilePath } from "../ports/files.js";
 import type { CodeSandbox } from "../ports/sandbox.js";
+import type { SandboxBound } from "../sandbox/sandboxBound.js";
 import { defineTool } from "./tool.js";
 
 export interface RunCodeLimits {
@@ -42,9 +43,10 @@ export function runCodeDescription(sandbox: Pick<CodeSandbox, "keepsState">, lim
 /**
  * JD Genie's code interpreter: Python over the run's files, in a sandbox with no network, host file
  * system or environment; one interpreter session per task where the runtime keeps sessions. Files
- * the code writes to output/ become files of the run.
+ * the code writes to output/ become files of the run. With a bound, a call runs only while it holds
+ * one of its tenant's sandboxes (sandboxBound.ts).
  */
-export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
+export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits, bound?: SandboxBound) {
   return defineTool({
     name: "run_code",
     description: runCodeDescription(sandbox, limits),
@@ -81,7 +83,10 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits) {
       progress?.({ type: "code", data: { part: "source", language: "python", text: code } });
       const encoded = mounted.map((f) => ({ name: f.name, base64: Buffer.from(f.body).toString("base64") }));
       const { libraries: _shown, ...limitsOfCall } = limits;
-      const result = await sandbox.run({ code, files: encoded, ...limitsOfCall, session: sessionKey(runId, scope) }, signal);
+      const request = { code, files: encoded, ...limitsOfCall, session: sessionKey(runId, scope) };
+      const result = bound
+        ? await bound.holding(runId, idempotencyKey, () => sandbox.run(request, signal), signal)
+        : await sandbox.run(request, signal);
       const saved: string[] = [];
       for (const output of result.outputs) {
         const name = sanitizeFilePath(output.name);

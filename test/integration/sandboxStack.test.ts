@@ -20,12 +20,14 @@ import { type RunningStack, startStack } from "../support/localStack.js";
  */
 let stack: RunningStack;
 let main: Client;
+let other: Client;
 let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), "stepwise-sandbox-stack-"));
-  stack = await startStack({ STEPWISE_DATA_DIR: dataDir, SANDBOX_TIMEOUT_MS: "20000" }, []);
+  stack = await startStack({ STEPWISE_DATA_DIR: dataDir, SANDBOX_TIMEOUT_MS: "20000" }, ["other"]);
   main = new Client(stack.url, stack.apiKey);
+  other = new Client(stack.url, stack.keys.other!);
 });
 
 afterAll(async () => {
@@ -169,6 +171,44 @@ describe("the sandbox in the local stack", { timeout: 240_000 }, () => {
     expect(results.map((r) => r.data.ok)).toEqual(calls.map(() => true));
     expect(results[0].data.output).toContain("sales.csv: 5 rows, 3 columns");
     expect(results[0].data.output).not.toContain("ModuleNotFoundError");
+  });
+
+  it("a tenant whose bound is one sandbox at once: of two parallel run_code tasks, the second never runs beside the first; another tenant's run beside it is not held up", async () => {
+    expect((await main.request("PUT", "/v1/settings", { maxSandboxes: 1 })).status).toBe(200);
+    // Over the deployment's limit (4 by default): refused, and nothing changed.
+    const tooMany = await main.request<any>("PUT", "/v1/settings", { maxSandboxes: 5 });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.message).toContain("MAX_SANDBOXES_PER_TENANT");
+    expect((await main.request<any>("GET", "/v1/settings")).body.maxSandboxes).toBe(1);
+    // Each program says when it ran; it sleeps longer than a waiting call waits (10 s).
+    const program = (name: string) =>
+      `\`\`\`python\nimport time\nstart = time.time()\ntime.sleep(15)\nprint('${name} ran from', start, 'to', time.time())\n\`\`\``;
+    const input = `Run these two programs:\n${program("first")}\n${program("second")}`;
+    const [mine, theirs] = await Promise.all([main.submit({ input, mode: "plan_solve" }), other.submit({ input, mode: "plan_solve" })]);
+    const outputsOf = async (client: Client, runId: string) => {
+      await client.waitFor(runId, undefined, 200_000);
+      const events = (await client.request<EventPage>("GET", `/v1/runs/${runId}/events?limit=500`)).body.events as any[];
+
+      return events
+        .filter((e) => e.type === "tool.result" && e.data.tool === "run_code")
+        .map((e) => e.data as { ok: boolean; output: string });
+    };
+    const spans = (results: { output: string }[]) =>
+      results.flatMap(({ output }) => {
+        const ran = /ran from ([\d.]+) to ([\d.]+)/.exec(output);
+        return ran ? [[Number(ran[1]), Number(ran[2])] as const] : [];
+      });
+    const [own, others] = await Promise.all([outputsOf(main, mine.runId), outputsOf(other, theirs.runId)]);
+    // The bounded tenant: both tasks called run_code; the second was refused with the limit named, or waited until the first had ended.
+    expect(own).toHaveLength(2);
+    const refused = own.filter((r) => !r.ok);
+    for (const r of refused) expect(r.output).toContain("at most 1 code sandbox running at once (its maxSandboxes setting)");
+    const ran = spans(own).sort((a, b) => a[0] - b[0]);
+    expect(ran.length + refused.length).toBe(2);
+    if (ran.length === 2) expect(ran[1]![0]).toBeGreaterThanOrEqual(ran[0]![1]);
+    // The other tenant, at the default limit, ran both programs.
+    expect(others.map((r) => r.ok)).toEqual([true, true]);
+    expect(spans(others)).toHaveLength(2);
   });
 });
 

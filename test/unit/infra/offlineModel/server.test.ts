@@ -349,6 +349,26 @@ describe("offline model server", () => {
     expect(titles(MULTI_REQUEST)).toEqual(["Gather the facts", "Write the report"]);
   });
 
+  it("runs a request's several Python blocks as parallel tasks of one step, each executor the block its task names", () => {
+    const block = (name: string) => `\`\`\`python\nprint('${name}')\n\`\`\``;
+    const input = `Run these two programs:\n${block("first")}\n${block("second")}`;
+    // The planner's request is the message's first line; the blocks come from the whole message.
+    const created = createPlan("Run these two programs:", new Set(["run_code"]), [], input);
+    expect(created.steps).toEqual([
+      {
+        title: "Run the Python programs",
+        tasks: ["Run the request's Python block 1 with run_code", "Run the request's Python block 2 with run_code"],
+        done_when: "Each program has run.",
+      },
+    ]);
+    const runCode = tool("run_code", { code: { type: "string" } });
+    const second = respond({
+      messages: [user(`Request: ${input}\n\nYour task: Run the request's Python block 2 with run_code`)],
+      tools: [runCode],
+    });
+    expect(second.toolCalls.map((call) => call.arguments)).toEqual([{ code: "print('second')" }]);
+  });
+
   it("mixes calculator and text_stats in one ReAct turn", async () => {
     const calls = respond({
       messages: [user("Compute 17*23 and tell me how many words this request has")],

@@ -39,6 +39,13 @@ describe.each([
     expect(await settings.get(tenant)).toEqual({ onlineEvals, toolFailures: "report" });
   });
 
+  it("the tenant's bound on sandboxes running at once is kept as it was put", async () => {
+    const settings = make();
+    const tenant = freshId("tenant");
+    await settings.put(tenant, { maxSandboxes: 2, toolFailures: "report" });
+    expect(await settings.get(tenant)).toEqual({ maxSandboxes: 2, toolFailures: "report" });
+  });
+
   it("guardrail checks are kept as they were put", async () => {
     const settings = make();
     const tenant = freshId("tenant");

@@ -1,23 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { SandboxResult } from "../../../../shared/contracts/sandbox.js";
 import { MemoryFileStore } from "../../../../shared/testing/memoryFiles.js";
+import { sandboxResult } from "../../../../shared/testing/sandboxResult.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { runCodeTool } from "../../../../shared/tools/runCode.js";
-
-/** A sandbox call's result: nothing printed, nothing left in output/, unless `over` says so. */
-const sandboxResult = (over: Partial<SandboxResult> = {}): SandboxResult => ({
-  stdout: "",
-  stderr: "",
-  value: null,
-  error: null,
-  timedOut: false,
-  outputs: [],
-  refused: [],
-  runMs: 1,
-  startMs: 1,
-  notice: null,
-  ...over,
-});
 
 /** run_code over a sandbox that reports what a call left in output/: what becomes a file of the run, and what the model reads. */
 function runWith(result: Partial<SandboxResult>) {
