@@ -22,6 +22,7 @@ import type { Tasks } from "./tasks.js";
 import type { TenantDefaults } from "./tenantSettings.js";
 import type { ToolCatalog } from "./toolCatalog.js";
 import type { ToolSources } from "./toolSources.js";
+import type { TraceExport } from "./traces.js";
 import type { Webhooks } from "./webhooks.js";
 
 /**
@@ -65,6 +66,8 @@ export interface Ports {
   evalSpend: EvalSpend;
   /** What runs and tenants have spent and reserved against their token and cost budgets. */
   spend: SpendLedger;
+  /** Where an ended run's GenAI spans are sent (X-Ray on AWS). */
+  traces: TraceExport;
 }
 
 /** The settings a piece of the core reads: only the groups named. */
