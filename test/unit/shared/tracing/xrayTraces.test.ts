@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { wire } from "../../../../functions/wiring.js";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
 import { onExecutionStatus } from "../../../../shared/run/endAndNotify.js";
 import { runSpans } from "../../../../shared/run/runTrace.js";
+import { settingsFromEnv } from "../../../../shared/settings.js";
 import { XRayTraces, xrayTraceId } from "../../../../shared/tracing/xrayTraces.js";
 import { drivePlanSolve } from "../../../support/driveRun.js";
 import { withRun } from "../../../support/memoryRun.js";
@@ -122,5 +124,30 @@ describe("a run's GenAI spans in X-Ray", () => {
     const result = tool.metadata?.default?.["gen_ai.tool.call.result"] as string;
     expect(result.length).toBeLessThan(long.length);
     expect(result.startsWith("数".repeat(100))).toBe(true);
+  });
+});
+
+describe("where an ended run's spans go", () => {
+  const tracesOf = (env: Record<string, string>) => wire({ ports: ["traces"] }, {}, { env: { TABLE_NAME: "t", ...env } }).traces;
+
+  it("to the X-Ray daemon AWS_XRAY_DAEMON_ADDRESS names (Lambda names its own); nowhere, reading nothing, without one", async () => {
+    expect(tracesOf({ AWS_XRAY_DAEMON_ADDRESS: daemon.address })).toBeInstanceOf(XRayTraces);
+    expect(tracesOf({ AWS_XRAY_DAEMON_ADDRESS: `tcp:${daemon.address} udp:${daemon.address}` })).toBeInstanceOf(XRayTraces);
+    const nowhere = tracesOf({});
+    expect(nowhere.active).toBe(false);
+    const { ports, fakes, run } = await withRun({ status: "succeeded" });
+    const reads = fakes.events.list.bind(fakes.events);
+    let listed = 0;
+    fakes.events.list = (...args) => {
+      listed++;
+      return reads(...args);
+    };
+    await onExecutionStatus({ ...ports, events: fakes.events, traces: nowhere }, ended(run));
+    expect(listed).toBe(0);
+  });
+
+  it("an address that is not one is refused at start, naming the variable", () => {
+    for (const bad of ["localhost", "udp:127.0.0.1:2000", "127.0.0.1:port", "127.0.0.1:2000 junk"])
+      expect(() => settingsFromEnv({ TABLE_NAME: "t", AWS_XRAY_DAEMON_ADDRESS: bad }), bad).toThrow(/AWS_XRAY_DAEMON_ADDRESS is host:port/);
   });
 });
