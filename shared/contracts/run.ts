@@ -5,20 +5,10 @@ import { RunEvaluation } from "./evaluation.js";
 import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
+import { RUN_STATUSES } from "./terminal.js";
 import { SealedSecret } from "./toolSources.js";
 
-export const RunStatus = z.enum([
-  "queued",
-  "running",
-  "awaiting_input",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "timed_out",
-  "interrupted",
-  "blocked",
-  "budget_exhausted",
-]);
+export const RunStatus = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /**
