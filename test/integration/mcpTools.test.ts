@@ -6,9 +6,10 @@ import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { ToolList, ToolSourceView } from "../../shared/contracts/responses.js";
-import { type Answer, Client, type ErrorBody } from "../support/client.js";
+import type { ErrorBody } from "../support/client.js";
 import { conventionProblems, type OtlpSpan } from "../support/genAiConventions.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { RecordingClient, type Seen } from "../support/recordingClient.js";
 import { startXrayDaemon, type XrayDaemon } from "../support/xrayDaemon.js";
 
 /**
@@ -34,20 +35,7 @@ const MEET_WAIT_MS = CALL_TIMEOUT_MS - 5_000;
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 /** Every HTTP answer and stream a client saw in this file: none may hold the secret. */
-const seen: { what: string; body: unknown }[] = [];
-
-class RecordingClient extends Client {
-  override async request<T = unknown>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<Answer<T>> {
-    const res = await super.request<T>(method, path, body, headers);
-    seen.push({ what: `${method} ${path} → ${res.status}`, body: res.body });
-    return res;
-  }
-}
+const seen: Seen[] = [];
 
 /**
  * In-flight calls on the demo server, and the most seen at once. With `meet` on, a call waits (up
@@ -163,8 +151,8 @@ beforeAll(async () => {
       exposeEndpoints: true,
     },
   );
-  client = new RecordingClient(stack.url, stack.apiKey);
-  other = new RecordingClient(stack.url, stack.keys.other!);
+  client = new RecordingClient(stack.url, stack.apiKey, seen);
+  other = new RecordingClient(stack.url, stack.keys.other!, seen);
 }, 300_000);
 
 afterAll(async () => {
