@@ -120,6 +120,8 @@ export const HANDLER_USES = {
       "tenantSettings",
       "evalSpend",
       "model",
+      // An ended run's GenAI spans go to X-Ray (the daemon active tracing runs sends them with the function's role).
+      "traces",
     ],
     // A run's end hands its session to the next waiting run: a new one starts, a failed run resumed in the queue is redriven.
     executions: ["start", "redrive", "history"],

@@ -24,6 +24,7 @@ import type { Table } from "../shared/store/table.js";
 import { TaskStore } from "../shared/store/tasks.js";
 import { ToolSourceStore } from "../shared/store/toolSources.js";
 import { WebhookStore } from "../shared/store/webhooks.js";
+import { XRayTraces } from "../shared/tracing/xrayTraces.js";
 import { NotifyQueue } from "../shared/webhooks/queue.js";
 import { type BaseClients, baseClients } from "./awsClients.js";
 
@@ -91,6 +92,8 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   files: (parts) => new EventedFileStore(s3Files(parts), parts.port("events"), parts.port("runs")),
   notifyQueue: ({ clients, settings }) => new NotifyQueue(clients.sqs, settings.webhooks.queueUrl, settings.webhooks.deadLetterQueueUrl),
   executions: ({ clients, settings }) => new StepFunctionsExecutions(clients.sfn, settings.stateMachineArn),
+  // X-Ray's daemon, where one is named (Lambda with active tracing names its own); else nowhere.
+  traces: ({ settings }) => (settings.traces ? new XRayTraces(settings.traces.xrayDaemonAddress) : { active: false, send: async () => {} }),
 };
 
 export interface WiringOptions {

@@ -184,6 +184,8 @@ export interface Settings {
   /** web_fetch: limits, and (as for webhooks) whether loopback and plain http may be fetched. */
   webFetch: FetchLimits;
   webSearch: WebSearchSettings;
+  /** Where an ended run's GenAI spans are sent: X-Ray's daemon (`host:port`, or `tcp:host:port udp:host:port`); unset, nowhere. */
+  traces?: { xrayDaemonAddress: string };
 }
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -287,6 +289,13 @@ const Environment = z.object({
   /** The search APIs' addresses (their public ones unless set: a proxy, or a test server). */
   TAVILY_URL: z.string().url().default("https://api.tavily.com"),
   BRAVE_URL: z.string().url().default("https://api.search.brave.com"),
+  /** Set by Lambda where active tracing runs the X-Ray daemon; elsewhere, a daemon (or a collector's X-Ray receiver) of your own. */
+  AWS_XRAY_DAEMON_ADDRESS: z
+    .string()
+    .regex(/^(?:[^\s:]+:\d{1,5}|(?:tcp|udp):[^\s:]+:\d{1,5} (?:tcp|udp):[^\s:]+:\d{1,5})$/, {
+      error: "AWS_XRAY_DAEMON_ADDRESS is host:port, or tcp:host:port udp:host:port",
+    })
+    .optional(),
 });
 type Environment = z.infer<typeof Environment>;
 
@@ -376,6 +385,7 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
       allowHttp: e.WEB_FETCH_ALLOW_HTTP,
     },
     webSearch: webSearchOf(e),
+    ...(e.AWS_XRAY_DAEMON_ADDRESS ? { traces: { xrayDaemonAddress: e.AWS_XRAY_DAEMON_ADDRESS } } : {}),
   };
 }
 

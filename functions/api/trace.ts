@@ -1,13 +1,8 @@
-import type { RunEvent } from "../../shared/contracts/events.js";
-import { settingsFor } from "../../shared/llm/roleSettings.js";
 import { ownRun } from "../../shared/run/access.js";
-import { genAiSpans, otlpJson } from "../../shared/views/genAiTrace.js";
+import { runSpans } from "../../shared/run/runTrace.js";
+import { otlpJson } from "../../shared/views/genAiTrace.js";
 import { type HttpResult, json } from "../http.js";
 import type { Request, Route } from "./routes.js";
-
-/** Events read per page, and at most this many pages: a trace of the longest run stays one answer. */
-const PAGE = 1_000;
-const MAX_PAGES = 100;
 
 /**
  * `GET /v1/runs/{runId}/trace`: the run as OpenTelemetry GenAI spans in OTLP's JSON encoding (an
@@ -15,16 +10,7 @@ const MAX_PAGES = 100;
  */
 async function trace({ services, tenantId, params }: Request): Promise<HttpResult> {
   const run = await ownRun(services, tenantId, params.runId);
-  const events: RunEvent[] = [];
-  for (let page = 0, after = 0; page < MAX_PAGES; page++) {
-    const got = await services.events.list(run.runId, after, PAGE);
-    events.push(...got);
-    if (got.length < PAGE) break;
-    after = got.at(-1)?.seq ?? after;
-  }
-  const { model } = services.settings;
-  const spans = genAiSpans(run, events, { modelOf: (role) => settingsFor(role, model.roles).model ?? model.name });
-  return json(200, otlpJson(spans));
+  return json(200, otlpJson(await runSpans(services, run)));
 }
 
 export const traceRoutes: Route[] = [{ method: "GET", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/trace$/, handle: trace }];

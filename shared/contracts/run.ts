@@ -5,20 +5,10 @@ import { RunEvaluation } from "./evaluation.js";
 import { GuardrailCheck } from "./guardrails.js";
 import { ApprovalPolicy, ToolFailures } from "./interrupts.js";
 import { Plan } from "./plan.js";
+import { RUN_STATUSES } from "./terminal.js";
 import { SealedSecret } from "./toolSources.js";
 
-export const RunStatus = z.enum([
-  "queued",
-  "running",
-  "awaiting_input",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "timed_out",
-  "interrupted",
-  "blocked",
-  "budget_exhausted",
-]);
+export const RunStatus = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /**
@@ -153,6 +143,8 @@ export const RunRecord = z.object({
   replayOf: z.string().optional(),
   /** The run this one forks: its journal reused up to `at`, with edits, then live. */
   forkOf: z.object({ runId: z.string(), at: z.object({ scope: z.string(), round: z.number().int() }) }).optional(),
+  /** How many forks were made of this run (counted as each starts): its view looks for them only when some were. */
+  forkCount: z.number().int().min(0).optional(),
   /** The run this one was exported from, elsewhere (POST /v1/runs/import): its record, journal and events, to replay here. */
   importedFrom: z.string().optional(),
   /** What a tool failure a person can fix does in this run (the tenant's setting when it was submitted; unset: pause). */

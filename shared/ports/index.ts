@@ -23,6 +23,7 @@ import type { Tasks } from "./tasks.js";
 import type { TenantDefaults } from "./tenantSettings.js";
 import type { ToolCatalog } from "./toolCatalog.js";
 import type { ToolSources } from "./toolSources.js";
+import type { TraceExport } from "./traces.js";
 import type { Webhooks } from "./webhooks.js";
 
 /**
@@ -68,6 +69,8 @@ export interface Ports {
   spend: SpendLedger;
   /** The code sandboxes each tenant has running at once (leases across containers). */
   sandboxLeases: SandboxLeases;
+  /** Where an ended run's GenAI spans are sent (X-Ray on AWS). */
+  traces: TraceExport;
 }
 
 /** The settings a piece of the core reads: only the groups named. */

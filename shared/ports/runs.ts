@@ -1,7 +1,7 @@
 import type { RunRecord, RunStatus, Usage } from "../contracts/run.js";
 
 /** Fields of a run that may change after it was created. */
-export type RunPatch = Partial<Omit<RunRecord, "runId" | "tenantId" | "schemaVersion" | "usage" | "createdAt">>;
+export type RunPatch = Partial<Omit<RunRecord, "runId" | "tenantId" | "schemaVersion" | "usage" | "createdAt" | "forkCount">>;
 
 /**
  * The runs port: run records and their status changes, each change conditional on the status it
@@ -24,4 +24,6 @@ export interface Runs {
   reopen(runId: string, from: readonly RunStatus[]): Promise<boolean>;
   /** Adds to the usage counters atomically. */
   addUsage(runId: string, delta: Partial<Usage>): Promise<void>;
+  /** Counts a fork of the run, before the fork starts: an atomic add, so forks made at once all count. False if there is no such run. */
+  countFork(runId: string): Promise<boolean>;
 }

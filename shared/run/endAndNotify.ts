@@ -27,18 +27,19 @@ import { deliverOnce } from "../webhooks/deliver.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "../webhooks/retryPolicy.js";
 import { type EndRunPorts, reconcileExecutionEnd } from "./lifecycle.js";
 import { type OnlineEvalPorts, queueScoring, scoreRun } from "./onlineEvals.js";
+import { exportRunTrace, type RunTracePorts } from "./runTrace.js";
 import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries, the cipher an A2A push's token is sealed with. */
 export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> &
   SettingsOf<"webhooks"> & { secrets: SecretCipher };
 
-/** Settling a run whose execution ended touches what ending a run does, counts its transitions, and queues its scoring. */
-export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts & OnlineEvalPorts;
+/** Settling a run whose execution ended touches what ending a run does, counts its transitions, queues its scoring and sends its trace. */
+export type NotifyPorts = DeliveryPorts & EndRunPorts & SessionQueuePorts & OnlineEvalPorts & RunTracePorts & Pick<Ports, "traces">;
 
 /**
  * Step Functions says an execution ended: settle the run (a crashed or aborted execution still
- * ends its run), hand its session to the next waiting run, and send its terminal webhook.
+ * ends its run), hand its session to the next waiting run, send its terminal webhook and its trace.
  */
 export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStatusEvent): Promise<void> {
   const { detail } = event;
@@ -54,6 +55,7 @@ export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStat
   if (TERMINAL_STATUSES.has(run.status)) await leaveSession(ports, run);
   await notify(ports, run, run.status as NotifiedStatus, endingId(run));
   await queueScoring(ports, run);
+  if (TERMINAL_STATUSES.has(run.status)) await exportRunTrace(ports, run);
 }
 
 /** What Step Functions bills, counted once when the execution ends, so reading the run costs no count. */
@@ -81,6 +83,7 @@ export async function onQueueMessage(ports: NotifyPorts, message: NotifyMessage)
     if (!run || !TERMINAL_STATUSES.has(run.status)) return;
     await leaveSession(ports, run);
     await notify(ports, run, run.status as NotifiedStatus, endingId(run));
+    await exportRunTrace(ports, run);
     return;
   }
   if (message.kind === "awaiting_input") {

@@ -52,10 +52,12 @@ export const FORKS_READ = 100;
 /**
  * The forks of a run, oldest first. A fork is a run of its parent's session marked `forkOf`, made
  * after it, so they are found in one listing of the session's runs created since the parent (the
- * index is read no further back); no list is kept on the parent record, which two forks made at
- * once could overwrite.
+ * index is read no further back). The parent keeps only a count of its forks (`forkCount`, an atomic
+ * add that forks made at once cannot overwrite): a run never forked, most runs, costs no listing,
+ * so polling its status is one read.
  */
 export async function forksOf(ports: Pick<Ports, "listings">, run: RunRecord): Promise<ForkLine[]> {
+  if (!run.forkCount) return [];
   const page = await ports.listings.runs(run.tenantId, { sessionId: run.sessionId, since: run.createdAt, limit: FORKS_READ });
   return page.items
     .flatMap((r) => (r.forkOf?.runId === run.runId ? [{ runId: r.runId, at: r.forkOf.at, status: r.status, createdAt: r.createdAt }] : []))
@@ -92,6 +94,8 @@ export async function forkRun(ports: LineagePorts, parent: RunRecord, body: unkn
   const limit = ports.settings.limits.maxInputBytes;
   const bytes = utf8Bytes(input);
   if (bytes > limit) throw new InputTooLongError(bytes, limit);
+  // Counted before it starts: a fork whose start fails costs its parent's view one listing, never a fork unseen.
+  if (!(await ports.runs.countFork(parent.runId))) throw new NotFoundError(`Run ${parent.runId} is gone.`);
   return start(ports, parent, {
     input,
     instructions: parent.instructions,

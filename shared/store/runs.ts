@@ -144,6 +144,21 @@ export class RunStore implements Runs {
       }),
     );
   }
+
+  async countFork(runId: string): Promise<boolean> {
+    const written = await ifConditionHolds(
+      this.table.doc.send(
+        new UpdateCommand({
+          TableName: this.table.name,
+          Key: keys.run(runId),
+          UpdateExpression: "ADD forkCount :one",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":one": 1 },
+        }),
+      ),
+    );
+    return written !== undefined;
+  }
 }
 
 /** `usage.x = usage.x + n` for each counter, as SET clauses (they join the other fields' update). */

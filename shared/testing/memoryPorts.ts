@@ -30,6 +30,7 @@ import { MemoryStreamTokens } from "./memoryStreamTokens.js";
 import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryTenantSettings } from "./memoryTenantSettings.js";
 import { MemoryToolSources } from "./memoryToolSources.js";
+import { MemoryTraces } from "./memoryTraces.js";
 import { MemoryWebhooks } from "./memoryWebhooks.js";
 import { ScriptedModel } from "./scriptedModel.js";
 import { type SettingsOverrides, testSettings } from "./settings.js";
@@ -76,6 +77,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     spend: new MemorySpend(),
     sandboxLeases: new MemorySandboxLeases(),
     secrets: new MemorySecrets(),
+    traces: new MemoryTraces(),
   };
   // The secrets' cipher too (a handler port, not the core's), for what seals an A2A push token.
   const ports: Ports & { secrets: SecretCipher } = {

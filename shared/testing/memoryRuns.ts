@@ -54,6 +54,13 @@ export class MemoryRuns implements Runs {
     if (run) this.change(run, {}, delta, false);
   }
 
+  async countFork(runId: string): Promise<boolean> {
+    const run = this.records.get(runId);
+    if (!run) return false;
+    this.records.set(runId, { ...run, forkCount: (run.forkCount ?? 0) + 1 });
+    return true;
+  }
+
   /** Runs that have not ended. */
   active(): RunRecord[] {
     return [...this.records.values()].filter((r) => !TERMINAL_STATUSES.has(r.status));

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import type { AgentRole, RunEvent } from "../contracts/events.js";
 import type { RunRecord } from "../contracts/run.js";
+import type { AttributeValue, GenAiSpan } from "../contracts/traces.js";
+
+export type { AttributeValue, GenAiSpan };
 
 /**
  * A run as OpenTelemetry spans following the GenAI semantic conventions, built from its events
@@ -18,23 +21,6 @@ import type { RunRecord } from "../contracts/run.js";
  * version's; test/unit/shared/views/genAiTrace.test.ts checks every span against its list.
  */
 export const GENAI_CONVENTIONS = { version: "1.41.0", schemaUrl: "https://opentelemetry.io/schemas/1.41.0" } as const;
-
-/** An attribute value as OTLP carries it. */
-export type AttributeValue = string | number | boolean | string[];
-
-export interface GenAiSpan {
-  /** 16 bytes, hex (the run's: every span of a run shares it). */
-  traceId: string;
-  /** 8 bytes, hex. */
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: "internal" | "client";
-  startTime: string;
-  endTime: string;
-  attributes: Record<string, AttributeValue>;
-  status: { code: "unset" | "error"; message?: string };
-}
 
 export interface TraceOptions {
   /** The model each agent role calls (the role's setting, else the deployment's model). */
@@ -65,7 +51,9 @@ export function genAiSpans(
   events: RunEvent[],
   options: TraceOptions,
 ): GenAiSpan[] {
-  const traceId = hex(run.runId, 16);
+  // The run's start in epoch seconds, then its id's hash: X-Ray's trace id form (1-<start>-<rest>) as OpenTelemetry's.
+  const startSeconds = Math.floor(Date.parse(run.createdAt) / 1000);
+  const traceId = `${startSeconds.toString(16).padStart(8, "0")}${hex(run.runId, 12)}`;
   const provider = options.provider ?? "openai";
   const spans: GenAiSpan[] = [];
   const ids = new Map<string, number>();

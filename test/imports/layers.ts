@@ -121,10 +121,11 @@ export const LAYERS: Layer[] = [
       "shared/sandbox/lambdaSandbox.ts",
       "shared/webhooks/queue.ts",
       "shared/llm/openaiModel.ts",
+      "shared/tracing/",
     ],
     imports: LIBRARIES,
     aws: true,
-    holds: "DynamoDB, S3, Step Functions, SQS, KMS, Secrets Manager, Lambda, the code interpreter, the model's HTTP API",
+    holds: "DynamoDB, S3, Step Functions, SQS, KMS, Secrets Manager, Lambda, the code interpreter, the model's HTTP API, X-Ray's daemon",
   },
 
   { name: "manifest", paths: ["package.json"], imports: [], holds: "the package's name and version" },

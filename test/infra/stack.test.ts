@@ -28,6 +28,19 @@ describe("logging and tracing", () => {
     }
   });
 
+  it("the functions that send an ended run's GenAI spans to X-Ray trace actively and may put trace segments", () => {
+    const exporters = ours.filter((fn) => (usesOf(fn)?.ports as readonly string[] | undefined)?.includes("traces"));
+    expect(exporters.map((fn) => fn.path.split("/").pop())).toEqual(["Notify"]);
+    for (const fn of exporters) {
+      const props = resources[fn.logicalId]!.Properties;
+      // Active tracing runs the X-Ray daemon beside the function and names it (AWS_XRAY_DAEMON_ADDRESS, Lambda's own variable).
+      expect(props.TracingConfig, fn.path).toEqual({ Mode: "Active" });
+      expect(Object.keys(props.Environment.Variables), fn.path).not.toContain("AWS_XRAY_DAEMON_ADDRESS");
+      // The daemon sends the segments with the function's role.
+      expect(allowedActions(template, fn.roleLogicalId), fn.path).toContain("xray:PutTraceSegments");
+    }
+  });
+
   it("the state machine logs errors without execution data, and traces", () => {
     template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
       LoggingConfiguration: Match.objectLike({ Level: "ERROR", IncludeExecutionData: false }),

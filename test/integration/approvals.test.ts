@@ -1,8 +1,9 @@
 import { type AttributeValue, DynamoDBClient, paginateQuery, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it, vi } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import { type Answer, Client, type ErrorBody } from "../support/client.js";
+import type { ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { RecordingClient, type Seen } from "../support/recordingClient.js";
 import { startTogether } from "../support/startTogether.js";
 
 /**
@@ -23,28 +24,7 @@ const TOKEN_SHAPE = /AQ[A-Za-z0-9_-]{100,}/;
 const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
 
 /** Every HTTP answer and stream frame a client saw in this file: none may hold a task token. */
-const seen: { what: string; body: unknown }[] = [];
-
-/** The test client, keeping what it saw for the token check. */
-class RecordingClient extends Client {
-  override async request<T = unknown>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<Answer<T>> {
-    const res = await super.request<T>(method, path, body, headers);
-    seen.push({ what: `${method} ${path} → ${res.status}`, body: res.body });
-    return res;
-  }
-
-  /** The whole SSE stream of an ended run (or the first `stopAfter` frames of a live one), recorded. */
-  async recordStream(runId: string, stopAfter?: number) {
-    const stream = await this.stream(runId, stopAfter ? { stopAfter } : {});
-    seen.push({ what: `stream ${runId}`, body: { frames: stream.frames, comments: stream.comments, body: stream.body } });
-    return stream;
-  }
-}
+const seen: Seen[] = [];
 
 let stack: RunningStack;
 let short: RunningStack;
@@ -62,9 +42,9 @@ beforeAll(async () => {
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", TOOL_CATALOG_CACHE_MS: "0" }, ["other"], { exposeEndpoints: true }),
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "2" }),
   );
-  client = new RecordingClient(stack.url, stack.apiKey);
-  other = new RecordingClient(stack.url, stack.keys.other!);
-  shortClient = new RecordingClient(short.url, short.apiKey);
+  client = new RecordingClient(stack.url, stack.apiKey, seen);
+  other = new RecordingClient(stack.url, stack.keys.other!, seen);
+  shortClient = new RecordingClient(short.url, short.apiKey, seen);
   // Only the DynamoDB endpoint is needed (dynalite takes any region); the local table is "stepwise".
   const { dynamodb, region, tableName, credentials } = stack.endpoints!;
   table = tableName || "stepwise";
@@ -762,7 +742,7 @@ describe("wrong decisions", () => {
         runId: planRun,
         interruptId: planInterrupt.interruptId,
         body: { decision: "approve" },
-        as: new RecordingClient(stack.url, ""),
+        as: new RecordingClient(stack.url, "", seen),
         status: 401,
       },
     ];

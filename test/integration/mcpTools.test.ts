@@ -6,9 +6,11 @@ import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { ToolList, ToolSourceView } from "../../shared/contracts/responses.js";
-import { type Answer, Client, type ErrorBody } from "../support/client.js";
+import type { ErrorBody } from "../support/client.js";
 import { conventionProblems, type OtlpSpan } from "../support/genAiConventions.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { RecordingClient, type Seen } from "../support/recordingClient.js";
+import { startXrayDaemon, type XrayDaemon } from "../support/xrayDaemon.js";
 
 /**
  * MCP tool sources over HTTP against the whole local stack and real MCP servers built here with
@@ -16,7 +18,8 @@ import { type RunningStack, startStack } from "../support/localStack.js";
  * sealed headers), GET /v1/tools, a plan_solve run whose executors call MCP tools in parallel
  * (text, isError, an image, one past the per-call timeout), sources added and deleted between
  * runs, a source down at run time, write-tool approval on an MCP tool, and no header secret in
- * anything a client, the event log, the stream, the table or the stack's logs shows.
+ * anything a client, the event log, the stream, the table or the stack's logs shows. A UDP
+ * listener stands in for the X-Ray daemon: the notifier sends each ended run's GenAI spans there.
  */
 
 const TOKEN = `mcp-secret-${Math.random().toString(36).slice(2)}-token`;
@@ -32,20 +35,7 @@ const MEET_WAIT_MS = CALL_TIMEOUT_MS - 5_000;
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 /** Every HTTP answer and stream a client saw in this file: none may hold the secret. */
-const seen: { what: string; body: unknown }[] = [];
-
-class RecordingClient extends Client {
-  override async request<T = unknown>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<Answer<T>> {
-    const res = await super.request<T>(method, path, body, headers);
-    seen.push({ what: `${method} ${path} → ${res.status}`, body: res.body });
-    return res;
-  }
-}
+const seen: Seen[] = [];
 
 /**
  * In-flight calls on the demo server, and the most seen at once. With `meet` on, a call waits (up
@@ -127,6 +117,7 @@ let other: RecordingClient;
 let demo: McpHttpServer;
 let extra: McpHttpServer;
 let billing: McpHttpServer;
+let xray: XrayDaemon;
 /** The billing server: while its key is `expired`, every tools/call is answered 401; `sent` is what it did. */
 const invoices = { expired: false, sent: [] as string[] };
 
@@ -142,24 +133,30 @@ function billingServer(): McpServer {
 const runIds: string[] = [];
 
 beforeAll(async () => {
-  [demo, extra, billing] = await Promise.all([
+  [demo, extra, billing, xray] = await Promise.all([
     serveMcpOverHttp(demoServer, { requiredHeaders: { authorization: `Bearer ${TOKEN}` } }),
     serveMcpOverHttp(pingServer),
     serveMcpOverHttp(billingServer, { refuse: ({ method }) => (invoices.expired && method === "tools/call" ? 401 : undefined) }),
+    startXrayDaemon(),
   ]);
   stack = await startStack(
-    { MCP_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS), INTERRUPT_TIMEOUT_SECONDS: "3600", TOOL_CATALOG_CACHE_MS: String(CATALOG_CACHE_MS) },
+    {
+      MCP_CALL_TIMEOUT_MS: String(CALL_TIMEOUT_MS),
+      INTERRUPT_TIMEOUT_SECONDS: "3600",
+      TOOL_CATALOG_CACHE_MS: String(CATALOG_CACHE_MS),
+      AWS_XRAY_DAEMON_ADDRESS: xray.address,
+    },
     ["other"],
     {
       exposeEndpoints: true,
     },
   );
-  client = new RecordingClient(stack.url, stack.apiKey);
-  other = new RecordingClient(stack.url, stack.keys.other!);
+  client = new RecordingClient(stack.url, stack.apiKey, seen);
+  other = new RecordingClient(stack.url, stack.keys.other!, seen);
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all([stack?.stop(), demo?.close(), extra?.close(), billing?.close()]);
+  await Promise.all([stack?.stop(), demo?.close(), extra?.close(), billing?.close(), xray?.close()]);
 });
 
 const ofType = <T extends RunEvent["type"]>(events: RunEvent[], type: T) =>
@@ -467,6 +464,36 @@ describe("a tool source whose key expired at call time", () => {
     ]);
     expect(spans.filter((s) => s.name.startsWith("chat ")).length).toBe(run.usage.llmCalls);
     expect((await other.request("GET", `/v1/runs/${runId}/trace`)).status).toBe(404);
+
+    // The same spans reached X-Ray's daemon when the run ended: a segment document each, under the
+    // run's trace id in X-Ray's form, nested and timed as the trace says, the attributes as metadata.
+    const [root] = spans;
+    const documents = await xray.trace(`1-${root.traceId.slice(0, 8)}-${root.traceId.slice(8)}`, spans.length);
+    expect(xray.problems).toEqual([]);
+    const sent = documents.map((d) => ({
+      name: d.name,
+      id: d.id,
+      parent: d.parent_id,
+      start: d.start_time * 1e3,
+      end: d.end_time! * 1e3,
+      attributes: Object.keys(d.metadata?.default ?? {}).sort(),
+    }));
+    const expected = spans.map((s) => ({
+      name: s.name,
+      id: s.spanId,
+      parent: s.parentSpanId,
+      start: Number(BigInt(s.startTimeUnixNano) / 1_000_000n),
+      end: Number(BigInt(s.endTimeUnixNano) / 1_000_000n),
+      attributes: s.attributes.map((a) => a.key).sort(),
+    }));
+    const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+    expect(sent.sort(byId).map((d) => ({ ...d, start: Math.round(d.start), end: Math.round(d.end) }))).toEqual(expected.sort(byId));
+    const failed = documents.find((d) => d.id === invoiceSpans[0].spanId);
+    expect(failed).toMatchObject({ type: "subsegment", fault: true, cause: { exceptions: [{ type: "unauthorized" }] } });
+    expect(documents.find((d) => !d.parent_id)?.annotations).toMatchObject({
+      stepwise_run_id: runId,
+      gen_ai_operation_name: "invoke_agent",
+    });
   });
 
   it("skip hands the agent the person's message instead; fail ends the run with the reason; neither sends anything", async () => {

@@ -2,6 +2,7 @@ import { StepwiseClient } from "../../shared/apiClient/client.js";
 import { readEventStreamItems } from "../../shared/apiClient/eventStream.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { CreateRunResponse, InterruptView, RunView } from "../../shared/contracts/responses.js";
+import { TERMINAL_EVENTS, TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 
 /** One event of a stream: the block's own `id` and `event` fields (those it has) and its data. */
 export interface SseFrame {
@@ -22,8 +23,7 @@ export interface Answer<T> {
   body: T;
 }
 
-const ENDED = ["succeeded", "failed", "cancelled", "timed_out", "interrupted", "blocked"];
-const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.cancelled", "run.timed_out", "run.interrupted", "run.blocked"]);
+const ENDED: string[] = [...TERMINAL_STATUSES];
 
 /**
  * The tests' client: the product's typed client (`api`) for what succeeds, plus raw answers

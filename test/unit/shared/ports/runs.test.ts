@@ -22,6 +22,21 @@ describe.each([
     expect(await runs.get(freshId("run"))).toBeUndefined();
   });
 
+  it("forks made at once are all counted on their parent; a run that is not there counts none", async () => {
+    const runs = make();
+    const runId = freshId("run");
+    await runs.create(runRecord(runId, { status: "succeeded" }));
+    expect((await runs.get(runId))?.forkCount).toBeUndefined();
+    expect(await Promise.all(Array.from({ length: 5 }, () => runs.countFork(runId)))).toEqual([true, true, true, true, true]);
+    expect((await runs.get(runId))?.forkCount).toBe(5);
+    // A later update of other fields keeps the count.
+    await runs.update(runId, { result: "4" });
+    expect((await runs.get(runId))?.forkCount).toBe(5);
+    const missing = freshId("run");
+    expect(await runs.countFork(missing)).toBe(false);
+    expect(await runs.get(missing)).toBeUndefined();
+  });
+
   it("queued → running happens once: a repeated start gets nothing", async () => {
     const runs = make();
     const runId = freshId("run");

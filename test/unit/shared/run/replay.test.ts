@@ -327,6 +327,31 @@ describe("fork", () => {
     expect(secondView.forks).toEqual([]);
   });
 
+  it("a run never forked shows its forks without reading the session's listing; once forked, two forks made at once are both counted and listed", async () => {
+    const { ports, fakes, parent } = await recorded();
+    const listingReads: string[] = [];
+    const listRuns = fakes.listings.runs.bind(fakes.listings);
+    fakes.listings.runs = (tenantId, query) => {
+      listingReads.push(query.sessionId ?? "");
+      return listRuns(tenantId, query);
+    };
+    // Polling a run that has no fork: no listing read, however often.
+    for (let poll = 0; poll < 3; poll++) expect(await forksOf(ports, (await ports.runs.get(parent.runId))!)).toEqual([]);
+    expect(listingReads).toEqual([]);
+
+    const [first, second] = await Promise.all([
+      forkRun(ports, parent, { at: { scope: "plan#0", round: 1 } }, links),
+      forkRun(ports, parent, { at: { scope: "task#1#s2.t1", round: 1 } }, links),
+    ]);
+    const forked = (await ports.runs.get(parent.runId))!;
+    expect(forked.forkCount).toBe(2);
+    expect((await forksOf(ports, forked)).map((f) => f.runId).sort()).toEqual([first.runId, second.runId].sort());
+    expect(listingReads).toEqual([parent.sessionId]);
+    // A fork that was refused counts nothing.
+    await expect(forkRun(ports, parent, { at: { scope: "task#7#nope", round: 0 } }, links)).rejects.toThrow();
+    expect((await ports.runs.get(parent.runId))!.forkCount).toBe(2);
+  });
+
   it.each([
     [{ at: { scope: "task#7#nope", round: 0 } }, 404, 'no agent scope "task#7#nope"'],
     [{ at: { scope: "plan#0", round: 1 }, edits: { plan: { steps: [{ title: "Empty", tasks: [] }] } } }, 400, "edits.plan.steps.0.tasks"],
