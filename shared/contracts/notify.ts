@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Messages on the notification queue besides Step Functions' own status-change events. */
 export const NotifyMessage = z.discriminatedUnion("kind", [

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_SANDBOX_MEMORY_MB } from "./sandboxMemory.js";
 
 /** A file handed to the sandbox (read-only under /sandbox/files) or made by it (/sandbox/output). */
