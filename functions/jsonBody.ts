@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { MAX_NESTING_LEVELS, nestedDeeperThan } from "../shared/contracts/nesting.js";
 import { BadRequestError, StepwiseError } from "../shared/errors.js";
 import { bodyTooLarge, MAX_JSON_BODY_BYTES } from "./bodyLimits.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { HISTORY_EVENT_LIMIT, MIN_HISTORY_EVENT_BUDGET } from "./contracts/historyBudget.js";
 import { DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_CEILING } from "./contracts/inputLimits.js";
 import { MAX_SANDBOXES_CEILING } from "./contracts/sandbox.js";

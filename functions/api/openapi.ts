@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AgentRef, SaveAgentRequest, SavedAgent } from "../../shared/contracts/agents.js";
 import { CreateRunRequest, EventsQuery, Id, TasksQuery, TenantSettings } from "../../shared/contracts/api.js";
 import {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { Id } from "../../shared/contracts/api.js";
 import { BadRequestError } from "../../shared/errors.js";
 

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { decidePause } from "../../shared/agent/decide.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";

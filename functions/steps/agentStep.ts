@@ -1,5 +1,5 @@
 import type { Context } from "aws-lambda";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { PortName, PortsOf } from "../../shared/handlerPorts.js";
 import { withDeadline } from "../../shared/llm/deadline.js";
 import { withMetrics } from "../../shared/llm/metered.js";

@@ -1,6 +1,6 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
-import type { z } from "zod";
+import type * as z from "zod";
 import { scopeOf } from "../../shared/agent/executor.js";
 import { checkSchemaVersion, SCHEMA_VERSION } from "../../shared/contracts/schemaVersion.js";
 import { toStepError } from "../../shared/errors.js";

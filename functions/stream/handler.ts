@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { RunAgentInputSchema } from "@ag-ui/core/schemas";
 import middy from "@middy/core";
-import { z } from "zod";
+import * as z from "zod";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
 import { BadRequestError, NotFoundError, StepwiseError, UnauthorizedError } from "../../shared/errors.js";

@@ -1,6 +1,11 @@
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { type HttpApi, HttpMethod } from "aws-cdk-lib/aws-apigatewayv2";
 import type { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
-import type { BundlingOptions } from "aws-cdk-lib/aws-lambda-nodejs";
+import type { StepwiseBundling } from "./stepwiseFunction.js";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /** Where the API function finds the console in its bundle (/var/task is the function's code). */
 export const CONSOLE_ASSETS_DIR = "/var/task/console";
@@ -9,15 +14,15 @@ export const CONSOLE_ASSETS_DIR = "/var/task/console";
  * The console rides in the API function's bundle: esbuild builds it beside the handler at
  * `cdk synth`/`deploy` time, and the same handler serves it, so it is same-origin with the API.
  */
-export function withConsoleBundle(bundling: BundlingOptions = {}): BundlingOptions {
+export function withConsoleBundle(bundling: StepwiseBundling = {}): StepwiseBundling {
   return {
     ...bundling,
-    commandHooks: {
-      beforeBundling: () => [],
-      beforeInstall: () => [],
-      afterBundling: (inputDir: string, outputDir: string) => [
-        `node --import tsx "${inputDir}/infra/console/build.ts" "${outputDir}/console"`,
-      ],
+    afterBundling: (outputDir: string) => {
+      bundling.afterBundling?.(outputDir);
+      execFileSync(process.execPath, ["--import", "tsx", path.join(root, "infra/console/build.ts"), path.join(outputDir, "console")], {
+        cwd: root,
+        stdio: "inherit",
+      });
     },
   };
 }

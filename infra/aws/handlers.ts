@@ -1,6 +1,6 @@
 /**
- * Every Lambda of the stack: its construct id and entry file. The stack builds a NodejsFunction
- * from each; the local stack imports the same files and invokes their `handler` in-process.
+ * Every Lambda of the stack: its construct id and entry file. The stack builds a StepwiseFunction
+ * (an esbuild bundle) from each; the local stack imports the same files and invokes their `handler` in-process.
  */
 export const STEP_HANDLERS = {
   StartRun: "functions/steps/startRun.ts",

@@ -30,7 +30,7 @@ import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER, type 
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
-import { BUNDLING, StepwiseFunction, type StepwiseFunctionProps } from "./stepwiseFunction.js";
+import { StepwiseFunction, type StepwiseFunctionProps } from "./stepwiseFunction.js";
 import { ToolResources } from "./toolResources.js";
 
 export interface StepwiseProps extends Omit<Partial<DeploymentSettings>, "interruptTimeoutHours"> {
@@ -239,9 +239,9 @@ export class Stepwise extends Construct {
       {
         entry: API_HANDLER,
         timeout: Duration.seconds(API_TIMEOUT_SECONDS),
+        bundling: withConsoleBundle(),
         overrides: {
           reservedConcurrentExecutions: settings.apiReservedConcurrency,
-          bundling: withConsoleBundle(BUNDLING),
           // A policy's save is checked by Cedar.
           layers: [this.steps.policyEngine],
         },

@@ -1,11 +1,11 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Duration } from "aws-cdk-lib";
+import { AssetHashType, DockerImage, type Duration, type ILocalBundling } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
-import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { Architecture, Code, type FunctionProps, Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { buildSync } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -15,11 +15,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
  * model; the whole local stack (every handler plus CDK synthesis, the database and the model in one
  * process) peaks at about 530 MB, one function holds far less (docs/operating.md, "Operating").
  */
-function lambdaProps(scope: Construct, id: string, entry: string, table: ITable, environment: Record<string, string>): NodejsFunctionProps {
+function lambdaProps(scope: Construct, id: string, table: ITable, environment: Record<string, string>) {
   return {
     logGroup: new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH }),
-    entry: path.join(root, entry),
-    handler: "handler",
+    handler: "index.handler",
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
     memorySize: 512,
@@ -30,17 +29,9 @@ function lambdaProps(scope: Construct, id: string, entry: string, table: ITable,
       POWERTOOLS_METRICS_NAMESPACE: "Stepwise",
       ...environment,
     },
-    bundling: BUNDLING,
-  };
+  } satisfies Partial<FunctionProps>;
 }
 
-/**
- * How every function is bundled (the API adds the console to it): one ESM file holding only what
- * its handler imports, the AWS SDK included (the version the tests ran; one file loads faster than
- * the runtime's SDK spread over hundreds). Whitespace and syntax are minified, names are not: a
- * stack trace in the logs names the real functions without a source map. No map ships and none is
- * loaded (--enable-source-maps made a container's first failure take ten times as long).
- */
 /**
  * The work products' libraries (documents, charts, slides): loaded on first use by the tools, so
  * only the agent functions ship them (agentFunctions.ts); every other function leaves them out.
@@ -61,19 +52,70 @@ export const WORK_PRODUCT_LIBRARIES = [
   "turndown",
 ];
 
-export const BUNDLING = {
-  // The policy engine too: its own layer (policyEngineLayer.ts).
-  externalModules: [...WORK_PRODUCT_LIBRARIES, "@cedar-policy/cedar-wasm"],
-  format: OutputFormat.ESM,
-  target: "node22",
-  bundleAwsSDK: true,
-  sourceMap: false,
-  esbuildArgs: { "--minify-whitespace": true, "--minify-syntax": true },
-  mainFields: ["module", "main"],
-  // Some dependencies still call require(); give ESM bundles one (names no bundled module uses).
-  banner:
-    "import { createRequire as __stepwiseCreateRequire } from 'node:module'; const require = __stepwiseCreateRequire(import.meta.url);",
-};
+/** Modules every function leaves out of its bundle: the work products' and the policy engine's (their own layers: policyEngineLayer.ts). */
+export const LAYER_MODULES = [...WORK_PRODUCT_LIBRARIES, "@cedar-policy/cedar-wasm"];
+
+/** Some dependencies still call require(); every ES module of a bundle gets one (names no bundled module uses). */
+export const REQUIRE_BANNER =
+  "import { createRequire as __stepwiseCreateRequire } from 'node:module'; const require = __stepwiseCreateRequire(import.meta.url);";
+
+/** What one function's bundle leaves out, and what ships beside its code. */
+export interface StepwiseBundling {
+  /** Modules found at run time instead (a layer's, or copied beside the code by afterBundling). Default LAYER_MODULES. */
+  readonly externalModules?: string[];
+  /** Runs once the bundle is in outputDir, to add files beside it (the console, Pyodide). */
+  readonly afterBundling?: (outputDir: string) => void;
+}
+
+/**
+ * How every function is bundled: ES modules holding only what its handler imports, the AWS SDK
+ * included (the version the tests ran; bundled code loads faster than the runtime's SDK spread
+ * over hundreds of files). Split into chunks: what a handler imports with `await import()` (the
+ * MCP and A2A servers, the tool clients, the SDK's credential providers...) is its own file, read
+ * and compiled only when a request first needs it, so a cold start loads the entry and the chunks
+ * it imports statically (`npm run bench -- bundles`). CDK's NodejsFunction cannot split (it gives
+ * esbuild one output file), hence esbuild's API here. Whitespace and syntax are minified, names are
+ * not: a stack trace in the logs names the real functions without a source map. No map ships and
+ * none is loaded (--enable-source-maps made a container's first failure take ten times as long).
+ * The files end in .mjs, so Lambda's Node loads them as ES modules without a package.json.
+ */
+export class EsbuildBundling implements ILocalBundling {
+  /** Fields, not closures: CDK caches a bundle by its options' JSON, so two entries must differ in it. */
+  readonly entry: string;
+  readonly externalModules: string[];
+  private readonly afterBundling?: (outputDir: string) => void;
+
+  constructor(entry: string, options: StepwiseBundling = {}) {
+    this.entry = entry;
+    this.externalModules = options.externalModules ?? LAYER_MODULES;
+    this.afterBundling = options.afterBundling;
+  }
+
+  tryBundle(outputDir: string): boolean {
+    buildSync({
+      absWorkingDir: root,
+      entryPoints: { index: path.join(root, this.entry) },
+      bundle: true,
+      splitting: true,
+      format: "esm",
+      platform: "node",
+      target: "node22",
+      mainFields: ["module", "main"],
+      external: this.externalModules,
+      minifyWhitespace: true,
+      minifySyntax: true,
+      sourcemap: false,
+      banner: { js: REQUIRE_BANNER },
+      outdir: outputDir,
+      outExtension: { ".js": ".mjs" },
+      // Beside the entry: code that finds a file by its own URL (runPython.ts) finds it in any chunk.
+      chunkNames: "[name]-[hash]",
+      logLevel: "warning",
+    });
+    this.afterBundling?.(outputDir);
+    return true;
+  }
+}
 
 export interface StepwiseFunctionProps {
   /** The handler module, relative to the project root (e.g. "functions/api/handler.ts"). */
@@ -81,21 +123,32 @@ export interface StepwiseFunctionProps {
   readonly table: ITable;
   readonly environment?: Record<string, string>;
   readonly timeout: Duration;
-  /** Anything else NodejsFunction takes (memory, reserved concurrency…), over the defaults. */
-  readonly overrides?: Partial<NodejsFunctionProps>;
+  /** What the bundle leaves out and adds (default: the layers' modules out, nothing added). */
+  readonly bundling?: StepwiseBundling;
+  /** Anything else a Lambda Function takes (memory, reserved concurrency, layers…), over the defaults. */
+  readonly overrides?: Partial<Omit<FunctionProps, "code" | "handler" | "runtime">>;
 }
 
 /**
  * Every Lambda of Stepwise. It keeps its entry file, so the IAM-coverage test can read the code the
  * function runs and check each AWS call it can make against the function's role.
  */
-export class StepwiseFunction extends NodejsFunction {
+export class StepwiseFunction extends LambdaFunction {
   /** The handler module, relative to the project root. */
   readonly entryFile: string;
 
   constructor(scope: Construct, id: string, props: StepwiseFunctionProps) {
     super(scope, id, {
-      ...lambdaProps(scope, id, props.entry, props.table, props.environment ?? {}),
+      ...lambdaProps(scope, id, props.table, props.environment ?? {}),
+      // Named by the bundle it builds (as NodejsFunction's assets are); esbuild runs on the
+      // machine that synthesizes, the image only satisfies CDK's type (local bundling never declines).
+      code: Code.fromAsset(root, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          image: DockerImage.fromRegistry("public.ecr.aws/docker/library/node:22"),
+          local: new EsbuildBundling(props.entry, props.bundling),
+        },
+      }),
       timeout: props.timeout,
       ...props.overrides,
     });

@@ -1,3 +1,6 @@
+import { cpSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Aws, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { CfnCodeInterpreterCustom } from "aws-cdk-lib/aws-bedrockagentcore";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
@@ -10,7 +13,9 @@ import { Construct } from "constructs";
 import { SANDBOX_MEMORY } from "../../shared/contracts/sandboxMemory.js";
 import { TOOL_GRANT_ACTIONS, type ToolGrant } from "../../shared/contracts/toolGrants.js";
 import { SANDBOX_HANDLER } from "./handlers.js";
-import { BUNDLING, StepwiseFunction } from "./stepwiseFunction.js";
+import { StepwiseFunction } from "./stepwiseFunction.js";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 export interface ToolResourcesProps {
   /** Days a run's files are kept: the same retention as the run's items in the table. */
@@ -124,20 +129,18 @@ export class ToolResources extends Construct {
         // Room for the interpreter's process (its memory limit), the spare one and Node itself: the
         // parts and the largest limit a call may have are derived together (sandboxMemory.ts).
         memorySize: SANDBOX_MEMORY.functionMb,
-        bundling: {
-          ...BUNDLING,
-          // Pyodide loads its WebAssembly and standard library (compiled at install: build:sandbox)
-          // from its package folder, and the interpreter runs in a script of its own: both ship
-          // beside the bundle, unbundled, in the function's read-only code.
-          externalModules: ["pyodide"],
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) => [
-              `cp "${inputDir}/shared/sandbox/pythonProcess.mjs" "${outputDir}/pythonProcess.mjs"`,
-              `mkdir -p "${outputDir}/node_modules" && cp -r "${inputDir}/node_modules/pyodide" "${outputDir}/node_modules/pyodide"`,
-            ],
-          },
+      },
+      bundling: {
+        // Pyodide loads its WebAssembly and standard library (compiled at install: build:sandbox)
+        // from its package folder, and the interpreter runs in a script of its own: both ship
+        // beside the bundle, unbundled, in the function's read-only code.
+        externalModules: ["pyodide"],
+        afterBundling: (outputDir: string) => {
+          cpSync(path.join(root, "shared/sandbox/pythonProcess.mjs"), path.join(outputDir, "pythonProcess.mjs"));
+          cpSync(path.join(root, "node_modules/pyodide"), path.join(outputDir, "node_modules/pyodide"), {
+            recursive: true,
+            dereference: true,
+          });
         },
       },
     });

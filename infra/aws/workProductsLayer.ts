@@ -9,7 +9,7 @@ import type { Construct } from "constructs";
 import { buildSync, version as esbuildVersion } from "esbuild";
 import { installedVersion, LAYER_BINARIES_DIR, RESVG, resvgForLinuxArm64 } from "./layerBinaries.js";
 import { layerHash } from "./layerHash.js";
-import { BUNDLING, WORK_PRODUCT_LIBRARIES } from "./stepwiseFunction.js";
+import { REQUIRE_BANNER, WORK_PRODUCT_LIBRARIES } from "./stepwiseFunction.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(import.meta.url);
@@ -35,7 +35,7 @@ export function workProductsLayer(scope: Construct, id: string): LayerVersion {
       assetHashType: AssetHashType.CUSTOM,
       assetHash: layerHash([fileURLToPath(import.meta.url), fileURLToPath(new URL("./layerBinaries.ts", import.meta.url))], {
         versions: versions(),
-        banner: BUNDLING.banner,
+        banner: REQUIRE_BANNER,
         esbuild: esbuildVersion,
       }),
       bundling: {
@@ -77,7 +77,7 @@ export function buildLayer(modules: string, binaries = LAYER_BINARIES_DIR): void
         minify: true,
         mainFields: ["module", "main"],
         nodePaths: [path.join(root, "node_modules")],
-        banner: { js: BUNDLING.banner },
+        banner: { js: REQUIRE_BANNER },
         outfile: path.join(target, "index.mjs"),
         logLevel: "error",
       });

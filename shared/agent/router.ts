@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RunRecord } from "../contracts/run.js";
 import { errorMessage } from "../errors.js";
 import { isGuardrailStop, TextGuard } from "../guardrails/textGuard.js";

@@ -3,7 +3,7 @@
  * method per route they call, answers typed by the zod contracts (imported as types only, so the
  * console's bundle carries no schemas), failures as ApiError or ConnectionError.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import type { SaveAgentRequest, SavedAgent } from "../contracts/agents.js";
 import type { CreateRunRequest, TenantSettings } from "../contracts/api.js";
 import type { RunEvent } from "../contracts/events.js";

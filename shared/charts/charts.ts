@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { z } from "zod";
+import * as z from "zod";
 import { DocumentError, documentKind, readSheets, sheetCsv } from "../documents/documents.js";
 import { lazyImport } from "../lazyImport.js";
 import { type FileStore, fileText } from "../ports/files.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { GuardrailChecks } from "./guardrails.js";
 import { ApprovalPolicy } from "./interrupts.js";
 import { AgentRoleSettings, RequestedMode } from "./run.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AgentRef, Instructions } from "./agents.js";
 import { RunBudgetRequest, TenantBudget } from "./budget.js";
 import { OnlineEvals } from "./evaluation.js";

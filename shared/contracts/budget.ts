@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** What a run does at its budget: wait for a person to extend it, or end with a summary of what it did. */
 export const OnExhausted = z.enum(["pause", "deliver"]);

@@ -3,7 +3,7 @@
  * `npm run eval` and the online evals of production runs), the tenant's online-eval setting, and
  * what a run's scoring records (`eval.scored`).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** The judge's instructions: their first line is how the offline model knows it is judging. */
 export const JUDGE_PROMPT = `You are an evaluator grading an AI agent's answer against a rubric.

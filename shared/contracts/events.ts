@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { RunEvaluation } from "./evaluation.js";
 import { ToolFailure } from "./interrupts.js";
 import { Plan } from "./plan.js";

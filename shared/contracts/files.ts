@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** `POST /v1/files` as JSON: announce a file to upload it through presigned links. */
 export const PresignedUploadRequest = z.strictObject({

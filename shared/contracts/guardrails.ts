@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Guardrails: checks on what goes into a run and what comes out of it, configured per tenant

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 export const InterruptKind = z.enum(["plan_approval", "tool_approval", "ask_user", "tool_failure", "budget"]);
 export type InterruptKind = z.infer<typeof InterruptKind>;

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ModelWait } from "./webhook.js";
 
 /** Messages on the notification queue besides Step Functions' own status-change events. */

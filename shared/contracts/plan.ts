@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Step statuses as the planning tool names them (JD Genie's PlanningTool). */
 export const StepStatus = z.enum(["not_started", "in_progress", "completed", "blocked"]);

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The most characters one policy's Cedar text may have. */
 export const MAX_POLICY_CHARS = 20_000;

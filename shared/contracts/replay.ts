@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { EventBody } from "./events.js";
 import { RunRecord } from "./run.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { RunBudgetView } from "./budget.js";
 import { OnlineEvals, RunEvaluation } from "./evaluation.js";
 import { EventBody } from "./events.js";

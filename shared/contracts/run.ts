@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { RoleSettings } from "../llm/roleSettings.js";
 import { RunBudget } from "./budget.js";
 import { RunEvaluation } from "./evaluation.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_SANDBOX_MEMORY_MB } from "./sandboxMemory.js";
 
 /** The most code sandboxes a deployment lets one tenant run at once (`MAX_SANDBOXES_PER_TENANT`, a tenant's `maxSandboxes`). */

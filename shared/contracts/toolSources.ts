@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A source's name: the prefix of its tools' names (`<source>__<tool>`). */
 export const ToolSourceName = z

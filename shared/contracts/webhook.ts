@@ -2,7 +2,7 @@
  * The webhook body, in Standard Webhooks' recommended `{type, timestamp, data}` envelope. Kept small
  * (the specification suggests under 20 KB): long text is cut and `links.self` returns it whole.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { RunError, RunStatus } from "./run.js";
 
 const WEBHOOK_EVENT_TYPES = [

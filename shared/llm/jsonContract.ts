@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * JSON contract mode (the newAgent seed) for models without native tool calling: the model replies

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { GenerationSettings } from "./types.js";
 
 /** Request fields Stepwise writes itself: a provider field setting cannot replace them. */

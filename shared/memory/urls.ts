@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Long URLs seen by the model, numbered: the placeholder `[url:N]` stands for `urls[N - 1]`

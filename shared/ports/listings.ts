@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RunRecord, RunStatus } from "../contracts/run.js";
 import { BadRequestError } from "../errors.js";
 

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { ToolProgress, UndoneCall } from "../contracts/events.js";
 import type { ToolGrant } from "../contracts/toolGrants.js";
 import type { ChatModel, ToolCall, ToolSpec } from "../llm/types.js";

@@ -22,7 +22,7 @@ import {
   VersionNotSupportedError,
 } from "@a2a-js/sdk/errors";
 import { type A2ARequestHandler, JsonRpcTransportHandler, ServerCallContext, type User } from "@a2a-js/sdk/server";
-import { z } from "zod";
+import * as z from "zod";
 import { decidePause } from "../agent/decide.js";
 import { ApprovalPolicy, type Interrupt, type ResolveInterruptRequest } from "../contracts/interrupts.js";
 import { type A2APush, RequestedMode, type RunRecord } from "../contracts/run.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { InterruptKind, ResolveInterruptRequest } from "../contracts/interrupts.js";
 
 /**

@@ -4,7 +4,7 @@ import { createRequire as requireFrom } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { z } from "zod";
+import * as z from "zod";
 import { SandboxRequest, type SandboxResult } from "../contracts/sandbox.js";
 import { SANDBOX_MEMORY } from "../contracts/sandboxMemory.js";
 import { collectOutputs } from "./collectOutputs.js";

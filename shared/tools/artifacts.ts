@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { documentKind, readableText } from "../documents/documents.js";
 import type { FileMeta, FileStore } from "../ports/files.js";
 import { defineTool } from "./tool.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineTool } from "./tool.js";
 
 /** newAgent's ask_user: the agent asks a person a question; the run waits for the answer. */

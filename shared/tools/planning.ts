@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { formatPlan, type Plan, StepStatus } from "../contracts/plan.js";
 import { clip } from "../memory/share.js";
 import { defineTool } from "./tool.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { errorMessage } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import { clip } from "../memory/share.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { SandboxResult } from "../contracts/sandbox.js";
 import { DocumentError, documentKind, sheetCsvFiles } from "../documents/documents.js";
 import type { FileMeta, StoredFile } from "../ports/files.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isLongWord, wordsOf } from "../text/words.js";
 import { defineTool } from "./tool.js";
 

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { ToolGrant } from "../contracts/toolGrants.js";
 import type { Tool, ToolContext } from "../ports/tools.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { ToolRegistry } from "./registry.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { slugOf } from "../ports/files.js";
 import type { FetchLimits } from "../settings.js";
 import { keywords, wordsOf } from "../text/words.js";

@@ -3,7 +3,7 @@ import xssModule from "xss";
 // A CommonJS package: its named exports hang off the default export at run time.
 const xss = xssModule as unknown as typeof import("xss");
 
-import { z } from "zod";
+import * as z from "zod";
 import { ChartInput, type RenderedChart, renderChart, svgToPng } from "../charts/charts.js";
 import { readableText } from "../documents/documents.js";
 import { DeltaCoalescer } from "../llm/deltaCoalescer.js";

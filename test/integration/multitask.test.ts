@@ -22,12 +22,33 @@ const ofType = <T extends RunEvent["type"]>(events: RunEvent[], type: T) =>
 const conversation = (turn: Turn) =>
   turn.messages.filter((m) => m.role === "user" || (m.role === "assistant" && !m.tool_calls)).map((m) => [m.role, m.content]);
 
-describe("multitask: a second message on a busy session", () => {
-  const router = new ScriptRouter();
-  let scripted: ScriptedModel;
-  let stack: RunningStack;
-  let client: Client;
+/**
+ * One stack for the file, with two API processes (as Lambda runs several containers): requests go
+ * to them in turn, which the racing submits below need and the other cases do not mind. Unrouted
+ * model requests get "done.".
+ */
+const router = new ScriptRouter(() => answer("done."));
+let scripted: ScriptedModel;
+let stack: RunningStack;
+let client: Client;
 
+beforeAll(async () => {
+  scripted = await startScriptedModel(router.script);
+  stack = await startStack({
+    OPENAI_BASE_URL: scripted.url,
+    OPENAI_API_KEY: "test",
+    STEPWISE_MODEL: "scripted",
+    STEPWISE_LOCAL_API_CONTAINERS: "2",
+  });
+  client = new Client(stack.url, stack.apiKey);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await scripted?.close();
+});
+
+describe("multitask: a second message on a busy session", () => {
   /**
    * The first run of a session: computes 12*12 (a read tool, done at once), then asks to write a
    * report (a write tool: it waits for a person's approval, in flight), then answers.
@@ -58,17 +79,6 @@ describe("multitask: a second message on a busy session", () => {
   }
 
   const session = async (sessionId: string) => (await client.request<SessionView>("GET", `/v1/sessions/${sessionId}`)).body;
-
-  beforeAll(async () => {
-    scripted = await startScriptedModel(router.script);
-    stack = await startStack({ OPENAI_BASE_URL: scripted.url, OPENAI_API_KEY: "test", STEPWISE_MODEL: "scripted" });
-    client = new Client(stack.url, stack.apiKey);
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await scripted?.close();
-  });
 
   it("reject (the default): 409 naming the run in flight and its links, nothing created; once it ends, the next run sees its turn", async () => {
     const busy = await busySession("rj-a");
@@ -208,27 +218,6 @@ describe("multitask: a second message on a busy session", () => {
 });
 
 describe("multitask: two API processes taking the same session's submits at once", () => {
-  const router = new ScriptRouter(() => answer("done."));
-  let scripted: ScriptedModel;
-  let stack: RunningStack;
-  let client: Client;
-
-  beforeAll(async () => {
-    scripted = await startScriptedModel(router.script);
-    stack = await startStack({
-      OPENAI_BASE_URL: scripted.url,
-      OPENAI_API_KEY: "test",
-      STEPWISE_MODEL: "scripted",
-      STEPWISE_LOCAL_API_CONTAINERS: "2",
-    });
-    client = new Client(stack.url, stack.apiKey);
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await scripted?.close();
-  });
-
   it("two submits racing for an idle session under reject: one runs, the other gets 409 naming it, in every session", async () => {
     expect(stack.apiContainerPids).toHaveLength(2);
     const sessions = Array.from({ length: 8 }, (_, i) => `race-${i}-${Date.now().toString(36)}`);

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolAccess } from "../../contracts/toolSources.js";
 import { clip } from "../../memory/share.js";
 import { FixableToolError, fixableStatus, type Tool, type ToolContext, type ToolReply, unreachable } from "../../ports/tools.js";
