@@ -55,6 +55,8 @@ export const TenantSettings = z.strictObject({
   toolFailures: ToolFailures.optional(),
   /** Token and cost budgets: every run's default, and the tenant's per day and per month. */
   budget: TenantBudget.optional(),
+  /** Streams and calls following a run the tenant may hold open at once: fewer than the deployment's MAX_OPEN_STREAMS_PER_TENANT, never more. */
+  maxOpenStreams: z.number().int().min(1).max(1_000).optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 

@@ -85,6 +85,8 @@ export const keys = {
   tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
   /** The tenant's count of active runs (its concurrency slots). */
   activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
+  /** The tenant's open streams: one item, a map of lease id to expiry. */
+  streamLeases: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "STREAM_LEASES" }),
   /** What judging the tenant's runs cost on one UTC day (online evals' cost cap). */
   evalSpend: (tenantId: string, day: string) => ({ pk: `TENANT#${tenantId}`, sk: `EVALSPEND#${day}` }),
   /** A run's spend counter against its own budget (written only when the run has one). */

@@ -482,6 +482,7 @@ describe("configuration parity: every deployment setting reaches every function'
     contextBudgetTokens: "64000",
     toolConcurrency: "3",
     maxActiveRunsPerTenant: "5",
+    maxOpenStreamsPerTenant: "7",
     maxInputBytes: "10000",
     llmTimeoutMs: "90000",
     llmMaxRetries: "4",
