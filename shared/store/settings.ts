@@ -17,6 +17,7 @@ export class TenantSettingsStore implements TenantDefaults {
       ...(Item?.onlineEvals ? { onlineEvals: Item.onlineEvals } : {}),
       ...(Item?.toolFailures ? { toolFailures: Item.toolFailures } : {}),
       ...(Item?.budget ? { budget: Item.budget } : {}),
+      ...(Item?.maxOpenStreams !== undefined ? { maxOpenStreams: Item.maxOpenStreams } : {}),
     });
   }
 
