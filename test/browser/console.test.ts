@@ -70,7 +70,7 @@ describe("the web console in Chromium", () => {
     await page.goto(proxy.url);
     await page.getByLabel("API key").fill(stack.apiKey);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible(), WIDE).toBe(true);
   }
 
   /**
@@ -891,7 +891,12 @@ describe("the web console in Chromium", () => {
         await expect.poll(async () => (await api(`/v1/runs/${runId}`)).status, { timeout: 90_000 }).toBe("succeeded");
         await card.waitFor({ state: "detached", ...WIDE });
         const ended = await api(`/v1/runs/${runId}`);
-        expect(ended.interrupts.find((i: any) => i.interruptId === pending.interruptId)).toMatchObject({ status: "approved" });
+        expect(ended.interrupts.find((i: any) => i.interruptId === pending.interruptId).status).toBe("resolved");
+        const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+        expect(events.find((e: any) => e.type === "interrupt.resolved").data).toMatchObject({
+          interruptId: pending.interruptId,
+          decision: "approve",
+        });
         expect(ended.budget.tokens).toBe(1_000_001);
         await expect
           .poll(() => page.locator("dd.budget").textContent(), WIDE)
