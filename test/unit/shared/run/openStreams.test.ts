@@ -1,8 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { handleA2A } from "../../../../shared/protocols/a2aServer.js";
 import type { ProtocolContext } from "../../../../shared/protocols/context.js";
 import { handleMcp } from "../../../../shared/protocols/mcp.js";
-import { assertOpenStreamSetting, openStream, TooManyStreamsError } from "../../../../shared/run/openStreams.js";
+import { assertOpenStreamSetting, LEASE_MS, openStream, TooManyStreamsError } from "../../../../shared/run/openStreams.js";
 import { withRun } from "../../../support/memoryRun.js";
 
 /** The cap on a tenant's open streams over in-memory ports: the use case, then each JSON-RPC door that follows a run. */
@@ -25,6 +25,21 @@ describe("openStream", () => {
     expect(await fakes.streamLeases.held("tenant_a", Date.now())).toBe(1);
     await openStream(ports, "tenant_a");
     await expect(openStream(ports, "tenant_a")).rejects.toThrow(TooManyStreamsError);
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("a live stream's lease is renewed, so it still counts after a lease's time; once released it is renewed no more", async () => {
+    vi.useFakeTimers();
+    const { ports, fakes } = await withRun({}, { settings: CAP });
+    const stream = await openStream(ports, "tenant_a");
+    await vi.advanceTimersByTimeAsync(LEASE_MS * 3);
+    expect(await fakes.streamLeases.held("tenant_a", Date.now())).toBe(1);
+    await stream.release();
+    await vi.advanceTimersByTimeAsync(LEASE_MS);
+    expect(fakes.streamLeases.leases.get("tenant_a")?.size).toBe(0);
   });
 
   it("a tenant's maxOpenStreams lowers its cap; one over the deployment's is refused (400)", async () => {
