@@ -93,12 +93,3 @@ export async function whileStreamOpen<T>(ports: OpenStreamPorts, tenantId: strin
   }
 }
 
-/** The same for a stream of events: the place is held from the first event asked for until the stream ends or is closed. */
-export async function* streamWhileOpen<T>(ports: OpenStreamPorts, tenantId: string, work: () => AsyncGenerator<T>): AsyncGenerator<T> {
-  const stream = await openStream(ports, tenantId);
-  try {
-    yield* work();
-  } finally {
-    await stream.release();
-  }
-}
