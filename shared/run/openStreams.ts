@@ -92,4 +92,3 @@ export async function whileStreamOpen<T>(ports: OpenStreamPorts, tenantId: strin
     await stream.release();
   }
 }
-
