@@ -68,6 +68,8 @@ const DOOR = [
   "apiKeys",
   "listings",
   "streamTokens",
+  // Streams and calls that follow a run hold a lease among the tenant's open streams.
+  "streamLeases",
   "tenantSettings",
   "toolSources",
   "policies",

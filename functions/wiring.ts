@@ -19,6 +19,7 @@ import { SessionStore } from "../shared/store/sessions.js";
 import { TenantSettingsStore } from "../shared/store/settings.js";
 import { SpendStore } from "../shared/store/spend.js";
 import { StepFunctionsExecutions } from "../shared/store/stepFunctions.js";
+import { StreamLeaseStore } from "../shared/store/streamLeases.js";
 import { StreamTokenStore } from "../shared/store/streamTokens.js";
 import type { Table } from "../shared/store/table.js";
 import { TaskStore } from "../shared/store/tasks.js";
@@ -80,6 +81,7 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   tenantSettings: onTable(TenantSettingsStore),
   streamTokens: onTable(StreamTokenStore),
   activeRuns: onTable(ActiveRunStore),
+  streamLeases: onTable(StreamLeaseStore),
   spend: onTable(SpendStore),
   idempotency: onTable(IdempotencyStore),
   savedAgents: onTable(SavedAgentStore),

@@ -119,6 +119,8 @@ export interface Settings {
     maxInputBytes: number;
     /** Backpressure: runs a tenant may have going at once. */
     maxActiveRunsPerTenant: number;
+    /** Streams and protocol calls following a run (each holds a Lambda) a tenant may have open at once; a tenant may set fewer. */
+    maxOpenStreamsPerTenant: number;
   };
   /** Where a run's links point. */
   links: {
@@ -261,6 +263,8 @@ const Environment = z.object({
   MCP_CONNECT_TIMEOUT_MS: int(10_000),
   TOOL_CATALOG_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(5_000),
   MAX_ACTIVE_RUNS_PER_TENANT: int(20),
+  // One item holds a tenant's leases: a thousand stay far below DynamoDB's 400 KB.
+  MAX_OPEN_STREAMS_PER_TENANT: z.coerce.number().int().positive().max(1_000).default(20),
   FILES_BUCKET: z.string().min(1).default("stepwise-files"),
   MAX_UPLOAD_BYTES: int(5 * 1024 * 1024 * 1024),
   DOWNLOAD_LINK_SECONDS: z.coerce.number().int().positive().max(3_600).default(300),
@@ -343,7 +347,11 @@ export function settingsFromEnv(env: Record<string, string | undefined> = proces
       contextTokens: e.CONTEXT_BUDGET_TOKENS,
       historyEvents: e.HISTORY_EVENT_BUDGET,
     },
-    limits: { maxInputBytes: e.MAX_INPUT_BYTES, maxActiveRunsPerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT },
+    limits: {
+      maxInputBytes: e.MAX_INPUT_BYTES,
+      maxActiveRunsPerTenant: e.MAX_ACTIVE_RUNS_PER_TENANT,
+      maxOpenStreamsPerTenant: e.MAX_OPEN_STREAMS_PER_TENANT,
+    },
     links: { api: e.API_URL, stream: e.STREAM_URL, stepFunctionsConsole: e.CONSOLE_LINKS },
     stream: {
       pollMs: e.STREAM_POLL_MS,

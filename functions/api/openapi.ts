@@ -201,6 +201,10 @@ export const OPERATIONS: Operation[] = [
         schema: z.string(),
         example: `id: 1\nevent: run.started\ndata: {"seq":1,"type":"run.started","data":{"mode":"react","input":"Hi"},"at":"${stamp}"}\n\n`,
       },
+      429: {
+        description:
+          "The tenant holds as many open streams as it may (MAX_OPEN_STREAMS_PER_TENANT, or its own `maxOpenStreams`): `too_many_streams`, see Retry-After.",
+      },
     },
   },
   {

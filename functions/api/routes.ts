@@ -10,6 +10,7 @@ import type { DoorPorts, HandlerPorts } from "../../shared/handlerPorts.js";
 import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { cancelRun } from "../../shared/run/cancel.js";
+import { assertOpenStreamSetting } from "../../shared/run/openStreams.js";
 import { forksOf } from "../../shared/run/replay.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
@@ -247,6 +248,7 @@ async function putSettings({ event, services, tenantId }: Request): Promise<Http
       field: "maxSandboxes",
       max: ceiling,
     });
+  assertOpenStreamSetting(services, sent);
   const { instructions, ...settings } = { ...(await services.tenantSettings.get(tenantId)), ...sent };
   const kept = { ...settings, ...(instructions ? { instructions } : {}) };
   await services.tenantSettings.put(tenantId, kept);

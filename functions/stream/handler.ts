@@ -10,6 +10,7 @@ import { logger } from "../../shared/observability.js";
 import { AgUiRequestedRun, AgUiView, agUiFrames, createRunFromAgUi, parseAgUiCursor, resumeFromAgUi } from "../../shared/protocols/agUi.js";
 import { runEventFrames, type StreamEnd } from "../../shared/protocols/sse.js";
 import { acceptRun } from "../../shared/run/acceptRun.js";
+import { type OpenStream, openStream } from "../../shared/run/openStreams.js";
 import { a2aResult } from "../a2a.js";
 import { preflight, withCors } from "../cors.js";
 import { authenticate, errorResult, type HttpEvent, header } from "../http.js";
@@ -62,7 +63,7 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
       const view = agUi ? new AgUiView(run.sessionId, run.runId) : undefined;
       const frame = view && agUiCursor ? (logEvent: RunEvent) => agUiFrames(view, logEvent, agUiCursor) : undefined;
 
-      return eventStream(event, services, run, cursor.data, frame, context);
+      return eventStream(event, services, await openStream(services, tenantId), run, cursor.data, frame, context);
     } catch (error) {
       return withCors(errorResult(error, event.requestContext?.requestId), event, ports.settings.cors);
     }
@@ -72,10 +73,15 @@ export const handler = middy<HttpEvent, unknown>({ streamifyResponse: true })
 
 type LambdaContext = { getRemainingTimeInMillis?: () => number } | undefined;
 
-/** The run's log from `after` on as an SSE response, each event written by `frame` (default: the native frame). */
+/**
+ * The run's log from `after` on as an SSE response, each event written by `frame` (default: the
+ * native frame). The stream's place among the tenant's open streams is given back when the body
+ * closes: at its end, at an error, or when the client leaves.
+ */
 function eventStream(
   event: HttpEvent,
   services: DoorPorts,
+  stream: OpenStream,
   run: RunRecord,
   after: number,
   frame: ((logEvent: RunEvent) => string) | undefined,
@@ -101,6 +107,7 @@ function eventStream(
   // Where a closed connection is visible, stop polling at once.
   body.once("close", () => {
     controller.abort();
+    void stream.release();
     logger.info("stream ended", { runId: run.runId, reason: ending, seconds: (Date.now() - started) / 1000 });
   });
   return withCors(
@@ -131,18 +138,28 @@ async function agUiRun(event: HttpEvent, context: LambdaContext) {
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
   const input = parseJsonBody(event, RunAgentInputSchema);
-  const resumed = input.resume?.length ? await resumeFromAgUi(services, tenantId, input.threadId, input.resume) : undefined;
-  const ignored = resumed?.ignored ?? (input.resume ?? []).map((e) => e.interruptId);
-  if (ignored.length > 0) logger.warn("AG-UI resume entries answering no interrupt of the thread were left out", { ignored });
-  let run = resumed?.run;
-  if (!run) {
-    const { request, fieldName } = createRunFromAgUi(input);
-    run = (await acceptRun(services, tenantId, request, { links: linksFor(event, services), fieldName })).run;
+  // The stream's place is taken before anything is decided or started for it: a refused request changes nothing.
+  const stream = await openStream(services, tenantId);
+  let run: RunRecord;
+  let resumed: Awaited<ReturnType<typeof resumeFromAgUi>> | undefined;
+  try {
+    resumed = input.resume?.length ? await resumeFromAgUi(services, tenantId, input.threadId, input.resume) : undefined;
+    const ignored = resumed?.ignored ?? (input.resume ?? []).map((e) => e.interruptId);
+    if (ignored.length > 0) logger.warn("AG-UI resume entries answering no interrupt of the thread were left out", { ignored });
+    if (resumed?.run) run = resumed.run;
+    else {
+      const { request, fieldName } = createRunFromAgUi(input);
+      run = (await acceptRun(services, tenantId, request, { links: linksFor(event, services), fieldName })).run;
+    }
+  } catch (error) {
+    await stream.release();
+    throw error;
   }
   const requested = new AgUiRequestedRun(new AgUiView(run.sessionId, run.runId), input.runId, resumed?.continues);
   const result = eventStream(
     event,
     services,
+    stream,
     run,
     0,
     (logEvent) => requested.frames(logEvent),

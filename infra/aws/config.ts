@@ -59,6 +59,7 @@ export const DeploymentSettings = z
     maxActiveRunsPerTenant: positiveInt.optional(),
     /** run_code calls one tenant may have running at once (a tenant may set fewer). */
     maxSandboxesPerTenant: positiveInt.max(MAX_SANDBOXES_CEILING).optional(),
+    maxOpenStreamsPerTenant: positiveInt.max(1_000).optional(),
     maxInputBytes: positiveInt.max(MAX_INPUT_BYTES_CEILING).optional(),
     maxInputChars: z.never({ error: "maxInputChars is now maxInputBytes: a run's input is counted in UTF-8 bytes" }).optional(),
     llmTimeoutMs: positiveInt.optional(),
@@ -200,6 +201,7 @@ export const FUNCTION_ENVIRONMENT = {
   toolConcurrency: "TOOL_CONCURRENCY",
   maxActiveRunsPerTenant: "MAX_ACTIVE_RUNS_PER_TENANT",
   maxSandboxesPerTenant: "MAX_SANDBOXES_PER_TENANT",
+  maxOpenStreamsPerTenant: "MAX_OPEN_STREAMS_PER_TENANT",
   maxInputBytes: "MAX_INPUT_BYTES",
   llmTimeoutMs: "LLM_TIMEOUT_MS",
   llmMaxRetries: "LLM_MAX_RETRIES",

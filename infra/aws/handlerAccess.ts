@@ -42,6 +42,7 @@ const ON_TABLE: readonly PortName[] = [
   "apiKeys",
   "listings",
   "streamTokens",
+  "streamLeases",
   "tenantSettings",
   "toolSources",
 ];

@@ -58,6 +58,8 @@ export const TenantSettings = z.strictObject({
   budget: TenantBudget.optional(),
   /** run_code calls of the tenant's runs running at once, at most the deployment's `MAX_SANDBOXES_PER_TENANT` (its default). */
   maxSandboxes: z.number().int().min(1).max(MAX_SANDBOXES_CEILING).optional(),
+  /** Streams and calls following a run the tenant may hold open at once: fewer than the deployment's MAX_OPEN_STREAMS_PER_TENANT, never more. */
+  maxOpenStreams: z.number().int().min(1).max(1_000).optional(),
 });
 export type TenantSettings = z.infer<typeof TenantSettings>;
 

@@ -18,6 +18,7 @@ import type { SandboxLeases } from "./sandboxLeases.js";
 import type { SavedAgents } from "./savedAgents.js";
 import type { Sessions } from "./sessions.js";
 import type { SpendLedger } from "./spend.js";
+import type { StreamLeases } from "./streamLeases.js";
 import type { StreamTokens } from "./streamTokens.js";
 import type { Tasks } from "./tasks.js";
 import type { TenantDefaults } from "./tenantSettings.js";
@@ -57,6 +58,8 @@ export interface Ports {
   apiKeys: ApiKeys;
   listings: Listings;
   streamTokens: StreamTokens;
+  /** The long-held connections each tenant has open, leased across containers. */
+  streamLeases: StreamLeases;
   /** Each tenant's own settings (`GET/PUT /v1/settings`), not the deployment's (`settings`). */
   tenantSettings: TenantDefaults;
   /** The tenants' MCP servers (the tool catalog reads them). */

@@ -35,6 +35,7 @@ import { contentTypeOf, sanitizeFileName } from "../ports/files.js";
 import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun } from "../run/cancel.js";
+import { type OpenStream, openStream, TooManyStreamsError } from "../run/openStreams.js";
 import { agentCard, isFinal, openPush, pendingOf, progressUpdate, sealPush, type TaskWithStatus, taskOf } from "./a2a.js";
 import { A2aProgress } from "./a2aProgress.js";
 import type { ProtocolContext } from "./context.js";
@@ -89,7 +90,10 @@ export async function handleA2A(request: Request, context: A2AContext): Promise<
   const transport = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const answer = await transport.handle(body as Record<string, unknown>, callContext);
-  if (!(Symbol.asyncIterator in answer)) return Response.json(answer);
+  // Too many open streams: the JSON-RPC error, as any refusal, at HTTP 429 with Retry-After (as the REST API answers).
+  const status = () =>
+    handler.refused ? { status: 429, headers: { "retry-after": String(handler.refused.retryAfterSeconds) } } : undefined;
+  if (!(Symbol.asyncIterator in answer)) return Response.json(answer, status());
 
   // A stream: its first event (or error) decides between an SSE stream and a plain JSON-RPC error.
   const iterator = answer[Symbol.asyncIterator]();
@@ -97,7 +101,7 @@ export async function handleA2A(request: Request, context: A2AContext): Promise<
   try {
     first = await iterator.next();
   } catch (error) {
-    return Response.json(JSON_RPC(id, mapError(error)));
+    return Response.json(JSON_RPC(id, mapError(error)), status());
   }
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
@@ -162,6 +166,9 @@ const ReplyData = z.object({
  * Functions and its record, interrupts and files in the table are the task: every method reads them.
  */
 class StepwiseA2AHandler implements A2ARequestHandler {
+  /** Set when the call was refused for the tenant's open streams: the reply is then HTTP 429 with Retry-After. */
+  refused?: TooManyStreamsError;
+
   constructor(
     private readonly context: A2AContext,
     private readonly wireVersion: "1.0" | "0.3",
@@ -183,19 +190,31 @@ class StepwiseA2AHandler implements A2ARequestHandler {
 
   sendMessage(params: SendMessageRequest): Promise<Task> {
     return guarded(async () => {
-      const run = await this.accept(params);
-      let task: Task = await this.task(run.runId);
-      if (params.configuration?.returnImmediately) return withHistory(task, params.configuration.historyLength);
-      for await (const event of this.follow(run.runId, false)) if (event.payload?.$case === "task") task = event.payload.value;
-      return withHistory(task, params.configuration?.historyLength);
+      const historyLength = params.configuration?.historyLength;
+      if (params.configuration?.returnImmediately) return withHistory(await this.task((await this.accept(params)).runId), historyLength);
+      // A blocking send follows its task as a stream does: it holds one of the tenant's open streams.
+      const stream = await this.openStream();
+      try {
+        const run = await this.accept(params);
+        let task: Task = await this.task(run.runId);
+        for await (const event of this.follow(run.runId, false)) if (event.payload?.$case === "task") task = event.payload.value;
+        return withHistory(task, historyLength);
+      } finally {
+        await stream.release();
+      }
     });
   }
 
   sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse> {
     const self = this;
     return guardedStream(async function* () {
-      const run = await self.accept(params);
-      yield* self.events(run.runId, !params.message?.taskId);
+      const stream = await self.openStream();
+      try {
+        const run = await self.accept(params);
+        yield* self.events(run.runId, !params.message?.taskId);
+      } finally {
+        await stream.release();
+      }
     });
   }
 
@@ -227,7 +246,12 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       const run = await ownRun(self.services, self.context.tenantId, params.id);
       if (TERMINAL_STATUSES.has(run.status))
         throw new UnsupportedOperationError(`Task ${run.runId} has ended (${run.status}): read it with GetTask.`);
-      yield* self.events(run.runId, false);
+      const stream = await self.openStream();
+      try {
+        yield* self.events(run.runId, false);
+      } finally {
+        await stream.release();
+      }
     });
   }
 
@@ -389,6 +413,19 @@ class StepwiseA2AHandler implements A2ARequestHandler {
       throw error instanceof StepwiseError && error.statusCode === 409 ? new RequestMalformedError(error.message) : error;
     });
     return run;
+  }
+
+  /**
+   * A place among the tenant's open streams for a call that follows its task, taken before the
+   * message is accepted (a refused call changes nothing); a refusal is kept so the HTTP answer says 429.
+   */
+  private async openStream(): Promise<OpenStream> {
+    try {
+      return await openStream(this.services, this.context.tenantId);
+    } catch (error) {
+      if (error instanceof TooManyStreamsError) this.refused = error;
+      throw error;
+    }
   }
 
   private async task(runId: string): Promise<TaskWithStatus> {

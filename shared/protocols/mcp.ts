@@ -13,6 +13,7 @@ import { StepwiseError } from "../errors.js";
 import { acceptRun } from "../run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../run/access.js";
 import { cancelRun } from "../run/cancel.js";
+import { whileStreamOpen } from "../run/openStreams.js";
 import type { ProtocolContext } from "./context.js";
 import { RunTaskStore } from "./mcpTasks.js";
 import { answerSchemaFor, decisionFromAnswer, declined, questionOf } from "./pauses.js";
@@ -176,16 +177,22 @@ function mcpServer(
     {
       createTask: async (args, extra) => {
         const taskCall = taskCalls.has(extra.requestId);
-        let run: RunRecord;
+        const accept = () => acceptRun(services, tenantId, { ...args, mode: args.mode ?? "auto" }, { links: context.links });
+        if (taskCall) {
+          const { run } = await accept();
+          return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
+        }
         try {
-          ({ run } = await acceptRun(services, tenantId, { ...args, mode: args.mode ?? "auto" }, { links: context.links }));
+          // A call that waits for its run holds one of the tenant's open streams, taken before the run is accepted.
+          return await whileStreamOpen(services, tenantId, async () => {
+            const { run } = await accept();
+            return { task: await tasks.followedTask(run, await follow(run, extra)) };
+          });
         } catch (error) {
-          // A refused call answers with the refusal as a tool error (the SDK gives a task call's as text only).
-          if (taskCall || !(error instanceof StepwiseError && error.expose)) throw error;
+          // A refused call (too many streams, an invalid run) answers with the refusal as a tool error.
+          if (!(error instanceof StepwiseError && error.expose)) throw error;
           return { task: await tasks.followedTask(undefined, refusalOf(error)) };
         }
-        if (taskCall) return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: { runId: run.runId } }) };
-        return { task: await tasks.followedTask(run, await follow(run, extra)) };
       },
       getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
       getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
@@ -201,7 +208,13 @@ function mcpServer(
     },
     async ({ runId, wait }, extra) => {
       const run = await ownRun(services, tenantId, runId);
-      return wait === false ? describeRun(context, run) : follow(run, extra);
+      if (wait === false) return describeRun(context, run);
+      try {
+        return await whileStreamOpen(services, tenantId, () => follow(run, extra));
+      } catch (error) {
+        if (!(error instanceof StepwiseError && error.expose)) throw error;
+        return refusalOf(error);
+      }
     },
   );
   server.registerTool(

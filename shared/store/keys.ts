@@ -107,6 +107,8 @@ export const keys = {
   /** One of the tenant's slots for a code sandbox running at once (a lease with an expiry; shared/ports/sandboxLeases.ts). */
   sandboxLease: (tenantId: string, slot: number) => ({ pk: `TENANT#${tenantId}`, sk: `SANDBOX#${pad(slot, 3)}` }),
   sandboxLeasePrefix: "SANDBOX#",
+  /** The tenant's open streams: one item, a map of lease id to expiry. */
+  streamLeases: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "STREAM_LEASES" }),
   /** What judging the tenant's runs cost on one UTC day (online evals' cost cap). */
   evalSpend: (tenantId: string, day: string) => ({ pk: `TENANT#${tenantId}`, sk: `EVALSPEND#${day}` }),
   /** A run's spend counter against its own budget (written only when the run has one). */

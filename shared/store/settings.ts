@@ -18,6 +18,7 @@ export class TenantSettingsStore implements TenantDefaults {
       ...(Item?.toolFailures ? { toolFailures: Item.toolFailures } : {}),
       ...(Item?.budget ? { budget: Item.budget } : {}),
       ...(Item?.maxSandboxes ? { maxSandboxes: Item.maxSandboxes } : {}),
+      ...(Item?.maxOpenStreams !== undefined ? { maxOpenStreams: Item.maxOpenStreams } : {}),
     });
   }
 

@@ -26,6 +26,7 @@ import { MemorySavedAgents } from "./memorySavedAgents.js";
 import { MemorySecrets } from "./memorySecrets.js";
 import { MemorySessions } from "./memorySessions.js";
 import { MemorySpend } from "./memorySpend.js";
+import { MemoryStreamLeases } from "./memoryStreamLeases.js";
 import { MemoryStreamTokens } from "./memoryStreamTokens.js";
 import { MemoryTasks } from "./memoryTasks.js";
 import { MemoryTenantSettings } from "./memoryTenantSettings.js";
@@ -62,6 +63,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     executions: new MemoryExecutions(settings.stateMachineArn),
     notifyQueue: new MemoryNotifier(),
     activeRuns: new MemoryActiveRuns(),
+    streamLeases: new MemoryStreamLeases(),
     sessions: new MemorySessions(),
     webhooks: new MemoryWebhooks(),
     idempotency: new MemoryIdempotency(),

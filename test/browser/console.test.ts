@@ -1076,4 +1076,44 @@ describe("the web console in Chromium", () => {
       },
     );
   });
+  describe("the budget card", () => {
+    it("a run that stops at its token budget shows the budget card and what it spent; Extend lets it finish", async () => {
+      // One token: the first model call's reservation would pass it, so the run pauses before any call.
+      const { runId } = await api("/v1/runs", { input: "What is 2+2? (budget card)", mode: "react", budget: { tokens: 1 } });
+      const page = await browser.context.newPage();
+      try {
+        await signIn(page);
+        await page.goto(`${proxy.url}/#/runs/${runId}`);
+        const card = page.getByRole("article", { name: "The run is at its budget" });
+        await card.waitFor({ timeout: 60_000 });
+        const waiting = await api(`/v1/runs/${runId}`);
+        expect(waiting.status).toBe("awaiting_input");
+        const pending = waiting.interrupts.find((i: any) => i.status === "pending");
+        expect(pending.kind).toBe("budget");
+        expect(await card.getAttribute("data-interrupt-id")).toBe(pending.interruptId);
+        expect(await card.locator(".summary").textContent()).toBe(pending.summary);
+        expect(await page.locator("dd.budget").textContent()).toBe(
+          `${waiting.budget.spent.tokens} tokens spent of 1 tokens (at the budget: pause)`,
+        );
+
+        await card.getByLabel("Tokens to add (empty: as much again)").fill("1000000");
+        await card.getByRole("button", { name: "Extend" }).click();
+        await expect.poll(async () => (await api(`/v1/runs/${runId}`)).status, { timeout: 90_000 }).toBe("succeeded");
+        await card.waitFor({ state: "detached", ...WIDE });
+        const ended = await api(`/v1/runs/${runId}`);
+        expect(ended.interrupts.find((i: any) => i.interruptId === pending.interruptId).status).toBe("resolved");
+        const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+        expect(events.find((e: any) => e.type === "interrupt.resolved").data).toMatchObject({
+          interruptId: pending.interruptId,
+          decision: "approve",
+        });
+        expect(ended.budget.tokens).toBe(1_000_001);
+        await expect
+          .poll(() => page.locator("dd.budget").textContent(), WIDE)
+          .toBe(`${ended.budget.spent.tokens} tokens spent of 1000001 tokens (at the budget: pause)`);
+      } finally {
+        await page.close();
+      }
+    });
+  });
 });

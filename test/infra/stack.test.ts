@@ -496,6 +496,7 @@ describe("configuration parity: every deployment setting reaches every function'
     toolConcurrency: "3",
     maxActiveRunsPerTenant: "5",
     maxSandboxesPerTenant: "3",
+    maxOpenStreamsPerTenant: "7",
     maxInputBytes: "10000",
     llmTimeoutMs: "90000",
     llmMaxRetries: "4",

@@ -16,7 +16,8 @@ import { startTogether } from "../support/startTogether.js";
  * (800 ms a call) allows 2 active runs per tenant (tenants kept apart per concern: the main key for
  * backpressure, "cancel", "idem", "other"); `short` (500 ms a call: a report run makes at least
  * eight calls one after another, so it lasts 4 s or more) ends every stream after 2 s. Tests poll
- * for states with deadlines; none sleeps.
+ * for states with deadlines; none sleeps. The tenant "streams" caps its own open streams at 2
+ * (`maxOpenStreams`); "streams2" keeps the deployment's cap.
  */
 
 const REPORT = { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" } as const;
@@ -36,7 +37,7 @@ let behind: Behind;
 
 beforeAll(async () => {
   [stack, short, receiver] = await startTogether(
-    startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2" }, ["other", "cancel", "idem"]),
+    startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2" }, ["other", "cancel", "idem", "streams", "streams2"]),
     startStack({ OFFLINE_MODEL_LATENCY_MS: "500", STREAM_MAX_SECONDS: "2", STREAM_HEARTBEAT_MS: "500" }),
     Receiver.start(),
   );
@@ -481,5 +482,108 @@ describe("stream lifetime", () => {
       return found.length >= segments.length ? found : undefined;
     }, `${segments.length} 'stream ended' log lines`);
     expect(reasons).toEqual([...Array<string>(segments.length - 1).fill("time limit"), "run ended"]);
+  }, 90_000);
+});
+
+// --------------------------------------------------------------------------------------------- open streams
+
+describe("a tenant's open streams are capped (maxOpenStreams): 429 too_many_streams at every long-held door", () => {
+  const HELD = { input: 'use calculator {"expression": "17*23"}', mode: "plan_solve", approval: { plan: true } } as const;
+  const opened: AbortController[] = [];
+  const runs: { on: Client; runId: string }[] = [];
+
+  afterAll(async () => {
+    for (const controller of opened) controller.abort();
+    for (const { on, runId } of runs) await cancelIfGoing(on, runId);
+  });
+
+  /** Opens the run's stream and reads until its first event: the stream is then held open (the run waits for a person). */
+  async function openStream(
+    key: string,
+    runId: string,
+  ): Promise<{ status: number; close: () => void; body: unknown; retryAfter: string | null }> {
+    const controller = new AbortController();
+    opened.push(controller);
+    const res = await fetch(`${stack.url}/v1/runs/${runId}/stream`, {
+      headers: { authorization: `Bearer ${key}` },
+      signal: controller.signal,
+    });
+    if (res.status !== 200)
+      return { status: res.status, close: () => controller.abort(), body: await res.json(), retryAfter: res.headers.get("retry-after") };
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!/(^|\n)id: /.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before its first event: ${text}`);
+      text += value;
+    }
+    return { status: 200, close: () => controller.abort(), body: undefined, retryAfter: null };
+  }
+
+  it("open streams up to the cap, the next (SSE, AG-UI, A2A) gets 429 and starts nothing; closing one frees a place; another tenant is unaffected", async () => {
+    const key = stack.keys.streams!;
+    const mine = new Client(stack.url, key);
+    // A tenant may lower its cap, not raise it over the deployment's (20 here).
+    expect((await mine.request("PUT", "/v1/settings", { maxOpenStreams: 21 })).status).toBe(400);
+    expect((await mine.request("PUT", "/v1/settings", { maxOpenStreams: 2 })).status).toBe(200);
+    const { runId } = await mine.submit(HELD);
+    runs.push({ on: mine, runId });
+    await mine.waitForPending(runId, 1);
+
+    const first = await openStream(key, runId);
+    const second = await openStream(key, runId);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const before = await behind.runIds("streams");
+
+    const refused = await openStream(key, runId);
+    expect(refused.status).toBe(429);
+    expect(refused.retryAfter).toMatch(/^[1-9]\d*$/);
+    expect(refused.body).toEqual({
+      error: { code: "too_many_streams", message: expect.stringMatching(/2 streams open/), details: { limit: 2, retryAfterSeconds: 5 } },
+    });
+    const agUi = await mine.request("POST", "/v1/ag-ui", {
+      threadId: "t-cap",
+      runId: "r-cap",
+      messages: [{ id: "m1", role: "user", content: "What is 2+2?" }],
+      tools: [],
+      context: [],
+      state: {},
+      forwardedProps: {},
+    });
+    expect({ status: agUi.status, code: (agUi.body as ErrorBody).error?.code }).toEqual({ status: 429, code: "too_many_streams" });
+    const a2a = await mine.request(
+      "POST",
+      "/a2a",
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "SendStreamingMessage",
+        params: { message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "What is 2+2?" }] } },
+      },
+      { "a2a-version": "1.0" },
+    );
+    expect(a2a.status).toBe(429);
+    expect(JSON.stringify(a2a.body)).toContain("too_many_streams");
+    expect(await behind.runIds("streams")).toEqual(before);
+
+    // Another tenant's streams are counted apart.
+    const theirs = new Client(stack.url, stack.keys.streams2!);
+    const { runId: theirRun } = await theirs.submit(HELD);
+    runs.push({ on: theirs, runId: theirRun });
+    await theirs.waitForPending(theirRun, 1);
+    expect((await openStream(stack.keys.streams2!, theirRun)).status).toBe(200);
+
+    // A client that leaves gives its place back (when its connection is seen to close).
+    first.close();
+    const again = await eventually(
+      async () => {
+        const attempt = await openStream(key, runId);
+        return attempt.status === 200 ? attempt : undefined;
+      },
+      "a stream accepted after one was closed",
+      30_000,
+    );
+    expect(again.status).toBe(200);
+    expect((await openStream(key, runId)).status).toBe(429);
   }, 90_000);
 });

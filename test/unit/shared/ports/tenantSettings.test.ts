@@ -46,6 +46,13 @@ describe.each([
     expect(await settings.get(tenant)).toEqual({ maxSandboxes: 2, toolFailures: "report" });
   });
 
+  it("the tenant's cap on open streams is kept as it was put", async () => {
+    const settings = make();
+    const tenant = freshId("tenant");
+    await settings.put(tenant, { maxOpenStreams: 2, multitask: "enqueue" });
+    expect(await settings.get(tenant)).toEqual({ maxOpenStreams: 2, multitask: "enqueue" });
+  });
+
   it("guardrail checks are kept as they were put", async () => {
     const settings = make();
     const tenant = freshId("tenant");

@@ -1,0 +1,94 @@
+import { randomUUID } from "node:crypto";
+import type { TenantSettings } from "../contracts/api.js";
+import { BadRequestError, StepwiseError } from "../errors.js";
+import { logger } from "../observability.js";
+import type { Ports, SettingsOf } from "../ports/index.js";
+
+/** How long a lease counts without renewal: a container that dies holding one frees it within this time. */
+export const LEASE_MS = 60_000;
+/** How often a live connection renews its lease: two renewals may fail before it lapses. */
+export const RENEW_MS = 20_000;
+/** When a refused client may try again: a stream ends or lapses within a lease's time, most sooner. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** What holding a stream touches: the leases, the tenant's own cap, the deployment's. */
+export type OpenStreamPorts = Pick<Ports, "streamLeases" | "tenantSettings"> & SettingsOf<"limits">;
+
+/** The tenant holds as many long-held connections as it may: come back later (429, Retry-After). */
+export class TooManyStreamsError extends StepwiseError {
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      `This tenant has ${limit} streams open (streams, AG-UI runs, and MCP and A2A calls that follow a run), its limit. Retry after ${retryAfterSeconds} s, or close a stream.`,
+      { statusCode: 429, code: "too_many_streams", details: { limit, retryAfterSeconds } },
+    );
+  }
+}
+
+/** One long-held connection's place among its tenant's open streams; `release` gives it back (once, whatever the caller does twice). */
+export interface OpenStream {
+  release(): Promise<void>;
+}
+
+/** The tenant's cap: its own `maxOpenStreams` when set, within the deployment's MAX_OPEN_STREAMS_PER_TENANT. */
+export async function openStreamLimit(ports: OpenStreamPorts, tenantId: string): Promise<number> {
+  const ceiling = ports.settings.limits.maxOpenStreamsPerTenant;
+  const own = (await ports.tenantSettings.get(tenantId)).maxOpenStreams;
+  return own === undefined ? ceiling : Math.min(own, ceiling);
+}
+
+/** A tenant may lower its cap, never raise it over the deployment's (400, nothing saved). */
+export function assertOpenStreamSetting(ports: SettingsOf<"limits">, settings: TenantSettings): void {
+  const ceiling = ports.settings.limits.maxOpenStreamsPerTenant;
+  if (settings.maxOpenStreams !== undefined && settings.maxOpenStreams > ceiling)
+    throw new BadRequestError(
+      `maxOpenStreams can lower this deployment's cap on open streams, ${ceiling}, not raise it (MAX_OPEN_STREAMS_PER_TENANT).`,
+      { field: "maxOpenStreams", max: ceiling },
+    );
+}
+
+/**
+ * Takes a place among the tenant's open streams before a long-held connection starts (before a
+ * run it starts is accepted, so a refusal changes nothing), or throws TooManyStreamsError. The
+ * lease is renewed while the connection lives; the caller releases it when the connection closes,
+ * however it closes. A release or renewal that fails is logged: the lease then lapses by itself.
+ */
+export async function openStream(ports: OpenStreamPorts, tenantId: string): Promise<OpenStream> {
+  const limit = await openStreamLimit(ports, tenantId);
+  const leaseId = randomUUID();
+  const now = Date.now();
+  if (!(await ports.streamLeases.acquire({ tenantId, leaseId, expiresAt: now + LEASE_MS }, limit, now)))
+    throw new TooManyStreamsError(limit, RETRY_AFTER_SECONDS);
+  const renewal = setInterval(() => {
+    ports.streamLeases.renew({ tenantId, leaseId, expiresAt: Date.now() + LEASE_MS }).then(
+      (held) => held || logger.warn("an open stream's lease had lapsed; it no longer counts", { tenant: tenantId, leaseId }),
+      (error) => logger.warn("renewing an open stream's lease failed", { tenant: tenantId, leaseId, error: String(error) }),
+    );
+  }, RENEW_MS);
+  // The timer never keeps a process alive by itself (a test's, or the local stack's at shutdown).
+  renewal.unref();
+  let released: Promise<void> | undefined;
+  return {
+    release() {
+      clearInterval(renewal);
+      released ??= ports.streamLeases
+        .release(tenantId, leaseId)
+        .catch((error) =>
+          logger.warn("releasing an open stream's lease failed; it lapses instead", { tenant: tenantId, error: String(error) }),
+        );
+      return released;
+    },
+  };
+}
+
+/** `work` (a call that follows a run) holding a place among the tenant's open streams, released when it ends, however it ends. */
+export async function whileStreamOpen<T>(ports: OpenStreamPorts, tenantId: string, work: () => Promise<T>): Promise<T> {
+  const stream = await openStream(ports, tenantId);
+  try {
+    return await work();
+  } finally {
+    await stream.release();
+  }
+}
