@@ -3,6 +3,7 @@ import { decidePause } from "../../shared/agent/decide.js";
 import { CreateRunRequest, EventsQuery, Id, TenantSettings } from "../../shared/contracts/api.js";
 import { ResolveInterruptRequest } from "../../shared/contracts/interrupts.js";
 import type { RunRecord } from "../../shared/contracts/run.js";
+import { assertLowersOnly } from "../../shared/contracts/tenantCeilings.js";
 import { TERMINAL_STATUSES } from "../../shared/contracts/terminal.js";
 import { CreateToolSourceRequest, ToolSourceName, toolSourceView } from "../../shared/contracts/toolSources.js";
 import { BadRequestError, ConflictError, NotFoundError } from "../../shared/errors.js";
@@ -10,7 +11,6 @@ import type { DoorPorts, HandlerPorts } from "../../shared/handlerPorts.js";
 import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { cancelRun } from "../../shared/run/cancel.js";
-import { assertOpenStreamSetting } from "../../shared/run/openStreams.js";
 import { forksOf } from "../../shared/run/replay.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
@@ -242,13 +242,10 @@ async function getSettings({ services, tenantId }: Request): Promise<HttpResult>
 async function putSettings({ event, services, tenantId }: Request): Promise<HttpResult> {
   const sent = parseBody(event, TenantSettings);
   // A value stored under a higher ceiling is left alone (the lower one applies); a new one must fit.
-  const ceiling = services.settings.sandbox.maxPerTenant;
-  if (sent.maxSandboxes !== undefined && sent.maxSandboxes > ceiling)
-    throw new BadRequestError(`maxSandboxes may be at most ${ceiling}, the deployment's MAX_SANDBOXES_PER_TENANT.`, {
-      field: "maxSandboxes",
-      max: ceiling,
-    });
-  assertOpenStreamSetting(services, sent);
+  assertLowersOnly(sent, {
+    maxSandboxes: services.settings.sandbox.maxPerTenant,
+    maxOpenStreams: services.settings.limits.maxOpenStreamsPerTenant,
+  });
   const { instructions, ...settings } = { ...(await services.tenantSettings.get(tenantId)), ...sent };
   const kept = { ...settings, ...(instructions ? { instructions } : {}) };
   await services.tenantSettings.put(tenantId, kept);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { TenantSettings } from "../contracts/api.js";
-import { BadRequestError, StepwiseError } from "../errors.js";
+import { tenantLimit } from "../contracts/tenantCeilings.js";
+import { StepwiseError } from "../errors.js";
 import { logger } from "../observability.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 
@@ -34,19 +34,7 @@ export interface OpenStream {
 
 /** The tenant's cap: its own `maxOpenStreams` when set, within the deployment's MAX_OPEN_STREAMS_PER_TENANT. */
 export async function openStreamLimit(ports: OpenStreamPorts, tenantId: string): Promise<number> {
-  const ceiling = ports.settings.limits.maxOpenStreamsPerTenant;
-  const own = (await ports.tenantSettings.get(tenantId)).maxOpenStreams;
-  return own === undefined ? ceiling : Math.min(own, ceiling);
-}
-
-/** A tenant may lower its cap, never raise it over the deployment's (400, nothing saved). */
-export function assertOpenStreamSetting(ports: SettingsOf<"limits">, settings: TenantSettings): void {
-  const ceiling = ports.settings.limits.maxOpenStreamsPerTenant;
-  if (settings.maxOpenStreams !== undefined && settings.maxOpenStreams > ceiling)
-    throw new BadRequestError(
-      `maxOpenStreams can lower this deployment's cap on open streams, ${ceiling}, not raise it (MAX_OPEN_STREAMS_PER_TENANT).`,
-      { field: "maxOpenStreams", max: ceiling },
-    );
+  return tenantLimit((await ports.tenantSettings.get(tenantId)).maxOpenStreams, ports.settings.limits.maxOpenStreamsPerTenant);
 }
 
 /**

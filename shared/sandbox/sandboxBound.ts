@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { tenantLimit } from "../contracts/tenantCeilings.js";
 import type { Runs } from "../ports/runs.js";
 import type { SandboxLease, SandboxLeases } from "../ports/sandboxLeases.js";
 import type { TenantDefaults } from "../ports/tenantSettings.js";
@@ -73,8 +74,7 @@ export class SandboxBound {
 
   /** The tenant's own limit, within the deployment's (a value set under a higher ceiling gets the lower one). */
   private async limitOf(tenantId: string): Promise<number> {
-    const { maxSandboxes } = await this.ports.tenantSettings.get(tenantId);
-    return Math.min(maxSandboxes ?? this.options.maxPerTenant, this.options.maxPerTenant);
+    return tenantLimit((await this.ports.tenantSettings.get(tenantId)).maxSandboxes, this.options.maxPerTenant);
   }
 
   /** A lease, asked for again with growing pauses (200 ms to 1 s) until the wait is over. */

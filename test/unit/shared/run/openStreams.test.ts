@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { assertLowersOnly } from "../../../../shared/contracts/tenantCeilings.js";
 import { handleA2A } from "../../../../shared/protocols/a2aServer.js";
 import type { ProtocolContext } from "../../../../shared/protocols/context.js";
 import { handleMcp } from "../../../../shared/protocols/mcp.js";
-import { assertOpenStreamSetting, LEASE_MS, openStream, TooManyStreamsError } from "../../../../shared/run/openStreams.js";
+import { LEASE_MS, openStream, TooManyStreamsError } from "../../../../shared/run/openStreams.js";
 import { withRun } from "../../../support/memoryRun.js";
 
 /** The cap on a tenant's open streams over in-memory ports: the use case, then each JSON-RPC door that follows a run. */
@@ -47,8 +48,9 @@ describe("openStream", () => {
     await ports.tenantSettings.put("tenant_a", { maxOpenStreams: 1 });
     await openStream(ports, "tenant_a");
     await expect(openStream(ports, "tenant_a")).rejects.toMatchObject({ code: "too_many_streams", details: { limit: 1 } });
-    expect(() => assertOpenStreamSetting(ports, { maxOpenStreams: 3 })).toThrow(/lower this deployment's cap on open streams, 2/);
-    expect(() => assertOpenStreamSetting(ports, { maxOpenStreams: 2 })).not.toThrow();
+    const ceilings = { maxSandboxes: 4, maxOpenStreams: CAP.limits.maxOpenStreamsPerTenant };
+    expect(() => assertLowersOnly({ maxOpenStreams: 3 }, ceilings)).toThrow(/lower this deployment's cap on open streams, 2/);
+    expect(() => assertLowersOnly({ maxOpenStreams: 2 }, ceilings)).not.toThrow();
   });
 });
 
