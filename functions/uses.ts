@@ -80,8 +80,7 @@ const DOOR = [
 
 export const HANDLER_USES = {
   // It checks the run's input (guardrails: moderation and judge through the model) and ends a blocked run.
-  // With the model comes its retry report (shared/agent/deltas.ts), which queues a waiting spell for the notifier (notifyQueue).
-  StartRun: { ports: ["runs", "events", "activeRuns", "interrupts", "model", "notifyQueue"] },
+  StartRun: { ports: ["runs", "events", "activeRuns", "interrupts", "model"] },
   // The router reads the tools' names to choose a mode; it runs none. A model call that waits is told on the queue (notifyQueue), as in every step that calls the model.
   RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions", "notifyQueue"] },
   AgentTurn: { ports: [...LOOP, "tools", ...RUN_CODE, "sessions", "executions"], executions: ["history"], runsTools: true },
@@ -90,7 +89,7 @@ export const HANDLER_USES = {
   RecordTaskFailure: { ports: ["tasks", "files", "events"] },
   Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events", "spend", "notifyQueue"] },
   // It titles the session after its first answered turn (shared/steps/sessionTitle.ts).
-  Finalize: { ports: [...END_RUN, "model", "notifyQueue"] },
+  Finalize: { ports: [...END_RUN, "model"] },
   RecordFailure: { ports: END_RUN },
   AwaitInterrupt: { ports: ["interrupts", "executions"], executions: ["resume"] },
   RecordTimeout: { ports: END_RUN },

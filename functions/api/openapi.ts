@@ -816,6 +816,7 @@ const PATH_PARAMETERS: Record<string, { schema: z.ZodType; description: string }
   runId: { schema: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/), description: "The run's id (run_…)." },
   interruptId: { schema: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/), description: "The interrupt's id (int_…)." },
   deliveryId: { schema: z.string().min(1).max(120), description: "The webhook delivery's id (the webhook-id header)." },
+  taskId: { schema: z.string().min(1).max(200), description: "A task's id in the run's plan (s1.t2), as the run view lists it." },
   sessionId: { schema: Id, description: "The session's id." },
   name: { schema: z.string().min(1).max(256), description: "A file's name (e.g. report.md) or a tool source's name." },
   fileId: { schema: z.string().regex(/^file_[a-z0-9]{1,60}$/), description: "An upload's id (file_…), as POST /v1/files answered it." },
