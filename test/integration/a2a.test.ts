@@ -309,6 +309,9 @@ describe("A2A agent", { timeout: LONG }, () => {
       expect(waiting.status!.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
       const configs = await client.listTaskPushNotificationConfig({ tenant: "", taskId: waiting.id, pageSize: 0, pageToken: "" });
       expect(configs.configs).toMatchObject([{ taskId: waiting.id, url: endpoint.url, token: "tok-123", id: expect.any(String) }]);
+      // A push carries the task as it is when sent: approving before the first went out (the
+      // notifier runs apart) would make it a working task. So the approval waits for it.
+      await endpoint.waitForRequests(1, LONG);
       await client.sendMessage(request(message([text("approve")], { taskId: waiting.id }), { returnImmediately: true }));
 
       const [paused, completed] = await endpoint.waitForRequests(2, LONG);
