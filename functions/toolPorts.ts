@@ -23,8 +23,6 @@ export const toolsPort: PortBuilder<"tools"> = (parts) => {
           events: parts.port("events"),
           secrets,
           // run_code's bound on each tenant's sandboxes running at once.
-          runs: parts.port("runs"),
-          tenantSettings: parts.port("tenantSettings"),
           sandboxLeases: parts.port("sandboxLeases"),
         },
         clients,

@@ -42,8 +42,8 @@ const LOOP = [
   "policies",
   "spend",
 ] as const satisfies readonly PortName[];
-/** What run_code reads beside the tools: its tenant's limit and the leases on its sandboxes (shared/sandbox/sandboxBound.ts). */
-const RUN_CODE = ["tenantSettings", "sandboxLeases"] as const satisfies readonly PortName[];
+/** What run_code uses beside the tools: the leases on its tenant's sandboxes (shared/sandbox/sandboxBound.ts; the tenant's limit comes with the run). */
+const RUN_CODE = ["sandboxLeases"] as const satisfies readonly PortName[];
 /** Ending a run: its record, its event, its slot among the tenant's active runs, its open questions; the session it frees. */
 const END_RUN = ["runs", "events", "activeRuns", "interrupts", "sessions"] as const satisfies readonly PortName[];
 

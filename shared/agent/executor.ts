@@ -49,7 +49,13 @@ export async function runExecutor(run: RunScope<ExecutorPorts>, input: ExecuteTa
   const step = stored ?? (await legacyStepContext(run, iteration));
   // A saved agent's executors get only its tools, with its own model settings.
   // The run's guardrails hold for its executors too: their streamed text and answers are checked.
-  const asAgent = { ...run, ports: portsForAgent(ports, step.agent), guardrails: step.guardrails, tenantId: step.tenantId };
+  const asAgent = {
+    ...run,
+    ports: portsForAgent(ports, step.agent),
+    guardrails: step.guardrails,
+    tenantId: step.tenantId,
+    maxSandboxes: step.maxSandboxes,
+  };
   const spec = step.tasks.find((t) => t.taskId === task.taskId) ?? { taskId: task.taskId, title: task.title, text: task.title };
   const maxTools = toolCapFor("executor", asAgent.ports.settings.model.roles);
   const tools = withToolSearch(await asAgent.ports.tools.registryFor(step.tenantId, { runId: run.runId }), maxTools);
@@ -207,6 +213,7 @@ async function legacyStepContext(run: RunScope<ExecutorPorts>, iteration: number
     priorResults: priorResultsOf(tasks, iteration).lines,
     approvalTools: record.approval?.tools,
     toolFailures: record.toolFailures,
+    maxSandboxes: record.maxSandboxes,
     instructions: record.instructions,
     agent: record.agent,
     maxRounds: budgetsOf(run.ports, record).maxRounds,

@@ -58,6 +58,8 @@ export interface RunScope<P extends LoopPorts = LoopPorts> {
   guardrails?: GuardrailCheck[];
   /** The run's tenant, when the caller read its record: tool policies are looked up by it without another read. */
   tenantId?: string;
+  /** The tenant's own bound on its code sandboxes running at once, as the run recorded it (run_code reads no setting). */
+  maxSandboxes?: number;
   /** The run's budget, when the caller read its record (null: it has none): model calls are reserved against it without another read. */
   budget?: RunBudget | null;
   /** Epoch ms after which a turn should hand back to the state machine rather than start a round. */
@@ -409,6 +411,7 @@ async function runCalls(
     round,
     agent: options.role,
     taskId: options.taskId,
+    ...(run.tenantId ? { tenant: { tenantId: run.tenantId, maxSandboxes: run.maxSandboxes } } : {}),
     tools,
     emit: (bodies: EventBody[]) => loop.events.append(bodies),
     journal,

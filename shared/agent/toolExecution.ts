@@ -17,6 +17,8 @@ export interface ToolRound {
   round: number;
   agent: AgentRole;
   taskId?: string;
+  /** The run's tenant, as the step read it from the run: tools bound per tenant read nothing more. */
+  tenant?: ToolContext["tenant"];
   tools: ToolSet;
   /** Appends events in the background, in order (the loop's own writer, awaited with its last writes). */
   emit: (events: EventBody[]) => void;
@@ -97,6 +99,7 @@ export async function runToolCalls(
       // What an executor's tools write is its task's (file.created and task.completed name it).
       files: round.taskId ? filesOfTask(round.ports.files, round.taskId) : round.ports.files,
       model: round.ports.model,
+      ...(round.tenant ? { tenant: round.tenant } : {}),
       ...(round.output ? { output: round.output } : {}),
       progress: (event) =>
         round.emit([

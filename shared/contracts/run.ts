@@ -149,6 +149,8 @@ export const RunRecord = z.object({
   importedFrom: z.string().optional(),
   /** What a tool failure a person can fix does in this run (the tenant's setting when it was submitted; unset: pause). */
   toolFailures: ToolFailures.optional(),
+  /** The tenant's own bound on its code sandboxes running at once when the run was submitted (its `maxSandboxes`; unset: the deployment's). */
+  maxSandboxes: z.number().int().min(1).optional(),
   /** The online eval's scores of the ended run (shared/run/onlineEvals.ts), or why it was not scored. */
   evaluation: RunEvaluation.optional(),
 });

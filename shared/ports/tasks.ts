@@ -41,6 +41,8 @@ export interface StepContext {
   approvalTools?: "none" | "write" | "all";
   /** What a tool failure a person can fix does (the run's setting; unset: pause). */
   toolFailures?: "pause" | "report";
+  /** The tenant's own bound on its code sandboxes running at once, as the run recorded it. */
+  maxSandboxes?: number;
   /** The run's operator's instructions and saved agent (its tools and model settings), as the planner read them from the run. */
   instructions?: string;
   agent?: RunAgent;

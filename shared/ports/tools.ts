@@ -22,6 +22,8 @@ export interface ToolContext {
    * a search's stages), in order and before the call's result; best effort, never awaited.
    */
   progress?: (event: ToolProgress) => void;
+  /** The run's tenant and its own limits as the run recorded them (run_code's bound on sandboxes reads them here, not from the table). */
+  tenant?: { tenantId: string; maxSandboxes?: number };
   /** The run's model, for a tool that writes with it (write_report from a task). */
   model?: ChatModel;
   /** The run's output guardrails, for a tool that shows people text it writes (a live report); none: no checks. */

@@ -130,6 +130,7 @@ async function start(
       lineage: run.lineage,
       ...(run.instructions ? { instructions: run.instructions } : {}),
       ...(parent.agent ? { agent: parent.agent } : {}),
+      ...(parent.maxSandboxes ? { maxSandboxes: parent.maxSandboxes } : {}),
       beforeStart: (runId) => ports.journal.commit(runId, { records: run.records }),
     },
   );

@@ -23,6 +23,8 @@ export interface RunSetup {
   guardrails?: GuardrailCheck[];
   /** The tenant's choice for tool failures a person can fix (pause or report to the model). */
   toolFailures?: ToolFailures;
+  /** The tenant's own bound on its code sandboxes running at once, kept with the run so run_code reads no setting. */
+  maxSandboxes?: number;
   /** Its token and cost budgets (the request's or the tenant's, and the tenant's per day and month). */
   budget?: RunBudget;
 }
@@ -71,6 +73,7 @@ export async function resolveRunSetup(ports: RunSetupPorts, tenantId: string, re
     agent: saved && { name: saved.name, version: saved.version, tools: saved.tools, roles: saved.roles },
     ...(guardrails.length ? { guardrails } : {}),
     ...(tenant.toolFailures ? { toolFailures: tenant.toolFailures } : {}),
+    ...(tenant.maxSandboxes ? { maxSandboxes: tenant.maxSandboxes } : {}),
     ...(budget ? { budget } : {}),
   };
 }

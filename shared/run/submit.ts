@@ -109,6 +109,7 @@ export async function submitRun(
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.guardrails ? { guardrails: options.guardrails } : {}),
       ...(options.toolFailures ? { toolFailures: options.toolFailures } : {}),
+      ...(options.maxSandboxes ? { maxSandboxes: options.maxSandboxes } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
       webhook: request.webhook && { ...request.webhook, ...(options.a2aPush ? { a2a: options.a2aPush } : {}) },
       links: runLinks(runId, executionArn, options.links),

@@ -1,15 +1,15 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { tenantLimit } from "../contracts/tenantCeilings.js";
-import type { Runs } from "../ports/runs.js";
 import type { SandboxLease, SandboxLeases } from "../ports/sandboxLeases.js";
-import type { TenantDefaults } from "../ports/tenantSettings.js";
+import type { ToolContext } from "../ports/tools.js";
 
-/** What the bound reads: the run's tenant, the tenant's own limit, and the leases every container shares. */
+/** What the bound touches: the leases every container shares (the tenant and its limit come with the call). */
 export interface SandboxBoundPorts {
-  runs: Pick<Runs, "get">;
-  tenantSettings: Pick<TenantDefaults, "get">;
   sandboxLeases: SandboxLeases;
 }
+
+/** The run's tenant, with its own limit (within the deployment's: a value set under a higher ceiling gets the lower one). */
+type Tenant = NonNullable<ToolContext["tenant"]>;
 
 export interface SandboxBoundOptions {
   /** The deployment's limit: each tenant's default, and the most it may set (`MAX_SANDBOXES_PER_TENANT`). */
@@ -58,23 +58,19 @@ export class SandboxBound {
     this.waitMs = options.waitMs ?? SANDBOX_WAIT_MS;
   }
 
-  /** Runs `work` holding one of the run's tenant's slots; throws SandboxesBusyError when none freed in time. */
-  async holding<T>(runId: string, holder: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const run = await this.ports.runs.get(runId);
-    if (!run) throw new Error(`run ${runId} was not found`);
-    const limit = await this.limitOf(run.tenantId);
-    const lease = await this.take(run.tenantId, holder, limit, signal);
+  /**
+   * Runs `work` holding one of the tenant's slots; throws SandboxesBusyError when none freed in time.
+   * The tenant and its own limit are the run's (the step read them with the run): nothing is read here.
+   */
+  async holding<T>(tenant: Tenant, holder: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const limit = tenantLimit(tenant.maxSandboxes, this.options.maxPerTenant);
+    const lease = await this.take(tenant.tenantId, holder, limit, signal);
     try {
       return await work();
     } finally {
       // Best effort: a lease not given back expires by itself.
       await this.ports.sandboxLeases.release(lease).catch(() => undefined);
     }
-  }
-
-  /** The tenant's own limit, within the deployment's (a value set under a higher ceiling gets the lower one). */
-  private async limitOf(tenantId: string): Promise<number> {
-    return tenantLimit((await this.ports.tenantSettings.get(tenantId)).maxSandboxes, this.options.maxPerTenant);
   }
 
   /** A lease, asked for again with growing pauses (200 ms to 1 s) until the wait is over. */

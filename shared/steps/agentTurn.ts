@@ -61,7 +61,14 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
   const tools = withToolSearch(registry, maxTools);
   const catalog = toolLines(tools);
   const outcome = await runAgentLoop(
-    { ...run, ports, guardrails: record.guardrails, tenantId: record.tenantId, budget: record.budget ?? null },
+    {
+      ...run,
+      ports,
+      guardrails: record.guardrails,
+      tenantId: record.tenantId,
+      maxSandboxes: record.maxSandboxes,
+      budget: record.budget ?? null,
+    },
     {
       scope: "react",
       role: "react",

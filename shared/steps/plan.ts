@@ -259,6 +259,7 @@ async function handOverStep(
           priorResults: prior.lines,
           approvalTools: record.approval?.tools,
           toolFailures: record.toolFailures,
+          ...(record.maxSandboxes ? { maxSandboxes: record.maxSandboxes } : {}),
           instructions: record.instructions,
           agent: record.agent,
           ...(record.guardrails?.length ? { guardrails: record.guardrails } : {}),
@@ -329,7 +330,7 @@ async function revisePlan(
   const history = await sessionHistory(run.ports, record);
   // The planner's text streams to clients as every agent's does: through the run's output checks.
   const outcome = await runAgentLoop(
-    { ...run, guardrails: record.guardrails, tenantId: record.tenantId, budget: record.budget ?? null },
+    { ...run, guardrails: record.guardrails, tenantId: record.tenantId, maxSandboxes: record.maxSandboxes, budget: record.budget ?? null },
     {
       scope: context.journal.scope,
       role: "planner",

@@ -59,7 +59,8 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits, bound?:
     }),
     // The task is done: its interpreter session (and scratch) ends with it.
     endScope: async (runId: string, scope: string) => sandbox.end?.(sessionKey(runId, scope)),
-    async run({ code, files: wanted }, { runId, scope, files, signal, idempotencyKey, progress }) {
+    async run({ code, files: wanted }, { runId, scope, files, signal, idempotencyKey, progress, tenant }) {
+      if (bound && !tenant) throw new Error("run_code holds one of its tenant's sandboxes, and this call came without its run's tenant");
       const available = await files.list(runId);
       const names = wanted ?? available.map((f) => f.name);
       const missing = names.filter((name) => !available.some((f) => f.name === name));
@@ -84,9 +85,10 @@ export function runCodeTool(sandbox: CodeSandbox, limits: RunCodeLimits, bound?:
       const encoded = mounted.map((f) => ({ name: f.name, base64: Buffer.from(f.body).toString("base64") }));
       const { libraries: _shown, ...limitsOfCall } = limits;
       const request = { code, files: encoded, ...limitsOfCall, session: sessionKey(runId, scope) };
-      const result = bound
-        ? await bound.holding(runId, idempotencyKey, () => sandbox.run(request, signal), signal)
-        : await sandbox.run(request, signal);
+      const result =
+        bound && tenant
+          ? await bound.holding(tenant, idempotencyKey, () => sandbox.run(request, signal), signal)
+          : await sandbox.run(request, signal);
       const saved: string[] = [];
       for (const output of result.outputs) {
         const name = sanitizeFilePath(output.name);

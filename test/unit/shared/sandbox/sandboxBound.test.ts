@@ -4,7 +4,6 @@ import type { SandboxRequest, SandboxResult } from "../../../../shared/contracts
 import type { CodeSandbox } from "../../../../shared/ports/sandbox.js";
 import { SandboxBound } from "../../../../shared/sandbox/sandboxBound.js";
 import { MemorySandboxLeases } from "../../../../shared/testing/memorySandboxLeases.js";
-import { MemoryTenantSettings } from "../../../../shared/testing/memoryTenantSettings.js";
 import { sandboxResult } from "../../../../shared/testing/sandboxResult.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
 import { ToolRegistry } from "../../../../shared/tools/registry.js";
@@ -48,17 +47,13 @@ class CountedLeases extends MemorySandboxLeases {
   }
 }
 
-function setup(options: { maxPerTenant: number; waitMs: number }) {
-  const runs: Record<string, Pick<RunRecord, "tenantId">> = {
-    run_a1: { tenantId: "acme" },
-    run_a2: { tenantId: "acme" },
-    run_g: { tenantId: "globex" },
-  };
-  const tenantSettings = new MemoryTenantSettings();
+function setup(options: { maxPerTenant: number; waitMs: number; runs?: Record<string, Pick<RunRecord, "tenantId" | "maxSandboxes">> }) {
+  // Each run's tenant, and the tenant's own limit as the run recorded it when it was submitted.
+  const runs = options.runs ?? { run_a1: { tenantId: "acme" }, run_a2: { tenantId: "acme" }, run_g: { tenantId: "globex" } };
   const leases = new CountedLeases();
   const sandbox = new HeldSandbox();
   const bound = new SandboxBound(
-    { runs: { get: async (runId) => runs[runId] as RunRecord | undefined }, tenantSettings, sandboxLeases: leases },
+    { sandboxLeases: leases },
     { maxPerTenant: options.maxPerTenant, leaseMs: 60_000, waitMs: options.waitMs },
   );
   const tools = new ToolRegistry([runCodeTool(sandbox, { timeoutMs: 1_000, memoryMb: 128, maxOutputChars: 1_000 }, bound)]);
@@ -67,10 +62,10 @@ function setup(options: { maxPerTenant: number; waitMs: number }) {
     n++;
     return tools.execute(
       { id: `call_${n}`, name: "run_code", arguments: JSON.stringify({ code }) },
-      testToolContext({ runId, idempotencyKey: `${runId}:task:0:call_${n}`, signal }),
+      testToolContext({ runId, idempotencyKey: `${runId}:task:0:call_${n}`, signal, tenant: runs[runId] && { ...runs[runId] } }),
     );
   };
-  return { call, sandbox, leases, tenantSettings };
+  return { call, sandbox, leases };
 }
 
 describe("run_code's bound on a tenant's sandboxes running at once", () => {
@@ -135,16 +130,18 @@ describe("run_code's bound on a tenant's sandboxes running at once", () => {
     expect(await leases.held("acme")).toBe(0);
   });
 
-  it("the tenant's maxSandboxes lowers the deployment's limit, and cannot raise it", async () => {
-    const { call, sandbox, tenantSettings } = setup({ maxPerTenant: 2, waitMs: 100 });
-    await tenantSettings.put("acme", { maxSandboxes: 1 });
-    const first = call("run_a1", "print(1)");
+  it("the tenant's maxSandboxes (as its run recorded it) lowers the deployment's limit, and cannot raise it", async () => {
+    const { call, sandbox } = setup({
+      maxPerTenant: 2,
+      waitMs: 100,
+      runs: { run_low: { tenantId: "acme", maxSandboxes: 1 }, run_high: { tenantId: "acme", maxSandboxes: 5 } },
+    });
+    const first = call("run_low", "print(1)");
     await sandbox.started(1);
-    expect((await call("run_a2", "print(2)")).output).toContain("at most 1 code sandbox running at once");
-    await tenantSettings.put("acme", { maxSandboxes: 5 });
-    const second = call("run_a2", "print(2)");
+    expect((await call("run_low", "print(2)")).output).toContain("at most 1 code sandbox running at once");
+    const second = call("run_high", "print(2)");
     await sandbox.started(2);
-    expect((await call("run_a2", "print(3)")).output).toContain("at most 2 code sandboxes running at once");
+    expect((await call("run_high", "print(3)")).output).toContain("at most 2 code sandboxes running at once");
     for (const c of sandbox.calls) c.end(result("done"));
     await Promise.all([first, second]);
   });
