@@ -3,7 +3,7 @@ import type { AgentRole, EventBody } from "../contracts/events.js";
 import type { GuardrailCheck } from "../contracts/guardrails.js";
 import type { ImageLimits } from "../contracts/imageLimits.js";
 import type { ApprovalPolicy, ToolFailures } from "../contracts/interrupts.js";
-import type { Usage } from "../contracts/run.js";
+import type { RunRecord, Usage } from "../contracts/run.js";
 import { StepError, StepErrorCode } from "../errors.js";
 import { TextGuard } from "../guardrails/textGuard.js";
 import { contextOverflowOf, windowOf } from "../llm/providerRules.js";
@@ -60,6 +60,8 @@ export interface RunScope<P extends LoopPorts = LoopPorts> {
   tenantId?: string;
   /** The tenant's own bound on its code sandboxes running at once, as the run recorded it (run_code reads no setting). */
   maxSandboxes?: number;
+  /** The run's subscription, when the caller read its record (null: it has none): a model wait nobody hears of is not queued. */
+  webhook?: RunRecord["webhook"] | null;
   /** The run's budget, when the caller read its record (null: it has none): model calls are reserved against it without another read. */
   budget?: RunBudget | null;
   /** Epoch ms after which a turn should hand back to the state machine rather than start a round. */
@@ -283,7 +285,7 @@ async function askModel(
     "llm",
     "",
     async () => {
-      const stream = textStream(run.ports, run.runId, loop.source, loop.restore, loop.textGuard);
+      const stream = textStream(run.ports, run.runId, loop.source, { restore: loop.restore, guard: loop.textGuard, webhook: run.webhook });
       try {
         const onText = (text: string) => {
           streamed = true;

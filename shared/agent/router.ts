@@ -52,7 +52,7 @@ const chooseModeTool = defineTool({
  */
 export async function chooseMode(
   run: { runId: string; ports: RouterPorts },
-  record: Pick<RunRecord, "input" | "tenantId" | "instructions" | "guardrails">,
+  record: Pick<RunRecord, "input" | "tenantId" | "instructions" | "guardrails" | "webhook">,
   history: ChatMessage[] = [],
 ): Promise<RouteDecision> {
   const { ports } = run;
@@ -68,7 +68,12 @@ export async function chooseMode(
     const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
     const system = routerPrompt({ tools: toolLines(team), files: fileLines(files), instructions: record.instructions });
     const messages = window.build(system, [...history, { role: "user", content: record.input }], tools);
-    const stream = textStream(ports, run.runId, { agent: "router" }, (text) => window.restoreText(text), guard);
+    const stream = textStream(
+      ports,
+      run.runId,
+      { agent: "router" },
+      { restore: (text) => window.restoreText(text), guard, webhook: record.webhook ?? null },
+    );
     const { value, replayed, inherited } = await journal
       .once(0, "llm", "", () =>
         ports.model.complete({

@@ -42,6 +42,15 @@ export function subscribedTo(subscription: { events?: readonly string[] }, type:
   return (subscription.events ?? STATUS_EVENT_TYPES).includes(type);
 }
 
+/**
+ * Whether a run's subscription hears of its model waits: a webhook that named `run.waiting_on_model`,
+ * or an A2A client's push config (as a working update) unless its client deleted it (events: []).
+ */
+export function hearsOfModelWaits(subscription: { events?: readonly string[]; a2a?: unknown } | undefined): boolean {
+  if (!subscription) return false;
+  return subscription.a2a ? subscription.events?.length !== 0 : subscribedTo(subscription, "run.waiting_on_model");
+}
+
 /** What `webhook` in a run request looks like; `events` defaults to every status change (progress only when named). */
 export const WebhookSubscription = z.strictObject({
   url: z.string().min(1).max(2048),

@@ -10,6 +10,7 @@ import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import {
   buildModelWaitPayload,
   buildWebhookPayload,
+  hearsOfModelWaits,
   type NotifiedStatus,
   subscribedTo,
   type WebhookEventType,
@@ -149,15 +150,13 @@ async function notifyModelWait(
   { waitId, at, modelWait }: Extract<NotifyMessage, { kind: "model_waiting" }>,
 ): Promise<void> {
   const subscription = run.webhook;
-  if (!subscription || !run.links) return;
+  if (!subscription || !run.links || !hearsOfModelWaits(subscription)) return;
   const type = "run.waiting_on_model";
   let body: string;
   if (subscription.a2a) {
-    // A config deleted by its client is kept as a subscription to nothing (events: []).
-    if (subscription.events?.length === 0 || TERMINAL_STATUSES.has(run.status)) return;
+    if (TERMINAL_STATUSES.has(run.status)) return;
     body = pushUpdateBody(subscription.a2a, workingUpdate(run, waitId, at, modelRetryLine(modelWait)));
   } else {
-    if (!subscribedTo(subscription, type)) return;
     body = JSON.stringify(buildModelWaitPayload({ ...run, links: run.links, modelWait, at }));
   }
   await deliverNew(ports, run, { deliveryId: waitId, type, url: subscription.url, body });

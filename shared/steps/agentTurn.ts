@@ -67,6 +67,7 @@ async function reactTurn(run: RunScope<AgentTurnPorts>, input: RunState & { turn
       guardrails: record.guardrails,
       tenantId: record.tenantId,
       maxSandboxes: record.maxSandboxes,
+      webhook: record.webhook ?? null,
       budget: record.budget ?? null,
     },
     {

@@ -330,7 +330,14 @@ async function revisePlan(
   const history = await sessionHistory(run.ports, record);
   // The planner's text streams to clients as every agent's does: through the run's output checks.
   const outcome = await runAgentLoop(
-    { ...run, guardrails: record.guardrails, tenantId: record.tenantId, maxSandboxes: record.maxSandboxes, budget: record.budget ?? null },
+    {
+      ...run,
+      guardrails: record.guardrails,
+      tenantId: record.tenantId,
+      maxSandboxes: record.maxSandboxes,
+      webhook: record.webhook ?? null,
+      budget: record.budget ?? null,
+    },
     {
       scope: context.journal.scope,
       role: "planner",

@@ -66,7 +66,12 @@ export async function summarize(input: { runId: string }, ports: SummarizePorts)
   const window = new ContextWindow({ model: ports.model.name, budgetTokens: ports.settings.budgets.contextTokens });
   const checked = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
   const guard = new TextGuard(ports, runId, record.guardrails, { agent: "summarizer" }, checked);
-  const stream = textStream(ports, runId, { agent: "summarizer" }, (text) => window.restoreText(text), guard);
+  const stream = textStream(
+    ports,
+    runId,
+    { agent: "summarizer" },
+    { restore: (text) => window.restoreText(text), guard, webhook: record.webhook ?? null },
+  );
   // Its call is reserved against the run's budgets like an agent's; at a budget, the summary is written without one.
   const model = withBudget(portsForAgent(ports, record.agent).model, ports, async () => record);
   let stopReason = record.stopReason;

@@ -36,7 +36,7 @@ async function firstByte(guarded: boolean): Promise<number> {
   };
   const usage = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
   const guard = guarded ? new TextGuard(ports, runId, CHECKS, { agent: "react" }, usage) : undefined;
-  const stream = textStream(ports, runId, { agent: "react" }, undefined, guard);
+  const stream = textStream(ports, runId, { agent: "react" }, { guard });
   const tokens = REPLY.match(/.{1,4}/gs) ?? [];
   const start = performance.now();
   for (const token of tokens) {

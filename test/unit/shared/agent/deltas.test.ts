@@ -5,6 +5,8 @@ import { eventTypes, withRun } from "../../../support/memoryRun.js";
 
 const links = { api: "http://api.test", stream: "http://stream.test", console: false };
 const retry = { attempt: 1, retries: 3, reason: "the reply broke off (terminated)", waitMs: 500 };
+/** A subscription that asked to hear of model waits. */
+const HEARS = { url: "https://hooks.example.com/stepwise", events: ["run.waiting_on_model"] };
 
 describe("a streamed model call that is retried", () => {
   it("withdraws the broken reply's text, says it retries, and only then streams the new reply", async () => {
@@ -50,7 +52,7 @@ describe("a streamed model call that is retried", () => {
   });
 
   it("queues the waiting spell for the notifier once, at its first retry; the next call's spell again", async () => {
-    const { ports, fakes, runId } = await withRun({ status: "running" });
+    const { ports, fakes, runId } = await withRun({ status: "running", webhook: HEARS });
     const first = textStream(ports, runId, { agent: "executor", taskId: "t1" });
     first.onRetry({ ...retry, reason: "HTTP 429 (rate limited)" });
     first.onRetry({ ...retry, attempt: 2, waitMs: 1000 });
@@ -89,7 +91,7 @@ describe("a streamed model call that is retried", () => {
   });
 
   it("a spell the queue refused is queued again when the call ends: late, not lost", async () => {
-    const { ports, fakes, runId } = await withRun({ status: "running" });
+    const { ports, fakes, runId } = await withRun({ status: "running", webhook: HEARS });
     const send = fakes.notifyQueue.send.bind(fakes.notifyQueue);
     let refusals = 1;
     fakes.notifyQueue.send = async (message, delayMs) => {
@@ -105,5 +107,48 @@ describe("a streamed model call that is retried", () => {
     expect(fakes.notifyQueue.take()).toEqual([
       expect.objectContaining({ kind: "model_waiting", modelWait: expect.objectContaining({ attempt: 1 }) }),
     ]);
+  });
+
+  it("queues nothing for a run nobody hears of model waits from: no webhook, status changes only, an A2A config its client deleted", async () => {
+    const push = { url: "https://agent.example.com/push", a2a: { id: "cfg-1", wireVersion: "1.0" as const } };
+    for (const webhook of [undefined, { url: HEARS.url }, { url: HEARS.url, events: ["run.succeeded"] }, { url: push.url, events: [] }]) {
+      const { ports, fakes, runId } = await withRun({ status: "running", ...(webhook ? { webhook } : {}) });
+      // Whether the step handed over the run's subscription or the spell reads the run itself.
+      for (const known of [webhook ?? null, undefined]) {
+        const stream = textStream(ports, runId, { agent: "react" }, { webhook: known });
+        stream.onRetry(retry);
+        stream.onRetry({ ...retry, attempt: 2 });
+        await stream.close();
+      }
+      expect(fakes.notifyQueue.take()).toEqual([]);
+      // The retries are still told on the run, as always.
+      expect(eventTypes(fakes, runId)).toEqual(Array(4).fill("model.retrying"));
+    }
+    // An A2A client's push config hears of them (a working update): one message per spell.
+    const { ports, fakes, runId } = await withRun({ status: "running", webhook: push });
+    const stream = textStream(ports, runId, { agent: "react" });
+    stream.onRetry(retry);
+    stream.onRetry({ ...retry, attempt: 2 });
+    await stream.close();
+    expect(fakes.notifyQueue.take()).toEqual([expect.objectContaining({ kind: "model_waiting", runId })]);
+  });
+
+  it("reads the run for its subscription once per spell, not per retry; never when the step handed it over", async () => {
+    const { ports, fakes, runId } = await withRun({ status: "running", webhook: HEARS });
+    let reads = 0;
+    const get = ports.runs.get.bind(ports.runs);
+    ports.runs.get = (...args) => {
+      reads++;
+      return get(...args);
+    };
+    const unknown = textStream(ports, runId, { agent: "executor", taskId: "t1" });
+    for (const attempt of [1, 2, 3]) unknown.onRetry({ ...retry, attempt });
+    await unknown.close();
+    expect(reads).toBe(1);
+    const known = textStream(ports, runId, { agent: "react" }, { webhook: HEARS });
+    for (const attempt of [1, 2, 3]) known.onRetry({ ...retry, attempt });
+    await known.close();
+    expect(reads).toBe(1);
+    expect(fakes.notifyQueue.take().map((m) => m.kind)).toEqual(["model_waiting", "model_waiting"]);
   });
 });
