@@ -414,6 +414,7 @@ async function runCalls(
     agent: options.role,
     taskId: options.taskId,
     ...(run.tenantId ? { tenant: { tenantId: run.tenantId, maxSandboxes: run.maxSandboxes } } : {}),
+    webhook: run.webhook,
     tools,
     emit: (bodies: EventBody[]) => loop.events.append(bodies),
     journal,

@@ -4,7 +4,8 @@ import type { NotifyMessage } from "../contracts/notify.js";
 import type { RunRecord } from "../contracts/run.js";
 import { hearsOfModelWaits, type ModelWait } from "../contracts/webhook.js";
 import { errorMessage } from "../errors.js";
-import type { ModelRetry } from "../llm/types.js";
+import type { ChatModel, ModelRetry } from "../llm/types.js";
+import { moderationOf } from "../llm/types.js";
 import { logger } from "../observability.js";
 import type { Ports } from "../ports/index.js";
 
@@ -76,6 +77,40 @@ export class ModelWaits {
           );
     return heard ? queueWaiting(this.ports, message) : undefined;
   }
+}
+
+/**
+ * `model` with every call's retries reported as an agent's own calls' are (ModelWaits): for a tool
+ * that writes with the run's model (write_report), beside what the tool itself withdraws.
+ */
+export function reportingRetries(
+  model: ChatModel,
+  ports: ModelWaitPorts,
+  runId: string,
+  source: Source,
+  webhook?: KnownWebhook,
+): ChatModel {
+  return {
+    name: model.name,
+    ...moderationOf(model),
+    complete: async (request) => {
+      const waits = new ModelWaits(ports, runId, source, webhook);
+      let reported: Promise<unknown> = Promise.resolve();
+      try {
+        return await model.complete({
+          ...request,
+          onRetry: (retry) => {
+            request.onRetry?.(retry);
+            // After the last retry's writes: the events keep the retries' order.
+            reported = waits.retried(retry, { before: reported });
+          },
+        });
+      } finally {
+        await reported;
+        await waits.close();
+      }
+    },
+  };
 }
 
 /** The waiting spell's message for the notifier: its id is the progress webhook's webhook-id. */

@@ -7,6 +7,7 @@ import type { Ports } from "../ports/index.js";
 import type { OutputChecks, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import { type InterruptPorts, interruptIdFor, openInterrupt } from "./interrupts.js";
+import { type KnownWebhook, reportingRetries } from "./modelWaits.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import { applyDecision, pauseKindOf, pauseRequest } from "./toolApproval.js";
 import { deniedByPolicy, type ToolPolicyGate } from "./toolPolicy.js";
@@ -19,6 +20,8 @@ export interface ToolRound {
   taskId?: string;
   /** The run's tenant, as the step read it from the run: tools bound per tenant read nothing more. */
   tenant?: ToolContext["tenant"];
+  /** The run's subscription, when the step read the run: a tool's model waits are reported as the agent's (modelWaits.ts). */
+  webhook?: KnownWebhook;
   tools: ToolSet;
   /** Appends events in the background, in order (the loop's own writer, awaited with its last writes). */
   emit: (events: EventBody[]) => void;
@@ -98,7 +101,8 @@ export async function runToolCalls(
       idempotencyKey: idempotencyKeyOf(round, call),
       // What an executor's tools write is its task's (file.created and task.completed name it).
       files: round.taskId ? filesOfTask(round.ports.files, round.taskId) : round.ports.files,
-      model: round.ports.model,
+      // The writer's retries are reported as the agent's own calls' are: the same events, run state and notifications.
+      model: reportingRetries(round.ports.model, round.ports, round.runId, sourceOf(round), round.webhook),
       ...(round.tenant ? { tenant: round.tenant } : {}),
       ...(round.output ? { output: round.output } : {}),
       progress: (event) =>
