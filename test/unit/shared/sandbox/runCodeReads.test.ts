@@ -5,11 +5,13 @@ import type { Tool } from "../../../../shared/ports/tools.js";
 import { acceptRun } from "../../../../shared/run/acceptRun.js";
 import { SandboxBound } from "../../../../shared/sandbox/sandboxBound.js";
 import { agentTurn } from "../../../../shared/steps/agentTurn.js";
+import { plan } from "../../../../shared/steps/plan.js";
+import { startRun } from "../../../../shared/steps/startRun.js";
 import { MemorySandboxLeases } from "../../../../shared/testing/memorySandboxLeases.js";
 import { sandboxResult } from "../../../../shared/testing/sandboxResult.js";
 import { ScriptedModel } from "../../../../shared/testing/scriptedModel.js";
 import { runCodeTool } from "../../../../shared/tools/runCode.js";
-import { withRun } from "../../../support/memoryRun.js";
+import { planOutcome, withRun } from "../../../support/memoryRun.js";
 
 /**
  * run_code on the agent's path, over the in-memory ports: the step read the run (its tenant, and
@@ -90,5 +92,11 @@ describe("run_code's reads on the agent's path", () => {
     expect(run.maxSandboxes).toBe(2);
     const { run: other } = await acceptRun(ports, "globex", { input: "Add these up." }, { links });
     expect(other.maxSandboxes).toBeUndefined();
+  });
+
+  it("a plan_solve run's executors find it in the step context the planner wrote (they read no run)", async () => {
+    const { ports, runId } = await withRun({ requestedMode: "plan_solve", maxSandboxes: 2 });
+    planOutcome(await plan(await startRun({ runId }, ports), ports), "execute");
+    expect(await ports.tasks.step(runId, 0)).toMatchObject({ tenantId: "tenant_1", maxSandboxes: 2 });
   });
 });
