@@ -29,12 +29,10 @@ export class TenantLeaseStore implements TenantLeases {
       const now = this.clock();
       const live = (await this.slots(kind, tenantId)).filter((lease) => lease.expiresAt > now);
       const own = live.find((lease) => lease.leaseId === leaseId);
-      const free =
-        live.length - (own ? 1 : 0) < limit
-          ? Array.from({ length: limit }, (_, slot) => slot).filter((slot) => !live.some((lease) => lease.slot === slot))
-          : [];
-      // Its own slot first; the free ones in random order, so racers seldom try the same one.
-      const tries = own ? [own.slot] : free.sort(() => Math.random() - 0.5);
+      const free = Array.from({ length: limit }, (_, slot) => slot).filter((slot) => !live.some((lease) => lease.slot === slot));
+      // Its own slot again; else, while fewer than `limit` count (a lowered limit counts the slots
+      // above it), the free ones in random order, so racers seldom try the same one.
+      const tries = own ? [own.slot] : live.length < limit ? free.sort(() => Math.random() - 0.5) : [];
       if (tries.length === 0) return undefined;
       for (const slot of tries) {
         const expiresAt = now + ttlMs;
