@@ -23,7 +23,7 @@ export const toolsPort: PortBuilder<"tools"> = (parts) => {
           events: parts.port("events"),
           secrets,
           // run_code's bound on each tenant's sandboxes running at once.
-          sandboxLeases: parts.port("sandboxLeases"),
+          tenantLeases: parts.port("tenantLeases"),
         },
         clients,
       );

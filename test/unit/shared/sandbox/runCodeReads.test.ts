@@ -7,7 +7,7 @@ import { SandboxBound } from "../../../../shared/sandbox/sandboxBound.js";
 import { agentTurn } from "../../../../shared/steps/agentTurn.js";
 import { plan } from "../../../../shared/steps/plan.js";
 import { startRun } from "../../../../shared/steps/startRun.js";
-import { MemorySandboxLeases } from "../../../../shared/testing/memorySandboxLeases.js";
+import { MemoryTenantLeases } from "../../../../shared/testing/memoryTenantLeases.js";
 import { sandboxResult } from "../../../../shared/testing/sandboxResult.js";
 import { ScriptedModel } from "../../../../shared/testing/scriptedModel.js";
 import { runCodeTool } from "../../../../shared/tools/runCode.js";
@@ -27,9 +27,9 @@ const sandbox: CodeSandbox = {
 };
 
 /** Leases that note the limit each attempt was taken under. */
-class NotedLeases extends MemorySandboxLeases {
+class NotedLeases extends MemoryTenantLeases {
   readonly limits: number[] = [];
-  override async acquire(...args: Parameters<MemorySandboxLeases["acquire"]>) {
+  override async acquire(...args: Parameters<MemoryTenantLeases["acquire"]>) {
     this.limits.push(args[2]);
     return super.acquire(...args);
   }
@@ -50,7 +50,7 @@ async function turnWith(calls: number, maxSandboxes?: number) {
     runCodeTool(
       sandbox,
       { timeoutMs: 1_000, memoryMb: 128, maxOutputChars: 1_000 },
-      new SandboxBound({ ...ports, sandboxLeases: leases }, { maxPerTenant: 4, leaseMs: 60_000 }),
+      new SandboxBound({ ...ports, tenantLeases: leases }, { maxPerTenant: 4, leaseMs: 60_000 }),
     ),
   );
   const reads = { runs: 0, tenantSettings: 0 };
