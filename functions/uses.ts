@@ -80,7 +80,9 @@ const DOOR = [
 
 export const HANDLER_USES = {
   // It checks the run's input (guardrails: moderation and judge through the model) and ends a blocked run.
-  StartRun: { ports: ["runs", "events", "activeRuns", "interrupts", "model"] },
+  // Its model comes with the retry report every model call's retries may reach (shared/agent/modelWaits.ts, write_report's
+  // writer's too), which queues a waiting spell (notifyQueue): the IAM reading cannot tell this model's calls from the writer's.
+  StartRun: { ports: ["runs", "events", "activeRuns", "interrupts", "model", "notifyQueue"] },
   // The router reads the tools' names to choose a mode; it runs none. A model call that waits is told on the queue (notifyQueue), as in every step that calls the model.
   RouteRequest: { ports: ["model", "journal", "runs", "events", "tools", "files", "sessions", "notifyQueue"] },
   AgentTurn: { ports: [...LOOP, "tools", ...RUN_CODE, "sessions", "executions"], executions: ["history"], runsTools: true },
@@ -89,7 +91,7 @@ export const HANDLER_USES = {
   RecordTaskFailure: { ports: ["tasks", "files", "events"] },
   Summarize: { ports: ["model", "journal", "runs", "tasks", "files", "sessions", "events", "spend", "notifyQueue"] },
   // It titles the session after its first answered turn (shared/steps/sessionTitle.ts).
-  Finalize: { ports: [...END_RUN, "model"] },
+  Finalize: { ports: [...END_RUN, "model", "notifyQueue"] }, // notifyQueue: as StartRun's
   RecordFailure: { ports: END_RUN },
   AwaitInterrupt: { ports: ["interrupts", "executions"], executions: ["resume"] },
   RecordTimeout: { ports: END_RUN },

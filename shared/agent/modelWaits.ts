@@ -4,10 +4,10 @@ import type { NotifyMessage } from "../contracts/notify.js";
 import type { RunRecord } from "../contracts/run.js";
 import { hearsOfModelWaits, type ModelWait } from "../contracts/webhook.js";
 import { errorMessage } from "../errors.js";
-import type { ChatModel, ModelRetry } from "../llm/types.js";
-import { moderationOf } from "../llm/types.js";
+import type { ModelRetry } from "../llm/types.js";
 import { logger } from "../observability.js";
 import type { Ports } from "../ports/index.js";
+import type { ModelCallWaits } from "../ports/tools.js";
 
 type Source = { agent: AgentRole; taskId?: string };
 
@@ -24,7 +24,7 @@ export type KnownWebhook = RunRecord["webhook"] | null | undefined;
  * goes on the notification queue once, for the progress webhook and A2A push, only when the run's
  * subscription hears of model waits: the notifier would find nothing to send otherwise.
  */
-export class ModelWaits {
+export class ModelWaits implements ModelCallWaits {
   private waited = false;
   /** The waiting spell's message while the queue has not taken it (sent again when the call ends). */
   private unsent: Promise<NotifyMessage | undefined> = Promise.resolve(undefined);
@@ -77,40 +77,6 @@ export class ModelWaits {
           );
     return heard ? queueWaiting(this.ports, message) : undefined;
   }
-}
-
-/**
- * `model` with every call's retries reported as an agent's own calls' are (ModelWaits): for a tool
- * that writes with the run's model (write_report), beside what the tool itself withdraws.
- */
-export function reportingRetries(
-  model: ChatModel,
-  ports: ModelWaitPorts,
-  runId: string,
-  source: Source,
-  webhook?: KnownWebhook,
-): ChatModel {
-  return {
-    name: model.name,
-    ...moderationOf(model),
-    complete: async (request) => {
-      const waits = new ModelWaits(ports, runId, source, webhook);
-      let reported: Promise<unknown> = Promise.resolve();
-      try {
-        return await model.complete({
-          ...request,
-          onRetry: (retry) => {
-            request.onRetry?.(retry);
-            // After the last retry's writes: the events keep the retries' order.
-            reported = waits.retried(retry, { before: reported });
-          },
-        });
-      } finally {
-        await reported;
-        await waits.close();
-      }
-    },
-  };
 }
 
 /** The waiting spell's message for the notifier: its id is the progress webhook's webhook-id. */

@@ -7,7 +7,7 @@ import type { Ports } from "../ports/index.js";
 import type { OutputChecks, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
 import { MAX_OBSERVE_CHARS } from "../tools/registry.js";
 import { type InterruptPorts, interruptIdFor, openInterrupt } from "./interrupts.js";
-import { type KnownWebhook, reportingRetries } from "./modelWaits.js";
+import { type KnownWebhook, ModelWaits } from "./modelWaits.js";
 import type { ScopeJournal } from "./scopeJournal.js";
 import { applyDecision, pauseKindOf, pauseRequest } from "./toolApproval.js";
 import { deniedByPolicy, type ToolPolicyGate } from "./toolPolicy.js";
@@ -101,8 +101,9 @@ export async function runToolCalls(
       idempotencyKey: idempotencyKeyOf(round, call),
       // What an executor's tools write is its task's (file.created and task.completed name it).
       files: round.taskId ? filesOfTask(round.ports.files, round.taskId) : round.ports.files,
-      // The writer's retries are reported as the agent's own calls' are: the same events, run state and notifications.
-      model: reportingRetries(round.ports.model, round.ports, round.runId, sourceOf(round), round.webhook),
+      model: round.ports.model,
+      // A tool's model calls (the report writer's) tell their retries as the agent's own calls do.
+      modelWaits: () => new ModelWaits(round.ports, round.runId, sourceOf(round), round.webhook),
       ...(round.tenant ? { tenant: round.tenant } : {}),
       ...(round.output ? { output: round.output } : {}),
       progress: (event) =>

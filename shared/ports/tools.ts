@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import type { ToolProgress, UndoneCall } from "../contracts/events.js";
 import type { ToolGrant } from "../contracts/toolGrants.js";
-import type { ChatModel, ToolCall, ToolSpec } from "../llm/types.js";
+import type { ChatModel, ModelRetry, ToolCall, ToolSpec } from "../llm/types.js";
 import type { FileStore } from "./files.js";
 
 /** What a tool may use while it runs. Passed by the registry, never by the agent by hand. */
@@ -26,8 +26,21 @@ export interface ToolContext {
   tenant?: { tenantId: string; maxSandboxes?: number };
   /** The run's model, for a tool that writes with it (write_report from a task). */
   model?: ChatModel;
+  /**
+   * Reports one call of `model`'s retries as an agent's own model calls' are (a `model.retrying`
+   * event, the run's wait, the waiting spell for its subscribers): a tool starts one per call.
+   */
+  modelWaits?: () => ModelCallWaits;
   /** The run's output guardrails, for a tool that shows people text it writes (a live report); none: no checks. */
   output?: OutputChecks;
+}
+
+/** One model call's retries, told as they happen (shared/agent/modelWaits.ts). */
+export interface ModelCallWaits {
+  /** A retry, told once `before` (the last retry's or the broken reply's writes) is done; resolves when it is. */
+  retried(retry: ModelRetry, options?: { before?: Promise<unknown> }): Promise<unknown>;
+  /** The call ended (answered or failed): the run no longer waits for it. */
+  close(): Promise<void>;
 }
 
 /** The run's output checks (shared/guardrails/textGuard.ts), as a tool sees them. */

@@ -185,13 +185,16 @@ interface LiveReport {
 }
 
 /** Has the run's model write the report from the material, streaming it as report.delta events as it comes. */
-async function writeLive(report: LiveReport, { runId, files, model, progress, signal, output }: ToolContext): Promise<string> {
+async function writeLive(report: LiveReport, { runId, files, model, progress, signal, output, modelWaits }: ToolContext): Promise<string> {
   if (!model) throw new Error("this agent has no model to write with: give the finished report in content");
   const deltas = new DeltaCoalescer((text) =>
     progress?.({ type: "report.delta", data: { name: report.name, format: report.format, text } }),
   );
   // The stream passes the same hold-back window as an agent's: a redacted or blocked span never reaches a client.
   const held = output?.holdBack(deltas.push);
+  // Its retries are told as the agent's own model calls' are (model.retrying, the run's wait, its subscribers).
+  const waits = modelWaits?.();
+  let retried: Promise<unknown> = Promise.resolve();
   try {
     const reply = await model.complete({
       role: "executor",
@@ -201,10 +204,12 @@ async function writeLive(report: LiveReport, { runId, files, model, progress, si
       ],
       onText: held ? held.push : deltas.push,
       // A reply that broke off is retried whole: what it streamed is withdrawn, after its last written piece.
-      onRetry: ({ reason }) => {
+      onRetry: (retry) => {
+        const { reason } = retry;
         held?.discard();
         const { pushed, written } = deltas.discard();
         if (pushed) void written.then(() => progress?.({ type: "report.withdrawn", data: { name: report.name, reason } }));
+        retried = waits?.retried(retry, { before: retried }) ?? retried;
       },
       signal,
     });
@@ -212,7 +217,8 @@ async function writeLive(report: LiveReport, { runId, files, model, progress, si
     return reply.content;
   } finally {
     held?.close();
-    await deltas.close();
+    await Promise.all([deltas.close(), retried]);
+    await waits?.close();
   }
 }
 
