@@ -9,15 +9,85 @@ import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.
 import { asksAbout, cutOptions, LAPTOP, PHONE, pageWidth, SCREENSHOTS, useConsoleStack, WIDE } from "../support/consoleHarness.js";
 import { salesWorkbook } from "../support/documents.js";
 
-// The console in Chromium, part two: the pages besides a run's decisions (files and reports, a phone's
-// layout, agents, sessions) and the run page's other sections (a model out of reach, fork, a failed
-// tool call, the budget, webhooks). consoleRuns.test.ts has the runs decided from the page; each file
-// starts its own stack and browser, and the two run side by side.
+// The console in Chromium, part two: code and files (every test that runs Python is here, so one
+// stack loads the sandbox), reports, a phone's layout, agents, sessions, and the run page's other
+// sections (a model out of reach, a failed tool call, the budget, webhooks). consoleRuns.test.ts has
+// the runs decided from the page; each file starts its own stack and browser, and the two run side by side.
 
 describe("the web console in Chromium: pages and sections", () => {
   // TOOL_CATALOG_CACHE_MS=0: a tool source saved here is listed by the very next run.
   const app = useConsoleStack({ TOOL_CATALOG_CACHE_MS: "0" });
   const { api, signIn, openNewRun } = app;
+
+  it("shows code to approve as code (line breaks, Python highlighted) and edits it as code, checked against the tool's schema", async () => {
+    const page = await app.browser.context.newPage();
+    await signIn(page);
+    await openNewRun(page);
+    await page.getByLabel("Task", { exact: true }).fill("Analyse the attached CSV");
+    await page.getByLabel("Mode").selectOption("react");
+    await page.getByLabel("Approve tool calls").selectOption("write");
+    await page
+      .getByLabel("Files to attach")
+      .setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from("region,amount\nnorth,120\nsouth,80\n") });
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.waitForURL(/#\/runs\/run_/);
+    const runId = page.url().split("#/runs/")[1]!;
+    const card = page.getByRole("article", { name: "Allow run_code?" });
+    await card.waitFor({ timeout: 60_000 });
+
+    // The program as the agent wrote it: its own lines, monospaced, coloured as Python; no JSON escapes.
+    const { pendingInterrupts } = await api(`/v1/runs/${runId}`);
+    const agentCode: string = pendingInterrupts[0].arguments.code;
+    expect(agentCode.split("\n").length).toBeGreaterThan(3);
+    const shown = card.locator("pre.code-arg code.language-python");
+    await expect.poll(() => shown.locator(".hljs-keyword").count(), WIDE).toBeGreaterThan(0);
+    expect(await shown.textContent()).toBe(agentCode);
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText gives the lines as rendered, which textContent (above) does not
+    expect((await shown.innerText()).split("\n").length).toBeGreaterThan(3);
+    expect(await shown.evaluate((el) => (globalThis as any).getComputedStyle(el).fontFamily)).toMatch(/mono/i);
+    expect(await card.textContent()).not.toContain("\\n");
+    await card.screenshot({ path: path.join(SCREENSHOTS, "approve-code-laptop.png") });
+    // On a phone the arguments wrap inside the card: nothing cut off at its right edge.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await shown.evaluate((el) => (el.parentElement as any).scrollWidth <= (el.parentElement as any).clientWidth)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await card.screenshot({ path: path.join(SCREENSHOTS, "approve-code-phone.png") });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // The call's code is shown once in the activity, highlighted, never also as escaped JSON.
+    const called = page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args");
+    expect(await called.locator("pre.code-arg.code code").textContent()).toBe(agentCode);
+    expect(await called.textContent()).not.toContain("\\n");
+
+    // Edit: the code in a field of its own, as code; the list of files as JSON, checked first.
+    await card.getByRole("button", { name: "Edit" }).click();
+    const codeField = card.getByLabel("code", { exact: true });
+    expect(await codeField.inputValue()).toBe(agentCode);
+    const files = card.getByLabel("files", { exact: true });
+    // Editing has one primary action, Approve, and it sends the edited values.
+    expect(await card.locator("button.primary").allTextContents()).toEqual(["Approve with these arguments"]);
+    await files.fill('"sales.csv"');
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
+    // The problem is said at its field.
+    const filesField = card.locator(".field", { has: page.locator('textarea[name="files"]') });
+    await expect.poll(() => filesField.getByRole("alert").textContent(), WIDE).toBe("'files' must be array, not string.");
+    expect(await card.getByRole("alert").count()).toBe(1);
+    await files.fill("[sales.csv");
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
+    await expect.poll(() => filesField.getByRole("alert").textContent(), WIDE).toMatch(/^'files' is not valid JSON/);
+    await files.fill('["sales.csv"]');
+    await codeField.fill(`${agentCode}\nprint("checked by a person")\n`);
+    await card.getByRole("button", { name: "Approve with these arguments" }).click();
+    // What the edited code printed, beneath the code that ran (the tool result's preview is cut
+    // at 2,000 characters, and says first how the arguments were changed: the code, whole).
+    await expect
+      .poll(() => page.locator(".entry.code .code-output", { hasText: "checked by a person" }).count(), { timeout: 60_000 })
+      .toBe(1);
+    expect(await page.locator(".entry.code pre.code code").textContent()).toContain('print("checked by a person")');
+    await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
+    const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
+    expect(events.find((e: any) => e.type === "interrupt.resolved").data.decision).toBe("edit");
+    await page.close();
+  }, 180_000);
 
   it("attaches a file to a new run from the keyboard: uploaded, listed with the run, read by the agent", async () => {
     const sales = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
@@ -433,97 +503,7 @@ describe("the web console in Chromium: pages and sections", () => {
     });
   });
 
-  describe("fork from here, and a failed tool call's card", () => {
-    const runsOf = async (sessionId: string) => (await api(`/v1/runs?sessionId=${sessionId}&limit=100`)).runs.length as number;
-
-    it("forks an ended run at a tool result with an edited result at 1280 and 390 px; an edit the API refuses says why and starts nothing", async () => {
-      const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5 (fork)", mode: "plan_solve" });
-      const page = await app.browser.context.newPage();
-      try {
-        await signIn(page);
-        await page.goto(`${app.proxy.url}/#/runs/${runId}`);
-        await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
-        const parent = await api(`/v1/runs/${runId}`);
-        expect(parent.status).toBe("succeeded");
-        expect(parent.result).toContain("391");
-        const dialog = page.getByRole("dialog", { name: "Fork from here" });
-        const plan = dialog.getByLabel("Plan");
-        const result = page.locator(".entry.tool-result", { hasText: "391" });
-        const fork = result.getByRole("button", { name: "Fork from here: the result of calculator", exact: false });
-        const edit = dialog.getByLabel("Tool result");
-
-        // The same ended run at each width: every way to a fork, and an edit refused, before one fork is started.
-        for (const { width, height } of [LAPTOP, PHONE]) {
-          await page.setViewportSize({ width, height });
-          // Offered on each plan step and task too; the plan's editor holds the plan as the planner made it.
-          await expect.poll(() => page.locator(".plan .fork-from-here").count(), WIDE).toBe(parent.plan.steps.length);
-          const taskForks = page.getByRole("list", { name: "Step 1 tasks" }).getByRole("button", { name: /^Fork from here: task / });
-          await expect.poll(() => taskForks.count(), WIDE).toBe(2);
-          await page.screenshot({ path: path.join(SCREENSHOTS, `fork-offered-${width}.png`), fullPage: true });
-          await page.getByRole("button", { name: /^Fork from here: plan step 1 / }).click();
-          await expect.poll(() => plan.inputValue(), WIDE).toContain(`${parent.plan.steps[0].title}\n- ${parent.plan.steps[0].tasks[0]}`);
-          // A plan with no step is refused here, before anything is sent.
-          await plan.fill("");
-          await dialog.getByRole("button", { name: "Start the fork" }).click();
-          await expect.poll(() => dialog.getByRole("alert").textContent(), WIDE).toContain("The plan has no step");
-          expect(await plan.getAttribute("aria-invalid")).toBe("true");
-          await dialog.getByRole("button", { name: "Cancel" }).click();
-          await expect.poll(() => dialog.count(), WIDE).toBe(0);
-
-          // From the keyboard: the tool result's button opens the dialog, the result's text in its editor, focused.
-          await fork.focus();
-          await page.keyboard.press("Enter");
-          await expect.poll(() => edit.evaluate((el) => el === (globalThis as any).document.activeElement), WIDE).toBe(true);
-          expect(await edit.inputValue()).toContain("391");
-          await page.keyboard.press("Escape");
-          await expect.poll(() => dialog.count(), WIDE).toBe(0);
-          expect(await fork.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
-          await page.keyboard.press("Enter");
-          await expect.poll(() => edit.inputValue(), WIDE).toContain("391");
-          expect(await pageWidth(page)).toBeLessThanOrEqual(width);
-          const box = (await dialog.boundingBox())!;
-          expect(box.x >= 0 && box.x + box.width <= width).toBe(true);
-
-          // An edit that does not fit the API's schema: its message beside the edit, and no run started.
-          const before = await runsOf(parent.sessionId);
-          await edit.fill("9".repeat(200_001));
-          await dialog.getByRole("button", { name: "Start the fork" }).click();
-          await expect.poll(() => dialog.getByRole("alert").textContent(), WIDE).toContain("edits.toolResults.0.output");
-          expect(await edit.getAttribute("aria-invalid")).toBe("true");
-          expect(page.url()).toContain(runId);
-          expect(await runsOf(parent.sessionId)).toBe(before);
-          await page.screenshot({ path: path.join(SCREENSHOTS, `fork-dialog-${width}.png`) });
-          if (width === LAPTOP.width) {
-            await page.keyboard.press("Escape");
-            await expect.poll(() => dialog.count(), WIDE).toBe(0);
-          }
-        }
-
-        // The edit, on the phone: the fork's page opens, says what it forked from, and its answer reads the edited result.
-        const before = await runsOf(parent.sessionId);
-        await edit.fill("17*23 = 999");
-        await dialog.getByRole("button", { name: "Start the fork" }).click();
-        await page.waitForURL((url) => /#\/runs\/run_/.test(url.hash) && !url.hash.includes(runId), WIDE);
-        const forkId = page.url().split("#/runs/")[1]!;
-        await expect
-          .poll(() => page.locator(".fork-of").textContent(), WIDE)
-          .toMatch(new RegExp(`^Forked from ${runId} at task#\\d+#\\S+ round \\d+$`));
-        await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
-        await expect.poll(() => page.locator(".answer").textContent(), WIDE).toContain("999");
-        const forked = await api(`/v1/runs/${forkId}`);
-        expect(forked).toMatchObject({ status: "succeeded", forkOf: { runId }, sessionId: parent.sessionId });
-        expect(forked.result).toContain("999");
-        expect(await runsOf(parent.sessionId)).toBe(before + 1);
-        expect((await api(`/v1/runs/${runId}`)).result).toBe(parent.result);
-        for (const { width, height } of [PHONE, LAPTOP]) {
-          await page.setViewportSize({ width, height });
-          expect(await pageWidth(page)).toBeLessThanOrEqual(width);
-        }
-      } finally {
-        await page.close();
-      }
-    });
-
+  describe("a failed tool call's card", () => {
     /** A billing tool source whose key can expire: while `expired`, every call is refused 401 (a failure a person can fix). */
     const invoices = { expired: false, sent: [] as string[] };
     let billing: McpHttpServer | undefined;
