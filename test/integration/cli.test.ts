@@ -2,18 +2,17 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Readable, Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../infra/cli/main.js";
+import { type CliResult, startStepwise, stepwise, stepwiseIn } from "../support/inProcessCli.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The `stepwise` command against the local stack. The two walk-throughs (`stepwise run` with and
  * without tool approval) run as a user would: a child process of the bin (infra/cli/stepwise.mjs),
  * its output read as text (no colours: stdout is a pipe, and NO_COLOR is set too), stdin closed.
- * The other commands run the same `main` in this process (`inProcess`), with stdin closed and
- * stdout and stderr read as text: each child process starts tsx and the whole CLI again (10-20 s
- * on a loaded machine), which says nothing more about a command once the bin has run twice.
+ * The other commands run the same `main` in this process (test/support/inProcessCli.ts), with stdin
+ * closed and stdout and stderr read as text: each child process starts tsx and the whole CLI again
+ * (10-20 s on a loaded machine), which says nothing more about a command once the bin has run twice.
  */
 let stack: RunningStack;
 /** The two `stepwise run` commands the first two groups read, started together as soon as the stack is up. */
@@ -34,18 +33,12 @@ afterAll(async () => {
 
 const TASK = "Compute 17*23 and (120/8)+2^5, then write a short report";
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<CliResult> {
+/** The bin as a user runs it: a child process, stdin closed, stdout a pipe. */
+function cli(args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.resolve("infra/cli/stepwise.mjs"), ...args], {
-      cwd,
       // The caller's STEPWISE_* must not leak in: the flags say where to go.
-      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1", ...env },
+      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -59,44 +52,6 @@ function cli(args: string[], env: Record<string, string> = {}, cwd?: string): Pr
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-/** A stream that only collects what is written to it, as text; not a terminal. */
-class Collected extends Writable {
-  text = "";
-  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void) {
-    this.text += String(chunk);
-    done();
-  }
-}
-
-/**
- * The command run in this process: the bin's `main` with stdin closed (not a terminal) and only
- * these variables (no STEPWISE_* from the caller); `stdout` can be read while it runs.
- */
-function inProcess(args: string[], env: Record<string, string> = {}): { done: Promise<CliResult>; stdout: () => string } {
-  const stdout = new Collected();
-  const stderr = new Collected();
-  const stdin = Readable.from([]) as unknown as NodeJS.ReadStream;
-  const done = main(args, {
-    stdout: stdout as unknown as NodeJS.WriteStream,
-    stderr: stderr as unknown as NodeJS.WriteStream,
-    stdin,
-    env: { NO_COLOR: "1", ...env },
-  }).then((code) => ({ code, stdout: stdout.text, stderr: stderr.text }));
-  return { done, stdout: () => stdout.text };
-}
-const stepwise = (args: string[], env: Record<string, string> = {}) => inProcess(args, env).done;
-
-/** `files --download` saves into the current directory: the command runs there, then this process goes back. */
-async function runIn(folder: string, args: string[]): Promise<CliResult> {
-  const here = process.cwd();
-  process.chdir(folder);
-  try {
-    return await stepwise(args);
-  } finally {
-    process.chdir(here);
-  }
 }
 
 const conn = () => ["--url", stack.url, "--api-key", stack.apiKey];
@@ -188,13 +143,13 @@ describe("stepwise run (plan_solve)", () => {
 
     const folder = await mkdtemp(path.join(tmpdir(), "stepwise-cli-download-"));
     try {
-      const saved = await runIn(folder, ["files", runId, "--download", "report.md", ...conn()]);
+      const saved = await stepwiseIn(folder, ["files", runId, "--download", "report.md", ...conn()]);
       expect(saved.code, saved.stderr).toBe(0);
       expect(saved.stdout).toMatch(/^Saved .*report\.md \(\d+ bytes\)\.$/m);
       expect(await readFile(path.join(folder, "report.md"), "utf8")).toContain("17*23 = 391");
-      const again = await runIn(folder, ["files", runId, "--download", "report.md", ...conn()]);
+      const again = await stepwiseIn(folder, ["files", runId, "--download", "report.md", ...conn()]);
       expect([again.code, again.stderr]).toEqual([2, expect.stringContaining("report.md exists already")]);
-      const missing = await runIn(folder, ["files", runId, "--download", "nope.md", ...conn()]);
+      const missing = await stepwiseIn(folder, ["files", runId, "--download", "nope.md", ...conn()]);
       expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining("has no file named nope.md")]);
     } finally {
       await rm(folder, { recursive: true, force: true });
@@ -263,7 +218,7 @@ describe("stepwise, other paths", () => {
   });
 
   it("without a terminal to ask on, an approval prints how to decide with curl and keeps watching", async () => {
-    const command = inProcess(["run", TASK, "--mode", "plan_solve", "--approve-plan", ...conn()]);
+    const command = startStepwise(["run", TASK, "--mode", "plan_solve", "--approve-plan", ...conn()]);
     const deadline = Date.now() + 60_000;
     while (!/curl -X POST '([^']+)'/.test(command.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const url = /curl -X POST '([^']+)'/.exec(command.stdout())?.[1];
