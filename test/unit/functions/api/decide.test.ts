@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Request, routes } from "../../../../functions/api/routes.js";
-import type { HttpEvent } from "../../../../functions/http.js";
+import { routes } from "../../../../functions/api/routes.js";
 import { openInterrupt } from "../../../../shared/agent/interrupts.js";
 import type { Interrupt } from "../../../../shared/contracts/interrupts.js";
 import { awaitInterrupt } from "../../../../shared/steps/awaitInterrupt.js";
 import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
+import { callRoute } from "../../../support/callRoute.js";
 import { runRecord } from "../../../support/records.js";
 
 /**
@@ -41,29 +41,10 @@ beforeAll(async () => {
   ask = await waitingRun(ASK_RUN, "ask_user");
 });
 
-const route = routes.find((r) => r.method === "POST" && r.pattern.test("/v1/runs/x/interrupts/y"))!;
-
 /** The route's answer: its status and error body as the API's error mapping sends them. */
 async function decide(runId: string, interruptId: string, body: unknown, tenantId = "tenant_1") {
-  const event = {
-    rawPath: `/v1/runs/${runId}/interrupts/${interruptId}`,
-    headers: { "content-type": "application/json" },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-    requestContext: { domainName: "api.test", http: { method: "POST" } },
-  } as unknown as HttpEvent;
-  try {
-    const res = await route.handle({
-      event,
-      services: ports,
-      tenantId,
-      params: { runId, interruptId },
-      remainingMs: () => 30_000,
-    } as unknown as Request);
-    return { status: res.statusCode, error: undefined };
-  } catch (error) {
-    const e = error as { statusCode: number; code: string; message: string; details?: unknown };
-    return { status: e.statusCode, error: { code: e.code, message: e.message, details: e.details } };
-  }
+  const res = await callRoute(routes, ports, { method: "POST", path: `/v1/runs/${runId}/interrupts/${interruptId}`, body, tenantId });
+  return { status: res.status, error: res.body?.error as { code: string; message: string; details?: unknown } | undefined };
 }
 
 /** Everything a decision could change, for both runs. */

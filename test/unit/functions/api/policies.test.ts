@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { policyRoutes } from "../../../../functions/api/policies.js";
-import type { Request } from "../../../../functions/api/routes.js";
-import type { HttpEvent } from "../../../../functions/http.js";
 import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
+import { callRoute } from "../../../support/callRoute.js";
 
 /**
  * `/v1/policies` over the in-memory ports: a policy Cedar refuses (text that does not parse, an
@@ -13,29 +12,7 @@ const { ports } = memoryPorts();
 const SIZE = `@reason("Artifacts may have at most 1,000 characters.")
 forbid(principal, action == Action::"write_artifact", resource) when { context.sizes.content > 1000 };`;
 
-async function call(method: string, rawPath: string, body?: unknown) {
-  const route = policyRoutes.find((r) => r.method === method && r.pattern.test(rawPath))!;
-  const event = {
-    rawPath,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    requestContext: { domainName: "api.test", http: { method } },
-  } as unknown as HttpEvent;
-  const params = route.pattern.exec(rawPath)!.groups ?? {};
-  try {
-    const res = await route.handle({
-      event,
-      services: ports,
-      tenantId: "tenant_1",
-      params,
-      remainingMs: () => 30_000,
-    } as unknown as Request);
-    return { status: res.statusCode, body: res.body ? JSON.parse(String(res.body)) : undefined };
-  } catch (error) {
-    const e = error as { statusCode: number; code: string; message: string };
-    return { status: e.statusCode, body: { error: { code: e.code, message: e.message } } };
-  }
-}
+const call = (method: string, path: string, body?: unknown) => callRoute(policyRoutes, ports, { method, path, body });
 
 describe("PUT /v1/policies/{name}", () => {
   it.each([

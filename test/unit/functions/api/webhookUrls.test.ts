@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type Request, routes } from "../../../../functions/api/routes.js";
-import type { HttpEvent } from "../../../../functions/http.js";
+import { routes } from "../../../../functions/api/routes.js";
 import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
+import { callRoute } from "../../../support/callRoute.js";
 
 /**
  * `POST /v1/runs` with a webhook URL it must refuse (not http(s), not a URL, credentials in it, an
@@ -12,29 +12,8 @@ import { memoryPorts } from "../../../../shared/testing/memoryPorts.js";
 // As the local stack allows (its test receivers listen on http://127.0.0.1): what is refused is refused for what it is, not for http.
 const { ports, fakes } = memoryPorts({ settings: { webhooks: { policy: { allowHttp: true, allowLoopback: true } } } });
 const SIMPLE = { input: "What is 2+2?", mode: "react" };
-const route = routes.find((r) => r.method === "POST" && r.pattern.test("/v1/runs"))!;
-
-async function submit(body: unknown, key: string) {
-  const event = {
-    rawPath: "/v1/runs",
-    headers: { "content-type": "application/json", "idempotency-key": key },
-    body: JSON.stringify(body),
-    requestContext: { domainName: "api.test", http: { method: "POST" } },
-  } as unknown as HttpEvent;
-  try {
-    const res = await route.handle({
-      event,
-      services: ports,
-      tenantId: "tenant_1",
-      params: {},
-      remainingMs: () => 30_000,
-    } as unknown as Request);
-    return { status: res.statusCode, headers: res.headers ?? {}, body: JSON.parse(String(res.body)) };
-  } catch (error) {
-    const e = error as { statusCode: number; code: string; message: string };
-    return { status: e.statusCode, headers: {}, body: { error: { code: e.code, message: e.message } } };
-  }
-}
+const submit = (body: unknown, key: string) =>
+  callRoute(routes, ports, { method: "POST", path: "/v1/runs", body, headers: { "idempotency-key": key } });
 
 describe("a refused webhook URL", () => {
   it.each([
