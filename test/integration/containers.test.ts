@@ -8,12 +8,12 @@ import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The step functions in separate processes (STEPWISE_LOCAL_CONTAINERS), as Lambda containers on
- * AWS: a plan_solve run with eight parallel tasks (two for each container), whose executors append
- * to one event log from four processes at once (each `agent.delta`, tool call and result its own append). The log stays
+ * AWS: a plan_solve run with twelve parallel tasks, whose executors append to one event log from
+ * four processes at once (each `agent.delta`, tool call and result its own append). The log stays
  * gap-free and duplicate-free with the terminal event last, and a stream cut off mid-run resumes
  * with Last-Event-ID across it. The containers stop with the stack, and by themselves when it crashes.
  */
-const EXPRESSIONS = Array.from({ length: 8 }, (_, i) => `${i + 11}*${i + 3}`);
+const EXPRESSIONS = Array.from({ length: 12 }, (_, i) => `${i + 11}*${i + 3}`);
 const INPUT = `Compute ${EXPRESSIONS.join(", ")}, then write a short report`;
 
 /** CPU ticks a process has used (user + system), from /proc. */
@@ -39,7 +39,7 @@ describe("step functions in four containers", () => {
   let streamed: { first: Awaited<ReturnType<Client["stream"]>>; rest: Awaited<ReturnType<Client["stream"]>> };
 
   beforeAll(async () => {
-    stack = await startStack({ STEPWISE_LOCAL_CONTAINERS: "4", MAX_CONCURRENCY: "8", OFFLINE_MODEL_LATENCY_MS: "100" });
+    stack = await startStack({ STEPWISE_LOCAL_CONTAINERS: "4", MAX_CONCURRENCY: "12", OFFLINE_MODEL_LATENCY_MS: "100" });
     client = new Client(stack.url, stack.apiKey);
     cpuBefore = stack.containerPids.map(cpuTicks);
     try {
@@ -64,9 +64,9 @@ describe("step functions in four containers", () => {
     for (const [i, pid] of stack.containerPids.entries()) expect(cpuTicks(pid), `container ${pid}`).toBeGreaterThan(cpuBefore[i]!);
   });
 
-  it("succeeds with all eight tasks run in parallel in one step", () => {
+  it("succeeds with all twelve tasks run in parallel in one step", () => {
     expect(run.status, JSON.stringify(run.error)).toBe("succeeded");
-    expect(run.plan.steps[0].tasks).toHaveLength(8);
+    expect(run.plan.steps[0].tasks).toHaveLength(12);
     for (const [i] of EXPRESSIONS.entries()) expect(run.result).toContain(String((i + 11) * (i + 3)));
   });
 
@@ -74,7 +74,7 @@ describe("step functions in four containers", () => {
     expect(logged.map((e) => e.seq)).toEqual(logged.map((_, i) => i + 1));
     const started = logged.filter((e) => e.type === "task.started").map((e) => e.data.taskId);
     const completed = logged.filter((e) => e.type === "task.completed").map((e) => e.data.taskId);
-    expect(started.length).toBeGreaterThanOrEqual(8);
+    expect(started.length).toBeGreaterThanOrEqual(12);
     expect(new Set(started).size).toBe(started.length);
     expect(new Set(completed).size).toBe(completed.length);
     expect(completed.sort()).toEqual([...started].sort());
