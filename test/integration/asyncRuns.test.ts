@@ -102,6 +102,9 @@ async function cancelIfGoing(on: Client, runId: string) {
 
 // --------------------------------------------------------------------------------------------- cancel
 
+// A cancel refused (a run that has ended → 409, an unknown or another tenant's run → 404, nothing
+// changed) is checked over the in-memory ports in test/unit/functions/api/cancel.test.ts; the 409
+// after a cancel mid-run is shown here.
 describe("cancel", () => {
   let cancelledMidRun: string | undefined;
 
@@ -201,17 +204,6 @@ describe("cancel", () => {
     }
   }, 60_000);
 
-  it("a finished run → 409, and it stays succeeded", async () => {
-    const { runId } = await canceller.submit(SIMPLE);
-    const { run, events } = await canceller.waitForEnd(runId);
-    expect(run.status).toBe("succeeded");
-    const res = await canceller.request<ErrorBody>("POST", `/v1/runs/${runId}/cancel`);
-    expect(res.status).toBe(409);
-    expect(res.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining("succeeded") });
-    expect((await canceller.run(runId)).status).toBe("succeeded");
-    expect(await canceller.allEvents(runId)).toEqual(events);
-  }, 60_000);
-
   it("a run waiting for a person can be cancelled: its interrupt is closed", async () => {
     const { runId } = await canceller.submit({ ...REPORT, approval: { plan: true } });
     const { pending } = await canceller.waitForPending(runId, 1);
@@ -222,16 +214,6 @@ describe("cancel", () => {
     expect(run.interrupts.find((i: any) => i.interruptId === pending[0].interruptId)!.status).toBe("cancelled");
     const late = await canceller.decide(runId, pending[0].interruptId, { decision: "approve" });
     expect(late.status).toBe(409);
-  }, 60_000);
-
-  it("an unknown run, or another tenant's, → 404", async () => {
-    expect((await canceller.request("POST", "/v1/runs/run_doesnotexist000/cancel")).status).toBe(404);
-    const { runId } = await canceller.submit(SIMPLE);
-    const foreign = await other.request("POST", `/v1/runs/${runId}/cancel`);
-    expect(foreign.status).toBe(404);
-    expect((await canceller.run(runId)).status).not.toBe("cancelled");
-    const { run } = await canceller.waitForEnd(runId);
-    expect(run.status).toBe("succeeded");
   }, 60_000);
 });
 

@@ -3,12 +3,16 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliResult, startStepwise, stepwise, stepwiseIn } from "../support/inProcessCli.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
- * The `stepwise` command against the local stack, run as a user would: a child process of the
- * bin (infra/cli/stepwise.mjs), its output read as text (no colours: stdout is a pipe, and
- * NO_COLOR is set too), stdin closed.
+ * The `stepwise` command against the local stack. The two walk-throughs (`stepwise run` with and
+ * without tool approval) run as a user would: a child process of the bin (infra/cli/stepwise.mjs),
+ * its output read as text (no colours: stdout is a pipe, and NO_COLOR is set too), stdin closed.
+ * The other commands run the same `main` in this process (test/support/inProcessCli.ts), with stdin
+ * closed and stdout and stderr read as text: each child process starts tsx and the whole CLI again
+ * (10-20 s on a loaded machine), which says nothing more about a command once the bin has run twice.
  */
 let stack: RunningStack;
 /** The two `stepwise run` commands the first two groups read, started together as soon as the stack is up. */
@@ -29,18 +33,12 @@ afterAll(async () => {
 
 const TASK = "Compute 17*23 and (120/8)+2^5, then write a short report";
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<CliResult> {
+/** The bin as a user runs it: a child process, stdin closed, stdout a pipe. */
+function cli(args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.resolve("infra/cli/stepwise.mjs"), ...args], {
-      cwd,
       // The caller's STEPWISE_* must not leak in: the flags say where to go.
-      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1", ...env },
+      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -121,7 +119,7 @@ describe("stepwise run (plan_solve)", () => {
   it("watch replays the ended run and exits 0; get prints it as JSON", async () => {
     const runId = runIdIn(result.stdout)!;
     expect(runId).toBeDefined();
-    const [watched, got] = await Promise.all([cli(["watch", runId, ...conn()]), cli(["get", runId, ...conn()])]);
+    const [watched, got] = await Promise.all([stepwise(["watch", runId, ...conn()]), stepwise(["get", runId, ...conn()])]);
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.stdout).toContain(`Run ${runId} is succeeded`);
     expect(watched.stdout).toContain("[s1.t1] ← 17*23 = 391");
@@ -135,7 +133,7 @@ describe("stepwise run (plan_solve)", () => {
 
   it("files prints links that open without the key; files --download saves a file with the key, and never over one", async () => {
     const runId = runIdIn(result.stdout)!;
-    const listed = await cli(["files", runId, ...conn()]);
+    const listed = await stepwise(["files", runId, ...conn()]);
     expect(listed.code, listed.stderr).toBe(0);
     const link = /^report\.md\ttext\/markdown[^\t]*\t\d+ bytes\t(\S+)$/m.exec(listed.stdout)?.[1];
     expect(link, listed.stdout).toBeDefined();
@@ -145,19 +143,18 @@ describe("stepwise run (plan_solve)", () => {
 
     const folder = await mkdtemp(path.join(tmpdir(), "stepwise-cli-download-"));
     try {
-      const saved = await cli(["files", runId, "--download", "report.md", ...conn()], {}, folder);
+      const saved = await stepwiseIn(folder, ["files", runId, "--download", "report.md", ...conn()]);
       expect(saved.code, saved.stderr).toBe(0);
       expect(saved.stdout).toMatch(/^Saved .*report\.md \(\d+ bytes\)\.$/m);
       expect(await readFile(path.join(folder, "report.md"), "utf8")).toContain("17*23 = 391");
-      const again = await cli(["files", runId, "--download", "report.md", ...conn()], {}, folder);
+      const again = await stepwiseIn(folder, ["files", runId, "--download", "report.md", ...conn()]);
       expect([again.code, again.stderr]).toEqual([2, expect.stringContaining("report.md exists already")]);
-      const missing = await cli(["files", runId, "--download", "nope.md", ...conn()], {}, folder);
+      const missing = await stepwiseIn(folder, ["files", runId, "--download", "nope.md", ...conn()]);
       expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining("has no file named nope.md")]);
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
-    // Four CLI processes one after the other: each starts tsx, slow on a loaded machine.
-  }, 240_000);
+  });
 });
 
 describe("stepwise run --approve-tools write --yes", () => {
@@ -192,7 +189,7 @@ describe("stepwise run --approve-tools write --yes", () => {
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(stdout).not.toContain("curl");
 
-    const got = await cli(["get", runIdIn(stdout)!, ...conn()]);
+    const got = await stepwise(["get", runIdIn(stdout)!, ...conn()]);
     const run = JSON.parse(got.stdout);
     expect(run.approval).toEqual({ plan: false, tools: "write" });
     expect(run.interrupts).toEqual([
@@ -208,7 +205,7 @@ describe("stepwise run --approve-tools write --yes", () => {
 
 describe("stepwise, other paths", () => {
   it("--json prints the events as JSON lines, ending with run.succeeded", async () => {
-    const result = await cli(["run", "What is 17*23?", "--mode", "react", "--json", ...conn()]);
+    const result = await stepwise(["run", "What is 17*23?", "--mode", "react", "--json", ...conn()]);
     expect(result.code, result.stderr).toBe(0);
     const events = result.stdout
       .trim()
@@ -221,38 +218,29 @@ describe("stepwise, other paths", () => {
   });
 
   it("without a terminal to ask on, an approval prints how to decide with curl and keeps watching", async () => {
-    const child = spawn(process.execPath, ["infra/cli/stepwise.mjs", "run", TASK, "--mode", "plan_solve", "--approve-plan", ...conn()], {
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
+    const command = startStepwise(["run", TASK, "--mode", "plan_solve", "--approve-plan", ...conn()]);
+    const deadline = Date.now() + 60_000;
+    while (!/curl -X POST '([^']+)'/.test(command.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const url = /curl -X POST '([^']+)'/.exec(command.stdout())?.[1];
+    expect(url, command.stdout()).toMatch(/\/v1\/runs\/run_\S+\/interrupts\/int_\S+$/);
+    expect(command.stdout()).toContain("? The plan needs your approval.");
+    // Decide as the hint says; the command sees the decision and follows the run to its end.
+    const res = await fetch(url!, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ decision: "approve" }),
     });
-    let stdout = "";
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    const closed = new Promise<number | null>((resolve) => child.once("close", resolve));
-    try {
-      const deadline = Date.now() + 60_000;
-      while (!/curl -X POST '([^']+)'/.test(stdout) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const url = /curl -X POST '([^']+)'/.exec(stdout)?.[1];
-      expect(url, stdout).toMatch(/\/v1\/runs\/run_\S+\/interrupts\/int_\S+$/);
-      expect(stdout).toContain("? The plan needs your approval.");
-      // Decide as the hint says; the command sees the decision and follows the run to its end.
-      const res = await fetch(url!, {
-        method: "POST",
-        headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ decision: "approve" }),
-      });
-      expect(res.status).toBe(202);
-      expect(await closed).toBe(0);
-      expect(stdout).toContain("✓ approved (plan)");
-      expect(stdout).toContain("Answer:");
-    } finally {
-      child.kill();
-    }
+    expect(res.status).toBe(202);
+    const { code, stdout } = await command.done;
+    expect(code).toBe(0);
+    expect(stdout).toContain("✓ approved (plan)");
+    expect(stdout).toContain("Answer:");
   }, 90_000);
 
   it("a refused API key exits 3 with a clear message; a missing task exits 2", async () => {
     const [refused, usage] = await Promise.all([
-      cli(["get", "run_x", "--url", stack.url, "--api-key", "sk_wrong"]),
-      cli(["run", ...conn()]),
+      stepwise(["get", "run_x", "--url", stack.url, "--api-key", "sk_wrong"]),
+      stepwise(["run", ...conn()]),
     ]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain("The API key was refused: set STEPWISE_API_KEY or pass --api-key");
@@ -263,8 +251,8 @@ describe("stepwise, other paths", () => {
 
   it("an unreachable API exits 3; the URL and key may come from the environment", async () => {
     const [down, missing] = await Promise.all([
-      cli(["get", "run_x"], { STEPWISE_URL: "http://127.0.0.1:9", STEPWISE_API_KEY: "k" }),
-      cli(["get", "run_doesnotexist"], { STEPWISE_URL: stack.url, STEPWISE_API_KEY: stack.apiKey }),
+      stepwise(["get", "run_x"], { STEPWISE_URL: "http://127.0.0.1:9", STEPWISE_API_KEY: "k" }),
+      stepwise(["get", "run_doesnotexist"], { STEPWISE_URL: stack.url, STEPWISE_API_KEY: stack.apiKey }),
     ]);
     expect(down.code).toBe(3);
     expect(down.stderr).toContain("Could not reach the Stepwise API at http://127.0.0.1:9");
@@ -298,7 +286,7 @@ describe("stepwise list, decide, cancel, open", () => {
   it("lists waiting runs, decides one, cancels another, and prints a run's console address", async () => {
     const [a, b] = await Promise.all([waitingRun(), waitingRun()]);
 
-    const listed = await cli(["list", "--status", "awaiting_input", ...conn()]);
+    const listed = await stepwise(["list", "--status", "awaiting_input", ...conn()]);
     expect(listed.code).toBe(0);
     const lines = listed.stdout.trim().split("\n");
     expect(lines.find((line) => line.startsWith(a.runId))).toMatch(/awaiting_input\s+plan_solve\s+\d+[smh] ago\s+—\s+Compute 17\*23/);
@@ -306,24 +294,24 @@ describe("stepwise list, decide, cancel, open", () => {
 
     // Run a is decided (then watched), run b cancelled, and run a's address printed: three commands in their own order, side by side.
     const decideThenWatch = async () => {
-      const decided = await cli(["decide", a.runId, a.interruptId, "approve", "--message", "looks right", ...conn()]);
+      const decided = await stepwise(["decide", a.runId, a.interruptId, "approve", "--message", "looks right", ...conn()]);
       expect(decided.code, decided.stderr).toBe(0);
       expect(decided.stdout).toContain(`approve sent for ${a.interruptId} (plan_approval)`);
-      const again = await cli(["decide", a.runId, a.interruptId, "reject", ...conn()]);
+      const again = await stepwise(["decide", a.runId, a.interruptId, "reject", ...conn()]);
       expect(again.code).toBe(2); // already decided: the API says 409
       expect(again.stderr).toContain("409");
 
-      const watched = await cli(["watch", a.runId, ...conn()]);
+      const watched = await stepwise(["watch", a.runId, ...conn()]);
       expect(watched.code).toBe(0);
       expect(watched.stdout).toContain("✓ approved (plan): looks right");
     };
     const cancel = async () => {
-      const cancelled = await cli(["cancel", b.runId, ...conn()]);
+      const cancelled = await stepwise(["cancel", b.runId, ...conn()]);
       expect(cancelled.code).toBe(0);
       expect((await api("GET", `/v1/runs/${b.runId}`)).status).toBe("cancelled");
     };
     const open = async () => {
-      const opened = await cli(["open", a.runId, "--url", stack.url]);
+      const opened = await stepwise(["open", a.runId, "--url", stack.url]);
       expect(opened.stdout.trim()).toBe(`${stack.url}/#/runs/${a.runId}`);
       expect((await fetch(`${stack.url}/`)).status).toBe(200);
     };

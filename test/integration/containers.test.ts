@@ -126,9 +126,11 @@ describe("step functions in four containers", () => {
 });
 
 describe("a crash of the stack", () => {
-  it("takes its containers with it: each ends when its stack is gone", async () => {
-    const stack = await startStack({ STEPWISE_LOCAL_CONTAINERS: "2" });
+  it("takes its container with it: it ends when its stack is gone", async () => {
+    // One container is enough to see it go: how several are started and stopped is the run's stack above.
+    const stack = await startStack({ STEPWISE_LOCAL_CONTAINERS: "1" });
     try {
+      expect(stack.containerPids).toHaveLength(1);
       expect(stack.containerPids.every(alive)).toBe(true);
       stack.expectExit();
       process.kill(stack.pid, "SIGKILL"); // the stack's process alone, not its group

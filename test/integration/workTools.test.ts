@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventPage } from "../../shared/apiClient/client.js";
 import { Client } from "../support/client.js";
+import { stepwise } from "../support/inProcessCli.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
@@ -139,25 +139,8 @@ describe("work tools in runs", { timeout: 240_000 }, () => {
   });
 });
 
-/** The `stepwise` command as a user runs it: a child process of the bin, stdin closed, no colours. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["infra/cli/stepwise.mjs", ...args, "--url", stack.url, "--api-key", stack.apiKey], {
-      env: { ...process.env, STEPWISE_URL: "", STEPWISE_API_KEY: "", NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 200_000);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** The `stepwise` command against this stack, run in this process (test/support/inProcessCli.ts). */
+const cli = (args: string[]) => stepwise([...args, "--url", stack.url, "--api-key", stack.apiKey]);
 
 describe("files on the command line", { timeout: 240_000 }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), "stepwise-cli-"));
@@ -186,12 +169,5 @@ describe("files on the command line", { timeout: 240_000 }, () => {
     const got = await cli(["get", runId]);
     const view = JSON.parse(got.stdout);
     expect(view.files.find((f: any) => f.name === "sales.csv").download).toBe(`${stack.url}/v1/runs/${runId}/files/sales.csv`);
-  });
-
-  it("a --file that does not exist is a usage error and nothing is submitted", async () => {
-    const result = await cli(["run", "Analyse the attached CSV", "--file", path.join(dir, "missing.csv")]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/missing\.csv: no such file/);
-    expect(result.stdout).not.toMatch(/submitted/);
   });
 });
