@@ -32,7 +32,7 @@ export function agentClients(region: string): AgentClients {
 /** The tool catalog: the built-ins and the tenant's tool sources (MCP), with the work tools over `clients`. */
 export function toolCatalog(
   settings: Pick<Settings, "toolSources" | "sandbox" | "webFetch" | "webSearch">,
-  ports: Pick<HandlerPorts, "toolSources" | "secrets" | "events" | "runs" | "tenantSettings" | "sandboxLeases">,
+  ports: Pick<HandlerPorts, "toolSources" | "secrets" | "events" | "runs" | "tenantSettings" | "tenantLeases">,
   clients: WorkToolClients,
 ): ToolCatalog {
   const { toolSources: sources } = settings;

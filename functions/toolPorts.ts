@@ -25,7 +25,7 @@ export const toolsPort: PortBuilder<"tools"> = (parts) => {
           // run_code's bound on each tenant's sandboxes running at once.
           runs: parts.port("runs"),
           tenantSettings: parts.port("tenantSettings"),
-          sandboxLeases: parts.port("sandboxLeases"),
+          tenantLeases: parts.port("tenantLeases"),
         },
         clients,
       );

@@ -43,7 +43,7 @@ const LOOP = [
   "spend",
 ] as const satisfies readonly PortName[];
 /** What run_code reads beside the tools: its tenant's limit and the leases on its sandboxes (shared/sandbox/sandboxBound.ts). */
-const RUN_CODE = ["tenantSettings", "sandboxLeases"] as const satisfies readonly PortName[];
+const RUN_CODE = ["tenantSettings", "tenantLeases"] as const satisfies readonly PortName[];
 /** Ending a run: its record, its event, its slot among the tenant's active runs, its open questions; the session it frees. */
 const END_RUN = ["runs", "events", "activeRuns", "interrupts", "sessions"] as const satisfies readonly PortName[];
 
@@ -69,7 +69,7 @@ const DOOR = [
   "listings",
   "streamTokens",
   // Streams and calls that follow a run hold a lease among the tenant's open streams.
-  "streamLeases",
+  "tenantLeases",
   "tenantSettings",
   "toolSources",
   "policies",

@@ -17,15 +17,14 @@ import { ListingStore } from "../shared/store/listings.js";
 import { PolicyStore } from "../shared/store/policies.js";
 import { RunSnapshotStore } from "../shared/store/runSnapshots.js";
 import { RunStore } from "../shared/store/runs.js";
-import { SandboxLeaseStore } from "../shared/store/sandboxLeases.js";
 import { SavedAgentStore } from "../shared/store/savedAgents.js";
 import { SessionStore } from "../shared/store/sessions.js";
 import { TenantSettingsStore } from "../shared/store/settings.js";
 import { SpendStore } from "../shared/store/spend.js";
-import { StreamLeaseStore } from "../shared/store/streamLeases.js";
 import { StreamTokenStore } from "../shared/store/streamTokens.js";
 import type { Table } from "../shared/store/table.js";
 import { TaskStore } from "../shared/store/tasks.js";
+import { TenantLeaseStore } from "../shared/store/tenantLeases.js";
 import { ToolSourceStore } from "../shared/store/toolSources.js";
 import { WebhookStore } from "../shared/store/webhooks.js";
 import { type BaseClients, baseClients } from "./awsClients.js";
@@ -117,14 +116,13 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   tenantSettings: onTable(TenantSettingsStore),
   streamTokens: onTable(StreamTokenStore),
   activeRuns: onTable(ActiveRunStore),
-  streamLeases: onTable(StreamLeaseStore),
+  tenantLeases: ({ clients }) => new TenantLeaseStore(clients.table),
   spend: onTable(SpendStore),
   idempotency: onTable(IdempotencyStore),
   savedAgents: onTable(SavedAgentStore),
   toolSources: onTable(ToolSourceStore),
   policies: onTable(PolicyStore),
   evalSpend: onTable(EvalSpendStore),
-  sandboxLeases: ({ clients }) => new SandboxLeaseStore(clients.table),
   transfers: s3Files,
   // The files written by agents and tools announce themselves in the run's events.
   files: (parts) => new EventedFileStore(s3Files(parts), parts.port("events"), parts.port("runs")),

@@ -35,8 +35,9 @@ export interface WorkToolClients {
 }
 
 /**
- * A lease on a tenant's sandbox lasts this much longer than a call's time limit: enough for the
- * interpreter to start and the outputs to be copied back, so only a holder that died loses it.
+ * A lease on a tenant's sandbox lasts this much longer than a call's time limit past its last
+ * renewal (the call renews it while it runs): a holder that died may leave its sandbox running for
+ * up to that limit, with the interpreter's start and the outputs' copy, and it counts till then.
  */
 const SANDBOX_LEASE_MARGIN_MS = 120_000;
 

@@ -23,7 +23,6 @@ export type PortsOf<K extends PortName> = Pick<HandlerPorts, K | "settings">;
  * What the doors (REST, MCP, A2A, AG-UI, the stream) work with: every port but the model (only the
  * steps call it), the raw table, the judges' spend (only the notifier's online evals count it) and
  * the trace export (the notifier sends a run's spans when it ends).
- * The secrets' cipher seals and opens A2A push configs' tokens at any door A2A reaches. The sandbox
- * leases are the agents' (only run_code takes one).
+ * The secrets' cipher seals and opens A2A push configs' tokens at any door A2A reaches.
  */
-export type DoorPorts = Omit<HandlerPorts, "model" | "table" | "evalSpend" | "sandboxLeases" | "traces">;
+export type DoorPorts = Omit<HandlerPorts, "model" | "table" | "evalSpend" | "traces">;

@@ -42,7 +42,7 @@ const ON_TABLE: readonly PortName[] = [
   "apiKeys",
   "listings",
   "streamTokens",
-  "streamLeases",
+  "tenantLeases",
   "tenantSettings",
   "toolSources",
 ];

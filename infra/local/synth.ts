@@ -28,7 +28,10 @@ export interface LocalDefinition {
 
 /** Synthesizes the stack offline, as `cdk synth` does, without bundling the Lambda code. */
 export function synthesizeStack(props: StepwiseStackProps = {}): SynthesizedStack {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  // Without aws-cdk-lib's CloudFormation template check (a WebAssembly engine: ~14 s of CPU at its
+  // first synth in a process, 2 s at each after): it only reports, and the definition taken from
+  // here is validated as Step Functions would (definitionCache.ts); `cdk synth` and deploys keep it.
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] }, builtinCloudFormationValidation: false });
   // The model endpoint only sets the functions' environment, which the local stack sets itself.
   const stack = new StepwiseStack(app, "Stepwise", { openAiBaseUrl: "http://127.0.0.1/v1", ...props });
   const steps = new Map(

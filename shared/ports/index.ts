@@ -14,13 +14,12 @@ import type { Notifier } from "./notifier.js";
 import type { ToolPolicies } from "./policies.js";
 import type { RunSnapshots } from "./runSnapshots.js";
 import type { Runs } from "./runs.js";
-import type { SandboxLeases } from "./sandboxLeases.js";
 import type { SavedAgents } from "./savedAgents.js";
 import type { Sessions } from "./sessions.js";
 import type { SpendLedger } from "./spend.js";
-import type { StreamLeases } from "./streamLeases.js";
 import type { StreamTokens } from "./streamTokens.js";
 import type { Tasks } from "./tasks.js";
+import type { TenantLeases } from "./tenantLeases.js";
 import type { TenantDefaults } from "./tenantSettings.js";
 import type { ToolCatalog } from "./toolCatalog.js";
 import type { ToolSources } from "./toolSources.js";
@@ -58,8 +57,8 @@ export interface Ports {
   apiKeys: ApiKeys;
   listings: Listings;
   streamTokens: StreamTokens;
-  /** The long-held connections each tenant has open, leased across containers. */
-  streamLeases: StreamLeases;
+  /** What each tenant has at once across containers, leased within a limit: its open streams, its code sandboxes running. */
+  tenantLeases: TenantLeases;
   /** Each tenant's own settings (`GET/PUT /v1/settings`), not the deployment's (`settings`). */
   tenantSettings: TenantDefaults;
   /** The tenants' MCP servers (the tool catalog reads them). */
@@ -70,8 +69,6 @@ export interface Ports {
   evalSpend: EvalSpend;
   /** What runs and tenants have spent and reserved against their token and cost budgets. */
   spend: SpendLedger;
-  /** The code sandboxes each tenant has running at once (leases across containers). */
-  sandboxLeases: SandboxLeases;
   /** Where an ended run's GenAI spans are sent (X-Ray on AWS). */
   traces: TraceExport;
 }

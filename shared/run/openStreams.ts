@@ -1,18 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { tenantLimit } from "../contracts/tenantCeilings.js";
 import { StepwiseError } from "../errors.js";
-import { logger } from "../observability.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
+import { type HeldLease, keepRenewed } from "../ports/tenantLeases.js";
 
-/** How long a lease counts without renewal: a container that dies holding one frees it within this time. */
+/** How long a lease counts without renewal (every 20 s): a container that dies holding one frees it within this time. */
 export const LEASE_MS = 60_000;
-/** How often a live connection renews its lease: two renewals may fail before it lapses. */
-export const RENEW_MS = 20_000;
 /** When a refused client may try again: a stream ends or lapses within a lease's time, most sooner. */
 const RETRY_AFTER_SECONDS = 5;
 
 /** What holding a stream touches: the leases, the tenant's own cap, the deployment's. */
-export type OpenStreamPorts = Pick<Ports, "streamLeases" | "tenantSettings"> & SettingsOf<"limits">;
+export type OpenStreamPorts = Pick<Ports, "tenantLeases" | "tenantSettings"> & SettingsOf<"limits">;
 
 /** The tenant holds as many long-held connections as it may: come back later (429, Retry-After). */
 export class TooManyStreamsError extends StepwiseError {
@@ -28,9 +26,7 @@ export class TooManyStreamsError extends StepwiseError {
 }
 
 /** One long-held connection's place among its tenant's open streams; `release` gives it back (once, whatever the caller does twice). */
-export interface OpenStream {
-  release(): Promise<void>;
-}
+export type OpenStream = HeldLease;
 
 /** The tenant's cap: its own `maxOpenStreams` when set, within the deployment's MAX_OPEN_STREAMS_PER_TENANT. */
 export async function openStreamLimit(ports: OpenStreamPorts, tenantId: string): Promise<number> {
@@ -45,30 +41,9 @@ export async function openStreamLimit(ports: OpenStreamPorts, tenantId: string):
  */
 export async function openStream(ports: OpenStreamPorts, tenantId: string): Promise<OpenStream> {
   const limit = await openStreamLimit(ports, tenantId);
-  const leaseId = randomUUID();
-  const now = Date.now();
-  if (!(await ports.streamLeases.acquire({ tenantId, leaseId, expiresAt: now + LEASE_MS }, limit, now)))
-    throw new TooManyStreamsError(limit, RETRY_AFTER_SECONDS);
-  const renewal = setInterval(() => {
-    ports.streamLeases.renew({ tenantId, leaseId, expiresAt: Date.now() + LEASE_MS }).then(
-      (held) => held || logger.warn("an open stream's lease had lapsed; it no longer counts", { tenant: tenantId, leaseId }),
-      (error) => logger.warn("renewing an open stream's lease failed", { tenant: tenantId, leaseId, error: String(error) }),
-    );
-  }, RENEW_MS);
-  // The timer never keeps a process alive by itself (a test's, or the local stack's at shutdown).
-  renewal.unref();
-  let released: Promise<void> | undefined;
-  return {
-    release() {
-      clearInterval(renewal);
-      released ??= ports.streamLeases
-        .release(tenantId, leaseId)
-        .catch((error) =>
-          logger.warn("releasing an open stream's lease failed; it lapses instead", { tenant: tenantId, error: String(error) }),
-        );
-      return released;
-    },
-  };
+  const lease = await ports.tenantLeases.acquire("stream", tenantId, limit, randomUUID(), LEASE_MS);
+  if (!lease) throw new TooManyStreamsError(limit, RETRY_AFTER_SECONDS);
+  return keepRenewed(ports.tenantLeases, lease, LEASE_MS);
 }
 
 /** `work` (a call that follows a run) holding a place among the tenant's open streams, released when it ends, however it ends. */

@@ -1,20 +1,20 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { tenantLimit } from "../contracts/tenantCeilings.js";
 import type { Runs } from "../ports/runs.js";
-import type { SandboxLease, SandboxLeases } from "../ports/sandboxLeases.js";
+import { type HeldLease, keepRenewed, type TenantLeases } from "../ports/tenantLeases.js";
 import type { TenantDefaults } from "../ports/tenantSettings.js";
 
 /** What the bound reads: the run's tenant, the tenant's own limit, and the leases every container shares. */
 export interface SandboxBoundPorts {
   runs: Pick<Runs, "get">;
   tenantSettings: Pick<TenantDefaults, "get">;
-  sandboxLeases: SandboxLeases;
+  tenantLeases: TenantLeases;
 }
 
 export interface SandboxBoundOptions {
   /** The deployment's limit: each tenant's default, and the most it may set (`MAX_SANDBOXES_PER_TENANT`). */
   maxPerTenant: number;
-  /** How long a lease lasts when its holder never gives it back (it crashed): longer than any call runs. */
+  /** How long a lease lasts past its last renewal (every 20 s) when its holder died: longer than its sandbox may go on running. */
   leaseMs: number;
   /** How long a call waits for a slot before it is refused. */
   waitMs?: number;
@@ -44,9 +44,9 @@ export class SandboxesBusyError extends Error {
 
 /**
  * The per-tenant bound on code sandboxes running at once, across every container: a call takes a
- * lease on one of its tenant's slots (waiting up to `waitMs` for one), runs, and gives it back
- * however it ended (a result, an error, a time-out, an abort). A holder that died without giving
- * it back frees its slot when the lease expires.
+ * lease on one of its tenant's slots (waiting up to `waitMs` for one), runs, renewing it while it
+ * runs however long that is, and gives it back however it ended (a result, an error, a time-out,
+ * an abort). A holder that died without giving it back frees its slot when the lease expires.
  */
 export class SandboxBound {
   private readonly waitMs: number;
@@ -67,8 +67,7 @@ export class SandboxBound {
     try {
       return await work();
     } finally {
-      // Best effort: a lease not given back expires by itself.
-      await this.ports.sandboxLeases.release(lease).catch(() => undefined);
+      await lease.release();
     }
   }
 
@@ -78,12 +77,13 @@ export class SandboxBound {
   }
 
   /** A lease, asked for again with growing pauses (200 ms to 1 s) until the wait is over. */
-  private async take(tenantId: string, holder: string, limit: number, signal?: AbortSignal): Promise<SandboxLease> {
+  private async take(tenantId: string, holder: string, limit: number, signal?: AbortSignal): Promise<HeldLease> {
     const started = Date.now();
     for (let pause = 200; ; pause = Math.min(pause * 2, 1_000)) {
       signal?.throwIfAborted();
-      const lease = await this.ports.sandboxLeases.acquire(tenantId, holder, limit, this.options.leaseMs);
-      if (lease) return lease;
+      const { tenantLeases } = this.ports;
+      const lease = await tenantLeases.acquire("sandbox", tenantId, limit, holder, this.options.leaseMs);
+      if (lease) return keepRenewed(tenantLeases, lease, this.options.leaseMs);
       const left = this.waitMs - (Date.now() - started);
       if (left <= 0) throw new SandboxesBusyError(limit, this.waitMs);
       await delay(Math.min(pause, left), undefined, { signal });

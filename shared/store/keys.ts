@@ -104,11 +104,9 @@ export const keys = {
   tenantSettings: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "SETTINGS" }),
   /** The tenant's count of active runs (its concurrency slots). */
   activeRuns: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }),
-  /** One of the tenant's slots for a code sandbox running at once (a lease with an expiry; shared/ports/sandboxLeases.ts). */
-  sandboxLease: (tenantId: string, slot: number) => ({ pk: `TENANT#${tenantId}`, sk: `SANDBOX#${pad(slot, 3)}` }),
-  sandboxLeasePrefix: "SANDBOX#",
-  /** The tenant's open streams: one item, a map of lease id to expiry. */
-  streamLeases: (tenantId: string) => ({ pk: `TENANT#${tenantId}`, sk: "STREAM_LEASES" }),
+  /** One of the tenant's slots of a kind of lease (a code sandbox running, an open stream; shared/ports/tenantLeases.ts). */
+  tenantLease: (tenantId: string, kind: string, slot: number) => ({ pk: `TENANT#${tenantId}`, sk: `LEASE#${kind}#${pad(slot, 4)}` }),
+  tenantLeasePrefix: (kind: string) => `LEASE#${kind}#`,
   /** What judging the tenant's runs cost on one UTC day (online evals' cost cap). */
   evalSpend: (tenantId: string, day: string) => ({ pk: `TENANT#${tenantId}`, sk: `EVALSPEND#${day}` }),
   /** A run's spend counter against its own budget (written only when the run has one). */

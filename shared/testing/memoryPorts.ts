@@ -21,14 +21,13 @@ import { MemoryNotifier } from "./memoryNotifier.js";
 import { MemoryPolicies } from "./memoryPolicies.js";
 import { MemoryRunSnapshots } from "./memoryRunSnapshots.js";
 import { MemoryRuns } from "./memoryRuns.js";
-import { MemorySandboxLeases } from "./memorySandboxLeases.js";
 import { MemorySavedAgents } from "./memorySavedAgents.js";
 import { MemorySecrets } from "./memorySecrets.js";
 import { MemorySessions } from "./memorySessions.js";
 import { MemorySpend } from "./memorySpend.js";
-import { MemoryStreamLeases } from "./memoryStreamLeases.js";
 import { MemoryStreamTokens } from "./memoryStreamTokens.js";
 import { MemoryTasks } from "./memoryTasks.js";
+import { MemoryTenantLeases } from "./memoryTenantLeases.js";
 import { MemoryTenantSettings } from "./memoryTenantSettings.js";
 import { MemoryToolSources } from "./memoryToolSources.js";
 import { MemoryTraces } from "./memoryTraces.js";
@@ -63,7 +62,7 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     executions: new MemoryExecutions(settings.stateMachineArn),
     notifyQueue: new MemoryNotifier(),
     activeRuns: new MemoryActiveRuns(),
-    streamLeases: new MemoryStreamLeases(),
+    tenantLeases: new MemoryTenantLeases(),
     sessions: new MemorySessions(),
     webhooks: new MemoryWebhooks(),
     idempotency: new MemoryIdempotency(),
@@ -77,7 +76,6 @@ export function memoryPorts(options: { settings?: SettingsOverrides; model?: Por
     policies: new MemoryPolicies(),
     evalSpend: new MemoryEvalSpend(),
     spend: new MemorySpend(),
-    sandboxLeases: new MemorySandboxLeases(),
     secrets: new MemorySecrets(),
     traces: new MemoryTraces(),
   };

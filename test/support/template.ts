@@ -15,13 +15,20 @@ export const CDK_JSON_CONTEXT = (
   JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as { context: Record<string, unknown> }
 ).context;
 
-/** The stack as `cdk synth` builds it (cdk.json's flags), without bundling the Lambda code (offline and fast). */
+/**
+ * The stack as `cdk synth` builds it (cdk.json's flags), without bundling the Lambda code (offline and
+ * fast), and without aws-cdk-lib's CloudFormation template check: a WebAssembly engine that costs
+ * ~14 s of CPU at a process's first synth and 2 s at each after, and only reports (not read here).
+ */
 export function synthesize(
   props: StepwiseStackProps = { openAiApiKeySecretArn: MODEL_KEY_SECRET_ARN },
   context: Record<string, unknown> = {},
   beforeSynth: (stack: StepwiseStack) => void = () => undefined,
 ) {
-  const app = new App({ context: { ...CDK_JSON_CONTEXT, "aws:cdk:bundling-stacks": [], ...context } });
+  const app = new App({
+    context: { ...CDK_JSON_CONTEXT, "aws:cdk:bundling-stacks": [], ...context },
+    builtinCloudFormationValidation: false,
+  });
   const stack = new StepwiseStack(app, "Stepwise", { env: { account: "123456789012", region: "eu-west-1" }, ...props });
   beforeSynth(stack);
   return { app, stack, template: Template.fromStack(stack) };

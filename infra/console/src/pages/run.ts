@@ -121,6 +121,9 @@ class RunPage {
   private shownPlan: string | undefined;
   private shownTimeline: string | undefined;
   private refreshTimer: number | undefined;
+  /** The run's reads started so far, and the latest of them whose answer was drawn. */
+  private reads = 0;
+  private drawnRead = 0;
   /** Reads after the end made so far to find the state transitions counted. */
   private transitionReads = 0;
   private readonly leaving = new AbortController();
@@ -192,12 +195,19 @@ class RunPage {
 
   /** Read: the run as the API has it now; then all of it drawn. */
   private async refresh() {
+    const read = ++this.reads;
+    let view: RunView;
     try {
-      this.view = await client.getRun(this.runId);
+      view = await client.getRun(this.runId);
     } catch (err) {
       this.showError(err);
       return;
     }
+    // Reads overlap (one per burst of events, one at the run's end): an answer that comes after a
+    // later read's is older, and would show an ended run as running again, with nothing to read it anew.
+    if (read < this.drawnRead) return;
+    this.drawnRead = read;
+    this.view = view;
     this.parts.error.hidden = true;
     this.drawView(this.view);
     this.awaitTransitionCount(this.view);

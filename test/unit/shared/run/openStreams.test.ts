@@ -18,12 +18,12 @@ describe("openStream", () => {
     const refused = await openStream(ports, "tenant_a").catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(TooManyStreamsError);
     expect(refused).toMatchObject({ statusCode: 429, code: "too_many_streams", retryAfterSeconds: 5, details: { limit: 2 } });
-    expect(await fakes.streamLeases.held("tenant_b", Date.now())).toBe(0);
+    expect(await fakes.tenantLeases.held("stream", "tenant_b")).toBe(0);
     await openStream(ports, "tenant_b");
 
     await first.release();
     await first.release();
-    expect(await fakes.streamLeases.held("tenant_a", Date.now())).toBe(1);
+    expect(await fakes.tenantLeases.held("stream", "tenant_a")).toBe(1);
     await openStream(ports, "tenant_a");
     await expect(openStream(ports, "tenant_a")).rejects.toThrow(TooManyStreamsError);
   });
@@ -35,12 +35,16 @@ describe("openStream", () => {
   it("a live stream's lease is renewed, so it still counts after a lease's time; once released it is renewed no more", async () => {
     vi.useFakeTimers();
     const { ports, fakes } = await withRun({}, { settings: CAP });
+    const renew = vi.spyOn(fakes.tenantLeases, "renew");
     const stream = await openStream(ports, "tenant_a");
     await vi.advanceTimersByTimeAsync(LEASE_MS * 3);
-    expect(await fakes.streamLeases.held("tenant_a", Date.now())).toBe(1);
+    expect(await fakes.tenantLeases.held("stream", "tenant_a")).toBe(1);
+    // Every 20 s: a lease lapses only after two renewals in a row failed.
+    expect(renew).toHaveBeenCalledTimes(9);
     await stream.release();
     await vi.advanceTimersByTimeAsync(LEASE_MS);
-    expect(fakes.streamLeases.leases.get("tenant_a")?.size).toBe(0);
+    expect(renew).toHaveBeenCalledTimes(9);
+    expect(await fakes.tenantLeases.held("stream", "tenant_a")).toBe(0);
   });
 
   it("a tenant's maxOpenStreams lowers its cap; one over the deployment's is refused (400)", async () => {
@@ -112,10 +116,10 @@ describe("the JSON-RPC doors at the cap", () => {
     await held[0].release();
     const refused = await a2a("SendStreamingMessage", { message: { messageId: "m1", role: "ROLE_USER", parts: [] } });
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/no parts/);
-    expect(await fakes.streamLeases.held(run.tenantId, Date.now())).toBe(1);
+    expect(await fakes.tenantLeases.held("stream", run.tenantId)).toBe(1);
     const sent = await a2a("SendMessage", message);
     expect(sent.status).toBe(200);
-    expect(await fakes.streamLeases.held(run.tenantId, Date.now())).toBe(1);
+    expect(await fakes.tenantLeases.held("stream", run.tenantId)).toBe(1);
   });
 
   it.each([
@@ -134,6 +138,6 @@ describe("the JSON-RPC doors at the cap", () => {
     await held[0].release();
     const answered = await mcp(tool, args(run.runId));
     expect(await answered.text()).not.toContain("too_many_streams");
-    expect(await fakes.streamLeases.held(run.tenantId, Date.now())).toBe(1);
+    expect(await fakes.tenantLeases.held("stream", run.tenantId)).toBe(1);
   });
 });

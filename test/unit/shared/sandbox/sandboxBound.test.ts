@@ -1,9 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
 import type { SandboxRequest, SandboxResult } from "../../../../shared/contracts/sandbox.js";
 import type { CodeSandbox } from "../../../../shared/ports/sandbox.js";
 import { SandboxBound } from "../../../../shared/sandbox/sandboxBound.js";
-import { MemorySandboxLeases } from "../../../../shared/testing/memorySandboxLeases.js";
+import { MemoryTenantLeases } from "../../../../shared/testing/memoryTenantLeases.js";
 import { MemoryTenantSettings } from "../../../../shared/testing/memoryTenantSettings.js";
 import { sandboxResult } from "../../../../shared/testing/sandboxResult.js";
 import { testToolContext } from "../../../../shared/testing/toolContext.js";
@@ -40,9 +40,9 @@ class HeldSandbox implements CodeSandbox {
 }
 
 /** Leases that count the attempts to take one (a waiting call asks again and again). */
-class CountedLeases extends MemorySandboxLeases {
+class CountedLeases extends MemoryTenantLeases {
   attempts = 0;
-  override async acquire(...args: Parameters<MemorySandboxLeases["acquire"]>) {
+  override async acquire(...args: Parameters<MemoryTenantLeases["acquire"]>) {
     this.attempts++;
     return super.acquire(...args);
   }
@@ -58,7 +58,7 @@ function setup(options: { maxPerTenant: number; waitMs: number }) {
   const leases = new CountedLeases();
   const sandbox = new HeldSandbox();
   const bound = new SandboxBound(
-    { runs: { get: async (runId) => runs[runId] as RunRecord | undefined }, tenantSettings, sandboxLeases: leases },
+    { runs: { get: async (runId) => runs[runId] as RunRecord | undefined }, tenantSettings, tenantLeases: leases },
     { maxPerTenant: options.maxPerTenant, leaseMs: 60_000, waitMs: options.waitMs },
   );
   const tools = new ToolRegistry([runCodeTool(sandbox, { timeoutMs: 1_000, memoryMb: 128, maxOutputChars: 1_000 }, bound)]);
@@ -90,8 +90,8 @@ describe("run_code's bound on a tenant's sandboxes running at once", () => {
     sandbox.calls[1]!.end(result("globex"));
     expect(await first).toMatchObject({ ok: true, output: "stdout:\nfirst" });
     expect(await other).toMatchObject({ ok: true, output: "stdout:\nglobex" });
-    expect(await leases.held("acme")).toBe(0);
-    expect(await leases.held("globex")).toBe(0);
+    expect(await leases.held("sandbox", "acme")).toBe(0);
+    expect(await leases.held("sandbox", "globex")).toBe(0);
   });
 
   it("a waiting call runs as soon as a slot is given back", async () => {
@@ -115,14 +115,31 @@ describe("run_code's bound on a tenant's sandboxes running at once", () => {
     const { call, sandbox, leases } = setup({ maxPerTenant: 1, waitMs: 100 });
     const first = call("run_a1", "while True: pass");
     await sandbox.started(1);
-    expect(await leases.held("acme")).toBe(1);
+    expect(await leases.held("sandbox", "acme")).toBe(1);
     ending(sandbox.calls[0]!.end);
     await first;
-    expect(await leases.held("acme")).toBe(0);
+    expect(await leases.held("sandbox", "acme")).toBe(0);
     const next = call("run_a2", "print('next')");
     await sandbox.started(2);
     sandbox.calls[1]!.end(result("next"));
     expect(await next).toMatchObject({ ok: true });
+  });
+
+  it("a call that runs past its lease's time keeps its slot: the lease is renewed while it runs", async () => {
+    vi.useFakeTimers();
+    const { call, sandbox, leases } = setup({ maxPerTenant: 1, waitMs: 100 });
+    const first = call("run_a1", "while True: pass");
+    await sandbox.started(1);
+    await vi.advanceTimersByTimeAsync(60_000 * 3);
+    expect(await leases.held("sandbox", "acme")).toBe(1);
+    expect(await leases.acquire("sandbox", "acme", 1, "another call", 60_000)).toBeUndefined();
+    sandbox.calls[0]!.end(result("done"));
+    expect(await first).toMatchObject({ ok: true });
+    expect(await leases.held("sandbox", "acme")).toBe(0);
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
   });
 
   it("the slot is given back when the call is aborted (the run was cancelled)", async () => {
@@ -132,7 +149,7 @@ describe("run_code's bound on a tenant's sandboxes running at once", () => {
     await sandbox.started(1);
     abort.abort(new Error("the run was cancelled"));
     expect((await first).ok).toBe(false);
-    expect(await leases.held("acme")).toBe(0);
+    expect(await leases.held("sandbox", "acme")).toBe(0);
   });
 
   it("the tenant's maxSandboxes lowers the deployment's limit, and cannot raise it", async () => {
