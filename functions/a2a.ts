@@ -1,6 +1,5 @@
 import packageJson from "../package.json" with { type: "json" };
 import type { DoorPorts } from "../shared/handlerPorts.js";
-import { agentCardJson } from "../shared/protocols/a2a.js";
 import { type HttpEvent, type HttpResult, json, type WebResult } from "./http.js";
 import { linksFor } from "./links.js";
 import { type ProtocolCall, protocolResult } from "./protocolCall.js";
@@ -16,7 +15,11 @@ export async function a2aResult(event: HttpEvent, services: DoorPorts, tenantId:
   return protocolResult(a2a.handleA2A, event, services, tenantId, options);
 }
 
-/** `GET /.well-known/agent-card.json`: public, like the card of any A2A agent; its endpoint is the stream's /a2a. */
-export function agentCardResult(event: HttpEvent, services: DoorPorts): HttpResult {
-  return json(200, agentCardJson(linksFor(event, services), packageJson.version), { "cache-control": "public, max-age=300" });
+/**
+ * `GET /.well-known/agent-card.json`: public, like the card of any A2A agent; its endpoint is the
+ * stream's /a2a. The A2A SDK that writes it loads with the first request for it.
+ */
+export async function agentCardResult(event: HttpEvent, services: DoorPorts): Promise<HttpResult> {
+  const a2a = await import("../shared/protocols/a2a.js");
+  return json(200, a2a.agentCardJson(linksFor(event, services), packageJson.version), { "cache-control": "public, max-age=300" });
 }

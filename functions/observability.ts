@@ -1,8 +1,8 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import type middy from "@middy/core";
 import type { Context } from "aws-lambda";
-import { logger, metrics, tracer } from "../shared/observability.js";
+import { loadOnce } from "../shared/lazyImport.js";
+import { logger, metrics } from "../shared/observability.js";
 import type { HttpEvent, HttpResult } from "./http.js";
 
 /**
@@ -11,12 +11,28 @@ import type { HttpEvent, HttpResult } from "./http.js";
  * event names), and the metrics flushed as EMF when the invocation ends.
  */
 export function observability<E>(keysOf: (event: E, context: Context) => Record<string, unknown>): middy.MiddlewareObj<E>[] {
-  return [
-    captureLambdaHandler(tracer, { captureResponse: false }),
-    injectLambdaContext(logger, { resetKeys: true }),
-    invocationKeys(keysOf),
-    flushMetrics(),
-  ];
+  return [tracing(), injectLambdaContext(logger, { resetKeys: true }), invocationKeys(keysOf), flushMetrics()];
+}
+
+/**
+ * Powertools' tracer (an X-Ray subsegment per invocation, the HTTP calls in it), loaded before the
+ * first invocation runs rather than when the handler's code is imported: it brings the X-Ray SDK
+ * (about 160 kB to read and compile), and it does nothing where X-Ray is off (outside Lambda).
+ * Made then, it still instruments HTTP before the handler's first request.
+ */
+function tracing<E>(): middy.MiddlewareObj<E> {
+  const capture = loadOnce(async () => {
+    const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
+      import("@aws-lambda-powertools/tracer"),
+      import("@aws-lambda-powertools/tracer/middleware"),
+    ]);
+    return captureLambdaHandler(new Tracer({ serviceName: "stepwise" }), { captureResponse: false });
+  });
+  return {
+    before: async (request) => (await capture()).before?.(request),
+    after: async (request) => (await capture()).after?.(request),
+    onError: async (request) => (await capture()).onError?.(request),
+  };
 }
 
 function invocationKeys<E>(keysOf: (event: E, context: Context) => Record<string, unknown>): middy.MiddlewareObj<E> {

@@ -1,10 +1,15 @@
 import type { HandlerPorts, PortName, PortsOf } from "../shared/handlerPorts.js";
+import { onFirstCall } from "../shared/lazyImport.js";
+import type { Executions } from "../shared/ports/executions.js";
+import type { FileStore, FileTransfer } from "../shared/ports/files.js";
+import type { TraceExport } from "../shared/ports/traces.js";
 import { EventedFileStore } from "../shared/run/fileEvents.js";
 import { type Settings, settingsFromEnv } from "../shared/settings.js";
 import { ActiveRunStore } from "../shared/store/activeRuns.js";
 import { ApiKeyStore } from "../shared/store/apiKeys.js";
 import { EvalSpendStore } from "../shared/store/evalSpend.js";
 import { EventLog } from "../shared/store/events.js";
+import { executionArn } from "../shared/store/executionArns.js";
 import { IdempotencyStore } from "../shared/store/idempotency.js";
 import { InterruptStore } from "../shared/store/interrupts.js";
 import { Journal } from "../shared/store/journal.js";
@@ -12,20 +17,16 @@ import { ListingStore } from "../shared/store/listings.js";
 import { PolicyStore } from "../shared/store/policies.js";
 import { RunSnapshotStore } from "../shared/store/runSnapshots.js";
 import { RunStore } from "../shared/store/runs.js";
-import { S3FileStore } from "../shared/store/s3Files.js";
 import { SavedAgentStore } from "../shared/store/savedAgents.js";
 import { SessionStore } from "../shared/store/sessions.js";
 import { TenantSettingsStore } from "../shared/store/settings.js";
 import { SpendStore } from "../shared/store/spend.js";
-import { StepFunctionsExecutions } from "../shared/store/stepFunctions.js";
 import { StreamTokenStore } from "../shared/store/streamTokens.js";
 import type { Table } from "../shared/store/table.js";
 import { TaskStore } from "../shared/store/tasks.js";
 import { TenantLeaseStore } from "../shared/store/tenantLeases.js";
 import { ToolSourceStore } from "../shared/store/toolSources.js";
 import { WebhookStore } from "../shared/store/webhooks.js";
-import { XRayTraces } from "../shared/tracing/xrayTraces.js";
-import { NotifyQueue } from "../shared/webhooks/queue.js";
 import { type BaseClients, baseClients } from "./awsClients.js";
 
 /** What a port is built from: the settings, the AWS clients, and the other ports (each built on first use too). */
@@ -53,16 +54,51 @@ const onTable =
   ({ clients, settings }: WiringParts): T =>
     new Store(clients.table, settings.retentionDays);
 
-/** The run's files: their bytes in the bucket, their records in the table, each run's tenant read from its record. */
-function s3Files({ clients, settings, port }: WiringParts): S3FileStore {
-  return new S3FileStore({
-    table: clients.table,
-    s3: clients.s3,
-    bucket: settings.files.bucket,
-    retentionDays: settings.retentionDays,
-    tenantOf: async (runId) => (await port("runs").get(runId))?.tenantId,
-    downloadLinkSeconds: settings.files.downloadLinkSeconds,
+/**
+ * The run's files: their bytes in the bucket, their records in the table, each run's tenant read
+ * from its record. The adapter and the S3 client load on the first call (the SDK's S3 is large).
+ */
+function s3Files({ clients, settings, port }: WiringParts): FileStore & FileTransfer {
+  const methods = { put: true, get: true, getRange: true, list: true } as const;
+  const transfers = {
+    upload: true,
+    beginUpload: true,
+    signParts: true,
+    completeUpload: true,
+    uploads: true,
+    attach: true,
+    downloadUrl: true,
+  } as const;
+  return onFirstCall({ ...methods, ...transfers }, async () => {
+    const adapter = await import("../shared/store/s3Files.js");
+    return new adapter.S3FileStore({
+      table: clients.table,
+      s3: await clients.s3(),
+      bucket: settings.files.bucket,
+      retentionDays: settings.retentionDays,
+      tenantOf: async (runId) => (await port("runs").get(runId))?.tenantId,
+      downloadLinkSeconds: settings.files.downloadLinkSeconds,
+    });
   });
+}
+
+/** The runs' executions: an execution's ARN is known at once, the Step Functions client loads on the first call. */
+function stepFunctions({ clients, settings }: WiringParts): Executions {
+  const calls = {
+    start: true,
+    stop: true,
+    describe: true,
+    redrive: true,
+    sendTaskSuccess: true,
+    startContinuation: true,
+    historyLength: true,
+    stateTransitions: true,
+  } as const;
+  const later = onFirstCall<Omit<Executions, "arnFor">>(calls, async () => {
+    const adapter = await import("../shared/store/stepFunctions.js");
+    return new adapter.StepFunctionsExecutions(await clients.sfn(), settings.stateMachineArn);
+  });
+  return { ...later, arnFor: (runId) => executionArn(settings.stateMachineArn, runId) };
 }
 
 const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
@@ -90,10 +126,23 @@ const LIGHT: { [K in LightPort]: PortBuilder<K> } = {
   transfers: s3Files,
   // The files written by agents and tools announce themselves in the run's events.
   files: (parts) => new EventedFileStore(s3Files(parts), parts.port("events"), parts.port("runs")),
-  notifyQueue: ({ clients, settings }) => new NotifyQueue(clients.sqs, settings.webhooks.queueUrl, settings.webhooks.deadLetterQueueUrl),
-  executions: ({ clients, settings }) => new StepFunctionsExecutions(clients.sfn, settings.stateMachineArn),
+  // The adapters below load their SDK (SQS, Step Functions, X-Ray) on the first call.
+  notifyQueue: ({ clients, settings }) =>
+    onFirstCall({ send: true, deadLetter: true }, async () => {
+      const adapter = await import("../shared/webhooks/queue.js");
+      return new adapter.NotifyQueue(await clients.sqs(), settings.webhooks.queueUrl, settings.webhooks.deadLetterQueueUrl);
+    }),
+  executions: stepFunctions,
   // X-Ray's daemon, where one is named (Lambda with active tracing names its own); else nowhere.
-  traces: ({ settings }) => (settings.traces ? new XRayTraces(settings.traces.xrayDaemonAddress) : { active: false, send: async () => {} }),
+  traces: ({ settings }) => {
+    const daemon = settings.traces?.xrayDaemonAddress;
+    if (!daemon) return { active: false, send: async () => {} };
+    const later = onFirstCall<Pick<TraceExport, "send">>(
+      { send: true },
+      async () => new (await import("../shared/tracing/xrayTraces.js")).XRayTraces(daemon),
+    );
+    return { active: true, ...later };
+  },
 };
 
 export interface WiringOptions {

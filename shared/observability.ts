@@ -1,17 +1,15 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import { Tracer } from "@aws-lambda-powertools/tracer";
 
 /**
- * Powertools for AWS Lambda: one structured JSON logger, one EMF metrics buffer and one X-Ray tracer
- * for all Stepwise code. Handlers attach them through middy middlewares (functions/observability.ts)
- * that add the invocation's keys (runId, tenant, state, scope, requestId) and flush the metrics.
+ * Powertools for AWS Lambda: one structured JSON logger and one EMF metrics buffer for all Stepwise
+ * code (the X-Ray tracer is the handlers', functions/observability.ts). Handlers attach them through
+ * middy middlewares that add the invocation's keys (runId, tenant, state, scope, requestId) and flush the metrics.
  * The local stack runs the same code and prints the same lines; tracing is off outside Lambda.
  * POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE and POWERTOOLS_LOG_LEVEL override the defaults.
  */
 export const logger = new Logger({ serviceName: "stepwise" });
 export const metrics = new Metrics({ namespace: "Stepwise", serviceName: "stepwise" });
-export const tracer = new Tracer({ serviceName: "stepwise" });
 export { MetricUnit };
 
 /**

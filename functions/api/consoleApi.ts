@@ -7,7 +7,6 @@ import { consoleAsset } from "../console/assets.js";
 import { type HttpResult, json } from "../http.js";
 import { parseQuery } from "../jsonBody.js";
 import { health } from "./health.js";
-import { openApiDocument } from "./openapi.js";
 import { ownRun, type Request, type Route } from "./routes.js";
 
 /** Routes the console, the CLI and other clients need beyond runs themselves: listings, stream tokens, health, the API description, the console. */
@@ -16,7 +15,8 @@ export const consoleApiRoutes: Route[] = [
   { method: "GET", pattern: /^\/v1\/sessions$/, handle: listSessions, query: SessionsQuery },
   { method: "POST", pattern: /^\/v1\/runs\/(?<runId>[^/]+)\/stream-token$/, handle: createStreamToken },
   { method: "GET", pattern: /^\/health$/, handle: health, public: true },
-  { method: "GET", pattern: /^\/v1\/openapi\.json$/, handle: openApiDocument, public: true },
+  // The API's description is built from every schema, with the module that writes it, on the first request for it.
+  { method: "GET", pattern: /^\/v1\/openapi\.json$/, handle: async () => (await import("./openapi.js")).openApiDocument(), public: true },
   { method: "GET", pattern: /^\/$/, handle: consoleAsset, public: true },
   { method: "GET", pattern: /^\/index\.html$/, handle: consoleAsset, public: true },
   { method: "GET", pattern: /^\/console\.js$/, handle: consoleAsset, public: true },

@@ -1,4 +1,4 @@
-import busboy from "busboy";
+import type busboy from "busboy";
 import { BadRequestError, PayloadTooLargeError } from "../../shared/errors.js";
 import { contentTypeOf, sanitizeFileName } from "../../shared/ports/files.js";
 import { type HttpEvent, header } from "../http.js";
@@ -37,11 +37,13 @@ function rawFile(event: HttpEvent, body: Buffer, type: string): Upload {
   return { name, contentType: contentTypeFor(name, mime), body };
 }
 
-function multipartFile(body: Buffer, type: string, maxBytes: number, tooLarge: () => PayloadTooLargeError): Promise<Upload> {
+async function multipartFile(body: Buffer, type: string, maxBytes: number, tooLarge: () => PayloadTooLargeError): Promise<Upload> {
+  // The multipart parser loads with the first multipart upload, not with the API.
+  const { default: multipart } = await import("busboy");
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({
+      parser = multipart({
         headers: { "content-type": type }, // busboy signals its limit on reaching it: one byte of room tells "at the limit" from "over it".
         limits: { files: 1, fileSize: maxBytes + 1, fields: 20, parts: 30 },
       });

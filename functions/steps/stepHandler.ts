@@ -1,8 +1,8 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type * as z from "zod";
-import { scopeOf } from "../../shared/agent/executor.js";
 import { checkSchemaVersion, SCHEMA_VERSION } from "../../shared/contracts/schemaVersion.js";
+import { scopeOf } from "../../shared/contracts/steps.js";
 import { toStepError } from "../../shared/errors.js";
 import type { PortName, PortsOf } from "../../shared/handlerPorts.js";
 import { logger } from "../../shared/observability.js";

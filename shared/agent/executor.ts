@@ -1,7 +1,7 @@
 import type { UndoneCall } from "../contracts/events.js";
 import { formatPlan } from "../contracts/plan.js";
 import type { RunStatus } from "../contracts/run.js";
-import type { ExecuteTaskInput, TaskResult } from "../contracts/steps.js";
+import { type ExecuteTaskInput, scopeOf, type TaskResult } from "../contracts/steps.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import { NotFoundError } from "../errors.js";
 import { seesImages as roleSeesImages, toolCapFor } from "../llm/roleSettings.js";
@@ -289,6 +289,3 @@ const newTaskRecord = ({ iteration, task }: ExecuteTaskInput): TaskRecord => ({
   text: task.title,
   status: "pending",
 });
-
-export const scopeOf = (input: Pick<ExecuteTaskInput, "iteration"> & { task: Pick<ExecuteTaskInput["task"], "taskId"> }) =>
-  `task#${input.iteration}#${input.task.taskId}`;

@@ -60,6 +60,10 @@ export const ExecuteTaskInput = z.object({
 });
 export type ExecuteTaskInput = z.infer<typeof ExecuteTaskInput>;
 
+/** The scope of a task's journal, events and logs: its iteration and id (`task#2#t3`). */
+export const scopeOf = (input: Pick<ExecuteTaskInput, "iteration"> & { task: Pick<ExecuteTaskInput["task"], "taskId"> }) =>
+  `task#${input.iteration}#${input.task.taskId}`;
+
 /** One Map iteration's result: a short preview; the whole result is stored with the task. */
 export const TaskResult = ExecuteTaskInput.extend({
   done: z.boolean(),

@@ -1,4 +1,5 @@
-import OpenAI from "openai";
+// The error class alone: the whole client (0.2 MB) loads with the model port, on its first call.
+import { APIError } from "openai/error";
 import { logger } from "../observability.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "./types.js";
 
@@ -97,8 +98,8 @@ function withLimit(request: ChatRequest, maxOutputTokens: number): ChatRequest {
  * others: "expected a value <= 12288", "… must be less than or equal to 4096".
  */
 export function outputLimitRefused(error: unknown, sent: number | undefined): number | undefined {
-  const cause = error instanceof OpenAI.APIError ? error : (error as { cause?: unknown })?.cause;
-  if (!(cause instanceof OpenAI.APIError) || cause.status !== 400 || sent === undefined) return undefined;
+  const cause = error instanceof APIError ? error : (error as { cause?: unknown })?.cause;
+  if (!(cause instanceof APIError) || cause.status !== 400 || sent === undefined) return undefined;
   const message = cause.message;
   if (!/max_tokens|max_completion_tokens|max_output_tokens|completion tokens|output tokens/i.test(message)) return undefined;
   const named = message.match(/at most (\d+)|valid range of max_tokens is \[\d+,\s*(\d+)\]|<=\s*(\d+)|less than or equal to (\d+)/i);

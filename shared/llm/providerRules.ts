@@ -1,4 +1,5 @@
-import OpenAI from "openai";
+// The error class alone: the whole client (0.2 MB) loads with the model port, on its first call.
+import { APIError } from "openai/error";
 import type { GenerationSettings } from "./types.js";
 
 /**
@@ -60,8 +61,8 @@ export function windowOf(settings: GenerationSettings, model: string): { context
  * number of tokens allowed (M)".
  */
 export function contextOverflowOf(error: unknown): { window?: number; size?: number } | undefined {
-  const cause = error instanceof OpenAI.APIError ? error : (error as { cause?: unknown })?.cause;
-  if (!(cause instanceof OpenAI.APIError) || (cause.status !== 400 && cause.status !== 413)) return undefined;
+  const cause = error instanceof APIError ? error : (error as { cause?: unknown })?.cause;
+  if (!(cause instanceof APIError) || (cause.status !== 400 && cause.status !== 413)) return undefined;
   const message = cause.message;
   const known =
     cause.code === "context_length_exceeded" ||

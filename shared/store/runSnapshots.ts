@@ -1,10 +1,10 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { RunSnapshot, RunSnapshots } from "../ports/runSnapshots.js";
 import { compareTasks, type TaskRecord } from "../ports/tasks.js";
+import { metaOf } from "./fileMeta.js";
 import { interruptOf } from "./interrupts.js";
 import { keys } from "./keys.js";
 import { runRecordOf } from "./runs.js";
-import { metaOf } from "./s3Files.js";
 import type { Table } from "./table.js";
 
 /**

@@ -13,7 +13,6 @@ import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { BadRequestError, ConflictError } from "../errors.js";
 import {
-  contentTypeOf,
   type FileMeta,
   type FileStore,
   type FileTransfer,
@@ -31,6 +30,7 @@ import {
   type UploadMeta,
   type UploadRequest,
 } from "../ports/files.js";
+import { metaOf } from "./fileMeta.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Item, type Table } from "./table.js";
 
@@ -347,15 +347,3 @@ export class S3FileStore implements FileStore, FileTransfer {
 }
 
 const newFileId = () => `file_${Date.now().toString(36)}${randomBytes(10).toString("hex")}`;
-
-/** A file's metadata from its item (never its bytes, which older items kept inline). */
-export function metaOf(item: Item): FileMeta {
-  return {
-    name: item.name,
-    description: item.description ?? "",
-    contentType: item.contentType ?? contentTypeOf(item.name),
-    bytes: Number(item.bytes ?? 0),
-    createdAt: item.createdAt,
-    ...(typeof item.taskId === "string" ? { taskId: item.taskId } : {}),
-  };
-}

@@ -10,6 +10,7 @@ import {
 } from "@aws-sdk/client-sfn";
 import { executionInput } from "../contracts/steps.js";
 import type { ExecutionState, Executions } from "../ports/executions.js";
+import { executionArn, stateMachine } from "./executionArns.js";
 
 const EXECUTION_ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut"]);
 /** Answers of Step Functions that say "not possible now", not "something broke". */
@@ -26,18 +27,15 @@ export class StepFunctionsExecutions implements Executions {
     private readonly stateMachineArn: string | undefined,
   ) {}
 
-  /**
-   * arn:…:stateMachine:Name (or its alias or version, arn:…:stateMachine:Name:live) + run id →
-   * arn:…:execution:Name:runId: an execution's ARN never names the alias or version it started on.
-   */
   arnFor(runId: string): string {
-    const [arn, partition, service, region, account, , name] = this.machine().split(":");
-    return [arn, partition, service, region, account, "execution", name, runId].join(":");
+    return executionArn(this.stateMachineArn, runId);
   }
 
   async start(runId: string): Promise<boolean> {
     return refusedAsFalse(
-      this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.machine(), name: runId, input: executionInput(runId) })),
+      this.sfn.send(
+        new StartExecutionCommand({ stateMachineArn: stateMachine(this.stateMachineArn), name: runId, input: executionInput(runId) }),
+      ),
     );
   }
 
@@ -103,11 +101,6 @@ export class StepFunctionsExecutions implements Executions {
       nextToken = page.nextToken;
     } while (nextToken);
     return { count, final };
-  }
-
-  private machine(): string {
-    if (!this.stateMachineArn) throw new Error("STATE_MACHINE_ARN is not configured");
-    return this.stateMachineArn;
   }
 }
 

@@ -60,7 +60,7 @@ function services(sfn: SFNClient, overrides: Partial<HandlerPorts> = {}) {
     send: async (m: NotifyMessage) => void sent.push(m),
     deadLetter: async () => undefined,
   } as unknown as HandlerPorts["notifyQueue"];
-  const clients = { ...baseClients("stepwise", "us-east-1"), table, sfn };
+  const clients = { ...baseClients("stepwise", "us-east-1"), table, sfn: async () => sfn };
   const ports = wire(
     HANDLER_USES.Api,
     { tools: toolsPort, secrets: secretsPort },

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { wire } from "../../../../functions/wiring.js";
 import type { RunRecord } from "../../../../shared/contracts/run.js";
+import type { TraceExport } from "../../../../shared/ports/traces.js";
 import { onExecutionStatus } from "../../../../shared/run/endAndNotify.js";
 import { runSpans } from "../../../../shared/run/runTrace.js";
 import { settingsFromEnv } from "../../../../shared/settings.js";
@@ -28,9 +29,9 @@ const ended = (run: RunRecord) => ({
 });
 
 /** A plan_solve run, ended, its execution's end reported to the notifier that sends traces to the daemon. */
-async function endedRun() {
+async function endedRun(traces: TraceExport = new XRayTraces(daemon.address)) {
   const fixture = await withRun({ requestedMode: "plan_solve" });
-  const ports = { ...fixture.ports, traces: new XRayTraces(daemon.address) };
+  const ports = { ...fixture.ports, traces };
   await drivePlanSolve(ports, fixture.runId);
   const run = (await ports.runs.get(fixture.runId))!;
   expect(run.status).toBe("succeeded");
@@ -131,8 +132,13 @@ describe("where an ended run's spans go", () => {
   const tracesOf = (env: Record<string, string>) => wire({ ports: ["traces"] }, {}, { env: { TABLE_NAME: "t", ...env } }).traces;
 
   it("to the X-Ray daemon AWS_XRAY_DAEMON_ADDRESS names (Lambda names its own); nowhere, reading nothing, without one", async () => {
-    expect(tracesOf({ AWS_XRAY_DAEMON_ADDRESS: daemon.address })).toBeInstanceOf(XRayTraces);
-    expect(tracesOf({ AWS_XRAY_DAEMON_ADDRESS: `tcp:${daemon.address} udp:${daemon.address}` })).toBeInstanceOf(XRayTraces);
+    // The wired port loads the X-Ray SDK on its first send; every span of the run reaches the daemon.
+    for (const address of [daemon.address, `tcp:${daemon.address} udp:${daemon.address}`]) {
+      const traces = tracesOf({ AWS_XRAY_DAEMON_ADDRESS: address });
+      expect(traces.active).toBe(true);
+      const { spans, documents } = await endedRun(traces);
+      expect(documents.map((d) => d.id).sort()).toEqual(spans.map((s) => s.spanId).sort());
+    }
     const nowhere = tracesOf({});
     expect(nowhere.active).toBe(false);
     const { ports, fakes, run } = await withRun({ status: "succeeded" });
