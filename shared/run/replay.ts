@@ -131,6 +131,10 @@ async function start(
       ...(run.instructions ? { instructions: run.instructions } : {}),
       ...(parent.agent ? { agent: parent.agent } : {}),
       ...(parent.maxSandboxes ? { maxSandboxes: parent.maxSandboxes } : {}),
+      ...(parent.toolFailures ? { toolFailures: parent.toolFailures } : {}),
+      // A fork calls models and tools from its fork point on, so the parent's guardrails check it as
+      // they checked the parent; a replay calls nothing (a moderation or judge check would be a call).
+      ...(run.lineage.forkOf && parent.guardrails?.length ? { guardrails: parent.guardrails } : {}),
       beforeStart: (runId) => ports.journal.commit(runId, { records: run.records }),
     },
   );

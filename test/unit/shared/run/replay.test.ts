@@ -235,6 +235,32 @@ describe("fork", () => {
     expect((await ports.runs.get(parent.runId))?.result).toBe(parent.result);
   });
 
+  it("a fork is checked by its parent's guardrails and keeps its tool-failure rule; a replay, which calls nothing, keeps the rule only", async () => {
+    const { ports, fakes, parent } = await recorded();
+    // As if the parent had been accepted with these (acceptRun records the tenant's and the agent's).
+    const guarded = {
+      ...parent,
+      guardrails: [{ kind: "regex" as const, name: "no-99", pattern: "\\b99\\b", action: "warn" as const, on: ["output" as const] }],
+      toolFailures: "report" as const,
+    };
+    const fork = await forkRun(
+      ports,
+      guarded,
+      { at: { scope: "task#1#s2.t1", round: 1 }, edits: { toolResults: [{ callId: "calc_1", output: "10+10 = 99" }] } },
+      links,
+    );
+    expect(fork).toMatchObject({ guardrails: guarded.guardrails, toolFailures: "report" });
+    await drivePlanSolve(ports, fork.runId);
+    expect((await ports.runs.get(fork.runId))?.result).toContain("10+10 = 99");
+    // The fork's answer says 99, which the parent's check warns of: a fork cannot go around it.
+    const decided = fakes.events.all(fork.runId).filter((e) => e.type === "guardrail.decided");
+    expect(decided.map((e) => e.data)).toContainEqual(expect.objectContaining({ check: "no-99", stage: "output", verdict: "warn" }));
+
+    const replay = await replayRun(ports, guarded, {}, links);
+    expect(replay.toolFailures).toBe("report");
+    expect(replay.guardrails).toBeUndefined();
+  });
+
   it("a fork with the first plan iteration's plan edited runs the edited tasks live, and nothing of the planner's turn is asked again", async () => {
     const { ports, parent, model, recordedCalls, counts } = await recorded();
     const plan = {
