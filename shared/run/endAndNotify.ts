@@ -50,7 +50,11 @@ export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStat
   if (!current) return; // not one of ours
   // An execution the run continued from (its history budget was spent) ends as the next one starts.
   if (current.executionArn !== detail.executionArn) return;
-  await Promise.all([reconcileExecutionEnd(ports, runId, detail), recordStateTransitions(ports, runId, detail.executionArn)]);
+  await Promise.all([
+    reconcileExecutionEnd(ports, runId, detail),
+    // Counted once: a read of the ended run may have counted it already (a resumed run's count is removed).
+    current.stateTransitions === undefined ? recordStateTransitions(ports, runId, detail.executionArn) : undefined,
+  ]);
   const run = await ports.runs.get(runId);
   if (!run) throw new Error(`Run ${runId} is gone: it was read a moment ago.`);
   if (TERMINAL_STATUSES.has(run.status)) await leaveSession(ports, run);

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { CreateRunResponse, EventList, ToolList } from "../../shared/contracts/responses.js";
 import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { untilQuiet } from "../support/quietTable.js";
 
 /**
  * The HTTP API's contract at its edges: tenants are isolated, and every bad request gets a 4xx
@@ -64,15 +65,9 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     // before the snapshot so nothing is still being written while the bad requests are sent.
     probeRunId = (await main.submit({ input: "What is 2+2?", mode: "react" })).runId;
     await main.waitForEnd(probeRunId);
-    // The execution may still be leaving its last state after the terminal event: wait until the
-    // table stops changing (bounded), so the comparison below sees only what the requests did.
-    before = await tableSnapshot();
-    for (let i = 0; i < 50; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      const now = await tableSnapshot();
-      if (JSON.stringify(now) === JSON.stringify(before)) break;
-      before = now;
-    }
+    // The run's end is followed by writes in the background (its state-transition count, its
+    // notification): wait until the table stops changing, so the comparison sees only the requests'.
+    before = JSON.parse(await untilQuiet(async () => JSON.stringify(await tableSnapshot())));
   });
 
   const post = (body: unknown, headers: Record<string, string> = {}) => bad.request<ErrorBody>("POST", "/v1/runs", body, headers);

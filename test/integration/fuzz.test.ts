@@ -7,6 +7,7 @@ import { Behind } from "../support/aws.js";
 import { Client, type ErrorBody } from "../support/client.js";
 import { arbitraryFor, bodySchema, HOSTILE_STRINGS, paramNames, pathFor } from "../support/fuzz.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
+import { untilQuiet } from "../support/quietTable.js";
 
 /**
  * Hostile requests to EVERY route of the API's router table (routes added later are fuzzed
@@ -69,14 +70,7 @@ async function settle(): Promise<void> {
   }
   // Only a request that started a run leaves writes behind it.
   if (!started) return;
-  let last = await snapshot();
-  const giveUpAt = Date.now() + 60_000;
-  for (let quiet = 0; quiet < 2 && Date.now() < giveUpAt; ) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    const now = await snapshot();
-    quiet = now === last ? quiet + 1 : 0;
-    last = now;
-  }
+  await untilQuiet(snapshot);
 }
 
 interface RawRequest {

@@ -137,6 +137,20 @@ describe("notify", () => {
     expect((await ports.runs.get(runId))!.stateTransitions).toBe(23);
   });
 
+  it("leaves a count a read of the ended run already recorded: no second count, no second write", async () => {
+    const { ports, fakes, runId, run } = await subscribed();
+    fakes.executions.setStatus(runId, "SUCCEEDED");
+    fakes.executions.executions.get(run.executionArn)!.transitions = 23;
+    await endRun(ports, runId, "succeeded");
+    await ports.runs.update(runId, { stateTransitions: 23 });
+    const recorded = (await ports.runs.get(runId))!;
+    fakes.executions.executions.get(run.executionArn)!.transitions = 99; // what a second count would find
+    await onExecutionStatus(ports, statusEvent(run, "SUCCEEDED"));
+    const after = (await ports.runs.get(runId))!;
+    expect(after.stateTransitions).toBe(23);
+    expect(after.updatedAt).toBe(recorded.updatedAt);
+  });
+
   it("a run waiting for a person sends run.awaiting_input listing the interrupt", async () => {
     const { ports, fakes, runId, endpoint } = await subscribed();
     await openInterrupt(ports, {
