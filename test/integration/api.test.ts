@@ -2,6 +2,7 @@ import { DynamoDBClient, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import type { CreateRunResponse, EventList, ToolList } from "../../shared/contracts/responses.js";
+import { Behind } from "../support/aws.js";
 import { Client, type ErrorBody } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 import { untilQuiet } from "../support/quietTable.js";
@@ -65,8 +66,10 @@ describe("bad requests get a clear 4xx and change nothing", () => {
     // before the snapshot so nothing is still being written while the bad requests are sent.
     probeRunId = (await main.submit({ input: "What is 2+2?", mode: "react" })).runId;
     await main.waitForEnd(probeRunId);
-    // The run's end is followed by writes in the background (its state-transition count, its
-    // notification): wait until the table stops changing, so the comparison sees only the requests'.
+    // The run's end is followed by writes in the background (its notification, its state-transition
+    // count last): wait for them and until the table stops changing, so the comparison sees only the requests'.
+    const behind = new Behind(stack.endpoints!);
+    await behind.untilEndHandled(probeRunId).finally(() => behind.destroy());
     before = JSON.parse(await untilQuiet(async () => JSON.stringify(await tableSnapshot())));
   });
 

@@ -29,8 +29,8 @@ beforeAll(async () => {
   behind = new Behind(stack.endpoints!);
   const { runId, sessionId } = await client.submit({ input: "What is 2+2?", mode: "react" });
   await client.waitForEnd(runId);
-  // Reading the ended run once records its state-transition count: do it before the snapshots.
-  await client.run(runId);
+  // The notifier's writes after the end (the state-transition count last) must land before the first snapshot.
+  await behind.untilEndHandled(runId);
   Object.assign(real, { runId, sessionId });
 });
 
@@ -53,6 +53,8 @@ async function snapshot(): Promise<string> {
   return JSON.stringify(items.map((i) => JSON.stringify(i)).sort());
 }
 
+const ENDED = ["succeeded", "failed", "cancelled", "timed_out"];
+
 /**
  * Waits until no run is in flight (a fuzzed request may have started a valid one) and the table has
  * stopped changing: a run's end is followed by writes in the background (its notification, its
@@ -64,8 +66,8 @@ async function settle(): Promise<void> {
     if (settled.has(runId)) continue;
     started = true;
     const run = await client.run(runId).catch(() => undefined);
-    if (run && !["succeeded", "failed", "cancelled", "timed_out"].includes(run.status))
-      await client.waitForEnd(runId, 60_000).catch(() => undefined);
+    const ended = run && ENDED.includes(run.status) ? run : (await client.waitForEnd(runId, 60_000).catch(() => undefined))?.run;
+    if (ended && ENDED.includes(ended.status)) await behind.untilEndHandled(runId);
     settled.add(runId);
   }
   // Only a request that started a run leaves writes behind it.

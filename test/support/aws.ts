@@ -1,4 +1,4 @@
-import { DynamoDBClient, paginateScan } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient, GetItemCommand, paginateScan } from "@aws-sdk/client-dynamodb";
 import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { StackEndpoints } from "./localStack.js";
@@ -32,6 +32,27 @@ export class Behind {
     );
     for await (const page of pages) for (const item of page.Items ?? []) ids.push(item.pk!.S!.slice("RUN#".length));
     return ids.sort();
+  }
+
+  /**
+   * Waits until the notifier has handled a run's end: its last write is the run's state-transition
+   * count (shared/run/endAndNotify.ts), which can land seconds after the run's end event under load.
+   * A test that compares the table before and after something must not have it land in between.
+   */
+  async untilEndHandled(runId: string, timeoutMs = 60_000): Promise<void> {
+    const giveUpAt = Date.now() + timeoutMs;
+    for (;;) {
+      const { Item } = await this.dynamo.send(
+        new GetItemCommand({
+          TableName: this.endpoints.tableName || "stepwise",
+          Key: { pk: { S: `RUN#${runId}` }, sk: { S: "META" } },
+          ConsistentRead: true,
+        }),
+      );
+      if (Item?.stateTransitions) return;
+      if (Date.now() > giveUpAt) throw new Error(`the notifier did not handle the end of ${runId} within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   /**
