@@ -1,8 +1,8 @@
 import { type AttributeValue, DynamoDBClient, paginateQuery, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it, vi } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import type { ErrorBody } from "../support/client.js";
-import { type RunningStack, startStack } from "../support/localStack.js";
+import type { ErrorBody, SseFrame } from "../support/client.js";
+import { logLines, type RunningStack, startStack } from "../support/localStack.js";
 import { RecordingClient, type Seen } from "../support/recordingClient.js";
 import { startTogether } from "../support/startTogether.js";
 
@@ -14,7 +14,9 @@ import { startTogether } from "../support/startTogether.js";
  * task token in anything a client can read.
  *
  * Two stacks: `stack` waits an hour for decisions (every test there decides as soon as it has
- * looked), `short` waits 2 s (only the timeout tests use it). Tests poll for states; none sleeps.
+ * looked), `short` waits 2 s (only the timeout tests use it) and ends every stream after 2 s, which
+ * the client resumes with Last-Event-ID (the stream's time limit is shown here too, to start no
+ * third stack for it). Tests poll for states; none sleeps.
  */
 
 const REPORT_INPUT = "Compute 17*23 and (120/8)+2^5, then write a short report";
@@ -23,6 +25,8 @@ const ASK_INPUT = "Please ask me first, then count the words in this sentence";
 /** What a Step Functions task token looks like (the local runtime mints `AQ` + 128 base64url characters). */
 const TOKEN_SHAPE = /AQ[A-Za-z0-9_-]{100,}/;
 const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
+const TERMINAL_EVENTS = new Set(TERMINAL.map((status) => `run.${status}`));
+const toEvents = (frames: SseFrame[]) => frames.map((f) => JSON.parse(f.data) as RunEvent);
 
 /** Every HTTP answer and stream frame a client saw in this file: none may hold a task token. */
 const seen: Seen[] = [];
@@ -43,7 +47,9 @@ beforeAll(async () => {
   [stack, short] = await startTogether(
     // TOOL_CATALOG_CACHE_MS=0: each saved policy holds for the very next run.
     startStack({ INTERRUPT_TIMEOUT_SECONDS: "3600", TOOL_CATALOG_CACHE_MS: "0" }, ["other"], { exposeEndpoints: true }),
-    startStack({ INTERRUPT_TIMEOUT_SECONDS: "2" }),
+    // The deployment's limits set short: 2 s for a decision, 2 s a stream (then the client
+    // reconnects); 500 ms a model call, so a report run (eight calls or more) outlives a stream.
+    startStack({ INTERRUPT_TIMEOUT_SECONDS: "2", STREAM_MAX_SECONDS: "2", STREAM_HEARTBEAT_MS: "500", OFFLINE_MODEL_LATENCY_MS: "500" }),
   );
   client = new RecordingClient(stack.url, stack.apiKey, seen);
   other = new RecordingClient(stack.url, stack.keys.other!, seen);
@@ -514,7 +520,7 @@ describe("parallel pauses in one Map step", () => {
 });
 
 // Each test waits out the 2 s on a run of its own: they wait side by side.
-describe.concurrent("interrupt timeout (a 2 s stack)", () => {
+describe.concurrent("the 2 s stack: the interrupt timeout, and the stream time limit", () => {
   /** Nobody decides: the run ends timed_out, its interrupt too, and a late decision is refused. */
   async function expectTimedOut(expect: ExpectStatic, runId: string, kinds: string[], lateDecision: Record<string, unknown>) {
     const { run, events } = await shortClient.waitForEnd(runId);
@@ -574,6 +580,63 @@ describe.concurrent("interrupt timeout (a 2 s stack)", () => {
     const runId = await submit({ input: ASK_INPUT, mode: "react" }, shortClient);
     await expectTimedOut(expect, runId, ["ask_user"], { decision: "answer", message: "too late" });
   });
+
+  it("STREAM_MAX_SECONDS=2: the stream ends by itself saying to reconnect; resuming with Last-Event-ID continues with no gap and no duplicate to the terminal event", async ({
+    expect,
+  }) => {
+    const { runId } = await shortClient.submit({ input: REPORT_INPUT, mode: "plan_solve" });
+    const frames: SseFrame[] = [];
+    const segments: { frames: number; ms: number; last: string | undefined }[] = [];
+    let lastEventId: string | undefined;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const started = Date.now();
+      const segment = await shortClient.stream(runId, lastEventId === undefined ? {} : { lastEventId });
+      expect(segment.status).toBe(200);
+      expect(segment.closed).toBe(true);
+      frames.push(...segment.frames);
+      const lastItem = segment.items.at(-1);
+      segments.push({
+        frames: segment.frames.length,
+        ms: Date.now() - started,
+        last: lastItem?.kind === "comment" ? lastItem.text : lastItem?.frame.event,
+      });
+      if (segment.frames.length > 0 && TERMINAL_EVENTS.has(segment.frames.at(-1)!.event!)) break;
+      // Not the end of the run: the server closed at its time limit, and said where to resume.
+      expect(lastItem?.kind, JSON.stringify(segments)).toBe("comment");
+      const match = /^stream time limit reached; reconnect with Last-Event-ID: (\d+)$/.exec((lastItem as { text: string }).text);
+      expect(match, (lastItem as { text: string }).text).not.toBeNull();
+      const cursor = frames.at(-1)?.id ?? "0";
+      expect(match![1]).toBe(cursor);
+      lastEventId = match![1];
+      if (Date.now() > deadline) throw new Error(`no terminal event after ${segments.length} segments`);
+    }
+
+    // Several segments; those cut by the limit lasted about 2 s.
+    expect(segments.length, JSON.stringify(segments)).toBeGreaterThanOrEqual(2);
+    for (const s of segments.slice(0, -1)) {
+      // Not before the limit (timers may fire a few ms early), and not long after it.
+      expect(s.ms).toBeGreaterThanOrEqual(1_500);
+      expect(s.ms).toBeLessThan(30_000);
+    }
+    const { run, events } = await shortClient.waitForEnd(runId);
+    expect(run.status).toBe("succeeded");
+    expect(frames.map((f) => Number(f.id))).toEqual(events.map((_, i) => i + 1));
+    expect(toEvents(frames)).toEqual(events);
+    expect(frames.at(-1)!.event).toBe("run.succeeded");
+    // The handler logged each end with its reason.
+    const reasons = await vi.waitFor(
+      () => {
+        const found = logLines(short, "stream ended")
+          .filter((l) => l.runId === runId)
+          .map((l) => l.reason as string);
+        if (found.length < segments.length) throw new Error(`${found.length} of ${segments.length} 'stream ended' log lines`);
+        return found;
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+    expect(reasons).toEqual([...Array<string>(segments.length - 1).fill("time limit"), "run ended"]);
+  }, 90_000);
 });
 
 describe("wrong decisions", () => {

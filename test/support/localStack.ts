@@ -49,6 +49,21 @@ export function assertNoStackDied(): void {
   if (deaths.size > 0) throw new Error([...deaths.values()].join("\n\n"));
 }
 
+/** The stack's JSON log lines (Powertools' structured lines) whose `message` is `message`, parsed. */
+export function logLines(stack: RunningStack, message: string): any[] {
+  return stack.logs
+    .flatMap((chunk) => chunk.split("\n"))
+    .filter((line) => line.startsWith("{") && line.includes(message))
+    .flatMap((line) => {
+      try {
+        const parsed = JSON.parse(line);
+        return parsed.message === message ? [parsed] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
 function lastLines(logs: string[]): string {
   return logs.join("").split("\n").slice(-LAST_LINES).join("\n");
 }
