@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
@@ -15,11 +15,13 @@ import { type Endpoint, Receiver } from "../support/receiver.js";
  * at once — while runs are in flight, two of them waiting for a person (a plan approval, and a
  * tool approval inside the "Execute tasks" Map). After a restart on the same folder every run
  * reaches a terminal state with its events complete and gap-free, its webhook is delivered, the
- * interrupts opened before the crash are decided afterwards, and the tenant's slots are all free.
+ * interrupts opened before the crash are decided afterwards, and the tenant's slots are all free;
+ * stopped at last, the stack stops its containers.
  */
 
 const REPORT_INPUT = "Compute 17*23 and (120/8)+2^5, then write a short report";
 const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
 
 let dataDir: string;
 let receiver: Receiver;
@@ -147,5 +149,15 @@ describe("kill -9 of the whole stack with runs in flight, then restart on the sa
     } finally {
       behind.destroy();
     }
+
+    // Stopped as Ctrl-C does, the stack stops its containers (a crash of the stack alone is in containers.test.ts).
+    const containers = second.containerPids;
+    expect(containers).toHaveLength(2);
+    expect(containers.every(alive)).toBe(true);
+    await second.stop();
+    second = undefined;
+    const deadline = Date.now() + 20_000;
+    while (containers.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(containers.filter(alive)).toEqual([]);
   }, 400_000); // two starts and eleven runs on a busy machine: a wide bound, not a measure
 });
