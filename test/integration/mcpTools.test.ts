@@ -16,7 +16,8 @@ import { startXrayDaemon, type XrayDaemon } from "../support/xrayDaemon.js";
  * MCP tool sources over HTTP against the whole local stack and real MCP servers built here with
  * the official SDK's McpServer over Streamable HTTP: registration (SSRF guard, reachability,
  * sealed headers), GET /v1/tools, a plan_solve run whose executors call MCP tools in parallel
- * (text, isError, an image, one past the per-call timeout), sources added and deleted between
+ * (text, isError, an image; a call past the per-call timeout is in test/unit/shared/tools/mcp/catalog.test.ts,
+ * not waited out here), sources added and deleted between
  * runs, a source down at run time, write-tool approval on an MCP tool, and no header secret in
  * anything a client, the event log, the stream, the table or the stack's logs shows. A UDP
  * listener stands in for the X-Ray daemon: the notifier sends each ended run's GenAI spans there.
@@ -24,9 +25,9 @@ import { startXrayDaemon, type XrayDaemon } from "../support/xrayDaemon.js";
 
 const TOKEN = `mcp-secret-${Math.random().toString(36).slice(2)}-token`;
 /**
- * The stack's per-call timeout: demo__slow runs into it, and a call waiting on the demo server to meet
- * another (below) must answer well before it. At 4 s, a loaded machine let the first executor's call
- * wait past it for its partner, and the stack cut a good call off as timed out.
+ * The stack's per-call timeout: a call waiting on the demo server to meet another (below) must
+ * answer well before it. At 4 s, a loaded machine let the first executor's call wait past it for
+ * its partner, and the stack cut a good call off as timed out.
  */
 const CALL_TIMEOUT_MS = 15_000;
 /** How long a call waits for another on the server: it then answers anyway, still within the call timeout. */
@@ -39,8 +40,8 @@ const seen: Seen[] = [];
 
 /**
  * In-flight calls on the demo server, and the most seen at once. With `meet` on, a call waits (up
- * to MEET_WAIT_MS) until another is on the server too: parallel executors meet there on a busy
- * machine as well, and sequential ones never can.
+ * to MEET_WAIT_MS) until two calls have been on the server at once: parallel executors meet there
+ * on a busy machine as well, and sequential ones never can; once two have met, none waits.
  */
 const inFlight = { now: 0, max: 0, meet: false };
 
@@ -49,7 +50,7 @@ function demoServer(): McpServer {
   const track = async <T>(work: () => Promise<T>): Promise<T> => {
     inFlight.max = Math.max(inFlight.max, ++inFlight.now);
     try {
-      for (const until = Date.now() + MEET_WAIT_MS; inFlight.meet && inFlight.now < 2 && Date.now() < until; )
+      for (const until = Date.now() + MEET_WAIT_MS; inFlight.meet && inFlight.max < 2 && Date.now() < until; )
         await new Promise((r) => setTimeout(r, 10));
       return await work();
     } finally {
@@ -75,18 +76,6 @@ function demoServer(): McpServer {
         { type: "image" as const, data: PNG, mimeType: "image/png" },
       ],
     })),
-  );
-  server.registerTool("slow", { description: "Takes a minute.", inputSchema: {}, annotations: { readOnlyHint: true } }, (_args, extra) =>
-    track(
-      () =>
-        new Promise((resolve) => {
-          const timer = setTimeout(() => resolve({ content: [{ type: "text" as const, text: "finally" }] }), 60_000);
-          extra.signal.addEventListener("abort", () => {
-            clearTimeout(timer);
-            resolve({ content: [{ type: "text" as const, text: "aborted" }] });
-          });
-        }),
-    ),
   );
   // Echoes the header it was sent: what it returns must reach nobody unmasked.
   server.registerTool("whoami", { description: "Says who called.", inputSchema: {}, annotations: { readOnlyHint: true } }, (_args, extra) =>
@@ -225,7 +214,7 @@ describe("registering a tool source", () => {
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ name: "demo", url: demo.url, headers: { authorization: "***" }, access: { chart: "write" } });
     const byName = Object.fromEntries(res.body.tools.map((t: any) => [t.name, t]));
-    expect(Object.keys(byName).sort()).toEqual(["demo__add", "demo__chart", "demo__fail", "demo__slow", "demo__upper", "demo__whoami"]);
+    expect(Object.keys(byName).sort()).toEqual(["demo__add", "demo__chart", "demo__fail", "demo__upper", "demo__whoami"]);
     expect(byName.demo__add).toMatchObject({ tool: "add", access: "read" });
     expect(byName.demo__upper).toMatchObject({ tool: "upper", access: "write" });
     expect(byName.demo__chart).toMatchObject({ access: "write" }); // the source's override beats readOnlyHint
@@ -266,17 +255,17 @@ describe("registering a tool source", () => {
 });
 
 describe("runs that use MCP tools", () => {
-  it("plan_solve: executors call MCP tools in parallel; text, isError, an image file and a timeout reach the events and the answer", async () => {
+  it("plan_solve: executors call MCP tools in parallel; text and isError reach the events and the answer", async () => {
     Object.assign(inFlight, { max: 0, meet: true });
     const runId = await submit({
       mode: "plan_solve",
       input:
-        'use demo__add {"a": 2, "b": 3} and use demo__slow {} and use demo__fail {} and use demo__whoami {} and use demo__add {"a": 40, "b": 2, "persona": "Math tutor"}',
+        'use demo__add {"a": 2, "b": 3} and use demo__fail {} and use demo__whoami {} and use demo__add {"a": 40, "b": 2, "persona": "Math tutor"}',
     });
     const { run, events } = await client.waitForEnd(runId, 120_000).finally(() => (inFlight.meet = false));
     expect(run.status).toBe("succeeded");
     const called = ofType(events, "tool.called").filter((e) => e.data.tool.startsWith("demo__"));
-    expect(called.map((e) => e.data.tool).sort()).toEqual(["demo__add", "demo__add", "demo__fail", "demo__slow", "demo__whoami"]);
+    expect(called.map((e) => e.data.tool).sort()).toEqual(["demo__add", "demo__add", "demo__fail", "demo__whoami"]);
     // Persona: the model's own, else one derived from the tool; never among the arguments.
     expect(called.find((e) => (e.data.arguments as any).a === 40)).toMatchObject({
       data: { persona: "Math tutor", arguments: { a: 40, b: 2 } },
@@ -294,10 +283,6 @@ describe("runs that use MCP tools", () => {
       [true, "5"],
     ]);
     expect(resultOf("demo__fail")[0]).toMatchObject({ ok: false, output: expect.stringContaining("the database is on fire") });
-    expect(resultOf("demo__slow")[0]).toMatchObject({
-      ok: false,
-      output: expect.stringContaining(`no answer within ${CALL_TIMEOUT_MS} ms`),
-    });
     expect(resultOf("demo__whoami")[0]!.output).toBe("You sent: ***");
     // Several calls were on the server at once: the executors ran in parallel.
     expect(inFlight.max).toBeGreaterThanOrEqual(2);

@@ -6,24 +6,38 @@ import type { ToolSourceRecord } from "../../../../../shared/contracts/toolSourc
 import type { SecretCipher } from "../../../../../shared/ports/secretCipher.js";
 import type { ToolSources } from "../../../../../shared/ports/toolSources.js";
 import type { EventLog } from "../../../../../shared/store/events.js";
+import { testToolContext } from "../../../../../shared/testing/toolContext.js";
 import { McpToolCatalog } from "../../../../../shared/tools/mcp/catalog.js";
 
 /** The catalog over in-memory sources: built-ins plus live MCP tools, the 5 s cache, unavailable sources reported once per run. */
 
 let server: McpHttpServer;
+/** Whether a call of the slow tool was cancelled on the server. */
+let slowCancelled = false;
 beforeAll(async () => {
   server = await serveMcpOverHttp(() => {
     const mcp = new McpServer({ name: "t", version: "1.0.0" });
     mcp.registerTool("ping", { description: "Pong.", inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
       content: [{ type: "text", text: "pong" }],
     }));
+    // Answers after a minute, or when the call is cancelled.
+    mcp.registerTool("slow", { description: "Slow.", inputSchema: {}, annotations: { readOnlyHint: true } }, (_args, extra) => {
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve({ content: [{ type: "text", text: "late" }] }), 60_000);
+        extra.signal.addEventListener("abort", () => {
+          slowCancelled = true;
+          clearTimeout(timer);
+          resolve({ content: [] });
+        });
+      });
+    });
     return mcp;
   });
 });
 afterAll(() => server?.close());
 afterEach(() => vi.useRealTimers());
 
-function harness(sources: ToolSourceRecord[]) {
+function harness(sources: ToolSourceRecord[], callTimeoutMs = 5_000) {
   const listed: string[] = [];
   const marked = new Set<string>();
   const events: { runId: string; body: EventBody }[] = [];
@@ -41,7 +55,7 @@ function harness(sources: ToolSourceRecord[]) {
       append: async (runId: string, bodies: EventBody[]) => void events.push(...bodies.map((body) => ({ runId, body }))),
     } as unknown as EventLog,
     policy: { allowLoopback: true, allowHttp: true },
-    callTimeoutMs: 5_000,
+    callTimeoutMs,
     connectTimeoutMs: 5_000,
     cacheMs: 5_000,
   });
@@ -75,6 +89,15 @@ describe("McpToolCatalog", () => {
     catalog.invalidate("acme");
     await catalog.registryFor("acme");
     expect(listed).toEqual(["acme", "other", "acme", "acme"]);
+  });
+
+  it("a call the server does not answer within the per-call timeout (MCP_CALL_TIMEOUT_MS) fails saying so, not fixable, and is cancelled on the server", async () => {
+    const { catalog } = harness([source("t", server.url)], 300);
+    const registry = await catalog.registryFor("acme");
+    const outcome = await registry.execute({ id: "c1", name: "t__slow", arguments: "{}" }, testToolContext());
+    expect(outcome).toMatchObject({ ok: false, output: expect.stringContaining("no answer within 300 ms (the per-call timeout)") });
+    expect(outcome.fixable).toBeUndefined();
+    await vi.waitFor(() => expect(slowCancelled).toBe(true), { timeout: 5_000 });
   });
 
   it("leaves out a source it cannot reach and tells each run once", async () => {
