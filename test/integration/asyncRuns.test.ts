@@ -34,7 +34,15 @@ let behind: Behind;
 
 beforeAll(async () => {
   [stack, receiver] = await startTogether(
-    startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2" }, ["other", "cancel", "idem", "streams", "streams2"]),
+    // A heartbeat a second: a stream on a run that waits for a person writes nothing else, and its
+    // handler sees a client that left only at its next write (10 s apart by default).
+    startStack({ OFFLINE_MODEL_LATENCY_MS: "800", MAX_ACTIVE_RUNS_PER_TENANT: "2", STREAM_HEARTBEAT_MS: "1000" }, [
+      "other",
+      "cancel",
+      "idem",
+      "streams",
+      "streams2",
+    ]),
     Receiver.start(),
   );
   client = new Client(stack.url, stack.apiKey);
