@@ -12,10 +12,10 @@ import { acceptRun } from "../../shared/run/acceptRun.js";
 import { ownRun, ownRunSnapshot } from "../../shared/run/access.js";
 import { cancelRun } from "../../shared/run/cancel.js";
 import { forksOf } from "../../shared/run/replay.js";
+import { recordStateTransitions } from "../../shared/run/stateTransitions.js";
 import { deleteToolSource, registerToolSource } from "../../shared/tools/mcp/sources.js";
 import { estimatedCostUsd } from "../../shared/views/cost.js";
 import { interruptView, runLinks, runView } from "../../shared/views/runView.js";
-import { countStateTransitions } from "../../shared/views/stateTransitions.js";
 import { a2aResult, agentCardResult } from "../a2a.js";
 import { a2aMaxBodyBytes } from "../bodyLimits.js";
 import { baseUrl, type HttpEvent, type HttpResult, header, json } from "../http.js";
@@ -293,7 +293,5 @@ const NOTIFIER_COUNTS_WITHIN_MS = 60_000;
 async function stateTransitionsOf(services: DoorPorts, run: RunRecord): Promise<number | undefined> {
   if (run.stateTransitions !== undefined || !TERMINAL_STATUSES.has(run.status)) return run.stateTransitions;
   if (!run.endedAt || Date.now() - Date.parse(run.endedAt) < NOTIFIER_COUNTS_WITHIN_MS) return undefined;
-  const counted = await countStateTransitions(services, run.executionArn).catch(() => undefined);
-  if (counted?.final) await services.runs.update(run.runId, { stateTransitions: counted.count });
-  return counted?.count;
+  return recordStateTransitions(services, run.runId, run.executionArn);
 }

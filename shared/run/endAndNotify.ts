@@ -30,6 +30,7 @@ import { type EndRunPorts, reconcileExecutionEnd } from "./lifecycle.js";
 import { type OnlineEvalPorts, queueScoring, scoreRun } from "./onlineEvals.js";
 import { exportRunTrace, type RunTracePorts } from "./runTrace.js";
 import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
+import { recordStateTransitions } from "./stateTransitions.js";
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries, the cipher an A2A push's token is sealed with. */
 export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> &
@@ -61,12 +62,6 @@ export async function onExecutionStatus(ports: NotifyPorts, event: ExecutionStat
   await notify(ports, run, run.status as NotifiedStatus, endingId(run));
   await queueScoring(ports, run);
   if (TERMINAL_STATUSES.has(run.status)) await exportRunTrace(ports, run);
-}
-
-/** What Step Functions bills, counted once when the execution ends, so reading the run costs no count. */
-async function recordStateTransitions(ports: NotifyPorts, runId: string, executionArn: string): Promise<void> {
-  const counted = await ports.executions.stateTransitions(executionArn).catch(() => undefined);
-  if (counted?.final) await ports.runs.update(runId, { stateTransitions: counted.count });
 }
 
 /**

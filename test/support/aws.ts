@@ -1,6 +1,6 @@
 import { DynamoDBClient, GetItemCommand, paginateScan } from "@aws-sdk/client-dynamodb";
 import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
-import { ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { StackEndpoints } from "./localStack.js";
 
 /**
@@ -35,22 +35,29 @@ export class Behind {
   }
 
   /**
-   * Waits until the notifier has handled a run's end: its last write is the run's state-transition
-   * count (shared/run/endAndNotify.ts), which can land seconds after the run's end event under load.
-   * A test that compares the table before and after something must not have it land in between.
+   * Waits until the notifier has handled a run's end, which under load can be seconds after the
+   * run's end event: the run's state-transition count is on its record (the notifier's write), and
+   * the notification queue is empty (a message leaves it once handled, so the notifier's later
+   * writes, the session's hand-over and the deliveries, have landed too). A test that compares the
+   * table before and after something must not have them land in between.
    */
   async untilEndHandled(runId: string, timeoutMs = 60_000): Promise<void> {
     const giveUpAt = Date.now() + timeoutMs;
     for (;;) {
-      const { Item } = await this.dynamo.send(
-        new GetItemCommand({
-          TableName: this.endpoints.tableName || "stepwise",
-          Key: { pk: { S: `RUN#${runId}` }, sk: { S: "META" } },
-          ConsistentRead: true,
-        }),
-      );
-      if (Item?.stateTransitions) return;
-      if (Date.now() > giveUpAt) throw new Error(`the notifier did not handle the end of ${runId} within ${timeoutMs} ms`);
+      const [{ Item }, { Attributes }] = await Promise.all([
+        this.dynamo.send(
+          new GetItemCommand({
+            TableName: this.endpoints.tableName || "stepwise",
+            Key: { pk: { S: `RUN#${runId}` }, sk: { S: "META" } },
+            ConsistentRead: true,
+          }),
+        ),
+        this.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: this.endpoints.notifyQueueUrl, AttributeNames: ["ApproximateNumberOfMessages"] }),
+        ),
+      ]);
+      if (Item?.stateTransitions && Attributes?.ApproximateNumberOfMessages === "0") return;
+      if (Date.now() > giveUpAt) throw new Error(`the notifier did not finish handling the end of ${runId} within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
