@@ -1,15 +1,14 @@
-import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SFNClient } from "@aws-sdk/client-sfn";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { loadOnce } from "../shared/lazyImport.js";
 import { Table } from "../shared/store/table.js";
 
 /**
- * The clients the table, files, queue and executions adapters use. The table's is at hand; the
- * others are loaded (`import()`) and made on first use: their SDKs are not read at a cold start,
- * and a handler that never touches S3 loads no S3 client.
+ * The clients the table, files, queue and executions adapters use, each loaded (`import()`) and made
+ * on first use: their SDKs are not read at a cold start, and a handler that never touches S3 loads
+ * no S3 client. The table is at hand; its DynamoDB client loads on its first request.
  */
 export interface BaseClients {
   table: Table;
@@ -18,12 +17,20 @@ export interface BaseClients {
   sfn(): Promise<SFNClient>;
 }
 
-/** The table through a document client that leaves undefined fields out and stores class instances as maps (the stores rely on both). */
+/**
+ * The table through a document client that leaves undefined fields out and stores class instances
+ * as maps (the stores rely on both), loaded and made on the table's first request.
+ */
 export function connectTable(name: string, clientConfig: DynamoDBClientConfig = {}): Table {
-  const doc = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
-  });
-  return new Table(doc, name);
+  return new Table(async () => {
+    const [{ DynamoDBClient }, { DynamoDBDocumentClient }] = await Promise.all([
+      import("@aws-sdk/client-dynamodb"),
+      import("@aws-sdk/lib-dynamodb"),
+    ]);
+    return DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig), {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
+    });
+  }, name);
 }
 
 /**

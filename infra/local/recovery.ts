@@ -34,7 +34,7 @@ export interface RecoveryReport {
 export async function recoverRuns(stepFunctions: LocalStepFunctions, tableName: string): Promise<RecoveryReport> {
   const sfn = new SFNClient({});
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-  const table = new Table(doc, tableName);
+  const table = new Table(async () => doc, tableName);
   const events = new EventLog(table, RETENTION_DAYS);
   const sessions = new SessionStore(table, RETENTION_DAYS);
   const started: string[] = [];

@@ -80,6 +80,7 @@ const LOOPBACK = "loopback";
 
 /** Why an IP address is not a public internet address, or undefined when it is one. */
 export function forbiddenAddressReason(address: string): string | undefined {
+  const { IPV4_RANGES, IPV6_RANGES, IPV4_EMBEDDINGS, GLOBAL_UNICAST } = specialRanges();
   const ipv4 = parseIPv4(address);
   if (ipv4) return matchRange(IPV4_RANGES, ipv4);
   const ipv6 = parseIPv6(address);
@@ -104,7 +105,7 @@ interface Range {
 }
 
 // IANA special-purpose registries; the more specific ranges come first for clearer messages.
-const IPV4_RANGES = rangeTable([
+const IPV4_ROWS = [
   ["169.254.169.254/32", "cloud metadata service"],
   ["0.0.0.0/8", 'unspecified ("this network")'],
   ["10.0.0.0/8", "private"],
@@ -122,10 +123,10 @@ const IPV4_RANGES = rangeTable([
   ["224.0.0.0/4", "multicast"],
   ["255.255.255.255/32", "broadcast"],
   ["240.0.0.0/4", "reserved"],
-]);
+] as const;
 
 // Everything outside 2000::/3 is refused anyway; these get a name, or sit inside 2000::/3.
-const IPV6_RANGES = rangeTable([
+const IPV6_ROWS = [
   ["::/128", "unspecified"],
   ["::1/128", LOOPBACK],
   ["::/96", "IPv4-compatible (deprecated)"],
@@ -139,15 +140,31 @@ const IPV6_RANGES = rangeTable([
   ["2001::/23", "IETF protocol assignment (Teredo, benchmarking, ORCHID)"],
   ["2001:db8::/32", "documentation"],
   ["3fff::/20", "documentation"],
-]);
+] as const;
 
-const IPV4_EMBEDDINGS = [
-  { range: range("::ffff:0:0/96", ""), offset: 12, name: "IPv4-mapped" },
-  { range: range("64:ff9b::/96", ""), offset: 12, name: "via NAT64" },
-  { range: range("2002::/16", ""), offset: 2, name: "via 6to4" },
-];
+let parsed: ReturnType<typeof parseRanges> | undefined;
 
-const GLOBAL_UNICAST = range("2000::/3", "");
+/**
+ * The ranges, parsed on the first check, not at import: Node's address check compiles its large
+ * IPv6 pattern on first use, some 25 ms that a cold start of every handler would otherwise pay.
+ */
+function specialRanges() {
+  parsed ??= parseRanges();
+  return parsed;
+}
+
+function parseRanges() {
+  return {
+    IPV4_RANGES: rangeTable(IPV4_ROWS),
+    IPV6_RANGES: rangeTable(IPV6_ROWS),
+    IPV4_EMBEDDINGS: [
+      { range: range("::ffff:0:0/96", ""), offset: 12, name: "IPv4-mapped" },
+      { range: range("64:ff9b::/96", ""), offset: 12, name: "via NAT64" },
+      { range: range("2002::/16", ""), offset: 2, name: "via 6to4" },
+    ],
+    GLOBAL_UNICAST: range("2000::/3", ""),
+  };
+}
 
 function rangeTable(rows: ReadonlyArray<readonly [cidr: string, name: string]>): Range[] {
   return rows.map(([cidr, name]) => range(cidr, name));

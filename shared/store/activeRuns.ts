@@ -1,4 +1,3 @@
-import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { ActiveRuns } from "../ports/activeRuns.js";
 import { keys } from "./keys.js";
 import { ifConditionHolds, type Table } from "./table.js";
@@ -13,39 +12,31 @@ export class ActiveRunStore implements ActiveRuns {
 
   async acquire(tenantId: string, limit: number): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.activeRuns(tenantId),
-          UpdateExpression: "ADD #count :one",
-          ConditionExpression: "attribute_not_exists(#count) OR #count < :limit",
-          ExpressionAttributeNames: { "#count": "count" },
-          ExpressionAttributeValues: { ":one": 1, ":limit": limit },
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.activeRuns(tenantId),
+        UpdateExpression: "ADD #count :one",
+        ConditionExpression: "attribute_not_exists(#count) OR #count < :limit",
+        ExpressionAttributeNames: { "#count": "count" },
+        ExpressionAttributeValues: { ":one": 1, ":limit": limit },
+      }),
     );
     return written !== undefined;
   }
 
   async count(tenantId: string): Promise<number> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.activeRuns(tenantId), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.activeRuns(tenantId), ConsistentRead: true });
     return Number(Item?.count ?? 0);
   }
 
   async release(tenantId: string): Promise<void> {
     await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.activeRuns(tenantId),
-          UpdateExpression: "ADD #count :minus",
-          ConditionExpression: "#count > :zero",
-          ExpressionAttributeNames: { "#count": "count" },
-          ExpressionAttributeValues: { ":minus": -1, ":zero": 0 },
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.activeRuns(tenantId),
+        UpdateExpression: "ADD #count :minus",
+        ConditionExpression: "#count > :zero",
+        ExpressionAttributeNames: { "#count": "count" },
+        ExpressionAttributeValues: { ":minus": -1, ":zero": 0 },
+      }),
     );
   }
 }

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { ApiKeys } from "../ports/apiKeys.js";
 import { keys } from "./keys.js";
 import type { Table } from "./table.js";
@@ -18,12 +17,7 @@ export class ApiKeyStore implements ApiKeys {
   constructor(private readonly table: Table) {}
 
   async register(key: string, tenantId: string): Promise<void> {
-    await this.table.doc.send(
-      new PutCommand({
-        TableName: this.table.name,
-        Item: { ...keys.apiKey(hashApiKey(key)), tenantId, createdAt: new Date().toISOString() },
-      }),
-    );
+    await this.table.putItem({ Item: { ...keys.apiKey(hashApiKey(key)), tenantId, createdAt: new Date().toISOString() } });
   }
 
   /**
@@ -35,7 +29,7 @@ export class ApiKeyStore implements ApiKeys {
     const hash = hashApiKey(key);
     const cached = this.found.get(hash);
     if (cached && cached.until > Date.now()) return cached.tenantId;
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.apiKey(hash) }));
+    const { Item } = await this.table.getItem({ Key: keys.apiKey(hash) });
     const tenantId = Item?.tenantId as string | undefined;
     this.found.delete(hash);
     if (tenantId) {

@@ -1,4 +1,3 @@
-import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { EvalSpend } from "../ports/evalSpend.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
@@ -11,21 +10,16 @@ export class EvalSpendStore implements EvalSpend {
   ) {}
 
   async spent(tenantId: string, day: string): Promise<number> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.evalSpend(tenantId, day), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.evalSpend(tenantId, day), ConsistentRead: true });
     return Number(Item?.usd ?? 0);
   }
 
   async add(tenantId: string, day: string, usd: number): Promise<void> {
-    await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.evalSpend(tenantId, day),
-        UpdateExpression: "ADD #usd :usd SET #ttl = :ttl",
-        ExpressionAttributeNames: { "#usd": "usd", "#ttl": "ttl" },
-        ExpressionAttributeValues: { ":usd": usd, ":ttl": expiresAt(this.retentionDays) },
-      }),
-    );
+    await this.table.updateItem({
+      Key: keys.evalSpend(tenantId, day),
+      UpdateExpression: "ADD #usd :usd SET #ttl = :ttl",
+      ExpressionAttributeNames: { "#usd": "usd", "#ttl": "ttl" },
+      ExpressionAttributeValues: { ":usd": usd, ":ttl": expiresAt(this.retentionDays) },
+    });
   }
 }

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { EventBody, type RunEvent } from "../contracts/events.js";
 import { TERMINAL_EVENTS } from "../contracts/terminal.js";
 import type { LogTip, RunEvents } from "../ports/events.js";
@@ -163,9 +162,7 @@ export class EventLog implements RunEvents {
       if (first === undefined) return close ? this.writeLostClose(runId, bodies) : undefined;
       const at = new Date().toISOString();
       if (key !== undefined)
-        await this.table.doc.send(
-          new PutCommand({ TableName: this.table.name, Item: { ...keys.eventKey(runId, key), first, ttl: expiresAt(this.retentionDays) } }),
-        );
+        await this.table.putItem({ Item: { ...keys.eventKey(runId, key), first, ttl: expiresAt(this.retentionDays) } });
       // The item names its writer: a put the SDK sent again after its answer was lost finds its own item there.
       const writer = randomBytes(9).toString("base64url");
       if (await this.putItem(runId, first, bodies, at, { close, key, writer })) return { first, at };
@@ -189,22 +186,19 @@ export class EventLog implements RunEvents {
     const update = `SET ${sets.join(", ")}${options.reopen && !options.close ? " REMOVE #closed, #closedAt" : ""}`;
     const condition = options.reopen ? undefined : "attribute_not_exists(#closed)";
     const updated = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.eventCounter(runId),
-          UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: namesIn(update, condition ?? ""),
-          ExpressionAttributeValues: {
-            ":zero": 0,
-            ":count": count,
-            ":ttl": expiresAt(this.retentionDays),
-            ...(options.close ? { ":true": true, ":one": 1 } : {}),
-          },
-          ReturnValues: "UPDATED_NEW",
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.eventCounter(runId),
+        UpdateExpression: update,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: namesIn(update, condition ?? ""),
+        ExpressionAttributeValues: {
+          ":zero": 0,
+          ":count": count,
+          ":ttl": expiresAt(this.retentionDays),
+          ...(options.close ? { ":true": true, ":one": 1 } : {}),
+        },
+        ReturnValues: "UPDATED_NEW",
+      }),
     );
     if (!updated) return undefined;
     return Number(updatedItem(updated).seq) - count + 1;
@@ -219,34 +213,28 @@ export class EventLog implements RunEvents {
     options: { close?: boolean; key?: string; writer?: string } = {},
   ): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.name,
-          Item: {
-            ...keys.event(runId, first),
-            events: bodies.map((body, i) => ({ ...body, seq: first + i, at })),
-            ...(options.key !== undefined ? { dedupeKey: options.key } : {}),
-            ...(options.close ? { closed: true } : {}),
-            ...(options.writer !== undefined ? { writer: options.writer } : {}),
-            ttl: expiresAt(this.retentionDays),
-          },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
+      this.table.putItem({
+        Item: {
+          ...keys.event(runId, first),
+          events: bodies.map((body, i) => ({ ...body, seq: first + i, at })),
+          ...(options.key !== undefined ? { dedupeKey: options.key } : {}),
+          ...(options.close ? { closed: true } : {}),
+          ...(options.writer !== undefined ? { writer: options.writer } : {}),
+          ttl: expiresAt(this.retentionDays),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
     );
     return written !== undefined;
   }
 
   private async itemAt(runId: string, first: number): Promise<Record<string, unknown> | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({
-        TableName: this.table.name,
-        Key: keys.event(runId, first),
-        ConsistentRead: true,
-        ProjectionExpression: "sk, #closed, #writer",
-        ExpressionAttributeNames: { "#closed": "closed", "#writer": "writer" },
-      }),
-    );
+    const { Item } = await this.table.getItem({
+      Key: keys.event(runId, first),
+      ConsistentRead: true,
+      ProjectionExpression: "sk, #closed, #writer",
+      ExpressionAttributeNames: { "#closed": "closed", "#writer": "writer" },
+    });
     return Item;
   }
 
@@ -291,24 +279,19 @@ export class EventLog implements RunEvents {
   /** A conditional change of the counter (repairs only: appends take numbers with `take`); false if the condition failed. */
   private async updateCounter(runId: string, update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.eventCounter(runId),
-          UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: namesIn(update, condition),
-          ExpressionAttributeValues: values,
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.eventCounter(runId),
+        UpdateExpression: update,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: namesIn(update, condition),
+        ExpressionAttributeValues: values,
+      }),
     );
     return written !== undefined;
   }
 
   private async counter(runId: string): Promise<{ seq: number; closed: boolean; closedAt?: number } | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.eventCounter(runId), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.eventCounter(runId), ConsistentRead: true });
     return Item
       ? {
           seq: Number(Item.seq ?? 0),
@@ -319,33 +302,25 @@ export class EventLog implements RunEvents {
   }
 
   private async lastItem(runId: string): Promise<Record<string, unknown> | undefined> {
-    const { Items = [] } = await this.table.doc.send(
-      new QueryCommand({
-        TableName: this.table.name,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":prefix": keys.eventPrefix },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
+    const { Items = [] } = await this.table.query({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": keys.eventsPk(runId), ":prefix": keys.eventPrefix },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    });
     return Items[0];
   }
 
   /** Whether the item the key's record points at is the key's own (the keyed append was written). */
   private async appendedBefore(runId: string, key: string): Promise<boolean> {
-    const { Item: taken } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.eventKey(runId, key), ConsistentRead: true }),
-    );
+    const { Item: taken } = await this.table.getItem({ Key: keys.eventKey(runId, key), ConsistentRead: true });
     if (typeof taken?.first !== "number") return false;
-    const { Item: at } = await this.table.doc.send(
-      new GetCommand({
-        TableName: this.table.name,
-        Key: keys.event(runId, taken.first),
-        ConsistentRead: true,
-        ProjectionExpression: "dedupeKey",
-      }),
-    );
+    const { Item: at } = await this.table.getItem({
+      Key: keys.event(runId, taken.first),
+      ConsistentRead: true,
+      ProjectionExpression: "dedupeKey",
+    });
     return at?.dedupeKey === key;
   }
 
@@ -414,20 +389,17 @@ export class EventLog implements RunEvents {
     // The item holding `after + 1` starts at most MAX_EVENTS_PER_ITEM - 1 numbers before it.
     let exclusiveStartKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.table.doc.send(
-        new QueryCommand({
-          TableName: this.table.name,
-          KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: {
-            ":pk": keys.eventsPk(runId),
-            ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)),
-            ":to": `${keys.eventPrefix}~`,
-          },
-          ExclusiveStartKey: exclusiveStartKey,
-          Limit: Math.ceil(limit / 2) + 1,
-          ConsistentRead: true,
-        }),
-      );
+      const page = await this.table.query({
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+        ExpressionAttributeValues: {
+          ":pk": keys.eventsPk(runId),
+          ":from": keys.eventSk(Math.max(0, after - MAX_EVENTS_PER_ITEM + 1)),
+          ":to": `${keys.eventPrefix}~`,
+        },
+        ExclusiveStartKey: exclusiveStartKey,
+        Limit: Math.ceil(limit / 2) + 1,
+        ConsistentRead: true,
+      });
       for (const item of page.Items ?? []) {
         for (const event of eventsOf(item)) {
           if (event.seq < next) continue;

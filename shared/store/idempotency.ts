@@ -1,4 +1,3 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { IdempotencyClaim, IdempotencyKeys } from "../ports/idempotency.js";
 import { keys } from "./keys.js";
 import { ifConditionHolds, type Table } from "./table.js";
@@ -14,48 +13,34 @@ export class IdempotencyStore implements IdempotencyKeys {
   ): Promise<IdempotencyClaim> {
     const now = Math.floor(Date.now() / 1000);
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.name,
-          Item: {
-            ...keys.idempotencyClaim(tenantId, key),
-            runId: claim.runId,
-            bodyHash: claim.bodyHash,
-            ttl: now + claim.ttlSeconds,
-            inProgressUntil: now + claim.inProgressSeconds,
-          },
-          ConditionExpression: "attribute_not_exists(pk) OR inProgressUntil < :now",
-          ExpressionAttributeValues: { ":now": now },
-        }),
-      ),
+      this.table.putItem({
+        Item: {
+          ...keys.idempotencyClaim(tenantId, key),
+          runId: claim.runId,
+          bodyHash: claim.bodyHash,
+          ttl: now + claim.ttlSeconds,
+          inProgressUntil: now + claim.inProgressSeconds,
+        },
+        ConditionExpression: "attribute_not_exists(pk) OR inProgressUntil < :now",
+        ExpressionAttributeValues: { ":now": now },
+      }),
     );
     if (written) return { claimed: true };
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.idempotencyClaim(tenantId, key), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.idempotencyClaim(tenantId, key), ConsistentRead: true });
     return { claimed: false, runId: Item?.runId as string | undefined, bodyHash: Item?.bodyHash as string | undefined };
   }
 
   async complete(tenantId: string, key: string): Promise<void> {
-    await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.idempotencyClaim(tenantId, key),
-        UpdateExpression: "REMOVE inProgressUntil",
-      }),
-    );
+    await this.table.updateItem({ Key: keys.idempotencyClaim(tenantId, key), UpdateExpression: "REMOVE inProgressUntil" });
   }
 
   async release(tenantId: string, key: string, runId: string): Promise<void> {
     await ifConditionHolds(
-      this.table.doc.send(
-        new DeleteCommand({
-          TableName: this.table.name,
-          Key: keys.idempotencyClaim(tenantId, key),
-          ConditionExpression: "runId = :runId",
-          ExpressionAttributeValues: { ":runId": runId },
-        }),
-      ),
+      this.table.deleteItem({
+        Key: keys.idempotencyClaim(tenantId, key),
+        ConditionExpression: "runId = :runId",
+        ExpressionAttributeValues: { ":runId": runId },
+      }),
     );
   }
 }

@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { Interrupt, type Resolution } from "../contracts/interrupts.js";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { type Interrupts, missingInterrupt } from "../ports/interrupts.js";
@@ -15,17 +14,14 @@ export class InterruptStore implements Interrupts {
   /** Creates the interrupt unless it exists (ids are deterministic: a retried step finds its own). */
   async open(interrupt: Interrupt): Promise<{ created: boolean; interrupt: Interrupt }> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.name,
-          Item: {
-            ...keys.interrupt(interrupt.runId, interrupt.interruptId),
-            ...Interrupt.parse(interrupt),
-            ttl: expiresAt(this.retentionDays),
-          },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
+      this.table.putItem({
+        Item: {
+          ...keys.interrupt(interrupt.runId, interrupt.interruptId),
+          ...Interrupt.parse(interrupt),
+          ttl: expiresAt(this.retentionDays),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
     );
     if (written) return { created: true, interrupt };
     const existing = await this.get(interrupt.runId, interrupt.interruptId);
@@ -38,9 +34,7 @@ export class InterruptStore implements Interrupts {
   }
 
   async getWithToken(runId: string, interruptId: string): Promise<{ interrupt: Interrupt; taskToken?: string } | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.interrupt(runId, interruptId), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.interrupt(runId, interruptId), ConsistentRead: true });
     if (!Item) return undefined;
     return { interrupt: interruptOf(Item), taskToken: Item.taskToken as string | undefined };
   }
@@ -53,16 +47,13 @@ export class InterruptStore implements Interrupts {
   /** Stores the token of the waiting callback task; returns the interrupt as it stands. */
   async attachToken(runId: string, interruptId: string, taskToken: string): Promise<Interrupt> {
     const updated = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.interrupt(runId, interruptId),
-          UpdateExpression: "SET taskToken = :token",
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeValues: { ":token": taskToken },
-          ReturnValues: "ALL_NEW",
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.interrupt(runId, interruptId),
+        UpdateExpression: "SET taskToken = :token",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":token": taskToken },
+        ReturnValues: "ALL_NEW",
+      }),
     );
     if (!updated) throw missingInterrupt(runId, interruptId);
     return interruptOf(updatedItem(updated));

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { RunRecord } from "../contracts/run.js";
 import { cursorAt, type Listings, type Page, positionOf, type RunQuery, type SessionSummary } from "../ports/listings.js";
 import { keys } from "./keys.js";
@@ -57,15 +57,12 @@ export class ListingStore implements Listings {
   /** Moves a session listed before sharding into its shard, keeping its place (`listSk`). */
   async touchSession(tenantId: string, sessionId: string, runId: string, createdAt: string): Promise<void> {
     const listing = keys.sessionListing(tenantId, createdAt, sessionId);
-    await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.session(tenantId, sessionId),
-        UpdateExpression:
-          "SET sessionId = :sid, lastRunId = :run, updatedAt = :now, createdAt = if_not_exists(createdAt, :now), listPk = :lpk, listSk = if_not_exists(listSk, :lsk)",
-        ExpressionAttributeValues: { ":sid": sessionId, ":run": runId, ":now": createdAt, ":lpk": listing.listPk, ":lsk": listing.listSk },
-      }),
-    );
+    await this.table.updateItem({
+      Key: keys.session(tenantId, sessionId),
+      UpdateExpression:
+        "SET sessionId = :sid, lastRunId = :run, updatedAt = :now, createdAt = if_not_exists(createdAt, :now), listPk = :lpk, listSk = if_not_exists(listSk, :lsk)",
+      ExpressionAttributeValues: { ":sid": sessionId, ":run": runId, ":now": createdAt, ":lpk": listing.listPk, ":lsk": listing.listSk },
+    });
   }
 
   /**
@@ -74,9 +71,7 @@ export class ListingStore implements Listings {
    * functions. Undefined for a session without one (an imported run's): then the whole index is read.
    */
   private async sessionStart(tenantId: string, sessionId: string): Promise<string | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.session(tenantId, sessionId), ProjectionExpression: "createdAt" }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.session(tenantId, sessionId), ProjectionExpression: "createdAt" });
     const createdAt = typeof Item?.createdAt === "string" ? Date.parse(Item.createdAt) : Number.NaN;
     return Number.isNaN(createdAt) ? undefined : new Date(createdAt - CLOCK_MARGIN_MS).toISOString();
   }
@@ -157,15 +152,7 @@ class ShardReader {
   }
 
   async read(count: number): Promise<void> {
-    const page = await this.table.doc.send(
-      new QueryCommand({
-        ...this.input,
-        TableName: this.table.name,
-        ScanIndexForward: false,
-        Limit: count,
-        ExclusiveStartKey: this.startKey,
-      }),
-    );
+    const page = await this.table.query({ ...this.input, ScanIndexForward: false, Limit: count, ExclusiveStartKey: this.startKey });
     this.items.push(...(page.Items ?? []).filter((item) => item.listSk !== this.exclude));
     this.startKey = page.LastEvaluatedKey;
     this.ended = this.startKey === undefined;

@@ -1,4 +1,3 @@
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { RunSnapshot, RunSnapshots } from "../ports/runSnapshots.js";
 import { compareTasks, type TaskRecord } from "../ports/tasks.js";
 import { metaOf } from "./fileMeta.js";
@@ -20,15 +19,12 @@ export class RunSnapshotStore implements RunSnapshots {
     const items: Record<string, unknown>[] = [];
     let exclusiveStartKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.table.doc.send(
-        new QueryCommand({
-          TableName: this.table.name,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": keys.runPk(runId) },
-          ExclusiveStartKey: exclusiveStartKey,
-          ConsistentRead: true,
-        }),
-      );
+      const page = await this.table.query({
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": keys.runPk(runId) },
+        ExclusiveStartKey: exclusiveStartKey,
+        ConsistentRead: true,
+      });
       items.push(...(page.Items ?? []));
       exclusiveStartKey = page.LastEvaluatedKey;
     } while (exclusiveStartKey);

@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { RunRecord, type RunStatus, type Usage } from "../contracts/run.js";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import type { RunPatch, Runs } from "../ports/runs.js";
@@ -16,19 +15,16 @@ export class RunStore implements Runs {
   /** Creates the run; false if a run with this id exists already. */
   async create(run: RunRecord): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.name,
-          Item: { ...keys.run(run.runId), ...RunRecord.parse(run), ...keys.runListing(run), ttl: expiresAt(this.retentionDays) },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
+      this.table.putItem({
+        Item: { ...keys.run(run.runId), ...RunRecord.parse(run), ...keys.runListing(run), ttl: expiresAt(this.retentionDays) },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
     );
     return written !== undefined;
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.run(runId), ConsistentRead: true }));
+    const { Item } = await this.table.getItem({ Key: keys.run(runId), ConsistentRead: true });
     return Item ? runRecordOf(Item) : undefined;
   }
 
@@ -36,17 +32,14 @@ export class RunStore implements Runs {
   async startIfQueued(runId: string): Promise<RunRecord | undefined> {
     const condition = statusCondition(["queued"]);
     const updated = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(runId),
-          UpdateExpression: "SET #status = :running, updatedAt = :now",
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: condition.names,
-          ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
-          ReturnValues: "ALL_NEW",
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.run(runId),
+        UpdateExpression: "SET #status = :running, updatedAt = :now",
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: condition.names,
+        ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
+        ReturnValues: "ALL_NEW",
+      }),
     );
     if (!updated) return undefined;
     return runRecordOf(updatedItem(updated));
@@ -84,26 +77,23 @@ export class RunStore implements Runs {
     const condition = statusCondition(from);
     const fields = Object.entries(patch).filter(([, v]) => v !== undefined);
     const updated = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(runId),
-          UpdateExpression: `SET ${fields.map((_, i) => `#p${i} = :p${i}, `).join("")}#updatedAt = :now, slotReleased = :true`,
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: {
-            ...condition.names,
-            ...Object.fromEntries(fields.map(([k], i) => [`#p${i}`, k])),
-            "#updatedAt": "updatedAt",
-          },
-          ExpressionAttributeValues: {
-            ...condition.values,
-            ...Object.fromEntries(fields.map(([, v], i) => [`:p${i}`, v])),
-            ":now": new Date().toISOString(),
-            ":true": true,
-          },
-          ReturnValues: "ALL_NEW",
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.run(runId),
+        UpdateExpression: `SET ${fields.map((_, i) => `#p${i} = :p${i}, `).join("")}#updatedAt = :now, slotReleased = :true`,
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: {
+          ...condition.names,
+          ...Object.fromEntries(fields.map(([k], i) => [`#p${i}`, k])),
+          "#updatedAt": "updatedAt",
+        },
+        ExpressionAttributeValues: {
+          ...condition.values,
+          ...Object.fromEntries(fields.map(([, v], i) => [`:p${i}`, v])),
+          ":now": new Date().toISOString(),
+          ":true": true,
+        },
+        ReturnValues: "ALL_NEW",
+      }),
     );
     if (!updated) return undefined;
     return runRecordOf(updatedItem(updated));
@@ -116,16 +106,13 @@ export class RunStore implements Runs {
   async reopen(runId: string, from: readonly RunStatus[]): Promise<boolean> {
     const condition = statusCondition(from);
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(runId),
-          UpdateExpression: "SET #status = :running, updatedAt = :now REMOVE terminalSeq, endedAt, #error, slotReleased, stateTransitions",
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: { ...condition.names, "#status": "status", "#error": "error" },
-          ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.run(runId),
+        UpdateExpression: "SET #status = :running, updatedAt = :now REMOVE terminalSeq, endedAt, #error, slotReleased, stateTransitions",
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: { ...condition.names, "#status": "status", "#error": "error" },
+        ExpressionAttributeValues: { ...condition.values, ":running": "running", ":now": new Date().toISOString() },
+      }),
     );
     return written !== undefined;
   }
@@ -134,28 +121,22 @@ export class RunStore implements Runs {
   async addUsage(runId: string, delta: Partial<Usage>): Promise<void> {
     const entries = Object.entries(delta).filter(([, v]) => v);
     if (entries.length === 0) return;
-    await this.table.doc.send(
-      new UpdateCommand({
-        TableName: this.table.name,
-        Key: keys.run(runId),
-        UpdateExpression: `ADD ${entries.map((_, i) => `#usage.#u${i} :u${i}`).join(", ")}`,
-        ExpressionAttributeNames: { "#usage": "usage", ...Object.fromEntries(entries.map(([k], i) => [`#u${i}`, k])) },
-        ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:u${i}`, v])),
-      }),
-    );
+    await this.table.updateItem({
+      Key: keys.run(runId),
+      UpdateExpression: `ADD ${entries.map((_, i) => `#usage.#u${i} :u${i}`).join(", ")}`,
+      ExpressionAttributeNames: { "#usage": "usage", ...Object.fromEntries(entries.map(([k], i) => [`#u${i}`, k])) },
+      ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:u${i}`, v])),
+    });
   }
 
   async countFork(runId: string): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.run(runId),
-          UpdateExpression: "ADD forkCount :one",
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeValues: { ":one": 1 },
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.run(runId),
+        UpdateExpression: "ADD forkCount :one",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeValues: { ":one": 1 },
+      }),
     );
     return written !== undefined;
   }

@@ -9,7 +9,6 @@ import {
   S3ServiceException,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { BatchGetCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { BadRequestError, ConflictError } from "../errors.js";
 import {
@@ -121,12 +120,7 @@ export class S3FileStore implements FileStore, FileTransfer {
       createdAt: new Date().toISOString(),
     };
     const { table } = this.options;
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: { ...keys.upload(tenantId, fileId), ...upload, objectKey, ttl: expiresAt(this.options.retentionDays) },
-      }),
-    );
+    await table.putItem({ Item: { ...keys.upload(tenantId, fileId), ...upload, objectKey, ttl: expiresAt(this.options.retentionDays) } });
     return upload;
   }
 
@@ -150,12 +144,9 @@ export class S3FileStore implements FileStore, FileTransfer {
       bytes: request.bytes,
       createdAt: new Date().toISOString(),
     };
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: { ...keys.upload(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) },
-      }),
-    );
+    await table.putItem({
+      Item: { ...keys.upload(tenantId, fileId), ...meta, objectKey, uploadId, pending: true, ttl: expiresAt(this.options.retentionDays) },
+    });
     const all = Array.from({ length: partCount(request.bytes) }, (_, i) => i + 1);
     const links = await this.links(fileId, { objectKey, uploadId, bytes: request.bytes, contentType: request.contentType }, all);
     return { ...links, name: request.name, contentType: request.contentType, bytes: request.bytes, partBytes: UPLOAD_PART_BYTES };
@@ -163,9 +154,7 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   async signParts(tenantId: string, fileId: string, partNumbers: number[]): Promise<UploadLinks | undefined> {
     const { table } = this.options;
-    const { Item: item } = await table.doc.send(
-      new GetCommand({ TableName: table.name, Key: keys.upload(tenantId, fileId), ConsistentRead: true }),
-    );
+    const { Item: item } = await table.getItem({ Key: keys.upload(tenantId, fileId), ConsistentRead: true });
     if (!item) return undefined;
     if (!item.pending) throw new ConflictError(`Upload ${fileId} is complete already: it needs no more links.`);
     const count = partCount(Number(item.bytes));
@@ -230,9 +219,7 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   async completeUpload(tenantId: string, fileId: string, parts: UploadedPart[]): Promise<UploadMeta | undefined> {
     const { s3, bucket, table } = this.options;
-    const { Item: item } = await table.doc.send(
-      new GetCommand({ TableName: table.name, Key: keys.upload(tenantId, fileId), ConsistentRead: true }),
-    );
+    const { Item: item } = await table.getItem({ Key: keys.upload(tenantId, fileId), ConsistentRead: true });
     if (!item) return undefined;
     const meta: UploadMeta = { ...metaOf(item), fileId };
     if (!item.pending) return meta; // completed already: the same answer again
@@ -267,7 +254,7 @@ export class S3FileStore implements FileStore, FileTransfer {
       throw error;
     }
     const { pending: _pending, uploadId: _uploadId, ...completed } = item;
-    await table.doc.send(new PutCommand({ TableName: table.name, Item: completed }));
+    await table.putItem({ Item: completed });
     return meta;
   }
 
@@ -275,14 +262,11 @@ export class S3FileStore implements FileStore, FileTransfer {
     const unique = [...new Set(fileIds)];
     if (unique.length === 0) return [];
     const { table } = this.options;
-    const { Responses } = await table.doc.send(
-      new BatchGetCommand({ RequestItems: { [table.name]: { Keys: unique.map((id) => keys.upload(tenantId, id)) } } }),
-    );
+    const items = await table.getMany(unique.map((id) => keys.upload(tenantId, id)));
     // An upload not yet completed is not a file yet.
-    const found = new Map((Responses?.[table.name] ?? []).filter((item) => !item.pending).map((item) => [item.fileId as string, item]));
-    return unique.flatMap((id) => {
-      const item = found.get(id);
-      return item ? [{ ...metaOf(item), fileId: id, objectKey: item.objectKey }] : [];
+    return unique.flatMap((id, i) => {
+      const item = items[i];
+      return item && !item.pending ? [{ ...metaOf(item), fileId: id, objectKey: item.objectKey }] : [];
     });
   }
 
@@ -316,18 +300,15 @@ export class S3FileStore implements FileStore, FileTransfer {
 
   private async meta(runId: string, name: string): Promise<Item | undefined> {
     const { table } = this.options;
-    const { Item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.file(runId, name), ConsistentRead: true }));
+    const { Item } = await table.getItem({ Key: keys.file(runId, name), ConsistentRead: true });
     return Item;
   }
 
   private async putMeta(runId: string, meta: FileMeta, objectKey: string, idempotencyKey?: string): Promise<void> {
     const { table } = this.options;
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: { ...keys.file(runId, meta.name), ...meta, objectKey, idempotencyKey, ttl: expiresAt(this.options.retentionDays) },
-      }),
-    );
+    await table.putItem({
+      Item: { ...keys.file(runId, meta.name), ...meta, objectKey, idempotencyKey, ttl: expiresAt(this.options.retentionDays) },
+    });
   }
 
   private async tenantFor(runId: string): Promise<string> {

@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { SessionClaim, SessionMessage, SessionRuns, Sessions } from "../ports/sessions.js";
 import { keys } from "./keys.js";
 import { expiresAt, ifConditionHolds, type Table } from "./table.js";
@@ -109,38 +108,31 @@ export class SessionStore implements Sessions {
 
   async appendTurn(tenantId: string, sessionId: string, runId: string, turn: number, messages: Message[]): Promise<void> {
     await ifConditionHolds(
-      this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.name,
-          Item: {
-            ...keys.sessionTurn(tenantId, sessionId, turn),
-            runId,
-            exchange: messages,
-            at: new Date().toISOString(),
-            ttl: expiresAt(this.retentionDays),
-          },
-          // A retry writes it again; a rolled-back turn stays out.
-          ConditionExpression: "attribute_not_exists(pk) OR (runId = :run AND attribute_not_exists(rolledBack))",
-          ExpressionAttributeValues: { ":run": runId },
-        }),
-      ),
+      this.table.putItem({
+        Item: {
+          ...keys.sessionTurn(tenantId, sessionId, turn),
+          runId,
+          exchange: messages,
+          at: new Date().toISOString(),
+          ttl: expiresAt(this.retentionDays),
+        },
+        ConditionExpression: "attribute_not_exists(pk) OR (runId = :run AND attribute_not_exists(rolledBack))",
+        ExpressionAttributeValues: { ":run": runId },
+      }),
     );
   }
 
   async removeTurn(tenantId: string, sessionId: string, runId: string, turn: number): Promise<void> {
     // A marker in the turn's place: a late write of the cancelled run's answer cannot bring it back.
-    await this.table.doc.send(
-      new PutCommand({
-        TableName: this.table.name,
-        Item: {
-          ...keys.sessionTurn(tenantId, sessionId, turn),
-          runId,
-          rolledBack: true,
-          at: new Date().toISOString(),
-          ttl: expiresAt(this.retentionDays),
-        },
-      }),
-    );
+    await this.table.putItem({
+      Item: {
+        ...keys.sessionTurn(tenantId, sessionId, turn),
+        runId,
+        rolledBack: true,
+        at: new Date().toISOString(),
+        ttl: expiresAt(this.retentionDays),
+      },
+    });
   }
 
   /** The conversation: messages written before turns were numbered, then the turns in submission order. */
@@ -182,9 +174,7 @@ export class SessionStore implements Sessions {
     tenantId: string,
     sessionId: string,
   ): Promise<{ activeRun?: string; waiting?: string[]; turnCount?: number; title?: string } | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.session(tenantId, sessionId), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.session(tenantId, sessionId), ConsistentRead: true });
     return Item as { activeRun?: string; waiting?: string[]; turnCount?: number; title?: string } | undefined;
   }
 
@@ -195,15 +185,12 @@ export class SessionStore implements Sessions {
     values: Record<string, unknown>,
   ): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: key,
-          UpdateExpression: `REMOVE ${attribute} SET updatedAt = :now`,
-          ConditionExpression: condition,
-          ExpressionAttributeValues: { ...values, ":now": new Date().toISOString() },
-        }),
-      ),
+      this.table.updateItem({
+        Key: key,
+        UpdateExpression: `REMOVE ${attribute} SET updatedAt = :now`,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: { ...values, ":now": new Date().toISOString() },
+      }),
     );
     return written !== undefined;
   }

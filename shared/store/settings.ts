@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { TenantSettings } from "../contracts/api.js";
 import type { TenantDefaults } from "../ports/tenantSettings.js";
 import { keys } from "./keys.js";
@@ -9,7 +8,7 @@ export class TenantSettingsStore implements TenantDefaults {
   constructor(private readonly table: Table) {}
 
   async get(tenantId: string): Promise<TenantSettings> {
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.tenantSettings(tenantId) }));
+    const { Item } = await this.table.getItem({ Key: keys.tenantSettings(tenantId) });
     return TenantSettings.parse({
       ...(Item?.multitask ? { multitask: Item.multitask } : {}),
       ...(Item?.instructions ? { instructions: Item.instructions } : {}),
@@ -23,11 +22,6 @@ export class TenantSettingsStore implements TenantDefaults {
   }
 
   async put(tenantId: string, settings: TenantSettings): Promise<void> {
-    await this.table.doc.send(
-      new PutCommand({
-        TableName: this.table.name,
-        Item: { ...keys.tenantSettings(tenantId), ...settings, updatedAt: new Date().toISOString() },
-      }),
-    );
+    await this.table.putItem({ Item: { ...keys.tenantSettings(tenantId), ...settings, updatedAt: new Date().toISOString() } });
   }
 }

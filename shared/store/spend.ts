@@ -1,4 +1,3 @@
-import { BatchGetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { Spend } from "../contracts/budget.js";
 import {
   beyondLimit,
@@ -52,13 +51,9 @@ export class SpendStore implements SpendLedger {
   async totals(account: SpendAccount): Promise<SpendTotals> {
     const periods = ["run", "day", "month"] as const;
     const wanted = periods.map((period) => keyOf(period, account));
-    const { Responses } = await this.table.doc.send(
-      new BatchGetCommand({ RequestItems: { [this.table.name]: { Keys: wanted, ConsistentRead: true } } }),
-    );
-    const items = Responses?.[this.table.name] ?? [];
+    const items = await this.table.getMany(wanted);
     const read = (period: SpendPeriod): Spend => {
-      const { pk, sk } = keyOf(period, account);
-      const item = items.find((found) => found.pk === pk && found.sk === sk);
+      const item = items[periods.indexOf(period)];
       return { tokens: Number(item?.t ?? 0), costMicros: Number(item?.c ?? 0) };
     };
     return { run: read("run"), day: read("day"), month: read("month") };
@@ -78,16 +73,13 @@ export class SpendStore implements SpendLedger {
       conditions.push(`(attribute_not_exists(#${name}) OR #${name} <= :max${name})`);
     }
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keyOf(period, account),
-          UpdateExpression: "ADD #t :t, #c :c",
-          ...(conditions.length ? { ConditionExpression: conditions.join(" AND ") } : {}),
-          ExpressionAttributeNames: { "#t": "t", "#c": "c" },
-          ExpressionAttributeValues: values,
-        }),
-      ),
+      this.table.updateItem({
+        Key: keyOf(period, account),
+        UpdateExpression: "ADD #t :t, #c :c",
+        ...(conditions.length ? { ConditionExpression: conditions.join(" AND ") } : {}),
+        ExpressionAttributeNames: { "#t": "t", "#c": "c" },
+        ExpressionAttributeValues: values,
+      }),
     );
     return written !== undefined;
   }

@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { isStreamTokenShaped, newStreamToken, type StreamGrant, type StreamTokens } from "../ports/streamTokens.js";
 import { keys } from "./keys.js";
 import type { Table } from "./table.js";
@@ -10,19 +9,15 @@ export class StreamTokenStore implements StreamTokens {
   async issue(grant: StreamGrant, ttlSeconds: number): Promise<{ token: string; expiresAt: string }> {
     const token = newStreamToken();
     const expires = Date.now() + ttlSeconds * 1000;
-    await this.table.doc.send(
-      new PutCommand({
-        TableName: this.table.name,
-        // The table's TTL removes it later; `expiresAtMs` is what is checked (TTL deletion is lazy).
-        Item: { ...keys.streamToken(token), ...grant, expiresAtMs: expires, ttl: Math.ceil(expires / 1000) + 3600 },
-      }),
-    );
+    await this.table.putItem({
+      Item: { ...keys.streamToken(token), ...grant, expiresAtMs: expires, ttl: Math.ceil(expires / 1000) + 3600 },
+    });
     return { token, expiresAt: new Date(expires).toISOString() };
   }
 
   async verify(token: string, now = Date.now()): Promise<StreamGrant | undefined> {
     if (!isStreamTokenShaped(token)) return undefined;
-    const { Item } = await this.table.doc.send(new GetCommand({ TableName: this.table.name, Key: keys.streamToken(token) }));
+    const { Item } = await this.table.getItem({ Key: keys.streamToken(token) });
     if (!Item || Number(Item.expiresAtMs) <= now) return undefined;
     return { tenantId: String(Item.tenantId), runId: String(Item.runId) };
   }

@@ -1,15 +1,19 @@
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  type NativeAttributeValue,
-  QueryCommand,
-  type QueryCommandInput,
-  UpdateCommand,
+import type {
+  DeleteCommandInput,
+  DeleteCommandOutput,
+  DynamoDBDocumentClient,
+  GetCommandInput,
+  GetCommandOutput,
+  NativeAttributeValue,
+  PutCommandInput,
+  PutCommandOutput,
+  QueryCommandInput,
+  QueryCommandOutput,
+  UpdateCommandInput,
+  UpdateCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import DataLoader from "dataloader";
+import { loadOnce } from "../lazyImport.js";
 import { keys } from "./keys.js";
 
 type Key = { pk: string; sk: string };
@@ -34,8 +38,19 @@ const writeKeyOf = (request: WriteRequest) => {
 };
 
 /**
- * The one table: a document client and its name. Repositories take this, never a global. The client
- * leaves undefined fields out and stores class instances as maps (functions/awsClients.ts builds it).
+ * The document client's commands. They load with the client, on the first request (a cold start
+ * reads none of the SDK: it is most of what a handler would otherwise load at import).
+ */
+const commands = loadOnce(() => import("@aws-sdk/lib-dynamodb"));
+
+/** A request's input without the table's name, which the table adds. */
+type On<T> = Omit<T, "TableName">;
+
+/**
+ * The one table: a document client and its name. Repositories take this, never a global, and send
+ * through its methods, which take the request's plain input. The client is made on the first
+ * request (`client`: loaded once, again after a failed load); it leaves undefined fields out and
+ * stores class instances as maps (functions/awsClients.ts makes it).
  */
 export class Table {
   /** Coalesced consistent reads, one loader per projection ("" = whole items). */
@@ -43,14 +58,54 @@ export class Table {
   /** Coalesced writes (see batchWrite), made on the first write. */
   private writer?: DataLoader<WriteRequest, true>;
 
+  /** The document client, made on first use. */
+  readonly client: () => Promise<DynamoDBDocumentClient>;
+
   constructor(
-    readonly doc: DynamoDBDocumentClient,
+    client: () => Promise<DynamoDBDocumentClient>,
     readonly name: string,
-  ) {}
+  ) {
+    this.client = loadOnce(client);
+  }
+
+  /** The commands and the client, both loaded. */
+  private async sdk() {
+    return Promise.all([commands(), this.client()]);
+  }
+
+  /** GetItem. */
+  async getItem(input: On<GetCommandInput>): Promise<GetCommandOutput> {
+    const [sdk, doc] = await this.sdk();
+    return doc.send(new sdk.GetCommand({ TableName: this.name, ...input }));
+  }
+
+  /** PutItem. */
+  async putItem(input: On<PutCommandInput>): Promise<PutCommandOutput> {
+    const [sdk, doc] = await this.sdk();
+    return doc.send(new sdk.PutCommand({ TableName: this.name, ...input }));
+  }
+
+  /** UpdateItem. */
+  async updateItem(input: On<UpdateCommandInput>): Promise<UpdateCommandOutput> {
+    const [sdk, doc] = await this.sdk();
+    return doc.send(new sdk.UpdateCommand({ TableName: this.name, ...input }));
+  }
+
+  /** DeleteItem. */
+  async deleteItem(input: On<DeleteCommandInput>): Promise<DeleteCommandOutput> {
+    const [sdk, doc] = await this.sdk();
+    return doc.send(new sdk.DeleteCommand({ TableName: this.name, ...input }));
+  }
+
+  /** One page of a Query (queryPrefix follows the pages). */
+  async query(input: On<QueryCommandInput>): Promise<QueryCommandOutput> {
+    const [sdk, doc] = await this.sdk();
+    return doc.send(new sdk.QueryCommand({ TableName: this.name, ...input }));
+  }
 
   /** One plain read that proves the table answers (the health check); fails as the read fails. */
   async probe(): Promise<void> {
-    await this.doc.send(new GetCommand({ TableName: this.name, Key: keys.healthProbe }));
+    await this.getItem({ Key: keys.healthProbe });
   }
 
   /**
@@ -73,17 +128,14 @@ export class Table {
         return `#f${i} = :f${i}`;
       });
     const updated = await ifConditionHolds(
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.name,
-          Key: key,
-          UpdateExpression: `SET ${[...assignments, ...sets].join(", ")}`,
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-          ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
-          ReturnValues: "UPDATED_NEW",
-        }),
-      ),
+      this.updateItem({
+        Key: key,
+        UpdateExpression: `SET ${[...assignments, ...sets].join(", ")}`,
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+        ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+        ReturnValues: "UPDATED_NEW",
+      }),
     );
     return updated && (updated.Attributes ?? {});
   }
@@ -98,14 +150,17 @@ export class Table {
     const projection = attributes.join(",");
     let reader = this.readers.get(projection);
     if (!reader) {
-      reader = sameTurnBatcher((wanted: readonly Key[]) => this.batchGet(wanted, attributes), 100); // BatchGetItem's limit
+      reader = sameTurnBatcher((wanted: readonly Key[]) => this.getMany(wanted, attributes), 100); // BatchGetItem's limit
       this.readers.set(projection, reader);
     }
     return reader.load(key) as Promise<T | undefined>;
   }
 
-  /** The items at these keys (undefined where there is none), in the keys' order (see untilProcessed). */
-  private async batchGet(wanted: readonly Key[], attributes: string[]): Promise<(Item | undefined)[]> {
+  /**
+   * The items at these keys (undefined where there is none), in the keys' order, read consistently
+   * with BatchGetItem (100 keys at most; see untilProcessed). `attributes`: read only these.
+   */
+  async getMany(wanted: readonly Key[], attributes: string[] = []): Promise<(Item | undefined)[]> {
     const id = (key: Key) => `${key.pk}\n${key.sk}`;
     const found = new Map<string, Item>();
     const unique = [...new Map(wanted.map((key) => [id(key), { pk: key.pk, sk: key.sk }])).values()];
@@ -117,11 +172,12 @@ export class Table {
         }
       : {};
     await this.untilProcessed<Item>("BatchGetItem", unique, async (keysLeft) => {
+      const [sdk, doc] = await this.sdk();
       const result: {
         Responses?: Record<string, Item[]>;
         UnprocessedKeys?: Record<string, { Keys?: Item[] }>;
-      } = await this.doc.send(
-        new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keysLeft, ConsistentRead: true, ...projection } } }),
+      } = await doc.send(
+        new sdk.BatchGetCommand({ RequestItems: { [this.name]: { Keys: keysLeft, ConsistentRead: true, ...projection } } }),
       );
       for (const item of result.Responses?.[this.name] ?? []) found.set(id(item as Key), item);
       return result.UnprocessedKeys?.[this.name]?.Keys;
@@ -175,7 +231,8 @@ export class Table {
   /** One BatchWriteItem (see untilProcessed). */
   private writeBatch(requests: WriteRequest[]): Promise<void> {
     return this.untilProcessed("BatchWriteItem", requests, async (left) => {
-      const result: { UnprocessedItems?: Item } = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.name]: left } }));
+      const [sdk, doc] = await this.sdk();
+      const result: { UnprocessedItems?: Item } = await doc.send(new sdk.BatchWriteCommand({ RequestItems: { [this.name]: left } }));
       return result.UnprocessedItems?.[this.name];
     });
   }
@@ -214,8 +271,7 @@ export class Table {
     const items: T[] = [];
     let exclusiveStartKey: Record<string, unknown> | undefined = options.startSk ? { pk, sk: options.startSk } : undefined;
     do {
-      const input: QueryCommandInput = {
-        TableName: this.name,
+      const input: On<QueryCommandInput> = {
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
         ExpressionAttributeValues: { ":pk": pk, ":prefix": skPrefix },
         ExclusiveStartKey: exclusiveStartKey,
@@ -223,7 +279,7 @@ export class Table {
         ConsistentRead: true,
         ...projection,
       };
-      const page = await this.doc.send(new QueryCommand(input));
+      const page = await this.query(input);
       items.push(...((page.Items ?? []) as T[]));
       exclusiveStartKey = page.LastEvaluatedKey;
     } while (exclusiveStartKey && (!options.limit || items.length < options.limit));
@@ -233,13 +289,14 @@ export class Table {
 
 /**
  * A conditional write's result, or undefined when its condition did not hold: the one place that
- * knows DynamoDB says so with ConditionalCheckFailedException. Every other error is thrown.
+ * knows DynamoDB says so with ConditionalCheckFailedException (known by its name: the SDK's class
+ * is not loaded until the first request). Every other error is thrown.
  */
 export async function ifConditionHolds<T>(write: Promise<T>): Promise<T | undefined> {
   try {
     return await write;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
+    if ((error as Error | undefined)?.name === "ConditionalCheckFailedException") return undefined;
     throw error;
   }
 }

@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { compareTasks, type StepContext, type TaskRecord, type Tasks } from "../ports/tasks.js";
 import { keys } from "./keys.js";
 import { expiresAt, type Table } from "./table.js";
@@ -20,20 +19,16 @@ export class TaskStore implements Tasks {
   ) {}
 
   async put(runId: string, task: TaskRecord): Promise<void> {
-    await this.table.doc.send(new PutCommand({ TableName: this.table.name, Item: taskItem(runId, task, expiresAt(this.retentionDays)) }));
+    await this.table.putItem({ Item: taskItem(runId, task, expiresAt(this.retentionDays)) });
   }
 
   async get(runId: string, iteration: number, taskId: string): Promise<TaskRecord | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.task(runId, iteration, taskId), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.task(runId, iteration, taskId), ConsistentRead: true });
     return Item as TaskRecord | undefined;
   }
 
   async step(runId: string, iteration: number): Promise<StepContext | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.step(runId, iteration), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.step(runId, iteration), ConsistentRead: true });
     return Item as StepContext | undefined;
   }
 

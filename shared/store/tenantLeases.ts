@@ -1,4 +1,3 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LeaseKind, TenantLease, TenantLeases } from "../ports/tenantLeases.js";
 import { keys } from "./keys.js";
 import { ifConditionHolds, type Table } from "./table.js";
@@ -37,14 +36,11 @@ export class TenantLeaseStore implements TenantLeases {
       for (const slot of tries) {
         const expiresAt = now + ttlMs;
         const taken = await ifConditionHolds(
-          this.table.doc.send(
-            new PutCommand({
-              TableName: this.table.name,
-              Item: { ...keys.tenantLease(tenantId, kind, slot), slot, leaseId, expiresAt, ttl: ttlOf(expiresAt) },
-              ConditionExpression: "attribute_not_exists(pk) OR expiresAt <= :now OR leaseId = :leaseId",
-              ExpressionAttributeValues: { ":now": now, ":leaseId": leaseId },
-            }),
-          ),
+          this.table.putItem({
+            Item: { ...keys.tenantLease(tenantId, kind, slot), slot, leaseId, expiresAt, ttl: ttlOf(expiresAt) },
+            ConditionExpression: "attribute_not_exists(pk) OR expiresAt <= :now OR leaseId = :leaseId",
+            ExpressionAttributeValues: { ":now": now, ":leaseId": leaseId },
+          }),
         );
         if (taken) return { kind, tenantId, slot, leaseId };
       }
@@ -54,30 +50,24 @@ export class TenantLeaseStore implements TenantLeases {
   async renew({ kind, tenantId, slot, leaseId }: TenantLease, ttlMs: number): Promise<boolean> {
     const expiresAt = this.clock() + ttlMs;
     const renewed = await ifConditionHolds(
-      this.table.doc.send(
-        new UpdateCommand({
-          TableName: this.table.name,
-          Key: keys.tenantLease(tenantId, kind, slot),
-          UpdateExpression: "SET expiresAt = :expiresAt, #ttl = :ttl",
-          ConditionExpression: "leaseId = :leaseId",
-          ExpressionAttributeNames: { "#ttl": "ttl" },
-          ExpressionAttributeValues: { ":expiresAt": expiresAt, ":ttl": ttlOf(expiresAt), ":leaseId": leaseId },
-        }),
-      ),
+      this.table.updateItem({
+        Key: keys.tenantLease(tenantId, kind, slot),
+        UpdateExpression: "SET expiresAt = :expiresAt, #ttl = :ttl",
+        ConditionExpression: "leaseId = :leaseId",
+        ExpressionAttributeNames: { "#ttl": "ttl" },
+        ExpressionAttributeValues: { ":expiresAt": expiresAt, ":ttl": ttlOf(expiresAt), ":leaseId": leaseId },
+      }),
     );
     return renewed !== undefined;
   }
 
   async release({ kind, tenantId, slot, leaseId }: TenantLease): Promise<void> {
     await ifConditionHolds(
-      this.table.doc.send(
-        new DeleteCommand({
-          TableName: this.table.name,
-          Key: keys.tenantLease(tenantId, kind, slot),
-          ConditionExpression: "leaseId = :leaseId",
-          ExpressionAttributeValues: { ":leaseId": leaseId },
-        }),
-      ),
+      this.table.deleteItem({
+        Key: keys.tenantLease(tenantId, kind, slot),
+        ConditionExpression: "leaseId = :leaseId",
+        ExpressionAttributeValues: { ":leaseId": leaseId },
+      }),
     );
   }
 

@@ -1,4 +1,3 @@
-import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { readVersioned } from "../contracts/schemaVersion.js";
 import { ToolSourceRecord } from "../contracts/toolSources.js";
 import type { ToolSources } from "../ports/toolSources.js";
@@ -15,21 +14,16 @@ export class ToolSourceStore implements ToolSources {
   /** Creates the source; false when the tenant has one of that name already. */
   async create(source: ToolSourceRecord): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.name,
-          Item: { ...keys.toolSource(source.tenantId, source.name), ...ToolSourceRecord.parse(source) },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
+      this.table.putItem({
+        Item: { ...keys.toolSource(source.tenantId, source.name), ...ToolSourceRecord.parse(source) },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
     );
     return written !== undefined;
   }
 
   async get(tenantId: string, name: string): Promise<ToolSourceRecord | undefined> {
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: keys.toolSource(tenantId, name), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: keys.toolSource(tenantId, name), ConsistentRead: true });
     return Item ? toolSourceOf(Item) : undefined;
   }
 
@@ -41,22 +35,17 @@ export class ToolSourceStore implements ToolSources {
 
   /** False when there was none. */
   async delete(tenantId: string, name: string): Promise<boolean> {
-    const { Attributes } = await this.table.doc.send(
-      new DeleteCommand({ TableName: this.table.name, Key: keys.toolSource(tenantId, name), ReturnValues: "ALL_OLD" }),
-    );
+    const { Attributes } = await this.table.deleteItem({ Key: keys.toolSource(tenantId, name), ReturnValues: "ALL_OLD" });
     return Attributes !== undefined;
   }
 
   /** True the first time for this run and source (the caller then tells the run): told once however many agents notice. */
   async markUnavailableOnce(runId: string, source: string): Promise<boolean> {
     const written = await ifConditionHolds(
-      this.table.doc.send(
-        new PutCommand({
-          TableName: this.table.name,
-          Item: { ...keys.sourceUnavailable(runId, source), ttl: expiresAt(this.retentionDays) },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
+      this.table.putItem({
+        Item: { ...keys.sourceUnavailable(runId, source), ttl: expiresAt(this.retentionDays) },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
     );
     return written !== undefined;
   }

@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { ifConditionHolds, type Table } from "./table.js";
 
 /** How often a save retries when another save took its version number first. */
@@ -30,13 +29,10 @@ export class VersionedItems<T extends { name: string; version: number }> {
     for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
       const value = make(((await this.latest(tenantId, name))?.version ?? 0) + 1);
       const written = await ifConditionHolds(
-        this.table.doc.send(
-          new PutCommand({
-            TableName: this.table.name,
-            Item: { ...this.keys.item(tenantId, name, value.version), ...value },
-            ConditionExpression: "attribute_not_exists(pk)",
-          }),
-        ),
+        this.table.putItem({
+          Item: { ...this.keys.item(tenantId, name, value.version), ...value },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
       );
       if (written) return value;
     }
@@ -45,9 +41,7 @@ export class VersionedItems<T extends { name: string; version: number }> {
 
   async get(tenantId: string, name: string, version?: number): Promise<T | undefined> {
     if (version === undefined) return this.latest(tenantId, name);
-    const { Item } = await this.table.doc.send(
-      new GetCommand({ TableName: this.table.name, Key: this.keys.item(tenantId, name, version), ConsistentRead: true }),
-    );
+    const { Item } = await this.table.getItem({ Key: this.keys.item(tenantId, name, version), ConsistentRead: true });
     return Item ? this.read(Item) : undefined;
   }
 
@@ -71,16 +65,13 @@ export class VersionedItems<T extends { name: string; version: number }> {
   }
 
   private async latest(tenantId: string, name: string): Promise<T | undefined> {
-    const { Items } = await this.table.doc.send(
-      new QueryCommand({
-        TableName: this.table.name,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": this.keys.prefix(name) },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
+    const { Items } = await this.table.query({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": this.keys.prefix(name) },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    });
     return Items?.[0] ? this.read(Items[0]) : undefined;
   }
 }

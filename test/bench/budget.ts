@@ -28,7 +28,7 @@ export async function benchBudget(): Promise<void> {
   try {
     await ensureTable(new DynamoDBClient(config), "bench-budget");
     const requests = new Map<string, number>();
-    table.doc.middlewareStack.add(
+    (await table.client()).middlewareStack.add(
       (next, context) => async (args) => {
         const name = String(context.commandName ?? "?").replace(/Command$/, "");
         requests.set(name, (requests.get(name) ?? 0) + 1);
@@ -59,7 +59,7 @@ export async function benchBudget(): Promise<void> {
     }
     console.log("  Each counter is its own item of a few dozen bytes: one write unit per write, whatever the tenant's number of runs.");
   } finally {
-    table.doc.destroy();
+    (await table.client()).destroy();
     await dynamo.close();
   }
 }

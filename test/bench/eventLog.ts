@@ -80,7 +80,7 @@ async function executorsAppend(stack: BenchStack, executors: number): Promise<Fi
     const log = new EventLog(table, 1);
     await log.append(runId, [{ type: "run.succeeded", data: { result: "done", files: [] } }], { close: true });
     const events = await log.list(runId, 0, 100_000);
-    table.doc.destroy();
+    (await table.client()).destroy();
     const perWriter = new Map<string, number>();
     for (const e of events) if ("taskId" in e.data && e.data.taskId) perWriter.set(e.data.taskId, (perWriter.get(e.data.taskId) ?? 0) + 1);
     const logWhole =

@@ -31,7 +31,7 @@ const {
 
 const table = connectTable(tableName, { endpoint, region, credentials: { accessKeyId, secretAccessKey } });
 const requests: Record<string, number> = {};
-table.doc.middlewareStack.add((next, context) => async (args) => {
+(await table.client()).middlewareStack.add((next, context) => async (args) => {
   requests[context.commandName ?? "?"] = (requests[context.commandName ?? "?"] ?? 0) + 1;
   return next(args);
 });

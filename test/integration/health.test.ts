@@ -118,7 +118,7 @@ describe("GET /health's checks", () => {
       expect(gone.body.checks.table).not.toBe("ok");
     } finally {
       admin.destroy();
-      table.doc.destroy();
+      (await table.client()).destroy();
       await dynamo.close();
     }
   }, 60_000);

@@ -22,7 +22,7 @@ export function useDynalite(tableName = "stepwise"): { table(): Table } {
     table = connectTable(tableName, config);
   });
   afterAll(async () => {
-    table?.doc.destroy();
+    if (table) (await table.client()).destroy();
     await dynamo?.close();
   });
   return {

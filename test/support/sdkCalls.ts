@@ -6,7 +6,8 @@ import ts from "typescript";
  * the handler module, follow every function, method, constructor and variable the code refers to
  * (calls through an interface reach every implementation of that method name), and collect each
  * `…Command` class of an `@aws-sdk/client-*` or `@aws-sdk/lib-dynamodb` package it meets, and each
- * `paginate…` helper. An over-approximation at function granularity: a new SDK call anywhere the
+ * `paginate…` helper, also one read off a module loaded on first use (the table's
+ * `new sdk.GetCommand(…)` in `shared/store/table.ts`: a store's `table.getItem` reaches it). An over-approximation at function granularity: a new SDK call anywhere the
  * handler can reach shows up here. A call through one of our interfaces (a port) reaches the
  * members of that name of the classes that declare they implement it and of the object literals
  * typed by it; only when there are none, every member of that name. The fakes of shared/testing/

@@ -38,7 +38,7 @@ describe("the local table's nesting limit", () => {
   const key = { pk: { S: "NEST#1" }, sk: { S: "A" } };
 
   it("stores an attribute 32 levels deep and refuses 33 with DynamoDB's ValidationException, in items and in expression values", async () => {
-    const client = dynalite.table().doc;
+    const client = await dynalite.table().client();
     await client.send(new PutItemCommand({ TableName: "stepwise", Item: { ...key, doc: nestedItemValue(31) } }));
     const refused = { name: "ValidationException", message: expect.stringContaining("Nesting Levels have exceeded supported limits") };
     await expect(

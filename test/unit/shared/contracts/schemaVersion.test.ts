@@ -1,4 +1,3 @@
-import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { handler as finalize } from "../../../../functions/steps/finalize.js";
 import { SCHEMA_VERSION } from "../../../../shared/contracts/schemaVersion.js";
@@ -27,12 +26,7 @@ describe("records in the table", () => {
 
     const newer = freshId("run");
     // As a newer deploy would write it: another version, and a field this code has never seen.
-    await dynamo.table().doc.send(
-      new PutCommand({
-        TableName: dynamo.table().name,
-        Item: { ...keys.run(newer), ...runRecord(newer), schemaVersion: NEWER, budgetV2: { tokens: 5 } },
-      }),
-    );
+    await dynamo.table().putItem({ Item: { ...keys.run(newer), ...runRecord(newer), schemaVersion: NEWER, budgetV2: { tokens: 5 } } });
     await expect(runs.get(newer)).rejects.toThrow(bothVersions);
     await expect(runs.get(newer)).rejects.toMatchObject({ code: "unsupported_schema_version" });
   });
@@ -42,12 +36,9 @@ describe("records in the table", () => {
     const runId = freshId("run");
     await interrupts.open(pendingInterrupt(runId, "int_1"));
     expect((await interrupts.list(runId)).map((i) => i.interruptId)).toEqual(["int_1"]);
-    await dynamo.table().doc.send(
-      new PutCommand({
-        TableName: dynamo.table().name,
-        Item: { ...keys.interrupt(runId, "int_2"), ...pendingInterrupt(runId, "int_2"), schemaVersion: NEWER },
-      }),
-    );
+    await dynamo
+      .table()
+      .putItem({ Item: { ...keys.interrupt(runId, "int_2"), ...pendingInterrupt(runId, "int_2"), schemaVersion: NEWER } });
     await expect(interrupts.list(runId)).rejects.toThrow(bothVersions);
   });
 });

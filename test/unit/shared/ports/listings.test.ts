@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../../shared/errors.js";
 import { cursorAt, type Listings } from "../../../../shared/ports/listings.js";
@@ -192,28 +192,22 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
     // Two runs as they were written before sharding: under the tenant's one listing key.
     const legacy = [`${freshId("run")}_legacy0`, `${freshId("run")}_legacy1`];
     for (const [i, runId] of legacy.entries())
-      await table.doc.send(
-        new PutCommand({
-          TableName: table.name,
-          Item: {
-            ...keys.run(runId),
-            ...runRecord(runId, { tenantId: tenant, createdAt: at(i) }),
-            listPk: `TENANT#${tenant}#RUNS`,
-            listSk: `${at(i)}#${runId}`,
-          },
-        }),
-      );
+      await table.putItem({
+        Item: {
+          ...keys.run(runId),
+          ...runRecord(runId, { tenantId: tenant, createdAt: at(i) }),
+          listPk: `TENANT#${tenant}#RUNS`,
+          listSk: `${at(i)}#${runId}`,
+        },
+      });
     const perShard = await Promise.all(
       Array.from({ length: LISTING_SHARDS }, async (_, shard) => {
-        const { Count } = await table.doc.send(
-          new QueryCommand({
-            TableName: table.name,
-            IndexName: "byTenant",
-            KeyConditionExpression: "listPk = :pk",
-            ExpressionAttributeValues: { ":pk": `TENANT#${tenant}#RUNS#${shard}` },
-            Select: "COUNT",
-          }),
-        );
+        const { Count } = await table.query({
+          IndexName: "byTenant",
+          KeyConditionExpression: "listPk = :pk",
+          ExpressionAttributeValues: { ":pk": `TENANT#${tenant}#RUNS#${shard}` },
+          Select: "COUNT",
+        });
         return Count ?? 0;
       }),
     );
@@ -237,20 +231,17 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
     const tenant = freshId("tenant");
     // Two sessions as they were listed before sharding, under the tenant's one key.
     for (const [i, sessionId] of ["old_a", "old_b"].entries())
-      await table.doc.send(
-        new PutCommand({
-          TableName: table.name,
-          Item: {
-            ...keys.session(tenant, sessionId),
-            sessionId,
-            lastRunId: `run_${i}`,
-            createdAt: at(i),
-            updatedAt: at(i),
-            listPk: `TENANT#${tenant}#SESSIONS`,
-            listSk: `${at(i)}#${sessionId}`,
-          },
-        }),
-      );
+      await table.putItem({
+        Item: {
+          ...keys.session(tenant, sessionId),
+          sessionId,
+          lastRunId: `run_${i}`,
+          createdAt: at(i),
+          updatedAt: at(i),
+          listPk: `TENANT#${tenant}#SESSIONS`,
+          listSk: `${at(i)}#${sessionId}`,
+        },
+      });
     for (let i = 0; i < 6; i++) await listings.touchSession(tenant, `new_${i}`, `run_n${i}`, at(10 + i));
     const all = async () => {
       const ids: string[] = [];
@@ -265,7 +256,7 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
     const order = ["new_5", "new_4", "new_3", "new_2", "new_1", "new_0", "old_b", "old_a"];
     expect(await all()).toEqual(order);
     await listings.touchSession(tenant, "old_a", "run_later", at(30));
-    const { Item } = await table.doc.send(new GetCommand({ TableName: table.name, Key: keys.session(tenant, "old_a") }));
+    const { Item } = await table.getItem({ Key: keys.session(tenant, "old_a") });
     expect(Item?.listPk).toBe(`TENANT#${tenant}#SESSIONS#${listingShard("old_a")}`);
     expect(await all()).toEqual(order);
   });
@@ -273,7 +264,7 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
   it("reads a session's runs only from when the session began, not the tenant's whole index", async () => {
     const table = dynamo.table();
     let scanned = 0;
-    const counting = new Proxy(table.doc, {
+    const counting = new Proxy(await table.client(), {
       get: (doc, name) =>
         name === "send"
           ? async (command: Parameters<typeof doc.send>[0]) => {
@@ -283,7 +274,7 @@ describe("listings on DynamoDB: what the sharded index reads", () => {
             }
           : Reflect.get(doc, name),
     });
-    const [runs, listings] = [new RunStore(table, 1), new ListingStore(new Table(counting, table.name))];
+    const [runs, listings] = [new RunStore(table, 1), new ListingStore(new Table(async () => counting, table.name))];
     const tenant = freshId("tenant");
     // 30 runs of other sessions, an hour before the session began.
     for (let i = 0; i < 30; i++) await runs.create(runRecord(`${freshId("run")}_old${i}`, { tenantId: tenant, createdAt: at(i) }));

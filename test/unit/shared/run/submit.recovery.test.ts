@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ExecutionDoesNotExist, type SFNClient } from "@aws-sdk/client-sfn";
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { baseClients, connectTable } from "../../../../functions/awsClients.js";
 import { secretsPort, toolsPort } from "../../../../functions/toolPorts.js";
@@ -74,9 +73,7 @@ const request = { input: "What is 2+2?", mode: "react" as const };
 const tenant = () => `t${++tenantCounter}_${Date.now()}`;
 
 async function activeRuns(tenantId: string): Promise<number> {
-  const { Item } = await table.doc.send(
-    new GetCommand({ TableName: "stepwise", Key: { pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }, ConsistentRead: true }),
-  );
+  const { Item } = await table.getItem({ Key: { pk: `TENANT#${tenantId}`, sk: "ACTIVE_RUNS" }, ConsistentRead: true });
   return Number(Item?.count ?? 0);
 }
 
@@ -124,12 +121,9 @@ describe("creating a run that fails gives back the Idempotency-Key and the tenan
     await submitRun(s, tenantId, request, { links });
     await expect(submitRun(s, tenantId, request, { links, idempotencyKey: "key-3" })).rejects.toMatchObject({ statusCode: 429 });
     expect(await activeRuns(tenantId)).toBe(2);
-    const { Item } = await table.doc.send(
-      new GetCommand({
-        TableName: "stepwise",
-        Key: { pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update("key-3").digest("hex")}` },
-      }),
-    );
+    const { Item } = await table.getItem({
+      Key: { pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update("key-3").digest("hex")}` },
+    });
     expect(Item).toBeUndefined();
   });
 
@@ -139,12 +133,7 @@ describe("creating a run that fails gives back the Idempotency-Key and the tenan
     const key = { pk: `TENANT#${tenantId}`, sk: `IDEM#${createHash("sha256").update("key-4").digest("hex")}` };
     const bodyHash = createHash("sha256").update(JSON.stringify(request)).digest("hex");
     const claim = (inProgressUntil: number) =>
-      table.doc.send(
-        new PutCommand({
-          TableName: "stepwise",
-          Item: { ...key, runId: "run_died", bodyHash, inProgressUntil, ttl: inProgressUntil + 86_400 },
-        }),
-      );
+      table.putItem({ Item: { ...key, runId: "run_died", bodyHash, inProgressUntil, ttl: inProgressUntil + 86_400 } });
     await claim(Math.floor(Date.now() / 1000) + 60);
     await expect(submitRun(s, tenantId, request, { links, idempotencyKey: "key-4" })).rejects.toMatchObject({ statusCode: 409 });
     await claim(Math.floor(Date.now() / 1000) - 1);

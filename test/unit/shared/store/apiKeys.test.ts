@@ -1,4 +1,3 @@
-import { DeleteCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { newApiKey } from "../../../../shared/ports/apiKeys.js";
 import { API_KEY_CACHE_MS, ApiKeyStore, hashApiKey } from "../../../../shared/store/apiKeys.js";
@@ -10,8 +9,8 @@ import { useDynalite } from "../../../support/dynalite.js";
 const dynamo = useDynalite();
 let lookups = 0;
 
-beforeAll(() => {
-  dynamo.table().doc.middlewareStack.add(
+beforeAll(async () => {
+  (await dynamo.table().client()).middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === "GetItemCommand") lookups++;
       return next(args);
@@ -33,7 +32,7 @@ describe("API key lookups", () => {
     expect(await store.tenantOf(key)).toBe("acme");
     expect(lookups).toBe(1);
 
-    await table.doc.send(new DeleteCommand({ TableName: table.name, Key: keys.apiKey(hashApiKey(key)) }));
+    await table.deleteItem({ Key: keys.apiKey(hashApiKey(key)) });
     expect(await store.tenantOf(key)).toBe("acme"); // still within the minute
     const now = Date.now();
     vi.spyOn(Date, "now").mockReturnValue(now + API_KEY_CACHE_MS + 1);

@@ -1,5 +1,4 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTable } from "../../../../functions/awsClients.js";
 import { ensureTable, startDynamo } from "../../../../infra/local/dynamo.js";
@@ -78,7 +77,7 @@ describe("EventLog", () => {
     const log = new EventLog(table, 1);
     await log.append("run_torn", [thought("a", 0)]);
     // What a writer that died after recording the number it took (1, since taken by another) left behind.
-    await table.doc.send(new PutCommand({ TableName: "events-test", Item: { ...keys.eventKey("run_torn", "call_1:a.md"), first: 1 } }));
+    await table.putItem({ Item: { ...keys.eventKey("run_torn", "call_1:a.md"), first: 1 } });
     const created: EventBody = {
       type: "file.created",
       data: { name: "a.md", contentType: "text/markdown", bytes: 1, description: "", download: "/f" },
@@ -91,14 +90,16 @@ describe("EventLog", () => {
   it("many writers, each its own container: one counter update and one put per append, no put refused, one gap-free sequence", async () => {
     const config = { endpoint: dynamo.endpoint, region: "us-east-1", credentials: TEST_CREDENTIALS };
     const sent: string[] = [];
-    const writers = Array.from({ length: 20 }, () => {
-      const own = connectTable("events-test", config);
-      own.doc.middlewareStack.add((next, context) => async (args) => {
-        sent.push(context.commandName ?? "");
-        return next(args);
-      });
-      return new EventLog(own, 1);
-    });
+    const writers = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const own = connectTable("events-test", config);
+        (await own.client()).middlewareStack.add((next, context) => async (args) => {
+          sent.push(context.commandName ?? "");
+          return next(args);
+        });
+        return new EventLog(own, 1);
+      }),
+    );
     // Twenty executors append five times each, all at once, each waiting for its last append.
     await Promise.all(
       writers.map(async (log, w) => {
@@ -120,14 +121,11 @@ describe("EventLog", () => {
     const log = new EventLog(table, 1);
     await log.append("run_hole", [thought("a", 0)]);
     // A writer takes number 2 and stops before its put.
-    await table.doc.send(
-      new UpdateCommand({
-        TableName: "events-test",
-        Key: keys.eventCounter("run_hole"),
-        UpdateExpression: "ADD seq :one",
-        ExpressionAttributeValues: { ":one": 1 },
-      }),
-    );
+    await table.updateItem({
+      Key: keys.eventCounter("run_hole"),
+      UpdateExpression: "ADD seq :one",
+      ExpressionAttributeValues: { ":one": 1 },
+    });
     await log.append("run_hole", [thought("a", 1), thought("a", 2)]);
     // Readers wait for number 2 before they show 3 and 4: listing and tip say so.
     expect((await new EventLog(table, 1).list("run_hole")).map((e) => e.seq)).toEqual([1]);
@@ -143,14 +141,11 @@ describe("EventLog", () => {
   it("after a restart, with no writer running, every number taken and never written is filled at once", async () => {
     const log = new EventLog(table, 1);
     await log.append("run_restart", [thought("a", 0), thought("a", 1)]); // one item holding 1 and 2
-    await table.doc.send(
-      new UpdateCommand({
-        TableName: "events-test",
-        Key: keys.eventCounter("run_restart"),
-        UpdateExpression: "ADD seq :two",
-        ExpressionAttributeValues: { ":two": 2 },
-      }),
-    );
+    await table.updateItem({
+      Key: keys.eventCounter("run_restart"),
+      UpdateExpression: "ADD seq :two",
+      ExpressionAttributeValues: { ":two": 2 },
+    });
     await log.append("run_restart", [thought("a", 2)]); // 5; 3 and 4 were taken by a writer that stopped
     expect((await log.list("run_restart")).map((e) => e.seq)).toEqual([1, 2]);
     await new EventLog(table, 1).fillLost("run_restart");
@@ -168,7 +163,7 @@ describe("EventLog", () => {
     const flaky = connectTable("events-test", config);
     let lost = 0;
     // Below the SDK's retries: the first put reaches the table, then its connection "resets".
-    flaky.doc.middlewareStack.add(
+    (await flaky.client()).middlewareStack.add(
       (next, context) => async (args) => {
         const result = await next(args);
         if (context.commandName === "PutItemCommand" && lost++ === 0)
@@ -192,7 +187,7 @@ describe("EventLog", () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let held = false;
-    slowTable.doc.middlewareStack.add((next, context) => async (args) => {
+    (await slowTable.client()).middlewareStack.add((next, context) => async (args) => {
       if (context.commandName === "PutItemCommand" && !held) {
         held = true;
         await released;
@@ -222,14 +217,11 @@ describe("EventLog", () => {
     const log = new EventLog(table, 1);
     await log.append("run_lost_end", [thought("a", 0)]);
     // The writer of the terminal event closed the counter at 2 and stopped before its put.
-    await table.doc.send(
-      new UpdateCommand({
-        TableName: "events-test",
-        Key: keys.eventCounter("run_lost_end"),
-        UpdateExpression: "SET seq = :two, closed = :true, closedAt = :two",
-        ExpressionAttributeValues: { ":two": 2, ":true": true },
-      }),
-    );
+    await table.updateItem({
+      Key: keys.eventCounter("run_lost_end"),
+      UpdateExpression: "SET seq = :two, closed = :true, closedAt = :two",
+      ExpressionAttributeValues: { ":two": 2, ":true": true },
+    });
     expect(await log.append("run_lost_end", [thought("a", 1)])).toEqual([]);
     expect(await new EventLog(table, 1).tip("run_lost_end")).toEqual({ seq: 1, closed: false });
     const ended: EventBody = { type: "run.cancelled", data: { reason: "cancelled" } };
@@ -241,12 +233,9 @@ describe("EventLog", () => {
 
   it("a log written before the counter (items, no counter) goes on after its last event", async () => {
     for (const seq of [1, 2, 3]) {
-      await table.doc.send(
-        new PutCommand({
-          TableName: "events-test",
-          Item: { ...keys.event("run_old", seq), events: [{ ...thought("old", seq), seq, at: new Date().toISOString() }] },
-        }),
-      );
+      await table.putItem({
+        Item: { ...keys.event("run_old", seq), events: [{ ...thought("old", seq), seq, at: new Date().toISOString() }] },
+      });
     }
     expect(await new EventLog(table, 1).tip("run_old")).toEqual({ seq: 3, closed: false });
     expect((await new EventLog(table, 1).append("run_old", [thought("new", 0)])).map((e) => e.seq)).toEqual([4]);

@@ -32,7 +32,7 @@ beforeAll(async () => {
   await ensureTable(new DynamoDBClient(config), "snapshots-test");
   table = connectTable("snapshots-test", config);
   requests = [];
-  table.doc.middlewareStack.add(
+  (await table.client()).middlewareStack.add(
     (next, context) => (args) => {
       requests.push(String(context.commandName));
       return next(args);

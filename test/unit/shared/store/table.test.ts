@@ -17,11 +17,11 @@ const dynamo = useDynalite();
 const sent = new Map<string, number>();
 let counting = false;
 
-beforeEach(() => {
+beforeEach(async () => {
   sent.clear();
   if (counting) return;
   counting = true;
-  dynamo.table().doc.middlewareStack.add(
+  (await dynamo.table().client()).middlewareStack.add(
     (next, context) => async (args) => {
       sent.set(context.commandName!, (sent.get(context.commandName!) ?? 0) + 1);
       return next(args);
@@ -162,7 +162,7 @@ describe("a busy table (what DynamoDB hands back unprocessed)", () => {
         return busy ? { UnprocessedItems: { [name]: RequestItems[name] } } : {};
       },
     };
-    return { table: new Table(doc as any, "busy-table"), calls };
+    return { table: new Table(async () => doc as any, "busy-table"), calls };
   };
 
   it("reads and writes left unprocessed are sent again until DynamoDB takes them", async () => {
@@ -192,5 +192,24 @@ describe("a busy table (what DynamoDB hands back unprocessed)", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("the client, made on the first request", () => {
+  it("is not made until a request needs it, and a load that failed is tried again by the next request", async () => {
+    const real = dynamo.table();
+    let loads = 0;
+    const table = new Table(async () => {
+      loads++;
+      if (loads === 1) throw new Error("the SDK did not load");
+      return real.client();
+    }, real.name);
+    const runs = new RunStore(table, 1);
+    expect(loads).toBe(0);
+    const runId = freshId("run");
+    await expect(runs.create(runRecord(runId))).rejects.toThrow("the SDK did not load");
+    expect(await runs.create(runRecord(runId))).toBe(true);
+    expect(await runs.get(runId)).toMatchObject({ runId });
+    expect(loads).toBe(2);
   });
 });
