@@ -182,11 +182,12 @@ describe("cancel", () => {
       45_000,
     );
     expect((await canceller.request("POST", `/v1/runs/${runId}/cancel`)).status).toBe(202);
+    const cancelled = await waitForEvents(canceller, runId, (events) => events.some((e) => e.type === "run.cancelled"), "run.cancelled");
+    const cancelledAt = cancelled.find((e) => e.type === "run.cancelled")!.seq;
     // Watched over a window longer than the executor's model call and tool call (see above).
     const watchUntil = Date.now() + 4_000;
     while (Date.now() < watchUntil) {
       const events = await canceller.allEvents(runId);
-      const cancelledAt = events.find((e) => e.type === "run.cancelled")!.seq;
       const writesCalled = events.filter((e) => e.type === "tool.called" && e.data.tool === "write_artifact");
       expect(
         writesCalled.filter((e) => e.seq > cancelledAt).map((e) => `${e.seq}:${e.type}`),
