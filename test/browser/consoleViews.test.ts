@@ -6,7 +6,17 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
-import { asksAbout, cutOptions, LAPTOP, PHONE, pageWidth, SCREENSHOTS, useConsoleStack, WIDE } from "../support/consoleHarness.js";
+import {
+  asksAbout,
+  cutOptions,
+  LAPTOP,
+  type ModelRule,
+  PHONE,
+  pageWidth,
+  SCREENSHOTS,
+  useConsoleStack,
+  WIDE,
+} from "../support/consoleHarness.js";
 import { salesWorkbook } from "../support/documents.js";
 
 // The console in Chromium, part two: code and files (every test that runs Python is here, so one
@@ -341,7 +351,7 @@ describe("the web console in Chromium: pages and sections", () => {
     let failures = 0;
     let firstFailure = 0;
     // The run's first two calls cannot reach the model (once the page shows the run); the third waits until released.
-    app.modelFault = async (request) => {
+    const rule: ModelRule = async (request) => {
       if (!asksAbout(request, marker)) return undefined;
       await opened;
       if (failures++ < 2) {
@@ -351,6 +361,7 @@ describe("the web console in Chromium: pages and sections", () => {
       await released;
       return undefined;
     };
+    app.modelRules.add(rule);
     const page = await app.browser.context.newPage();
     try {
       await signIn(page);
@@ -390,7 +401,7 @@ describe("the web console in Chromium: pages and sections", () => {
       expect(await page.locator(".meta .status-detail").count()).toBe(0);
     } finally {
       release();
-      app.modelFault = undefined;
+      app.modelRules.delete(rule);
       await page.close();
     }
   });
