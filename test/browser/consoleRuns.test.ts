@@ -77,8 +77,8 @@ describe("the web console in Chromium: runs and decisions", () => {
       items.map((l) => ({ start: Date.parse((l as any).dataset.start!), end: Date.parse((l as any).dataset.end!) })),
     );
     expect(lanes[0]!.start < lanes[1]!.end && lanes[1]!.start < lanes[0]!.end).toBe(true);
-    await expect.poll(() => page.locator(".entry.tool-called strong", { hasText: /^→ calculator$/ }).count()).toBe(2);
-    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "391" }).count()).toBe(1);
+    await expect.poll(() => page.locator(".entry.tool-called strong", { hasText: /^→ calculator$/ }).count(), WIDE).toBe(2);
+    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "391" }).count(), WIDE).toBe(1);
 
     // The write waits for a person: approve it from the page.
     const card = page.getByRole("article", { name: "Allow write_artifact?" });

@@ -172,7 +172,7 @@ describe("the web console in Chromium: pages and sections", () => {
     // The agent ran Python over the attached file, and its figures are the answer.
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
     await expect
-      .poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent())
+      .poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent(), WIDE)
       .toContain('"sales.csv"');
     await expect.poll(() => page.locator(".answer").textContent(), WIDE).toContain("sales.csv: 5 rows, 3 columns");
     // Markdown drawn in the answer and in the agent's text: the table of figures is a table.
