@@ -1,20 +1,71 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asksAbout, LAPTOP, PHONE, pageWidth, SCREENSHOTS, useConsoleStack, WIDE } from "../support/consoleHarness.js";
 
 // The console in Chromium, part one: runs submitted, followed and decided from the page (approve,
 // edit, reject, cancel, answer, a dropped connection, a reply withdrawn, a fork). consoleViews.test.ts
 // has the rest; each file starts its own stack and browser, and the two run side by side.
 
+const REPORT_TASK = "Compute 17*23 and (120/8)+2^5, then write a short report";
+/** The body the New run form sends (its approvals: none unless chosen); the first case submits one from the form itself. */
+const formRun = (input: string, mode: string, approval: { plan?: boolean; tools?: string } = {}) => ({
+  input,
+  mode,
+  approval: { plan: approval.plan ?? false, tools: approval.tools ?? "none" },
+});
+/** A plan_solve run whose writes wait for a person. */
+const writesWait = (input: string) => formRun(input, "plan_solve", { tools: "write" });
+/** The run whose executors are held until its page has shown the planner's call (its own numbers pick its calls). */
+const HELD = "19*29";
+/** The run whose first summary breaks off half-way. */
+const CUT = "cut summary";
+
 describe("the web console in Chromium: runs and decisions", () => {
   const app = useConsoleStack();
-  const { api, signIn, openNewRun, submit, shownEvents } = app;
+  const { api, signIn, openPage, submit, shownEvents } = app;
+
+  // Every later case's run starts here, all at once, while the first case runs: each case then finds
+  // its run where it checks it (waiting for a person, or ended) instead of waiting for it in turn.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let cut = false;
+  let runs: Record<"drop" | "edit" | "cancel" | "rejected" | "asks" | "plan" | "oneAgent" | "cut" | "fork", Promise<string>>;
+  beforeAll(() => {
+    // The executors of the usage case's run wait until its page has shown the planner's call.
+    app.modelRules.add(async (request) => {
+      if (request.role === "executor" && asksAbout(request, HELD)) await held;
+      return undefined;
+    });
+    // The cut case's run: its first summary breaks off half-way, after its first words reached the stream.
+    app.modelRules.add((request) => {
+      if (request.role !== "summarizer" || !asksAbout(request, CUT) || cut) return undefined;
+      cut = true;
+      return "cut-late";
+    });
+    const start = (body: Record<string, unknown>) => {
+      const started = app.startRun(body);
+      started.catch(() => undefined); // the case that awaits it fails with why
+      return started;
+    };
+    runs = {
+      drop: start(writesWait(REPORT_TASK)),
+      edit: start(writesWait(REPORT_TASK)),
+      cancel: start(writesWait("Compute 2*3 and 4+5, then write a short report")),
+      rejected: start(writesWait(`${REPORT_TASK} (rejected)`)),
+      asks: start(formRun("Please ask me first, then count the words in this sentence", "react")),
+      plan: start(formRun(REPORT_TASK, "plan_solve", { plan: true })),
+      oneAgent: start({ input: "Hello from the API", mode: "react" }),
+      cut: start({ input: `Compute 17*23 and (120/8)+2^5 (${CUT})`, mode: "plan_solve" }),
+      fork: start({ input: "Compute 17*23 and (120/8)+2^5 (fork)", mode: "plan_solve" }),
+    };
+  });
+  afterAll(() => release());
 
   it("signs in, runs plan_solve live (plan, overlapping task lanes, tool calls, answer), approves a write, downloads the report", async () => {
     const page = await app.browser.context.newPage();
     await signIn(page);
-    const runId = await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
+    const runId = await submit(page, REPORT_TASK);
 
     // The plan, two task lanes of the first step that overlap in time, the tool calls.
     await expect.poll(() => page.locator(".plan li.step").count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
@@ -26,8 +77,8 @@ describe("the web console in Chromium: runs and decisions", () => {
       items.map((l) => ({ start: Date.parse((l as any).dataset.start!), end: Date.parse((l as any).dataset.end!) })),
     );
     expect(lanes[0]!.start < lanes[1]!.end && lanes[1]!.start < lanes[0]!.end).toBe(true);
-    await expect.poll(() => page.locator(".entry.tool-called strong", { hasText: /^→ calculator$/ }).count()).toBe(2);
-    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "391" }).count()).toBe(1);
+    await expect.poll(() => page.locator(".entry.tool-called strong", { hasText: /^→ calculator$/ }).count(), WIDE).toBe(2);
+    await expect.poll(() => page.locator(".entry.tool-result", { hasText: "391" }).count(), WIDE).toBe(1);
 
     // The write waits for a person: approve it from the page.
     const card = page.getByRole("article", { name: "Allow write_artifact?" });
@@ -98,11 +149,12 @@ describe("the web console in Chromium: runs and decisions", () => {
   });
 
   it("recovers from a dropped connection mid-run with the exact event sequence", async () => {
-    const page = await app.browser.context.newPage();
-    await signIn(page);
-    const runId = await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
+    const runId = await runs.drop;
+    const page = await openPage(`#/runs/${runId}`);
     const card = page.getByRole("article", { name: "Allow write_artifact?" });
     await card.waitFor({ timeout: 60_000 });
+    // The page follows the run's stream before the network drops.
+    await expect.poll(() => page.locator(".connection").textContent(), WIDE).toBe("live");
     const before = app.proxy.streamRequests();
 
     // The network drops while the run waits; the approval goes through once the page is back.
@@ -118,9 +170,7 @@ describe("the web console in Chromium: runs and decisions", () => {
   });
 
   it("edits a write's arguments from the page, and cancels a run", async () => {
-    const page = await app.browser.context.newPage();
-    await signIn(page);
-    await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report");
+    const page = await openPage(`#/runs/${await runs.edit}`);
     const card = page.getByRole("article", { name: "Allow write_artifact?" });
     await card.waitFor({ timeout: 60_000 });
     // Each argument is a field of its own, with its value as is.
@@ -135,7 +185,8 @@ describe("the web console in Chromium: runs and decisions", () => {
     expect(await page.getByRole("button", { name: "Download report.md" }).count()).toBe(0);
 
     // Cancel run: the run waiting for a person ends cancelled.
-    const second = await submit(page, "Compute 2*3 and 4+5, then write a short report");
+    const second = await runs.cancel;
+    await page.goto(`${app.proxy.url}/#/runs/${second}`);
     await page.getByRole("article", { name: "Allow write_artifact?" }).waitFor({ timeout: 60_000 });
     await page.getByRole("button", { name: "Cancel run" }).click();
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
@@ -145,10 +196,9 @@ describe("the web console in Chromium: runs and decisions", () => {
   });
 
   it("a write a person rejected leaves its task not done and says so on its step, at 1280 and 390 px", async () => {
-    const page = await app.browser.context.newPage();
+    const runId = await runs.rejected;
+    const page = await openPage(`#/runs/${runId}`);
     try {
-      await signIn(page);
-      const runId = await submit(page, "Compute 17*23 and (120/8)+2^5, then write a short report (rejected)");
       const card = page.getByRole("article", { name: "Allow write_artifact?" });
       await card.waitFor({ timeout: 60_000 });
       await card.getByLabel("Message").fill("no files today");
@@ -177,12 +227,7 @@ describe("the web console in Chromium: runs and decisions", () => {
   });
 
   it("answers an agent's question, and rejects a plan with a message then approves the revised one, from the page", async () => {
-    const page = await app.browser.context.newPage();
-    await signIn(page);
-    await openNewRun(page);
-    await page.getByLabel("Task", { exact: true }).fill("Please ask me first, then count the words in this sentence");
-    await page.getByLabel("Mode").selectOption("react");
-    await page.getByRole("button", { name: "Submit" }).click();
+    const page = await openPage(`#/runs/${await runs.asks}`);
     const asks = page.getByRole("article", { name: "The agent asks" });
     await asks.waitFor({ timeout: 60_000 });
     await asks.getByLabel("Answer").fill("Use British spelling");
@@ -190,13 +235,8 @@ describe("the web console in Chromium: runs and decisions", () => {
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     await expect.poll(() => page.locator(".answer").textContent(), WIDE).toContain("The user answered: Use British spelling");
 
-    await openNewRun(page);
-    await page.getByLabel("Task", { exact: true }).fill("Compute 17*23 and (120/8)+2^5, then write a short report");
-    await page.getByLabel("Mode").selectOption("plan_solve");
-    await page.getByLabel("Approve the plan before it runs").check();
-    await page.getByRole("button", { name: "Submit" }).click();
-    await page.waitForURL(/#\/runs\/run_/);
-    const runId = page.url().split("#/runs/")[1]!;
+    const runId = await runs.plan;
+    await page.goto(`${app.proxy.url}/#/runs/${runId}`);
     const plan = page.getByRole("article", { name: "Approve the plan?" });
     await plan.waitFor({ timeout: 60_000 });
     const first = await plan.getAttribute("data-interrupt-id");
@@ -218,10 +258,8 @@ describe("the web console in Chromium: runs and decisions", () => {
   });
 
   it("a run handled by one agent says so instead of waiting for parallel tasks", async () => {
-    const page = await app.browser.context.newPage();
-    await signIn(page);
-    const { runId } = await api("/v1/runs", { input: "Hello from the API", mode: "react" });
-    await page.goto(`${app.proxy.url}/#/runs/${runId}`);
+    const runId = await runs.oneAgent;
+    const page = await openPage(`#/runs/${runId}`);
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 60_000 }).toBe("ended");
     await expect.poll(() => page.locator(".timeline-section p").textContent(), WIDE).toBe("No parallel tasks: one agent handles this run.");
     // The run page names where an MCP client follows this run: the MCP endpoint beside the stream.
@@ -239,14 +277,12 @@ describe("the web console in Chromium: runs and decisions", () => {
   });
 
   it("updates Usage as model calls happen, not only when the run ends", async () => {
-    // The executors' model calls wait until the page has shown the planner's: it is counted while
-    // the run is mid-way, with no task finished, however slow the machine.
-    let release = () => {};
-    app.holdExecutors = new Promise((resolve) => (release = resolve));
-    const page = await app.browser.context.newPage();
+    // The run's executors wait (beforeAll) until the page has shown the planner's model call: it is
+    // counted while the run is mid-way, with no task finished, however slow the machine. Started
+    // here, not with the others: the page, open from the start, sees the count go up.
+    const page = await openPage();
     try {
-      await signIn(page);
-      const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5", mode: "plan_solve" });
+      const runId = await app.startRun({ input: `Compute ${HELD} and (120/8)+2^5`, mode: "plan_solve" });
       await page.goto(`${app.proxy.url}/#/runs/${runId}`);
       await expect.poll(() => page.locator(".usage").textContent(), { timeout: 60_000 }).toMatch(/Model calls[1-9]/);
       // Counted before any task had finished, and before the run ended.
@@ -263,7 +299,6 @@ describe("the web console in Chromium: runs and decisions", () => {
       await expect.poll(modelCalls, WIDE).toBe(usage.llmCalls);
     } finally {
       release();
-      app.holdExecutors = undefined;
       await page.close();
     }
   });
@@ -283,19 +318,10 @@ describe("the web console in Chromium: runs and decisions", () => {
   });
 
   it("a streamed reply cut off and retried is withdrawn from the page at 1280 and 390 px, and marked in the event log", async () => {
-    const marker = "cut summary";
-    let cut = false;
-    // The run's first summary breaks off half-way, after its first words reached the page.
-    app.modelFault = (request) => {
-      if (request.role !== "summarizer" || !asksAbout(request, marker) || cut) return undefined;
-      cut = true;
-      return "cut-late";
-    };
-    const page = await app.browser.context.newPage();
+    // The run's first summary broke off half-way (beforeAll), after its first words reached the stream.
+    const runId = await runs.cut;
+    const page = await openPage(`#/runs/${runId}`);
     try {
-      await signIn(page);
-      const { runId } = await api("/v1/runs", { input: `Compute 17*23 and (120/8)+2^5 (${marker})`, mode: "plan_solve" });
-      await page.goto(`${app.proxy.url}/#/runs/${runId}`);
       await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
 
       const { events } = await api(`/v1/runs/${runId}/events?limit=500`);
@@ -325,7 +351,6 @@ describe("the web console in Chromium: runs and decisions", () => {
         expect(await pageWidth(page)).toBeLessThanOrEqual(width);
       }
     } finally {
-      app.modelFault = undefined;
       await page.close();
     }
   });
@@ -334,11 +359,9 @@ describe("the web console in Chromium: runs and decisions", () => {
     const runsOf = async (sessionId: string) => (await api(`/v1/runs?sessionId=${sessionId}&limit=100`)).runs.length as number;
 
     it("forks an ended run at a tool result with an edited result at 1280 and 390 px; an edit the API refuses says why and starts nothing", async () => {
-      const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5 (fork)", mode: "plan_solve" });
-      const page = await app.browser.context.newPage();
+      const runId = await runs.fork;
+      const page = await openPage(`#/runs/${runId}`);
       try {
-        await signIn(page);
-        await page.goto(`${app.proxy.url}/#/runs/${runId}`);
         await expect.poll(() => page.locator(".connection").textContent(), { timeout: 90_000 }).toBe("ended");
         const parent = await api(`/v1/runs/${runId}`);
         expect(parent.status).toBe("succeeded");

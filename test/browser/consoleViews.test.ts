@@ -3,10 +3,20 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type McpHttpServer, serveMcpOverHttp } from "../../infra/local/mcpHttp.js";
-import { asksAbout, cutOptions, LAPTOP, PHONE, pageWidth, SCREENSHOTS, useConsoleStack, WIDE } from "../support/consoleHarness.js";
+import {
+  asksAbout,
+  cutOptions,
+  LAPTOP,
+  type ModelRule,
+  PHONE,
+  pageWidth,
+  SCREENSHOTS,
+  useConsoleStack,
+  WIDE,
+} from "../support/consoleHarness.js";
 import { salesWorkbook } from "../support/documents.js";
 
 // The console in Chromium, part two: code and files (every test that runs Python is here, so one
@@ -17,11 +27,56 @@ import { salesWorkbook } from "../support/documents.js";
 describe("the web console in Chromium: pages and sections", () => {
   // TOOL_CATALOG_CACHE_MS=0: a tool source saved here is listed by the very next run.
   const app = useConsoleStack({ TOOL_CATALOG_CACHE_MS: "0" });
-  const { api, signIn, openNewRun } = app;
+  const { api, signIn, openNewRun, openPage } = app;
+
+  const LONG_TASK =
+    "Compute 17*23 and then explain, in plain words for a reader who is new to arithmetic, how you got there, step by step, with each intermediate product named";
+  const TITLED = { sessionId: "ses_titled", task: "Summarise the quarterly figures for laptop and phone readers. Then list the risks." };
+  const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+
+  // The runs that later cases check but no page needs to start: started here, all at once, while
+  // the first case runs, so that each case finds its run ended (or at its budget) instead of waiting for it in turn.
+  let runs: Record<"report" | "phone" | "longTask" | "titled" | "budget", Promise<string>>;
+  beforeAll(() => {
+    const start = (body: Promise<Record<string, unknown>> | Record<string, unknown>) => {
+      const started = Promise.resolve(body).then(app.startRun);
+      started.catch(() => undefined); // the case that awaits it fails with why
+      return started;
+    };
+    runs = {
+      // As the New run form sends it: the spreadsheet uploaded first, then named by the run.
+      report: start(
+        salesWorkbook()
+          .then((workbook) => uploadFile("sales.xlsx", XLSX, workbook))
+          .then((fileId) => ({
+            input: "Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals",
+            mode: "react",
+            approval: { plan: false, tools: "none" },
+            files: [fileId],
+          })),
+      ),
+      phone: start({ input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" }),
+      longTask: start({ input: LONG_TASK, mode: "react" }),
+      titled: start({ input: TITLED.task, mode: "react", sessionId: TITLED.sessionId }),
+      // One token: the first model call's reservation would pass it, so the run pauses before any call.
+      budget: start({ input: "What is 2+2? (budget card)", mode: "react", budget: { tokens: 1 } }),
+    };
+  });
+
+  /** POST /v1/files with the file's bytes; its id. */
+  const uploadFile = async (name: string, contentType: string, bytes: Uint8Array) => {
+    const response = await fetch(`${app.stack.url}/v1/files?name=${encodeURIComponent(name)}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${app.stack.apiKey}`, "content-type": contentType },
+      body: bytes,
+    });
+    const answer: any = await response.json();
+    if (typeof answer.fileId !== "string") throw new Error(`${name} was not uploaded: ${JSON.stringify(answer)}`);
+    return answer.fileId as string;
+  };
 
   it("shows code to approve as code (line breaks, Python highlighted) and edits it as code, checked against the tool's schema", async () => {
-    const page = await app.browser.context.newPage();
-    await signIn(page);
+    const page = await openPage();
     await openNewRun(page);
     await page.getByLabel("Task", { exact: true }).fill("Analyse the attached CSV");
     await page.getByLabel("Mode").selectOption("react");
@@ -91,8 +146,7 @@ describe("the web console in Chromium: pages and sections", () => {
 
   it("attaches a file to a new run from the keyboard: uploaded, listed with the run, read by the agent", async () => {
     const sales = "region,month,amount\nnorth,jan,120.5\nsouth,jan,80\nnorth,feb,99.5\nsouth,feb,100\neast,feb,50\n";
-    const page = await app.browser.context.newPage();
-    await signIn(page);
+    const page = await openPage();
     await openNewRun(page);
     await page.getByLabel("Task", { exact: true }).fill("Analyse the attached CSV");
     await page.getByLabel("Mode").selectOption("react");
@@ -118,7 +172,7 @@ describe("the web console in Chromium: pages and sections", () => {
     // The agent ran Python over the attached file, and its figures are the answer.
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
     await expect
-      .poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent())
+      .poll(() => page.locator(".entry.tool-called", { hasText: "→ run_code" }).locator(".args").textContent(), WIDE)
       .toContain('"sales.csv"');
     await expect.poll(() => page.locator(".answer").textContent(), WIDE).toContain("sales.csv: 5 rows, 3 columns");
     // Markdown drawn in the answer and in the agent's text: the table of figures is a table.
@@ -147,20 +201,7 @@ describe("the web console in Chromium: pages and sections", () => {
   });
 
   it("shows a report as it is written and previews a deck's slides", async () => {
-    const page = await app.browser.context.newPage();
-    await signIn(page);
-    await openNewRun(page);
-    await page
-      .getByLabel("Task", { exact: true })
-      .fill("Analyse the attached spreadsheet and write an HTML report and slides with a chart of the totals");
-    await page.getByLabel("Mode").selectOption("react");
-    await page.getByLabel("Files to attach").setInputFiles({
-      name: "sales.xlsx",
-      mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-      buffer: await salesWorkbook(),
-    });
-    await page.getByRole("button", { name: "Submit" }).click();
-    await page.waitForURL(/#\/runs\/run_/);
+    const page = await openPage(`#/runs/${await runs.report}`);
     await expect.poll(() => page.locator(".connection").textContent(), { timeout: 120_000 }).toBe("ended");
     // Each report drawn from its report.delta events: the findings' table is a table.
     const written = page.locator(".entry.report-delta", { hasText: "Writing data-analysis-report.pptx" });
@@ -201,8 +242,8 @@ describe("the web console in Chromium: pages and sections", () => {
   });
 
   it("says when a filter matches no run, and fits a 390 px phone: runs as cards, the plan first, the preview in view, no sideways scroll", async () => {
-    // Submitted before the list is open, so its first load shows the run (the first test waits for a live update).
-    const { runId } = await api("/v1/runs", { input: "Compute 17*23 and (120/8)+2^5, then write a short report", mode: "plan_solve" });
+    // Submitted before the list is open (beforeAll), so its first load shows the run (consoleRuns.test.ts waits for a live update).
+    const runId = await runs.phone;
     const page = await app.browser.context.newPage();
     // The header has one height, signed out and in (it grew by 4 px with the Sign out button).
     const headerHeight = async () => (await page.locator("header.top").boundingBox())!.height;
@@ -286,8 +327,7 @@ describe("the web console in Chromium: pages and sections", () => {
   });
 
   it("saves the tenant's instructions and a saved agent on the Agents page, and runs as that agent from New run", async () => {
-    const page = await app.browser.context.newPage();
-    await signIn(page);
+    const page = await openPage();
     await page.getByRole("link", { name: "Agents", exact: true }).click();
     await page.getByRole("heading", { name: "Agents", exact: true }).waitFor();
     await page.getByLabel("Tenant instructions").fill("House rule: show the working.");
@@ -341,7 +381,7 @@ describe("the web console in Chromium: pages and sections", () => {
     let failures = 0;
     let firstFailure = 0;
     // The run's first two calls cannot reach the model (once the page shows the run); the third waits until released.
-    app.modelFault = async (request) => {
+    const rule: ModelRule = async (request) => {
       if (!asksAbout(request, marker)) return undefined;
       await opened;
       if (failures++ < 2) {
@@ -351,9 +391,9 @@ describe("the web console in Chromium: pages and sections", () => {
       await released;
       return undefined;
     };
-    const page = await app.browser.context.newPage();
+    app.modelRules.add(rule);
+    const page = await openPage();
     try {
-      await signIn(page);
       const { runId } = await api("/v1/runs", { input: `What is 17*23? (${marker})`, mode: "react" });
       await page.goto(`${app.proxy.url}/#/runs/${runId}`);
       await expect.poll(() => page.locator(".connection").textContent(), { timeout: 30_000 }).toBe("live");
@@ -390,19 +430,15 @@ describe("the web console in Chromium: pages and sections", () => {
       expect(await page.locator(".meta .status-detail").count()).toBe(0);
     } finally {
       release();
-      app.modelFault = undefined;
+      app.modelRules.delete(rule);
       await page.close();
     }
   });
 
   it("shows the whole of a long task on the run page at 1280 and 390 px, on demand", async () => {
-    const task =
-      "Compute 17*23 and then explain, in plain words for a reader who is new to arithmetic, how you got there, step by step, with each intermediate product named";
-    const { runId } = await api("/v1/runs", { input: task, mode: "react" });
-    const page = await app.browser.context.newPage();
+    const task = LONG_TASK;
+    const page = await openPage(`#/runs/${await runs.longTask}`);
     try {
-      await signIn(page);
-      await page.goto(`${app.proxy.url}/#/runs/${runId}`);
       await expect.poll(() => page.locator("h1").textContent(), WIDE).toBe(`${task.slice(0, 79)}…`);
       const whole = page.locator("details.whole-task");
       for (const { width, height } of [LAPTOP, PHONE]) {
@@ -421,15 +457,13 @@ describe("the web console in Chromium: pages and sections", () => {
   });
 
   it("lists sessions by the title their first turn got, and the runs list shows it for that run, at 1280 and 390 px", async () => {
-    const sessionId = "ses_titled";
-    const task = "Summarise the quarterly figures for laptop and phone readers. Then list the risks.";
-    const { runId } = await api("/v1/runs", { input: task, mode: "react", sessionId });
+    const { sessionId, task } = TITLED;
+    const runId = await runs.titled;
     // The offline model's title: the request's first sentence, at most six words.
     const title = "Summarise the quarterly figures for laptop";
     await expect.poll(async () => (await api(`/v1/sessions/${sessionId}`)).title, { timeout: 60_000 }).toBe(title);
-    const page = await app.browser.context.newPage();
+    const page = await openPage();
     try {
-      await signIn(page);
       for (const { width, height } of [LAPTOP, PHONE]) {
         await page.setViewportSize({ width, height });
         await page.getByRole("link", { name: "Sessions", exact: true }).click();
@@ -470,11 +504,10 @@ describe("the web console in Chromium: pages and sections", () => {
         response.writeHead(200).end("ok");
       });
       await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-      const page = await app.browser.context.newPage();
+      const page = await openPage();
       try {
         const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
         const { runId } = await api("/v1/runs", { input: "What is 2+2? (webhook section)", mode: "react", webhook: { url } });
-        await signIn(page);
         await page.goto(`${app.proxy.url}/#/runs/${runId}`);
         const section = page.getByRole("region", { name: "Webhooks" });
         const delivery = section.locator("li.delivery");
@@ -534,10 +567,8 @@ describe("the web console in Chromium: pages and sections", () => {
       const to = "acme";
       invoices.expired = true;
       const { runId } = await api("/v1/runs", { input: `use billing__send_invoice {"to": "${to}"}`, mode: "react" });
-      const page = await app.browser.context.newPage();
+      const page = await openPage(`#/runs/${runId}`);
       try {
-        await signIn(page);
-        await page.goto(`${app.proxy.url}/#/runs/${runId}`);
         const card = page.getByRole("article", { name: "billing__send_invoice failed" });
         await card.waitFor({ timeout: 60_000 });
         expect(await card.locator(".argument", { hasText: "to" }).locator(".text-arg").textContent()).toBe(to);
@@ -570,12 +601,10 @@ describe("the web console in Chromium: pages and sections", () => {
   });
   describe("the budget card", () => {
     it("a run that stops at its token budget shows the budget card and what it spent; Extend lets it finish", async () => {
-      // One token: the first model call's reservation would pass it, so the run pauses before any call.
-      const { runId } = await api("/v1/runs", { input: "What is 2+2? (budget card)", mode: "react", budget: { tokens: 1 } });
-      const page = await app.browser.context.newPage();
+      // One token (beforeAll): the first model call's reservation would pass it, so the run paused before any call.
+      const runId = await runs.budget;
+      const page = await openPage(`#/runs/${runId}`);
       try {
-        await signIn(page);
-        await page.goto(`${app.proxy.url}/#/runs/${runId}`);
         const card = page.getByRole("article", { name: "The run is at its budget" });
         await card.waitFor({ timeout: 60_000 });
         const waiting = await api(`/v1/runs/${runId}`);

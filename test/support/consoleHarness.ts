@@ -25,6 +25,12 @@ export const WIDE = { timeout: 15_000 };
 export const LAPTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
+/** Decides how a model call fails (undefined: this rule lets it through); it may wait first, to hold the call. */
+export type ModelRule = (request: ProxiedRequest) => Fault | undefined | Promise<Fault | undefined>;
+
+/** Where the console keeps the tab's key (infra/console/src/api.ts). */
+const KEY_STORAGE = "stepwise.apiKey";
+
 type Browser = Awaited<ReturnType<typeof launchBrowser>>;
 type DropProxy = Awaited<ReturnType<typeof startDropProxy>>;
 
@@ -33,13 +39,23 @@ export interface ConsoleHarness {
   /** The console's address: the stack behind a proxy that can drop every connection at once. */
   readonly proxy: DropProxy;
   readonly browser: Browser;
-  /** While set, executors' model calls wait for it. */
-  holdExecutors: Promise<void> | undefined;
-  /** While set, decides how each model call fails (undefined: it goes through). */
-  modelFault: ((request: ProxiedRequest) => Fault | undefined | Promise<Fault | undefined>) | undefined;
+  /**
+   * Asked in turn about each model call: a rule may hold it (by waiting) or say how it fails; the
+   * call goes through when none does. Each rule picks its own run's calls (asksAbout), so runs of
+   * other cases, started together, go on unhindered.
+   */
+  readonly modelRules: Set<ModelRule>;
   /** The API with the stack's key: GET without a body, POST with one; the parsed answer. */
   api(pathname: string, body?: unknown): Promise<any>;
+  /** Starts a run through the API; its id. */
+  startRun(body: Record<string, unknown>): Promise<string>;
+  /** Signs in through the Sign in form, as a person does. */
   signIn(page: Page): Promise<void>;
+  /**
+   * A new tab already signed in (the key in its session storage, where the Sign in form puts it),
+   * open at `hash`: for the cases that check other things than signing in.
+   */
+  openPage(hash?: string): Promise<Page>;
   openNewRun(page: Page): Promise<void>;
   /** Submits a plan_solve run whose writes wait for a person; its run id once its page is open. */
   submit(page: Page, task: string): Promise<string>;
@@ -73,8 +89,7 @@ export function useConsoleStack(env: Record<string, string> = {}): ConsoleHarnes
     get browser() {
       return browser!;
     },
-    holdExecutors: undefined,
-    modelFault: undefined,
+    modelRules: new Set(),
 
     async api(pathname, body) {
       const response = await fetch(`${stack!.url}${pathname}`, {
@@ -85,12 +100,30 @@ export function useConsoleStack(env: Record<string, string> = {}): ConsoleHarnes
       return response.json();
     },
 
+    async startRun(body) {
+      const answer = await harness.api("/v1/runs", body);
+      if (typeof answer.runId !== "string") throw new Error(`The run did not start: ${JSON.stringify(answer)}`);
+      return answer.runId;
+    },
+
     async signIn(page) {
       await page.goto(proxy!.url);
       await page.getByLabel("API key").fill(stack!.apiKey);
       await page.getByRole("button", { name: "Sign in" }).click();
       // The Runs page waits for its first read of the API.
       await expect.poll(() => page.getByRole("heading", { name: "Runs" }).isVisible(), WIDE).toBe(true);
+    },
+
+    async openPage(hash = "#/runs") {
+      const page = await browser!.context.newPage();
+      try {
+        await page.addInitScript(([name, key]) => (globalThis as any).sessionStorage.setItem(name, key), [KEY_STORAGE, stack!.apiKey]);
+        await page.goto(`${proxy!.url}/${hash}`);
+      } catch (error) {
+        await page.close();
+        throw error;
+      }
+      return page;
     },
 
     /**
@@ -123,8 +156,11 @@ export function useConsoleStack(env: Record<string, string> = {}): ConsoleHarnes
     try {
       model = await startOfflineModel({ latencyMs: 50 });
       modelProxy = await startModelProxy(model.url, async (_, request) => {
-        if (request.role === "executor") await harness.holdExecutors;
-        return harness.modelFault?.(request);
+        for (const rule of harness.modelRules) {
+          const fault = await rule(request);
+          if (fault) return fault;
+        }
+        return undefined;
       });
       // The browser starts while the stack does; startTogether stops whichever started if the other did not.
       [browser, stack] = await startTogether(
