@@ -1,6 +1,5 @@
-import http from "node:http";
-import https from "node:https";
 import { StepwiseError } from "../errors.js";
+import { requestFor } from "../net/httpRequest.js";
 import { assertDeliverableUrl, pinnedLookup } from "../net/ssrfGuard.js";
 import type { FetchLimits } from "../settings.js";
 
@@ -60,7 +59,7 @@ function get(
   signal: AbortSignal,
   limits: FetchLimits,
 ): Promise<Reply> {
-  const { request } = url.protocol === "https:" ? https : http;
+  const request = requestFor(url);
   return new Promise((resolve, reject) => {
     const req = request(
       url,

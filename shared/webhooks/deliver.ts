@@ -3,8 +3,8 @@
  * delivery log and the retry policy. Redirects are not followed (a 3xx is a failure): a redirect
  * could lead past the SSRF guard to an internal address.
  */
-import http from "node:http";
-import https from "node:https";
+
+import { requestFor } from "../net/httpRequest.js";
 import { pinnedLookup, type ResolvedAddress } from "../net/ssrfGuard.js";
 import { signWebhook } from "./signing.js";
 
@@ -105,7 +105,7 @@ function postWithNode(
   signal: AbortSignal,
   pinnedAddresses: readonly ResolvedAddress[] | undefined,
 ): Promise<Reply> {
-  const { request } = url.protocol === "https:" ? https : http;
+  const request = requestFor(url);
   return new Promise((resolve, reject) => {
     const req = request(
       url,

@@ -1,6 +1,5 @@
-import http from "node:http";
-import https from "node:https";
 import { Readable } from "node:stream";
+import { requestFor } from "../../net/httpRequest.js";
 import { pinnedLookup, type ResolvedAddress } from "../../net/ssrfGuard.js";
 
 /**
@@ -12,7 +11,7 @@ export function pinnedFetch(addresses: readonly ResolvedAddress[]) {
   const lookup = pinnedLookup(addresses);
   return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(String(input));
-    const { request } = url.protocol === "https:" ? https : http;
+    const request = requestFor(url);
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     const body = typeof init.body === "string" ? init.body : init.body == null ? undefined : String(init.body);
     return new Promise<Response>((resolve, reject) => {
