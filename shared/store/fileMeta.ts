@@ -5,7 +5,6 @@ import type { Item } from "./table.js";
  * A file's metadata from its item (never its bytes, which older items kept inline). Apart from the
  * files' adapter (s3Files.ts): a run's snapshot reads it without loading the S3 client.
  */
-/** A file's metadata from its item (never its bytes, which older items kept inline). */
 export function metaOf(item: Item): FileMeta {
   return {
     name: item.name,

@@ -557,32 +557,30 @@ describe("refused webhook URLs", () => {
 
   // One refused URL through the whole stack; every kind (scheme, not a URL, credentials, metadata,
   // link-local, IPv4-mapped, private) is refused the same way on the route in test/unit/functions/api/webhookUrls.test.ts.
-  it.each([["http://169.254.169.254/latest/meta-data/iam/security-credentials/"]])(
-    "%s → 400 at submit, and no run is created",
-    async (url) => {
-      const before = await behind.runIds();
-      const key = `refused-${Math.random().toString(36).slice(2)}`;
-      const res = await client.request<ErrorBody>("POST", "/v1/runs", { ...SIMPLE, webhook: { url } }, { "idempotency-key": key });
-      expect(res.status, JSON.stringify(res.body)).toBe(400);
-      expect(res.body.error).toMatchObject({
-        code: expect.stringMatching(/^(invalid_webhook_url|forbidden_webhook_address)$/),
-        message: expect.any(String),
-      });
-      expect(res.body.error.message.length).toBeGreaterThan(10);
-      expect(await behind.runIds()).toEqual(before);
-      // The Idempotency-Key was not claimed either: a different body with it is a new run, not a 409.
-      const retried = await client.request<CreateRunResponse>(
-        "POST",
-        "/v1/runs",
-        { ...SIMPLE, input: "What is 3+3?" },
-        { "idempotency-key": key },
-      );
-      expect(retried.status, JSON.stringify(retried.body)).toBe(202);
-      expect(retried.headers.get("idempotent-replayed")).toBeNull();
-      expect(await behind.runIds()).toEqual([...before, retried.body.runId].sort());
-      started.push(retried.body.runId);
-    },
-  );
+  it("the cloud metadata service's credentials URL → 400 at submit, and no run is created", async () => {
+    const url = "http://169.254.169.254/latest/meta-data/iam/security-credentials/";
+    const before = await behind.runIds();
+    const key = `refused-${Math.random().toString(36).slice(2)}`;
+    const res = await client.request<ErrorBody>("POST", "/v1/runs", { ...SIMPLE, webhook: { url } }, { "idempotency-key": key });
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error).toMatchObject({
+      code: expect.stringMatching(/^(invalid_webhook_url|forbidden_webhook_address)$/),
+      message: expect.any(String),
+    });
+    expect(res.body.error.message.length).toBeGreaterThan(10);
+    expect(await behind.runIds()).toEqual(before);
+    // The Idempotency-Key was not claimed either: a different body with it is a new run, not a 409.
+    const retried = await client.request<CreateRunResponse>(
+      "POST",
+      "/v1/runs",
+      { ...SIMPLE, input: "What is 3+3?" },
+      { "idempotency-key": key },
+    );
+    expect(retried.status, JSON.stringify(retried.body)).toBe(202);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect(await behind.runIds()).toEqual([...before, retried.body.runId].sort());
+    started.push(retried.body.runId);
+  });
 });
 
 describe("a dead receiver", () => {
