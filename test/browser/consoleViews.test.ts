@@ -105,7 +105,7 @@ describe("the web console in Chromium: pages and sections", () => {
     // On a phone the arguments wrap inside the card: nothing cut off at its right edge.
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await shown.evaluate((el) => (el.parentElement as any).scrollWidth <= (el.parentElement as any).clientWidth)).toBe(true);
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await pageWidth(page)).toBeLessThanOrEqual(390);
     await card.screenshot({ path: path.join(SCREENSHOTS, "approve-code-phone.png") });
     await page.setViewportSize({ width: 1280, height: 800 });
     // The call's code is shown once in the activity, highlighted, never also as escaped JSON.
@@ -352,7 +352,7 @@ describe("the web console in Chromium: pages and sections", () => {
     expect(await page.locator(`#${await page.getByLabel("Saved agent").getAttribute("aria-describedby")}`).textContent()).toContain(
       "adder: version 1, react.",
     );
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await pageWidth(page)).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.getByLabel("Instructions", { exact: true }).fill("Run rule: be brief.");
     await page.getByRole("button", { name: "Submit" }).click();
