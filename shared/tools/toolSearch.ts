@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { ToolCall, ToolSpec } from "../llm/types.js";
 import type { Tool, ToolContext, ToolOutcome, ToolSet } from "../ports/tools.js";
+import { wordsOf } from "../text/words.js";
 import { ToolRegistry } from "./registry.js";
 import { defineTool } from "./tool.js";
 
@@ -131,7 +132,7 @@ class SearchableTools implements ToolSet {
 
 /**
  * Ranks tools by the words of a query, BM25's inverse document frequency over words of the name
- * and the description (Intl.Segmenter finds words in any script; names split at `_`, `-` and case).
+ * and the description (words in any script, text/words.ts; names split at `_`, `-` and case).
  * A word of the name counts twice; the whole name in the query ranks that tool first.
  */
 export class ToolIndex {
@@ -141,8 +142,8 @@ export class ToolIndex {
   constructor(tools: readonly Tool[]) {
     this.entries = tools.map((tool) => ({
       tool,
-      name: new Set(wordsOf(splitName(tool.name))),
-      text: new Set(wordsOf(tool.description)),
+      name: new Set(termsOf(splitName(tool.name))),
+      text: new Set(termsOf(tool.description)),
     }));
     for (const entry of this.entries) {
       for (const word of new Set([...entry.name, ...entry.text]))
@@ -155,7 +156,7 @@ export class ToolIndex {
   }
 
   search(query: string, limit: number): Tool[] {
-    const terms = [...new Set(wordsOf(splitName(query)))];
+    const terms = [...new Set(termsOf(splitName(query)))];
     const exact = new Set(query.toLowerCase().match(/[\w-]+/g) ?? []);
     const scored = this.entries.map((entry, order) => {
       let score = exact.has(entry.tool.name.toLowerCase()) ? 1_000 : 0;
@@ -202,14 +203,11 @@ const STOP_WORDS = new Set([
   "tools",
 ]);
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: "word" });
-
-function wordsOf(text: string): string[] {
-  const words: string[] = [];
-  for (const { segment, isWordLike } of segmenter.segment(text.toLowerCase())) {
-    if (isWordLike && !STOP_WORDS.has(segment)) words.push(segment);
-  }
-  return words;
+/** A text's words (Unicode word boundaries, lowercase), less the stop words. */
+function termsOf(text: string): string[] {
+  return wordsOf(text)
+    .map((word) => word.text)
+    .filter((word) => !STOP_WORDS.has(word));
 }
 
 /** `weather__getForecast` → "weather get Forecast": a name's parts as words. */
