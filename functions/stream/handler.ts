@@ -136,7 +136,8 @@ async function agUiRun(event: HttpEvent, context: LambdaContext) {
     throw new StepwiseError("Start an AG-UI run with POST.", { statusCode: 405, code: "method_not_allowed" });
   const tenantId = await authenticate(event, services);
   logger.appendKeys({ tenant: tenantId });
-  // AG-UI's schemas load with the first AG-UI request: they hold the whole of zod (its locales too), 0.6 MB to compile.
+  // AG-UI's schemas load with the first AG-UI request: they hold the whole of zod (its locales too), 0.6 MB to
+  // compile, shipped apart in the bundle (STREAM_BUNDLING) so a cold start does not read them.
   const { RunAgentInputSchema } = await import("@ag-ui/core/schemas");
   const input = parseJsonBody(event, RunAgentInputSchema);
   // The stream's place is taken before anything is decided or started for it: a refused request changes nothing.

@@ -1,3 +1,5 @@
+import type { StepwiseBundling } from "./stepwiseFunction.js";
+
 /**
  * Every Lambda of the stack: its construct id and entry file. The stack builds a StepwiseFunction
  * (an esbuild bundle) from each; the local stack imports the same files and invokes their `handler` in-process.
@@ -26,5 +28,7 @@ export const API_HANDLER = "functions/api/handler.ts";
 /** The API function's time limit: within API Gateway's 30 s for a whole request. */
 export const API_TIMEOUT_SECONDS = 29;
 export const STREAM_HANDLER = "functions/stream/handler.ts";
+/** AG-UI's schemas, which take all of zod, ship apart: read with the stream's first AG-UI request, not at every cold start. */
+export const STREAM_BUNDLING = { bundledApart: ["@ag-ui/core/schemas"] } satisfies StepwiseBundling;
 export const NOTIFY_HANDLER = "functions/notify/handler.ts";
 export const SANDBOX_HANDLER = "functions/sandbox/handler.ts";

@@ -26,7 +26,7 @@ import { AgentFunctions } from "./agentFunctions.js";
 import { concurrencyWarnings, type DeploymentSettings, functionEnvironment, parseSettings, sandboxRuntimeFor } from "./config.js";
 import { addConsoleRoutes, CONSOLE_ASSETS_DIR, withConsoleBundle } from "./consoleHosting.js";
 import { environmentFor, grantExecutions, grantUses, type HandlerResources, STEP_FUNCTIONS_APIS } from "./handlerAccess.js";
-import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_HANDLER, type StepName } from "./handlers.js";
+import { API_HANDLER, API_TIMEOUT_SECONDS, NOTIFY_HANDLER, STREAM_BUNDLING, STREAM_HANDLER, type StepName } from "./handlers.js";
 import { Monitoring } from "./monitoring.js";
 import { acknowledgeNagFindings } from "./nag.js";
 import { Orchestration } from "./orchestration.js";
@@ -223,6 +223,7 @@ export class Stepwise extends Construct {
 
     this.stream = handlerFunction("Stream", {
       entry: STREAM_HANDLER,
+      bundling: STREAM_BUNDLING,
       timeout: Duration.minutes(15),
       // No reserved concurrency unless set: Lambda keeps 100 of the account's executions unreserved,
       // and new accounts have a quota too small to reserve any (docs/configuration.md, "Configuration").

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { AssetHashType, DockerImage, type Duration, type ILocalBundling } from "aws-cdk-lib";
@@ -5,7 +6,7 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { Architecture, Code, type FunctionProps, Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
-import { buildSync } from "esbuild";
+import { type BuildOptions, buildSync } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -63,9 +64,32 @@ export const REQUIRE_BANNER =
 export interface StepwiseBundling {
   /** Modules found at run time instead (a layer's, or copied beside the code by afterBundling). Default LAYER_MODULES. */
   readonly externalModules?: string[];
+  /**
+   * Modules the handler loads with `await import()`, each bundled whole in a file of its own beside
+   * the code (node_modules/<package>). For a lazy module that shares a dependency with what the
+   * handler imports: esbuild puts modules shared by the entry and a lazy chunk in a chunk the entry
+   * loads at once, so all of the shared dependency the lazy module reaches would be read at every
+   * cold start. Bundled apart, the lazy module carries its own copy, read only when first imported.
+   */
+  readonly bundledApart?: string[];
   /** Runs once the bundle is in outputDir, to add files beside it (the console, Pyodide). */
   readonly afterBundling?: (outputDir: string) => void;
 }
+
+/** What every bundle is built with (EsbuildBundling says why). */
+const ESBUILD_OPTIONS: BuildOptions = {
+  absWorkingDir: root,
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node22",
+  mainFields: ["module", "main"],
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: false,
+  banner: { js: REQUIRE_BANNER },
+  logLevel: "warning",
+};
 
 /**
  * How every function is bundled: ES modules holding only what its handler imports, the AWS SDK
@@ -83,38 +107,46 @@ export class EsbuildBundling implements ILocalBundling {
   /** Fields, not closures: CDK caches a bundle by its options' JSON, so two entries must differ in it. */
   readonly entry: string;
   readonly externalModules: string[];
+  readonly bundledApart: string[];
   private readonly afterBundling?: (outputDir: string) => void;
 
   constructor(entry: string, options: StepwiseBundling = {}) {
     this.entry = entry;
     this.externalModules = options.externalModules ?? LAYER_MODULES;
+    this.bundledApart = options.bundledApart ?? [];
     this.afterBundling = options.afterBundling;
   }
 
   tryBundle(outputDir: string): boolean {
     buildSync({
-      absWorkingDir: root,
+      ...ESBUILD_OPTIONS,
       entryPoints: { index: path.join(root, this.entry) },
-      bundle: true,
       splitting: true,
-      format: "esm",
-      platform: "node",
-      target: "node22",
-      mainFields: ["module", "main"],
-      external: this.externalModules,
-      minifyWhitespace: true,
-      minifySyntax: true,
-      sourcemap: false,
-      banner: { js: REQUIRE_BANNER },
+      external: [...this.externalModules, ...this.bundledApart],
       outdir: outputDir,
       outExtension: { ".js": ".mjs" },
       // Beside the entry: code that finds a file by its own URL (runPython.ts) finds it in any chunk.
       chunkNames: "[name]-[hash]",
-      logLevel: "warning",
     });
+    for (const specifier of this.bundledApart) bundleApart(specifier, this.externalModules, outputDir);
     this.afterBundling?.(outputDir);
     return true;
   }
+}
+
+/**
+ * One module bundled whole where Node's resolution of its name finds it in the function's code:
+ * node_modules/<package>/<subpath>.mjs, exported under its subpath by a package.json of its own.
+ */
+function bundleApart(specifier: string, externalModules: string[], outputDir: string): void {
+  const [, packageName = specifier, rest] = /^(@[^/]+\/[^/]+|[^/]+)\/?(.*)$/.exec(specifier) ?? [];
+  const subpath = rest ? `./${rest}` : ".";
+  const file = `${rest ? subpath : "./index"}.mjs`;
+  const packageDir = path.join(outputDir, "node_modules", packageName);
+  buildSync({ ...ESBUILD_OPTIONS, entryPoints: [specifier], external: externalModules, outfile: path.join(packageDir, file) });
+  const manifest = path.join(packageDir, "package.json");
+  const exports = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, "utf8")) as { exports: Record<string, string> }).exports : {};
+  writeFileSync(manifest, JSON.stringify({ name: packageName, type: "module", exports: { ...exports, [subpath]: file } }));
 }
 
 export interface StepwiseFunctionProps {
