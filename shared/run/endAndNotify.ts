@@ -33,7 +33,9 @@ import { recordStateTransitions } from "./stateTransitions.js";
 
 /**
  * The A2A mapping and its SDK (about 33 KB), loaded by the first push to an A2A client's config:
- * a run without one never needs them, so the notify function's cold start leaves them out.
+ * a run without one never needs them, so the notify function's cold start leaves them out. Its
+ * members are called on the module (`a2a.openPush`), not destructured, so the IAM-coverage reading
+ * of the code follows them (opening a push's token decrypts with KMS).
  */
 const a2aMapping = () => import("../protocols/a2a.js");
 
@@ -159,8 +161,8 @@ async function notifyModelWait(
   let body: string;
   if (subscription.a2a) {
     if (TERMINAL_STATUSES.has(run.status)) return;
-    const { pushUpdateBody, workingUpdate, modelRetryLine } = await a2aMapping();
-    body = pushUpdateBody(subscription.a2a, workingUpdate(run, waitId, at, modelRetryLine(modelWait)));
+    const a2a = await a2aMapping();
+    body = a2a.pushUpdateBody(subscription.a2a, a2a.workingUpdate(run, waitId, at, a2a.modelRetryLine(modelWait)));
   } else {
     body = JSON.stringify(buildModelWaitPayload({ ...run, links: run.links, modelWait, at }));
   }
@@ -187,18 +189,14 @@ async function deliverNew(
 
 /** An A2A client's push: the run's task (its state, pause or artifacts). */
 async function a2aPushBody(ports: DeliveryPorts, run: RunRecord, push: A2APush): Promise<string> {
-  const [{ pushBody, taskOf, apiOf }, interrupts, files] = await Promise.all([
-    a2aMapping(),
-    ports.interrupts.list(run.runId),
-    ports.files.list(run.runId),
-  ]);
-  return pushBody(push, taskOf(run, interrupts, files, apiOf(run)));
+  const [a2a, interrupts, files] = await Promise.all([a2aMapping(), ports.interrupts.list(run.runId), ports.files.list(run.runId)]);
+  return a2a.pushBody(push, a2a.taskOf(run, interrupts, files, a2a.apiOf(run)));
 }
 
 /** The headers an A2A client's push config asks for (its token, opened). */
 async function a2aPushHeaders(ports: DeliveryPorts, tenantId: string, push: A2APush): Promise<Record<string, string>> {
-  const { pushHeaders, openPush } = await a2aMapping();
-  return pushHeaders(await openPush(ports.secrets, tenantId, push));
+  const a2a = await a2aMapping();
+  return a2a.pushHeaders(await a2a.openPush(ports.secrets, tenantId, push));
 }
 
 /** One delivery attempt, then: done, retry later (backoff, Retry-After), disable (410) or dead-letter. */
