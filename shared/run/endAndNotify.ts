@@ -32,10 +32,10 @@ import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 import { recordStateTransitions } from "./stateTransitions.js";
 
 /**
- * The A2A mapping and its SDK (about 33 KB), loaded by the first push to an A2A client's config:
- * a run without one never needs them, so the notify function's cold start leaves them out. Its
- * members are called on the module (`a2a.openPush`), not destructured, so the IAM-coverage reading
- * of the code follows them (opening a push's token decrypts with KMS).
+ * The A2A mapping and its SDK (37 KB of the notify function's code), loaded by the first push to an
+ * A2A client's config: a run without one never needs them, so the notify function's cold start
+ * leaves them out. Its members are called on the module (`a2a.openPush`), not destructured, so the
+ * IAM-coverage reading of the code follows them (opening a push's token decrypts with KMS).
  */
 const a2aMapping = () => import("../protocols/a2a.js");
 
