@@ -190,41 +190,56 @@ export interface Settings {
   traces?: { xrayDaemonAddress: string };
 }
 
-const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+// Fields that validate alike share one schema: zod's schemas are immutable, and each chained call
+// (.min(), .int(), .optional()...) builds new instances, a cost every cold start pays.
+const text = z.string();
+const optionalText = text.optional();
+const nonEmpty = text.min(1);
+const optionalNonEmpty = nonEmpty.optional();
+const url = text.url();
+const optionalUrl = url.optional();
+const on = z.stringbool().default(true);
+const off = z.stringbool().default(false);
+const wholeNumber = z.coerce.number().int();
+const atLeastZero = wholeNumber.min(0);
+const positive = wholeNumber.positive();
+const int = (fallback: number) => positive.default(fallback);
+const optionalPrice = z.coerce.number().min(0).optional();
 
-const Prices = z.record(z.string().min(1), z.tuple([z.number().min(0), z.number().min(0)]));
+const price = z.number().min(0);
+const Prices = z.record(nonEmpty, z.tuple([price, price]));
 
 /** The environment variables, their defaults and their validation: the only place their names appear. */
 const Environment = z.object({
-  TABLE_NAME: z.string().min(1),
-  STATE_MACHINE_ARN: z.string().optional(),
+  TABLE_NAME: nonEmpty,
+  STATE_MACHINE_ARN: optionalText,
   RETENTION_DAYS: int(30),
-  STEPWISE_MODEL: z.string().min(1).default("gpt-4o-mini"),
-  OPENAI_BASE_URL: z.string().url().optional(),
-  OPENAI_API_KEY: z.string().optional(),
-  OPENAI_API_KEY_SECRET_ARN: z.string().optional(),
-  MODERATION_BASE_URL: z.string().url().optional(),
-  MODERATION_API_KEY: z.string().optional(),
-  MODERATION_API_KEY_SECRET_ARN: z.string().optional(),
-  MODERATION_MODEL: z.string().min(1).max(128).optional(),
+  STEPWISE_MODEL: nonEmpty.default("gpt-4o-mini"),
+  OPENAI_BASE_URL: optionalUrl,
+  OPENAI_API_KEY: optionalText,
+  OPENAI_API_KEY_SECRET_ARN: optionalText,
+  MODERATION_BASE_URL: optionalUrl,
+  MODERATION_API_KEY: optionalText,
+  MODERATION_API_KEY_SECRET_ARN: optionalText,
+  MODERATION_MODEL: nonEmpty.max(128).optional(),
   STEPWISE_ROLE_SETTINGS: RoleSettingsInput.optional(),
-  STEPWISE_FALLBACK_MODEL: z.string().min(1).optional(),
+  STEPWISE_FALLBACK_MODEL: optionalNonEmpty,
   STEPWISE_MAX_TOKENS_FIELD: z.enum(["auto", "max_tokens", "max_completion_tokens"]).default("auto"),
-  STEPWISE_SESSION_TITLES: z.stringbool().default(true),
+  STEPWISE_SESSION_TITLES: on,
   LLM_TIMEOUT_MS: int(120_000),
-  LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(2),
-  CONSOLE_LINKS: z.stringbool().default(false),
-  STREAM_URL: z.string().optional(),
-  API_URL: z.string().optional(),
+  LLM_MAX_RETRIES: atLeastZero.default(2),
+  CONSOLE_LINKS: off,
+  STREAM_URL: optionalText,
+  API_URL: optionalText,
   STREAM_POLL_MS: int(250),
   STREAM_MAX_SECONDS: int(60),
   STREAM_HEARTBEAT_MS: int(10_000),
-  MAX_INPUT_BYTES: z.coerce.number().int().positive().max(MAX_INPUT_BYTES_CEILING).default(DEFAULT_MAX_INPUT_BYTES),
+  MAX_INPUT_BYTES: positive.max(MAX_INPUT_BYTES_CEILING).default(DEFAULT_MAX_INPUT_BYTES),
   MAX_INPUT_CHARS: z.never({ error: "MAX_INPUT_CHARS is now MAX_INPUT_BYTES: a run's input is counted in UTF-8 bytes" }).optional(),
   STREAM_TOKEN_SECONDS: int(300),
-  CORS_ALLOWED_ORIGINS: z.string().default(""),
-  CONSOLE_ORIGIN: z.string().optional(),
-  CONSOLE_ASSETS_DIR: z.string().optional(),
+  CORS_ALLOWED_ORIGINS: text.default(""),
+  CONSOLE_ORIGIN: optionalText,
+  CONSOLE_ASSETS_DIR: optionalText,
   MODEL_PRICES: z
     .string()
     .default(JSON.stringify(DEFAULT_MODEL_PRICES))
@@ -239,63 +254,62 @@ const Environment = z.object({
         return z.NEVER;
       }
     }),
-  MODEL_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).optional(),
-  MODEL_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).optional(),
-  MAX_PLAN_ITERATIONS: z.coerce.number().int().positive().max(20).default(10),
-  HISTORY_EVENT_BUDGET: z.coerce.number().int().min(MIN_HISTORY_EVENT_BUDGET).max(HISTORY_EVENT_LIMIT).default(HISTORY_EVENT_LIMIT),
-  MAX_AGENT_ROUNDS: z.coerce.number().int().positive().max(50).default(30),
+  MODEL_PRICE_INPUT_PER_MTOK: optionalPrice,
+  MODEL_PRICE_OUTPUT_PER_MTOK: optionalPrice,
+  MAX_PLAN_ITERATIONS: positive.max(20).default(10),
+  HISTORY_EVENT_BUDGET: wholeNumber.min(MIN_HISTORY_EVENT_BUDGET).max(HISTORY_EVENT_LIMIT).default(HISTORY_EVENT_LIMIT),
+  MAX_AGENT_ROUNDS: positive.max(50).default(30),
   TOOL_CONCURRENCY: int(2),
   CONTEXT_BUDGET_TOKENS: int(100_000),
   STEPWISE_FUNCTION_CALL_MODE: z.enum(["native", "json"]).default("native"),
-  AWS_REGION: z.string().default("us-east-1"),
-  AWS_ENDPOINT_URL_S3: z.string().optional(),
-  NOTIFY_QUEUE_URL: z.string().optional(),
-  DEAD_LETTER_QUEUE_URL: z.string().optional(),
-  WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
-  WEBHOOK_ALLOW_HTTP: z.stringbool().default(false),
+  AWS_REGION: text.default("us-east-1"),
+  AWS_ENDPOINT_URL_S3: optionalText,
+  NOTIFY_QUEUE_URL: optionalText,
+  DEAD_LETTER_QUEUE_URL: optionalText,
+  WEBHOOK_ALLOW_LOOPBACK: off,
+  WEBHOOK_ALLOW_HTTP: off,
   WEBHOOK_RETRY_SCHEDULE: z.enum(["default", "fast"]).default("default"),
   WEBHOOK_TIMEOUT_MS: int(10_000),
   WEBHOOK_SECRET_OVERLAP_HOURS: int(24),
-  TOOL_SOURCES_KMS_KEY_ID: z.string().optional(),
-  TOOL_SOURCE_ALLOW_LOOPBACK: z.stringbool().default(false),
-  TOOL_SOURCE_ALLOW_HTTP: z.stringbool().default(false),
+  TOOL_SOURCES_KMS_KEY_ID: optionalText,
+  TOOL_SOURCE_ALLOW_LOOPBACK: off,
+  TOOL_SOURCE_ALLOW_HTTP: off,
   MCP_CALL_TIMEOUT_MS: int(60_000),
   MCP_CONNECT_TIMEOUT_MS: int(10_000),
-  TOOL_CATALOG_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(5_000),
+  TOOL_CATALOG_CACHE_MS: atLeastZero.max(5_000).default(5_000),
   MAX_ACTIVE_RUNS_PER_TENANT: int(20),
   // One item holds a tenant's leases: a thousand stay far below DynamoDB's 400 KB.
-  MAX_OPEN_STREAMS_PER_TENANT: z.coerce.number().int().positive().max(1_000).default(20),
-  FILES_BUCKET: z.string().min(1).default("stepwise-files"),
+  MAX_OPEN_STREAMS_PER_TENANT: positive.max(1_000).default(20),
+  FILES_BUCKET: nonEmpty.default("stepwise-files"),
   MAX_UPLOAD_BYTES: int(5 * 1024 * 1024 * 1024),
-  DOWNLOAD_LINK_SECONDS: z.coerce.number().int().positive().max(3_600).default(300),
+  DOWNLOAD_LINK_SECONDS: positive.max(3_600).default(300),
   IMAGE_MAX_BYTES: int(5 * 1024 * 1024),
   IMAGE_REQUEST_MAX_BYTES: int(20 * 1024 * 1024),
-  SANDBOX_FUNCTION_NAME: z.string().min(1).default("stepwise-sandbox"),
+  SANDBOX_FUNCTION_NAME: nonEmpty.default("stepwise-sandbox"),
   SANDBOX_TIMEOUT_MS: int(30_000),
-  SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(MAX_SANDBOX_MEMORY_MB).default(512),
+  SANDBOX_MEMORY_MB: wholeNumber.min(64).max(MAX_SANDBOX_MEMORY_MB).default(512),
   SANDBOX_RUNTIME: z.enum(["pyodide", "agentcore"]).default("pyodide"),
-  MAX_SANDBOXES_PER_TENANT: z.coerce.number().int().min(1).max(MAX_SANDBOXES_CEILING).default(4),
-  CODE_INTERPRETER_ID: z.string().min(1).optional(),
+  MAX_SANDBOXES_PER_TENANT: wholeNumber.min(1).max(MAX_SANDBOXES_CEILING).default(4),
+  CODE_INTERPRETER_ID: optionalNonEmpty,
   /** How long a task's interpreter session may live at most (AgentCore stops it then; at most 8 hours). */
-  CODE_INTERPRETER_SESSION_SECONDS: z.coerce.number().int().min(60).max(28_800).default(3_600),
+  CODE_INTERPRETER_SESSION_SECONDS: wholeNumber.min(60).max(28_800).default(3_600),
   WEB_FETCH_TIMEOUT_MS: int(15_000),
   WEB_FETCH_MAX_BYTES: int(2 * 1024 * 1024),
-  WEB_FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(5),
-  WEB_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
-  WEB_FETCH_ALLOW_HTTP: z.stringbool().default(true),
+  WEB_FETCH_MAX_REDIRECTS: atLeastZero.max(10).default(5),
+  WEB_FETCH_ALLOW_LOOPBACK: off,
+  WEB_FETCH_ALLOW_HTTP: on,
   WEB_SEARCH_PROVIDER: z.enum(["none", "searxng", "files", "tavily", "brave"]).default("none"),
-  SEARXNG_URL: z.string().url().optional(),
+  SEARXNG_URL: optionalUrl,
   /** The search APIs' keys: as they are (locally), or the Secrets Manager secrets holding them (deployed; these win when both are set). */
-  TAVILY_API_KEY: z.string().min(1).optional(),
-  BRAVE_API_KEY: z.string().min(1).optional(),
-  TAVILY_API_KEY_SECRET_ARN: z.string().min(1).optional(),
-  BRAVE_API_KEY_SECRET_ARN: z.string().min(1).optional(),
+  TAVILY_API_KEY: optionalNonEmpty,
+  BRAVE_API_KEY: optionalNonEmpty,
+  TAVILY_API_KEY_SECRET_ARN: optionalNonEmpty,
+  BRAVE_API_KEY_SECRET_ARN: optionalNonEmpty,
   /** The search APIs' addresses (their public ones unless set: a proxy, or a test server). */
-  TAVILY_URL: z.string().url().default("https://api.tavily.com"),
-  BRAVE_URL: z.string().url().default("https://api.search.brave.com"),
+  TAVILY_URL: url.default("https://api.tavily.com"),
+  BRAVE_URL: url.default("https://api.search.brave.com"),
   /** Set by Lambda where active tracing runs the X-Ray daemon; elsewhere, a daemon (or a collector's X-Ray receiver) of your own. */
-  AWS_XRAY_DAEMON_ADDRESS: z
-    .string()
+  AWS_XRAY_DAEMON_ADDRESS: text
     .regex(/^(?:[^\s:]+:\d{1,5}|(?:tcp|udp):[^\s:]+:\d{1,5} (?:tcp|udp):[^\s:]+:\d{1,5})$/, {
       error: "AWS_XRAY_DAEMON_ADDRESS is host:port, or tcp:host:port udp:host:port",
     })

@@ -32,38 +32,45 @@ export const DEFAULT_TOOL_CAP = 128;
 const MIN_TOOL_CAP = 16;
 const MAX_TOOL_CAP = 1_024;
 
+// Shared bases (each chained call builds new schema instances, a cost of every cold start).
+const integer = z.number().int();
+const flag = z.boolean();
+
 /** One role's generation settings; `null` leaves a default unsent (o-series models reject a temperature). */
 const Settings = z
   .strictObject({
     model: z.string().min(1).optional(),
     temperature: z.number().min(0).max(2).nullable().optional(),
     /** The model's context window: the prompt's budget is this minus the output limit. */
-    contextWindow: z.number().int().min(1_024).max(10_000_000).nullable().optional(),
-    maxOutputTokens: z.number().int().positive().max(1_000_000).nullable().optional(),
+    contextWindow: integer.min(1_024).max(10_000_000).nullable().optional(),
+    maxOutputTokens: integer.positive().max(1_000_000).nullable().optional(),
     reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).nullable().optional(),
     /** Send a tool-call turn's reasoning back with it (unset: as the model's family requires, providerRules.ts). */
-    reasoningReplay: z.boolean().nullable().optional(),
+    reasoningReplay: flag.nullable().optional(),
     requestFields: RequestFields.nullable().optional(),
     /** Tools one request may carry (OpenAI refuses more than 128); a larger catalogue is reached by find_tools. */
-    maxTools: z.number().int().min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
+    maxTools: integer.min(MIN_TOOL_CAP).max(MAX_TOOL_CAP).optional(),
     /** The model sees images: uploaded images reach it as `image_url` parts (not a generation setting; never sent). */
-    vision: z.boolean().optional(),
+    vision: flag.optional(),
   })
   .refine((s) => !s.contextWindow || !s.maxOutputTokens || s.maxOutputTokens < s.contextWindow, {
     message: "maxOutputTokens must be less than contextWindow (the reply must leave room for the prompt)",
     path: ["maxOutputTokens"],
   });
 
+/** One schema for every role's entry (a zod schema is immutable; each `.optional()` would build another). */
+const OptionalSettings = Settings.optional();
+
 /** Per-role settings (`default` applies to every role, a role's own over it). */
 export const RoleSettings = z.strictObject({
-  default: Settings.optional(),
-  router: Settings.optional(),
-  planner: Settings.optional(),
-  executor: Settings.optional(),
-  react: Settings.optional(),
-  summarizer: Settings.optional(),
+  default: OptionalSettings,
+  router: OptionalSettings,
+  planner: OptionalSettings,
+  executor: OptionalSettings,
+  react: OptionalSettings,
+  summarizer: OptionalSettings,
   /** The session title's one short call; unset, it uses the router's settings (the cheap call of a run). */
-  title: Settings.optional(),
+  title: OptionalSettings,
 });
 export type RoleSettings = z.infer<typeof RoleSettings>;
 export type Role = Exclude<keyof RoleSettings, "default">;

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { imageSize } from "image-size";
+import type { imageSize } from "image-size";
 import type { TiktokenBPE } from "js-tiktoken/lite";
 import type { ChatMessage } from "../llm/types.js";
 
@@ -42,6 +42,13 @@ const NON_TEXT_PART_TOKENS = 85;
  * ship once, in the agent functions' tokenizer layer (infra/aws/tokenizerLayer.ts).
  */
 const ranksOf = (name: EncodingName): TiktokenBPE => createRequire(import.meta.url)(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
+
+/**
+ * image-size's reader (27 KB of code), required on the first image rather than imported: most runs
+ * send no image. Resolved at run time like the rank tables, so it ships in the same layer.
+ */
+let imageReader: typeof imageSize | undefined;
+const readImageSize = () => (imageReader ??= (createRequire(import.meta.url)("image-size") as { imageSize: typeof imageSize }).imageSize);
 
 /** The tokenizer of a model; a provider prefix is ignored ("openai/gpt-4o" → "gpt-4o"). */
 export function encodingForModel(model: string): EncodingName {
@@ -158,8 +165,9 @@ function tilesOf(width: number, height: number): number {
 function pixelsOf(url: string): { width: number; height: number } | undefined {
   const data = /^data:image\/[\w.+-]+;base64,/.exec(url);
   if (!data) return undefined;
+  const read = readImageSize(); // outside the try: a missing reader is a broken deployment, not an unreadable image
   try {
-    const { width, height } = imageSize(Buffer.from(url.slice(data[0].length), "base64"));
+    const { width, height } = read(Buffer.from(url.slice(data[0].length), "base64"));
     return width && height ? { width, height } : undefined;
   } catch {
     return undefined;

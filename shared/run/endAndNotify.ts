@@ -5,7 +5,7 @@
  * be retried is progress, sent once per waiting spell to the subscriptions that asked for it.
  */
 import type { ExecutionStatusEvent, NotifyMessage } from "../contracts/notify.js";
-import type { RunRecord } from "../contracts/run.js";
+import type { A2APush, RunRecord } from "../contracts/run.js";
 import { TERMINAL_STATUSES } from "../contracts/terminal.js";
 import {
   buildModelWaitPayload,
@@ -23,7 +23,6 @@ import { countMetric } from "../observability.js";
 import type { Ports, SettingsOf } from "../ports/index.js";
 import type { SecretCipher } from "../ports/secretCipher.js";
 import type { Delivery } from "../ports/webhooks.js";
-import { apiOf, modelRetryLine, openPush, pushBody, pushHeaders, pushUpdateBody, taskOf, workingUpdate } from "../protocols/a2a.js";
 import { deliverOnce } from "../webhooks/deliver.js";
 import { DEFAULT_RETRY_SCHEDULE, FAST_RETRY_SCHEDULE, nextAttemptDelayMs } from "../webhooks/retryPolicy.js";
 import { type EndRunPorts, reconcileExecutionEnd } from "./lifecycle.js";
@@ -31,6 +30,14 @@ import { type OnlineEvalPorts, queueScoring, scoreRun } from "./onlineEvals.js";
 import { exportRunTrace, type RunTracePorts } from "./runTrace.js";
 import { leaveSession, type SessionQueuePorts } from "./sessionQueue.js";
 import { recordStateTransitions } from "./stateTransitions.js";
+
+/**
+ * The A2A mapping and its SDK (37 KB of the notify function's code), loaded by the first push to an
+ * A2A client's config: a run without one never needs them, so the notify function's cold start
+ * leaves them out. Its members are called on the module (`a2a.openPush`), not destructured, so the
+ * IAM-coverage reading of the code follows them (opening a push's token decrypts with KMS).
+ */
+const a2aMapping = () => import("../protocols/a2a.js");
 
 /** Sending webhooks: the run and its interrupts, delivery records and secrets, the queue for retries, the cipher an A2A push's token is sealed with. */
 export type DeliveryPorts = Pick<Ports, "runs" | "interrupts" | "files" | "webhooks" | "notifyQueue"> &
@@ -134,7 +141,7 @@ async function notify(
     occurredAt: run.endedAt ?? run.updatedAt,
   });
   // An A2A client's config gets the A2A task (its state, pause or artifacts) instead, signed the same way.
-  const body = subscription.a2a ? pushBody(subscription.a2a, await a2aTaskOf(ports, run)) : JSON.stringify(payload);
+  const body = subscription.a2a ? await a2aPushBody(ports, run, subscription.a2a) : JSON.stringify(payload);
   await deliverNew(ports, run, { deliveryId, type, url: subscription.url, body });
 }
 
@@ -154,7 +161,8 @@ async function notifyModelWait(
   let body: string;
   if (subscription.a2a) {
     if (TERMINAL_STATUSES.has(run.status)) return;
-    body = pushUpdateBody(subscription.a2a, workingUpdate(run, waitId, at, modelRetryLine(modelWait)));
+    const a2a = await a2aMapping();
+    body = a2a.pushUpdateBody(subscription.a2a, a2a.workingUpdate(run, waitId, at, a2a.modelRetryLine(modelWait)));
   } else {
     body = JSON.stringify(buildModelWaitPayload({ ...run, links: run.links, modelWait, at }));
   }
@@ -179,9 +187,16 @@ async function deliverNew(
   if (delivery.attempts.length === 0) await attempt(ports, run, delivery, 1);
 }
 
-async function a2aTaskOf(ports: DeliveryPorts, run: RunRecord) {
-  const [interrupts, files] = await Promise.all([ports.interrupts.list(run.runId), ports.files.list(run.runId)]);
-  return taskOf(run, interrupts, files, apiOf(run));
+/** An A2A client's push: the run's task (its state, pause or artifacts). */
+async function a2aPushBody(ports: DeliveryPorts, run: RunRecord, push: A2APush): Promise<string> {
+  const [a2a, interrupts, files] = await Promise.all([a2aMapping(), ports.interrupts.list(run.runId), ports.files.list(run.runId)]);
+  return a2a.pushBody(push, a2a.taskOf(run, interrupts, files, a2a.apiOf(run)));
+}
+
+/** The headers an A2A client's push config asks for (its token, opened). */
+async function a2aPushHeaders(ports: DeliveryPorts, tenantId: string, push: A2APush): Promise<Record<string, string>> {
+  const a2a = await a2aMapping();
+  return a2a.pushHeaders(await a2a.openPush(ports.secrets, tenantId, push));
 }
 
 /** One delivery attempt, then: done, retry later (backoff, Retry-After), disable (410) or dead-letter. */
@@ -210,9 +225,7 @@ async function attempt(ports: DeliveryPorts, run: RunRecord, delivery: Delivery,
       secrets,
       timeoutMs: settings.webhooks.timeoutMs,
       headers:
-        run.webhook?.a2a && run.webhook.url === delivery.url
-          ? pushHeaders(await openPush(ports.secrets, run.tenantId, run.webhook.a2a))
-          : undefined,
+        run.webhook?.a2a && run.webhook.url === delivery.url ? await a2aPushHeaders(ports, run.tenantId, run.webhook.a2a) : undefined,
       pinnedAddresses: addresses,
     });
   } catch (error) {
