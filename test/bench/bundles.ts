@@ -2,7 +2,8 @@
  * `npm run bench -- bundles`: what each deployed function ships and how long its code takes to load.
  * Synthesizes the stack as `cdk deploy` does (esbuild bundles every handler into its asset folder),
  * zips each folder as Lambda receives it, and imports each bundled handler in a fresh Node process
- * (the cold part of a Lambda's init that is ours). Targets from issue 23: at most 1 MB zipped for a
+ * (the cold part of a Lambda's init that is ours) on Lambda's Node (22, test/support/lambdaNode.ts;
+ * the machine's own where that cannot run). Targets from issue 23: at most 1 MB zipped for a
  * function that runs no agent, 2 MB for one that does (the sandbox apart: it ships Pyodide), and a
  * cold import within 150 ms.
  */
@@ -17,11 +18,12 @@ import type { Asset } from "aws-cdk-lib/aws-s3-assets";
 import { AGENT_STEPS } from "../../infra/aws/handlers.js";
 import { StepwiseStack } from "../../infra/aws/stack.js";
 import { StepwiseFunction } from "../../infra/aws/stepwiseFunction.js";
+import { lambdaNode } from "../support/lambdaNode.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** Under the project, so a bundle that leaves a module external resolves it as in the package. */
 const workDir = path.join(root, "node_modules/.cache/stepwise-bench-bundles");
-const IMPORTS = Number(process.env.BENCH_IMPORTS ?? 5);
+const IMPORTS = Number(process.env.BENCH_IMPORTS ?? 7);
 const MB = 1024 * 1024;
 
 export interface BundleFigures {
@@ -53,31 +55,55 @@ function loadedAtImport(entry: string): string[] {
   return [...files];
 }
 
-/** Median wall time of `import(handler)` in fresh Node processes (the SDK's Node 20 warning off, as in Lambda). */
+/** The Node the imports are timed on: Lambda's (22) where it runs here (fetched on the first use). */
+let importNode: string | undefined;
+const timingNode = () => (importNode ??= lambdaNode() ?? process.execPath);
+
+/** One `import(handler)` in a fresh Node process: its wall and CPU time (the SDK's Node 20 warning off, as in Lambda). */
 function coldImport(file: string): { wallMs: number; cpuMs: number } {
   // The Lambda runtime's global for streamed responses (the stream function wraps its handler at import).
   const runtime = "globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };";
   const script = `${runtime} const t = performance.now(), c = process.cpuUsage(); await import(${JSON.stringify(file)}); const u = process.cpuUsage(c); process.stdout.write(JSON.stringify([performance.now() - t, (u.user + u.system) / 1000])); process.exit(0);`;
-  const times: number[] = [];
-  const cpu: number[] = [];
-  for (let i = 0; i < IMPORTS; i++) {
-    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-      env: {
-        PATH: process.env.PATH,
-        AWS_REGION: "eu-west-1",
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-        TABLE_NAME: "bench",
-      },
-      encoding: "utf8",
+  const run = spawnSync(timingNode(), ["--input-type=module", "-e", script], {
+    env: {
+      PATH: process.env.PATH,
+      AWS_REGION: "eu-west-1",
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      TABLE_NAME: "bench",
+    },
+    encoding: "utf8",
+  });
+  if (run.status !== 0)
+    throw new Error(`${file} does not load: ${run.stderr.split("\n").find((line) => /Error/.test(line)) ?? run.stderr}`);
+  const [wallMs, cpuMs] = JSON.parse(run.stdout) as [number, number];
+  return { wallMs, cpuMs };
+}
+
+/**
+ * Each handler's median cold import over IMPORTS rounds, every round importing each handler once:
+ * a burst of load on this shared machine then slows one import of every function, not all the
+ * imports of one.
+ */
+function timeColdImports(handlers: { figure: BundleFigures; file: string }[]): void {
+  const times = handlers.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
+  for (let round = 0; round < IMPORTS; round++) {
+    handlers.forEach(({ figure, file }, i) => {
+      if (figure.loadError) return;
+      try {
+        const { wallMs, cpuMs } = coldImport(file);
+        times[i]!.wall.push(wallMs);
+        times[i]!.cpu.push(cpuMs);
+      } catch (error) {
+        figure.loadError = (error as Error).message;
+      }
     });
-    if (run.status !== 0)
-      throw new Error(`${file} does not load: ${run.stderr.split("\n").find((line) => /Error/.test(line)) ?? run.stderr}`);
-    const [wall, used] = JSON.parse(run.stdout) as [number, number];
-    times.push(wall);
-    cpu.push(used);
   }
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  return { wallMs: median(times), cpuMs: median(cpu) };
+  handlers.forEach(({ figure }, i) => {
+    if (figure.loadError) return;
+    figure.importMs = median(times[i]!.wall);
+    figure.importCpuMs = median(times[i]!.cpu);
+  });
 }
 
 export function bundleFigures(): BundleFigures[] {
@@ -91,6 +117,7 @@ export function bundleFigures(): BundleFigures[] {
   });
   app.synth();
   const figures: BundleFigures[] = [];
+  const handlers: { figure: BundleFigures; file: string }[] = [];
   for (const fn of stack.node.findAll().filter((c): c is StepwiseFunction => c instanceof StepwiseFunction)) {
     const name = fn.node.id;
     const asset = fn.node.tryFindChild("Code") as Asset | undefined;
@@ -110,15 +137,10 @@ export function bundleFigures(): BundleFigures[] {
       figure.loadedBytes += code.length;
       figure.nonAsciiBytes! += code.filter((byte) => byte > 127).length;
     }
-    try {
-      const cold = coldImport(path.join(folder, "index.mjs"));
-      figure.importMs = cold.wallMs;
-      figure.importCpuMs = cold.cpuMs;
-    } catch (error) {
-      figure.loadError = (error as Error).message;
-    }
+    handlers.push({ figure, file: path.join(folder, "index.mjs") });
     figures.push(figure);
   }
+  timeColdImports(handlers);
   for (const [name, layer] of [
     ["(tokenizer layer)", stack.steps.tokenizer],
     ["(work products layer)", stack.steps.workProducts],
@@ -134,7 +156,7 @@ export function bundleFigures(): BundleFigures[] {
 
 export function printBundles(figures: BundleFigures[]): void {
   console.log(
-    `function            agent  zipped     target    at import  ${`cold import (median of ${IMPORTS})`.padEnd(30)} target\n(this machine's load average: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores; wall times grow with it, CPU times much less)`,
+    `function            agent  zipped     target    at import  ${`cold import (median of ${IMPORTS})`.padEnd(30)} target\n(Node ${execFileSync(timingNode(), ["--version"], { encoding: "utf8" }).trim()}; this machine's load average: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores; wall times grow with it, CPU times much less)`,
   );
   for (const f of figures) {
     if (f.name.endsWith(" layer)")) {

