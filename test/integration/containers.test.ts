@@ -4,7 +4,7 @@ import type { EventPage } from "../../shared/apiClient/client.js";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
 import { Client } from "../support/client.js";
-import { type RunningStack, startStack } from "../support/localStack.js";
+import { lastLines, type RunningStack, startStack } from "../support/localStack.js";
 
 /**
  * The step functions in separate processes (STEPWISE_LOCAL_CONTAINERS), as Lambda containers on
@@ -50,7 +50,7 @@ describe("step functions in four containers", () => {
       streamed = { first, rest };
       ({ run, events: logged } = await client.waitForEnd(runId, 120_000));
     } catch (error) {
-      throw new Error(`${error}\nthe stack's last log lines:\n${stack.logs.join("").split("\n").slice(-40).join("\n")}`, { cause: error });
+      throw new Error(`${error}\nthe stack's last log lines:\n${lastLines(stack.logs)}`, { cause: error });
     }
   }, 240_000);
 

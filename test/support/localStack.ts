@@ -64,7 +64,8 @@ export function logLines(stack: RunningStack, message: string): any[] {
     });
 }
 
-function lastLines(logs: string[]): string {
+/** A stack's last log lines, for a test's error when the stack died or a run went wrong. */
+export function lastLines(logs: string[]): string {
   return logs.join("").split("\n").slice(-LAST_LINES).join("\n");
 }
 
