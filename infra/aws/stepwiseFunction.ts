@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { AssetHashType, DockerImage, type Duration, type ILocalBundling } from "aws-cdk-lib";
@@ -128,25 +128,31 @@ export class EsbuildBundling implements ILocalBundling {
       // Beside the entry: code that finds a file by its own URL (runPython.ts) finds it in any chunk.
       chunkNames: "[name]-[hash]",
     });
-    for (const specifier of this.bundledApart) bundleApart(specifier, this.externalModules, outputDir);
+    bundleApart(this.bundledApart, this.externalModules, outputDir);
     this.afterBundling?.(outputDir);
     return true;
   }
 }
 
 /**
- * One module bundled whole where Node's resolution of its name finds it in the function's code:
- * node_modules/<package>/<subpath>.mjs, exported under its subpath by a package.json of its own.
+ * Modules bundled whole where Node's resolution of their names finds them in the function's code:
+ * node_modules/<package>/<subpath>.mjs, each exported under its subpath by its package's package.json.
  */
-function bundleApart(specifier: string, externalModules: string[], outputDir: string): void {
-  const [, packageName = specifier, rest] = /^(@[^/]+\/[^/]+|[^/]+)\/?(.*)$/.exec(specifier) ?? [];
-  const subpath = rest ? `./${rest}` : ".";
-  const file = `${rest ? subpath : "./index"}.mjs`;
-  const packageDir = path.join(outputDir, "node_modules", packageName);
-  buildSync({ ...ESBUILD_OPTIONS, entryPoints: [specifier], external: externalModules, outfile: path.join(packageDir, file) });
-  const manifest = path.join(packageDir, "package.json");
-  const exports = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, "utf8")) as { exports: Record<string, string> }).exports : {};
-  writeFileSync(manifest, JSON.stringify({ name: packageName, type: "module", exports: { ...exports, [subpath]: file } }));
+function bundleApart(specifiers: string[], externalModules: string[], outputDir: string): void {
+  const packages = new Map<string, Record<string, string>>(); // package name → its exports
+  for (const specifier of specifiers) {
+    const [, packageName = specifier, rest] = /^(@[^/]+\/[^/]+|[^/]+)\/?(.*)$/.exec(specifier) ?? [];
+    const file = rest ? `./${rest}.mjs` : "./index.mjs";
+    buildSync({
+      ...ESBUILD_OPTIONS,
+      entryPoints: [specifier],
+      external: externalModules,
+      outfile: path.join(outputDir, "node_modules", packageName, file),
+    });
+    packages.set(packageName, { ...packages.get(packageName), [rest ? `./${rest}` : "."]: file });
+  }
+  for (const [name, exports] of packages)
+    writeFileSync(path.join(outputDir, "node_modules", name, "package.json"), JSON.stringify({ name, type: "module", exports }));
 }
 
 export interface StepwiseFunctionProps {
