@@ -1,7 +1,8 @@
 import { type AttributeValue, DynamoDBClient, paginateQuery, paginateScan } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it, vi } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import type { ErrorBody, SseFrame } from "../support/client.js";
+import { TERMINAL_EVENTS } from "../../shared/contracts/terminal.js";
+import { type ErrorBody, eventsOf, type SseFrame } from "../support/client.js";
 import { logLines, type RunningStack, startStack } from "../support/localStack.js";
 import { RecordingClient, type Seen } from "../support/recordingClient.js";
 import { startTogether } from "../support/startTogether.js";
@@ -25,8 +26,6 @@ const ASK_INPUT = "Please ask me first, then count the words in this sentence";
 /** What a Step Functions task token looks like (the local runtime mints `AQ` + 128 base64url characters). */
 const TOKEN_SHAPE = /AQ[A-Za-z0-9_-]{100,}/;
 const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
-const TERMINAL_EVENTS = new Set(TERMINAL.map((status) => `run.${status}`));
-const toEvents = (frames: SseFrame[]) => frames.map((f) => JSON.parse(f.data) as RunEvent);
 
 /** Every HTTP answer and stream frame a client saw in this file: none may hold a task token. */
 const seen: Seen[] = [];
@@ -622,7 +621,7 @@ describe.concurrent("the 2 s stack: the interrupt timeout, and the stream time l
     const { run, events } = await shortClient.waitForEnd(runId);
     expect(run.status).toBe("succeeded");
     expect(frames.map((f) => Number(f.id))).toEqual(events.map((_, i) => i + 1));
-    expect(toEvents(frames)).toEqual(events);
+    expect(eventsOf(frames)).toEqual(events);
     expect(frames.at(-1)!.event).toBe("run.succeeded");
     // The handler logged each end with its reason.
     const reasons = await vi.waitFor(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
 import type { CreateRunResponse } from "../../shared/contracts/responses.js";
 import { Behind } from "../support/aws.js";
-import { Client, type ErrorBody, type SseFrame } from "../support/client.js";
+import { Client, type ErrorBody, eventsOf } from "../support/client.js";
 import { logLines, type RunningStack, startStack } from "../support/localStack.js";
 import { Receiver, scripts } from "../support/receiver.js";
 import { startTogether } from "../support/startTogether.js";
@@ -80,8 +80,6 @@ async function eventually<T>(check: () => Promise<T | undefined> | T | undefined
   }
 }
 
-const toEvents = (frames: SseFrame[]) => frames.map((f) => JSON.parse(f.data) as RunEvent);
-
 async function cancelIfGoing(on: Client, runId: string) {
   const run = await on.run(runId);
   if (!TERMINAL.includes(run.status)) await on.request("POST", `/v1/runs/${runId}/cancel`);
@@ -120,7 +118,7 @@ describe("cancel", () => {
     expect(stream.status).toBe(200);
     expect(stream.closed).toBe(true);
     expect(stream.frames.at(-1)!.event).toBe("run.cancelled");
-    expect(toEvents(stream.frames)).toEqual(events);
+    expect(eventsOf(stream.frames)).toEqual(events);
 
     // Step Functions' execution was stopped.
     const execution = await eventually(async () => {

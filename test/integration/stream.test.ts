@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../shared/contracts/events.js";
-import { Client, type SseFrame } from "../support/client.js";
+import { Client, eventsOf } from "../support/client.js";
 import { type RunningStack, startStack } from "../support/localStack.js";
 
 /**
@@ -20,8 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-const toEvents = (frames: SseFrame[]) => frames.map((f) => JSON.parse(f.data) as RunEvent);
 
 describe("live stream of a plan_solve run", () => {
   let runId: string;
@@ -61,7 +59,7 @@ describe("live stream of a plan_solve run", () => {
   it("resuming with Last-Event-ID continues with no gap and no duplicate, to the end", () => {
     const frames = [...viaHeader.first.frames, ...viaHeader.rest.frames];
     expect(frames.map((f) => Number(f.id))).toEqual(logged.map((_, i) => i + 1));
-    expect(toEvents(frames)).toEqual(logged);
+    expect(eventsOf(frames)).toEqual(logged);
     expect(frames.map((f) => f.event)).toEqual(logged.map((e) => e.type));
     expect(viaHeader.rest.closed).toBe(true);
     expect(frames.at(-1)!.event).toBe("run.succeeded");
@@ -70,7 +68,7 @@ describe("live stream of a plan_solve run", () => {
   it("resuming with ?after= does the same", () => {
     const frames = [...viaQuery.first.frames, ...viaQuery.rest.frames];
     expect(frames.map((f) => Number(f.id))).toEqual(logged.map((_, i) => i + 1));
-    expect(toEvents(frames)).toEqual(logged);
+    expect(eventsOf(frames)).toEqual(logged);
     expect(viaQuery.rest.closed).toBe(true);
   });
 
@@ -98,9 +96,9 @@ describe("live stream of a plan_solve run", () => {
   it("a resume from the middle of an ended run replays exactly the rest", async () => {
     const middle = Math.floor(logged.length / 2);
     const rest = await client.stream(runId, { lastEventId: String(middle) });
-    expect(toEvents(rest.frames)).toEqual(logged.slice(middle));
+    expect(eventsOf(rest.frames)).toEqual(logged.slice(middle));
     const restByQuery = await client.stream(runId, { after: middle });
-    expect(toEvents(restByQuery.frames)).toEqual(logged.slice(middle));
+    expect(eventsOf(restByQuery.frames)).toEqual(logged.slice(middle));
   });
 });
 

@@ -11,6 +11,9 @@ export interface SseFrame {
   data: string;
 }
 
+/** The run events a stream's frames carry, parsed. */
+export const eventsOf = (frames: SseFrame[]): RunEvent[] => frames.map((frame) => JSON.parse(frame.data) as RunEvent);
+
 /** The API's error answer: `{error: {code, message}}`. */
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
