@@ -74,11 +74,12 @@ export class Client {
   /** Polls until the run reaches one of the statuses. */
   async waitFor(runId: string, statuses: string[] = ENDED, timeoutMs = 30_000): Promise<RunView> {
     const deadline = Date.now() + timeoutMs;
+    let pause = FIRST_POLL_PAUSE_MS;
     for (;;) {
       const run = await this.run(runId);
       if (statuses.includes(run.status)) return run;
       if (Date.now() > deadline) throw new Error(`run ${runId} is ${run.status} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
+      pause = await pauseBeforeNextPoll(pause);
     }
   }
 
@@ -165,6 +166,7 @@ export class Client {
     timeoutMs = 30_000,
   ): Promise<{ run: RunView; events: RunEvent[]; pending: InterruptView[] }> {
     const deadline = Date.now() + timeoutMs;
+    let pause = FIRST_POLL_PAUSE_MS;
     for (;;) {
       const run = await this.run(runId);
       if (["succeeded", "failed", "cancelled", "timed_out"].includes(run.status)) {
@@ -184,9 +186,21 @@ export class Client {
           `run ${runId} is ${run.status} with ${run.pendingInterrupts.length} pending interrupt(s) after ${timeoutMs} ms, not ${count}`,
         );
       }
-      await new Promise((r) => setTimeout(r, 100));
+      pause = await pauseBeforeNextPoll(pause);
     }
   }
+}
+
+/**
+ * Polls start 50 ms apart and space out to half a second: each poll is a request the stack answers
+ * with table reads, as much work as a step's, and the suite's stacks share two cores. A run that
+ * ends at once is seen at once; one that takes seconds is read a few times a second, not ten.
+ */
+const FIRST_POLL_PAUSE_MS = 50;
+const LAST_POLL_PAUSE_MS = 500;
+async function pauseBeforeNextPoll(pause: number): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, pause));
+  return Math.min(pause * 1.5, LAST_POLL_PAUSE_MS);
 }
 
 /** The answer's JSON body; its text when it is not JSON (the test then fails where it expects JSON); undefined when empty. */
