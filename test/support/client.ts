@@ -193,8 +193,8 @@ export class Client {
 
 /**
  * Polls start 50 ms apart and space out to half a second: each poll is a request the stack answers
- * with table reads, as much work as a step's, and the suite's stacks share two cores. A run that
- * ends at once is seen at once; one that takes seconds is read a few times a second, not ten.
+ * from the table (about 8 ms of its CPU), and the suite is bound by its two cores. A run that ends
+ * at once is seen at once; one that takes seconds is read a few times a second, not ten.
  */
 const FIRST_POLL_PAUSE_MS = 50;
 const LAST_POLL_PAUSE_MS = 500;
