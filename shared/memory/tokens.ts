@@ -37,18 +37,16 @@ const IMAGE_TILE_TOKENS = 170;
 const NON_TEXT_PART_TOKENS = 85;
 
 /**
- * A rank table (1-2 MB of text), read when the first count needs it rather than parsed with the
- * code at start. Resolved at run time, so bundlers leave the tables out of the bundle: on AWS they
- * ship once, in the agent functions' tokenizer layer (infra/aws/tokenizerLayer.ts).
+ * What the counter loads when it first needs it, resolved at run time so bundlers leave it out of
+ * the bundle: on AWS it ships once, in the agent functions' tokenizer layer (infra/aws/tokenizerLayer.ts).
  */
-const ranksOf = (name: EncodingName): TiktokenBPE => createRequire(import.meta.url)(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
+const requireAtFirstUse = createRequire(import.meta.url);
 
-/**
- * image-size's reader (27 KB of code), required on the first image rather than imported: most runs
- * send no image. Resolved at run time like the rank tables, so it ships in the same layer.
- */
-let imageReader: typeof imageSize | undefined;
-const readImageSize = () => (imageReader ??= (createRequire(import.meta.url)("image-size") as { imageSize: typeof imageSize }).imageSize);
+/** A rank table (1-2 MB of text), read when the first count needs it rather than parsed with the code at start. */
+const ranksOf = (name: EncodingName): TiktokenBPE => requireAtFirstUse(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
+
+/** image-size's reader (27 KB of code), required on the first image rather than imported: most runs send no image. */
+const readImageSize = () => (requireAtFirstUse("image-size") as { imageSize: typeof imageSize }).imageSize;
 
 /** The tokenizer of a model; a provider prefix is ignored ("openai/gpt-4o" → "gpt-4o"). */
 export function encodingForModel(model: string): EncodingName {
